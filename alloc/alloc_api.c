@@ -1,0 +1,220 @@
+/*
+** alloc_api.c — the public meminst_* functions declared in <meminst.h>,
+** and the library's constructor and destructor.
+**
+** Readers take the thread registry only for as long as it takes to add up
+** pending counts; names are looked up afterwards, outside every lock,
+** because describing a site calls dladdr.
+*/
+#include "alloc_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API_ON() (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF)
+
+static void api_ensure_started(void)
+{
+	if (atomic_load(&alloc_state) == 0)
+		alloc_init();
+}
+
+__attribute__((constructor(101))) static void api_constructor(void)
+{
+	api_ensure_started();
+}
+
+/* At exit: the kinds asked for with print=…, then the invalid-free count. */
+__attribute__((destructor)) static void api_destructor(void)
+{
+	if (!API_ON())
+		return;
+	for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)
+		if (alloc_opts.print_kinds & (1u << k))
+			meminst_status_print((enum meminst_status_kind)k, 2);
+	alloc_core_report_summary();
+}
+
+ALLOC_EXPORT enum meminst_mode meminst_mode(void)
+{
+	api_ensure_started();
+	return alloc_mode;
+}
+
+ALLOC_EXPORT size_t meminst_header_size(void)
+{
+	api_ensure_started();
+	return alloc_hdr_size;
+}
+
+ALLOC_EXPORT const char *meminst_backend(void)
+{
+	api_ensure_started();
+	return alloc_real.name ? alloc_real.name : "system";
+}
+
+ALLOC_EXPORT const char *meminst_allocator_name(uint32_t allocator_no)
+{
+	return alloc_allocator_name(allocator_no);
+}
+
+/* ------------------------------------------------------------ status --- */
+
+ALLOC_EXPORT long meminst_status_count(enum meminst_status_kind kind)
+{
+	api_ensure_started();
+	if (!API_ON() || (unsigned)kind >= ALLOC_K_COUNT)
+		return -1;
+	return alloc_tags_count(kind);
+}
+
+ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
+				      struct meminst_status_info *out, size_t cap)
+{
+	api_ensure_started();
+	if (!API_ON() || (unsigned)kind >= ALLOC_K_COUNT)
+		return -1;
+	uint32_t n = alloc_tags_count(kind);
+	if (!out)
+		return n;
+	size_t bytes = ((size_t)n * sizeof *out + 4095) & ~(size_t)4095;
+	struct meminst_status_info *all = alloc_sys_map(bytes);
+	if (!all)
+		return errno = ENOMEM, -1;
+	alloc_stat_read(kind, n, all, true);
+	for (uint32_t id = 0; id < n && id < cap; id++) {
+		all[id].id = id;
+		alloc_tags_name(kind, id, all[id].name, sizeof all[id].name);
+		if (kind == MEMINST_STATUS_TYPES) {
+			all[id].class_no = alloc_type_class(id);
+			all[id].site = alloc_type_site(id);
+		}
+		if (kind == MEMINST_STATUS_THREADS)
+			all[id].tid = alloc_thread_tid(id);
+		out[id] = all[id];
+	}
+	alloc_sys_unmap(all, bytes);
+	return n;
+}
+
+/* Human-readable byte count: "512 B", "1.5 KiB" … */
+static void api_human(uint64_t v, char *buf, size_t len)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	unsigned u = 0;
+	uint64_t whole = v, tenth = 0;
+	while (whole >= 1024 && u < 4) {
+		tenth = (whole % 1024) * 10 / 1024;
+		whole /= 1024;
+		u++;
+	}
+	if (u == 0)
+		alloc_fmt(buf, len, "%llu B", (unsigned long long)v);
+	else
+		alloc_fmt(buf, len, "%llu.%u %s", (unsigned long long)whole, (unsigned)tenth, unit[u]);
+}
+
+static const char *const api_kind_title[] = {"total", "allocators", "classes", "types", "threads"};
+
+static void api_print_row(int fd, const struct meminst_status_info *e)
+{
+	char line[512], c[6][24];
+	api_human(e->sizes.current, c[0], sizeof c[0]);
+	api_human(e->sizes.max_since_last, c[1], sizeof c[1]);
+	api_human(e->sizes.max_ever, c[2], sizeof c[2]);
+	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu\n", e->id,
+			  e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
+			  (unsigned long long)e->blocks.max_since_last,
+			  (unsigned long long)e->blocks.max_ever);
+	alloc_sys_write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+ALLOC_EXPORT int meminst_status_print(enum meminst_status_kind kind, int fd)
+{
+	long n = meminst_status_count(kind);
+	if (n < 0)
+		return -1;
+	size_t bytes = ((size_t)n * sizeof(struct meminst_status_info) + 4095) & ~(size_t)4095;
+	struct meminst_status_info *e = alloc_sys_map(bytes);
+	if (!e)
+		return -1;
+	n = meminst_status_read(kind, e, (size_t)n);
+	char line[512];
+	int len = alloc_fmt(line, sizeof line,
+			    "meminst status: %s (mode %s, backend %s, header %zu bytes)\n"
+			    "%6s  %-32s %12s %12s %12s %10s %10s %10s\n",
+			    api_kind_title[kind], alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis",
+			    meminst_backend(), alloc_hdr_size, "no", "name", "size", "max-since",
+			    "max-ever", "blocks", "max-since", "max-ever");
+	alloc_sys_write(fd, line, (size_t)len);
+	for (long i = 0; i < n; i++)
+		if (e[i].blocks.max_ever > 0 || kind == MEMINST_STATUS_TOTAL)
+			api_print_row(fd, &e[i]);
+	alloc_sys_unmap(e, bytes);
+	return 0;
+}
+
+/* --------------------------------------------------- types and classes -- */
+
+ALLOC_EXPORT int meminst_class_register(const char *name)
+{
+	api_ensure_started();
+	if (!API_ON() || !name || !*name)
+		return -1;
+	return alloc_class_register(name);
+}
+
+ALLOC_EXPORT meminst_type_t meminst_type_register(const char *name, int class_no)
+{
+	api_ensure_started();
+	if (!API_ON() || !name || !*name)
+		return MEMINST_TYPE_AUTO;
+	return alloc_type_register(name, class_no, (uintptr_t)__builtin_return_address(0));
+}
+
+ALLOC_EXPORT meminst_type_t meminst_type_push(meminst_type_t type)
+{
+	meminst_type_t prev = alloc_tls.scope;
+	if (type < alloc_tags_count(ALLOC_K_TYPE) || !API_ON())
+		alloc_tls.scope = API_ON() ? type : 0;
+	return prev;
+}
+
+ALLOC_EXPORT void meminst_type_pop(meminst_type_t previous)
+{
+	alloc_tls.scope = previous;
+}
+
+ALLOC_EXPORT meminst_type_t meminst_block_type(const void *ptr)
+{
+	return API_ON() ? alloc_core_block_type(ptr) : 0;
+}
+
+static uint32_t api_checked_type(meminst_type_t type)
+{
+	return type < alloc_tags_count(ALLOC_K_TYPE) ? type : 0;
+}
+
+ALLOC_EXPORT void *meminst_malloc_typed(size_t size, meminst_type_t type)
+{
+	if (!API_ON())
+		return malloc(size);
+	return alloc_core_malloc(size, ALLOC_A_MALLOC, (uintptr_t)__builtin_return_address(0),
+				 api_checked_type(type));
+}
+
+ALLOC_EXPORT void *meminst_calloc_typed(size_t n, size_t size, meminst_type_t type)
+{
+	if (!API_ON())
+		return calloc(n, size);
+	return alloc_core_calloc(n, size, (uintptr_t)__builtin_return_address(0), api_checked_type(type));
+}
+
+ALLOC_EXPORT void *meminst_realloc_typed(void *ptr, size_t size, meminst_type_t type)
+{
+	if (!API_ON())
+		return realloc(ptr, size);
+	return alloc_core_realloc(ptr, size, ALLOC_A_REALLOC, (uintptr_t)__builtin_return_address(0),
+				  api_checked_type(type));
+}

@@ -1,0 +1,156 @@
+/*
+** alloc_backend.c — the allocators libmeminst sits on, and the bootstrap.
+**
+** Two backends fill the same table of function pointers (the shape of
+** SQLite's sqlite3_mem_methods):
+**   system    the next definition of malloc & co. after us in the symbol
+**             search order (normally glibc), found with dlsym(RTLD_NEXT).
+**   jemalloc  Debian's jemalloc, linked into libmeminst with every symbol
+**             renamed to meminst_je_* at build time (see alloc/Makefile.inc),
+**             so it never interposes anything and needs no dlopen: dlopen of
+**             libjemalloc.so.2 fails with "cannot allocate memory in static
+**             TLS block" because jemalloc uses initial-exec TLS.
+**
+** The bootstrap arena: dlsym itself calls calloc, and the loader or other
+** libraries' constructors may call malloc before we are set up.  Until the
+** backend is known, blocks come from a static bump arena; free() recognises
+** them by address and never hands them to a real allocator.
+*/
+#include "alloc_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+alloc_backend_t alloc_real;
+
+/* ------------------------------------------------------- bootstrap arena -- */
+
+#define BOOT_ARENA_SIZE (1u << 20)
+static char boot_arena[BOOT_ARENA_SIZE] __attribute__((aligned(4096)));
+static _Atomic size_t boot_used;
+
+/*
+** Serve one block from the static arena: a 16-byte prefix holding the size,
+** then the block, aligned to `align` (a power of two, at least 16).  Blocks
+** are never reused.  Aborts with a clear message when the arena runs out,
+** which would mean something allocates a lot before the process has started.
+*/
+void *alloc_boot_malloc(size_t size, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	size_t need = size + align + 16;
+	if (size > BOOT_ARENA_SIZE)
+		goto full;
+	size_t start = atomic_fetch_add(&boot_used, need);
+	if (start + need > BOOT_ARENA_SIZE)
+		goto full;
+	uintptr_t user = ((uintptr_t)boot_arena + start + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((uint64_t *)user)[-1] = size;
+	return (void *)user; /* .bss: already zero, so calloc is served too */
+full:
+	alloc_log("bootstrap arena exhausted (%u bytes) before the allocator was "
+		  "resolved; cannot continue", BOOT_ARENA_SIZE);
+	alloc_sys_exit(127);
+}
+
+bool alloc_boot_owns(const void *p)
+{
+	return (const char *)p >= boot_arena && (const char *)p < boot_arena + BOOT_ARENA_SIZE;
+}
+
+size_t alloc_boot_size(const void *p)
+{
+	return (size_t)((const uint64_t *)p)[-1];
+}
+
+/* ----------------------------------------------------------- system ----- */
+
+/*
+** Resolve every function of the system backend at once.  Optional ones
+** (pvalloc is gone from some libcs) get a fallback; a missing required one
+** is fatal with a one-line message.  Runs with alloc_state == starting, so
+** dlsym's own allocations land in the bootstrap arena.
+*/
+int alloc_backend_resolve_system(void)
+{
+	alloc_backend_t b;
+	memset(&b, 0, sizeof b);
+	b.name = "system";
+#define RESOLVE(field, sym)                                                     \
+	do {                                                                   \
+		void *fn = dlsym(RTLD_NEXT, sym);                              \
+		if (!fn) {                                                     \
+			alloc_log("cannot find the system %s: %s", sym,        \
+				  "is libmeminst loaded into a static program?"); \
+			return -1;                                             \
+		}                                                              \
+		memcpy(&b.field, &fn, sizeof fn);                              \
+	} while (0)
+	RESOLVE(malloc, "malloc");
+	RESOLVE(calloc, "calloc");
+	RESOLVE(realloc, "realloc");
+	RESOLVE(free, "free");
+	RESOLVE(memalign, "memalign");
+	RESOLVE(posix_memalign, "posix_memalign");
+	RESOLVE(aligned_alloc, "aligned_alloc");
+	RESOLVE(valloc, "valloc");
+	RESOLVE(pvalloc, "pvalloc");
+	RESOLVE(usable_size, "malloc_usable_size");
+#undef RESOLVE
+	alloc_real = b;
+	return 0;
+}
+
+/* ---------------------------------------------------------- jemalloc ---- */
+
+#ifdef HAVE_JEMALLOC
+void *meminst_je_malloc(size_t);
+void *meminst_je_calloc(size_t, size_t);
+void *meminst_je_realloc(void *, size_t);
+void meminst_je_free(void *);
+void *meminst_je_memalign(size_t, size_t);
+int meminst_je_posix_memalign(void **, size_t, size_t);
+void *meminst_je_aligned_alloc(size_t, size_t);
+void *meminst_je_valloc(size_t);
+size_t meminst_je_malloc_usable_size(void *);
+
+/* jemalloc has no pvalloc: page-align and round the size up to pages. */
+static void *je_pvalloc(size_t size)
+{
+	size_t page = 4096;
+	size_t rounded = (size + page - 1) & ~(page - 1);
+	if (rounded < size)
+		return errno = ENOMEM, NULL;
+	return meminst_je_memalign(page, rounded ? rounded : page);
+}
+#endif
+
+/* Choose the backend.  Returns 0, or -1 with a message in err. */
+int alloc_backend_load(int which, char *err, size_t errlen)
+{
+	if (which == ALLOC_BACKEND_SYSTEM)
+		return 0; /* resolved already: off mode needs it before options */
+#ifdef HAVE_JEMALLOC
+	alloc_backend_t b = {
+		.name = "jemalloc",
+		.malloc = meminst_je_malloc,
+		.calloc = meminst_je_calloc,
+		.realloc = meminst_je_realloc,
+		.free = meminst_je_free,
+		.memalign = meminst_je_memalign,
+		.posix_memalign = meminst_je_posix_memalign,
+		.aligned_alloc = meminst_je_aligned_alloc,
+		.valloc = meminst_je_valloc,
+		.pvalloc = je_pvalloc,
+		.usable_size = meminst_je_malloc_usable_size,
+	};
+	alloc_real = b;
+	return 0;
+#else
+	alloc_fmt(err, errlen, "backend=jemalloc: this libmeminst was built without "
+			       "jemalloc (configure --with-jemalloc)");
+	return -1;
+#endif
+}

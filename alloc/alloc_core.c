@@ -1,0 +1,448 @@
+/*
+** alloc_core.c — the life of an instrumented block.
+**
+** Start-up, then for mis and mim modes: write the header in front of the
+** block, tag it (allocator, type, class, thread), count it, link it into
+** the map (mim), and on free check the header before undoing all that.
+**
+** Order rules (the same in every entry point):
+**   - an allocation is counted after the backend call, and only if it
+**     succeeded; a free is checked and uncounted before the backend call,
+**     so the address cannot be handed out again in between;
+**   - realloc uncounts the old block, calls the backend, then counts the
+**     result (or, when the backend fails, counts the old block back);
+**   - no lock of ours is held across a backend call or a call to libc.
+**
+** A pointer whose header does not check out is reported on stderr (address,
+** thread, caller) and then ignored: it is never passed to the backend, so a
+** double or invalid free cannot corrupt the heap or our counters.
+*/
+#include "alloc_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum meminst_mode alloc_mode;
+alloc_options_t alloc_opts;
+size_t alloc_hdr_size;
+_Atomic int alloc_state;
+static uint64_t core_secret;
+static _Atomic unsigned long core_bad_frees;
+
+#define CORE_REPORT_MAX 20
+
+/* ----------------------------------------------------------- start-up -- */
+
+static void core_fatal_option(const char *err)
+{
+	alloc_log("%s", err);
+	alloc_log("the program was not started; fix or unset MEMINST (see meminst(7))");
+	alloc_sys_exit(2);
+}
+
+/*
+** Start the layer: resolve the system allocator, read MEMINST, pick the
+** backend and mode.  Runs once, on the first allocation or from our
+** constructor, whichever comes first; while it runs (alloc_state == 1) every
+** allocation is served by the bootstrap arena, including dlsym's own.
+*/
+void alloc_init(void)
+{
+	int expected = 0;
+	if (!atomic_compare_exchange_strong(&alloc_state, &expected, 1))
+		return;
+	int saved_errno = errno;
+	char err[ALLOC_OPTIONS_ERRMAX];
+	core_secret = (uint64_t)(uintptr_t)&core_secret * 0x9e3779b97f4a7c15ull ^
+		      (uint64_t)__builtin_ia32_rdtsc();
+	if (alloc_backend_resolve_system() < 0)
+		alloc_sys_exit(127);
+	if (alloc_options_parse(alloc_getenv("MEMINST"), &alloc_opts, err, sizeof err) < 0 ||
+	    alloc_options_unsupported(&alloc_opts, err, sizeof err) < 0 ||
+	    alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
+		core_fatal_option(err);
+	alloc_mode = alloc_opts.mode;
+	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
+			 : alloc_mode == MEMINST_MODE_MIS ? sizeof(alloc_hdr_t) : 0;
+	if (alloc_mode != MEMINST_MODE_OFF) {
+		alloc_guard_enter();
+		if (alloc_stat_init() < 0 || alloc_tags_init() < 0 || alloc_thread_init() < 0) {
+			alloc_log("cannot map the status tables; the program was not started");
+			alloc_sys_exit(127);
+		}
+		alloc_guard_exit();
+	}
+	atomic_store(&alloc_state, 2);
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------------ headers --- */
+
+static inline alloc_hdr_t *core_hdr(const void *user)
+{
+	return (alloc_hdr_t *)user - 1;
+}
+
+/* 10 check bits over the address, the size and the other meta bits. */
+static inline uint64_t core_check(const void *user, uint64_t size, uint64_t meta)
+{
+	uint64_t x = ((uintptr_t)user ^ core_secret) * 0x9e3779b97f4a7c15ull;
+	x ^= (size + (meta & ((1ull << 54) - 1))) * 0xc2b2ae3d27d4eb4full;
+	x ^= x >> 29;
+	return (x * 0xbf58476d1ce4e5b9ull) & ~((1ull << 54) - 1);
+}
+
+static inline unsigned core_log2(size_t v)
+{
+	return (unsigned)(63 - __builtin_clzll(v));
+}
+
+/* ----------------------------------------------------------- counting --- */
+
+static inline alloc_slot_t *core_slot(alloc_thread_t *t, unsigned idx, uint32_t key)
+{
+	alloc_slot_t *s = &t->slots[idx];
+	if (unlikely(s->key != key))
+		alloc_slot_retarget(s, key);
+	return s;
+}
+
+/* Add (sign +1) or remove (-1) one block of `size` bytes in one slot. */
+static inline void core_slot_change(alloc_slot_t *s, int64_t dsize, int64_t dblocks)
+{
+	uint32_t epoch = atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_relaxed);
+	if (unlikely(s->epoch != epoch))
+		alloc_slot_flush(s);
+	int64_t d0 = s->d[0] + dsize, d1 = s->d[1] + dblocks;
+	__atomic_store_n(&s->d[0], d0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->d[1], d1, __ATOMIC_RELAXED);
+	if (dblocks > 0) {
+		if (s->base[0] + d0 > s->hi[0])
+			__atomic_store_n(&s->hi[0], s->base[0] + d0, __ATOMIC_RELAXED);
+		if (s->base[1] + d1 > s->hi[1])
+			__atomic_store_n(&s->hi[1], s->base[1] + d1, __ATOMIC_RELAXED);
+	}
+	if (unlikely((uint64_t)(d0 + (256 << 10)) > (512u << 10) || (uint64_t)(d1 + 1024) > 2048))
+		alloc_slot_flush(s);
+}
+
+/*
+** Count a block in or out under every kind: total, allocator, class, type,
+** thread.  `t` is the calling thread's record, or NULL for a thread that
+** has none (dying), which counts straight into the global entries.
+*/
+static void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+{
+	uint32_t type = alloc_meta_type(meta), owner = alloc_meta_thread(meta);
+	uint32_t cls = alloc_type_class(type);
+	unsigned a = alloc_meta_allocator(meta);
+	int64_t ds = sign * (int64_t)size, db = sign;
+	if (unlikely(!t)) {
+		alloc_stat_direct(ALLOC_KEY(ALLOC_K_TOTAL, 0), ds, db);
+		alloc_stat_direct(ALLOC_KEY(ALLOC_K_ALLOCATOR, a), ds, db);
+		alloc_stat_direct(ALLOC_KEY(ALLOC_K_CLASS, cls), ds, db);
+		alloc_stat_direct(ALLOC_KEY(ALLOC_K_TYPE, type), ds, db);
+		alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, owner), ds, db);
+		return;
+	}
+	core_slot_change(&t->slots[0], ds, db);
+	core_slot_change(&t->slots[1 + a], ds, db);
+	core_slot_change(core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)),
+				   ALLOC_KEY(ALLOC_K_CLASS, cls)), ds, db);
+	core_slot_change(core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
+				   ALLOC_KEY(ALLOC_K_TYPE, type)), ds, db);
+	if (likely(owner == t->thread_no))
+		core_slot_change(&t->slots[ALLOC_SLOTS_FIXED - 1], ds, db);
+	else
+		core_slot_change(core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
+					   ALLOC_KEY(ALLOC_K_THREAD, owner)), ds, db);
+}
+
+/* The calling thread's record: started on first use, NULL once retired. */
+static inline alloc_thread_t *core_thread(void)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	if (likely(tls->thr))
+		return tls->thr;
+	if (tls->state != ALLOC_TLS_NEW)
+		return NULL;
+	int saved_errno = errno;
+	alloc_thread_t *t = alloc_thread_start(tls);
+	errno = saved_errno;
+	return t;
+}
+
+static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t site)
+{
+	int saved_errno = errno;
+	uint32_t type = alloc_type_of_site(site);
+	errno = saved_errno;
+	if (t) {
+		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
+		t->site_cache[i].site = site;
+		t->site_cache[i].type = type;
+	}
+	return type;
+}
+
+/* The automatic type of a site, through the thread's small cache. */
+static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
+{
+	if (likely(t)) {
+		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
+		if (likely(t->site_cache[i].site == site))
+			return t->site_cache[i].type;
+	}
+	return core_site_type_slow(t, site);
+}
+
+/* ------------------------------------------------------ block life ----- */
+
+/* Count a block whose header is written, and link it into the map. */
+static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, size_t size)
+{
+	if (alloc_mode == MEMINST_MODE_MIM) {
+		alloc_map_lock_of(user);
+		alloc_map_link((alloc_mhdr_t *)user - 1);
+		core_count(t, meta, size, +1);
+		alloc_map_unlock_of(user);
+	} else {
+		core_count(t, meta, size, +1);
+	}
+}
+
+/*
+** Turn a fresh backend block into a tracked block: header, tags, counts,
+** map.  `pad_log2` says how far past `base` the user pointer lies.
+*/
+static void *core_track(void *base, size_t size, unsigned allocator, uintptr_t site,
+			uint32_t type, unsigned pad_log2)
+{
+	char *user = (char *)base + ((size_t)1 << pad_log2);
+	alloc_hdr_t *h = core_hdr(user);
+	alloc_tls_t *tls = &alloc_tls;
+	uint64_t meta;
+	h->size = size;
+	if (unlikely(tls->guard)) { /* our own allocations: header only */
+		meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
+		h->meta = meta | core_check(user, size, meta);
+		return user;
+	}
+	alloc_thread_t *t = core_thread();
+	if (!type)
+		type = tls->scope ? tls->scope : core_site_type(t, site);
+	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
+	h->meta = meta | core_check(user, size, meta);
+	core_install(t, user, meta, size);
+	return user;
+}
+
+/* Take a checked block out of the counts and the map.  Returns false if
+** another thread freed it first (a racing double free). */
+static bool core_untrack(void *user, uint64_t meta)
+{
+	alloc_hdr_t *h = core_hdr(user);
+	uint64_t freed = (meta & ((1ull << 54) - 1)) | ALLOC_META_FREED;
+	freed |= core_check(user, h->size, freed);
+	if (meta & ALLOC_META_UNTRACKED) {
+		h->meta = freed;
+		return true;
+	}
+	alloc_thread_t *t = core_thread();
+	if (alloc_mode == MEMINST_MODE_MIM) {
+		alloc_map_lock_of(user);
+		if (unlikely(h->meta != meta)) {
+			alloc_map_unlock_of(user);
+			return false;
+		}
+		alloc_map_unlink((alloc_mhdr_t *)user - 1);
+		h->meta = freed;
+		core_count(t, meta, h->size, -1);
+		alloc_map_unlock_of(user);
+	} else {
+		h->meta = freed;
+		core_count(t, meta, h->size, -1);
+	}
+	return true;
+}
+
+enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
+
+/* Does `user` carry a live header of ours?  Never faults on a foreign
+** pointer whose header would lie on another page. */
+static enum core_verdict core_verify(const void *user, uint64_t *meta)
+{
+	if (((uintptr_t)user & 15) != 0)
+		return CORE_FOREIGN;
+	const alloc_hdr_t *h = core_hdr(user);
+	if (((uintptr_t)user & 4095) < sizeof *h && !alloc_readable(h, sizeof *h))
+		return CORE_FOREIGN;
+	uint64_t m = h->meta;
+	if ((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m))
+		return CORE_FOREIGN;
+	*meta = m;
+	return (m & ALLOC_META_FREED) ? CORE_DOUBLE : CORE_OK;
+}
+
+static ALLOC_NOINLINE void core_report(enum core_verdict v, const char *op, void *user, uintptr_t site)
+{
+	unsigned long n = atomic_fetch_add(&core_bad_frees, 1) + 1;
+	if (alloc_opts.quiet && !alloc_opts.on_error_abort)
+		return;
+	if (n <= CORE_REPORT_MAX || alloc_opts.on_error_abort) {
+		char where[160];
+		int saved_errno = errno;
+		alloc_sys_describe(site, where, sizeof where);
+		alloc_log("%s of %p in thread %u (tid %d), called from %s: %s; ignored", op, user,
+			  alloc_tls.thread_no, (int)alloc_sys_gettid(), where,
+			  v == CORE_DOUBLE ? "the block was already freed"
+					   : "not a block allocated by meminst, or already freed");
+		if (n == CORE_REPORT_MAX)
+			alloc_log("further invalid frees are counted but not shown");
+		errno = saved_errno;
+	}
+	if (alloc_opts.on_error_abort)
+		abort();
+}
+
+void alloc_core_report_summary(void)
+{
+	unsigned long n = atomic_load(&core_bad_frees);
+	if (n > CORE_REPORT_MAX && !alloc_opts.quiet)
+		alloc_log("%lu invalid or double frees in all (the first %d were shown)", n, CORE_REPORT_MAX);
+}
+
+/* ------------------------------------------------------ entry points --- */
+
+void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type)
+{
+	size_t hs = alloc_hdr_size;
+	if (unlikely(size > SIZE_MAX / 2 - hs))
+		return errno = ENOMEM, NULL;
+	void *base = alloc_real.malloc(size + hs);
+	if (unlikely(!base))
+		return NULL;
+	return core_track(base, size, allocator, site, type, core_log2(hs));
+}
+
+void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
+{
+	size_t total, hs = alloc_hdr_size;
+	if (unlikely(__builtin_mul_overflow(n, size, &total) || total > SIZE_MAX / 2 - hs))
+		return errno = ENOMEM, NULL;
+	void *base = alloc_real.calloc(1, total + hs);
+	if (unlikely(!base))
+		return NULL;
+	return core_track(base, total, ALLOC_A_CALLOC, site, type, core_log2(hs));
+}
+
+/* `align` is a power of two; the caller has checked the entry point's rules. */
+void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_t site)
+{
+	size_t hs = alloc_hdr_size;
+	if (align <= 16)
+		return alloc_core_malloc(size, allocator, site, 0);
+	size_t pad = align > hs ? align : hs;
+	if (unlikely(size > SIZE_MAX / 2 - pad))
+		return errno = ENOMEM, NULL;
+	void *base = alloc_real.memalign(align, size + pad);
+	if (unlikely(!base))
+		return NULL;
+	return core_track(base, size, allocator, site, 0, core_log2(pad));
+}
+
+void alloc_core_free(void *user, uintptr_t site)
+{
+	uint64_t meta;
+	if (unlikely(!user))
+		return;
+	if (unlikely(alloc_boot_owns(user)))
+		return;
+	enum core_verdict v = core_verify(user, &meta);
+	if (unlikely(v != CORE_OK)) {
+		core_report(v, "free", user, site);
+		return;
+	}
+	if (unlikely(!core_untrack(user, meta))) {
+		core_report(CORE_DOUBLE, "free", user, site);
+		return;
+	}
+	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
+}
+
+static void *core_realloc_moved(void *user, size_t old, size_t size, unsigned allocator,
+				uintptr_t site, uint32_t type)
+{
+	void *n = alloc_core_malloc(size, allocator, site, type);
+	if (n) {
+		memcpy(n, user, old < size ? old : size);
+		alloc_core_free(user, site);
+	}
+	return n;
+}
+
+/*
+** realloc with glibc's rules: NULL behaves as malloc, size 0 frees and
+** returns NULL, failure leaves the old block untouched and counted.
+*/
+void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t site, uint32_t type)
+{
+	uint64_t meta;
+	if (!user)
+		return alloc_core_malloc(size, allocator, site, type);
+	if (unlikely(alloc_boot_owns(user))) {
+		void *n = alloc_core_malloc(size, allocator, site, type);
+		size_t old = alloc_boot_size(user);
+		if (n)
+			memcpy(n, user, old < size ? old : size);
+		return n;
+	}
+	if (size == 0) {
+		alloc_core_free(user, site);
+		return NULL;
+	}
+	enum core_verdict v = core_verify(user, &meta);
+	if (unlikely(v != CORE_OK)) {
+		core_report(v, "realloc", user, site);
+		return errno = EINVAL, NULL;
+	}
+	size_t hs = alloc_hdr_size, old = core_hdr(user)->size;
+	if (alloc_meta_pad_log2(meta) != core_log2(hs))
+		return core_realloc_moved(user, old, size, allocator, site, type);
+	if (unlikely(size > SIZE_MAX / 2 - hs))
+		return errno = ENOMEM, NULL;
+	if (unlikely(!core_untrack(user, meta))) {
+		core_report(CORE_DOUBLE, "realloc", user, site);
+		return errno = EINVAL, NULL;
+	}
+	void *base = alloc_real.realloc((char *)user - hs, size + hs);
+	if (unlikely(!base)) { /* the old block is intact: count it back */
+		core_hdr(user)->meta = meta;
+		core_install(core_thread(), user, meta, old);
+		return NULL;
+	}
+	return core_track(base, size, allocator, site, type, core_log2(hs));
+}
+
+size_t alloc_core_usable_size(void *user)
+{
+	uint64_t meta;
+	if (!user)
+		return 0;
+	if (alloc_boot_owns(user))
+		return alloc_boot_size(user);
+	if (core_verify(user, &meta) != CORE_OK)
+		return 0;
+	size_t pad = (size_t)1 << alloc_meta_pad_log2(meta);
+	return alloc_real.usable_size((char *)user - pad) - pad;
+}
+
+uint32_t alloc_core_block_type(const void *user)
+{
+	uint64_t meta;
+	if (!user || alloc_mode == MEMINST_MODE_OFF || alloc_boot_owns(user))
+		return 0;
+	return core_verify(user, &meta) == CORE_OK ? alloc_meta_type(meta) : 0;
+}

@@ -1,0 +1,302 @@
+/*
+** alloc_hooks.c — the exported allocation API: libc's names and the C++
+** operator new/delete families, written by their mangled names so that
+** this file stays C.  No policy lives here: each hook checks the route,
+** calls the backend directly when instrumentation is off, and otherwise
+** hands the caller's address (the allocation site) to the core.
+**
+** Route: until alloc_init has finished, blocks come from the bootstrap
+** arena; afterwards `off` goes straight to the backend and `mis`/`mim` go
+** through alloc_core_*.
+*/
+#include "alloc_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <malloc.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SITE() ((uintptr_t)__builtin_return_address(0))
+#define READY() likely(atomic_load_explicit(&alloc_state, memory_order_acquire) == 2)
+#define OFF() (alloc_mode == MEMINST_MODE_OFF)
+
+/*
+** Not started yet: start now, unless this thread is the one starting (its
+** allocations, dlsym's calloc among them, come from the bootstrap arena).
+** Returns true when the layer is ready.
+*/
+static ALLOC_NOINLINE bool hook_start(void)
+{
+	if (atomic_load(&alloc_state) == 0)
+		alloc_init();
+	return atomic_load(&alloc_state) == 2;
+}
+
+/* The first line of every hook: false means "use the bootstrap arena". */
+#define STARTED() (READY() || hook_start())
+
+/* ------------------------------------------------------------ libc ----- */
+
+ALLOC_EXPORT void *malloc(size_t size)
+{
+	if (!STARTED())
+		return alloc_boot_malloc(size, 16);
+	if (OFF())
+		return alloc_real.malloc(size);
+	return alloc_core_malloc(size, ALLOC_A_MALLOC, SITE(), 0);
+}
+
+ALLOC_EXPORT void free(void *p)
+{
+	if (!STARTED())
+		return; /* before start every block is in the arena */
+	if (OFF()) {
+		if (likely(!alloc_boot_owns(p)))
+			alloc_real.free(p);
+		return;
+	}
+	alloc_core_free(p, SITE());
+}
+
+ALLOC_EXPORT void *calloc(size_t n, size_t size)
+{
+	if (!STARTED()) {
+		size_t total;
+		if (__builtin_mul_overflow(n, size, &total))
+			return errno = ENOMEM, NULL;
+		return alloc_boot_malloc(total, 16);
+	}
+	if (OFF())
+		return alloc_real.calloc(n, size);
+	return alloc_core_calloc(n, size, SITE(), 0);
+}
+
+/* realloc of an arena block in off mode, or any realloc before start. */
+static ALLOC_NOINLINE void *hook_realloc_boot(void *p, size_t size)
+{
+	void *n = malloc(size);
+	if (n && p) {
+		size_t old = alloc_boot_size(p);
+		memcpy(n, p, old < size ? old : size);
+	}
+	return n;
+}
+
+ALLOC_EXPORT void *realloc(void *p, size_t size)
+{
+	if (!STARTED())
+		return hook_realloc_boot(p, size);
+	if (OFF())
+		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, size)
+						    : alloc_real.realloc(p, size);
+	return alloc_core_realloc(p, size, ALLOC_A_REALLOC, SITE(), 0);
+}
+
+ALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, size, &total))
+		return errno = ENOMEM, NULL;
+	if (!STARTED())
+		return hook_realloc_boot(p, total);
+	if (OFF())
+		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, total)
+						    : alloc_real.realloc(p, total);
+	return alloc_core_realloc(p, total, ALLOC_A_REALLOC, SITE(), 0);
+}
+
+/* ---------------------------------------------------------- aligned ---- */
+
+static bool hook_pow2(size_t a) { return a && !(a & (a - 1)); }
+
+ALLOC_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (!hook_pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	if (STARTED() && OFF())
+		return alloc_real.posix_memalign(out, align, size);
+	int saved_errno = errno;
+	void *p = READY() ? alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE())
+			  : alloc_boot_malloc(size, align);
+	errno = saved_errno; /* posix_memalign reports through its result only */
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+ALLOC_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (!hook_pow2(align))
+		return errno = EINVAL, NULL;
+	if (!STARTED())
+		return alloc_boot_malloc(size, align);
+	if (OFF())
+		return alloc_real.aligned_alloc(align, size);
+	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE());
+}
+
+ALLOC_EXPORT void *memalign(size_t align, size_t size)
+{
+	if (STARTED() && OFF())
+		return alloc_real.memalign(align, size);
+	if (align > SIZE_MAX / 2 + 1)
+		return errno = EINVAL, NULL;
+	if (!hook_pow2(align)) /* glibc rounds a bad alignment up */
+		align = align <= 16 ? 16 : (size_t)1 << (64 - __builtin_clzll(align));
+	if (!READY())
+		return alloc_boot_malloc(size, align);
+	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE());
+}
+
+ALLOC_EXPORT void *valloc(size_t size)
+{
+	if (STARTED() && OFF())
+		return alloc_real.valloc(size);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	if (!READY())
+		return alloc_boot_malloc(size, page);
+	return alloc_core_aligned(page, size, ALLOC_A_VALLOC, SITE());
+}
+
+ALLOC_EXPORT void *pvalloc(size_t size)
+{
+	if (STARTED() && OFF())
+		return alloc_real.pvalloc(size);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t rounded = (size + page - 1) & ~(page - 1);
+	if (rounded < size)
+		return errno = ENOMEM, NULL;
+	if (!READY())
+		return alloc_boot_malloc(rounded ? rounded : page, page);
+	return alloc_core_aligned(page, rounded ? rounded : page, ALLOC_A_VALLOC, SITE());
+}
+
+ALLOC_EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!STARTED() || alloc_boot_owns(p))
+		return p && alloc_boot_owns(p) ? alloc_boot_size(p) : 0;
+	if (OFF())
+		return p ? alloc_real.usable_size(p) : 0;
+	return alloc_core_usable_size(p);
+}
+
+/* ----------------------------------------------------------- C++ ------- */
+
+/*
+** operator new must call the new-handler and throw std::bad_alloc when it
+** cannot allocate; that is C++ we do not want in this library.  On failure
+** we call the next definition of the same operator (libstdc++'s), which
+** retries through malloc — us again — runs the handler, and throws.
+*/
+static ALLOC_NOINLINE void *hook_new_failed(const char *mangled, size_t size, size_t align)
+{
+	void *fn = dlsym(RTLD_NEXT, mangled);
+	if (!fn) {
+		alloc_log("operator new(%zu) failed and %s cannot be found to throw", size, mangled);
+		abort();
+	}
+	if (align) {
+		void *(*f)(size_t, size_t);
+		memcpy(&f, &fn, sizeof f);
+		return f(size, align);
+	}
+	void *(*f)(size_t);
+	memcpy(&f, &fn, sizeof f);
+	return f(size);
+}
+
+static inline void *hook_new(size_t size, unsigned allocator, uintptr_t site)
+{
+	if (!STARTED())
+		return alloc_boot_malloc(size, 16);
+	if (OFF())
+		return alloc_real.malloc(size);
+	return alloc_core_malloc(size, allocator, site, 0);
+}
+
+static inline void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uintptr_t site)
+{
+	if (!hook_pow2(align))
+		return NULL;
+	if (!STARTED())
+		return alloc_boot_malloc(size, align);
+	if (OFF())
+		return alloc_real.memalign(align, size);
+	return alloc_core_aligned(align, size, allocator, site);
+}
+
+static inline void hook_delete(void *p, uintptr_t site)
+{
+	if (!STARTED())
+		return;
+	if (OFF()) {
+		if (likely(!alloc_boot_owns(p)))
+			alloc_real.free(p);
+		return;
+	}
+	alloc_core_free(p, site);
+}
+
+#define NEW_THROWING(mangled, allocator)                                       \
+	ALLOC_EXPORT void *mangled(size_t size)                                \
+	{                                                                      \
+		void *p = hook_new(size, allocator, SITE());                   \
+		return likely(p) ? p : hook_new_failed(#mangled, size, 0);     \
+	}
+#define NEW_NOTHROW(mangled, allocator)                                        \
+	ALLOC_EXPORT void *mangled(size_t size, const void *nothrow)           \
+	{                                                                      \
+		(void)nothrow;                                                 \
+		return hook_new(size, allocator, SITE());                      \
+	}
+#define NEW_ALIGNED(mangled, allocator)                                        \
+	ALLOC_EXPORT void *mangled(size_t size, size_t align)                  \
+	{                                                                      \
+		void *p = hook_new_aligned(size, align, allocator, SITE());    \
+		return likely(p) ? p : hook_new_failed(#mangled, size, align); \
+	}
+#define NEW_ALIGNED_NOTHROW(mangled, allocator)                                \
+	ALLOC_EXPORT void *mangled(size_t size, size_t align, const void *nt)  \
+	{                                                                      \
+		(void)nt;                                                      \
+		return hook_new_aligned(size, align, allocator, SITE());       \
+	}
+#define DELETE_1(mangled)                                                      \
+	ALLOC_EXPORT void mangled(void *p) { hook_delete(p, SITE()); }
+#define DELETE_2(mangled, T)                                                   \
+	ALLOC_EXPORT void mangled(void *p, T x)                                \
+	{                                                                      \
+		(void)x;                                                       \
+		hook_delete(p, SITE());                                        \
+	}
+#define DELETE_3(mangled, T, U)                                                \
+	ALLOC_EXPORT void mangled(void *p, T x, U y)                           \
+	{                                                                      \
+		(void)x, (void)y;                                              \
+		hook_delete(p, SITE());                                        \
+	}
+
+NEW_THROWING(_Znwm, ALLOC_A_NEW)                 /* new(size_t)                 */
+NEW_THROWING(_Znam, ALLOC_A_NEW_ARRAY)           /* new[](size_t)               */
+NEW_NOTHROW(_ZnwmRKSt9nothrow_t, ALLOC_A_NEW)    /* new(size_t, nothrow)        */
+NEW_NOTHROW(_ZnamRKSt9nothrow_t, ALLOC_A_NEW_ARRAY)
+NEW_ALIGNED(_ZnwmSt11align_val_t, ALLOC_A_NEW)   /* new(size_t, align_val_t)    */
+NEW_ALIGNED(_ZnamSt11align_val_t, ALLOC_A_NEW_ARRAY)
+NEW_ALIGNED_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, ALLOC_A_NEW)
+NEW_ALIGNED_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, ALLOC_A_NEW_ARRAY)
+
+DELETE_1(_ZdlPv)                                 /* delete(void*)               */
+DELETE_1(_ZdaPv)                                 /* delete[](void*)             */
+DELETE_2(_ZdlPvm, size_t)                        /* delete(void*, size_t)       */
+DELETE_2(_ZdaPvm, size_t)
+DELETE_2(_ZdlPvRKSt9nothrow_t, const void *)     /* delete(void*, nothrow)      */
+DELETE_2(_ZdaPvRKSt9nothrow_t, const void *)
+DELETE_2(_ZdlPvSt11align_val_t, size_t)          /* delete(void*, align_val_t)  */
+DELETE_2(_ZdaPvSt11align_val_t, size_t)
+DELETE_3(_ZdlPvmSt11align_val_t, size_t, size_t) /* delete(void*, size_t, al)   */
+DELETE_3(_ZdaPvmSt11align_val_t, size_t, size_t)
+DELETE_3(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t, const void *)
+DELETE_3(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t, const void *)

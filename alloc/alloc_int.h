@@ -1,0 +1,323 @@
+/*
+** alloc_int.h — internal interfaces of libmeminst's allocation layer.
+**
+** The layer is split by concern; prototypes below are grouped under the
+** file that defines them.
+**
+**   alloc_hooks.c    the exported libc and C++ names; thin, no policy
+**   alloc_core.c     block life cycle: header, accounting, map, free checks
+**   alloc_backend.c  real allocators (system via dlsym, jemalloc via dlopen)
+**                    and the static bootstrap arena
+**   alloc_status.c   counters: per-thread pending slots, flush, read
+**   alloc_tags.c     allocators, classes, types (sites -> types), threads
+**   alloc_thread.c   per-thread state, registry, thread exit, fork
+**   alloc_map.c      mim mode: sharded intrusive lists of live blocks
+**   alloc_options.c  the MEMINST parser (pure, unit tested)
+**   alloc_sys.c      OS layer: log without malloc, environ, safe reads
+**   alloc_api.c      the public meminst_* functions
+**
+** C-preprocessor macro summary
+**   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
+**   ALLOC_TLS_MODEL    tls_model("initial-exec") unless configured off
+**   HAVE_JEMALLOC      backend=jemalloc available (loaded at run time)
+**
+** Lock order (take left before right; the hot path holds at most one):
+**   map shard locks (by index) < tag table lock < thread registry lock
+** No lock is ever held while calling into libc code that may allocate, and
+** no lock is held while calling dladdr (which takes the loader's lock).
+*/
+#ifndef ALLOC_INT_H
+#define ALLOC_INT_H
+
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "meminst.h"
+
+#define ALLOC_EXPORT __attribute__((visibility("default")))
+#define ALLOC_INTERNAL __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#define ALLOC_NOINLINE __attribute__((noinline))
+
+void alloc_assert_fail(const char *expr, const char *file, int line);
+#if ALLOC_DEBUG >= 1
+#define alloc_assert(e) ((e) ? (void)0 : alloc_assert_fail(#e, __FILE__, __LINE__))
+#else
+#define alloc_assert(e) ((void)0)
+#endif
+#if ALLOC_DEBUG >= 2
+#define alloc_assert_expensive(e) alloc_assert(e)
+#else
+#define alloc_assert_expensive(e) ((void)0)
+#endif
+
+/* ------------------------------------------------------------ options -- */
+
+/* One parsed MEMINST value.  Strings point into the environment (in place). */
+typedef struct alloc_options_s {
+	enum meminst_mode mode;
+	int backend;            /* ALLOC_BACKEND_*                          */
+	const char *snapshot;   /* snapshot=PATH (not yet supported)        */
+	size_t snapshot_len;
+	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
+	uint64_t interval_ns;   /* interval=DURATION                        */
+	int trace_clock;        /* 0 none, 1 wall, 2 cpu                    */
+	unsigned sample_hz;
+	int sample_clock;       /* 0 default(cpu), 1 wall, 2 cpu            */
+	uint64_t alloc_sample;  /* alloc_sample=BYTES                       */
+	const char *trace_file; /* trace_file=PATH                          */
+	size_t trace_file_len;
+	bool control;           /* control=on                               */
+	bool on_error_abort;    /* on_error=abort                           */
+	bool quiet;             /* quiet=on: no invalid-free reports        */
+	unsigned print_kinds;   /* print=total+classes…: at exit, to stderr */
+} alloc_options_t;
+
+enum { ALLOC_BACKEND_SYSTEM = 0, ALLOC_BACKEND_JEMALLOC = 1 };
+enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4 };
+
+#define ALLOC_OPTIONS_ERRMAX 200
+
+/* "alloc_options.c" */
+/* Parse `value` (may be NULL).  Returns 0, or -1 with a one-line message in
+** err (no trailing newline).  Never allocates. */
+int alloc_options_parse(const char *value, alloc_options_t *out, char *err,
+			size_t errlen);
+/* Settings that parse but whose feature is not built yet: their names. */
+int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen);
+
+/* ------------------------------------------------------------- header -- */
+
+/*
+** Every instrumented block is preceded by a header.  In mis mode it is the
+** 16-byte alloc_hdr_t; in mim mode two list links come first (32 bytes).
+** Both sizes are powers of two and multiples of 16, so the user pointer keeps
+** malloc's alignment, and for an aligned request the padding in front of the
+** user pointer is max(header, alignment): a power of two, stored as its log.
+**
+**   meta bits: 0-21 type | 22-41 thread | 42-45 allocator | 46-51 pad log2
+**              52 untracked | 53 freed | 54-63 check
+*/
+typedef struct alloc_hdr_s {
+	uint64_t size; /* requested bytes */
+	uint64_t meta;
+} alloc_hdr_t;
+
+typedef struct alloc_mhdr_s {
+	struct alloc_mhdr_s *next, *prev;
+	alloc_hdr_t h;
+} alloc_mhdr_t;
+
+#define ALLOC_TYPE_BITS 22
+#define ALLOC_THREAD_BITS 20
+#define ALLOC_TYPE_MAX ((1u << ALLOC_TYPE_BITS) - 1)     /* overflow type   */
+#define ALLOC_THREAD_MAX ((1u << ALLOC_THREAD_BITS) - 1) /* overflow thread */
+#define ALLOC_META_UNTRACKED (1ull << 52)
+#define ALLOC_META_FREED (1ull << 53)
+
+static inline uint64_t alloc_meta_pack(uint32_t type, uint32_t thread,
+				       unsigned allocator, unsigned pad_log2)
+{
+	return (uint64_t)type | (uint64_t)thread << 22 |
+	       (uint64_t)allocator << 42 | (uint64_t)pad_log2 << 46;
+}
+static inline uint32_t alloc_meta_type(uint64_t m) { return m & ALLOC_TYPE_MAX; }
+static inline uint32_t alloc_meta_thread(uint64_t m) { return (m >> 22) & ALLOC_THREAD_MAX; }
+static inline unsigned alloc_meta_allocator(uint64_t m) { return (m >> 42) & 15; }
+static inline unsigned alloc_meta_pad_log2(uint64_t m) { return (m >> 46) & 63; }
+
+/* ---------------------------------------------------------- allocators -- */
+
+enum alloc_allocator {
+	ALLOC_A_MALLOC = 0,
+	ALLOC_A_CALLOC,
+	ALLOC_A_REALLOC,
+	ALLOC_A_ALIGNED, /* memalign, posix_memalign, aligned_alloc */
+	ALLOC_A_VALLOC,  /* valloc, pvalloc                        */
+	ALLOC_A_NEW,
+	ALLOC_A_NEW_ARRAY,
+	ALLOC_A_COUNT
+};
+
+/* ------------------------------------------------------------ backend -- */
+
+typedef struct alloc_backend_s {
+	const char *name;
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	void *(*memalign)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable_size)(void *);
+} alloc_backend_t;
+
+/* "alloc_backend.c" */
+extern alloc_backend_t alloc_real;           /* the chosen backend        */
+int alloc_backend_resolve_system(void);      /* 0 or -1                   */
+int alloc_backend_load(int which, char *err, size_t errlen);
+void *alloc_boot_malloc(size_t size, size_t align);
+bool alloc_boot_owns(const void *p);
+size_t alloc_boot_size(const void *p);
+
+/* ------------------------------------------------------------ status --- */
+
+/*
+** One status entry: the global part of a counter pair (sizes, blocks).
+** Threads keep pending deltas in alloc_slot_t and fold them in here now and
+** then; see alloc_status.c for the precision this gives.
+*/
+typedef struct alloc_stat_s {
+	_Atomic int64_t cur[2];
+	_Atomic uint64_t max_sl[2];
+	_Atomic uint64_t max_ever[2];
+	uint64_t pad_;
+} __attribute__((aligned(64))) alloc_stat_t;
+
+enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
+       ALLOC_K_THREAD, ALLOC_K_COUNT };
+
+/* key of a slot: kind in the top 4 bits, the number below */
+#define ALLOC_KEY(kind, id) ((uint32_t)(kind) << 28 | (id))
+#define ALLOC_KEY_KIND(k) ((k) >> 28)
+#define ALLOC_KEY_ID(k) ((k)&0x0fffffffu)
+#define ALLOC_KEY_NONE 0xffffffffu
+
+/* A thread's pending view of one entry.  d and hi are read by readers in
+** other threads, so they are written with relaxed atomic stores. */
+typedef struct alloc_slot_s {
+	uint32_t key;
+	uint32_t epoch;   /* the kind's reset epoch this slot's hi belongs to */
+	int64_t d[2];     /* pending change not yet in the global entry      */
+	int64_t base[2];  /* global value at the last flush                  */
+	int64_t hi[2];    /* highest base + d seen since the last flush      */
+} alloc_slot_t;
+
+#define ALLOC_SLOTS_FIXED (1 + ALLOC_A_COUNT + 1) /* total, allocators, self */
+#define ALLOC_SLOTS_CLASS 32
+#define ALLOC_SLOTS_TYPE 128
+#define ALLOC_SLOTS_OTHER 16 /* other threads (cross-thread frees) */
+#define ALLOC_SLOTS_ALL (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE + ALLOC_SLOTS_OTHER)
+#define ALLOC_SITE_CACHE 256
+
+/* "alloc_status.c" */
+extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
+alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
+int alloc_stat_init(void);
+void alloc_slot_flush(alloc_slot_t *s);
+void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
+void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
+int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
+
+/* ------------------------------------------------------------ threads -- */
+
+/* The per-thread record, kept in a recycled pool outside the user heap. */
+typedef struct alloc_thread_s {
+	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
+	uint32_t thread_no;
+	pid_t tid;
+	alloc_slot_t slots[ALLOC_SLOTS_ALL];
+	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
+} alloc_thread_t;
+
+enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
+
+/* The only TLS of the layer.  All-zero is "not started yet". */
+typedef struct alloc_tls_s {
+	int guard;             /* >0: inside meminst; allocations untracked */
+	int state;             /* ALLOC_TLS_*                               */
+	alloc_thread_t *thr;   /* NULL until started and after death        */
+	uint32_t thread_no;    /* kept after death for late frees           */
+	meminst_type_t scope;  /* meminst_type_push                         */
+} alloc_tls_t;
+
+extern __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
+
+/* "alloc_thread.c" */
+alloc_thread_t *alloc_thread_start(alloc_tls_t *tls);
+int alloc_thread_init(void);
+void alloc_thread_lock_registry(void);
+void alloc_thread_unlock_registry(void);
+alloc_thread_t *alloc_thread_first(void);  /* registry held */
+void alloc_thread_exit_all(void);          /* at process exit: flush all  */
+
+/* Recursion guard: every path from a hook into code that may re-enter
+** malloc (libc, dladdr, the loader) runs inside it. */
+static inline void alloc_guard_enter(void) { alloc_tls.guard++; }
+static inline void alloc_guard_exit(void) { alloc_tls.guard--; }
+
+/* -------------------------------------------------------------- tags --- */
+
+/* "alloc_tags.c" */
+int alloc_tags_init(void);
+uint32_t alloc_type_of_site(uintptr_t site);  /* may take the tag lock */
+uint32_t alloc_type_class(uint32_t type);
+uint32_t alloc_thread_number_new(pid_t tid);
+uint32_t alloc_tags_count(unsigned kind);
+void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len);
+uintptr_t alloc_type_site(uint32_t type);
+pid_t alloc_thread_tid(uint32_t thread_no);
+void alloc_thread_set_tid(uint32_t thread_no, pid_t tid);
+const char *alloc_allocator_name(uint32_t allocator);
+void alloc_thread_set_name(uint32_t thread_no, const char *name);
+int alloc_class_register(const char *name);
+uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site);
+void alloc_tags_prefork(void);
+void alloc_tags_postfork_parent(void);
+void alloc_tags_postfork_child(void);
+
+/* --------------------------------------------------------------- map --- */
+
+/* "alloc_map.c" */
+void alloc_map_lock_of(const void *user);
+void alloc_map_unlock_of(const void *user);
+void alloc_map_link(alloc_mhdr_t *m);       /* shard of m held */
+void alloc_map_unlink(alloc_mhdr_t *m);     /* shard of m held */
+void alloc_map_prefork(void);
+void alloc_map_postfork_parent(void);
+void alloc_map_postfork_child(void);
+size_t alloc_map_count(void);               /* walks every shard          */
+
+/* --------------------------------------------------------------- core --- */
+
+/* "alloc_core.c" */
+extern enum meminst_mode alloc_mode;
+extern alloc_options_t alloc_opts;
+extern size_t alloc_hdr_size;
+extern _Atomic int alloc_state; /* 0 new, 1 starting, 2 ready */
+void alloc_init(void);
+void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type);
+void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type);
+void *alloc_core_realloc(void *p, size_t size, unsigned allocator, uintptr_t site, uint32_t type);
+void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_t site);
+void alloc_core_free(void *p, uintptr_t site);
+size_t alloc_core_usable_size(void *p);
+uint32_t alloc_core_block_type(const void *p);
+void alloc_core_report_summary(void);
+
+/* ---------------------------------------------------------------- sys --- */
+
+/* "alloc_sys.c" */
+void alloc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
+const char *alloc_getenv(const char *name);
+bool alloc_readable(const void *p, size_t n);
+void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
+void alloc_sys_unmap(void *p, size_t size);
+pid_t alloc_sys_gettid(void);
+void alloc_sys_write(int fd, const char *s, size_t n);
+void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
+int alloc_sys_read_file(const char *path, char *buf, size_t len);
+void alloc_sys_exit(int status) __attribute__((noreturn));
+
+#endif /* ALLOC_INT_H */

@@ -1,0 +1,283 @@
+/*
+** alloc_options.c — the MEMINST parser.
+**
+** MEMINST is a comma-separated list of items; an item is a mode word
+** (off, mis, mim) or key=value.  The value is parsed in place, as pointer and
+** length pairs, with no copy and no allocation, because this runs on the
+** first malloc of the process, possibly before libc has finished starting.
+** A malformed item yields one line naming it and saying what is wrong.
+** The whole value is checked before anything is applied.
+*/
+#include "alloc_int.h"
+
+#include <string.h>
+
+typedef struct opt_span_s {
+	const char *p;
+	size_t n;
+} opt_span_t;
+
+static bool opt_is(opt_span_t s, const char *word)
+{
+	return strlen(word) == s.n && memcmp(s.p, word, s.n) == 0;
+}
+
+/* The message quotes the item (cut at 90 characters) and says why. */
+#define OPT_FAIL(why) opt_fail_item(err, errlen, item, why)
+static int opt_fail_item(char *err, size_t errlen, opt_span_t item, const char *why)
+{
+	char quoted[96];
+	size_t n = item.n < sizeof quoted - 4 ? item.n : sizeof quoted - 4;
+	memcpy(quoted, item.p, n);
+	if (n < item.n)
+		memcpy(quoted + n, "...", 4);
+	else
+		quoted[n] = 0;
+	alloc_fmt(err, errlen, "bad MEMINST item '%s': %s", quoted, why);
+	return -1;
+}
+
+/* Leading decimal digits of s as a number; *used = how many were read. */
+static int opt_number(opt_span_t s, uint64_t *out, size_t *used)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+	for (; i < s.n && s.p[i] >= '0' && s.p[i] <= '9'; i++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(s.p[i] - '0');
+	}
+	*used = i;
+	*out = v;
+	return i ? 0 : -1;
+}
+
+static const char *opt_duration(opt_span_t v, uint64_t *ns)
+{
+	uint64_t n;
+	size_t used;
+	if (opt_number(v, &n, &used) < 0)
+		return "expected a duration such as 100ms or 1s";
+	opt_span_t unit = {v.p + used, v.n - used};
+	static const struct { const char *u; uint64_t mul; } units[] = {
+		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ull},
+		{"m", 60000000000ull}};
+	if (unit.n == 0)
+		return "missing unit (use ns, us, ms, s or m)";
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (opt_is(unit, units[i].u)) {
+			if (n > UINT64_MAX / units[i].mul)
+				return "duration too large";
+			*ns = n * units[i].mul;
+			return *ns ? NULL : "duration must be above zero";
+		}
+	return "unknown unit (use ns, us, ms, s or m)";
+}
+
+static const char *opt_bytes(opt_span_t v, uint64_t *bytes)
+{
+	uint64_t n;
+	size_t used;
+	if (opt_number(v, &n, &used) < 0)
+		return "expected a size such as 524288, 512k or 1M";
+	opt_span_t unit = {v.p + used, v.n - used};
+	static const struct { const char *u; unsigned shift; } units[] = {
+		{"", 0}, {"b", 0}, {"B", 0}, {"k", 10}, {"K", 10}, {"KiB", 10},
+		{"m", 20}, {"M", 20}, {"MiB", 20}, {"g", 30}, {"G", 30}, {"GiB", 30}};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (opt_is(unit, units[i].u)) {
+			if (n > (UINT64_MAX >> units[i].shift))
+				return "size too large";
+			*bytes = n << units[i].shift;
+			return *bytes ? NULL : "size must be above zero";
+		}
+	return "unknown size unit (use k, M or G)";
+}
+
+static const char *opt_snapshot_at(opt_span_t v, unsigned *set)
+{
+	*set = 0;
+	if (opt_is(v, "none"))
+		return NULL;
+	size_t i = 0;
+	while (i <= v.n) {
+		size_t j = i;
+		while (j < v.n && v.p[j] != '+')
+			j++;
+		opt_span_t w = {v.p + i, j - i};
+		if (opt_is(w, "exit"))
+			*set |= ALLOC_SNAP_EXIT;
+		else if (opt_is(w, "peak"))
+			*set |= ALLOC_SNAP_PEAK;
+		else if (opt_is(w, "signal"))
+			*set |= ALLOC_SNAP_SIGNAL;
+		else
+			return "expected triggers joined by '+': exit, peak, signal or none";
+		i = j + 1;
+	}
+	return NULL;
+}
+
+/* print=KIND+KIND…: status kinds to print on stderr at exit. */
+static const char *opt_print(opt_span_t v, unsigned *set)
+{
+	static const char *const kinds[] = {"total", "allocators", "classes", "types", "threads"};
+	*set = 0;
+	for (size_t i = 0; i <= v.n;) {
+		size_t j = i;
+		while (j < v.n && v.p[j] != '+')
+			j++;
+		opt_span_t w = {v.p + i, j - i};
+		unsigned k = 0;
+		while (k < 5 && !opt_is(w, kinds[k]))
+			k++;
+		if (k == 5)
+			return "expected kinds joined by '+': total, allocators, classes, types, threads";
+		*set |= 1u << k;
+		i = j + 1;
+	}
+	return NULL;
+}
+
+static const char *opt_switch(opt_span_t v, bool *out)
+{
+	if (opt_is(v, "on") || opt_is(v, "1") || opt_is(v, "yes"))
+		*out = true;
+	else if (opt_is(v, "off") || opt_is(v, "0") || opt_is(v, "no"))
+		*out = false;
+	else
+		return "expected on or off";
+	return NULL;
+}
+
+/* Apply one key=value item.  Returns NULL or what is wrong with it. */
+static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
+{
+	uint64_t n;
+	size_t used;
+	if (v.n == 0)
+		return "empty value";
+	if (opt_is(k, "backend")) {
+		if (opt_is(v, "system"))
+			o->backend = ALLOC_BACKEND_SYSTEM;
+		else if (opt_is(v, "jemalloc"))
+			o->backend = ALLOC_BACKEND_JEMALLOC;
+		else
+			return "expected system or jemalloc";
+	} else if (opt_is(k, "snapshot")) {
+		o->snapshot = v.p;
+		o->snapshot_len = v.n;
+		o->snapshot_at |= ALLOC_SNAP_EXIT;
+	} else if (opt_is(k, "snapshot_at")) {
+		return opt_snapshot_at(v, &o->snapshot_at);
+	} else if (opt_is(k, "interval")) {
+		return opt_duration(v, &o->interval_ns);
+	} else if (opt_is(k, "trace")) {
+		if (opt_is(v, "wall"))
+			o->trace_clock = 1;
+		else if (opt_is(v, "cpu"))
+			o->trace_clock = 2;
+		else
+			return "expected wall or cpu";
+	} else if (opt_is(k, "sample")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 100000)
+			return "expected a rate in Hz from 1 to 100000";
+		o->sample_hz = (unsigned)n;
+	} else if (opt_is(k, "sample_clock")) {
+		if (opt_is(v, "wall"))
+			o->sample_clock = 1;
+		else if (opt_is(v, "cpu"))
+			o->sample_clock = 2;
+		else
+			return "expected cpu or wall";
+	} else if (opt_is(k, "alloc_sample")) {
+		return opt_bytes(v, &o->alloc_sample);
+	} else if (opt_is(k, "trace_file")) {
+		o->trace_file = v.p;
+		o->trace_file_len = v.n;
+	} else if (opt_is(k, "control")) {
+		return opt_switch(v, &o->control);
+	} else if (opt_is(k, "on_error")) {
+		if (opt_is(v, "report"))
+			o->on_error_abort = false;
+		else if (opt_is(v, "abort"))
+			o->on_error_abort = true;
+		else
+			return "expected report or abort";
+	} else if (opt_is(k, "print")) {
+		return opt_print(v, &o->print_kinds);
+	} else if (opt_is(k, "quiet")) {
+		return opt_switch(v, &o->quiet);
+	} else {
+		return "unknown key (known: backend, snapshot, snapshot_at, interval, trace, "
+		       "sample, sample_clock, alloc_sample, trace_file, control, print, on_error, quiet)";
+	}
+	return NULL;
+}
+
+int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size_t errlen)
+{
+	alloc_options_t o;
+	memset(&o, 0, sizeof o);
+	o.mode = MEMINST_MODE_OFF;
+	size_t len = value ? strlen(value) : 0;
+	for (size_t i = 0; value && i <= len;) {
+		size_t j = i;
+		while (j < len && value[j] != ',')
+			j++;
+		opt_span_t item = {value + i, j - i};
+		i = j + 1;
+		if (item.n == 0) {
+			if (len == 0)
+				break;
+			alloc_fmt(err, errlen, "bad MEMINST value '%s': empty item", value);
+			return -1;
+		}
+		const char *eq = memchr(item.p, '=', item.n);
+		if (!eq) {
+			if (opt_is(item, "off"))
+				o.mode = MEMINST_MODE_OFF;
+			else if (opt_is(item, "mis"))
+				o.mode = MEMINST_MODE_MIS;
+			else if (opt_is(item, "mim"))
+				o.mode = MEMINST_MODE_MIM;
+			else
+				return OPT_FAIL("unknown mode (use off, mis or mim, or key=value)");
+			continue;
+		}
+		opt_span_t k = {item.p, (size_t)(eq - item.p)}, v = {eq + 1, item.n - k.n - 1};
+		const char *why = opt_keyvalue(k, v, &o);
+		if (why)
+			return OPT_FAIL(why);
+	}
+	*out = o;
+	return 0;
+}
+
+/*
+** The items that parse but whose feature is not part of this build yet.
+** Running without them would leave the user silently without what they
+** asked for, so the library refuses to start instead.
+*/
+int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen)
+{
+	const char *what = NULL;
+	if (o->snapshot || o->snapshot_at)
+		what = "snapshot/snapshot_at";
+	else if (o->interval_ns)
+		what = "interval";
+	else if (o->trace_clock)
+		what = "trace";
+	else if (o->sample_hz || o->sample_clock)
+		what = "sample/sample_clock";
+	else if (o->alloc_sample)
+		what = "alloc_sample";
+	else if (o->trace_file)
+		what = "trace_file";
+	else if (o->control)
+		what = "control";
+	if (!what)
+		return 0;
+	alloc_fmt(err, errlen, "MEMINST item '%s' is not yet supported by this build", what);
+	return -1;
+}

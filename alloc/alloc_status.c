@@ -1,0 +1,189 @@
+/*
+** alloc_status.c — status counters: current, max since last read, max ever.
+**
+** Each allocator, class, type and thread, and the total, has one global
+** entry (alloc_stat_t) per counter pair (sizes, blocks).  Updating shared
+** entries on every malloc would make two threads fight over cache lines, so
+** each thread keeps a *slot* per entry it touches: a pending delta `d`, the
+** global value `base` it saw when it last flushed, and `hi`, the highest
+** base + d it has seen since.  A slot is flushed into its entry (one atomic
+** add, then atomic maxima) when its delta passes a threshold, when it is
+** reused for another entry, when a read has reset the kind (epoch change),
+** and when the thread exits.
+**
+** Precision, as documented in meminst(7):
+**   - current: exact whenever the program is quiescent, because readers add
+**     every live thread's pending deltas to the global values;
+**   - max figures: exact for a single thread (its base is the true global
+**     value); with T threads updating concurrently a peak may be missed or
+**     overstated by at most T x ALLOC_FLUSH_BYTES bytes (T x
+**     ALLOC_FLUSH_BLOCKS blocks).
+*/
+#include "alloc_int.h"
+
+#include <string.h>
+
+#define ALLOC_FLUSH_BYTES (256 * 1024)
+#define ALLOC_FLUSH_BLOCKS 1024
+
+_Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
+
+static alloc_stat_t *stat_tables[ALLOC_K_COUNT];
+static const uint32_t stat_capacity[ALLOC_K_COUNT] = {
+	1, 16, 1u << 16, ALLOC_TYPE_MAX + 1, ALLOC_THREAD_MAX + 1};
+
+/* Map the (lazily committed) tables.  Called once, from alloc_init. */
+int alloc_stat_init(void)
+{
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
+		stat_tables[k] = alloc_sys_map((size_t)stat_capacity[k] * sizeof(alloc_stat_t));
+		if (!stat_tables[k])
+			return -1;
+	}
+	return 0;
+}
+
+alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id)
+{
+	alloc_assert(kind < ALLOC_K_COUNT && id < stat_capacity[kind]);
+	return &stat_tables[kind][id];
+}
+
+static void stat_atomic_max(_Atomic uint64_t *m, uint64_t v)
+{
+	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v > old && !atomic_compare_exchange_weak_explicit(
+			      m, &old, v, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/*
+** Fold a slot's pending delta into its entry and start a new period.  The
+** slot's hi counts toward max_since_last only if it was gathered in the
+** kind's current epoch, that is after the last read reset the kind.
+*/
+void alloc_slot_flush(alloc_slot_t *s)
+{
+	if (s->key == ALLOC_KEY_NONE)
+		return;
+	unsigned kind = ALLOC_KEY_KIND(s->key);
+	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(s->key));
+	uint32_t epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
+	for (int k = 0; k < 2; k++) {
+		int64_t g = s->d[k] ? atomic_fetch_add_explicit(&e->cur[k], s->d[k], memory_order_relaxed) + s->d[k]
+				    : atomic_load_explicit(&e->cur[k], memory_order_relaxed);
+		int64_t m = s->hi[k] > g ? s->hi[k] : g;
+		if (m > 0) {
+			stat_atomic_max(&e->max_ever[k], (uint64_t)m);
+			stat_atomic_max(&e->max_sl[k], (uint64_t)(s->epoch == epoch ? m : g > 0 ? g : 0));
+		}
+		s->base[k] = g;
+		__atomic_store_n(&s->d[k], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->hi[k], g, __ATOMIC_RELAXED);
+	}
+	s->epoch = epoch;
+}
+
+/* Point a slot at another entry, flushing what it held. */
+void alloc_slot_retarget(alloc_slot_t *s, uint32_t key)
+{
+	alloc_slot_flush(s);
+	unsigned kind = ALLOC_KEY_KIND(key);
+	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
+	s->epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
+	for (int k = 0; k < 2; k++) {
+		s->base[k] = atomic_load_explicit(&e->cur[k], memory_order_relaxed);
+		__atomic_store_n(&s->hi[k], s->base[k], __ATOMIC_RELAXED);
+		__atomic_store_n(&s->d[k], 0, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+}
+
+/* Apply a change through a temporary slot (threads with no slots of their
+** own: dying threads, and the bootstrap). */
+void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
+{
+	alloc_slot_t s = {.key = ALLOC_KEY_NONE};
+	alloc_slot_retarget(&s, key);
+	s.d[0] = dsize;
+	s.d[1] = dblocks;
+	if (dsize > 0)
+		s.hi[0] = s.base[0] + dsize;
+	if (dblocks > 0)
+		s.hi[1] = s.base[1] + dblocks;
+	alloc_slot_flush(&s);
+}
+
+/* ---------------------------------------------------------- reading ----- */
+
+typedef struct stat_acc_s {
+	int64_t d[2];
+	int64_t hi_sl[2], hi_ever[2];
+} stat_acc_t;
+
+static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t *acc, uint32_t epoch)
+{
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
+		alloc_slot_t *s = &t->slots[i];
+		uint32_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != kind || ALLOC_KEY_ID(key) >= n)
+			continue;
+		stat_acc_t *a = &acc[ALLOC_KEY_ID(key)];
+		for (int k = 0; k < 2; k++) {
+			int64_t hi = __atomic_load_n(&s->hi[k], __ATOMIC_RELAXED);
+			a->d[k] += __atomic_load_n(&s->d[k], __ATOMIC_RELAXED);
+			if (hi > a->hi_ever[k])
+				a->hi_ever[k] = hi;
+			if (s->epoch == epoch && hi > a->hi_sl[k])
+				a->hi_sl[k] = hi;
+		}
+	}
+}
+
+static uint64_t stat_pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
+
+/*
+** Read entries [0, n) of a kind into out[] (counters only), folding in the
+** pending deltas of every live thread.  With `reset`, each entry's
+** max_since_last restarts from its current value and the kind's epoch moves
+** on, so slots gathered before the read no longer count toward it.
+** Scratch space comes from mmap: this never allocates through ourselves.
+*/
+int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset)
+{
+	size_t bytes = ((size_t)n * sizeof(stat_acc_t) + 4095) & ~(size_t)4095;
+	stat_acc_t *acc = n ? alloc_sys_map(bytes) : NULL;
+	if (n && !acc)
+		return -1;
+	alloc_thread_lock_registry();
+	uint32_t epoch = atomic_load(&alloc_epoch[kind]);
+	for (alloc_thread_t *t = alloc_thread_first(); t; t = t->reg_next)
+		stat_gather(t, kind, n, acc, epoch);
+	for (uint32_t id = 0; id < n; id++) {
+		alloc_stat_t *e = alloc_stat_entry(kind, id);
+		struct meminst_counter *c[2] = {&out[id].sizes, &out[id].blocks};
+		for (int k = 0; k < 2; k++) {
+			int64_t cur = atomic_load(&e->cur[k]) + acc[id].d[k];
+			uint64_t ever = atomic_load(&e->max_ever[k]), sl = atomic_load(&e->max_sl[k]);
+			uint64_t now = stat_pos(cur);
+			ever = ever > now ? ever : now;
+			ever = ever > stat_pos(acc[id].hi_ever[k]) ? ever : stat_pos(acc[id].hi_ever[k]);
+			sl = sl > now ? sl : now;
+			sl = sl > stat_pos(acc[id].hi_sl[k]) ? sl : stat_pos(acc[id].hi_sl[k]);
+			c[k]->current = now;
+			c[k]->max_since_last = sl;
+			c[k]->max_ever = ever > sl ? ever : sl;
+			stat_atomic_max(&e->max_ever[k], c[k]->max_ever);
+			if (reset)
+				atomic_store(&e->max_sl[k], now);
+			else
+				stat_atomic_max(&e->max_sl[k], sl);
+		}
+	}
+	if (reset)
+		atomic_fetch_add(&alloc_epoch[kind], 1);
+	alloc_thread_unlock_registry();
+	if (acc)
+		alloc_sys_unmap(acc, bytes);
+	return 0;
+}

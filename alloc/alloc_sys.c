@@ -1,0 +1,295 @@
+/*
+** alloc_sys.c — the OS layer under libmeminst's allocation layer.
+**
+** Everything here works before libc is fully set up and never allocates:
+** a small printf-like formatter writing into caller buffers, output with
+** write(2), a getenv that scans environ, reads of /proc with read(2), page
+** mappings for our own tables, and a probe telling whether an address can be
+** read without faulting.  The core calls these wrappers rather than libc so
+** that no allocation and no stdio lock can happen on the allocation path.
+*/
+#include "alloc_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ------------------------------------------------------------ formatter -- */
+
+struct fmt_out {
+	char *buf;
+	size_t len, pos;
+};
+
+static void fmt_putc(struct fmt_out *o, char c)
+{
+	if (o->pos + 1 < o->len)
+		o->buf[o->pos] = c;
+	o->pos++;
+}
+
+static void fmt_pad(struct fmt_out *o, int n, char c)
+{
+	while (n-- > 0)
+		fmt_putc(o, c);
+}
+
+static void fmt_str(struct fmt_out *o, const char *s, int width, bool left)
+{
+	int n = (int)strlen(s);
+	if (!left)
+		fmt_pad(o, width - n, ' ');
+	while (*s)
+		fmt_putc(o, *s++);
+	if (left)
+		fmt_pad(o, width - n, ' ');
+}
+
+static void fmt_num(struct fmt_out *o, unsigned long long v, bool neg,
+		    unsigned base, int width, bool left, bool zero)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	if (neg)
+		tmp[n++] = '-';
+	char out[26];
+	for (int i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	out[n] = 0;
+	if (zero && !left && width > n) {
+		fmt_pad(o, width - n, '0');
+		fmt_str(o, out, 0, false);
+	} else {
+		fmt_str(o, out, width, left);
+	}
+}
+
+/*
+** A printf subset: %s %c %d %i %u %x %p %%, flags '-' and '0', a width
+** (digits or *), and the l, ll, z length modifiers.  Never allocates and is
+** async-signal-safe.  Returns the length the output wanted (like snprintf).
+*/
+int alloc_vfmt(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	struct fmt_out o = {buf, len, 0};
+	for (const char *f = fmt; *f; f++) {
+		if (*f != '%') {
+			fmt_putc(&o, *f);
+			continue;
+		}
+		bool left = false, zero = false;
+		int width = 0, lng = 0;
+		for (f++; *f == '-' || *f == '0'; f++)
+			*f == '-' ? (left = true) : (zero = true);
+		if (*f == '*') {
+			width = va_arg(ap, int);
+			f++;
+		}
+		for (; *f >= '0' && *f <= '9'; f++)
+			width = width * 10 + (*f - '0');
+		for (; *f == 'l' || *f == 'z'; f++)
+			lng++;
+		switch (*f) {
+		case 's': {
+			const char *s = va_arg(ap, const char *);
+			fmt_str(&o, s ? s : "(null)", width, left);
+			break;
+		}
+		case 'c':
+			fmt_putc(&o, (char)va_arg(ap, int));
+			break;
+		case 'd':
+		case 'i': {
+			long long v = lng ? va_arg(ap, long long) : va_arg(ap, int);
+			unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+			fmt_num(&o, u, v < 0, 10, width, left, zero);
+			break;
+		}
+		case 'u':
+		case 'x': {
+			unsigned long long v = lng ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned);
+			fmt_num(&o, v, false, *f == 'x' ? 16 : 10, width, left, zero);
+			break;
+		}
+		case 'p':
+			fmt_putc(&o, '0');
+			fmt_putc(&o, 'x');
+			fmt_num(&o, (uintptr_t)va_arg(ap, void *), false, 16, width, left, zero);
+			break;
+		case '%':
+			fmt_putc(&o, '%');
+			break;
+		default: /* unknown conversion: show it, do not guess the argument */
+			fmt_putc(&o, '%');
+			if (*f)
+				fmt_putc(&o, *f);
+			else
+				f--;
+		}
+	}
+	if (len)
+		buf[o.pos < len ? o.pos : len - 1] = 0;
+	return (int)o.pos;
+}
+
+int alloc_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = alloc_vfmt(buf, len, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void alloc_sys_write(int fd, const char *s, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = syscall(SYS_write, fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One line on stderr, prefixed with "meminst: ".  Never allocates. */
+void alloc_log(const char *fmt, ...)
+{
+	char line[512];
+	int saved = errno;
+	size_t n = (size_t)alloc_fmt(line, sizeof line, "meminst: ");
+	va_list ap;
+	va_start(ap, fmt);
+	alloc_vfmt(line + n, sizeof line - n - 1, fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	line[n++] = '\n';
+	alloc_sys_write(2, line, n);
+	errno = saved;
+}
+
+void alloc_assert_fail(const char *expr, const char *file, int line)
+{
+	alloc_log("internal assertion failed: %s (%s:%d)", expr, file, line);
+	abort();
+}
+
+/* ------------------------------------------------------------ process --- */
+
+/* getenv without libc: works before libc's own initialisation. */
+const char *alloc_getenv(const char *name)
+{
+	size_t n = strlen(name);
+	if (!environ)
+		return NULL;
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+pid_t alloc_sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+void alloc_sys_exit(int status)
+{
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+/* Read a small file into buf (NUL-terminated).  Returns bytes or -1. */
+int alloc_sys_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = syscall(SYS_read, fd, buf, len - 1);
+	syscall(SYS_close, fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* ------------------------------------------------------------ memory ---- */
+
+void *alloc_sys_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void alloc_sys_unmap(void *p, size_t size)
+{
+	munmap(p, size);
+}
+
+/*
+** Can n bytes at p be read?  Used only when a header would lie on a page
+** other than the pointer handed to free, so a foreign pointer at the start
+** of a mapping does not fault.  process_vm_readv on ourselves reports
+** EFAULT instead of faulting; where it is not allowed (seccomp) fall back to
+** asking whether the page is mapped at all.
+*/
+bool alloc_readable(const void *p, size_t n)
+{
+	char tmp[64];
+	if (n > sizeof tmp)
+		n = sizeof tmp;
+	struct iovec local = {tmp, n}, remote = {(void *)p, n};
+	ssize_t r = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+	if (r == (ssize_t)n)
+		return true;
+	if (r < 0 && errno == EFAULT)
+		return false;
+	uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;
+	unsigned char vec[2];
+	size_t span = ((uintptr_t)p + n - page + 4095) & ~(size_t)4095;
+	return mincore((void *)page, span, vec) == 0;
+}
+
+/*
+** "function+0xoff (module)" for a code address.  dladdr takes the loader's
+** lock and may, in some libcs, allocate: call it guarded and with none of
+** our locks held.
+*/
+void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
+{
+	Dl_info info;
+	int ok;
+	alloc_guard_enter();
+	ok = dladdr((void *)addr, &info);
+	alloc_guard_exit();
+	if (!ok || !info.dli_fname) {
+		alloc_fmt(buf, len, "%p", (void *)addr);
+		return;
+	}
+	const char *mod = strrchr(info.dli_fname, '/');
+	mod = mod ? mod + 1 : info.dli_fname;
+	if (!*mod)
+		mod = "main";
+	if (info.dli_sname)
+		alloc_fmt(buf, len, "%s+0x%lx (%s)", info.dli_sname,
+			  (unsigned long)(addr - (uintptr_t)info.dli_saddr), mod);
+	else
+		alloc_fmt(buf, len, "0x%lx (%s)",
+			  (unsigned long)(addr - (uintptr_t)info.dli_fbase), mod);
+}

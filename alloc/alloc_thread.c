@@ -1,0 +1,185 @@
+/*
+** alloc_thread.c — per-thread state, the thread registry, exit and fork.
+**
+** A thread's TLS (alloc_tls) is small; its counter slots and site cache
+** live in an alloc_thread_t taken from a pool of mmap'd records, so a
+** program that creates and destroys threads at a high rate reuses them.
+** Live records sit in the registry so that readers can add every thread's
+** pending counts.  A pthread key destructor retires a record when its
+** thread exits: pending counts are flushed, the thread name is kept, and
+** any allocation the thread makes afterwards (other key destructors still
+** run) is counted directly into the global entries.
+**
+** fork: the prepare handler takes every lock of the layer in the documented
+** order (map shards, tag table, registry), so the child starts with
+** consistent tables; in the child, records of threads that do not exist
+** there are flushed and retired.
+*/
+#include "alloc_int.h"
+
+#include <pthread.h>
+#include <string.h>
+
+__thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
+
+static struct thread_global {
+	pthread_mutex_t lock;        /* the registry lock                   */
+	alloc_thread_t *live;        /* registry: doubly linked             */
+	alloc_thread_t *pool;        /* retired records, linked by reg_next */
+	pthread_key_t key;
+	bool key_ok;
+} thr_g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void alloc_thread_lock_registry(void) { pthread_mutex_lock(&thr_g.lock); }
+void alloc_thread_unlock_registry(void) { pthread_mutex_unlock(&thr_g.lock); }
+alloc_thread_t *alloc_thread_first(void) { return thr_g.live; }
+
+static void thread_unlink(alloc_thread_t *t)
+{
+	if (t->reg_prev)
+		t->reg_prev->reg_next = t->reg_next;
+	else
+		thr_g.live = t->reg_next;
+	if (t->reg_next)
+		t->reg_next->reg_prev = t->reg_prev;
+}
+
+static void thread_flush_all(alloc_thread_t *t)
+{
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
+		alloc_slot_flush(&t->slots[i]);
+}
+
+/* Remember the name of a thread that is going away (it cannot be read from
+** /proc once the thread is gone). */
+static void thread_keep_name(alloc_thread_t *t)
+{
+	char path[64], comm[32];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
+	if (alloc_sys_read_file(path, comm, sizeof comm) > 0) {
+		comm[strcspn(comm, "\n")] = 0;
+		alloc_thread_set_name(t->thread_no, comm);
+	} else {
+		alloc_thread_set_name(t->thread_no, "(exited)");
+	}
+}
+
+/* Flush, unregister and pool a record.  Registry lock held. */
+static void thread_retire_locked(alloc_thread_t *t)
+{
+	thread_flush_all(t);
+	thread_unlink(t);
+	t->reg_next = thr_g.pool;
+	thr_g.pool = t;
+}
+
+static void thread_destructor(void *arg)
+{
+	alloc_thread_t *t = arg;
+	alloc_tls_t *tls = &alloc_tls;
+	if (!t || tls->thr != t)
+		return;
+	thread_keep_name(t);
+	alloc_thread_lock_registry();
+	tls->thr = NULL;
+	tls->state = ALLOC_TLS_DEAD;
+	thread_retire_locked(t);
+	alloc_thread_unlock_registry();
+}
+
+static alloc_thread_t *thread_record_new(void)
+{
+	alloc_thread_t *t;
+	alloc_thread_lock_registry();
+	t = thr_g.pool;
+	if (t)
+		thr_g.pool = t->reg_next;
+	alloc_thread_unlock_registry();
+	if (!t && !(t = alloc_sys_map(sizeof *t)))
+		return NULL;
+	memset(t, 0, sizeof *t);
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
+		t->slots[i].key = ALLOC_KEY_NONE;
+	return t;
+}
+
+/*
+** First allocation of a thread: give it a number and a record, register
+** it, and arrange for its retirement at exit.  Returns NULL when no record
+** can be had (the caller then counts directly).  Holds no lock on return.
+*/
+alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
+{
+	alloc_thread_t *t = thread_record_new();
+	if (!t) {
+		tls->state = ALLOC_TLS_DEAD;
+		return NULL;
+	}
+	t->tid = alloc_sys_gettid();
+	t->thread_no = alloc_thread_number_new(t->tid);
+	alloc_slot_retarget(&t->slots[0], ALLOC_KEY(ALLOC_K_TOTAL, 0));
+	for (unsigned a = 0; a < ALLOC_A_COUNT; a++)
+		alloc_slot_retarget(&t->slots[1 + a], ALLOC_KEY(ALLOC_K_ALLOCATOR, a));
+	alloc_slot_retarget(&t->slots[1 + ALLOC_A_COUNT], ALLOC_KEY(ALLOC_K_THREAD, t->thread_no));
+	alloc_thread_lock_registry();
+	t->reg_next = thr_g.live;
+	if (thr_g.live)
+		thr_g.live->reg_prev = t;
+	thr_g.live = t;
+	alloc_thread_unlock_registry();
+	tls->thread_no = t->thread_no;
+	tls->thr = t;
+	tls->state = ALLOC_TLS_LIVE;
+	if (thr_g.key_ok) {
+		alloc_guard_enter(); /* keys past the first 32 make glibc calloc */
+		pthread_setspecific(thr_g.key, t);
+		alloc_guard_exit();
+	}
+	return t;
+}
+
+/* ------------------------------------------------------------- fork ----- */
+
+static void thread_prefork(void)
+{
+	alloc_map_prefork();
+	alloc_tags_prefork();
+	pthread_mutex_lock(&thr_g.lock);
+}
+
+static void thread_postfork_parent(void)
+{
+	pthread_mutex_unlock(&thr_g.lock);
+	alloc_tags_postfork_parent();
+	alloc_map_postfork_parent();
+}
+
+/* In the child only the forking thread exists: retire every other record
+** (their blocks were copied and stay counted; their pending deltas are
+** folded in), and give the surviving thread its new tid. */
+static void thread_postfork_child(void)
+{
+	pthread_mutex_init(&thr_g.lock, NULL);
+	alloc_tags_postfork_child();
+	alloc_map_postfork_child();
+	alloc_thread_t *self = alloc_tls.thr, *next;
+	for (alloc_thread_t *t = thr_g.live; t; t = next) {
+		next = t->reg_next;
+		if (t != self)
+			thread_retire_locked(t);
+	}
+	if (self) {
+		self->tid = alloc_sys_gettid();
+		/* the child keeps the thread number but has its own tid */
+		alloc_thread_set_tid(self->thread_no, self->tid);
+	}
+}
+
+/* Called once from alloc_init, guarded (both calls may allocate). */
+int alloc_thread_init(void)
+{
+	thr_g.key_ok = pthread_key_create(&thr_g.key, thread_destructor) == 0;
+	if (pthread_atfork(thread_prefork, thread_postfork_parent, thread_postfork_child) != 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,149 @@
+/*
+** meminst.h — the public API of libmeminst.
+**
+** libmeminst interposes the allocation API (malloc … operator delete) and,
+** when the MEMINST environment variable asks for it, tags every block with an
+** allocator, a type, a class and a thread and keeps status counters for each.
+** This header lets a program read those counters and give its allocations
+** names of its own.  Every function here is safe to call when the library
+** runs in `off` mode: readers then report MEMINST_MODE_OFF / return -1.
+**
+** See libmeminst(3) for the contract of each call and meminst(7) for the
+** MEMINST variable.
+*/
+#ifndef MEMINST_H
+#define MEMINST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMINST_API_VERSION 1
+
+/* ---------------------------------------------------------------- modes -- */
+
+enum meminst_mode {
+	MEMINST_MODE_OFF = 0, /* pass-through: no header, no counters        */
+	MEMINST_MODE_MIS = 1, /* status: 16-byte header, counters           */
+	MEMINST_MODE_MIM = 2  /* map: 32-byte header, every live block known */
+};
+
+/* The mode the process runs in (fixed when the library starts). */
+enum meminst_mode meminst_mode(void);
+
+/* Bytes of header in front of every block: 0, 16 or 32 (block_header_size). */
+size_t meminst_header_size(void);
+
+/* "system" or "jemalloc". */
+const char *meminst_backend(void);
+
+/* -------------------------------------------------------- status reading -- */
+
+enum meminst_status_kind {
+	MEMINST_STATUS_TOTAL = 0,
+	MEMINST_STATUS_ALLOCATORS,
+	MEMINST_STATUS_CLASSES,
+	MEMINST_STATUS_TYPES,
+	MEMINST_STATUS_THREADS
+};
+#define MEMINST_STATUS_KINDS 5
+
+/* Current value, maximum since the last read of the same kind, maximum ever. */
+struct meminst_counter {
+	uint64_t current;
+	uint64_t max_since_last;
+	uint64_t max_ever;
+};
+
+#define MEMINST_NAME_MAX 128
+
+struct meminst_status_info {
+	uint32_t id;                  /* allocator, class, type or thread number */
+	char name[MEMINST_NAME_MAX];  /* its description                          */
+	struct meminst_counter sizes; /* requested bytes, headers not counted     */
+	struct meminst_counter blocks;
+	uint32_t class_no;            /* types: the type's class                  */
+	int32_t tid;                  /* threads: the OS thread id                */
+	uintptr_t site;               /* automatic types: the allocation site      */
+};
+
+/*
+** Read the status of one kind.  Fills at most `cap` entries of `out` and
+** returns how many entries the kind has (which may exceed `cap`), or -1 when
+** instrumentation is off.  A call with out != NULL is a "read": it resets the
+** max_since_last figures of this kind, and of no other kind, to the current
+** values.  A call with out == NULL only counts, and resets nothing.
+*/
+long meminst_status_read(enum meminst_status_kind kind,
+			 struct meminst_status_info *out, size_t cap);
+
+/*
+** Print the status of one kind as an aligned table to file descriptor `fd`
+** (one read of the kind, so it resets max_since_last like
+** meminst_status_read).  Entries with no blocks ever are left out.  Never
+** allocates through the instrumented heap.  Returns 0, or -1 when off.
+*/
+int meminst_status_print(enum meminst_status_kind kind, int fd);
+
+/* The number of known allocators, classes, types or threads, or -1. */
+long meminst_status_count(enum meminst_status_kind kind);
+
+/* Description of a number: NULL (invalid_type) when the number is unknown. */
+const char *meminst_allocator_name(uint32_t allocator_no);
+
+/* ------------------------------------------------- types and classes ----- */
+
+typedef uint32_t meminst_type_t;
+
+/* The type of blocks allocated outside any scope: the call site decides. */
+#define MEMINST_TYPE_AUTO ((meminst_type_t)0)
+
+/*
+** Register a class (a group of types) by name; registering the same name
+** again returns the same number.  Returns the class number, or -1 when off
+** or out of class numbers.
+*/
+int meminst_class_register(const char *name);
+
+/*
+** Register a type with a name and a class number (-1: the class of the
+** caller's module).  The same name in the same class returns the same type.
+** Returns the type number, or MEMINST_TYPE_AUTO when off or on error.
+*/
+meminst_type_t meminst_type_register(const char *name, int class_no);
+
+/*
+** Make `type` the type of every block the calling thread allocates from now
+** on (a scope); MEMINST_TYPE_AUTO ends the scope.  Returns the previous
+** type, so scopes nest: prev = meminst_type_push(t); … meminst_type_pop(prev).
+*/
+meminst_type_t meminst_type_push(meminst_type_t type);
+void meminst_type_pop(meminst_type_t previous);
+
+/* Allocate one block tagged with `type`, whatever the thread's scope. */
+void *meminst_malloc_typed(size_t size, meminst_type_t type);
+void *meminst_calloc_typed(size_t n, size_t size, meminst_type_t type);
+void *meminst_realloc_typed(void *ptr, size_t size, meminst_type_t type);
+
+#if defined(__GNUC__)
+static inline void meminst__scope_end(meminst_type_t *previous)
+{
+	meminst_type_pop(*previous);
+}
+/* Tag every allocation until the end of the enclosing C block with `type`. */
+#define MEMINST_TYPE_SCOPE(type)                                               \
+	meminst_type_t meminst__scope_##__LINE__                               \
+	    __attribute__((cleanup(meminst__scope_end), unused)) =             \
+		meminst_type_push(type)
+#endif
+
+/* The type number of a live block, or MEMINST_TYPE_AUTO when unknown/off. */
+meminst_type_t meminst_block_type(const void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MEMINST_H */

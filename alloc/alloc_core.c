@@ -85,11 +85,13 @@ static inline alloc_hdr_t *core_hdr(const void *user)
 	return (alloc_hdr_t *)user - 1;
 }
 
-/* 10 check bits over the address, the size and the other meta bits. */
+/* 10 check bits over the address, the size and the meta bits below them,
+** except the freed flag, so a freed header still checks (double free). */
+#define CORE_CHECKED_BITS (((1ull << 54) - 1) & ~ALLOC_META_FREED)
 static inline uint64_t core_check(const void *user, uint64_t size, uint64_t meta)
 {
 	uint64_t x = ((uintptr_t)user ^ core_secret) * 0x9e3779b97f4a7c15ull;
-	x ^= (size + (meta & ((1ull << 54) - 1))) * 0xc2b2ae3d27d4eb4full;
+	x ^= (size + (meta & CORE_CHECKED_BITS)) * 0xc2b2ae3d27d4eb4full;
 	x ^= x >> 29;
 	return (x * 0xbf58476d1ce4e5b9ull) & ~((1ull << 54) - 1);
 }
@@ -109,55 +111,74 @@ static inline alloc_slot_t *core_slot(alloc_thread_t *t, unsigned idx, uint32_t 
 	return s;
 }
 
-/* Add (sign +1) or remove (-1) one block of `size` bytes in one slot. */
-static inline void core_slot_change(alloc_slot_t *s, int64_t dsize, int64_t dblocks)
+/* One more block of `size` bytes in a slot: raise the high-water marks. */
+static inline void core_slot_add(alloc_slot_t *s, int64_t size)
 {
-	uint32_t epoch = atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_relaxed);
-	if (unlikely(s->epoch != epoch))
-		alloc_slot_flush(s);
-	int64_t d0 = s->d[0] + dsize, d1 = s->d[1] + dblocks;
+	int64_t d0 = s->d[0] + size, d1 = s->d[1] + 1;
+	int64_t v0 = s->base[0] + d0, v1 = s->base[1] + d1;
 	__atomic_store_n(&s->d[0], d0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->d[1], d1, __ATOMIC_RELAXED);
-	if (dblocks > 0) {
-		if (s->base[0] + d0 > s->hi[0])
-			__atomic_store_n(&s->hi[0], s->base[0] + d0, __ATOMIC_RELAXED);
-		if (s->base[1] + d1 > s->hi[1])
-			__atomic_store_n(&s->hi[1], s->base[1] + d1, __ATOMIC_RELAXED);
-	}
-	if (unlikely((uint64_t)(d0 + (256 << 10)) > (512u << 10) || (uint64_t)(d1 + 1024) > 2048))
+	if (v0 > s->hi[0])
+		__atomic_store_n(&s->hi[0], v0, __ATOMIC_RELAXED);
+	if (v1 > s->hi[1])
+		__atomic_store_n(&s->hi[1], v1, __ATOMIC_RELAXED);
+	if (unlikely(d0 > ALLOC_FLUSH_BYTES || d1 > ALLOC_FLUSH_BLOCKS))
 		alloc_slot_flush(s);
 }
 
-/*
-** Count a block in or out under every kind: total, allocator, class, type,
-** thread.  `t` is the calling thread's record, or NULL for a thread that
-** has none (dying), which counts straight into the global entries.
-*/
-static void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+/* One block fewer: maxima cannot move. */
+static inline void core_slot_sub(alloc_slot_t *s, int64_t size)
 {
-	uint32_t type = alloc_meta_type(meta), owner = alloc_meta_thread(meta);
-	uint32_t cls = alloc_type_class(type);
-	unsigned a = alloc_meta_allocator(meta);
+	int64_t d0 = s->d[0] - size, d1 = s->d[1] - 1;
+	__atomic_store_n(&s->d[0], d0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->d[1], d1, __ATOMIC_RELAXED);
+	if (unlikely(d0 < -ALLOC_FLUSH_BYTES || d1 < -ALLOC_FLUSH_BLOCKS))
+		alloc_slot_flush(s);
+}
+
+static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign)
+{
+	uint32_t type = alloc_meta_type(meta);
 	int64_t ds = sign * (int64_t)size, db = sign;
+	alloc_stat_direct(ALLOC_KEY(ALLOC_K_TOTAL, 0), ds, db);
+	alloc_stat_direct(ALLOC_KEY(ALLOC_K_ALLOCATOR, alloc_meta_allocator(meta)), ds, db);
+	alloc_stat_direct(ALLOC_KEY(ALLOC_K_CLASS, alloc_type_class(type)), ds, db);
+	alloc_stat_direct(ALLOC_KEY(ALLOC_K_TYPE, type), ds, db);
+	alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, alloc_meta_thread(meta)), ds, db);
+}
+
+/*
+** Count a block in (sign +1) or out (-1) under every kind: total,
+** allocator, class, type, thread.  `t` is the calling thread's record, or
+** NULL for a thread that has none (dying), which counts straight into the
+** global entries.  One epoch check per call catches reads that reset a kind.
+*/
+static inline void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+{
 	if (unlikely(!t)) {
-		alloc_stat_direct(ALLOC_KEY(ALLOC_K_TOTAL, 0), ds, db);
-		alloc_stat_direct(ALLOC_KEY(ALLOC_K_ALLOCATOR, a), ds, db);
-		alloc_stat_direct(ALLOC_KEY(ALLOC_K_CLASS, cls), ds, db);
-		alloc_stat_direct(ALLOC_KEY(ALLOC_K_TYPE, type), ds, db);
-		alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, owner), ds, db);
+		core_count_direct(meta, size, sign);
 		return;
 	}
-	core_slot_change(&t->slots[0], ds, db);
-	core_slot_change(&t->slots[1 + a], ds, db);
-	core_slot_change(core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)),
-				   ALLOC_KEY(ALLOC_K_CLASS, cls)), ds, db);
-	core_slot_change(core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
-				   ALLOC_KEY(ALLOC_K_TYPE, type)), ds, db);
-	if (likely(owner == t->thread_no))
-		core_slot_change(&t->slots[ALLOC_SLOTS_FIXED - 1], ds, db);
+	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
+		alloc_slots_sync_epochs(t);
+	uint32_t type = alloc_meta_type(meta), owner = alloc_meta_thread(meta);
+	uint32_t cls = alloc_type_class(type);
+	alloc_slot_t *slot[5] = {
+		&t->slots[0],
+		&t->slots[1 + alloc_meta_allocator(meta)],
+		core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)), ALLOC_KEY(ALLOC_K_CLASS, cls)),
+		core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
+			  ALLOC_KEY(ALLOC_K_TYPE, type)),
+		likely(owner == t->thread_no)
+		    ? &t->slots[ALLOC_SLOTS_FIXED - 1]
+		    : core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
+				ALLOC_KEY(ALLOC_K_THREAD, owner))};
+	if (sign > 0)
+		for (int i = 0; i < 5; i++)
+			core_slot_add(slot[i], (int64_t)size);
 	else
-		core_slot_change(core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
-					   ALLOC_KEY(ALLOC_K_THREAD, owner)), ds, db);
+		for (int i = 0; i < 5; i++)
+			core_slot_sub(slot[i], (int64_t)size);
 }
 
 /* The calling thread's record: started on first use, NULL once retired. */
@@ -204,10 +225,11 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, size_t size)
 {
 	if (alloc_mode == MEMINST_MODE_MIM) {
-		alloc_map_lock_of(user);
-		alloc_map_link((alloc_mhdr_t *)user - 1);
+		alloc_shard_t *shard = alloc_map_shard_of(user);
+		alloc_map_lock(shard);
+		alloc_map_link(shard, (alloc_mhdr_t *)user - 1);
 		core_count(t, meta, size, +1);
-		alloc_map_unlock_of(user);
+		alloc_map_unlock(shard);
 	} else {
 		core_count(t, meta, size, +1);
 	}
@@ -244,25 +266,24 @@ static void *core_track(void *base, size_t size, unsigned allocator, uintptr_t s
 static bool core_untrack(void *user, uint64_t meta)
 {
 	alloc_hdr_t *h = core_hdr(user);
-	uint64_t freed = (meta & ((1ull << 54) - 1)) | ALLOC_META_FREED;
-	freed |= core_check(user, h->size, freed);
 	if (meta & ALLOC_META_UNTRACKED) {
-		h->meta = freed;
+		h->meta = meta | ALLOC_META_FREED;
 		return true;
 	}
 	alloc_thread_t *t = core_thread();
 	if (alloc_mode == MEMINST_MODE_MIM) {
-		alloc_map_lock_of(user);
+		alloc_shard_t *shard = alloc_map_shard_of(user);
+		alloc_map_lock(shard);
 		if (unlikely(h->meta != meta)) {
-			alloc_map_unlock_of(user);
+			alloc_map_unlock(shard);
 			return false;
 		}
-		alloc_map_unlink((alloc_mhdr_t *)user - 1);
-		h->meta = freed;
+		alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
+		h->meta = meta | ALLOC_META_FREED;
 		core_count(t, meta, h->size, -1);
-		alloc_map_unlock_of(user);
+		alloc_map_unlock(shard);
 	} else {
-		h->meta = freed;
+		h->meta = meta | ALLOC_META_FREED;
 		core_count(t, meta, h->size, -1);
 	}
 	return true;
@@ -280,7 +301,7 @@ static enum core_verdict core_verify(const void *user, uint64_t *meta)
 	if (((uintptr_t)user & 4095) < sizeof *h && !alloc_readable(h, sizeof *h))
 		return CORE_FOREIGN;
 	uint64_t m = h->meta;
-	if ((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m))
+	if (unlikely((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m)))
 		return CORE_FOREIGN;
 	*meta = m;
 	return (m & ALLOC_META_FREED) ? CORE_DOUBLE : CORE_OK;

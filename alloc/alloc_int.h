@@ -119,7 +119,7 @@ typedef struct alloc_mhdr_s {
 #define ALLOC_TYPE_MAX ((1u << ALLOC_TYPE_BITS) - 1)     /* overflow type   */
 #define ALLOC_THREAD_MAX ((1u << ALLOC_THREAD_BITS) - 1) /* overflow thread */
 #define ALLOC_META_UNTRACKED (1ull << 52)
-#define ALLOC_META_FREED (1ull << 53)
+#define ALLOC_META_FREED (1ull << 53) /* not covered by the check */
 
 static inline uint64_t alloc_meta_pack(uint32_t type, uint32_t thread,
 				       unsigned allocator, unsigned pad_log2)
@@ -202,6 +202,8 @@ typedef struct alloc_slot_s {
 	int64_t hi[2];    /* highest base + d seen since the last flush      */
 } alloc_slot_t;
 
+#define ALLOC_FLUSH_BYTES (256 * 1024) /* a slot flushes past +/- this */
+#define ALLOC_FLUSH_BLOCKS 1024
 #define ALLOC_SLOTS_FIXED (1 + ALLOC_A_COUNT + 1) /* total, allocators, self */
 #define ALLOC_SLOTS_CLASS 32
 #define ALLOC_SLOTS_TYPE 128
@@ -209,25 +211,30 @@ typedef struct alloc_slot_s {
 #define ALLOC_SLOTS_ALL (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE + ALLOC_SLOTS_OTHER)
 #define ALLOC_SITE_CACHE 256
 
+struct alloc_thread_s;
+typedef struct alloc_thread_s alloc_thread_t;
 /* "alloc_status.c" */
 extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
+extern _Atomic uint32_t alloc_epoch_all; /* moves with every kind's epoch */
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
 int alloc_stat_init(void);
 void alloc_slot_flush(alloc_slot_t *s);
 void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
+void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
 
 /* ------------------------------------------------------------ threads -- */
 
 /* The per-thread record, kept in a recycled pool outside the user heap. */
-typedef struct alloc_thread_s {
+struct alloc_thread_s {
 	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
 	uint32_t thread_no;
+	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
-} alloc_thread_t;
+};
 
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
 
@@ -260,7 +267,8 @@ static inline void alloc_guard_exit(void) { alloc_tls.guard--; }
 /* "alloc_tags.c" */
 int alloc_tags_init(void);
 uint32_t alloc_type_of_site(uintptr_t site);  /* may take the tag lock */
-uint32_t alloc_type_class(uint32_t type);
+extern uint32_t *alloc_type_classes; /* class of each type, by type number */
+static inline uint32_t alloc_type_class(uint32_t type) { return alloc_type_classes[type]; }
 uint32_t alloc_thread_number_new(pid_t tid);
 uint32_t alloc_tags_count(unsigned kind);
 void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len);
@@ -278,10 +286,55 @@ void alloc_tags_postfork_child(void);
 /* --------------------------------------------------------------- map --- */
 
 /* "alloc_map.c" */
-void alloc_map_lock_of(const void *user);
-void alloc_map_unlock_of(const void *user);
-void alloc_map_link(alloc_mhdr_t *m);       /* shard of m held */
-void alloc_map_unlink(alloc_mhdr_t *m);     /* shard of m held */
+#define ALLOC_MAP_SHARD_BITS 8
+#define ALLOC_MAP_SHARDS (1u << ALLOC_MAP_SHARD_BITS)
+typedef struct alloc_shard_s {
+	_Atomic int lock;
+	alloc_mhdr_t head; /* sentinel of a circular list */
+	size_t count;
+} __attribute__((aligned(64))) alloc_shard_t;
+extern alloc_shard_t alloc_map_shards[ALLOC_MAP_SHARDS];
+void alloc_map_lock_slow(alloc_shard_t *s);
+
+/* The shard of a block, from its address alone. */
+static inline alloc_shard_t *alloc_map_shard_of(const void *user)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)user >> 4) * 0x9e3779b97f4a7c15ull;
+	return &alloc_map_shards[h >> (64 - ALLOC_MAP_SHARD_BITS)];
+}
+static inline void alloc_map_lock(alloc_shard_t *s)
+{
+	if (unlikely(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
+		alloc_map_lock_slow(s);
+}
+static inline void alloc_map_unlock(alloc_shard_t *s)
+{
+	atomic_store_explicit(&s->lock, 0, memory_order_release);
+}
+static inline void alloc_map_lock_of(const void *user) { alloc_map_lock(alloc_map_shard_of(user)); }
+static inline void alloc_map_unlock_of(const void *user) { alloc_map_unlock(alloc_map_shard_of(user)); }
+
+/* Link a block's header into its shard, which the caller holds. */
+static inline void alloc_map_link(alloc_shard_t *s, alloc_mhdr_t *m)
+{
+	alloc_mhdr_t *head = &s->head;
+	if (unlikely(!head->next)) /* first use: make the sentinel circular */
+		head->next = head->prev = head;
+	m->next = head->next;
+	m->prev = head;
+	head->next->prev = m;
+	head->next = m;
+	s->count++;
+}
+
+/* Unlink a block's header from its shard, which the caller holds. */
+static inline void alloc_map_unlink(alloc_shard_t *s, alloc_mhdr_t *m)
+{
+	m->prev->next = m->next;
+	m->next->prev = m->prev;
+	m->next = m->prev = NULL;
+	s->count--;
+}
 void alloc_map_prefork(void);
 void alloc_map_postfork_parent(void);
 void alloc_map_postfork_child(void);

@@ -18,15 +18,15 @@
 **     value); with T threads updating concurrently a peak may be missed or
 **     overstated by at most T x ALLOC_FLUSH_BYTES bytes (T x
 **     ALLOC_FLUSH_BLOCKS blocks).
+** The hot half (changing a slot) is inline in alloc_core.c.
 */
 #include "alloc_int.h"
 
 #include <string.h>
 
-#define ALLOC_FLUSH_BYTES (256 * 1024)
-#define ALLOC_FLUSH_BLOCKS 1024
 
 _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
+_Atomic uint32_t alloc_epoch_all;
 
 static alloc_stat_t *stat_tables[ALLOC_K_COUNT];
 static const uint32_t stat_capacity[ALLOC_K_COUNT] = {
@@ -97,6 +97,22 @@ void alloc_slot_retarget(alloc_slot_t *s, uint32_t key)
 		__atomic_store_n(&s->d[k], 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+}
+
+/*
+** A read has reset some kind since this thread last looked: flush the
+** slots of reset kinds so their high-water marks start again from the
+** present.  The hot path checks one counter per operation to get here.
+*/
+void alloc_slots_sync_epochs(alloc_thread_t *t)
+{
+	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_acquire);
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
+		alloc_slot_t *s = &t->slots[i];
+		if (s->key != ALLOC_KEY_NONE &&
+		    s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
+			alloc_slot_flush(s);
+	}
 }
 
 /* Apply a change through a temporary slot (threads with no slots of their
@@ -180,8 +196,10 @@ int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, 
 				stat_atomic_max(&e->max_sl[k], sl);
 		}
 	}
-	if (reset)
+	if (reset) {
 		atomic_fetch_add(&alloc_epoch[kind], 1);
+		atomic_fetch_add(&alloc_epoch_all, 1);
+	}
 	alloc_thread_unlock_registry();
 	if (acc)
 		alloc_sys_unmap(acc, bytes);

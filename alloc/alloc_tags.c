@@ -69,6 +69,8 @@ static struct tag_global {
 	size_t names_used;
 } tag = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+uint32_t *alloc_type_classes;
+
 static const char *const tag_allocator_names[ALLOC_A_COUNT] = {
 	"malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]"};
 
@@ -84,10 +86,11 @@ int alloc_tags_init(void)
 {
 	tag.classes = alloc_sys_map(TAG_CLASS_MAX * sizeof(tag_class_t));
 	tag.types = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(tag_type_t));
+	alloc_type_classes = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(uint32_t));
 	tag.threads = alloc_sys_map((size_t)(ALLOC_THREAD_MAX + 1) * sizeof(tag_thread_t));
 	tag.names = alloc_sys_map(TAG_NAME_ARENA);
 	tag_sites_t *s = tag_sites_new(4096);
-	if (!tag.classes || !tag.types || !tag.threads || !tag.names || !s)
+	if (!tag.classes || !tag.types || !alloc_type_classes || !tag.threads || !tag.names || !s)
 		return -1;
 	atomic_store(&tag.sites, s);
 	tag.classes[0].name = "unknown";
@@ -233,6 +236,7 @@ uint32_t alloc_type_of_site(uintptr_t site)
 		if (t == n) {
 			tag.types[n].site = site;
 			tag.types[n].class_no = base ? tag_class_of_module(base, path) : 0;
+			alloc_type_classes[n] = tag.types[n].class_no;
 			atomic_store(&tag.ntypes, n + 1);
 		}
 		if ((s = tag_sites_reserve(s)) != NULL)
@@ -259,17 +263,13 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 	if (!found && n < ALLOC_TYPE_MAX) {
 		tag.types[n].name = tag_intern(name);
 		tag.types[n].class_no = cls;
+		alloc_type_classes[n] = cls;
 		atomic_store(&tag.ntypes, n + 1);
 		found = n;
 	}
 out:
 	pthread_mutex_unlock(&tag.lock);
 	return found;
-}
-
-uint32_t alloc_type_class(uint32_t type)
-{
-	return tag.types[type].class_no;
 }
 
 uintptr_t alloc_type_site(uint32_t type)

@@ -1,0 +1,254 @@
+/*
+** bench_alloc.c — allocation micro-benchmarks, run bare or under libmeminst.
+**
+** The program links nothing of ours: bench/run.sh runs it with and without
+** LD_PRELOAD of libmeminst (and of jemalloc) so that every configuration
+** executes the same machine code.  Workloads, chosen by argument:
+**
+**   pairs    malloc+free of one size in a tight loop, for each of 16, 64,
+**            256, 1024 and 4096 bytes: the fixed cost of the hooks.
+**   churn    100k live blocks; each step frees a random slot and puts a new
+**            block of a random size (16..1024) in it: cache misses on our
+**            headers and on the allocator's metadata, as real programs see.
+**   churn2   churn in 2 threads at once, each with its own 100k slots: what
+**            sharing costs (counters, map shard locks, false sharing).
+**   all      the three above, in that order (the default).
+**
+** Output is one line per measurement, key=value, for run.sh to parse:
+**   workload=pairs size=64 iters=2000000 ns_per_pair=12.3
+** For churn2, ns_per_pair is wall time over all pairs of both threads
+** (inverse throughput); ns_per_pair_thread is wall time over one thread's
+** pairs, which equals churn's ns_per_pair when two threads scale perfectly.
+**
+** Options: -n SCALE multiplies every iteration count (e.g. -n 0.1 for a
+** quick run); -s SIZE makes pairs run that size only (any size, e.g. for
+** an instruction count of `-s 64 pairs` under callgrind).  Random numbers come from a fixed-seed xorshift64 so every
+** run performs the same sequence of sizes and slots.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BENCH_SLOTS 100000
+#define BENCH_PAIRS_ITERS 2000000
+#define BENCH_CHURN_STEPS 2000000
+#define BENCH_MIN_SIZE 16
+#define BENCH_MAX_SIZE 1024
+#define BENCH_NOINLINE __attribute__((noinline))
+
+/* Every block's address and first byte end up here, so the compiler can
+** neither drop a malloc/free pair nor skip the write to the block. */
+static volatile uintptr_t bench_sink;
+
+static double bench_scale = 1.0;
+static size_t bench_only_size; /* -s: pairs of this size only */
+
+/* --------------------------------------------------------------- util -- */
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t bench_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+static unsigned long bench_count(unsigned long base)
+{
+	unsigned long n = (unsigned long)(base * bench_scale);
+	return n ? n : 1;
+}
+
+static void *bench_malloc(size_t size)
+{
+	char *p = malloc(size);
+	if (!p) {
+		fprintf(stderr, "bench_alloc: malloc(%zu) failed\n", size);
+		exit(1);
+	}
+	return p;
+}
+
+/* -------------------------------------------------------------- pairs -- */
+
+/* One size: a short warm-up (the allocator's caches, our site cache), then
+** the timed loop.  Returns ns per malloc+free.  Never inlined, so that
+** callgrind --toggle-collect=bench_pairs_one counts this loop alone. */
+static BENCH_NOINLINE double bench_pairs_one(size_t size, unsigned long iters)
+{
+	uintptr_t acc = 0;
+	for (unsigned long i = 0; i < 1000; i++) {
+		char *p = bench_malloc(size);
+		p[0] = (char)i;
+		acc += (uintptr_t)p + (unsigned char)p[0];
+		free(p);
+	}
+	uint64_t t0 = bench_now_ns();
+	for (unsigned long i = 0; i < iters; i++) {
+		char *p = malloc(size);
+		p[0] = (char)i;
+		acc += (uintptr_t)p + (unsigned char)p[0];
+		free(p);
+	}
+	uint64_t t1 = bench_now_ns();
+	bench_sink = acc;
+	return (double)(t1 - t0) / (double)iters;
+}
+
+static void bench_pairs_report(size_t size, unsigned long iters)
+{
+	double ns = bench_pairs_one(size, iters);
+	printf("workload=pairs size=%zu iters=%lu ns_per_pair=%.2f\n", size, iters, ns);
+	fflush(stdout);
+}
+
+static void bench_pairs(void)
+{
+	static const size_t sizes[] = {16, 64, 256, 1024, 4096};
+	unsigned long iters = bench_count(BENCH_PAIRS_ITERS);
+	if (bench_only_size) {
+		bench_pairs_report(bench_only_size, iters);
+		return;
+	}
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		bench_pairs_report(sizes[i], iters);
+}
+
+/* -------------------------------------------------------------- churn -- */
+
+typedef struct bench_churn_s {
+	uint64_t seed;
+	unsigned long steps;
+	pthread_barrier_t *start; /* NULL: single thread */
+	uint64_t t0, t1;          /* timed section       */
+	char **slot;
+} bench_churn_t;
+
+static inline size_t bench_churn_size(uint64_t *rng)
+{
+	return BENCH_MIN_SIZE + bench_xorshift(rng) % (BENCH_MAX_SIZE - BENCH_MIN_SIZE + 1);
+}
+
+/* Fill the slots (untimed), then replace random slots `steps` times. */
+static BENCH_NOINLINE void *bench_churn_run(void *arg)
+{
+	bench_churn_t *c = arg;
+	uint64_t rng = c->seed;
+	uintptr_t acc = 0;
+	c->slot = bench_malloc(BENCH_SLOTS * sizeof *c->slot);
+	for (unsigned i = 0; i < BENCH_SLOTS; i++) {
+		c->slot[i] = bench_malloc(bench_churn_size(&rng));
+		c->slot[i][0] = (char)i;
+	}
+	if (c->start)
+		pthread_barrier_wait(c->start);
+	c->t0 = bench_now_ns();
+	for (unsigned long i = 0; i < c->steps; i++) {
+		unsigned k = (unsigned)(bench_xorshift(&rng) % BENCH_SLOTS);
+		acc += (unsigned char)c->slot[k][0];
+		free(c->slot[k]);
+		char *p = malloc(bench_churn_size(&rng));
+		p[0] = (char)i;
+		c->slot[k] = p;
+	}
+	c->t1 = bench_now_ns();
+	for (unsigned i = 0; i < BENCH_SLOTS; i++)
+		free(c->slot[i]);
+	free(c->slot);
+	bench_sink = acc;
+	return NULL;
+}
+
+static void bench_churn(void)
+{
+	bench_churn_t c = {.seed = 0x9e3779b97f4a7c15ull, .steps = bench_count(BENCH_CHURN_STEPS)};
+	bench_churn_run(&c);
+	printf("workload=churn slots=%u steps=%lu ns_per_pair=%.2f wall_ms=%.1f\n", BENCH_SLOTS,
+	       c.steps, (double)(c.t1 - c.t0) / (double)c.steps, (c.t1 - c.t0) / 1e6);
+	fflush(stdout);
+}
+
+/* Two threads, each as churn with its own slots and seed.  Wall time runs
+** from the first thread's start to the last thread's end. */
+static void bench_churn2(void)
+{
+	enum { N = 2 };
+	pthread_barrier_t start;
+	pthread_t th[N];
+	bench_churn_t c[N];
+	pthread_barrier_init(&start, NULL, N);
+	for (int i = 0; i < N; i++) {
+		c[i] = (bench_churn_t){.seed = 0x9e3779b97f4a7c15ull + 0x1234567ull * (uint64_t)i,
+				       .steps = bench_count(BENCH_CHURN_STEPS), .start = &start};
+		if (pthread_create(&th[i], NULL, bench_churn_run, &c[i]) != 0) {
+			fprintf(stderr, "bench_alloc: pthread_create failed\n");
+			exit(1);
+		}
+	}
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	for (int i = 0; i < N; i++) {
+		pthread_join(th[i], NULL);
+		t0 = c[i].t0 < t0 ? c[i].t0 : t0;
+		t1 = c[i].t1 > t1 ? c[i].t1 : t1;
+	}
+	pthread_barrier_destroy(&start);
+	double wall = (double)(t1 - t0);
+	printf("workload=churn2 threads=%d slots=%u steps=%lu ns_per_pair=%.2f "
+	       "ns_per_pair_thread=%.2f wall_ms=%.1f\n",
+	       N, BENCH_SLOTS, c[0].steps, wall / (double)(N * c[0].steps),
+	       wall / (double)c[0].steps, wall / 1e6);
+	fflush(stdout);
+}
+
+/* --------------------------------------------------------------- main -- */
+
+static void bench_usage(void)
+{
+	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [pairs|churn|churn2|all]...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-n") && i + 1 < argc) {
+			bench_scale = strtod(argv[++i], NULL);
+			if (!(bench_scale > 0))
+				bench_usage();
+			continue;
+		}
+		if (!strcmp(a, "-s") && i + 1 < argc) {
+			bench_only_size = strtoul(argv[++i], NULL, 10);
+			continue;
+		}
+		int all = !strcmp(a, "all");
+		if (all || !strcmp(a, "pairs"))
+			bench_pairs(), ran = 1;
+		if (all || !strcmp(a, "churn"))
+			bench_churn(), ran = 1;
+		if (all || !strcmp(a, "churn2"))
+			bench_churn2(), ran = 1;
+		if (!all && strcmp(a, "pairs") && strcmp(a, "churn") && strcmp(a, "churn2"))
+			bench_usage();
+	}
+	if (!ran) {
+		bench_pairs();
+		bench_churn();
+		bench_churn2();
+	}
+	return 0;
+}

@@ -1,0 +1,323 @@
+/*
+** test_options.c — unit tests of the MEMINST parser (alloc/alloc_options.c).
+**
+** alloc_options_parse is pure: it reads a string and fills a struct, so
+** these tests call it directly with every mode word, every key and its
+** value forms, and every kind of malformed item.  For errors they check the
+** message (one line, naming the bad item) and that nothing of a rejected
+** value reaches the caller's struct, since the library must not run with
+** half of what the user asked for.  alloc_options_unsupported is checked
+** for each feature that parses but is not built yet.
+*/
+#include <criterion/criterion.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc_int.h"
+
+/* ------------------------------------------------------------ helpers -- */
+
+static alloc_options_t opt_ok(const char *value)
+{
+	alloc_options_t o;
+	char err[ALLOC_OPTIONS_ERRMAX] = "";
+	memset(&o, 0x5a, sizeof o);
+	int rc = alloc_options_parse(value, &o, err, sizeof err);
+	cr_assert_eq(rc, 0, "MEMINST='%s' was refused: %s", value ? value : "(null)", err);
+	return o;
+}
+
+/*
+** Parse a value that must be refused; the message must be one line that
+** contains `needle` (the quoted item, or the reason), and the caller's struct
+** must be left exactly as it was.
+*/
+static void opt_bad(const char *value, const char *needle)
+{
+	alloc_options_t o, before;
+	char err[ALLOC_OPTIONS_ERRMAX];
+	memset(&o, 0xa5, sizeof o);
+	memcpy(&before, &o, sizeof o);
+	memset(err, 0, sizeof err);
+	int rc = alloc_options_parse(value, &o, err, sizeof err);
+	cr_assert_eq(rc, -1, "MEMINST='%s' was accepted", value);
+	cr_assert(strstr(err, needle), "message for '%s' lacks \"%s\": %s", value, needle, err);
+	cr_assert_null(strchr(err, '\n'), "message for '%s' is not one line: %s", value, err);
+	cr_assert(strncmp(err, "bad MEMINST ", 12) == 0, "message for '%s': %s", value, err);
+	cr_assert(memcmp(&o, &before, sizeof o) == 0, "MEMINST='%s' changed the options", value);
+}
+
+/* The item quoted as the message quotes it: 'ITEM'. */
+static void opt_bad_item(const char *value, const char *item, const char *why)
+{
+	char quoted[128];
+	snprintf(quoted, sizeof quoted, "'%s'", item);
+	opt_bad(value, quoted);
+	opt_bad(value, why);
+}
+
+/* -------------------------------------------------------------- modes -- */
+
+Test(options, modes)
+{
+	cr_assert_eq(opt_ok("off").mode, MEMINST_MODE_OFF);
+	cr_assert_eq(opt_ok("mis").mode, MEMINST_MODE_MIS);
+	cr_assert_eq(opt_ok("mim").mode, MEMINST_MODE_MIM);
+	cr_assert_eq(opt_ok("mis,mim").mode, MEMINST_MODE_MIM, "the last mode word wins");
+	cr_assert_eq(opt_ok("mim,off").mode, MEMINST_MODE_OFF, "the last mode word wins");
+}
+
+Test(options, empty_and_null_mean_off_with_defaults)
+{
+	const char *values[] = {NULL, ""};
+	for (int i = 0; i < 2; i++) {
+		alloc_options_t o = opt_ok(values[i]);
+		cr_assert_eq(o.mode, MEMINST_MODE_OFF);
+		cr_assert_eq(o.backend, ALLOC_BACKEND_SYSTEM);
+		cr_assert_eq(o.print_kinds, 0);
+		cr_assert_eq(o.interval_ns, 0);
+		cr_assert_null(o.snapshot);
+		cr_assert_not(o.quiet);
+		cr_assert_not(o.on_error_abort);
+	}
+}
+
+/* --------------------------------------------------------------- keys -- */
+
+Test(options, backend)
+{
+	cr_assert_eq(opt_ok("mis,backend=system").backend, ALLOC_BACKEND_SYSTEM);
+	cr_assert_eq(opt_ok("mis,backend=jemalloc").backend, ALLOC_BACKEND_JEMALLOC);
+	cr_assert_eq(opt_ok("backend=jemalloc,backend=system").backend, ALLOC_BACKEND_SYSTEM);
+}
+
+Test(options, durations)
+{
+	static const struct { const char *v; uint64_t ns; } cases[] = {
+		{"interval=100ms", 100000000ull}, {"interval=1s", 1000000000ull},
+		{"interval=5m", 300000000000ull}, {"interval=250us", 250000ull},
+		{"interval=7ns", 7ull}, {"interval=18446744073709551615ns", UINT64_MAX}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		cr_assert_eq(opt_ok(cases[i].v).interval_ns, cases[i].ns, "%s", cases[i].v);
+}
+
+Test(options, sizes)
+{
+	static const struct { const char *v; uint64_t bytes; } cases[] = {
+		{"alloc_sample=512k", 524288}, {"alloc_sample=1M", 1048576},
+		{"alloc_sample=524288", 524288}, {"alloc_sample=3K", 3072},
+		{"alloc_sample=2KiB", 2048}, {"alloc_sample=1m", 1048576},
+		{"alloc_sample=3MiB", 3145728}, {"alloc_sample=2G", 2147483648ull},
+		{"alloc_sample=1GiB", 1073741824ull}, {"alloc_sample=1g", 1073741824ull},
+		{"alloc_sample=9b", 9}, {"alloc_sample=9B", 9}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		cr_assert_eq(opt_ok(cases[i].v).alloc_sample, cases[i].bytes, "%s", cases[i].v);
+}
+
+Test(options, snapshot_at)
+{
+	static const struct { const char *v; unsigned set; } cases[] = {
+		{"snapshot_at=exit", ALLOC_SNAP_EXIT},
+		{"snapshot_at=peak", ALLOC_SNAP_PEAK},
+		{"snapshot_at=signal", ALLOC_SNAP_SIGNAL},
+		{"snapshot_at=exit+peak", ALLOC_SNAP_EXIT | ALLOC_SNAP_PEAK},
+		{"snapshot_at=signal+exit", ALLOC_SNAP_EXIT | ALLOC_SNAP_SIGNAL},
+		{"snapshot_at=exit+peak+signal", ALLOC_SNAP_EXIT | ALLOC_SNAP_PEAK | ALLOC_SNAP_SIGNAL},
+		{"snapshot_at=peak+peak", ALLOC_SNAP_PEAK},
+		{"snapshot_at=none", 0}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		cr_assert_eq(opt_ok(cases[i].v).snapshot_at, cases[i].set, "%s", cases[i].v);
+}
+
+Test(options, snapshot_path_implies_exit)
+{
+	const char *v = "mim,snapshot=/tmp/s.%p.db";
+	alloc_options_t o = opt_ok(v);
+	cr_assert_eq(o.snapshot_len, strlen("/tmp/s.%p.db"));
+	cr_assert(o.snapshot == v + 13, "the path is parsed in place, not copied");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_EXIT);
+	cr_assert_eq(opt_ok("snapshot=x,snapshot_at=peak").snapshot_at, ALLOC_SNAP_PEAK,
+		     "an explicit snapshot_at replaces the implied exit");
+}
+
+Test(options, print_kinds)
+{
+	static const struct { const char *v; unsigned set; } cases[] = {
+		{"print=total", 1u << MEMINST_STATUS_TOTAL},
+		{"print=allocators", 1u << MEMINST_STATUS_ALLOCATORS},
+		{"print=classes", 1u << MEMINST_STATUS_CLASSES},
+		{"print=types", 1u << MEMINST_STATUS_TYPES},
+		{"print=threads", 1u << MEMINST_STATUS_THREADS},
+		{"print=total+types", 1u << MEMINST_STATUS_TOTAL | 1u << MEMINST_STATUS_TYPES},
+		{"print=total+allocators+classes+types+threads", 0x1f}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		cr_assert_eq(opt_ok(cases[i].v).print_kinds, cases[i].set, "%s", cases[i].v);
+}
+
+Test(options, switches_and_words)
+{
+	alloc_options_t o = opt_ok("mim,on_error=abort,quiet=on,control=yes,trace=cpu,"
+				   "sample=99,sample_clock=wall,trace_file=t.%p");
+	cr_assert(o.on_error_abort);
+	cr_assert(o.quiet);
+	cr_assert(o.control);
+	cr_assert_eq(o.trace_clock, 2);
+	cr_assert_eq(o.sample_hz, 99);
+	cr_assert_eq(o.sample_clock, 1);
+	cr_assert_eq(o.trace_file_len, 6);
+	cr_assert(strncmp(o.trace_file, "t.%p", 4) == 0);
+
+	o = opt_ok("on_error=abort,on_error=report,quiet=1,quiet=off,control=0,trace=wall,"
+		   "sample_clock=cpu,sample=1");
+	cr_assert_not(o.on_error_abort);
+	cr_assert_not(o.quiet);
+	cr_assert_not(o.control);
+	cr_assert_eq(o.trace_clock, 1);
+	cr_assert_eq(o.sample_clock, 2);
+	cr_assert_eq(o.sample_hz, 1);
+	cr_assert_eq(opt_ok("sample=100000").sample_hz, 100000);
+	cr_assert(opt_ok("quiet=yes").quiet);
+	cr_assert_not(opt_ok("quiet=on,quiet=no").quiet);
+}
+
+/* ------------------------------------------------------------- errors -- */
+
+Test(options, unknown_mode_and_key)
+{
+	opt_bad_item("mix", "mix", "unknown mode");
+	opt_bad_item("mim,MIM", "MIM", "unknown mode");
+	opt_bad_item("mim,colour=red", "colour=red", "unknown key");
+	opt_bad_item("=mis", "=mis", "unknown key");
+}
+
+Test(options, empty_items_and_values)
+{
+	opt_bad("mim,,mis", "empty item");
+	opt_bad("mim,,mis", "'mim,,mis'");
+	opt_bad(",mim", "empty item");
+	opt_bad("mim,", "empty item");
+	opt_bad(",", "empty item");
+	opt_bad_item("mim,interval=", "interval=", "empty value");
+	opt_bad_item("backend=", "backend=", "empty value");
+	opt_bad_item("snapshot=", "snapshot=", "empty value");
+}
+
+Test(options, bad_durations)
+{
+	opt_bad_item("mim,interval=5x", "interval=5x", "unknown unit");
+	opt_bad_item("interval=5", "interval=5", "missing unit");
+	opt_bad_item("interval=0s", "interval=0s", "above zero");
+	opt_bad_item("interval=0ms", "interval=0ms", "above zero");
+	opt_bad_item("interval=ms", "interval=ms", "expected a duration");
+	opt_bad_item("interval=-1s", "interval=-1s", "expected a duration");
+	opt_bad_item("interval=1 s", "interval=1 s", "unknown unit");
+	opt_bad_item("interval=1S", "interval=1S", "unknown unit");
+	opt_bad_item("interval=18446744073709551615m", "interval=18446744073709551615m",
+		     "too large");
+	opt_bad_item("interval=99999999999999999999ns", "interval=99999999999999999999ns",
+		     "expected a duration");
+}
+
+Test(options, bad_sizes)
+{
+	opt_bad_item("alloc_sample=99999999999999999999G", "alloc_sample=99999999999999999999G",
+		     "expected a size");
+	opt_bad_item("alloc_sample=17179869184G", "alloc_sample=17179869184G", "too large");
+	opt_bad_item("alloc_sample=0", "alloc_sample=0", "above zero");
+	opt_bad_item("alloc_sample=0k", "alloc_sample=0k", "above zero");
+	opt_bad_item("alloc_sample=5x", "alloc_sample=5x", "unknown size unit");
+	opt_bad_item("alloc_sample=5KB", "alloc_sample=5KB", "unknown size unit");
+	opt_bad_item("alloc_sample=k", "alloc_sample=k", "expected a size");
+}
+
+Test(options, bad_words)
+{
+	opt_bad_item("snapshot_at=exit+never", "snapshot_at=exit+never", "exit, peak, signal");
+	opt_bad_item("snapshot_at=exit+", "snapshot_at=exit+", "exit, peak, signal");
+	opt_bad_item("snapshot_at=exit+none", "snapshot_at=exit+none", "exit, peak, signal");
+	opt_bad_item("print=total+heap", "print=total+heap", "total, allocators");
+	opt_bad_item("print=+total", "print=+total", "total, allocators");
+	opt_bad_item("backend=tcmalloc", "backend=tcmalloc", "system or jemalloc");
+	opt_bad_item("trace=gpu", "trace=gpu", "wall or cpu");
+	opt_bad_item("sample_clock=gpu", "sample_clock=gpu", "cpu or wall");
+	opt_bad_item("on_error=ignore", "on_error=ignore", "report or abort");
+	opt_bad_item("quiet=maybe", "quiet=maybe", "on or off");
+	opt_bad_item("control=2", "control=2", "on or off");
+}
+
+Test(options, sample_rate_range)
+{
+	opt_bad_item("sample=0", "sample=0", "from 1 to 100000");
+	opt_bad_item("sample=100001", "sample=100001", "from 1 to 100000");
+	opt_bad_item("sample=10hz", "sample=10hz", "from 1 to 100000");
+	opt_bad_item("sample=-5", "sample=-5", "from 1 to 100000");
+	opt_bad_item("sample=99999999999999999999", "sample=99999999999999999999",
+		     "from 1 to 100000");
+}
+
+/* A refused value is refused whole: nothing before or after the bad item
+** is applied (opt_bad checks the struct is untouched). */
+Test(options, good_items_around_a_bad_one_are_not_applied)
+{
+	opt_bad_item("mim,interval=5x,backend=jemalloc", "interval=5x", "unknown unit");
+	opt_bad_item("backend=jemalloc,print=total,quiet=on,mis,bogus", "bogus", "unknown mode");
+	opt_bad_item("bogus=1,mim", "bogus=1", "unknown key");
+}
+
+Test(options, long_item_is_cut_in_the_message)
+{
+	char value[400], err[ALLOC_OPTIONS_ERRMAX];
+	alloc_options_t o;
+	memcpy(value, "snapshot_at=", 12);
+	memset(value + 12, 'z', sizeof value - 13);
+	value[sizeof value - 1] = 0;
+	cr_assert_eq(alloc_options_parse(value, &o, err, sizeof err), -1);
+	cr_assert(strstr(err, "'snapshot_at=zzz"), "%s", err);
+	cr_assert(strstr(err, "...'"), "a long item is cut with '...': %s", err);
+	cr_assert_lt(strlen(err), sizeof err - 1, "the reason was cut off: %s", err);
+	cr_assert(strstr(err, "exit, peak, signal"), "%s", err);
+}
+
+Test(options, small_error_buffer_is_terminated)
+{
+	char err[16];
+	alloc_options_t o;
+	memset(err, 'X', sizeof err);
+	cr_assert_eq(alloc_options_parse("interval=5x", &o, err, sizeof err), -1);
+	cr_assert_eq(strlen(err), sizeof err - 1);
+	cr_assert_str_eq(err, "bad MEMINST ite");
+}
+
+/* -------------------------------------------------------- unsupported -- */
+
+Test(options, unsupported_features_are_named)
+{
+	static const struct { const char *v; const char *what; } cases[] = {
+		{"mim,snapshot=x.db", "snapshot"}, {"snapshot_at=peak", "snapshot"},
+		{"interval=1s", "interval"}, {"trace=wall", "trace"},
+		{"sample=10", "sample"}, {"sample_clock=cpu", "sample"},
+		{"alloc_sample=1M", "alloc_sample"}, {"trace_file=t", "trace_file"},
+		{"control=on", "control"}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		alloc_options_t o = opt_ok(cases[i].v);
+		char err[ALLOC_OPTIONS_ERRMAX] = "";
+		cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), -1, "%s", cases[i].v);
+		cr_assert(strstr(err, cases[i].what), "%s: %s", cases[i].v, err);
+		cr_assert(strstr(err, "not yet supported"), "%s: %s", cases[i].v, err);
+		cr_assert_null(strchr(err, '\n'), "%s: %s", cases[i].v, err);
+	}
+}
+
+Test(options, supported_settings_pass)
+{
+	static const char *const values[] = {
+		NULL, "", "off", "mis", "mim", "mim,backend=jemalloc", "mis,print=total+types",
+		"mim,on_error=abort,quiet=on", "control=off", "snapshot_at=none"};
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+		alloc_options_t o = opt_ok(values[i]);
+		char err[ALLOC_OPTIONS_ERRMAX] = "";
+		cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), 0, "%s: %s",
+			     values[i] ? values[i] : "(null)", err);
+	}
+}

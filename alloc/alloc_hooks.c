@@ -300,3 +300,30 @@ DELETE_3(_ZdlPvmSt11align_val_t, size_t, size_t) /* delete(void*, size_t, al)   
 DELETE_3(_ZdaPvmSt11align_val_t, size_t, size_t)
 DELETE_3(_ZdlPvSt11align_val_tRKSt9nothrow_t, size_t, const void *)
 DELETE_3(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t, const void *)
+
+/* ----------------------------------------------------------- dlopen ---- */
+
+/*
+** RTLD_DEEPBIND makes a library look up symbols in its own dependencies
+** first, so its malloc and free bind to libc's and bypass us: a block
+** crossing between it and the rest of the program would reach the wrong
+** allocator.  While instrumenting, the flag is removed, with a warning
+** (heaptrack does the same).  The real dlopen is reached by a tail call so
+** that it still sees the original caller, whose RUNPATH it uses.
+*/
+ALLOC_EXPORT void *dlopen(const char *file, int flags)
+{
+	static void *(*real_dlopen)(const char *, int);
+	if (unlikely(!real_dlopen)) {
+		void *fn = dlsym(RTLD_NEXT, "dlopen");
+		memcpy(&real_dlopen, &fn, sizeof fn);
+	}
+	if (unlikely(flags & RTLD_DEEPBIND) && READY() && !OFF()) {
+		static _Atomic int warned;
+		if (!atomic_exchange(&warned, 1))
+			alloc_log("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "
+				  "allocations go through meminst", file ? file : "NULL");
+		flags &= ~RTLD_DEEPBIND;
+	}
+	return real_dlopen(file, flags);
+}

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #define TAG_CLASS_MAX (1u << 16)
-#define TAG_NAME_ARENA (1u << 20)
+#define TAG_NAME_CHUNK (1u << 20)
 
 typedef struct tag_class_s {
 	uintptr_t module_base; /* 0 for registered classes */
@@ -35,8 +35,11 @@ typedef struct tag_class_s {
 } tag_class_t;
 
 typedef struct tag_type_s {
-	uintptr_t site;  /* automatic types */
-	const char *name; /* registered types */
+	uintptr_t site;    /* automatic types */
+	const char *name;  /* registered types                                */
+	const char *descr; /* automatic types: "function+0xoff (module)", kept
+			      from when the site was first seen, so it stays
+			      right after the module is unloaded              */
 	uint32_t class_no;
 } tag_type_t;
 
@@ -88,7 +91,7 @@ int alloc_tags_init(void)
 	tag.types = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(tag_type_t));
 	alloc_type_classes = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(uint32_t));
 	tag.threads = alloc_sys_map((size_t)(ALLOC_THREAD_MAX + 1) * sizeof(tag_thread_t));
-	tag.names = alloc_sys_map(TAG_NAME_ARENA);
+	tag.names = alloc_sys_map(TAG_NAME_CHUNK);
 	tag_sites_t *s = tag_sites_new(4096);
 	if (!tag.classes || !tag.types || !alloc_type_classes || !tag.threads || !tag.names || !s)
 		return -1;
@@ -102,12 +105,18 @@ int alloc_tags_init(void)
 	return 0;
 }
 
-/* Copy a name into the name arena.  Tag lock held. */
+/* Copy a name into the name arena, a chain of mmap'd chunks that are never
+** freed (names are referenced for the life of the process).  Tag lock held. */
 static const char *tag_intern(const char *name)
 {
 	size_t n = strnlen(name, MEMINST_NAME_MAX - 1);
-	if (tag.names_used + n + 1 > TAG_NAME_ARENA)
-		return "(name arena full)";
+	if (tag.names_used + n + 1 > TAG_NAME_CHUNK) {
+		char *chunk = alloc_sys_map(TAG_NAME_CHUNK);
+		if (!chunk)
+			return "(out of memory for names)";
+		tag.names = chunk;
+		tag.names_used = 0;
+	}
 	char *p = tag.names + tag.names_used;
 	memcpy(p, name, n);
 	p[n] = 0;
@@ -196,8 +205,10 @@ static tag_sites_t *tag_sites_reserve(tag_sites_t *s)
 	return bigger;
 }
 
-/* The module of a code address, found before taking the tag lock. */
-static void tag_module_of(uintptr_t site, uintptr_t *base, char *path, size_t len)
+/* The module and description of a code address, found before taking the
+** tag lock (dladdr takes the loader's lock). */
+static void tag_module_of(uintptr_t site, uintptr_t *base, char *path, size_t len,
+			  char *descr, size_t dlen)
 {
 	Dl_info info;
 	int ok;
@@ -212,6 +223,17 @@ static void tag_module_of(uintptr_t site, uintptr_t *base, char *path, size_t le
 		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, len - 1);
 		path[n > 0 ? n : 0] = 0;
 	}
+	if (!descr)
+		return;
+	const char *mod = strrchr(path, '/');
+	mod = mod ? mod + 1 : path;
+	if (!ok)
+		alloc_fmt(descr, dlen, "%p", (void *)site);
+	else if (info.dli_sname)
+		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", info.dli_sname,
+			  (unsigned long)(site - (uintptr_t)info.dli_saddr), mod);
+	else
+		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(site - *base), mod);
 }
 
 /*
@@ -225,8 +247,8 @@ uint32_t alloc_type_of_site(uintptr_t site)
 	if (likely(t))
 		return t;
 	uintptr_t base;
-	char path[256];
-	tag_module_of(site, &base, path, sizeof path);
+	char path[256], descr[MEMINST_NAME_MAX];
+	tag_module_of(site, &base, path, sizeof path, descr, sizeof descr);
 	pthread_mutex_lock(&tag.lock);
 	tag_sites_t *s = atomic_load(&tag.sites);
 	t = tag_sites_find(s, site);
@@ -235,6 +257,7 @@ uint32_t alloc_type_of_site(uintptr_t site)
 		t = n < ALLOC_TYPE_MAX ? n : ALLOC_TYPE_MAX;
 		if (t == n) {
 			tag.types[n].site = site;
+			tag.types[n].descr = tag_intern(descr);
 			tag.types[n].class_no = base ? tag_class_of_module(base, path) : 0;
 			alloc_type_classes[n] = tag.types[n].class_no;
 			atomic_store(&tag.ntypes, n + 1);
@@ -251,7 +274,7 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 	uintptr_t base = 0;
 	char path[256] = "";
 	if (class_no < 0)
-		tag_module_of(site, &base, path, sizeof path);
+		tag_module_of(site, &base, path, sizeof path, NULL, 0);
 	pthread_mutex_lock(&tag.lock);
 	uint32_t cls = class_no >= 0 ? (uint32_t)class_no : base ? tag_class_of_module(base, path) : 0;
 	uint32_t n = atomic_load(&tag.ntypes), found = 0;
@@ -347,8 +370,10 @@ void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len)
 	case ALLOC_K_TYPE:
 		if (tag.types[id].name)
 			alloc_fmt(buf, len, "%s", tag.types[id].name);
+		else if (tag.types[id].descr)
+			alloc_fmt(buf, len, "%s", tag.types[id].descr);
 		else
-			alloc_sys_describe(tag.types[id].site, buf, len);
+			alloc_fmt(buf, len, "%p", (void *)tag.types[id].site);
 		break;
 	case ALLOC_K_THREAD: {
 		tag_thread_t *t = &tag.threads[id];

@@ -1,0 +1,187 @@
+# lib.sh — shared helpers of the integration tests, sourced by each test:
+#     . "$top_srcdir/tests/integration/lib.sh"
+#
+# A test runs one command (usually a shell function) once without the
+# preload, as the reference, then once per mode x backend with libmeminst
+# preloaded, and compares exit status and stdout.  Each case prints one line,
+#     ok    python3 mim/jemalloc
+#     FAIL  python3 mis/system: stdout differs
+# followed, on failure, by the evidence (diff, stderr) indented with "  | ".
+# mi_finish prints the closing pass/fail/skip line and exits 0, 1 or 77.
+#
+# Environment (AM_TESTS_ENVIRONMENT sets the first four):
+#   top_builddir, top_srcdir  absolute paths
+#   MEMINST_LIB               the libmeminst.so to preload
+#   MEMINST_BACKENDS          "system jemalloc" or "system"
+#   MEMINST_TEST_PREFIX       put in front of every instrumented program,
+#                             e.g. "valgrind" or "gdb --args"; it runs with
+#                             LD_PRELOAD and MEMINST already set, so a
+#                             debugger hands both to its inferior.  The
+#                             time limit is off while a prefix is set.
+#   MEMINST_TEST_MODES        the modes to loop over (default: off mis mim)
+#   MEMINST_TEST_TIMEOUT      seconds one program may run (default 300)
+#   MEMINST_TEST_KEEP=1       keep the scratch directory for inspection
+
+set -u
+
+: "${top_builddir:?run the integration tests through make check}"
+: "${top_srcdir:?run the integration tests through make check}"
+: "${MEMINST_LIB:=$top_builddir/alloc/.libs/libmeminst.so}"
+: "${MEMINST_BACKENDS:=system}"
+: "${MEMINST_TEST_PREFIX:=}"
+: "${MEMINST_TEST_MODES:=off mis mim}"
+: "${MEMINST_TEST_TIMEOUT:=300}"
+
+# The reference run must not inherit instrumentation from the caller.
+unset MEMINST LD_PRELOAD MI_MEMINST
+# An aborting case (on_error=abort) must not leave core files behind.
+ulimit -c 0 2>/dev/null
+
+MI_NAME=$(basename "$0" .sh)
+MI_TARGETS=$top_builddir/tests/targets
+MI_PASS=0 MI_FAIL=0 MI_SKIP=0
+
+if [ -n "$MEMINST_TEST_PREFIX" ] || ! command -v timeout >/dev/null; then
+	MI_TIMEOUT=
+else
+	MI_TIMEOUT="timeout -k 10 $MEMINST_TEST_TIMEOUT"
+fi
+
+MI_TMP=$(mktemp -d "${TMPDIR:-/tmp}/meminst-$MI_NAME.XXXXXX") || exit 99
+mi_cleanup() {
+	if [ "${MEMINST_TEST_KEEP:-0}" = 1 ]; then
+		echo "scratch directory kept: $MI_TMP"
+	else
+		rm -rf "$MI_TMP"
+	fi
+}
+trap mi_cleanup EXIT
+trap 'exit 99' HUP INT TERM
+
+if [ ! -f "$MEMINST_LIB" ]; then
+	echo "error: $MEMINST_LIB not found (build the library first)"
+	exit 99
+fi
+
+# ------------------------------------------------------------- running --
+
+# mi_x PROGRAM ARGS...: run a program under the current case's settings:
+# uninstrumented when MI_MEMINST is unset, else preloaded with
+# MEMINST=$MI_MEMINST.  Every program a case runs goes through mi_x, so that
+# shell helpers (mkdir, cat…) stay uninstrumented while children of the
+# program (git's, gcc's) inherit the preload through the environment.
+mi_x() {
+	if [ -z "${MI_MEMINST+set}" ]; then
+		$MI_TIMEOUT "$@"
+	else
+		$MI_TIMEOUT env LD_PRELOAD="$MEMINST_LIB" MEMINST="$MI_MEMINST" \
+			$MEMINST_TEST_PREFIX "$@"
+	fi
+}
+
+# mi_need PATH [PACKAGE]: skip the whole test when a program is missing.
+mi_need() {
+	if [ ! -x "$1" ]; then
+		echo "skip  $MI_NAME: $1 is not installed${2:+ (apt-get install $2)}"
+		exit 77
+	fi
+}
+
+# ------------------------------------------------------------- results --
+
+mi_ok() {
+	echo "ok    $1"
+	MI_PASS=$((MI_PASS + 1))
+}
+
+mi_skip() {
+	echo "skip  $1: $2"
+	MI_SKIP=$((MI_SKIP + 1))
+}
+
+# mi_fail LABEL WHY [FILE TITLE]...: a failed case and its evidence.
+mi_fail() {
+	echo "FAIL  $1: $2"
+	MI_FAIL=$((MI_FAIL + 1))
+	shift 2
+	while [ $# -ge 2 ]; do
+		if [ -s "$1" ]; then
+			echo "  | --- $2 (last 25 lines)"
+			tail -n 25 "$1" | sed 's/^/  | /'
+		fi
+		shift 2
+	done
+}
+
+# mi_verdict LABEL WHY [FILE TITLE]...: ok when WHY is empty, else FAIL.
+mi_verdict() {
+	if [ -z "$2" ]; then
+		mi_ok "$1"
+	else
+		mi_fail "$@"
+	fi
+}
+
+# mi_finish: the closing line; exit 1 on any failure, 77 if all skipped.
+mi_finish() {
+	echo "$MI_NAME: pass $MI_PASS, fail $MI_FAIL, skip $MI_SKIP"
+	if [ "$MI_FAIL" -gt 0 ]; then
+		exit 1
+	elif [ "$MI_PASS" -eq 0 ]; then
+		exit 77
+	fi
+	exit 0
+}
+
+# ---------------------------------------------------------- comparison --
+
+# mi_why_add TEXT: append a reason to $why.
+mi_why_add() {
+	why="${why:+$why; }$1"
+}
+
+# mi_reference NAME COMMAND...: the uninstrumented run.  It must exit 0
+# and print something, or the comparison would prove nothing.
+mi_reference() {
+	mi_ref_name=$1
+	shift
+	(unset MI_MEMINST; "$@") >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
+	mi_ref_rc=$?
+	if [ "$mi_ref_rc" -ne 0 ] || [ ! -s "$MI_TMP/ref.out" ]; then
+		mi_fail "$mi_ref_name (uninstrumented)" \
+			"the reference run exited $mi_ref_rc with $(wc -c <"$MI_TMP/ref.out") bytes of output" \
+			"$MI_TMP/ref.err" stderr
+		return 1
+	fi
+}
+
+# mi_case LABEL MEMINST COMMAND...: one instrumented run, compared with
+# the last reference: same exit status, same stdout, and not one line of
+# complaint from meminst on stderr.
+mi_case() {
+	label=$1 MI_MEMINST=$2
+	shift 2
+	("$@") >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	[ "$rc" -eq "$mi_ref_rc" ] ||
+		mi_why_add "exit status $rc, uninstrumented $mi_ref_rc"
+	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+	grep -q '^meminst:' "$MI_TMP/run.err" && mi_why_add "meminst complained"
+	diff -u "$MI_TMP/ref.out" "$MI_TMP/run.out" >"$MI_TMP/run.diff" 2>&1
+	mi_verdict "$label" "$why" "$MI_TMP/run.diff" "stdout diff" \
+		"$MI_TMP/run.err" stderr
+}
+
+# mi_compare NAME COMMAND...: the reference, then every mode x backend.
+mi_compare() {
+	mi_name=$1
+	shift
+	mi_reference "$mi_name" "$@" || return 1
+	for mode in $MEMINST_TEST_MODES; do
+		for backend in $MEMINST_BACKENDS; do
+			mi_case "$mi_name $mode/$backend" "$mode,backend=$backend" "$@"
+		done
+	done
+}

@@ -1,0 +1,145 @@
+/*
+** test_fmt.c — unit tests of alloc_fmt, the malloc-free printf subset in
+** alloc/alloc_sys.c that every message and status table goes through.
+**
+** Each conversion is checked against a literal expected string (which is
+** also what glibc's snprintf prints for it), then truncation: the output is
+** cut to the buffer, always NUL-terminated, nothing is written past the
+** buffer, and the return value is the length the full output wanted, as
+** with snprintf.
+*/
+#include <criterion/criterion.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc_int.h"
+
+/*
+** Format with alloc_fmt and with snprintf; both must give `want`, and
+** alloc_fmt must return its length.  A macro so that the arguments keep
+** their types and a failure points at the line of the case.
+*/
+#define FMT_EQ(want, ...)                                                         \
+	do {                                                                     \
+		char got_[160], libc_[160];                                      \
+		int n_ = alloc_fmt(got_, sizeof got_, __VA_ARGS__);              \
+		snprintf(libc_, sizeof libc_, __VA_ARGS__);                      \
+		cr_assert_str_eq(libc_, want, "the case itself is wrong");       \
+		cr_assert_str_eq(got_, want, "alloc_fmt(%s)", #__VA_ARGS__);     \
+		cr_assert_eq(n_, (int)strlen(want), "return of alloc_fmt(%s)",   \
+			     #__VA_ARGS__);                                      \
+	} while (0)
+
+Test(fmt, strings)
+{
+	FMT_EQ("abc", "%s", "abc");
+	FMT_EQ("[abc]", "[%s]", "abc");
+	FMT_EQ("     abc", "%8s", "abc");
+	FMT_EQ("abc     |", "%-8s|", "abc");
+	FMT_EQ("abcdef", "%2s", "abcdef");
+	FMT_EQ("", "%s", "");
+	FMT_EQ("(null)", "%s", (char *)NULL);
+	FMT_EQ("x=Q%", "x=%c%%", 'Q');
+	FMT_EQ("plain text", "plain text");
+}
+
+Test(fmt, signed)
+{
+	FMT_EQ("0", "%d", 0);
+	FMT_EQ("-1", "%d", -1);
+	FMT_EQ("2147483647", "%d", INT_MAX);
+	FMT_EQ("-2147483648", "%d", INT_MIN);
+	FMT_EQ("17", "%i", 17);
+	FMT_EQ("   42", "%5d", 42);
+	FMT_EQ("  -42", "%5d", -42);
+	FMT_EQ("42   |", "%-5d|", 42);
+	FMT_EQ("00042", "%05d", 42);
+	FMT_EQ("42   |", "%-05d|", 42);
+	FMT_EQ("123456", "%3d", 123456);
+	FMT_EQ("-9223372036854775808", "%lld", LLONG_MIN);
+	FMT_EQ("9223372036854775807", "%lld", LLONG_MAX);
+	FMT_EQ("-5", "%ld", -5L);
+}
+
+Test(fmt, unsigned_and_hex)
+{
+	FMT_EQ("4294967295", "%u", UINT_MAX);
+	FMT_EQ("deadbeef", "%x", 0xdeadbeefu);
+	FMT_EQ("0000beef", "%08x", 0xbeefu);
+	FMT_EQ("ff    |", "%-6x|", 0xffu);
+	FMT_EQ("0", "%x", 0u);
+	FMT_EQ("18446744073709551615", "%zu", SIZE_MAX);
+	FMT_EQ("18446744073709551615", "%llu", ULLONG_MAX);
+	FMT_EQ("18446744073709551615", "%lu", ULONG_MAX);
+	FMT_EQ("ffffffffffffffff", "%lx", ULONG_MAX);
+	FMT_EQ("     4096", "%9zu", (size_t)4096);
+	FMT_EQ("000000000001", "%012llu", 1ull);
+	FMT_EQ("    1024 B", "%8u B", 1024u);
+}
+
+Test(fmt, pointers_and_star_width)
+{
+	FMT_EQ("0x1234", "%p", (void *)0x1234);
+	FMT_EQ("0x7fffdeadbee0", "%p", (void *)0x7fffdeadbee0);
+	FMT_EQ("    42", "%*d", 6, 42);
+	FMT_EQ("42    |", "%-*d|", 6, 42);
+	FMT_EQ("no 7 name    x 3 size", "no %u %-8s x %d %s", 7u, "name", 3, "size");
+}
+
+/* Conversions outside the subset are shown, not guessed at: the arguments
+** that follow stay in step. */
+Test(fmt, unknown_conversion_is_shown)
+{
+	char buf[64];
+	int n = alloc_fmt(buf, sizeof buf, "%q %d", 5);
+	cr_assert_str_eq(buf, "%q 5");
+	cr_assert_eq(n, 4);
+	n = alloc_fmt(buf, sizeof buf, "100%");
+	cr_assert_str_eq(buf, "100%");
+	cr_assert_eq(n, 4);
+}
+
+/* ---------------------------------------------------------- truncation -- */
+
+Test(fmt, truncates_and_terminates)
+{
+	char buf[16];
+	memset(buf, '#', sizeof buf);
+	int n = alloc_fmt(buf, 8, "%s", "hello world");
+	cr_assert_eq(n, 11, "returns the wanted length");
+	cr_assert_str_eq(buf, "hello w");
+	for (size_t i = 8; i < sizeof buf; i++)
+		cr_assert_eq(buf[i], '#', "wrote past the buffer at %zu", i);
+
+	memset(buf, '#', sizeof buf);
+	cr_assert_eq(alloc_fmt(buf, 12, "hello %s", "world"), 11);
+	cr_assert_str_eq(buf, "hello world");
+	cr_assert_eq(alloc_fmt(buf, 11, "hello %s", "world"), 11);
+	cr_assert_str_eq(buf, "hello worl");
+	cr_assert_eq(alloc_fmt(buf, 4, "%d", -123456), 7);
+	cr_assert_str_eq(buf, "-12");
+	cr_assert_eq(alloc_fmt(buf, 5, "%8x", 0xabcu), 8);
+	cr_assert_str_eq(buf, "    ");
+}
+
+Test(fmt, tiny_buffers)
+{
+	char buf[4] = "###";
+	cr_assert_eq(alloc_fmt(buf, 1, "%s", "abc"), 3);
+	cr_assert_eq(buf[0], 0, "a one-byte buffer holds the terminator");
+	cr_assert_eq(buf[1], '#');
+
+	memcpy(buf, "###", 4);
+	cr_assert_eq(alloc_fmt(buf, 0, "%d", 12345), 5, "length 0 still measures");
+	cr_assert_str_eq(buf, "###", "length 0 writes nothing");
+}
+
+/* KNOWN BUG (reported): '0' padding goes before the minus sign, "00-42".
+** Enable when alloc_sys.c's fmt_num pads after the sign. */
+Test(fmt, zero_pad_negative, .disabled = true)
+{
+	FMT_EQ("-0042", "%05d", -42);
+}

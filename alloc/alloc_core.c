@@ -290,15 +290,23 @@ static bool core_untrack(void *user, uint64_t meta)
 }
 
 enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
+#define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
 
-/* Does `user` carry a live header of ours?  Never faults on a foreign
-** pointer whose header would lie on another page. */
+/*
+** Does `user` carry a live header of ours?  A pointer near the start of a
+** page is probed before its header is read: large blocks sit there (the
+** backends hand them out page-aligned, glibc 16 bytes in), and once freed
+** their pages are unmapped, so a double free of a large block, like a wild
+** pointer into an unmapped page, would otherwise fault.  Elsewhere on a page
+** the header shares the page with the block; only a wild pointer into an
+** unmapped page at another offset can still fault, as it does under glibc.
+*/
 static enum core_verdict core_verify(const void *user, uint64_t *meta)
 {
 	if (((uintptr_t)user & 15) != 0)
 		return CORE_FOREIGN;
 	const alloc_hdr_t *h = core_hdr(user);
-	if (((uintptr_t)user & 4095) < sizeof *h && !alloc_readable(h, sizeof *h))
+	if (unlikely(((uintptr_t)user & 4095) <= CORE_PAGE_START_ZONE) && !alloc_readable(h, sizeof *h))
 		return CORE_FOREIGN;
 	uint64_t m = h->meta;
 	if (unlikely((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m)))

@@ -22,7 +22,7 @@ static bool opt_is(opt_span_t s, const char *word)
 	return strlen(word) == s.n && memcmp(s.p, word, s.n) == 0;
 }
 
-/* The message quotes the item (cut at 90 characters) and says why. */
+/* The message quotes the item (cut at 92 characters) and says why. */
 #define OPT_FAIL(why) opt_fail_item(err, errlen, item, why)
 static int opt_fail_item(char *err, size_t errlen, opt_span_t item, const char *why)
 {

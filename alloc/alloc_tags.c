@@ -148,7 +148,7 @@ int alloc_class_register(const char *name)
 	uint32_t n = atomic_load(&tag.nclasses);
 	int found = -1;
 	for (uint32_t c = 1; c < n && found < 0; c++)
-		if (tag.classes[c].module_base == 0 && strcmp(tag.classes[c].name, name) == 0)
+		if (tag.classes[c].module_base == 0 && strncmp(tag.classes[c].name, name, MEMINST_NAME_MAX - 1) == 0)
 			found = (int)c;
 	if (found < 0 && n < TAG_CLASS_MAX) {
 		tag.classes[n].name = tag_intern(name);
@@ -281,7 +281,7 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 	if (cls >= atomic_load(&tag.nclasses))
 		goto out;
 	for (uint32_t t = 1; t < n && !found; t++)
-		if (tag.types[t].name && tag.types[t].class_no == cls && strcmp(tag.types[t].name, name) == 0)
+		if (tag.types[t].name && tag.types[t].class_no == cls && strncmp(tag.types[t].name, name, MEMINST_NAME_MAX - 1) == 0)
 			found = t;
 	if (!found && n < ALLOC_TYPE_MAX) {
 		tag.types[n].name = tag_intern(name);

@@ -133,9 +133,11 @@ static inline void meminst__scope_end(meminst_type_t *previous)
 {
 	meminst_type_pop(*previous);
 }
+#define MEMINST__CAT2(a, b) a##b
+#define MEMINST__CAT(a, b) MEMINST__CAT2(a, b)
 /* Tag every allocation until the end of the enclosing C block with `type`. */
 #define MEMINST_TYPE_SCOPE(type)                                               \
-	meminst_type_t meminst__scope_##__LINE__                               \
+	meminst_type_t MEMINST__CAT(meminst__scope_, __COUNTER__)              \
 	    __attribute__((cleanup(meminst__scope_end), unused)) =             \
 		meminst_type_push(type)
 #endif

@@ -222,6 +222,30 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 /* ------------------------------------------------------ block life ----- */
 
 /* Count a block whose header is written, and link it into the map. */
+/*
+** mis mode counts without a lock; `counting` tells a fork in progress to
+** wait until the five updates are done (see thread_quiesce_counting).
+*/
+static inline void core_count_unlocked(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+{
+	if (unlikely(!t)) {
+		core_count(t, meta, size, sign);
+		return;
+	}
+	for (;;) {
+		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
+		if (unlikely(alloc_fork_fence))
+			atomic_thread_fence(memory_order_seq_cst);
+		atomic_signal_fence(memory_order_seq_cst);
+		if (likely(!atomic_load_explicit(&alloc_forking, memory_order_relaxed)))
+			break;
+		atomic_store_explicit(&t->counting, 0, memory_order_release);
+		alloc_fork_wait();
+	}
+	core_count(t, meta, size, sign);
+	atomic_store_explicit(&t->counting, 0, memory_order_release);
+}
+
 static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, size_t size)
 {
 	if (alloc_mode == MEMINST_MODE_MIM) {
@@ -231,7 +255,7 @@ static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, si
 		core_count(t, meta, size, +1);
 		alloc_map_unlock(shard);
 	} else {
-		core_count(t, meta, size, +1);
+		core_count_unlocked(t, meta, size, +1);
 	}
 }
 
@@ -284,12 +308,31 @@ static bool core_untrack(void *user, uint64_t meta)
 		alloc_map_unlock(shard);
 	} else {
 		h->meta = meta | ALLOC_META_FREED;
-		core_count(t, meta, h->size, -1);
+		core_count_unlocked(t, meta, h->size, -1);
 	}
 	return true;
 }
 
 enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
+
+/*
+** Fields that passed the 10-bit check must also make sense: this turns the
+** one-in-a-thousand chance of taking foreign bytes (a zeroed page, glibc's
+** tcache key written over a freed header) for a header into a negligible one.
+*/
+static inline bool core_meta_plausible(uint64_t m, uint64_t size)
+{
+	unsigned pad = alloc_meta_pad_log2(m);
+	if (alloc_meta_allocator(m) >= ALLOC_A_COUNT || pad < core_log2(alloc_hdr_size) ||
+	    pad > 40 || size > (1ull << 47))
+		return false;
+	if (m & ALLOC_META_UNTRACKED)
+		return alloc_meta_type(m) == 0 && alloc_meta_thread(m) == 0;
+	uint32_t ntypes = atomic_load_explicit(&alloc_ntypes, memory_order_relaxed);
+	uint32_t nthreads = atomic_load_explicit(&alloc_nthreads, memory_order_relaxed);
+	return (alloc_meta_type(m) < ntypes || alloc_meta_type(m) == ALLOC_TYPE_MAX) &&
+	       (alloc_meta_thread(m) < nthreads || alloc_meta_thread(m) == ALLOC_THREAD_MAX);
+}
 #define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
 
 /*
@@ -311,6 +354,8 @@ static enum core_verdict core_verify(const void *user, uint64_t *meta)
 	uint64_t m = h->meta;
 	if (unlikely((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m)))
 		return CORE_FOREIGN;
+	if (unlikely(!core_meta_plausible(m, h->size)))
+		return CORE_FOREIGN;
 	*meta = m;
 	return (m & ALLOC_META_FREED) ? CORE_DOUBLE : CORE_OK;
 }
@@ -324,10 +369,11 @@ static ALLOC_NOINLINE void core_report(enum core_verdict v, const char *op, void
 		char where[160];
 		int saved_errno = errno;
 		alloc_sys_describe(site, where, sizeof where);
-		alloc_log("%s of %p in thread %u (tid %d), called from %s: %s; ignored", op, user,
+		alloc_log("%s of %p in thread %u (tid %d), called from %s: %s; %s", op, user,
 			  alloc_tls.thread_no, (int)alloc_sys_gettid(), where,
 			  v == CORE_DOUBLE ? "the block was already freed"
-					   : "not a block allocated by meminst, or already freed");
+					   : "not a block allocated by meminst, or already freed",
+			  alloc_opts.on_error_abort ? "aborting" : "ignored");
 		if (n == CORE_REPORT_MAX)
 			alloc_log("further invalid frees are counted but not shown");
 		errno = saved_errno;

@@ -66,6 +66,7 @@ typedef struct alloc_options_s {
 	const char *snapshot;   /* snapshot=PATH (not yet supported)        */
 	size_t snapshot_len;
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
+	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
 	uint64_t interval_ns;   /* interval=DURATION                        */
 	int trace_clock;        /* 0 none, 1 wall, 2 cpu                    */
 	unsigned sample_hz;
@@ -231,6 +232,7 @@ struct alloc_thread_s {
 	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
 	uint32_t thread_no;
 	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
+	_Atomic int counting;  /* mis mode: inside core_count (see alloc_fork)    */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
@@ -255,7 +257,9 @@ int alloc_thread_init(void);
 void alloc_thread_lock_registry(void);
 void alloc_thread_unlock_registry(void);
 alloc_thread_t *alloc_thread_first(void);  /* registry held */
-void alloc_thread_exit_all(void);          /* at process exit: flush all  */
+extern _Atomic int alloc_forking;   /* a fork is copying the process       */
+extern bool alloc_fork_fence;       /* no membarrier: fence on the hot path */
+void alloc_fork_wait(void);
 
 /* Recursion guard: every path from a hook into code that may re-enter
 ** malloc (libc, dladdr, the loader) runs inside it. */
@@ -268,6 +272,7 @@ static inline void alloc_guard_exit(void) { alloc_tls.guard--; }
 int alloc_tags_init(void);
 uint32_t alloc_type_of_site(uintptr_t site);  /* may take the tag lock */
 extern uint32_t *alloc_type_classes; /* class of each type, by type number */
+extern _Atomic uint32_t alloc_ntypes, alloc_nthreads; /* numbers handed out */
 static inline uint32_t alloc_type_class(uint32_t type) { return alloc_type_classes[type]; }
 uint32_t alloc_thread_number_new(pid_t tid);
 uint32_t alloc_tags_count(unsigned kind);

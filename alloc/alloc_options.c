@@ -43,9 +43,10 @@ static int opt_number(opt_span_t s, uint64_t *out, size_t *used)
 	uint64_t v = 0;
 	size_t i = 0;
 	for (; i < s.n && s.p[i] >= '0' && s.p[i] <= '9'; i++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t digit = (uint64_t)(s.p[i] - '0');
+		if (v > (UINT64_MAX - digit) / 10)
 			return -1;
-		v = v * 10 + (uint64_t)(s.p[i] - '0');
+		v = v * 10 + digit;
 	}
 	*used = i;
 	*out = v;
@@ -167,8 +168,8 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "snapshot")) {
 		o->snapshot = v.p;
 		o->snapshot_len = v.n;
-		o->snapshot_at |= ALLOC_SNAP_EXIT;
 	} else if (opt_is(k, "snapshot_at")) {
+		o->snapshot_at_given = true;
 		return opt_snapshot_at(v, &o->snapshot_at);
 	} else if (opt_is(k, "interval")) {
 		return opt_duration(v, &o->interval_ns);
@@ -250,6 +251,8 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 		if (why)
 			return OPT_FAIL(why);
 	}
+	if (o.snapshot && !o.snapshot_at_given) /* snapshot=PATH alone: at exit */
+		o.snapshot_at = ALLOC_SNAP_EXIT;
 	*out = o;
 	return 0;
 }

@@ -70,8 +70,13 @@ static void fmt_num(struct fmt_out *o, unsigned long long v, bool neg,
 		out[i] = tmp[n - 1 - i];
 	out[n] = 0;
 	if (zero && !left && width > n) {
+		const char *digits = out;
+		if (neg) { /* the sign goes before the zeros: -0042 */
+			fmt_putc(o, '-');
+			digits++;
+		}
 		fmt_pad(o, width - n, '0');
-		fmt_str(o, out, 0, false);
+		fmt_str(o, digits, 0, false);
 	} else {
 		fmt_str(o, out, width, left);
 	}

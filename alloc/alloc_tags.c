@@ -64,15 +64,14 @@ static struct tag_global {
 	tag_class_t *classes;
 	_Atomic uint32_t nclasses;
 	tag_type_t *types;
-	_Atomic uint32_t ntypes;
 	tag_thread_t *threads;
-	_Atomic uint32_t nthreads;
 	_Atomic(tag_sites_t *) sites;
 	char *names;
 	size_t names_used;
 } tag = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 uint32_t *alloc_type_classes;
+_Atomic uint32_t alloc_ntypes, alloc_nthreads;
 
 static const char *const tag_allocator_names[ALLOC_A_COUNT] = {
 	"malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]"};
@@ -100,8 +99,8 @@ int alloc_tags_init(void)
 	tag.types[0].name = "unknown";
 	tag.types[ALLOC_TYPE_MAX].name = "(types beyond the limit)";
 	atomic_store(&tag.nclasses, 1);
-	atomic_store(&tag.ntypes, 1);
-	atomic_store(&tag.nthreads, 1); /* thread 0: blocks from no thread */
+	atomic_store(&alloc_ntypes, 1);
+	atomic_store(&alloc_nthreads, 1); /* thread 0: blocks from no thread */
 	return 0;
 }
 
@@ -253,14 +252,14 @@ uint32_t alloc_type_of_site(uintptr_t site)
 	tag_sites_t *s = atomic_load(&tag.sites);
 	t = tag_sites_find(s, site);
 	if (!t) {
-		uint32_t n = atomic_load(&tag.ntypes);
+		uint32_t n = atomic_load(&alloc_ntypes);
 		t = n < ALLOC_TYPE_MAX ? n : ALLOC_TYPE_MAX;
 		if (t == n) {
 			tag.types[n].site = site;
 			tag.types[n].descr = tag_intern(descr);
 			tag.types[n].class_no = base ? tag_class_of_module(base, path) : 0;
 			alloc_type_classes[n] = tag.types[n].class_no;
-			atomic_store(&tag.ntypes, n + 1);
+			atomic_store(&alloc_ntypes, n + 1);
 		}
 		if ((s = tag_sites_reserve(s)) != NULL)
 			tag_sites_put(s, site, t);
@@ -277,7 +276,7 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 		tag_module_of(site, &base, path, sizeof path, NULL, 0);
 	pthread_mutex_lock(&tag.lock);
 	uint32_t cls = class_no >= 0 ? (uint32_t)class_no : base ? tag_class_of_module(base, path) : 0;
-	uint32_t n = atomic_load(&tag.ntypes), found = 0;
+	uint32_t n = atomic_load(&alloc_ntypes), found = 0;
 	if (cls >= atomic_load(&tag.nclasses))
 		goto out;
 	for (uint32_t t = 1; t < n && !found; t++)
@@ -287,7 +286,7 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 		tag.types[n].name = tag_intern(name);
 		tag.types[n].class_no = cls;
 		alloc_type_classes[n] = cls;
-		atomic_store(&tag.ntypes, n + 1);
+		atomic_store(&alloc_ntypes, n + 1);
 		found = n;
 	}
 out:
@@ -297,16 +296,16 @@ out:
 
 uintptr_t alloc_type_site(uint32_t type)
 {
-	return type < atomic_load(&tag.ntypes) ? tag.types[type].site : 0;
+	return type < atomic_load(&alloc_ntypes) ? tag.types[type].site : 0;
 }
 
 /* ------------------------------------------------------------ threads --- */
 
 uint32_t alloc_thread_number_new(pid_t tid)
 {
-	uint32_t n = atomic_fetch_add(&tag.nthreads, 1);
+	uint32_t n = atomic_fetch_add(&alloc_nthreads, 1);
 	if (n >= ALLOC_THREAD_MAX) {
-		atomic_store(&tag.nthreads, ALLOC_THREAD_MAX + 1);
+		atomic_store(&alloc_nthreads, ALLOC_THREAD_MAX + 1);
 		n = ALLOC_THREAD_MAX; /* shared by every thread beyond the limit */
 		alloc_fmt(tag.threads[n].name, 16, "(beyond limit)");
 	}
@@ -338,11 +337,11 @@ uint32_t alloc_tags_count(unsigned kind)
 	case ALLOC_K_ALLOCATOR: return ALLOC_A_COUNT;
 	case ALLOC_K_CLASS: return atomic_load(&tag.nclasses);
 	case ALLOC_K_TYPE: {
-		uint32_t n = atomic_load(&tag.ntypes);
+		uint32_t n = atomic_load(&alloc_ntypes);
 		return n >= ALLOC_TYPE_MAX ? ALLOC_TYPE_MAX + 1 : n;
 	}
 	case ALLOC_K_THREAD: {
-		uint32_t n = atomic_load(&tag.nthreads);
+		uint32_t n = atomic_load(&alloc_nthreads);
 		return n > ALLOC_THREAD_MAX + 1 ? ALLOC_THREAD_MAX + 1 : n;
 	}
 	}

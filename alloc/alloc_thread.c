@@ -17,10 +17,17 @@
 */
 #include "alloc_int.h"
 
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
+_Atomic int alloc_forking;
+bool alloc_fork_fence;
+static bool thr_membarrier;
 
 static struct thread_global {
 	pthread_mutex_t lock;        /* the registry lock                   */
@@ -140,15 +147,44 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 
 /* ------------------------------------------------------------- fork ----- */
 
+/*
+** mis mode has no lock around counting, so a fork could copy another
+** thread half way through its five counter updates.  The forking thread
+** raises alloc_forking, then makes every other thread pass a memory barrier
+** (membarrier: asymmetric, so the hot path needs only compiler barriers),
+** and waits until none is inside core_count; threads that arrive later see
+** the flag and wait in alloc_fork_wait until the fork is done.  In mim mode
+** counting happens under the map shard locks, which prefork takes anyway.
+*/
+static void thread_quiesce_counting(void)
+{
+	alloc_thread_t *self = alloc_tls.thr;
+	atomic_store(&alloc_forking, 1);
+	if (thr_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	for (alloc_thread_t *t = thr_g.live; t; t = t->reg_next)
+		while (t != self && atomic_load(&t->counting))
+			sched_yield();
+}
+
+void alloc_fork_wait(void)
+{
+	while (atomic_load(&alloc_forking))
+		sched_yield();
+}
+
 static void thread_prefork(void)
 {
 	alloc_map_prefork();
 	alloc_tags_prefork();
 	pthread_mutex_lock(&thr_g.lock);
+	if (alloc_mode == MEMINST_MODE_MIS)
+		thread_quiesce_counting();
 }
 
 static void thread_postfork_parent(void)
 {
+	atomic_store(&alloc_forking, 0);
 	pthread_mutex_unlock(&thr_g.lock);
 	alloc_tags_postfork_parent();
 	alloc_map_postfork_parent();
@@ -159,6 +195,7 @@ static void thread_postfork_parent(void)
 ** folded in), and give the surviving thread its new tid. */
 static void thread_postfork_child(void)
 {
+	atomic_store(&alloc_forking, 0);
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_tags_postfork_child();
 	alloc_map_postfork_child();
@@ -179,6 +216,8 @@ static void thread_postfork_child(void)
 int alloc_thread_init(void)
 {
 	thr_g.key_ok = pthread_key_create(&thr_g.key, thread_destructor) == 0;
+	thr_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	alloc_fork_fence = !thr_membarrier; /* then the hot path fences itself */
 	if (pthread_atfork(thread_prefork, thread_postfork_parent, thread_postfork_child) != 0)
 		return -1;
 	return 0;

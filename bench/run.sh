@@ -9,6 +9,10 @@
 # doing every workload (pairs, churn, churn2); the table shows the median
 # over rounds, so that the noise of a shared machine hits all alike.
 #
+# Columns: ns/pair is the median over rounds; spread is (max - min) / median
+# over rounds (a warning is printed when some row passes 25%: the machine
+# was busy); ratio and added_ns compare with the same backend's bare row.
+#
 # Targets (PASS/MISS per row; the summary counts them):
 #   off    within 3% of bare, on every workload
 #   mis    adds at most 6 ns per malloc+free pair (single-thread workloads)
@@ -20,13 +24,13 @@
 #   BUILD_DIR   the build tree (default: $top_builddir, else the tree that
 #               holds this script's bench_alloc)
 #   --quick     2 rounds of 1/10 the iterations: a smoke run (~10 s)
-#   --rounds N  rounds to run (default 5)
+#   --rounds N  rounds to run (default 7)
 #   --callgrind also count instructions per `pairs -s 64` pair for every
 #               configuration under valgrind (exact and repeatable)
 # Environment: JEMALLOC_SO (default Debian's libjemalloc.so.2).
 set -eu
 
-rounds=5
+rounds=7
 scale=1
 callgrind=0
 build=
@@ -81,6 +85,7 @@ raw=$(mktemp "${TMPDIR:-/tmp}/meminst-bench.XXXXXX")
 trap 'rm -f "$raw" "$raw.cg"' EXIT INT TERM
 
 echo "# bench_alloc: $rounds rounds x $nconf configurations (scale $scale), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
 start=$(date +%s)
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -107,10 +112,18 @@ function val(key,   i, kv) {   # value of key=... in the current line
 	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) return kv[2] }
 	return ""
 }
-function median(list,   n, a, i, j, t) {   # list: space-separated numbers
+function sorted(list, a,   n, i, j, t) {   # list: space-separated numbers
 	n = split(list, a, " ")
 	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return n
+}
+function median(list,   n, a) {
+	n = sorted(list, a)
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function spread(list,   n, a) {   # (max - min) / median, in percent
+	n = sorted(list, a)
+	return (a[n] - a[1]) / median(list) * 100
 }
 {
 	c = val("config"); w = val("workload"); r = val("round")
@@ -123,7 +136,7 @@ function median(list,   n, a, i, j, t) {   # list: space-separated numbers
 }
 END {
 	for (k in two) { split(k, p, SUBSEP); if ((p[1], p[2]) in one) scal[p[1]] = scal[p[1]] " " two[k] / one[k] }
-	printf "%-11s %-8s %10s %7s %9s %7s  %s\n", "workload", "config", "ns/pair", "ratio", "added_ns", "scaling", "target"
+	printf "%-11s %-8s %9s %7s %7s %9s %7s  %s\n", "workload", "config", "ns/pair", "spread", "ratio", "added_ns", "scaling", "target"
 	for (i = 1; i <= nrows; i++) {
 		row = rows[i]
 		for (j = 1; j <= nconfs; j++) {
@@ -145,7 +158,8 @@ END {
 					ok2 ? "PASS" : "MISS", s, sb, (s / sb - 1) * 100)
 				total["scaling"]++; if (ok2) pass["scaling"]++
 			}
-			printf "%-11s %-8s %10.2f %7.3f %+9.2f %s  %s\n", row, c, m, m / b, m - b, sc, tgt
+			sp = spread(ns[c, row]); if (sp > worst) { worst = sp; worst_at = row " " c }
+			printf "%-11s %-8s %9.2f %6.0f%% %7.3f %+9.2f %s  %s\n", row, c, m, sp, m / b, m - b, sc, tgt
 		}
 	}
 	printf "\nchurn2 wall time (ms, median):"
@@ -154,6 +168,8 @@ END {
 	n = split("off mis mim scaling", order, " ")
 	for (i = 1; i <= n; i++) if (total[order[i]]) printf " %s %d/%d PASS;", order[i], pass[order[i]] + 0, total[order[i]]
 	printf "\n"
+	if (worst > 25)
+		printf "warning: noisy run: %s varied by %.0f%% between rounds; rerun on an idle machine\n", worst_at, worst
 }' "$raw"
 
 # ------------------------------------------------------------ callgrind --
@@ -180,4 +196,4 @@ if [ "$callgrind" = 1 ]; then
 		  if (p[2] != "bare") printf "  (+%.1f vs %s-bare)", per - base[p[1]], p[1]
 		  printf "\n" }'
 fi
-echo "# total $(( $(date +%s) - start )) s"
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null); total $(( $(date +%s) - start )) s"

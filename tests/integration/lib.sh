@@ -7,7 +7,8 @@
 #     ok    python3 mim/jemalloc
 #     FAIL  python3 mis/system: stdout differs
 # followed, on failure, by the evidence (diff, stderr) indented with "  | ".
-# mi_finish prints the closing pass/fail/skip line and exits 0, 1 or 77.
+# mi_finish prints the closing pass/fail line and exits 0, 1 or 77; a
+# test whose Debian program is missing skips as a whole (mi_need, 77).
 #
 # Environment (AM_TESTS_ENVIRONMENT sets the first four):
 #   top_builddir, top_srcdir  absolute paths
@@ -18,7 +19,8 @@
 #                             LD_PRELOAD and MEMINST already set, so a
 #                             debugger hands both to its inferior.  The
 #                             time limit is off while a prefix is set.
-#   MEMINST_TEST_MODES        the modes to loop over (default: off mis mim)
+#   MEMINST_TEST_MODES        the modes mi_compare loops over (default:
+#                             off mis mim); the other tests pick theirs
 #   MEMINST_TEST_TIMEOUT      seconds one program may run (default 300)
 #   MEMINST_TEST_KEEP=1       keep the scratch directory for inspection
 
@@ -39,7 +41,7 @@ ulimit -c 0 2>/dev/null
 
 MI_NAME=$(basename "$0" .sh)
 MI_TARGETS=$top_builddir/tests/targets
-MI_PASS=0 MI_FAIL=0 MI_SKIP=0
+MI_PASS=0 MI_FAIL=0
 
 if [ -n "$MEMINST_TEST_PREFIX" ] || ! command -v timeout >/dev/null; then
 	MI_TIMEOUT=
@@ -79,6 +81,16 @@ mi_x() {
 	fi
 }
 
+# mi_xl PROGRAM ARGS...: as mi_x, for a program linked with -lmeminst:
+# MEMINST only, no preload (a second copy of the library must not come in).
+mi_xl() {
+	if [ -z "${MI_MEMINST+set}" ]; then
+		$MI_TIMEOUT "$@"
+	else
+		$MI_TIMEOUT env MEMINST="$MI_MEMINST" $MEMINST_TEST_PREFIX "$@"
+	fi
+}
+
 # mi_need PATH [PACKAGE]: skip the whole test when a program is missing.
 mi_need() {
 	if [ ! -x "$1" ]; then
@@ -92,11 +104,6 @@ mi_need() {
 mi_ok() {
 	echo "ok    $1"
 	MI_PASS=$((MI_PASS + 1))
-}
-
-mi_skip() {
-	echo "skip  $1: $2"
-	MI_SKIP=$((MI_SKIP + 1))
 }
 
 # mi_fail LABEL WHY [FILE TITLE]...: a failed case and its evidence.
@@ -122,9 +129,9 @@ mi_verdict() {
 	fi
 }
 
-# mi_finish: the closing line; exit 1 on any failure, 77 if all skipped.
+# mi_finish: the closing line; exit 1 on any failure, 77 if nothing ran.
 mi_finish() {
-	echo "$MI_NAME: pass $MI_PASS, fail $MI_FAIL, skip $MI_SKIP"
+	echo "$MI_NAME: pass $MI_PASS, fail $MI_FAIL"
 	if [ "$MI_FAIL" -gt 0 ]; then
 		exit 1
 	elif [ "$MI_PASS" -eq 0 ]; then

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc_int.h"
@@ -212,7 +213,7 @@ Test(options, bad_durations)
 	opt_bad_item("interval=-1s", "interval=-1s", "expected a duration");
 	opt_bad_item("interval=1 s", "interval=1 s", "unknown unit");
 	opt_bad_item("interval=1S", "interval=1S", "unknown unit");
-	opt_bad_item("interval=18446744073709551615m", "interval=18446744073709551615m",
+	opt_bad_item("interval=18446744073709551605m", "interval=18446744073709551605m",
 		     "too large");
 	opt_bad_item("interval=99999999999999999999ns", "interval=99999999999999999999ns",
 		     "expected a duration");

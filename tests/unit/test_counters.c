@@ -1,0 +1,301 @@
+/*
+** test_counters.c — unit tests of the status counters (alloc/alloc_status.c
+** through alloc/alloc_core.c), single-threaded, where every figure must be
+** exact.
+**
+** Each test allocates known sizes through alloc_core_* from fixed sites and
+** checks the five kinds (total, allocators, types, classes, threads):
+** current figures going up and back down, max_ever keeping the peak,
+** max_since_last restarting at each read of its own kind and of no other,
+** and realloc moving a block to the "realloc" allocator and the realloc
+** site's type, freeing on size 0, and leaving the block counted as it was
+** when it fails.  Every test runs for each mode and backend (ut_modes).
+*/
+#include "ut.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define MODES_OF(name)                                                            \
+	ParameterizedTestParameters(counters, name)                              \
+	{                                                                        \
+		static int idx[] = {0, 1, 2, 3};                                 \
+		return cr_make_param_array(int, idx, ut_nmodes);                 \
+	}
+
+/* Current figures of every entry a block of `type` made by this thread
+** with `allocator` lands in, at once. */
+static void cnt_expect_all(unsigned allocator, uint32_t type, uint64_t size, uint64_t blocks)
+{
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, allocator, size, blocks);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, type, size, blocks);
+}
+
+/* ------------------------------------------------------------- kinds ---- */
+
+MODES_OF(every_kind)
+ParameterizedTest(int *mode, counters, every_kind)
+{
+	ut_start(ut_modes[*mode]);
+	void *a = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(10), 0);
+	void *b = alloc_core_calloc(10, 20, ut_site(11), 0);
+	void *c = alloc_core_aligned(64, 300, ALLOC_A_ALIGNED, ut_site(12));
+	void *d = alloc_core_malloc(400, ALLOC_A_NEW, ut_site(10), 0);
+	uint32_t ta = alloc_core_block_type(a), tb = alloc_core_block_type(b);
+	uint32_t tc = alloc_core_block_type(c), cls = ut_exe_class();
+	uint32_t thr = alloc_tls.thread_no;
+	cr_assert(ta && tb && tc && ta != tb && tb != tc && ta != tc);
+	cr_assert_eq(alloc_core_block_type(d), ta, "same site, same type");
+	cr_assert_neq(cls, 0);
+	cr_assert_neq(thr, 0);
+
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 1000, 4);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC, 100, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_CALLOC, 200, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_ALIGNED, 300, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_NEW, 400, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_REALLOC, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, 0, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, ta, 500, 2);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, tb, 200, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, tc, 300, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, 0, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, cls, 1000, 4);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, thr, 1000, 4);
+
+	alloc_core_free(a, ut_site(20));
+	alloc_core_free(c, ut_site(20));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 600, 2);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_ALIGNED, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, ta, 400, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, tc, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, cls, 600, 2);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, thr, 600, 2);
+
+	alloc_core_free(b, ut_site(20));
+	alloc_core_free(d, ut_site(20));
+	struct meminst_status_info e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 4, 4);
+	e = ut_read(MEMINST_STATUS_ALLOCATORS, ALLOC_A_NEW);
+	UT_EXPECT_COUNTER(e.sizes, 0, 400, 400);
+	UT_EXPECT_COUNTER(e.blocks, 0, 1, 1);
+	e = ut_read(MEMINST_STATUS_TYPES, ta);
+	UT_EXPECT_COUNTER(e.sizes, 0, 500, 500);
+	UT_EXPECT_COUNTER(e.blocks, 0, 2, 2);
+	e = ut_read(MEMINST_STATUS_CLASSES, cls);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	e = ut_read(MEMINST_STATUS_THREADS, thr);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 4, 4);
+	cr_assert_eq(e.tid, (int32_t)alloc_sys_gettid());
+}
+
+/* Many small blocks: the per-thread slot flushes (every 1024 blocks) and
+** retargets (types sharing a slot) must not lose or double anything. */
+MODES_OF(many_blocks_many_types)
+ParameterizedTest(int *mode, counters, many_blocks_many_types)
+{
+	enum { N = 5000 };
+	static void *p[N];
+	ut_start(ut_modes[*mode]);
+	for (unsigned i = 0; i < N; i++)
+		p[i] = alloc_core_malloc(i % 97, ALLOC_A_MALLOC, ut_site(i % 200), 0);
+	uint64_t want = 0;
+	for (unsigned i = 0; i < N; i++)
+		want += i % 97;
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, want, N);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, alloc_tls.thread_no, want, N);
+	uint64_t t5 = 0, n5 = 0;
+	for (unsigned i = 5; i < N; i += 200)
+		t5 += i % 97, n5++;
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, alloc_core_block_type(p[5]), t5, n5);
+	for (unsigned i = 0; i < N; i++)
+		alloc_core_free(p[i], ut_site(0));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, alloc_core_block_type(p[5]), 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, ut_exe_class(), 0, 0);
+	cr_assert_eq(ut_peek(MEMINST_STATUS_TOTAL, 0).sizes.max_ever, want);
+}
+
+/* ---------------------------------------------------- max since last ---- */
+
+static void cnt_churn(unsigned n, size_t size, unsigned allocator)
+{
+	void *p[64];
+	cr_assert_leq(n, 64);
+	for (unsigned i = 0; i < n; i++)
+		p[i] = alloc_core_malloc(size, allocator, ut_site(30), 0);
+	for (unsigned i = 0; i < n; i++)
+		alloc_core_free(p[i], ut_site(30));
+}
+
+MODES_OF(max_since_last)
+ParameterizedTest(int *mode, counters, max_since_last)
+{
+	ut_start(ut_modes[*mode]);
+	uint32_t thr;
+	struct meminst_status_info e;
+
+	cnt_churn(10, 100, ALLOC_A_MALLOC);
+	thr = alloc_tls.thread_no;
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 10, 10);
+
+	cnt_churn(3, 100, ALLOC_A_MALLOC); /* a lower peak than the old one */
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 300, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 3, 10);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+
+	/* a block live across reads: max_since_last restarts at current */
+	void *keep = alloc_core_malloc(50, ALLOC_A_MALLOC, ut_site(31), 0);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 50, 50, 1000);
+	cnt_churn(2, 10, ALLOC_A_MALLOC);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 50, 70, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 1, 3, 10);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 50, 50, 1000);
+	alloc_core_free(keep, ut_site(31));
+
+	/* reading TOTAL reset no other kind */
+	e = ut_read(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	e = ut_read(MEMINST_STATUS_THREADS, thr);
+	UT_EXPECT_COUNTER(e.blocks, 0, 10, 10);
+	e = ut_read(MEMINST_STATUS_CLASSES, ut_exe_class());
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	e = ut_read(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC);
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+
+	/* and reading ALLOCATORS did not reset TYPES */
+	cnt_churn(4, 100, ALLOC_A_MALLOC);
+	e = ut_read(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC);
+	UT_EXPECT_COUNTER(e.sizes, 0, 400, 1000);
+	e = ut_read(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(30)));
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	e = ut_read(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(30)));
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+}
+
+/* A count-only call (out == NULL) and a peek are not reads. */
+MODES_OF(counting_does_not_reset)
+ParameterizedTest(int *mode, counters, counting_does_not_reset)
+{
+	ut_start(ut_modes[*mode]);
+	cnt_churn(5, 100, ALLOC_A_MALLOC);
+	cr_assert_eq(meminst_status_read(MEMINST_STATUS_TOTAL, NULL, 0), 1);
+	cr_assert_eq(meminst_status_count(MEMINST_STATUS_ALLOCATORS), ALLOC_A_COUNT);
+	struct meminst_status_info e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 500, 500);
+}
+
+/* -------------------------------------------------------------- realloc -- */
+
+MODES_OF(realloc_moves_the_block)
+ParameterizedTest(int *mode, counters, realloc_moves_the_block)
+{
+	ut_start(ut_modes[*mode]);
+	unsigned char *p = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(40), 0);
+	uint32_t told = alloc_core_block_type(p), tnew = alloc_type_of_site(ut_site(41));
+	for (int i = 0; i < 100; i++)
+		p[i] = (unsigned char)i;
+	cr_assert_neq(told, tnew);
+
+	p = alloc_core_realloc(p, 250, ALLOC_A_REALLOC, ut_site(41), 0);
+	cr_assert_not_null(p);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(p[i], i, "byte %d lost in realloc", i);
+	cr_assert_eq(alloc_core_block_type(p), tnew);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 250, 1);
+	cnt_expect_all(ALLOC_A_MALLOC, told, 0, 0);
+	cnt_expect_all(ALLOC_A_REALLOC, tnew, 250, 1);
+
+	p = alloc_core_realloc(p, 40, ALLOC_A_REALLOC, ut_site(41), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 40, 1);
+	cnt_expect_all(ALLOC_A_REALLOC, tnew, 40, 1);
+	for (int i = 0; i < 40; i++)
+		cr_assert_eq(p[i], i);
+	p = alloc_core_realloc(p, 100000, ALLOC_A_REALLOC, ut_site(41), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 100000, 1);
+	for (int i = 0; i < 40; i++)
+		cr_assert_eq(p[i], i);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, alloc_tls.thread_no, 100000, 1);
+	cr_assert_eq(alloc_map_count(), alloc_mode == MEMINST_MODE_MIM ? 1 : 0);
+
+	cr_assert_null(alloc_core_realloc(p, 0, ALLOC_A_REALLOC, ut_site(41), 0), "realloc(p, 0) frees");
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	cnt_expect_all(ALLOC_A_REALLOC, tnew, 0, 0);
+	cr_assert_eq(alloc_map_count(), 0);
+	cr_assert_eq(ut_peek(MEMINST_STATUS_TOTAL, 0).sizes.max_ever, 100000);
+}
+
+MODES_OF(realloc_null_allocates)
+ParameterizedTest(int *mode, counters, realloc_null_allocates)
+{
+	ut_start(ut_modes[*mode]);
+	void *p = alloc_core_realloc(NULL, 70, ALLOC_A_REALLOC, ut_site(42), 0);
+	cr_assert_not_null(p);
+	cnt_expect_all(ALLOC_A_REALLOC, alloc_type_of_site(ut_site(42)), 70, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC, 0, 0);
+	alloc_core_free(p, ut_site(42));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+/* A block with alignment padding cannot be grown in place by the backend:
+** it moves, and leaves the "aligned" allocator for "realloc". */
+MODES_OF(realloc_of_aligned_block)
+ParameterizedTest(int *mode, counters, realloc_of_aligned_block)
+{
+	ut_start(ut_modes[*mode]);
+	unsigned char *p = alloc_core_aligned(4096, 100, ALLOC_A_ALIGNED, ut_site(43));
+	memset(p, 0x3c, 100);
+	p = alloc_core_realloc(p, 200, ALLOC_A_REALLOC, ut_site(44), 0);
+	cr_assert_not_null(p);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(p[i], 0x3c);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 200, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_ALIGNED, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_REALLOC, 200, 1);
+	cr_assert_eq(alloc_meta_pad_log2(((alloc_hdr_t *)p - 1)->meta), alloc_mode == MEMINST_MODE_MIM ? 5 : 4);
+	alloc_core_free(p, ut_site(44));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	cr_assert_eq(alloc_map_count(), 0);
+}
+
+/* A failed realloc leaves the old block where it was: same allocator, same
+** type, same bytes, still on the map.  Two paths: the size check before the
+** backend, and the backend itself refusing. */
+static void cnt_realloc_fails(size_t huge)
+{
+	unsigned char *p = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(45), 0);
+	uint32_t type = alloc_core_block_type(p);
+	memset(p, 0x5e, 100);
+	errno = 0;
+	cr_assert_null(alloc_core_realloc(p, huge, ALLOC_A_REALLOC, ut_site(46), 0), "size %zu", huge);
+	cr_assert_eq(errno, ENOMEM);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 100, 1);
+	cnt_expect_all(ALLOC_A_MALLOC, type, 100, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_REALLOC, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(46)), 0, 0);
+	cr_assert_eq(alloc_core_block_type(p), type);
+	cr_assert_eq(alloc_map_count(), alloc_mode == MEMINST_MODE_MIM ? 1 : 0);
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(p[i], 0x5e);
+	alloc_core_free(p, ut_site(45));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	cr_assert_eq(alloc_map_count(), 0);
+}
+
+MODES_OF(realloc_failure_keeps_the_block)
+ParameterizedTest(int *mode, counters, realloc_failure_keeps_the_block)
+{
+	ut_start(ut_modes[*mode]);
+	cnt_realloc_fails(SIZE_MAX - 100);
+	cnt_realloc_fails((size_t)1 << 62);
+}

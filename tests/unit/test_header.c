@@ -1,0 +1,192 @@
+/*
+** test_header.c — unit tests of the block header (alloc/alloc_int.h,
+** alloc/alloc_core.c).
+**
+** The meta word packs type, thread, allocator and padding into fixed bit
+** ranges; these tests check that each field round-trips at its limits
+** without touching its neighbours or the flag and check bits.  Then, for
+** each mode and backend, that the header has the documented size and sits
+** right in front of the user pointer, that user pointers keep malloc's
+** 16-byte alignment and any larger alignment asked for, that the usable
+** size covers the request and can be written in full, and that mim mode
+** puts every live block on the map.
+*/
+#include "ut.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+/* ----------------------------------------------------------- meta word -- */
+
+Test(header, struct_sizes)
+{
+	cr_assert_eq(sizeof(alloc_hdr_t), 16);
+	cr_assert_eq(sizeof(alloc_mhdr_t), 32);
+	cr_assert_eq(offsetof(alloc_mhdr_t, h), 16, "links first, then the mis header");
+}
+
+Test(header, meta_round_trip)
+{
+	static const uint32_t types[] = {0, 1, 12345, ALLOC_TYPE_MAX};
+	static const uint32_t threads[] = {0, 1, 777, ALLOC_THREAD_MAX};
+	static const unsigned allocators[] = {0, ALLOC_A_REALLOC, ALLOC_A_NEW_ARRAY, 15};
+	static const unsigned pads[] = {0, 4, 5, 20, 63};
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			for (int c = 0; c < 4; c++)
+				for (int d = 0; d < 5; d++) {
+					uint64_t m = alloc_meta_pack(types[a], threads[b], allocators[c], pads[d]);
+					cr_assert_eq(alloc_meta_type(m), types[a]);
+					cr_assert_eq(alloc_meta_thread(m), threads[b]);
+					cr_assert_eq(alloc_meta_allocator(m), allocators[c]);
+					cr_assert_eq(alloc_meta_pad_log2(m), pads[d]);
+					cr_assert_eq(m >> 52, 0, "fields spill into flag/check bits");
+				}
+}
+
+/* Each field owns exactly its documented bits. */
+Test(header, meta_bit_ranges)
+{
+	cr_assert_eq(alloc_meta_pack(ALLOC_TYPE_MAX, 0, 0, 0), (1ull << 22) - 1);
+	cr_assert_eq(alloc_meta_pack(0, ALLOC_THREAD_MAX, 0, 0), ((1ull << 20) - 1) << 22);
+	cr_assert_eq(alloc_meta_pack(0, 0, 15, 0), 15ull << 42);
+	cr_assert_eq(alloc_meta_pack(0, 0, 0, 63), 63ull << 46);
+	cr_assert_eq(ALLOC_META_UNTRACKED, 1ull << 52);
+	cr_assert_eq(ALLOC_META_FREED, 1ull << 53);
+	uint64_t flags = ALLOC_META_UNTRACKED | ALLOC_META_FREED | (0x3ffull << 54);
+	uint64_t m = alloc_meta_pack(5, 6, 3, 4) | flags;
+	cr_assert_eq(alloc_meta_type(m), 5);
+	cr_assert_eq(alloc_meta_thread(m), 6);
+	cr_assert_eq(alloc_meta_allocator(m), 3);
+	cr_assert_eq(alloc_meta_pad_log2(m), 4, "flag and check bits leak into the pad");
+}
+
+/* ------------------------------------------------------- live blocks ---- */
+
+ParameterizedTestParameters(header, layout)
+{
+	static int idx[] = {0, 1, 2, 3};
+	return cr_make_param_array(int, idx, ut_nmodes);
+}
+
+static unsigned hdr_log2(size_t v)
+{
+	return (unsigned)(63 - __builtin_clzll(v));
+}
+
+/* Check a live block's header, alignment and usable size, and write it
+** to the last usable byte (a header overwritten by the backend, or a usable
+** size too large, shows up when the block is freed and counted out). */
+static void hdr_check_block(void *p, size_t size, size_t align, unsigned allocator)
+{
+	size_t hs = alloc_hdr_size;
+	cr_assert_not_null(p);
+	cr_assert_eq((uintptr_t)p % align, 0, "%p not aligned to %zu", p, align);
+	alloc_hdr_t *h = (alloc_hdr_t *)p - 1;
+	cr_assert_eq(h->size, size);
+	cr_assert_eq(alloc_meta_allocator(h->meta), allocator);
+	cr_assert_eq(alloc_meta_thread(h->meta), alloc_tls.thread_no);
+	cr_assert_neq(alloc_meta_thread(h->meta), 0);
+	cr_assert_eq(alloc_meta_pad_log2(h->meta), hdr_log2(align > hs ? align : hs),
+		     "size %zu align %zu", size, align);
+	cr_assert_eq(h->meta & (ALLOC_META_FREED | ALLOC_META_UNTRACKED), 0);
+	size_t usable = alloc_core_usable_size(p);
+	cr_assert_geq(usable, size, "usable %zu < %zu", usable, size);
+	memset(p, 0xee, usable);
+}
+
+ParameterizedTest(int *mode, header, layout)
+{
+	static const size_t sizes[] = {0, 1, 7, 15, 16, 17, 100, 1000, 4096, 100000, 1 << 20};
+	ut_start(ut_modes[*mode]);
+	size_t hs = alloc_mode == MEMINST_MODE_MIM ? 32 : 16;
+	cr_assert_eq(meminst_header_size(), hs);
+	cr_assert_eq(alloc_hdr_size, hs);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		void *p = alloc_core_malloc(sizes[i], ALLOC_A_MALLOC, ut_site(1), 0);
+		hdr_check_block(p, sizes[i], 16, ALLOC_A_MALLOC);
+		cr_assert_eq(alloc_map_count(), alloc_mode == MEMINST_MODE_MIM ? 1 : 0);
+		if (alloc_mode == MEMINST_MODE_MIM)
+			cr_assert_not_null(((alloc_mhdr_t *)p - 1)->next, "not linked into the map");
+		alloc_core_free(p, ut_site(1));
+		cr_assert_eq(alloc_map_count(), 0);
+		UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	}
+}
+
+ParameterizedTestParameters(header, aligned)
+{
+	static int idx[] = {0, 1, 2, 3};
+	return cr_make_param_array(int, idx, ut_nmodes);
+}
+
+ParameterizedTest(int *mode, header, aligned)
+{
+	static const size_t sizes[] = {1, 24, 5000};
+	ut_start(ut_modes[*mode]);
+	for (size_t align = 32; align <= (1u << 20); align *= 2)
+		for (size_t i = 0; i < 3; i++) {
+			void *p = alloc_core_aligned(align, sizes[i], ALLOC_A_ALIGNED, ut_site(2));
+			hdr_check_block(p, sizes[i], align, ALLOC_A_ALIGNED);
+			UT_EXPECT_CUR(MEMINST_STATUS_ALLOCATORS, ALLOC_A_ALIGNED, sizes[i], 1);
+			alloc_core_free(p, ut_site(2));
+		}
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	cr_assert_eq(alloc_map_count(), 0);
+}
+
+ParameterizedTestParameters(header, small_alignments)
+{
+	static int idx[] = {0, 1, 2, 3};
+	return cr_make_param_array(int, idx, ut_nmodes);
+}
+
+/* Alignments up to 16 are malloc's own: no extra padding, allocator kept. */
+ParameterizedTest(int *mode, header, small_alignments)
+{
+	ut_start(ut_modes[*mode]);
+	for (size_t align = 1; align <= 16; align *= 2) {
+		void *p = alloc_core_aligned(align, 40, ALLOC_A_VALLOC, ut_site(3));
+		hdr_check_block(p, 40, 16, ALLOC_A_VALLOC);
+		alloc_core_free(p, ut_site(3));
+	}
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+ParameterizedTestParameters(header, calloc)
+{
+	static int idx[] = {0, 1, 2, 3};
+	return cr_make_param_array(int, idx, ut_nmodes);
+}
+
+ParameterizedTest(int *mode, header, calloc)
+{
+	ut_start(ut_modes[*mode]);
+	for (int round = 0; round < 3; round++) {
+		unsigned char *p = alloc_core_calloc(37, 11, ut_site(4), 0);
+		hdr_check_block(p, 37 * 11, 16, ALLOC_A_CALLOC);
+		/* hdr_check_block dirtied it; the next round may get the same memory */
+		alloc_core_free(p, ut_site(4));
+		p = alloc_core_calloc(37, 11, ut_site(4), 0);
+		for (size_t i = 0; i < 37 * 11; i++)
+			cr_assert_eq(p[i], 0, "byte %zu of calloc'd block is %d", i, p[i]);
+		alloc_core_free(p, ut_site(4));
+	}
+	errno = 0;
+	cr_assert_null(alloc_core_calloc(SIZE_MAX / 8, 16, ut_site(4), 0));
+	cr_assert_eq(errno, ENOMEM);
+	errno = 0;
+	cr_assert_null(alloc_core_malloc(SIZE_MAX - 8, ALLOC_A_MALLOC, ut_site(4), 0));
+	cr_assert_eq(errno, ENOMEM);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	cr_assert_eq(ut_peek(MEMINST_STATUS_TOTAL, 0).blocks.max_ever, 1, "a failed allocation was counted");
+}
+
+Test(header, usable_size_of_foreign_pointers)
+{
+	static _Alignas(16) char buf[64];
+	ut_start("mim");
+	cr_assert_eq(alloc_core_usable_size(NULL), 0);
+	cr_assert_eq(alloc_core_usable_size(buf + 1), 0, "an unaligned pointer is not ours");
+}

@@ -95,34 +95,10 @@ static const char *opt_bytes(opt_span_t v, uint64_t *bytes)
 	return "unknown size unit (use k, M or G)";
 }
 
-static const char *opt_snapshot_at(opt_span_t v, unsigned *set)
+/* WORD+WORD…: a bit set, bit i for names[i].  NULL or what is wrong. */
+static const char *opt_words(opt_span_t v, const char *const *names, unsigned count,
+			     unsigned *set, const char *why)
 {
-	*set = 0;
-	if (opt_is(v, "none"))
-		return NULL;
-	size_t i = 0;
-	while (i <= v.n) {
-		size_t j = i;
-		while (j < v.n && v.p[j] != '+')
-			j++;
-		opt_span_t w = {v.p + i, j - i};
-		if (opt_is(w, "exit"))
-			*set |= ALLOC_SNAP_EXIT;
-		else if (opt_is(w, "peak"))
-			*set |= ALLOC_SNAP_PEAK;
-		else if (opt_is(w, "signal"))
-			*set |= ALLOC_SNAP_SIGNAL;
-		else
-			return "expected triggers joined by '+': exit, peak, signal or none";
-		i = j + 1;
-	}
-	return NULL;
-}
-
-/* print=KIND+KIND…: status kinds to print on stderr at exit. */
-static const char *opt_print(opt_span_t v, unsigned *set)
-{
-	static const char *const kinds[] = {"total", "allocators", "classes", "types", "threads"};
 	*set = 0;
 	for (size_t i = 0; i <= v.n;) {
 		size_t j = i;
@@ -130,14 +106,33 @@ static const char *opt_print(opt_span_t v, unsigned *set)
 			j++;
 		opt_span_t w = {v.p + i, j - i};
 		unsigned k = 0;
-		while (k < 5 && !opt_is(w, kinds[k]))
+		while (k < count && !opt_is(w, names[k]))
 			k++;
-		if (k == 5)
-			return "expected kinds joined by '+': total, allocators, classes, types, threads";
+		if (k == count)
+			return why;
 		*set |= 1u << k;
 		i = j + 1;
 	}
 	return NULL;
+}
+
+/* snapshot_at=exit+peak+signal, or none. */
+static const char *opt_snapshot_at(opt_span_t v, unsigned *set)
+{
+	static const char *const triggers[] = {"exit", "peak", "signal"};
+	*set = 0;
+	if (opt_is(v, "none"))
+		return NULL;
+	return opt_words(v, triggers, 3, set,
+			 "expected triggers joined by '+': exit, peak, signal or none");
+}
+
+/* print=KIND+KIND…: status kinds to print on stderr at exit. */
+static const char *opt_print(opt_span_t v, unsigned *set)
+{
+	static const char *const kinds[] = {"total", "allocators", "classes", "types", "threads"};
+	return opt_words(v, kinds, 5, set,
+			 "expected kinds joined by '+': total, allocators, classes, types, threads");
 }
 
 static const char *opt_switch(opt_span_t v, bool *out)

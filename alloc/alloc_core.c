@@ -250,8 +250,9 @@ static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, si
 {
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
+		uint64_t seq = alloc_seq_take(t);
 		alloc_map_lock(shard);
-		alloc_map_link(shard, (alloc_mhdr_t *)user - 1);
+		alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
 		core_count(t, meta, size, +1);
 		alloc_map_unlock(shard);
 	} else {

@@ -110,10 +110,31 @@ typedef struct alloc_hdr_s {
 	uint64_t meta;
 } alloc_hdr_t;
 
+/*
+** mim: the list links carry the block's allocation number in their unused
+** top bits (user-space addresses fit in 47 bits): 17 bits in each link, 34
+** in all.  Readers widen it against the full counter at snapshot time, so
+** the order is right for blocks younger than 2^34 allocations.
+*/
 typedef struct alloc_mhdr_s {
-	struct alloc_mhdr_s *next, *prev;
+	uint64_t next, prev; /* struct alloc_mhdr_s * | seq bits << 47 */
 	alloc_hdr_t h;
 } alloc_mhdr_t;
+
+#define ALLOC_LINK_MASK ((1ull << 47) - 1)
+#define ALLOC_SEQ_BITS 34
+static inline struct alloc_mhdr_s *alloc_link(uint64_t w)
+{
+	return (struct alloc_mhdr_s *)(uintptr_t)(w & ALLOC_LINK_MASK);
+}
+static inline void alloc_link_set(uint64_t *w, struct alloc_mhdr_s *p)
+{
+	*w = (*w & ~ALLOC_LINK_MASK) | (uintptr_t)p;
+}
+static inline uint64_t alloc_mhdr_seq(const struct alloc_mhdr_s *m)
+{
+	return (m->next >> 47) | (m->prev >> 47) << 17;
+}
 
 #define ALLOC_TYPE_BITS 22
 #define ALLOC_THREAD_BITS 20
@@ -233,6 +254,7 @@ struct alloc_thread_s {
 	uint32_t thread_no;
 	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
 	_Atomic int counting;  /* mis mode: inside core_count (see alloc_fork)    */
+	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
@@ -319,31 +341,36 @@ static inline void alloc_map_unlock(alloc_shard_t *s)
 static inline void alloc_map_lock_of(const void *user) { alloc_map_lock(alloc_map_shard_of(user)); }
 static inline void alloc_map_unlock_of(const void *user) { alloc_map_unlock(alloc_map_shard_of(user)); }
 
-/* Link a block's header into its shard, which the caller holds. */
-static inline void alloc_map_link(alloc_shard_t *s, alloc_mhdr_t *m)
+/* Link a block's header, with its allocation number, at the head of its
+** shard, which the caller holds.  The newest block is first. */
+static inline void alloc_map_link(alloc_shard_t *s, alloc_mhdr_t *m, uint64_t seq)
 {
 	alloc_mhdr_t *head = &s->head;
 	if (unlikely(!head->next)) /* first use: make the sentinel circular */
-		head->next = head->prev = head;
-	m->next = head->next;
-	m->prev = head;
-	head->next->prev = m;
-	head->next = m;
+		head->next = head->prev = (uintptr_t)head;
+	alloc_mhdr_t *first = alloc_link(head->next);
+	m->next = (uintptr_t)first | (seq & 0x1ffff) << 47;
+	m->prev = (uintptr_t)head | (seq >> 17 & 0x1ffff) << 47;
+	alloc_link_set(&first->prev, m);
+	alloc_link_set(&head->next, m);
 	s->count++;
 }
 
 /* Unlink a block's header from its shard, which the caller holds. */
 static inline void alloc_map_unlink(alloc_shard_t *s, alloc_mhdr_t *m)
 {
-	m->prev->next = m->next;
-	m->next->prev = m->prev;
-	m->next = m->prev = NULL;
+	alloc_mhdr_t *prev = alloc_link(m->prev), *next = alloc_link(m->next);
+	alloc_link_set(&prev->next, next);
+	alloc_link_set(&next->prev, prev);
+	m->next = m->prev = 0;
 	s->count--;
 }
 void alloc_map_prefork(void);
 void alloc_map_postfork_parent(void);
 void alloc_map_postfork_child(void);
 size_t alloc_map_count(void);               /* walks every shard          */
+extern _Atomic uint64_t alloc_seq_reserved; /* allocation numbers handed out */
+uint64_t alloc_seq_take(alloc_thread_t *t);
 
 /* --------------------------------------------------------------- core --- */
 

@@ -16,6 +16,26 @@
 #include <sched.h>
 
 alloc_shard_t alloc_map_shards[ALLOC_MAP_SHARDS];
+_Atomic uint64_t alloc_seq_reserved;
+
+#define MAP_SEQ_BATCH 4096
+
+/*
+** The next allocation number for a block.  Threads reserve numbers in
+** batches so that the hot path touches no shared counter; the order
+** between threads is therefore right to within a batch.
+*/
+uint64_t alloc_seq_take(alloc_thread_t *t)
+{
+	if (unlikely(!t))
+		return atomic_fetch_add_explicit(&alloc_seq_reserved, 1, memory_order_relaxed);
+	if (unlikely(t->seq_next == t->seq_end)) {
+		t->seq_next = atomic_fetch_add_explicit(&alloc_seq_reserved, MAP_SEQ_BATCH,
+							memory_order_relaxed);
+		t->seq_end = t->seq_next + MAP_SEQ_BATCH;
+	}
+	return t->seq_next++;
+}
 
 /* Contended: test-and-test-and-set, spinning on a plain read, yielding
 ** when it lasts (the holder may have been preempted). */

@@ -20,9 +20,21 @@ static void api_ensure_started(void)
 		alloc_init();
 }
 
+/* After libc is up (never from inside malloc): the exit snapshot handler
+** and the service thread.  atexit handlers run before libraries'
+** destructors, and after those the program registered later (C++ static
+** destructors among them), so the exit snapshot shows what was never freed. */
 __attribute__((constructor(101))) static void api_constructor(void)
 {
 	api_ensure_started();
+	if (!API_ON())
+		return;
+	if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT)) {
+		alloc_guard_enter();
+		atexit(alloc_snap_at_exit);
+		alloc_guard_exit();
+	}
+	alloc_service_start();
 }
 
 /* At exit: the kinds asked for with print=…, then the invalid-free count. */
@@ -83,17 +95,8 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	if (!all)
 		return errno = ENOMEM, -1;
 	alloc_stat_read(kind, n, all, true);
-	for (uint32_t id = 0; id < n && id < cap; id++) {
-		all[id].id = id;
-		alloc_tags_name(kind, id, all[id].name, sizeof all[id].name);
-		if (kind == MEMINST_STATUS_TYPES) {
-			all[id].class_no = alloc_type_class(id);
-			all[id].site = alloc_type_site(id);
-		}
-		if (kind == MEMINST_STATUS_THREADS)
-			all[id].tid = alloc_thread_tid(id);
-		out[id] = all[id];
-	}
+	alloc_status_describe(kind, n < cap ? n : (uint32_t)cap, all);
+	memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
 	alloc_sys_unmap(all, bytes);
 	return n;
 }

@@ -64,6 +64,7 @@ void alloc_init(void)
 	    alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
+	alloc_snap_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
 			 : alloc_mode == MEMINST_MODE_MIS ? sizeof(alloc_hdr_t) : 0;
 	if (alloc_mode != MEMINST_MODE_OFF) {
@@ -257,6 +258,11 @@ static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, si
 		alloc_map_unlock(shard);
 	} else {
 		core_count_unlocked(t, meta, size, +1);
+	}
+	if (likely(t)) { /* a new peak to snapshot? (this thread's view of the total) */
+		int64_t total = t->slots[0].base[0] + t->slots[0].d[0];
+		if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
+			alloc_service_peak(total);
 	}
 }
 

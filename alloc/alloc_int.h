@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "meminst.h"
 
@@ -75,6 +76,8 @@ typedef struct alloc_options_s {
 	const char *trace_file; /* trace_file=PATH                          */
 	size_t trace_file_len;
 	bool control;           /* control=on                               */
+	int snapshot_signal;    /* snapshot_signal=USR2 (the default)       */
+	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */
 	bool on_error_abort;    /* on_error=abort                           */
 	bool quiet;             /* quiet=on: no invalid-free reports        */
 	unsigned print_kinds;   /* print=total+classes…: at exit, to stderr */
@@ -245,6 +248,7 @@ void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
+void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
 
 /* ------------------------------------------------------------ threads -- */
 
@@ -303,6 +307,7 @@ uintptr_t alloc_type_site(uint32_t type);
 pid_t alloc_thread_tid(uint32_t thread_no);
 void alloc_thread_set_tid(uint32_t thread_no, pid_t tid);
 const char *alloc_allocator_name(uint32_t allocator);
+const char *alloc_class_module(uint32_t class_no);
 void alloc_thread_set_name(uint32_t thread_no, const char *name);
 int alloc_class_register(const char *name);
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site);
@@ -389,6 +394,48 @@ size_t alloc_core_usable_size(void *p);
 uint32_t alloc_core_block_type(const void *p);
 void alloc_core_report_summary(void);
 
+/* ----------------------------------------------------------- snapshots -- */
+
+typedef struct alloc_snap_block_s {
+	uint64_t addr, size, seq;
+	uint32_t type, thread, allocator;
+} alloc_snap_block_t;
+
+/* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
+typedef struct alloc_snap_s {
+	bool with_map;
+	const char *trigger; /* api exit signal interval peak control */
+	pid_t pid, ppid;
+	int64_t time_ns, elapsed_ns, pause_ns;
+	uint64_t seq, bytes;
+	alloc_snap_block_t *blocks;
+	size_t nblocks, blocks_bytes;
+	struct meminst_status_info *status[ALLOC_K_COUNT];
+	uint32_t nstatus[ALLOC_K_COUNT];
+	size_t status_bytes[ALLOC_K_COUNT];
+} alloc_snap_t;
+
+/* "alloc_snapshot.c" */
+extern char alloc_snap_cwd[4096]; /* where relative snapshot paths start */
+void alloc_snap_init(void);
+int64_t alloc_snap_now(clockid_t clock);
+alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
+void alloc_snap_free(alloc_snap_t *im);
+int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
+int alloc_snap_store_configured(alloc_snap_t *im);
+void alloc_snap_at_exit(void);
+
+/* "alloc_service.c" */
+extern _Atomic int64_t alloc_peak_next; /* total bytes that make a new peak */
+void alloc_service_start(void);
+void alloc_service_peak(int64_t total);
+
+/* "alloc_sqlite.c" */
+/* Store a captured snapshot into the database at path (created 0600, or
+** added to).  Returns the snapshot's number, or -1 with one line in err;
+** a file that is not a meminst database of this version is left as it was. */
+int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen);
+
 /* ---------------------------------------------------------------- sys --- */
 
 /* "alloc_sys.c" */
@@ -398,6 +445,7 @@ int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
 bool alloc_readable(const void *p, size_t n);
 void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
+void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 pid_t alloc_sys_gettid(void);
 void alloc_sys_write(int fd, const char *s, size_t n);

@@ -10,6 +10,7 @@
 */
 #include "alloc_int.h"
 
+#include <signal.h>
 #include <string.h>
 
 typedef struct opt_span_s {
@@ -135,6 +136,31 @@ static const char *opt_print(opt_span_t v, unsigned *set)
 			 "expected kinds joined by '+': total, allocators, classes, types, threads");
 }
 
+/* snapshot_signal=USR1|USR2|SIGUSR2|RTMIN+N|number */
+static const char *opt_signal(opt_span_t v, int *sig)
+{
+	uint64_t n;
+	size_t used;
+	if (v.n > 3 && memcmp(v.p, "SIG", 3) == 0)
+		v.p += 3, v.n -= 3;
+	if (opt_is(v, "USR1"))
+		*sig = SIGUSR1;
+	else if (opt_is(v, "USR2"))
+		*sig = SIGUSR2;
+	else if (opt_is(v, "HUP"))
+		*sig = SIGHUP;
+	else if (v.n > 6 && memcmp(v.p, "RTMIN+", 6) == 0 &&
+		 opt_number((opt_span_t){v.p + 6, v.n - 6}, &n, &used) == 0 && used == v.n - 6 &&
+		 (int)n <= SIGRTMAX - SIGRTMIN)
+		*sig = SIGRTMIN + (int)n;
+	else if (opt_number(v, &n, &used) == 0 && used == v.n && n >= 1 && (int)n <= SIGRTMAX &&
+		 n != SIGKILL && n != SIGSTOP && n != SIGSEGV && n != SIGBUS && n != SIGFPE && n != SIGILL)
+		*sig = (int)n;
+	else
+		return "expected USR1, USR2, HUP, RTMIN+N or a signal number";
+	return NULL;
+}
+
 static const char *opt_switch(opt_span_t v, bool *out)
 {
 	if (opt_is(v, "on") || opt_is(v, "1") || opt_is(v, "yes"))
@@ -193,6 +219,12 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		o->trace_file_len = v.n;
 	} else if (opt_is(k, "control")) {
 		return opt_switch(v, &o->control);
+	} else if (opt_is(k, "snapshot_signal")) {
+		return opt_signal(v, &o->snapshot_signal);
+	} else if (opt_is(k, "peak_growth")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 10000)
+			return "expected a percentage from 1 to 10000";
+		o->peak_growth = (unsigned)n;
 	} else if (opt_is(k, "on_error")) {
 		if (opt_is(v, "report"))
 			o->on_error_abort = false;
@@ -205,8 +237,9 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "quiet")) {
 		return opt_switch(v, &o->quiet);
 	} else {
-		return "unknown key (known: backend, snapshot, snapshot_at, interval, trace, "
-		       "sample, sample_clock, alloc_sample, trace_file, control, print, on_error, quiet)";
+		return "unknown key (known: backend, snapshot, snapshot_at, snapshot_signal, "
+		       "peak_growth, interval, trace, sample, sample_clock, alloc_sample, trace_file, "
+		       "control, print, on_error, quiet)";
 	}
 	return NULL;
 }
@@ -216,6 +249,8 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 	alloc_options_t o;
 	memset(&o, 0, sizeof o);
 	o.mode = MEMINST_MODE_OFF;
+	o.snapshot_signal = SIGUSR2;
+	o.peak_growth = 10;
 	size_t len = value ? strlen(value) : 0;
 	for (size_t i = 0; value && i <= len;) {
 		size_t j = i;
@@ -246,6 +281,10 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 		if (why)
 			return OPT_FAIL(why);
 	}
+	if (!o.snapshot && ((o.snapshot_at_given && o.snapshot_at) || o.interval_ns)) {
+		o.snapshot = "meminst.%p.db"; /* triggers without a path */
+		o.snapshot_len = strlen(o.snapshot);
+	}
 	if (o.snapshot && !o.snapshot_at_given) /* snapshot=PATH alone: at exit */
 		o.snapshot_at = ALLOC_SNAP_EXIT;
 	*out = o;
@@ -260,11 +299,12 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen)
 {
 	const char *what = NULL;
-	if (o->snapshot || o->snapshot_at)
-		what = "snapshot/snapshot_at";
-	else if (o->interval_ns)
-		what = "interval";
-	else if (o->trace_clock)
+	if (o->mode == MEMINST_MODE_OFF && (o->snapshot || o->control)) {
+		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at, interval and control "
+				       "need mode mis or mim");
+		return -1;
+	}
+	if (o->trace_clock)
 		what = "trace";
 	else if (o->sample_hz || o->sample_clock)
 		what = "sample/sample_clock";
@@ -272,8 +312,6 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 		what = "alloc_sample";
 	else if (o->trace_file)
 		what = "trace_file";
-	else if (o->control)
-		what = "control";
 	if (!what)
 		return 0;
 	alloc_fmt(err, errlen, "MEMINST item '%s' is not yet supported by this build", what);

@@ -205,3 +205,19 @@ int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, 
 		alloc_sys_unmap(acc, bytes);
 	return 0;
 }
+
+/* Fill in the numbers and names of entries [0, n) read by alloc_stat_read.
+** Outside every lock of ours: names may come from /proc. */
+void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e)
+{
+	for (uint32_t id = 0; id < n; id++) {
+		e[id].id = id;
+		alloc_tags_name(kind, id, e[id].name, sizeof e[id].name);
+		if (kind == ALLOC_K_TYPE) {
+			e[id].class_no = alloc_type_class(id);
+			e[id].site = alloc_type_site(id);
+		}
+		if (kind == ALLOC_K_THREAD)
+			e[id].tid = alloc_thread_tid(id);
+	}
+}

@@ -242,6 +242,15 @@ void *alloc_sys_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The same, with the pages faulted in now rather than while our locks are
+** held (snapshot buffers). */
+void *alloc_sys_map_populated(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 void alloc_sys_unmap(void *p, size_t size)
 {
 	munmap(p, size);

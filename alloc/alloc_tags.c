@@ -31,6 +31,7 @@
 
 typedef struct tag_class_s {
 	uintptr_t module_base; /* 0 for registered classes */
+	const char *module;    /* the module's path; NULL for registered classes */
 	const char *name;
 } tag_class_t;
 
@@ -136,6 +137,7 @@ static uint32_t tag_class_of_module(uintptr_t base, const char *path)
 		return 0;
 	const char *slash = strrchr(path, '/');
 	tag.classes[n].module_base = base;
+	tag.classes[n].module = tag_intern(path);
 	tag.classes[n].name = tag_intern(slash ? slash + 1 : path);
 	atomic_store(&tag.nclasses, n + 1);
 	return n;
@@ -346,6 +348,11 @@ uint32_t alloc_tags_count(unsigned kind)
 	}
 	}
 	return 0;
+}
+
+const char *alloc_class_module(uint32_t class_no)
+{
+	return class_no < alloc_tags_count(ALLOC_K_CLASS) ? tag.classes[class_no].module : NULL;
 }
 
 const char *alloc_allocator_name(uint32_t a)

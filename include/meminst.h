@@ -94,6 +94,24 @@ long meminst_status_count(enum meminst_status_kind kind);
 /* Description of a number: NULL (invalid_type) when the number is unknown. */
 const char *meminst_allocator_name(uint32_t allocator_no);
 
+/* ------------------------------------------------------------ snapshots -- */
+
+/*
+** Store a snapshot into the SQLite database at `path` ("%p" expands to the
+** process id; a relative path is taken from the directory the process
+** started in).  A missing file is created with mode 0600; an existing
+** meminst database gets the snapshot added; any other file is left
+** untouched.  meminst_store_memory_data stores the live map (in mim mode;
+** in mis mode the status only) with the status of every kind;
+** meminst_store_memory_status stores the status only.  Both reset
+** max_since_last of every kind.  They return the snapshot's number in the
+** file (1, 2, …), or -1 with errno set (ENOTSUP when instrumentation is off,
+** EINVAL, ENOMEM, EIO), the reason printed on stderr.  See
+** meminst-snapshot(5) for the schema and inspect(1) to read it.
+*/
+int meminst_store_memory_data(const char *path);
+int meminst_store_memory_status(const char *path);
+
 /* ------------------------------------------------- types and classes ----- */
 
 typedef uint32_t meminst_type_t;

@@ -33,7 +33,7 @@ refused() {
 		[ ! -s "$OUT" ] || mi_why_add "the program ran"
 		n=$(grep -c -F -- "$2" "$ERR")
 		[ "$n" -eq 1 ] || mi_why_add "$n lines with \"$2\""
-		n=$(grep -c -e 'bad MEMINST' -e 'not yet supported' "$ERR")
+		n=$(grep -c -e 'bad MEMINST' -e 'not yet supported' -e 'need mode' "$ERR")
 		[ "$n" -eq 1 ] || mi_why_add "$n error lines"
 		! grep -v -q '^meminst: ' "$ERR" || mi_why_add "other text on stderr"
 		[ "$(wc -l <"$ERR")" -le 2 ] || mi_why_add "more than two lines on stderr"
@@ -64,16 +64,18 @@ refused 'mim,quiet=perhaps' "meminst: bad MEMINST item 'quiet=perhaps': "
 refused 'mim,colour=blue' "meminst: bad MEMINST item 'colour=blue': "
 refused 'mim,sample=0' "meminst: bad MEMINST item 'sample=0': "
 refused 'mim,,mis' "meminst: bad MEMINST value 'mim,,mis': empty item"
-refused 'mim,snapshot=x.db' "meminst: MEMINST item 'snapshot/snapshot_at' is not yet supported"
-refused 'mis,interval=1s' "meminst: MEMINST item 'interval' is not yet supported"
+refused 'snapshot=x.db' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
+refused 'off,control=on' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
+refused 'mim,snapshot_signal=KILL' "meminst: bad MEMINST item 'snapshot_signal=KILL': "
+refused 'mim,peak_growth=none' "meminst: bad MEMINST item 'peak_growth=none': "
 refused 'mim,trace=cpu' "meminst: MEMINST item 'trace' is not yet supported"
 refused 'mim,alloc_sample=512k' "meminst: MEMINST item 'alloc_sample' is not yet supported"
-refused 'mim,control=on' "meminst: MEMINST item 'control' is not yet supported"
 
 accepted ''
 accepted 'off'
 for b in $MEMINST_BACKENDS; do
 	accepted "mim,backend=$b,on_error=report,quiet=off,print=total"
 	accepted "mis,backend=$b,control=off"
+	accepted "mim,backend=$b,control=on,snapshot_at=none"
 done
 mi_finish

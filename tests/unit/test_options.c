@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
 
 #include "alloc_int.h"
@@ -294,11 +295,9 @@ Test(options, small_error_buffer_is_terminated)
 Test(options, unsupported_features_are_named)
 {
 	static const struct { const char *v; const char *what; } cases[] = {
-		{"mim,snapshot=x.db", "snapshot"}, {"snapshot_at=peak", "snapshot"},
-		{"interval=1s", "interval"}, {"trace=wall", "trace"},
+		{"trace=wall", "trace"}, {"mim,trace=cpu", "trace"},
 		{"sample=10", "sample"}, {"sample_clock=cpu", "sample"},
-		{"alloc_sample=1M", "alloc_sample"}, {"trace_file=t", "trace_file"},
-		{"control=on", "control"}};
+		{"alloc_sample=1M", "alloc_sample"}, {"trace_file=t", "trace_file"}};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		alloc_options_t o = opt_ok(cases[i].v);
 		char err[ALLOC_OPTIONS_ERRMAX] = "";
@@ -309,11 +308,54 @@ Test(options, unsupported_features_are_named)
 	}
 }
 
+/* Snapshot settings need something to snapshot: mode off refuses them. */
+Test(options, snapshot_settings_need_a_mode)
+{
+	static const char *const values[] = {"snapshot=x.db", "snapshot_at=peak", "interval=1s",
+					     "control=on", "off,snapshot=x.db"};
+	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+		alloc_options_t o = opt_ok(values[i]);
+		char err[ALLOC_OPTIONS_ERRMAX] = "";
+		cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), -1, "%s", values[i]);
+		cr_assert(strstr(err, "need mode mis or mim"), "%s: %s", values[i], err);
+	}
+}
+
+/* The snapshot path and its triggers, whatever the order of the items. */
+Test(options, snapshot_triggers)
+{
+	alloc_options_t o = opt_ok("mim,snapshot=a.db");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_EXIT, "a path alone means at exit");
+	o = opt_ok("mim,snapshot=a.db,snapshot_at=peak");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_PEAK);
+	o = opt_ok("mim,snapshot_at=peak,snapshot=a.db");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_PEAK, "the order of items does not matter");
+	o = opt_ok("mim,snapshot_at=signal");
+	cr_assert_eq(o.snapshot_len, strlen("meminst.%p.db"));
+	cr_assert_eq(memcmp(o.snapshot, "meminst.%p.db", o.snapshot_len), 0, "a default path");
+	o = opt_ok("mim,interval=1s");
+	cr_assert_not_null(o.snapshot, "intervals store into the default path");
+	o = opt_ok("mim,snapshot_at=none");
+	cr_assert_null(o.snapshot);
+	o = opt_ok("mim,snapshot_signal=USR1,peak_growth=25");
+	cr_assert_eq(o.snapshot_signal, SIGUSR1);
+	cr_assert_eq(o.peak_growth, 25);
+	o = opt_ok("mim,snapshot_signal=SIGRTMIN+2");
+	cr_assert_eq(o.snapshot_signal, SIGRTMIN + 2);
+	o = opt_ok("mim");
+	cr_assert_eq(o.snapshot_signal, SIGUSR2, "USR2 by default");
+	cr_assert_eq(o.peak_growth, 10, "10%% by default");
+	opt_bad("mim,snapshot_signal=KILL", "snapshot_signal=KILL");
+	opt_bad("mim,snapshot_signal=9", "snapshot_signal=9");
+	opt_bad("mim,peak_growth=0", "peak_growth=0");
+}
+
 Test(options, supported_settings_pass)
 {
 	static const char *const values[] = {
 		NULL, "", "off", "mis", "mim", "mim,backend=jemalloc", "mis,print=total+types",
-		"mim,on_error=abort,quiet=on", "control=off", "snapshot_at=none"};
+		"mim,on_error=abort,quiet=on", "control=off", "snapshot_at=none",
+		"mim,snapshot=x.db,snapshot_at=exit+peak+signal,interval=1s,control=on"};
 	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
 		alloc_options_t o = opt_ok(values[i]);
 		char err[ALLOC_OPTIONS_ERRMAX] = "";

@@ -1,0 +1,264 @@
+/*
+** alloc_service.c — the service thread: snapshots on signal, at intervals,
+** at peaks, and on request through the control channel.
+**
+** The thread is started from the library's constructor (never from inside
+** malloc) when MEMINST asks for one of these triggers.  It blocks every
+** signal, so it never takes one meant for the program, and runs guarded
+** for its whole life, so SQLite's allocations are not counted.
+**
+**   signal    the handler only writes one byte to a pipe (async-signal-
+**             safe); the thread takes and stores the snapshot.
+**   peak      the allocating thread that crosses the next peak threshold
+**             captures the snapshot itself (the state *at* the peak) and
+**             passes it here to be stored: SQLite never runs on the
+**             allocation path.
+**   interval  poll's timeout.
+**   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
+**             of another uid is refused (SO_PEERCRED).  Request, one line:
+**             "snapshot <absolute-path> <map|status>"; answer, one line:
+**             "ok <snapshot-number>" or "error <message>".
+**
+** In a child created by fork the thread does not exist; the child still
+** stores its exit snapshot and answers the API (see meminst(7)).
+*/
+#include "alloc_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static struct service {
+	int wake[2];              /* signal handler and peak -> thread */
+	int listen_fd;
+	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
+	bool running;
+} svc = {.wake = {-1, -1}, .listen_fd = -1};
+
+_Atomic int64_t alloc_peak_next = INT64_MAX;
+static _Atomic int64_t svc_peak_stored;
+
+/* ------------------------------------------------------------ triggers -- */
+
+static void svc_signal_handler(int sig)
+{
+	int saved_errno = errno;
+	char c = 's';
+	(void)sig;
+	if (write(svc.wake[1], &c, 1) < 0) {
+		/* the pipe is full: a snapshot is pending already */
+	}
+	errno = saved_errno;
+}
+
+static void svc_peak_arm(int64_t stored)
+{
+	int64_t growth = stored / 100 * (int64_t)alloc_opts.peak_growth;
+	int64_t next = stored + (growth > 0 ? growth : 1);
+	atomic_store(&alloc_peak_next, next > (1 << 20) ? next : (1 << 20));
+}
+
+/*
+** Called by an allocating thread, outside every lock, when the total went
+** past alloc_peak_next.  One thread wins the threshold; it captures the
+** map now and hands the copy to the service thread.
+*/
+void alloc_service_peak(int64_t total)
+{
+	int64_t expect = atomic_load(&alloc_peak_next);
+	if (total <= expect || !svc.running ||
+	    !atomic_compare_exchange_strong(&alloc_peak_next, &expect, INT64_MAX))
+		return;
+	alloc_snap_t *im = alloc_snap_capture(true, "peak");
+	atomic_store(&svc_peak_stored, total);
+	svc_peak_arm(total);
+	if (!im)
+		return;
+	alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
+	char c = 'p';
+	if (write(svc.wake[1], &c, 1) < 0) {
+		/* full: the thread will find the image anyway */
+	}
+}
+
+/* ------------------------------------------------------------- control -- */
+
+/* One answer line: "ok N" when msg is NULL, else "error MSG". */
+static void svc_answer(int fd, const char *msg, int id)
+{
+	char line[600];
+	int len = msg ? alloc_fmt(line, sizeof line, "error %s\n", msg)
+		      : alloc_fmt(line, sizeof line, "ok %d\n", id);
+	if (len > (int)sizeof line - 1)
+		len = sizeof line - 1;
+	alloc_sys_write(fd, line, (size_t)len);
+}
+
+/* One request: read a line (2 s at most), do it, answer. */
+static void svc_control_request(int fd)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	char line[4200], err[512];
+	size_t len = 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
+		svc_answer(fd, "permission denied: not the same user", 0);
+		return;
+	}
+	struct pollfd p = {fd, POLLIN, 0};
+	while (len < sizeof line - 1 && poll(&p, 1, 2000) == 1) {
+		ssize_t n = read(fd, line + len, sizeof line - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (memchr(line, '\n', len))
+			break;
+	}
+	line[len] = 0;
+	char *nl = strchr(line, '\n'), *path = line + 9, *content;
+	if (!nl || strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) ||
+	    content <= path) {
+		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status>)", 0);
+		return;
+	}
+	*nl = 0;
+	*content++ = 0;
+	bool with_map = strcmp(content, "map") == 0;
+	if (!with_map && strcmp(content, "status") != 0) {
+		svc_answer(fd, "bad request: content is map or status", 0);
+		return;
+	}
+	alloc_snap_t *im = alloc_snap_capture(with_map, "control");
+	int id = im ? alloc_sqlite_store(path, im, err, sizeof err) : -1;
+	alloc_snap_free(im);
+	svc_answer(fd, id < 0 ? (im ? err : "out of memory") : NULL, id);
+}
+
+static int svc_control_open(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int n = alloc_fmt(a.sun_path + 1, sizeof a.sun_path - 1, "meminst-control-%d", (int)getpid());
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0 ||
+	    listen(fd, 4) != 0) {
+		alloc_log("control=on: cannot open the control channel: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* -------------------------------------------------------------- thread -- */
+
+static void svc_store(const char *trigger)
+{
+	alloc_snap_t *im = alloc_snap_capture(true, trigger);
+	if (!im) {
+		alloc_log("no memory for a %s snapshot", trigger);
+		return;
+	}
+	alloc_snap_store_configured(im);
+	alloc_snap_free(im);
+}
+
+static void svc_drain_wake(void)
+{
+	char buf[64];
+	bool sig = false;
+	ssize_t n;
+	while ((n = read(svc.wake[0], buf, sizeof buf)) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			sig |= buf[i] == 's';
+	alloc_snap_t *im = atomic_exchange(&svc.peak_image, NULL);
+	if (im) {
+		alloc_snap_store_configured(im);
+		alloc_snap_free(im);
+	}
+	if (sig)
+		svc_store("signal");
+}
+
+static void *svc_main(void *arg)
+{
+	(void)arg;
+	alloc_tls.guard = 1; /* for life: this thread's allocations are ours */
+	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0;
+	if (period)
+		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
+	for (;;) {
+		struct pollfd p[2] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
+		int timeout = -1;
+		if (period) {
+			int64_t left = next - alloc_snap_now(CLOCK_MONOTONIC);
+			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
+		}
+		int r = poll(p, svc.listen_fd >= 0 ? 2 : 1, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r > 0 && (p[0].revents & POLLIN))
+			svc_drain_wake();
+		if (r > 0 && (p[1].revents & POLLIN)) {
+			int c = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (c >= 0) {
+				svc_control_request(c);
+				close(c);
+			}
+		}
+		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
+			if (alloc_opts.snapshot)
+				svc_store("interval");
+			next += period;
+		}
+	}
+	return NULL;
+}
+
+/*
+** From the library's constructor: start the thread if MEMINST asks for a
+** trigger that needs it.  Signals are blocked while it is created, so it
+** starts with all of them blocked.
+*/
+void alloc_service_start(void)
+{
+	const alloc_options_t *o = &alloc_opts;
+	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
+	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
+	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
+		return;
+	if (pipe2(svc.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+		alloc_log("cannot start the snapshot service: %s", strerror(errno));
+		return;
+	}
+	if (o->control)
+		svc.listen_fd = svc_control_open();
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	alloc_guard_enter();
+	int rc = pthread_create(&th, NULL, svc_main, NULL);
+	alloc_guard_exit();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		alloc_log("cannot start the snapshot service thread: %s", strerror(rc));
+		return;
+	}
+	pthread_detach(th);
+	svc.running = true;
+	if (sig) {
+		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART};
+		sigemptyset(&sa.sa_mask);
+		sigaction(o->snapshot_signal, &sa, NULL);
+	}
+	if (peak)
+		svc_peak_arm(0);
+}

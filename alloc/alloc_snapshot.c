@@ -1,0 +1,317 @@
+/*
+** alloc_snapshot.c — taking snapshots: the live map and every status kind
+** from one instant, copied into memory of our own, then stored.
+**
+** Capture and storage are separate.  alloc_snap_capture stops allocation
+** and freeing only for as long as it takes to copy: it takes every map
+** shard lock (in mim mode, counting happens under those locks, so blocks
+** and counters agree), copies the lists and reads the status of every kind
+** into mmap'd buffers, and lets go.  Nothing is allocated through the
+** instrumented heap while the locks are held.  alloc_sqlite_store (in
+** alloc_sqlite.c) then writes the copy with SQLite, on a thread holding
+** none of our locks, never from a signal handler and never on the
+** allocation path: peaks are captured where they happen and stored by the
+** service thread (alloc_service.c).
+**
+** A read for a snapshot resets max_since_last of every kind, as storing
+** the status does in Erlang's instrument.
+*/
+#include "alloc_int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t snap_start_ns;
+char alloc_snap_cwd[4096];
+
+int64_t alloc_snap_now(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* At start-up: the clock origin and the directory relative paths use. */
+void alloc_snap_init(void)
+{
+	snap_start_ns = alloc_snap_now(CLOCK_MONOTONIC);
+	if (syscall(SYS_getcwd, alloc_snap_cwd, sizeof alloc_snap_cwd) < 0)
+		alloc_snap_cwd[0] = 0;
+}
+
+static size_t snap_round(size_t bytes)
+{
+	return (bytes + 4095) & ~(size_t)4095;
+}
+
+void alloc_snap_free(alloc_snap_t *im)
+{
+	if (!im)
+		return;
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
+		if (im->status[k])
+			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
+	if (im->blocks)
+		alloc_sys_unmap(im->blocks, im->blocks_bytes);
+	alloc_sys_unmap(im, snap_round(sizeof *im));
+}
+
+/* Room for the status of every kind, with a margin for numbers handed out
+** while we wait for the locks.  Returns false when out of memory. */
+static bool snap_reserve_status(alloc_snap_t *im)
+{
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
+		uint32_t n = alloc_tags_count(k) + 256;
+		size_t bytes = snap_round((size_t)n * sizeof(struct meminst_status_info));
+		if (im->status[k] && im->status_bytes[k] >= bytes)
+			continue;
+		if (im->status[k])
+			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
+		im->status[k] = alloc_sys_map(bytes);
+		im->status_bytes[k] = bytes;
+		if (!im->status[k])
+			return false;
+	}
+	return true;
+}
+
+/* Read every kind (resetting max_since_last).  False if a kind grew past
+** the room reserved for it. */
+static bool snap_read_status(alloc_snap_t *im)
+{
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
+		uint32_t n = alloc_tags_count(k);
+		if ((size_t)n * sizeof(struct meminst_status_info) > im->status_bytes[k])
+			return false;
+		im->nstatus[k] = n;
+	}
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
+		alloc_stat_read(k, im->nstatus[k], im->status[k], true);
+	return true;
+}
+
+static void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t reserved)
+{
+	alloc_snap_block_t *b = &im->blocks[im->nblocks++];
+	uint64_t seq34 = alloc_mhdr_seq(m);
+	b->addr = (uintptr_t)(m + 1);
+	b->size = m->h.size;
+	b->type = alloc_meta_type(m->h.meta);
+	b->thread = alloc_meta_thread(m->h.meta);
+	b->allocator = alloc_meta_allocator(m->h.meta);
+	b->seq = reserved - ((reserved - seq34) & ((1ull << ALLOC_SEQ_BITS) - 1));
+	im->bytes += m->h.size;
+}
+
+/*
+** Copy every shard's list; all shards are held.  False if it did not fit.
+** Walking a list is a chain of cache misses, so SNAP_WAYS lists are walked
+** side by side: their misses overlap, which shortens the program's pause
+** several times over.
+*/
+#define SNAP_WAYS 16
+static bool snap_copy_map(alloc_snap_t *im, size_t room)
+{
+	uint64_t reserved = atomic_load(&alloc_seq_reserved);
+	size_t live = 0;
+	im->nblocks = 0;
+	for (unsigned i = 0; i < ALLOC_MAP_SHARDS; i++)
+		live += alloc_map_shards[i].count;
+	if (live > room)
+		return false;
+	for (unsigned first = 0; first < ALLOC_MAP_SHARDS; first += SNAP_WAYS) {
+		const alloc_mhdr_t *at[SNAP_WAYS], *head[SNAP_WAYS];
+		unsigned busy = 0;
+		for (unsigned w = 0; w < SNAP_WAYS; w++) {
+			alloc_shard_t *s = &alloc_map_shards[first + w];
+			head[w] = &s->head;
+			at[w] = s->head.next ? alloc_link(s->head.next) : head[w];
+			busy += at[w] != head[w];
+		}
+		while (busy) {
+			for (unsigned w = 0; w < SNAP_WAYS; w++) {
+				if (at[w] == head[w])
+					continue;
+				snap_copy_one(im, at[w], reserved);
+				at[w] = alloc_link(at[w]->next);
+				busy -= at[w] == head[w];
+			}
+		}
+	}
+	return true;
+}
+
+/* Stop the world of allocations, copy, let go.  Returns false on no memory. */
+static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
+{
+	for (;;) {
+		size_t room = 0;
+		if (with_map) {
+			size_t live = alloc_map_count();
+			room = live + live / 8 + 1024;
+			if (im->blocks_bytes < snap_round(room * sizeof(alloc_snap_block_t))) {
+				if (im->blocks)
+					alloc_sys_unmap(im->blocks, im->blocks_bytes);
+				im->blocks_bytes = snap_round(room * sizeof(alloc_snap_block_t));
+				if (!(im->blocks = alloc_sys_map_populated(im->blocks_bytes)))
+					return false;
+			}
+			room = im->blocks_bytes / sizeof(alloc_snap_block_t);
+		}
+		if (!snap_reserve_status(im))
+			return false;
+		int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
+		if (with_map)
+			alloc_map_prefork(); /* every shard, in order */
+		im->bytes = 0;
+		bool ok = (!with_map || snap_copy_map(im, room)) && snap_read_status(im);
+		im->seq = atomic_load(&alloc_seq_reserved);
+		if (with_map)
+			alloc_map_postfork_parent();
+		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
+		if (ok)
+			return true;
+	}
+}
+
+/*
+** Capture a snapshot.  `with_map` asks for the live blocks (mim mode only;
+** in mis mode a snapshot holds status only).  Returns NULL when out of
+** memory.  Takes no lock on entry; runs guarded (the process must not
+** allocate through itself while copying).
+*/
+alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
+{
+	alloc_snap_t *im = alloc_sys_map(snap_round(sizeof *im));
+	if (!im)
+		return NULL;
+	with_map = with_map && alloc_mode == MEMINST_MODE_MIM;
+	alloc_guard_enter();
+	bool ok = snap_copy_locked(im, with_map);
+	alloc_guard_exit();
+	if (!ok) {
+		alloc_snap_free(im);
+		return NULL;
+	}
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
+		alloc_status_describe(k, im->nstatus[k], im->status[k]);
+	im->with_map = with_map;
+	im->trigger = trigger;
+	im->pid = getpid();
+	im->ppid = getppid();
+	im->time_ns = alloc_snap_now(CLOCK_REALTIME);
+	im->elapsed_ns = alloc_snap_now(CLOCK_MONOTONIC) - snap_start_ns;
+	return im;
+}
+
+/* ------------------------------------------------------------ paths ---- */
+
+/*
+** Expand %p to the pid (and %% to %) into out.  A relative path is made
+** absolute against the directory the process started in (`base`), so a
+** later chdir does not move the file.  Returns 0, or -1 if too long.
+*/
+int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len)
+{
+	size_t o = 0;
+	if (in[0] != '/' && base && base[0]) {
+		o = (size_t)alloc_fmt(out, len, "%s/", base);
+		if (o >= len)
+			return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char num[24];
+		const char *add = NULL;
+		if (in[i] == '%' && i + 1 < n && in[i + 1] == 'p') {
+			alloc_fmt(num, sizeof num, "%d", (int)getpid());
+			add = num;
+			i++;
+		} else if (in[i] == '%' && i + 1 < n && in[i + 1] == '%') {
+			add = "%";
+			i++;
+		}
+		if (add) {
+			for (; *add; add++)
+				if (o + 1 < len)
+					out[o++] = *add;
+				else
+					return -1;
+		} else if (o + 1 < len) {
+			out[o++] = in[i];
+		} else {
+			return -1;
+		}
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* ------------------------------------------------------------- API ----- */
+
+static int snap_store_api(const char *path, bool with_map)
+{
+	char full[4096], err[512];
+	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (!path || alloc_snap_path(path, strlen(path), alloc_snap_cwd, full, sizeof full) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	alloc_snap_t *im = alloc_snap_capture(with_map, "api");
+	if (!im) {
+		errno = ENOMEM;
+		return -1;
+	}
+	int id = alloc_sqlite_store(full, im, err, sizeof err);
+	alloc_snap_free(im);
+	if (id < 0) {
+		alloc_log("%s", err);
+		errno = EIO;
+	}
+	return id;
+}
+
+ALLOC_EXPORT int meminst_store_memory_data(const char *path)
+{
+	return snap_store_api(path, true);
+}
+
+ALLOC_EXPORT int meminst_store_memory_status(const char *path)
+{
+	return snap_store_api(path, false);
+}
+
+/* The snapshot=PATH of MEMINST, with a trigger: used at exit, on signal,
+** at intervals and at peaks.  Errors are reported on stderr. */
+int alloc_snap_store_configured(alloc_snap_t *im)
+{
+	char full[4096], err[512];
+	if (alloc_snap_path(alloc_opts.snapshot, alloc_opts.snapshot_len, alloc_snap_cwd, full,
+			    sizeof full) < 0) {
+		alloc_log("snapshot path too long");
+		return -1;
+	}
+	int id = alloc_sqlite_store(full, im, err, sizeof err);
+	if (id < 0)
+		alloc_log("%s", err);
+	return id;
+}
+
+void alloc_snap_at_exit(void)
+{
+	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
+	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
+		return;
+	alloc_snap_t *im = alloc_snap_capture(true, "exit");
+	if (!im) {
+		alloc_log("no memory for the exit snapshot");
+		return;
+	}
+	alloc_snap_store_configured(im);
+	alloc_snap_free(im);
+}

@@ -1,0 +1,433 @@
+/*
+** alloc_sqlite.c — storing a captured snapshot with SQLite.
+**
+** SQLite is loaded with dlopen the first time a snapshot is stored, so that
+** a process that never stores one does not carry it.  Everything here runs
+** guarded: SQLite's own allocations go to the backend untracked.  It runs
+** on an ordinary thread with none of our locks held (see alloc_snapshot.c).
+**
+** Files: a missing file is created with mode 0600; an existing file gets a
+** new snapshot added, numbered after the last, in one transaction.  A file
+** that is not SQLite, is SQLite but not ours (application_id), or holds
+** another schema version is left untouched and reported.  The schema is in
+** <meminst-snapshot.h>, shared with inspect.
+*/
+#include "alloc_int.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+
+/* The SQLite functions we use, from dlopen. */
+static struct sq_api {
+	int (*open_v2)(const char *, sqlite3 **, int, const char *);
+	int (*close)(sqlite3 *);
+	int (*exec)(sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *, char **);
+	int (*prepare_v2)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
+	int (*bind_int64)(sqlite3_stmt *, int, sqlite3_int64);
+	int (*bind_text)(sqlite3_stmt *, int, const char *, int, void (*)(void *));
+	int (*bind_null)(sqlite3_stmt *, int);
+	int (*step)(sqlite3_stmt *);
+	int (*reset)(sqlite3_stmt *);
+	int (*finalize)(sqlite3_stmt *);
+	const char *(*errmsg)(sqlite3 *);
+	sqlite3_int64 (*column_int64)(sqlite3_stmt *, int);
+	void (*free)(void *);
+	int (*busy_timeout)(sqlite3 *, int);
+	bool loaded;
+} sq;
+
+static int sq_load(char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		"sqlite3_open_v2", "sqlite3_close", "sqlite3_exec", "sqlite3_prepare_v2",
+		"sqlite3_bind_int64", "sqlite3_bind_text", "sqlite3_bind_null", "sqlite3_step",
+		"sqlite3_reset", "sqlite3_finalize", "sqlite3_errmsg", "sqlite3_column_int64",
+		"sqlite3_free", "sqlite3_busy_timeout"};
+	if (sq.loaded)
+		return 0;
+	void *h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		alloc_fmt(err, errlen, "cannot store snapshots: libsqlite3.so.0 cannot be loaded "
+				       "(apt-get install libsqlite3-0)");
+		return -1;
+	}
+	void **slot = (void **)&sq;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!(slot[i] = dlsym(h, names[i]))) {
+			alloc_fmt(err, errlen, "cannot store snapshots: %s missing from libsqlite3", names[i]);
+			return -1;
+		}
+	sq.loaded = true;
+	return 0;
+}
+
+/* ---------------------------------------------------------- writing ---- */
+
+typedef struct sq_writer_s {
+	sqlite3 *db;
+	int64_t id;
+	char *err;
+	size_t errlen;
+	const char *path;
+} sq_writer_t;
+
+static int sq_fail(sq_writer_t *w, const char *what)
+{
+	alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
+		  w->db ? sq.errmsg(w->db) : "cannot open");
+	return -1;
+}
+
+static int sq_exec(sq_writer_t *w, const char *sql)
+{
+	return sq.exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_fail(w, "cannot write");
+}
+
+static int64_t sq_query_int(sq_writer_t *w, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = -1;
+	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sq.step(st) == SQLITE_ROW)
+		v = sq.column_int64(st, 0);
+	sq.finalize(st);
+	return v;
+}
+
+/* Bind integers and strings from a format: 'i' int64, 's' string (NULL
+** binds NULL), then step and reset. */
+static int sq_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	for (int i = 0; fmt[i]; i++) {
+		if (fmt[i] == 'i') {
+			sq.bind_int64(st, i + 1, va_arg(ap, int64_t));
+		} else {
+			const char *s = va_arg(ap, const char *);
+			s ? sq.bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT) : sq.bind_null(st, i + 1);
+		}
+	}
+	va_end(ap);
+	int rc = sq.step(st);
+	sq.reset(st);
+	return rc == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
+}
+
+static sqlite3_stmt *sq_prepare(sq_writer_t *w, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sq_fail(w, "cannot prepare");
+		return NULL;
+	}
+	return st;
+}
+
+/* A new file gets the schema; an old one must be ours, of our version. */
+static int sq_check_or_create(sq_writer_t *w)
+{
+	int64_t tables = sq_query_int(w, "SELECT count(*) FROM sqlite_master");
+	if (tables < 0)
+		return sq_fail(w, "not an SQLite database; left untouched");
+	if (tables == 0) {
+		char pragmas[160];
+		alloc_fmt(pragmas, sizeof pragmas, "PRAGMA application_id=%d; PRAGMA user_version=%d;",
+			  MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
+		if (sq_exec(w, MEMINST_SNAPSHOT_SCHEMA) < 0 || sq_exec(w, pragmas) < 0)
+			return -1;
+		return sq_exec(w, "INSERT INTO meminst_meta VALUES('writer','libmeminst " PACKAGE_VERSION "'),"
+				  "('schema_version','1'),('min_reader_version','1')");
+	}
+	int64_t app = sq_query_int(w, "PRAGMA application_id");
+	int64_t version = sq_query_int(w, "PRAGMA user_version");
+	if (app != MEMINST_SNAPSHOT_APP_ID) {
+		alloc_fmt(w->err, w->errlen, "snapshot %s: not a meminst snapshot database; left untouched",
+			  w->path);
+		return -1;
+	}
+	if (version != MEMINST_SNAPSHOT_VERSION) {
+		alloc_fmt(w->err, w->errlen, "snapshot %s: schema version %d, this libmeminst writes %d; "
+					     "left untouched", w->path, (int)version, MEMINST_SNAPSHOT_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+static int sq_write_process(sq_writer_t *w, const alloc_snap_t *im)
+{
+	char exe[1024] = "", cmd[4096] = "";
+	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	int len = alloc_sys_read_file("/proc/self/cmdline", cmd, sizeof cmd);
+	for (int i = 0; i < len - 1; i++)
+		if (!cmd[i])
+			cmd[i] = ' ';
+	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO snapshot VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	if (!st)
+		return -1;
+	int rc = sq_row(w, st, "issiissssiiiiiii", w->id, im->with_map ? "map" : "status", im->trigger,
+			(int64_t)im->pid, (int64_t)im->ppid, exe, cmd,
+			alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis", alloc_real.name,
+			(int64_t)alloc_hdr_size, im->time_ns, im->elapsed_ns, im->pause_ns,
+			(int64_t)im->seq, (int64_t)im->nblocks, (int64_t)im->bytes);
+	sq.finalize(st);
+	return rc;
+}
+
+static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
+{
+	static const char *const kinds[] = {MEMINST_SNAPSHOT_KINDS};
+	sqlite3_stmt *st[5] = {
+		sq_prepare(w, "INSERT INTO allocator VALUES(?,?,?)"),
+		sq_prepare(w, "INSERT INTO class VALUES(?,?,?,?)"),
+		sq_prepare(w, "INSERT INTO type VALUES(?,?,?,?,?)"),
+		sq_prepare(w, "INSERT INTO thread VALUES(?,?,?,?)"),
+		sq_prepare(w, "INSERT INTO status VALUES(?,?,?,?,?,?,?,?,?)")};
+	int rc = 0;
+	for (int i = 0; i < 5; i++)
+		if (!st[i])
+			rc = -1;
+	for (unsigned k = 0; k < ALLOC_K_COUNT && rc == 0; k++) {
+		for (uint32_t id = 0; id < im->nstatus[k] && rc == 0; id++) {
+			const struct meminst_status_info *e = &im->status[k][id];
+			if (k == ALLOC_K_ALLOCATOR)
+				rc = sq_row(w, st[0], "iis", w->id, (int64_t)id, e->name);
+			else if (k == ALLOC_K_CLASS)
+				rc = sq_row(w, st[1], "iiss", w->id, (int64_t)id, e->name, alloc_class_module(id));
+			else if (k == ALLOC_K_TYPE && e->site)
+				rc = sq_row(w, st[2], "iisii", w->id, (int64_t)id, e->name, (int64_t)e->class_no,
+					    (int64_t)e->site);
+			else if (k == ALLOC_K_TYPE)
+				rc = sq_row(w, st[2], "iisis", w->id, (int64_t)id, e->name, (int64_t)e->class_no, NULL);
+			else if (k == ALLOC_K_THREAD)
+				rc = sq_row(w, st[3], "iiis", w->id, (int64_t)id, (int64_t)e->tid, e->name);
+			if (rc == 0)
+				rc = sq_row(w, st[4], "isiiiiiii", w->id, kinds[k], (int64_t)id,
+					    (int64_t)e->sizes.current, (int64_t)e->sizes.max_since_last,
+					    (int64_t)e->sizes.max_ever, (int64_t)e->blocks.current,
+					    (int64_t)e->blocks.max_since_last, (int64_t)e->blocks.max_ever);
+		}
+	}
+	for (int i = 0; i < 5; i++)
+		if (st[i])
+			sq.finalize(st[i]);
+	return rc;
+}
+
+/* /proc/self/maps, one row per mapping. */
+static int sq_write_segments(sq_writer_t *w)
+{
+	size_t cap = 1 << 20;
+	char *buf = alloc_sys_map(cap);
+	sqlite3_stmt *st = buf ? sq_prepare(w, "INSERT OR IGNORE INTO segment VALUES(?,?,?,?,?,?)") : NULL;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t got;
+	while (fd >= 0 && len + 1 < cap && (got = syscall(SYS_read, fd, buf + len, cap - 1 - len)) > 0)
+		len += (size_t)got;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	int rc = st ? 0 : -1;
+	for (char *line = buf; rc == 0 && line && line < buf + len;) {
+		char *end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (end)
+			*end = 0;
+		unsigned long long start, stop, off;
+		char perms[8];
+		int path_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &stop, perms, &off, &path_at) >= 4)
+			rc = sq_row(w, st, "iiisis", w->id, (int64_t)start, (int64_t)stop, perms, (int64_t)off,
+				    path_at ? line + path_at : "");
+		line = end ? end + 1 : NULL;
+	}
+	if (st)
+		sq.finalize(st);
+	if (buf)
+		alloc_sys_unmap(buf, cap);
+	return rc;
+}
+
+/* Loaded modules with load bias and GNU build-id, for offline symbols. */
+typedef struct sq_module_s {
+	uint64_t base;
+	char path[512];
+	char build_id[84];
+} sq_module_t;
+
+typedef struct sq_modules_s {
+	sq_module_t *m;
+	size_t n, cap;
+} sq_modules_t;
+
+static void sq_build_id(const struct dl_phdr_info *info, char *out, size_t len)
+{
+	out[0] = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const unsigned char *desc = (const unsigned char *)(p + sizeof *nh + ((nh->n_namesz + 3) & ~3u));
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(nh + 1, "GNU", 4) == 0) {
+				for (unsigned j = 0; j < nh->n_descsz && 2 * j + 2 < len; j++)
+					alloc_fmt(out + 2 * j, 3, "%02x", desc[j]);
+				return;
+			}
+			p += sizeof *nh + ((nh->n_namesz + 3) & ~3u) + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	sq_modules_t *ms = arg;
+	if (ms->n == ms->cap)
+		return 1;
+	sq_module_t *m = &ms->m[ms->n++];
+	m->base = info->dlpi_addr;
+	if (info->dlpi_name && info->dlpi_name[0]) {
+		alloc_fmt(m->path, sizeof m->path, "%s", info->dlpi_name);
+	} else {
+		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", m->path, sizeof m->path - 1);
+		m->path[n > 0 ? n : 0] = 0;
+	}
+	sq_build_id(info, m->build_id, sizeof m->build_id);
+	return 0;
+}
+
+static int sq_write_modules(sq_writer_t *w)
+{
+	sq_modules_t ms = {.cap = 4096};
+	size_t bytes = ms.cap * sizeof(sq_module_t);
+	if (!(ms.m = alloc_sys_map(bytes)))
+		return sq_fail(w, "out of memory");
+	dl_iterate_phdr(sq_module_cb, &ms);
+	sqlite3_stmt *st = sq_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
+	int rc = st ? 0 : -1;
+	for (size_t i = 0; i < ms.n && rc == 0; i++)
+		rc = sq_row(w, st, "iiss", w->id, (int64_t)ms.m[i].base, ms.m[i].path,
+			    ms.m[i].build_id[0] ? ms.m[i].build_id : NULL);
+	if (st)
+		sq.finalize(st);
+	alloc_sys_unmap(ms.m, bytes);
+	return rc;
+}
+
+static int sq_by_addr(const void *a, const void *b)
+{
+	uint64_t x = ((const alloc_snap_block_t *)a)->addr, y = ((const alloc_snap_block_t *)b)->addr;
+	return x < y ? -1 : x > y;
+}
+
+/* The blocks, sorted by address: the order of the table's key, the
+** cheapest for SQLite to insert. */
+static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
+{
+	if (!im->nblocks)
+		return 0;
+	qsort(im->blocks, im->nblocks, sizeof *im->blocks, sq_by_addr);
+	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO block VALUES(?,?,?,?,?,?,?)");
+	int rc = st ? 0 : -1;
+	for (size_t i = 0; i < im->nblocks && rc == 0; i++) {
+		const alloc_snap_block_t *b = &im->blocks[i];
+		rc = sq_row(w, st, "iiiiiii", w->id, (int64_t)b->addr, (int64_t)b->size, (int64_t)b->type,
+			    (int64_t)b->thread, (int64_t)b->allocator, (int64_t)b->seq);
+	}
+	if (st)
+		sq.finalize(st);
+	return rc;
+}
+
+/* A new file is created 0600 by us (*created tells); an existing one must
+** look like SQLite before SQLite is let near it. */
+static int sq_prepare_file(const char *path, bool *created, char *err, size_t errlen)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	*created = fd >= 0;
+	if (fd >= 0) {
+		syscall(SYS_close, fd);
+		return 0;
+	}
+	if (errno != EEXIST) {
+		alloc_fmt(err, errlen, "snapshot %s: cannot create: %s", path, strerror(errno));
+		return -1;
+	}
+	char head[16];
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? syscall(SYS_read, fd, head, sizeof head) : -1;
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (n < 0) {
+		alloc_fmt(err, errlen, "snapshot %s: cannot read: %s", path, strerror(errno));
+		return -1;
+	}
+	if (n != 0 && (n != 16 || memcmp(head, "SQLite format 3", 16) != 0)) {
+		alloc_fmt(err, errlen, "snapshot %s: not an SQLite database; left untouched", path);
+		return -1;
+	}
+	return 0;
+}
+
+static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
+{
+	if (sq_exec(w, "BEGIN IMMEDIATE") < 0)
+		return -1;
+	int rc = sq_check_or_create(w);
+	if (rc == 0) {
+		w->id = sq_query_int(w, "SELECT coalesce(max(id), 0) + 1 FROM snapshot");
+		rc = w->id > 0 ? 0 : sq_fail(w, "cannot number the snapshot");
+	}
+	if (rc == 0)
+		rc = sq_write_process(w, im);
+	if (rc == 0)
+		rc = sq_write_tables(w, im);
+	if (rc == 0)
+		rc = sq_write_segments(w);
+	if (rc == 0)
+		rc = sq_write_modules(w);
+	if (rc == 0)
+		rc = sq_write_blocks(w, im);
+	if (rc == 0 && sq_exec(w, "COMMIT") == 0)
+		return (int)w->id;
+	sq.exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen)
+{
+	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
+	int saved_errno = errno, id = -1;
+	bool created = false;
+	alloc_guard_enter();
+	if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, err, errlen) == 0) {
+		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+			sq_fail(&w, "cannot open");
+		} else {
+			sq.busy_timeout(w.db, 10000);
+			id = sq_store_locked(&w, im);
+		}
+		if (w.db)
+			sq.close(w.db);
+		if (id < 0 && created) /* nothing of the user's was there: leave nothing */
+			unlink(path);
+	}
+	alloc_guard_exit();
+	errno = saved_errno;
+	return id;
+}

@@ -23,7 +23,7 @@
 # usage: bench/run.sh [--quick] [--rounds N] [--callgrind] [BUILD_DIR]
 #   BUILD_DIR   the build tree (default: $top_builddir, else the tree that
 #               holds this script's bench_alloc)
-#   --quick     2 rounds of 1/10 the iterations: a smoke run (~10 s)
+#   --quick     2 rounds of 1/10 the iterations: a smoke run (~5 s)
 #   --rounds N  rounds to run (default 7)
 #   --callgrind also count instructions per `pairs -s 64` pair for every
 #               configuration under valgrind (exact and repeatable)

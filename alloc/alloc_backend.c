@@ -26,8 +26,9 @@ alloc_backend_t alloc_real;
 
 /* ------------------------------------------------------- bootstrap arena -- */
 
-#define BOOT_ARENA_SIZE (1u << 20)
-static char boot_arena[BOOT_ARENA_SIZE] __attribute__((aligned(4096)));
+char alloc_boot_arena[ALLOC_BOOT_ARENA_SIZE] __attribute__((aligned(4096)));
+#define BOOT_ARENA_SIZE ALLOC_BOOT_ARENA_SIZE
+#define boot_arena alloc_boot_arena
 static _Atomic size_t boot_used;
 
 /*
@@ -53,11 +54,6 @@ full:
 	alloc_log("bootstrap arena exhausted (%u bytes) before the allocator was "
 		  "resolved; cannot continue", BOOT_ARENA_SIZE);
 	alloc_sys_exit(127);
-}
-
-bool alloc_boot_owns(const void *p)
-{
-	return (const char *)p >= boot_arena && (const char *)p < boot_arena + BOOT_ARENA_SIZE;
 }
 
 size_t alloc_boot_size(const void *p)

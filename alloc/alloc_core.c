@@ -154,7 +154,7 @@ static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int s
 ** NULL for a thread that has none (dying), which counts straight into the
 ** global entries.  One epoch check per call catches reads that reset a kind.
 */
-static inline void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+static inline __attribute__((always_inline)) void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
 {
 	if (unlikely(!t)) {
 		core_count_direct(meta, size, sign);
@@ -270,7 +270,7 @@ static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, si
 ** Turn a fresh backend block into a tracked block: header, tags, counts,
 ** map.  `pad_log2` says how far past `base` the user pointer lies.
 */
-static void *core_track(void *base, size_t size, unsigned allocator, uintptr_t site,
+static inline __attribute__((always_inline)) void *core_track(void *base, size_t size, unsigned allocator, uintptr_t site,
 			uint32_t type, unsigned pad_log2)
 {
 	char *user = (char *)base + ((size_t)1 << pad_log2);
@@ -294,7 +294,7 @@ static void *core_track(void *base, size_t size, unsigned allocator, uintptr_t s
 
 /* Take a checked block out of the counts and the map.  Returns false if
 ** another thread freed it first (a racing double free). */
-static bool core_untrack(void *user, uint64_t meta)
+static inline __attribute__((always_inline)) bool core_untrack(void *user, uint64_t meta)
 {
 	alloc_hdr_t *h = core_hdr(user);
 	if (meta & ALLOC_META_UNTRACKED) {
@@ -341,22 +341,69 @@ static inline bool core_meta_plausible(uint64_t m, uint64_t size)
 	       (alloc_meta_thread(m) < nthreads || alloc_meta_thread(m) == ALLOC_THREAD_MAX);
 }
 #define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
+#define CORE_OWN_MAPPING_MIN (32 << 10) /* smaller blocks are never mapped alone
+					   (glibc's mmap threshold starts at 128 KiB) */
 
 /*
-** Does `user` carry a live header of ours?  A pointer near the start of a
-** page is probed before its header is read: large blocks sit there (the
-** backends hand them out page-aligned, glibc 16 bytes in), and once freed
-** their pages are unmapped, so a double free of a large block, like a wild
-** pointer into an unmapped page, would otherwise fault.  Elsewhere on a page
-** the header shares the page with the block; only a wild pointer into an
-** unmapped page at another offset can still fault, as it does under glibc.
+** Pointers near the start of a page are probed before their header is
+** read: large blocks sit there (glibc puts an mmap'd block 16 bytes into its
+** first page), and once freed their pages are unmapped, so a double free of
+** a large block, like a wild pointer into an unmapped page, would fault.
+** Probing is a system call, and small blocks land there too (often, with
+** jemalloc), so each thread remembers a few pages it found readable; the
+** memory is forgotten whenever any thread frees a block that a backend may
+** have mapped on its own (alloc_unmap_epoch).
 */
-static enum core_verdict core_verify(const void *user, uint64_t *meta)
+#define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
+#define CORE_OWN_MAPPING_MIN (32 << 10) /* smaller blocks are never mapped alone
+					   (glibc's mmap threshold starts at 128 KiB) */
+_Atomic uint32_t alloc_unmap_epoch;
+
+static inline bool core_in_start_zone(const void *user)
+{
+	return ((uintptr_t)user & 4095) <= CORE_PAGE_START_ZONE;
+}
+
+static ALLOC_NOINLINE bool core_probe(const alloc_hdr_t *h)
+{
+	alloc_thread_t *t = alloc_tls.thr;
+	uintptr_t page = (uintptr_t)h & ~(uintptr_t)4095;
+	uint32_t epoch = atomic_load_explicit(&alloc_unmap_epoch, memory_order_acquire);
+	if (t && t->probe_epoch == epoch)
+		for (unsigned i = 0; i < 8; i++)
+			if (t->probe_pages[i] == page)
+				return true;
+	if (!alloc_readable(h, sizeof *h))
+		return false;
+	if (t) {
+		if (t->probe_epoch != epoch) {
+			memset(t->probe_pages, 0, sizeof t->probe_pages);
+			t->probe_epoch = epoch;
+		}
+		t->probe_pages[(page >> 12) & 7] = page;
+	}
+	return true;
+}
+
+/* About to give a block back: if its pages may go with it, forget what
+** every thread knows about readable pages. */
+static inline void core_forget_pages(const void *user, uint64_t size)
+{
+	if (unlikely(core_in_start_zone(user) && size >= CORE_OWN_MAPPING_MIN))
+		atomic_fetch_add_explicit(&alloc_unmap_epoch, 1, memory_order_release);
+}
+
+/*
+** Does `user` carry a live header of ours?  Elsewhere than near a page
+** start the header shares the page with the block; only a wild pointer into
+** an unmapped page at such an offset can still fault, as it does in glibc.
+*/
+static inline __attribute__((always_inline)) enum core_verdict core_verify(const void *user, uint64_t *meta)
 {
 	if (((uintptr_t)user & 15) != 0)
 		return CORE_FOREIGN;
 	const alloc_hdr_t *h = core_hdr(user);
-	if (unlikely(((uintptr_t)user & 4095) <= CORE_PAGE_START_ZONE) && !alloc_readable(h, sizeof *h))
+	if (unlikely(core_in_start_zone(user)) && !core_probe(h))
 		return CORE_FOREIGN;
 	uint64_t m = h->meta;
 	if (unlikely((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m)))
@@ -451,6 +498,7 @@ void alloc_core_free(void *user, uintptr_t site)
 		core_report(CORE_DOUBLE, "free", user, site);
 		return;
 	}
+	core_forget_pages(user, core_hdr(user)->size);
 	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
 }
 
@@ -499,6 +547,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		core_report(CORE_DOUBLE, "realloc", user, site);
 		return errno = EINVAL, NULL;
 	}
+	core_forget_pages(user, old);
 	void *base = alloc_real.realloc((char *)user - hs, size + hs);
 	if (unlikely(!base)) { /* the old block is intact: count it back */
 		core_hdr(user)->meta = meta;

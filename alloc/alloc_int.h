@@ -191,7 +191,12 @@ extern alloc_backend_t alloc_real;           /* the chosen backend        */
 int alloc_backend_resolve_system(void);      /* 0 or -1                   */
 int alloc_backend_load(int which, char *err, size_t errlen);
 void *alloc_boot_malloc(size_t size, size_t align);
-bool alloc_boot_owns(const void *p);
+#define ALLOC_BOOT_ARENA_SIZE (1u << 20)
+extern char alloc_boot_arena[ALLOC_BOOT_ARENA_SIZE];
+static inline bool alloc_boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)alloc_boot_arena < ALLOC_BOOT_ARENA_SIZE;
+}
 size_t alloc_boot_size(const void *p);
 
 /* ------------------------------------------------------------ status --- */
@@ -259,6 +264,8 @@ struct alloc_thread_s {
 	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
 	_Atomic int counting;  /* mis mode: inside core_count (see alloc_fork)    */
 	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
+	uint32_t probe_epoch;       /* alloc_unmap_epoch when probe_pages was valid  */
+	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
@@ -444,6 +451,7 @@ int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format
 int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
 bool alloc_readable(const void *p, size_t n);
+void alloc_sys_pid_refresh(void);   /* after fork */
 void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
 void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);

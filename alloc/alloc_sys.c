@@ -263,13 +263,22 @@ void alloc_sys_unmap(void *p, size_t size)
 ** EFAULT instead of faulting; where it is not allowed (seccomp) fall back to
 ** asking whether the page is mapped at all.
 */
+static pid_t sys_pid;
+
+void alloc_sys_pid_refresh(void)
+{
+	sys_pid = (pid_t)syscall(SYS_getpid);
+}
+
 bool alloc_readable(const void *p, size_t n)
 {
 	char tmp[64];
 	if (n > sizeof tmp)
 		n = sizeof tmp;
 	struct iovec local = {tmp, n}, remote = {(void *)p, n};
-	ssize_t r = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+	if (unlikely(!sys_pid))
+		alloc_sys_pid_refresh();
+	ssize_t r = syscall(SYS_process_vm_readv, sys_pid, &local, 1UL, &remote, 1UL, 0UL);
 	if (r == (ssize_t)n)
 		return true;
 	if (r < 0 && errno == EFAULT)

@@ -196,6 +196,7 @@ static void thread_postfork_parent(void)
 static void thread_postfork_child(void)
 {
 	atomic_store(&alloc_forking, 0);
+	alloc_sys_pid_refresh();
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_tags_postfork_child();
 	alloc_map_postfork_child();

@@ -20,6 +20,13 @@ static void api_ensure_started(void)
 		alloc_init();
 }
 
+/* Snapshots the service thread still owes, then the exit snapshot. */
+static void api_at_exit(void)
+{
+	alloc_service_flush();
+	alloc_snap_at_exit();
+}
+
 /* After libc is up (never from inside malloc): the exit snapshot handler
 ** and the service thread.  atexit handlers run before libraries'
 ** destructors, and after those the program registered later (C++ static
@@ -29,9 +36,9 @@ __attribute__((constructor(101))) static void api_constructor(void)
 	api_ensure_started();
 	if (!API_ON())
 		return;
-	if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT)) {
+	if (alloc_opts.snapshot) {
 		alloc_guard_enter();
-		atexit(alloc_snap_at_exit);
+		atexit(api_at_exit);
 		alloc_guard_exit();
 	}
 	alloc_service_start();

@@ -436,6 +436,7 @@ void alloc_snap_at_exit(void);
 extern _Atomic int64_t alloc_peak_next; /* total bytes that make a new peak */
 void alloc_service_start(void);
 void alloc_service_peak(int64_t total);
+void alloc_service_flush(void);
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or

@@ -37,11 +37,12 @@
 #include <unistd.h>
 
 static struct service {
+	pthread_mutex_t busy;     /* held while the thread stores a snapshot */
 	int wake[2];              /* signal handler and peak -> thread */
 	int listen_fd;
 	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
-} svc = {.wake = {-1, -1}, .listen_fd = -1};
+} svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
 
 _Atomic int64_t alloc_peak_next = INT64_MAX;
 static _Atomic int64_t svc_peak_stored;
@@ -204,8 +205,11 @@ static void *svc_main(void *arg)
 		int r = poll(p, svc.listen_fd >= 0 ? 2 : 1, timeout);
 		if (r < 0 && errno != EINTR)
 			break;
-		if (r > 0 && (p[0].revents & POLLIN))
+		if (r > 0 && (p[0].revents & POLLIN)) {
+			pthread_mutex_lock(&svc.busy);
 			svc_drain_wake();
+			pthread_mutex_unlock(&svc.busy);
+		}
 		if (r > 0 && (p[1].revents & POLLIN)) {
 			int c = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC);
 			if (c >= 0) {
@@ -220,6 +224,20 @@ static void *svc_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+/*
+** At exit: store what the thread has been asked for and not done yet (a
+** peak captured, a signal received, just before the end), waiting for a
+** store in progress.  The process is going away with the thread in it.
+*/
+void alloc_service_flush(void)
+{
+	if (!svc.running)
+		return;
+	pthread_mutex_lock(&svc.busy);
+	svc_drain_wake();
+	pthread_mutex_unlock(&svc.busy);
 }
 
 /*

@@ -137,13 +137,19 @@ static sqlite3_stmt *sq_prepare(sq_writer_t *w, const char *sql)
 	return st;
 }
 
-/* A new file gets the schema; an old one must be ours, of our version. */
+/*
+** A new file gets the schema; an old one must be ours, of our version.  A
+** database without tables counts as new only if nothing claims it: another
+** application may have set its application_id or user_version already.
+*/
 static int sq_check_or_create(sq_writer_t *w)
 {
 	int64_t tables = sq_query_int(w, "SELECT count(*) FROM sqlite_master");
+	int64_t app = sq_query_int(w, "PRAGMA application_id");
+	int64_t version = sq_query_int(w, "PRAGMA user_version");
 	if (tables < 0)
 		return sq_fail(w, "not an SQLite database; left untouched");
-	if (tables == 0) {
+	if (tables == 0 && app == 0 && version == 0) {
 		char pragmas[160];
 		alloc_fmt(pragmas, sizeof pragmas, "PRAGMA application_id=%d; PRAGMA user_version=%d;",
 			  MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
@@ -152,8 +158,6 @@ static int sq_check_or_create(sq_writer_t *w)
 		return sq_exec(w, "INSERT INTO meminst_meta VALUES('writer','libmeminst " PACKAGE_VERSION "'),"
 				  "('schema_version','1'),('min_reader_version','1')");
 	}
-	int64_t app = sq_query_int(w, "PRAGMA application_id");
-	int64_t version = sq_query_int(w, "PRAGMA user_version");
 	if (app != MEMINST_SNAPSHOT_APP_ID) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not a meminst snapshot database; left untouched",
 			  w->path);
@@ -354,8 +358,12 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
-/* A new file is created 0600 by us (*created tells); an existing one must
-** look like SQLite before SQLite is let near it. */
+/*
+** A new file is created 0600 by us (*created tells).  An existing one is
+** left to SQLite to judge, under its lock: a file another writer is still
+** filling must not be read before that writer is done, and SQLite refuses
+** a file that is not a database without writing to it.
+*/
 static int sq_prepare_file(const char *path, bool *created, char *err, size_t errlen)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -368,27 +376,19 @@ static int sq_prepare_file(const char *path, bool *created, char *err, size_t er
 		alloc_fmt(err, errlen, "snapshot %s: cannot create: %s", path, strerror(errno));
 		return -1;
 	}
-	char head[16];
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? syscall(SYS_read, fd, head, sizeof head) : -1;
-	if (fd >= 0)
-		syscall(SYS_close, fd);
-	if (n < 0) {
-		alloc_fmt(err, errlen, "snapshot %s: cannot read: %s", path, strerror(errno));
-		return -1;
-	}
-	if (n != 0 && (n != 16 || memcmp(head, "SQLite format 3", 16) != 0)) {
-		alloc_fmt(err, errlen, "snapshot %s: not an SQLite database; left untouched", path);
-		return -1;
-	}
 	return 0;
 }
 
 static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 {
-	if (sq_exec(w, "BEGIN IMMEDIATE") < 0)
+	int rc = sq.exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	if (rc == SQLITE_NOTADB) {
+		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 		return -1;
-	int rc = sq_check_or_create(w);
+	}
+	if (rc != SQLITE_OK)
+		return sq_fail(w, "cannot start a transaction");
+	rc = sq_check_or_create(w);
 	if (rc == 0) {
 		w->id = sq_query_int(w, "SELECT coalesce(max(id), 0) + 1 FROM snapshot");
 		rc = w->id > 0 ? 0 : sq_fail(w, "cannot number the snapshot");

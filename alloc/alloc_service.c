@@ -110,10 +110,6 @@ static void svc_control_request(int fd)
 	socklen_t clen = sizeof cred;
 	char line[4200], err[512];
 	size_t len = 0;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
-		svc_answer(fd, "permission denied: not the same user", 0);
-		return;
-	}
 	struct pollfd p = {fd, POLLIN, 0};
 	while (len < sizeof line - 1 && poll(&p, 1, 2000) == 1) {
 		ssize_t n = read(fd, line + len, sizeof line - 1 - len);
@@ -124,6 +120,10 @@ static void svc_control_request(int fd)
 			break;
 	}
 	line[len] = 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
+		svc_answer(fd, "permission denied: not the same user", 0);
+		return;
+	}
 	char *nl = strchr(line, '\n'), *path = line + 9, *content;
 	if (!nl || strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) ||
 	    content <= path) {
@@ -213,13 +213,17 @@ static void *svc_main(void *arg)
 		if (r > 0 && (p[1].revents & POLLIN)) {
 			int c = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC);
 			if (c >= 0) {
+				pthread_mutex_lock(&svc.busy);
 				svc_control_request(c);
+				pthread_mutex_unlock(&svc.busy);
 				close(c);
 			}
 		}
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
+			pthread_mutex_lock(&svc.busy);
 			if (alloc_opts.snapshot)
 				svc_store("interval");
+			pthread_mutex_unlock(&svc.busy);
 			next += period;
 		}
 	}
@@ -238,6 +242,27 @@ void alloc_service_flush(void)
 	pthread_mutex_lock(&svc.busy);
 	svc_drain_wake();
 	pthread_mutex_unlock(&svc.busy);
+}
+
+/*
+** In a child of fork the thread is gone: forget it, and drop what was
+** shared with the parent (its pending peak, the wake pipe a signal in the
+** child would otherwise use to make the parent store a snapshot, the
+** control socket).  The child's exit snapshot and API calls still work.
+*/
+static void svc_postfork_child(void)
+{
+	svc.running = false;
+	pthread_mutex_init(&svc.busy, NULL);
+	alloc_snap_free(atomic_exchange(&svc.peak_image, NULL));
+	atomic_store(&alloc_peak_next, INT64_MAX);
+	for (int i = 0; i < 2; i++)
+		if (svc.wake[i] >= 0)
+			close(svc.wake[i]);
+	svc.wake[0] = svc.wake[1] = -1;
+	if (svc.listen_fd >= 0)
+		close(svc.listen_fd);
+	svc.listen_fd = -1;
 }
 
 /*
@@ -272,6 +297,7 @@ void alloc_service_start(void)
 	}
 	pthread_detach(th);
 	svc.running = true;
+	pthread_atfork(NULL, NULL, svc_postfork_child);
 	if (sig) {
 		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART};
 		sigemptyset(&sa.sa_mask);

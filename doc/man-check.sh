@@ -7,7 +7,9 @@
 #      the page's own text as doc/man-example, must print what the page
 #      shows for it, in mis and mim mode, and refuse to run in off mode;
 #   3. the MEMINST error messages that meminst(7) quotes must be the ones the
-#      library writes, with exit status 2.
+#      library writes, with exit status 2;
+#   4. so must the messages it quotes for snapshot files that are not ours
+#      (the example program, run with snapshot=FILE, leaves FILE as it was).
 # Run by `make check` (top_builddir and top_srcdir come from
 # AM_TESTS_ENVIRONMENT).  Exits 0, 1, or 77 when nothing could be checked.
 set -u
@@ -132,6 +134,41 @@ if [ -x "$example" ]; then
 		"meminst: bad MEMINST item 'print=class': expected kinds joined by '+': total, allocators, classes, types, threads"
 	refused 'mis,,print=total' "meminst: bad MEMINST value 'mis,,print=total': empty item"
 	refused 'mis,alloc_sample=1M' "meminst: MEMINST item 'alloc_sample' is not yet supported by this build"
+	refused 'snapshot=app.db' \
+		"meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
+fi
+
+# ---- 4. the snapshot file messages meminst(7) quotes -----------------------
+# untouched FILE MESSAGE: the example, run with MEMINST=mis,snapshot=FILE,
+# leaves FILE byte for byte and writes "meminst: snapshot FILE: MESSAGE".
+# The page shows each message with "path" (and "n") in italics.
+untouched() {
+	cp "$1" "$tmp/orig"
+	MEMINST="mis,snapshot=$1" "$example" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	want="meminst: snapshot $1: $2"
+	shown=$(printf '%s' "meminst: snapshot \\fIpath\\fP: $2" | sed 's/ 99,/ \\fIn\\fP,/')
+	if [ $status -eq 0 ] && cmp -s "$1" "$tmp/orig" && [ "$(cat "$tmp/err")" = "$want" ] &&
+		grep -qxF -- "$shown" "$top_srcdir/doc/meminst.7"; then
+		ok "meminst.7 message: $2"
+	else
+		{ echo "exit status $status; stderr:"; cat "$tmp/err"; echo "wanted: $want";
+		  echo "and the page to show: $shown"; } >"$tmp/err2"
+		mv "$tmp/err2" "$tmp/err"
+		fail "meminst.7 message: $2"
+	fi
+}
+
+if [ -x "$example" ] && command -v sqlite3 >/dev/null 2>&1; then
+	printf 'text\n' >"$tmp/text.db"
+	untouched "$tmp/text.db" "not an SQLite database; left untouched"
+	sqlite3 "$tmp/other.db" "CREATE TABLE t(x); PRAGMA application_id = 7;"
+	untouched "$tmp/other.db" "not a meminst snapshot database; left untouched"
+	MEMINST="mis,snapshot=$tmp/v99.db" "$example" >/dev/null 2>&1
+	sqlite3 "$tmp/v99.db" "PRAGMA user_version = 99"
+	untouched "$tmp/v99.db" "schema version 99, this libmeminst writes 1; left untouched"
+else
+	echo "skip  meminst.7 snapshot messages: no example or no sqlite3"
 fi
 
 echo "man-check: $checks checks, $fails failed"

@@ -1,0 +1,119 @@
+/*
+** bench_snapshot.c — the cost of one snapshot of a large heap, run under
+** libmeminst by bench/snapshot.sh.
+**
+** Usage: bench_snapshot [-n BLOCKS] PATH
+**
+** Allocates BLOCKS live blocks (default 1,000,000) from 1000 allocation
+** sites, of mixed sizes (fixed-seed xorshift64: 70% of 16..128 bytes, 25%
+** of 128..1024, 5% of 1..8 KiB), then stores one snapshot of them into
+** PATH with meminst_store_memory_data, and prints one key=value line:
+**
+**   blocks=1000000 store_ms=812.3 rc=1
+**
+** store_ms is the wall time of the call (capture and SQLite write); the
+** pause the program saw is in the database (snapshot.pause_ns), which the
+** script reads.  Like bench_alloc, the program links nothing of ours: it
+** runs preloaded and finds the store function with dlsym, so it exits with
+** status 2 when libmeminst is not there.
+**
+** The 1000 sites are 1000 functions made by the preprocessor, each with a
+** different constant in its body so that the compiler cannot fold them
+** into one (identical code folding would leave a single site).
+*/
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BENCH_NOINLINE __attribute__((noinline))
+#define BENCH_SITES 1000
+
+static volatile uintptr_t bench_sink;
+
+#define SITE(n)                                                                \
+	static BENCH_NOINLINE void *site_##n(size_t size)                      \
+	{                                                                      \
+		void *p = malloc(size);                                        \
+		bench_sink += __COUNTER__;                                     \
+		return p;                                                      \
+	}
+#define D10(f, p) f(p##0) f(p##1) f(p##2) f(p##3) f(p##4) f(p##5) f(p##6) f(p##7) f(p##8) f(p##9)
+#define D100(f, p) D10(f, p##0) D10(f, p##1) D10(f, p##2) D10(f, p##3) D10(f, p##4) \
+	D10(f, p##5) D10(f, p##6) D10(f, p##7) D10(f, p##8) D10(f, p##9)
+#define D1000(f) D100(f, 0) D100(f, 1) D100(f, 2) D100(f, 3) D100(f, 4) \
+	D100(f, 5) D100(f, 6) D100(f, 7) D100(f, 8) D100(f, 9)
+
+D1000(SITE)
+
+#define ENTRY(n) site_##n,
+static void *(*const bench_site[BENCH_SITES])(size_t) = {D1000(ENTRY)};
+
+static uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t bench_xorshift(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+static size_t bench_size(uint64_t r)
+{
+	unsigned pick = (unsigned)(r % 100);
+	r >>= 8;
+	if (pick < 70)
+		return 16 + r % 113;
+	if (pick < 95)
+		return 128 + r % 897;
+	return 1024 + r % 7169;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = 1000000;
+	int opt;
+	while ((opt = getopt(argc, argv, "n:")) != -1) {
+		if (opt != 'n')
+			return 2;
+		n = strtoul(optarg, NULL, 10);
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: bench_snapshot [-n BLOCKS] PATH\n");
+		return 2;
+	}
+	int (*store)(const char *);
+	void *sym = dlsym(RTLD_DEFAULT, "meminst_store_memory_data");
+	memcpy(&store, &sym, sizeof store);
+	if (!store) {
+		fprintf(stderr, "bench_snapshot: run it under libmeminst (LD_PRELOAD)\n");
+		return 2;
+	}
+	void **blocks = malloc(n * sizeof *blocks);
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	for (unsigned long i = 0; blocks && i < n; i++) {
+		uint64_t r = bench_xorshift(&rng);
+		if (!(blocks[i] = bench_site[(r >> 40) % BENCH_SITES](bench_size(r))))
+			blocks = NULL;
+	}
+	if (!blocks) {
+		fprintf(stderr, "bench_snapshot: out of memory\n");
+		return 1;
+	}
+	uint64_t t0 = bench_now_ns();
+	int rc = store(argv[optind]);
+	uint64_t t1 = bench_now_ns();
+	printf("blocks=%lu store_ms=%.1f rc=%d\n", n, (double)(t1 - t0) / 1e6, rc);
+	return rc > 0 ? 0 : 1;
+}

@@ -1,0 +1,424 @@
+/*
+** insp_cmd_diff.c — `inspect diff`: what changed between two map snapshots.
+**
+** Both maps are read in address order and merged (insp_merge): a block of
+** B with the same address and allocation number (seq) as a block of A is
+** the same block; any other block of B was allocated after A was taken
+** and is a leak candidate if it stays.  Candidates are listed oldest first
+** (smallest seq): a block that survived longest is the likeliest leak.
+**
+** Growth is given by type, class and thread (B minus A, bytes and blocks).
+** Numbers are only meaningful within one snapshot, so types and classes
+** are matched by name and threads by number: that way two snapshots of
+** two runs of one program compare too (their addresses do not, which the
+** summary notes).
+*/
+#include "insp_int.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
+#define DIFF_DEFAULT_LIMIT 20
+
+static const struct insp_cmd_spec diff_spec = {
+	"diff", "[options] A B | --from N --to M DB | DB",
+	"Compare two map snapshots: A and B are FILE or FILE:N (snapshot N of\n"
+	"FILE, default its latest map).  With one DB, --from and --to pick the two\n"
+	"snapshots (default: the latest map and the map before it).\n"
+	"\n"
+	"Printed: the totals of both, the growth (B minus A) by type, class and\n"
+	"thread, and the blocks of B that A does not have (same address and\n"
+	"allocation number = same block) as leak candidates, oldest first.\n"
+	"\n"
+	"The filters keep the blocks that pass them in each snapshot, by that\n"
+	"snapshot's names and numbers (compare two runs by name).\n"
+	"\n"
+	"  --from N --to M   the two snapshots of DB\n"
+	"  --limit N         at most N rows per table (default 20; 0: none)\n",
+	INSP_O_FORMAT | INSP_O_FROMTO | INSP_O_LIMIT | INSP_O_SYMBOLS | INSP_O_FILTER, 1, 2,
+};
+
+struct diff_side {
+	struct insp_session s;
+	struct insp_aggmap types, threads;
+	uint64_t blocks, bytes;
+	const char *file;
+};
+
+struct diff_ctx {
+	struct diff_side a, b;
+	uint64_t fresh, fresh_bytes, gone, gone_bytes, kept;
+	struct insp_oldest oldest;
+};
+
+static void diff_count(struct diff_side *s, const struct insp_block *b)
+{
+	struct insp_agg *g = insp_aggmap_get(&s->types, b->type);
+	g->bytes += b->size;
+	g->blocks++;
+	g = insp_aggmap_get(&s->threads, b->thread);
+	g->bytes += b->size;
+	g->blocks++;
+	s->blocks++;
+	s->bytes += b->size;
+}
+
+static void diff_only_a(void *ctx, const struct insp_block *x)
+{
+	struct diff_ctx *c = ctx;
+	diff_count(&c->a, x);
+	c->gone++;
+	c->gone_bytes += x->size;
+}
+
+static void diff_only_b(void *ctx, const struct insp_block *y)
+{
+	struct diff_ctx *c = ctx;
+	diff_count(&c->b, y);
+	c->fresh++;
+	c->fresh_bytes += y->size;
+	insp_oldest_add(&c->oldest, y);
+}
+
+static void diff_both(void *ctx, const struct insp_block *x, const struct insp_block *y)
+{
+	struct diff_ctx *c = ctx;
+	diff_count(&c->a, x);
+	diff_count(&c->b, y);
+	c->kept++;
+}
+
+/* ------------------------------------------------------------- growth -- */
+
+struct diff_row {
+	const char *key, *label;
+	int64_t bytes[2], blocks[2];
+};
+
+enum diff_by { DIFF_TYPE, DIFF_CLASS, DIFF_THREAD };
+
+/* The matching key and the label of one aggregate of one side. */
+static void diff_key(struct diff_side *s, enum diff_by by, int64_t id, const char **key,
+		     const char **label)
+{
+	struct insp_pool *p = insp_db_pool(s->s.db);
+	const struct insp_name *ty = insp_name_find(&s->s.tags.types, id);
+	switch (by) {
+	case DIFF_TYPE:
+		*key = ty ? ty->name : insp_pool_fmt(p, "#%lld", (long long)id);
+		*label = insp_type_label(s->s.db, &s->s.tags, id, NULL);
+		break;
+	case DIFF_CLASS:
+		*key = *label = ty ? insp_tag_name(s->s.db, &s->s.tags, INSP_TAG_CLASS, ty->class_) : "#?";
+		break;
+	case DIFF_THREAD:
+		*key = insp_pool_fmt(p, "%lld", (long long)id);
+		*label = insp_thread_label(s->s.db, &s->s.tags, id);
+		break;
+	}
+}
+
+static void diff_collect(struct insp_vec *rows, struct diff_side *s, int side, enum diff_by by)
+{
+	const struct insp_aggmap *m = by == DIFF_THREAD ? &s->threads : &s->types;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->used[i])
+			continue;
+		struct diff_row *r = insp_vec_push(rows);
+		diff_key(s, by, m->slot[i].key, &r->key, &r->label);
+		r->bytes[side] = (int64_t)m->slot[i].bytes;
+		r->blocks[side] = (int64_t)m->slot[i].blocks;
+	}
+}
+
+static int row_by_key(const void *x, const void *y)
+{
+	return strcmp(((const struct diff_row *)x)->key, ((const struct diff_row *)y)->key);
+}
+
+static int row_by_change(const void *x, const void *y)
+{
+	const struct diff_row *a = x, *b = y;
+	int64_t da = llabs(a->bytes[1] - a->bytes[0]), db = llabs(b->bytes[1] - b->bytes[0]);
+	if (da != db)
+		return da > db ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* Rows of both sides with the same key added up; unchanged ones dropped. */
+static size_t diff_fold(struct diff_row *v, size_t n)
+{
+	if (!n)
+		return 0; /* v may be NULL, which qsort must not see */
+	qsort(v, n, sizeof *v, row_by_key);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && strcmp(v[k - 1].key, v[i].key) == 0) {
+			for (int s = 0; s < 2; s++) {
+				v[k - 1].bytes[s] += v[i].bytes[s];
+				v[k - 1].blocks[s] += v[i].blocks[s];
+			}
+			if (v[i].bytes[1] || v[i].blocks[1])
+				v[k - 1].label = v[i].label; /* prefer B's label */
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++)
+		if (v[i].bytes[0] != v[i].bytes[1] || v[i].blocks[0] != v[i].blocks[1])
+			v[m++] = v[i];
+	qsort(v, m, sizeof *v, row_by_change);
+	return m;
+}
+
+static const struct insp_col growth_cols[] = {
+	{"key", "", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"delta_bytes", "growth", INSP_K_DELTA, 0},
+	{"delta_blocks", "blocks", INSP_K_INT, 0},
+	{"bytes_a", "bytes in A", INSP_K_SIZE, 0},
+	{"bytes_b", "bytes in B", INSP_K_SIZE, 0},
+	{"blocks_a", "blocks in A", INSP_K_INT, 0},
+	{"blocks_b", "blocks in B", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+};
+
+static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, size_t limit)
+{
+	static const char *const keys[] = {"types", "classes", "threads"};
+	struct insp_vec rows;
+	insp_vec_init(&rows, sizeof(struct diff_row));
+	diff_collect(&rows, &c->a, 0, by);
+	diff_collect(&rows, &c->b, 1, by);
+	size_t n = diff_fold(rows.v, rows.n);
+	insp_table_t *t = insp_doc_table(d, keys[by], growth_cols, NCOLS(growth_cols), 0);
+	insp_table_title(t, "growth by %s:", by == DIFF_TYPE ? "type" : by == DIFF_CLASS ? "class" : "thread");
+	const struct diff_row *v = rows.v;
+	for (size_t i = 0; i < n && i < limit; i++) {
+		insp_row(t);
+		insp_put_str(t, v[i].key);
+		insp_put_int(t, v[i].bytes[1] - v[i].bytes[0]);
+		insp_put_int(t, v[i].blocks[1] - v[i].blocks[0]);
+		insp_put_int(t, v[i].bytes[0]);
+		insp_put_int(t, v[i].bytes[1]);
+		insp_put_int(t, v[i].blocks[0]);
+		insp_put_int(t, v[i].blocks[1]);
+		insp_put_str(t, v[i].label);
+	}
+	if (n > limit)
+		insp_table_note(t, "(%zu more)", n - limit);
+	insp_vec_free(&rows);
+}
+
+/* -------------------------------------------------------------- output -- */
+
+static const struct insp_col diff_sum_cols[] = {
+	{"blocks_a", "blocks in A", INSP_K_INT, 0},
+	{"bytes_a", "bytes in A", INSP_K_SIZE, 0},
+	{"blocks_b", "blocks in B", INSP_K_INT, 0},
+	{"bytes_b", "bytes in B", INSP_K_SIZE, 0},
+	{"delta_blocks", "block growth", INSP_K_INT, 0},
+	{"delta_bytes", "growth", INSP_K_DELTA, 0},
+	{"kept_blocks", "blocks in both", INSP_K_INT, 0},
+	{"new_blocks", "new blocks (in B only)", INSP_K_INT, 0},
+	{"new_bytes", "new bytes", INSP_K_SIZE, 0},
+	{"gone_blocks", "freed blocks (in A only)", INSP_K_INT, 0},
+	{"gone_bytes", "freed bytes", INSP_K_SIZE, 0},
+	{"same_process", "same process", INSP_K_BOOL, 0},
+};
+
+static void diff_summary(insp_doc_t *d, const struct diff_ctx *c)
+{
+	insp_table_t *t = insp_doc_table(d, "summary", diff_sum_cols, NCOLS(diff_sum_cols), INSP_T_SINGLE);
+	const struct insp_snap *a = insp_db_snap(c->a.s.db), *b = insp_db_snap(c->b.s.db);
+	insp_row(t);
+	insp_put_uint(t, c->a.blocks);
+	insp_put_uint(t, c->a.bytes);
+	insp_put_uint(t, c->b.blocks);
+	insp_put_uint(t, c->b.bytes);
+	insp_put_int(t, (int64_t)(c->b.blocks - c->a.blocks));
+	insp_put_int(t, (int64_t)(c->b.bytes - c->a.bytes));
+	insp_put_uint(t, c->kept);
+	insp_put_uint(t, c->fresh);
+	insp_put_uint(t, c->fresh_bytes);
+	insp_put_uint(t, c->gone);
+	insp_put_uint(t, c->gone_bytes);
+	insp_put_int(t, a->pid == b->pid);
+	if (a->pid != b->pid)
+		insp_table_note(t, "note: A and B come from different processes (pid %lld, %lld): "
+				"their addresses do not compare, so the new blocks are not leak candidates",
+				(long long)a->pid, (long long)b->pid);
+}
+
+static const struct insp_col leak_cols[] = {
+	{"addr", "address", INSP_K_ADDR, 0},
+	{"size", "size", INSP_K_SIZE, 0},
+	{"seq", "seq", INSP_K_INT, 0},
+	{"allocator", "allocator", INSP_K_STR, 0},
+	{"thread", "", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"thread_name", "thread", INSP_K_STR, 0},
+	{"type", "", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"type_name", "type", INSP_K_STR, 0},
+	{"location", "", INSP_K_STR, INSP_C_DATA_ONLY},
+};
+
+static void diff_leaks(insp_doc_t *d, struct diff_ctx *c)
+{
+	struct insp_session *s = &c->b.s;
+	insp_table_t *t = insp_doc_table(d, "new_blocks", leak_cols, NCOLS(leak_cols), 0);
+	insp_table_title(t, "blocks in B only, oldest first (leak candidates):");
+	const struct insp_block *v = insp_oldest_sorted(&c->oldest);
+	for (size_t i = 0; i < c->oldest.n; i++) {
+		const char *where;
+		const char *label = insp_type_label(s->db, &s->tags, v[i].type, &where);
+		insp_row(t);
+		insp_put_uint(t, v[i].addr);
+		insp_put_uint(t, v[i].size);
+		insp_put_int(t, v[i].seq);
+		insp_put_str(t, insp_tag_name(s->db, &s->tags, INSP_TAG_ALLOCATOR, v[i].allocator));
+		insp_put_int(t, v[i].thread);
+		insp_put_str(t, insp_thread_label(s->db, &s->tags, v[i].thread));
+		insp_put_int(t, v[i].type);
+		insp_put_str(t, label);
+		insp_put_str(t, where);
+	}
+	if (c->fresh > c->oldest.n)
+		insp_table_note(t, "(%llu more)", (unsigned long long)(c->fresh - c->oldest.n));
+}
+
+/* ------------------------------------------------------------- opening -- */
+
+/* "FILE:N" is snapshot N of FILE unless a file has that whole name. */
+static const char *diff_split(const char *arg, char *file, size_t len, int64_t *snap)
+{
+	const char *colon = strrchr(arg, ':');
+	*snap = 0;
+	snprintf(file, len, "%s", arg);
+	if (colon && access(arg, F_OK) != 0 && insp_parse_int(colon + 1, snap) && *snap > 0)
+		file[colon - arg < (ptrdiff_t)len ? colon - arg : (ptrdiff_t)len - 1] = 0;
+	else
+		*snap = 0;
+	return file;
+}
+
+static int diff_open_side(struct diff_side *side, const struct insp_opts *o,
+			  const struct insp_args *a, const char *file, int64_t snap)
+{
+	struct insp_args sa = *a;
+	sa.snapshot = snap;
+	side->file = file;
+	insp_aggmap_init(&side->types);
+	insp_aggmap_init(&side->threads);
+	int r = insp_session_open(&side->s, o, &sa, file, INSP_NEED_MAP);
+	return r ? r : insp_session_tags(&side->s, &sa);
+}
+
+static int diff_open(struct diff_ctx *c, const struct insp_opts *o, const struct insp_args *a,
+		     char files[2][4096])
+{
+	int64_t na = 0, nb = 0;
+	if (a->npos == 2) {
+		if (a->from || a->to)
+			return insp_usage_error(o, "diff", "--from and --to go with one database");
+		diff_split(a->pos[0], files[0], 4096, &na);
+		diff_split(a->pos[1], files[1], 4096, &nb);
+	} else {
+		snprintf(files[0], 4096, "%s", a->pos[0]);
+		snprintf(files[1], 4096, "%s", a->pos[0]);
+		na = a->from;
+		nb = a->to;
+	}
+	int r = diff_open_side(&c->b, o, a, files[1], nb);
+	if (!r && a->npos == 1 && !na) {
+		if ((r = insp_db_previous_map(c->b.s.db, insp_db_snap(c->b.s.db)->id, &na)))
+			return r;
+		if (!na) {
+			fprintf(o->err, "inspect: %s: no map snapshot before %lld to compare with\n",
+				files[0], (long long)insp_db_snap(c->b.s.db)->id);
+			return INSP_EXIT_NOTFOUND;
+		}
+	}
+	return r ? r : diff_open_side(&c->a, o, a, files[0], na);
+}
+
+static void diff_close(struct diff_ctx *c)
+{
+	struct diff_side *sides[] = {&c->a, &c->b};
+	for (int i = 0; i < 2; i++) {
+		insp_session_close(&sides[i]->s);
+		insp_aggmap_free(&sides[i]->types);
+		insp_aggmap_free(&sides[i]->threads);
+	}
+	insp_oldest_free(&c->oldest);
+}
+
+/* The filters of each side, by that side's names: one that names nothing
+** in a side (a type that appeared after A) selects no block there; it is
+** an error only when it names nothing in either. */
+static int diff_filters(struct diff_ctx *c, const struct insp_filter *f, struct insp_filter_ids ids[2])
+{
+	struct diff_side *sides[] = {&c->a, &c->b};
+	const char *what, *given;
+	int missing = 0;
+	for (int i = 0; i < 2; i++) {
+		if (insp_filter_lookup(&sides[i]->s.tags, f, &ids[i], &what, &given) != 0) {
+			/* an id no table row has: nothing passes */
+			ids[i] = (struct insp_filter_ids){.has_type = true, .type = INT64_MIN};
+			missing++;
+		}
+	}
+	return missing == 2 ? insp_filter_resolve(c->b.s.db, &c->b.s.tags, f, &ids[1]) : 0;
+}
+
+static int diff_run(struct diff_ctx *c, const struct insp_opts *o, const struct insp_filter *f)
+{
+	insp_blocks_t ia, ib;
+	struct insp_filter_ids ids[2];
+	int r = diff_filters(c, f, ids);
+	if (!r)
+		r = insp_blocks_open(c->a.s.db, &ids[0], &ia);
+	if (r)
+		return r;
+	if ((r = insp_blocks_open(c->b.s.db, &ids[1], &ib))) {
+		insp_blocks_close(&ia);
+		return r;
+	}
+	struct insp_merge_cb cb = {diff_only_a, diff_only_b, diff_both, c};
+	struct insp_progress p;
+	insp_progress_start(&p, o, "comparing",
+			    (uint64_t)(insp_db_snap(c->a.s.db)->blocks + insp_db_snap(c->b.s.db)->blocks) / 2);
+	r = insp_merge(&ia, &ib, &cb, &p);
+	insp_progress_end(&p);
+	insp_blocks_close(&ia);
+	insp_blocks_close(&ib);
+	return r;
+}
+
+int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o)
+{
+	struct insp_args a;
+	int r = insp_args_parse(&diff_spec, argc, argv, o, &a);
+	if (r != INSP_CONTINUE)
+		return r;
+	char files[2][4096];
+	struct diff_ctx c = {0};
+	size_t limit = a.limit >= 0 ? (size_t)a.limit : DIFF_DEFAULT_LIMIT;
+	insp_oldest_init(&c.oldest, limit);
+	if (!(r = diff_open(&c, o, &a, files)) && !(r = diff_run(&c, o, &a.filter))) {
+		insp_doc_t *d = insp_doc_new(o, &a);
+		insp_doc_snapshot(d, "a", c.a.file, insp_db_snap(c.a.s.db));
+		insp_doc_snapshot(d, "b", c.b.file, insp_db_snap(c.b.s.db));
+		diff_summary(d, &c);
+		diff_growth(d, &c, DIFF_TYPE, limit);
+		diff_growth(d, &c, DIFF_CLASS, limit);
+		diff_growth(d, &c, DIFF_THREAD, limit);
+		diff_leaks(d, &c);
+		r = insp_doc_print(d);
+		insp_doc_free(d);
+	}
+	diff_close(&c);
+	return r;
+}

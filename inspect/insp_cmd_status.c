@@ -1,0 +1,162 @@
+/*
+** insp_cmd_status.c — `inspect status` (Erlang's memory_status and
+** read_memory_status): for total, allocators, classes, types and threads,
+** current, max since last read and max ever, of sizes and of blocks, as
+** stored in a snapshot or, with --pid, asked of a live process.
+**
+** For a live process the status goes through a private temporary database
+** (mkstemp, so mode 0600 in $TMPDIR or /tmp): the process writes a 'status'
+** snapshot into it, we print it and remove the file.
+*/
+#include "insp_int.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
+
+static const char *const status_kinds[] = {"total", "allocators", "classes", "types", "threads"};
+
+static const struct insp_cmd_spec status_spec = {
+	"status", "[options] DB | --pid PID",
+	"The status counters: for each entry, sizes (bytes asked for, headers not\n"
+	"counted) and blocks, each as current, the maximum since the last read of\n"
+	"that kind, and the maximum ever, of the latest snapshot that has them.\n"
+	"All kinds unless some are chosen:\n"
+	"\n"
+	"  --total --allocators --classes --types --threads\n"
+	"  --pid PID         ask the live process PID (started with\n"
+	"                    MEMINST=mim,control=on) instead of reading a file;\n"
+	"                    this counts as a read: it resets max-since-last\n",
+	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_KINDS | INSP_O_PID | INSP_O_SYMBOLS, 0, 1,
+};
+
+static const struct insp_col status_cols[] = {
+	{"id", "no", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+	{"sizes_current", "size", INSP_K_SIZE, 0},
+	{"sizes_max_since_last", "max-since", INSP_K_SIZE, 0},
+	{"sizes_max_ever", "max-ever", INSP_K_SIZE, 0},
+	{"blocks_current", "blocks", INSP_K_INT, 0},
+	{"blocks_max_since_last", "max-since", INSP_K_INT, 0},
+	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},
+};
+
+static const char *status_name(struct insp_session *s, int kind, int64_t id)
+{
+	switch (kind) {
+	case INSP_KIND_TOTAL: return "total";
+	case INSP_KIND_ALLOCATORS: return insp_tag_name(s->db, &s->tags, INSP_TAG_ALLOCATOR, id);
+	case INSP_KIND_CLASSES: return insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id);
+	case INSP_KIND_TYPES: return insp_type_label(s->db, &s->tags, id, NULL);
+	default: return insp_tag_name(s->db, &s->tags, INSP_TAG_THREAD, id);
+	}
+}
+
+static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
+{
+	sqlite3_stmt *st = insp_db_prepare(s->db,
+		"SELECT id, sizes_current, sizes_max_since_last, sizes_max_ever, blocks_current, "
+		"blocks_max_since_last, blocks_max_ever FROM status WHERE snapshot = ?1 AND kind = ?2 "
+		"ORDER BY id");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, insp_db_snap(s->db)->id);
+	sqlite3_bind_text(st, 2, status_kinds[kind], -1, SQLITE_STATIC);
+	insp_table_t *t = insp_doc_table(d, status_kinds[kind], status_cols, NCOLS(status_cols), 0);
+	insp_table_title(t, "status: %s", status_kinds[kind]);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		insp_row(t);
+		insp_put_int(t, id);
+		insp_put_str(t, status_name(s, kind, id));
+		for (int c = 1; c <= 6; c++)
+			insp_put_int(t, sqlite3_column_int64(st, c));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "cannot read the status table");
+}
+
+/* Print the status of snapshot `snap` (0: the latest) of the file. */
+static int status_show(const struct insp_opts *o, struct insp_args *a, const char *path,
+		       const char *label)
+{
+	struct insp_session s;
+	int r = insp_session_open(&s, o, a, path, INSP_NEED_STATUS);
+	if (!r)
+		r = insp_session_tags(&s, a);
+	if (!r) {
+		insp_doc_t *d = insp_doc_new(o, a);
+		insp_doc_snapshot(d, "snapshot", label, insp_db_snap(s.db));
+		unsigned kinds = a->kinds ? a->kinds : (1u << INSP_KIND_COUNT) - 1;
+		for (int k = 0; k < INSP_KIND_COUNT && !r; k++)
+			if (kinds & (1u << k))
+				r = status_kind(d, &s, k);
+		if (!r)
+			r = insp_doc_print(d);
+		insp_doc_free(d);
+	}
+	insp_session_close(&s);
+	return r;
+}
+
+/* A private empty file for the process to write into: its absolute path
+** in buf, or an exit code after a message. */
+static int status_tempfile(const struct insp_opts *o, char *buf, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	char abs[PATH_MAX];
+	if (!dir || !*dir || !realpath(dir, abs))
+		snprintf(abs, sizeof abs, "/tmp");
+	if ((size_t)snprintf(buf, len, "%s/inspect-status-XXXXXX", abs) >= len) {
+		fprintf(o->err, "inspect: the temporary directory name is too long\n");
+		return INSP_EXIT_USAGE;
+	}
+	int fd = mkstemp(buf);
+	if (fd < 0) {
+		fprintf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
+		return INSP_EXIT_LIVE;
+	}
+	close(fd);
+	return 0;
+}
+
+static int status_live(const struct insp_opts *o, struct insp_args *a)
+{
+	char path[PATH_MAX], journal[PATH_MAX + 16];
+	int r = status_tempfile(o, path, sizeof path);
+	if (r)
+		return r;
+	int64_t id = 0;
+	r = insp_control_snapshot(o, a->pid, path, "status", &id);
+	if (!r) {
+		char label[64];
+		snprintf(label, sizeof label, "process %lld", (long long)a->pid);
+		a->snapshot = id;
+		r = status_show(o, a, path, label);
+	}
+	unlink(path);
+	snprintf(journal, sizeof journal, "%s-journal", path);
+	unlink(journal);
+	return r;
+}
+
+int insp_cmd_status(int argc, char **argv, const struct insp_opts *o)
+{
+	struct insp_args a;
+	int r = insp_args_parse(&status_spec, argc, argv, o, &a);
+	if (r != INSP_CONTINUE)
+		return r;
+	if (a.pid && a.npos)
+		return insp_usage_error(o, "status", "give a database or --pid, not both");
+	if (a.pid && a.snapshot)
+		return insp_usage_error(o, "status", "--snapshot does not apply to --pid");
+	if (a.pid)
+		return status_live(o, &a);
+	if (!a.npos)
+		return insp_usage_error(o, "status", "missing argument: a database or --pid PID");
+	return status_show(o, &a, a.pos[0], a.pos[0]);
+}

@@ -1,0 +1,169 @@
+/*
+** insp_cmd_top.c — `inspect top`: the largest consumers of a map by live
+** bytes, grouped by type, class, thread or allocation site.
+**
+** --by site keeps automatic types only (an automatic type is its call
+** site) with the source location when debug information gives it; blocks
+** of registered types are added up in one row, since a registered type
+** can be allocated from many sites.
+*/
+#include "insp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
+#define TOP_DEFAULT_LIMIT 20
+
+static const struct insp_cmd_spec top_spec = {
+	"top", "[options] DB",
+	"The largest consumers of the map by current bytes.\n"
+	"\n"
+	"  --by KEY          type (default), class, thread or site\n"
+	"  --limit N         the N largest (default 20)\n",
+	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER | INSP_O_LIMIT | INSP_O_BY | INSP_O_SYMBOLS, 1, 1,
+};
+
+enum top_by { TOP_TYPE, TOP_CLASS, TOP_THREAD, TOP_SITE };
+
+static const struct insp_col top_cols[] = {
+	{"id", "no", INSP_K_INT, 0},
+	{"bytes", "bytes", INSP_K_SIZE, 0},
+	{"share", "share", INSP_K_PCT, 0},
+	{"blocks", "blocks", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+};
+
+static int top_parse_by(const struct insp_opts *o, const char *by, enum top_by *out)
+{
+	static const char *const names[] = {"type", "class", "thread", "site"};
+	for (int i = 0; i < 4; i++) {
+		if (strcmp(by ? by : "type", names[i]) == 0) {
+			*out = (enum top_by)i;
+			return INSP_CONTINUE;
+		}
+	}
+	return insp_usage_error(o, "top", "--by takes type, class, thread or site, not '%s'", by);
+}
+
+/* Sizes per type or per thread over the filtered blocks. */
+static int top_collect(struct insp_session *s, const struct insp_opts *o,
+		       const struct insp_filter_ids *f, bool by_thread, struct insp_aggmap *m,
+		       uint64_t *total)
+{
+	insp_blocks_t it;
+	int r = insp_blocks_open(s->db, f, &it);
+	if (r)
+		return r;
+	struct insp_progress p;
+	insp_progress_start(&p, o, "reading blocks", (uint64_t)insp_db_snap(s->db)->blocks);
+	struct insp_block b;
+	uint64_t n = 0;
+	while ((r = insp_blocks_next(&it, &b)) == 1) {
+		struct insp_agg *g = insp_aggmap_get(m, by_thread ? b.thread : b.type);
+		g->bytes += b.size;
+		g->blocks++;
+		*total += b.size;
+		insp_progress_step(&p, ++n);
+	}
+	insp_progress_end(&p);
+	insp_blocks_close(&it);
+	return r;
+}
+
+/* Fold the per-type figures into classes, or into sites plus one row
+** (key INT64_MIN) for all registered types. */
+static void top_fold(struct insp_session *s, enum top_by by, const struct insp_aggmap *types,
+		     struct insp_aggmap *out)
+{
+	for (size_t i = 0; i < types->cap; i++) {
+		if (!types->used[i])
+			continue;
+		const struct insp_agg *g = &types->slot[i];
+		const struct insp_name *ty = insp_name_find(&s->tags.types, g->key);
+		int64_t key = g->key;
+		if (by == TOP_CLASS)
+			key = ty ? ty->class_ : INT64_MIN;
+		else if (!ty || !ty->has_site)
+			key = INT64_MIN;
+		struct insp_agg *o = insp_aggmap_get(out, key);
+		o->bytes += g->bytes;
+		o->blocks += g->blocks;
+	}
+}
+
+static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
+		    const struct insp_agg *g, uint64_t total)
+{
+	const char *name, *where = NULL;
+	insp_row(t);
+	if (g->key == INT64_MIN) {
+		insp_put_null(t);
+		name = by == TOP_SITE ? "(registered types)" : "(unknown type)";
+	} else {
+		insp_put_int(t, g->key);
+		name = by == TOP_THREAD ? insp_thread_label(s->db, &s->tags, g->key)
+		     : by == TOP_CLASS ? insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, g->key)
+				       : insp_type_label(s->db, &s->tags, g->key, &where);
+	}
+	insp_put_uint(t, g->bytes);
+	insp_put_pct(t, total ? 100.0 * (double)g->bytes / (double)total : 0.0);
+	insp_put_uint(t, g->blocks);
+	insp_put_str(t, name);
+	insp_put_str(t, where);
+}
+
+static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
+		    const struct insp_aggmap *m, uint64_t total, size_t limit)
+{
+	static const char *const what[] = {"type", "class", "thread", "site"};
+	size_t n;
+	struct insp_agg *v = insp_aggmap_sorted(m, &n);
+	insp_table_t *t = insp_doc_table(d, "top", top_cols, NCOLS(top_cols), 0);
+	insp_table_title(t, "largest by %s:", what[by]);
+	uint64_t rest = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i < limit)
+			top_row(t, s, by, &v[i], total);
+		else
+			rest += v[i].bytes;
+	}
+	if (n > limit) {
+		char sz[32];
+		insp_fmt_size(rest, sz, sizeof sz);
+		insp_table_note(t, "(%zu more, %s)", n - limit, sz);
+	}
+	free(v);
+}
+
+int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
+{
+	struct insp_args a;
+	enum top_by by = TOP_TYPE;
+	int r = insp_args_parse(&top_spec, argc, argv, o, &a);
+	if (r != INSP_CONTINUE || (r = top_parse_by(o, a.by, &by)) != INSP_CONTINUE)
+		return r;
+	struct insp_session s;
+	struct insp_filter_ids f;
+	struct insp_aggmap m, folded;
+	insp_aggmap_init(&m);
+	insp_aggmap_init(&folded);
+	uint64_t total = 0;
+	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) &&
+	    !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)) &&
+	    !(r = top_collect(&s, o, &f, by == TOP_THREAD, &m, &total))) {
+		if (by == TOP_CLASS || by == TOP_SITE)
+			top_fold(&s, by, &m, &folded);
+		insp_doc_t *d = insp_doc_new(o, &a);
+		insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
+		top_doc(d, &s, by, by == TOP_CLASS || by == TOP_SITE ? &folded : &m, total,
+			a.limit >= 0 ? (size_t)a.limit : TOP_DEFAULT_LIMIT);
+		r = insp_doc_print(d);
+		insp_doc_free(d);
+	}
+	insp_aggmap_free(&m);
+	insp_aggmap_free(&folded);
+	insp_session_close(&s);
+	return r;
+}

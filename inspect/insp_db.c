@@ -1,0 +1,448 @@
+/*
+** insp_db.c — the one reader of snapshot databases.
+**
+** Opening checks, in this order, that the file exists and is a regular
+** file, that SQLite can read it, that PRAGMA application_id says it is
+** ours, that PRAGMA user_version is a schema this build reads, that
+** PRAGMA quick_check finds it intact and that every table of the schema
+** is there (as a table: views and triggers are switched off, so a hostile
+** file cannot make a read run code or loop).  Each failure is one line,
+** "inspect: FILE: reason", and exit status 3.
+**
+** The file is opened with SQLITE_OPEN_READONLY and never created: inspect
+** does not write to a database, not even a journal.  Values are read
+** defensively (a NULL where text is expected reads as ""), since the
+** fuzzer and damaged files supply any values the column types allow.
+*/
+#include "insp_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+
+struct insp_db {
+	sqlite3 *db;
+	char *path;
+	const struct insp_opts *o;
+	struct insp_pool pool;
+	struct insp_snap snap;
+};
+
+static const char *const db_tables[] = {"meminst_meta", "snapshot", "allocator", "class", "type",
+					"thread", "status", "segment", "module", "block"};
+
+static int db_error(const struct insp_opts *o, const char *path, const char *fmt, const char *arg)
+{
+	fprintf(o->err, "inspect: %s: ", path);
+	fprintf(o->err, fmt, arg);
+	fputc('\n', o->err);
+	return INSP_EXIT_DB;
+}
+
+const char *insp_db_path(const insp_db_t *db) { return db->path; }
+const struct insp_opts *insp_db_opts(const insp_db_t *db) { return db->o; }
+struct insp_pool *insp_db_pool(insp_db_t *db) { return &db->pool; }
+const struct insp_snap *insp_db_snap(const insp_db_t *db) { return &db->snap; }
+
+int insp_db_fail(insp_db_t *db, const char *what)
+{
+	int code = sqlite3_errcode(db->db) & 0xff;
+	const char *msg = sqlite3_errmsg(db->db);
+	/* A writer died mid-transaction: only a read-write open rolls back. */
+	if (sqlite3_extended_errcode(db->db) == SQLITE_READONLY_ROLLBACK)
+		return db_error(db->o, db->path, "an interrupted write left a hot journal beside it; open it "
+				"once read-write (sqlite3 FILE 'PRAGMA quick_check') to roll that back%s", "");
+	if (code == SQLITE_CORRUPT)
+		return db_error(db->o, db->path, "the database is damaged (%s)", msg);
+	if (code == SQLITE_NOTADB)
+		return db_error(db->o, db->path, "not an SQLite database%s", "");
+	fprintf(db->o->err, "inspect: %s: %s: %s\n", db->path, what, msg);
+	return INSP_EXIT_DB;
+}
+
+sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		insp_db_fail(db, "not a valid snapshot database");
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+const char *insp_col_text(insp_db_t *db, sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+	return t ? insp_pool_str(&db->pool, (const char *)t) : "";
+}
+
+/* ------------------------------------------------------------- opening -- */
+
+/* The file must exist, be a regular file and be readable: SQLite's own
+** messages for these cases are vaguer ("unable to open database file"). */
+static int db_check_file(const struct insp_opts *o, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return db_error(o, path, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return db_error(o, path, "is a directory, not a snapshot database%s", "");
+	if (!S_ISREG(st.st_mode))
+		return db_error(o, path, "not a regular file%s", "");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return db_error(o, path, "%s", strerror(errno));
+	close(fd);
+	return 0;
+}
+
+/* One integer from a PRAGMA or query; -1 on error (reported). */
+static int db_int(insp_db_t *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return insp_db_fail(db, "cannot read it");
+	return 0;
+}
+
+static int db_check_id(insp_db_t *db)
+{
+	int64_t app, ver;
+	if (db_int(db, "PRAGMA application_id", &app) || db_int(db, "PRAGMA user_version", &ver))
+		return INSP_EXIT_DB;
+	if ((uint32_t)app != MEMINST_SNAPSHOT_APP_ID) {
+		fprintf(db->o->err, "inspect: %s: not a meminst snapshot database "
+			"(application_id 0x%08x, expected 0x%08x)\n", db->path,
+			(unsigned)app, (unsigned)MEMINST_SNAPSHOT_APP_ID);
+		return INSP_EXIT_DB;
+	}
+	if (ver > MEMINST_SNAPSHOT_VERSION || ver < MEMINST_SNAPSHOT_MIN_READABLE) {
+		fprintf(db->o->err, "inspect: %s: %s (schema %lld, this inspect reads %d up to %d)\n",
+			db->path, ver > MEMINST_SNAPSHOT_VERSION ? "written by a newer meminst"
+								 : "schema version not readable",
+			(long long)ver, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
+		return INSP_EXIT_DB;
+	}
+	return 0;
+}
+
+/* quick_check's report on one line, without its "*** in database main ***"
+** banner. */
+static const char *db_one_line(insp_db_t *db, const char *res)
+{
+	if (!res)
+		return "?";
+	const char *banner = "*** in database main ***";
+	if (strncmp(res, banner, strlen(banner)) == 0)
+		res += strlen(banner);
+	char *s = (char *)insp_pool_str(&db->pool, res + strspn(res, " \n"));
+	for (char *p = s; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return s;
+}
+
+static int db_quick_check(insp_db_t *db)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "PRAGMA quick_check(1)");
+	if (!st)
+		return INSP_EXIT_DB;
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return insp_db_fail(db, "integrity check failed");
+	}
+	const char *res = (const char *)sqlite3_column_text(st, 0);
+	int r = 0;
+	if (!res || strcmp(res, "ok") != 0)
+		r = db_error(db->o, db->path, "the database is damaged (%s)", db_one_line(db, res));
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int db_check_tables(insp_db_t *db)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1");
+	if (!st)
+		return INSP_EXIT_DB;
+	int r = 0;
+	for (size_t i = 0; i < sizeof db_tables / sizeof db_tables[0] && !r; i++) {
+		sqlite3_reset(st);
+		sqlite3_bind_text(st, 1, db_tables[i], -1, SQLITE_STATIC);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_DONE)
+			r = db_error(db->o, db->path, "not a valid snapshot database (no table '%s')",
+				     db_tables[i]);
+		else if (rc != SQLITE_ROW)
+			r = insp_db_fail(db, "cannot read the schema");
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* Views and triggers off, no trust in the schema: reading a file must not
+** run anything it defines.  A relative name gets "./" so that SQLite never
+** reads it as ":memory:" or a URI. */
+static int db_connect(insp_db_t *db)
+{
+	char *name = db->path;
+	if (name[0] != '/') {
+		name = insp_xmalloc(strlen(db->path) + 3);
+		strcpy(name, "./");
+		strcat(name, db->path);
+	}
+	int rc = sqlite3_open_v2(name, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+	if (name != db->path)
+		free(name);
+	if (rc != SQLITE_OK)
+		return db->db ? insp_db_fail(db, "cannot open") : db_error(db->o, db->path, "%s", "cannot open");
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+#ifdef SQLITE_DBCONFIG_ENABLE_VIEW
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+#endif
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+	sqlite3_db_config(db->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+#endif
+	sqlite3_busy_timeout(db->db, 5000);
+	sqlite3_exec(db->db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+	return 0;
+}
+
+int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out)
+{
+	*out = NULL;
+	int r = db_check_file(o, path);
+	if (r)
+		return r;
+	insp_db_t *db = insp_xcalloc(1, sizeof *db);
+	db->path = insp_xstrdup(path);
+	db->o = o;
+	r = db_connect(db);
+	if (!r)
+		r = db_check_id(db);
+	if (!r)
+		r = db_quick_check(db);
+	if (!r)
+		r = db_check_tables(db);
+	if (r) {
+		insp_db_close(db);
+		return r;
+	}
+	*out = db;
+	return 0;
+}
+
+void insp_db_close(insp_db_t *db)
+{
+	if (!db)
+		return;
+	sqlite3_close(db->db);
+	insp_pool_free(&db->pool);
+	free(db->path);
+	free(db);
+}
+
+/* ----------------------------------------------------------- snapshots -- */
+
+#define DB_SNAP_COLS                                                                 \
+	"id, content, trigger, pid, ppid, exe, cmdline, mode, backend, header_size, " \
+	"time_ns, elapsed_ns, pause_ns, seq, blocks, bytes"
+
+static void db_snap_row(insp_db_t *db, sqlite3_stmt *st, struct insp_snap *s)
+{
+	s->id = sqlite3_column_int64(st, 0);
+	s->content = insp_col_text(db, st, 1);
+	s->trigger = insp_col_text(db, st, 2);
+	s->pid = sqlite3_column_int64(st, 3);
+	s->ppid = sqlite3_column_int64(st, 4);
+	s->exe = insp_col_text(db, st, 5);
+	s->cmdline = insp_col_text(db, st, 6);
+	s->mode = insp_col_text(db, st, 7);
+	s->backend = insp_col_text(db, st, 8);
+	s->header_size = sqlite3_column_int64(st, 9);
+	s->time_ns = sqlite3_column_int64(st, 10);
+	s->elapsed_ns = sqlite3_column_int64(st, 11);
+	s->pause_ns = sqlite3_column_int64(st, 12);
+	s->seq = sqlite3_column_int64(st, 13);
+	s->blocks = sqlite3_column_int64(st, 14);
+	s->bytes = sqlite3_column_int64(st, 15);
+}
+
+/* "the file has 3 snapshots, 1 to 3" for the not-found messages. */
+static void db_what_is_there(insp_db_t *db, char *buf, size_t len)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT count(*), min(id), max(id) FROM snapshot");
+	snprintf(buf, len, "the file has no snapshot");
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0)
+		snprintf(buf, len, "the file has %lld snapshot%s, numbered %lld to %lld",
+			 (long long)sqlite3_column_int64(st, 0),
+			 sqlite3_column_int64(st, 0) == 1 ? "" : "s",
+			 (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2));
+	sqlite3_finalize(st);
+}
+
+static int db_not_found(insp_db_t *db, int64_t want, enum insp_need need)
+{
+	char there[128];
+	db_what_is_there(db, there, sizeof there);
+	if (want)
+		fprintf(db->o->err, "inspect: %s: no snapshot %lld (%s)\n", db->path, (long long)want, there);
+	else if (need == INSP_NEED_MAP)
+		fprintf(db->o->err, "inspect: %s: no map snapshot (%s, none of them a block map)\n",
+			db->path, there);
+	else if (need == INSP_NEED_STATUS)
+		fprintf(db->o->err, "inspect: %s: no snapshot with status counters (%s)\n", db->path, there);
+	else
+		fprintf(db->o->err, "inspect: %s: %s\n", db->path, there);
+	return INSP_EXIT_NOTFOUND;
+}
+
+int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, want ? "SELECT " DB_SNAP_COLS " FROM snapshot WHERE id = ?1"
+		: "SELECT " DB_SNAP_COLS " FROM snapshot WHERE ?2 = 0 OR (?2 = 1 AND content = 'map') OR "
+		  "(?2 = 2 AND EXISTS (SELECT 1 FROM status WHERE status.snapshot = snapshot.id)) "
+		  "ORDER BY id DESC LIMIT 1");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, want);
+	sqlite3_bind_int(st, 2, (int)need);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		db_snap_row(db, st, &db->snap);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return db_not_found(db, want, need);
+	if (rc != SQLITE_ROW)
+		return insp_db_fail(db, "cannot read the snapshot table");
+	if (need == INSP_NEED_MAP && strcmp(db->snap.content, "map") != 0) {
+		fprintf(db->o->err, "inspect: %s: snapshot %lld holds '%s' only, not a block map\n",
+			db->path, (long long)db->snap.id, db->snap.content);
+		return INSP_EXIT_NOTFOUND;
+	}
+	return 0;
+}
+
+int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out)
+{
+	sqlite3_stmt *st = insp_db_prepare(
+		db, "SELECT max(id) FROM snapshot WHERE id < ?1 AND content = 'map'");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, before);
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "cannot read the snapshot table");
+}
+
+int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n)
+{
+	struct insp_vec v;
+	insp_vec_init(&v, sizeof(struct insp_snap));
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT " DB_SNAP_COLS " FROM snapshot ORDER BY id");
+	if (!st)
+		return INSP_EXIT_DB;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		db_snap_row(db, st, insp_vec_push(&v));
+	sqlite3_finalize(st);
+	*out = v.v;
+	*n = v.n;
+	if (rc != SQLITE_DONE) {
+		insp_vec_free(&v);
+		*out = NULL;
+		return insp_db_fail(db, "cannot read the snapshot table");
+	}
+	return 0;
+}
+
+int insp_db_segments(insp_db_t *db, struct insp_seg **out, size_t *n)
+{
+	struct insp_vec v;
+	insp_vec_init(&v, sizeof(struct insp_seg));
+	sqlite3_stmt *st = insp_db_prepare(
+		db, "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = ?1 ORDER BY start");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, db->snap.id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct insp_seg *s = insp_vec_push(&v);
+		s->start = (uint64_t)sqlite3_column_int64(st, 0);
+		s->end = (uint64_t)sqlite3_column_int64(st, 1);
+		s->offset = (uint64_t)sqlite3_column_int64(st, 2);
+		s->perms = insp_col_text(db, st, 3);
+		s->path = insp_col_text(db, st, 4);
+	}
+	sqlite3_finalize(st);
+	*out = v.v;
+	*n = v.n;
+	if (rc != SQLITE_DONE) {
+		insp_vec_free(&v);
+		*out = NULL;
+		return insp_db_fail(db, "cannot read the segment table");
+	}
+	return 0;
+}
+
+/* -------------------------------------------------------------- blocks -- */
+
+int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks_t *it)
+{
+	char sql[512] = "SELECT addr, size, type, thread, allocator, seq FROM block WHERE snapshot = ?1";
+	if (f && f->has_type)
+		strcat(sql, " AND type = ?2");
+	if (f && f->has_class)
+		strcat(sql, " AND type IN (SELECT id FROM type WHERE snapshot = ?1 AND class = ?3)");
+	if (f && f->has_thread)
+		strcat(sql, " AND thread = ?4");
+	if (f && f->has_allocator)
+		strcat(sql, " AND allocator = ?5");
+	strcat(sql, " ORDER BY addr");
+	it->db = db;
+	it->st = insp_db_prepare(db, sql);
+	if (!it->st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(it->st, 1, db->snap.id);
+	if (f) {
+		sqlite3_bind_int64(it->st, 2, f->type);
+		sqlite3_bind_int64(it->st, 3, f->class_);
+		sqlite3_bind_int64(it->st, 4, f->thread);
+		sqlite3_bind_int64(it->st, 5, f->allocator);
+	}
+	return 0;
+}
+
+int insp_blocks_next(insp_blocks_t *it, struct insp_block *b)
+{
+	int rc = sqlite3_step(it->st);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc != SQLITE_ROW)
+		return insp_db_fail(it->db, "cannot read the block table");
+	b->addr = (uint64_t)sqlite3_column_int64(it->st, 0);
+	b->size = (uint64_t)sqlite3_column_int64(it->st, 1);
+	b->type = sqlite3_column_int64(it->st, 2);
+	b->thread = sqlite3_column_int64(it->st, 3);
+	b->allocator = sqlite3_column_int64(it->st, 4);
+	b->seq = sqlite3_column_int64(it->st, 5);
+	return 1;
+}
+
+void insp_blocks_close(insp_blocks_t *it)
+{
+	sqlite3_finalize(it->st);
+	it->st = NULL;
+}

@@ -1,0 +1,178 @@
+/*
+** insp_fmt.c — how single values are written: human-readable sizes, dates
+** and durations for text, escaping for JSON, CSV and the terminal.
+**
+** Names in a snapshot are whatever the program registered or the loader
+** reported, so they may hold any bytes.  JSON output must still be valid
+** UTF-8: bytes that do not form valid UTF-8 become U+FFFD, controls are
+** escaped.  CSV keeps the bytes and quotes a field when it holds a comma,
+** a quote, a line break or surrounding spaces (RFC 4180).  Text output
+** shows controls and invalid bytes as \xNN so that a name stays on its line
+** and columns stay aligned.
+*/
+#include "insp_int.h"
+
+#include <string.h>
+#include <time.h>
+
+void insp_fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	unsigned u = 0;
+	uint64_t whole = v, tenth = 0;
+	while (whole >= 1024 && u < 6) {
+		tenth = (whole % 1024) * 10 / 1024;
+		whole /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%llu.%u %s", (unsigned long long)whole, (unsigned)tenth, unit[u]);
+}
+
+void insp_fmt_delta(int64_t v, char *buf, size_t len)
+{
+	uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	char s[32];
+	insp_fmt_size(mag, s, sizeof s);
+	snprintf(buf, len, "%s%s", v < 0 ? "-" : v > 0 ? "+" : "", s);
+}
+
+void insp_fmt_time(int64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%lld ns", (long long)ns);
+}
+
+void insp_fmt_ms(int64_t ns, char *buf, size_t len)
+{
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / 1000000),
+		 (unsigned long long)(mag % 1000000 / 1000));
+}
+
+void insp_fmt_dur(int64_t ns, char *buf, size_t len)
+{
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	const char *sign = ns < 0 ? "-" : "";
+	if (mag >= 1000000000)
+		snprintf(buf, len, "%s%llu.%03llu s", sign, (unsigned long long)(mag / 1000000000),
+			 (unsigned long long)(mag % 1000000000 / 1000000));
+	else if (mag >= 1000000)
+		snprintf(buf, len, "%s%llu.%03llu ms", sign, (unsigned long long)(mag / 1000000),
+			 (unsigned long long)(mag % 1000000 / 1000));
+	else
+		snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)mag);
+}
+
+/* ---------------------------------------------------------------- UTF-8 -- */
+
+static bool cont(unsigned char c) { return (c & 0xc0) == 0x80; }
+
+/* Length of the valid UTF-8 sequence at s, or 0 if the bytes there are not
+** one (overlong forms, surrogates and values past U+10FFFF included). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return cont(s[1]) ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && cont(s[2]) ? 3 : 0;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		return s[1] >= lo && s[1] <= hi && cont(s[2]) && cont(s[3]) ? 4 : 0;
+	}
+	return 0;
+}
+
+void insp_json_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	putc('"', f);
+	while (*s) {
+		size_t run = 0; /* plain ASCII goes out in one piece */
+		while (s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run) {
+			fwrite(s, 1, run, f);
+			s += run;
+			continue;
+		}
+		size_t n = utf8_len(s);
+		if (*s == '"' || *s == '\\') {
+			fprintf(f, "\\%c", *s);
+		} else if (*s < 0x20) {
+			const char *e = *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : *s == '\r' ? "\\r"
+				      : *s == '\b' ? "\\b" : *s == '\f' ? "\\f" : NULL;
+			if (e)
+				fputs(e, f);
+			else
+				fprintf(f, "\\u%04x", *s);
+		} else if (n == 0) {
+			fputs("\\ufffd", f);
+			n = 1;
+		} else {
+			fwrite(s, 1, n, f);
+		}
+		s += n ? n : 1;
+	}
+	putc('"', f);
+}
+
+void insp_csv_str(FILE *f, const char *s)
+{
+	size_t n = strlen(s);
+	bool quote = strpbrk(s, ",\"\r\n") != NULL || (n && (s[0] == ' ' || s[n - 1] == ' '));
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	putc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			putc('"', f);
+		putc(*s, f);
+	}
+	putc('"', f);
+}
+
+void insp_text_str(const char *str, char *buf, size_t len, size_t *width)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t o = 0, w = 0;
+	while (*s && o + 5 < len) {
+		size_t n = utf8_len(s);
+		if (n == 0 || *s < 0x20 || *s == 0x7f) {
+			const char *e = *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : NULL;
+			int k = e ? snprintf(buf + o, len - o, "%s", e)
+				  : snprintf(buf + o, len - o, "\\x%02x", *s);
+			o += (size_t)k;
+			w += (size_t)k;
+			s++;
+			continue;
+		}
+		memcpy(buf + o, s, n);
+		o += n;
+		w++;
+		s += n;
+	}
+	buf[o] = 0;
+	if (width)
+		*width = w;
+}
+
+size_t insp_text_width(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t w = 0;
+	for (; *s; s++)
+		w += !cont(*s);
+	return w;
+}

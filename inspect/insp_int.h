@@ -1,0 +1,535 @@
+/*
+** insp_int.h — internal interfaces of `inspect`, the snapshot reader.
+**
+** inspect reads the SQLite databases libmeminst writes (the schema is in
+** <meminst-snapshot.h>, explained in meminst-snapshot(5)) and never writes
+** to them.  The program is split by concern; prototypes below are grouped
+** under the file that defines them.
+**
+**   inspect.c          main: the command table, --help, --version
+**   insp_args.c        the command-line parser shared by every command
+**   insp_util.c        memory, the string pool, the growable vector, clock
+**   insp_db.c          the one reader: open read-only, check, pick snapshot
+**   insp_names.c       allocator/class/type/thread names and filters
+**   insp_calc.c        computations without SQLite: holes, limits, top, diff
+**   insp_out.c         result tables rendered as text, --json or --csv
+**   insp_fmt.c         value formatting and escaping for those renderings
+**   insp_progress.c    the progress bar on a terminal's stderr
+**   insp_symbols.c     offline symbolisation of call sites with libdw
+**   insp_control.c     the client of a live process's control channel
+**   insp_cmd_*.c       one file per command or small group of commands
+**
+** Exit codes (documented in inspect(1)): INSP_EXIT_*.  Functions that can
+** fail print their one-line message themselves and return the exit code,
+** so a command just passes it up.
+*/
+#ifndef INSP_INT_H
+#define INSP_INT_H
+
+#include "config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+enum insp_exit {
+	INSP_EXIT_OK = 0,
+	INSP_EXIT_NOTFOUND = 1, /* the snapshot, type … asked for does not exist */
+	INSP_EXIT_USAGE = 2,
+	INSP_EXIT_DB = 3,       /* unreadable or invalid database              */
+	INSP_EXIT_LIVE = 4,     /* live process unreachable or refused         */
+};
+
+struct insp_progress;
+
+/* What main hands every command. */
+struct insp_opts {
+	FILE *out;           /* the result                                    */
+	FILE *err;           /* messages and the progress bar                 */
+	bool progress;       /* stderr is a terminal: progress bars allowed   */
+	bool no_symbols;     /* never open module files (the fuzzer sets it)  */
+	bool no_control;     /* never open sockets (the fuzzer sets it)       */
+};
+
+/* ------------------------------------------------------------ insp_args -- */
+
+enum insp_format { INSP_FMT_TEXT = 0, INSP_FMT_JSON, INSP_FMT_CSV };
+
+/* Options a command accepts (bits of insp_cmd_spec.opts). */
+enum {
+	INSP_O_SNAPSHOT = 1 << 0,  /* --snapshot N                  */
+	INSP_O_FILTER = 1 << 1,    /* --type --class --thread --allocator */
+	INSP_O_LIMIT = 1 << 2,     /* --limit N                     */
+	INSP_O_MIN = 1 << 3,       /* --min SIZE                    */
+	INSP_O_ALL = 1 << 4,       /* --all                         */
+	INSP_O_KINDS = 1 << 5,     /* --total --allocators …        */
+	INSP_O_PID = 1 << 6,       /* --pid PID                     */
+	INSP_O_OUTPUT = 1 << 7,    /* -o FILE                       */
+	INSP_O_FROMTO = 1 << 8,    /* --from N --to M               */
+	INSP_O_BY = 1 << 9,        /* --by KEY                      */
+	INSP_O_FORMAT = 1 << 10,   /* --json --csv --table NAME     */
+	INSP_O_SYMBOLS = 1 << 11,  /* --no-symbols                  */
+};
+
+/* The status kinds, in the order of MEMINST_SNAPSHOT_KINDS. */
+enum { INSP_KIND_TOTAL = 0, INSP_KIND_ALLOCATORS, INSP_KIND_CLASSES,
+       INSP_KIND_TYPES, INSP_KIND_THREADS, INSP_KIND_COUNT };
+
+/* The filters as given (numbers or names, resolved per snapshot). */
+struct insp_filter {
+	const char *type, *class_, *thread, *allocator;
+};
+
+struct insp_args {
+	const char *pos[2];        /* positional arguments               */
+	int npos;
+	int64_t snapshot;          /* 0: not given                       */
+	enum insp_format format;
+	const char *table;         /* --table NAME: render only that one */
+	struct insp_filter filter;
+	int64_t limit;             /* -1: not given                      */
+	uint64_t min;              /* --min SIZE                         */
+	bool all;
+	unsigned kinds;            /* bit set of 1 << INSP_KIND_*; 0: none given */
+	int64_t pid;               /* 0: not given                       */
+	const char *output;
+	int64_t from, to;          /* 0: not given                       */
+	const char *by;
+	bool no_symbols;
+};
+
+struct insp_cmd_spec {
+	const char *name;
+	const char *synopsis;      /* after "inspect NAME "              */
+	const char *help;          /* the rest of NAME --help            */
+	unsigned opts;             /* INSP_O_*                           */
+	int min_pos, max_pos;
+};
+
+#define INSP_CONTINUE (-1)
+
+/* "insp_args.c" */
+/* Parse a command's argv (argv[0] is its name).  Returns INSP_CONTINUE,
+** or an exit code once --help was printed (0) or a usage error (2). */
+int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
+		    const struct insp_opts *o, struct insp_args *a);
+/* Print "inspect: NAME: msg" and the --help hint; returns INSP_EXIT_USAGE. */
+int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Strict numbers: decimal or 0x hex, the whole string. */
+bool insp_parse_int(const char *s, int64_t *out);
+/* Sizes: a number with an optional unit (B, K/KiB, M/MiB, G/GiB). */
+bool insp_parse_size(const char *s, uint64_t *out);
+
+/* ------------------------------------------------------------ insp_util -- */
+
+/* "insp_util.c" */
+/* Allocation that cannot fail: out of memory prints one line and exits 3. */
+void *insp_xmalloc(size_t n);
+void *insp_xcalloc(size_t n, size_t size);
+void *insp_xrealloc(void *p, size_t n);
+char *insp_xstrdup(const char *s);
+
+/* A growable array of fixed-size elements. */
+struct insp_vec {
+	void *v;
+	size_t n, cap, elem;
+};
+void insp_vec_init(struct insp_vec *vec, size_t elem);
+void *insp_vec_push(struct insp_vec *vec); /* a zeroed new element */
+void insp_vec_free(struct insp_vec *vec);
+
+/* A pool of strings freed all at once. */
+struct insp_pool {
+	struct insp_pool_chunk *head;
+};
+const char *insp_pool_str(struct insp_pool *p, const char *s);
+const char *insp_pool_fmt(struct insp_pool *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void insp_pool_free(struct insp_pool *p);
+
+/* Monotonic seconds. */
+double insp_now(void);
+
+/* -------------------------------------------------------------- insp_db -- */
+
+/* One row of the snapshot table. */
+struct insp_snap {
+	int64_t id;
+	const char *content, *trigger, *exe, *cmdline, *mode, *backend;
+	int64_t pid, ppid, header_size, time_ns, elapsed_ns, pause_ns, seq;
+	int64_t blocks, bytes;
+};
+
+struct insp_seg {
+	uint64_t start, end, offset;
+	const char *perms, *path;
+};
+
+struct insp_block {
+	uint64_t addr, size;
+	int64_t type, thread, allocator, seq;
+};
+
+/* What a command needs from the snapshot it is given by default: any, a
+** block map, or status rows. */
+enum insp_need { INSP_NEED_ANY = 0, INSP_NEED_MAP, INSP_NEED_STATUS };
+
+typedef struct insp_db insp_db_t;
+
+/* A running query over the blocks of one snapshot, in address order. */
+typedef struct insp_blocks {
+	insp_db_t *db;
+	sqlite3_stmt *st;
+} insp_blocks_t;
+
+/* "insp_db.c" */
+/* Open path read-only and check it is one of ours and intact.  Returns 0,
+** or INSP_EXIT_DB after printing "inspect: PATH: reason". */
+int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out);
+void insp_db_close(insp_db_t *db);
+const char *insp_db_path(const insp_db_t *db);
+const struct insp_opts *insp_db_opts(const insp_db_t *db);
+/* Pick snapshot `want` (0: the latest one that has what `need` asks for)
+** and load its row.  Returns 0, INSP_EXIT_NOTFOUND or INSP_EXIT_DB. */
+int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need);
+const struct insp_snap *insp_db_snap(const insp_db_t *db);
+/* The map snapshot before the selected one (0 if none). */
+int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out);
+/* Every snapshot row, oldest first. */
+int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n);
+/* The selected snapshot's segments, by start address. */
+int insp_db_segments(insp_db_t *db, struct insp_seg **out, size_t *n);
+/* Report the last SQLite error on the selected database; returns 3. */
+int insp_db_fail(insp_db_t *db, const char *what);
+/* Prepare SQL on the database; on error reports and returns NULL. */
+sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql);
+/* Strings owned by the database handle (live until insp_db_close). */
+struct insp_pool *insp_db_pool(insp_db_t *db);
+const char *insp_col_text(insp_db_t *db, sqlite3_stmt *st, int col);
+
+/* Blocks of the selected snapshot in address order, restricted by the
+** resolved filter (NULL: all).  next returns 1 (a block), 0 (done) or
+** INSP_EXIT_DB. */
+struct insp_filter_ids;
+int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks_t *it);
+int insp_blocks_next(insp_blocks_t *it, struct insp_block *b);
+void insp_blocks_close(insp_blocks_t *it);
+
+/* ----------------------------------------------------------- insp_names -- */
+
+/* One entry of the allocator, class, type or thread table. */
+struct insp_name {
+	int64_t id;
+	const char *name;
+	int64_t class_;          /* types: their class                    */
+	bool has_site;           /* types: automatic (site is valid)      */
+	uint64_t site;
+	const char *module;      /* classes: the module path, or NULL     */
+	int64_t tid;             /* threads                               */
+	const char *label;       /* types: the resolved label (lazily)    */
+	const char *where;       /* types: file:line when known           */
+	bool resolved;
+};
+
+struct insp_names {
+	struct insp_name *v;     /* sorted by id */
+	size_t n;
+};
+
+/* All four tables of a snapshot. */
+struct insp_tags {
+	struct insp_names allocators, classes, types, threads;
+	struct insp_module *modules;
+	size_t nmodules;
+	struct insp_syms *syms;  /* NULL until a label is asked for */
+	bool no_symbols;
+};
+
+struct insp_filter_ids {
+	bool has_type, has_class, has_thread, has_allocator;
+	int64_t type, class_, thread, allocator;
+};
+
+enum insp_tag_kind { INSP_TAG_ALLOCATOR, INSP_TAG_CLASS, INSP_TAG_TYPE, INSP_TAG_THREAD };
+
+/* "insp_names.c" */
+int insp_tags_load(insp_db_t *db, struct insp_tags *t);
+void insp_tags_free(struct insp_tags *t);
+const struct insp_names *insp_tags_of(const struct insp_tags *t, enum insp_tag_kind k);
+const struct insp_name *insp_name_find(const struct insp_names *n, int64_t id);
+/* The name to show for an id ("#id" when the table has no such row). */
+const char *insp_tag_name(insp_db_t *db, struct insp_tags *t, enum insp_tag_kind k, int64_t id);
+/* A type's label: resolved from the module files when possible, else
+** the stored name; *where gets "file:line" or NULL. */
+const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, const char **where);
+/* "N name" for a thread. */
+const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id);
+/* Resolve the filter strings of a snapshot to numbers.  lookup returns 0,
+** or -1 with the filter that names nothing in *what and *given; resolve
+** returns 0, or INSP_EXIT_NOTFOUND after a message. */
+int insp_filter_lookup(const struct insp_tags *t, const struct insp_filter *f,
+		       struct insp_filter_ids *ids, const char **what, const char **given);
+int insp_filter_resolve(insp_db_t *db, const struct insp_tags *t, const struct insp_filter *f,
+			struct insp_filter_ids *ids);
+bool insp_filter_any(const struct insp_filter *f);
+
+/* ------------------------------------------------------------ insp_calc -- */
+
+/* Per segment figures of a scan (index -1 in the maps below is the
+** pseudo-segment of blocks outside every listed segment). */
+struct insp_seg_stat {
+	uint64_t blocks, bytes;        /* bytes: requested sizes          */
+	uint64_t low, high;            /* first block start, last block end */
+	uint64_t holes, hole_bytes, largest;
+};
+
+struct insp_hole {
+	uint64_t addr, size;           /* addr: end of the block before it */
+	int seg, seg_to;               /* segment indexes (-1: none)      */
+};
+
+/* A scan of blocks in address order, see insp_calc.c for what counts. */
+struct insp_scan {
+	const struct insp_seg *segs;
+	size_t nsegs;
+	uint64_t header;               /* block header size               */
+	uint64_t min;                  /* holes smaller than this are ignored */
+	size_t keep;                   /* largest holes to keep (0: none) */
+	bool keep_all;                 /* keep every inside hole, by address */
+	/* results */
+	uint64_t blocks, bytes, low, high;
+	uint64_t holes, hole_bytes, largest;
+	uint64_t between, between_bytes;
+	uint64_t hist[64], hist_bytes[64];
+	struct insp_seg_stat *seg;     /* nsegs + 1 entries; [nsegs] = none */
+	struct insp_vec kept;          /* struct insp_hole                */
+	struct insp_vec betweens;      /* struct insp_hole                */
+	/* state */
+	bool started;
+	uint64_t prev_end;
+	int prev_seg;
+	size_t cursor;
+};
+
+/* A (key, bytes, blocks) aggregate. */
+struct insp_agg {
+	int64_t key;
+	uint64_t bytes, blocks;
+};
+
+struct insp_aggmap {
+	struct insp_agg *slot;
+	bool *used;
+	size_t cap, n;
+};
+
+/* "insp_calc.c" */
+void insp_scan_init(struct insp_scan *s, const struct insp_seg *segs, size_t nsegs,
+		    uint64_t header);
+void insp_scan_add(struct insp_scan *s, uint64_t addr, uint64_t size);
+void insp_scan_finish(struct insp_scan *s);
+void insp_scan_free(struct insp_scan *s);
+/* The segment index of an address in segments sorted by start, or -1. */
+int insp_seg_find(const struct insp_seg *segs, size_t n, uint64_t addr);
+/* log2 bucket of a hole size (0 for 0 and 1). */
+unsigned insp_log2(uint64_t v);
+
+void insp_aggmap_init(struct insp_aggmap *m);
+struct insp_agg *insp_aggmap_get(struct insp_aggmap *m, int64_t key);
+/* The entries in a new array sorted by bytes (largest first, ties by key). */
+struct insp_agg *insp_aggmap_sorted(const struct insp_aggmap *m, size_t *n);
+void insp_aggmap_free(struct insp_aggmap *m);
+
+/* The k smallest-seq blocks of a stream (the oldest): a bounded heap. */
+struct insp_oldest {
+	struct insp_block *v;
+	size_t n, k, cap;
+};
+void insp_oldest_init(struct insp_oldest *h, size_t k);
+void insp_oldest_add(struct insp_oldest *h, const struct insp_block *b);
+/* Sorts v by seq (oldest first) and returns it. */
+struct insp_block *insp_oldest_sorted(struct insp_oldest *h);
+void insp_oldest_free(struct insp_oldest *h);
+
+/* Merge two address-ordered block streams: calls `only_a`, `only_b` and
+** `both` per block (same addr and seq in both = the same block). */
+struct insp_merge_cb {
+	void (*only_a)(void *ctx, const struct insp_block *a);
+	void (*only_b)(void *ctx, const struct insp_block *b);
+	void (*both)(void *ctx, const struct insp_block *a, const struct insp_block *b);
+	void *ctx;
+};
+int insp_merge(insp_blocks_t *a, insp_blocks_t *b, const struct insp_merge_cb *cb,
+	       struct insp_progress *p);
+
+/* ------------------------------------------------------------- insp_out -- */
+
+enum insp_kind {
+	INSP_K_STR,
+	INSP_K_INT,    /* signed integer                              */
+	INSP_K_SIZE,   /* bytes: human-readable in text               */
+	INSP_K_DELTA,  /* signed bytes: "+1.5 KiB" in text            */
+	INSP_K_ADDR,   /* 0x… in text, a number elsewhere             */
+	INSP_K_TIME,   /* epoch ns: a date in text, ms elsewhere      */
+	INSP_K_DUR,    /* ns: "1.500 s" in text, ms elsewhere         */
+	INSP_K_PCT,    /* a percentage (double)                       */
+	INSP_K_BOOL,   /* yes/no in text, true/false elsewhere        */
+};
+
+/* Column flags: shown in text only, in JSON and CSV only, or (OPTIONAL)
+** left out of text when every cell of the column is null. */
+enum { INSP_C_TEXT_ONLY = 1, INSP_C_DATA_ONLY = 2, INSP_C_OPTIONAL = 4 };
+
+struct insp_col {
+	const char *key;   /* the JSON key and CSV header            */
+	const char *head;  /* the text heading                       */
+	enum insp_kind kind;
+	unsigned flags;
+};
+
+typedef struct insp_doc insp_doc_t;
+typedef struct insp_table insp_table_t;
+
+/* Table flags: SINGLE: one row, a JSON object, "label: value" lines in
+** text; DATA: left out of text unless asked for with --table. */
+enum { INSP_T_SINGLE = 1, INSP_T_DATA = 2 };
+
+/* "insp_out.c" */
+insp_doc_t *insp_doc_new(const struct insp_opts *o, const struct insp_args *a);
+insp_table_t *insp_doc_table(insp_doc_t *d, const char *key, const struct insp_col *cols,
+			     int ncols, unsigned flags);
+/* The heading printed above a table in text (copied). */
+void insp_table_title(insp_table_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line printed under a table in text only (copied). */
+void insp_table_note(insp_table_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void insp_row(insp_table_t *t);
+void insp_put_int(insp_table_t *t, int64_t v);
+void insp_put_uint(insp_table_t *t, uint64_t v);
+void insp_put_pct(insp_table_t *t, double v);
+void insp_put_str(insp_table_t *t, const char *s);      /* copied */
+/* Not copied: s must live as long as the document (names of the tags). */
+void insp_put_const(insp_table_t *t, const char *s);
+void insp_put_null(insp_table_t *t);
+/* The snapshot row as a table named `key` (a DATA table), and in text a
+** heading line that says the same. */
+void insp_doc_snapshot(insp_doc_t *d, const char *key, const char *file,
+		       const struct insp_snap *s);
+/* Print everything; returns 0, or INSP_EXIT_USAGE when --table names no
+** table of this command. */
+int insp_doc_print(insp_doc_t *d);
+/* Stream table t, the last of the document, in JSON and CSV: print what
+** comes before it now and each of its rows once complete (a no-op in text
+** or when t is not printed).  Returns 0 or INSP_EXIT_USAGE as above; the
+** document must still be finished with insp_doc_print. */
+int insp_doc_stream(insp_doc_t *d, insp_table_t *t);
+void insp_doc_free(insp_doc_t *d);
+
+/* ------------------------------------------------------------- insp_fmt -- */
+
+/* "insp_fmt.c" */
+/* "512 B", "1.5 KiB" … (the same rounding as libmeminst's status print). */
+void insp_fmt_size(uint64_t v, char *buf, size_t len);
+void insp_fmt_delta(int64_t v, char *buf, size_t len);
+void insp_fmt_time(int64_t ns, char *buf, size_t len);
+void insp_fmt_dur(int64_t ns, char *buf, size_t len);
+/* ns as milliseconds with three decimals ("1500.000"). */
+void insp_fmt_ms(int64_t ns, char *buf, size_t len);
+void insp_json_str(FILE *f, const char *s);
+void insp_csv_str(FILE *f, const char *s);
+/* s made printable on one line (controls and bad UTF-8 as \xNN); the
+** result is in buf, *width gets its width in columns. */
+void insp_text_str(const char *s, char *buf, size_t len, size_t *width);
+/* Display width of a valid UTF-8 string (code points). */
+size_t insp_text_width(const char *s);
+
+/* -------------------------------------------------------- insp_progress -- */
+
+struct insp_progress {
+	FILE *err;
+	bool on, shown;
+	const char *what;
+	uint64_t total;
+	double t0, last;
+};
+
+/* "insp_progress.c" */
+void insp_progress_start(struct insp_progress *p, const struct insp_opts *o,
+			 const char *what, uint64_t total);
+/* Cheap: looks at the clock once every 64 Ki steps. */
+void insp_progress_step(struct insp_progress *p, uint64_t done);
+void insp_progress_end(struct insp_progress *p);
+
+/* --------------------------------------------------------- insp_symbols -- */
+
+/* One row of the module table. */
+struct insp_module {
+	uint64_t base;
+	const char *path, *build_id;
+};
+
+struct insp_sym {
+	char *func;         /* demangled, or NULL when unknown        */
+	uint64_t off;       /* site - function start                  */
+	const char *module; /* basename of the module file            */
+	char *file;         /* source file, or NULL                   */
+	int line;
+};
+
+typedef struct insp_syms insp_syms_t;
+
+/* "insp_symbols.c" */
+insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n);
+/* Resolve a call site (a return address).  Returns 0 and fills sym (free
+** it with insp_sym_clear), or -1: no usable module covers the site. */
+int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym);
+void insp_sym_clear(struct insp_sym *sym);
+void insp_syms_free(insp_syms_t *s);
+/* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled. */
+char *insp_demangle(const char *name);
+
+/* --------------------------------------------------------- insp_control -- */
+
+/* "insp_control.c" */
+/* Ask process pid to store a snapshot of `what` ("map" or "status") in the
+** database at abs_path.  Returns 0 with *id set, or INSP_EXIT_LIVE or
+** INSP_EXIT_USAGE after a message. */
+int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *abs_path,
+			  const char *what, int64_t *id);
+/* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
+int insp_control_timeout(void);
+
+/* ------------------------------------------------------------- commands -- */
+
+/* Each returns an exit code (INSP_EXIT_*). */
+int insp_cmd_list(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_header_size(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_descr(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_type(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_class(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_allocator(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_types(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_status(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
+
+/* Shared by the commands ("insp_cmd_list.c"): open the database named by
+** the first positional argument, select the snapshot and load its tags. */
+struct insp_session {
+	insp_db_t *db;
+	struct insp_tags tags;
+	bool tags_loaded;
+};
+int insp_session_open(struct insp_session *s, const struct insp_opts *o,
+		      const struct insp_args *a, const char *path, enum insp_need need);
+int insp_session_tags(struct insp_session *s, const struct insp_args *a);
+void insp_session_close(struct insp_session *s);
+
+#endif /* INSP_INT_H */

@@ -1,0 +1,255 @@
+/*
+** insp_names.c — the numbering tables of a snapshot: allocators, classes,
+** types and threads, plus its module list, and the filters that refer to
+** them by number or by name.
+**
+** Every snapshot carries its own copy of these tables, so numbers are only
+** meaningful within one snapshot.  The tables are small (at most a few
+** thousand types) and are read whole into arrays sorted by id.  Labels of
+** automatic types are resolved from the module files the first time one is
+** asked for, and kept.
+*/
+#include "insp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Read one table: columns id, name, then up to two extras by kind. */
+static int names_load(insp_db_t *db, const char *sql, enum insp_tag_kind k,
+		      struct insp_names *out)
+{
+	struct insp_vec v;
+	insp_vec_init(&v, sizeof(struct insp_name));
+	sqlite3_stmt *st = insp_db_prepare(db, sql);
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct insp_name *n = insp_vec_push(&v);
+		n->id = sqlite3_column_int64(st, 0);
+		n->name = insp_col_text(db, st, 1);
+		if (k == INSP_TAG_CLASS && sqlite3_column_type(st, 2) != SQLITE_NULL)
+			n->module = insp_col_text(db, st, 2);
+		if (k == INSP_TAG_TYPE) {
+			n->class_ = sqlite3_column_int64(st, 2);
+			n->has_site = sqlite3_column_type(st, 3) != SQLITE_NULL;
+			n->site = (uint64_t)sqlite3_column_int64(st, 3);
+		}
+		if (k == INSP_TAG_THREAD)
+			n->tid = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	out->v = v.v;
+	out->n = v.n;
+	if (rc != SQLITE_DONE)
+		return insp_db_fail(db, "cannot read the name tables");
+	return 0;
+}
+
+static int names_modules(insp_db_t *db, struct insp_tags *t)
+{
+	struct insp_vec v;
+	insp_vec_init(&v, sizeof(struct insp_module));
+	sqlite3_stmt *st = insp_db_prepare(
+		db, "SELECT base, path, build_id FROM module WHERE snapshot = ?1 ORDER BY base");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct insp_module *m = insp_vec_push(&v);
+		m->base = (uint64_t)sqlite3_column_int64(st, 0);
+		m->path = insp_col_text(db, st, 1);
+		m->build_id = sqlite3_column_type(st, 2) == SQLITE_NULL ? NULL : insp_col_text(db, st, 2);
+	}
+	sqlite3_finalize(st);
+	t->modules = v.v;
+	t->nmodules = v.n;
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "cannot read the module table");
+}
+
+int insp_tags_load(insp_db_t *db, struct insp_tags *t)
+{
+	*t = (struct insp_tags){.no_symbols = insp_db_opts(db)->no_symbols};
+	int r = names_load(db, "SELECT id, name FROM allocator WHERE snapshot = ?1 ORDER BY id",
+			   INSP_TAG_ALLOCATOR, &t->allocators);
+	if (!r)
+		r = names_load(db, "SELECT id, name, module FROM class WHERE snapshot = ?1 ORDER BY id",
+			       INSP_TAG_CLASS, &t->classes);
+	if (!r)
+		r = names_load(db, "SELECT id, name, class, site FROM type WHERE snapshot = ?1 ORDER BY id",
+			       INSP_TAG_TYPE, &t->types);
+	if (!r)
+		r = names_load(db, "SELECT id, name, tid FROM thread WHERE snapshot = ?1 ORDER BY id",
+			       INSP_TAG_THREAD, &t->threads);
+	if (!r)
+		r = names_modules(db, t);
+	return r;
+}
+
+void insp_tags_free(struct insp_tags *t)
+{
+	free(t->allocators.v);
+	free(t->classes.v);
+	free(t->types.v);
+	free(t->threads.v);
+	free(t->modules);
+	if (t->syms)
+		insp_syms_free(t->syms);
+	*t = (struct insp_tags){0};
+}
+
+const struct insp_names *insp_tags_of(const struct insp_tags *t, enum insp_tag_kind k)
+{
+	switch (k) {
+	case INSP_TAG_ALLOCATOR: return &t->allocators;
+	case INSP_TAG_CLASS: return &t->classes;
+	case INSP_TAG_TYPE: return &t->types;
+	default: return &t->threads;
+	}
+}
+
+const struct insp_name *insp_name_find(const struct insp_names *n, int64_t id)
+{
+	size_t lo = 0, hi = n->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (n->v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n->n && n->v[lo].id == id ? &n->v[lo] : NULL;
+}
+
+const char *insp_tag_name(insp_db_t *db, struct insp_tags *t, enum insp_tag_kind k, int64_t id)
+{
+	const struct insp_name *n = insp_name_find(insp_tags_of(t, k), id);
+	return n ? n->name : insp_pool_fmt(insp_db_pool(db), "#%lld", (long long)id);
+}
+
+const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id)
+{
+	struct insp_name *n = (struct insp_name *)insp_name_find(&t->threads, id);
+	if (!n)
+		return insp_pool_fmt(insp_db_pool(db), "#%lld", (long long)id);
+	if (!n->label)
+		n->label = *n->name ? insp_pool_fmt(insp_db_pool(db), "%lld %s", (long long)id, n->name)
+				    : insp_pool_fmt(insp_db_pool(db), "%lld", (long long)id);
+	return n->label;
+}
+
+/* ------------------------------------------------------- symbolisation -- */
+
+/* A stored "_ZN3foo3barEv+0x1c (lib.so)" with its C++ name demangled. */
+static const char *names_demangled(insp_db_t *db, const char *stored)
+{
+	if (strncmp(stored, "_Z", 2) != 0)
+		return stored;
+	size_t n = strcspn(stored, "+ ");
+	char *mangled = insp_xmalloc(n + 1);
+	memcpy(mangled, stored, n);
+	mangled[n] = 0;
+	char *d = insp_demangle(mangled);
+	free(mangled);
+	if (!d)
+		return stored;
+	const char *r = insp_pool_fmt(insp_db_pool(db), "%s%s", d, stored + n);
+	free(d);
+	return r;
+}
+
+/* Resolve an automatic type once: "function+0xoff (module)" from the
+** module file when it is there and matches, else the stored name. */
+static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *n)
+{
+	n->resolved = true;
+	n->label = n->name;
+	if (!n->has_site)
+		return;
+	n->label = names_demangled(db, n->name);
+	if (t->no_symbols)
+		return;
+	if (!t->syms)
+		t->syms = insp_syms_new(t->modules, t->nmodules);
+	struct insp_sym sym;
+	if (insp_syms_lookup(t->syms, n->site, &sym) != 0)
+		return;
+	struct insp_pool *p = insp_db_pool(db);
+	if (sym.func)
+		n->label = insp_pool_fmt(p, "%s+0x%llx (%s)", sym.func, (unsigned long long)sym.off,
+					 sym.module);
+	if (sym.file)
+		n->where = insp_pool_fmt(p, "%s:%d", sym.file, sym.line);
+	insp_sym_clear(&sym);
+}
+
+const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, const char **where)
+{
+	struct insp_name *n = (struct insp_name *)insp_name_find(&t->types, id);
+	if (where)
+		*where = NULL;
+	if (!n)
+		return insp_pool_fmt(insp_db_pool(db), "#%lld", (long long)id);
+	if (!n->resolved)
+		names_resolve(db, t, n);
+	if (where)
+		*where = n->where;
+	return n->label;
+}
+
+/* ------------------------------------------------------------- filters -- */
+
+bool insp_filter_any(const struct insp_filter *f)
+{
+	return f->type || f->class_ || f->thread || f->allocator;
+}
+
+/* A number must be in the table; a name must match one entry's name.
+** Returns 0, or -1 when `given` names nothing. */
+static int filter_one(const struct insp_names *n, const char *given, bool *has, int64_t *id)
+{
+	if (!given)
+		return 0;
+	*has = true;
+	if (insp_parse_int(given, id))
+		return insp_name_find(n, *id) ? 0 : -1;
+	for (size_t i = 0; i < n->n; i++) {
+		if (strcmp(n->v[i].name, given) == 0) {
+			*id = n->v[i].id;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int insp_filter_lookup(const struct insp_tags *t, const struct insp_filter *f,
+		       struct insp_filter_ids *ids, const char **what, const char **given)
+{
+	const struct insp_names *tables[] = {&t->types, &t->classes, &t->threads, &t->allocators};
+	const char *const whats[] = {"type", "class", "thread", "allocator"};
+	const char *const vals[] = {f->type, f->class_, f->thread, f->allocator};
+	bool *has[] = {&ids->has_type, &ids->has_class, &ids->has_thread, &ids->has_allocator};
+	int64_t *id[] = {&ids->type, &ids->class_, &ids->thread, &ids->allocator};
+	*ids = (struct insp_filter_ids){0};
+	for (int i = 0; i < 4; i++) {
+		if (filter_one(tables[i], vals[i], has[i], id[i]) != 0) {
+			*what = whats[i];
+			*given = vals[i];
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int insp_filter_resolve(insp_db_t *db, const struct insp_tags *t, const struct insp_filter *f,
+			struct insp_filter_ids *ids)
+{
+	const char *what, *given;
+	if (insp_filter_lookup(t, f, ids, &what, &given) == 0)
+		return 0;
+	fprintf(insp_db_opts(db)->err, "inspect: %s: snapshot %lld has no %s '%s'\n",
+		insp_db_path(db), (long long)insp_db_snap(db)->id, what, given);
+	return INSP_EXIT_NOTFOUND;
+}

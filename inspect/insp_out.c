@@ -1,0 +1,571 @@
+/*
+** insp_out.c — results as tables, rendered in one of three ways.
+**
+** A command fills a document with named tables (columns with a key, a
+** heading and a kind; rows of cells) and prints it once at the end, so the
+** same figures come out as:
+**   text   aligned columns under a title, sizes human-readable; a table
+**          flagged INSP_T_SINGLE prints as "label: value" lines;
+**   --json one JSON object whose keys are the table names: a single table
+**          is an object, any other an array of objects; sizes and
+**          addresses are numbers in bytes, times in milliseconds;
+**   --csv  each table as a header line of keys and its rows, tables
+**          separated by an empty line.
+** --table NAME keeps only that table (in all three forms).
+**
+** In JSON and CSV the last table may be streamed (insp_doc_stream): its
+** rows are printed as they are completed and dropped, so that a listing of
+** millions of blocks does not stay in memory.
+*/
+#include "insp_int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct insp_cell {
+	union {
+		int64_t i;
+		double d;
+		const char *s;
+	} v;
+	bool null;
+};
+
+#define OUT_MAX_TABLES 16
+#define OUT_MAX_COLS 32
+
+struct insp_table {
+	insp_doc_t *doc;
+	const char *key, *title, *note;
+	const struct insp_col *cols;
+	int ncols, col;
+	unsigned flags;
+	struct insp_vec cells;
+	unsigned char vis[OUT_MAX_COLS]; /* 0 not known yet, 1 shown, 2 not */
+};
+
+
+struct insp_doc {
+	const struct insp_opts *o;
+	enum insp_format fmt;
+	const char *only;
+	insp_table_t *t[OUT_MAX_TABLES];
+	int nt;
+	const char *heading; /* text only: the line above everything */
+	struct insp_pool pool;
+	int printed;         /* tables printed so far                */
+	insp_table_t *stream;
+	size_t streamed;     /* rows of the streamed table printed   */
+};
+
+insp_doc_t *insp_doc_new(const struct insp_opts *o, const struct insp_args *a)
+{
+	insp_doc_t *d = insp_xcalloc(1, sizeof *d);
+	d->o = o;
+	d->fmt = a ? a->format : INSP_FMT_TEXT;
+	d->only = a ? a->table : NULL;
+	return d;
+}
+
+insp_table_t *insp_doc_table(insp_doc_t *d, const char *key, const struct insp_col *cols,
+			     int ncols, unsigned flags)
+{
+	if (d->nt == OUT_MAX_TABLES || ncols > OUT_MAX_COLS)
+		abort(); /* a programming error: commands have a fixed set of tables */
+	insp_table_t *t = insp_xcalloc(1, sizeof *t);
+	*t = (insp_table_t){.doc = d, .key = key, .cols = cols, .ncols = ncols, .flags = flags};
+	insp_vec_init(&t->cells, sizeof(struct insp_cell));
+	d->t[d->nt++] = t;
+	return t;
+}
+
+void insp_table_title(insp_table_t *t, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	t->title = insp_pool_str(&t->doc->pool, buf);
+}
+
+void insp_table_note(insp_table_t *t, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	t->note = insp_pool_str(&t->doc->pool, buf);
+}
+
+/* ---------------------------------------------------------------- cells -- */
+
+static void out_stream_row(insp_doc_t *d);
+
+/* Rows are filled left to right; a short row is padded with nulls.  In a
+** streamed table the row just completed is printed and dropped. */
+void insp_row(insp_table_t *t)
+{
+	while (t->cells.n % (size_t)t->ncols)
+		((struct insp_cell *)insp_vec_push(&t->cells))->null = true;
+	t->col = 0;
+	if (t == t->doc->stream && t->cells.n)
+		out_stream_row(t->doc);
+}
+
+static struct insp_cell *out_cell(insp_table_t *t)
+{
+	if (t->col >= t->ncols)
+		abort(); /* more cells than columns: a programming error */
+	t->col++;
+	return insp_vec_push(&t->cells);
+}
+
+void insp_put_int(insp_table_t *t, int64_t v) { out_cell(t)->v.i = v; }
+void insp_put_uint(insp_table_t *t, uint64_t v) { out_cell(t)->v.i = (int64_t)v; }
+void insp_put_pct(insp_table_t *t, double v) { out_cell(t)->v.d = v; }
+void insp_put_null(insp_table_t *t) { out_cell(t)->null = true; }
+
+void insp_put_const(insp_table_t *t, const char *s)
+{
+	struct insp_cell *c = out_cell(t);
+	c->v.s = s;
+	c->null = !s;
+}
+
+void insp_put_str(insp_table_t *t, const char *s)
+{
+	struct insp_cell *c = out_cell(t);
+	if (s)
+		c->v.s = insp_pool_str(&t->doc->pool, s);
+	else
+		c->null = true;
+}
+
+static size_t out_rows(const insp_table_t *t)
+{
+	return (t->cells.n + (size_t)t->ncols - 1) / (size_t)t->ncols;
+}
+
+static const struct insp_cell *out_at(const insp_table_t *t, size_t row, int col)
+{
+	static const struct insp_cell none = {.null = true};
+	size_t i = row * (size_t)t->ncols + (size_t)col;
+	return i < t->cells.n ? (const struct insp_cell *)t->cells.v + i : &none;
+}
+
+static bool out_all_null(const insp_table_t *t, const struct insp_col *c)
+{
+	int col = (int)(c - t->cols);
+	for (size_t r = 0, rows = out_rows(t); r < rows; r++)
+		if (!out_at(t, r, col)->null)
+			return false;
+	return true;
+}
+
+static bool out_visible(const insp_table_t *t, const struct insp_col *c)
+{
+	if (t->doc->fmt != INSP_FMT_TEXT)
+		return !(c->flags & INSP_C_TEXT_ONLY);
+	if (c->flags & INSP_C_DATA_ONLY)
+		return false;
+	return !(c->flags & INSP_C_OPTIONAL) || (t->flags & INSP_T_SINGLE) || !out_all_null(t, c);
+}
+
+/* Whether a column is printed, worked out once per column (the cells are
+** all in place by the time anything is printed). */
+static bool out_shown_in(const insp_table_t *t, const struct insp_col *c)
+{
+	insp_table_t *w = (insp_table_t *)t;
+	size_t i = (size_t)(c - t->cols);
+	if (!w->vis[i])
+		w->vis[i] = out_visible(t, c) ? 1 : 2;
+	return w->vis[i] == 1;
+}
+
+/* ----------------------------------------------------------------- text -- */
+
+static void text_cell(const struct insp_col *col, const struct insp_cell *c, char *buf,
+		      size_t len, size_t *width)
+{
+	char tmp[64];
+	*width = 0;
+	if (c->null) {
+		snprintf(buf, len, "-");
+		*width = 1;
+		return;
+	}
+	switch (col->kind) {
+	case INSP_K_STR: insp_text_str(c->v.s, buf, len, width); return;
+	case INSP_K_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)c->v.i); break;
+	case INSP_K_SIZE: insp_fmt_size((uint64_t)c->v.i, tmp, sizeof tmp); break;
+	case INSP_K_DELTA: insp_fmt_delta(c->v.i, tmp, sizeof tmp); break;
+	case INSP_K_ADDR: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)c->v.i); break;
+	case INSP_K_TIME: insp_fmt_time(c->v.i, tmp, sizeof tmp); break;
+	case INSP_K_DUR: insp_fmt_dur(c->v.i, tmp, sizeof tmp); break;
+	case INSP_K_PCT: snprintf(tmp, sizeof tmp, "%.1f%%", c->v.d); break;
+	case INSP_K_BOOL: snprintf(tmp, sizeof tmp, "%s", c->v.i ? "yes" : "no"); break;
+	}
+	snprintf(buf, len, "%s", tmp);
+	*width = strlen(buf);
+}
+
+static void text_single(const insp_table_t *t, FILE *f)
+{
+	size_t lw = 0, w;
+	char buf[1024];
+	for (int c = 0; c < t->ncols; c++)
+		if (out_shown_in(t, &t->cols[c]) && insp_text_width(t->cols[c].head) > lw)
+			lw = insp_text_width(t->cols[c].head);
+	for (int c = 0; c < t->ncols; c++) {
+		if (!out_shown_in(t, &t->cols[c]))
+			continue;
+		text_cell(&t->cols[c], out_at(t, 0, c), buf, sizeof buf, &w);
+		fprintf(f, "%s:%*s %s\n", t->cols[c].head,
+			(int)(lw - insp_text_width(t->cols[c].head)), "", buf);
+	}
+}
+
+/* One line of a table, built in memory so that trailing blanks (an empty
+** last column) can be cut. */
+static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, size_t row)
+{
+	char buf[1024];
+	size_t w;
+	char *line = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&line, &len);
+	if (!out)
+		abort();
+	int last = t->ncols - 1;
+	while (last > 0 && !out_shown_in(t, &t->cols[last]))
+		last--;
+	bool first = true;
+	for (int c = 0; c <= last; c++) {
+		const struct insp_col *col = &t->cols[c];
+		if (!out_shown_in(t, col))
+			continue;
+		if (row == SIZE_MAX)
+			insp_text_str(col->head, buf, sizeof buf, &w);
+		else
+			text_cell(col, out_at(t, row, c), buf, sizeof buf, &w);
+		size_t pad = wid[c] > w ? wid[c] - w : 0;
+		bool left = col->kind == INSP_K_STR || col->kind == INSP_K_TIME;
+		fprintf(out, "%s%*s%s%*s", first ? "" : "  ", left ? 0 : (int)pad, "", buf,
+			left && c != last ? (int)pad : 0, "");
+		first = false;
+	}
+	fclose(out);
+	while (len && line[len - 1] == ' ')
+		len--;
+	fwrite(line, 1, len, f);
+	fputc('\n', f);
+	free(line);
+}
+
+static void text_table(const insp_table_t *t, FILE *f)
+{
+	if (t->title)
+		fprintf(f, "%s\n", t->title);
+	size_t rows = out_rows(t);
+	if (t->flags & INSP_T_SINGLE) {
+		if (rows)
+			text_single(t, f);
+	} else if (!rows) {
+		fputs("(none)\n", f);
+	} else {
+		size_t *wid = insp_xcalloc((size_t)t->ncols, sizeof *wid);
+		char buf[1024];
+		size_t w;
+		for (int c = 0; c < t->ncols; c++) {
+			wid[c] = insp_text_width(t->cols[c].head);
+			for (size_t r = 0; r < rows; r++) {
+				text_cell(&t->cols[c], out_at(t, r, c), buf, sizeof buf, &w);
+				wid[c] = w > wid[c] ? w : wid[c];
+			}
+		}
+		text_line(t, f, wid, SIZE_MAX);
+		for (size_t r = 0; r < rows; r++)
+			text_line(t, f, wid, r);
+		free(wid);
+	}
+	if (t->note)
+		fprintf(f, "%s\n", t->note);
+}
+
+/* ------------------------------------------------------------ json, csv -- */
+
+static void data_cell(FILE *f, const struct insp_col *col, const struct insp_cell *c, bool json)
+{
+	char buf[64];
+	if (c->null) {
+		fputs(json ? "null" : "", f);
+		return;
+	}
+	switch (col->kind) {
+	case INSP_K_STR:
+		(json ? insp_json_str : insp_csv_str)(f, c->v.s);
+		return;
+	case INSP_K_INT: case INSP_K_DELTA:
+		fprintf(f, "%lld", (long long)c->v.i);
+		return;
+	case INSP_K_SIZE: case INSP_K_ADDR:
+		fprintf(f, "%llu", (unsigned long long)c->v.i);
+		return;
+	case INSP_K_TIME: case INSP_K_DUR:
+		insp_fmt_ms(c->v.i, buf, sizeof buf);
+		fputs(buf, f);
+		return;
+	case INSP_K_BOOL:
+		fputs(c->v.i ? "true" : "false", f);
+		return;
+	case INSP_K_PCT:
+		if (c->v.d == c->v.d && c->v.d < 1e300 && c->v.d > -1e300)
+			fprintf(f, "%.2f", c->v.d);
+		else
+			fputs(json ? "null" : "", f);
+		return;
+	}
+}
+
+static void json_row(const insp_table_t *t, FILE *f, size_t row)
+{
+	bool first = true;
+	fputc('{', f);
+	for (int c = 0; c < t->ncols; c++) {
+		if (!out_shown_in(t, &t->cols[c]))
+			continue;
+		fprintf(f, "%s\"%s\": ", first ? "" : ", ", t->cols[c].key);
+		data_cell(f, &t->cols[c], out_at(t, row, c), true);
+		first = false;
+	}
+	fputc('}', f);
+}
+
+static void json_table(const insp_table_t *t, FILE *f)
+{
+	size_t rows = out_rows(t);
+	fprintf(f, "\"%s\": ", t->key);
+	if (t->flags & INSP_T_SINGLE) {
+		if (rows)
+			json_row(t, f, 0);
+		else
+			fputs("null", f);
+		return;
+	}
+	fputc('[', f);
+	for (size_t r = 0; r < rows; r++) {
+		fputs(r ? ",\n  " : "\n  ", f);
+		json_row(t, f, r);
+	}
+	fputs(rows ? "\n]" : "]", f);
+}
+
+static void csv_row(const insp_table_t *t, FILE *f, size_t row)
+{
+	bool first = true;
+	for (int c = 0; c < t->ncols; c++) {
+		if (!out_shown_in(t, &t->cols[c]))
+			continue;
+		if (!first)
+			fputc(',', f);
+		data_cell(f, &t->cols[c], out_at(t, row, c), false);
+		first = false;
+	}
+	fputc('\n', f);
+}
+
+static void csv_table(const insp_table_t *t, FILE *f)
+{
+	bool first = true;
+	for (int c = 0; c < t->ncols; c++) {
+		if (!out_shown_in(t, &t->cols[c]))
+			continue;
+		fprintf(f, "%s%s", first ? "" : ",", t->cols[c].key);
+		first = false;
+	}
+	fputc('\n', f);
+	for (size_t r = 0, rows = out_rows(t); r < rows; r++)
+		csv_row(t, f, r);
+}
+
+/* -------------------------------------------------------------- document -- */
+
+/* Tables flagged INSP_T_DATA (the snapshot row) stay out of text output
+** unless asked for by name: there the heading line says the same. */
+static bool out_selected(const insp_doc_t *d, const insp_table_t *t)
+{
+	if (d->only)
+		return strcmp(d->only, t->key) == 0;
+	return d->fmt != INSP_FMT_TEXT || !(t->flags & INSP_T_DATA);
+}
+
+static int out_no_such_table(const insp_doc_t *d)
+{
+	fprintf(d->o->err, "inspect: --table %s: this command's tables are:", d->only);
+	for (int i = 0; i < d->nt; i++)
+		fprintf(d->o->err, " %s", d->t[i]->key);
+	fputc('\n', d->o->err);
+	return INSP_EXIT_USAGE;
+}
+
+static int out_begin(insp_doc_t *d)
+{
+	int shown = 0;
+	for (int i = 0; i < d->nt; i++)
+		shown += out_selected(d, d->t[i]);
+	if (!shown)
+		return out_no_such_table(d);
+	if (d->fmt == INSP_FMT_JSON)
+		fputs("{\n", d->o->out);
+	if (d->fmt == INSP_FMT_TEXT && d->heading && !d->only)
+		fprintf(d->o->out, "%s\n\n", d->heading);
+	return 0;
+}
+
+/* Tables [from, to) that are selected, each after its separator. */
+static void out_tables(insp_doc_t *d, int from, int to)
+{
+	FILE *f = d->o->out;
+	for (int i = from; i < to; i++) {
+		const insp_table_t *t = d->t[i];
+		if (!out_selected(d, t))
+			continue;
+		if (d->fmt == INSP_FMT_JSON) {
+			fputs(d->printed ? ",\n" : "", f);
+			json_table(t, f);
+		} else {
+			fputs(d->printed ? "\n" : "", f);
+			(d->fmt == INSP_FMT_CSV ? csv_table : text_table)(t, f);
+		}
+		d->printed++;
+	}
+}
+
+int insp_doc_print(insp_doc_t *d)
+{
+	if (d->stream) {
+		insp_row(d->stream); /* the last row */
+		fputs(d->fmt == INSP_FMT_CSV ? "" : d->streamed ? "\n]\n}\n" : "]\n}\n", d->o->out);
+		return 0;
+	}
+	int r = out_begin(d);
+	if (r)
+		return r;
+	out_tables(d, 0, d->nt);
+	if (d->fmt == INSP_FMT_JSON)
+		fputs("\n}\n", d->o->out);
+	return 0;
+}
+
+/* ------------------------------------------------------------ streaming -- */
+
+int insp_doc_stream(insp_doc_t *d, insp_table_t *t)
+{
+	if (d->fmt == INSP_FMT_TEXT || t != d->t[d->nt - 1] || !out_selected(d, t) || (t->flags & INSP_T_SINGLE))
+		return 0;
+	int r = out_begin(d);
+	if (r)
+		return r;
+	out_tables(d, 0, d->nt - 1);
+	FILE *f = d->o->out;
+	if (d->fmt == INSP_FMT_JSON) {
+		fprintf(f, "%s\"%s\": [", d->printed ? ",\n" : "", t->key);
+	} else {
+		fputs(d->printed ? "\n" : "", f);
+		csv_table(t, f); /* no rows yet: the header line */
+	}
+	d->stream = t;
+	return 0;
+}
+
+static void out_stream_row(insp_doc_t *d)
+{
+	insp_table_t *t = d->stream;
+	FILE *f = d->o->out;
+	if (d->fmt == INSP_FMT_JSON) {
+		fputs(d->streamed ? ",\n  " : "\n  ", f);
+		json_row(t, f, 0);
+	} else {
+		csv_row(t, f, 0);
+	}
+	d->streamed++;
+	t->cells.n = 0;
+}
+
+void insp_doc_free(insp_doc_t *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < d->nt; i++) {
+		insp_vec_free(&d->t[i]->cells);
+		free(d->t[i]);
+	}
+	insp_pool_free(&d->pool);
+	free(d);
+}
+
+/* ------------------------------------------------------------- snapshot -- */
+
+static const struct insp_col out_snap_cols[] = {
+	{"file", "file", INSP_K_STR, 0},
+	{"id", "snapshot", INSP_K_INT, 0},
+	{"content", "content", INSP_K_STR, 0},
+	{"trigger", "trigger", INSP_K_STR, 0},
+	{"pid", "pid", INSP_K_INT, 0},
+	{"ppid", "ppid", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"exe", "exe", INSP_K_STR, 0},
+	{"cmdline", "command line", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"mode", "mode", INSP_K_STR, 0},
+	{"backend", "backend", INSP_K_STR, 0},
+	{"header_size", "header size", INSP_K_INT, 0},
+	{"time_ms", "time", INSP_K_TIME, 0},
+	{"elapsed_ms", "elapsed", INSP_K_DUR, 0},
+	{"pause_ms", "pause", INSP_K_DUR, INSP_C_DATA_ONLY},
+	{"seq", "allocations", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"blocks", "blocks", INSP_K_INT, 0},
+	{"bytes", "bytes", INSP_K_SIZE, 0},
+};
+
+/* In text, one line: "FILE: snapshot 3 (map, exit) of pid 42 /bin/app,
+** 2023-11-14 22:13:20, mim/system, header 32 B". */
+static void out_heading(insp_doc_t *d, const char *key, const char *file, const struct insp_snap *s)
+{
+	char when[64];
+	const char *side = strcmp(key, "a") == 0 ? "A = " : strcmp(key, "b") == 0 ? "B = " : "";
+	insp_fmt_time(s->time_ns, when, sizeof when);
+	const char *h = insp_pool_fmt(&d->pool, "%s%s: snapshot %lld (%s, %s) of pid %lld %s, %s, %s/%s, header %lld B",
+				      side, file, (long long)s->id, s->content, s->trigger, (long long)s->pid,
+				      s->exe, when, s->mode, s->backend, (long long)s->header_size);
+	char buf[1024];
+	insp_text_str(h, buf, sizeof buf, NULL);
+	d->heading = d->heading ? insp_pool_fmt(&d->pool, "%s\n%s", d->heading, buf)
+				: insp_pool_str(&d->pool, buf);
+}
+
+void insp_doc_snapshot(insp_doc_t *d, const char *key, const char *file, const struct insp_snap *s)
+{
+	out_heading(d, key, file, s);
+	insp_table_t *t = insp_doc_table(d, key, out_snap_cols, sizeof out_snap_cols / sizeof out_snap_cols[0],
+					 INSP_T_SINGLE | INSP_T_DATA);
+	insp_row(t);
+	insp_put_str(t, file);
+	insp_put_int(t, s->id);
+	insp_put_str(t, s->content);
+	insp_put_str(t, s->trigger);
+	insp_put_int(t, s->pid);
+	insp_put_int(t, s->ppid);
+	insp_put_str(t, s->exe);
+	insp_put_str(t, s->cmdline);
+	insp_put_str(t, s->mode);
+	insp_put_str(t, s->backend);
+	insp_put_int(t, s->header_size);
+	insp_put_int(t, s->time_ns);
+	insp_put_int(t, s->elapsed_ns);
+	insp_put_int(t, s->pause_ns);
+	insp_put_int(t, s->seq);
+	insp_put_int(t, s->blocks);
+	insp_put_uint(t, (uint64_t)s->bytes);
+}

@@ -1,0 +1,80 @@
+/*
+** inspect.c — main of `inspect`, the meminst snapshot reader: the table of
+** commands, the overall --help and --version.  Each command parses its own
+** arguments (insp_args.c) and returns the exit status.
+*/
+#include "insp_int.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+
+struct insp_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv, const struct insp_opts *o);
+	const char *summary;
+};
+
+static const struct insp_cmd insp_cmds[] = {
+	{"list", insp_cmd_list, "the snapshots in a database"},
+	{"holes", insp_cmd_holes, "unused space between blocks, per memory segment"},
+	{"limits", insp_cmd_limits, "lowest and highest address used, per segment"},
+	{"sum", insp_cmd_sum, "number and total size of blocks"},
+	{"descr", insp_cmd_descr, "the map by address, with names"},
+	{"top", insp_cmd_top, "largest consumers by type, class, thread or site"},
+	{"diff", insp_cmd_diff, "growth and new blocks between two snapshots"},
+	{"status", insp_cmd_status, "status counters, from a database or a live process"},
+	{"types", insp_cmd_types, "type number range and the table of types"},
+	{"type", insp_cmd_type, "describe a type number"},
+	{"class", insp_cmd_class, "describe a class number"},
+	{"allocator", insp_cmd_allocator, "describe an allocator number"},
+	{"header-size", insp_cmd_header_size, "the block header size of the process"},
+	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
+};
+
+#define INSP_NCMDS (sizeof insp_cmds / sizeof insp_cmds[0])
+
+static void insp_help(FILE *f)
+{
+	fputs("Usage: inspect COMMAND [options] DB ...\n"
+	      "Read meminst snapshot databases (see inspect(1), meminst-snapshot(5)).\n\n"
+	      "Commands:\n", f);
+	for (size_t i = 0; i < INSP_NCMDS; i++)
+		fprintf(f, "  %-12s %s\n", insp_cmds[i].name, insp_cmds[i].summary);
+	fputs("\n'inspect COMMAND --help' describes a command and its options.  Most take\n"
+	      "--snapshot N, --json, --csv and the filters --type, --class, --thread and\n"
+	      "--allocator.\n\n"
+	      "Exit status: 0 ok; 1 the snapshot, type... asked for does not exist;\n"
+	      "2 usage error; 3 unreadable or invalid database; 4 live process unreachable.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1};
+	if (argc < 2) {
+		fputs("inspect: no command (see 'inspect --help')\n", stderr);
+		return INSP_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		insp_help(stdout);
+		return INSP_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("inspect (%s) %s\nreads snapshot schema versions %d to %d\n", PACKAGE_NAME,
+		       PACKAGE_VERSION, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
+		return INSP_EXIT_OK;
+	}
+	for (size_t i = 0; i < INSP_NCMDS; i++) {
+		if (strcmp(argv[1], insp_cmds[i].name) == 0) {
+			int r = insp_cmds[i].run(argc - 1, argv + 1, &o);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				perror("inspect: writing the output");
+				return r ? r : INSP_EXIT_DB;
+			}
+			return r;
+		}
+	}
+	fprintf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
+	return INSP_EXIT_USAGE;
+}

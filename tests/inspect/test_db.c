@@ -1,0 +1,338 @@
+/*
+** test_db.c — the reader (insp_db.c) and the name tables (insp_names.c):
+** every way a file can be refused, with its message and exit code, the
+** choice of snapshot, the tables of a snapshot and the filters.
+*/
+#include "ui.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+
+/* Open path; returns the exit code and the message written. */
+static int try_open(const char *path, char **msg)
+{
+	size_t n;
+	FILE *err = open_memstream(msg, &n);
+	struct insp_opts o = {.out = stdout, .err = err};
+	insp_db_t *db = NULL;
+	int r = insp_db_open(path, &o, &db);
+	fclose(err);
+	insp_db_close(db);
+	return r;
+}
+
+static void expect_refused(const char *path, const char *why)
+{
+	char *msg;
+	cr_assert_eq(try_open(path, &msg), INSP_EXIT_DB, "%s: %s", path, msg);
+	UI_HAS(msg, path);
+	UI_HAS(msg, why);
+	cr_assert_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "one line: %s", msg);
+	free(msg);
+}
+
+Test(open, accepts_a_valid_database)
+{
+	char *msg;
+	cr_assert_eq(try_open(ui_fixture("basic"), &msg), 0, "%s", msg);
+	cr_assert_str_empty(msg);
+	free(msg);
+}
+
+Test(open, refuses_a_missing_file_without_creating_it)
+{
+	const char *path = ui_path("missing.db");
+	expect_refused(path, "No such file or directory");
+	cr_assert_neq(access(path, F_OK), 0, "the file was created");
+}
+
+Test(open, refuses_a_directory)
+{
+	expect_refused(ui_path(""), "is a directory");
+}
+
+Test(open, refuses_a_file_that_is_not_sqlite)
+{
+	const char *path = ui_path("text.db");
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < 200; i++)
+		fputs("this is not a database, just some text\n", f);
+	fclose(f);
+	expect_refused(path, "not an SQLite database");
+}
+
+Test(open, refuses_an_empty_file)
+{
+	const char *path = ui_path("empty.db");
+	close(open(path, O_CREAT | O_WRONLY, 0644));
+	expect_refused(path, "not a meminst snapshot database (application_id 0x00000000");
+}
+
+Test(open, refuses_another_application_database)
+{
+	struct fx_opts o = FX_OPTS_DEFAULT;
+	o.app_id = 0x12345678;
+	expect_refused(ui_db("basic", &o), "not a meminst snapshot database (application_id 0x12345678, expected 0x4d454d49)");
+}
+
+Test(open, refuses_a_newer_schema)
+{
+	struct fx_opts o = FX_OPTS_DEFAULT;
+	o.user_version = MEMINST_SNAPSHOT_VERSION + 1;
+	char want[128];
+	snprintf(want, sizeof want, "written by a newer meminst (schema %d, this inspect reads %d up to %d)",
+		 MEMINST_SNAPSHOT_VERSION + 1, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
+	expect_refused(ui_db("basic", &o), want);
+}
+
+Test(open, refuses_schema_zero)
+{
+	struct fx_opts o = FX_OPTS_DEFAULT;
+	o.user_version = 0;
+	expect_refused(ui_db("basic", &o), "schema version not readable (schema 0");
+}
+
+Test(open, refuses_a_database_without_our_tables)
+{
+	struct fx_opts o = FX_OPTS_DEFAULT;
+	o.no_schema = true;
+	expect_refused(ui_db(NULL, &o), "no table 'meminst_meta'");
+}
+
+Test(open, refuses_a_view_in_place_of_a_table)
+{
+	const char *path = ui_fixture("basic");
+	char err[256];
+	cr_assert_eq(fx_exec(path, "DROP TABLE block; CREATE VIEW block AS SELECT * FROM segment", err, sizeof err), 0, "%s", err);
+	expect_refused(path, "no table 'block'");
+}
+
+static void copy_prefix(const char *from, const char *to, long bytes)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	cr_assert(in && out);
+	for (long i = 0; i < bytes; i++) {
+		int c = getc(in);
+		if (c == EOF)
+			break;
+		putc(c, out);
+	}
+	fclose(in);
+	fclose(out);
+}
+
+Test(open, refuses_a_truncated_database)
+{
+	const char *path = ui_fixture("basic"), *cut = ui_path("cut.db");
+	struct stat st;
+	stat(path, &st);
+	copy_prefix(path, cut, st.st_size / 2);
+	expect_refused(cut, "damaged");
+}
+
+Test(open, refuses_a_corrupted_database)
+{
+	const char *path = ui_fixture("basic");
+	struct stat st;
+	stat(path, &st);
+	int fd = open(path, O_WRONLY);
+	char junk[512];
+	memset(junk, 0x5a, sizeof junk);
+	/* the middle of every page but the first: b-tree pages full of junk */
+	for (off_t page = 4096; page < st.st_size; page += 4096)
+		cr_assert_eq(pwrite(fd, junk, sizeof junk, page + 8), (ssize_t)sizeof junk);
+	close(fd);
+	expect_refused(path, "damaged");
+}
+
+/* ---------------------------------------------------------- selection -- */
+
+static insp_db_t *open_basic(void)
+{
+	static struct insp_opts o;
+	o = (struct insp_opts){.out = stdout, .err = stderr};
+	insp_db_t *db;
+	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
+	return db;
+}
+
+Test(select, latest_of_each_need)
+{
+	insp_db_t *db = open_basic();
+	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_ANY), 0);
+	cr_assert_eq(insp_db_snap(db)->id, 3);
+	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_MAP), 0);
+	cr_assert_eq(insp_db_snap(db)->id, 3);
+	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_STATUS), 0);
+	cr_assert_eq(insp_db_snap(db)->id, 2, "snapshot 3 has no status rows");
+	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
+	const struct insp_snap *s = insp_db_snap(db);
+	cr_assert_eq(s->header_size, 32);
+	cr_assert_eq(s->blocks, 7);
+	cr_assert_eq(s->bytes, 5364);
+	cr_assert_str_eq(s->cmdline, "app --run");
+	int64_t prev;
+	cr_assert_eq(insp_db_previous_map(db, 3, &prev), 0);
+	cr_assert_eq(prev, 1, "snapshot 2 is status only");
+	cr_assert_eq(insp_db_previous_map(db, 1, &prev), 0);
+	cr_assert_eq(prev, 0);
+	insp_db_close(db);
+}
+
+Test(select, missing_and_wrong_content)
+{
+	char *msg;
+	size_t n;
+	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
+	insp_db_t *db;
+	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
+	cr_assert_eq(insp_db_select(db, 9, INSP_NEED_ANY), INSP_EXIT_NOTFOUND);
+	cr_assert_eq(insp_db_select(db, 2, INSP_NEED_MAP), INSP_EXIT_NOTFOUND);
+	fclose(o.err);
+	UI_HAS(msg, "no snapshot 9 (the file has 3 snapshots, numbered 1 to 3)");
+	UI_HAS(msg, "snapshot 2 holds 'status' only, not a block map");
+	free(msg);
+	insp_db_close(db);
+}
+
+Test(select, a_file_without_snapshots)
+{
+	char *msg;
+	size_t n;
+	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
+	insp_db_t *db;
+	cr_assert_eq(insp_db_open(ui_db(NULL, &(struct fx_opts)FX_OPTS_DEFAULT), &o, &db), 0);
+	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_MAP), INSP_EXIT_NOTFOUND);
+	fclose(o.err);
+	UI_HAS(msg, "no map snapshot (the file has no snapshot");
+	free(msg);
+	insp_db_close(db);
+}
+
+Test(select, list_and_segments)
+{
+	insp_db_t *db = open_basic();
+	struct insp_snap *v;
+	size_t n;
+	cr_assert_eq(insp_db_list(db, &v, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_str_eq(v[1].content, "status");
+	cr_assert_str_eq(v[2].trigger, "exit");
+	free(v);
+	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_ANY), 0);
+	struct insp_seg *segs;
+	cr_assert_eq(insp_db_segments(db, &segs, &n), 0);
+	cr_assert_eq(n, 3);
+	cr_assert_eq(segs[0].start, 0x10000);
+	cr_assert_str_eq(segs[0].path, "[heap]");
+	cr_assert_str_eq(segs[1].path, "");
+	free(segs);
+	insp_db_close(db);
+}
+
+/* -------------------------------------------------- blocks and filters -- */
+
+static void sum_blocks(insp_db_t *db, const struct insp_filter_ids *f, uint64_t *n, uint64_t *bytes)
+{
+	insp_blocks_t it;
+	struct insp_block b;
+	uint64_t last = 0;
+	*n = *bytes = 0;
+	cr_assert_eq(insp_blocks_open(db, f, &it), 0);
+	int r;
+	while ((r = insp_blocks_next(&it, &b)) == 1) {
+		cr_assert_geq(b.addr, last, "blocks come in address order");
+		last = b.addr;
+		(*n)++;
+		*bytes += b.size;
+	}
+	cr_assert_eq(r, 0);
+	insp_blocks_close(&it);
+}
+
+static int resolve(insp_db_t *db, struct insp_tags *t, struct insp_filter f, struct insp_filter_ids *ids)
+{
+	return insp_filter_resolve(db, t, &f, ids);
+}
+
+Test(blocks, filters_by_number_and_name)
+{
+	insp_db_t *db = open_basic();
+	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
+	struct insp_tags t;
+	cr_assert_eq(insp_tags_load(db, &t), 0);
+	struct insp_filter_ids f;
+	uint64_t n, bytes;
+	sum_blocks(db, NULL, &n, &bytes);
+	cr_assert_eq(n, 7);
+	cr_assert_eq(bytes, 5364);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "1"}, &f), 0);
+	sum_blocks(db, &f, &n, &bytes);
+	cr_assert_eq(bytes, 228);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.class_ = "app"}, &f), 0);
+	sum_blocks(db, &f, &n, &bytes);
+	cr_assert_eq(bytes, 1064);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.thread = "worker", .allocator = "new"}, &f), 0);
+	sum_blocks(db, &f, &n, &bytes);
+	cr_assert_eq(bytes, 4064);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "list_node", .thread = "2"}, &f), 0);
+	sum_blocks(db, &f, &n, &bytes);
+	cr_assert_eq(bytes, 100);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.allocator = "0"}, &f), 0);
+	sum_blocks(db, &f, &n, &bytes);
+	cr_assert_eq(bytes, 1136);
+	cr_assert_eq(n, 4);
+	insp_tags_free(&t);
+	insp_db_close(db);
+}
+
+Test(blocks, unknown_filter_is_not_found)
+{
+	char *msg;
+	size_t len;
+	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &len)};
+	insp_db_t *db;
+	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
+	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
+	struct insp_tags t;
+	cr_assert_eq(insp_tags_load(db, &t), 0);
+	struct insp_filter_ids f;
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "9"}, &f), INSP_EXIT_NOTFOUND);
+	cr_assert_eq(resolve(db, &t, (struct insp_filter){.class_ = "nope"}, &f), INSP_EXIT_NOTFOUND);
+	fclose(o.err);
+	UI_HAS(msg, "snapshot 1 has no type '9'");
+	UI_HAS(msg, "snapshot 1 has no class 'nope'");
+	free(msg);
+	insp_tags_free(&t);
+	insp_db_close(db);
+}
+
+Test(names, tables_and_labels)
+{
+	insp_db_t *db = open_basic();
+	cr_assert_eq(insp_db_select(db, 3, INSP_NEED_ANY), 0);
+	struct insp_tags t;
+	cr_assert_eq(insp_tags_load(db, &t), 0);
+	t.no_symbols = true;
+	cr_assert_eq(t.types.n, 5);
+	cr_assert_eq(t.threads.n, 3);
+	cr_assert_eq(t.nmodules, 2);
+	cr_assert_str_eq(insp_tag_name(db, &t, INSP_TAG_ALLOCATOR, 6), "new[]");
+	cr_assert_str_eq(insp_tag_name(db, &t, INSP_TAG_CLASS, 99), "#99");
+	cr_assert_str_eq(insp_thread_label(db, &t, 3), "3 pool");
+	const char *where = "x";
+	cr_assert_str_eq(insp_type_label(db, &t, 3, &where), "g_strdup+0x20 (libglib-2.0.so.0)");
+	cr_assert_null(where);
+	const struct insp_name *n = insp_name_find(&t.types, 2);
+	cr_assert(n && n->has_site && n->site == 0x55555555511c && n->class_ == 1);
+	n = insp_name_find(&t.classes, 2);
+	cr_assert(n && n->module == NULL, "a registered class has no module");
+	insp_tags_free(&t);
+	insp_db_close(db);
+}

@@ -1,0 +1,253 @@
+/*
+** test_out.c — values and tables as text, JSON and CSV (insp_fmt.c,
+** insp_out.c) and the argument parser's numbers (insp_args.c): sizes the
+** way libmeminst prints them, escaping of hostile names, the three
+** renderings of one table and --table.
+*/
+#include "ui.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char *json_of(const char *s)
+{
+	char *buf;
+	size_t n;
+	FILE *f = open_memstream(&buf, &n);
+	insp_json_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+static char *csv_of(const char *s)
+{
+	char *buf;
+	size_t n;
+	FILE *f = open_memstream(&buf, &n);
+	insp_csv_str(f, s);
+	fclose(f);
+	return buf;
+}
+
+#define EXPECT_JSON(in, want)                                              \
+	do {                                                               \
+		char *got_ = json_of(in);                                  \
+		cr_assert_str_eq(got_, want, "json of %s", #in);           \
+		free(got_);                                                \
+	} while (0)
+
+#define EXPECT_CSV(in, want)                                               \
+	do {                                                               \
+		char *got_ = csv_of(in);                                   \
+		cr_assert_str_eq(got_, want, "csv of %s", #in);            \
+		free(got_);                                                \
+	} while (0)
+
+Test(fmt, sizes_like_libmeminst)
+{
+	char b[32];
+	insp_fmt_size(0, b, sizeof b);
+	cr_assert_str_eq(b, "0 B");
+	insp_fmt_size(1023, b, sizeof b);
+	cr_assert_str_eq(b, "1023 B");
+	insp_fmt_size(1536, b, sizeof b);
+	cr_assert_str_eq(b, "1.5 KiB");
+	insp_fmt_size(33000, b, sizeof b); /* the figure of libmeminst(3)'s example */
+	cr_assert_str_eq(b, "32.2 KiB");
+	insp_fmt_size(3ull << 30, b, sizeof b);
+	cr_assert_str_eq(b, "3.0 GiB");
+	insp_fmt_size(UINT64_MAX, b, sizeof b);
+	cr_assert_str_eq(b, "15.9 EiB");
+	insp_fmt_delta(-4064, b, sizeof b);
+	cr_assert_str_eq(b, "-3.9 KiB");
+	insp_fmt_delta(500, b, sizeof b);
+	cr_assert_str_eq(b, "+500 B");
+	insp_fmt_delta(0, b, sizeof b);
+	cr_assert_str_eq(b, "0 B");
+	insp_fmt_delta(INT64_MIN, b, sizeof b);
+	cr_assert_str_eq(b, "-8.0 EiB");
+}
+
+Test(fmt, times)
+{
+	char b[64];
+	insp_fmt_ms(1500000000, b, sizeof b);
+	cr_assert_str_eq(b, "1500.000");
+	insp_fmt_ms(-1234567, b, sizeof b);
+	cr_assert_str_eq(b, "-1.234");
+	insp_fmt_dur(1500000000, b, sizeof b);
+	cr_assert_str_eq(b, "1.500 s");
+	insp_fmt_dur(2000000, b, sizeof b);
+	cr_assert_str_eq(b, "2.000 ms");
+	insp_fmt_dur(999, b, sizeof b);
+	cr_assert_str_eq(b, "999 ns");
+	setenv("TZ", "UTC", 1);
+	insp_fmt_time(1700000000000000000, b, sizeof b);
+	cr_assert_str_eq(b, "2023-11-14 22:13:20");
+}
+
+Test(fmt, json_escaping)
+{
+	EXPECT_JSON("plain", "\"plain\"");
+	EXPECT_JSON("say \"hi\"\\", "\"say \\\"hi\\\"\\\\\"");
+	EXPECT_JSON("a\nb\tc\r\x01\x1f", "\"a\\nb\\tc\\r\\u0001\\u001f\"");
+	EXPECT_JSON("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+	EXPECT_JSON("bad \xff byte", "\"bad \\ufffd byte\"");
+	EXPECT_JSON("cut \xe2\x82", "\"cut \\ufffd\\ufffd\"");
+	EXPECT_JSON("overlong \xc0\xaf", "\"overlong \\ufffd\\ufffd\"");
+	EXPECT_JSON("surrogate \xed\xa0\x80", "\"surrogate \\ufffd\\ufffd\\ufffd\"");
+	EXPECT_JSON("", "\"\"");
+}
+
+Test(fmt, csv_escaping)
+{
+	EXPECT_CSV("plain", "plain");
+	EXPECT_CSV("a,b", "\"a,b\"");
+	EXPECT_CSV("say \"hi\"", "\"say \"\"hi\"\"\"");
+	EXPECT_CSV("two\nlines", "\"two\nlines\"");
+	EXPECT_CSV(" padded ", "\" padded \"");
+	EXPECT_CSV("main+0x1c (app)", "main+0x1c (app)");
+	EXPECT_CSV("", "");
+}
+
+Test(fmt, text_escaping_and_width)
+{
+	char b[64];
+	size_t w;
+	insp_text_str("a\nb\x01", b, sizeof b, &w);
+	cr_assert_str_eq(b, "a\\nb\\x01");
+	cr_assert_eq(w, 8);
+	insp_text_str("caf\xc3\xa9", b, sizeof b, &w);
+	cr_assert_str_eq(b, "caf\xc3\xa9");
+	cr_assert_eq(w, 4, "é is one column");
+	insp_text_str("x\xffy", b, sizeof b, &w);
+	cr_assert_str_eq(b, "x\\xffy");
+	insp_text_str("a very long name indeed", b, 10, &w);
+	cr_assert_str_eq(b, "a ver", "cut to fit the buffer");
+	cr_assert_eq(insp_text_width("\xe2\x82\xac\xe2\x82\xac"), 2);
+}
+
+Test(args, numbers_and_sizes)
+{
+	int64_t v;
+	uint64_t u;
+	cr_assert(insp_parse_int("42", &v) && v == 42);
+	cr_assert(insp_parse_int("0x10", &v) && v == 16);
+	cr_assert(insp_parse_int("-3", &v) && v == -3);
+	cr_assert_not(insp_parse_int("", &v));
+	cr_assert_not(insp_parse_int("4x", &v));
+	cr_assert_not(insp_parse_int("99999999999999999999", &v));
+	cr_assert_not(insp_parse_int(" 1", &v));
+	cr_assert(insp_parse_size("4096", &u) && u == 4096);
+	cr_assert(insp_parse_size("4K", &u) && u == 4096);
+	cr_assert(insp_parse_size("1MiB", &u) && u == 1 << 20);
+	cr_assert(insp_parse_size("2g", &u) && u == 2ull << 30);
+	cr_assert(insp_parse_size("7B", &u) && u == 7);
+	cr_assert_not(insp_parse_size("1.5M", &u));
+	cr_assert_not(insp_parse_size("-1", &u));
+	cr_assert_not(insp_parse_size("1T", &u));
+	cr_assert_not(insp_parse_size("99999999999999999G", &u));
+}
+
+/* ------------------------------------------------------------ documents -- */
+
+static const struct insp_col cols[] = {
+	{"name", "name", INSP_K_STR, 0},
+	{"size", "size", INSP_K_SIZE, 0},
+	{"addr", "address", INSP_K_ADDR, 0},
+	{"id", "", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"bar", "bar", INSP_K_STR, INSP_C_TEXT_ONLY},
+};
+
+static char *render(enum insp_format fmt, const char *only, int *rc)
+{
+	char *buf, *err;
+	size_t n, ne;
+	struct insp_opts o = {.out = open_memstream(&buf, &n), .err = open_memstream(&err, &ne)};
+	struct insp_args a = {.format = fmt, .table = only};
+	insp_doc_t *d = insp_doc_new(&o, &a);
+	insp_table_t *t = insp_doc_table(d, "rows", cols, 5, 0);
+	insp_table_title(t, "two rows:");
+	insp_row(t);
+	insp_put_str(t, "a,\"b\"");
+	insp_put_uint(t, 1536);
+	insp_put_uint(t, 0x10000);
+	insp_put_int(t, -1);
+	insp_put_str(t, "##");
+	insp_row(t);
+	insp_put_str(t, "caf\xc3\xa9");
+	insp_put_null(t);
+	insp_table_note(t, "(a note)");
+	t = insp_doc_table(d, "one", cols, 2, INSP_T_SINGLE);
+	insp_row(t);
+	insp_put_str(t, "x");
+	insp_put_uint(t, 7);
+	*rc = insp_doc_print(d);
+	insp_doc_free(d);
+	fclose(o.out);
+	fclose(o.err);
+	if (*rc) {
+		free(buf);
+		return err;
+	}
+	free(err);
+	return buf;
+}
+
+Test(doc, text)
+{
+	int rc;
+	char *s = render(INSP_FMT_TEXT, NULL, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_str_eq(s, "two rows:\n"
+			    "name      size  address  bar\n"
+			    "a,\"b\"  1.5 KiB  0x10000  ##\n"
+			    "caf\xc3\xa9         -        -  -\n"
+			    "(a note)\n"
+			    "\n"
+			    "name: x\n"
+			    "size: 7 B\n");
+	free(s);
+}
+
+Test(doc, json)
+{
+	int rc;
+	char *s = render(INSP_FMT_JSON, NULL, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_str_eq(s, "{\n"
+			    "\"rows\": [\n"
+			    "  {\"name\": \"a,\\\"b\\\"\", \"size\": 1536, \"addr\": 65536, \"id\": -1},\n"
+			    "  {\"name\": \"caf\xc3\xa9\", \"size\": null, \"addr\": null, \"id\": null}\n"
+			    "],\n"
+			    "\"one\": {\"name\": \"x\", \"size\": 7}\n"
+			    "}\n");
+	free(s);
+}
+
+Test(doc, csv)
+{
+	int rc;
+	char *s = render(INSP_FMT_CSV, NULL, &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_str_eq(s, "name,size,addr,id\n"
+			    "\"a,\"\"b\"\"\",1536,65536,-1\n"
+			    "caf\xc3\xa9,,,\n"
+			    "\n"
+			    "name,size\n"
+			    "x,7\n");
+	free(s);
+}
+
+Test(doc, one_table)
+{
+	int rc;
+	char *s = render(INSP_FMT_CSV, "one", &rc);
+	cr_assert_eq(rc, 0);
+	cr_assert_str_eq(s, "name,size\nx,7\n");
+	free(s);
+	s = render(INSP_FMT_JSON, "nope", &rc);
+	cr_assert_eq(rc, INSP_EXIT_USAGE);
+	cr_assert_str_eq(s, "inspect: --table nope: this command's tables are: rows one\n");
+	free(s);
+}

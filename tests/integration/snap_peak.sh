@@ -1,0 +1,118 @@
+# snap_peak.sh — snapshot_at=peak and peak_growth=, for each backend, with
+# tests/targets/snap_peak, which climbs to 8 MiB of live 1 KiB blocks,
+# frees them and waits until the test lets it exit (so that what is
+# checked here does not depend on how fast the exit is; the last case has
+# a program that exits at once).
+#   - at least one 'peak' snapshot, each of 1 MiB or more (the floor), each
+#     consistent, each more than peak_growth percent above the one before;
+#   - the largest within peak_growth percent of the true peak (the max ever
+#     of the exit snapshot's total), which the test waits for;
+#   - peak_growth=100: the same rules with doubling;
+#   - a program that stays under 1 MiB gets no peak snapshot;
+#   - mis: 'status' peak snapshots, same rules;
+#   - a peak just before the exit is stored: snap_peak allocates one 2 MiB
+#     block (past the first threshold), frees it and returns from main at
+#     once, while the peak waits for the service thread.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+PROG=$MI_TARGETS/snap_peak
+
+# peak_case LABEL DIR MEMINST KIB GROWTH: snap_peak climbs to KIB KiB;
+# peak_growth is GROWTH percent.
+peak_case() {
+	label=$1 dir=$2 MI_MEMINST=$3 kib=$4 growth=$5
+	mkdir -p "$dir"
+	rm -f "$dir.go"
+	(cd "$dir" && mi_x "$PROG" "$kib" 1024 "$dir.go") >"$dir.out" 2>"$dir.err" &
+	bg=$!
+	unset MI_MEMINST
+	why=
+	db=$dir/p.db
+	# The largest peak may be stored a little after the program came down.
+	if snap_wait_line "$dir.out" '^peak '; then
+		top=$(sed -n 's/^peak //p' "$dir.out")
+		[ "$top" -lt 1048576 ] ||
+			snap_wait_sql "$db" "SELECT count(*) FROM status WHERE kind = 'total' AND
+				sizes_current + sizes_current / 100 * $growth >= $top" ||
+			mi_why_add "no peak snapshot within $growth% of $top bytes within 20 s"
+	else
+		mi_why_add "the program did not come down from its peak"
+	fi
+	touch "$dir.go"
+	wait "$bg"
+	rc=$?
+	snap_expect "exit status" "$rc" 0
+	snap_no_complaint "$dir.err"
+}
+
+# check_peaks DB GROWTH CONTENT: the rules above.
+check_peaks() {
+	peaks=$(snap_ids "$1" "trigger = 'peak'")
+	exit_id=$(snap_ids "$1" "trigger = 'exit'")
+	[ -n "$peaks" ] || { mi_why_add "no peak snapshot"; return; }
+	snap_expect "contents" "$(snap_sql "$1" "SELECT DISTINCT content FROM snapshot")" "$3"
+	snap_check_consistent "$1" $peaks
+	# each peak's total, in the order stored
+	totals=$(snap_sql "$1" "SELECT s.sizes_current FROM status s JOIN snapshot p ON p.id = s.snapshot
+		WHERE p.trigger = 'peak' AND s.kind = 'total' ORDER BY p.id" | tr '\n' ' ')
+	true_peak=$(snap_sql "$1" "SELECT sizes_max_ever FROM status WHERE kind = 'total'
+		AND snapshot = ${exit_id%% *}")
+	# The library's rule: a new peak when the total passes max(1 MiB,
+	# last + last / 100 * growth), in integers.
+	bad=$(echo "$totals" | awk -v g="$2" -v top="$true_peak" '
+	function next_after(p) { return p + int(p / 100) * g }
+	{
+		for (i = 1; i <= NF; i++) {
+			if ($i <= 1048576) print "a peak of " $i " bytes, not above 1 MiB"
+			if (i > 1 && $i <= next_after($(i - 1)))
+				print "peak " $i " is not " g "% above " $(i - 1)
+			if ($i > max) max = $i
+		}
+		if (top > next_after(max)) print "largest peak " max ", true peak " top
+		if (max > top) print "largest peak " max " above the true peak " top
+	}')
+	[ -z "$bad" ] || mi_why_add "$(echo "$bad" | tr '\n' ';') (peaks: $totals)"
+}
+
+for b in $MEMINST_BACKENDS; do
+	T=$MI_TMP/$b
+
+	peak_case "peaks up to 8 MiB, mim/$b" "$T/p10" \
+		"mim,backend=$b,snapshot=p.db,snapshot_at=exit+peak" 8192 10
+	check_peaks "$T/p10/p.db" 10 map
+	mi_verdict "$label" "$why" "$dir.out" stdout "$dir.err" stderr "$MI_TMP/incons" inconsistencies
+
+	peak_case "peak_growth=100, mim/$b" "$T/p100" \
+		"mim,backend=$b,snapshot=p.db,snapshot_at=exit+peak,peak_growth=100" 8192 100
+	check_peaks "$T/p100/p.db" 100 map
+	mi_verdict "$label" "$why" "$dir.out" stdout "$dir.err" stderr "$MI_TMP/incons" inconsistencies
+
+	peak_case "peaks up to 8 MiB, mis/$b" "$T/mis" \
+		"mis,backend=$b,snapshot=p.db,snapshot_at=peak+exit" 8192 10
+	check_peaks "$T/mis/p.db" 10 status
+	mi_verdict "$label" "$why" "$dir.out" stdout "$dir.err" stderr "$MI_TMP/incons" inconsistencies
+
+	peak_case "no peak under 1 MiB, mim/$b" "$T/small" \
+		"mim,backend=$b,snapshot=p.db,snapshot_at=exit+peak" 512 10
+	snap_expect "triggers" "$(snap_sql "$T/small/p.db" "SELECT group_concat(trigger, ' ') FROM snapshot")" exit
+	mi_verdict "$label" "$why" "$dir.out" stdout "$dir.err" stderr
+
+	dir=$T/atexit
+	mkdir -p "$dir"
+	MI_MEMINST="mim,backend=$b,snapshot=p.db,snapshot_at=exit+peak"
+	(cd "$dir" && mi_x "$PROG" 2048 2097152) >"$dir.out" 2>"$dir.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+	snap_no_complaint "$dir.err"
+	snap_expect "triggers" "$(snap_sql "$dir/p.db" "SELECT group_concat(trigger, ' ') FROM snapshot")" \
+		"peak exit"
+	snap_expect "the peak" "$(snap_sql "$dir/p.db" "SELECT sizes_current >= 2097152 FROM status
+		WHERE kind = 'total' AND snapshot = (SELECT id FROM snapshot WHERE trigger = 'peak')")" 1
+	snap_check_consistent "$dir/p.db" 1 2
+	mi_verdict "a peak just before exit is stored, mim/$b" "$why" "$dir.out" stdout "$dir.err" stderr \
+		"$MI_TMP/incons" inconsistencies
+done
+mi_finish

@@ -46,17 +46,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-if [ -z "$build" ]; then
-	if [ -n "${top_builddir:-}" ]; then
-		build=$top_builddir
-	elif [ -x "$here/bench_alloc" ]; then
-		build=$(dirname "$here")
-	else
-		echo "run.sh: give the build directory (the one with bench/bench_alloc)" >&2
-		exit 2
-	fi
-fi
+. "$(dirname "$0")/bench-lib.sh"
+build=$(bench_build_dir run.sh bench/bench_alloc "$build")
 bench=$build/bench/bench_alloc
 lib=$build/alloc/.libs/libmeminst.so
 je=${JEMALLOC_SO:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}

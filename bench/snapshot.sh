@@ -39,17 +39,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-if [ -z "$build" ]; then
-	if [ -n "${top_builddir:-}" ]; then
-		build=$top_builddir
-	elif [ -x "$here/bench_snapshot" ]; then
-		build=$(dirname "$here")
-	else
-		echo "snapshot.sh: give the build directory (the one with bench/bench_snapshot)" >&2
-		exit 2
-	fi
-fi
+. "$(dirname "$0")/bench-lib.sh"
+build=$(bench_build_dir snapshot.sh bench/bench_snapshot "$build")
 bench=$build/bench/bench_snapshot
 lib=$build/alloc/.libs/libmeminst.so
 for f in "$bench" "$lib"; do

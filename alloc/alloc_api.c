@@ -20,6 +20,25 @@ static void api_ensure_started(void)
 		alloc_init();
 }
 
+/*
+** Do the program's malloc calls reach us?  Another allocator may come
+** first: a library before us in LD_PRELOAD, or one linked into the
+** program.  Addresses cannot tell (a PLT stub can stand for malloc), so
+** let libc allocate one small string, through the malloc every library
+** binds to, and see whether it reached us.  Called from the constructor,
+** in mis or mim mode.
+*/
+static bool api_hooks_reached(void)
+{
+	alloc_tls.probe_hit = 0;
+	alloc_guard_enter(); /* reaching us, it is untracked: no trace in the figures */
+	char *p = strdup("meminst");
+	alloc_guard_exit();
+	bool hit = alloc_tls.probe_hit;
+	free(p); /* the free that goes with that malloc, whoever it was */
+	return hit;
+}
+
 /* Snapshots the service thread still owes, then the exit snapshot. */
 static void api_at_exit(void)
 {
@@ -36,6 +55,10 @@ __attribute__((constructor(101))) static void api_constructor(void)
 	api_ensure_started();
 	if (!API_ON())
 		return;
+	if (!api_hooks_reached())
+		alloc_log("the program's malloc calls do not reach libmeminst: another allocator "
+			  "comes first (put libmeminst.so first in LD_PRELOAD); allocations are not "
+			  "instrumented");
 	if (alloc_opts.snapshot) {
 		alloc_guard_enter();
 		atexit(api_at_exit);

@@ -279,6 +279,7 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 	uint64_t meta;
 	h->size = size;
 	if (unlikely(tls->guard)) { /* our own allocations: header only */
+		tls->probe_hit = 1;
 		meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
 		h->meta = meta | core_check(user, size, meta);
 		return user;

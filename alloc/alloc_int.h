@@ -280,6 +280,7 @@ typedef struct alloc_tls_s {
 	alloc_thread_t *thr;   /* NULL until started and after death        */
 	uint32_t thread_no;    /* kept after death for late frees           */
 	meminst_type_t scope;  /* meminst_type_push                         */
+	int probe_hit;         /* a guarded allocation reached us (api.c)   */
 } alloc_tls_t;
 
 extern __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;

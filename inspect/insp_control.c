@@ -18,6 +18,7 @@
 #include "insp_int.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -35,8 +36,11 @@ int insp_control_timeout(void)
 
 static int ctl_unreachable(const struct insp_opts *o, int64_t pid)
 {
-	fprintf(o->err, "inspect: process %lld has no meminst control channel "
-		"(start it with MEMINST=mim,control=on)\n", (long long)pid);
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		fprintf(o->err, "inspect: no process %lld\n", (long long)pid);
+	else
+		fprintf(o->err, "inspect: process %lld has no meminst control channel "
+			"(start it with MEMINST=mim,control=on)\n", (long long)pid);
 	return INSP_EXIT_LIVE;
 }
 

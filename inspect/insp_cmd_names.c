@@ -6,6 +6,8 @@
 */
 #include "insp_int.h"
 
+#include <unistd.h>
+
 #include <string.h>
 
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
@@ -120,6 +122,12 @@ static int describe(int argc, char **argv, const struct insp_opts *o, enum insp_
 	int r = insp_args_parse(spec, argc, argv, o, &a);
 	if (r != INSP_CONTINUE)
 		return r;
+	/* Erlang's order, `type N DB`, is accepted too: N is never a file. */
+	if (access(a.pos[0], F_OK) != 0 && access(a.pos[1], F_OK) == 0) {
+		const char *db = a.pos[1];
+		a.pos[1] = a.pos[0];
+		a.pos[0] = db;
+	}
 	struct insp_session s;
 	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a))) {
 		insp_doc_t *d = insp_doc_new(o, &a);

@@ -86,7 +86,7 @@ typedef struct alloc_options_s {
 enum { ALLOC_BACKEND_SYSTEM = 0, ALLOC_BACKEND_JEMALLOC = 1 };
 enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4 };
 
-#define ALLOC_OPTIONS_ERRMAX 200
+#define ALLOC_OPTIONS_ERRMAX 480 /* the longest message, with a 92-byte quote escaped */
 
 /* "alloc_options.c" */
 /* Parse `value` (may be NULL).  Returns 0, or -1 with a one-line message in

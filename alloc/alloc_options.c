@@ -24,17 +24,36 @@ static bool opt_is(opt_span_t s, const char *word)
 }
 
 /* The message quotes the item (cut at 92 characters) and says why. */
-#define OPT_FAIL(why) opt_fail_item(err, errlen, item, why)
-static int opt_fail_item(char *err, size_t errlen, opt_span_t item, const char *why)
+#define OPT_FAIL(why) opt_fail(err, errlen, "item", item, why)
+
+/*
+** Quote the text in at most 92 characters (then "..."), with control
+** bytes written as \xNN so that the message stays on one line and cannot
+** drive the terminal.
+*/
+static void opt_quote(opt_span_t text, char *out, size_t len)
 {
-	char quoted[96];
-	size_t n = item.n < sizeof quoted - 4 ? item.n : sizeof quoted - 4;
-	memcpy(quoted, item.p, n);
-	if (n < item.n)
-		memcpy(quoted + n, "...", 4);
-	else
-		quoted[n] = 0;
-	alloc_fmt(err, errlen, "bad MEMINST item '%s': %s", quoted, why);
+	size_t o = 0;
+	for (size_t i = 0; i < text.n && o + 5 < len; i++) {
+		unsigned char c = (unsigned char)text.p[i];
+		if (o >= 92) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)alloc_fmt(out + o, len - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = 0;
+}
+
+static int opt_fail(char *err, size_t errlen, const char *what, opt_span_t text, const char *why)
+{
+	char quoted[92 + 8];
+	opt_quote(text, quoted, sizeof quoted);
+	alloc_fmt(err, errlen, "bad MEMINST %s '%s': %s", what, quoted, why);
 	return -1;
 }
 
@@ -261,8 +280,7 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 		if (item.n == 0) {
 			if (len == 0)
 				break;
-			alloc_fmt(err, errlen, "bad MEMINST value '%s': empty item", value);
-			return -1;
+			return opt_fail(err, errlen, "value", (opt_span_t){value, len}, "empty item");
 		}
 		const char *eq = memchr(item.p, '=', item.n);
 		if (!eq) {

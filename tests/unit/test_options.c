@@ -363,3 +363,17 @@ Test(options, supported_settings_pass)
 			     values[i] ? values[i] : "(null)", err);
 	}
 }
+
+/* Found by tests/fuzz: control bytes are escaped, so the message stays one
+** line; long messages are never cut before their reason. */
+Test(options, messages_stay_whole_and_on_one_line)
+{
+	opt_bad("mis,on_er\norabort", "'on_er\\x0aorabort'");
+	opt_bad("mis,\033[2Kquiet=on", "\\x1b[2Kquiet=on");
+	opt_bad("foo=1", "print, on_error, quiet)");
+	char value[300];
+	memset(value, 'a', sizeof value - 1);
+	value[sizeof value - 1] = 0;
+	memcpy(value, "mis,,", 5);
+	opt_bad(value, "...': empty item");
+}

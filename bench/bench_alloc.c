@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #define BENCH_SLOTS 100000
 #define BENCH_PAIRS_ITERS 2000000
 #define BENCH_CHURN_STEPS 2000000
@@ -49,21 +51,6 @@ static size_t bench_only_size; /* -s: pairs of this size only */
 
 /* --------------------------------------------------------------- util -- */
 
-static uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t bench_xorshift(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
 
 static unsigned long bench_count(unsigned long base)
 {

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define BENCH_NOINLINE __attribute__((noinline))
 #define BENCH_SITES 1000
 
@@ -53,21 +55,6 @@ D1000(SITE)
 #define ENTRY(n) site_##n,
 static void *(*const bench_site[BENCH_SITES])(size_t) = {D1000(ENTRY)};
 
-static uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t bench_xorshift(uint64_t *state)
-{
-	uint64_t x = *state;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *state = x;
-}
 
 static size_t bench_size(uint64_t r)
 {

@@ -205,6 +205,15 @@ static void *svc_main(void *arg)
 		int r = poll(p, svc.listen_fd >= 0 ? 2 : 1, timeout);
 		if (r < 0 && errno != EINTR)
 			break;
+		if (r > 0 && ((p[0].revents | p[1].revents) & POLLNVAL)) {
+			/* The program closed our descriptors (daemons close them
+			** all): stop rather than spin; exit and API snapshots
+			** still work. */
+			alloc_log("the program closed the snapshot service's descriptors; signal, "
+				  "interval, peak and control snapshots stop here");
+			svc.running = false;
+			break;
+		}
 		if (r > 0 && (p[0].revents & POLLIN)) {
 			pthread_mutex_lock(&svc.busy);
 			svc_drain_wake();

@@ -263,11 +263,11 @@ void alloc_sys_unmap(void *p, size_t size)
 ** EFAULT instead of faulting; where it is not allowed (seccomp) fall back to
 ** asking whether the page is mapped at all.
 */
-static pid_t sys_pid;
+static _Atomic pid_t sys_pid; /* filled lazily, by whichever thread comes first */
 
 void alloc_sys_pid_refresh(void)
 {
-	sys_pid = (pid_t)syscall(SYS_getpid);
+	atomic_store_explicit(&sys_pid, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
 }
 
 bool alloc_readable(const void *p, size_t n)
@@ -276,9 +276,10 @@ bool alloc_readable(const void *p, size_t n)
 	if (n > sizeof tmp)
 		n = sizeof tmp;
 	struct iovec local = {tmp, n}, remote = {(void *)p, n};
-	if (unlikely(!sys_pid))
+	if (unlikely(!atomic_load_explicit(&sys_pid, memory_order_relaxed)))
 		alloc_sys_pid_refresh();
-	ssize_t r = syscall(SYS_process_vm_readv, sys_pid, &local, 1UL, &remote, 1UL, 0UL);
+	ssize_t r = syscall(SYS_process_vm_readv, atomic_load_explicit(&sys_pid, memory_order_relaxed),
+			    &local, 1UL, &remote, 1UL, 0UL);
 	if (r == (ssize_t)n)
 		return true;
 	if (r < 0 && errno == EFAULT)

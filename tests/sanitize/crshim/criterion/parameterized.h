@@ -1,0 +1,2 @@
+/* parameterized.h — ParameterizedTest is in the stand-in criterion.h. */
+#include <criterion/criterion.h>

@@ -121,6 +121,26 @@ static bool syms_usable(const struct insp_syms *s, Dwfl_Module *mod)
 	return false;
 }
 
+/*
+** The line of an address by walking the compile units.  libdwfl finds a
+** unit through .debug_aranges, which clang does not emit (gcc does); every
+** unit still says which addresses it covers, so ask each one.
+*/
+static const char *syms_line_by_units(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = NULL;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL) {
+		if (dwarf_haspc(cu, addr - bias) <= 0)
+			continue;
+		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+		if (l && dwarf_lineno(l, lineno) == 0)
+			return dwarf_linesrc(l, NULL, NULL);
+		return NULL;
+	}
+	return NULL;
+}
+
 int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
 {
 	*sym = (struct insp_sym){0};
@@ -141,7 +161,8 @@ int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
 	sym->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	Dwfl_Line *line = dwfl_module_getsrc(mod, site - 1);
 	int lineno = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)
+				: syms_line_by_units(mod, site - 1, &lineno);
 	if (file) {
 		sym->file = insp_xstrdup(file);
 		sym->line = lineno;

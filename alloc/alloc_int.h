@@ -431,6 +431,7 @@ alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
 int alloc_snap_store_configured(alloc_snap_t *im);
+int alloc_snap_take_configured(const char *trigger);
 void alloc_snap_at_exit(void);
 
 /* "alloc_service.c" */
@@ -459,7 +460,10 @@ void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 pid_t alloc_sys_gettid(void);
 void alloc_sys_write(int fd, const char *s, size_t n);
+bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,
+		      size_t dlen);
 void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
+bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 

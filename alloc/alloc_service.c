@@ -160,17 +160,6 @@ static int svc_control_open(void)
 
 /* -------------------------------------------------------------- thread -- */
 
-static void svc_store(const char *trigger)
-{
-	alloc_snap_t *im = alloc_snap_capture(true, trigger);
-	if (!im) {
-		alloc_log("no memory for a %s snapshot", trigger);
-		return;
-	}
-	alloc_snap_store_configured(im);
-	alloc_snap_free(im);
-}
-
 static void svc_drain_wake(void)
 {
 	char buf[64];
@@ -185,7 +174,7 @@ static void svc_drain_wake(void)
 		alloc_snap_free(im);
 	}
 	if (sig)
-		svc_store("signal");
+		alloc_snap_take_configured("signal");
 }
 
 static void *svc_main(void *arg)
@@ -231,7 +220,7 @@ static void *svc_main(void *arg)
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
 			pthread_mutex_lock(&svc.busy);
 			if (alloc_opts.snapshot)
-				svc_store("interval");
+				alloc_snap_take_configured("interval");
 			pthread_mutex_unlock(&svc.busy);
 			next += period;
 		}

@@ -302,16 +302,23 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 	return id;
 }
 
+/* Capture now and store into snapshot=PATH (exit, signal, interval). */
+int alloc_snap_take_configured(const char *trigger)
+{
+	alloc_snap_t *im = alloc_snap_capture(true, trigger);
+	if (!im) {
+		alloc_log("no memory for the %s snapshot", trigger);
+		return -1;
+	}
+	int id = alloc_snap_store_configured(im);
+	alloc_snap_free(im);
+	return id;
+}
+
 void alloc_snap_at_exit(void)
 {
 	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
 	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
 		return;
-	alloc_snap_t *im = alloc_snap_capture(true, "exit");
-	if (!im) {
-		alloc_log("no memory for the exit snapshot");
-		return;
-	}
-	alloc_snap_store_configured(im);
-	alloc_snap_free(im);
+	alloc_snap_take_configured("exit");
 }

@@ -291,29 +291,56 @@ bool alloc_readable(const void *p, size_t n)
 }
 
 /*
-** "function+0xoff (module)" for a code address.  dladdr takes the loader's
-** lock and may, in some libcs, allocate: call it guarded and with none of
-** our locks held.
+** Where a code address lies: its module's load base and path (the
+** executable's from /proc/self/exe when the loader gives no name) and
+** "function+0xoff (module)", or "0xoff (module)" without a symbol.  dladdr
+** takes the loader's lock and may, in some libcs, allocate: call this with
+** none of our locks held; it runs guarded.  Returns false when no module
+** holds the address (then descr is the bare address).
 */
-void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
+bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,
+		      size_t dlen)
 {
 	Dl_info info;
 	int ok;
 	alloc_guard_enter();
 	ok = dladdr((void *)addr, &info);
 	alloc_guard_exit();
-	if (!ok || !info.dli_fname) {
-		alloc_fmt(buf, len, "%p", (void *)addr);
-		return;
+	*base = ok ? (uintptr_t)info.dli_fbase : 0;
+	path[0] = 0;
+	if (ok && info.dli_fname && info.dli_fname[0]) {
+		alloc_fmt(path, plen, "%s", info.dli_fname);
+	} else if (ok) {
+		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, plen - 1);
+		path[n > 0 ? n : 0] = 0;
 	}
-	const char *mod = strrchr(info.dli_fname, '/');
-	mod = mod ? mod + 1 : info.dli_fname;
-	if (!*mod)
-		mod = "main";
-	if (info.dli_sname)
-		alloc_fmt(buf, len, "%s+0x%lx (%s)", info.dli_sname,
+	const char *mod = strrchr(path, '/');
+	mod = mod ? mod + 1 : path;
+	if (!ok)
+		alloc_fmt(descr, dlen, "%p", (void *)addr);
+	else if (info.dli_sname)
+		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", info.dli_sname,
 			  (unsigned long)(addr - (uintptr_t)info.dli_saddr), mod);
 	else
-		alloc_fmt(buf, len, "0x%lx (%s)",
-			  (unsigned long)(addr - (uintptr_t)info.dli_fbase), mod);
+		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(addr - *base), mod);
+	return ok;
+}
+
+/* "function+0xoff (module)" for a code address (see alloc_sys_locate). */
+void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
+{
+	uintptr_t base;
+	char path[256];
+	alloc_sys_locate(addr, &base, path, sizeof path, buf, len);
+}
+
+/* The name of a live thread of this process; false once it is gone. */
+bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
+{
+	char path[64];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+	if (alloc_sys_read_file(path, buf, len) <= 0)
+		return false;
+	buf[strcspn(buf, "\n")] = 0;
+	return true;
 }

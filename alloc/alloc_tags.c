@@ -20,10 +20,8 @@
 */
 #include "alloc_int.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define TAG_CLASS_MAX (1u << 16)
@@ -206,37 +204,6 @@ static tag_sites_t *tag_sites_reserve(tag_sites_t *s)
 	return bigger;
 }
 
-/* The module and description of a code address, found before taking the
-** tag lock (dladdr takes the loader's lock). */
-static void tag_module_of(uintptr_t site, uintptr_t *base, char *path, size_t len,
-			  char *descr, size_t dlen)
-{
-	Dl_info info;
-	int ok;
-	alloc_guard_enter();
-	ok = dladdr((void *)site, &info);
-	alloc_guard_exit();
-	*base = ok ? (uintptr_t)info.dli_fbase : 0;
-	path[0] = 0;
-	if (ok && info.dli_fname && info.dli_fname[0]) {
-		alloc_fmt(path, len, "%s", info.dli_fname);
-	} else if (ok) {
-		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, len - 1);
-		path[n > 0 ? n : 0] = 0;
-	}
-	if (!descr)
-		return;
-	const char *mod = strrchr(path, '/');
-	mod = mod ? mod + 1 : path;
-	if (!ok)
-		alloc_fmt(descr, dlen, "%p", (void *)site);
-	else if (info.dli_sname)
-		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", info.dli_sname,
-			  (unsigned long)(site - (uintptr_t)info.dli_saddr), mod);
-	else
-		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(site - *base), mod);
-}
-
 /*
 ** The type number of an allocation site, creating it on first sight.
 ** Lock-free when the site is known.  Must be called with none of our locks
@@ -249,7 +216,7 @@ uint32_t alloc_type_of_site(uintptr_t site)
 		return t;
 	uintptr_t base;
 	char path[256], descr[MEMINST_NAME_MAX];
-	tag_module_of(site, &base, path, sizeof path, descr, sizeof descr);
+	alloc_sys_locate(site, &base, path, sizeof path, descr, sizeof descr); /* before the lock */
 	pthread_mutex_lock(&tag.lock);
 	tag_sites_t *s = atomic_load(&tag.sites);
 	t = tag_sites_find(s, site);
@@ -273,9 +240,9 @@ uint32_t alloc_type_of_site(uintptr_t site)
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 {
 	uintptr_t base = 0;
-	char path[256] = "";
+	char path[256] = "", descr[MEMINST_NAME_MAX];
 	if (class_no < 0)
-		tag_module_of(site, &base, path, sizeof path, NULL, 0);
+		alloc_sys_locate(site, &base, path, sizeof path, descr, sizeof descr);
 	pthread_mutex_lock(&tag.lock);
 	uint32_t cls = class_no >= 0 ? (uint32_t)class_no : base ? tag_class_of_module(base, path) : 0;
 	uint32_t n = atomic_load(&alloc_ntypes), found = 0;
@@ -383,18 +350,13 @@ void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len)
 		break;
 	case ALLOC_K_THREAD: {
 		tag_thread_t *t = &tag.threads[id];
-		char path[64], comm[32] = "";
-		if (id == 0) {
+		char comm[32];
+		if (id == 0)
 			alloc_fmt(buf, len, "(none)");
-			break;
-		}
-		alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-		if (!t->name[0] && alloc_sys_read_file(path, comm, sizeof comm) > 0) {
-			comm[strcspn(comm, "\n")] = 0;
+		else if (!t->name[0] && alloc_sys_thread_comm(t->tid, comm, sizeof comm))
 			alloc_fmt(buf, len, "%s", comm);
-		} else {
+		else
 			alloc_fmt(buf, len, "%s", t->name[0] ? t->name : "(exited)");
-		}
 		break;
 	}
 	}

@@ -61,14 +61,9 @@ static void thread_flush_all(alloc_thread_t *t)
 ** /proc once the thread is gone). */
 static void thread_keep_name(alloc_thread_t *t)
 {
-	char path[64], comm[32];
-	alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid);
-	if (alloc_sys_read_file(path, comm, sizeof comm) > 0) {
-		comm[strcspn(comm, "\n")] = 0;
-		alloc_thread_set_name(t->thread_no, comm);
-	} else {
-		alloc_thread_set_name(t->thread_no, "(exited)");
-	}
+	char comm[32];
+	alloc_thread_set_name(t->thread_no,
+			      alloc_sys_thread_comm(t->tid, comm, sizeof comm) ? comm : "(exited)");
 }
 
 /* Flush, unregister and pool a record.  Registry lock held. */

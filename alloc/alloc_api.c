@@ -9,10 +9,13 @@
 #include "alloc_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define API_ON() (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF)
+
+static int api_print_fd = -1; /* stderr as it was at start, for print= */
 
 static void api_ensure_started(void)
 {
@@ -64,17 +67,21 @@ __attribute__((constructor(101))) static void api_constructor(void)
 		atexit(api_at_exit);
 		alloc_guard_exit();
 	}
+	if (alloc_opts.print_kinds) /* see api_destructor */
+		api_print_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
 	alloc_service_start();
 }
 
-/* At exit: the kinds asked for with print=…, then the invalid-free count. */
+/* At exit: the kinds asked for with print=…, then the invalid-free count.
+** The tables go to a copy of stderr taken at start: GNU programs close
+** stderr in an atexit handler (close_stdout), which runs before us. */
 __attribute__((destructor)) static void api_destructor(void)
 {
 	if (!API_ON())
 		return;
 	for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)
 		if (alloc_opts.print_kinds & (1u << k))
-			meminst_status_print((enum meminst_status_kind)k, 2);
+			meminst_status_print((enum meminst_status_kind)k, api_print_fd >= 0 ? api_print_fd : 2);
 	alloc_core_report_summary();
 }
 

@@ -50,6 +50,14 @@ for mode in mis mim; do
 		run "$mode,backend=$b"
 		[ ! -s "$ERR" ] || mi_why_add "stderr not empty without print="
 		mi_verdict "no print= $mode/$b" "$why" "$ERR" stderr
+
+		# GNU programs close stderr in an atexit handler, before the
+		# library's destructor runs: the tables must appear all the same.
+		why=
+		seq 1000 | env LD_PRELOAD="$MEMINST_LIB" MEMINST="$mode,backend=$b,print=total" \
+			sort -r >/dev/null 2>"$ERR"
+		grep -q '^meminst status: total ' "$ERR" || mi_why_add "no table from sort"
+		mi_verdict "print=total with sort (closes stderr) $mode/$b" "$why" "$ERR" stderr
 	done
 done
 mi_finish

@@ -7,6 +7,7 @@
 ** because describing a site calls dladdr.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@ static void api_at_exit(void)
 __attribute__((constructor(101))) static void api_constructor(void)
 {
 	api_ensure_started();
+	trace_start_from_env(); /* in every mode, off included */
 	if (!API_ON())
 		return;
 	if (!api_hooks_reached())
@@ -77,6 +79,7 @@ __attribute__((constructor(101))) static void api_constructor(void)
 ** stderr in an atexit handler (close_stdout), which runs before us. */
 __attribute__((destructor)) static void api_destructor(void)
 {
+	trace_at_exit();
 	if (!API_ON())
 		return;
 	for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)

@@ -10,6 +10,7 @@
 ** through alloc_core_*.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,18 +38,45 @@ static ALLOC_NOINLINE bool hook_start(void)
 /* The first line of every hook: false means "use the bootstrap arena". */
 #define STARTED() (READY() || hook_start())
 
+/*
+** <alloc> events: while trace_alloc_watch is set (tracing or allocation
+** sampling is on), each entry point times its body, hook_NAME, inlined
+** into a timed twin; otherwise the body runs as before, after one
+** predictable branch.  SITE() is taken in the exported function, so the
+** body gets the caller's address either way.
+*/
+#define INLINE static inline __attribute__((always_inline))
+#define TIMED(ret, name, op, sizeexpr, params, args)                             \
+	static ALLOC_NOINLINE ret timed_##name params                            \
+	{                                                                       \
+		uint64_t begin_ = trace_alloc_begin();                          \
+		ret r_ = hook_##name args;                                      \
+		trace_alloc_end(begin_, op, sizeexpr);                          \
+		return r_;                                                      \
+	}
+#define ENTRY(ret, name, params, args)                                         \
+	ALLOC_EXPORT ret name params                                           \
+	{                                                                      \
+		uintptr_t site = SITE();                                       \
+		if (unlikely(trace_alloc_watch))                               \
+			return timed_##name args;                              \
+		return hook_##name args;                                       \
+	}
+
 /* ------------------------------------------------------------ libc ----- */
 
-ALLOC_EXPORT void *malloc(size_t size)
+INLINE void *hook_malloc(size_t size, uintptr_t site)
 {
 	if (!STARTED())
 		return alloc_boot_malloc(size, 16);
 	if (OFF())
 		return alloc_real.malloc(size);
-	return alloc_core_malloc(size, ALLOC_A_MALLOC, SITE(), 0);
+	return alloc_core_malloc(size, ALLOC_A_MALLOC, site, 0);
 }
+TIMED(void *, malloc, MEMINST_TALLOC_MALLOC, size, (size_t size, uintptr_t site), (size, site))
+ENTRY(void *, malloc, (size_t size), (size, site))
 
-ALLOC_EXPORT void free(void *p)
+INLINE void hook_free(void *p, uintptr_t site)
 {
 	if (!STARTED())
 		return; /* before start every block is in the arena */
@@ -57,10 +85,23 @@ ALLOC_EXPORT void free(void *p)
 			alloc_real.free(p);
 		return;
 	}
-	alloc_core_free(p, SITE());
+	alloc_core_free(p, site);
+}
+static ALLOC_NOINLINE void timed_free(void *p, uintptr_t site)
+{
+	uint64_t begin = trace_alloc_begin();
+	hook_free(p, site);
+	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0);
+}
+ALLOC_EXPORT void free(void *p)
+{
+	uintptr_t site = SITE();
+	if (unlikely(trace_alloc_watch))
+		return timed_free(p, site);
+	hook_free(p, site);
 }
 
-ALLOC_EXPORT void *calloc(size_t n, size_t size)
+INLINE void *hook_calloc(size_t n, size_t size, uintptr_t site)
 {
 	if (!STARTED()) {
 		size_t total;
@@ -70,8 +111,11 @@ ALLOC_EXPORT void *calloc(size_t n, size_t size)
 	}
 	if (OFF())
 		return alloc_real.calloc(n, size);
-	return alloc_core_calloc(n, size, SITE(), 0);
+	return alloc_core_calloc(n, size, site, 0);
 }
+TIMED(void *, calloc, MEMINST_TALLOC_CALLOC, n * size, (size_t n, size_t size, uintptr_t site),
+      (n, size, site))
+ENTRY(void *, calloc, (size_t n, size_t size), (n, size, site))
 
 /* realloc of an arena block in off mode, or any realloc before start. */
 static ALLOC_NOINLINE void *hook_realloc_boot(void *p, size_t size)
@@ -84,17 +128,20 @@ static ALLOC_NOINLINE void *hook_realloc_boot(void *p, size_t size)
 	return n;
 }
 
-ALLOC_EXPORT void *realloc(void *p, size_t size)
+INLINE void *hook_realloc(void *p, size_t size, uintptr_t site)
 {
 	if (!STARTED())
 		return hook_realloc_boot(p, size);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, size)
 						    : alloc_real.realloc(p, size);
-	return alloc_core_realloc(p, size, ALLOC_A_REALLOC, SITE(), 0);
+	return alloc_core_realloc(p, size, ALLOC_A_REALLOC, site, 0);
 }
+TIMED(void *, realloc, MEMINST_TALLOC_REALLOC, size, (void *p, size_t size, uintptr_t site),
+      (p, size, site))
+ENTRY(void *, realloc, (void *p, size_t size), (p, size, site))
 
-ALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+INLINE void *hook_reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
@@ -104,21 +151,24 @@ ALLOC_EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, total)
 						    : alloc_real.realloc(p, total);
-	return alloc_core_realloc(p, total, ALLOC_A_REALLOC, SITE(), 0);
+	return alloc_core_realloc(p, total, ALLOC_A_REALLOC, site, 0);
 }
+TIMED(void *, reallocarray, MEMINST_TALLOC_REALLOC, n * size,
+      (void *p, size_t n, size_t size, uintptr_t site), (p, n, size, site))
+ENTRY(void *, reallocarray, (void *p, size_t n, size_t size), (p, n, size, site))
 
 /* ---------------------------------------------------------- aligned ---- */
 
 static bool hook_pow2(size_t a) { return a && !(a & (a - 1)); }
 
-ALLOC_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+INLINE int hook_posix_memalign(void **out, size_t align, size_t size, uintptr_t site)
 {
 	if (!hook_pow2(align) || align % sizeof(void *))
 		return EINVAL;
 	if (STARTED() && OFF())
 		return alloc_real.posix_memalign(out, align, size);
 	int saved_errno = errno;
-	void *p = READY() ? alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE())
+	void *p = READY() ? alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site)
 			  : alloc_boot_malloc(size, align);
 	errno = saved_errno; /* posix_memalign reports through its result only */
 	if (!p)
@@ -126,8 +176,11 @@ ALLOC_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	*out = p;
 	return 0;
 }
+TIMED(int, posix_memalign, MEMINST_TALLOC_ALIGNED, size,
+      (void **out, size_t align, size_t size, uintptr_t site), (out, align, size, site))
+ENTRY(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size, site))
 
-ALLOC_EXPORT void *aligned_alloc(size_t align, size_t size)
+INLINE void *hook_aligned_alloc(size_t align, size_t size, uintptr_t site)
 {
 	if (!hook_pow2(align))
 		return errno = EINVAL, NULL;
@@ -135,10 +188,13 @@ ALLOC_EXPORT void *aligned_alloc(size_t align, size_t size)
 		return alloc_boot_malloc(size, align);
 	if (OFF())
 		return alloc_real.aligned_alloc(align, size);
-	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE());
+	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site);
 }
+TIMED(void *, aligned_alloc, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
+      (align, size, site))
+ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size, site))
 
-ALLOC_EXPORT void *memalign(size_t align, size_t size)
+INLINE void *hook_memalign(size_t align, size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
 		return alloc_real.memalign(align, size);
@@ -148,20 +204,25 @@ ALLOC_EXPORT void *memalign(size_t align, size_t size)
 		align = align <= 16 ? 16 : (size_t)1 << (64 - __builtin_clzll(align));
 	if (!READY())
 		return alloc_boot_malloc(size, align);
-	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, SITE());
+	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site);
 }
+TIMED(void *, memalign, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
+      (align, size, site))
+ENTRY(void *, memalign, (size_t align, size_t size), (align, size, site))
 
-ALLOC_EXPORT void *valloc(size_t size)
+INLINE void *hook_valloc(size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
 		return alloc_real.valloc(size);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	if (!READY())
 		return alloc_boot_malloc(size, page);
-	return alloc_core_aligned(page, size, ALLOC_A_VALLOC, SITE());
+	return alloc_core_aligned(page, size, ALLOC_A_VALLOC, site);
 }
+TIMED(void *, valloc, MEMINST_TALLOC_ALIGNED, size, (size_t size, uintptr_t site), (size, site))
+ENTRY(void *, valloc, (size_t size), (size, site))
 
-ALLOC_EXPORT void *pvalloc(size_t size)
+INLINE void *hook_pvalloc(size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
 		return alloc_real.pvalloc(size);
@@ -171,8 +232,10 @@ ALLOC_EXPORT void *pvalloc(size_t size)
 		return errno = ENOMEM, NULL;
 	if (!READY())
 		return alloc_boot_malloc(rounded ? rounded : page, page);
-	return alloc_core_aligned(page, rounded ? rounded : page, ALLOC_A_VALLOC, SITE());
+	return alloc_core_aligned(page, rounded ? rounded : page, ALLOC_A_VALLOC, site);
 }
+TIMED(void *, pvalloc, MEMINST_TALLOC_ALIGNED, size, (size_t size, uintptr_t site), (size, site))
+ENTRY(void *, pvalloc, (size_t size), (size, site))
 
 ALLOC_EXPORT size_t malloc_usable_size(void *p)
 {
@@ -208,7 +271,7 @@ static ALLOC_NOINLINE void *hook_new_failed(const char *mangled, size_t size, si
 	return f(size);
 }
 
-static inline void *hook_new(size_t size, unsigned allocator, uintptr_t site)
+INLINE void *hook_new_body(size_t size, unsigned allocator, uintptr_t site)
 {
 	if (!STARTED())
 		return alloc_boot_malloc(size, 16);
@@ -217,7 +280,8 @@ static inline void *hook_new(size_t size, unsigned allocator, uintptr_t site)
 	return alloc_core_malloc(size, allocator, site, 0);
 }
 
-static inline void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uintptr_t site)
+INLINE void *hook_new_aligned_body(size_t size, size_t align, unsigned allocator,
+				  uintptr_t site)
 {
 	if (!hook_pow2(align))
 		return NULL;
@@ -228,7 +292,7 @@ static inline void *hook_new_aligned(size_t size, size_t align, unsigned allocat
 	return alloc_core_aligned(align, size, allocator, site);
 }
 
-static inline void hook_delete(void *p, uintptr_t site)
+INLINE void hook_delete_body(void *p, uintptr_t site)
 {
 	if (!STARTED())
 		return;
@@ -238,6 +302,43 @@ static inline void hook_delete(void *p, uintptr_t site)
 		return;
 	}
 	alloc_core_free(p, site);
+}
+
+static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned allocator, uintptr_t site)
+{
+	uint64_t begin = trace_alloc_begin();
+	void *p = align ? hook_new_aligned_body(size, align, allocator, site)
+			: hook_new_body(size, allocator, site);
+	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size);
+	return p;
+}
+
+static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
+{
+	uint64_t begin = trace_alloc_begin();
+	hook_delete_body(p, site);
+	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0);
+}
+
+INLINE void *hook_new(size_t size, unsigned allocator, uintptr_t site)
+{
+	if (unlikely(trace_alloc_watch))
+		return timed_new(size, 0, allocator, site);
+	return hook_new_body(size, allocator, site);
+}
+
+INLINE void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uintptr_t site)
+{
+	if (unlikely(trace_alloc_watch) && hook_pow2(align))
+		return timed_new(size, align, allocator, site);
+	return hook_new_aligned_body(size, align, allocator, site);
+}
+
+INLINE void hook_delete(void *p, uintptr_t site)
+{
+	if (unlikely(trace_alloc_watch))
+		return timed_delete(p, site);
+	hook_delete_body(p, site);
 }
 
 #define NEW_THROWING(mangled, allocator)                                       \

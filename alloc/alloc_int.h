@@ -69,12 +69,15 @@ typedef struct alloc_options_s {
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
 	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
 	uint64_t interval_ns;   /* interval=DURATION                        */
+	bool interval_status;   /* interval_content=status: no block map     */
 	int trace_clock;        /* 0 none, 1 wall, 2 cpu                    */
 	unsigned sample_hz;
 	int sample_clock;       /* 0 default(cpu), 1 wall, 2 cpu            */
 	uint64_t alloc_sample;  /* alloc_sample=BYTES                       */
+	bool sample_counts;     /* sample_counts=on: exact call counts      */
 	const char *trace_file; /* trace_file=PATH                          */
 	size_t trace_file_len;
+	int trace_threads;      /* trace_threads=: 0 default(all), 1 all, 2 family */
 	bool control;           /* control=on                               */
 	int snapshot_signal;    /* snapshot_signal=USR2 (the default)       */
 	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */
@@ -86,7 +89,7 @@ typedef struct alloc_options_s {
 enum { ALLOC_BACKEND_SYSTEM = 0, ALLOC_BACKEND_JEMALLOC = 1 };
 enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4 };
 
-#define ALLOC_OPTIONS_ERRMAX 480 /* the longest message, with a 92-byte quote escaped */
+#define ALLOC_OPTIONS_ERRMAX 640 /* the longest message (unknown key: the list), with a 92-byte quote escaped */
 
 /* "alloc_options.c" */
 /* Parse `value` (may be NULL).  Returns 0, or -1 with a one-line message in
@@ -431,7 +434,7 @@ alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
 int alloc_snap_store_configured(alloc_snap_t *im);
-int alloc_snap_take_configured(const char *trigger);
+int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_snap_at_exit(void);
 
 /* "alloc_service.c" */

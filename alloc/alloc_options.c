@@ -213,6 +213,13 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		return opt_snapshot_at(v, &o->snapshot_at);
 	} else if (opt_is(k, "interval")) {
 		return opt_duration(v, &o->interval_ns);
+	} else if (opt_is(k, "interval_content")) {
+		if (opt_is(v, "status"))
+			o->interval_status = true;
+		else if (opt_is(v, "map"))
+			o->interval_status = false;
+		else
+			return "expected status or map";
 	} else if (opt_is(k, "trace")) {
 		if (opt_is(v, "wall"))
 			o->trace_clock = 1;
@@ -221,8 +228,8 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		else
 			return "expected wall or cpu";
 	} else if (opt_is(k, "sample")) {
-		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 100000)
-			return "expected a rate in Hz from 1 to 100000";
+		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 10000)
+			return "expected a rate in Hz from 1 to 10000";
 		o->sample_hz = (unsigned)n;
 	} else if (opt_is(k, "sample_clock")) {
 		if (opt_is(v, "wall"))
@@ -233,9 +240,18 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			return "expected cpu or wall";
 	} else if (opt_is(k, "alloc_sample")) {
 		return opt_bytes(v, &o->alloc_sample);
+	} else if (opt_is(k, "sample_counts")) {
+		return opt_switch(v, &o->sample_counts);
 	} else if (opt_is(k, "trace_file")) {
 		o->trace_file = v.p;
 		o->trace_file_len = v.n;
+	} else if (opt_is(k, "trace_threads")) {
+		if (opt_is(v, "all"))
+			o->trace_threads = 1;
+		else if (opt_is(v, "family"))
+			o->trace_threads = 2;
+		else
+			return "expected all or family";
 	} else if (opt_is(k, "control")) {
 		return opt_switch(v, &o->control);
 	} else if (opt_is(k, "snapshot_signal")) {
@@ -257,7 +273,8 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		return opt_switch(v, &o->quiet);
 	} else {
 		return "unknown key (known: backend, snapshot, snapshot_at, snapshot_signal, "
-		       "peak_growth, interval, trace, sample, sample_clock, alloc_sample, trace_file, "
+		       "peak_growth, interval, interval_content, trace, sample, sample_clock, alloc_sample, "
+		       "sample_counts, trace_file, trace_threads, "
 		       "control, print, on_error, quiet)";
 	}
 	return NULL;
@@ -322,14 +339,6 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 				       "need mode mis or mim");
 		return -1;
 	}
-	if (o->trace_clock)
-		what = "trace";
-	else if (o->sample_hz || o->sample_clock)
-		what = "sample/sample_clock";
-	else if (o->alloc_sample)
-		what = "alloc_sample";
-	else if (o->trace_file)
-		what = "trace_file";
 	if (!what)
 		return 0;
 	alloc_fmt(err, errlen, "MEMINST item '%s' is not yet supported by this build", what);

@@ -174,7 +174,7 @@ static void svc_drain_wake(void)
 		alloc_snap_free(im);
 	}
 	if (sig)
-		alloc_snap_take_configured("signal");
+		alloc_snap_take_configured("signal", true);
 }
 
 static void *svc_main(void *arg)
@@ -220,7 +220,7 @@ static void *svc_main(void *arg)
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
 			pthread_mutex_lock(&svc.busy);
 			if (alloc_opts.snapshot)
-				alloc_snap_take_configured("interval");
+				alloc_snap_take_configured("interval", !alloc_opts.interval_status);
 			pthread_mutex_unlock(&svc.busy);
 			next += period;
 		}

@@ -303,9 +303,9 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 }
 
 /* Capture now and store into snapshot=PATH (exit, signal, interval). */
-int alloc_snap_take_configured(const char *trigger)
+int alloc_snap_take_configured(const char *trigger, bool with_map)
 {
-	alloc_snap_t *im = alloc_snap_capture(true, trigger);
+	alloc_snap_t *im = alloc_snap_capture(with_map, trigger);
 	if (!im) {
 		alloc_log("no memory for the %s snapshot", trigger);
 		return -1;
@@ -320,5 +320,5 @@ void alloc_snap_at_exit(void)
 	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
 	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
 		return;
-	alloc_snap_take_configured("exit");
+	alloc_snap_take_configured("exit", true);
 }

@@ -133,7 +133,7 @@ if [ -x "$example" ]; then
 	refused 'mis,print=class' \
 		"meminst: bad MEMINST item 'print=class': expected kinds joined by '+': total, allocators, classes, types, threads"
 	refused 'mis,,print=total' "meminst: bad MEMINST value 'mis,,print=total': empty item"
-	refused 'mis,alloc_sample=1M' "meminst: MEMINST item 'alloc_sample' is not yet supported by this build"
+	refused 'mis,sample=0' "meminst: bad MEMINST item 'sample=0': expected a rate in Hz from 1 to 10000"
 	refused 'snapshot=app.db' \
 		"meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
 fi

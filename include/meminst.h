@@ -163,6 +163,55 @@ static inline void meminst__scope_end(meminst_type_t *previous)
 /* The type number of a live block, or MEMINST_TYPE_AUTO when unknown/off. */
 meminst_type_t meminst_block_type(const void *ptr);
 
+/* -------------------------------------------------------- time tracing -- */
+/* (exact tracing of -finstrument-functions code: trace/, see libmeminst(3)) */
+
+/*
+** Start exact call tracing.  options: MEMINST syntax, tracing items only
+** ("trace=cpu,trace_file=app.trace,trace_threads=family"); NULL or "" for
+** the settings of MEMINST (default: wall clock, meminst.%p.trace, all
+** threads).  The calling thread heads the traced family.  One trace file
+** per process: once open, its clock and path stay.  Returns 0 (also when
+** tracing is already on), or -1 with one line on stderr.
+*/
+int meminst_trace_start(const char *options);
+/* Stop tracing (every thread, at its next instrumented call); 0. */
+int meminst_trace_stop(void);
+/* 1 if the calling thread's calls are being recorded now, else 0. */
+int meminst_trace_active(void);
+/* Write the calling thread's buffered records to the trace file; 0 or -1. */
+int meminst_trace_flush(void);
+
+#define MEMINST_TRACE_CONTINUE 1u /* meminst_trace_apply: leave tracing on */
+/*
+** fprof's apply: trace fn(arg) and the threads it creates (the calling
+** thread's family, unless options say trace_threads=all), then stop,
+** unless flags has MEMINST_TRACE_CONTINUE.  Returns fn's result.  When
+** tracing is already on, or cannot start (one line on stderr), fn just runs.
+*/
+void *meminst_trace_apply(void *(*fn)(void *), void *arg, const char *options, unsigned flags);
+
+/* ------------------------------------------------------------- sampling -- */
+/* (statistical and allocation sampling: trace/, see libmeminst(3)) */
+
+/* Start sampling with settings in MEMINST syntax, e.g.
+** "sample=1000,sample_clock=wall,alloc_sample=512k,sample_counts=on"
+** (NULL or "": 100 Hz of CPU time).  Samples go to the trace file
+** (MEMINST trace_file=, default meminst.%p.trace).  0, or -1 with one line
+** on stderr (bad settings, already running, the program's own SIGPROF
+** handler). */
+int meminst_sample_start(const char *options);
+/* Stop every kind of sampling; 0, or -1 if none was running. */
+int meminst_sample_stop(void);
+/* Forget what was sampled so far (readers drop the earlier samples and
+** counts); sampling goes on.  0, or -1 if none is running. */
+int meminst_sample_reset(void);
+/* What is running: 0 or MEMINST_SAMPLE_* bits. */
+int meminst_sample_active(void);
+#define MEMINST_SAMPLE_TIMER 1  /* sample=: the timer                */
+#define MEMINST_SAMPLE_ALLOC 2  /* alloc_sample=                     */
+#define MEMINST_SAMPLE_COUNTS 4 /* sample_counts=on: exact call counts */
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,6 +17,7 @@
 **   insp_progress.c    the progress bar on a terminal's stderr
 **   insp_symbols.c     offline symbolisation of call sites with libdw
 **   insp_control.c     the client of a live process's control channel
+**   insp_strace.c      trace files stored in a session database
 **   insp_cmd_*.c       one file per command or small group of commands
 **
 ** Exit codes (documented in inspect(1)): INSP_EXIT_*.  Functions that can
@@ -502,6 +503,17 @@ int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *ab
 /* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
 int insp_control_timeout(void);
 
+/* ----------------------------------------------------------- insp_strace -- */
+
+/* "insp_strace.c" */
+/* 1 when path is a session database (meminst(1)) with stored traces. */
+int insp_is_session(const char *path);
+/* The trace of process *pid (0: the session's program, set on return)
+** stored in a session, as a stream of *size bytes; NULL with *code set
+** after one line on o->err. */
+FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid, uint64_t *size,
+		       int *code);
+
 /* ------------------------------------------------------------- commands -- */
 
 /* Each returns an exit code (INSP_EXIT_*). */
@@ -518,6 +530,7 @@ int insp_cmd_types(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_status(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
 
 /* Shared by the commands ("insp_cmd_list.c"): open the database named by

@@ -16,6 +16,10 @@ struct insp_cmd {
 	const char *summary;
 };
 
+/* The exact profiler's commands (profile/prof_cmd.c). */
+int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o);
+
 static const struct insp_cmd insp_cmds[] = {
 	{"list", insp_cmd_list, "the snapshots in a database"},
 	{"holes", insp_cmd_holes, "unused space between blocks, per memory segment"},
@@ -25,12 +29,15 @@ static const struct insp_cmd insp_cmds[] = {
 	{"top", insp_cmd_top, "largest consumers by type, class, thread or site"},
 	{"diff", insp_cmd_diff, "growth and new blocks between two snapshots"},
 	{"status", insp_cmd_status, "status counters, from a database or a live process"},
+	{"timeline", insp_cmd_timeline, "memory of a process over time, with a chart"},
 	{"types", insp_cmd_types, "type number range and the table of types"},
 	{"type", insp_cmd_type, "describe a type number"},
 	{"class", insp_cmd_class, "describe a class number"},
 	{"allocator", insp_cmd_allocator, "describe an allocator number"},
 	{"header-size", insp_cmd_header_size, "the block header size of the process"},
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
+	{"profile", insp_cmd_profile, "simulate a trace file: raw profile, --dump"},
+	{"analyse", insp_cmd_analyse, "fprof analysis of a trace or profile (CNT ACC OWN)"},
 };
 
 #define INSP_NCMDS (sizeof insp_cmds / sizeof insp_cmds[0])
@@ -38,7 +45,8 @@ static const struct insp_cmd insp_cmds[] = {
 static void insp_help(FILE *f)
 {
 	fputs("Usage: inspect COMMAND [options] DB ...\n"
-	      "Read meminst snapshot databases (see inspect(1), meminst-snapshot(5)).\n\n"
+	      "Read meminst snapshot databases (see inspect(1), meminst-snapshot(5)),\n"
+	      "trace files and profiles (meminst-trace(5), meminst-profile(5)).\n\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < INSP_NCMDS; i++)
 		fprintf(f, "  %-12s %s\n", insp_cmds[i].name, insp_cmds[i].summary);

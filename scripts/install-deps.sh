@@ -3,7 +3,7 @@
 # Idempotent: asks apt only for packages that are missing.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config binutils g++
-libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev
+libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev libunwind-dev
 python3 perl git gzip xz-utils groff-base tcl"
 missing=
 for p in $PKGS; do

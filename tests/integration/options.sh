@@ -68,8 +68,8 @@ refused 'snapshot=x.db' "meminst: MEMINST items snapshot, snapshot_at, interval 
 refused 'off,control=on' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
 refused 'mim,snapshot_signal=KILL' "meminst: bad MEMINST item 'snapshot_signal=KILL': "
 refused 'mim,peak_growth=none' "meminst: bad MEMINST item 'peak_growth=none': "
-refused 'mim,trace=cpu' "meminst: MEMINST item 'trace' is not yet supported"
-refused 'mim,alloc_sample=512k' "meminst: MEMINST item 'alloc_sample' is not yet supported"
+refused 'mim,trace=gpu' "meminst: bad MEMINST item 'trace=gpu': "
+refused 'trace_threads=some' "meminst: bad MEMINST item 'trace_threads=some': "
 
 accepted ''
 accepted 'off'

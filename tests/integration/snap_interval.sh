@@ -6,6 +6,8 @@
 #     directory; interval snapshots holding the 80 blocks, every one
 #     consistent, in time order; one 'exit' snapshot with the 3 blocks
 #     left (snapshot_at defaults to exit);
+#   - mim with interval_content=status: 'status' interval snapshots, a
+#     'map' exit snapshot;
 #   - mis with snapshot=PATH and snapshot_at=none: 'status' interval
 #     snapshots only.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -74,6 +76,15 @@ for b in $MEMINST_BACKENDS; do
 	check_intervals "$T/default/meminst.$pid.db" map 1
 	mi_verdict "interval=50ms, default path, mim/$b" "$why" "$dir.out" stdout "$dir.err" stderr \
 		"$MI_TMP/incons" inconsistencies
+
+	interval_case "$T/st" "mim,backend=$b,interval=50ms,interval_content=status,snapshot=st.db" "$T/st/st.db"
+	snap_expect "interval snapshot contents" "$(snap_sql "$T/st/st.db" "SELECT DISTINCT content
+		FROM snapshot WHERE trigger = 'interval'")" status
+	snap_expect "exit snapshot content" "$(snap_sql "$T/st/st.db" "SELECT content
+		FROM snapshot WHERE trigger = 'exit'")" map
+	snap_check_consistent "$T/st/st.db" $(snap_ids "$T/st/st.db")
+	mi_verdict "interval=50ms, interval_content=status, mim/$b" "$why" "$dir.out" stdout \
+		"$dir.err" stderr "$MI_TMP/incons" inconsistencies
 
 	interval_case "$T/mis" "mis,backend=$b,interval=50ms,snapshot=iv.db,snapshot_at=none" "$T/mis/iv.db"
 	check_intervals "$T/mis/iv.db" status 0

@@ -1,0 +1,216 @@
+/*
+** meminst-trace.h — the binary layout of meminst trace files.
+**
+** libmeminst writes these files (MEMINST=trace=…, sample=…, alloc_sample=…,
+** or the meminst_trace_* calls of <meminst.h>); `inspect profile` and
+** `inspect analyse` read them.  The layout is described for people in
+** meminst-trace(5); this header is its definition.
+**
+** A file is one file header followed by chunks.  Every chunk holds records
+** of one thread of one process, written by one write(2) on a descriptor
+** opened with O_APPEND, so chunks of different threads interleave but never
+** mix.  Within a thread, chunks of the same stream come in the order they
+** were written.  A file that was cut short (the program crashed or was
+** killed) is readable up to the last complete record; the checksum of a
+** complete chunk tells a damaged file from a short one.
+**
+** All integers are little-endian (the file is read on the machine family it
+** was written on; a reader refuses a file whose magic does not match).
+**
+** Records are sequences of 64-bit words.  The first word of every record is
+**
+**     bits 0-7   kind (MEMINST_TREC_*)
+**     bits 8-63  time stamp: ticks of the file's clock since the file's t0
+**
+** Kinds below MEMINST_TREC_VARIABLE have a fixed size (MEMINST_TREC_WORDS).
+** Kinds from MEMINST_TREC_VARIABLE up carry their size in their second word
+** (bits 0-31: number of words of the whole record, header included; bits
+** 32-63: kind-specific), so a reader skips kinds it does not know.  A reader
+** rejects an unknown fixed-size kind: it cannot know its length.
+*/
+#ifndef MEMINST_TRACE_H
+#define MEMINST_TRACE_H
+
+#include <stdint.h>
+
+#define MEMINST_TRACE_MAGIC "MEMINSTT"  /* 8 bytes, no terminator in the file */
+#define MEMINST_TRACE_VERSION 1
+#define MEMINST_TRACE_MIN_READABLE 1
+
+/* header.clock: what the ticks of every time stamp in the file count. */
+enum meminst_trace_clock {
+	MEMINST_TRACE_CLOCK_TSC = 1,  /* wall time, CPU time-stamp counter: see tick_hz, CLOCK records */
+	MEMINST_TRACE_CLOCK_MONO = 2, /* wall time, CLOCK_MONOTONIC nanoseconds (no invariant TSC) */
+	MEMINST_TRACE_CLOCK_CPU = 3,  /* each thread's CPU time, CLOCK_THREAD_CPUTIME_ID nanoseconds */
+};
+
+/* header.flags: what the run asked to record. */
+#define MEMINST_TRACE_F_CALLS 0x1u        /* exact call/return events           */
+#define MEMINST_TRACE_F_SAMPLES 0x2u      /* timer samples                      */
+#define MEMINST_TRACE_F_ALLOC_SAMPLES 0x4u /* allocation samples                 */
+#define MEMINST_TRACE_F_ALL_THREADS 0x8u  /* all threads, not only the starter's family */
+#define MEMINST_TRACE_F_PROFILE 0x10u     /* in-process profile: PROF_* records, no events */
+#define MEMINST_TRACE_F_COUNTS 0x20u      /* exact call counts next to samples  */
+
+/* header.sample_clock */
+enum meminst_trace_sample_clock {
+	MEMINST_TRACE_SAMPLE_CPU = 1,  /* ITIMER_PROF-like: process CPU time */
+	MEMINST_TRACE_SAMPLE_WALL = 2, /* real time, also while blocked      */
+};
+
+/* The file header: exactly header_size bytes at offset 0.  Later versions
+** may grow it; readers skip to header_size. */
+struct meminst_trace_header {
+	char magic[8];           /* MEMINST_TRACE_MAGIC                         */
+	uint32_t version;        /* MEMINST_TRACE_VERSION                       */
+	uint32_t header_size;    /* sizeof(struct meminst_trace_header) = 128    */
+	uint32_t pid, ppid;
+	uint32_t clock;          /* enum meminst_trace_clock                    */
+	uint32_t flags;          /* MEMINST_TRACE_F_*                           */
+	double tick_hz;          /* ticks per second (calibrated at start for TSC) */
+	uint64_t t0_tick;        /* raw clock reading that is time stamp 0      */
+	uint64_t t0_realtime_ns; /* CLOCK_REALTIME at t0, for people            */
+	uint64_t t0_mono_ns;     /* CLOCK_MONOTONIC at t0                       */
+	uint32_t sample_hz;      /* 0 when not sampling                         */
+	uint32_t sample_clock;   /* enum meminst_trace_sample_clock, 0 if none  */
+	uint64_t alloc_sample;   /* mean bytes between allocation samples, 0 if none */
+	uint64_t reserved[6];    /* zero                                        */
+};
+
+/* A chunk: this header, then `words` 64-bit words of records. */
+#define MEMINST_TRACE_CHUNK_MAGIC 0x4b4354d1u
+struct meminst_trace_chunk {
+	uint32_t magic;     /* MEMINST_TRACE_CHUNK_MAGIC                           */
+	uint32_t words;     /* record words that follow                            */
+	uint32_t thread;    /* trace thread number: 1 is the first thread seen; 0 = the process */
+	uint16_t stream;    /* MEMINST_TRACE_STREAM_*                              */
+	uint16_t reserved;
+	uint64_t seq;       /* chunk number within (thread, stream), from 0        */
+	uint64_t checksum;  /* meminst_trace_checksum of the record words          */
+};
+
+enum meminst_trace_stream {
+	MEMINST_TRACE_STREAM_EVENTS = 0,  /* written in normal context: calls, returns, ... */
+	MEMINST_TRACE_STREAM_SIGNAL = 1,  /* written by the sampling signal handler         */
+};
+
+/* The checksum of a chunk's words: cheap, order-sensitive. */
+static inline uint64_t meminst_trace_checksum(const uint64_t *w, uint64_t n)
+{
+	uint64_t h = 0x6d656d696e737421ull ^ n;
+	for (uint64_t i = 0; i < n; i++) {
+		h ^= w[i];
+		h = (h << 23 | h >> 41) * 0x9e3779b97f4a7c15ull;
+	}
+	return h;
+}
+
+/* --------------------------------------------------------------- records -- */
+
+#define MEMINST_TREC_KIND(w) ((unsigned)((w) & 0xff))
+#define MEMINST_TREC_TIME(w) ((w) >> 8)
+#define MEMINST_TREC_HEAD(kind, ticks) ((uint64_t)(kind) | (uint64_t)(ticks) << 8)
+#define MEMINST_TREC_VARIABLE 64
+#define MEMINST_TREC_SIZE_WORD(nwords, extra) ((uint64_t)(uint32_t)(nwords) | (uint64_t)(extra) << 32)
+
+enum meminst_trec_kind {
+	/* fixed size ------------------------------------------------------- */
+	/* [head, fn, call_site]: entered fn, called from call_site          */
+	MEMINST_TREC_CALL = 1,
+	/* [head, fn]: returned from fn                                      */
+	MEMINST_TREC_RETURN = 2,
+	/* [head, tid | parent_thread << 32, name[16] as 2 words]: the thread's
+	** first record; parent_thread is the trace thread number of the thread
+	** that created it (0: unknown or the process's first thread) */
+	MEMINST_TREC_THREAD_START = 3,
+	/* [head]: the thread ends (its last record)                         */
+	MEMINST_TREC_THREAD_EXIT = 4,
+	/* [head = begin, end ticks, reason]: the thread was blocked from begin
+	** to end in the call named by reason (MEMINST_TSUSPEND_*)           */
+	MEMINST_TREC_SUSPEND = 5,
+	/* [head = begin, end ticks, op | size << 8]: time inside the allocator;
+	** op is MEMINST_TALLOC_*, size the bytes requested (allocations) or
+	** released (frees, when the mode knows it, else 0)                  */
+	MEMINST_TREC_ALLOC = 6,
+	/* [head, CLOCK_MONOTONIC ns]: ties ticks to nanoseconds (TSC clock)  */
+	MEMINST_TREC_CLOCK = 7,
+	/* [head]: tracing starts / stops on this thread (API start/stop, apply);
+	** calls still open at a stop are not returned from in the trace     */
+	MEMINST_TREC_TRACE_ON = 8,
+	MEMINST_TREC_TRACE_OFF = 9,
+	/* [head, count]: `count` records of this thread were dropped (buffer
+	** could not be written, or re-entered from a signal handler)        */
+	MEMINST_TREC_LOST = 10,
+
+	/* variable size: word 1 is MEMINST_TREC_SIZE_WORD(nwords, extra) --- */
+	/* timer sample. extra = number of frames n; then [weight ticks, frames n]:
+	** frames are code addresses, innermost (the interrupted pc) first;
+	** frames after the first are return addresses (symbolise address - 1).
+	** weight: the sampling period in ticks of the file's clock, times the
+	** ticks the kernel merged into this one (timer overruns)           */
+	MEMINST_TREC_SAMPLE = 64,
+	/* allocation sample. extra = n; then [bytes represented (estimate),
+	** size of the sampled request, frames n] innermost first; every frame
+	** is a return address, the first one into the allocator's caller.
+	** The count of allocations it stands for is bytes / size.           */
+	MEMINST_TREC_ALLOC_SAMPLE = 65,
+	/* a mapped module (thread 0 chunks). extra = bytes of path; then [start,
+	** end, file offset of start, build-id length, build-id bytes padded
+	** to 8, path bytes padded to 8].  Later records for an overlapping
+	** range replace earlier ones from their time stamp on. */
+	MEMINST_TREC_MODULE = 66,
+	/* the process (thread 0, first record). extra = bytes of text; then
+	** text padded to 8: executable path NUL command-line arguments each
+	** followed by NUL */
+	MEMINST_TREC_PROCESS = 67,
+	/* exact call counts (precise sampling). extra = number of pairs n; then
+	** n × [fn, count] for the chunk's thread                             */
+	MEMINST_TREC_COUNTS = 68,
+	/* in-process profile results (header flag PROFILE), per thread chunk.
+	** extra = 0; then k × [fn, caller fn, cnt, acc ticks, own ticks]:
+	** one row per caller→called pair (fn → fn is recursion), with the
+	** called function's figures for calls from that caller.  A function's
+	** totals are the sums of its rows (no separate total row).  fn and
+	** caller may be the pseudo functions MEMINST_TPROF_*.               */
+	MEMINST_TREC_PROF_PAIR = 69,
+	/* [head, exit status or -signal]: the process ended (thread 0)       */
+	MEMINST_TREC_PROCESS_EXIT = 70,
+	/* [head, size word (2, 0)]: meminst_sample_reset() was called (events
+	** stream of the calling thread).  Readers drop the SAMPLE, ALLOC_SAMPLE
+	** and COUNTS records of every thread with an earlier time stamp (with a
+	** CPU-time file clock, only those of the calling thread).           */
+	MEMINST_TREC_SAMPLE_RESET = 71,
+	/* [head, size word (3, 0), picoseconds]: what one counted call costs
+	** the program while sample_counts is on (measured at start), so that
+	** a report can show the perturbation: calls x cost.                 */
+	MEMINST_TREC_COUNTS_COST = 72,
+};
+
+/* Fixed sizes in words, by kind (0: unknown or variable). */
+#define MEMINST_TREC_WORDS_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2}
+#define MEMINST_TREC_FIXED_MAX 10
+
+/* Pseudo function addresses in PROF_PAIR rows (never code addresses). */
+#define MEMINST_TPROF_UNDEFINED 0 /* caller of calls whose entry was not traced */
+#define MEMINST_TPROF_SUSPEND 1   /* the `suspend` pseudo function             */
+#define MEMINST_TPROF_ALLOC 2     /* the `<alloc>` pseudo function             */
+
+/* SUSPEND reasons */
+enum meminst_tsuspend {
+	MEMINST_TSUSPEND_SLEEP = 1,  /* nanosleep, clock_nanosleep, usleep, sleep  */
+	MEMINST_TSUSPEND_POLL = 2,   /* poll, ppoll, select, pselect, epoll_wait…  */
+	MEMINST_TSUSPEND_LOCK = 3,   /* a contended pthread mutex / rwlock, sem_wait */
+	MEMINST_TSUSPEND_COND = 4,   /* pthread_cond_wait / timedwait              */
+	MEMINST_TSUSPEND_JOIN = 5,   /* pthread_join, wait, waitpid                */
+	MEMINST_TSUSPEND_IO = 6,     /* read/write/recv/send/accept/connect on a pipe, socket or tty */
+	MEMINST_TSUSPEND_OTHER = 7,
+};
+
+/* ALLOC operations */
+enum meminst_talloc {
+	MEMINST_TALLOC_MALLOC = 1, MEMINST_TALLOC_CALLOC, MEMINST_TALLOC_REALLOC,
+	MEMINST_TALLOC_ALIGNED, MEMINST_TALLOC_FREE, MEMINST_TALLOC_NEW,
+	MEMINST_TALLOC_DELETE,
+};
+
+#endif

@@ -1,0 +1,191 @@
+/*
+** insp_cmd_timeline.c — `inspect timeline`: the memory of one process over
+** time, from every snapshot it stored (the interval snapshots of a session
+** make the timeline; exit, peak and signal snapshots are points on it), as a
+** table and, in text, a small chart of the total bytes.
+**
+** The process is --pid, else the session's program (session_run.pid), else
+** the one with the most snapshots.
+*/
+#include "insp_int.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
+#define CHART_HEIGHT 8
+#define CHART_WIDTH 64
+
+static const struct insp_cmd_spec timeline_spec = {
+	"timeline", "[options] DB",
+	"The memory of one process over time: every snapshot it stored, oldest\n"
+	"first, with the total current bytes and blocks and the peak so far; in\n"
+	"text, a chart of the total bytes above the table.\n"
+	"\n"
+	"  --pid PID         the process (default: the session's program, else the\n"
+	"                    process with the most snapshots)\n"
+	"  --limit N         at most N rows in the table (the chart shows all)\n",
+	INSP_O_FORMAT | INSP_O_PID | INSP_O_LIMIT, 1, 1,
+};
+
+static const struct insp_col timeline_cols[] = {
+	{"snapshot", "no", INSP_K_INT, 0},
+	{"elapsed", "elapsed", INSP_K_DUR, 0},
+	{"trigger", "trigger", INSP_K_STR, 0},
+	{"bytes", "size", INSP_K_SIZE, 0},
+	{"blocks", "blocks", INSP_K_INT, 0},
+	{"max_ever_bytes", "max-ever", INSP_K_SIZE, 0},
+};
+
+struct point {
+	int64_t id, elapsed_ns;
+	const char *trigger;
+	uint64_t bytes, blocks, max_ever;
+};
+
+/* The process to show: --pid, the session's program, or the busiest. */
+static int timeline_pid(insp_db_t *db, int64_t given, int64_t *pid)
+{
+	if (given) {
+		*pid = given;
+		return 0;
+	}
+	static const char *const ask[] = {
+	    "SELECT pid FROM session_run WHERE pid IN (SELECT pid FROM snapshot)",
+	    "SELECT pid FROM snapshot GROUP BY pid ORDER BY count(*) DESC, min(id) LIMIT 1"};
+	for (int i = 0; i < 2; i++) {
+		if (i == 0) { /* a plain snapshot file has no session_run */
+			sqlite3_stmt *probe = insp_db_prepare(db, "SELECT count(*) FROM sqlite_schema "
+							      "WHERE type = 'table' AND name = 'session_run'");
+			bool has = probe && sqlite3_step(probe) == SQLITE_ROW && sqlite3_column_int(probe, 0);
+			sqlite3_finalize(probe);
+			if (!has)
+				continue;
+		}
+		sqlite3_stmt *st = insp_db_prepare(db, ask[i]);
+		if (!st)
+			return INSP_EXIT_DB;
+		int found = sqlite3_step(st) == SQLITE_ROW;
+		if (found)
+			*pid = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (found)
+			return 0;
+	}
+	return INSP_EXIT_NOTFOUND;
+}
+
+static int timeline_points(insp_db_t *db, int64_t pid, struct insp_vec *pts)
+{
+	sqlite3_stmt *st = insp_db_prepare(db,
+	    "SELECT s.id, s.elapsed_ns, s.trigger, t.sizes_current, t.blocks_current, t.sizes_max_ever "
+	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
+	    "WHERE s.pid = ? ORDER BY s.elapsed_ns, s.id");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct point *p = insp_vec_push(pts);
+		p->id = sqlite3_column_int64(st, 0);
+		p->elapsed_ns = sqlite3_column_int64(st, 1);
+		p->trigger = insp_col_text(db, st, 2);
+		p->bytes = (uint64_t)sqlite3_column_int64(st, 3);
+		p->blocks = (uint64_t)sqlite3_column_int64(st, 4);
+		p->max_ever = (uint64_t)sqlite3_column_int64(st, 5);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the timeline");
+}
+
+/* The chart: columns are equal slices of the run, each as high as the
+** largest total in its slice; eighths of a row with block characters on a
+** UTF-8 terminal, '#' otherwise. */
+static void timeline_chart(FILE *out, const struct point *p, size_t n)
+{
+	static const char *const eighths[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
+					      "\u2585", "\u2586", "\u2587", "\u2588"};
+	bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	uint64_t top = 0, col[CHART_WIDTH] = {0};
+	int64_t t0 = p[0].elapsed_ns, span = p[n - 1].elapsed_ns - t0;
+	int width = n < CHART_WIDTH ? (int)n : CHART_WIDTH;
+	for (size_t i = 0; i < n; i++) {
+		int c = span > 0 ? (int)((double)(p[i].elapsed_ns - t0) / (double)span * (width - 1))
+				 : (int)(i * (size_t)width / n);
+		if (p[i].bytes > col[c])
+			col[c] = p[i].bytes;
+		if (p[i].bytes > top)
+			top = p[i].bytes;
+	}
+	for (int c = 1; c < width; c++) /* a slice without a point holds the value before */
+		if (!col[c])
+			col[c] = col[c - 1];
+	char label[32];
+	for (int row = CHART_HEIGHT - 1; row >= 0; row--) {
+		if (row == CHART_HEIGHT - 1 || row == 0)
+			insp_fmt_size(row ? top : 0, label, sizeof label);
+		else
+			label[0] = 0;
+		fprintf(out, "%10s |", label);
+		for (int c = 0; c < width; c++) {
+			uint64_t units = top ? col[c] * CHART_HEIGHT * 8 / top : 0;
+			int here = units > (uint64_t)row * 8 ? (int)(units - (uint64_t)row * 8) : 0;
+			fputs(here <= 0 ? " " : utf8 ? eighths[here > 8 ? 8 : here] : "#", out);
+		}
+		fputc('\n', out);
+	}
+	char t_end[32];
+	insp_fmt_dur(p[n - 1].elapsed_ns, t_end, sizeof t_end);
+	fprintf(out, "%10s +%.*s\n%12s%*s\n\n", "", width,
+		"----------------------------------------------------------------", "0",
+		width - 1, t_end);
+}
+
+int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o)
+{
+	struct insp_args a;
+	int r = insp_args_parse(&timeline_spec, argc, argv, o, &a);
+	if (r != INSP_CONTINUE)
+		return r;
+	setlocale(LC_CTYPE, "");
+	insp_db_t *db;
+	if ((r = insp_db_open(a.pos[0], o, &db)))
+		return r;
+	struct insp_vec pts;
+	insp_vec_init(&pts, sizeof(struct point));
+	int64_t pid = 0;
+	r = timeline_pid(db, a.pid, &pid);
+	if (r == INSP_EXIT_NOTFOUND)
+		fprintf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
+	if (!r && !(r = timeline_points(db, pid, &pts)) && pts.n == 0) {
+		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
+		r = INSP_EXIT_NOTFOUND;
+	}
+	if (!r) {
+		const struct point *p = pts.v;
+		insp_doc_t *d = insp_doc_new(o, &a);
+		insp_table_t *t = insp_doc_table(d, "timeline", timeline_cols, NCOLS(timeline_cols), 0);
+		insp_table_title(t, "memory of process %lld over time (%zu snapshots):", (long long)pid, pts.n);
+		size_t limit = a.limit >= 0 ? (size_t)a.limit : pts.n;
+		for (size_t i = 0; i < pts.n && i < limit; i++) {
+			insp_row(t);
+			insp_put_int(t, p[i].id);
+			insp_put_int(t, p[i].elapsed_ns);
+			insp_put_const(t, p[i].trigger);
+			insp_put_uint(t, p[i].bytes);
+			insp_put_uint(t, p[i].blocks);
+			insp_put_uint(t, p[i].max_ever);
+		}
+		if (pts.n > limit)
+			insp_table_note(t, "(%zu more rows)", pts.n - limit);
+		if (a.format == INSP_FMT_TEXT)
+			timeline_chart(o->out, p, pts.n);
+		r = insp_doc_print(d);
+		insp_doc_free(d);
+	}
+	insp_vec_free(&pts);
+	insp_db_close(db);
+	return r;
+}

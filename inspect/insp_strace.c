@@ -1,0 +1,119 @@
+/*
+** insp_strace.c — trace files kept in a session database.
+**
+** `meminst` stores each process's trace file whole, in pieces, in the
+** session's session_trace table (pid, seq, data; see meminst(1)).  The
+** trace reader takes a stdio stream, so a stored trace is handed to it as
+** one: fopencookie over the pieces in seq order, read one row at a time,
+** so memory stays at one piece (1 MiB) whatever the trace's size.
+*/
+#include "insp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "meminst-snapshot.h"
+
+struct strace {
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	const unsigned char *piece;
+	size_t len, pos;
+	bool done;
+};
+
+static ssize_t strace_read(void *cookie, char *buf, size_t size)
+{
+	struct strace *s = cookie;
+	size_t got = 0;
+	while (got < size && !s->done) {
+		if (s->pos == s->len) {
+			if (sqlite3_step(s->st) != SQLITE_ROW) {
+				s->done = true;
+				break;
+			}
+			s->piece = sqlite3_column_blob(s->st, 0);
+			s->len = (size_t)sqlite3_column_bytes(s->st, 0);
+			s->pos = 0;
+			continue;
+		}
+		size_t n = s->len - s->pos < size - got ? s->len - s->pos : size - got;
+		memcpy(buf + got, s->piece + s->pos, n);
+		s->pos += n;
+		got += n;
+	}
+	return (ssize_t)got;
+}
+
+static int strace_close(void *cookie)
+{
+	struct strace *s = cookie;
+	sqlite3_finalize(s->st);
+	sqlite3_close(s->db);
+	free(s);
+	return 0;
+}
+
+/* One integer from a query on db (its parameter, if any, bound to arg), or
+** `dflt` when there is no row or it is NULL. */
+static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dflt)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = dflt;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, arg);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+int insp_is_session(const char *path)
+{
+	sqlite3 *db = NULL;
+	int yes = 0;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		yes = strace_int(db, "PRAGMA application_id", 0, 0) == MEMINST_SNAPSHOT_APP_ID &&
+		      strace_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+				     "name IN ('session_run', 'session_trace')", 0, 0) == 2;
+	sqlite3_close(db);
+	return yes;
+}
+
+FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid, uint64_t *size,
+		       int *code)
+{
+	struct strace *s = insp_xcalloc(1, sizeof *s);
+	*code = INSP_EXIT_DB;
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		fprintf(o->err, "inspect: %s: %s\n", path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	if (!*pid) /* the program's first process, else the first traced one */
+		*pid = strace_int(s->db, "SELECT pid FROM session_run WHERE pid IN "
+					 "(SELECT pid FROM session_trace)", 0, 0);
+	if (!*pid)
+		*pid = strace_int(s->db, "SELECT min(pid) FROM session_trace", 0, 0);
+	*size = (uint64_t)strace_int(s->db, "SELECT sum(length(data)) FROM session_trace WHERE pid = ?",
+				     *pid, 0);
+	if (!*pid || !*size) {
+		fprintf(o->err, "inspect: %s: no trace%s in this session (run meminst with --trace or "
+			"--sample)\n", path, *pid ? " of that process" : "");
+		*code = INSP_EXIT_NOTFOUND;
+		goto fail;
+	}
+	if (sqlite3_prepare_v2(s->db, "SELECT data FROM session_trace WHERE pid = ? ORDER BY seq", -1,
+			       &s->st, NULL) != SQLITE_OK) {
+		fprintf(o->err, "inspect: %s: %s\n", path, sqlite3_errmsg(s->db));
+		goto fail;
+	}
+	sqlite3_bind_int64(s->st, 1, *pid);
+	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .close = strace_close});
+	if (f)
+		return f;
+	fprintf(o->err, "inspect: %s: cannot read the stored trace\n", path);
+fail:
+	strace_close(s);
+	return NULL;
+}

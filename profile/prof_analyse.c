@@ -1,0 +1,342 @@
+/*
+** prof_analyse.c — `inspect analyse`: fprof's analysis in our own text form,
+** and the same as JSON.
+**
+** Text: a heading, the totals line, then per thread a header line and one
+** paragraph per function: the functions that called it ("  " + name), the
+** function itself marked with '*', the functions it called ("      " +
+** name).  Columns CNT, ACC and OWN, times in milliseconds with three
+** decimals; names are cut to fit --cols.  A caller row says how often that
+** caller called the function and the function's ACC and OWN in those
+** calls; a called row the same for the called function, so one pair shows
+** up in two paragraphs with the same figures, as in fprof.
+*/
+#include "prof_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NUMW 13 /* width of each number column */
+
+/* ------------------------------------------------------------ sorting -- */
+
+static enum prof_sort an_sort;
+
+static int an_key_cmp(int64_t acc_a, int64_t own_a, int64_t acc_b, int64_t own_b)
+{
+	int64_t a1 = an_sort == PROF_SORT_OWN ? own_a : acc_a, b1 = an_sort == PROF_SORT_OWN ? own_b : acc_b;
+	int64_t a2 = an_sort == PROF_SORT_OWN ? acc_a : own_a, b2 = an_sort == PROF_SORT_OWN ? acc_b : own_b;
+	if (a1 != b1)
+		return a1 < b1 ? 1 : -1;
+	if (a2 != b2)
+		return a2 < b2 ? 1 : -1;
+	return 0;
+}
+
+static int an_row_cmp(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+	int c = an_key_cmp(x->acc, x->own, y->acc, y->own);
+	return c ? c : (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+static int an_pair_cmp(const void *a, const void *b)
+{
+	const struct prof_pair *x = *(const struct prof_pair *const *)a, *y = *(const struct prof_pair *const *)b;
+	int c = an_key_cmp(x->acc, x->own, y->acc, y->own);
+	if (c)
+		return c;
+	if (x->caller != y->caller)
+		return (x->caller > y->caller) - (x->caller < y->caller);
+	return (x->called > y->called) - (x->called < y->called);
+}
+
+static int an_by_called_cmp(const void *a, const void *b)
+{
+	const struct prof_pair *x = *(const struct prof_pair *const *)a, *y = *(const struct prof_pair *const *)b;
+	if (x->called != y->called)
+		return (x->called > y->called) - (x->called < y->called);
+	return an_pair_cmp(a, b);
+}
+
+static int an_by_caller_cmp(const void *a, const void *b)
+{
+	const struct prof_pair *x = *(const struct prof_pair *const *)a, *y = *(const struct prof_pair *const *)b;
+	if (x->caller != y->caller)
+		return (x->caller > y->caller) - (x->caller < y->caller);
+	return an_pair_cmp(a, b);
+}
+
+/* A thread ready for printing: rows sorted by the key, pairs grouped by
+** called and by caller function, each group sorted by the key. */
+struct an_thread {
+	struct prof_row *rows;
+	size_t nrows;
+	const struct prof_pair **by_called, **by_caller;
+	size_t npairs;
+};
+
+static void an_prepare(const struct prof_mthread *t, enum prof_sort sort, struct an_thread *a)
+{
+	an_sort = sort;
+	a->rows = insp_xcalloc(t->nrows + 1, sizeof *a->rows);
+	memcpy(a->rows, t->rows, t->nrows * sizeof *a->rows);
+	a->nrows = t->nrows;
+	qsort(a->rows, a->nrows, sizeof *a->rows, an_row_cmp);
+	a->by_called = insp_xcalloc(t->npairs + 1, sizeof *a->by_called);
+	a->by_caller = insp_xcalloc(t->npairs + 1, sizeof *a->by_caller);
+	for (size_t i = 0; i < t->npairs; i++)
+		a->by_called[i] = a->by_caller[i] = &t->pairs[i];
+	a->npairs = t->npairs;
+	qsort(a->by_called, a->npairs, sizeof *a->by_called, an_by_called_cmp);
+	qsort(a->by_caller, a->npairs, sizeof *a->by_caller, an_by_caller_cmp);
+}
+
+static void an_release(struct an_thread *a)
+{
+	free(a->rows);
+	free(a->by_called);
+	free(a->by_caller);
+}
+
+typedef void (*an_pair_fn)(void *ctx, const struct prof_pair *p, uint32_t other);
+
+/* The callers of fn (want_called false) or the functions it called, in
+** the key's order. */
+static void an_each_pair(const struct an_thread *a, uint32_t fn, bool want_called, an_pair_fn cb, void *ctx)
+{
+	const struct prof_pair **v = want_called ? a->by_caller : a->by_called;
+	size_t lo = 0, hi = a->npairs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((want_called ? v[mid]->caller : v[mid]->called) < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < a->npairs && (want_called ? v[i]->caller : v[i]->called) == fn; i++)
+		cb(ctx, v[i], want_called ? v[i]->called : v[i]->caller);
+}
+
+/* --------------------------------------------------------------- text -- */
+
+struct an_text {
+	const struct prof_model *m;
+	const struct prof_aopts *ao;
+	FILE *f;
+};
+
+static void an_ms(char *buf, size_t len, int64_t ns)
+{
+	snprintf(buf, len, "%s%lld.%03lld", ns < 0 ? "-" : "", (long long)(llabs(ns) / 1000000),
+		 (long long)(llabs(ns) / 1000 % 1000));
+}
+
+/* One line: prefix and name cut to the name column, then the numbers. */
+static void an_line(const struct an_text *x, const char *prefix, const char *name, uint64_t cnt,
+		    const char *acc, int64_t own)
+{
+	size_t namew = (size_t)x->ao->cols - 3 * NUMW;
+	char clean[512], ob[32];
+	size_t w;
+	insp_text_str(name, clean, sizeof clean, &w);
+	size_t pw = strlen(prefix), room = namew > pw + 1 ? namew - pw - 1 : 1;
+	/* cut at `room` code points, the last one shown as '~' */
+	size_t cps = 0, i = 0;
+	for (; clean[i]; i++) {
+		if (((unsigned char)clean[i] & 0xc0) == 0x80)
+			continue;
+		if (cps == room - 1 && w > room) {
+			clean[i] = '~';
+			clean[i + 1] = 0;
+			cps++;
+			break;
+		}
+		cps++;
+	}
+	an_ms(ob, sizeof ob, own);
+	fprintf(x->f, "%s%s%*s%*llu%*s%*s\n", prefix, clean, (int)(namew - pw - cps), "", NUMW,
+		(unsigned long long)cnt, NUMW, acc, NUMW, ob);
+}
+
+static void an_line_ms(const struct an_text *x, const char *prefix, const char *name, uint64_t cnt,
+		       int64_t acc, int64_t own)
+{
+	char ab[32];
+	an_ms(ab, sizeof ab, acc);
+	an_line(x, prefix, name, cnt, ab, own);
+}
+
+static void an_text_caller(void *ctx, const struct prof_pair *p, uint32_t other)
+{
+	const struct an_text *x = ctx;
+	an_line_ms(x, "  ", x->m->funcs[other].name, p->cnt, p->acc, p->own);
+}
+
+static void an_text_called(void *ctx, const struct prof_pair *p, uint32_t other)
+{
+	const struct an_text *x = ctx;
+	an_line_ms(x, "    ", x->m->funcs[other].name, p->cnt, p->acc, p->own);
+}
+
+static void an_paragraphs(const struct an_text *x, const struct an_thread *a)
+{
+	for (size_t i = 0; i < a->nrows; i++) {
+		const struct prof_row *r = &a->rows[i];
+		const struct prof_func *fn = &x->m->funcs[r->fn];
+		if (x->ao->callers)
+			an_each_pair(a, r->fn, false, an_text_caller, (void *)x);
+		char name[600];
+		if (fn->file)
+			snprintf(name, sizeof name, "%s  %s:%d", fn->name, fn->file, fn->line);
+		else
+			snprintf(name, sizeof name, "%s", fn->name);
+		an_line_ms(x, "* ", name, r->cnt, r->acc, r->own);
+		if (x->ao->callers)
+			an_each_pair(a, r->fn, true, an_text_called, (void *)x);
+		fputc('\n', x->f);
+	}
+}
+
+static void an_text_head(const struct an_text *x)
+{
+	const struct prof_model *m = x->m;
+	fprintf(x->f, "Profile of %s", m->exe ? m->exe : m->source ? m->source : "?");
+	if (m->pid)
+		fprintf(x->f, " (pid %lld)", (long long)m->pid);
+	fprintf(x->f, ": %s clock, %zu thread%s, %llu records", prof_clock_name(m->clock), m->nthreads,
+		m->nthreads == 1 ? "" : "s", (unsigned long long)m->events);
+	if (m->lost)
+		fprintf(x->f, ", %llu lost", (unsigned long long)m->lost);
+	fprintf(x->f, "\nSorted by %s; times in ms.\n\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
+	size_t namew = (size_t)x->ao->cols - 3 * NUMW;
+	fprintf(x->f, "%*s%*s%*s%*s\n", (int)namew, "", NUMW, "CNT", NUMW, "ACC", NUMW, "OWN");
+	an_line_ms(x, "", "totals", m->cnt, m->acc, m->own);
+	fputc('\n', x->f);
+}
+
+void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, FILE *f)
+{
+	struct an_text x = {m, ao, f};
+	an_text_head(&x);
+	if (ao->totals) {
+		struct prof_mthread all;
+		struct an_thread a;
+		prof_model_merge(m, &all);
+		an_prepare(&all, ao->sort, &a);
+		an_line(&x, "", "all threads", all.cnt, "-", all.own);
+		fputc('\n', f);
+		an_paragraphs(&x, &a);
+		an_release(&a);
+		prof_mthread_free(&all);
+	}
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_mthread *t = &m->threads[i];
+		char head[128];
+		if (t->name)
+			snprintf(head, sizeof head, "thread %u \"%s\" (tid %lld)", t->thread, t->name, (long long)t->tid);
+		else
+			snprintf(head, sizeof head, "thread %u (tid %lld)", t->thread, (long long)t->tid);
+		an_line(&x, "", head, t->cnt, "-", t->own);
+		fputc('\n', f);
+		if (!ao->details)
+			continue;
+		struct an_thread a;
+		an_prepare(t, ao->sort, &a);
+		an_paragraphs(&x, &a);
+		an_release(&a);
+	}
+}
+
+/* --------------------------------------------------------------- JSON -- */
+
+struct an_json {
+	const struct prof_model *m;
+	FILE *f;
+	bool first;
+};
+
+static void an_json_ms(FILE *f, int64_t ns)
+{
+	fprintf(f, "%s%lld.%06lld", ns < 0 ? "-" : "", (long long)(llabs(ns) / 1000000),
+		(long long)(llabs(ns) % 1000000));
+}
+
+static void an_json_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own)
+{
+	fprintf(f, "\"cnt\":%llu,\"acc\":", (unsigned long long)cnt);
+	an_json_ms(f, acc);
+	fputs(",\"own\":", f);
+	an_json_ms(f, own);
+}
+
+static void an_json_pair(void *ctx, const struct prof_pair *p, uint32_t other)
+{
+	struct an_json *j = ctx;
+	fputs(j->first ? "{\"name\":" : ",{\"name\":", j->f);
+	j->first = false;
+	insp_json_str(j->f, j->m->funcs[other].name);
+	fputc(',', j->f);
+	an_json_figures(j->f, p->cnt, p->acc, p->own);
+	fputc('}', j->f);
+}
+
+static void an_json_functions(const struct prof_model *m, const struct prof_mthread *t,
+			      enum prof_sort sort, FILE *f)
+{
+	struct an_thread a;
+	an_prepare(t, sort, &a);
+	fputs("\"functions\":[", f);
+	for (size_t i = 0; i < a.nrows; i++) {
+		const struct prof_row *r = &a.rows[i];
+		const struct prof_func *fn = &m->funcs[r->fn];
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		insp_json_str(f, fn->name);
+		fputs(",\"file\":", f);
+		if (fn->file) {
+			insp_json_str(f, fn->file);
+			fprintf(f, ",\"line\":%d,", fn->line);
+		} else {
+			fputs("null,\"line\":null,", f);
+		}
+		an_json_figures(f, r->cnt, r->acc, r->own);
+		struct an_json j = {m, f, true};
+		fputs(",\"callers\":[", f);
+		an_each_pair(&a, r->fn, false, an_json_pair, &j);
+		fputs("],\"called\":[", f);
+		j.first = true;
+		an_each_pair(&a, r->fn, true, an_json_pair, &j);
+		fputs("]}", f);
+	}
+	fputc(']', f);
+	an_release(&a);
+}
+
+void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, FILE *f)
+{
+	fprintf(f, "{\"clock\":\"%s\",\"totals\":{", prof_clock_name(m->clock));
+	an_json_figures(f, m->cnt, m->acc, m->own);
+	fputs("},\"threads\":[", f);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_mthread *t = &m->threads[i];
+		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
+		if (t->name)
+			insp_json_str(f, t->name);
+		else
+			fputs("null", f);
+		fputc(',', f);
+		an_json_figures(f, t->cnt, t->acc, t->own);
+		fputc(',', f);
+		an_json_functions(m, t, ao->sort, f);
+		fputc('}', f);
+	}
+	fputc(']', f);
+	if (ao->totals) {
+		struct prof_mthread all;
+		prof_model_merge(m, &all);
+		fputc(',', f);
+		an_json_functions(m, &all, ao->sort, f);
+		prof_mthread_free(&all);
+	}
+	fputs("}\n", f);
+}

@@ -1,0 +1,182 @@
+/*
+** prof_int.h — internal interfaces of profile/, the exact profiler's
+** analysis: `inspect profile` and `inspect analyse` (fprof's steps 2, 3).
+**
+**   prof_sim.c      the call-stack simulation engine (prof_sim.h; no stdio,
+**                   meant to be built into libmeminst as well)
+**   prof_read.c     the trace file reader: header, chunks, checks
+**   prof_sym.c      function addresses to names with the MODULE records
+**   prof_model.c    the profile as the commands use it (times in ns, names)
+**   prof_db.c       the profile database (<meminst-profile.h>)
+**   prof_analyse.c  the fprof-style text and the JSON of `inspect analyse`
+**   prof_dump.c     --dump: the records as text
+**   prof_cmd.c      the two commands
+**
+** Errors follow inspect's rules (insp_int.h): a function that fails prints
+** one line "inspect: PATH: reason" and returns an INSP_EXIT_* code.
+*/
+#ifndef PROF_INT_H
+#define PROF_INT_H
+
+#include "insp_int.h"
+#include "prof_sim.h"
+
+#include "meminst-trace.h"
+
+/* A chunk claiming more words than this is damage, not data (512 MiB). */
+#define PROF_MAX_CHUNK_WORDS (1u << 26)
+
+/* ------------------------------------------------------------ prof_read -- */
+
+struct prof_mod {
+	uint64_t start, end, offset;
+	unsigned char build_id[64];
+	size_t build_id_len;
+	char *path;
+};
+
+/* Called for every complete record in file order (--dump). */
+typedef void (*prof_each_fn)(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
+			     unsigned stream, const uint64_t *rec, size_t n);
+
+struct prof_trace {
+	const char *path;
+	struct meminst_trace_header h;
+	struct prof_sim sim;
+	struct prof_mod *mods;
+	size_t nmods, mods_cap;
+	char *exe, *cmdline;
+	bool exited;
+	int64_t exit_status;
+	uint64_t chunks;
+	uint64_t size;           /* bytes read                               */
+};
+
+/* "prof_read.c" */
+/* Read and simulate the whole trace.  Returns 0 or an exit code after one
+** line on o->err (a file cut short is a warning, not an error). */
+int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,
+		    prof_each_fn each, void *ctx);
+/* The same from an open stream (the fuzzer reads from memory). */
+int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+			   struct prof_trace *tr, prof_each_fn each, void *ctx);
+void prof_trace_free(struct prof_trace *tr);
+/* Nanoseconds per tick: tick_hz, refined by CLOCK records over >= 10 ms. */
+double prof_ns_per_tick(const struct prof_trace *tr);
+/* The standard allocator for the engine (insp_xrealloc: never fails). */
+extern const struct prof_allocator prof_libc_allocator;
+/* Does the file start with the trace magic?  (-1: cannot read it) */
+int prof_is_trace(const char *path);
+
+/* ------------------------------------------------------------- prof_sym -- */
+
+struct prof_func {
+	uint64_t addr;
+	const char *name;        /* never NULL                               */
+	const char *file;        /* NULL when unknown                        */
+	int line;
+	const char *module;      /* basename, NULL when unknown              */
+};
+
+typedef struct prof_symtab prof_symtab_t;
+
+/* "prof_sym.c" */
+/* no_files: never open module files (names are module+offset). */
+prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_opts *o,
+			       bool no_files, struct insp_pool *pool);
+/* The function index of addr (0..2 are undefined, suspend, <alloc>). */
+uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr);
+const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
+void prof_symtab_free(prof_symtab_t *st);
+
+/* ----------------------------------------------------------- prof_model -- */
+
+struct prof_row {
+	uint32_t fn;             /* index into prof_model.funcs              */
+	uint64_t cnt;
+	int64_t acc, own;        /* ns                                       */
+};
+
+struct prof_pair {
+	uint32_t caller, called;
+	uint64_t cnt;
+	int64_t acc, own;
+};
+
+struct prof_mthread {
+	uint32_t thread, parent;
+	int64_t tid;
+	const char *name;
+	uint64_t cnt;
+	int64_t acc, own;        /* acc: first to last time stamp            */
+	struct prof_row *rows;
+	size_t nrows;
+	struct prof_pair *pairs;
+	size_t npairs;
+};
+
+struct prof_model {
+	struct insp_pool pool;
+	const char *source;      /* the trace it came from                   */
+	const char *exe, *cmdline;
+	int64_t pid;
+	unsigned clock;          /* enum meminst_trace_clock                 */
+	double ns_per_tick;
+	uint64_t events, lost, untraced;
+	struct prof_func *funcs;
+	size_t nfuncs;
+	struct prof_mthread *threads;
+	size_t nthreads;
+	uint64_t cnt;
+	int64_t acc, own;
+};
+
+/* "prof_model.c" */
+void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
+			   bool no_files);
+void prof_model_free(struct prof_model *m);
+const char *prof_clock_name(unsigned clock);
+/* Merge every thread into one (--totals). */
+void prof_model_merge(const struct prof_model *m, struct prof_mthread *out);
+void prof_mthread_free(struct prof_mthread *t);
+
+/* -------------------------------------------------------------- prof_db -- */
+
+/* "prof_db.c" */
+int prof_db_write(const struct prof_model *m, const char *path, const struct insp_opts *o);
+int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model *m);
+
+/* --------------------------------------------------------- prof_analyse -- */
+
+enum prof_sort { PROF_SORT_ACC, PROF_SORT_OWN };
+
+struct prof_aopts {
+	enum prof_sort sort;
+	bool callers, totals, details, json;
+	int cols;
+};
+
+/* "prof_analyse.c" */
+void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, FILE *f);
+void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, FILE *f);
+
+/* ------------------------------------------------------------ prof_dump -- */
+
+struct prof_dump {
+	FILE *f;
+	prof_symtab_t *syms;     /* set after the module records are read    */
+	double ns_per_tick;
+	struct prof_trace *tr;
+};
+
+/* "prof_dump.c": a prof_each_fn; ctx is a struct prof_dump. */
+void prof_dump_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
+		      unsigned stream, const uint64_t *rec, size_t n);
+
+/* ------------------------------------------------------------- commands -- */
+
+/* "prof_cmd.c" */
+int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o);
+
+#endif /* PROF_INT_H */

@@ -1,0 +1,192 @@
+/*
+** prof_model.c — the profile as the commands use it: the engine's rows in
+** nanoseconds, with function names, whether it came from a trace (here) or
+** from a profile database (prof_db.c).
+**
+** Sums are made in ticks and converted once, so that a thread's OWN is
+** exactly the sum its rows would give before rounding.
+*/
+#include "prof_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *prof_clock_name(unsigned clock)
+{
+	return clock == MEMINST_TRACE_CLOCK_CPU ? "cpu" : "wall";
+}
+
+static int64_t model_ns(const struct prof_model *m, uint64_t ticks)
+{
+	double ns = (double)ticks * m->ns_per_tick + 0.5;
+	/* damaged time stamps can be anything: saturate, do not overflow */
+	return ns < 9.2e18 ? (int64_t)ns : INT64_MAX;
+}
+
+static bool model_skip_fn(uint64_t fn)
+{
+	return fn == PROF_FN_UNDEFINED || fn == PROF_FN_PENDING;
+}
+
+static void model_thread(struct prof_model *m, struct prof_mthread *mt, const struct prof_thread *t,
+			 prof_symtab_t *st)
+{
+	uint32_t *map = insp_xcalloc(t->nfns, sizeof *map);
+	mt->rows = insp_xcalloc(t->nfns, sizeof *mt->rows);
+	for (size_t i = 0; i < t->nfns; i++) {
+		const struct prof_fn_row *f = &t->fns[i];
+		map[i] = f->fn == PROF_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
+		if (model_skip_fn(f->fn) || (f->cnt == 0 && f->acc == 0 && f->own == 0))
+			continue;
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_ns(m, f->acc), model_ns(m, f->own)};
+	}
+	mt->pairs = insp_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
+	for (size_t i = 0; i < t->npairs; i++) {
+		const struct prof_pair_row *p = &t->pairs[i];
+		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX ||
+		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
+			continue;
+		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
+							     model_ns(m, p->acc), model_ns(m, p->own)};
+	}
+	free(map);
+	uint64_t cnt, own;
+	prof_thread_totals(t, &cnt, &own);
+	mt->thread = t->thread;
+	mt->parent = t->parent;
+	mt->tid = (int64_t)t->tid;
+	mt->name = t->name[0] ? insp_pool_str(&m->pool, t->name) : NULL;
+	mt->cnt = cnt;
+	mt->own = model_ns(m, own);
+	mt->acc = t->seen ? model_ns(m, t->last - t->first) : 0;
+}
+
+static int model_cmp_thread(const void *a, const void *b)
+{
+	const struct prof_mthread *x = a, *y = b;
+	return (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
+			   bool no_files)
+{
+	memset(m, 0, sizeof *m);
+	m->source = insp_pool_str(&m->pool, tr->path);
+	m->exe = tr->exe ? insp_pool_str(&m->pool, tr->exe) : NULL;
+	m->cmdline = tr->cmdline ? insp_pool_str(&m->pool, tr->cmdline) : NULL;
+	m->pid = tr->h.pid;
+	m->clock = tr->h.clock;
+	m->ns_per_tick = prof_ns_per_tick(tr);
+	m->events = tr->sim.events;
+	m->lost = tr->sim.lost;
+	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &m->pool);
+	m->threads = insp_xcalloc(tr->sim.nthreads + 1, sizeof *m->threads);
+	uint64_t own = 0;
+	for (size_t i = 0; i < tr->sim.nthreads; i++) {
+		const struct prof_thread *t = tr->sim.threads[i];
+		m->untraced += t->untraced;
+		struct prof_mthread *mt = &m->threads[m->nthreads];
+		model_thread(m, mt, t, st);
+		if (mt->nrows == 0) {
+			prof_mthread_free(mt);
+			continue;
+		}
+		uint64_t c, w;
+		prof_thread_totals(t, &c, &w);
+		m->cnt += c;
+		own += w;
+		m->nthreads++;
+	}
+	qsort(m->threads, m->nthreads, sizeof *m->threads, model_cmp_thread);
+	m->own = model_ns(m, own);
+	m->acc = tr->sim.seen ? model_ns(m, tr->sim.last - tr->sim.first) : 0;
+	size_t n;
+	const struct prof_func *f = prof_symtab_funcs(st, &n);
+	m->funcs = insp_xcalloc(n, sizeof *m->funcs);
+	memcpy(m->funcs, f, n * sizeof *f);
+	m->nfuncs = n;
+	prof_symtab_free(st);
+}
+
+void prof_mthread_free(struct prof_mthread *t)
+{
+	free(t->rows);
+	free(t->pairs);
+	memset(t, 0, sizeof *t);
+}
+
+void prof_model_free(struct prof_model *m)
+{
+	for (size_t i = 0; i < m->nthreads; i++)
+		prof_mthread_free(&m->threads[i]);
+	free(m->threads);
+	free(m->funcs);
+	insp_pool_free(&m->pool);
+	memset(m, 0, sizeof *m);
+}
+
+/* ----------------------------------------------------- --totals merge -- */
+
+static int64_t model_add(int64_t a, int64_t b)
+{
+	return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int model_cmp_row(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+static int model_cmp_pair(const void *a, const void *b)
+{
+	const struct prof_pair *x = a, *y = b;
+	if (x->caller != y->caller)
+		return (x->caller > y->caller) - (x->caller < y->caller);
+	return (x->called > y->called) - (x->called < y->called);
+}
+
+/* Rows of every thread by function (and pairs by caller, called), summed.
+** ACC sums across threads: each thread's ACC is charged once per
+** outermost instance, and threads run side by side. */
+void prof_model_merge(const struct prof_model *m, struct prof_mthread *out)
+{
+	size_t nr = 0, np = 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		nr += m->threads[i].nrows, np += m->threads[i].npairs;
+	memset(out, 0, sizeof *out);
+	struct prof_row *r = insp_xcalloc(nr + 1, sizeof *r);
+	struct prof_pair *p = insp_xcalloc(np + 1, sizeof *p);
+	nr = np = 0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_mthread *t = &m->threads[i];
+		memcpy(r + nr, t->rows, t->nrows * sizeof *r);
+		memcpy(p + np, t->pairs, t->npairs * sizeof *p);
+		nr += t->nrows, np += t->npairs;
+	}
+	qsort(r, nr, sizeof *r, model_cmp_row);
+	qsort(p, np, sizeof *p, model_cmp_pair);
+	size_t k = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (k && r[k - 1].fn == r[i].fn) {
+			r[k - 1].cnt += r[i].cnt;
+			r[k - 1].acc = model_add(r[k - 1].acc, r[i].acc);
+			r[k - 1].own = model_add(r[k - 1].own, r[i].own);
+			continue;
+		}
+		r[k++] = r[i];
+	}
+	out->rows = r, out->nrows = k;
+	k = 0;
+	for (size_t i = 0; i < np; i++) {
+		if (k && p[k - 1].caller == p[i].caller && p[k - 1].called == p[i].called) {
+			p[k - 1].cnt += p[i].cnt;
+			p[k - 1].acc = model_add(p[k - 1].acc, p[i].acc);
+			p[k - 1].own = model_add(p[k - 1].own, p[i].own);
+			continue;
+		}
+		p[k++] = p[i];
+	}
+	out->pairs = p, out->npairs = k;
+	out->cnt = m->cnt, out->own = m->own, out->acc = m->acc;
+}

@@ -1,0 +1,301 @@
+/*
+** prof_read.c — the trace file reader.
+**
+** The file is streamed chunk by chunk (one chunk in memory at a time) and
+** every chunk is handed to the simulation engine, so memory follows the
+** number of functions, not the length of the trace.  Every check of
+** meminst-trace(5) is made here or in prof_rec_size: a bad file gives one
+** line and INSP_EXIT_DB, never a crash.  A file that ends inside a chunk
+** was cut short (the program was killed): its complete records are used
+** and a warning says where it ends.
+*/
+#include "prof_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void *read_realloc(void *ctx, void *p, size_t n)
+{
+	(void)ctx;
+	return insp_xrealloc(p, n);
+}
+
+static void read_free(void *ctx, void *p)
+{
+	(void)ctx;
+	free(p);
+}
+
+const struct prof_allocator prof_libc_allocator = {read_realloc, read_free, NULL};
+
+static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(o->err, "inspect: %s: ", path);
+	va_start(ap, fmt);
+	vfprintf(o->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', o->err);
+	return INSP_EXIT_DB;
+}
+
+int prof_is_trace(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	char magic[8];
+	size_t n = fread(magic, 1, sizeof magic, f);
+	fclose(f);
+	return n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0;
+}
+
+/* ------------------------------------------------------------- header -- */
+
+static int read_header(FILE *f, const struct insp_opts *o, struct prof_trace *tr)
+{
+	struct meminst_trace_header *h = &tr->h;
+	size_t n = fread(h, 1, sizeof *h, f);
+	if (n < 8 || memcmp(h->magic, MEMINST_TRACE_MAGIC, 8) != 0)
+		return read_fail(o, tr->path, "not a meminst trace file");
+	if (n < 16)
+		return read_fail(o, tr->path, "trace header cut short at byte %zu", n);
+	if (h->version > MEMINST_TRACE_VERSION)
+		return read_fail(o, tr->path, "trace format version %u is newer than this inspect reads (%d to %d)",
+				 h->version, MEMINST_TRACE_MIN_READABLE, MEMINST_TRACE_VERSION);
+	if (h->version < MEMINST_TRACE_MIN_READABLE)
+		return read_fail(o, tr->path, "trace format version %u is not supported", h->version);
+	if (n < sizeof *h)
+		return read_fail(o, tr->path, "trace header cut short at byte %zu", n);
+	if (h->header_size < sizeof *h || h->header_size > (1u << 20))
+		return read_fail(o, tr->path, "bad trace header size %u", h->header_size);
+	if (h->clock < MEMINST_TRACE_CLOCK_TSC || h->clock > MEMINST_TRACE_CLOCK_CPU)
+		return read_fail(o, tr->path, "unknown clock %u in the trace header", h->clock);
+	if (!isfinite(h->tick_hz) || h->tick_hz < 1.0 || h->tick_hz > 1e12)
+		return read_fail(o, tr->path, "bad tick rate %g in the trace header", h->tick_hz);
+	if (fseeko(f, h->header_size, SEEK_SET) != 0)
+		return read_fail(o, tr->path, "%s", strerror(errno));
+	tr->size = h->header_size;
+	return 0;
+}
+
+/* ---------------------------------------------------- process records -- */
+
+static void read_module(struct prof_trace *tr, const uint64_t *r, size_t n)
+{
+	size_t plen = (size_t)(r[1] >> 32), idlen = (size_t)r[5];
+	if (idlen > sizeof tr->mods[0].build_id)
+		idlen = 0;
+	const char *id = (const char *)(r + 6);
+	const char *path = (const char *)(r + 6 + (r[5] + 7) / 8);
+	if (plen == 0 || plen > 8 * (n - 6))
+		return;
+	char *p = insp_xcalloc(1, plen + 1);
+	memcpy(p, path, plen);
+	/* a later mapping of the same range replaces the earlier one */
+	for (size_t i = 0; i < tr->nmods; i++) {
+		struct prof_mod *m = &tr->mods[i];
+		if (m->start < r[3] && r[2] < m->end) {
+			free(m->path);
+			*m = tr->mods[--tr->nmods];
+			i--;
+		}
+	}
+	if (tr->nmods == tr->mods_cap) {
+		tr->mods_cap = tr->mods_cap ? 2 * tr->mods_cap : 16;
+		tr->mods = insp_xrealloc(tr->mods, tr->mods_cap * sizeof *tr->mods);
+	}
+	struct prof_mod *m = &tr->mods[tr->nmods++];
+	*m = (struct prof_mod){.start = r[2], .end = r[3], .offset = r[4], .build_id_len = idlen, .path = p};
+	memcpy(m->build_id, id, idlen);
+}
+
+static void read_process(struct prof_trace *tr, const uint64_t *r)
+{
+	size_t len = (size_t)(r[1] >> 32);
+	const char *text = (const char *)(r + 2);
+	free(tr->exe);
+	free(tr->cmdline);
+	size_t elen = strnlen(text, len);
+	tr->exe = insp_xcalloc(1, elen + 1);
+	memcpy(tr->exe, text, elen);
+	tr->cmdline = insp_xcalloc(1, len + 1);
+	size_t k = 0;
+	for (size_t i = elen < len ? elen + 1 : len; i < len; i++)
+		tr->cmdline[k++] = text[i] ? text[i] : ' ';
+	while (k && tr->cmdline[k - 1] == ' ')
+		k--;
+	tr->cmdline[k] = 0;
+}
+
+static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
+{
+	struct prof_trace *tr = ctx;
+	(void)thread;
+	switch (MEMINST_TREC_KIND(r[0])) {
+	case MEMINST_TREC_MODULE: read_module(tr, r, n); break;
+	case MEMINST_TREC_PROCESS: read_process(tr, r); break;
+	case MEMINST_TREC_PROCESS_EXIT:
+		tr->exited = true;
+		tr->exit_status = (int64_t)r[2];
+		break;
+	}
+}
+
+/* ------------------------------------------------------------- chunks -- */
+
+static int read_sim_error(const struct insp_opts *o, const struct prof_trace *tr, enum prof_err e,
+			  uint64_t at, const uint64_t *rec)
+{
+	switch (e) {
+	case PROF_E_KIND:
+		return read_fail(o, tr->path, "unknown record kind %u at byte %llu", MEMINST_TREC_KIND(rec[0]),
+				 (unsigned long long)at);
+	case PROF_E_SIZE:
+		return read_fail(o, tr->path, "record at byte %llu runs past its chunk", (unsigned long long)at);
+	case PROF_E_COUNT:
+		return read_fail(o, tr->path, "record at byte %llu: its counts do not fit its size",
+				 (unsigned long long)at);
+	default:
+		return read_fail(o, tr->path, "out of memory");
+	}
+}
+
+/* The words of the complete records at the start of a cut chunk. */
+static size_t read_complete(const uint64_t *w, size_t n)
+{
+	size_t i = 0, len;
+	while (i < n && prof_rec_size(w + i, n - i, &len) == PROF_OK)
+		i += len;
+	return i;
+}
+
+static void read_each(struct prof_trace *tr, const struct meminst_trace_chunk *c, const uint64_t *w,
+		      size_t n, prof_each_fn each, void *ctx)
+{
+	size_t len;
+	for (size_t i = 0; i < n && prof_rec_size(w + i, n - i, &len) == PROF_OK; i += len)
+		each(ctx, &tr->h, c->thread, c->stream, w + i, len);
+}
+
+/* One chunk at tr->size; returns 0, 1 at the end of the file, or an exit
+** code. */
+static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr, uint64_t **buf,
+		      size_t *cap, prof_each_fn each, void *ctx)
+{
+	struct meminst_trace_chunk c;
+	uint64_t at = tr->size;
+	size_t got = fread(&c, 1, sizeof c, f);
+	if (got == 0)
+		return 1;
+	if (got < sizeof c) {
+		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+			(unsigned long long)at);
+		return 1;
+	}
+	if (c.magic != MEMINST_TRACE_CHUNK_MAGIC)
+		return read_fail(o, tr->path, "corrupt chunk at byte %llu (bad chunk magic)", (unsigned long long)at);
+	if (c.words > PROF_MAX_CHUNK_WORDS)
+		return read_fail(o, tr->path, "corrupt chunk at byte %llu (it claims %u words)",
+				 (unsigned long long)at, c.words);
+	if (c.words > *cap) {
+		*cap = c.words;
+		*buf = insp_xrealloc(*buf, *cap * sizeof **buf);
+	}
+	size_t bytes = fread(*buf, 1, (size_t)c.words * 8, f);
+	size_t n = bytes / 8;
+	bool cut = bytes < (size_t)c.words * 8;
+	if (cut)
+		n = read_complete(*buf, n);
+	else if (meminst_trace_checksum(*buf, c.words) != c.checksum)
+		return read_fail(o, tr->path, "corrupt chunk at byte %llu (checksum mismatch)", (unsigned long long)at);
+	size_t bad = 0;
+	enum prof_err e = prof_sim_feed(&tr->sim, c.thread, c.stream, *buf, n, &bad);
+	if (e)
+		return read_sim_error(o, tr, e, at + sizeof c + 8 * bad, *buf + bad);
+	if (each)
+		read_each(tr, &c, *buf, n, each, ctx);
+	tr->chunks++;
+	if (cut) {
+		tr->size = at + sizeof c + 8 * n;
+		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+			(unsigned long long)tr->size);
+		return 1;
+	}
+	tr->size = at + sizeof c + 8 * (uint64_t)c.words;
+	return 0;
+}
+
+int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+			   struct prof_trace *tr, prof_each_fn each, void *ctx)
+{
+	memset(tr, 0, sizeof *tr);
+	tr->path = path;
+	prof_sim_init(&tr->sim, &prof_libc_allocator);
+	tr->sim.other = read_other;
+	tr->sim.other_ctx = tr;
+	int r = read_header(f, o, tr);
+	uint64_t *buf = NULL;
+	size_t cap = 0;
+	struct insp_progress p;
+	insp_progress_start(&p, o, "reading the trace", size);
+	while (r == 0) {
+		r = read_chunk(f, o, tr, &buf, &cap, each, ctx);
+		insp_progress_step(&p, tr->size);
+	}
+	insp_progress_end(&p);
+	if (r == 1 && ferror(f))
+		r = read_fail(o, path, "read error");
+	else if (r == 1)
+		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
+	free(buf);
+	return r;
+}
+
+int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,
+		    prof_each_fn each, void *ctx)
+{
+	struct stat st;
+	memset(tr, 0, sizeof *tr);
+	prof_sim_init(&tr->sim, &prof_libc_allocator);
+	if (stat(path, &st) != 0)
+		return read_fail(o, path, "%s", strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return read_fail(o, path, "not a regular file");
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return read_fail(o, path, "%s", strerror(errno));
+	static char iobuf[1 << 20];
+	setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
+	int r = prof_trace_read_stream(f, path, (uint64_t)st.st_size, o, tr, each, ctx);
+	fclose(f);
+	return r;
+}
+
+void prof_trace_free(struct prof_trace *tr)
+{
+	prof_sim_free(&tr->sim);
+	for (size_t i = 0; i < tr->nmods; i++)
+		free(tr->mods[i].path);
+	free(tr->mods);
+	free(tr->exe);
+	free(tr->cmdline);
+	memset(tr, 0, sizeof *tr);
+}
+
+double prof_ns_per_tick(const struct prof_trace *tr)
+{
+	double ns = 1e9 / tr->h.tick_hz;
+	const struct prof_sim *s = &tr->sim;
+	if (tr->h.clock == MEMINST_TRACE_CLOCK_TSC && s->nclock >= 2 && s->clock_t1 > s->clock_t0 &&
+	    s->clock_ns1 >= s->clock_ns0 + 10000000ull)
+		ns = (double)(s->clock_ns1 - s->clock_ns0) / (double)(s->clock_t1 - s->clock_t0);
+	return ns;
+}

@@ -1,0 +1,575 @@
+/*
+** prof_sim.c — the call-stack simulation engine (see prof_sim.h for the
+** rules).  No stdio, no libc allocation: this file is meant to be built
+** into libmeminst as well.
+**
+** Time is charged lazily: every event first gives the time since the
+** previous one (t - now) to the function on top of the stack (its OWN), or
+** to root_own when the stack is empty, then acts.  A frame's ACC is its
+** span, charged when it is popped and only if it was the outermost instance
+** of its function.  Time stamps that go backwards are taken as `now`.
+*/
+#include "prof_sim.h"
+
+#include <string.h>
+
+#include "meminst-trace.h"
+
+static const uint8_t sim_fixed_words[] = MEMINST_TREC_WORDS_INIT;
+
+/* ------------------------------------------------------------- memory -- */
+
+static void *sim_grow(struct prof_sim *s, void *p, size_t *cap, size_t elem, size_t need)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *q = s->a.realloc(s->a.ctx, p, n * elem);
+	if (!q)
+		return NULL;
+	*cap = n;
+	return q;
+}
+
+static uint64_t sim_mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x9e3779b97f4a7c15ull;
+	return x ^ x >> 29;
+}
+
+/* Open-addressing tables of index + 1, load kept under 1/2. */
+static uint32_t *sim_rehash(struct prof_sim *s, uint32_t *old, size_t *hcap, size_t n,
+			    uint64_t (*key)(const void *rows, uint32_t i), const void *rows)
+{
+	size_t cap = *hcap ? *hcap * 2 : 64;
+	uint32_t *h = s->a.realloc(s->a.ctx, NULL, cap * sizeof *h);
+	if (!h)
+		return NULL;
+	memset(h, 0, cap * sizeof *h);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t j = sim_mix(key(rows, i)) & (cap - 1);
+		while (h[j])
+			j = (j + 1) & (cap - 1);
+		h[j] = i + 1;
+	}
+	if (old)
+		s->a.free(s->a.ctx, old);
+	*hcap = cap;
+	return h;
+}
+
+static uint64_t sim_fn_key(const void *rows, uint32_t i)
+{
+	return ((const struct prof_fn_row *)rows)[i].fn;
+}
+
+static uint64_t sim_pair_key(const void *rows, uint32_t i)
+{
+	const struct prof_pair_row *p = &((const struct prof_pair_row *)rows)[i];
+	return (uint64_t)p->caller << 32 | p->called;
+}
+
+/* The row of fn in t, created on first use; UINT32_MAX when out of memory. */
+static uint32_t sim_fn(struct prof_sim *s, struct prof_thread *t, uint64_t fn)
+{
+	size_t j = t->fn_hcap ? sim_mix(fn) & (t->fn_hcap - 1) : 0;
+	if (t->fn_hcap) {
+		for (uint32_t v; (v = t->fn_hash[j]) != 0; j = (j + 1) & (t->fn_hcap - 1))
+			if (t->fns[v - 1].fn == fn)
+				return v - 1;
+	}
+	if (t->nfns >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	struct prof_fn_row *f = sim_grow(s, t->fns, &t->fns_cap, sizeof *f, t->nfns + 1);
+	if (!f)
+		return UINT32_MAX;
+	t->fns = f;
+	f[t->nfns] = (struct prof_fn_row){.fn = fn};
+	uint32_t idx = (uint32_t)t->nfns++;
+	if (2 * t->nfns > t->fn_hcap) {
+		uint32_t *h = sim_rehash(s, t->fn_hash, &t->fn_hcap, t->nfns, sim_fn_key, t->fns);
+		if (!h)
+			return UINT32_MAX;
+		t->fn_hash = h;
+		return idx;
+	}
+	t->fn_hash[j] = idx + 1;
+	return idx;
+}
+
+static uint32_t sim_pair(struct prof_sim *s, struct prof_thread *t, uint32_t caller, uint32_t called)
+{
+	uint64_t key = (uint64_t)caller << 32 | called;
+	size_t j = t->pair_hcap ? sim_mix(key) & (t->pair_hcap - 1) : 0;
+	if (t->pair_hcap) {
+		for (uint32_t v; (v = t->pair_hash[j]) != 0; j = (j + 1) & (t->pair_hcap - 1))
+			if (t->pairs[v - 1].caller == caller && t->pairs[v - 1].called == called)
+				return v - 1;
+	}
+	if (t->npairs >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	struct prof_pair_row *p = sim_grow(s, t->pairs, &t->pairs_cap, sizeof *p, t->npairs + 1);
+	if (!p)
+		return UINT32_MAX;
+	t->pairs = p;
+	p[t->npairs] = (struct prof_pair_row){.caller = caller, .called = called};
+	uint32_t idx = (uint32_t)t->npairs++;
+	if (2 * t->npairs > t->pair_hcap) {
+		uint32_t *h = sim_rehash(s, t->pair_hash, &t->pair_hcap, t->npairs, sim_pair_key, t->pairs);
+		if (!h)
+			return UINT32_MAX;
+		t->pair_hash = h;
+		return idx;
+	}
+	t->pair_hash[j] = idx + 1;
+	return idx;
+}
+
+/* ------------------------------------------------------------ threads -- */
+
+static enum prof_err sim_thread_new(struct prof_sim *s, uint32_t thread, struct prof_thread **out)
+{
+	struct prof_thread *t = s->a.realloc(s->a.ctx, NULL, sizeof *t);
+	if (!t)
+		return PROF_E_NOMEM;
+	memset(t, 0, sizeof *t);
+	t->thread = thread;
+	t->off = true;
+	struct prof_thread **v = sim_grow(s, s->threads, &s->threads_cap, sizeof *v, s->nthreads + 1);
+	if (!v) {
+		s->a.free(s->a.ctx, t);
+		return PROF_E_NOMEM;
+	}
+	s->threads = v;
+	v[s->nthreads++] = t;
+	/* the pseudo rows first, so their indexes are fixed */
+	if (sim_fn(s, t, PROF_FN_UNDEFINED) != 0 || sim_fn(s, t, PROF_FN_PENDING) != 1)
+		return PROF_E_NOMEM;
+	t->undef_idx = 0;
+	t->pend_idx = 1;
+	*out = t;
+	return PROF_OK;
+}
+
+static uint64_t sim_thr_key(const void *rows, uint32_t i)
+{
+	return ((struct prof_thread *const *)rows)[i]->thread;
+}
+
+static enum prof_err sim_thread(struct prof_sim *s, uint32_t thread, struct prof_thread **out)
+{
+	size_t j = s->thr_hcap ? sim_mix(thread) & (s->thr_hcap - 1) : 0;
+	if (s->thr_hcap) {
+		for (uint32_t v; (v = s->thr_hash[j]) != 0; j = (j + 1) & (s->thr_hcap - 1)) {
+			if (s->threads[v - 1]->thread == thread) {
+				*out = s->threads[v - 1];
+				return PROF_OK;
+			}
+		}
+	}
+	enum prof_err e = sim_thread_new(s, thread, out);
+	if (e)
+		return e;
+	if (2 * s->nthreads > s->thr_hcap) {
+		uint32_t *h = sim_rehash(s, s->thr_hash, &s->thr_hcap, s->nthreads, sim_thr_key, s->threads);
+		if (!h)
+			return PROF_E_NOMEM;
+		s->thr_hash = h;
+	} else {
+		s->thr_hash[j] = (uint32_t)s->nthreads;
+	}
+	return PROF_OK;
+}
+
+/* --------------------------------------------------------------- time -- */
+
+/* Give the time up to t to the top of the stack; returns the time used
+** (never before `now`). */
+static uint64_t sim_advance(struct prof_thread *t, uint64_t ts)
+{
+	if (ts < t->now)
+		return t->now;
+	if (!t->off) {
+		if (t->depth)
+			t->stack[t->depth - 1].own += ts - t->now;
+		else
+			t->root_own += ts - t->now;
+	}
+	t->now = ts;
+	return ts;
+}
+
+static void sim_charge(struct prof_thread *t, uint32_t pair, uint64_t cnt, uint64_t acc, uint64_t own)
+{
+	struct prof_pair_row *p = &t->pairs[pair];
+	struct prof_fn_row *f = &t->fns[p->called];
+	p->cnt += cnt, p->acc += acc, p->own += own;
+	f->cnt += cnt, f->acc += acc, f->own += own;
+}
+
+static void sim_pop(struct prof_thread *t, uint64_t ts)
+{
+	struct prof_frame *fr = &t->stack[--t->depth];
+	struct prof_fn_row *f = &t->fns[fr->fn];
+	f->active--;
+	sim_charge(t, fr->pair, 0, fr->outermost ? ts - fr->start : 0, fr->own);
+}
+
+/* The caller index for a new call: the top frame's function, or PENDING. */
+static uint32_t sim_caller(const struct prof_thread *t)
+{
+	return t->depth ? t->stack[t->depth - 1].fn : t->pend_idx;
+}
+
+/* A pair with caller PENDING is listed to be settled later. */
+static enum prof_err sim_note_pending(struct prof_sim *s, struct prof_thread *t, uint32_t pair)
+{
+	struct prof_pair_row *p = &t->pairs[pair];
+	if (p->caller != t->pend_idx || p->pending)
+		return PROF_OK;
+	uint32_t *v = sim_grow(s, t->pending, &t->pending_cap, sizeof *v, t->npending + 1);
+	if (!v)
+		return PROF_E_NOMEM;
+	t->pending = v;
+	v[t->npending++] = pair;
+	t->pairs[pair].pending = true;
+	return PROF_OK;
+}
+
+/* The calls made from the empty stack were made by `caller`. */
+static enum prof_err sim_settle(struct prof_sim *s, struct prof_thread *t, uint32_t caller)
+{
+	for (size_t i = 0; i < t->npending; i++) {
+		struct prof_pair_row *p = &t->pairs[t->pending[i]];
+		uint32_t called = p->called;
+		uint64_t cnt = p->cnt, acc = p->acc, own = p->own;
+		p->cnt = p->acc = p->own = 0;
+		p->pending = false;
+		uint32_t q = sim_pair(s, t, caller, called);
+		if (q == UINT32_MAX)
+			return PROF_E_NOMEM;
+		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
+	}
+	t->npending = 0;
+	return PROF_OK;
+}
+
+/* Close the segment at ts: pop everything, settle the untraced callers. */
+static enum prof_err sim_close(struct prof_sim *s, struct prof_thread *t, uint64_t ts)
+{
+	while (t->depth)
+		sim_pop(t, ts);
+	t->root_own = 0;
+	t->off = true;
+	return sim_settle(s, t, t->undef_idx);
+}
+
+static void sim_open(struct prof_thread *t, uint64_t ts)
+{
+	t->off = false;
+	t->now = t->seg_start = ts;
+	t->root_own = 0;
+	t->seg++;
+}
+
+/* ------------------------------------------------------------- events -- */
+
+static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_t fn, uint64_t ts)
+{
+	uint32_t caller = sim_caller(t);
+	uint32_t f = sim_fn(s, t, fn);
+	if (f == UINT32_MAX)
+		return PROF_E_NOMEM;
+	uint32_t p = sim_pair(s, t, caller, f);
+	if (p == UINT32_MAX)
+		return PROF_E_NOMEM;
+	if (caller == t->pend_idx && sim_note_pending(s, t, p))
+		return PROF_E_NOMEM;
+	struct prof_frame *st = sim_grow(s, t->stack, &t->stack_cap, sizeof *st, t->depth + 1);
+	if (!st)
+		return PROF_E_NOMEM;
+	t->stack = st;
+	struct prof_fn_row *row = &t->fns[f];
+	st[t->depth++] = (struct prof_frame){f, p, ts, 0, row->active == 0};
+	row->active++;
+	t->pairs[p].cnt++;
+	row->cnt++;
+	t->calls++;
+	return PROF_OK;
+}
+
+/* A return from a function never entered in this segment (see the
+** header): it ran from the segment's start, with the empty stack as its
+** own time, and made the calls made from the empty stack. */
+static enum prof_err sim_untraced_return(struct prof_sim *s, struct prof_thread *t, uint64_t fn,
+					 uint64_t ts)
+{
+	while (t->depth)
+		sim_pop(t, ts);
+	uint32_t f = sim_fn(s, t, fn);
+	if (f == UINT32_MAX || sim_settle(s, t, f))
+		return PROF_E_NOMEM;
+	uint32_t p = sim_pair(s, t, t->pend_idx, f);
+	if (p == UINT32_MAX || sim_note_pending(s, t, p))
+		return PROF_E_NOMEM;
+	struct prof_fn_row *row = &t->fns[f];
+	uint64_t acc = ts - t->seg_start;
+	/* an untraced function returning twice: recursion, the outer one counts */
+	if (row->seg == t->seg)
+		row->acc -= row->seg_acc;
+	row->seg = t->seg;
+	row->seg_acc = acc;
+	sim_charge(t, p, 0, acc, t->root_own);
+	t->root_own = 0;
+	t->untraced++;
+	return PROF_OK;
+}
+
+static enum prof_err sim_return(struct prof_sim *s, struct prof_thread *t, uint64_t fn, uint64_t ts)
+{
+	if (t->depth && t->fns[t->stack[t->depth - 1].fn].fn == fn) {
+		sim_pop(t, ts);
+		return PROF_OK;
+	}
+	/* lower in the stack: the frames above were skipped (longjmp, throw) */
+	for (size_t i = t->depth; i-- > 0;) {
+		if (t->fns[t->stack[i].fn].fn == fn) {
+			while (t->depth > i)
+				sim_pop(t, ts);
+			return PROF_OK;
+		}
+	}
+	return sim_untraced_return(s, t, fn, ts);
+}
+
+/* SUSPEND and ALLOC: a call of a pseudo function from the top of the stack
+** from begin to end. */
+static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint64_t pseudo,
+				uint64_t begin, uint64_t end)
+{
+	uint64_t from = sim_advance(t, begin);
+	if (end < begin)
+		end = begin;
+	uint32_t caller = sim_caller(t);
+	uint32_t f = sim_fn(s, t, pseudo);
+	if (f == UINT32_MAX)
+		return PROF_E_NOMEM;
+	uint32_t p = sim_pair(s, t, caller, f);
+	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
+		return PROF_E_NOMEM;
+	/* a suspension inside the allocator was seen first: count the rest */
+	uint64_t own = pseudo == PROF_FN_ALLOC && end > from ? end - from : 0;
+	sim_charge(t, p, 1, end - begin, own);
+	if (end > t->now)
+		t->now = end;
+	return PROF_OK;
+}
+
+static void sim_thread_start(struct prof_thread *t, const uint64_t *r)
+{
+	t->tid = r[1] & 0xffffffffu;
+	t->parent = (uint32_t)(r[1] >> 32);
+	memcpy(t->name, &r[2], 16);
+	t->name[16] = 0;
+}
+
+static enum prof_err sim_prof_pair(struct prof_sim *s, struct prof_thread *t, const uint64_t *r,
+				   size_t n)
+{
+	for (size_t i = 2; i + 5 <= n; i += 5) {
+		uint64_t fn = r[i], caller = r[i + 1];
+		if (fn == PROF_FN_PENDING || caller == PROF_FN_PENDING)
+			continue;
+		uint32_t f = sim_fn(s, t, fn), c = sim_fn(s, t, caller);
+		if (f == UINT32_MAX || c == UINT32_MAX)
+			return PROF_E_NOMEM;
+		uint32_t p = sim_pair(s, t, c, f);
+		if (p == UINT32_MAX)
+			return PROF_E_NOMEM;
+		sim_charge(t, p, r[i + 2], r[i + 3], r[i + 4]);
+	}
+	t->has_profile = true;
+	return PROF_OK;
+}
+
+static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const uint64_t *r,
+			       size_t n)
+{
+	unsigned kind = MEMINST_TREC_KIND(r[0]);
+	uint64_t ts = MEMINST_TREC_TIME(r[0]);
+	if (t->off && (kind == MEMINST_TREC_CALL || kind == MEMINST_TREC_RETURN ||
+		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_TRACE_ON ||
+		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC))
+		sim_open(t, ts > t->now ? ts : t->now);
+	switch (kind) {
+	case MEMINST_TREC_CALL:
+		return sim_call(s, t, r[1], sim_advance(t, ts));
+	case MEMINST_TREC_RETURN:
+		return sim_return(s, t, r[1], sim_advance(t, ts));
+	case MEMINST_TREC_THREAD_START:
+		sim_thread_start(t, r);
+		return PROF_OK;
+	case MEMINST_TREC_THREAD_EXIT:
+		t->exits++;
+		return sim_close(s, t, sim_advance(t, ts));
+	case MEMINST_TREC_TRACE_OFF:
+		return sim_close(s, t, sim_advance(t, ts));
+	case MEMINST_TREC_SUSPEND:
+		return sim_pseudo(s, t, PROF_FN_SUSPEND, ts, r[1]);
+	case MEMINST_TREC_ALLOC:
+		return sim_pseudo(s, t, PROF_FN_ALLOC, ts, r[1]);
+	case MEMINST_TREC_LOST:
+		t->lost += r[1];
+		s->lost += r[1];
+		return PROF_OK;
+	case MEMINST_TREC_PROF_PAIR:
+		return sim_prof_pair(s, t, r, n);
+	default: /* TRACE_ON (opened above), CLOCK, variable kinds */
+		sim_advance(t, ts);
+		return PROF_OK;
+	}
+}
+
+/* ----------------------------------------------------------- records -- */
+
+enum prof_err prof_rec_size(const uint64_t *w, size_t avail, size_t *len)
+{
+	unsigned kind = MEMINST_TREC_KIND(w[0]);
+	if (kind < MEMINST_TREC_VARIABLE) {
+		if (kind > MEMINST_TREC_FIXED_MAX || sim_fixed_words[kind] == 0)
+			return PROF_E_KIND;
+		*len = sim_fixed_words[kind];
+		return *len <= avail ? PROF_OK : PROF_E_SIZE;
+	}
+	if (avail < 2)
+		return PROF_E_SIZE;
+	uint64_t n = (uint32_t)w[1], extra = w[1] >> 32;
+	if (n < 2 || n > avail)
+		return PROF_E_SIZE;
+	*len = (size_t)n;
+	switch (kind) {
+	case MEMINST_TREC_SAMPLE:
+		return extra + 3 > n ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_ALLOC_SAMPLE:
+		return extra + 4 > n ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_MODULE:
+		if (n < 6 || w[5] > 8 * (n - 6) || extra > 8 * (n - 6) ||
+		    (w[5] + 7) / 8 + (extra + 7) / 8 > n - 6)
+			return PROF_E_COUNT;
+		return PROF_OK;
+	case MEMINST_TREC_PROCESS:
+		return extra > 8 * (n - 2) ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_COUNTS:
+		return 2 * extra + 2 > n ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_PROF_PAIR:
+		return (n - 2) % 5 ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_PROCESS_EXIT:
+		return n < 3 ? PROF_E_COUNT : PROF_OK;
+	default:
+		return PROF_OK;
+	}
+}
+
+static void sim_times(struct prof_sim *s, struct prof_thread *t, const uint64_t *r)
+{
+	unsigned kind = MEMINST_TREC_KIND(r[0]);
+	uint64_t a = MEMINST_TREC_TIME(r[0]), b = a;
+	if (kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC)
+		b = r[1] > a ? r[1] : a;
+	if (kind == MEMINST_TREC_CLOCK) {
+		if (s->nclock++ == 0)
+			s->clock_t0 = a, s->clock_ns0 = r[1];
+		s->clock_t1 = a, s->clock_ns1 = r[1];
+	}
+	if (!t->seen || a < t->first)
+		t->first = a;
+	if (!t->seen || b > t->last)
+		t->last = b;
+	t->seen = true;
+	if (!s->seen || a < s->first)
+		s->first = a;
+	if (!s->seen || b > s->last)
+		s->last = b;
+	s->seen = true;
+}
+
+enum prof_err prof_sim_feed(struct prof_sim *s, uint32_t thread, unsigned stream,
+			    const uint64_t *w, size_t n, size_t *bad)
+{
+	struct prof_thread *t;
+	enum prof_err e = sim_thread(s, thread, &t);
+	if (e)
+		return e;
+	for (size_t i = 0, len; i < n; i += len) {
+		*bad = i;
+		if ((e = prof_rec_size(w + i, n - i, &len)) != PROF_OK)
+			return e;
+		const uint64_t *r = w + i;
+		unsigned kind = MEMINST_TREC_KIND(r[0]);
+		s->events++;
+		t->events++;
+		if (stream == MEMINST_TRACE_STREAM_EVENTS) {
+			sim_times(s, t, r);
+			if ((e = sim_event(s, t, r, len)) != PROF_OK)
+				return e;
+		}
+		if (s->other && (kind >= MEMINST_TREC_VARIABLE || stream != MEMINST_TRACE_STREAM_EVENTS ||
+				 kind == MEMINST_TREC_CLOCK))
+			s->other(s->other_ctx, thread, r, len);
+	}
+	return PROF_OK;
+}
+
+/* ----------------------------------------------------------- the end -- */
+
+void prof_sim_init(struct prof_sim *s, const struct prof_allocator *a)
+{
+	memset(s, 0, sizeof *s);
+	s->a = *a;
+}
+
+enum prof_err prof_sim_finish(struct prof_sim *s)
+{
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct prof_thread *t = s->threads[i];
+		uint64_t end = t->last > t->now ? t->last : t->now;
+		if (!t->off)
+			sim_advance(t, end);
+		enum prof_err e = sim_close(s, t, end);
+		if (e)
+			return e;
+	}
+	return PROF_OK;
+}
+
+void prof_thread_totals(const struct prof_thread *t, uint64_t *cnt, uint64_t *own)
+{
+	*cnt = *own = 0;
+	for (size_t i = 0; i < t->nfns; i++) {
+		if (t->fns[i].fn == PROF_FN_UNDEFINED || t->fns[i].fn == PROF_FN_PENDING)
+			continue;
+		*cnt += t->fns[i].cnt;
+		*own += t->fns[i].own;
+	}
+}
+
+void prof_sim_free(struct prof_sim *s)
+{
+	void *c = s->a.ctx;
+	for (size_t i = 0; i < s->nthreads; i++) {
+		struct prof_thread *t = s->threads[i];
+		void *bufs[] = {t->stack, t->fns, t->fn_hash, t->pairs, t->pair_hash, t->pending};
+		for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
+			if (bufs[j])
+				s->a.free(c, bufs[j]);
+		s->a.free(c, t);
+	}
+	if (s->threads)
+		s->a.free(c, s->threads);
+	if (s->thr_hash)
+		s->a.free(c, s->thr_hash);
+	memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,152 @@
+/*
+** prof_sim.h — the call-stack simulation engine of the exact profiler.
+**
+** The engine consumes the records of <meminst-trace.h> one chunk at a time
+** (chunks of different threads may interleave; within a thread they come in
+** order) and keeps, per trace thread, the simulated call stack and two
+** aggregation tables: one row per function and one per caller->called pair,
+** each with CNT, ACC and OWN in ticks of the file's clock.  Those rows are
+** exactly what MEMINST_TREC_PROF_PAIR records carry.
+**
+** It is self-contained: no stdio, no SQLite, no libc allocation — memory
+** comes from the caller's prof_allocator — so that the same file can be
+** built into libmeminst for the in-process profiler.  Memory is proportional
+** to the distinct functions, call pairs and stack depth, never to events.
+**
+** The rules (fprof's, see doc/meminst-profile.5):
+**   - ACC is charged to a function (and to the pair that called it) only by
+**     its outermost instance on the stack: recursion never counts twice;
+**   - OWN is the time a function is on top of the stack, not suspended;
+**   - SUSPEND: a call of `suspend` from the top function: ACC = its time,
+**     OWN = 0; the functions on the stack get it in ACC, not in OWN;
+**   - ALLOC: a call of `<alloc>` from the top function, OWN = ACC;
+**   - a RETURN for a function lower in the stack pops the frames above it
+**     (longjmp, exceptions), closing them at that time;
+**   - a RETURN for a function not on the stack: the function was entered
+**     before the trace started.  Its ACC runs from the start of the traced
+**     segment, its OWN is the time the stack was empty, CNT is 0, and the
+**     calls made from the empty stack since are its calls; the chain of such
+**     functions ends at the pseudo caller `undefined`;
+**   - THREAD_EXIT, TRACE_OFF and the end of the data close the open frames
+**     at that time; TRACE_ON starts afresh.
+*/
+#ifndef PROF_SIM_H
+#define PROF_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Pseudo function addresses (never code addresses), as in PROF_PAIR rows
+** (MEMINST_TPROF_* of <meminst-trace.h>). */
+#define PROF_FN_UNDEFINED 0u /* the caller of untraced entries        */
+#define PROF_FN_SUSPEND 1u
+#define PROF_FN_ALLOC 2u
+#define PROF_FN_PENDING 3u   /* internal: caller not known yet          */
+#define PROF_FN_PSEUDO_MAX 3u
+
+/* realloc(ctx, NULL, n) allocates; realloc(ctx, p, 0) is never asked. */
+struct prof_allocator {
+	void *(*realloc)(void *ctx, void *p, size_t n);
+	void (*free)(void *ctx, void *p);
+	void *ctx;
+};
+
+enum prof_err {
+	PROF_OK = 0,
+	PROF_E_NOMEM,     /* the allocator failed                       */
+	PROF_E_KIND,      /* unknown fixed-size record kind             */
+	PROF_E_SIZE,      /* record size bad or running past the chunk   */
+	PROF_E_COUNT,     /* a count inside a record does not fit it     */
+};
+
+struct prof_fn_row {
+	uint64_t fn;             /* code address or PROF_FN_*               */
+	uint64_t cnt, acc, own;  /* ticks                                   */
+	uint32_t active;         /* instances on the stack now              */
+	uint32_t seg;            /* segment of the last untraced-entry charge */
+	uint64_t seg_acc;        /* that charge                             */
+};
+
+struct prof_pair_row {
+	uint32_t caller, called; /* indexes into the thread's fns           */
+	uint64_t cnt, acc, own;  /* of `called` while called from `caller`  */
+	bool pending;            /* listed in prof_thread.pending            */
+};
+
+struct prof_frame {
+	uint32_t fn, pair;
+	uint64_t start, own;
+	bool outermost;
+};
+
+struct prof_thread {
+	uint32_t thread;         /* trace thread number                     */
+	uint32_t parent;
+	uint64_t tid;
+	char name[17];
+	bool seen;               /* a record with a time stamp came         */
+	bool off;                /* between TRACE_OFF (or exit) and the next */
+	uint64_t first, last;    /* first and last time stamp               */
+	uint64_t now;            /* the time charged up to                  */
+	uint64_t seg_start;      /* start of the traced segment             */
+	uint64_t root_own;       /* empty-stack time in the segment         */
+	uint32_t seg;            /* segment number (from 1)                 */
+	struct prof_frame *stack;
+	size_t depth, stack_cap;
+	struct prof_fn_row *fns;
+	size_t nfns, fns_cap;
+	uint32_t *fn_hash;       /* index + 1, 0 = empty                    */
+	size_t fn_hcap;
+	struct prof_pair_row *pairs;
+	size_t npairs, pairs_cap;
+	uint32_t *pair_hash;
+	size_t pair_hcap;
+	uint32_t *pending;       /* pairs whose caller is PENDING            */
+	size_t npending, pending_cap;
+	uint32_t undef_idx, pend_idx; /* rows of PROF_FN_UNDEFINED/PENDING    */
+	/* counters */
+	uint64_t events, calls, untraced, lost, exits;
+	bool has_profile;        /* PROF_PAIR rows came                     */
+};
+
+struct prof_sim {
+	struct prof_allocator a;
+	struct prof_thread **threads; /* in order of first appearance        */
+	size_t nthreads, threads_cap;
+	uint32_t *thr_hash;
+	size_t thr_hcap;
+	bool seen;
+	uint64_t first, last;    /* over every thread                       */
+	uint64_t events, lost;
+	/* CLOCK records: the first and the last (ticks, ns) */
+	unsigned nclock;
+	uint64_t clock_t0, clock_ns0, clock_t1, clock_ns1;
+	/* records the engine leaves to its caller (MODULE, PROCESS, samples …)
+	** and every record when `all` is set; may be NULL */
+	void (*other)(void *ctx, uint32_t thread, const uint64_t *rec, size_t n);
+	void *other_ctx;
+};
+
+/* The size in words of the record at w (avail words left in the chunk),
+** checking what can be checked from the record alone.  PROF_OK or an
+** error. */
+enum prof_err prof_rec_size(const uint64_t *w, size_t avail, size_t *len);
+
+void prof_sim_init(struct prof_sim *s, const struct prof_allocator *a);
+/* Consume n words of one chunk of `thread` (stream: MEMINST_TRACE_STREAM_*:
+** only the events stream drives the stacks; signal records go to `other`).
+** On error *bad is the word index of the offending record; the records
+** before it were consumed. */
+enum prof_err prof_sim_feed(struct prof_sim *s, uint32_t thread, unsigned stream,
+			    const uint64_t *w, size_t n, size_t *bad);
+/* The end of the data: close every open frame at its thread's last time
+** stamp and settle the untraced callers. */
+enum prof_err prof_sim_finish(struct prof_sim *s);
+void prof_sim_free(struct prof_sim *s);
+
+/* The thread's total CNT and OWN (pseudo rows excluded, except suspend and
+** <alloc> which are calls too). */
+void prof_thread_totals(const struct prof_thread *t, uint64_t *cnt, uint64_t *own);
+
+#endif

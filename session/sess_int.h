@@ -1,0 +1,68 @@
+/*
+** sess_int.h — internal interfaces of the `meminst` launcher.
+**
+**   meminst.c     the command line, the program's environment, the run
+**   sess_run.c    starting the program, forwarding signals, waiting
+**   sess_store.c  the session database: run facts, processes, snapshots
+**                 gathered from the parts directory the processes wrote to
+**
+** The program and every process it starts write their parts (a snapshot
+** database and a trace file per process, named by pid) into a private
+** directory beside the output file; when the program has ended the launcher
+** gathers them into the one session database and removes the directory.
+*/
+#ifndef SESS_INT_H
+#define SESS_INT_H
+
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the command line asked for. */
+struct sess_opts {
+	const char *output;      /* -o FILE                                  */
+	bool force;              /* -f: replace an existing session file      */
+	bool quiet;              /* -q: no summary line                      */
+	const char *mode;        /* "off", "mis", "mim"                      */
+	const char *backend;     /* NULL: the library's default              */
+	const char *trace_clock; /* NULL, "wall", "cpu"                      */
+	unsigned sample_hz;      /* 0: none                                  */
+	const char *sample_clock;
+	uint64_t alloc_sample;   /* 0: none                                  */
+	uint64_t interval_ns;    /* timeline period, 0: none                 */
+	const char *interval_text;
+	char **argv;             /* the program and its arguments            */
+};
+
+/* How the program ended. */
+struct sess_result {
+	pid_t pid;
+	int exit_code;      /* -1 when killed */
+	int exit_signal;    /* 0 when it exited */
+	int64_t start_ns;   /* CLOCK_REALTIME */
+	int64_t duration_ns;
+};
+
+/* "sess_run.c": run argv with the given environment additions; returns 0
+** and fills *res, or -1 (the program could not be started: message said). */
+int sess_run(char **argv, struct sess_result *res);
+
+/* What went into a session, for the closing line. */
+struct sess_summary {
+	int processes, snapshots;
+	int64_t trace_bytes;
+	char trace_text[32]; /* trace_bytes for people: "12.3 MB" */
+};
+
+/* "sess_store.c": gather the parts in `dir` into the session database
+** `path` (replaced only with o->force).  0 or -1 with a message said. */
+int sess_store(const char *path, const char *dir, const struct sess_opts *o,
+	       const struct sess_result *res, const char *meminst_env, struct sess_summary *sum);
+
+/* "meminst.c" */
+void sess_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern bool sess_progress; /* stderr is a terminal: show progress */
+
+#endif

@@ -1,0 +1,107 @@
+/*
+** sess_run.c — run the program and wait for it, as `time` and `env` do.
+**
+** The program is a child in the launcher's process group, so a Ctrl-C
+** typed at the terminal reaches both: the launcher ignores SIGINT and
+** SIGQUIT while the program runs (it must outlive it to write the session)
+** and passes every other catchable signal sent to it alone (kill PID)
+** on to the program.  The launcher's exit status is the program's; a
+** program killed by a signal is reported by the caller, who re-raises that
+** signal once the session is written.
+*/
+#include "sess_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t run_child;
+
+static void run_forward(int sig)
+{
+	if (run_child > 0)
+		kill(run_child, sig);
+}
+
+static int64_t run_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Signals passed on to the program; the rest keep their defaults. */
+static const int run_forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
+				    SIGCONT, SIGWINCH, SIGPIPE};
+
+static void run_signals(bool during)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = during ? SIG_IGN : SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = during ? run_forward : SIG_DFL;
+	for (size_t i = 0; i < sizeof run_forwarded / sizeof run_forwarded[0]; i++)
+		sigaction(run_forwarded[i], &sa, NULL);
+}
+
+int sess_run(char **argv, struct sess_result *res)
+{
+	int errpipe[2];
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		sess_error("cannot start %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	res->start_ns = run_clock(CLOCK_REALTIME);
+	int64_t t0 = run_clock(CLOCK_MONOTONIC);
+	pid_t pid = fork();
+	if (pid < 0) {
+		sess_error("cannot start %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		close(errpipe[0]);
+		execvp(argv[0], argv);
+		int e = errno; /* the parent reports it: our stderr may be the user's */
+		if (write(errpipe[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	run_child = pid;
+	run_signals(true);
+	close(errpipe[1]);
+	int exec_errno = 0;
+	ssize_t got;
+	while ((got = read(errpipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	run_signals(false);
+	run_child = 0;
+	res->pid = pid;
+	res->duration_ns = run_clock(CLOCK_MONOTONIC) - t0;
+	if (got == (ssize_t)sizeof exec_errno) {
+		sess_error("cannot run %s: %s", argv[0], strerror(exec_errno));
+		res->exit_code = exec_errno == ENOENT ? 127 : 126;
+		res->exit_signal = 0;
+		return -1;
+	}
+	if (WIFSIGNALED(status)) {
+		res->exit_code = -1;
+		res->exit_signal = WTERMSIG(status);
+	} else {
+		res->exit_code = WEXITSTATUS(status);
+		res->exit_signal = 0;
+	}
+	return 0;
+}

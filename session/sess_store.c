@@ -1,0 +1,393 @@
+/*
+** sess_store.c — gather a run's parts into one session database.
+**
+** The parts directory holds, per process, `mem.PID.db` (its snapshots,
+** written by libmeminst) and `trace.PID` (its trace file).  The session is
+** written to a temporary file beside the output and moved into place only
+** when complete, so an existing file is never half overwritten, and a
+** session is never left half written under the name the user asked for.
+**
+** Snapshots of all processes are renumbered 1, 2, … in the order they were
+** taken (their time_ns), so the session reads like one snapshot database.
+** A part that SQLite cannot read (a process killed in the middle of a
+** store leaves at worst a hot journal, which the attach rolls back) is
+** reported and skipped: the other processes' data is kept.
+** Trace files are stored whole, in pieces, in session_trace, so the session
+** is the one file to keep; the profile part reads them from there.
+*/
+#include "sess_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "meminst-session.h"
+#include "meminst-snapshot.h"
+
+#define STORE_PIECE (1u << 20) /* bytes of trace per session_trace row */
+
+/* The snapshot tables whose rows carry a `snapshot` column. */
+static const char *const store_tables[] = {"allocator", "class", "type", "thread",
+					   "status", "segment", "module", "block"};
+
+struct store {
+	sqlite3 *db;
+	const char *dir;
+	int parts;      /* snapshot parts attached so far (their number) */
+	int processes;  /* rows in session_process                      */
+	int snapshots;  /* rows in snapshot                             */
+	int64_t trace_bytes;
+};
+
+static int store_exec(struct store *s, const char *sql)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		sess_error("cannot write the session: %s", msg ? msg : sqlite3_errmsg(s->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static sqlite3_stmt *store_prepare(struct store *s, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* The columns of part.TABLE with `snapshot` replaced by the new number. */
+static char *store_columns(struct store *s, const char *table, bool for_select)
+{
+	char *sql = sqlite3_mprintf("PRAGMA part.table_info(%Q)", table);
+	sqlite3_stmt *st = store_prepare(s, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return NULL;
+	char *cols = sqlite3_mprintf("%s", "");
+	while (cols && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *sep = *cols ? ", " : "";
+		char *next;
+		if (for_select && strcmp(name, "snapshot") == 0)
+			next = sqlite3_mprintf("%s%sm.new_id", cols, sep);
+		else
+			next = sqlite3_mprintf("%s%s%s\"%w\"", cols, sep, for_select ? "t." : "", name);
+		sqlite3_free(cols);
+		cols = next;
+	}
+	sqlite3_finalize(st);
+	return cols;
+}
+
+/* Copy one attached part: its snapshots get the numbers in temp.idmap. */
+static int store_copy_part(struct store *s)
+{
+	static const char snap_cols[] =
+	    "content, trigger, pid, ppid, exe, cmdline, mode, backend, header_size, time_ns, "
+	    "elapsed_ns, pause_ns, seq, blocks, bytes";
+	char *sql = sqlite3_mprintf("INSERT INTO main.snapshot(id, %s) SELECT m.new_id, %s FROM "
+				    "part.snapshot p JOIN temp.idmap m ON m.old_id = p.id ORDER BY m.new_id",
+				    snap_cols, snap_cols);
+	int rc = store_exec(s, sql);
+	sqlite3_free(sql);
+	for (size_t i = 0; rc == 0 && i < sizeof store_tables / sizeof store_tables[0]; i++) {
+		char *ins = store_columns(s, store_tables[i], false);
+		char *sel = store_columns(s, store_tables[i], true);
+		sql = ins && sel ? sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM part.\"%w\" t "
+						   "JOIN temp.idmap m ON m.old_id = t.snapshot",
+						   store_tables[i], ins, sel, store_tables[i])
+				 : NULL;
+		rc = sql ? store_exec(s, sql) : -1;
+		sqlite3_free(sql);
+		sqlite3_free(ins);
+		sqlite3_free(sel);
+	}
+	return rc;
+}
+
+/* Attach one process's snapshot database if it is ours; 0 or -1 (reported). */
+static int store_attach(struct store *s, const char *file)
+{
+	char *sql = sqlite3_mprintf("ATTACH %Q AS part", file);
+	int rc = store_exec(s, sql);
+	sqlite3_free(sql);
+	if (rc < 0)
+		return -1;
+	/* ours, and a schema this build writes */
+	bool ours = false;
+	sqlite3_stmt *st = store_prepare(s, "PRAGMA part.application_id");
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		ours = sqlite3_column_int64(st, 0) == MEMINST_SNAPSHOT_APP_ID;
+	sqlite3_finalize(st);
+	st = store_prepare(s, "PRAGMA part.user_version");
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		ours = ours && sqlite3_column_int(st, 0) == MEMINST_SNAPSHOT_VERSION;
+	sqlite3_finalize(st);
+	if (!ours) {
+		sess_error("%s: not a meminst snapshot database; skipped", file);
+		store_exec(s, "DETACH part");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+** One part, in one of two passes.  Pass 1 notes the time of each of its
+** snapshots; between the passes every snapshot gets its number in time
+** order (store_number); pass 2 copies the part under those numbers.  A
+** damaged part is reported and left out (returns 0): the rest is kept.
+*/
+static int store_part(struct store *s, const char *file, int part_no, int pass)
+{
+	if (store_attach(s, file) < 0)
+		return 0;
+	char *sql = pass == 1
+	    ? sqlite3_mprintf("INSERT INTO temp.times SELECT %d, id, time_ns FROM part.snapshot", part_no)
+	    : sqlite3_mprintf("DELETE FROM temp.idmap; INSERT INTO temp.idmap(old_id, new_id) "
+			      "SELECT old_id, new_id FROM temp.numbers WHERE part = %d", part_no);
+	int rc = store_exec(s, sql);
+	sqlite3_free(sql);
+	if (rc == 0 && pass == 2 && store_exec(s, "BEGIN") == 0) {
+		if (store_copy_part(s) == 0 && store_exec(s, "COMMIT") == 0) {
+			sqlite3_stmt *st = store_prepare(s, "SELECT count(*) FROM temp.idmap");
+			if (st && sqlite3_step(st) == SQLITE_ROW)
+				s->snapshots += sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		} else {
+			sess_error("%s: cannot be read; its snapshots are left out", file);
+			store_exec(s, "ROLLBACK");
+		}
+	}
+	store_exec(s, "DETACH part");
+	return 0;
+}
+
+/* Between the passes: snapshot numbers in the order the snapshots were taken. */
+static int store_number(struct store *s)
+{
+	return store_exec(s, "INSERT INTO temp.numbers SELECT part, old_id, row_number() OVER "
+			     "(ORDER BY time_ns, part, old_id) FROM temp.times");
+}
+
+/* Store a trace file in pieces under its pid. */
+static int store_trace(struct store *s, const char *file, long pid)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (store_exec(s, "BEGIN") < 0)
+		return close(fd), -1;
+	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_trace(pid, seq, data) VALUES(?, ?, ?)");
+	char *buf = malloc(STORE_PIECE);
+	int rc = st && buf ? 0 : -1;
+	for (int seq = 0; rc == 0; seq++) {
+		ssize_t n = 0, got;
+		while (n < STORE_PIECE && (got = read(fd, buf + n, STORE_PIECE - n)) > 0)
+			n += got;
+		if (n == 0)
+			break;
+		sqlite3_bind_int64(st, 1, pid);
+		sqlite3_bind_int(st, 2, seq);
+		sqlite3_bind_blob(st, 3, buf, (int)n, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+			rc = -1;
+		}
+		sqlite3_reset(st);
+		s->trace_bytes += n;
+	}
+	sqlite3_finalize(st);
+	free(buf);
+	close(fd);
+	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
+}
+
+static int store_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every part of the directory, in name order (so, stable). */
+static int store_parts(struct store *s)
+{
+	DIR *d = opendir(s->dir);
+	if (!d) {
+		sess_error("%s: %s", s->dir, strerror(errno));
+		return -1;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		char **grown = realloc(names, (n + 1) * sizeof *names);
+		if (!grown || !(grown[n] = strdup(e->d_name)))
+			break;
+		names = grown;
+		n++;
+	}
+	closedir(d);
+	qsort(names, n, sizeof *names, store_cmp);
+	int rc = 0;
+	for (int pass = 1; pass <= 3 && rc == 0; pass++) {
+		if (pass == 2)
+			rc = store_number(s);
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			char path[4096];
+			long pid;
+			char tail[8];
+			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
+			if (pass < 3 && sscanf(names[i], "mem.%ld.d%7s", &pid, tail) == 2 && !strcmp(tail, "b"))
+				rc = store_part(s, path, (int)i, pass);
+			else if (pass == 3 && sscanf(names[i], "trace.%ld%1s", &pid, tail) == 1)
+				rc = store_trace(s, path, pid);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/* Bind an integer, or NULL when absent. */
+static void store_bind_opt(sqlite3_stmt *st, int col, bool present, int64_t v)
+{
+	if (present)
+		sqlite3_bind_int64(st, col, v);
+	else
+		sqlite3_bind_null(st, col);
+}
+
+static int store_facts(struct store *s, const struct sess_opts *o, const struct sess_result *r,
+		       const char *meminst_env)
+{
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		strcpy(cwd, "?");
+	char *args = sqlite3_mprintf("%s", "");
+	for (char **a = o->argv; *a && args; a++) {
+		char *next = sqlite3_mprintf("%s%s%s", args, a == o->argv ? "" : " ", *a);
+		sqlite3_free(args);
+		args = next;
+	}
+	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_run VALUES(1, ?, ?, ?, ?, ?, ?, ?, ?, "
+					    "?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	int rc = st && args ? 0 : -1;
+	if (rc == 0) {
+		sqlite3_bind_text(st, 1, o->argv[0], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, args, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 3, cwd, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 4, r->pid);
+		sqlite3_bind_int64(st, 5, r->start_ns);
+		sqlite3_bind_int64(st, 6, r->duration_ns);
+		store_bind_opt(st, 7, !r->exit_signal, r->exit_code);
+		store_bind_opt(st, 8, r->exit_signal, r->exit_signal);
+		sqlite3_bind_text(st, 9, o->mode, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 10, o->backend ? o->backend : "system", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 11, o->trace_clock, -1, SQLITE_STATIC);
+		store_bind_opt(st, 12, o->sample_hz, o->sample_hz);
+		sqlite3_bind_text(st, 13, o->sample_hz ? (o->sample_clock ? o->sample_clock : "cpu") : NULL,
+				  -1, SQLITE_STATIC);
+		store_bind_opt(st, 14, o->alloc_sample, (int64_t)o->alloc_sample);
+		store_bind_opt(st, 15, o->interval_ns, (int64_t)o->interval_ns);
+		sqlite3_bind_text(st, 16, meminst_env, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 17, "meminst " PACKAGE_VERSION, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+			rc = -1;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(args);
+	if (rc == 0)
+		rc = store_exec(s,
+		    "INSERT OR IGNORE INTO session_process SELECT pid, min(ppid), min(exe), min(cmdline), "
+		    "count(*), 0 FROM snapshot GROUP BY pid;"
+		    "INSERT OR IGNORE INTO session_process SELECT DISTINCT pid, 0, '', '', 0, 1 FROM session_trace;"
+		    "UPDATE session_process SET traced = 1 WHERE pid IN (SELECT pid FROM session_trace);");
+	return rc;
+}
+
+/* Create the database at tmp with the schemas, or NULL. */
+static int store_create(struct store *s, const char *tmp)
+{
+	if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		sess_error("%s: %s", tmp, s->db ? sqlite3_errmsg(s->db) : "cannot create");
+		return -1;
+	}
+	char pragmas[200];
+	snprintf(pragmas, sizeof pragmas,
+		 "PRAGMA application_id=%d; PRAGMA user_version=%d; PRAGMA journal_mode=MEMORY; "
+		 "PRAGMA synchronous=OFF;", MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
+	return store_exec(s, pragmas) < 0 || store_exec(s, MEMINST_SNAPSHOT_SCHEMA) < 0 ||
+		       store_exec(s, MEMINST_SESSION_SCHEMA) < 0 ||
+		       store_exec(s, "CREATE TABLE IF NOT EXISTS session_trace(pid INTEGER NOT NULL, "
+				     "seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(pid, seq));"
+				     "INSERT INTO meminst_meta VALUES('writer', 'meminst " PACKAGE_VERSION "');"
+				     "CREATE TEMP TABLE idmap(old_id INTEGER PRIMARY KEY, new_id INTEGER);"
+				     "CREATE TEMP TABLE times(part INTEGER, old_id INTEGER, time_ns INTEGER);"
+				     "CREATE TEMP TABLE numbers(part INTEGER, old_id INTEGER, new_id INTEGER);") < 0
+		   ? -1
+		   : 0;
+}
+
+/* Move the finished file into place: over an old one only with -f. */
+static int store_publish(const char *tmp, const char *path, bool force)
+{
+	if (force ? rename(tmp, path) == 0 : link(tmp, path) == 0 && unlink(tmp) == 0)
+		return 0;
+	sess_error("%s: %s%s; the session is in %s", path, strerror(errno),
+		   errno == EEXIST ? " (it appeared while the program ran; -f replaces it)" : "", tmp);
+	return -1;
+}
+
+static void store_summary(struct store *s, struct sess_summary *sum)
+{
+	sqlite3_stmt *st = store_prepare(s, "SELECT count(*) FROM session_process");
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		sum->processes = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sum->snapshots = s->snapshots;
+	sum->trace_bytes = s->trace_bytes;
+	double b = (double)s->trace_bytes;
+	snprintf(sum->trace_text, sizeof sum->trace_text, b >= 1e9 ? "%.1f GB" : b >= 1e6 ? "%.1f MB" : "%.0f kB",
+		 b >= 1e9 ? b / 1e9 : b >= 1e6 ? b / 1e6 : b / 1e3);
+}
+
+int sess_store(const char *path, const char *dir, const struct sess_opts *o,
+	       const struct sess_result *res, const char *meminst_env, struct sess_summary *sum)
+{
+	struct store s = {.dir = dir};
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+	unlink(tmp);
+	int rc = store_create(&s, tmp);
+	if (rc == 0)
+		rc = store_parts(&s);
+	if (rc == 0)
+		rc = store_facts(&s, o, res, meminst_env);
+	if (rc == 0)
+		store_summary(&s, sum);
+	if (sqlite3_close(s.db) != SQLITE_OK && rc == 0) {
+		sess_error("%s: cannot close the session database", tmp);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = store_publish(tmp, path, o->force);
+	else
+		unlink(tmp);
+	return rc;
+}

@@ -1,0 +1,91 @@
+/*
+** fuzz_trace.c — libFuzzer target for the trace reader and the simulation
+** engine (profile/prof_read.c, prof_sim.c) and everything that consumes
+** their result: the model, the fprof text and JSON, and --dump.
+**
+** Each input is a whole trace file, read from memory (fmemopen).  Beyond
+** "no crash, no leak, no undefined behaviour": the reader returns 0 or
+** INSP_EXIT_DB, says at most one line on error (checked on a memory
+** stream), and the model it gives is consistent — every pair names
+** functions that exist and a thread's CNT is the sum of its rows.  Module
+** files are never opened (no_symbols), so the input alone decides.
+**
+** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file, the
+** sources of profile/libprof.a and inspect/libinsp.a.
+*/
+#include "prof_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static FILE *fz_null(void)
+{
+	static FILE *f;
+	if (!f)
+		f = fopen("/dev/null", "w");
+	return f;
+}
+
+static void fz_check_model(const struct prof_model *m)
+{
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_mthread *t = &m->threads[i];
+		uint64_t cnt = 0;
+		for (size_t k = 0; k < t->nrows; k++) {
+			if (t->rows[k].fn >= m->nfuncs)
+				abort();
+			cnt += t->rows[k].cnt;
+		}
+		if (cnt != t->cnt)
+			abort();
+		for (size_t k = 0; k < t->npairs; k++)
+			if (t->pairs[k].caller >= m->nfuncs || t->pairs[k].called >= m->nfuncs)
+				abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	char *errbuf = NULL;
+	size_t errlen = 0;
+	FILE *err = open_memstream(&errbuf, &errlen);
+	struct insp_opts o = {.out = fz_null(), .err = err, .no_symbols = true, .no_control = true};
+	FILE *f = fmemopen((void *)data, size, "rb");
+	struct prof_trace tr;
+	int r = prof_trace_read_stream(f, "fuzz", size, &o, &tr, NULL, NULL);
+	fclose(f);
+	fflush(err);
+	if (r != 0 && r != INSP_EXIT_DB)
+		abort();
+	/* one line on error; a cut-short warning is one line too */
+	size_t lines = 0;
+	for (size_t i = 0; i < errlen; i++)
+		lines += errbuf[i] == '\n';
+	if (lines > 1 || (r && lines != 1))
+		abort();
+	if (r == 0) {
+		struct prof_model m;
+		prof_model_from_trace(&m, &tr, &o, true);
+		fz_check_model(&m);
+		struct prof_aopts ao = {PROF_SORT_ACC, true, true, true, false, 80};
+		prof_analyse_text(&m, &ao, fz_null());
+		ao.sort = PROF_SORT_OWN;
+		prof_analyse_json(&m, &ao, fz_null());
+		struct insp_pool pool = {0};
+		struct prof_dump d = {fz_null(), prof_symtab_new(&tr, &o, true, &pool), prof_ns_per_tick(&tr), &tr};
+		struct prof_trace again;
+		f = fmemopen((void *)data, size, "rb");
+		prof_trace_read_stream(f, "fuzz", size, &o, &again, prof_dump_record, &d);
+		fclose(f);
+		prof_trace_free(&again);
+		prof_symtab_free(d.syms);
+		insp_pool_free(&pool);
+		prof_model_free(&m);
+	}
+	prof_trace_free(&tr);
+	fclose(err);
+	free(errbuf);
+	return 0;
+}

@@ -1,0 +1,54 @@
+# debian.sh — unmodified Debian programs (built without frame pointers)
+# under 1000 Hz sampling, cpu and wall, with allocation sampling at 512 KiB:
+# python3 running a small script and gzip compressing ~50 MB.  Exit status
+# and output must be those of the bare run, meminst must not complain, and
+# the trace must hold samples with stacks deeper than the interrupted pc.
+. "$top_srcdir/tests/sample/sample_lib.sh"
+mi_need /usr/bin/python3 python3
+mi_need /usr/bin/gzip gzip
+
+cat >"$MI_TMP/work.py" <<'PY'
+import json, re, zlib
+data = [{"k%d" % i: [j * 1.5 for j in range(i % 50)]} for i in range(60000)]
+text = json.dumps(data)
+print(len(text), len(re.findall(r"k\d+", text)), zlib.crc32(text.encode()))
+PY
+# ~50 MB of text that compresses a little: gzip works for a few seconds
+python3 -c "
+import random
+r = random.Random(7)
+w = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta']
+with open('$MI_TMP/big.txt', 'w') as f:
+    for i in range(900000):
+        f.write(' '.join(r.choice(w) + str(r.randrange(1000)) for _ in range(8)) + '\n')
+"
+py() { mi_x /usr/bin/python3 "$MI_TMP/work.py"; }
+gz() { mi_x gzip -c "$MI_TMP/big.txt" | cksum; }
+
+for prog in py gz; do
+	mi_reference "$prog" $prog || continue
+	for clock in cpu wall; do
+		l=$prog-$clock
+		MI_MEMINST="sample=1000,sample_clock=$clock,alloc_sample=512k"
+		(cd "$MI_TMP" && $prog) >"$MI_TMP/$l.out" 2>"$MI_TMP/$l.err"
+		rc=$?
+		unset MI_MEMINST
+		why=
+		[ $rc -eq "$mi_ref_rc" ] || mi_why_add "exit status $rc, bare $mi_ref_rc"
+		cmp -s "$MI_TMP/ref.out" "$MI_TMP/$l.out" || mi_why_add "output differs"
+		grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+		tr=$(ls -S "$MI_TMP"/meminst.*.trace 2>/dev/null | head -1)
+		if [ -n "$tr" ]; then
+			$ST_CHECK "$tr" >"$MI_TMP/$l.sum" 2>&1
+			rm -f "$MI_TMP"/meminst.*.trace
+		else
+			: >"$MI_TMP/$l.sum"
+		fi
+		n=$(st_field $l samples) depth=$(st_field $l samples 4)
+		[ "${n:-0}" -ge 100 ] || mi_why_add "only ${n:-0} samples in the trace"
+		awk -v d="${depth:-0}" 'BEGIN { exit !(d >= 3) }' ||
+			mi_why_add "stacks of ${depth:-0} frames on average: the walks stop early"
+		st_verdict "$l: same output, $n samples, $depth frames deep"
+	done
+done
+mi_finish

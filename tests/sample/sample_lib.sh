@@ -1,0 +1,51 @@
+# sample_lib.sh — helpers of the sampling tests, on top of
+# tests/integration/lib.sh.  A case runs a program preloaded with a MEMINST
+# that samples, into a trace file of its own, then summarises the trace with
+# check_samples.py (see its header for the lines it prints).
+. "$top_srcdir/tests/integration/lib.sh"
+
+ST_TARGET=$top_builddir/tests/sample/sample_target
+ST_CHECK="python3 $top_srcdir/tests/sample/check_samples.py"
+command -v python3 >/dev/null || { echo "skip  $MI_NAME: no python3"; exit 77; }
+
+# st_run LABEL MEMINST PROGRAM ARGS...: run preloaded, writing
+# $MI_TMP/LABEL.trace; stdout in $MI_TMP/LABEL.out, stderr in .err, the
+# summary in .sum.  Returns the program's exit status.
+st_run() {
+	st_label=$1 st_meminst=$2
+	shift 2
+	rm -f "$MI_TMP"/meminst.*.trace
+	(cd "$MI_TMP" && MI_MEMINST=$st_meminst mi_x "$@") \
+		>"$MI_TMP/$st_label.out" 2>"$MI_TMP/$st_label.err"
+	st_rc=$?
+	# the largest trace: the program's own, not a child's
+	st_trace=$(ls -S "$MI_TMP"/meminst.*.trace 2>/dev/null | head -1)
+	[ -n "$st_trace" ] && mv "$st_trace" "$MI_TMP/$st_label.trace"
+	rm -f "$MI_TMP"/meminst.*.trace
+	: >"$MI_TMP/$st_label.sum"
+	[ -f "$MI_TMP/$st_label.trace" ] &&
+		$ST_CHECK "$MI_TMP/$st_label.trace" ${ST_EXE:+--exe "$ST_EXE"} \
+			>"$MI_TMP/$st_label.sum" 2>&1
+	return $st_rc
+}
+
+# st_field LABEL KEY [N]: field N (default 2) of the summary line KEY.
+st_field() {
+	awk -v k="$2" -v n="${3:-2}" '$1 == k && !done { print $n; done = 1 }' "$MI_TMP/$1.sum"
+}
+
+# st_share LABEL FUNC: the time share of FUNC (0 when absent).
+st_share() {
+	awk -v f="$2" '$1 == "time" && $2 == f { print $3; found = 1 }
+		END { if (!found) print 0 }' "$MI_TMP/$1.sum"
+}
+
+# st_within VALUE EXPECTED TOLERANCE: |VALUE - EXPECTED| <= TOLERANCE.
+st_within() {
+	awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; exit !(d <= t && -d <= t) }'
+}
+
+# st_verdict LABEL: ok, or FAIL with $why and the evidence.
+st_verdict() {
+	mi_verdict "$1" "$why" "$MI_TMP/$1.sum" summary "$MI_TMP/$1.err" stderr
+}

@@ -1,0 +1,52 @@
+# split.sh — timer sampling of a program with a known split of its time:
+# burn_big takes 75% of the CPU, burn_small 25% (tests/sample/sample_target
+# split, built -O1 -fno-inline).  At 1000 Hz, in cpu and wall mode, the
+# share of samples whose innermost function of the executable is each must
+# be within 8 points of the truth (1.5 s gives ~1500 samples: the sampling
+# error is ~1 point; the rest is room for a busy machine).  In wall mode the
+# shares are of burn_big + burn_small: on a loaded machine wall time also
+# holds the waits for a CPU, which land where the thread was preempted,
+# often in the clock_gettime system call of cpu_ms.  Then a thread
+# that sleeps next to a busy one: invisible in cpu mode, about half the
+# samples in wall mode.
+. "$top_srcdir/tests/sample/sample_lib.sh"
+
+for clock in cpu wall; do
+	l=split-$clock
+	st_run $l "sample=1000,sample_clock=$clock" "$ST_TARGET" split 1500
+	rc=$?
+	why=
+	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+	n=$(st_field $l samples)
+	[ "${n:-0}" -ge 700 ] || mi_why_add "only ${n:-0} samples for 1.5 s at 1000 Hz"
+	big=$(st_share $l burn_big) small=$(st_share $l burn_small)
+	if [ $clock = wall ]; then
+		big=$(awk -v b="$big" -v s="$small" 'BEGIN { printf "%.1f", b + s ? 100 * b / (b + s) : 0 }')
+		small=$(awk -v b="$big" 'BEGIN { printf "%.1f", 100 - b }')
+	fi
+	st_within "$big" 75 8 || mi_why_add "burn_big has $big% of the samples, not 75 +/- 8"
+	st_within "$small" 25 8 || mi_why_add "burn_small has $small% of the samples, not 25 +/- 8"
+	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	st_verdict "$l 75/25 at 1000 Hz (big $big%, small $small%)"
+done
+
+# The sleeper: main burns CPU for 1 s while a second thread naps for 1 s.
+l=sleeper-cpu
+st_run $l "sample=1000,sample_clock=cpu" "$ST_TARGET" sleeper 1000
+why=
+sl=$(st_share $l sleeper_wait)
+st_within "$sl" 0 3 || mi_why_add "sleeper_wait has $sl% of the CPU samples (sleeping is not CPU)"
+th=$(st_field $l samples 6)
+st_verdict "$l: the sleeping thread is not sampled (sleeper_wait $sl%)"
+
+l=sleeper-wall
+st_run $l "sample=1000,sample_clock=wall" "$ST_TARGET" sleeper 1000
+why=
+sl=$(st_share $l sleeper_wait)
+st_within "$sl" 50 15 || mi_why_add "sleeper_wait has $sl% of the wall samples, not 50 +/- 15"
+th=$(st_field $l samples 6)
+[ "${th:-0}" -eq 2 ] || mi_why_add "samples from ${th:-0} threads, not 2"
+grep -q '^sleeper done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+st_verdict "$l: the sleeping thread shows (sleeper_wait $sl%)"
+
+mi_finish

@@ -1,0 +1,110 @@
+# launcher.sh — the `meminst` launcher end to end (no time profiling here:
+# see the trace and sample tests for that): exit status passed through,
+# death by a signal passed on after the session is written, Ctrl-C of the
+# program, a program that forks and execs (every process in the one
+# session), an existing output refused without -f, bad options, and the
+# session read back by inspect.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+M=$top_builddir/session/meminst
+INSPECT=$top_builddir/inspect/inspect
+export MEMINST_LIBRARY="$MEMINST_LIB"
+cd "$MI_TMP" || exit 99
+
+# expect LABEL GOT WANT
+expect() {
+	[ "$2" = "$3" ] || mi_why_add "$1: got '$2', expected '$3'"
+}
+
+why=
+"$M" -q --no-time -o rc.db -- /usr/bin/python3 -c 'import sys; sys.exit(3)' 2>err
+expect "exit status" $? 3
+expect "exit code stored" "$(snap_sql rc.db 'SELECT exit_code, exit_signal IS NULL FROM session_run')" "3 1"
+expect "one process" "$(snap_sql rc.db 'SELECT count(*) FROM session_process')" 1
+mi_verdict "exit status passed through and stored" "$why" err stderr
+
+why=
+"$M" -q --no-time -o rc.db -- true 2>err
+expect "status with an existing output" $? 2
+grep -q 'rc.db exists' err || mi_why_add "no message about the existing file"
+expect "old session kept" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 3
+"$M" -q --no-time -f -o rc.db -- true 2>>err
+expect "status with -f" $? 0
+expect "replaced by -f" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 0
+ls -a | grep -q meminst-parts && mi_why_add "a parts directory was left behind"
+mi_verdict "existing output: refused, replaced with -f" "$why" err stderr
+
+why=
+"$M" -q --no-time -o sig.db -- sh -c 'kill -TERM $$' 2>err
+expect "status of a program killed by SIGTERM" $? 143
+expect "signal stored" "$(snap_sql sig.db 'SELECT exit_code IS NULL, exit_signal FROM session_run')" "1 15"
+mi_verdict "death by a signal: session written, same signal" "$why" err stderr
+
+# Ctrl-C: SIGINT to the whole process group, as a terminal sends it.  The
+# program is a group leader's child; the launcher must outlive it.
+why=
+cat >slow.py <<'PY'
+import signal, time
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+keep = [bytearray(4096) for i in range(2000)]
+print("ready", flush=True)
+time.sleep(60)
+PY
+setsid "$M" -q --no-time --mim --interval=20ms -o int.db -- /usr/bin/python3 slow.py >int.out 2>err &
+bg=$!
+snap_wait_line int.out '^ready' || mi_why_add "the program did not start"
+sleep 0.3
+kill -INT -- "-$bg" 2>/dev/null || kill -INT "$bg"
+wait "$bg"
+expect "status after Ctrl-C" $? 130
+expect "stored as SIGINT" "$(snap_sql int.db 'SELECT exit_signal FROM session_run')" 2
+[ "$(snap_sql int.db "SELECT count(*) FROM snapshot WHERE trigger = 'interval'")" -ge 3 ] ||
+	mi_why_add "fewer than 3 timeline snapshots"
+"$INSPECT" status int.db >/dev/null 2>>err || mi_why_add "inspect cannot read the session"
+mi_verdict "Ctrl-C: the session is written and readable" "$why" err stderr
+
+# fork + exec: every process has its snapshots in the one session, each
+# consistent, numbered in time order.
+why=
+"$M" -q --no-time --mim -o fork.db -- bash -c '/usr/bin/python3 -c "print(1)"; ls / >/dev/null; echo done' >fork.out 2>err
+expect "status" $? 0
+expect "output" "$(tail -n 1 fork.out)" done
+n=$(snap_sql fork.db 'SELECT count(*) FROM session_process')
+[ "$n" -ge 3 ] || mi_why_add "$n processes, expected at least 3 (bash, python3, ls)"
+expect "processes without snapshots" "$(snap_sql fork.db 'SELECT count(*) FROM session_process WHERE snapshots = 0')" 0
+expect "python3 in the session" "$(snap_sql fork.db "SELECT count(*) > 0 FROM snapshot WHERE exe LIKE '%python3%'")" 1
+expect "numbers out of time order" "$(snap_sql fork.db 'SELECT count(*) FROM snapshot a JOIN snapshot b
+	ON b.id = a.id + 1 WHERE b.time_ns < a.time_ns')" 0
+for i in $(snap_ids fork.db "trigger = 'exit'"); do
+	bad=$(snap_consistent fork.db "$i" | head -n 2)
+	[ -z "$bad" ] || mi_why_add "snapshot $i: $bad"
+done
+mi_verdict "fork and exec: every process in one session" "$why" err stderr
+
+# Bad command lines: one line, status 2, the program not run.
+for args in "--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
+	"--no-time --trace" "--bogus" ""; do
+	why=
+	if [ -n "$args" ]; then
+		# shellcheck disable=SC2086
+		"$M" $args -- touch ran 2>err
+	else
+		"$M" 2>err
+	fi
+	rc=$?
+	expect "status" "$rc" 2
+	[ "$(grep -c . err)" -le 2 ] || mi_why_add "$(grep -c . err) lines on stderr"
+	grep -q 'meminst' err || mi_why_add "the message does not name meminst"
+	[ -e ran ] && mi_why_add "the program ran"
+	rm -f ran
+	mi_verdict "bad command line '${args:-(none)}'" "$why" err stderr
+done
+
+why=
+"$M" --no-time -o x.db -- /nonexistent/prog 2>err
+expect "status of a missing program" $? 127
+grep -q 'cannot run /nonexistent/prog' err || mi_why_add "no clear message"
+[ -e x.db ] && mi_why_add "a session was written for a program that did not run"
+mi_verdict "missing program" "$why" err stderr
+mi_finish

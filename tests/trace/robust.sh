@@ -1,0 +1,87 @@
+#!/bin/sh
+# robust.sh — trace files that were cut short stay readable; programs that
+# are not instrumented give a valid trace with no calls; a file that is not
+# a meminst trace is never overwritten; bad tracing items are refused.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+
+T=$MI_TMP
+
+# A cut trace reads up to its last complete chunk, wherever the cut falls.
+if tr_run preload "$T/deep.out" "$T/deep.trace" "trace=wall,trace_file=$T/deep.trace" deep; then
+	size=$(wc -c <"$T/deep.trace")
+	why=
+	for cut in 100 128 200 5000 $((size / 3)) $((size / 2)) $((size - 9)) $((size - 1)); do
+		head -c "$cut" "$T/deep.trace" >"$T/cut.trace"
+		if [ "$cut" -lt 128 ]; then
+			"$TR_CHECK" "$T/cut.trace" >/dev/null 2>&1 && mi_why_add "cut at $cut: no error"
+			continue
+		fi
+		"$TR_CHECK" "$T/cut.trace" >"$T/cut.chk" 2>&1 || mi_why_add "cut at $cut: unreadable"
+	done
+	grep -q '^truncated' "$T/cut.chk" || mi_why_add "the last cut was not seen as truncated"
+	mi_verdict "truncated trace readable" "$why" "$T/cut.chk" check
+else
+	mi_fail "truncated trace" "run failed" "$T/deep.out.err" stderr
+fi
+
+# A corrupted chunk is told from a short one.
+why=
+cp "$T/deep.trace" "$T/bad.trace"
+printf 'XXXXXXXX' | dd of="$T/bad.trace" bs=1 seek=4000 conv=notrunc 2>/dev/null
+"$TR_CHECK" "$T/bad.trace" >/dev/null 2>"$T/bad.err" && mi_why_add "corruption not detected"
+mi_verdict "corrupted chunk detected" "$why" "$T/bad.err" stderr
+
+# Not instrumented: a valid trace, header and modules, no calls.
+why=
+rm -f "$T/plain.trace"
+MI_MEMINST="trace=wall,trace_file=$T/plain.trace"
+mi_x "$TR_CHECK" "$T/deep.trace" >/dev/null 2>"$T/plain.err" || mi_why_add "program failed"
+unset MI_MEMINST
+"$TR_CHECK" "$T/plain.trace" >"$T/plain.chk" 2>>"$T/plain.err" || mi_why_add "trace unreadable"
+grep -q '^call' "$T/plain.chk" && mi_why_add "calls recorded"
+[ "$(awk '$1 == "modules" { print $2 }' "$T/plain.chk")" -gt 0 ] 2>/dev/null || mi_why_add "no modules"
+mi_verdict "uninstrumented program" "$why" "$T/plain.chk" trace "$T/plain.err" stderr
+
+# A file that is not ours stays as it was; one of ours is replaced.
+why=
+echo "precious" >"$T/mine.txt"
+MI_MEMINST="trace=wall,trace_file=$T/mine.txt"
+mi_x "$TR_TARGET" rec >/dev/null 2>"$T/mine.err" || mi_why_add "program did not run"
+unset MI_MEMINST
+[ "$(cat "$T/mine.txt")" = precious ] || mi_why_add "file overwritten"
+grep -q "not a meminst trace; not overwriting" "$T/mine.err" || mi_why_add "no message"
+[ "$(wc -l <"$T/mine.err")" -le 2 ] || mi_why_add "more than two lines"
+tr_run preload "$T/again.out" "$T/deep.trace" "trace=cpu,trace_file=$T/deep.trace" rec ||
+	mi_why_add "second run over our own trace failed"
+mi_verdict "foreign file kept, own trace replaced" "$why" "$T/mine.err" stderr
+
+# %p names one file per process.
+why=
+(cd "$T" && MI_MEMINST="trace=wall,trace_file=p.%p.trace" mi_x "$TR_TARGET" mutual >/dev/null) ||
+	mi_why_add "run failed"
+n=$(ls "$T"/p.*.trace 2>/dev/null | wc -l)
+[ "$n" = 1 ] || mi_why_add "$n files for %p"
+mi_verdict "trace_file with %p" "$why"
+
+# Bad items: one line naming them, the program does not run.
+for item in trace=gpu trace_threads=some; do
+	why=
+	MI_MEMINST="$item"
+	mi_x "$TR_TARGET" rec >"$T/bad.out" 2>"$T/bad.err" && mi_why_add "program ran"
+	unset MI_MEMINST
+	grep -q "bad MEMINST item '$item'" "$T/bad.err" || mi_why_add "no message naming it"
+	[ -s "$T/bad.out" ] && mi_why_add "program output"
+	mi_verdict "refused $item" "$why" "$T/bad.err" stderr
+done
+
+# trace_threads=family from MEMINST: the main thread and its children.
+why=
+if tr_run preload "$T/fam.out" "$T/fam.trace" "trace=wall,trace_threads=family,trace_file=$T/fam.trace" threads; then
+	[ "$(grep -c '^thread' "$T/fam.trace.chk")" = 5 ] || mi_why_add "not 5 threads"
+	grep -q '^header 1 1 ' "$T/fam.trace.chk" || mi_why_add "header flags not family"
+else
+	mi_why_add "run failed"
+fi
+mi_verdict "trace_threads=family" "$why" "$T/fam.trace.chk" trace
+
+mi_finish

@@ -1,0 +1,137 @@
+/*
+** trace_target.c — a program with exactly known call counts for the tests
+** of exact tracing (tests/trace/*.sh).  Built with -finstrument-functions;
+** TRACE_LINKED builds the copy linked with libmeminst that also drives the
+** <meminst.h> tracing calls.  Each case prints "fn NAME ADDRESS COUNT" for
+** the functions the test checks: COUNT calls on one thread.
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef TRACE_LINKED
+#include <meminst.h>
+#endif
+
+#define SHOW(fn, count) printf("fn %s %p %ld\n", #fn, (void *)(fn), (long)(count))
+
+static long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static long fib_calls(int n) { return n < 2 ? 1 : 1 + fib_calls(n - 1) + fib_calls(n - 2); }
+
+static int is_odd(unsigned n);
+static int is_even(unsigned n) { return n == 0 ? 1 : is_odd(n - 1); }
+static int is_odd(unsigned n) { return n == 0 ? 0 : is_even(n - 1); }
+
+static unsigned deep(unsigned n) { return n == 0 ? 0 : 1 + deep(n - 1); }
+
+static volatile long sink;
+static void leaf(void) { sink++; }
+
+static void *worker(void *arg)
+{
+	for (long i = 0; i < (long)(intptr_t)arg; i++)
+		leaf();
+	return NULL;
+}
+
+static void napper(void) { usleep(20000); }
+
+static void allocator(void)
+{
+	void *volatile p = malloc(4096);
+	free(p);
+}
+
+static int run(const char *what)
+{
+	if (strcmp(what, "rec") == 0) {
+		long calls = fib_calls(18); /* fib_calls is itself counted */
+		sink = fib(18);
+		SHOW(fib, calls);
+	} else if (strcmp(what, "mutual") == 0) {
+		sink = is_even(1001);
+		SHOW(is_even, 501);
+		SHOW(is_odd, 501);
+	} else if (strcmp(what, "deep") == 0) {
+		sink = deep(10000);
+		SHOW(deep, 10001);
+	} else if (strcmp(what, "threads") == 0) {
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, worker, (void *)(intptr_t)(1000 * (i + 1)));
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		SHOW(worker, 1);
+		SHOW(leaf, 1000); /* per thread: 1000, 2000, 3000, 4000 */
+	} else if (strcmp(what, "sleep") == 0) {
+		for (int i = 0; i < 3; i++)
+			napper();
+		SHOW(napper, 3);
+	} else if (strcmp(what, "alloc") == 0) {
+		for (int i = 0; i < 1000; i++)
+			allocator();
+		SHOW(allocator, 1000);
+	} else if (strcmp(what, "fork") == 0) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			for (int i = 0; i < 5; i++)
+				leaf();
+			printf("child %d\n", (int)getpid());
+			SHOW(leaf, 5);
+			fflush(stdout);
+			exit(0);
+		}
+		int status;
+		waitpid(pid, &status, 0);
+		for (int i = 0; i < 7; i++)
+			leaf();
+		SHOW(leaf, 7);
+	} else {
+		fprintf(stderr, "trace_target: unknown case %s\n", what);
+		return 2;
+	}
+	return 0;
+}
+
+#ifdef TRACE_LINKED
+static void *apply_body(void *arg)
+{
+	for (int i = 0; i < 11; i++)
+		leaf();
+	return arg;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+#ifdef TRACE_LINKED
+	/* apply FILE: leaf 3 times untraced, 11 times under apply, 13 after a
+	** start/stop pair with continue off */
+	if (strcmp(argv[1], "apply") == 0 && argc == 3) {
+		char opts[512];
+		snprintf(opts, sizeof opts, "trace=wall,trace_file=%s", argv[2]);
+		for (int i = 0; i < 3; i++)
+			leaf();
+		if (meminst_trace_apply(apply_body, opts, opts, 0) != opts)
+			return 3;
+		if (meminst_trace_active())
+			return 4;
+		for (int i = 0; i < 5; i++)
+			leaf(); /* not traced */
+		if (meminst_trace_start(NULL) != 0)
+			return 5;
+		for (int i = 0; i < 13; i++)
+			leaf();
+		meminst_trace_stop();
+		SHOW(leaf, 24);
+		SHOW(apply_body, 1);
+		return 0;
+	}
+#endif
+	return run(argv[1]);
+}

@@ -1,0 +1,772 @@
+/*
+** trace_buf.c — the trace-file writer: the file and its header, the clock,
+** the module map, per-thread buffers, chunks and flushing.
+**
+** Every thread that records gets a trace_thr_t: one mmap holding the record
+** and its two streams (events, signal), each with room for a chunk header
+** in front of its words so that a chunk leaves with a single write(2) on an
+** O_APPEND descriptor.  The records of the process itself (PROCESS, MODULE)
+** go out as thread 0 chunks from a static buffer under a small lock.
+**
+** Nothing here calls malloc: records and scratch buffers are mmap'd or on
+** the stack, messages go through alloc_log.  While the runtime works for a
+** thread (flushing, making its record), trace_tls.busy is raised so that
+** nothing it calls is recorded.
+**
+** The file is never someone else's data lost: it is created with O_EXCL;
+** an existing file is replaced only when it is empty or a meminst trace.
+*/
+#define _GNU_SOURCE
+#include "trace_int.h"
+#include "../alloc/alloc_int.h"
+
+#include <cpuid.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+int trace_clock;
+uint64_t trace_t0;
+static double buf_tick_hz;
+static uint64_t buf_t0_mono, buf_t0_real;
+
+int trace_want_clock;
+char trace_path[4096];
+int (*trace_sink)(const void *chunk, size_t bytes);
+
+static _Atomic int buf_fd = -1;
+static char buf_file[4096];          /* the path as opened (absolute)     */
+static bool buf_open_failed;
+static bool buf_reopen_in_child;     /* forked: open the child's file on first use */
+static _Atomic int buf_open_lock;
+
+static struct {
+	_Atomic int lock;                /* registry and thread numbers       */
+	trace_thr_t *all;                /* every record ever made            */
+	trace_thr_t *pool;               /* retired, to reuse                 */
+	uint32_t next_no;                /* the next trace thread number      */
+	pthread_key_t key;
+	bool key_ok;
+	bool atfork_done;
+} reg = {.next_no = 1};
+
+/* Thread 0: the process's own records (PROCESS, MODULE). */
+static struct {
+	_Atomic int lock;
+	uint64_t words[TRACE_CHUNK_WORDS + 8192];
+	trace_stream_t s;
+	unsigned long long adds, subs;   /* dl_iterate_phdr counters at the last scan */
+	bool scanned;
+} proc;
+
+/* --------------------------------------------------------------- locks -- */
+
+/* A plain spin lock: the pthread ones are interposed (trace_suspend.c) and
+** these are held for a few instructions or one write(2). */
+static void buf_lock(_Atomic int *l)
+{
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+		sched_yield();
+}
+static void buf_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
+
+/* --------------------------------------------------------------- clock -- */
+
+static uint64_t buf_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in every
+** power state, so it can stand for wall time. */
+static bool buf_invariant_tsc(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007)
+		return false;
+	__get_cpuid(0x80000007, &a, &b, &c, &d);
+	return d & (1u << 8);
+}
+
+/* Ticks per second of the TSC, measured against CLOCK_MONOTONIC over ~3 ms.
+** The reader refines it with the CLOCK records of every events chunk. */
+static double buf_tsc_calibrate(void)
+{
+	uint64_t m0 = buf_clock_ns(CLOCK_MONOTONIC), c0 = __builtin_ia32_rdtsc(), m1, c1;
+	do {
+		m1 = buf_clock_ns(CLOCK_MONOTONIC);
+		c1 = __builtin_ia32_rdtsc();
+	} while (m1 - m0 < 3000000);
+	return (double)(c1 - c0) * 1e9 / (double)(m1 - m0);
+}
+
+/* want: 1 wall, 2 cpu.  Fixes the clock for the life of the process (a
+** forked child keeps it, so its times line up with the parent's). */
+void trace_clock_setup(int want)
+{
+	if (trace_clock)
+		return;
+	buf_t0_real = buf_clock_ns(CLOCK_REALTIME);
+	buf_t0_mono = buf_clock_ns(CLOCK_MONOTONIC);
+	if (want == 2) {
+		buf_tick_hz = 1e9;
+		trace_t0 = 0; /* each thread's CPU time, from its own start */
+		trace_clock = MEMINST_TRACE_CLOCK_CPU;
+	} else if (buf_invariant_tsc()) {
+		buf_tick_hz = buf_tsc_calibrate();
+		trace_t0 = __builtin_ia32_rdtsc();
+		trace_clock = MEMINST_TRACE_CLOCK_TSC;
+	} else {
+		buf_tick_hz = 1e9;
+		trace_t0 = buf_t0_mono;
+		trace_clock = MEMINST_TRACE_CLOCK_MONO;
+	}
+}
+
+uint64_t trace_now(void)
+{
+	switch (trace_clock) {
+	case MEMINST_TRACE_CLOCK_TSC:
+		return __builtin_ia32_rdtsc() - trace_t0;
+	case MEMINST_TRACE_CLOCK_CPU:
+		return buf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	default:
+		return buf_clock_ns(CLOCK_MONOTONIC) - trace_t0;
+	}
+}
+
+/* ---------------------------------------------------------------- file -- */
+
+/* %p -> pid, %% -> %.  0, or -1 when it does not fit. */
+int trace_path_expand(const char *in, int pid, char *out, size_t len)
+{
+	size_t o = 0;
+	for (const char *p = in; *p; p++) {
+		char num[16];
+		const char *add = num;
+		if (p[0] == '%' && p[1] == 'p') {
+			alloc_fmt(num, sizeof num, "%d", pid);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			num[0] = '%', num[1] = 0;
+			p++;
+		} else {
+			num[0] = *p, num[1] = 0;
+		}
+		size_t n = strlen(add);
+		if (o + n >= len)
+			return -1;
+		memcpy(out + o, add, n);
+		o += n;
+	}
+	out[o] = 0;
+	return 0;
+}
+
+/* Create the file 0600.  An existing file is replaced only if it is empty
+** or a meminst trace (a rerun with the same trace_file); anything else is
+** the user's and stays as it is. */
+static int buf_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST)
+		goto done;
+	char magic[8] = {0};
+	int rd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = rd >= 0 ? read(rd, magic, sizeof magic) : -1;
+	if (rd >= 0)
+		close(rd);
+	if (n == 0 || (n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
+		fd = open(path, O_WRONLY | O_TRUNC | O_APPEND | O_CLOEXEC);
+	else {
+		alloc_log("trace file %s exists and is not a meminst trace; not overwriting it", path);
+		return -1;
+	}
+done:
+	if (fd < 0)
+		alloc_log("cannot create trace file %s: %s", path, strerror(errno));
+	return fd;
+}
+
+static int buf_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int buf_write_header(int fd)
+{
+	struct meminst_trace_header h;
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, MEMINST_TRACE_MAGIC, 8);
+	h.version = MEMINST_TRACE_VERSION;
+	h.header_size = sizeof h;
+	h.pid = (uint32_t)getpid();
+	h.ppid = (uint32_t)getppid();
+	h.clock = (uint32_t)trace_clock;
+	h.flags = (trace_want_clock ? MEMINST_TRACE_F_CALLS : 0) |
+		  (trace_all_threads ? MEMINST_TRACE_F_ALL_THREADS : 0) |
+		  (alloc_opts.sample_hz ? MEMINST_TRACE_F_SAMPLES : 0) |
+		  (alloc_opts.alloc_sample ? MEMINST_TRACE_F_ALLOC_SAMPLES : 0);
+	h.tick_hz = buf_tick_hz;
+	h.t0_tick = trace_t0;
+	h.t0_realtime_ns = buf_t0_real;
+	h.t0_mono_ns = buf_t0_mono;
+	h.sample_hz = alloc_opts.sample_hz;
+	h.sample_clock = alloc_opts.sample_hz ? (alloc_opts.sample_clock == 1 ? MEMINST_TRACE_SAMPLE_WALL
+									  : MEMINST_TRACE_SAMPLE_CPU)
+				   : 0;
+	h.alloc_sample = alloc_opts.alloc_sample;
+	return buf_write_all(fd, &h, sizeof h);
+}
+
+/* Hand one chunk to the sink or the file.  Async-signal-safe. */
+static int buf_emit(const void *chunk, size_t bytes)
+{
+	if (trace_sink)
+		return trace_sink(chunk, bytes);
+	int fd = atomic_load_explicit(&buf_fd, memory_order_acquire);
+	return fd < 0 ? -1 : buf_write_all(fd, chunk, bytes);
+}
+
+/* Records in n words, for the LOST count of a chunk that could not be written. */
+static uint64_t buf_count_records(const uint64_t *w, uint64_t n)
+{
+	static const unsigned char fixed[] = MEMINST_TREC_WORDS_INIT;
+	uint64_t count = 0;
+	for (uint64_t i = 0; i < n; count++) {
+		unsigned k = MEMINST_TREC_KIND(w[i]);
+		uint64_t len = k <= MEMINST_TREC_FIXED_MAX ? fixed[k]
+			       : i + 1 < n ? (uint32_t)w[i + 1] : 1;
+		i += len ? len : 1;
+	}
+	return count;
+}
+
+/* Seal the stream's words into a chunk and write it; then the stream is
+** empty, apart from a LOST record if this or earlier chunks were lost.
+** The caller owns the stream (owner thread, or the exit flush). */
+static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stream)
+{
+	uint64_t n = (uint64_t)(s->pos - s->base);
+	if (n) {
+		struct meminst_trace_chunk *h = (void *)(s->base - TRACE_CHUNK_WORDS);
+		h->magic = MEMINST_TRACE_CHUNK_MAGIC;
+		h->words = (uint32_t)n;
+		h->thread = thread_no;
+		h->stream = (uint16_t)stream;
+		h->reserved = 0;
+		h->seq = s->seq++;
+		h->checksum = meminst_trace_checksum(s->base, n);
+		if (buf_emit(h, sizeof *h + n * 8) < 0)
+			s->lost += buf_count_records(s->base, n);
+	}
+	s->pos = s->base;
+	if (s->lost) {
+		s->pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_LOST, trace_now());
+		s->pos[1] = s->lost;
+		s->pos += 2;
+		s->lost = 0;
+	}
+}
+
+static void buf_stream_init(trace_stream_t *s, uint64_t *region, unsigned words, unsigned reserve)
+{
+	s->base = s->pos = region + TRACE_CHUNK_WORDS;
+	s->end = s->base + words - reserve;
+	s->seq = 0;
+	s->lost = 0;
+}
+
+/* ------------------------------------------------------ process records -- */
+
+static void proc_flush_locked(void)
+{
+	buf_chunk_write(0, &proc.s, MEMINST_TRACE_STREAM_EVENTS);
+}
+
+/* Append a record to thread 0's stream; proc.lock held. */
+static void proc_append_locked(const uint64_t *w, unsigned n)
+{
+	if (proc.s.pos + n > proc.s.end)
+		proc_flush_locked();
+	if (proc.s.pos + n > proc.s.end) {
+		proc.s.lost++;
+		return;
+	}
+	memcpy(proc.s.pos, w, n * 8u);
+	proc.s.pos += n;
+}
+
+/* A variable record [head, size word, payload words…, text padded to 8]
+** built in place on thread 0's stream; proc.lock held. */
+static void proc_append_var(unsigned kind, uint32_t extra, const uint64_t *payload, unsigned np,
+			    const void *text, size_t tlen)
+{
+	uint64_t rec[8 + 512 + 8];
+	unsigned tw = (unsigned)((tlen + 7) / 8), n = 2 + np + tw;
+	if (n > sizeof rec / 8)
+		return;
+	rec[0] = MEMINST_TREC_HEAD(kind, trace_now());
+	rec[1] = MEMINST_TREC_SIZE_WORD(n, extra);
+	memcpy(rec + 2, payload, np * 8u);
+	memset(rec + 2 + np, 0, tw * 8u);
+	memcpy(rec + 2 + np, text, tlen);
+	proc_append_locked(rec, n);
+}
+
+/* PROCESS: executable path NUL, then each argument followed by NUL. */
+static void proc_process_record(void)
+{
+	char text[4096];
+	ssize_t n = readlink("/proc/self/exe", text, sizeof text - 1);
+	n = n < 0 ? 0 : n;
+	text[n++] = 0;
+	int c = alloc_sys_read_file("/proc/self/cmdline", text + n, sizeof text - (size_t)n);
+	size_t len = (size_t)n + (c > 0 ? (size_t)c : 0);
+	if (c > 0 && text[len - 1] != 0) /* cut short: keep the last argument terminated */
+		text[len - 1] = 0;
+	proc_append_var(MEMINST_TREC_PROCESS, (uint32_t)len, NULL, 0, text, len);
+}
+
+/* The GNU build-id of a loaded object, from its PT_NOTE segments. */
+static size_t proc_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const char *name = p + sizeof *nh;
+			const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && desc + nh->n_descsz <= end) {
+				size_t n = nh->n_descsz < cap ? nh->n_descsz : cap;
+				memcpy(out, desc, n);
+				return n;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+/* One MODULE record per PT_LOAD segment of each loaded object. */
+static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n < 0 ? 0 : n] = 0;
+		path = exe;
+	}
+	size_t plen = strlen(path) + 1;
+	uint64_t pay[4 + 8];
+	unsigned char *bid = (unsigned char *)(pay + 4);
+	memset(bid, 0, 64);
+	size_t blen = proc_build_id(info, bid, 64);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		pay[0] = info->dlpi_addr + ph->p_vaddr;
+		pay[1] = pay[0] + ph->p_memsz;
+		pay[2] = ph->p_offset;
+		pay[3] = blen;
+		proc_append_var(MEMINST_TREC_MODULE, (uint32_t)plen, pay, 4 + (unsigned)(blen + 7) / 8,
+				path, plen);
+	}
+	return 0;
+}
+
+static int proc_counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;
+}
+
+/* Write MODULE records again when objects were loaded or unloaded since the
+** last scan (dlopen, dlclose).  Normal context; cheap when nothing moved. */
+void trace_modules_check(void)
+{
+	if (atomic_load(&buf_fd) < 0 && !trace_sink)
+		return;
+	unsigned long long c[2] = {0, 0};
+	trace_tls.busy++;
+	dl_iterate_phdr(proc_counters_cb, c);
+	buf_lock(&proc.lock);
+	if (!proc.scanned || c[0] != proc.adds || c[1] != proc.subs) {
+		proc.adds = c[0], proc.subs = c[1], proc.scanned = true;
+		dl_iterate_phdr(proc_module_cb, NULL);
+		proc_flush_locked();
+	}
+	buf_unlock(&proc.lock);
+	trace_tls.busy--;
+}
+
+/* ------------------------------------------------------------- threads -- */
+
+static void buf_thread_key_destructor(void *arg)
+{
+	(void)arg;
+	trace_thread_exit();
+}
+
+static void buf_registry_push(trace_thr_t *t)
+{
+	t->next = reg.all;
+	reg.all = t;
+}
+
+/* The calling thread's record, made on first use: THREAD_START is its
+** first record.  NULL when the thread is inside the runtime or out of
+** memory. */
+trace_thr_t *trace_thread_record(void)
+{
+	trace_tls_t *tl = &trace_tls;
+	if (tl->rec || tl->busy)
+		return tl->rec;
+	tl->busy++;
+	buf_lock(&reg.lock);
+	trace_thr_t *t = reg.pool;
+	if (t)
+		reg.pool = t->pool_next;
+	uint32_t no = reg.next_no++;
+	buf_unlock(&reg.lock);
+	if (!t) {
+		size_t bytes = sizeof *t + 8 * (2 * TRACE_CHUNK_WORDS + TRACE_EV_WORDS + TRACE_SIG_WORDS);
+		bytes = (bytes + 4095) & ~(size_t)4095;
+		t = alloc_sys_map(bytes);
+		if (!t) {
+			tl->busy--;
+			return NULL;
+		}
+		t->map_bytes = bytes;
+		uint64_t *region = (uint64_t *)(t + 1);
+		buf_stream_init(&t->ev, region, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
+		buf_stream_init(&t->sig, region + TRACE_CHUNK_WORDS + TRACE_EV_WORDS, TRACE_SIG_WORDS, 0);
+		buf_lock(&reg.lock);
+		buf_registry_push(t);
+		buf_unlock(&reg.lock);
+	} else {
+		t->ev.pos = t->ev.base, t->ev.seq = t->ev.lost = 0;
+		t->sig.pos = t->sig.base, t->sig.seq = t->sig.lost = 0;
+	}
+	t->thread_no = no;
+	t->parent_no = tl->parent_no;
+	t->tid = alloc_sys_gettid();
+	t->gen = 0;
+	t->started = true;
+	t->dead = false;
+	char name[17] = {0};
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
+			   (uint32_t)t->tid | (uint64_t)t->parent_no << 32, 0, 0};
+	memcpy(rec + 2, name, 16);
+	memcpy(t->ev.pos, rec, sizeof rec);
+	t->ev.pos += 4;
+	tl->rec = t;
+	if (reg.key_ok)
+		pthread_setspecific(reg.key, t);
+	tl->busy--;
+	return t;
+}
+
+/* The thread ends: THREAD_EXIT, flush both streams, retire the record.
+** Nothing the thread does afterwards is recorded. */
+void trace_thread_exit(void)
+{
+	trace_tls_t *tl = &trace_tls;
+	trace_thr_t *t = tl->rec;
+	tl->busy = 1 << 20; /* for good: later key destructors may still call us */
+	if (!t)
+		return;
+	trace_cur = NULL;
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_EXIT, trace_now());
+	trace_ev_append_to(t, &w, 1);
+	trace_ev_flush(t);
+	tl->rec = NULL; /* the sampler's handler stops here (trace_sig_append) */
+	while (atomic_exchange(&t->sig_busy, 1))
+		sched_yield();
+	buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+	t->dead = true;
+	buf_lock(&reg.lock);
+	t->pool_next = reg.pool;
+	reg.pool = t;
+	buf_unlock(&reg.lock);
+	atomic_store(&t->sig_busy, 0);
+}
+
+/* --------------------------------------------------------------- streams -- */
+
+static void buf_reopen_child(void);
+
+/* Write the thread's events chunk, with a CLOCK record first (TSC clock)
+** so that the reader can follow the TSC rate. */
+void trace_ev_flush(trace_thr_t *t)
+{
+	if (atomic_exchange(&t->flushing, 1))
+		return; /* the exit flush has it */
+	int saved_errno = errno; /* flushes happen inside malloc and the wrapped calls */
+	trace_tls.busy++;
+	if (trace_unlikely(buf_reopen_in_child))
+		buf_reopen_child();
+	if (trace_clock == MEMINST_TRACE_CLOCK_TSC && t->ev.pos + 2 <= t->ev.end + TRACE_RESERVE_WORDS) {
+		t->ev.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, trace_now());
+		t->ev.pos[1] = buf_clock_ns(CLOCK_MONOTONIC);
+		t->ev.pos += 2;
+	}
+	buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+	atomic_store(&t->flushing, 0);
+	trace_modules_check();
+	trace_tls.busy--;
+	errno = saved_errno;
+}
+
+void trace_ev_append_to(trace_thr_t *t, const uint64_t *w, unsigned n)
+{
+	if (t->ev.pos + n > t->ev.end)
+		trace_ev_flush(t);
+	if (t->ev.pos + n > t->ev.end) {
+		t->ev.lost++;
+		return;
+	}
+	memcpy(t->ev.pos, w, n * 8u);
+	t->ev.pos += n;
+}
+
+void trace_ev_append(const uint64_t *words, unsigned n)
+{
+	trace_thr_t *t = trace_thread_record();
+	if (t)
+		trace_ev_append_to(t, words, n);
+}
+
+/* The signal stream: the handler runs on the thread it interrupted, so the
+** record is this thread's; sig_busy keeps a nested handler (or the exit
+** flush) out, and the record is then dropped rather than waited for. */
+void trace_sig_append(const uint64_t *words, unsigned n)
+{
+	trace_thr_t *t = trace_tls.rec;
+	if (!t || atomic_exchange(&t->sig_busy, 1))
+		return;
+	if (t->sig.pos + n > t->sig.end) {
+		int saved_errno = errno;
+		buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+		errno = saved_errno;
+	}
+	if (t->sig.pos + n > t->sig.end)
+		t->sig.lost++;
+	else {
+		memcpy(t->sig.pos, words, n * 8u);
+		t->sig.pos += n;
+	}
+	atomic_store(&t->sig_busy, 0);
+}
+
+/* Every thread's buffered records.  Other threads may still be running:
+** each stream is taken with its flag, and records a running thread is
+** writing at this very moment may be missed. */
+void trace_flush_all(void)
+{
+	trace_tls.busy++;
+	trace_thr_t *self = trace_tls.rec;
+	if (self)
+		trace_ev_flush(self);
+	buf_lock(&reg.lock);
+	trace_thr_t *list = reg.all;
+	buf_unlock(&reg.lock);
+	for (trace_thr_t *t = list; t; t = t->next) {
+		if (t->dead)
+			continue;
+		if (t != self && !atomic_exchange(&t->flushing, 1)) {
+			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+			atomic_store(&t->flushing, 0);
+		}
+		if (!atomic_exchange(&t->sig_busy, 1)) {
+			buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+			atomic_store(&t->sig_busy, 0);
+		}
+	}
+	buf_lock(&proc.lock);
+	proc_flush_locked();
+	buf_unlock(&proc.lock);
+	trace_tls.busy--;
+}
+
+/* At exit: everything out, then the descriptor is closed so that records
+** made later (other libraries' destructors) are dropped, not half written. */
+void trace_writer_close(void)
+{
+	trace_modules_check();
+	trace_flush_all();
+	int fd = atomic_exchange(&buf_fd, -1);
+	if (fd >= 0)
+		close(fd);
+}
+
+bool trace_file_is_open(void) { return atomic_load(&buf_fd) >= 0 || buf_reopen_in_child; }
+
+/* ---------------------------------------------------------------- start -- */
+
+static int buf_open_file(int pid, bool child)
+{
+	char path[4096];
+	const char *tmpl = trace_path[0] ? trace_path : "meminst.%p.trace";
+	if (trace_path_expand(tmpl, pid, path, sizeof path) < 0) {
+		alloc_log("trace file name too long: %s", tmpl);
+		return -1;
+	}
+	if (child && !strstr(tmpl, "%p")) { /* the parent's name is the parent's */
+		size_t n = strlen(path);
+		if (alloc_fmt(path + n, sizeof path - n, ".%d", pid) >= (int)(sizeof path - n))
+			return -1;
+	}
+	if (path[0] != '/' && !child) { /* a later chdir must not move a forked child's file */
+		char cwd[4096];
+		if (getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(path) + 2 < sizeof buf_file)
+			alloc_fmt(buf_file, sizeof buf_file, "%s/%s", cwd, path);
+		else
+			alloc_fmt(buf_file, sizeof buf_file, "%s", path);
+	} else {
+		alloc_fmt(buf_file, sizeof buf_file, "%s", path);
+	}
+	int fd = buf_open(buf_file);
+	if (fd < 0)
+		return -1;
+	if (buf_write_header(fd) < 0) {
+		alloc_log("cannot write trace file %s: %s", buf_file, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	buf_stream_init(&proc.s, proc.words, 8192, 0);
+	proc.scanned = false;
+	atomic_store_explicit(&buf_fd, fd, memory_order_release);
+	buf_lock(&proc.lock);
+	proc_process_record();
+	proc_flush_locked();
+	buf_unlock(&proc.lock);
+	return 0;
+}
+
+/* The child of a fork writes its own file: PATH with %p expanded to the
+** child's pid, or PATH.PID when PATH has no %p.  Opened on first use,
+** from normal context (the atfork handler only marks it). */
+static void buf_reopen_child(void)
+{
+	buf_lock(&buf_open_lock);
+	if (buf_reopen_in_child) {
+		buf_reopen_in_child = false;
+		if (buf_open_file(getpid(), true) < 0)
+			buf_open_failed = true;
+	}
+	buf_unlock(&buf_open_lock);
+}
+
+/* In the child: only the forking thread is left.  The parent's buffered
+** records are the parent's (it writes them); the child starts empty, with
+** thread numbers from 1 again, in its own file. */
+void trace_after_fork_child(void)
+{
+	atomic_store(&buf_open_lock, 0);
+	atomic_store(&proc.lock, 0);
+	atomic_store(&reg.lock, 0);
+	int fd = atomic_exchange(&buf_fd, -1);
+	if (fd >= 0) {
+		close(fd);
+		buf_reopen_in_child = !trace_sink;
+	}
+	trace_thr_t *self = trace_tls.rec;
+	reg.pool = NULL;
+	reg.next_no = 1;
+	for (trace_thr_t *t = reg.all; t; t = t->next) {
+		atomic_store(&t->flushing, 0);
+		atomic_store(&t->sig_busy, 0);
+		if (t != self && !t->dead) {
+			t->dead = true;
+			t->pool_next = reg.pool;
+			reg.pool = t;
+		}
+	}
+	if (self) {
+		self->ev.pos = self->ev.base, self->ev.seq = self->ev.lost = 0;
+		self->sig.pos = self->sig.base, self->sig.seq = self->sig.lost = 0;
+		self->thread_no = reg.next_no++;
+		self->parent_no = 0;
+		self->tid = alloc_sys_gettid();
+		char name[17] = {0};
+		prctl(PR_GET_NAME, name, 0, 0, 0);
+		uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
+				   (uint32_t)self->tid, 0, 0};
+		memcpy(rec + 2, name, 16);
+		memcpy(self->ev.pos, rec, sizeof rec);
+		self->ev.pos += 4;
+		if (self->gen) { /* still tracing: say so at the top of the new file */
+			uint64_t on = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now());
+			*self->ev.pos++ = on;
+		}
+	}
+}
+
+static void buf_atfork_child(void) { trace_after_fork_child(); }
+
+/* Open the trace file and write its header, PROCESS and MODULE records,
+** once.  Normal context. */
+int trace_file_ensure(void)
+{
+	int rc = 0;
+	trace_tls.busy++;
+	buf_lock(&buf_open_lock);
+	if (buf_reopen_in_child) {
+		buf_unlock(&buf_open_lock);
+		buf_reopen_child();
+		buf_lock(&buf_open_lock);
+	}
+	if (atomic_load(&buf_fd) >= 0 || (trace_sink && trace_clock))
+		goto out;
+	if (buf_open_failed) {
+		rc = -1;
+		goto out;
+	}
+	trace_clock_setup(trace_want_clock);
+	if (!reg.atfork_done) {
+		reg.key_ok = pthread_key_create(&reg.key, buf_thread_key_destructor) == 0;
+		pthread_atfork(NULL, NULL, buf_atfork_child);
+		reg.atfork_done = true;
+	}
+	if (!trace_sink && buf_open_file(getpid(), false) < 0) {
+		buf_open_failed = true;
+		rc = -1;
+	}
+out:
+	buf_unlock(&buf_open_lock);
+	if (rc == 0)
+		trace_modules_check();
+	trace_tls.busy--;
+	return rc;
+}

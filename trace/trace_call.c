@@ -1,0 +1,359 @@
+/*
+** trace_call.c — exact tracing of code built with -finstrument-functions:
+** the two hooks GCC and Clang call at every function entry and exit, the
+** <alloc> and suspend events, and starting and stopping (MEMINST trace=,
+** meminst_trace_start/stop/apply).
+**
+** The hot path is one initial-exec TLS load (trace_cur, the thread's record
+** while it is traced), one compare against the tracing generation, a time
+** stamp and three stores into the thread's buffer.  Everything else —
+** the first call of a thread, a full buffer, a stop — falls to call_slow.
+**
+** Which threads: all (default), or the family of the thread that started
+** tracing (it and the threads created by family members while tracing,
+** fprof's procs).  Each thread decides lazily, at its first instrumented
+** call after a start or stop: trace_gen changes at both, and a record
+** whose gen is stale writes TRACE_OFF and lets go.
+*/
+#include "trace_int.h"
+#include "../alloc/alloc_int.h"
+
+#include <string.h>
+
+#define NOINST __attribute__((no_instrument_function))
+
+__thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
+__thread trace_tls_t trace_tls TRACE_TLS_MODEL;
+_Atomic uint32_t trace_gen;
+_Atomic int trace_on;
+bool trace_all_threads = true;
+bool trace_alloc_watch;
+void (*trace_call_hook)(void *fn);
+static _Atomic int call_start_lock;
+
+/* weak: until the sampler is linked */
+__attribute__((weak)) bool trace_asample_on;
+__attribute__((weak)) void trace_asample_note(size_t size) { (void)size; }
+__attribute__((weak)) void trace_sample_thread_begin(void) {}
+__attribute__((weak)) void trace_sample_thread_end(void) {}
+
+/* ------------------------------------------------------------ threads -- */
+
+static NOINST void call_thread_off(trace_thr_t *t)
+{
+	trace_cur = NULL;
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_OFF, trace_now());
+	trace_ev_append_to(t, &w, 1);
+	t->gen = 0;
+	trace_ev_flush(t);
+}
+
+/*
+** Bring the thread in line with the current generation: stop recording if
+** its record is stale, start if tracing is on and the thread belongs.
+** Returns the record to write to, or NULL.
+*/
+static NOINST trace_thr_t *call_sync(void)
+{
+	trace_tls_t *tl = &trace_tls;
+	if (tl->busy)
+		return NULL;
+	uint32_t g = atomic_load_explicit(&trace_gen, memory_order_acquire);
+	trace_thr_t *t = trace_cur;
+	if (t && t->gen == g)
+		return t;
+	if (t)
+		call_thread_off(t);
+	if (tl->seen_gen == g)
+		return NULL;
+	tl->seen_gen = g;
+	if (!atomic_load(&trace_on) || (!trace_all_threads && tl->member_gen != g))
+		return NULL;
+	if (!(t = trace_thread_record()))
+		return NULL;
+	t->gen = g;
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now());
+	trace_ev_append_to(t, &w, 1);
+	trace_cur = t;
+	return t;
+}
+
+/* In a thread made by our pthread_create: who made it, whether it is of
+** the traced family, and its record now (so THREAD_START has its start). */
+NOINST void trace_thread_begin(uint32_t parent_no, uint32_t member_gen)
+{
+	trace_tls.parent_no = parent_no;
+	trace_tls.member_gen = member_gen;
+	if (atomic_load(&trace_on))
+		call_sync();
+}
+
+/* For the pthread_create wrapper, in the creating thread. */
+NOINST void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen)
+{
+	uint32_t g = atomic_load(&trace_gen);
+	*parent_no = trace_tls.rec ? trace_tls.rec->thread_no : 0;
+	*member_gen = trace_tls.member_gen == g || (trace_cur && trace_cur->gen == g) ? g : 0;
+}
+
+/* -------------------------------------------------------------- hooks -- */
+
+static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
+{
+	trace_thr_t *t = call_sync();
+	if (!t) {
+		if (kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
+			trace_call_hook(fn);
+		return;
+	}
+	if (t->ev.pos + 3 > t->ev.end) /* flush first: its CLOCK record must not be later */
+		trace_ev_flush(t);
+	uint64_t w[3] = {MEMINST_TREC_HEAD(kind, trace_now_inline()), (uintptr_t)fn, (uintptr_t)site};
+	trace_ev_append_to(t, w, kind == MEMINST_TREC_CALL ? 3 : 2);
+}
+
+/* Entered fn from call site: CALL [head, fn, site].  Keep it small: it
+** runs on every call of the program. */
+ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
+{
+	trace_thr_t *t = trace_cur;
+	if (trace_likely(t != NULL) &&
+	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed))) {
+		uint64_t *p = t->ev.pos;
+		if (trace_likely(p + 3 <= t->ev.end)) {
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, trace_now_inline());
+			p[1] = (uintptr_t)fn;
+			p[2] = (uintptr_t)site;
+			t->ev.pos = p + 3;
+			return;
+		}
+	}
+	call_slow(MEMINST_TREC_CALL, fn, site);
+}
+
+/* Returning from fn: RETURN [head, fn]. */
+ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
+{
+	trace_thr_t *t = trace_cur;
+	if (trace_likely(t != NULL) &&
+	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed))) {
+		uint64_t *p = t->ev.pos;
+		if (trace_likely(p + 2 <= t->ev.end)) {
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_RETURN, trace_now_inline());
+			p[1] = (uintptr_t)fn;
+			t->ev.pos = p + 2;
+			return;
+		}
+	}
+	call_slow(MEMINST_TREC_RETURN, fn, site);
+}
+
+/* ------------------------------------------------- <alloc> and suspend -- */
+
+/* Is this thread traced right now (and not inside the runtime)? */
+static inline trace_thr_t *call_traced(void)
+{
+	trace_thr_t *t = trace_cur;
+	if (t && t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed) && !trace_tls.busy)
+		return t;
+	return NULL;
+}
+
+uint64_t trace_alloc_begin(void)
+{
+	return call_traced() ? trace_now_inline() : UINT64_MAX;
+}
+
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size)
+{
+	trace_thr_t *t;
+	if (begin != UINT64_MAX && (t = call_traced())) {
+		if (t->ev.pos + 3 > t->ev.end)
+			trace_ev_flush(t);
+		uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), trace_now_inline(),
+				 op | (uint64_t)size << 8};
+		trace_ev_append_to(t, w, 3);
+	}
+	if (trace_asample_on && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
+		trace_asample_note(size);
+}
+
+uint64_t trace_suspend_begin(void)
+{
+	return call_traced() ? trace_now_inline() : UINT64_MAX;
+}
+
+void trace_suspend_end(uint64_t begin, unsigned reason)
+{
+	trace_thr_t *t;
+	if (begin == UINT64_MAX || !(t = call_traced()))
+		return;
+	if (t->ev.pos + 3 > t->ev.end)
+		trace_ev_flush(t);
+	uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, begin), trace_now_inline(), reason};
+	trace_ev_append_to(t, w, 3);
+}
+
+/* -------------------------------------------------------- start, stop -- */
+
+/* Start tracing with these settings; the calling thread heads the family.
+** 0, or -1 with one line logged. */
+static int call_start(int clock, const char *file, size_t file_len, int threads)
+{
+	int rc = -1;
+	trace_tls.busy++;
+	while (atomic_exchange(&call_start_lock, 1))
+		;
+	if (atomic_load(&trace_on)) {
+		rc = 0; /* already on: the settings of the running trace stay */
+		goto out;
+	}
+	int want = clock ? clock : trace_want_clock ? trace_want_clock : 1;
+	if (trace_clock && (want == 2) != (trace_clock == MEMINST_TRACE_CLOCK_CPU)) {
+		alloc_log("cannot trace with %s time: the trace file records %s time",
+			  want == 2 ? "cpu" : "wall", want == 2 ? "wall" : "cpu");
+		goto out;
+	}
+	if (file_len) {
+		char path[sizeof trace_path];
+		if (file_len >= sizeof path) {
+			alloc_log("trace_file name too long");
+			goto out;
+		}
+		memcpy(path, file, file_len);
+		path[file_len] = 0;
+		if (trace_file_is_open() && strcmp(path, trace_path) != 0) {
+			alloc_log("cannot trace to %s: the trace already goes to %s", path,
+				  trace_path[0] ? trace_path : "meminst.%p.trace");
+			goto out;
+		}
+		memcpy(trace_path, path, file_len + 1);
+	}
+	trace_want_clock = want;
+	trace_all_threads = threads != 2;
+	if (trace_file_ensure() < 0)
+		goto out;
+	uint32_t g = atomic_load(&trace_gen) + 1;
+	trace_tls.member_gen = g;
+	trace_alloc_watch = true;
+	atomic_store(&trace_on, 1);
+	atomic_store_explicit(&trace_gen, g, memory_order_release);
+	rc = 0;
+out:
+	atomic_store(&call_start_lock, 0);
+	trace_tls.busy--;
+	if (rc == 0)
+		call_sync(); /* the starter's TRACE_ON now, not at its next call */
+	return rc;
+}
+
+static int call_stop(void)
+{
+	while (atomic_exchange(&call_start_lock, 1))
+		;
+	if (atomic_load(&trace_on)) {
+		atomic_store(&trace_on, 0);
+		atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
+		trace_alloc_watch = trace_asample_on;
+	}
+	atomic_store(&call_start_lock, 0);
+	trace_thr_t *t = trace_cur;
+	if (t)
+		call_thread_off(t);
+	return 0;
+}
+
+/* Constructor: MEMINST=trace=wall|cpu.  A trace file that cannot be made is
+** said on one line; the program runs on untraced. */
+int trace_start_from_env(void)
+{
+	if (!alloc_opts.trace_clock)
+		return 0;
+	if (call_start(alloc_opts.trace_clock, alloc_opts.trace_file, alloc_opts.trace_file_len,
+		       alloc_opts.trace_threads) < 0) {
+		alloc_log("tracing is off");
+		return -1;
+	}
+	return 0;
+}
+
+/* Destructor: stop, and write every buffer out. */
+void trace_at_exit(void)
+{
+	if (!trace_file_is_open() && !trace_sink)
+		return;
+	call_stop();
+	trace_writer_close();
+}
+
+/* ------------------------------------------------------------- the API -- */
+
+/* Options in MEMINST syntax; only the tracing items are accepted. */
+static int call_parse(const char *options, const char *who, alloc_options_t *o)
+{
+	char err[ALLOC_OPTIONS_ERRMAX];
+	if (alloc_options_parse(options, o, err, sizeof err) < 0) {
+		alloc_log("%s: %s", who, err);
+		return -1;
+	}
+	if (o->mode != MEMINST_MODE_OFF || o->snapshot || o->interval_ns || o->sample_hz ||
+	    o->alloc_sample || o->control) {
+		alloc_log("%s: only trace, trace_file and trace_threads are accepted", who);
+		return -1;
+	}
+	return 0;
+}
+
+static void call_ensure_alloc(void)
+{
+	if (atomic_load(&alloc_state) == 0)
+		alloc_init();
+}
+
+ALLOC_EXPORT int meminst_trace_start(const char *options)
+{
+	alloc_options_t o;
+	call_ensure_alloc();
+	if (call_parse(options, "meminst_trace_start", &o) < 0)
+		return -1;
+	return call_start(o.trace_clock, o.trace_file, o.trace_file_len,
+			  o.trace_threads ? o.trace_threads : alloc_opts.trace_threads);
+}
+
+ALLOC_EXPORT int meminst_trace_stop(void)
+{
+	return call_stop();
+}
+
+ALLOC_EXPORT int meminst_trace_active(void)
+{
+	return call_traced() != NULL;
+}
+
+ALLOC_EXPORT int meminst_trace_flush(void)
+{
+	trace_thr_t *t = trace_tls.rec;
+	if (!trace_file_is_open())
+		return -1;
+	if (t && !trace_tls.busy)
+		trace_ev_flush(t);
+	return 0;
+}
+
+/* fprof:apply: trace only the calling thread's family around one call; with
+** MEMINST_TRACE_CONTINUE tracing stays on afterwards.  If tracing is
+** already on, fn just runs under it. */
+ALLOC_EXPORT void *meminst_trace_apply(void *(*fn)(void *), void *arg, const char *options,
+				       unsigned flags)
+{
+	alloc_options_t o;
+	call_ensure_alloc();
+	bool started = false;
+	if (!atomic_load(&trace_on) && call_parse(options, "meminst_trace_apply", &o) == 0)
+		started = call_start(o.trace_clock, o.trace_file, o.trace_file_len,
+				     o.trace_threads ? o.trace_threads : 2) == 0;
+	void *r = fn(arg);
+	if (started && !(flags & MEMINST_TRACE_CONTINUE))
+		call_stop();
+	return r;
+}

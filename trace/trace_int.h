@@ -1,0 +1,188 @@
+/*
+** trace_int.h — internal interfaces of libmeminst's time-profiling runtime.
+**
+** The runtime is built into libmeminst (it shares the library's start-up,
+** MEMINST options and allocation hooks) and writes the trace files described
+** in <meminst-trace.h> and meminst-trace(5).
+**
+**   trace_buf.c      the writer: the file, its header, per-thread buffers,
+**                    chunks, flushing, clock, module map
+**   trace_call.c     exact tracing: __cyg_profile_func_enter/exit, thread
+**                    start/exit, <alloc> events, start/stop/apply
+**   trace_suspend.c  `suspend`: blocking calls wrapped while tracing
+**   trace_sample.c   timer sampling (signal handler, timers)
+**   trace_unwind.c   stack walks for samples
+**   trace_asample.c  allocation sampling (a stack every N bytes)
+**
+** Two streams per thread (MEMINST_TRACE_STREAM_*): the events stream is
+** written only in normal context, the signal stream only by the sampling
+** signal handler, so a sample never lands in the middle of an event.  Each
+** buffer is flushed as one chunk by one write(2) on an O_APPEND descriptor;
+** write is async-signal-safe, so the handler may flush its own buffer.
+*/
+#ifndef TRACE_INT_H
+#define TRACE_INT_H
+
+#include "config.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "meminst-trace.h"
+
+#define TRACE_INTERNAL __attribute__((visibility("hidden")))
+
+/* ------------------------------------------------------------ writer ---- */
+/* "trace_buf.c" */
+
+/* Open the trace file (MEMINST trace_file=, %p expanded) and write its
+** header, the PROCESS record and the module map, if not done yet.  Normal
+** context only (not from malloc, not from a signal handler).  0 or -1 with a
+** one-line message already logged. */
+int trace_file_ensure(void);
+
+/* Time stamp now, in the file's clock (ticks since t0).  Async-signal-safe. */
+uint64_t trace_now(void);
+
+/* Append one record (n words, the first being its head) to the calling
+** thread's events stream; normal context.  Starts the thread's buffers on
+** first use (THREAD_START).  Never allocates through malloc. */
+void trace_ev_append(const uint64_t *words, unsigned n);
+
+/* The same for the signal stream: async-signal-safe, never blocks, drops
+** the record (counting it as LOST) rather than re-enter itself. */
+void trace_sig_append(const uint64_t *words, unsigned n);
+
+/* Write every thread's buffered records (at exit; after fork in the child the
+** parent's records are discarded). */
+void trace_flush_all(void);
+
+/* ------------------------------------------- between tracer and sampler -- */
+
+/* "trace_call.c": the allocation hooks call these when trace_alloc_watch is
+** set (exact <alloc> events and/or allocation sampling are on). */
+extern bool trace_alloc_watch;
+uint64_t trace_alloc_begin(void);
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size);
+
+/* "trace_sample.c": called by trace_call.c's pthread_create wrapper in each
+** new thread before its start routine, and when it ends; normal context. */
+void trace_sample_thread_begin(void);
+void trace_sample_thread_end(void);
+
+/* "trace_asample.c": called from trace_alloc_end for every allocation of
+** `size` bytes while allocation sampling is on. */
+extern bool trace_asample_on;
+void trace_asample_note(size_t size);
+
+/* ====================================================== writer internals == */
+/* Shared by trace_buf.c, trace_call.c and trace_suspend.c (the writer and
+** exact tracing); the sampler needs only the functions above. */
+
+#define TRACE_TLS_MODEL ALLOC_TLS_MODEL
+#define trace_likely(x) __builtin_expect(!!(x), 1)
+#define trace_unlikely(x) __builtin_expect(!!(x), 0)
+
+#define TRACE_EV_WORDS 8192     /* 64 KiB of records per events chunk   */
+#define TRACE_SIG_WORDS 2048    /* 16 KiB per signal chunk              */
+#define TRACE_RESERVE_WORDS 4   /* kept free for the CLOCK record of a flush */
+#define TRACE_CHUNK_WORDS (sizeof(struct meminst_trace_chunk) / 8)
+
+/* One stream of one thread: records go at pos, up to end; the chunk header
+** is written into the TRACE_CHUNK_WORDS words just before base, so a chunk
+** leaves by one write(2) without a copy. */
+typedef struct trace_stream_s {
+	uint64_t *pos, *end;
+	uint64_t *base;
+	uint64_t seq;   /* chunks written */
+	uint64_t lost;  /* records dropped since the last chunk, told by LOST */
+} trace_stream_t;
+
+/* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).
+** ev first: the hot path reads ev.pos and ev.end at small offsets. */
+typedef struct trace_thr_s {
+	trace_stream_t ev;
+	uint32_t gen;            /* the tracing generation it records for   */
+	uint32_t thread_no;      /* trace thread number (1 = first seen)    */
+	uint32_t parent_no;
+	int tid;
+	bool started;            /* THREAD_START written                    */
+	bool dead;               /* THREAD_EXIT written; in the pool        */
+	_Atomic int flushing;    /* one flusher at a time (owner or exit)   */
+	_Atomic int sig_busy;    /* the signal stream is being written      */
+	trace_stream_t sig;
+	struct trace_thr_s *next;      /* every record ever made             */
+	struct trace_thr_s *pool_next; /* retired records                    */
+	size_t map_bytes;
+} trace_thr_t;
+
+/* The calling thread's record while its calls are being traced (NULL
+** otherwise); the hot path's only test together with trace_gen. */
+extern __thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
+
+/* Slower per-thread state. */
+typedef struct trace_tls_s {
+	trace_thr_t *rec;     /* this thread's record, active or not        */
+	uint32_t seen_gen;    /* generation already decided for             */
+	uint32_t member_gen;  /* in the traced family of this generation    */
+	uint32_t parent_no;   /* trace thread number of the creator         */
+	int busy;             /* >0: inside the runtime, record nothing     */
+} trace_tls_t;
+extern __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
+
+/* Tracing generation: changes at every start and stop.  A record whose
+** gen differs is stale: its thread writes TRACE_OFF and stops. */
+extern _Atomic uint32_t trace_gen;
+extern _Atomic int trace_on;        /* exact call tracing is on           */
+extern bool trace_all_threads;      /* else only the starter's family     */
+
+/* The file's clock (enum meminst_trace_clock; 0 before the file is set). */
+extern int trace_clock;
+extern uint64_t trace_t0;           /* raw reading that is time stamp 0   */
+
+/* Settings for the next trace_file_ensure (from MEMINST or the API). */
+extern int trace_want_clock;        /* 1 wall, 2 cpu (MEMINST trace=)      */
+extern char trace_path[4096];       /* unexpanded trace_file              */
+
+/* Where chunks go: NULL = the trace file.  Otherwise called with each
+** complete chunk (header + words) instead of write(2), in the context of
+** the flushing thread (async-signal-safe for the signal stream); returns
+** 0 or -1 (the chunk's records then count as lost).  For the in-process
+** profiler. */
+extern int (*trace_sink)(const void *chunk, size_t bytes);
+
+/* Called by __cyg_profile_func_enter for every call made by a thread that
+** is not being traced, while set (precise call counts for the sampler). */
+extern void (*trace_call_hook)(void *fn);
+
+/* "trace_buf.c" */
+trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
+void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */
+void trace_ev_flush(trace_thr_t *t);        /* owner, normal context          */
+void trace_ev_append_to(trace_thr_t *t, const uint64_t *words, unsigned n);
+void trace_modules_check(void);             /* MODULE records if the map moved */
+void trace_writer_close(void);              /* at exit: flush all, stop writing */
+bool trace_file_is_open(void);
+int trace_path_expand(const char *in, int pid, char *out, size_t len);
+void trace_clock_setup(int want);            /* before the header: calibrate */
+void trace_after_fork_child(void);
+
+/* "trace_call.c" */
+void trace_thread_begin(uint32_t parent_no, uint32_t member_gen); /* new thread */
+void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen); /* creator */
+uint64_t trace_suspend_begin(void);          /* UINT64_MAX: not traced   */
+void trace_suspend_end(uint64_t begin, unsigned reason);
+int trace_start_from_env(void);             /* constructor: MEMINST trace= */
+void trace_at_exit(void);                   /* destructor                  */
+
+/* Time stamp now, inlined for the hot paths. */
+static inline __attribute__((always_inline)) uint64_t trace_now_inline(void)
+{
+	if (trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC))
+		return __builtin_ia32_rdtsc() - trace_t0;
+	return trace_now();
+}
+
+#endif

@@ -1,0 +1,611 @@
+/*
+** trace_sample.c — statistical sampling: timers, the SIGPROF handler, and
+** start/stop/reset/active (MEMINST sample=, sample_clock=, alloc_sample=,
+** sample_counts=, and the meminst_sample_* calls of <meminst.h>).
+**
+** Timers.  Every thread gets its own timer that sends SIGPROF to that
+** thread alone:
+**   cpu   on the thread's CPU time: a thread is sampled in exact proportion
+**         to the CPU it uses, and never while blocked.  Preferably a
+**         perf_event task-clock counter (an hrtimer: the asked rate, 1000 Hz
+**         and more), owned by the thread (F_SETOWN_EX) with SIGPROF as its
+**         signal; where perf events are not allowed (perf_event_paranoid
+**         above 2, seccomp), a POSIX timer on the thread's CPU-time clock,
+**         which the kernel only checks at its scheduler tick (CONFIG_HZ,
+**         often 250 Hz): faster rates then come as fewer samples carrying
+**         the overruns in their weight.  Both are chosen over the
+**         process-wide ITIMER_PROF, whose one signal goes to whichever
+**         thread the kernel picks, which skews the split between busy
+**         threads, and which programs use themselves (setitimer).
+**   wall  a POSIX timer on CLOCK_MONOTONIC (SIGEV_THREAD_ID): also while the
+**         thread sleeps or waits.  The signal then ends the wait early:
+**         nanosleep, poll and the like return EINTR (as under any
+**         wall-clock signal profiler).
+** A thread's timer is made when sampling starts (every thread listed in
+** /proc/self/task, targeted by tid) and in each thread created later
+** (trace_sample_thread_begin, from the pthread_create wrapper); it is
+** deleted when the thread ends or sampling stops.  Timers are not inherited
+** by fork: the child samples nothing (it may call meminst_sample_start);
+** exec discards them with the rest of the process.
+**
+** The signal is SIGPROF, shared with the program: once our handler is
+** installed it stays (a pending tick must never meet SIGPROF's default
+** action, which kills the process), and the program's sigaction and signal
+** calls for SIGPROF are interposed (trace_sigwrap.c) so that they set and
+** report the program's own action, kept here, without replacing ours.  Our
+** handler takes the ticks of our timers (SI_TIMER with our cookie, or
+** POLL_IN from our perf events) and hands every other SIGPROF (kill, the
+** program's own setitimer or timers) to the program's action, the default
+** one included.  A program that sets SIGPROF by a raw system call escapes
+** this: the next thread start or stop notices and stops our timers.
+*/
+#include "trace_sampler.h"
+
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../alloc/alloc_int.h"
+
+/* libc's own sigaction: the exported name is interposed by trace_sigwrap.c,
+** also for calls from inside this library. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
+#define SAMPLE_SIGNAL SIGPROF
+#define SAMPLE_TIMERS_MAX 2048 /* threads sampled at once */
+
+unsigned trace_sample_hz;
+unsigned trace_sample_clock;
+
+/* Read by the handler: set after every timer exists' settings are written. */
+static _Atomic bool sample_running;
+static uint64_t sample_weight; /* one period in file ticks */
+static uint64_t sample_period_ns;
+
+static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sample_timer_s {
+	pid_t tid; /* 0: free slot */
+	int fd;    /* the perf event, or -1: the POSIX timer id */
+	timer_t id;
+} sample_timers[SAMPLE_TIMERS_MAX];
+static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
+static bool sample_handler_set, sample_warned_handler;
+/* The program's SIGPROF action while ours is installed (what it set last
+** through sigaction or signal); the handler reads it, the wrapper writes it
+** with SIGPROF blocked. */
+static struct sigaction sample_prog;
+#define SAMPLE_COOKIE ((void *)sample_timers) /* sigev_value of our timers */
+
+/* ----------------------------------------------------------- handler --- */
+
+/* A SIGPROF that is not our tick: what the program asked for. */
+static void sample_forward(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction a = sample_prog;
+	if (a.sa_flags & SA_RESETHAND) {
+		sample_prog.sa_handler = SIG_DFL;
+		sample_prog.sa_flags &= ~(SA_SIGINFO | SA_RESETHAND);
+	}
+	if (a.sa_flags & SA_SIGINFO) {
+		if (a.sa_sigaction)
+			a.sa_sigaction(sig, si, uc);
+	} else if (a.sa_handler == SIG_DFL) {
+		/* SIGPROF's default action ends the process: let it */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof dfl);
+		dfl.sa_handler = SIG_DFL;
+		__sigaction(sig, &dfl, NULL);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		raise(sig);
+	} else if (a.sa_handler != SIG_IGN) {
+		a.sa_handler(sig);
+	}
+}
+
+static void sample_handler(int sig, siginfo_t *si, void *uc)
+{
+	bool ours = si->si_code == SI_TIMER ? si->si_value.sival_ptr == SAMPLE_COOKIE
+		    : si->si_code == POLL_IN;
+	if (!ours) {
+		sample_forward(sig, si, uc);
+		return;
+	}
+	if (!atomic_load_explicit(&sample_running, memory_order_relaxed))
+		return; /* a tick that outlived stop */
+	int saved_errno = errno;
+	uint64_t rec[3 + TRACE_FRAMES_MAX];
+	unsigned n = trace_unwind_signal(uc, rec + 3, TRACE_FRAMES_MAX);
+	if (n == 0) { /* the thread was unwinding itself: keep the pc at least */
+		rec[3] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+		n = 1;
+	}
+	/* Ticks that came while this one was pending are merged by the kernel
+	** into overruns: they weigh in, so the total stays right. */
+	uint64_t periods = 1;
+	if (si->si_code == SI_TIMER && si->si_overrun > 0)
+		periods += (uint64_t)si->si_overrun;
+	rec[0] = MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE, trace_now());
+	rec[1] = MEMINST_TREC_SIZE_WORD(3 + n, n);
+	rec[2] = periods * sample_weight;
+	trace_sig_append(rec, 3 + n);
+	errno = saved_errno;
+}
+
+/* Is the installed SIGPROF action ours?  (false: the program took it by
+** a raw system call.) */
+static bool sample_handler_is_ours(void)
+{
+	struct sigaction cur;
+	if (__sigaction(SAMPLE_SIGNAL, NULL, &cur) < 0)
+		return false;
+	return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sample_handler;
+}
+
+static int sample_install_handler(void)
+{
+	struct sigaction sa;
+	if (sample_handler_set) {
+		if (sample_handler_is_ours())
+			return 0;
+		alloc_log("the program set SIGPROF by a system call; sampling not started");
+		return -1;
+	}
+	/* the program's action so far (its own handler, if any) is kept and
+	** gets every SIGPROF that is not our tick */
+	if (__sigaction(SAMPLE_SIGNAL, NULL, &sample_prog) < 0)
+		return -1;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = sample_handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (__sigaction(SAMPLE_SIGNAL, &sa, NULL) < 0) {
+		alloc_log("cannot install the SIGPROF handler: %s", strerror(errno));
+		return -1;
+	}
+	__atomic_store_n(&sample_handler_set, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* sigaction(SIGPROF, …) of the program while our handler is installed:
+** set and report the program's action, keep ours.  (trace_sigwrap.c) */
+bool trace_sample_sigaction(const struct sigaction *act, struct sigaction *old)
+{
+	if (!__atomic_load_n(&sample_handler_set, __ATOMIC_ACQUIRE))
+		return false;
+	sigset_t block, saved;
+	sigemptyset(&block);
+	sigaddset(&block, SAMPLE_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &block, &saved); /* the handler reads it */
+	if (old)
+		*old = sample_prog;
+	if (act)
+		sample_prog = *act;
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	return true;
+}
+
+/* ------------------------------------------------------------ timers --- */
+
+/* The CPU-time clock of any thread of the process, by tid: the kernel's
+** encoding (what pthread_getcpuclockid builds), CPUCLOCK_SCHED | PERTHREAD. */
+static clockid_t sample_thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid) << 3 | 6);
+}
+
+/* A task-clock perf event of thread `tid` that signals it every period of
+** its CPU time.  The descriptor, or -1. */
+static int sample_perf_make(pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = sample_period_ns;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	a.wakeup_events = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct f_owner_ex owner = {F_OWNER_TID, tid};
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) < 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Make and arm the timer of thread `tid`.  sample_lock held. */
+static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
+{
+	*fd = -1;
+	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_CPU && !sample_no_perf) {
+		if ((*fd = sample_perf_make(tid)) >= 0)
+			return 0;
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
+			sample_no_perf = true; /* not allowed here: timers from now on */
+	}
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SAMPLE_SIGNAL;
+	ev.sigev_value.sival_ptr = SAMPLE_COOKIE;
+	ev._sigev_un._tid = tid;
+	clockid_t clk = trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL
+			    ? CLOCK_MONOTONIC : sample_thread_cpu_clock(tid);
+	if (timer_create(clk, &ev, out) < 0)
+		return -1;
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(*out, 0, &its, NULL) < 0) {
+		timer_delete(*out);
+		return -1;
+	}
+	return 0;
+}
+
+static void sample_timer_free(struct sample_timer_s *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	else
+		timer_delete(t->id);
+	t->tid = 0;
+}
+
+/* Give `tid` a timer unless it has one.  sample_lock held. */
+static void sample_timer_add(pid_t tid, bool replace)
+{
+	struct sample_timer_s *free_slot = NULL;
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++) {
+		struct sample_timer_s *t = &sample_timers[i];
+		if (t->tid == tid) {
+			if (!replace)
+				return;
+			/* a new thread with the number of a dead one: its timer
+			** aimed at the old task and never fires again */
+			sample_timer_free(t);
+		}
+		if (!t->tid && !free_slot)
+			free_slot = t;
+	}
+	if (!free_slot) { /* forget threads that ended without telling us */
+		for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+			if (sample_timers[i].tid &&
+			    syscall(SYS_tgkill, getpid(), sample_timers[i].tid, 0) < 0) {
+				sample_timer_free(&sample_timers[i]);
+				free_slot = &sample_timers[i];
+			}
+		if (!free_slot)
+			return; /* too many threads: this one goes unsampled */
+	}
+	if (sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
+		free_slot->tid = tid;
+}
+
+static void sample_timer_remove(pid_t tid)
+{
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		if (sample_timers[i].tid == tid) {
+			sample_timer_free(&sample_timers[i]);
+		}
+}
+
+static void sample_timers_clear(void)
+{
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		if (sample_timers[i].tid) {
+			sample_timer_free(&sample_timers[i]);
+		}
+}
+
+/* Every thread that exists now (threads made before sampling started do
+** not pass through our pthread_create wrapper).  Read with getdents64 into
+** a stack buffer: opendir would allocate.  sample_lock held. */
+static void sample_timers_existing(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t tid = (pid_t)atoi(d->d_name);
+			if (tid > 0)
+				sample_timer_add(tid, false);
+		}
+	close(fd);
+}
+
+/* ------------------------------------------------ thread begin / end --- */
+
+/* The program took SIGPROF: stop ticking at it.  sample_lock held. */
+static bool sample_check_handler(void)
+{
+	if (sample_handler_is_ours())
+		return true;
+	atomic_store(&sample_running, false);
+	sample_timers_clear();
+	if (!sample_warned_handler) {
+		sample_warned_handler = true;
+		alloc_log("the program set SIGPROF by a system call; timer sampling stopped");
+	}
+	return false;
+}
+
+void trace_sample_thread_begin(void)
+{
+	if (!atomic_load(&sample_running))
+		return;
+	pthread_mutex_lock(&sample_lock);
+	if (atomic_load(&sample_running) && sample_check_handler()) {
+		(void)trace_thread_record(); /* the handler writes into it */
+		uint64_t warm[4]; /* libunwind's per-thread set-up, out of the handler */
+		(void)trace_unwind_here(warm, 4);
+		sample_timer_add(alloc_sys_gettid(), true);
+	}
+	pthread_mutex_unlock(&sample_lock);
+}
+
+void trace_sample_thread_end(void)
+{
+	if (trace_counts_on)
+		trace_counts_flush_thread();
+	if (!atomic_load(&sample_running))
+		return;
+	pthread_mutex_lock(&sample_lock);
+	sample_timer_remove(alloc_sys_gettid());
+	pthread_mutex_unlock(&sample_lock);
+}
+
+/* ------------------------------------------------------ start / stop --- */
+
+/* The settings of one start, from MEMINST or meminst_sample_start. */
+typedef struct sample_settings_s {
+	unsigned hz, clock; /* hz 0: no timers */
+	uint64_t alloc_mean;
+	bool counts;
+	const char *file;   /* trace_file=, not terminated; NULL: as it is */
+	size_t file_len;
+} sample_settings_t;
+
+/* trace_file= for the writer's next open; once the file is open, only the
+** same path is accepted. */
+static int sample_set_path(const sample_settings_t *s)
+{
+	char path[sizeof trace_path];
+	if (!s->file)
+		return 0;
+	if (s->file_len >= sizeof path) {
+		alloc_log("trace_file: path too long");
+		return -1;
+	}
+	memcpy(path, s->file, s->file_len);
+	path[s->file_len] = 0;
+	if (!trace_file_is_open()) {
+		memcpy(trace_path, path, s->file_len + 1);
+		return 0;
+	}
+	if (strcmp(path, trace_path) == 0)
+		return 0;
+	alloc_log("trace_file=%s: the trace file is already open as %s", path,
+		  trace_path[0] ? trace_path : "meminst.%p.trace");
+	return -1;
+}
+
+/* Ticks of the file's clock per second.  The writer keeps its own
+** calibration to itself; for the TSC this measures again, over 1 ms. */
+static double sample_tick_hz(void)
+{
+	if (trace_clock != MEMINST_TRACE_CLOCK_TSC)
+		return 1e9; /* CLOCK_MONOTONIC or thread CPU time: nanoseconds */
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t t0 = trace_now(), t1;
+	int64_t ns;
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		t1 = trace_now();
+		ns = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
+	} while (ns < 1000000);
+	return (double)(t1 - t0) * 1e9 / (double)ns;
+}
+
+static int sample_timers_start(const sample_settings_t *s)
+{
+	if (sample_install_handler() < 0)
+		return -1;
+	trace_sample_hz = s->hz;
+	trace_sample_clock = s->clock;
+	sample_period_ns = 1000000000u / s->hz;
+	sample_weight = (uint64_t)((double)sample_period_ns * sample_tick_hz() / 1e9 + 0.5);
+	/* The handler writes into the thread's record and may not make one.
+	** Threads that existed before start and have none yet lose their
+	** samples until they make one (trace_sig_append drops them). */
+	(void)trace_thread_record();
+	atomic_store(&sample_running, true);
+	sample_timers_existing();
+	return 0;
+}
+
+/* Start what `s` asks for.  sample_lock held. */
+static int sample_start_locked(const sample_settings_t *s)
+{
+	if (atomic_load(&sample_running) || trace_asample_on || trace_counts_on) {
+		alloc_log("sampling is already running (meminst_sample_stop first)");
+		return -1;
+	}
+	/* The writer's header tells readers what the run samples, from
+	** alloc_opts: an API start (file not open yet) must show there too. */
+	trace_sample_hz = s->hz;
+	trace_sample_clock = s->hz ? s->clock : 0;
+	trace_asample_mean = s->alloc_mean;
+	alloc_opts.sample_hz = s->hz;
+	alloc_opts.sample_clock = s->clock == MEMINST_TRACE_SAMPLE_WALL ? 1 : 2;
+	alloc_opts.alloc_sample = s->alloc_mean;
+	if (sample_set_path(s) < 0 || trace_file_ensure() < 0 || trace_unwind_init() < 0)
+		return -1;
+	if (s->hz && sample_timers_start(s) < 0)
+		return -1;
+	if (s->alloc_mean)
+		trace_asample_start(s->alloc_mean);
+	if (s->counts)
+		trace_counts_start();
+	return 0;
+}
+
+static void sample_stop_locked(void)
+{
+	atomic_store(&sample_running, false);
+	sample_timers_clear();
+	if (sample_handler_set && !sample_handler_is_ours() && !sample_warned_handler) {
+		sample_warned_handler = true;
+		alloc_log("the program set SIGPROF by a system call while sampling");
+	}
+	trace_asample_stop();
+	if (trace_counts_on) {
+		trace_counts_flush_thread();
+		trace_counts_stop();
+	}
+}
+
+/* Timers stop, and counts go out, before the writer's last flush at exit
+** (trace_at_exit, from alloc_api.c's destructor).  Destructors of one
+** library run in the reverse order of its objects on the link line, and
+** trace/ comes after alloc/ (an atexit handler registered from a library
+** constructor would run too late: after the library's destructors). */
+__attribute__((destructor)) static void sample_at_exit(void)
+{
+	pthread_mutex_lock(&sample_lock);
+	sample_stop_locked();
+	pthread_mutex_unlock(&sample_lock);
+}
+
+/* The sampling part of parsed MEMINST options.  false: nothing asked. */
+static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
+{
+	memset(s, 0, sizeof *s);
+	s->hz = o->sample_hz ? o->sample_hz : o->sample_clock ? 100 : 0;
+	s->clock = o->sample_clock == 1 ? MEMINST_TRACE_SAMPLE_WALL : MEMINST_TRACE_SAMPLE_CPU;
+	s->alloc_mean = o->alloc_sample;
+	s->counts = o->sample_counts;
+	s->file = o->trace_file;
+	s->file_len = o->trace_file_len;
+	return s->hz || s->alloc_mean || s->counts;
+}
+
+/* A child of fork: no timers came with it; it samples nothing more. */
+static void sample_postfork_child(void)
+{
+	pthread_mutex_init(&sample_lock, NULL);
+	atomic_store(&sample_running, false);
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		if (sample_timers[i].tid && sample_timers[i].fd >= 0)
+			close(sample_timers[i].fd); /* the parent's threads' events */
+	memset(sample_timers, 0, sizeof sample_timers);
+	trace_asample_on = false;
+	trace_counts_on = false;
+}
+
+/* MEMINST asked for sampling: start with the program, after the
+** allocation layer (constructor 101) and before main. */
+__attribute__((constructor(102))) static void sample_constructor(void)
+{
+	pthread_atfork(NULL, NULL, sample_postfork_child);
+	alloc_init();
+	sample_settings_t s;
+	if (!sample_settings_of(&alloc_opts, &s))
+		return;
+	pthread_mutex_lock(&sample_lock);
+	int rc = sample_start_locked(&s);
+	pthread_mutex_unlock(&sample_lock);
+	if (rc < 0) { /* never run silently without what was asked for */
+		alloc_log("the program was not started; fix or unset MEMINST (see meminst(7))");
+		alloc_sys_exit(2);
+	}
+}
+
+/* ---------------------------------------------------------- the API --- */
+
+ALLOC_EXPORT int meminst_sample_start(const char *options)
+{
+	alloc_options_t o;
+	char err[ALLOC_OPTIONS_ERRMAX];
+	if (alloc_options_parse(options ? options : "", &o, err, sizeof err) < 0) {
+		alloc_log("meminst_sample_start: %s", err);
+		return -1;
+	}
+	if (o.mode != MEMINST_MODE_OFF || o.snapshot || o.interval_ns || o.trace_clock ||
+	    o.control || o.print_kinds) {
+		alloc_log("meminst_sample_start: only sample, sample_clock, alloc_sample, "
+			  "sample_counts and trace_file are accepted");
+		return -1;
+	}
+	sample_settings_t s;
+	if (!sample_settings_of(&o, &s)) {
+		s.hz = 100; /* no sampling item: the default, 100 Hz of CPU time */
+		s.clock = MEMINST_TRACE_SAMPLE_CPU;
+	}
+	alloc_guard_enter(); /* what libc allocates for us is not the program's */
+	pthread_mutex_lock(&sample_lock);
+	int rc = sample_start_locked(&s);
+	pthread_mutex_unlock(&sample_lock);
+	alloc_guard_exit();
+	return rc;
+}
+
+ALLOC_EXPORT int meminst_sample_stop(void)
+{
+	int active = meminst_sample_active();
+	pthread_mutex_lock(&sample_lock);
+	sample_stop_locked();
+	pthread_mutex_unlock(&sample_lock);
+	return active ? 0 : -1;
+}
+
+/* Readers drop every sample, allocation sample and count recorded before
+** the SAMPLE_RESET record (see meminst-trace.h). */
+ALLOC_EXPORT int meminst_sample_reset(void)
+{
+	if (!meminst_sample_active())
+		return -1;
+	pthread_mutex_lock(&sample_lock);
+	if (trace_counts_on)
+		trace_counts_reset();
+	uint64_t rec[2] = {MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE_RESET, trace_now()),
+			   MEMINST_TREC_SIZE_WORD(2, 0)};
+	trace_ev_append(rec, 2);
+	pthread_mutex_unlock(&sample_lock);
+	return 0;
+}
+
+ALLOC_EXPORT int meminst_sample_active(void)
+{
+	return (atomic_load(&sample_running) ? MEMINST_SAMPLE_TIMER : 0) |
+	       (trace_asample_on ? MEMINST_SAMPLE_ALLOC : 0) |
+	       (trace_counts_on ? MEMINST_SAMPLE_COUNTS : 0);
+}

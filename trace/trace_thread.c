@@ -1,0 +1,75 @@
+/*
+** trace_thread.c — pthread_create, interposed: each new thread learns who
+** created it (THREAD_START's parent, the traced family) and runs the
+** tracer's and the sampler's per-thread start and end around its start
+** routine.  Exported from libmeminst only (not the core the unit tests
+** link), like the allocation hooks.
+*/
+#include "trace_int.h"
+#include "../alloc/alloc_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct thread_tramp {
+	void *(*start)(void *);
+	void *arg;
+	uint32_t parent_no, member_gen;
+};
+
+static create_fn *thread_real_create(void)
+{
+	static create_fn *real;
+	if (trace_unlikely(!real)) {
+		void *fn = dlsym(RTLD_NEXT, "pthread_create");
+		memcpy(&real, &fn, sizeof fn);
+	}
+	return real;
+}
+
+static void thread_end(void *arg)
+{
+	(void)arg;
+	trace_sample_thread_end();
+	trace_thread_exit();
+}
+
+/* The new thread's first frame.  The cleanup handler also runs when the
+** thread leaves by pthread_exit or is cancelled. */
+static void *thread_main(void *p)
+{
+	struct thread_tramp tp = *(struct thread_tramp *)p;
+	alloc_real.free(p);
+	trace_thread_begin(tp.parent_no, tp.member_gen);
+	trace_sample_thread_begin();
+	void *r;
+	pthread_cleanup_push(thread_end, NULL);
+	r = tp.start(tp.arg);
+	pthread_cleanup_pop(1);
+	return r;
+}
+
+ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
+				void *arg)
+{
+	create_fn *real = thread_real_create();
+	if (!real)
+		return EAGAIN;
+	/* before start the backend may not be resolved: pass the thread through */
+	if (atomic_load(&alloc_state) != 2 || !alloc_real.malloc)
+		return real(th, attr, start, arg);
+	struct thread_tramp *tp = alloc_real.malloc(sizeof *tp);
+	if (!tp)
+		return EAGAIN;
+	tp->start = start;
+	tp->arg = arg;
+	trace_thread_parent(&tp->parent_no, &tp->member_gen);
+	int rc = real(th, attr, thread_main, tp);
+	if (rc != 0)
+		alloc_real.free(tp);
+	return rc;
+}

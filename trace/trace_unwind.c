@@ -1,0 +1,154 @@
+/*
+** trace_unwind.c — stack walks for timer and allocation samples.
+**
+** Why libunwind and not a frame-pointer walk: Debian builds its programs
+** and libraries without frame pointers, so a frame-pointer walk stops (or
+** worse, wanders) at the first frame of libc or python3; libunwind follows
+** the .eh_frame unwind tables that every x86-64 object carries.
+**
+** Async-signal safety.  libunwind's local unwinder (UNW_LOCAL_ONLY) does
+** not call malloc: its memory comes from mmap, and it finds unwind tables
+** through dl_iterate_phdr, whose lock is recursive (a handler interrupting
+** the loader in the same thread passes it).  Its shared caches are guarded
+** by locks taken with signals blocked; the per-thread policy we select
+** (UNW_CACHE_PER_THREAD) has no lock at all — but then a handler must not
+** unwind while the same thread is inside libunwind from normal context
+** (allocation sampling), or it would update the cache that the interrupted
+** walk is halfway through.  unwind_depth tells the handler so, and that
+** sample is dropped.
+**
+** The handler starts from the signal's ucontext with UNW_INIT_SIGNAL_FRAME
+** (on x86-64 unw_context_t is ucontext_t), so frame 0 is the interrupted pc
+** and neither the handler nor the kernel's trampoline appear.  Frames after
+** the first are return addresses: a symboliser looks up address - 1.
+*/
+#define UNW_LOCAL_ONLY
+#include "trace_sampler.h"
+
+#include <libunwind.h>
+#include <link.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+static __thread int unwind_depth ALLOC_TLS_MODEL;
+static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
+
+bool trace_unwind_busy(void)
+{
+	return unwind_depth != 0;
+}
+
+/* The executable segments of the object holding this file's code. */
+static int unwind_self_range(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t me = (uintptr_t)arg;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (me < lo || me >= hi)
+		return 0;
+	unwind_self_lo = lo;
+	unwind_self_hi = hi;
+	return 1;
+}
+
+int trace_unwind_init(void)
+{
+	static bool done;
+	if (done)
+		return 0;
+	done = true;
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	dl_iterate_phdr(unwind_self_range, (void *)(uintptr_t)&trace_unwind_init);
+	/* libunwind's one-time set-up (tables, locks, its memory-validation
+	** descriptor) happens on the first walk: do it here, in normal
+	** context, rather than inside malloc or a handler. */
+	uint64_t frames[4];
+	trace_unwind_here(frames, 4);
+	return 0;
+}
+
+/* Walk from an initialised cursor: the pc, then return addresses (the
+** careful walk, one unw_step after another). */
+static unsigned unwind_walk(unw_cursor_t *c, uint64_t *frames, unsigned max)
+{
+	unsigned n = 0;
+	while (n < max) {
+		unw_word_t ip;
+		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		frames[n++] = ip;
+		if (unw_step(c) <= 0)
+			break;
+	}
+	return n;
+}
+
+/* The fast walk: unw_backtrace follows a per-thread cache of frame
+** shapes (no DWARF interpretation once a code address has been seen, and
+** no system call), from here through the handler and the kernel's signal
+** frame; the interrupted pc is in the list (libunwind reads it from the
+** signal frame), and what comes before it is ours to drop.  0 if it is not
+** found (then the careful walk runs). */
+static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
+{
+	enum { SKIP_MAX = 8 }; /* our frames and the trampoline, at most */
+	void *buf[TRACE_FRAMES_MAX + SKIP_MAX];
+	unsigned want = max + SKIP_MAX < sizeof buf / sizeof buf[0] ? max + SKIP_MAX
+				  : (unsigned)(sizeof buf / sizeof buf[0]);
+	int n = unw_backtrace(buf, (int)want);
+	for (int i = 0; i < n && i < SKIP_MAX; i++)
+		if ((uint64_t)(uintptr_t)buf[i] == pc) {
+			unsigned k = 0;
+			for (int j = i; j < n && k < max; j++)
+				frames[k++] = (uint64_t)(uintptr_t)buf[j];
+			return k;
+		}
+	return 0;
+}
+
+unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
+{
+	if (unwind_depth)
+		return 0;
+	unwind_depth++;
+	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+	unsigned n = unwind_fast(pc, frames, max);
+	if (n == 0) { /* from the signal's context: slower, always right */
+		unw_cursor_t c;
+		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
+			n = unwind_walk(&c, frames, max);
+	}
+	unwind_depth--;
+	return n;
+}
+
+unsigned trace_unwind_here(uint64_t *frames, unsigned max)
+{
+	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
+	void *buf[TRACE_FRAMES_MAX + SELF_MAX];
+	unsigned want = max + SELF_MAX < sizeof buf / sizeof buf[0] ? max + SELF_MAX
+				  : (unsigned)(sizeof buf / sizeof buf[0]);
+	unwind_depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before libunwind runs */
+	int n = unw_backtrace(buf, (int)want);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	unwind_depth--;
+	/* Our own frames first (sampler, tracer, allocation hooks): the
+	** sample starts at the first frame outside libmeminst. */
+	int i = 0;
+	while (i < n && (uintptr_t)buf[i] >= unwind_self_lo && (uintptr_t)buf[i] < unwind_self_hi)
+		i++;
+	unsigned k = 0;
+	for (; i < n && k < max; i++)
+		frames[k++] = (uint64_t)(uintptr_t)buf[i];
+	return k;
+}

@@ -31,6 +31,15 @@
 #define MEMINST_PROFILE_USER_VERSION (0x50520000 | MEMINST_PROFILE_VERSION)
 #define MEMINST_PROFILE_USER_FAMILY(v) (((unsigned)(v) & 0xffff0000u) == 0x50520000u)
 
+/* Memory allocated, from the trace's <alloc> events: requested bytes and
+** blocks while the function was on top of the stack (own) or anywhere on it
+** (acc, counted once however many instances were on the stack). */
+#define MEMINST_PROFILE_MEM_COLUMNS                                             \
+	"  own_bytes INTEGER NOT NULL DEFAULT 0,\n"                              \
+	"  own_blocks INTEGER NOT NULL DEFAULT 0,\n"                             \
+	"  acc_bytes INTEGER NOT NULL DEFAULT 0,\n"                              \
+	"  acc_blocks INTEGER NOT NULL DEFAULT 0,\n"
+
 #define MEMINST_PROFILE_SCHEMA                                                  \
 	/* key/value: schema, source, clock (wall|cpu), pid, exe, cmdline,        \
 	** ns_per_tick, events, lost, untraced, threads, cnt, acc_ns, own_ns */  \
@@ -62,6 +71,7 @@
 	"  cnt INTEGER NOT NULL,\n"                                               \
 	"  acc_ns INTEGER NOT NULL,\n"                                            \
 	"  own_ns INTEGER NOT NULL,\n"                                            \
+	MEMINST_PROFILE_MEM_COLUMNS                                               \
 	"  PRIMARY KEY(thread, function)\n"                                       \
 	") WITHOUT ROWID;\n"                                                      \
 	/* per thread and caller->called pair: the called function's figures   \
@@ -73,6 +83,7 @@
 	"  cnt INTEGER NOT NULL,\n"                                               \
 	"  acc_ns INTEGER NOT NULL,\n"                                            \
 	"  own_ns INTEGER NOT NULL,\n"                                            \
+	MEMINST_PROFILE_MEM_COLUMNS                                               \
 	"  PRIMARY KEY(thread, caller, called)\n"                                 \
 	") WITHOUT ROWID;\n"
 

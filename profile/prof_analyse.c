@@ -270,6 +270,14 @@ static void an_json_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own)
 	an_json_ms(f, own);
 }
 
+/* Memory allocated (from <alloc> events): requested bytes and blocks. */
+static void an_json_mem(FILE *f, const struct prof_mem *m)
+{
+	fprintf(f, ",\"bytes\":{\"own\":%llu,\"acc\":%llu},\"blocks\":{\"own\":%llu,\"acc\":%llu}",
+		(unsigned long long)m->own_bytes, (unsigned long long)m->acc_bytes,
+		(unsigned long long)m->own_blocks, (unsigned long long)m->acc_blocks);
+}
+
 static void an_json_pair(void *ctx, const struct prof_pair *p, uint32_t other)
 {
 	struct an_json *j = ctx;
@@ -278,6 +286,7 @@ static void an_json_pair(void *ctx, const struct prof_pair *p, uint32_t other)
 	insp_json_str(j->f, j->m->funcs[other].name);
 	fputc(',', j->f);
 	an_json_figures(j->f, p->cnt, p->acc, p->own);
+	an_json_mem(j->f, &p->mem);
 	fputc('}', j->f);
 }
 
@@ -300,6 +309,7 @@ static void an_json_functions(const struct prof_model *m, const struct prof_mthr
 			fputs("null,\"line\":null,", f);
 		}
 		an_json_figures(f, r->cnt, r->acc, r->own);
+		an_json_mem(f, &r->mem);
 		struct an_json j = {m, f, true};
 		fputs(",\"callers\":[", f);
 		an_each_pair(&a, r->fn, false, an_json_pair, &j);

@@ -118,6 +118,23 @@ static int db_functions(sqlite3 *db, const struct prof_model *m)
 	return rc;
 }
 
+/* The four memory columns from column `col` on. */
+static void db_bind_mem(sqlite3_stmt *st, int col, const struct prof_mem *m)
+{
+	sqlite3_bind_int64(st, col, (int64_t)m->own_bytes);
+	sqlite3_bind_int64(st, col + 1, (int64_t)m->own_blocks);
+	sqlite3_bind_int64(st, col + 2, (int64_t)m->acc_bytes);
+	sqlite3_bind_int64(st, col + 3, (int64_t)m->acc_blocks);
+}
+
+static struct prof_mem db_column_mem(sqlite3_stmt *st, int col)
+{
+	return (struct prof_mem){(uint64_t)sqlite3_column_int64(st, col),
+				 (uint64_t)sqlite3_column_int64(st, col + 1),
+				 (uint64_t)sqlite3_column_int64(st, col + 2),
+				 (uint64_t)sqlite3_column_int64(st, col + 3)};
+}
+
 static int db_thread(sqlite3 *db, sqlite3_stmt *const st[3], const struct prof_mthread *t)
 {
 	sqlite3_bind_int64(st[0], 1, t->thread);
@@ -136,6 +153,7 @@ static int db_thread(sqlite3 *db, sqlite3_stmt *const st[3], const struct prof_m
 		sqlite3_bind_int64(st[1], 3, (int64_t)r->cnt);
 		sqlite3_bind_int64(st[1], 4, r->acc);
 		sqlite3_bind_int64(st[1], 5, r->own);
+		db_bind_mem(st[1], 6, &r->mem);
 		rc = sqlite3_step(st[1]) == SQLITE_DONE ? 0 : -1;
 		sqlite3_reset(st[1]);
 	}
@@ -147,6 +165,7 @@ static int db_thread(sqlite3 *db, sqlite3_stmt *const st[3], const struct prof_m
 		sqlite3_bind_int64(st[2], 4, (int64_t)p->cnt);
 		sqlite3_bind_int64(st[2], 5, p->acc);
 		sqlite3_bind_int64(st[2], 6, p->own);
+		db_bind_mem(st[2], 7, &p->mem);
 		rc = sqlite3_step(st[2]) == SQLITE_DONE ? 0 : -1;
 		sqlite3_reset(st[2]);
 	}
@@ -158,8 +177,8 @@ static int db_threads(sqlite3 *db, const struct prof_model *m)
 {
 	static const char *const sql[3] = {
 		"INSERT INTO profile_thread VALUES(?, ?, ?, ?, ?, ?, ?)",
-		"INSERT INTO profile_stat VALUES(?, ?, ?, ?, ?)",
-		"INSERT INTO profile_pair VALUES(?, ?, ?, ?, ?, ?)"};
+		"INSERT INTO profile_stat VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		"INSERT INTO profile_pair VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"};
 	sqlite3_stmt *st[3] = {NULL, NULL, NULL};
 	int rc = 0;
 	for (int i = 0; i < 3 && !rc; i++)
@@ -280,8 +299,10 @@ static int db_read_functions(sqlite3 *db, struct prof_model *m)
 static int db_read_rows(sqlite3 *db, struct prof_model *m, struct prof_mthread *t, bool pairs)
 {
 	sqlite3_stmt *st;
-	const char *sql = pairs ? "SELECT caller, called, cnt, acc_ns, own_ns FROM profile_pair WHERE thread = ?"
-				: "SELECT function, function, cnt, acc_ns, own_ns FROM profile_stat WHERE thread = ?";
+	const char *sql = pairs ? "SELECT caller, called, cnt, acc_ns, own_ns, own_bytes, own_blocks, "
+				  "acc_bytes, acc_blocks FROM profile_pair WHERE thread = ?"
+				: "SELECT function, function, cnt, acc_ns, own_ns, own_bytes, own_blocks, "
+				  "acc_bytes, acc_blocks FROM profile_stat WHERE thread = ?";
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	sqlite3_bind_int64(st, 1, t->thread);
@@ -300,10 +321,11 @@ static int db_read_rows(sqlite3 *db, struct prof_model *m, struct prof_mthread *
 		}
 		uint64_t cnt = (uint64_t)sqlite3_column_int64(st, 2);
 		int64_t acc = sqlite3_column_int64(st, 3), own = sqlite3_column_int64(st, 4);
+		struct prof_mem mem = db_column_mem(st, 5);
 		if (pairs)
-			t->pairs[n++] = (struct prof_pair){(uint32_t)a, (uint32_t)b, cnt, acc, own};
+			t->pairs[n++] = (struct prof_pair){(uint32_t)a, (uint32_t)b, cnt, acc, own, mem};
 		else
-			t->rows[n++] = (struct prof_row){(uint32_t)a, cnt, acc, own};
+			t->rows[n++] = (struct prof_row){(uint32_t)a, cnt, acc, own, mem};
 	}
 	sqlite3_finalize(st);
 	if (pairs)

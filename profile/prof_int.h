@@ -95,12 +95,14 @@ struct prof_row {
 	uint32_t fn;             /* index into prof_model.funcs              */
 	uint64_t cnt;
 	int64_t acc, own;        /* ns                                       */
+	struct prof_mem mem;     /* bytes and blocks allocated (<alloc>)     */
 };
 
 struct prof_pair {
 	uint32_t caller, called;
 	uint64_t cnt;
 	int64_t acc, own;
+	struct prof_mem mem;
 };
 
 struct prof_mthread {

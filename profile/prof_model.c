@@ -38,7 +38,8 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		map[i] = f->fn == PROF_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
 		if (model_skip_fn(f->fn) || (f->cnt == 0 && f->acc == 0 && f->own == 0))
 			continue;
-		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_ns(m, f->acc), model_ns(m, f->own)};
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_ns(m, f->acc),
+							  model_ns(m, f->own), f->mem};
 	}
 	mt->pairs = insp_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
 	for (size_t i = 0; i < t->npairs; i++) {
@@ -47,7 +48,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
 			continue;
 		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
-							     model_ns(m, p->acc), model_ns(m, p->own)};
+							     model_ns(m, p->acc), model_ns(m, p->own), p->mem};
 	}
 	free(map);
 	uint64_t cnt, own;
@@ -132,6 +133,12 @@ static int64_t model_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
+static void model_mem_add(struct prof_mem *to, const struct prof_mem *m)
+{
+	to->own_bytes += m->own_bytes, to->own_blocks += m->own_blocks;
+	to->acc_bytes += m->acc_bytes, to->acc_blocks += m->acc_blocks;
+}
+
 static int model_cmp_row(const void *a, const void *b)
 {
 	const struct prof_row *x = a, *y = b;
@@ -172,6 +179,7 @@ void prof_model_merge(const struct prof_model *m, struct prof_mthread *out)
 			r[k - 1].cnt += r[i].cnt;
 			r[k - 1].acc = model_add(r[k - 1].acc, r[i].acc);
 			r[k - 1].own = model_add(r[k - 1].own, r[i].own);
+			model_mem_add(&r[k - 1].mem, &r[i].mem);
 			continue;
 		}
 		r[k++] = r[i];
@@ -183,6 +191,7 @@ void prof_model_merge(const struct prof_model *m, struct prof_mthread *out)
 			p[k - 1].cnt += p[i].cnt;
 			p[k - 1].acc = model_add(p[k - 1].acc, p[i].acc);
 			p[k - 1].own = model_add(p[k - 1].own, p[i].own);
+			model_mem_add(&p[k - 1].mem, &p[i].mem);
 			continue;
 		}
 		p[k++] = p[i];

@@ -210,12 +210,30 @@ static void sim_charge(struct prof_thread *t, uint32_t pair, uint64_t cnt, uint6
 	f->cnt += cnt, f->acc += acc, f->own += own;
 }
 
+static void sim_mem_add(struct prof_mem *to, const struct prof_mem *m)
+{
+	to->own_bytes += m->own_bytes, to->own_blocks += m->own_blocks;
+	to->acc_bytes += m->acc_bytes, to->acc_blocks += m->acc_blocks;
+}
+
+/* Memory to a pair and to its called function. */
+static void sim_charge_mem(struct prof_thread *t, uint32_t pair, const struct prof_mem *m)
+{
+	struct prof_pair_row *p = &t->pairs[pair];
+	sim_mem_add(&p->mem, m);
+	sim_mem_add(&t->fns[p->called].mem, m);
+}
+
 static void sim_pop(struct prof_thread *t, uint64_t ts)
 {
 	struct prof_frame *fr = &t->stack[--t->depth];
 	struct prof_fn_row *f = &t->fns[fr->fn];
 	f->active--;
 	sim_charge(t, fr->pair, 0, fr->outermost ? ts - fr->start : 0, fr->own);
+	struct prof_mem m = {fr->own_bytes, fr->own_blocks, 0, 0};
+	if (fr->outermost)
+		m.acc_bytes = t->alloc_bytes - fr->bytes0, m.acc_blocks = t->alloc_blocks - fr->blocks0;
+	sim_charge_mem(t, fr->pair, &m);
 }
 
 /* The caller index for a new call: the top frame's function, or PENDING. */
@@ -246,12 +264,15 @@ static enum prof_err sim_settle(struct prof_sim *s, struct prof_thread *t, uint3
 		struct prof_pair_row *p = &t->pairs[t->pending[i]];
 		uint32_t called = p->called;
 		uint64_t cnt = p->cnt, acc = p->acc, own = p->own;
+		struct prof_mem mem = p->mem;
 		p->cnt = p->acc = p->own = 0;
+		p->mem = (struct prof_mem){0};
 		p->pending = false;
 		uint32_t q = sim_pair(s, t, caller, called);
 		if (q == UINT32_MAX)
 			return PROF_E_NOMEM;
 		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
+		sim_mem_add(&t->pairs[q].mem, &mem);
 	}
 	t->npending = 0;
 	return PROF_OK;
@@ -293,7 +314,9 @@ static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_
 		return PROF_E_NOMEM;
 	t->stack = st;
 	struct prof_fn_row *row = &t->fns[f];
-	st[t->depth++] = (struct prof_frame){f, p, ts, 0, row->active == 0};
+	st[t->depth++] = (struct prof_frame){.fn = f, .pair = p, .start = ts,
+					     .bytes0 = t->alloc_bytes, .blocks0 = t->alloc_blocks,
+					     .outermost = row->active == 0};
 	row->active++;
 	t->pairs[p].cnt++;
 	row->cnt++;
@@ -345,10 +368,32 @@ static enum prof_err sim_return(struct prof_sim *s, struct prof_thread *t, uint6
 	return sim_untraced_return(s, t, fn, ts);
 }
 
+/* An ALLOC record's memory: op | size << 8 (MEMINST_TALLOC_*).  Frees
+** release memory; they are not allocations. */
+static void sim_alloc_bytes(struct prof_thread *t, uint32_t pair, uint64_t word)
+{
+	unsigned op = word & 0xff;
+	uint64_t size = word >> 8;
+	if (op == MEMINST_TALLOC_FREE || op == MEMINST_TALLOC_DELETE || op == 0)
+		return;
+	t->alloc_bytes += size;
+	t->alloc_blocks++;
+	if (t->depth) {
+		struct prof_frame *top = &t->stack[t->depth - 1];
+		top->own_bytes += size;
+		top->own_blocks++;
+	} else {
+		t->root_bytes += size;
+		t->root_blocks++;
+	}
+	struct prof_mem m = {size, 1, size, 1}; /* <alloc>: OWN = ACC */
+	sim_charge_mem(t, pair, &m);
+}
+
 /* SUSPEND and ALLOC: a call of a pseudo function from the top of the stack
-** from begin to end. */
+** from begin to end (for ALLOC, alloc_word is the record's op | size). */
 static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint64_t pseudo,
-				uint64_t begin, uint64_t end)
+				uint64_t begin, uint64_t end, uint64_t alloc_word)
 {
 	uint64_t from = sim_advance(t, begin);
 	if (end < begin)
@@ -363,10 +408,13 @@ static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint6
 	/* a suspension inside the allocator was seen first: count the rest */
 	uint64_t own = pseudo == PROF_FN_ALLOC && end > from ? end - from : 0;
 	sim_charge(t, p, 1, end - begin, own);
+	if (pseudo == PROF_FN_ALLOC)
+		sim_alloc_bytes(t, p, alloc_word);
 	if (end > t->now)
 		t->now = end;
 	return PROF_OK;
 }
+
 
 static void sim_thread_start(struct prof_thread *t, const uint64_t *r)
 {
@@ -418,9 +466,9 @@ static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const 
 	case MEMINST_TREC_TRACE_OFF:
 		return sim_close(s, t, sim_advance(t, ts));
 	case MEMINST_TREC_SUSPEND:
-		return sim_pseudo(s, t, PROF_FN_SUSPEND, ts, r[1]);
+		return sim_pseudo(s, t, PROF_FN_SUSPEND, ts, r[1], 0);
 	case MEMINST_TREC_ALLOC:
-		return sim_pseudo(s, t, PROF_FN_ALLOC, ts, r[1]);
+		return sim_pseudo(s, t, PROF_FN_ALLOC, ts, r[1], r[2]);
 	case MEMINST_TREC_LOST:
 		t->lost += r[1];
 		s->lost += r[1];

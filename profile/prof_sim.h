@@ -20,6 +20,10 @@
 **   - SUSPEND: a call of `suspend` from the top function: ACC = its time,
 **     OWN = 0; the functions on the stack get it in ACC, not in OWN;
 **   - ALLOC: a call of `<alloc>` from the top function, OWN = ACC;
+**   - bytes: an ALLOC that allocates (malloc … new, not free/delete) of
+**     `size` bytes is one block of `size` bytes in the OWN bytes of the top
+**     function (and of <alloc>), and in the ACC bytes of every function on
+**     the stack, charged like ACC time by the outermost instance only;
 **   - a RETURN for a function lower in the stack pops the frames above it
 **     (longjmp, exceptions), closing them at that time;
 **   - a RETURN for a function not on the stack: the function was entered
@@ -60,9 +64,15 @@ enum prof_err {
 	PROF_E_COUNT,     /* a count inside a record does not fit it     */
 };
 
+/* Memory allocated: requested bytes and blocks, own and accumulated. */
+struct prof_mem {
+	uint64_t own_bytes, own_blocks, acc_bytes, acc_blocks;
+};
+
 struct prof_fn_row {
 	uint64_t fn;             /* code address or PROF_FN_*               */
 	uint64_t cnt, acc, own;  /* ticks                                   */
+	struct prof_mem mem;
 	uint32_t active;         /* instances on the stack now              */
 	uint32_t seg;            /* segment of the last untraced-entry charge */
 	uint64_t seg_acc;        /* that charge                             */
@@ -71,12 +81,15 @@ struct prof_fn_row {
 struct prof_pair_row {
 	uint32_t caller, called; /* indexes into the thread's fns           */
 	uint64_t cnt, acc, own;  /* of `called` while called from `caller`  */
+	struct prof_mem mem;
 	bool pending;            /* listed in prof_thread.pending            */
 };
 
 struct prof_frame {
 	uint32_t fn, pair;
 	uint64_t start, own;
+	uint64_t bytes0, blocks0;       /* the thread's totals when entered  */
+	uint64_t own_bytes, own_blocks; /* allocated while on top            */
 	bool outermost;
 };
 
@@ -91,6 +104,8 @@ struct prof_thread {
 	uint64_t now;            /* the time charged up to                  */
 	uint64_t seg_start;      /* start of the traced segment             */
 	uint64_t root_own;       /* empty-stack time in the segment         */
+	uint64_t alloc_bytes, alloc_blocks; /* allocated so far (all ALLOCs)  */
+	uint64_t root_bytes, root_blocks;   /* of those, with an empty stack   */
 	uint32_t seg;            /* segment number (from 1)                 */
 	struct prof_frame *stack;
 	size_t depth, stack_cap;

@@ -35,6 +35,9 @@ pt_expect "real: nap's ACC holds the 20 ms sleep, not its OWN" \
 	"(True, True, True)"
 pt_expect "real: grab's malloc is <alloc>" \
 	"$(pt_json "$J" "'<alloc>' in rows(fn(j, 0, 'grab'), 'called')")" "True"
+pt_expect "real: grab allocated 100 bytes in 1 block, main at least that" \
+	"$(pt_json "$J" "fn(j, 0, 'grab')['bytes']['own'], fn(j, 0, 'grab')['blocks']['own'], fn(j, 0, 'main')['bytes']['acc'] >= 100")" \
+	"(100, 1, True)"
 pt_expect "real: OWN sum = thread OWN <= total ACC" \
 	"$(pt_json "$J" "abs(sum(f['own'] for f in j['threads'][0]['functions']) - j['threads'][0]['own']) < 0.01, j['totals']['own'] <= j['totals']['acc']")" \
 	"(True, True)"

@@ -282,3 +282,54 @@ Test(sim, bad_records)
 	uint64_t cut[] = {MEMINST_TREC_HEAD(MEMINST_TREC_CALL, 0), 1};
 	cr_expect_eq(prof_sim_feed(&sim, 1, 0, cut, 2, &bad), PROF_E_SIZE);
 }
+
+/* Bytes allocated (<alloc> records that allocate; frees do not count):
+**   main calls FA; FA allocates 100 and calls FA (recursion), which
+**   allocates 40 and frees it; then FA calls FB, which allocates 7 twice
+**   (calloc, realloc).
+**   own bytes: FA 140 (2 blocks), FB 14 (2), main 0.
+**   acc bytes: main 154 (4 blocks), FA 154 (charged once, by the outermost
+**   instance), FB 14; <alloc> own = acc = 154 (4 blocks).
+**   pairs: main->FA acc 154; FA->FA own 40, acc 0 (not outermost);
+**   FA->FB own 14, acc 14; FB-><alloc> own 14. */
+static void alloc_rec(uint64_t t, unsigned op, uint64_t size)
+{
+	rec3(MEMINST_TREC_ALLOC, t, t + 1, op | size << 8);
+}
+
+Test(sim, bytes)
+{
+	call(0, MAIN);
+	call(10, FA);
+	alloc_rec(12, MEMINST_TALLOC_MALLOC, 100);
+	call(20, FA);
+	alloc_rec(22, MEMINST_TALLOC_NEW, 40);
+	alloc_rec(24, MEMINST_TALLOC_FREE, 40);
+	ret(30, FA);
+	call(40, FB);
+	alloc_rec(41, MEMINST_TALLOC_CALLOC, 7);
+	alloc_rec(43, MEMINST_TALLOC_REALLOC, 7);
+	ret(50, FB);
+	ret(60, FA);
+	ret(70, MAIN);
+	finish(1);
+	const struct prof_fn_row *m = fn(1, MAIN), *a = fn(1, FA), *b = fn(1, FB), *al = fn(1, PROF_FN_ALLOC);
+	cr_assert_eq(m->mem.own_bytes, 0);
+	cr_assert_eq(m->mem.acc_bytes, 154);
+	cr_assert_eq(m->mem.acc_blocks, 4);
+	cr_assert_eq(a->mem.own_bytes, 140);
+	cr_assert_eq(a->mem.own_blocks, 2);
+	cr_assert_eq(a->mem.acc_bytes, 154);
+	cr_assert_eq(a->mem.acc_blocks, 4);
+	cr_assert_eq(b->mem.own_bytes, 14);
+	cr_assert_eq(b->mem.acc_bytes, 14);
+	cr_assert_eq(al->mem.own_bytes, 154);
+	cr_assert_eq(al->mem.acc_bytes, 154);
+	cr_assert_eq(al->mem.own_blocks, 4);
+	cr_assert_eq(pair(1, MAIN, FA)->mem.acc_bytes, 154);
+	cr_assert_eq(pair(1, FA, FA)->mem.own_bytes, 40);
+	cr_assert_eq(pair(1, FA, FA)->mem.acc_bytes, 0);
+	cr_assert_eq(pair(1, FA, FB)->mem.own_bytes, 14);
+	cr_assert_eq(pair(1, FA, FB)->mem.acc_bytes, 14);
+	cr_assert_eq(pair(1, FB, PROF_FN_ALLOC)->mem.own_bytes, 14);
+}

@@ -39,16 +39,23 @@ static ALLOC_NOINLINE bool hook_start(void)
 #define STARTED() (READY() || hook_start())
 
 /*
-** <alloc> events: while trace_alloc_watch is set (tracing or allocation
-** sampling is on), each entry point times its body, hook_NAME, inlined
-** into a timed twin; otherwise the body runs as before, after one
-** predictable branch.  SITE() is taken in the exported function, so the
-** body gets the caller's address either way.
+** <alloc> events: while trace_alloc_watch is set (exact tracing is on),
+** each entry point times its body, hook_NAME, inlined into a timed twin;
+** otherwise the body runs as before, after one predictable branch.  While
+** only allocation sampling is on (trace_asample_on), the allocating entry
+** points go to the same twin, which then just counts the bytes down
+** (trace_asample_note) with no time stamps, and frees stay on the plain
+** path.  SITE() is taken in the exported function, so the body gets the
+** caller's address either way.
 */
 #define INLINE static inline __attribute__((always_inline))
 #define TIMED(ret, name, op, sizeexpr, params, args)                             \
 	static ALLOC_NOINLINE ret timed_##name params                            \
 	{                                                                       \
+		if (!trace_alloc_watch) { /* allocation sampling only */        \
+			trace_asample_count(sizeexpr);                          \
+			return hook_##name args;                                \
+		}                                                               \
 		uint64_t begin_ = trace_alloc_begin();                          \
 		ret r_ = hook_##name args;                                      \
 		trace_alloc_end(begin_, op, sizeexpr);                          \
@@ -58,7 +65,7 @@ static ALLOC_NOINLINE bool hook_start(void)
 	ALLOC_EXPORT ret name params                                           \
 	{                                                                      \
 		uintptr_t site = SITE();                                       \
-		if (unlikely(trace_alloc_watch))                               \
+		if (unlikely(trace_alloc_watch | trace_asample_on))            \
 			return timed_##name args;                              \
 		return hook_##name args;                                       \
 	}
@@ -306,6 +313,11 @@ INLINE void hook_delete_body(void *p, uintptr_t site)
 
 static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned allocator, uintptr_t site)
 {
+	if (!trace_alloc_watch) { /* allocation sampling only */
+		trace_asample_count(size);
+		return align ? hook_new_aligned_body(size, align, allocator, site)
+			     : hook_new_body(size, allocator, site);
+	}
 	uint64_t begin = trace_alloc_begin();
 	void *p = align ? hook_new_aligned_body(size, align, allocator, site)
 			: hook_new_body(size, allocator, site);
@@ -322,14 +334,14 @@ static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
 
 INLINE void *hook_new(size_t size, unsigned allocator, uintptr_t site)
 {
-	if (unlikely(trace_alloc_watch))
+	if (unlikely(trace_alloc_watch | trace_asample_on))
 		return timed_new(size, 0, allocator, site);
 	return hook_new_body(size, allocator, site);
 }
 
 INLINE void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uintptr_t site)
 {
-	if (unlikely(trace_alloc_watch) && hook_pow2(align))
+	if (unlikely(trace_alloc_watch | trace_asample_on) && hook_pow2(align))
 		return timed_new(size, align, allocator, site);
 	return hook_new_aligned_body(size, align, allocator, site);
 }

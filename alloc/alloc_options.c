@@ -252,6 +252,13 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			o->trace_threads = 2;
 		else
 			return "expected all or family";
+	} else if (opt_is(k, "trace_output")) {
+		if (opt_is(v, "events"))
+			o->trace_output = 1;
+		else if (opt_is(v, "profile"))
+			o->trace_output = 2;
+		else
+			return "expected events or profile";
 	} else if (opt_is(k, "control")) {
 		return opt_switch(v, &o->control);
 	} else if (opt_is(k, "snapshot_signal")) {
@@ -274,7 +281,7 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else {
 		return "unknown key (known: backend, snapshot, snapshot_at, snapshot_signal, "
 		       "peak_growth, interval, interval_content, trace, sample, sample_clock, alloc_sample, "
-		       "sample_counts, trace_file, trace_threads, "
+		       "sample_counts, trace_file, trace_threads, trace_output, "
 		       "control, print, on_error, quiet)";
 	}
 	return NULL;
@@ -315,6 +322,11 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 		const char *why = opt_keyvalue(k, v, &o);
 		if (why)
 			return OPT_FAIL(why);
+	}
+	if (o.trace_output == 2 && (o.sample_hz || o.sample_clock || o.alloc_sample || o.sample_counts)) {
+		alloc_fmt(err, errlen, "bad MEMINST value: trace_output=profile keeps the exact profile "
+				       "only; sampling needs trace_output=events");
+		return -1;
 	}
 	if (!o.snapshot && ((o.snapshot_at_given && o.snapshot_at) || o.interval_ns)) {
 		o.snapshot = "meminst.%p.db"; /* triggers without a path */

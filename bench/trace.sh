@@ -3,6 +3,10 @@
 # the same instrumented binary with an empty hook, under meminst trace=wall
 # and trace=cpu, and under `uftrace record`, against the uninstrumented
 # binary, best of 3 runs each.  Timed inside the program (the loop only).
+# Two more rows split the cost: trace=wall to /dev/null (the hooks, the
+# checksum and the system calls, without the kernel's copy into the page
+# cache) and trace_output=profile (the in-process profiler: no file until
+# exit, the simulation engine instead).
 set -u
 B=${1:?usage: trace.sh BUILDDIR}
 N=${BENCH_TRACE_CALLS:-5000000}
@@ -28,6 +32,9 @@ bare=$(best "$B/bench/bench_trace_bare" "$N")
 empty=$(best env LD_PRELOAD="$HOOK" "$B/bench/bench_trace" "$N")
 wall=$(best env LD_PRELOAD="$LIB" MEMINST="trace=wall,trace_file=$TMP/w.%p.trace" "$B/bench/bench_trace" "$N")
 rm -f "$TMP"/*.trace
+null=$(best env LD_PRELOAD="$LIB" MEMINST="trace=wall,trace_file=/dev/null" "$B/bench/bench_trace" "$N")
+prof=$(best env LD_PRELOAD="$LIB" MEMINST="trace=wall,trace_output=profile,trace_file=$TMP/p.%p.trace" "$B/bench/bench_trace" "$N")
+rm -f "$TMP"/*.trace
 cpu=$(best env LD_PRELOAD="$LIB" MEMINST="trace=cpu,trace_file=$TMP/c.%p.trace" "$B/bench/bench_trace" "$N")
 rm -f "$TMP"/*.trace
 if command -v uftrace >/dev/null 2>&1; then
@@ -37,7 +44,8 @@ else
 fi
 echo "calls per run: $N (ns per call+return pair, timed loop, best of 3)"
 printf '%-28s %10s %10s\n' config ns/pair added
-for c in "bare $bare" "empty-hook $empty" "meminst-trace=wall $wall" "meminst-trace=cpu $cpu" "uftrace-record $uft"; do
+for c in "bare $bare" "empty-hook $empty" "meminst-trace=wall $wall" "wall-to-/dev/null $null" \
+	"wall-output=profile $prof" "meminst-trace=cpu $cpu" "uftrace-record $uft"; do
 	set -- $c
 	printf '%-28s %10s %10s\n' "$1" "$2" "$(awk -v a="$2" -v b="$bare" 'BEGIN { if (a == "?") print "?"; else printf "%.2f", a - b }')"
 done

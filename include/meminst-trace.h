@@ -94,13 +94,30 @@ enum meminst_trace_stream {
 	MEMINST_TRACE_STREAM_SIGNAL = 1,  /* written by the sampling signal handler         */
 };
 
-/* The checksum of a chunk's words: cheap, order-sensitive. */
+/* The checksum of a chunk's words: cheap, order-sensitive.  Four lanes of
+** a Fletcher-style pair of sums (word i goes to lane i % 4: the sum of the
+** words, and the sum of those running sums, which weighs each word by its
+** position), so that the additions of the lanes run side by side; the
+** eight sums are mixed at the end.  Any change to one word changes a lane
+** sum; moving words changes the position sums.  (Version 1 files written
+** before 2026-11-22 used a serial multiply per word; they no longer check.) */
 static inline uint64_t meminst_trace_checksum(const uint64_t *w, uint64_t n)
 {
-	uint64_t h = 0x6d656d696e737421ull ^ n;
-	for (uint64_t i = 0; i < n; i++) {
-		h ^= w[i];
-		h = (h << 23 | h >> 41) * 0x9e3779b97f4a7c15ull;
+	uint64_t a0 = 0x6d656d696e737421ull, a1 = 1, a2 = 2, a3 = 3, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+	uint64_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		a0 += w[i], a1 += w[i + 1], a2 += w[i + 2], a3 += w[i + 3];
+		b0 += a0, b1 += a1, b2 += a2, b3 += a3;
+	}
+	for (; i < n; i++) {
+		a0 += w[i];
+		b0 += a0;
+	}
+	const uint64_t v[8] = {a0, a1, a2, a3, b0, b1, b2, b3};
+	uint64_t h = n;
+	for (unsigned j = 0; j < 8; j++) {
+		h = (h ^ v[j]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
 	}
 	return h;
 }
@@ -167,11 +184,14 @@ enum meminst_trec_kind {
 	** n × [fn, count] for the chunk's thread                             */
 	MEMINST_TREC_COUNTS = 68,
 	/* in-process profile results (header flag PROFILE), per thread chunk.
-	** extra = 0; then k × [fn, caller fn, cnt, acc ticks, own ticks]:
-	** one row per caller→called pair (fn → fn is recursion), with the
-	** called function's figures for calls from that caller.  A function's
-	** totals are the sums of its rows (no separate total row).  fn and
-	** caller may be the pseudo functions MEMINST_TPROF_*.               */
+	** extra = words per row w: 0 or 5 for k × [fn, caller fn, cnt, acc
+	** ticks, own ticks], 9 for rows that go on with [own bytes, own
+	** blocks, acc bytes, acc blocks] (memory allocated, from <alloc>);
+	** readers ignore words past those they know (w > 9).  One row per
+	** caller→called pair (fn → fn is recursion), with the called
+	** function's figures for calls from that caller.  A function's totals
+	** are the sums of its rows (no separate total row).  fn and caller may
+	** be the pseudo functions MEMINST_TPROF_*.                          */
 	MEMINST_TREC_PROF_PAIR = 69,
 	/* [head, exit status or -signal]: the process ended (thread 0)       */
 	MEMINST_TREC_PROCESS_EXIT = 70,
@@ -184,11 +204,29 @@ enum meminst_trec_kind {
 	** the program while sample_counts is on (measured at start), so that
 	** a report can show the perturbation: calls x cost.                 */
 	MEMINST_TREC_COUNTS_COST = 72,
+	/* [head, size word (4, 0), ticks, runs]: what the sampling signal
+	** handler cost the program, all threads together, since sampling
+	** started (or since the last reset): the summed time of its runs from
+	** entry to exit, in ticks of the file's clock, and the number of runs.
+	** Written when sampling stops (meminst_sample_stop, exit).  The
+	** kernel's signal delivery is not in it.  Readers show the time as the
+	** profiler's own share (distortion) and drop records before a reset
+	** like samples.                                                      */
+	MEMINST_TREC_SAMPLE_COST = 73,
 };
 
 /* Fixed sizes in words, by kind (0: unknown or variable). */
 #define MEMINST_TREC_WORDS_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2}
 #define MEMINST_TREC_FIXED_MAX 10
+
+/* Words per PROF_PAIR row: the size word's extra (0 means the first). */
+#define MEMINST_TPROF_ROW_TIME 5
+#define MEMINST_TPROF_ROW_MEM 9
+static inline unsigned meminst_tprof_row_words(uint64_t size_word)
+{
+	unsigned w = (unsigned)(size_word >> 32);
+	return w ? w : MEMINST_TPROF_ROW_TIME;
+}
 
 /* Pseudo function addresses in PROF_PAIR rows (never code addresses). */
 #define MEMINST_TPROF_UNDEFINED 0 /* caller of calls whose entry was not traced */

@@ -212,6 +212,46 @@ int meminst_sample_active(void);
 #define MEMINST_SAMPLE_ALLOC 2  /* alloc_sample=                     */
 #define MEMINST_SAMPLE_COUNTS 4 /* sample_counts=on: exact call counts */
 
+/*
+** The samples taken so far, read back from the process's own trace file
+** (every thread's buffers are flushed first; samples before the last
+** meminst_sample_reset are left out).  Each call reads the whole file:
+** meant for the end of a run or a few times during it, not for a loop.
+** Each returns 0 after the last callback, the callback's value if it
+** returns non-zero (which stops the walk), or -1 when there is no trace
+** file to read (sampling never started).  Normal context only.
+*/
+/* statprof's call data: one function. */
+struct meminst_call_data {
+	const void *addr;             /* the function's entry (the sampled address if unknown) */
+	const char *name;             /* from dladdr: NULL unless exported    */
+	const char *module;           /* the module's path, NULL if unknown   */
+	unsigned long long self_samples; /* timer samples with it innermost   */
+	unsigned long long cum_samples;  /* with it anywhere on the stack (once a sample) */
+	unsigned long long calls;        /* exact calls (sample_counts=on), else 0 */
+	double self_seconds, cum_seconds;
+};
+/* Call fn for every function with samples or counted calls. */
+int meminst_sample_fold(int (*fn)(const struct meminst_call_data *cd, void *arg), void *arg);
+/* Call fn for every timer sample: frames[0] is the interrupted pc, the
+** others return addresses; thread: the trace thread number; seconds: the
+** time the sample stands for. */
+int meminst_sample_stacks(int (*fn)(const void *const *frames, unsigned n, unsigned thread,
+				    double seconds, void *arg),
+			  void *arg);
+/* The call tree of the timer samples, all threads together, recursion
+** collapsed as in `inspect analyse --style tree`: fn for every node in
+** depth-first order (a node's children follow it with depth + 1). */
+struct meminst_tree_node {
+	const void *addr;             /* the function's entry                 */
+	const char *name;             /* NULL unless exported                 */
+	unsigned depth;               /* 0: called from the thread's start    */
+	unsigned long long samples;   /* samples through this node            */
+	unsigned long long self_samples; /* samples that end here             */
+	unsigned long long recursive; /* recursive re-entries, in samples     */
+};
+int meminst_sample_tree(int (*fn)(const struct meminst_tree_node *node, void *arg), void *arg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -45,38 +45,6 @@ struct point {
 	uint64_t bytes, blocks, max_ever;
 };
 
-/* The process to show: --pid, the session's program, or the busiest. */
-static int timeline_pid(insp_db_t *db, int64_t given, int64_t *pid)
-{
-	if (given) {
-		*pid = given;
-		return 0;
-	}
-	static const char *const ask[] = {
-	    "SELECT pid FROM session_run WHERE pid IN (SELECT pid FROM snapshot)",
-	    "SELECT pid FROM snapshot GROUP BY pid ORDER BY count(*) DESC, min(id) LIMIT 1"};
-	for (int i = 0; i < 2; i++) {
-		if (i == 0) { /* a plain snapshot file has no session_run */
-			sqlite3_stmt *probe = insp_db_prepare(db, "SELECT count(*) FROM sqlite_schema "
-							      "WHERE type = 'table' AND name = 'session_run'");
-			bool has = probe && sqlite3_step(probe) == SQLITE_ROW && sqlite3_column_int(probe, 0);
-			sqlite3_finalize(probe);
-			if (!has)
-				continue;
-		}
-		sqlite3_stmt *st = insp_db_prepare(db, ask[i]);
-		if (!st)
-			return INSP_EXIT_DB;
-		int found = sqlite3_step(st) == SQLITE_ROW;
-		if (found)
-			*pid = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (found)
-			return 0;
-	}
-	return INSP_EXIT_NOTFOUND;
-}
-
 static int timeline_points(insp_db_t *db, int64_t pid, struct insp_vec *pts)
 {
 	sqlite3_stmt *st = insp_db_prepare(db,
@@ -156,7 +124,7 @@ int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o)
 	struct insp_vec pts;
 	insp_vec_init(&pts, sizeof(struct point));
 	int64_t pid = 0;
-	r = timeline_pid(db, a.pid, &pid);
+	r = insp_db_main_pid(db, a.pid, &pid);
 	if (r == INSP_EXIT_NOTFOUND)
 		fprintf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
 	if (!r && !(r = timeline_points(db, pid, &pts)) && pts.n == 0) {

@@ -200,6 +200,10 @@ int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need);
 const struct insp_snap *insp_db_snap(const insp_db_t *db);
 /* The map snapshot before the selected one (0 if none). */
 int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out);
+/* The process a command is about: `given` if not 0, else a session's
+** program (meminst(1)), else the process with the most snapshots.
+** Returns 0 or INSP_EXIT_NOTFOUND (no snapshot at all) / INSP_EXIT_DB. */
+int insp_db_main_pid(insp_db_t *db, int64_t given, int64_t *pid);
 /* Every snapshot row, oldest first. */
 int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n);
 /* The selected snapshot's segments, by start address. */
@@ -531,6 +535,7 @@ int insp_cmd_status(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_report(int argc, char **argv, const struct insp_opts *o); /* profile/ */
 int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
 
 /* Shared by the commands ("insp_cmd_list.c"): open the database named by

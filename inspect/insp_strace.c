@@ -9,6 +9,7 @@
 */
 #include "insp_int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ struct strace {
 	sqlite3_stmt *st;
 	const unsigned char *piece;
 	size_t len, pos;
+	off64_t at;      /* bytes handed out so far */
 	bool done;
 };
 
@@ -38,11 +40,35 @@ static ssize_t strace_read(void *cookie, char *buf, size_t size)
 			continue;
 		}
 		size_t n = s->len - s->pos < size - got ? s->len - s->pos : size - got;
-		memcpy(buf + got, s->piece + s->pos, n);
+		if (buf)
+			memcpy(buf + got, s->piece + s->pos, n);
 		s->pos += n;
 		got += n;
 	}
+	s->at += (off64_t)got;
 	return (ssize_t)got;
+}
+
+/* The reader seeks once, past the file header; stdio may seek back into
+** what it buffered.  Forward: read and drop; backward: start over. */
+static int strace_seek(void *cookie, off64_t *off, int whence)
+{
+	struct strace *s = cookie;
+	off64_t to = whence == SEEK_SET ? *off : whence == SEEK_CUR ? s->at + *off : -1;
+	if (to < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (to < s->at) {
+		sqlite3_reset(s->st);
+		s->at = 0;
+		s->len = s->pos = 0;
+		s->done = false;
+	}
+	while (s->at < to && strace_read(s, NULL, (size_t)(to - s->at)) > 0)
+		;
+	*off = s->at;
+	return s->at == to ? 0 : -1;
 }
 
 static int strace_close(void *cookie)
@@ -109,7 +135,8 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 		goto fail;
 	}
 	sqlite3_bind_int64(s->st, 1, *pid);
-	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .close = strace_close});
+	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .seek = strace_seek,
+							     .close = strace_close});
 	if (f)
 		return f;
 	fprintf(o->err, "inspect: %s: cannot read the stored trace\n", path);

@@ -12,45 +12,71 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#define PROF_STYLES "fprof"
+#define PROF_STYLES "fprof, flat, tree, callers, anomalies"
 
 static const char profile_help[] =
-	"Usage: inspect profile [options] TRACE\n\n"
-	"Read a trace file (MEMINST=trace=wall|cpu), simulate each thread's call\n"
-	"stack and compute CNT, ACC and OWN per function and per caller->called\n"
-	"pair (fprof's step 2).  Without -o or --dump, print a one-line summary.\n\n"
+	"Usage: inspect profile [options] TRACE|SESSION\n\n"
+	"Read a trace file (MEMINST=trace=wall|cpu) or the trace kept in a session\n"
+	"database (meminst --trace), simulate each thread's call stack and compute\n"
+	"CNT, ACC and OWN per function and per caller->called pair (fprof's step 2).\n"
+	"Without -o or --dump, print a one-line summary.\n\n"
 	"  -o, --output FILE  write the profile database FILE (meminst-profile(5));\n"
 	"                     an existing FILE is replaced only if it is a profile\n"
 	"  --dump [FILE]      write every record as a line of text to FILE\n"
 	"                     (default: standard output)\n"
 	"  --append           append to the --dump FILE instead of replacing it\n"
+	"  --pid PID          sessions: the process whose trace to read (default:\n"
+	"                     the program's)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
 	"  --help             this text\n";
 
 static const char analyse_help[] =
-	"Usage: inspect analyse [options] PROFILE|TRACE\n\n"
-	"The fprof analysis of a profile database (inspect profile -o) or of a\n"
-	"trace file (profiled on the fly): the totals, then per thread a header\n"
-	"and one paragraph per function: its callers, the function marked '*',\n"
-	"the functions it called.  Columns CNT, ACC and OWN; times in ms.\n\n"
+	"Usage: inspect analyse [options] PROFILE|TRACE|SESSION [TRACE2]\n\n"
+	"Analyse a profile database (inspect profile -o), a trace file or the trace\n"
+	"kept in a session database (meminst).  Styles:\n"
+	"  fprof      fprof's analysis of exact traces (the default when the trace\n"
+	"             has CALL records): totals, then per thread one paragraph per\n"
+	"             function with its callers and called functions; CNT, ACC, OWN\n"
+	"  flat       sampled profiles (the default when the trace has samples and\n"
+	"             no CALL records): % self, cumulative and self time, calls\n"
+	"  tree       the call tree of the samples, recursion collapsed\n"
+	"  callers    per function: its callers above, its callees below\n"
+	"  anomalies  shares that differ between threads, or between TRACE and\n"
+	"             TRACE2, and estimates resting on too few samples\n\n"
+	"  --style NAME       fprof, flat, tree, callers or anomalies\n"
+	"  --dest FILE        write the analysis to FILE instead of standard output\n"
+	"  --append           append to the --dest FILE\n"
+	"  --json             one JSON document\n"
+	"  --no-symbols       traces: name functions module+offset only\n"
+	"  --pid PID          sessions: the process whose trace to read\n"
+	"fprof style:\n"
 	"  --sort acc|own     order paragraphs and rows by ACC (default) or OWN\n"
 	"  --no-callers       only the marked rows, no callers or called\n"
 	"  --totals           also one set of paragraphs over all threads\n"
 	"  --no-details       only the totals and the thread headers\n"
 	"  --cols N           line width, 80 or more (default 80)\n"
-	"  --dest FILE        write the analysis to FILE instead of standard output\n"
-	"  --append           append to the --dest FILE\n"
-	"  --json             one JSON document (times in ms)\n"
-	"  --style NAME       the display; only 'fprof' for now\n"
-	"  --no-symbols       traces: name functions module+offset only\n"
+	"sampling styles:\n"
+	"  --top N            the first N functions (default 25; 0: all)\n"
+	"  --cumulative       order by cumulative figures instead of self\n"
+	"  --hide FUNC        leave FUNC out of every stack: its time goes to its\n"
+	"                     caller (repeatable)\n"
+	"  --time seconds|samples|percent   how times are shown (default seconds)\n"
+	"  --metric time|bytes|count        timer samples (default), or the bytes or\n"
+	"                     allocations estimated from allocation samples\n"
+	"  --thread N         only trace thread N\n"
+	"  --cutoff PCT       tree: fold nodes below PCT%% of the total (default 0.5)\n"
 	"  --help             this text\n";
 
 struct pc_args {
-	const char *pos;
+	const char *pos, *pos2;
 	const char *output, *dump, *dest, *style;
 	bool dump_on, dump_maybe_pos, append, no_symbols, json;
+	int64_t pid;
 	struct prof_aopts ao;
+	struct prof_sopts so;
+	const char *hide[64];
 };
 
 /* ------------------------------------------------------------ parsing -- */
@@ -68,11 +94,93 @@ static int pc_value(const struct insp_opts *o, const char *cmd, const char *name
 	return INSP_CONTINUE;
 }
 
+static int pc_number(const struct insp_opts *o, const char *name, const char *eq, int argc, char **argv,
+		     int *i, int64_t lo, int64_t hi, int64_t *out)
+{
+	const char *v = NULL;
+	int r = pc_value(o, "analyse", name, eq, argc, argv, i, &v);
+	if (r != INSP_CONTINUE)
+		return r;
+	if (!insp_parse_int(v, out) || *out < lo || *out > hi)
+		return insp_usage_error(o, "analyse", "%s needs a number from %lld to %lld, not '%s'", name,
+					(long long)lo, (long long)hi, v);
+	return INSP_CONTINUE;
+}
+
+/* One of words[] (NULL-terminated) for option name: its index in *out. */
+static int pc_word(const struct insp_opts *o, const char *name, const char *eq, int argc, char **argv, int *i,
+		   const char *const *words, int *out)
+{
+	const char *v = NULL;
+	int r = pc_value(o, "analyse", name, eq, argc, argv, i, &v);
+	if (r != INSP_CONTINUE)
+		return r;
+	for (int k = 0; words[k]; k++)
+		if (!strcmp(v, words[k])) {
+			*out = k;
+			return INSP_CONTINUE;
+		}
+	return insp_usage_error(o, "analyse", "%s takes %s%s%s%s%s, not '%s'", name, words[0],
+				words[2] ? ", " : " or ", words[1], words[2] ? " or " : "", words[2] ? words[2] : "", v);
+}
+
+/* The options of the sampling styles; INSP_EXIT_NOTFOUND: not one of them. */
+static int pc_sampling_opt(const struct insp_opts *o, struct pc_args *a, const char *name, const char *eq,
+			   int argc, char **argv, int *i)
+{
+	static const char *const times[] = {"seconds", "samples", "percent", NULL};
+	static const char *const metrics[] = {"time", "bytes", "count", NULL};
+	int64_t n;
+	int k, r;
+	if (!strcmp(name, "--cumulative")) {
+		a->so.cumulative = true;
+		return INSP_CONTINUE;
+	}
+	if (!strcmp(name, "--top")) {
+		if ((r = pc_number(o, name, eq, argc, argv, i, 0, 1000000, &n)) == INSP_CONTINUE)
+			a->so.top = (int)n;
+		return r;
+	}
+	if (!strcmp(name, "--thread")) {
+		if ((r = pc_number(o, name, eq, argc, argv, i, 1, UINT32_MAX, &n)) == INSP_CONTINUE)
+			a->so.thread = (uint32_t)n;
+		return r;
+	}
+	if (!strcmp(name, "--cutoff")) {
+		if ((r = pc_number(o, name, eq, argc, argv, i, 0, 100, &n)) == INSP_CONTINUE)
+			a->so.cutoff = (double)n;
+		return r;
+	}
+	if (!strcmp(name, "--time")) {
+		if ((r = pc_word(o, name, eq, argc, argv, i, times, &k)) == INSP_CONTINUE)
+			a->so.time = (enum prof_tunit)k;
+		return r;
+	}
+	if (!strcmp(name, "--metric")) {
+		if ((r = pc_word(o, name, eq, argc, argv, i, metrics, &k)) == INSP_CONTINUE)
+			a->so.metric = (enum prof_smetric)k;
+		return r;
+	}
+	if (!strcmp(name, "--hide")) {
+		const char *v = NULL;
+		if ((r = pc_value(o, "analyse", name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
+			return r;
+		if (a->so.nhide == sizeof a->hide / sizeof a->hide[0])
+			return insp_usage_error(o, "analyse", "too many --hide options");
+		a->hide[a->so.nhide++] = v;
+		return INSP_CONTINUE;
+	}
+	return INSP_EXIT_NOTFOUND;
+}
+
 static int pc_analyse_opt(const struct insp_opts *o, struct pc_args *a, const char *name,
 			  const char *eq, int argc, char **argv, int *i)
 {
 	const char *v = NULL;
 	int r = INSP_CONTINUE;
+	if ((r = pc_sampling_opt(o, a, name, eq, argc, argv, i)) != INSP_EXIT_NOTFOUND)
+		return r;
+	r = INSP_CONTINUE;
 	if (!strcmp(name, "--no-callers")) a->ao.callers = false;
 	else if (!strcmp(name, "--totals")) a->ao.totals = true;
 	else if (!strcmp(name, "--no-details")) a->ao.details = false;
@@ -119,6 +227,7 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	const char *pos[3];
 	int npos = 0, dump_pos = -1;
 	*a = (struct pc_args){.ao = {PROF_SORT_ACC, true, false, true, false, 80}};
+	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide};
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *arg = argv[i], *eq = strchr(arg, '=');
@@ -135,7 +244,12 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 			return INSP_EXIT_OK;
 		} else if (!strcmp(name, "--append")) a->append = true;
 		else if (!strcmp(name, "--no-symbols")) a->no_symbols = true;
-		else if (analyse) r = pc_analyse_opt(o, a, name, eq, argc, argv, &i);
+		else if (!strcmp(name, "--pid")) {
+			const char *v = NULL;
+			if ((r = pc_value(o, cmd, name, eq, argc, argv, &i, &v)) == INSP_CONTINUE &&
+			    (!insp_parse_int(v, &a->pid) || a->pid <= 0))
+				r = insp_usage_error(o, cmd, "--pid needs a process id, not '%s'", v);
+		} else if (analyse) r = pc_analyse_opt(o, a, name, eq, argc, argv, &i);
 		else {
 			r = pc_profile_opt(o, a, name, eq, argc, argv, &i);
 			if (a->dump_maybe_pos && dump_pos < 0)
@@ -153,14 +267,74 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	if (npos == 0)
 		return insp_usage_error(o, cmd, "missing argument: inspect %s [options] %s", cmd,
 					analyse ? "PROFILE|TRACE" : "TRACE");
-	if (npos > 1)
-		return insp_usage_error(o, cmd, "unexpected argument '%s'", pos[1]);
+	a->so.style = PROF_ST_FPROF;
+	if (a->style) {
+		static const char *const styles[] = {"fprof", "flat", "tree", "callers", "anomalies", NULL};
+		int k;
+		for (k = 0; styles[k] && strcmp(styles[k], a->style); k++)
+			;
+		if (!styles[k])
+			return insp_usage_error(o, cmd, "--style '%s' is not available; styles: %s", a->style,
+						PROF_STYLES);
+		a->so.style = (enum prof_style)k;
+	}
+	if (npos > 2 || (npos == 2 && a->so.style != PROF_ST_ANOMALIES))
+		return insp_usage_error(o, cmd, "unexpected argument '%s'%s", pos[npos - 1],
+					analyse && npos == 2 ? " (two traces are for --style anomalies)" : "");
 	a->pos = pos[0];
+	a->pos2 = npos == 2 ? pos[1] : NULL;
 	if (a->append && !(analyse ? a->dest != NULL : a->dump != NULL))
 		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "--dest FILE" : "--dump FILE");
-	if (a->style && strcmp(a->style, "fprof"))
-		return insp_usage_error(o, cmd, "--style '%s' is not available; styles: %s", a->style, PROF_STYLES);
+	a->so.json = a->json;
 	return INSP_CONTINUE;
+}
+
+/* ------------------------------------------------------------ reading -- */
+
+/* Read the trace file or the trace a session keeps (of process *pid, 0:
+** the program's), with each() for every record and samples to s (either
+** may be NULL).  A trace whose samples must be read twice (a reset read
+** after later samples) is read again. */
+static int pc_read(const struct insp_opts *o, const char *path, int64_t pid, struct prof_trace *tr,
+		   prof_each_fn each, void *ctx, struct prof_samples *s)
+{
+	for (int pass = 0;; pass++) {
+		int r;
+		if (s)
+			prof_samples_begin(s);
+		if (insp_is_session(path)) {
+			uint64_t size;
+			int64_t p = pid;
+			FILE *f = insp_strace_open(path, o, &p, &size, &r);
+			if (!f) {
+				memset(tr, 0, sizeof *tr);
+				prof_sim_init(&tr->sim, &prof_libc_allocator);
+				return r;
+			}
+			r = prof_trace_read_ex(f, path, size, o, tr, each, ctx, s);
+			fclose(f);
+		} else if (pid) {
+			memset(tr, 0, sizeof *tr);
+			prof_sim_init(&tr->sim, &prof_libc_allocator);
+			fprintf(o->err, "inspect: %s: --pid is for session databases\n", path);
+			return INSP_EXIT_USAGE;
+		} else if (!s && !each) {
+			r = prof_trace_read(path, o, tr, NULL, NULL);
+		} else {
+			FILE *f = prof_is_trace(path) == 1 ? fopen(path, "rb") : NULL;
+			if (!f) /* the plain reader says why */
+				return prof_trace_read(path, o, tr, each, ctx);
+			struct stat st;
+			static char iobuf[1 << 20];
+			setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
+			r = prof_trace_read_ex(f, path, fstat(fileno(f), &st) == 0 ? (uint64_t)st.st_size : 0, o, tr,
+					       each, ctx, s);
+			fclose(f);
+		}
+		if (r || !s || !prof_samples_reread(s) || pass > 0)
+			return r;
+		prof_trace_free(tr);
+	}
 }
 
 /* ------------------------------------------------------------ profile -- */
@@ -198,7 +372,7 @@ static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct pr
 	quiet.err = fopen("/dev/null", "w");
 	struct prof_trace again;
 	/* the second pass repeats the first one's messages: silence them */
-	int r = prof_trace_read(tr->path, quiet.err ? &quiet : o, &again, prof_dump_record, &d);
+	int r = pc_read(quiet.err ? &quiet : o, tr->path, a->pid, &again, prof_dump_record, &d, NULL);
 	if (quiet.err)
 		fclose(quiet.err);
 	prof_trace_free(&again);
@@ -230,7 +404,7 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 	if (r != INSP_CONTINUE)
 		return r;
 	struct prof_trace tr;
-	r = prof_trace_read(a.pos, o, &tr, NULL, NULL);
+	r = pc_read(o, a.pos, a.pid, &tr, NULL, NULL, NULL);
 	if (!r && a.dump_on)
 		r = pc_dump(o, &a, &tr);
 	bool dump_stdout = a.dump_on && (!a.dump || !strcmp(a.dump, "-"));
@@ -249,6 +423,84 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 
 /* ------------------------------------------------------------ analyse -- */
 
+/* Calls in the trace (exact tracing). */
+static uint64_t pc_calls(const struct prof_trace *tr)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < tr->sim.nthreads; i++)
+		n += tr->sim.threads[i]->calls;
+	return n;
+}
+
+/* The samples of one trace as a display model. */
+static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const char *path,
+		     struct prof_samples *s, struct prof_trace *tr, struct prof_smodel *m)
+{
+	int r = 0;
+	memset(m, 0, sizeof *m);
+	if (!tr) {
+		struct prof_trace t2;
+		r = pc_read(o, path, a->pid, &t2, NULL, NULL, s);
+		if (!r)
+			r = pc_smodel(o, a, path, s, &t2, m);
+		prof_trace_free(&t2);
+		return r;
+	}
+	if (!prof_samples_count(s)) {
+		fprintf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
+			"alloc_sample=BYTES); --style fprof analyses exact traces\n", path);
+		return INSP_EXIT_NOTFOUND;
+	}
+	return prof_smodel_build(m, s, tr, o, a->no_symbols || o->no_symbols, &a->so);
+}
+
+static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_samples *s,
+		      struct prof_trace *tr)
+{
+	struct prof_smodel m, m2;
+	struct prof_samples *s2 = a->pos2 ? prof_samples_new() : NULL;
+	bool have2 = false;
+	int r = pc_smodel(o, a, a->pos, s, tr, &m);
+	if (!r && s2) {
+		struct prof_sopts so2 = a->so;
+		so2.thread = 0;
+		so2.nhide = a->so.nhide;
+		struct pc_args a2 = *a;
+		a2.so = so2;
+		a2.pid = 0;
+		r = pc_smodel(o, &a2, a->pos2, s2, NULL, &m2);
+		have2 = r == 0;
+	}
+	FILE *f = r ? NULL : pc_open_out(o, a->dest, a->append);
+	if (!r && !f)
+		r = INSP_EXIT_USAGE;
+	if (f) {
+		prof_display(&m, have2 ? &m2 : NULL, &a->so, f);
+		r = pc_close_out(o, a->dest, f);
+	}
+	if (have2)
+		prof_smodel_free(&m2);
+	prof_samples_free(s2);
+	prof_smodel_free(&m);
+	return r;
+}
+
+static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, struct prof_model *m)
+{
+	FILE *f = pc_open_out(o, a->dest, a->append);
+	if (!f) {
+		prof_model_free(m);
+		return INSP_EXIT_USAGE;
+	}
+	if (a->json)
+		prof_analyse_json(m, &a->ao, f);
+	else
+		prof_analyse_text(m, &a->ao, f);
+	int r = pc_close_out(o, a->dest, f);
+	prof_model_free(m);
+	return r;
+}
+
 int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 {
 	struct pc_args a;
@@ -256,29 +508,34 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 	if (r != INSP_CONTINUE)
 		return r;
 	struct prof_model m;
-	int kind = prof_is_trace(a.pos);
-	if (kind == 1) {
+	if (prof_is_trace(a.pos) == 1 || insp_is_session(a.pos)) {
 		struct prof_trace tr;
-		r = prof_trace_read(a.pos, o, &tr, NULL, NULL);
-		if (!r)
+		struct prof_samples *s = prof_samples_new();
+		r = pc_read(o, a.pos, a.pid, &tr, NULL, NULL, s);
+		if (!r && !a.style && prof_samples_count(s) && !pc_calls(&tr))
+			a.so.style = PROF_ST_FLAT; /* a sampled profile */
+		if (!r && a.so.style != PROF_ST_FPROF)
+			r = pc_sampled(o, &a, s, &tr);
+		else if (!r)
 			prof_model_from_trace(&m, &tr, o, a.no_symbols || o->no_symbols);
+		bool fprof = !r && a.so.style == PROF_ST_FPROF;
 		prof_trace_free(&tr);
-		if (r)
-			return r;
-	} else if ((r = prof_db_read(a.pos, o, &m)) != 0) {
+		prof_samples_free(s);
+		return fprof ? pc_output_fprof(o, &a, &m) : r;
+	}
+	if (a.pid)
+		return insp_usage_error(o, "analyse", "--pid is for session databases");
+	if (a.so.style != PROF_ST_FPROF) {
+		if (prof_is_trace(a.pos) < 0)
+			fprintf(o->err, "inspect: %s: %s\n", a.pos, strerror(errno));
+		else
+			fprintf(o->err, "inspect: %s: --style %s needs a trace with samples (or a session), not a "
+				"profile database\n", a.pos, a.style);
+		return prof_is_trace(a.pos) < 0 ? INSP_EXIT_DB : INSP_EXIT_USAGE;
+	}
+	if ((r = prof_db_read(a.pos, o, &m)) != 0) {
 		prof_model_free(&m);
 		return r;
 	}
-	FILE *f = pc_open_out(o, a.dest, a.append);
-	if (!f) {
-		prof_model_free(&m);
-		return INSP_EXIT_USAGE;
-	}
-	if (a.json)
-		prof_analyse_json(&m, &a.ao, f);
-	else
-		prof_analyse_text(&m, &a.ao, f);
-	r = pc_close_out(o, a.dest, f);
-	prof_model_free(&m);
-	return r;
+	return pc_output_fprof(o, &a, &m);
 }

@@ -140,16 +140,22 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 	case MEMINST_TREC_COUNTS:
 		fprintf(f, " %llu functions", (unsigned long long)extra);
 		break;
-	case MEMINST_TREC_PROF_PAIR:
-		for (size_t i = 2; i + 5 <= n; i += 5) {
+	case MEMINST_TREC_PROF_PAIR: {
+		unsigned row = meminst_tprof_row_words(r[1]);
+		for (size_t i = 2; i + row <= n; i += row) {
 			fputc(' ', f);
 			dump_name(d, r[i + 1]);
 			fputs(" -> ", f);
 			dump_name(d, r[i]);
-			fprintf(f, " cnt %llu acc %llu own %llu ticks;", (unsigned long long)r[i + 2],
+			fprintf(f, " cnt %llu acc %llu own %llu ticks", (unsigned long long)r[i + 2],
 				(unsigned long long)r[i + 3], (unsigned long long)r[i + 4]);
+			if (row >= MEMINST_TPROF_ROW_MEM)
+				fprintf(f, " bytes own %llu acc %llu", (unsigned long long)r[i + 5],
+					(unsigned long long)r[i + 7]);
+			fputc(';', f);
 		}
 		break;
+	}
 	case MEMINST_TREC_PROCESS_EXIT:
 		fprintf(f, " status %lld", (long long)r[2]);
 		break;

@@ -10,6 +10,10 @@
 **   prof_db.c       the profile database (<meminst-profile.h>)
 **   prof_analyse.c  the fprof-style text and the JSON of `inspect analyse`
 **   prof_dump.c     --dump: the records as text
+**   prof_cct.c      calling-context trees of samples (prof_cct.h; no stdio)
+**   prof_samples.c  samples of a trace: aggregation while reading, then
+**                   functions, threads and the figures of the displays
+**   prof_display.c  the sampling displays: flat, tree, callers, anomalies
 **   prof_cmd.c      the two commands
 **
 ** Errors follow inspect's rules (insp_int.h): a function that fails prints
@@ -20,6 +24,7 @@
 
 #include "insp_int.h"
 #include "prof_sim.h"
+#include "prof_cct.h"
 
 #include "meminst-trace.h"
 
@@ -39,8 +44,11 @@ struct prof_mod {
 typedef void (*prof_each_fn)(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
 			     unsigned stream, const uint64_t *rec, size_t n);
 
+struct prof_samples;
+
 struct prof_trace {
 	const char *path;
+	struct prof_samples *samples; /* set by prof_trace_read_samples       */
 	struct meminst_trace_header h;
 	struct prof_sim sim;
 	struct prof_mod *mods;
@@ -60,6 +68,11 @@ int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_tra
 /* The same from an open stream (the fuzzer reads from memory). */
 int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
 			   struct prof_trace *tr, prof_each_fn each, void *ctx);
+/* prof_trace_read_stream, handing the sample records (SAMPLE,
+** ALLOC_SAMPLE, COUNTS, SAMPLE_RESET, COUNTS_COST, SAMPLE_COST) to the
+** aggregator s when it is not NULL. */
+int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s);
 void prof_trace_free(struct prof_trace *tr);
 /* Nanoseconds per tick: tick_hz, refined by CLOCK records over >= 10 ms. */
 double prof_ns_per_tick(const struct prof_trace *tr);
@@ -87,6 +100,10 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_op
 /* The function index of addr (0..2 are undefined, suspend, <alloc>). */
 uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr);
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
+/* The entry address of the function holding addr (an address inside the
+** code, not a return address): from the symbol table, else from the call
+** frame information; addr itself when neither knows. */
+uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr);
 void prof_symtab_free(prof_symtab_t *st);
 
 /* ----------------------------------------------------------- prof_model -- */
@@ -174,6 +191,84 @@ struct prof_dump {
 /* "prof_dump.c": a prof_each_fn; ctx is a struct prof_dump. */
 void prof_dump_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
 		      unsigned stream, const uint64_t *rec, size_t n);
+
+/* ---------------------------------------------------------- prof_samples -- */
+
+enum prof_style { PROF_ST_FPROF, PROF_ST_FLAT, PROF_ST_TREE, PROF_ST_CALLERS, PROF_ST_ANOMALIES };
+enum prof_tunit { PROF_T_SECONDS, PROF_T_SAMPLES, PROF_T_PERCENT };
+enum prof_smetric { PROF_MT_TIME, PROF_MT_BYTES, PROF_MT_COUNT };
+
+struct prof_sopts {
+	enum prof_style style;
+	int top;                 /* rows shown; 0: all                       */
+	bool cumulative;         /* order by cumulative, not self            */
+	const char **hide;
+	size_t nhide;
+	enum prof_tunit time;
+	enum prof_smetric metric;
+	uint32_t thread;         /* 0: every thread                          */
+	double cutoff;           /* tree: nodes below this % are summarised  */
+	bool json;
+};
+
+/* The aggregator (opaque); prof_samples_new, then prof_samples_begin before
+** each reading of the trace (prof_trace_read_ex). */
+struct prof_samples *prof_samples_new(void);
+void prof_samples_free(struct prof_samples *s);
+/* A SAMPLE_RESET came after later samples of its threads had been added:
+** the trace must be read again (with the same aggregator, which now knows
+** every reset in advance). */
+bool prof_samples_reread(const struct prof_samples *s);
+void prof_samples_begin(struct prof_samples *s);
+void prof_samples_header(struct prof_samples *s, const struct meminst_trace_header *h);
+void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t *rec, size_t n);
+uint64_t prof_samples_count(const struct prof_samples *s); /* timer + allocation */
+
+struct prof_sthread {
+	uint32_t thread;
+	int64_t tid;
+	const char *name;        /* NULL when unknown                        */
+	double total[PROF_M_N];
+};
+
+/* Everything a sampling display shows. */
+struct prof_smodel {
+	struct insp_pool pool;
+	const char *source, *exe;
+	int64_t pid;
+	unsigned clock, sample_clock, sample_hz;
+	uint64_t alloc_mean;
+	double ns_per_tick;
+	prof_symtab_t *st;
+	struct prof_samples *s;
+	uint32_t *node_fid;      /* function of each address-tree node       */
+	const struct prof_func *funcs;
+	size_t nfuncs;
+	bool *hidden, *alloc_fn; /* by function                              */
+	struct prof_cct ft;      /* the function tree of the selected threads */
+	struct prof_fsum *fs;    /* [nfuncs]                                  */
+	double *calls;           /* [nfuncs] exact counts, NULL without COUNTS */
+	double total[PROF_M_N];
+	double alloc_ticks, alloc_samples; /* timer samples in the allocator */
+	double sampler_ticks, sampler_runs, counts_ns; /* the profiler's cost */
+	struct prof_sthread *threads;
+	size_t nthreads;
+	uint32_t thread;         /* the one selected, 0: all                 */
+};
+
+/* Name the functions and fold the samples (threads: so->thread). */
+int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof_trace *tr,
+		      const struct insp_opts *o, bool no_files, const struct prof_sopts *so);
+void prof_smodel_free(struct prof_smodel *m);
+/* Per-function sums of one thread (0: all), for anomalies; free() it. */
+struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread);
+
+/* ---------------------------------------------------------- prof_display -- */
+
+/* "prof_display.c": the style so->style of m (and of m2, the second run
+** for anomalies, or NULL) on f. */
+void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
+		  FILE *f);
 
 /* ------------------------------------------------------------- commands -- */
 

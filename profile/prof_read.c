@@ -138,13 +138,21 @@ static void read_process(struct prof_trace *tr, const uint64_t *r)
 static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 {
 	struct prof_trace *tr = ctx;
-	(void)thread;
 	switch (MEMINST_TREC_KIND(r[0])) {
 	case MEMINST_TREC_MODULE: read_module(tr, r, n); break;
 	case MEMINST_TREC_PROCESS: read_process(tr, r); break;
 	case MEMINST_TREC_PROCESS_EXIT:
 		tr->exited = true;
 		tr->exit_status = (int64_t)r[2];
+		break;
+	case MEMINST_TREC_SAMPLE:
+	case MEMINST_TREC_ALLOC_SAMPLE:
+	case MEMINST_TREC_COUNTS:
+	case MEMINST_TREC_SAMPLE_RESET:
+	case MEMINST_TREC_COUNTS_COST:
+	case MEMINST_TREC_SAMPLE_COST:
+		if (tr->samples)
+			prof_samples_record(tr->samples, thread, r, n);
 		break;
 	}
 }
@@ -233,15 +241,18 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	return 0;
 }
 
-int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
-			   struct prof_trace *tr, prof_each_fn each, void *ctx)
+static int read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *smp)
 {
 	memset(tr, 0, sizeof *tr);
 	tr->path = path;
+	tr->samples = smp;
 	prof_sim_init(&tr->sim, &prof_libc_allocator);
 	tr->sim.other = read_other;
 	tr->sim.other_ctx = tr;
 	int r = read_header(f, o, tr);
+	if (r == 0 && smp)
+		prof_samples_header(smp, &tr->h);
 	uint64_t *buf = NULL;
 	size_t cap = 0;
 	struct insp_progress p;
@@ -257,6 +268,18 @@ int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struc
 		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
 	free(buf);
 	return r;
+}
+
+int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+			   struct prof_trace *tr, prof_each_fn each, void *ctx)
+{
+	return read_stream(f, path, size, o, tr, each, ctx, NULL);
+}
+
+int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s)
+{
+	return read_stream(f, path, size, o, tr, each, ctx, s);
 }
 
 int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,

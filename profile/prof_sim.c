@@ -427,7 +427,8 @@ static void sim_thread_start(struct prof_thread *t, const uint64_t *r)
 static enum prof_err sim_prof_pair(struct prof_sim *s, struct prof_thread *t, const uint64_t *r,
 				   size_t n)
 {
-	for (size_t i = 2; i + 5 <= n; i += 5) {
+	unsigned row = meminst_tprof_row_words(r[1]); /* checked by prof_rec_size */
+	for (size_t i = 2; i + row <= n; i += row) {
 		uint64_t fn = r[i], caller = r[i + 1];
 		if (fn == PROF_FN_PENDING || caller == PROF_FN_PENDING)
 			continue;
@@ -438,6 +439,10 @@ static enum prof_err sim_prof_pair(struct prof_sim *s, struct prof_thread *t, co
 		if (p == UINT32_MAX)
 			return PROF_E_NOMEM;
 		sim_charge(t, p, r[i + 2], r[i + 3], r[i + 4]);
+		if (row >= MEMINST_TPROF_ROW_MEM) {
+			struct prof_mem m = {r[i + 5], r[i + 6], r[i + 7], r[i + 8]};
+			sim_charge_mem(t, p, &m);
+		}
 	}
 	t->has_profile = true;
 	return PROF_OK;
@@ -512,8 +517,10 @@ enum prof_err prof_rec_size(const uint64_t *w, size_t avail, size_t *len)
 		return extra > 8 * (n - 2) ? PROF_E_COUNT : PROF_OK;
 	case MEMINST_TREC_COUNTS:
 		return 2 * extra + 2 > n ? PROF_E_COUNT : PROF_OK;
-	case MEMINST_TREC_PROF_PAIR:
-		return (n - 2) % 5 ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_PROF_PAIR: {
+		unsigned row = meminst_tprof_row_words(w[1]);
+		return row < MEMINST_TPROF_ROW_TIME || row > 64 || (n - 2) % row ? PROF_E_COUNT : PROF_OK;
+	}
 	case MEMINST_TREC_PROCESS_EXIT:
 		return n < 3 ? PROF_E_COUNT : PROF_OK;
 	default:

@@ -14,6 +14,7 @@
 */
 #include "prof_int.h"
 
+#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -26,6 +27,13 @@ struct sym_mod {
 	uint64_t start, end, bias;
 	const char *base;        /* basename, in the pool                     */
 	bool named;              /* handed to the symboliser                 */
+	/* call frame information, for function entries of stripped code
+	** (prof_symtab_entry): opened on first use */
+	const char *path;        /* NULL: never open the file                */
+	bool cfi_tried;
+	int fd;
+	Elf *elf;
+	Dwarf_CFI *cfi;
 };
 
 struct prof_symtab {
@@ -91,7 +99,8 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 	for (size_t i = 0; i < tr->nmods; i++) {
 		const struct prof_mod *m = &tr->mods[i];
 		struct sym_mod *sm = &st->mods[st->nmods++];
-		*sm = (struct sym_mod){m->start, m->end, m->start - m->offset, sym_basename(m->path), false};
+		*sm = (struct sym_mod){.start = m->start, .end = m->end, .bias = m->start - m->offset,
+				      .base = sym_basename(m->path)};
 		sm->base = insp_pool_str(st->pool, sm->base);
 		int ok = no_files ? -1 : sym_elf(m, &sm->bias);
 		if (ok == 0) {
@@ -106,6 +115,7 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 		if (ok != 1)
 			continue;
 		sm->named = true;
+		sm->path = insp_pool_str(st->pool, m->path);
 		bool dup = false;
 		for (size_t j = 0; j < nim; j++)
 			dup |= strcmp(im[j].path, m->path) == 0 && im[j].base == sm->bias;
@@ -203,6 +213,47 @@ uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr)
 	return (uint32_t)st->nfuncs - 1;
 }
 
+/* The entry of the function holding addr from the call frame information
+** (.eh_frame, present in stripped programs too), or 0. */
+static uint64_t sym_cfi_entry(struct sym_mod *m, uint64_t addr)
+{
+	if (!m->cfi_tried && m->path) {
+		m->cfi_tried = true;
+		m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		if (m->fd > 0 && (m->elf = elf_begin(m->fd, ELF_C_READ, NULL)) != NULL)
+			m->cfi = dwarf_getcfi_elf(m->elf);
+	}
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Addr lo, hi;
+	bool sig;
+	if (!m->cfi || dwarf_cfi_addrframe(m->cfi, addr - m->bias, &fr) != 0)
+		return 0;
+	uint64_t entry = dwarf_frame_info(fr, &lo, &hi, &sig) >= 0 && lo <= addr - m->bias ? lo + m->bias : 0;
+	free(fr);
+	return entry;
+}
+
+uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
+{
+	if (addr <= PROF_FN_PSEUDO_MAX)
+		return addr;
+	struct sym_mod *m = NULL;
+	for (size_t i = 0; i < st->nmods && !m; i++)
+		if (addr >= st->mods[i].start && addr < st->mods[i].end)
+			m = &st->mods[i];
+	if (!m || !m->named)
+		return addr;
+	struct insp_sym s = {0};
+	uint64_t entry = 0;
+	if (st->syms && insp_syms_lookup(st->syms, addr + 1, &s) == 0 && s.func && s.off >= 1 &&
+	    s.off - 1 <= addr)
+		entry = addr - (s.off - 1);
+	insp_sym_clear(&s);
+	if (!entry)
+		entry = sym_cfi_entry(m, addr);
+	return entry ? entry : addr;
+}
+
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n)
 {
 	*n = st->nfuncs;
@@ -215,6 +266,12 @@ void prof_symtab_free(prof_symtab_t *st)
 		return;
 	if (st->syms)
 		insp_syms_free(st->syms);
+	for (size_t i = 0; i < st->nmods; i++) {
+		if (st->mods[i].elf)
+			elf_end(st->mods[i].elf); /* the CFI goes with it */
+		if (st->mods[i].fd > 0)
+			close(st->mods[i].fd);
+	}
 	free(st->mods);
 	free(st->funcs);
 	free(st->hash);

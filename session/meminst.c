@@ -372,14 +372,14 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof name, "meminst.%s.%ld.db", base, (long)res.pid);
 		o.output = name;
 	}
-	if (sess_progress)
+	if (sess_progress) /* the closing line (or an error) writes over it */
 		fprintf(stderr, "meminst: writing %s ...\r", o.output);
 	struct sess_summary sum = {0};
 	if (sess_store(o.output, parts, &o, &res, env, &sum) == 0) {
 		remove_parts(parts);
 		if (!o.quiet)
 			fprintf(stderr, "meminst: %s: %d process%s, %d snapshot%s%s%s; read it with "
-				"'inspect status %s'\n", o.output, sum.processes, sum.processes == 1 ? "" : "es",
+				"'inspect report %s'\n", o.output, sum.processes, sum.processes == 1 ? "" : "es",
 				sum.snapshots, sum.snapshots == 1 ? "" : "s",
 				sum.trace_bytes ? ", trace " : "", sum.trace_bytes ? sum.trace_text : "",
 				o.output);

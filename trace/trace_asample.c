@@ -32,8 +32,11 @@ uint64_t trace_asample_mean;
 static double asample_mean_d;
 static _Atomic uint32_t asample_epoch; /* moves at each start: threads redraw */
 
+/* Bytes until the thread's next sample: apart, because the allocation hooks
+** count it down inline (trace_asample_count). */
+__thread int64_t trace_asample_left ALLOC_TLS_MODEL;
+
 typedef struct asample_tls_s {
-	int64_t left;    /* bytes until the next sample                 */
 	uint32_t epoch;  /* asample_epoch the countdown belongs to      */
 	uint64_t rng;    /* xorshift64* state, 0 until seeded           */
 } asample_tls_t;
@@ -67,12 +70,16 @@ static __attribute__((noinline)) void asample_take(asample_tls_t *t, size_t size
 	uint32_t epoch = atomic_load_explicit(&asample_epoch, memory_order_relaxed);
 	if (t->epoch != epoch) { /* first allocation of the thread in this run */
 		t->epoch = epoch;
-		t->left = asample_draw(t) - (int64_t)size;
-		if (t->left > 0)
+		trace_asample_left = asample_draw(t) - (int64_t)size;
+		if (trace_asample_left > 0)
 			return;
 	}
-	t->left = asample_draw(t);
-	if (!size)
+	trace_asample_left = asample_draw(t);
+	/* inside libmeminst (the service thread, a snapshot being stored):
+	** not the program's bytes.  The sampling points form a Poisson
+	** process over all bytes, so dropping those that land on ours leaves
+	** the program's estimate unbiased. */
+	if (!size || alloc_tls.guard)
 		return;
 	uint64_t rec[4 + TRACE_FRAMES_MAX];
 	alloc_guard_enter();
@@ -86,12 +93,14 @@ static __attribute__((noinline)) void asample_take(asample_tls_t *t, size_t size
 	alloc_guard_exit();
 }
 
+void trace_asample_take(size_t size)
+{
+	asample_take(&asample_tls, size);
+}
+
 void trace_asample_note(size_t size)
 {
-	asample_tls_t *t = &asample_tls;
-	if (__builtin_expect((t->left -= (int64_t)size) > 0, 1))
-		return;
-	asample_take(t, size);
+	trace_asample_count(size);
 }
 
 int trace_asample_start(uint64_t mean_bytes)
@@ -101,9 +110,10 @@ int trace_asample_start(uint64_t mean_bytes)
 	/* every thread's countdown is stale: each redraws at its next
 	** allocation (left <= 0 sends it to asample_take) */
 	atomic_fetch_add(&asample_epoch, 1);
-	asample_tls.left = 0;
+	trace_asample_left = 0;
+	/* the allocating entry points call trace_asample_note from now on
+	** (alloc_hooks.c); frees are not concerned */
 	__atomic_store_n(&trace_asample_on, true, __ATOMIC_RELEASE);
-	__atomic_store_n(&trace_alloc_watch, true, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -28,7 +28,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,7 +53,7 @@ static struct {
 	_Atomic int lock;                /* registry and thread numbers       */
 	trace_thr_t *all;                /* every record ever made            */
 	trace_thr_t *pool;               /* retired, to reuse                 */
-	uint32_t next_no;                /* the next trace thread number      */
+	_Atomic uint32_t next_no;        /* the next trace thread number      */
 	pthread_key_t key;
 	bool key_ok;
 	bool atfork_done;
@@ -66,16 +68,25 @@ static struct {
 	bool scanned;
 } proc;
 
+/* Spare records for threads that have none when a sample comes (threads
+** that existed before sampling started): the signal handler takes one with
+** an atomic exchange, never a lock.  Made in normal context. */
+#define BUF_SPARES 64
+static _Atomic(trace_thr_t *) buf_spare[BUF_SPARES];
+static _Atomic int buf_spares_taken;
+
 /* --------------------------------------------------------------- locks -- */
 
 /* A plain spin lock: the pthread ones are interposed (trace_suspend.c) and
 ** these are held for a few instructions or one write(2). */
-static void buf_lock(_Atomic int *l)
+void trace_spin_lock(_Atomic int *l)
 {
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
 		sched_yield();
 }
-static void buf_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
+void trace_spin_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
+#define buf_lock trace_spin_lock
+#define buf_unlock trace_spin_unlock
 
 /* --------------------------------------------------------------- clock -- */
 
@@ -132,6 +143,8 @@ void trace_clock_setup(int want)
 	}
 }
 
+double trace_ticks_per_second(void) { return buf_tick_hz; }
+
 uint64_t trace_now(void)
 {
 	switch (trace_clock) {
@@ -175,7 +188,7 @@ int trace_path_expand(const char *in, int pid, char *out, size_t len)
 /* Create the file 0600.  An existing file is replaced only if it is empty
 ** or a meminst trace (a rerun with the same trace_file); anything else is
 ** the user's and stays as it is. */
-static int buf_open(const char *path)
+int trace_file_create(const char *path)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0 || errno != EEXIST)
@@ -197,7 +210,7 @@ done:
 	return fd;
 }
 
-static int buf_write_all(int fd, const void *p, size_t n)
+int trace_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 	while (n) {
@@ -211,7 +224,7 @@ static int buf_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-static int buf_write_header(int fd)
+void trace_header_fill(struct meminst_trace_header *hp)
 {
 	struct meminst_trace_header h;
 	memset(&h, 0, sizeof h);
@@ -234,7 +247,14 @@ static int buf_write_header(int fd)
 									  : MEMINST_TRACE_SAMPLE_CPU)
 				   : 0;
 	h.alloc_sample = alloc_opts.alloc_sample;
-	return buf_write_all(fd, &h, sizeof h);
+	*hp = h;
+}
+
+static int buf_write_header(int fd)
+{
+	struct meminst_trace_header h;
+	trace_header_fill(&h);
+	return trace_write_all(fd, &h, sizeof h);
 }
 
 /* Hand one chunk to the sink or the file.  Async-signal-safe. */
@@ -243,7 +263,7 @@ static int buf_emit(const void *chunk, size_t bytes)
 	if (trace_sink)
 		return trace_sink(chunk, bytes);
 	int fd = atomic_load_explicit(&buf_fd, memory_order_acquire);
-	return fd < 0 ? -1 : buf_write_all(fd, chunk, bytes);
+	return fd < 0 ? -1 : trace_write_all(fd, chunk, bytes);
 }
 
 /* Records in n words, for the LOST count of a chunk that could not be written. */
@@ -274,7 +294,8 @@ static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stre
 		h->stream = (uint16_t)stream;
 		h->reserved = 0;
 		h->seq = s->seq++;
-		h->checksum = meminst_trace_checksum(s->base, n);
+		/* the in-process profiler reads the words at once: no checksum */
+		h->checksum = trace_sink ? 0 : meminst_trace_checksum(s->base, n);
 		if (buf_emit(h, sizeof *h + n * 8) < 0)
 			s->lost += buf_count_records(s->base, n);
 	}
@@ -437,10 +458,53 @@ static void buf_thread_key_destructor(void *arg)
 	trace_thread_exit();
 }
 
+/* reg.all only grows, by a compare-and-swap: the signal handler reads
+** nothing from it, but spares are pushed without the lock. */
 static void buf_registry_push(trace_thr_t *t)
 {
-	t->next = reg.all;
-	reg.all = t;
+	trace_thr_t *head = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE);
+	do
+		t->next = head;
+	while (!__atomic_compare_exchange_n(&reg.all, &head, t, true, __ATOMIC_RELEASE, __ATOMIC_ACQUIRE));
+}
+
+/* A new record with empty streams, or NULL.  Normal context (mmap). */
+static trace_thr_t *buf_record_new(void)
+{
+	size_t bytes = sizeof(trace_thr_t) + 8 * (2 * TRACE_CHUNK_WORDS + TRACE_EV_WORDS + TRACE_SIG_WORDS);
+	bytes = (bytes + 4095) & ~(size_t)4095;
+	trace_thr_t *t = alloc_sys_map(bytes);
+	if (!t)
+		return NULL;
+	t->map_bytes = bytes;
+	uint64_t *region = (uint64_t *)(t + 1);
+	buf_stream_init(&t->ev, region, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
+	buf_stream_init(&t->sig, region + TRACE_CHUNK_WORDS + TRACE_EV_WORDS, TRACE_SIG_WORDS, 0);
+	t->dead = true; /* until a thread takes it */
+	buf_registry_push(t);
+	return t;
+}
+
+/* Give the record to the calling thread: number, tid, THREAD_START as its
+** first record.  Async-signal-safe (prctl and gettid are system calls). */
+static void buf_record_start(trace_thr_t *t, uint32_t parent_no)
+{
+	t->ev.pos = t->ev.base, t->ev.seq = t->ev.lost = 0;
+	t->sig.pos = t->sig.base, t->sig.seq = t->sig.lost = 0;
+	t->thread_no = atomic_fetch_add(&reg.next_no, 1);
+	t->parent_no = parent_no;
+	t->tid = alloc_sys_gettid();
+	t->gen = 0;
+	t->started = true;
+	char name[17] = {0};
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
+			   (uint32_t)t->tid | (uint64_t)t->parent_no << 32, 0, 0};
+	memcpy(rec + 2, name, 16);
+	memcpy(t->ev.pos, rec, sizeof rec);
+	t->ev.pos += 4;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->dead = false;
 }
 
 /* The calling thread's record, made on first use: THREAD_START is its
@@ -449,52 +513,112 @@ static void buf_registry_push(trace_thr_t *t)
 trace_thr_t *trace_thread_record(void)
 {
 	trace_tls_t *tl = &trace_tls;
-	if (tl->rec || tl->busy)
+	if (tl->rec) {
+		if (trace_unlikely(tl->rec->key_pending) && !tl->busy && reg.key_ok) {
+			tl->rec->key_pending = false; /* taken in a signal handler */
+			pthread_setspecific(reg.key, tl->rec);
+		}
 		return tl->rec;
+	}
+	if (tl->busy)
+		return NULL;
+	/* busy first: from here on the sampler's handler leaves tl->rec alone */
 	tl->busy++;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (tl->rec) { /* a handler gave the thread a spare meanwhile */
+		tl->busy--;
+		return tl->rec;
+	}
 	buf_lock(&reg.lock);
 	trace_thr_t *t = reg.pool;
 	if (t)
 		reg.pool = t->pool_next;
-	uint32_t no = reg.next_no++;
 	buf_unlock(&reg.lock);
-	if (!t) {
-		size_t bytes = sizeof *t + 8 * (2 * TRACE_CHUNK_WORDS + TRACE_EV_WORDS + TRACE_SIG_WORDS);
-		bytes = (bytes + 4095) & ~(size_t)4095;
-		t = alloc_sys_map(bytes);
-		if (!t) {
-			tl->busy--;
-			return NULL;
-		}
-		t->map_bytes = bytes;
-		uint64_t *region = (uint64_t *)(t + 1);
-		buf_stream_init(&t->ev, region, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
-		buf_stream_init(&t->sig, region + TRACE_CHUNK_WORDS + TRACE_EV_WORDS, TRACE_SIG_WORDS, 0);
-		buf_lock(&reg.lock);
-		buf_registry_push(t);
-		buf_unlock(&reg.lock);
-	} else {
-		t->ev.pos = t->ev.base, t->ev.seq = t->ev.lost = 0;
-		t->sig.pos = t->sig.base, t->sig.seq = t->sig.lost = 0;
+	if (!t && !(t = buf_record_new())) {
+		tl->busy--;
+		return NULL;
 	}
-	t->thread_no = no;
-	t->parent_no = tl->parent_no;
-	t->tid = alloc_sys_gettid();
-	t->gen = 0;
-	t->started = true;
-	t->dead = false;
-	char name[17] = {0};
-	prctl(PR_GET_NAME, name, 0, 0, 0);
-	uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
-			   (uint32_t)t->tid | (uint64_t)t->parent_no << 32, 0, 0};
-	memcpy(rec + 2, name, 16);
-	memcpy(t->ev.pos, rec, sizeof rec);
-	t->ev.pos += 4;
+	buf_record_start(t, tl->parent_no);
 	tl->rec = t;
 	if (reg.key_ok)
 		pthread_setspecific(reg.key, t);
 	tl->busy--;
 	return t;
+}
+
+/* A spare record for a thread that has none, from the sampler's signal
+** handler: no lock, no allocation.  NULL when none is left or the thread
+** is inside the runtime (its normal context may be making its record). */
+static trace_thr_t *buf_spare_take(void)
+{
+	trace_tls_t *tl = &trace_tls;
+	if (tl->busy)
+		return NULL;
+	for (unsigned i = 0; i < BUF_SPARES; i++) {
+		trace_thr_t *t = atomic_exchange(&buf_spare[i], NULL);
+		if (!t)
+			continue;
+		buf_record_start(t, 0);
+		t->key_pending = true; /* pthread_setspecific is not signal-safe */
+		tl->rec = t;
+		atomic_fetch_add(&buf_spares_taken, 1);
+		return t;
+	}
+	return NULL;
+}
+
+/* Fill the spare slots, up to `want` records in all.  Normal context. */
+static void buf_spares_fill(unsigned want)
+{
+	atomic_store(&buf_spares_taken, 0);
+	for (unsigned i = 0; i < BUF_SPARES && i < want; i++) {
+		if (atomic_load(&buf_spare[i]))
+			continue;
+		buf_lock(&reg.lock);
+		trace_thr_t *t = reg.pool;
+		if (t)
+			reg.pool = t->pool_next;
+		buf_unlock(&reg.lock);
+		if (!t && !(t = buf_record_new()))
+			return;
+		trace_thr_t *none = NULL;
+		if (!atomic_compare_exchange_strong(&buf_spare[i], &none, t)) {
+			buf_lock(&reg.lock); /* filled by someone else meanwhile */
+			t->pool_next = reg.pool;
+			reg.pool = t;
+			buf_unlock(&reg.lock);
+		}
+	}
+}
+
+/* Threads of the process now (from /proc/self/task, read with getdents64
+** into a stack buffer: opendir would allocate). */
+static unsigned buf_count_threads(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	char buf[4096];
+	long n;
+	unsigned count = 0;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			count += d->d_name[0] != '.';
+		}
+	close(fd);
+	return count;
+}
+
+/* Before sampling starts: a spare record for every thread that exists
+** (but this one), so that their samples are kept though they never made
+** a record of their own.  Normal context. */
+void trace_records_prepare(void)
+{
+	trace_tls.busy++;
+	buf_spares_fill(buf_count_threads());
+	trace_tls.busy--;
 }
 
 /* The thread ends: THREAD_EXIT, flush both streams, retire the record.
@@ -573,7 +697,9 @@ void trace_ev_append(const uint64_t *words, unsigned n)
 void trace_sig_append(const uint64_t *words, unsigned n)
 {
 	trace_thr_t *t = trace_tls.rec;
-	if (!t || atomic_exchange(&t->sig_busy, 1))
+	if (trace_unlikely(!t) && !(t = buf_spare_take()))
+		return;
+	if (atomic_exchange(&t->sig_busy, 1))
 		return;
 	if (t->sig.pos + n > t->sig.end) {
 		int saved_errno = errno;
@@ -634,6 +760,18 @@ bool trace_file_is_open(void) { return atomic_load(&buf_fd) >= 0 || buf_reopen_i
 
 /* ---------------------------------------------------------------- start -- */
 
+/* Thread 0's stream starts with the PROCESS record; MODULE records follow
+** at the next trace_modules_check. */
+static void buf_proc_begin(void)
+{
+	buf_stream_init(&proc.s, proc.words, 8192, 0);
+	proc.scanned = false;
+	buf_lock(&proc.lock);
+	proc_process_record();
+	proc_flush_locked();
+	buf_unlock(&proc.lock);
+}
+
 static int buf_open_file(int pid, bool child)
 {
 	char path[4096];
@@ -656,7 +794,7 @@ static int buf_open_file(int pid, bool child)
 	} else {
 		alloc_fmt(buf_file, sizeof buf_file, "%s", path);
 	}
-	int fd = buf_open(buf_file);
+	int fd = trace_file_create(buf_file);
 	if (fd < 0)
 		return -1;
 	if (buf_write_header(fd) < 0) {
@@ -664,13 +802,8 @@ static int buf_open_file(int pid, bool child)
 		close(fd);
 		return -1;
 	}
-	buf_stream_init(&proc.s, proc.words, 8192, 0);
-	proc.scanned = false;
 	atomic_store_explicit(&buf_fd, fd, memory_order_release);
-	buf_lock(&proc.lock);
-	proc_process_record();
-	proc_flush_locked();
-	buf_unlock(&proc.lock);
+	buf_proc_begin();
 	return 0;
 }
 
@@ -733,7 +866,11 @@ void trace_after_fork_child(void)
 	}
 }
 
-static void buf_atfork_child(void) { trace_after_fork_child(); }
+static void buf_atfork_child(void)
+{
+	trace_after_fork_child();
+	trace_prof_after_fork_child();
+}
 
 /* Open the trace file and write its header, PROCESS and MODULE records,
 ** once.  Normal context. */
@@ -759,7 +896,9 @@ int trace_file_ensure(void)
 		pthread_atfork(NULL, NULL, buf_atfork_child);
 		reg.atfork_done = true;
 	}
-	if (!trace_sink && buf_open_file(getpid(), false) < 0) {
+	if (trace_sink)
+		buf_proc_begin();
+	else if (buf_open_file(getpid(), false) < 0) {
 		buf_open_failed = true;
 		rc = -1;
 	}
@@ -768,5 +907,7 @@ out:
 	if (rc == 0)
 		trace_modules_check();
 	trace_tls.busy--;
+	if (rc == 0 && alloc_opts.sample_hz) /* the sampler is starting */
+		trace_records_prepare();
 	return rc;
 }

@@ -59,10 +59,28 @@ void trace_sig_append(const uint64_t *words, unsigned n);
 ** parent's records are discarded). */
 void trace_flush_all(void);
 
+/* Ticks per second of the file's clock (calibrated once for the TSC; 1e9
+** for the others), 0 before the clock is set up.  The sampler's weights
+** use it: no second calibration. */
+double trace_ticks_per_second(void);
+
+/* Make spare records for the threads that exist now, so that the sampling
+** handler can give one to a thread that has none (threads made before
+** sampling started) without a lock.  trace_file_ensure calls it when
+** alloc_opts.sample_hz is set; normal context. */
+void trace_records_prepare(void);
+
+/* Stop every kind of sampling (timers, allocation sampling, counts, which
+** go out now).  The writer's exit path calls it before its last flush, so
+** the order does not depend on the order of destructors. */
+void trace_sampler_stop(void);
+
 /* ------------------------------------------- between tracer and sampler -- */
 
 /* "trace_call.c": the allocation hooks call these when trace_alloc_watch is
-** set (exact <alloc> events and/or allocation sampling are on). */
+** set (exact tracing is on: <alloc> events, and allocation sampling when
+** it is on too).  With allocation sampling alone, the allocating hooks call
+** trace_asample_note directly, without time stamps. */
 extern bool trace_alloc_watch;
 uint64_t trace_alloc_begin(void);
 void trace_alloc_end(uint64_t begin, unsigned op, size_t size);
@@ -72,10 +90,20 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size);
 void trace_sample_thread_begin(void);
 void trace_sample_thread_end(void);
 
-/* "trace_asample.c": called from trace_alloc_end for every allocation of
-** `size` bytes while allocation sampling is on. */
+/* "trace_asample.c": called for every allocation of `size` bytes while
+** allocation sampling is on (from trace_alloc_end, or straight from the
+** allocation hooks when exact tracing is off). */
 extern bool trace_asample_on;
 void trace_asample_note(size_t size);
+/* The same, inlined into the allocation hooks: the thread's countdown of
+** bytes to the next sample, and the function that takes it. */
+extern __thread int64_t trace_asample_left ALLOC_TLS_MODEL;
+void trace_asample_take(size_t size);
+static inline void trace_asample_count(size_t size)
+{
+	if (__builtin_expect((trace_asample_left -= (int64_t)size) <= 0, 0))
+		trace_asample_take(size);
+}
 
 /* ====================================================== writer internals == */
 /* Shared by trace_buf.c, trace_call.c and trace_suspend.c (the writer and
@@ -109,7 +137,8 @@ typedef struct trace_thr_s {
 	uint32_t parent_no;
 	int tid;
 	bool started;            /* THREAD_START written                    */
-	bool dead;               /* THREAD_EXIT written; in the pool        */
+	bool dead;               /* THREAD_EXIT written, in the pool, or spare */
+	bool key_pending;        /* taken by a signal handler: thread key unset */
 	_Atomic int flushing;    /* one flusher at a time (owner or exit)   */
 	_Atomic int sig_busy;    /* the signal stream is being written      */
 	trace_stream_t sig;
@@ -158,6 +187,11 @@ extern int (*trace_sink)(const void *chunk, size_t bytes);
 extern void (*trace_call_hook)(void *fn);
 
 /* "trace_buf.c" */
+void trace_spin_lock(_Atomic int *l);       /* our own: pthread's are wrapped */
+void trace_spin_unlock(_Atomic int *l);
+int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
+int trace_write_all(int fd, const void *p, size_t n);
+void trace_header_fill(struct meminst_trace_header *h); /* from the settings */
 trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
 void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */
 void trace_ev_flush(trace_thr_t *t);        /* owner, normal context          */
@@ -176,6 +210,14 @@ uint64_t trace_suspend_begin(void);          /* UINT64_MAX: not traced   */
 void trace_suspend_end(uint64_t begin, unsigned reason);
 int trace_start_from_env(void);             /* constructor: MEMINST trace= */
 void trace_at_exit(void);                   /* destructor                  */
+
+/* "trace_prof.c": the in-process profiler (trace_output=profile).  Chunks
+** go to trace_prof_sink, which feeds them to the simulation engine of
+** profile/prof_sim.c; trace_prof_write writes the PROFILE file. */
+extern bool trace_prof_on;
+int trace_prof_start(void);                 /* set the sink; -1 logged  */
+void trace_prof_write(void);                /* flushed first by the caller */
+void trace_prof_after_fork_child(void);
 
 /* Time stamp now, inlined for the hot paths. */
 static inline __attribute__((always_inline)) uint64_t trace_now_inline(void)

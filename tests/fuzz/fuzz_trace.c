@@ -76,9 +76,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct insp_pool pool = {0};
 		struct prof_dump d = {fz_null(), prof_symtab_new(&tr, &o, true, &pool), prof_ns_per_tick(&tr), &tr};
 		struct prof_trace again;
+		struct prof_samples *s = prof_samples_new();
 		f = fmemopen((void *)data, size, "rb");
-		prof_trace_read_stream(f, "fuzz", size, &o, &again, prof_dump_record, &d);
+		prof_samples_begin(s);
+		int r2 = prof_trace_read_ex(f, "fuzz", size, &o, &again, prof_dump_record, &d, s);
 		fclose(f);
+		/* the sampling displays, every style */
+		struct prof_smodel sm;
+		if (r2 == 0 && prof_samples_count(s) && prof_smodel_build(&sm, s, &again, &o, true,
+			&(struct prof_sopts){.style = PROF_ST_FLAT, .top = 25, .cutoff = 0.5}) == 0) {
+			for (int st = PROF_ST_FLAT; st <= PROF_ST_ANOMALIES; st++)
+				for (int json = 0; json < 2; json++)
+					prof_display(&sm, &sm, &(struct prof_sopts){.style = (enum prof_style)st,
+						     .top = 25, .cutoff = 0.5, .json = json}, fz_null());
+			prof_smodel_free(&sm);
+		}
+		prof_samples_free(s);
 		prof_trace_free(&again);
 		prof_symtab_free(d.syms);
 		insp_pool_free(&pool);

@@ -88,7 +88,9 @@ pt_expect "analyse --cols 120" "$(awk '{ if (length($0) > m) m = length($0) } EN
 it_run analyse --cols 79 simple.trace
 pt_expect "analyse --cols 79 is refused" "$IT_RC" "2"
 it_run analyse --style flat simple.trace
-pt_expect "analyse --style flat is refused" "$IT_RC $(grep -c 'fprof' "$IT_TMP/err")" "2 1"
+pt_expect "analyse --style flat of an exact trace: no samples" "$IT_RC $(grep -c 'no samples' "$IT_TMP/err")" "1 1"
+it_run analyse --style gprof simple.trace
+pt_expect "analyse --style gprof is refused" "$IT_RC $(grep -c 'fprof, flat' "$IT_TMP/err")" "2 1"
 it_run analyse --style fprof --dest out.txt simple.trace
 it_run analyse --dest out.txt --append simple.trace
 pt_expect "analyse --dest --append" "$(grep -c '^totals' "$IT_DB/out.txt")" "2"

@@ -17,6 +17,11 @@
 **   THREAD lost TIME N             THREAD pair TIME FN CALLER CNT ACC OWN
 **   THREAD module TIME START END OFFSET PATH [BUILDID_HEX]
 **   THREAD process TIME EXE [ARGS...]
+**   THREAD sample TIME WEIGHT PC [RA...]      a timer sample (innermost first)
+**   THREAD asample TIME BYTES SIZE RA [RA...] an allocation sample
+**   THREAD counts TIME FN N [FN N...]         exact call counts
+**   THREAD reset TIME              THREAD ccost TIME PS
+**   THREAD scost TIME TICKS RUNS   the sampler's cost
 **   THREAD raw W0 W1 ...           words as given (bad records)
 **   THREAD flush                   end THREAD's current chunk here
 ** Each thread's records go into its own chunk, written when the thread is
@@ -151,6 +156,22 @@ static void line(char **tok, int n)
 			len += strlen(tok[i]) + 1;
 		}
 		return text(t, MEMINST_TREC_PROCESS, ts, s, len, NULL, 0, len);
+	}
+	static const struct { const char *k; unsigned kind, pre; } vars[] = {
+		{"sample", MEMINST_TREC_SAMPLE, 1}, {"asample", MEMINST_TREC_ALLOC_SAMPLE, 2},
+		{"counts", MEMINST_TREC_COUNTS, 0}, {"reset", MEMINST_TREC_SAMPLE_RESET, 0},
+		{"ccost", MEMINST_TREC_COUNTS_COST, 0}, {"scost", MEMINST_TREC_SAMPLE_COST, 0}};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		if (strcmp(k, vars[i].k))
+			continue;
+		int nw = n > 3 ? n - 3 : 0; /* words after the size word */
+		size_t extra = vars[i].kind == MEMINST_TREC_COUNTS ? (size_t)nw / 2
+			       : vars[i].pre ? (size_t)(nw - (int)vars[i].pre) : 0;
+		put(t, MEMINST_TREC_HEAD(vars[i].kind, ts));
+		put(t, MEMINST_TREC_SIZE_WORD(2 + nw, extra));
+		for (int a = 3; a < n; a++)
+			put(t, num(tok[a]));
+		return;
 	}
 	if (!strcmp(k, "pair")) {
 		uint64_t r[5] = {num(tok[3]), num(tok[4]), num(tok[5]), num(tok[6]), num(tok[7])};

@@ -4,6 +4,7 @@
 # unbiased estimates of bytes and of allocations per function must be
 # within 10% of the truth (the sampling error is ~2.5% for alloc_small, the
 # least sampled); in every mode, so that the hooks feed the sampler in each.
+# The figures are those of `inspect analyse --style flat --metric bytes`.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 
 for mode in off mis mim; do
@@ -12,10 +13,12 @@ for mode in off mis mim; do
 	rc=$?
 	why=
 	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-	bb=$(st_field $l alloc 3) bs=$(awk '$1 == "alloc" && $2 == "alloc_small" { print $3 }' "$MI_TMP/$l.sum")
-	cb=$(awk '$1 == "alloc" && $2 == "alloc_big" { print $4 }' "$MI_TMP/$l.sum")
-	cs=$(awk '$1 == "alloc" && $2 == "alloc_small" { print $4 }' "$MI_TMP/$l.sum")
-	bb=$(awk '$1 == "alloc" && $2 == "alloc_big" { print $3 }' "$MI_TMP/$l.sum")
+	# the function that called the allocator: self figures
+	st_analyse $l --style flat --metric bytes
+	bb=$(st_j $l "int(fn('alloc_big').get('self_bytes', 0))")
+	bs=$(st_j $l "int(fn('alloc_small').get('self_bytes', 0))")
+	cb=$(st_j $l "int(fn('alloc_big').get('self_count', 0))")
+	cs=$(st_j $l "int(fn('alloc_small').get('self_count', 0))")
 	st_within "${bb:-0}" 314572800 31457280 || mi_why_add "alloc_big: ${bb:-no} bytes estimated, not 300 MiB +/- 10%"
 	st_within "${bs:-0}" 104857600 10485760 || mi_why_add "alloc_small: ${bs:-no} bytes estimated, not 100 MiB +/- 10%"
 	st_within "${cb:-0}" 76800 7680 || mi_why_add "alloc_big: ${cb:-no} allocations estimated, not 76800 +/- 10%"

@@ -21,6 +21,15 @@ for fc in leaf:100000 mid:1000 outer:1 main:1; do
 done
 cost=$(st_field $l cost)
 [ -n "$cost" ] || mi_why_add "no COUNTS_COST record"
+# inspect shows the same counts, and the perturbation they cause
+if [ -n "$tr" ]; then
+	mv "$tr" "$MI_TMP/$l.trace"
+	st_analyse $l --top 0
+	got=$(st_j $l "[int(fn(f).get('calls') or 0) for f in ('leaf', 'mid', 'outer')]")
+	[ "$got" = "[100000, 1000, 1]" ] || mi_why_add "inspect analyse shows calls $got"
+	pc=$(st_j $l "j['distortion']['counts_percent'] > 0")
+	[ "$pc" = True ] || mi_why_add "no perturbation of the counted calls in the distortion"
+fi
 st_verdict "$l: exact counts (cost of a counted call ${cost:-?} ps)"
 
 # Without sample_counts: no counts.

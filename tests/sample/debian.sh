@@ -3,6 +3,10 @@
 # python3 running a small script and gzip compressing ~50 MB.  Exit status
 # and output must be those of the bare run, meminst must not complain, and
 # the trace must hold samples with stacks deeper than the interrupted pc.
+# `inspect analyse` must read each trace in every style, with sane totals
+# (the self shares add up to 100%); python3's top 10 must show its
+# interpreter loop (_PyEval_EvalFrameDefault or another _PyEval/PyEval
+# function); gzip is stripped: module+offset names are fine.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 mi_need /usr/bin/python3 python3
 mi_need /usr/bin/gzip gzip
@@ -40,6 +44,7 @@ for prog in py gz; do
 		tr=$(ls -S "$MI_TMP"/meminst.*.trace 2>/dev/null | head -1)
 		if [ -n "$tr" ]; then
 			$ST_CHECK "$tr" >"$MI_TMP/$l.sum" 2>&1
+			mv "$tr" "$MI_TMP/$l.trace"
 			rm -f "$MI_TMP"/meminst.*.trace
 		else
 			: >"$MI_TMP/$l.sum"
@@ -48,6 +53,20 @@ for prog in py gz; do
 		[ "${n:-0}" -ge 100 ] || mi_why_add "only ${n:-0} samples in the trace"
 		awk -v d="${depth:-0}" 'BEGIN { exit !(d >= 3) }' ||
 			mi_why_add "stacks of ${depth:-0} frames on average: the walks stop early"
+		st_analyse $l --top 0
+		tot=$(st_j $l "round(sum(f['self_percent'] for f in j['functions']))")
+		[ "${tot:-0}" = 100 ] || mi_why_add "inspect analyse: self shares add up to ${tot:-nothing}, not 100%"
+		for style in tree callers anomalies; do
+			"$ST_INSPECT" analyse --style $style "$MI_TMP/$l.trace" >/dev/null 2>"$MI_TMP/$l.serr" ||
+				mi_why_add "inspect analyse --style $style failed: $(head -1 "$MI_TMP/$l.serr")"
+		done
+		if [ $prog = py ]; then
+			top=$(st_j $l "' '.join(f['name'] for f in j['functions'][:10])")
+			case " $top" in
+			*" _PyEval"* | *" PyEval"*) ;;
+			*) mi_why_add "no _PyEval function in the top 10: $top" ;;
+			esac
+		fi
 		st_verdict "$l: same output, $n samples, $depth frames deep"
 	done
 done

@@ -29,6 +29,35 @@ st_run() {
 	return $st_rc
 }
 
+# st_analyse LABEL [OPTIONS...]: `inspect analyse --json OPTIONS` of the
+# run's trace into $MI_TMP/LABEL.json (stderr in LABEL.aerr).
+ST_INSPECT=$top_builddir/inspect/inspect
+st_analyse() {
+	st_l=$1
+	shift
+	: >"$MI_TMP/$st_l.json"
+	[ -f "$MI_TMP/$st_l.trace" ] &&
+		"$ST_INSPECT" analyse --json "$@" "$MI_TMP/$st_l.trace" >"$MI_TMP/$st_l.json" 2>"$MI_TMP/$st_l.aerr"
+}
+
+# st_j LABEL EXPR: a Python expression over the JSON document of LABEL
+# (bound to j); fn(NAME) is the row of function NAME ({} when absent).
+st_j() {
+	python3 - "$MI_TMP/$1.json" "$2" <<'PY' 2>/dev/null
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception:
+    j = {"functions": []}
+def fn(name):
+    for f in j.get("functions", []):
+        if f["name"] == name:
+            return f
+    return {}
+print(eval(sys.argv[2]))
+PY
+}
+
 # st_field LABEL KEY [N]: field N (default 2) of the summary line KEY.
 st_field() {
 	awk -v k="$2" -v n="${3:-2}" '$1 == k && !done { print $n; done = 1 }' "$MI_TMP/$1.sum"

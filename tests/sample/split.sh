@@ -1,8 +1,8 @@
 # split.sh — timer sampling of a program with a known split of its time:
 # burn_big takes 75% of the CPU, burn_small 25% (tests/sample/sample_target
 # split, built -O1 -fno-inline).  At 1000 Hz, in cpu and wall mode, the
-# share of samples whose innermost function of the executable is each must
-# be within 8 points of the truth (1.5 s gives ~1500 samples: the sampling
+# cumulative share of each (`inspect analyse --style flat --json`: samples
+# with the function on the stack) must be within 8 points of the truth (1.5 s gives ~1500 samples: the sampling
 # error is ~1 point; the rest is room for a busy machine).  In wall mode the
 # shares are of burn_big + burn_small: on a loaded machine wall time also
 # holds the waits for a CPU, which land where the thread was preempted,
@@ -17,9 +17,11 @@ for clock in cpu wall; do
 	rc=$?
 	why=
 	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-	n=$(st_field $l samples)
+	st_analyse $l --style flat
+	n=$(st_j $l "j['samples']")
 	[ "${n:-0}" -ge 700 ] || mi_why_add "only ${n:-0} samples for 1.5 s at 1000 Hz"
-	big=$(st_share $l burn_big) small=$(st_share $l burn_small)
+	big=$(st_j $l "round(fn('burn_big').get('cum_percent', 0), 1)")
+	small=$(st_j $l "round(fn('burn_small').get('cum_percent', 0), 1)")
 	if [ $clock = wall ]; then
 		big=$(awk -v b="$big" -v s="$small" 'BEGIN { printf "%.1f", b + s ? 100 * b / (b + s) : 0 }')
 		small=$(awk -v b="$big" 'BEGIN { printf "%.1f", 100 - b }')
@@ -34,7 +36,8 @@ done
 l=sleeper-cpu
 st_run $l "sample=1000,sample_clock=cpu" "$ST_TARGET" sleeper 1000
 why=
-sl=$(st_share $l sleeper_wait)
+st_analyse $l
+sl=$(st_j $l "round(fn('sleeper_wait').get('cum_percent', 0), 1)")
 st_within "$sl" 0 3 || mi_why_add "sleeper_wait has $sl% of the CPU samples (sleeping is not CPU)"
 th=$(st_field $l samples 6)
 st_verdict "$l: the sleeping thread is not sampled (sleeper_wait $sl%)"
@@ -42,9 +45,10 @@ st_verdict "$l: the sleeping thread is not sampled (sleeper_wait $sl%)"
 l=sleeper-wall
 st_run $l "sample=1000,sample_clock=wall" "$ST_TARGET" sleeper 1000
 why=
-sl=$(st_share $l sleeper_wait)
+st_analyse $l
+sl=$(st_j $l "round(fn('sleeper_wait').get('cum_percent', 0), 1)")
 st_within "$sl" 50 15 || mi_why_add "sleeper_wait has $sl% of the wall samples, not 50 +/- 15"
-th=$(st_field $l samples 6)
+th=$(st_j $l "len([t for t in j['threads'] if t['samples']])")
 [ "${th:-0}" -eq 2 ] || mi_why_add "samples from ${th:-0} threads, not 2"
 grep -q '^sleeper done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
 st_verdict "$l: the sleeping thread shows (sleeper_wait $sl%)"

@@ -4,6 +4,8 @@
 . "$top_srcdir/tests/integration/lib.sh"
 
 TR_CHECK=$top_builddir/tests/trace/trace_check
+TR_INSPECT=${TR_INSPECT:-$top_builddir/inspect/inspect}
+TR_PY=$top_srcdir/tests/trace/analyse_check.py
 TR_TARGET=$top_builddir/tests/trace/trace_target
 TR_LINKED=$top_builddir/tests/trace/trace_target_linked
 
@@ -43,4 +45,26 @@ tr_addr() {
 }
 tr_expect() {
 	awk -v n="$2" '$1 == "fn" && $2 == n { print $4; exit }' "$1"
+}
+
+# tr_analyse TRACE: `inspect analyse --json` of it in TRACE.json.
+tr_analyse() {
+	"$TR_INSPECT" analyse --json "$1" >"$1.json" 2>"$1.json.err"
+}
+
+# tr_assert JSON OUT CASE CLOCK: the analysis assertions (analyse_check.py);
+# each problem is added to $why.
+tr_assert() {
+	tr_msg=$(python3 "$TR_PY" check "$@" 2>&1) ||
+		while IFS= read -r l; do mi_why_add "$l"; done <<EOF_TR
+$tr_msg
+EOF_TR
+}
+
+# tr_same JSON_A JSON_B: same threads, functions and pairs with the same CNT.
+tr_same() {
+	tr_msg=$(python3 "$TR_PY" same "$@" 2>&1) ||
+		while IFS= read -r l; do mi_why_add "$l"; done <<EOF_TR
+$tr_msg
+EOF_TR
 }

@@ -1,6 +1,6 @@
 /*
 ** trace_target.c — a program with exactly known call counts for the tests
-** of exact tracing (tests/trace/*.sh).  Built with -finstrument-functions;
+** of exact tracing (the shell tests in tests/trace).  Built with -finstrument-functions;
 ** TRACE_LINKED builds the copy linked with libmeminst that also drives the
 ** <meminst.h> tracing calls.  Each case prints "fn NAME ADDRESS COUNT" for
 ** the functions the test checks: COUNT calls on one thread.
@@ -130,6 +130,24 @@ int main(int argc, char **argv)
 		meminst_trace_stop();
 		SHOW(leaf, 24);
 		SHOW(apply_body, 1);
+		return 0;
+	}
+	/* apiprof FILE: leaf 13 times between a start and a stop to an
+	** in-process profile; the file must be there right after the stop */
+	if (strcmp(argv[1], "apiprof") == 0 && argc == 3) {
+		char opts[512];
+		snprintf(opts, sizeof opts, "trace=wall,trace_output=profile,trace_file=%s", argv[2]);
+		if (meminst_trace_start(opts) != 0)
+			return 5;
+		for (int i = 0; i < 13; i++)
+			leaf();
+		meminst_trace_stop();
+		if (access(argv[2], R_OK) != 0)
+			return 6;
+		printf("written at stop\n");
+		for (int i = 0; i < 5; i++)
+			leaf(); /* not traced */
+		SHOW(leaf, 13);
 		return 0;
 	}
 #endif

@@ -316,6 +316,26 @@ Test(options, tracing_and_sampling_items_are_supported)
 	opt_bad_item("trace_threads=most", "trace_threads=most", "all or family");
 }
 
+/* trace_output=events|profile; a profile holds no samples. */
+Test(options, trace_output)
+{
+	cr_assert_eq(opt_ok("trace=wall").trace_output, 0);
+	cr_assert_eq(opt_ok("trace=wall,trace_output=events").trace_output, 1);
+	cr_assert_eq(opt_ok("trace=cpu,trace_output=profile").trace_output, 2);
+	cr_assert_eq(opt_ok("trace_output=profile,trace_output=events").trace_output, 1);
+	opt_bad_item("trace_output=db", "trace_output=db", "events or profile");
+	const char *const mixed[] = {"trace=wall,trace_output=profile,sample=100",
+				     "trace_output=profile,alloc_sample=1M",
+				     "sample_counts=on,trace_output=profile"};
+	for (size_t i = 0; i < sizeof mixed / sizeof mixed[0]; i++) {
+		alloc_options_t o;
+		char err[ALLOC_OPTIONS_ERRMAX] = "";
+		cr_assert_eq(alloc_options_parse(mixed[i], &o, err, sizeof err), -1, "%s", mixed[i]);
+		cr_assert(strstr(err, "bad MEMINST") == err && strstr(err, "trace_output=profile"), "%s", err);
+	}
+	cr_assert_eq(opt_ok("trace_output=profile,sample_counts=off").trace_output, 2);
+}
+
 /* Snapshot settings need something to snapshot: mode off refuses them. */
 Test(options, snapshot_settings_need_a_mode)
 {

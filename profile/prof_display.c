@@ -1,0 +1,773 @@
+/*
+** prof_display.c — the sampling displays of `inspect analyse`:
+**   flat       statprof's table: % self, cumulative and self figures, calls
+**   tree       the call tree with recursion collapsed (SWI-Prolog's)
+**   callers    per function its callers above, its callees below, with self
+**              and children figures (SWI-Prolog's detail view)
+**   anomalies  shares that differ between threads or runs, and estimates
+**              resting on too few samples
+** Each as text or as one JSON document (inspect(1) gives the shapes).
+**
+** What is counted depends on --metric: time (timer samples: weight in
+** seconds, or the number of samples) or, from allocation samples, bytes or
+** count (allocations).  --time picks how time is shown: seconds, samples or
+** percent of the total.
+*/
+#include "prof_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The anomaly rule (stated in the output and in inspect(1)). */
+#define ANOM_SIGMAS 3.0
+#define ANOM_MIN_POINTS 2.0
+#define ANOM_MIN_SAMPLES 10.0
+#define ANOM_MAX_REL 0.30
+
+struct disp {
+	const struct prof_smodel *m;
+	const struct prof_sopts *so;
+	FILE *f;
+	int vm, cm;              /* the metric's value and sample-count sums  */
+};
+
+/* ------------------------------------------------------------ values -- */
+
+static void disp_init(struct disp *d, const struct prof_smodel *m, const struct prof_sopts *so, FILE *f)
+{
+	*d = (struct disp){m, so, f, PROF_M_TICKS, PROF_M_SAMPLES};
+	if (so->metric == PROF_MT_BYTES)
+		d->vm = PROF_M_BYTES, d->cm = PROF_M_ASAMPLES;
+	else if (so->metric == PROF_MT_COUNT)
+		d->vm = PROF_M_ALLOCS, d->cm = PROF_M_ASAMPLES;
+}
+
+static double disp_secs(const struct prof_smodel *m, double ticks)
+{
+	return ticks * m->ns_per_tick / 1e9;
+}
+
+static double disp_pct(const struct disp *d, const double *v)
+{
+	double t = d->m->total[d->vm];
+	return t > 0 ? 100.0 * v[d->vm] / t : 0;
+}
+
+/* A value as text: for time, per --time; else bytes or a count. */
+static const char *disp_val(const struct disp *d, const double *v, char *buf, size_t len)
+{
+	if (d->vm == PROF_M_TICKS && d->so->time == PROF_T_SAMPLES)
+		snprintf(buf, len, "%.0f", v[PROF_M_SAMPLES]);
+	else if (d->so->time == PROF_T_PERCENT)
+		snprintf(buf, len, "%.2f%%", disp_pct(d, v));
+	else if (d->vm == PROF_M_TICKS)
+		snprintf(buf, len, "%.3f", disp_secs(d->m, v[PROF_M_TICKS]));
+	else
+		snprintf(buf, len, "%.0f", v[d->vm]);
+	return buf;
+}
+
+static const char *disp_unit(const struct disp *d)
+{
+	if (d->so->time == PROF_T_PERCENT)
+		return "%";
+	if (d->vm == PROF_M_TICKS)
+		return d->so->time == PROF_T_SAMPLES ? "samples" : "seconds";
+	return d->vm == PROF_M_BYTES ? "bytes" : "allocs";
+}
+
+static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
+{
+	const struct prof_func *fn = &d->m->funcs[fid];
+	fputs(fn->name, f);
+	if (fn->file) {
+		const char *b = strrchr(fn->file, '/');
+		fprintf(f, " (%s:%d)", b ? b + 1 : fn->file, fn->line);
+	}
+}
+
+static void json_opt_str(FILE *f, const char *s)
+{
+	if (s)
+		insp_json_str(f, s);
+	else
+		fputs("null", f);
+}
+
+static void json_func(const struct disp *d, uint32_t fid, FILE *f)
+{
+	const struct prof_func *fn = &d->m->funcs[fid];
+	fputs("\"name\":", f);
+	insp_json_str(f, fn->name);
+	fputs(",\"file\":", f);
+	json_opt_str(f, fn->file);
+	if (fn->file)
+		fprintf(f, ",\"line\":%d", fn->line);
+	else
+		fputs(",\"line\":null", f);
+	fputs(",\"module\":", f);
+	json_opt_str(f, fn->module);
+}
+
+/* The sums of one side as JSON members, prefixed (self_, cum_, total_). */
+static void json_sums(const struct disp *d, const char *pre, const double *v, FILE *f)
+{
+	fprintf(f, ",\"%ssamples\":%.0f,\"%sseconds\":%.6f,\"%spercent\":%.4f,\"%salloc_samples\":%.0f,"
+		"\"%sbytes\":%.0f,\"%scount\":%.1f",
+		pre, v[PROF_M_SAMPLES], pre, disp_secs(d->m, v[PROF_M_TICKS]), pre, disp_pct(d, v), pre,
+		v[PROF_M_ASAMPLES], pre, v[PROF_M_BYTES], pre, v[PROF_M_ALLOCS]);
+}
+
+/* --------------------------------------------------------- the header -- */
+
+static double disp_seconds(const struct prof_smodel *m)
+{
+	return disp_secs(m, m->total[PROF_M_TICKS]);
+}
+
+static size_t disp_nfunctions(const struct disp *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->m->nfuncs; i++)
+		n += d->m->fs[i].cum[d->cm] > 0;
+	return n;
+}
+
+static size_t disp_nnodes(const struct disp *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->m->ft.n; i++)
+		n += d->m->ft.nodes[i].parent != PROF_CCT_NONE && d->m->ft.nodes[i].total[d->cm] > 0;
+	return n;
+}
+
+/* The profiler's own share of the sampled time: the handler, counted calls. */
+static void disp_distortion(const struct prof_smodel *m, double *sampler, double *counts)
+{
+	double t = m->total[PROF_M_TICKS];
+	*sampler = t > 0 ? 100.0 * m->sampler_ticks / t : 0;
+	*counts = t > 0 ? 100.0 * m->counts_ns / (t * m->ns_per_tick) : 0;
+}
+
+static const char *disp_sclock(unsigned c)
+{
+	return c == MEMINST_TRACE_SAMPLE_WALL ? "wall" : c == MEMINST_TRACE_SAMPLE_CPU ? "cpu" : "none";
+}
+
+static void disp_header_text(const struct disp *d)
+{
+	const struct prof_smodel *m = d->m;
+	FILE *f = d->f;
+	double ds, dc;
+	disp_distortion(m, &ds, &dc);
+	fprintf(f, "%s%s%s\n", m->source, m->exe ? ": " : "", m->exe ? m->exe : "");
+	if (m->thread)
+		fprintf(f, "thread %u only\n", m->thread);
+	fprintf(f, "samples: %.0f (%s clock, %u Hz), %.0f allocation samples; seconds: %.3f; "
+		"functions: %zu; nodes: %zu\n",
+		m->total[PROF_M_SAMPLES], disp_sclock(m->sample_clock), m->sample_hz, m->total[PROF_M_ASAMPLES],
+		disp_seconds(m), disp_nfunctions(d), disp_nnodes(d));
+	fprintf(f, "distortion: %.2f%% (sampler %.2f%% in %.0f runs", ds + dc, ds, m->sampler_runs);
+	if (m->calls)
+		fprintf(f, ", counted calls %.2f%%", dc);
+	fputs(m->sampler_runs ? ")\n" : "; the trace does not say what the sampler cost)\n", f);
+}
+
+static void disp_header_json(const struct disp *d, const char *style)
+{
+	const struct prof_smodel *m = d->m;
+	FILE *f = d->f;
+	double ds, dc;
+	disp_distortion(m, &ds, &dc);
+	static const char *const metrics[] = {"time", "bytes", "count"};
+	static const char *const units[] = {"seconds", "samples", "percent"};
+	fprintf(f, "{\"style\":\"%s\",\"metric\":\"%s\",\"time\":\"%s\",\"source\":", style,
+		metrics[d->so->metric], units[d->so->time]);
+	insp_json_str(f, m->source);
+	fputs(",\"exe\":", f);
+	json_opt_str(f, m->exe);
+	fprintf(f, ",\"pid\":%lld,\"clock\":\"%s\",\"sample_clock\":\"%s\",\"sample_hz\":%u,"
+		"\"alloc_sample\":%llu,\"thread\":",
+		(long long)m->pid, prof_clock_name(m->clock), disp_sclock(m->sample_clock), m->sample_hz,
+		(unsigned long long)m->alloc_mean);
+	if (m->thread)
+		fprintf(f, "%u", m->thread);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"samples\":%.0f,\"alloc_samples\":%.0f,\"seconds\":%.6f,\"bytes\":%.0f,\"count\":%.1f,"
+		"\"nfunctions\":%zu,\"nnodes\":%zu",
+		m->total[PROF_M_SAMPLES], m->total[PROF_M_ASAMPLES], disp_seconds(m), m->total[PROF_M_BYTES],
+		m->total[PROF_M_ALLOCS], disp_nfunctions(d), disp_nnodes(d));
+	fprintf(f, ",\"distortion\":{\"percent\":%.4f,\"sampler_percent\":%.4f,\"sampler_seconds\":%.6f,"
+		"\"sampler_runs\":%.0f,\"counts_percent\":%.4f,\"counts_seconds\":%.6f}",
+		ds + dc, ds, disp_secs(m, m->sampler_ticks), m->sampler_runs, dc, m->counts_ns / 1e9);
+	double at = m->total[PROF_M_TICKS];
+	fprintf(f, ",\"allocator\":{\"samples\":%.0f,\"seconds\":%.6f,\"percent\":%.4f}", m->alloc_samples,
+		disp_secs(m, m->alloc_ticks), at > 0 ? 100 * m->alloc_ticks / at : 0);
+	fputs(",\"threads\":[", f);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_sthread *t = &m->threads[i];
+		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
+		json_opt_str(f, t->name);
+		fprintf(f, ",\"samples\":%.0f,\"seconds\":%.6f,\"alloc_samples\":%.0f,\"bytes\":%.0f}",
+			t->total[PROF_M_SAMPLES], disp_secs(m, t->total[PROF_M_TICKS]), t->total[PROF_M_ASAMPLES],
+			t->total[PROF_M_BYTES]);
+	}
+	fputc(']', f);
+}
+
+/* ------------------------------------------------------------- order -- */
+
+static const struct disp *sort_d;
+
+static int cmp_funcs(const void *a, const void *b)
+{
+	const struct prof_fsum *x = &sort_d->m->fs[*(const uint32_t *)a];
+	const struct prof_fsum *y = &sort_d->m->fs[*(const uint32_t *)b];
+	const double *vx = sort_d->so->cumulative ? x->cum : x->self;
+	const double *vy = sort_d->so->cumulative ? y->cum : y->self;
+	int vm = sort_d->vm;
+	if (vx[vm] != vy[vm])
+		return vx[vm] < vy[vm] ? 1 : -1;
+	double cx = sort_d->so->cumulative ? x->self[vm] : x->cum[vm];
+	double cy = sort_d->so->cumulative ? y->self[vm] : y->cum[vm];
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return strcmp(sort_d->m->funcs[*(const uint32_t *)a].name, sort_d->m->funcs[*(const uint32_t *)b].name);
+}
+
+/* The functions with some of the metric, in display order; *n of them. */
+static uint32_t *disp_order(const struct disp *d, size_t *n)
+{
+	uint32_t *v = insp_xcalloc(d->m->nfuncs + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < d->m->nfuncs; i++)
+		if (d->m->fs[i].cum[d->vm] > 0)
+			v[k++] = (uint32_t)i;
+	sort_d = d;
+	if (k)
+		qsort(v, k, sizeof *v, cmp_funcs);
+	*n = k;
+	return v;
+}
+
+static size_t disp_top(const struct disp *d, size_t n)
+{
+	return d->so->top > 0 && (size_t)d->so->top < n ? (size_t)d->so->top : n;
+}
+
+/* -------------------------------------------------------------- flat -- */
+
+static void flat_text(const struct disp *d)
+{
+	const struct prof_smodel *m = d->m;
+	FILE *f = d->f;
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	char a[32], b[32];
+	disp_header_text(d);
+	const char *what = d->vm == PROF_M_TICKS ? "time" : d->vm == PROF_M_BYTES ? "bytes" : "allocs";
+	fprintf(f, "\n     %%  %12s %12s\n", "cumulative", "self");
+	fprintf(f, "%6s  %12s %12s %10s  function\n", what, disp_unit(d), disp_unit(d), m->calls ? "calls" : "");
+	for (size_t i = 0; i < disp_top(d, n); i++) {
+		const struct prof_fsum *s = &m->fs[order[i]];
+		fprintf(f, "%6.2f  %12s %12s ", disp_pct(d, s->self), disp_val(d, s->cum, a, sizeof a),
+			disp_val(d, s->self, b, sizeof b));
+		if (m->calls && m->calls[order[i]] > 0)
+			fprintf(f, "%10.0f  ", m->calls[order[i]]);
+		else
+			fprintf(f, "%10s  ", "");
+		disp_name(d, order[i], f);
+		fputc('\n', f);
+	}
+	if (disp_top(d, n) < n)
+		fprintf(f, "(%zu more functions; --top 0 shows all)\n", n - disp_top(d, n));
+	fputs("---\n", f);
+	if (d->vm == PROF_M_TICKS) {
+		double at = m->total[PROF_M_TICKS];
+		fprintf(f, "Sample count: %.0f\nTotal time: %.6f seconds (%.6f seconds in the allocator, %.1f%%)\n",
+			m->total[PROF_M_SAMPLES], disp_seconds(m), disp_secs(m, m->alloc_ticks),
+			at > 0 ? 100 * m->alloc_ticks / at : 0);
+	} else {
+		fprintf(f, "Allocation samples: %.0f (one every %llu bytes on average)\n"
+			"Estimated: %.0f bytes in %.0f allocations\n",
+			m->total[PROF_M_ASAMPLES], (unsigned long long)m->alloc_mean, m->total[PROF_M_BYTES],
+			m->total[PROF_M_ALLOCS]);
+	}
+	free(order);
+}
+
+static void flat_json(const struct disp *d)
+{
+	const struct prof_smodel *m = d->m;
+	FILE *f = d->f;
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	disp_header_json(d, "flat");
+	fputs(",\"functions\":[", f);
+	for (size_t i = 0; i < disp_top(d, n); i++) {
+		const struct prof_fsum *s = &m->fs[order[i]];
+		fputs(i ? ",{" : "{", f);
+		json_func(d, order[i], f);
+		json_sums(d, "self_", s->self, f);
+		json_sums(d, "cum_", s->cum, f);
+		if (m->calls)
+			fprintf(f, ",\"calls\":%.0f}", m->calls[order[i]]);
+		else
+			fputs(",\"calls\":null}", f);
+	}
+	fputs("]}\n", f);
+	free(order);
+}
+
+/* -------------------------------------------------------------- tree -- */
+
+static const struct prof_cct *sort_t;
+static int sort_vm;
+
+static int cmp_nodes(const void *a, const void *b)
+{
+	const struct prof_cct_node *x = &sort_t->nodes[*(const uint32_t *)a];
+	const struct prof_cct_node *y = &sort_t->nodes[*(const uint32_t *)b];
+	if (x->total[sort_vm] != y->total[sort_vm])
+		return x->total[sort_vm] < y->total[sort_vm] ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The children of node i with some of the metric, largest first. */
+static uint32_t *tree_children(const struct disp *d, uint32_t i, size_t *n)
+{
+	const struct prof_cct *t = &d->m->ft;
+	size_t k = 0;
+	for (uint32_t c = t->nodes[i].child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+		k++;
+	uint32_t *v = insp_xcalloc(k + 1, sizeof *v);
+	k = 0;
+	for (uint32_t c = t->nodes[i].child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+		if (t->nodes[c].total[d->vm] > 0)
+			v[k++] = c;
+	sort_t = t;
+	sort_vm = d->vm;
+	if (k)
+		qsort(v, k, sizeof *v, cmp_nodes);
+	*n = k;
+	return v;
+}
+
+static void tree_text_node(const struct disp *d, uint32_t i, int depth)
+{
+	const struct prof_cct_node *nd = &d->m->ft.nodes[i];
+	char a[32], b[32], r[32] = "";
+	if (nd->recur[d->cm] > 0)
+		snprintf(r, sizeof r, "%.0f", nd->recur[d->cm]);
+	fprintf(d->f, "%12s %12s %9s  %*s", disp_val(d, nd->total, a, sizeof a), disp_val(d, nd->self, b, sizeof b),
+		r, 2 * depth, "");
+	disp_name(d, (uint32_t)nd->key, d->f);
+	fputc('\n', d->f);
+	size_t n, hidden = 0;
+	double rest[PROF_M_N] = {0};
+	uint32_t *kids = tree_children(d, i, &n);
+	for (size_t k = 0; k < n; k++) {
+		const struct prof_cct_node *c = &d->m->ft.nodes[kids[k]];
+		if (disp_pct(d, c->total) < d->so->cutoff) {
+			hidden++;
+			for (int j = 0; j < PROF_M_N; j++)
+				rest[j] += c->total[j];
+		} else {
+			tree_text_node(d, kids[k], depth + 1);
+		}
+	}
+	if (hidden)
+		fprintf(d->f, "%12s %12s %9s  %*s(%zu more below %g%%)\n", disp_val(d, rest, a, sizeof a), "", "",
+			2 * depth + 2, "", hidden, d->so->cutoff);
+	free(kids);
+}
+
+static void tree_text(const struct disp *d)
+{
+	disp_header_text(d);
+	fprintf(d->f, "\n%12s %12s %9s  function (recursion collapsed)\n", "total", "self", "recursive");
+	if (d->m->ft.n == 0)
+		return;
+	size_t n;
+	uint32_t *kids = tree_children(d, 0, &n);
+	char a[32], b[32];
+	fprintf(d->f, "%12s %12s %9s  <all>\n", disp_val(d, d->m->ft.nodes[0].total, a, sizeof a),
+		disp_val(d, d->m->ft.nodes[0].self, b, sizeof b), "");
+	for (size_t k = 0; k < n; k++)
+		tree_text_node(d, kids[k], 1);
+	free(kids);
+}
+
+static void tree_json_node(const struct disp *d, uint32_t i)
+{
+	const struct prof_cct_node *nd = &d->m->ft.nodes[i];
+	fputc('{', d->f);
+	json_func(d, (uint32_t)nd->key, d->f);
+	json_sums(d, "total_", nd->total, d->f);
+	json_sums(d, "self_", nd->self, d->f);
+	fprintf(d->f, ",\"recursive\":%.0f,\"children\":[", nd->recur[d->cm]);
+	size_t n;
+	uint32_t *kids = tree_children(d, i, &n);
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			fputc(',', d->f);
+		tree_json_node(d, kids[k]);
+	}
+	free(kids);
+	fputs("]}", d->f);
+}
+
+static void tree_json(const struct disp *d)
+{
+	disp_header_json(d, "tree");
+	fputs(",\"tree\":[", d->f);
+	if (d->m->ft.n) {
+		size_t n;
+		uint32_t *kids = tree_children(d, 0, &n);
+		for (size_t k = 0; k < n; k++) {
+			if (k)
+				fputc(',', d->f);
+			tree_json_node(d, kids[k]);
+		}
+		free(kids);
+	}
+	fputs("]}\n", d->f);
+}
+
+/* ----------------------------------------------------------- callers -- */
+
+struct crow {
+	uint32_t fid;            /* UINT32_MAX: the thread's start           */
+	double self[PROF_M_N], children[PROF_M_N];
+};
+
+struct cview {
+	struct crow me, *callers, *callees;
+	size_t ncallers, ncallees;
+	double recur[PROF_M_N];
+};
+
+static void crow_add(struct crow **v, size_t *n, uint32_t fid, const struct prof_cct_node *nd)
+{
+	size_t i;
+	for (i = 0; i < *n && (*v)[i].fid != fid; i++)
+		;
+	if (i == *n) {
+		*v = insp_xrealloc(*v, (*n + 1) * sizeof **v);
+		memset(&(*v)[i], 0, sizeof **v);
+		(*v)[(*n)++].fid = fid;
+	}
+	for (int j = 0; j < PROF_M_N; j++) {
+		(*v)[i].self[j] += nd->self[j];
+		(*v)[i].children[j] += nd->total[j] - nd->self[j];
+	}
+}
+
+static int cmp_crows(const void *a, const void *b)
+{
+	const struct crow *x = a, *y = b;
+	double vx = x->self[sort_vm] + x->children[sort_vm], vy = y->self[sort_vm] + y->children[sort_vm];
+	return vx != vy ? (vx < vy ? 1 : -1) : (x->fid > y->fid) - (x->fid < y->fid);
+}
+
+/* Function fid over every node of it in the tree. */
+static void cview_make(const struct disp *d, uint32_t fid, struct cview *v)
+{
+	const struct prof_cct *t = &d->m->ft;
+	memset(v, 0, sizeof *v);
+	v->me.fid = fid;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct prof_cct_node *nd = &t->nodes[i];
+		if (nd->parent == PROF_CCT_NONE || nd->key != fid)
+			continue;
+		uint32_t p = nd->parent;
+		crow_add(&v->callers, &v->ncallers, t->nodes[p].parent == PROF_CCT_NONE ? UINT32_MAX
+							: (uint32_t)t->nodes[p].key, nd);
+		for (int j = 0; j < PROF_M_N; j++) {
+			v->me.self[j] += nd->self[j];
+			v->me.children[j] += nd->total[j] - nd->self[j];
+			v->recur[j] += nd->recur[j];
+		}
+		for (uint32_t c = nd->child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+			if (t->nodes[c].total[d->vm] > 0)
+				crow_add(&v->callees, &v->ncallees, (uint32_t)t->nodes[c].key, &t->nodes[c]);
+	}
+	sort_vm = d->vm;
+	if (v->ncallers) /* qsort(NULL, 0) is undefined */
+		qsort(v->callers, v->ncallers, sizeof *v->callers, cmp_crows);
+	if (v->ncallees)
+		qsort(v->callees, v->ncallees, sizeof *v->callees, cmp_crows);
+}
+
+static void cview_row(const struct disp *d, const struct crow *r, const char *lead)
+{
+	char a[32], b[32];
+	fprintf(d->f, "%12s %12s  %s", disp_val(d, r->self, a, sizeof a), disp_val(d, r->children, b, sizeof b),
+		lead);
+	if (r->fid == UINT32_MAX)
+		fputs("<thread start>", d->f);
+	else
+		disp_name(d, r->fid, d->f);
+	fputc('\n', d->f);
+}
+
+static void callers_text(const struct disp *d)
+{
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	disp_header_text(d);
+	fprintf(d->f, "\n%12s %12s  callers / * function / callees (%s)\n", "self", "children", disp_unit(d));
+	for (size_t i = 0; i < disp_top(d, n); i++) {
+		struct cview v;
+		cview_make(d, order[i], &v);
+		fputc('\n', d->f);
+		for (size_t k = 0; k < v.ncallers; k++)
+			cview_row(d, &v.callers[k], "  ");
+		if (v.recur[d->cm] > 0)
+			fprintf(d->f, "%12.0f %12s  <recursive>\n", v.recur[d->cm], "");
+		cview_row(d, &v.me, "* ");
+		for (size_t k = 0; k < v.ncallees; k++)
+			cview_row(d, &v.callees[k], "    ");
+		free(v.callers);
+		free(v.callees);
+	}
+	free(order);
+}
+
+static void cview_json_rows(const struct disp *d, const char *key, const struct crow *r, size_t n)
+{
+	fprintf(d->f, ",\"%s\":[", key);
+	for (size_t k = 0; k < n; k++) {
+		fputs(k ? ",{" : "{", d->f);
+		if (r[k].fid == UINT32_MAX)
+			fputs("\"name\":\"<thread start>\",\"file\":null,\"line\":null,\"module\":null", d->f);
+		else
+			json_func(d, r[k].fid, d->f);
+		json_sums(d, "self_", r[k].self, d->f);
+		json_sums(d, "children_", r[k].children, d->f);
+		fputc('}', d->f);
+	}
+	fputc(']', d->f);
+}
+
+static void callers_json(const struct disp *d)
+{
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	disp_header_json(d, "callers");
+	fputs(",\"functions\":[", d->f);
+	for (size_t i = 0; i < disp_top(d, n); i++) {
+		struct cview v;
+		cview_make(d, order[i], &v);
+		fputs(i ? ",{" : "{", d->f);
+		json_func(d, order[i], d->f);
+		json_sums(d, "self_", v.me.self, d->f);
+		json_sums(d, "children_", v.me.children, d->f);
+		fprintf(d->f, ",\"recursive\":%.0f", v.recur[d->cm]);
+		if (d->m->calls)
+			fprintf(d->f, ",\"calls\":%.0f", d->m->calls[order[i]]);
+		cview_json_rows(d, "callers", v.callers, v.ncallers);
+		cview_json_rows(d, "callees", v.callees, v.ncallees);
+		fputc('}', d->f);
+		free(v.callers);
+		free(v.callees);
+	}
+	fputs("]}\n", d->f);
+	free(order);
+}
+
+/* --------------------------------------------------------- anomalies -- */
+
+#define ANOM_RULE                                                                              \
+	"a share p (of self samples) differs when |p1 - p2| > 3 * sqrt(p1(1-p1)/n1 + p2(1-p2)/n2) " \
+	"and by at least 2 points; an estimate is uncertain with fewer than 10 samples or a "   \
+	"relative standard error sqrt((1-p)/(n*p)) above 30%"
+
+/* Is the difference of two binomial shares (k of n each) an anomaly?
+** *diff and *lim in points. */
+static bool anom_differs(double k1, double n1, double k2, double n2, double *diff, double *lim)
+{
+	double p1 = n1 > 0 ? k1 / n1 : 0, p2 = n2 > 0 ? k2 / n2 : 0;
+	double v = (n1 > 0 ? p1 * (1 - p1) / n1 : 0) + (n2 > 0 ? p2 * (1 - p2) / n2 : 0);
+	*diff = 100 * (p1 - p2);
+	*lim = 100 * ANOM_SIGMAS * sqrt(v);
+	return n1 > 0 && n2 > 0 && fabs(*diff) > *lim && fabs(*diff) >= ANOM_MIN_POINTS;
+}
+
+struct anom_out {
+	const struct disp *d;
+	bool json;
+	size_t count;
+};
+
+static void anom_section(struct anom_out *a, const char *key, const char *title)
+{
+	if (a->json)
+		fprintf(a->d->f, "%s\"%s\":[", key[0] == 't' ? "" : "],", key);
+	else
+		fprintf(a->d->f, "\n%s\n", title);
+	a->count = 0;
+}
+
+static void anom_threads(struct anom_out *a)
+{
+	const struct disp *d = a->d;
+	const struct prof_smodel *m = d->m;
+	int cm = d->cm;
+	anom_section(a, "threads", "Between threads (a thread's share against the other threads'):");
+	size_t nt = 0;
+	for (size_t t = 0; t < m->nthreads; t++)
+		nt += m->threads[t].total[cm] > 0;
+	for (size_t t = 0; t < m->nthreads && nt >= 2 && !m->thread; t++) {
+		const struct prof_sthread *th = &m->threads[t];
+		if (th->total[cm] <= 0)
+			continue;
+		struct prof_fsum *fs = prof_smodel_thread_sums(m, th->thread);
+		double n1 = th->total[cm], n2 = m->total[cm] - n1;
+		for (size_t i = 0; i < m->nfuncs; i++) {
+			double k1 = fs[i].self[cm], k2 = m->fs[i].self[cm] - k1, diff, lim;
+			if ((k1 <= 0 && k2 <= 0) || !anom_differs(k1, n1, k2, n2, &diff, &lim))
+				continue;
+			if (a->json) {
+				fprintf(d->f, "%s{\"thread\":%u,", a->count++ ? "," : "", th->thread);
+				json_func(d, (uint32_t)i, d->f);
+				fprintf(d->f, ",\"share\":%.4f,\"samples\":%.0f,\"other_share\":%.4f,\"other_samples\":%.0f,"
+					"\"difference\":%.4f,\"limit\":%.4f}",
+					100 * k1 / n1, k1, 100 * k2 / n2, k2, diff, lim);
+			} else {
+				a->count++;
+				fprintf(d->f, "  thread %u: ", th->thread);
+				disp_name(d, (uint32_t)i, d->f);
+				fprintf(d->f, ": %.2f%% of %.0f samples, other threads %.2f%% of %.0f "
+					"(difference %+.2f points, limit %.2f)\n", 100 * k1 / n1, n1, 100 * k2 / n2, n2, diff, lim);
+			}
+		}
+		free(fs);
+	}
+	if (!a->json && !a->count)
+		fprintf(d->f, "  none%s\n", nt < 2 || m->thread ? " (one thread sampled)" : "");
+}
+
+static void anom_runs(struct anom_out *a, const struct prof_smodel *m2)
+{
+	const struct disp *d = a->d;
+	const struct prof_smodel *m = d->m;
+	int cm = d->cm;
+	anom_section(a, "runs", "Between runs (first trace against the second):");
+	double n1 = m->total[cm], n2 = m2 ? m2->total[cm] : 0;
+	for (size_t i = 0; m2 && i < m->nfuncs; i++) {
+		double k1 = m->fs[i].self[cm], k2 = 0, diff, lim;
+		for (size_t j = 0; j < m2->nfuncs; j++)
+			if (!strcmp(m2->funcs[j].name, m->funcs[i].name))
+				k2 += m2->fs[j].self[cm];
+		if ((k1 <= 0 && k2 <= 0) || !anom_differs(k1, n1, k2, n2, &diff, &lim))
+			continue;
+		if (a->json) {
+			fputs(a->count++ ? ",{" : "{", d->f);
+			json_func(d, (uint32_t)i, d->f);
+			fprintf(d->f, ",\"share\":%.4f,\"samples\":%.0f,\"other_share\":%.4f,\"other_samples\":%.0f,"
+				"\"difference\":%.4f,\"limit\":%.4f}", 100 * k1 / n1, k1, 100 * k2 / n2, k2, diff, lim);
+		} else {
+			a->count++;
+			fputs("  ", d->f);
+			disp_name(d, (uint32_t)i, d->f);
+			fprintf(d->f, ": %.2f%% of %.0f samples, then %.2f%% of %.0f (difference %+.2f points, limit %.2f)\n",
+				100 * k1 / n1, n1, 100 * k2 / n2, n2, diff, lim);
+		}
+	}
+	/* functions only the second run has */
+	for (size_t j = 0; m2 && j < m2->nfuncs; j++) {
+		double k2 = m2->fs[j].self[cm], diff, lim;
+		bool known = false;
+		for (size_t i = 0; i < m->nfuncs && !known; i++)
+			known = !strcmp(m2->funcs[j].name, m->funcs[i].name);
+		if (known || k2 <= 0 || !anom_differs(0, n1, k2, n2, &diff, &lim))
+			continue;
+		if (a->json)
+			fprintf(d->f, "%s{\"name\":", a->count++ ? "," : ""), insp_json_str(d->f, m2->funcs[j].name),
+				fprintf(d->f, ",\"file\":null,\"line\":null,\"module\":null,\"share\":0,\"samples\":0,"
+					"\"other_share\":%.4f,\"other_samples\":%.0f,\"difference\":%.4f,\"limit\":%.4f}",
+					100 * k2 / n2, k2, diff, lim);
+		else
+			a->count++, fprintf(d->f, "  %s: 0%%, then %.2f%% of %.0f (difference %+.2f points, limit %.2f)\n",
+					    m2->funcs[j].name, 100 * k2 / n2, n2, diff, lim);
+	}
+	if (!a->json && !a->count)
+		fprintf(d->f, "  %s\n", m2 ? "none" : "(give a second trace to compare: A B)");
+}
+
+static void anom_uncertain(struct anom_out *a)
+{
+	const struct disp *d = a->d;
+	const struct prof_smodel *m = d->m;
+	int cm = d->cm;
+	anom_section(a, "uncertain", "Uncertain (too few samples for the share shown):");
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	double tot = m->total[cm];
+	size_t shown = 0, more = 0;
+	for (size_t i = 0; i < n; i++) {
+		double k = m->fs[order[i]].self[cm];
+		double p = tot > 0 ? k / tot : 0, rel = k > 0 ? sqrt((1 - p) / (tot * p)) : INFINITY;
+		if (k <= 0 || (k >= ANOM_MIN_SAMPLES && rel <= ANOM_MAX_REL))
+			continue;
+		if (d->so->top > 0 && shown >= (size_t)d->so->top) {
+			more++;
+			continue;
+		}
+		shown++;
+		if (a->json) {
+			fputs(a->count++ ? ",{" : "{", d->f);
+			json_func(d, order[i], d->f);
+			fprintf(d->f, ",\"samples\":%.0f,\"share\":%.4f,\"relative_error\":%.4f}", k, 100 * p, rel);
+		} else {
+			a->count++;
+			fputs("  ", d->f);
+			disp_name(d, order[i], d->f);
+			fprintf(d->f, ": %.0f sample%s, %.2f%% +/- %.0f%%\n", k, k == 1 ? "" : "s", 100 * p, 100 * rel);
+		}
+	}
+	if (!a->json && more)
+		fprintf(d->f, "  (%zu more)\n", more);
+	if (!a->json && !a->count)
+		fputs("  none\n", d->f);
+	free(order);
+}
+
+static void anomalies(const struct disp *d, const struct prof_smodel *m2, bool json)
+{
+	struct anom_out a = {d, json, 0};
+	if (json) {
+		disp_header_json(d, "anomalies");
+		fputs(",\"rule\":", d->f);
+		insp_json_str(d->f, ANOM_RULE);
+		fputs(",\"second\":", d->f);
+		json_opt_str(d->f, m2 ? m2->source : NULL);
+		fputc(',', d->f);
+	} else {
+		disp_header_text(d);
+		fprintf(d->f, "\nRule: %s.\n", ANOM_RULE);
+	}
+	anom_threads(&a);
+	anom_runs(&a, m2);
+	anom_uncertain(&a);
+	if (json)
+		fputs("]}\n", d->f);
+}
+
+/* ------------------------------------------------------------- entry -- */
+
+void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
+		  FILE *f)
+{
+	struct disp d;
+	disp_init(&d, m, so, f);
+	switch (so->style) {
+	case PROF_ST_TREE: so->json ? tree_json(&d) : tree_text(&d); break;
+	case PROF_ST_CALLERS: so->json ? callers_json(&d) : callers_text(&d); break;
+	case PROF_ST_ANOMALIES: anomalies(&d, m2, so->json); break;
+	default: so->json ? flat_json(&d) : flat_text(&d); break;
+	}
+}

@@ -1,0 +1,306 @@
+/*
+** prof_report.c — `inspect report`: time and memory of one run side by
+** side, from a session database written by meminst(1).
+**
+**   run        the command, its duration and exit status, the settings
+**   peak       the highest total of live bytes (max-ever, exact) and the
+**              snapshot that came nearest to it, with its time
+**   classes,   what was live at the peak, by class and by type (the
+**   types      snapshot of the process with the highest total)
+**   functions  the top functions by own time, with their accumulated time
+**              and the bytes and blocks they allocated themselves (own)
+**              and with everything they called (acc), from the exact trace
+**
+** Memory figures come from the snapshots (the timeline, the peak and exit
+** snapshots); time and allocation per function from the trace the session
+** stores.  A part the session does not have is said in one line.
+*/
+#include "prof_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
+#define REPORT_TOP 15
+
+static const struct insp_cmd_spec report_spec = {
+	"report", "[options] SESSION",
+	"Time and memory of one run side by side, from a session written by\n"
+	"meminst(1): the run, the peak of live memory and when it came, what was\n"
+	"live at the peak by class and by type, and the top functions by own time\n"
+	"with the bytes they allocated themselves (own) and with their callees (acc).\n"
+	"\n"
+	"  --pid PID         the process (default: the session's program)\n"
+	"  --limit N         N rows per table (default 15)\n",
+	INSP_O_FORMAT | INSP_O_PID | INSP_O_LIMIT | INSP_O_SYMBOLS, 1, 1,
+};
+
+static const struct insp_col run_cols[] = {
+	{"command", "command", INSP_K_STR, 0},
+	{"pid", "pid", INSP_K_INT, 0},
+	{"duration", "duration", INSP_K_DUR, 0},
+	{"exit_code", "exit code", INSP_K_INT, INSP_C_OPTIONAL},
+	{"exit_signal", "killed by signal", INSP_K_INT, INSP_C_OPTIONAL},
+	{"mode", "mode", INSP_K_STR, 0},
+	{"backend", "backend", INSP_K_STR, 0},
+	{"trace_clock", "trace clock", INSP_K_STR, INSP_C_OPTIONAL},
+	{"sample_hz", "sampling (Hz)", INSP_K_INT, INSP_C_OPTIONAL},
+	{"processes", "processes", INSP_K_INT, 0},
+};
+
+static const struct insp_col peak_cols[] = {
+	{"max_ever_bytes", "peak live bytes", INSP_K_SIZE, 0},
+	{"snapshot", "nearest snapshot", INSP_K_INT, 0},
+	{"snapshot_bytes", "live then", INSP_K_SIZE, 0},
+	{"snapshot_blocks", "blocks then", INSP_K_INT, 0},
+	{"elapsed", "taken at", INSP_K_DUR, 0},
+	{"exit_bytes", "live at exit", INSP_K_SIZE, INSP_C_OPTIONAL},
+};
+
+static const struct insp_col live_cols[] = {
+	{"id", "no", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+	{"bytes", "bytes", INSP_K_SIZE, 0},
+	{"share", "share", INSP_K_PCT, 0},
+	{"blocks", "blocks", INSP_K_INT, 0},
+};
+
+static const struct insp_col fn_cols[] = {
+	{"name", "function", INSP_K_STR, 0},
+	{"cnt", "calls", INSP_K_INT, 0},
+	{"own", "own time", INSP_K_DUR, 0},
+	{"acc", "acc time", INSP_K_DUR, 0},
+	{"own_bytes", "own bytes", INSP_K_SIZE, 0},
+	{"acc_bytes", "acc bytes", INSP_K_SIZE, 0},
+	{"own_blocks", "own blocks", INSP_K_INT, 0},
+	{"acc_blocks", "acc blocks", INSP_K_INT, 0},
+	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+};
+
+/* ---------------------------------------------------------------- run -- */
+
+static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
+{
+	sqlite3_stmt *st = insp_db_prepare(db,
+	    "SELECT argv, duration_ns, exit_code, exit_signal, mode, backend, trace_clock, sample_hz, "
+	    "(SELECT count(*) FROM session_process) FROM session_run");
+	if (!st)
+		return INSP_EXIT_DB;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		insp_table_t *t = insp_doc_table(d, "run", run_cols, NCOLS(run_cols), INSP_T_SINGLE);
+		insp_table_title(t, "run:");
+		insp_row(t);
+		insp_put_str(t, insp_col_text(db, st, 0));
+		insp_put_int(t, pid);
+		insp_put_int(t, sqlite3_column_int64(st, 1));
+		for (int c = 2; c <= 3; c++)
+			if (sqlite3_column_type(st, c) == SQLITE_NULL)
+				insp_put_null(t);
+			else
+				insp_put_int(t, sqlite3_column_int64(st, c));
+		insp_put_str(t, insp_col_text(db, st, 4));
+		insp_put_str(t, insp_col_text(db, st, 5));
+		if (sqlite3_column_type(st, 6) == SQLITE_NULL)
+			insp_put_null(t);
+		else
+			insp_put_str(t, insp_col_text(db, st, 6));
+		if (sqlite3_column_type(st, 7) == SQLITE_NULL)
+			insp_put_null(t);
+		else
+			insp_put_int(t, sqlite3_column_int64(st, 7));
+		insp_put_int(t, sqlite3_column_int64(st, 8));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the run");
+}
+
+/* --------------------------------------------------------------- peak -- */
+
+/* The snapshot of pid with the highest total, and the exact max-ever. */
+static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, int64_t *peak_id, uint64_t *peak)
+{
+	sqlite3_stmt *st = insp_db_prepare(db,
+	    "SELECT s.id, s.elapsed_ns, t.sizes_current, t.blocks_current, "
+	    " (SELECT max(u.sizes_max_ever) FROM status u JOIN snapshot v ON v.id = u.snapshot "
+	    "  WHERE v.pid = s.pid AND u.kind = 'total'), "
+	    " (SELECT u.sizes_current FROM status u JOIN snapshot v ON v.id = u.snapshot "
+	    "  WHERE v.pid = s.pid AND u.kind = 'total' AND v.trigger = 'exit' ORDER BY v.id DESC LIMIT 1) "
+	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
+	    "WHERE s.pid = ? ORDER BY t.sizes_current DESC, s.id LIMIT 1");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*peak_id = sqlite3_column_int64(st, 0);
+		*peak = (uint64_t)sqlite3_column_int64(st, 2);
+		uint64_t max_ever = (uint64_t)sqlite3_column_int64(st, 4);
+		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
+		insp_table_title(t, "memory:");
+		insp_row(t);
+		insp_put_uint(t, max_ever);
+		insp_put_int(t, *peak_id);
+		insp_put_uint(t, *peak);
+		insp_put_int(t, sqlite3_column_int64(st, 3));
+		insp_put_int(t, sqlite3_column_int64(st, 1));
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
+			insp_put_null(t);
+		else
+			insp_put_int(t, sqlite3_column_int64(st, 5));
+		/* peak snapshots are taken at each 10% of growth: one holds 90% or
+		** more of the peak unless the run was too short for them */
+		if (*peak < max_ever - max_ever / 10)
+			insp_table_note(t, "(no snapshot holds the peak: the one that came nearest holds %.0f%% of "
+				       "it; a shorter --interval catches more)",
+				       max_ever ? 100.0 * (double)*peak / (double)max_ever : 0.0);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE) {
+		*peak_id = 0;
+		return 0;
+	}
+	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the peak");
+}
+
+/* What was live at the peak, by class or by type. */
+static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool types,
+		       uint64_t total, size_t limit)
+{
+	sqlite3_stmt *st = insp_db_prepare(s->db, "SELECT id, sizes_current, blocks_current FROM status "
+						  "WHERE snapshot = ? AND kind = ? AND sizes_current > 0 "
+						  "ORDER BY sizes_current DESC, id LIMIT ?");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, snap);
+	sqlite3_bind_text(st, 2, types ? "types" : "classes", -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (int64_t)limit);
+	insp_table_t *t = insp_doc_table(d, types ? "peak_types" : "peak_classes", live_cols,
+					 NCOLS(live_cols), 0);
+	insp_table_title(t, "live at the peak, by %s:", types ? "type" : "class");
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
+		insp_row(t);
+		insp_put_int(t, id);
+		insp_put_str(t, types ? insp_type_label(s->db, &s->tags, id, NULL)
+				      : insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id));
+		insp_put_uint(t, bytes);
+		insp_put_pct(t, total ? 100.0 * (double)bytes / (double)total : 0);
+		insp_put_int(t, sqlite3_column_int64(st, 2));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the peak snapshot");
+}
+
+/* ---------------------------------------------------------- functions -- */
+
+static int report_cmp_own(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+	if (x->own != y->own)
+		return x->own < y->own ? 1 : -1;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t limit)
+{
+	struct prof_mthread all;
+	prof_model_merge(m, &all);
+	qsort(all.rows, all.nrows, sizeof *all.rows, report_cmp_own);
+	insp_table_t *t = insp_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
+	insp_table_title(t, "functions by own time (%s clock, all threads):", prof_clock_name(m->clock));
+	size_t shown = 0;
+	for (size_t i = 0; i < all.nrows && shown < limit; i++) {
+		const struct prof_row *r = &all.rows[i];
+		const struct prof_func *f = &m->funcs[r->fn];
+		if (r->fn == 0) /* undefined: not a function of the program */
+			continue;
+		insp_row(t);
+		insp_put_str(t, f->name);
+		insp_put_uint(t, r->cnt);
+		insp_put_int(t, r->own);
+		insp_put_int(t, r->acc);
+		insp_put_uint(t, r->mem.own_bytes);
+		insp_put_uint(t, r->mem.acc_bytes);
+		insp_put_uint(t, r->mem.own_blocks);
+		insp_put_uint(t, r->mem.acc_blocks);
+		if (f->file)
+			insp_put_str(t, insp_pool_fmt(&((struct prof_model *)m)->pool, "%s:%d", f->file, f->line));
+		else
+			insp_put_null(t);
+		shown++;
+	}
+	if (all.nrows > shown + 1)
+		insp_table_note(t, "(inspect analyse %s for callers and called)", m->source);
+	prof_mthread_free(&all);
+}
+
+/* The exact profile of pid from the session's stored trace.  1 when there
+** is none (said on o->err), 0 with *m filled, or an exit code. */
+static int report_profile(const char *path, const struct insp_opts *o, int64_t pid, bool no_files,
+			  struct prof_model *m)
+{
+	int code;
+	uint64_t size;
+	FILE *f = insp_strace_open(path, o, &pid, &size, &code);
+	if (!f)
+		return code == INSP_EXIT_NOTFOUND ? 1 : code;
+	struct prof_trace tr;
+	int r = prof_trace_read_stream(f, path, size, o, &tr, NULL, NULL);
+	fclose(f);
+	if (!r)
+		prof_model_from_trace(m, &tr, o, no_files);
+	prof_trace_free(&tr);
+	if (!r && m->cnt == 0) {
+		fprintf(o->err, "inspect: %s: the trace has no function calls (time per function needs "
+			"meminst --trace and code built with -finstrument-functions)\n", path);
+		prof_model_free(m);
+		return 1;
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------ command -- */
+
+int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
+{
+	struct insp_args a;
+	int r = insp_args_parse(&report_spec, argc, argv, o, &a);
+	if (r != INSP_CONTINUE)
+		return r;
+	if (!insp_is_session(a.pos[0])) {
+		fprintf(o->err, "inspect: %s: not a session database (written by meminst(1))\n", a.pos[0]);
+		return prof_is_trace(a.pos[0]) == 1 ? INSP_EXIT_USAGE : INSP_EXIT_DB;
+	}
+	size_t limit = a.limit >= 0 ? (size_t)a.limit : REPORT_TOP;
+	struct insp_session s;
+	int64_t pid = 0, peak_id = 0;
+	uint64_t peak = 0;
+	if ((r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_ANY)))
+		return r;
+	insp_doc_t *d = insp_doc_new(o, &a);
+	if (!(r = insp_db_main_pid(s.db, a.pid, &pid)) && !(r = report_run(d, s.db, pid)) &&
+	    !(r = report_peak(d, s.db, pid, &peak_id, &peak)) && peak_id) {
+		if (!(r = insp_db_select(s.db, peak_id, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
+		    !(r = report_live(d, &s, peak_id, false, peak, limit)))
+			r = report_live(d, &s, peak_id, true, peak, limit);
+	}
+	if (r == INSP_EXIT_NOTFOUND && a.pid)
+		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)a.pid);
+	struct prof_model m;
+	int pr = r ? r : report_profile(a.pos[0], o, pid, a.no_symbols || o->no_symbols, &m);
+	if (pr == 0) {
+		report_fn_rows(d, &m, limit);
+	} else if (pr != 1) {
+		r = pr;
+	}
+	if (!r)
+		r = insp_doc_print(d);
+	if (pr == 0)
+		prof_model_free(&m);
+	insp_doc_free(d);
+	insp_session_close(&s);
+	return r;
+}

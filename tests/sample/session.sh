@@ -1,0 +1,28 @@
+# session.sh — `inspect analyse` and `inspect profile` read the trace a
+# session database keeps (meminst --sample), --pid chooses the process.
+. "$top_srcdir/tests/sample/sample_lib.sh"
+M=$top_builddir/session/meminst
+[ -x "$M" ] || { echo "skip  $MI_NAME: no meminst"; exit 77; }
+
+l=session
+(cd "$MI_TMP" && MEMINST_LIBRARY=$top_builddir/alloc/.libs/libmeminst.so \
+	"$M" --sample=1000 -o s.db -- "$ST_TARGET" split 600) >"$MI_TMP/$l.out" 2>"$MI_TMP/$l.err"
+rc=$?
+why=
+[ $rc -eq 0 ] || mi_why_add "meminst: exit status $rc"
+"$ST_INSPECT" analyse --json "$MI_TMP/s.db" >"$MI_TMP/$l.json" 2>>"$MI_TMP/$l.err" ||
+	mi_why_add "inspect analyse s.db failed"
+big=$(st_j $l "round(fn('burn_big').get('cum_percent', 0))")
+st_within "${big:-0}" 75 10 || mi_why_add "burn_big has ${big:-no}% of the samples, not 75 +/- 10"
+[ "$(st_j $l "j['style']")" = flat ] || mi_why_add "not the flat style by default"
+pid=$(st_j $l "j['pid']")
+"$ST_INSPECT" analyse --style tree --pid "$pid" "$MI_TMP/s.db" >"$MI_TMP/$l.tree" 2>>"$MI_TMP/$l.err" ||
+	mi_why_add "inspect analyse --pid $pid failed"
+grep -q burn_small "$MI_TMP/$l.tree" || mi_why_add "no burn_small in the tree"
+"$ST_INSPECT" analyse --pid 1 "$MI_TMP/s.db" >/dev/null 2>"$MI_TMP/$l.nopid"
+[ $? -eq 1 ] && grep -q 'no trace of that process' "$MI_TMP/$l.nopid" ||
+	mi_why_add "--pid of another process: not one line and exit status 1"
+"$ST_INSPECT" profile "$MI_TMP/s.db" >"$MI_TMP/$l.prof" 2>>"$MI_TMP/$l.err" ||
+	mi_why_add "inspect profile s.db failed"
+st_verdict "$l: analyse and profile read the session's trace (burn_big ${big:-?}%)"
+mi_finish

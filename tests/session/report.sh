@@ -1,0 +1,67 @@
+# report.sh — `inspect report` on a session of tests/session/known (known
+# allocations per function, a 3:1 split of CPU time), run under
+# `meminst --mim --trace=cpu`.  Stated tolerances: bytes and blocks per
+# function exact; the peak exact (max-ever) and held by a snapshot to 90%;
+# the accumulated-time ratio burn_a/burn_b (each calls work()) within
+# 3 +- 0.75.
+. "$top_srcdir/tests/integration/lib.sh"
+
+export MEMINST_LIBRARY="$MEMINST_LIB"
+INSPECT=$top_builddir/inspect/inspect
+PROG=$top_builddir/tests/session/known
+cd "$MI_TMP" || exit 99
+
+why=
+"$top_builddir/session/meminst" -q --mim --trace=cpu --interval=20ms -o s.db -- "$PROG" >out 2>err ||
+	mi_why_add "meminst exited $?"
+"$INSPECT" report --json s.db >r.json 2>>err || mi_why_add "report --json exited $?"
+/usr/bin/python3 - r.json <<'PY' >check.out 2>&1 || mi_why_add "$(tail -n 1 check.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+fns = {f["name"]: f for f in r["functions"]}
+def exact(name, key, want):
+    got = fns[name][key]
+    assert got == want, "%s %s: %s, expected %s" % (name, key, got, want)
+exact("alloc_big", "own_bytes", 40 * 256 * 1024)
+exact("alloc_big", "own_blocks", 40)
+exact("alloc_small", "own_bytes", 10000 * 64)
+exact("alloc_small", "own_blocks", 10000)
+assert fns["main"]["acc_bytes"] >= 40 * 256 * 1024 + 640000, "main acc_bytes"
+assert fns["main"]["own_blocks"] <= 1, "main allocates (stdout's buffer at most)"
+exact("burn_a", "own_bytes", 0)
+exact("burn_a", "cnt", 1)
+ratio = fns["burn_a"]["acc"] / fns["burn_b"]["acc"]
+assert 2.25 <= ratio <= 3.75, "acc time burn_a/burn_b = %.2f, expected 3 +- 0.75" % ratio
+exact("work", "cnt", 2)
+peak = r["peak"]
+want = 40 * 256 * 1024 + 640000
+assert want <= peak["max_ever_bytes"] < want + (1 << 20), "max ever %d" % peak["max_ever_bytes"]
+assert peak["snapshot_bytes"] >= 0.9 * peak["max_ever_bytes"], "no snapshot near the peak"
+top_type = r["peak_types"][0]
+assert "alloc_big" in top_type["name"], "top type at the peak: %s" % top_type["name"]
+assert top_type["bytes"] == 40 * 256 * 1024, "alloc_big's bytes at the peak: %d" % top_type["bytes"]
+assert r["peak_classes"][0]["name"] == "known", "top class: %s" % r["peak_classes"][0]["name"]
+assert r["run"]["exit_code"] == 0 and r["run"]["mode"] == "mim"
+PY
+mi_verdict "report: bytes per function, peak, live at the peak, time split" "$why" check.out check \
+	err stderr
+
+why=
+"$INSPECT" report s.db >r.txt 2>err || mi_why_add "text report exited $?"
+for section in "run:" "memory:" "live at the peak, by class:" "live at the peak, by type:" \
+	"functions by own time"; do
+	grep -q "^$section" r.txt || mi_why_add "no '$section' in the text"
+done
+mi_verdict "report: text sections" "$why" r.txt text err stderr
+
+# Without a trace: the memory part, and one line saying what is missing.
+why=
+"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
+"$INSPECT" report m.db >m.txt 2>m.err || mi_why_add "exited $?"
+grep -q '^memory:' m.txt || mi_why_add "no memory section"
+grep -q 'no trace' m.err || mi_why_add "no line about the missing trace"
+"$INSPECT" report "$top_srcdir/README.md" >/dev/null 2>x.err
+[ $? -eq 3 ] || mi_why_add "a non-session file: not exit status 3"
+grep -q 'not a session database' x.err || mi_why_add "no clear message for a non-session file"
+mi_verdict "report without a trace; a file that is no session" "$why" m.err stderr x.err stderr
+mi_finish

@@ -468,6 +468,8 @@ bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, 
 		      size_t dlen);
 void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
 bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len);
+struct dl_phdr_info;
+size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 

@@ -277,25 +277,14 @@ typedef struct sq_modules_s {
 	size_t n, cap;
 } sq_modules_t;
 
+/* The build-id as hex text ("" when there is none). */
 static void sq_build_id(const struct dl_phdr_info *info, char *out, size_t len)
 {
+	unsigned char id[64];
+	size_t n = alloc_sys_build_id(info, id, sizeof id);
 	out[0] = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
-			const unsigned char *desc = (const unsigned char *)(p + sizeof *nh + ((nh->n_namesz + 3) & ~3u));
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(nh + 1, "GNU", 4) == 0) {
-				for (unsigned j = 0; j < nh->n_descsz && 2 * j + 2 < len; j++)
-					alloc_fmt(out + 2 * j, 3, "%02x", desc[j]);
-				return;
-			}
-			p += sizeof *nh + ((nh->n_namesz + 3) & ~3u) + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
+	for (size_t j = 0; j < n && 2 * j + 2 < len; j++)
+		alloc_fmt(out + 2 * j, 3, "%02x", id[j]);
 }
 
 static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)

@@ -11,9 +11,11 @@
 #include "alloc_int.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -343,4 +345,29 @@ bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
 		return false;
 	buf[strcspn(buf, "\n")] = 0;
 	return true;
+}
+
+/* The GNU build-id of a loaded object, from its PT_NOTE segments: its
+** length (0: none), at most cap bytes of it in out.  Never allocates. */
+size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const void *)p;
+			const char *name = p + sizeof *nh;
+			const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && desc + nh->n_descsz <= end) {
+				size_t n = nh->n_descsz < cap ? nh->n_descsz : cap;
+				memcpy(out, desc, n);
+				return n;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
 }

@@ -367,29 +367,6 @@ static void proc_process_record(void)
 	proc_append_var(MEMINST_TREC_PROCESS, (uint32_t)len, NULL, 0, text, len);
 }
 
-/* The GNU build-id of a loaded object, from its PT_NOTE segments. */
-static size_t proc_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const void *)p;
-			const char *name = p + sizeof *nh;
-			const char *desc = name + ((nh->n_namesz + 3) & ~3u);
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    memcmp(name, "GNU", 4) == 0 && desc + nh->n_descsz <= end) {
-				size_t n = nh->n_descsz < cap ? nh->n_descsz : cap;
-				memcpy(out, desc, n);
-				return n;
-			}
-			p = desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
-	return 0;
-}
 
 /* One MODULE record per PT_LOAD segment of each loaded object. */
 static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -406,7 +383,7 @@ static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	uint64_t pay[4 + 8];
 	unsigned char *bid = (unsigned char *)(pay + 4);
 	memset(bid, 0, 64);
-	size_t blen = proc_build_id(info, bid, 64);
+	size_t blen = alloc_sys_build_id(info, bid, 64);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)

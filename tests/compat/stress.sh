@@ -23,13 +23,9 @@ forks() { mi_x "$ST" forks "$((SECS / 2))"; }
 mi_compare "fork storm $((SECS / 2))s" forks
 rm -f "$MI_TMP"/child.*.db
 STRESS_SNAPSHOT="$MI_TMP/child.%p.db" MI_MEMINST=mim forks >/dev/null 2>"$MI_TMP/f.err"
-why= n=0
-for db in "$MI_TMP"/child.*.db; do
-	[ -f "$db" ] || continue
-	n=$((n + 1))
-	bad=$(snap_consistent "$db" 1 | head -n 2)
-	[ -z "$bad" ] || mi_why_add "$(basename "$db"): $bad"
-done
+why=
+snap_check_files "$MI_TMP"/child.*.db
+n=$snap_files
 [ "$n" -ge 20 ] || mi_why_add "$n child snapshots, expected at least 20"
 mi_verdict "fork storm: $n child snapshots add up" "$why" "$MI_TMP/f.err" stderr
 

@@ -104,6 +104,20 @@ FROM g LEFT JOIN st ON st.id = g.id WHERE st.id IS NULL;
 EOF
 }
 
+# snap_check_files FILE...: every file is a database whose snapshot 1 is
+# consistent; adds a reason to $why for each one that is not, and sets
+# snap_files to the number of files checked (glob patterns that matched
+# nothing are skipped).
+snap_check_files() {
+	snap_files=0
+	for scf_db in "$@"; do
+		[ -f "$scf_db" ] || continue
+		snap_files=$((snap_files + 1))
+		scf_bad=$(snap_consistent "$scf_db" 1 | head -n 3)
+		[ -z "$scf_bad" ] || mi_why_add "$(basename "$scf_db"): $scf_bad"
+	done
+}
+
 # snap_consistent DB ID: prints what is inconsistent in snapshot ID (nothing
 # when all is well): the snapshot row against its blocks; every kind's
 # current figures added up against the total; in a 'map' snapshot, the

@@ -1,0 +1,101 @@
+/*
+** prof_export.h — exports of a profile to the viewers people already use,
+** and the self-contained HTML report (`inspect export`, `inspect html`).
+**
+**   prof_stacks.c     whole call stacks: from an exact trace (a second
+**                     simulation of each thread's stack, per record) or from
+**                     the samples; the folded-stacks writer
+**   prof_callgrind.c  the Callgrind format (KCachegrind) from a profile
+**   prof_chrome.c     Chrome Trace Event JSON (Perfetto) from an exact trace
+**   prof_export.c     the command `inspect export`, and reading its input
+**   prof_html.c       the command `inspect html`
+**   prof_html_ui.c    the style sheet and the script of the HTML report
+**
+** A stack tree is a prof_cct (prof_cct.h) with one root (key 0) for every
+** thread: node keys are code addresses (exact traces) or function ids
+** (samples), and each node's self[] holds what was spent with exactly that
+** stack: EXP_TIME in ns, EXP_BYTES allocated.
+*/
+#ifndef PROF_EXPORT_H
+#define PROF_EXPORT_H
+
+#include "prof_int.h"
+
+enum { EXP_TIME, EXP_BYTES };
+
+struct exp_stacks {
+	struct prof_cct t;       /* self[EXP_TIME] in ticks while reading     */
+	bool by_fid;             /* keys are function ids, not addresses      */
+	const struct prof_func *funcs; /* names: set by exp_stacks_name        */
+	uint32_t *fid;           /* [t.n] function of each node (by_fid: key)  */
+	double total[2];         /* over every node                           */
+	/* the simulation (exact traces) */
+	struct exp_sthread *thr;
+	size_t nthr;
+	uint64_t calls;
+};
+
+/* "prof_stacks.c" */
+void exp_stacks_init(struct exp_stacks *s);
+void exp_stacks_free(struct exp_stacks *s);
+/* A prof_each_fn: ctx is an exp_stacks. */
+void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
+		       unsigned stream, const uint64_t *rec, size_t n);
+/* After the reading: close what is open, ticks to ns, name the nodes. */
+void exp_stacks_finish(struct exp_stacks *s, prof_symtab_t *st, double ns_per_tick);
+/* The function tree of samples (ns from ticks; bytes of allocation samples). */
+void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m);
+/* The name of node i (NULL: a node left out of paths: the root, and the
+** unknown caller of calls made with an empty stack). */
+const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i);
+/* One line "a;b;c N" per stack with a non-zero value of metric. */
+void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f);
+
+/* "prof_callgrind.c" */
+void exp_callgrind_write(const struct prof_model *m, FILE *f);
+
+/* "prof_chrome.c" */
+struct exp_chrome_opts {
+	double min_us;           /* calls shorter than this are left out      */
+	const char *session;     /* the session (memory counters), or NULL    */
+	int64_t pid;
+};
+/* Read the trace again (open() reopens it) and write the JSON to f;
+** *dropped gets the calls left out.  Returns 0 or an exit code. */
+int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const struct exp_chrome_opts *co,
+		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, uint64_t *dropped,
+		     uint64_t *written);
+
+/* "prof_export.c": the input of both commands. */
+struct exp_input {
+	const char *path;
+	int64_t pid;
+	bool session, no_files;
+	struct prof_trace tr;
+	bool have_tr;
+	struct prof_samples *samples;
+	struct prof_smodel sm;
+	bool have_sm;
+	struct exp_stacks stacks; /* exact traces (EXP_IN_STACKS)             */
+	bool have_stacks;
+	struct prof_model model;
+	bool have_model;
+};
+enum { EXP_IN_MODEL = 1, EXP_IN_STACKS = 2, EXP_IN_SAMPLES = 4 };
+/* Read path (a session, a trace or, for EXP_IN_MODEL alone, a profile
+** database) and build what `want` asks for that the input has. */
+int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned want);
+void exp_input_free(struct exp_input *in);
+/* A stream of the input's trace again (for a second pass). */
+FILE *exp_input_reopen(void *ctx, uint64_t *size);
+/* Exact calls in the trace. */
+uint64_t exp_trace_calls(const struct prof_trace *tr);
+
+/* "prof_html_ui.c" */
+extern const char exp_html_css[], exp_html_js[];
+
+/* Commands. */
+int insp_cmd_export(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_html(int argc, char **argv, const struct insp_opts *o);
+
+#endif

@@ -139,10 +139,29 @@ static int row_by_key(const void *x, const void *y)
 	return strcmp(((const struct diff_row *)x)->key, ((const struct diff_row *)y)->key);
 }
 
+/* b - a, saturated: the figures of a damaged file can be anything. */
+static int64_t diff_sub(int64_t b, int64_t a)
+{
+	int64_t d;
+	return __builtin_sub_overflow(b, a, &d) ? (b > a ? INT64_MAX : INT64_MIN) : d;
+}
+
+static int64_t diff_add(int64_t a, int64_t b)
+{
+	int64_t s;
+	return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+/* |b - a|, exact in unsigned arithmetic. */
+static uint64_t diff_dist(int64_t b, int64_t a)
+{
+	return b >= a ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+}
+
 static int row_by_change(const void *x, const void *y)
 {
 	const struct diff_row *a = x, *b = y;
-	int64_t da = llabs(a->bytes[1] - a->bytes[0]), db = llabs(b->bytes[1] - b->bytes[0]);
+	uint64_t da = diff_dist(a->bytes[1], a->bytes[0]), db = diff_dist(b->bytes[1], b->bytes[0]);
 	if (da != db)
 		return da > db ? -1 : 1;
 	return strcmp(a->key, b->key);
@@ -158,8 +177,8 @@ static size_t diff_fold(struct diff_row *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (k && strcmp(v[k - 1].key, v[i].key) == 0) {
 			for (int s = 0; s < 2; s++) {
-				v[k - 1].bytes[s] += v[i].bytes[s];
-				v[k - 1].blocks[s] += v[i].blocks[s];
+				v[k - 1].bytes[s] = diff_add(v[k - 1].bytes[s], v[i].bytes[s]);
+				v[k - 1].blocks[s] = diff_add(v[k - 1].blocks[s], v[i].blocks[s]);
 			}
 			if (v[i].bytes[1] || v[i].blocks[1])
 				v[k - 1].label = v[i].label; /* prefer B's label */
@@ -200,8 +219,8 @@ static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, size
 	for (size_t i = 0; i < n && i < limit; i++) {
 		insp_row(t);
 		insp_put_str(t, v[i].key);
-		insp_put_int(t, v[i].bytes[1] - v[i].bytes[0]);
-		insp_put_int(t, v[i].blocks[1] - v[i].blocks[0]);
+		insp_put_int(t, diff_sub(v[i].bytes[1], v[i].bytes[0]));
+		insp_put_int(t, diff_sub(v[i].blocks[1], v[i].blocks[0]));
 		insp_put_int(t, v[i].bytes[0]);
 		insp_put_int(t, v[i].bytes[1]);
 		insp_put_int(t, v[i].blocks[0]);

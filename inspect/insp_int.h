@@ -536,6 +536,8 @@ int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_report(int argc, char **argv, const struct insp_opts *o); /* profile/ */
+int insp_cmd_export(int argc, char **argv, const struct insp_opts *o); /* profile/ */
+int insp_cmd_html(int argc, char **argv, const struct insp_opts *o);   /* profile/ */
 int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
 
 /* Shared by the commands ("insp_cmd_list.c"): open the database named by

@@ -39,6 +39,8 @@ static const struct insp_cmd insp_cmds[] = {
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
 	{"profile", insp_cmd_profile, "simulate a trace file: raw profile, --dump"},
 	{"analyse", insp_cmd_analyse, "fprof analysis of a trace or profile (CNT ACC OWN)"},
+	{"export", insp_cmd_export, "callgrind, folded stacks or Chrome trace JSON for other viewers"},
+	{"html", insp_cmd_html, "a session as one self-contained HTML report"},
 };
 
 #define INSP_NCMDS (sizeof insp_cmds / sizeof insp_cmds[0])

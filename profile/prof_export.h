@@ -24,14 +24,16 @@
 enum { EXP_TIME, EXP_BYTES };
 
 struct exp_stacks {
-	struct prof_cct t;       /* self[EXP_TIME] in ticks while reading     */
-	bool by_fid;             /* keys are function ids, not addresses      */
-	const struct prof_func *funcs; /* names: set by exp_stacks_name        */
-	uint32_t *fid;           /* [t.n] function of each node (by_fid: key)  */
+	struct prof_cct t;       /* self[EXP_TIME] in ticks while reading;
+				 ** total[]: self and everything below      */
+	struct insp_pool pool;
+	struct prof_func *funcs; /* the function table (names)                */
+	size_t nfuncs;
+	uint32_t *fid;           /* [t.n] function of each node, or UINT32_MAX */
 	double total[2];         /* over every node                           */
 	/* the simulation (exact traces) */
 	struct exp_sthread *thr;
-	size_t nthr;
+	size_t nthr, last_thr;
 	uint64_t calls;
 };
 
@@ -42,7 +44,8 @@ void exp_stacks_free(struct exp_stacks *s);
 void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
 		       unsigned stream, const uint64_t *rec, size_t n);
 /* After the reading: close what is open, ticks to ns, name the nodes. */
-void exp_stacks_finish(struct exp_stacks *s, prof_symtab_t *st, double ns_per_tick);
+void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct insp_opts *o,
+		       bool no_files);
 /* The function tree of samples (ns from ticks; bytes of allocation samples). */
 void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m);
 /* The name of node i (NULL: a node left out of paths: the root, and the
@@ -69,6 +72,7 @@ int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const str
 /* "prof_export.c": the input of both commands. */
 struct exp_input {
 	const char *path;
+	const struct insp_opts *o;
 	int64_t pid;
 	bool session, no_files;
 	struct prof_trace tr;
@@ -93,6 +97,10 @@ uint64_t exp_trace_calls(const struct prof_trace *tr);
 
 /* "prof_html_ui.c" */
 extern const char exp_html_css[], exp_html_js[];
+
+/* The arguments of `inspect html` (its parser is export's). */
+int exp_html_args(int argc, char **argv, const struct insp_opts *o, const char **pos, const char **output,
+		  int64_t *pid, bool *no_symbols);
 
 /* Commands. */
 int insp_cmd_export(int argc, char **argv, const struct insp_opts *o);

@@ -1,0 +1,400 @@
+/*
+** prof_export.c — `inspect export`: a profile in the formats of the viewers
+** people already use (callgrind, folded stacks, Chrome trace JSON), and the
+** reading of a session, trace or profile database shared with `inspect
+** html`.
+**
+** What each format is made from:
+**   callgrind  the exact profile (CNT, ACC, OWN and bytes per function and
+**              per caller->called pair): a trace, a session or a profile
+**              database
+**   folded     whole stacks: from an exact trace (prof_stacks.c), else from
+**              the timer samples (--metric time) or the allocation samples
+**              (--metric bytes)
+**   chrome     every call of an exact trace
+*/
+#include "prof_export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char export_help[] =
+	"Usage: inspect export --format FORMAT [options] SESSION|TRACE|PROFILE\n\n"
+	"Write a profile in a format that other viewers read:\n"
+	"  callgrind  KCachegrind, QCachegrind, callgrind_annotate: functions with\n"
+	"             their own cost and their calls, events Time (ns) and Bytes\n"
+	"             (allocated); from an exact trace or a profile database\n"
+	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
+	"             speedscope: own time in ns or bytes allocated per stack; from\n"
+	"             an exact trace, else from the samples\n"
+	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
+	"             one event per call, the allocator's calls and suspensions,\n"
+	"             counters of the memory; from an exact trace\n\n"
+	"  --format NAME      callgrind, folded or chrome\n"
+	"  --metric time|bytes  folded: own time (default) or bytes allocated\n"
+	"  -o, --output FILE  write to FILE (default: standard output)\n"
+	"  --pid PID          sessions: the process (default: the program's)\n"
+	"  --min-duration US  chrome: leave out events shorter than US microseconds\n"
+	"  --no-symbols       name functions module+offset, without reading module files\n"
+	"  --help             this text\n";
+
+static const char html_help[] =
+	"Usage: inspect html [options] SESSION -o FILE\n\n"
+	"Write one self-contained HTML file (no network needed to view it) with the\n"
+	"run, the memory over time, an interactive flame graph of the time and one\n"
+	"of the bytes allocated (click a frame to zoom, hover for figures), the\n"
+	"functions by own time with the bytes they allocate, and what was live at\n"
+	"the peak by class.\n\n"
+	"  -o, --output FILE  the HTML file to write\n"
+	"  --pid PID          the process (default: the session's program)\n"
+	"  --no-symbols       name functions module+offset, without reading module files\n"
+	"  --help             this text\n";
+
+enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME };
+
+struct exp_args {
+	const char *pos, *output;
+	int format;              /* -1: not given */
+	int metric;
+	double min_us;
+	int64_t pid;
+	bool no_symbols;
+};
+
+/* ------------------------------------------------------------ parsing -- */
+
+static int exp_value(const struct insp_opts *o, const char *cmd, const char *name, const char *eq, int argc,
+		     char **argv, int *i, const char **out)
+{
+	if (eq) {
+		*out = eq + 1;
+		return INSP_CONTINUE;
+	}
+	if (*i + 1 >= argc)
+		return insp_usage_error(o, cmd, "option '%s' needs a value", name);
+	*out = argv[++*i];
+	return INSP_CONTINUE;
+}
+
+static int exp_word(const struct insp_opts *o, const char *cmd, const char *name, const char *v,
+		    const char *const *words, const char *list, int *out)
+{
+	for (int k = 0; words[k]; k++)
+		if (!strcmp(v, words[k])) {
+			*out = k;
+			return INSP_CONTINUE;
+		}
+	return insp_usage_error(o, cmd, "%s takes %s, not '%s'", name, list, v);
+}
+
+/* An option of export (html: only the shared ones). */
+static int exp_option(const struct insp_opts *o, const char *cmd, bool html, struct exp_args *a,
+		      const char *name, const char *eq, int argc, char **argv, int *i)
+{
+	static const char *const formats[] = {"callgrind", "folded", "chrome", NULL};
+	static const char *const metrics[] = {"time", "bytes", NULL};
+	const char *v = NULL;
+	int r;
+	if (!strcmp(name, "--no-symbols")) {
+		a->no_symbols = true;
+		return INSP_CONTINUE;
+	}
+	if (!strcmp(name, "-o") || !strcmp(name, "--output"))
+		return exp_value(o, cmd, name, eq, argc, argv, i, &a->output);
+	bool known = !strcmp(name, "--pid") ||
+		     (!html && (!strcmp(name, "--format") || !strcmp(name, "--metric") ||
+				!strcmp(name, "--min-duration")));
+	if (!known)
+		return insp_usage_error(o, cmd, "unknown option '%s'", name);
+	if ((r = exp_value(o, cmd, name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
+		return r;
+	if (!strcmp(name, "--format"))
+		return exp_word(o, cmd, name, v, formats, "callgrind, folded or chrome", &a->format);
+	if (!strcmp(name, "--metric"))
+		return exp_word(o, cmd, name, v, metrics, "time or bytes", &a->metric);
+	if (!strcmp(name, "--min-duration")) {
+		char *end;
+		errno = 0;
+		a->min_us = strtod(v, &end);
+		if (errno || end == v || *end || !isfinite(a->min_us) || a->min_us < 0)
+			return insp_usage_error(o, cmd, "--min-duration needs microseconds (0 or more), not '%s'", v);
+		return INSP_CONTINUE;
+	}
+	if (!insp_parse_int(v, &a->pid) || a->pid <= 0)
+		return insp_usage_error(o, cmd, "--pid needs a process id, not '%s'", v);
+	return INSP_CONTINUE;
+}
+
+static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv, struct exp_args *a)
+{
+	const char *cmd = html ? "html" : "export";
+	*a = (struct exp_args){.format = -1};
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *eq = arg[0] == '-' && arg[1] == '-' ? strchr(arg, '=') : NULL;
+		if (arg[0] != '-' || !strcmp(arg, "-")) {
+			if (a->pos)
+				return insp_usage_error(o, cmd, "unexpected argument '%s'", arg);
+			a->pos = arg;
+			continue;
+		}
+		char name[64];
+		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+			fputs(html ? html_help : export_help, o->out);
+			return INSP_EXIT_OK;
+		}
+		int r = exp_option(o, cmd, html, a, name, eq, argc, argv, &i);
+		if (r != INSP_CONTINUE)
+			return r;
+	}
+	if (!a->pos)
+		return insp_usage_error(o, cmd, "missing argument: inspect %s", html ? "html SESSION -o FILE"
+									       : "export --format FORMAT FILE");
+	if (!html && a->format < 0)
+		return insp_usage_error(o, cmd, "--format callgrind, folded or chrome is needed");
+	if (html && !a->output)
+		return insp_usage_error(o, cmd, "-o FILE is needed (the HTML file to write)");
+	if (!html && a->metric && a->format != EXP_FOLDED)
+		return insp_usage_error(o, cmd, "--metric is for --format folded (callgrind has both events)");
+	if (!html && a->min_us > 0 && a->format != EXP_CHROME)
+		return insp_usage_error(o, cmd, "--min-duration is for --format chrome");
+	return INSP_CONTINUE;
+}
+
+/* ------------------------------------------------------------- input -- */
+
+uint64_t exp_trace_calls(const struct prof_trace *tr)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < tr->sim.nthreads; i++)
+		n += tr->sim.threads[i]->calls;
+	return n;
+}
+
+static FILE *exp_open(const struct exp_input *in, const struct insp_opts *o, uint64_t *size, int *code)
+{
+	if (in->session) {
+		int64_t pid = in->pid;
+		return insp_strace_open(in->path, o, &pid, size, code);
+	}
+	struct stat st;
+	FILE *f = fopen(in->path, "rb");
+	if (!f || fstat(fileno(f), &st) != 0) {
+		fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
+		if (f)
+			fclose(f);
+		*code = INSP_EXIT_DB;
+		return NULL;
+	}
+	*size = (uint64_t)st.st_size;
+	return f;
+}
+
+FILE *exp_input_reopen(void *ctx, uint64_t *size)
+{
+	const struct exp_input *in = ctx;
+	int code;
+	return exp_open(in, in->o, size, &code);
+}
+
+/* One reading of the trace; a second one when the samples need it. */
+static int exp_read_trace(struct exp_input *in, const struct insp_opts *o, unsigned want)
+{
+	for (int pass = 0;; pass++) {
+		int r;
+		uint64_t size;
+		FILE *f = exp_open(in, o, &size, &r);
+		if (!f)
+			return r;
+		if (in->samples)
+			prof_samples_begin(in->samples);
+		if (want & EXP_IN_STACKS) {
+			if (pass)
+				exp_stacks_free(&in->stacks);
+			exp_stacks_init(&in->stacks);
+		}
+		r = prof_trace_read_ex(f, in->path, size, o, &in->tr, (want & EXP_IN_STACKS) ? exp_stacks_record : NULL,
+				       &in->stacks, in->samples);
+		fclose(f);
+		in->have_tr = true;
+		if (r || !in->samples || !prof_samples_reread(in->samples) || pass > 0)
+			return r;
+		prof_trace_free(&in->tr);
+	}
+}
+
+int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned want)
+{
+	in->o = o;
+	in->session = insp_is_session(in->path);
+	int is_trace = prof_is_trace(in->path);
+	if (!in->session && is_trace != 1) {
+		if (is_trace < 0) {
+			fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
+			return INSP_EXIT_DB;
+		}
+		if (want != EXP_IN_MODEL) {
+			fprintf(o->err, "inspect: %s: not a session or a trace file (a profile database has no "
+				"stacks: give the trace)\n", in->path);
+			return INSP_EXIT_USAGE;
+		}
+		if (in->pid)
+			return insp_usage_error(o, "export", "--pid is for session databases");
+		int r = prof_db_read(in->path, o, &in->model);
+		in->have_model = true; /* freed even when half read */
+		return r;
+	}
+	if (!in->session && in->pid)
+		return insp_usage_error(o, "export", "--pid is for session databases");
+	if (want & EXP_IN_SAMPLES)
+		in->samples = prof_samples_new();
+	int r = exp_read_trace(in, o, want);
+	if (r)
+		return r;
+	bool calls = exp_trace_calls(&in->tr) > 0;
+	if ((want & EXP_IN_STACKS) && calls) {
+		exp_stacks_finish(&in->stacks, &in->tr, o, in->no_files);
+		in->have_stacks = true;
+	}
+	if ((want & EXP_IN_SAMPLES) && prof_samples_count(in->samples)) {
+		struct prof_sopts so = {.style = PROF_ST_FLAT, .cutoff = 0.5};
+		if ((r = prof_smodel_build(&in->sm, in->samples, &in->tr, o, in->no_files, &so)))
+			return r;
+		in->have_sm = true;
+	}
+	if ((want & EXP_IN_MODEL) && calls) {
+		prof_model_from_trace(&in->model, &in->tr, o, in->no_files);
+		in->have_model = true;
+	}
+	return 0;
+}
+
+void exp_input_free(struct exp_input *in)
+{
+	if (in->have_model)
+		prof_model_free(&in->model);
+	if (in->have_sm)
+		prof_smodel_free(&in->sm);
+	prof_samples_free(in->samples);
+	exp_stacks_free(&in->stacks);
+	if (in->have_tr)
+		prof_trace_free(&in->tr);
+	memset(in, 0, sizeof *in);
+}
+
+/* ------------------------------------------------------------ command -- */
+
+static FILE *exp_out(const struct insp_opts *o, const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return o->out;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+static int exp_close(const struct insp_opts *o, const char *path, FILE *f)
+{
+	if (f == o->out)
+		return fflush(f) || ferror(f) ? INSP_EXIT_DB : 0;
+	if (ferror(f) | fclose(f)) {
+		fprintf(o->err, "inspect: %s: write error\n", path);
+		return INSP_EXIT_DB;
+	}
+	return 0;
+}
+
+static int exp_no_calls(const struct insp_opts *o, const char *path, const char *what)
+{
+	fprintf(o->err, "inspect: %s: the trace has no function calls (%s needs an exact trace: meminst --trace "
+		"and code built with -finstrument-functions)\n", path, what);
+	return INSP_EXIT_NOTFOUND;
+}
+
+static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
+{
+	if (!in->have_stacks && !in->have_sm) {
+		fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
+			"meminst --trace or --sample)\n", a->pos);
+		return INSP_EXIT_NOTFOUND;
+	}
+	if (!in->have_stacks) {
+		exp_stacks_free(&in->stacks);
+		exp_stacks_init(&in->stacks);
+		exp_stacks_from_samples(&in->stacks, &in->sm);
+		in->have_stacks = true;
+	}
+	if (in->stacks.total[a->metric] == 0)
+		fprintf(o->err, "inspect: %s: warning: no %s in the %s\n", a->pos,
+			a->metric == EXP_BYTES ? "bytes allocated" : "time",
+			in->sm.s && !exp_trace_calls(&in->tr) ? "samples" : "trace");
+	if (!(*f = exp_out(o, a->output)))
+		return INSP_EXIT_USAGE;
+	exp_folded_write(&in->stacks, a->metric, *f);
+	return 0;
+}
+
+static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
+{
+	if (!exp_trace_calls(&in->tr))
+		return exp_no_calls(o, a->pos, "--format chrome");
+	if (!(*f = exp_out(o, a->output)))
+		return INSP_EXIT_USAGE;
+	struct exp_chrome_opts co = {a->min_us, in->session ? a->pos : NULL, in->tr.h.pid};
+	uint64_t dropped = 0, written = 0;
+	int r = exp_chrome_write(&in->tr, o, &co, exp_input_reopen, in, *f, &dropped, &written);
+	if (dropped)
+		fprintf(o->err, "inspect: %s: %llu events shorter than %g us left out, %llu written\n", a->pos,
+			(unsigned long long)dropped, a->min_us, (unsigned long long)written);
+	else if (written > 1000000)
+		fprintf(o->err, "inspect: %s: %llu events written (--min-duration US leaves out the short ones)\n",
+			a->pos, (unsigned long long)written);
+	return r;
+}
+
+int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
+{
+	struct exp_args a;
+	int r = exp_parse(o, false, argc, argv, &a);
+	if (r != INSP_CONTINUE)
+		return r;
+	struct insp_opts so = *o;
+	so.no_symbols = o->no_symbols || a.no_symbols;
+	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
+	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL
+			: a.format == EXP_FOLDED ? EXP_IN_STACKS | EXP_IN_SAMPLES : 0;
+	r = exp_input_read(&in, &so, want);
+	FILE *f = NULL;
+	if (!r && a.format == EXP_CALLGRIND) {
+		if (!in.have_model)
+			r = exp_no_calls(o, a.pos, "--format callgrind");
+		else if (!(f = exp_out(o, a.output)))
+			r = INSP_EXIT_USAGE;
+		else
+			exp_callgrind_write(&in.model, f);
+	} else if (!r && a.format == EXP_FOLDED) {
+		r = exp_folded(&so, &a, &in, &f);
+	} else if (!r) {
+		r = exp_chrome(&so, &a, &in, &f);
+	}
+	if (f) {
+		int w = exp_close(o, a.output, f);
+		r = r ? r : w;
+	}
+	exp_input_free(&in);
+	return r;
+}
+
+/* The parser for `inspect html` (prof_html.c). */
+int exp_html_args(int argc, char **argv, const struct insp_opts *o, const char **pos, const char **output,
+		  int64_t *pid, bool *no_symbols)
+{
+	struct exp_args a;
+	int r = exp_parse(o, true, argc, argv, &a);
+	*pos = a.pos, *output = a.output, *pid = a.pid, *no_symbols = a.no_symbols;
+	return r;
+}

@@ -1,0 +1,544 @@
+/*
+** prof_html.c — `inspect html`: one run as one self-contained HTML file.
+**
+** Everything is inline (style sheet and script from prof_html_ui.c, the
+** memory chart as SVG, the flame graph data as JSON in a script element),
+** so the file opens without a network and can be mailed or archived.  The
+** parts, each said in one line when the session does not have it:
+**   - the run (session_run);
+**   - the memory over time: the total live bytes of every snapshot of the
+**     process (the timeline), an SVG chart drawn here;
+**   - two flame graphs, drawn by the script: own time per stack (exact
+**     trace, else timer samples) and bytes allocated per stack (<alloc>
+**     events, else allocation samples); stacks below 0.1% of the total are
+**     left out, which bounds the file whatever the trace's size;
+**   - the functions by own time with the bytes they allocate (as
+**     `inspect report`);
+**   - what was live at the peak, by class and by type.
+** Every string from the run (names of functions, classes, the command) is
+** escaped for where it goes: HTML text, or JSON inside a script element
+** (where "</script>" must never appear: '<', '>' and '&' are \u escapes).
+*/
+#include "prof_export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HTML_TOP 30
+#define HTML_PRUNE 0.001         /* flame graph nodes below this share go */
+#define HTML_MAX_DEPTH 400
+#define HTML_CHART_POINTS 1500
+
+/* ------------------------------------------------------------ escaping -- */
+
+static void html_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+				fputc(' ', f);
+			else
+				fputc(*s, f);
+		}
+	}
+}
+
+/* A JSON string that is safe inside <script>. */
+static void html_json(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void html_size(FILE *f, uint64_t v)
+{
+	char b[32];
+	insp_fmt_size(v, b, sizeof b);
+	html_text(f, b);
+}
+
+static void html_dur(FILE *f, int64_t ns)
+{
+	char b[32];
+	insp_fmt_dur(ns, b, sizeof b);
+	html_text(f, b);
+}
+
+/* ---------------------------------------------------------------- run -- */
+
+struct html_ctx {
+	FILE *f;
+	const struct insp_opts *o;
+	const char *path;
+	sqlite3 *db;             /* NULL: not a session                        */
+	int64_t pid;
+	struct exp_input in;
+	bool have_in;
+};
+
+static void html_fact(FILE *f, const char *label, const char *value)
+{
+	fputs("<tr><th>", f);
+	html_text(f, label);
+	fputs("</th><td>", f);
+	html_text(f, value);
+	fputs("</td></tr>\n", f);
+}
+
+static void html_run(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	sqlite3_stmt *st = NULL;
+	fputs("<section id=\"run\"><h2>The run</h2>\n<table class=\"facts\">\n", f);
+	if (h->db && sqlite3_prepare_v2(h->db, "SELECT argv, duration_ns, exit_code, exit_signal, mode, backend, "
+				       "trace_clock, sample_hz, alloc_sample, interval_ns, writer FROM session_run",
+				       -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		char b[64];
+		html_fact(f, "command", (const char *)sqlite3_column_text(st, 0));
+		fprintf(f, "<tr><th>process</th><td>%lld</td></tr>\n<tr><th>duration</th><td>", (long long)h->pid);
+		html_dur(f, sqlite3_column_int64(st, 1));
+		fputs("</td></tr>\n", f);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			snprintf(b, sizeof b, "exit code %d", sqlite3_column_int(st, 2));
+		else
+			snprintf(b, sizeof b, "killed by signal %d", sqlite3_column_int(st, 3));
+		html_fact(f, "end", b);
+		snprintf(b, sizeof b, "%s, %s backend", sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
+		html_fact(f, "memory", b);
+		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+			html_fact(f, "trace clock", (const char *)sqlite3_column_text(st, 6));
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			snprintf(b, sizeof b, "%d Hz", sqlite3_column_int(st, 7));
+			html_fact(f, "sampling", b);
+		}
+		if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
+			snprintf(b, sizeof b, "every %lld bytes", (long long)sqlite3_column_int64(st, 8));
+			html_fact(f, "allocation sampling", b);
+		}
+		html_fact(f, "written by", (const char *)sqlite3_column_text(st, 10));
+	} else {
+		html_fact(f, "file", h->path);
+	}
+	sqlite3_finalize(st);
+	fputs("</table></section>\n", f);
+}
+
+/* ------------------------------------------------------------- memory -- */
+
+struct html_pt {
+	int64_t t;
+	uint64_t bytes;
+	const char *trigger;
+};
+
+static size_t html_points(struct html_ctx *h, struct html_pt **out, uint64_t *top, int64_t *end)
+{
+	sqlite3_stmt *st = NULL;
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	*top = 0;
+	*end = 0;
+	if (!h->db || sqlite3_prepare_v2(h->db, "SELECT s.elapsed_ns, t.sizes_current, s.trigger FROM snapshot s "
+					"JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
+					"WHERE s.pid = ? ORDER BY s.elapsed_ns, s.id", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	sqlite3_bind_int64(st, 1, h->pid);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			*out = insp_xrealloc(*out, cap * sizeof **out);
+		}
+		struct html_pt *p = &(*out)[n++];
+		p->t = sqlite3_column_int64(st, 0);
+		p->bytes = (uint64_t)sqlite3_column_int64(st, 1);
+		p->trigger = strcmp((const char *)sqlite3_column_text(st, 2), "interval") ? "point" : NULL;
+		if (p->bytes > *top)
+			*top = p->bytes;
+		if (p->t > *end)
+			*end = p->t;
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top, int64_t end)
+{
+	const double W = 900, H = 220, L = 70, B = 24;
+	double sx = end > 0 ? (W - L - 10) / (double)end : 0, sy = top ? (H - B - 10) / (double)top : 0;
+	fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"live bytes over "
+		   "time\">\n<polyline class=\"area\" points=\"%.1f,%.1f", W, H, L, H - B);
+	size_t step = n > HTML_CHART_POINTS ? (n + HTML_CHART_POINTS - 1) / HTML_CHART_POINTS : 1;
+	for (size_t i = 0; i < n; i += step) {
+		uint64_t b = p[i].bytes; /* the largest of the points merged */
+		for (size_t j = i; j < i + step && j < n; j++)
+			b = p[j].bytes > b ? p[j].bytes : b;
+		fprintf(f, " %.1f,%.1f", L + sx * (double)p[i].t, H - B - sy * (double)b);
+	}
+	fprintf(f, " %.1f,%.1f\"/>\n", L + sx * (double)p[n - 1].t, H - B);
+	for (size_t i = 0; i < n; i++) {
+		if (!p[i].trigger)
+			continue;
+		fprintf(f, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>", L + sx * (double)p[i].t,
+			H - B - sy * (double)p[i].bytes);
+		html_size(f, p[i].bytes);
+		fputs(" at ", f);
+		html_dur(f, p[i].t);
+		fputs("</title></circle>\n", f);
+	}
+	fprintf(f, "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>", L, H - B, W - 10, H - B);
+	fprintf(f, "<line class=\"axis\" x1=\"%.0f\" y1=\"10\" x2=\"%.0f\" y2=\"%.0f\"/>\n", L, L, H - B);
+	fprintf(f, "<text x=\"%.0f\" y=\"14\" text-anchor=\"end\">", L - 4);
+	html_size(f, top);
+	fprintf(f, "</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n", L - 4, H - B);
+	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", L, H - 6,
+		W - 10, H - 6);
+	html_dur(f, end);
+	fputs("</text>\n</svg>\n", f);
+}
+
+static void html_memory(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	struct html_pt *p;
+	uint64_t top;
+	int64_t end;
+	size_t n = html_points(h, &p, &top, &end);
+	fputs("<section id=\"memory\"><h2>Memory over time</h2>\n", f);
+	if (n == 0) {
+		fputs("<p class=\"none\">No snapshots of this process (run meminst with --mis or --mim).</p>\n", f);
+	} else {
+		fprintf(f, "<p>Live bytes (requested sizes) of process %lld in %zu snapshots; the peak held by a "
+			   "snapshot is ", (long long)h->pid, n);
+		html_size(f, top);
+		fputs(". Dots are the peak, exit and signal snapshots.</p>\n", f);
+		html_chart(f, p, n, top, end);
+	}
+	fputs("</section>\n", f);
+	free(p);
+}
+
+/* -------------------------------------------------------- flame graphs -- */
+
+/* The children of node i, with the nodes that are no function (the
+** unknown caller) replaced by their own children. */
+static bool html_node(FILE *f, const struct exp_stacks *s, uint32_t i, int metric, double min, int depth,
+		      bool first);
+
+static bool html_children(FILE *f, const struct exp_stacks *s, uint32_t i, int metric, double min, int depth,
+			  bool first)
+{
+	for (uint32_t c = s->t.nodes[i].child; c != PROF_CCT_NONE; c = s->t.nodes[c].next) {
+		if (s->t.nodes[c].total[metric] < min || s->t.nodes[c].total[metric] <= 0)
+			continue;
+		if (!exp_stacks_label(s, c))
+			first = html_children(f, s, c, metric, min, depth, first);
+		else
+			first = html_node(f, s, c, metric, min, depth, first);
+	}
+	return first;
+}
+
+static bool html_node(FILE *f, const struct exp_stacks *s, uint32_t i, int metric, double min, int depth,
+		      bool first)
+{
+	if (!first)
+		fputc(',', f);
+	fprintf(f, "[%u,%.0f", s->fid[i], s->t.nodes[i].total[metric]);
+	if (depth < HTML_MAX_DEPTH && s->t.nodes[i].child != PROF_CCT_NONE) {
+		fputs(",[", f);
+		html_children(f, s, i, metric, min, depth + 1, true);
+		fputc(']', f);
+	}
+	fputc(']', f);
+	return false;
+}
+
+static void html_flame_data(FILE *f, const char *id, const struct exp_stacks *s, int metric)
+{
+	fprintf(f, "<script type=\"application/json\" id=\"%s\">{\"unit\":\"%s\",\"names\":[", id,
+		metric == EXP_TIME ? "ns" : "bytes");
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (i)
+			fputc(',', f);
+		html_json(f, s->funcs[i].name);
+	}
+	fprintf(f, "],\"tree\":[-1,%.0f,[", s->total[metric]);
+	html_children(f, s, 0, metric, s->total[metric] * HTML_PRUNE, 1, true);
+	fputs("]]}</script>\n", f);
+}
+
+static void html_flame(struct html_ctx *h, const struct exp_stacks *s, int metric, const char *source)
+{
+	FILE *f = h->f;
+	const char *id = metric == EXP_TIME ? "flame-time" : "flame-bytes";
+	fprintf(f, "<section id=\"%s-section\"><h2>%s</h2>\n", id,
+		metric == EXP_TIME ? "Where the time goes" : "Where the memory is allocated");
+	if (!s || s->total[metric] <= 0) {
+		fprintf(f, "<p class=\"none\">%s</p>\n</section>\n",
+			metric == EXP_TIME ? "No time profile in this session (run meminst with --trace and code built "
+					     "with -finstrument-functions, or with --sample)."
+					   : "No allocations in the profile (they come from an exact trace's &lt;alloc&gt; "
+					     "events with --mis or --mim, or from --alloc-sample).");
+		return;
+	}
+	fprintf(f, "<p>%s per call stack, from %s; the root is at the bottom. Hover for figures, click a frame "
+		   "to zoom, <button type=\"button\" class=\"reset\" data-for=\"%s\">reset zoom</button>. Stacks "
+		   "below 0.1%% of the total are left out.</p>\n",
+		metric == EXP_TIME ? "Own time" : "Bytes allocated", source, id);
+	fprintf(f, "<div class=\"flame\" id=\"%s-view\" data-src=\"%s\"></div>\n", id, id);
+	html_flame_data(f, id, s, metric);
+	fputs("</section>\n", f);
+}
+
+/* ---------------------------------------------------------- functions -- */
+
+static int html_cmp_own(const void *a, const void *b)
+{
+	const struct prof_row *x = a, *y = b;
+	if (x->own != y->own)
+		return x->own < y->own ? 1 : -1;
+	return (x->fn > y->fn) - (x->fn < y->fn);
+}
+
+static void html_td_size(FILE *f, uint64_t v)
+{
+	fprintf(f, "<td class=\"n\" data-v=\"%llu\">", (unsigned long long)v);
+	html_size(f, v);
+	fputs("</td>", f);
+}
+
+static void html_td_dur(FILE *f, int64_t v)
+{
+	fprintf(f, "<td class=\"n\" data-v=\"%lld\">", (long long)v);
+	html_dur(f, v);
+	fputs("</td>", f);
+}
+
+static void html_functions(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	const struct prof_model *m = &h->in.model;
+	fputs("<section id=\"functions\"><h2>Functions by own time</h2>\n", f);
+	if (!h->in.have_model) {
+		fputs("<p class=\"none\">No exact trace of function calls in this session (run meminst with --trace "
+		      "and code built with -finstrument-functions).</p>\n</section>\n", f);
+		return;
+	}
+	struct prof_mthread all;
+	prof_model_merge(m, &all);
+	qsort(all.rows, all.nrows, sizeof *all.rows, html_cmp_own);
+	fprintf(f, "<p>All threads, %s clock; own: the function itself, acc: with everything it called "
+		   "(recursion counted once). Click a heading to sort.</p>\n<table class=\"sortable\"><thead><tr>"
+		   "<th>function</th><th>calls</th><th>own time</th><th>acc time</th><th>own bytes</th>"
+		   "<th>acc bytes</th><th>own blocks</th><th>acc blocks</th><th>location</th></tr></thead><tbody>\n",
+		prof_clock_name(m->clock));
+	size_t shown = 0;
+	for (size_t i = 0; i < all.nrows && shown < HTML_TOP; i++) {
+		const struct prof_row *r = &all.rows[i];
+		const struct prof_func *fn = &m->funcs[r->fn];
+		if (r->fn == PROF_FN_UNDEFINED)
+			continue;
+		fputs("<tr><td class=\"name\">", f);
+		html_text(f, fn->name);
+		fprintf(f, "</td><td class=\"n\" data-v=\"%llu\">%llu</td>", (unsigned long long)r->cnt,
+			(unsigned long long)r->cnt);
+		html_td_dur(f, r->own);
+		html_td_dur(f, r->acc);
+		html_td_size(f, r->mem.own_bytes);
+		html_td_size(f, r->mem.acc_bytes);
+		fprintf(f, "<td class=\"n\" data-v=\"%llu\">%llu</td><td class=\"n\" data-v=\"%llu\">%llu</td><td>",
+			(unsigned long long)r->mem.own_blocks, (unsigned long long)r->mem.own_blocks,
+			(unsigned long long)r->mem.acc_blocks, (unsigned long long)r->mem.acc_blocks);
+		if (fn->file) {
+			html_text(f, fn->file);
+			fprintf(f, ":%d", fn->line);
+		}
+		fputs("</td></tr>\n", f);
+		shown++;
+	}
+	fputs("</tbody></table>\n", f);
+	if (all.nrows > shown + 1)
+		fprintf(f, "<p class=\"note\">%zu more functions: <code>inspect analyse</code> has them all, with "
+			   "callers and called.</p>\n", all.nrows - shown - 1);
+	fputs("</section>\n", f);
+	prof_mthread_free(&all);
+}
+
+/* --------------------------------------------------------------- peak -- */
+
+static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool types)
+{
+	FILE *f = h->f;
+	sqlite3_stmt *st = NULL;
+	const char *sql = types
+		? "SELECT u.id, coalesce((SELECT name FROM type WHERE snapshot = u.snapshot AND id = u.id), "
+		  "(SELECT y.name FROM type y JOIN snapshot v ON v.id = y.snapshot WHERE v.pid = ?2 AND y.id = u.id "
+		  "ORDER BY y.snapshot DESC LIMIT 1), '#' || u.id), u.sizes_current, u.blocks_current FROM status u "
+		  "WHERE u.snapshot = ?1 AND u.kind = 'types' AND u.sizes_current > 0 "
+		  "ORDER BY u.sizes_current DESC, u.id LIMIT 15"
+		: "SELECT u.id, coalesce((SELECT name FROM class WHERE snapshot = u.snapshot AND id = u.id), "
+		  "(SELECT y.name FROM class y JOIN snapshot v ON v.id = y.snapshot WHERE v.pid = ?2 AND y.id = u.id "
+		  "ORDER BY y.snapshot DESC LIMIT 1), '#' || u.id), u.sizes_current, u.blocks_current FROM status u "
+		  "WHERE u.snapshot = ?1 AND u.kind = 'classes' AND u.sizes_current > 0 "
+		  "ORDER BY u.sizes_current DESC, u.id LIMIT 15";
+	if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return;
+	}
+	sqlite3_bind_int64(st, 1, snap);
+	sqlite3_bind_int64(st, 2, h->pid);
+	fprintf(f, "<h3>by %s</h3>\n<table><thead><tr><th>no</th><th>%s</th><th>bytes</th><th>share</th>"
+		   "<th>blocks</th></tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class");
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		double pct = total ? 100.0 * (double)bytes / (double)total : 0;
+		fprintf(f, "<tr><td class=\"n\">%lld</td><td class=\"name\">", (long long)sqlite3_column_int64(st, 0));
+		html_text(f, (const char *)sqlite3_column_text(st, 1));
+		fputs("</td>", f);
+		html_td_size(f, bytes);
+		fprintf(f, "<td class=\"n\"><span class=\"bar\" style=\"width:%.0fpx\"></span> %.1f%%</td>"
+			   "<td class=\"n\">%lld</td></tr>\n", pct, pct, (long long)sqlite3_column_int64(st, 3));
+	}
+	fputs("</tbody></table>\n", f);
+	sqlite3_finalize(st);
+}
+
+static void html_peak(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	sqlite3_stmt *st = NULL;
+	fputs("<section id=\"peak\"><h2>Live at the peak</h2>\n", f);
+	if (h->db && sqlite3_prepare_v2(h->db,
+	    "SELECT s.id, s.elapsed_ns, t.sizes_current, (SELECT max(u.sizes_max_ever) FROM status u JOIN snapshot v "
+	    "ON v.id = u.snapshot WHERE v.pid = s.pid AND u.kind = 'total') FROM snapshot s JOIN status t ON "
+	    "t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 WHERE s.pid = ? "
+	    "ORDER BY t.sizes_current DESC, s.id LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, h->pid);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t snap = sqlite3_column_int64(st, 0);
+			uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
+			fputs("<p>The highest total of live bytes was ", f);
+			html_size(f, (uint64_t)sqlite3_column_int64(st, 3));
+			fprintf(f, "; snapshot %lld, taken at ", (long long)snap);
+			html_dur(f, sqlite3_column_int64(st, 1));
+			fputs(", held ", f);
+			html_size(f, bytes);
+			fputs(":</p>\n", f);
+			sqlite3_finalize(st);
+			html_live(h, snap, bytes, false);
+			html_live(h, snap, bytes, true);
+			fputs("</section>\n", f);
+			return;
+		}
+	}
+	sqlite3_finalize(st);
+	fputs("<p class=\"none\">No snapshots of this process.</p>\n</section>\n", f);
+}
+
+/* ------------------------------------------------------------ command -- */
+
+static int html_read(struct html_ctx *h, const struct insp_opts *o)
+{
+	h->in.path = h->path;
+	int r = exp_input_read(&h->in, o, EXP_IN_MODEL | EXP_IN_STACKS | EXP_IN_SAMPLES);
+	h->have_in = true;
+	if (r == INSP_EXIT_NOTFOUND && h->db)
+		return 0; /* a session without a trace: the memory parts */
+	if (!r && h->in.have_sm) {
+		/* the samples give what the exact trace does not */
+		struct exp_stacks *s = &h->in.stacks;
+		if (!h->in.have_stacks) {
+			exp_stacks_free(s);
+			exp_stacks_init(s);
+			exp_stacks_from_samples(s, &h->in.sm);
+			h->in.have_stacks = true;
+		}
+	}
+	return r;
+}
+
+static void html_write(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>meminst: ", f);
+	html_text(f, h->path);
+	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header><h1>meminst report</h1><p class=\"src\">",
+		exp_html_css);
+	html_text(f, h->path);
+	fputs("</p></header>\n<main>\n", f);
+	html_run(h);
+	html_memory(h);
+	const struct exp_stacks *s = h->in.have_stacks ? &h->in.stacks : NULL;
+	bool exact = exp_trace_calls(&h->in.tr) > 0;
+	html_flame(h, s, EXP_TIME, exact ? "the exact trace" : "timer samples");
+	html_flame(h, s, EXP_BYTES, exact ? "the trace's &lt;alloc&gt; events" : "allocation samples (estimates)");
+	html_functions(h);
+	html_peak(h);
+	fprintf(f, "</main>\n<div class=\"tip\" id=\"tip\" hidden></div>\n<script>\n%s</script>\n</body>\n</html>\n",
+		exp_html_js);
+}
+
+int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
+{
+	struct html_ctx h = {.o = o};
+	const char *output;
+	bool no_symbols;
+	int r = exp_html_args(argc, argv, o, &h.path, &output, &h.pid, &no_symbols);
+	if (r != INSP_CONTINUE)
+		return r;
+	struct insp_opts so = *o;
+	so.no_symbols = o->no_symbols || no_symbols;
+	h.in.no_files = so.no_symbols;
+	h.in.pid = h.pid;
+	if (insp_is_session(h.path)) {
+		if (sqlite3_open_v2(h.path, &h.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+			fprintf(o->err, "inspect: %s: %s\n", h.path, sqlite3_errmsg(h.db));
+			sqlite3_close(h.db);
+			return INSP_EXIT_DB;
+		}
+		sqlite3_stmt *st = NULL;
+		if (!h.pid && sqlite3_prepare_v2(h.db, "SELECT pid FROM session_run", -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			h.pid = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		h.in.pid = h.pid;
+	} else if (prof_is_trace(h.path) != 1) {
+		fprintf(o->err, "inspect: %s: not a session database (written by meminst(1)) or a trace file\n", h.path);
+		return prof_is_trace(h.path) < 0 ? INSP_EXIT_DB : INSP_EXIT_USAGE;
+	}
+	r = html_read(&h, &so);
+	if (!r && !(h.f = fopen(output, "w"))) {
+		fprintf(o->err, "inspect: %s: %s\n", output, strerror(errno));
+		r = INSP_EXIT_USAGE;
+	}
+	if (h.f) {
+		html_write(&h);
+		if (ferror(h.f) | fclose(h.f)) {
+			fprintf(o->err, "inspect: %s: write error\n", output);
+			r = INSP_EXIT_DB;
+		}
+	}
+	if (h.have_in)
+		exp_input_free(&h.in);
+	sqlite3_close(h.db);
+	return r;
+}

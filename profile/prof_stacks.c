@@ -1,0 +1,369 @@
+/*
+** prof_stacks.c — whole call stacks, for folded stacks and flame graphs.
+**
+** The engine (prof_sim.c) keeps caller->called pairs, which is all fprof's
+** analysis needs; a flame graph needs the whole stack of every moment.  So
+** the records of an exact trace are simulated a second time here, per
+** record (a prof_each_fn), into a stack tree: one node per distinct stack,
+** holding the own time spent and the bytes allocated with exactly that
+** stack.  Memory follows the distinct stacks, never the events.
+**
+** The rules are the engine's, so that the sums agree with the profile:
+** a function's own time is the time it is on top of the stack; a call of
+** `<alloc>` is a child with the allocator's time; a suspension is nobody's
+** own time; bytes go to the function that called the allocator.  Calls made
+** with an empty stack hang under a placeholder node: a return from a
+** function that was never entered (tracing started inside it) turns the
+** placeholder into that function, with the empty-stack time as its own, and
+** a new placeholder above it becomes its caller.  A placeholder still open
+** when its segment ends is the unknown caller: its own time and bytes
+** belong to no function (the engine drops them too) and it is left out of
+** the paths.
+*/
+#include "prof_export.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Placeholder keys: never code addresses (user space ends below 2^63). */
+#define EXP_PH (1ull << 63)
+
+struct exp_frame {
+	uint64_t fn;
+	uint32_t node;
+};
+
+struct exp_sthread {
+	uint32_t thread;
+	bool off, seen;
+	uint64_t now, last;
+	uint32_t ph, nph;        /* the current placeholder, placeholders made */
+	struct exp_frame *stack;
+	size_t depth, cap;
+};
+
+static void stk_oom(void)
+{
+	fputs("inspect: out of memory\n", stderr);
+	exit(INSP_EXIT_DB);
+}
+
+static uint32_t stk_child(struct exp_stacks *s, uint32_t parent, uint64_t key)
+{
+	uint32_t i;
+	if (prof_cct_child(&s->t, parent, key, &i) != PROF_OK)
+		stk_oom();
+	return i;
+}
+
+void exp_stacks_init(struct exp_stacks *s)
+{
+	memset(s, 0, sizeof *s);
+	prof_cct_init(&s->t, &prof_libc_allocator);
+	stk_child(s, PROF_CCT_NONE, 0); /* the root: node 0 */
+}
+
+void exp_stacks_free(struct exp_stacks *s)
+{
+	for (size_t i = 0; i < s->nthr; i++)
+		free(s->thr[i].stack);
+	free(s->thr);
+	free(s->fid);
+	free(s->funcs);
+	prof_cct_free(&s->t);
+	insp_pool_free(&s->pool);
+	memset(s, 0, sizeof *s);
+}
+
+/* --------------------------------------------------------- simulation -- */
+
+static struct exp_sthread *stk_thread(struct exp_stacks *s, uint32_t thread)
+{
+	size_t *last = &s->last_thr; /* records come a chunk (one thread) at a time */
+	if (*last < s->nthr && s->thr[*last].thread == thread)
+		return &s->thr[*last];
+	for (*last = 0; *last < s->nthr; ++*last)
+		if (s->thr[*last].thread == thread)
+			return &s->thr[*last];
+	s->thr = insp_xrealloc(s->thr, (s->nthr + 1) * sizeof *s->thr);
+	struct exp_sthread *t = &s->thr[s->nthr++];
+	*t = (struct exp_sthread){.thread = thread, .off = true};
+	return t;
+}
+
+static uint32_t stk_top(const struct exp_sthread *t)
+{
+	return t->depth ? t->stack[t->depth - 1].node : t->ph;
+}
+
+static uint64_t stk_advance(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
+{
+	if (ts < t->now)
+		return t->now;
+	if (!t->off)
+		s->t.nodes[stk_top(t)].self[EXP_TIME] += (double)(ts - t->now);
+	t->now = ts;
+	return ts;
+}
+
+static uint32_t stk_new_ph(struct exp_stacks *s, struct exp_sthread *t)
+{
+	return stk_child(s, 0, EXP_PH | (uint64_t)t->thread << 32 | t->nph++);
+}
+
+static void stk_open(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
+{
+	t->off = false;
+	t->now = ts;
+	t->ph = stk_new_ph(s, t);
+	t->depth = 0;
+}
+
+static void stk_close(struct exp_stacks *s, struct exp_sthread *t)
+{
+	t->depth = 0;
+	if (!t->off)
+		s->t.nodes[t->ph].self[EXP_TIME] = 0; /* the unknown caller's */
+	t->off = true;
+}
+
+/* Add the sums of the subtree at src to the one at dst, and clear src. */
+static void stk_move(struct exp_stacks *s, uint32_t src, uint32_t dst)
+{
+	for (int m = 0; m < 2; m++) {
+		s->t.nodes[dst].self[m] += s->t.nodes[src].self[m];
+		s->t.nodes[src].self[m] = 0;
+	}
+	for (uint32_t c = s->t.nodes[src].child; c != PROF_CCT_NONE; c = s->t.nodes[c].next)
+		stk_move(s, c, stk_child(s, dst, s->t.nodes[c].key));
+}
+
+static void stk_call(struct exp_stacks *s, struct exp_sthread *t, uint64_t fn)
+{
+	uint32_t node = stk_child(s, stk_top(t), fn);
+	if (t->depth == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->stack = insp_xrealloc(t->stack, t->cap * sizeof *t->stack);
+	}
+	t->stack[t->depth++] = (struct exp_frame){fn, node};
+	s->calls++;
+}
+
+static void stk_return(struct exp_stacks *s, struct exp_sthread *t, uint64_t fn)
+{
+	for (size_t i = t->depth; i-- > 0;)
+		if (t->stack[i].fn == fn) {
+			t->depth = i; /* the frames above it were skipped (longjmp) */
+			return;
+		}
+	/* entered before tracing started: the placeholder was fn */
+	t->depth = 0;
+	uint32_t ph = stk_new_ph(s, t);
+	uint32_t f = stk_child(s, ph, fn);
+	stk_move(s, t->ph, f);
+	t->ph = ph;
+}
+
+/* SUSPEND and ALLOC, as the engine's sim_pseudo. */
+static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, bool alloc)
+{
+	uint64_t begin = MEMINST_TREC_TIME(r[0]), end = r[1];
+	uint64_t from = stk_advance(s, t, begin);
+	if (end < begin)
+		end = begin;
+	if (alloc) {
+		unsigned op = r[2] & 0xff;
+		if (end > from)
+			s->t.nodes[stk_child(s, stk_top(t), PROF_FN_ALLOC)].self[EXP_TIME] += (double)(end - from);
+		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
+			s->t.nodes[stk_top(t)].self[EXP_BYTES] += (double)(r[2] >> 8);
+	}
+	if (end > t->now)
+		t->now = end;
+}
+
+static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r)
+{
+	unsigned kind = MEMINST_TREC_KIND(r[0]);
+	uint64_t ts = MEMINST_TREC_TIME(r[0]);
+	if (t->off && (kind == MEMINST_TREC_CALL || kind == MEMINST_TREC_RETURN ||
+		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_TRACE_ON ||
+		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC))
+		stk_open(s, t, ts > t->now ? ts : t->now);
+	switch (kind) {
+	case MEMINST_TREC_CALL:
+		stk_advance(s, t, ts);
+		stk_call(s, t, r[1]);
+		break;
+	case MEMINST_TREC_RETURN:
+		stk_advance(s, t, ts);
+		stk_return(s, t, r[1]);
+		break;
+	case MEMINST_TREC_THREAD_EXIT:
+	case MEMINST_TREC_TRACE_OFF:
+		stk_advance(s, t, ts);
+		stk_close(s, t);
+		break;
+	case MEMINST_TREC_SUSPEND:
+	case MEMINST_TREC_ALLOC:
+		stk_pseudo(s, t, r, kind == MEMINST_TREC_ALLOC);
+		break;
+	case MEMINST_TREC_THREAD_START:
+	case MEMINST_TREC_LOST:
+		break;
+	default:
+		stk_advance(s, t, ts);
+	}
+}
+
+void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread, unsigned stream,
+		       const uint64_t *r, size_t n)
+{
+	(void)h, (void)n;
+	if (stream != MEMINST_TRACE_STREAM_EVENTS)
+		return;
+	struct exp_stacks *s = ctx;
+	struct exp_sthread *t = stk_thread(s, thread);
+	unsigned kind = MEMINST_TREC_KIND(r[0]);
+	uint64_t b = MEMINST_TREC_TIME(r[0]);
+	if ((kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC) && r[1] > b)
+		b = r[1];
+	if (!t->seen || b > t->last)
+		t->last = b;
+	t->seen = true;
+	stk_event(s, t, r);
+}
+
+/* ------------------------------------------------------------ results -- */
+
+/* Inclusive sums (children come after their parents in the array). */
+static void stk_totals(struct exp_stacks *s)
+{
+	struct prof_cct_node *nd = s->t.nodes;
+	for (size_t i = 0; i < s->t.n; i++)
+		for (int m = 0; m < 2; m++)
+			nd[i].total[m] = nd[i].self[m];
+	for (size_t i = s->t.n; i-- > 1;)
+		for (int m = 0; m < 2; m++)
+			nd[nd[i].parent].total[m] += nd[i].total[m];
+	s->total[EXP_TIME] = nd[0].total[EXP_TIME];
+	s->total[EXP_BYTES] = nd[0].total[EXP_BYTES];
+}
+
+void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct insp_opts *o,
+		       bool no_files)
+{
+	for (size_t i = 0; i < s->nthr; i++) {
+		struct exp_sthread *t = &s->thr[i];
+		if (!t->off)
+			stk_advance(s, t, t->last > t->now ? t->last : t->now);
+		stk_close(s, t);
+	}
+	double ns = prof_ns_per_tick(tr);
+	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &s->pool);
+	s->fid = insp_xcalloc(s->t.n + 1, sizeof *s->fid);
+	for (size_t i = 0; i < s->t.n; i++) {
+		struct prof_cct_node *nd = &s->t.nodes[i];
+		nd->self[EXP_TIME] = (double)(uint64_t)(nd->self[EXP_TIME] * ns + 0.5);
+		s->fid[i] = i == 0 || (nd->key & EXP_PH) ? UINT32_MAX : prof_symtab_index(st, nd->key);
+	}
+	const struct prof_func *f = prof_symtab_funcs(st, &s->nfuncs);
+	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
+	memcpy(s->funcs, f, s->nfuncs * sizeof *f);
+	prof_symtab_free(st);
+	stk_totals(s);
+}
+
+void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m)
+{
+	const struct prof_cct *ft = &m->ft;
+	uint32_t *map = insp_xcalloc(ft->n + 1, sizeof *map);
+	free(s->fid);
+	s->fid = insp_xcalloc(ft->n + 2, sizeof *s->fid); /* a node per node, and the root */
+	s->fid[0] = UINT32_MAX;
+	for (size_t i = 0; i < ft->n; i++) {
+		const struct prof_cct_node *nd = &ft->nodes[i];
+		if (nd->parent == PROF_CCT_NONE) { /* one root: the threads merged */
+			map[i] = 0;
+			continue;
+		}
+		uint32_t k = map[i] = stk_child(s, map[nd->parent], nd->key);
+		s->fid[k] = (uint32_t)nd->key;
+		s->t.nodes[k].self[EXP_TIME] += (double)(uint64_t)(nd->self[PROF_M_TICKS] * m->ns_per_tick + 0.5);
+		s->t.nodes[k].self[EXP_BYTES] += (double)(uint64_t)(nd->self[PROF_M_BYTES] + 0.5);
+	}
+	free(map);
+	s->nfuncs = m->nfuncs;
+	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
+	memcpy(s->funcs, m->funcs, s->nfuncs * sizeof *s->funcs);
+	stk_totals(s);
+}
+
+const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)
+{
+	uint32_t f = s->fid ? s->fid[i] : UINT32_MAX;
+	return f < s->nfuncs ? s->funcs[f].name : NULL;
+}
+
+/* ------------------------------------------------------------- folded -- */
+
+struct fold_line {
+	char *text;
+	uint64_t v;
+};
+
+static int fold_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
+}
+
+/* The path of node i as "a;b;c": ';' and line ends inside names would
+** split frames or lines, so they become '_'. */
+static char *fold_path(const struct exp_stacks *s, uint32_t i, uint32_t *path, size_t max)
+{
+	size_t n = prof_cct_path(&s->t, i, path, max), len = 1;
+	for (size_t k = 0; k < n; k++) {
+		const char *l = exp_stacks_label(s, path[k]);
+		len += l ? strlen(l) + 1 : 0;
+	}
+	char *out = insp_xmalloc(len), *p = out;
+	for (size_t k = 0; k < n; k++) {
+		const char *l = exp_stacks_label(s, path[k]);
+		if (!l)
+			continue;
+		if (p > out)
+			*p++ = ';';
+		for (; *l; l++)
+			*p++ = *l == ';' || *l == '\n' || *l == '\r' ? '_' : *l;
+	}
+	*p = 0;
+	return out;
+}
+
+void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f)
+{
+	struct fold_line *v = insp_xcalloc(s->t.n + 1, sizeof *v);
+	size_t n = 0, max = 4096;
+	uint32_t *path = insp_xcalloc(max, sizeof *path);
+	for (uint32_t i = 1; i < s->t.n; i++) {
+		uint64_t val = (uint64_t)s->t.nodes[i].self[metric];
+		if (!val)
+			continue;
+		char *text = fold_path(s, i, path, max);
+		if (!*text) { /* the unknown caller's own: no function's */
+			free(text);
+			continue;
+		}
+		v[n++] = (struct fold_line){text, val};
+	}
+	free(path);
+	qsort(v, n, sizeof *v, fold_cmp);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sum = v[i].v;
+		while (i + 1 < n && !strcmp(v[i].text, v[i + 1].text))
+			sum += v[++i].v, free(v[i - 1].text);
+		fprintf(f, "%s %llu\n", v[i].text, (unsigned long long)sum);
+		free(v[i].text);
+	}
+	free(v);
+}

@@ -692,10 +692,15 @@ void trace_sig_append(const uint64_t *words, unsigned n)
 	atomic_store(&t->sig_busy, 0);
 }
 
-/* Every thread's buffered records.  Other threads may still be running:
-** each stream is taken with its flag, and records a running thread is
-** writing at this very moment may be missed. */
-void trace_flush_all(void)
+/*
+** Buffered records of every thread.  The signal streams are safe to take
+** from here: their handler claims sig_busy before it writes.  The events
+** streams are written with no lock at all (the hot path), so another
+** thread's is taken only at exit (others_events), when the program's
+** threads are done or about to be: records a thread is writing at that
+** very moment may be missed.  At run time only the caller's own is.
+*/
+static void buf_flush_threads(bool others_events)
 {
 	trace_tls.busy++;
 	trace_thr_t *self = trace_tls.rec;
@@ -707,7 +712,7 @@ void trace_flush_all(void)
 	for (trace_thr_t *t = list; t; t = t->next) {
 		if (t->dead)
 			continue;
-		if (t != self && !atomic_exchange(&t->flushing, 1)) {
+		if (others_events && t != self && !atomic_exchange(&t->flushing, 1)) {
 			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
 		}
@@ -721,6 +726,9 @@ void trace_flush_all(void)
 	buf_unlock(&proc.lock);
 	trace_tls.busy--;
 }
+
+void trace_flush_all(void) { buf_flush_threads(true); }
+void trace_flush_running(void) { buf_flush_threads(false); }
 
 /* At exit: everything out, then the descriptor is closed so that records
 ** made later (other libraries' destructors) are dropped, not half written. */

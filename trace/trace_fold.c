@@ -6,13 +6,15 @@
 ** Where the data comes from.  The signal handler keeps nothing but the
 ** per-thread buffers that go to the trace file (an in-memory aggregate
 ** would need a lock-free tree updated from the handler).  So an accessor
-** flushes every thread's buffers (trace_flush_all) and reads the process's
+** flushes what can be taken while threads run (trace_flush_running: every
+** thread's samples, the caller's allocation samples) and reads the process's
 ** own trace file back: the descriptor it writes to is found in
 ** /proc/self/fd (a regular file that starts with the trace magic and names
 ** this pid), and a new read-only descriptor is opened on it, so a file
-** since renamed or a changed working directory do not matter.  Records a
-** running thread is writing at that very moment may be missed, and a run
-** whose chunks go elsewhere (trace_sink) has no file: -1.
+** since renamed or a changed working directory do not matter.  Another
+** thread's allocation samples (events stream) count once its buffer has
+** gone out (every 64 KiB of records, or when it ends), and a run whose
+** chunks go elsewhere (trace_sink) has no file: -1.
 **
 ** The cost: one read of the whole trace file per call (twice when it holds
 ** SAMPLE_RESET records: the first pass finds them), and memory in
@@ -189,7 +191,7 @@ static int fold_start(struct fold_run *r)
 	prof_cct_init(&r->drops, &fold_alloc);
 	if (trace_sink || !trace_file_is_open())
 		return -1;
-	trace_flush_all();
+	trace_flush_running();
 	if ((r->fd = fold_open_trace()) < 0 || pread(r->fd, &r->h, sizeof r->h, 0) != (ssize_t)sizeof r->h)
 		return -1;
 	r->per_thread = r->h.clock == MEMINST_TRACE_CLOCK_CPU;

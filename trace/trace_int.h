@@ -58,6 +58,9 @@ void trace_sig_append(const uint64_t *words, unsigned n);
 /* Write every thread's buffered records (at exit; after fork in the child the
 ** parent's records are discarded). */
 void trace_flush_all(void);
+/* While the program runs: the caller's records and every thread's signal
+** stream (other threads' events streams cannot be taken safely). */
+void trace_flush_running(void);
 
 /* Ticks per second of the file's clock (calibrated once for the TSC; 1e9
 ** for the others), 0 before the clock is set up.  The sampler's weights

@@ -1,0 +1,41 @@
+/*
+** killed.c — a program that dies by SIGKILL in the middle of its calls,
+** for tests/export/export.sh: the session it leaves (a trace cut short,
+** frames never returned from) must still export.  Built with
+** -finstrument-functions.
+**
+**   step   called 20000 times from main, each call allocates 32 bytes
+**          and frees them, and calls leaf
+**   die    called last, from main; it kills the process
+*/
+#include <signal.h>
+#include <stdlib.h>
+
+static volatile unsigned long sink;
+
+static void leaf(unsigned long i)
+{
+	sink += i;
+}
+
+static void step(unsigned long i)
+{
+	char *p = malloc(32);
+	p[0] = (char)i;
+	sink += (unsigned char)p[0];
+	free(p);
+	leaf(i);
+}
+
+static void die(void)
+{
+	raise(SIGKILL);
+}
+
+int main(void)
+{
+	for (unsigned long i = 0; i < 20000; i++)
+		step(i);
+	die();
+	return 0;
+}

@@ -117,8 +117,30 @@ static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 
 /* --------------------------------------------------------------- peak -- */
 
+/* Where the peak is read from: the snapshot nearest to it (the highest
+** total), and whether that one holds it (90% or more of the max-ever);
+** if not, the process's last snapshot, whose max-ever figures are used. */
+struct report_peak {
+	int64_t nearest, last;
+	uint64_t bytes, max_ever;
+	bool held;
+};
+
+static int64_t report_last_snapshot(insp_db_t *db, int64_t pid)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?");
+	int64_t id = 0;
+	if (st) {
+		sqlite3_bind_int64(st, 1, pid);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			id = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return id;
+}
+
 /* The snapshot of pid with the highest total, and the exact max-ever. */
-static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, int64_t *peak_id, uint64_t *peak)
+static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_peak *pk)
 {
 	sqlite3_stmt *st = insp_db_prepare(db,
 	    "SELECT s.id, s.elapsed_ns, t.sizes_current, t.blocks_current, "
@@ -133,15 +155,17 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, int64_t *peak_
 	sqlite3_bind_int64(st, 1, pid);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		*peak_id = sqlite3_column_int64(st, 0);
-		*peak = (uint64_t)sqlite3_column_int64(st, 2);
-		uint64_t max_ever = (uint64_t)sqlite3_column_int64(st, 4);
+		pk->nearest = sqlite3_column_int64(st, 0);
+		pk->bytes = (uint64_t)sqlite3_column_int64(st, 2);
+		uint64_t max_ever = pk->max_ever = (uint64_t)sqlite3_column_int64(st, 4);
+		pk->held = pk->bytes >= max_ever - max_ever / 10;
+		pk->last = report_last_snapshot(db, pid);
 		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
 		insp_table_title(t, "memory:");
 		insp_row(t);
 		insp_put_uint(t, max_ever);
-		insp_put_int(t, *peak_id);
-		insp_put_uint(t, *peak);
+		insp_put_int(t, pk->nearest);
+		insp_put_uint(t, pk->bytes);
 		insp_put_int(t, sqlite3_column_int64(st, 3));
 		insp_put_int(t, sqlite3_column_int64(st, 1));
 		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
@@ -150,26 +174,32 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, int64_t *peak_
 			insp_put_int(t, sqlite3_column_int64(st, 5));
 		/* peak snapshots are taken at each 10% of growth: one holds 90% or
 		** more of the peak unless the run was too short for them */
-		if (*peak < max_ever - max_ever / 10)
+		if (!pk->held)
 			insp_table_note(t, "(no snapshot holds the peak: the one that came nearest holds %.0f%% of "
 				       "it; a shorter --interval catches more)",
-				       max_ever ? 100.0 * (double)*peak / (double)max_ever : 0.0);
+				       max_ever ? 100.0 * (double)pk->bytes / (double)max_ever : 0.0);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
-		*peak_id = 0;
+		pk->nearest = 0;
 		return 0;
 	}
 	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the peak");
 }
 
-/* What was live at the peak, by class or by type. */
+/* What was live at the peak, by class or by type: the current figures of
+** the snapshot nearest to the peak, or, when none came near (held), each
+** entry's own max-ever in the process's last snapshot. */
 static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool types,
-		       uint64_t total, size_t limit)
+		       uint64_t total, size_t limit, bool held)
 {
-	sqlite3_stmt *st = insp_db_prepare(s->db, "SELECT id, sizes_current, blocks_current FROM status "
-						  "WHERE snapshot = ? AND kind = ? AND sizes_current > 0 "
-						  "ORDER BY sizes_current DESC, id LIMIT ?");
+	sqlite3_stmt *st = insp_db_prepare(s->db, held
+	    ? "SELECT id, sizes_current, blocks_current FROM status "
+	      "WHERE snapshot = ? AND kind = ? AND sizes_current > 0 "
+	      "ORDER BY sizes_current DESC, id LIMIT ?"
+	    : "SELECT id, sizes_max_ever, blocks_max_ever FROM status "
+	      "WHERE snapshot = ? AND kind = ? AND sizes_max_ever > 0 "
+	      "ORDER BY sizes_max_ever DESC, id LIMIT ?");
 	if (!st)
 		return INSP_EXIT_DB;
 	sqlite3_bind_int64(st, 1, snap);
@@ -177,7 +207,11 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
 	insp_table_t *t = insp_doc_table(d, types ? "peak_types" : "peak_classes", live_cols,
 					 NCOLS(live_cols), 0);
-	insp_table_title(t, "live at the peak, by %s:", types ? "type" : "class");
+	if (held)
+		insp_table_title(t, "live at the peak, by %s:", types ? "type" : "class");
+	else
+		insp_table_title(t, "peak of each %s (max-ever; no snapshot came near the total's peak):",
+				 types ? "type" : "class");
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
@@ -276,16 +310,18 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	}
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : REPORT_TOP;
 	struct insp_session s;
-	int64_t pid = 0, peak_id = 0;
-	uint64_t peak = 0;
+	int64_t pid = 0;
+	struct report_peak pk = {0};
 	if ((r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_ANY)))
 		return r;
 	insp_doc_t *d = insp_doc_new(o, &a);
 	if (!(r = insp_db_main_pid(s.db, a.pid, &pid)) && !(r = report_run(d, s.db, pid)) &&
-	    !(r = report_peak(d, s.db, pid, &peak_id, &peak)) && peak_id) {
-		if (!(r = insp_db_select(s.db, peak_id, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
-		    !(r = report_live(d, &s, peak_id, false, peak, limit)))
-			r = report_live(d, &s, peak_id, true, peak, limit);
+	    !(r = report_peak(d, s.db, pid, &pk)) && pk.nearest) {
+		int64_t snap = pk.held ? pk.nearest : pk.last;
+		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
+		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
+		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)))
+			r = report_live(d, &s, snap, true, total, limit, pk.held);
 	}
 	if (r == INSP_EXIT_NOTFOUND && a.pid)
 		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)a.pid);

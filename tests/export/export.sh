@@ -1,0 +1,163 @@
+# export.sh — `inspect export` read back by the consumers: callgrind files by
+# callgrind_annotate (valgrind), folded stacks by python3 and flamegraph.pl
+# when installed, Chrome trace JSON by python3's json.  The run is
+# tests/session/known under `meminst --mim --trace=wall`: 7 calls of
+# traced functions (main, alloc_big, alloc_small, burn_a, burn_b, work x2),
+# 10 MiB + 640000 bytes allocated by alloc_big and alloc_small.  Totals must
+# match the profile's (`inspect analyse --json`): own time to within 1 ns
+# per line (each line is rounded to ns), bytes exactly.  A program killed by
+# SIGKILL with calls open still leaves a session that exports.
+. "$top_srcdir/tests/integration/lib.sh"
+
+export MEMINST_LIBRARY="$MEMINST_LIB"
+INSPECT=$top_builddir/inspect/inspect
+PROG=$top_builddir/tests/session/known
+cd "$MI_TMP" || exit 99
+
+"$top_builddir/session/meminst" -q --mim --trace=wall --interval=20ms -o s.db -- "$PROG" >out 2>err || {
+	mi_fail "meminst on tests/session/known" "exited $?" err stderr
+	mi_finish
+}
+"$INSPECT" analyse --json s.db >a.json 2>a.err || mi_fail "analyse --json" "exited $?" a.err stderr
+# The profile's totals: own time in ns, bytes allocated by functions.
+/usr/bin/python3 - a.json <<'PY' >totals 2>&1
+import json, sys
+a = json.load(open(sys.argv[1]))
+own = round(a["totals"]["own"] * 1e6)
+b = sum(f["bytes"]["own"] for t in a["threads"] for f in t["functions"]
+        if f["name"] not in ("<alloc>", "suspend", "undefined"))
+print(own, b)
+PY
+read -r OWN BYTES <totals
+
+# ------------------------------------------------------------ callgrind --
+why=
+"$INSPECT" export --format callgrind -o cg.out s.db 2>cg.err || mi_why_add "export exited $?"
+if command -v callgrind_annotate >/dev/null; then
+	callgrind_annotate cg.out >cg.txt 2>cga.err || mi_why_add "callgrind_annotate exited $?"
+	grep -qi 'warning\|error' cga.err && mi_why_add "callgrind_annotate complained"
+	/usr/bin/python3 - cg.txt "$OWN" "$BYTES" <<'PY' >cg.check 2>&1 || mi_why_add "$(tail -n 1 cg.check)"
+import re, sys
+text = open(sys.argv[1]).read()
+own, want_bytes = int(sys.argv[2]), int(sys.argv[3])
+m = re.search(r"^\s*([\d,]+) \(100\.0%\)\s+([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", text, re.M)
+assert m, "no PROGRAM TOTALS line with both events"
+t, b = (int(x.replace(",", "")) for x in m.groups())
+assert abs(t - own) <= 20, "Time total %d, the profile's own time %d" % (t, own)
+assert b == want_bytes, "Bytes total %d, the profile's %d" % (b, want_bytes)
+m = re.search(r"^\s*[\d,]+ \([\d.]+%\)\s+([\d,]+) \([\d.]+%\)\s+\S*known\.c:alloc_big$", text, re.M)
+assert m and int(m.group(1).replace(",", "")) == 40 * 256 * 1024, "alloc_big's own bytes"
+PY
+	mi_verdict "callgrind: callgrind_annotate reads it, totals match the profile" "$why" \
+		cg.check check cga.err "callgrind_annotate stderr" cg.err stderr
+else
+	echo "skip  callgrind read by callgrind_annotate: valgrind is not installed (apt-get install valgrind)"
+fi
+
+# --------------------------------------------------------------- folded --
+why=
+"$INSPECT" export --format folded -o time.folded s.db 2>f.err || mi_why_add "time: exited $?"
+"$INSPECT" export --format folded --metric bytes -o bytes.folded s.db 2>>f.err ||
+	mi_why_add "bytes: exited $?"
+/usr/bin/python3 - time.folded bytes.folded "$OWN" "$BYTES" <<'PY' >f.check 2>&1 || mi_why_add "$(tail -n 1 f.check)"
+import sys
+def read(path):
+    rows = {}
+    for line in open(path):
+        stack, _, n = line.rstrip("\n").rpartition(" ")
+        assert stack and n.isdigit(), "not a folded line: %r" % line
+        assert stack not in rows, "stack twice: %s" % stack
+        rows[stack] = int(n)
+    return rows
+t, b = read(sys.argv[1]), read(sys.argv[2])
+own, want = int(sys.argv[3]), int(sys.argv[4])
+assert abs(sum(t.values()) - own) <= len(t), "time: sum %d, own time %d" % (sum(t.values()), own)
+assert sum(b.values()) == want, "bytes: sum %d, profile %d" % (sum(b.values()), want)
+assert b.get("main;alloc_big") == 40 * 256 * 1024, "main;alloc_big bytes: %s" % b.get("main;alloc_big")
+assert b.get("main;alloc_small") == 10000 * 64, "main;alloc_small bytes"
+w = t.get("main;burn_a;work", 0) / max(t.get("main;burn_b;work", 1), 1)
+assert 2.25 <= w <= 3.75, "main;burn_a;work / main;burn_b;work = %.2f, expected 3 +- 0.75" % w
+assert "main;alloc_big;<alloc>" in t, "no allocator time under alloc_big"
+PY
+mi_verdict "folded: stacks sum to the profile's own time and bytes" "$why" f.check check f.err stderr
+
+FG=$(command -v flamegraph.pl || command -v flamegraph)
+if [ -n "$FG" ]; then
+	why=
+	"$FG" time.folded >fg.svg 2>fg.err || mi_why_add "$FG exited $?"
+	grep -q '<svg' fg.svg || mi_why_add "no SVG"
+	grep -q 'alloc_big' fg.svg || mi_why_add "alloc_big is not in the SVG"
+	mi_verdict "folded: $FG draws it" "$why" fg.err stderr
+else
+	echo "skip  folded read by flamegraph.pl: not installed (Debian's flamegraph package, Debian 13 and later)"
+fi
+
+# --------------------------------------------------------------- chrome --
+why=
+"$INSPECT" export --format chrome -o c.json s.db 2>c.err || mi_why_add "exited $?"
+"$INSPECT" export --format chrome --min-duration 1 -o c1.json s.db 2>c1.err || mi_why_add "--min-duration: exited $?"
+/usr/bin/python3 - c.json c1.json c1.err "$BYTES" <<'PY' >c.check 2>&1 || mi_why_add "$(tail -n 1 c.check)"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"]
+calls = [e for e in ev if e["ph"] == "X" and e["cat"] == "call"]
+names = sorted(e["name"] for e in calls)
+want = sorted(["main", "alloc_big", "alloc_small", "burn_a", "burn_b", "work", "work"])
+assert names == want, "call events: %s" % names
+for e in ev:
+    if e["ph"] == "X":
+        assert e["dur"] >= 0 and e["ts"] >= 0 and isinstance(e["tid"], int), e
+main = [e for e in calls if e["name"] == "main"][0]
+for e in calls:
+    assert main["ts"] <= e["ts"] and e["ts"] + e["dur"] <= main["ts"] + main["dur"] + 0.001, \
+        "%s is not inside main" % e["name"]
+assert sum(1 for e in ev if e["ph"] == "X" and e["cat"] == "alloc") >= 20080, "allocator events"
+assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in ev), "no thread names"
+live = [e["args"]["bytes"] for e in ev if e["ph"] == "C" and e["name"] == "live bytes"]
+assert live and max(live) >= 40 * 256 * 1024 + 640000, "live bytes counter: %s" % live[:5]
+alloc = [e["args"]["bytes"] for e in ev if e["ph"] == "C" and e["name"] == "allocated bytes"]
+assert alloc and max(alloc) >= int(sys.argv[4]), "allocated bytes counter"
+d1 = json.load(open(sys.argv[2]))
+n1 = sum(1 for e in d1["traceEvents"] if e["ph"] == "X")
+n0 = sum(1 for e in ev if e["ph"] == "X")
+m = re.search(r"(\d+) events shorter than 1 us left out, (\d+) written", open(sys.argv[3]).read())
+assert m, "--min-duration: no line saying what was left out"
+assert int(m.group(1)) == n0 - n1 and int(m.group(2)) == n1, "--min-duration: counts %s, %d-%d" % (m.groups(), n0, n1)
+assert all(e["dur"] >= 1 for e in d1["traceEvents"] if e["ph"] == "X"), "a short event is left"
+PY
+mi_verdict "chrome: valid JSON, one event per call, nested, memory counters, --min-duration" "$why" \
+	c.check check c.err stderr c1.err "stderr (--min-duration)"
+
+# ----------------------------------------------------------- bad input --
+why=
+"$INSPECT" export s.db >/dev/null 2>u.err
+[ $? -eq 2 ] || mi_why_add "no --format: not exit status 2"
+"$INSPECT" export --format svg s.db >/dev/null 2>>u.err
+[ $? -eq 2 ] || mi_why_add "--format svg: not exit status 2"
+"$INSPECT" export --format folded "$top_srcdir/README.md" >/dev/null 2>>u.err
+[ $? -eq 2 ] || mi_why_add "a text file: not exit status 2"
+"$INSPECT" export --format callgrind --metric bytes s.db >/dev/null 2>>u.err
+[ $? -eq 2 ] || mi_why_add "--metric with callgrind: not exit status 2"
+[ "$(wc -l <u.err)" -eq 4 ] || mi_why_add "not one line per mistake"
+"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
+"$INSPECT" export --format chrome m.db >/dev/null 2>m.err
+[ $? -eq 1 ] || mi_why_add "a session without a trace: not exit status 1"
+grep -q 'no trace' m.err || mi_why_add "no line saying there is no trace"
+mi_verdict "usage errors and a session without a trace" "$why" u.err stderr m.err "stderr (no trace)"
+
+# --------------------------------------------------------------- killed --
+why=
+"$top_builddir/session/meminst" -q --mim --trace=wall -o k.db -- "$top_builddir/tests/export/killed" >out 2>k.err
+[ $? -eq 137 ] || mi_why_add "meminst did not pass SIGKILL on (status $?)"
+"$INSPECT" export --format callgrind -o k.cg k.db 2>>k.err || mi_why_add "callgrind: exited $?"
+if command -v callgrind_annotate >/dev/null; then
+	callgrind_annotate k.cg >k.txt 2>&1 || mi_why_add "callgrind_annotate exited $?"
+	grep -q 'killed.c:step' k.txt || mi_why_add "step is not in the callgrind file"
+fi
+"$INSPECT" export --format folded -o k.folded k.db 2>>k.err || mi_why_add "folded: exited $?"
+grep -q '^main;step;leaf ' k.folded || mi_why_add "no main;step;leaf stack"
+"$INSPECT" export --format chrome -o k.json k.db 2>>k.err || mi_why_add "chrome: exited $?"
+/usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("name") == "main" for e in d["traceEvents"])' \
+	k.json 2>>k.err || mi_why_add "chrome: not valid JSON with main in it"
+mi_verdict "a program killed by SIGKILL: its session exports" "$why" k.err stderr
+mi_finish

@@ -3,10 +3,11 @@
 **
 **   bench_maxrss OUTFILE COMMAND [ARG]...
 **
-** Writes one line to OUTFILE: `wall_ns=N maxrss_kb=N status=N`, where
-** maxrss_kb is the largest resident set of the command or of any process it
-** waited for (what `/usr/bin/time -f %M` shows), and status is the exit
-** status, or 128 + signal number.  The command keeps this program's stdin,
+** Writes one line to OUTFILE: `wall_ns=N cpu_ns=N maxrss_kb=N status=N`,
+** where cpu_ns is the user+system CPU time of the command and of every
+** process it waited for, maxrss_kb is the largest resident set of the
+** command or of any process it waited for (what `/usr/bin/time -f %M`
+** shows), and status is the exit status, or 128 + signal number.  The command keeps this program's stdin,
 ** stdout and stderr.  bench/peers.sh uses it so that it needs neither GNU
 ** time nor a shell clock, and so that an LD_PRELOAD given to the command
 ** (through env) never applies to the measuring process itself.
@@ -71,7 +72,10 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	fprintf(out, "wall_ns=%llu maxrss_kb=%ld status=%d\n", (unsigned long long)wall,
+	fprintf(out, "wall_ns=%llu cpu_ns=%llu maxrss_kb=%ld status=%d\n",
+		(unsigned long long)wall,
+		(unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+			(unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull,
 		ru.ru_maxrss,
 		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 	fclose(out);

@@ -9,6 +9,8 @@
 #   gperftools  tcmalloc's heap profiler (LD_PRELOAD=libtcmalloc.so.4
 #               HEAPPROFILE=...; Debian package libgoogle-perftools4)
 # A tool that is not installed is skipped with a line saying so.
+# The time profilers (perf record, gprof, uftrace record against meminst's
+# trace and sampler) are in bench/peers-time.sh; `make bench-peers` runs both.
 #
 # Workloads: bench_alloc `-s 64 pairs`, `churn`, `churn2`, and
 # /usr/bin/python3 building and dropping lists of small dicts and strings

@@ -153,7 +153,8 @@ static void chrome_record(void *ctx, const struct meminst_trace_header *h, uint3
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
 	uint64_t ts = MEMINST_TREC_TIME(r[0]);
 	if (t->off && (kind == MEMINST_TREC_CALL || kind == MEMINST_TREC_RETURN || kind == MEMINST_TREC_TRACE_ON ||
-		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC)) {
+		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_SUSPEND ||
+		       kind == MEMINST_TREC_ALLOC)) {
 		t->off = false;
 		t->seg_start = ts;
 	}

@@ -265,7 +265,10 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 			return r;
 		in->have_sm = true;
 	}
-	if ((want & EXP_IN_MODEL) && calls) {
+	bool rows = false; /* an in-process profile: PROF_PAIR rows, no calls */
+	for (size_t i = 0; i < in->tr.sim.nthreads; i++)
+		rows |= in->tr.sim.threads[i]->has_profile;
+	if ((want & EXP_IN_MODEL) && (calls || rows)) {
 		prof_model_from_trace(&in->model, &in->tr, o, in->no_files);
 		in->have_model = true;
 	}

@@ -332,11 +332,64 @@ static void html_td_dur(FILE *f, int64_t v)
 	fputs("</td>", f);
 }
 
+static const struct prof_smodel *html_sm;
+
+static int html_cmp_self(const void *a, const void *b)
+{
+	const struct prof_fsum *fs = html_sm->fs;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double u = fs[x].self[PROF_M_TICKS], v = fs[y].self[PROF_M_TICKS];
+	if (u != v)
+		return u < v ? 1 : -1;
+	return (x > y) - (x < y);
+}
+
+/* Without an exact trace: the functions of the samples (estimates). */
+static void html_sampled_functions(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	const struct prof_smodel *m = &h->in.sm;
+	uint32_t *order = insp_xcalloc(m->nfuncs + 1, sizeof *order);
+	size_t n = 0;
+	for (uint32_t i = 0; i < m->nfuncs; i++)
+		if (m->fs[i].cum[PROF_M_TICKS] > 0 || m->fs[i].cum[PROF_M_BYTES] > 0)
+			order[n++] = i;
+	html_sm = m;
+	qsort(order, n, sizeof *order, html_cmp_self);
+	fputs("<p>From the samples (estimates), all threads; self: the function itself, cumulative: with "
+	      "everything it called. Click a heading to sort.</p>\n<table class=\"sortable\"><thead><tr>"
+	      "<th>function</th><th>self time</th><th>cumulative time</th><th>self bytes</th>"
+	      "<th>cumulative bytes</th><th>location</th></tr></thead><tbody>\n", f);
+	for (size_t k = 0; k < n && k < HTML_TOP; k++) {
+		const struct prof_fsum *s = &m->fs[order[k]];
+		const struct prof_func *fn = &m->funcs[order[k]];
+		fputs("<tr><td class=\"name\">", f);
+		html_text(f, fn->name);
+		fputs("</td>", f);
+		html_td_dur(f, (int64_t)(s->self[PROF_M_TICKS] * m->ns_per_tick));
+		html_td_dur(f, (int64_t)(s->cum[PROF_M_TICKS] * m->ns_per_tick));
+		html_td_size(f, (uint64_t)s->self[PROF_M_BYTES]);
+		html_td_size(f, (uint64_t)s->cum[PROF_M_BYTES]);
+		fputs("<td>", f);
+		if (fn->file) {
+			html_text(f, fn->file);
+			fprintf(f, ":%d", fn->line);
+		}
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</tbody></table>\n</section>\n", f);
+	free(order);
+}
+
 static void html_functions(struct html_ctx *h)
 {
 	FILE *f = h->f;
 	const struct prof_model *m = &h->in.model;
 	fputs("<section id=\"functions\"><h2>Functions by own time</h2>\n", f);
+	if (!h->in.have_model && h->in.have_sm) {
+		html_sampled_functions(h);
+		return;
+	}
 	if (!h->in.have_model) {
 		fputs("<p class=\"none\">No exact trace of function calls in this session (run meminst with --trace "
 		      "and code built with -finstrument-functions).</p>\n</section>\n", f);

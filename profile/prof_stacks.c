@@ -210,6 +210,7 @@ static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_
 		break;
 	case MEMINST_TREC_THREAD_START:
 	case MEMINST_TREC_LOST:
+	case MEMINST_TREC_PROF_PAIR:
 		break;
 	default:
 		stk_advance(s, t, ts);

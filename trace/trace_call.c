@@ -301,13 +301,6 @@ int trace_start_from_env(void)
 	return 0;
 }
 
-/* Sampling stops through its API (its lock, its counts written out). */
-void trace_sampler_stop(void)
-{
-	if (meminst_sample_active())
-		meminst_sample_stop();
-}
-
 /* Destructor (alloc_api.c's): the sampler stops first, whatever the order
 ** of destructors, then tracing; every buffer goes out, and the in-process
 ** profile is written last, with everything. */

@@ -426,22 +426,10 @@ static int sample_set_path(const sample_settings_t *s)
 	return -1;
 }
 
-/* Ticks of the file's clock per second.  The writer keeps its own
-** calibration to itself; for the TSC this measures again, over 1 ms. */
+/* Ticks of the file's clock per second (the writer's calibration). */
 static double sample_tick_hz(void)
 {
-	if (trace_clock != MEMINST_TRACE_CLOCK_TSC)
-		return 1e9; /* CLOCK_MONOTONIC or thread CPU time: nanoseconds */
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	uint64_t t0 = trace_now(), t1;
-	int64_t ns;
-	do {
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		t1 = trace_now();
-		ns = (int64_t)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec);
-	} while (ns < 1000000);
-	return (double)(t1 - t0) * 1e9 / (double)ns;
+	return trace_ticks_per_second();
 }
 
 static int sample_timers_start(const sample_settings_t *s)
@@ -452,9 +440,10 @@ static int sample_timers_start(const sample_settings_t *s)
 	trace_sample_clock = s->clock;
 	sample_period_ns = 1000000000u / s->hz;
 	sample_weight = (uint64_t)((double)sample_period_ns * sample_tick_hz() / 1e9 + 0.5);
-	/* The handler writes into the thread's record and may not make one.
-	** Threads that existed before start and have none yet lose their
-	** samples until they make one (trace_sig_append drops them). */
+	/* The handler writes into the thread's record and may not make one
+	** (not async-signal-safe): the caller's is made here, and threads that
+	** existed before start take a spare the writer keeps ready
+	** (trace_sig_append). */
 	(void)trace_thread_record();
 	atomic_store(&sample_running, true);
 	sample_timers_existing();
@@ -516,12 +505,10 @@ static void sample_stop_locked(void)
 	}
 }
 
-/* Timers stop, and counts go out, before the writer's last flush at exit
-** (trace_at_exit, from alloc_api.c's destructor).  Destructors of one
-** library run in the reverse order of its objects on the link line, and
-** trace/ comes after alloc/ (an atexit handler registered from a library
-** constructor would run too late: after the library's destructors). */
-__attribute__((destructor)) static void sample_at_exit(void)
+/* At exit, first thing in trace_at_exit (alloc_api.c's destructor), so
+** that timers stop and counts go out before the writer's last flush,
+** whatever order the library's destructors run in. */
+void trace_sampler_stop(void)
 {
 	pthread_mutex_lock(&sample_lock);
 	sample_stop_locked();

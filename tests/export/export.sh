@@ -45,7 +45,7 @@ assert m, "no PROGRAM TOTALS line with both events"
 t, b = (int(x.replace(",", "")) for x in m.groups())
 assert abs(t - own) <= 20, "Time total %d, the profile's own time %d" % (t, own)
 assert b == want_bytes, "Bytes total %d, the profile's %d" % (b, want_bytes)
-m = re.search(r"^\s*[\d,]+ \([\d.]+%\)\s+([\d,]+) \([\d.]+%\)\s+\S*known\.c:alloc_big$", text, re.M)
+m = re.search(r"^\s*[\d,]+ \(\s*[\d.]+%\)\s+([\d,]+) \(\s*[\d.]+%\)\s+\S*known\.c:alloc_big$", text, re.M)
 assert m and int(m.group(1).replace(",", "")) == 40 * 256 * 1024, "alloc_big's own bytes"
 PY
 	mi_verdict "callgrind: callgrind_annotate reads it, totals match the profile" "$why" \
@@ -75,8 +75,8 @@ assert abs(sum(t.values()) - own) <= len(t), "time: sum %d, own time %d" % (sum(
 assert sum(b.values()) == want, "bytes: sum %d, profile %d" % (sum(b.values()), want)
 assert b.get("main;alloc_big") == 40 * 256 * 1024, "main;alloc_big bytes: %s" % b.get("main;alloc_big")
 assert b.get("main;alloc_small") == 10000 * 64, "main;alloc_small bytes"
-w = t.get("main;burn_a;work", 0) / max(t.get("main;burn_b;work", 1), 1)
-assert 2.25 <= w <= 3.75, "main;burn_a;work / main;burn_b;work = %.2f, expected 3 +- 0.75" % w
+# (the time split itself is report.sh's: a wall clock on a busy machine blurs it)
+assert "main;burn_a;work" in t and "main;burn_b;work" in t, "no work under burn_a and burn_b"
 assert "main;alloc_big;<alloc>" in t, "no allocator time under alloc_big"
 PY
 mi_verdict "folded: stacks sum to the profile's own time and bytes" "$why" f.check check f.err stderr
@@ -145,9 +145,59 @@ why=
 grep -q 'no trace' m.err || mi_why_add "no line saying there is no trace"
 mi_verdict "usage errors and a session without a trace" "$why" u.err stderr m.err "stderr (no trace)"
 
+# ------------------------------------------------- a made-up trace ----
+# Tracing starts inside 0x1000, itself called by 0x4000 (returns from
+# functions never entered): the empty-stack time is theirs, and the calls
+# made from the empty stack hang under them; a suspension is nobody's own
+# time; the unknown caller of the last call is left out of its stack.
+why=
+cat >u.script <<'EOF'
+header clock wall hz 1000000000
+1 start 0 100 main
+1 call 10 0x2000
+1 alloc 12 14 1 100
+1 ret 20 0x2000
+1 ret 30 0x1000
+1 call 35 0x3000
+1 ret 40 0x3000
+1 ret 50 0x4000
+1 call 60 0x2000
+1 suspend 62 70 1
+1 ret 75 0x2000
+1 exit 80
+EOF
+"$top_builddir/tests/profile/tracegen" u.trace <u.script 2>u.err || mi_why_add "tracegen exited $?"
+"$INSPECT" export --format folded u.trace >u.folded 2>>u.err || mi_why_add "folded: exited $?"
+cat >u.want <<'EOF'
+0x2000 7
+0x4000 15
+0x4000;0x1000 20
+0x4000;0x1000;0x2000 8
+0x4000;0x1000;0x2000;<alloc> 2
+0x4000;0x3000 5
+EOF
+cmp -s u.want u.folded || mi_why_add "folded stacks differ"
+"$INSPECT" export --format folded --metric bytes u.trace >u.bytes 2>>u.err
+[ "$(cat u.bytes)" = "0x4000;0x1000;0x2000 100" ] || mi_why_add "bytes: $(cat u.bytes)"
+"$INSPECT" export --format callgrind u.trace 2>>u.err | grep -q '^totals: 57 100$' ||
+	mi_why_add "callgrind totals are not 57 ns and 100 bytes"
+"$INSPECT" export --format chrome u.trace >u.json 2>>u.err || mi_why_add "chrome: exited $?"
+/usr/bin/python3 - u.json <<'PY' >u.check 2>&1 || mi_why_add "$(tail -n 1 u.check)"
+import json, sys
+ev = [(e["name"], e["ts"], e["dur"]) for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+for want in [("0x4000", 0, 0.05), ("0x1000", 0, 0.03), ("0x2000", 0.01, 0.01), ("0x3000", 0.035, 0.005),
+             ("<alloc>", 0.012, 0.002), ("suspend (sleep)", 0.062, 0.008), ("0x2000", 0.06, 0.015)]:
+    assert want in ev, "no event %s in %s" % (want, ev)
+assert len(ev) == 7, ev
+PY
+mi_verdict "a made-up trace: untraced entries, <alloc>, suspend in every format" "$why" \
+	u.folded folded u.check check u.err stderr
+
 # --------------------------------------------------------------- killed --
 why=
-"$top_builddir/session/meminst" -q --mim --trace=wall -o k.db -- "$top_builddir/tests/export/killed" >out 2>k.err
+# (in a subshell: the shell's own "Killed" line goes to /dev/null)
+("$top_builddir/session/meminst" -q --mim --trace=wall -o k.db -- "$top_builddir/tests/export/killed" \
+	>out 2>k.err; exit $?) 2>/dev/null
 [ $? -eq 137 ] || mi_why_add "meminst did not pass SIGKILL on (status $?)"
 "$INSPECT" export --format callgrind -o k.cg k.db 2>>k.err || mi_why_add "callgrind: exited $?"
 if command -v callgrind_annotate >/dev/null; then

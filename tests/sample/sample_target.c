@@ -5,7 +5,7 @@
 **   split MS      burn_big then burn_small, interleaved, for MS ms of CPU
 **                 time: 75% in burn_big, 25% in burn_small
 **   sleeper MS    split in the main thread while a second thread sleeps
-**                 (sleeper_wait) for the same wall time
+**                 (sleeper_wait) until the main thread is done
 **   alloc         alloc_big allocates 300 MB in 4 KiB blocks, alloc_small
 **                 100 MB in 64-byte blocks (each freed at once)
 **   api MS        burn_small for MS/2 ms, meminst_sample_reset, then split,
@@ -65,28 +65,23 @@ static void split(double ms)
 	}
 }
 
-/* Sleep `ms` ms of wall time in 1 ms naps; a wall-clock tick ends a nap
-** early (EINTR): keep going to the deadline. */
-__attribute__((noinline)) void sleeper_wait(double ms)
+/* Set by main when its CPU work is done. */
+static volatile int sleeper_stop;
+
+/* Sleep in 1 ms naps until main is done, so that both threads live for the
+** same wall time however long main's CPU time takes on a loaded machine (a
+** wall-clock tick ends a nap early, EINTR: nap again). */
+__attribute__((noinline)) void sleeper_wait(void)
 {
-	struct timespec end, nap = {0, 1000000};
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(ms / 1000);
-	end.tv_nsec += (long)((ms - (time_t)(ms / 1000) * 1000) * 1e6);
-	if (end.tv_nsec >= 1000000000L)
-		end.tv_sec++, end.tv_nsec -= 1000000000L;
-	for (;;) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			return;
+	struct timespec nap = {0, 1000000};
+	while (!__atomic_load_n(&sleeper_stop, __ATOMIC_ACQUIRE))
 		nanosleep(&nap, NULL);
-	}
 }
 
 static void *sleeper_main(void *arg)
 {
-	sleeper_wait(*(double *)arg);
+	(void)arg;
+	sleeper_wait();
 	return NULL;
 }
 
@@ -143,9 +138,9 @@ int main(int argc, char **argv)
 		split(ms);
 	} else if (!strcmp(what, "sleeper")) {
 		pthread_t t;
-		double wall = ms;
-		pthread_create(&t, NULL, sleeper_main, &wall);
+		pthread_create(&t, NULL, sleeper_main, NULL);
 		split(ms);
+		__atomic_store_n(&sleeper_stop, 1, __ATOMIC_RELEASE);
 		pthread_join(t, NULL);
 	} else if (!strcmp(what, "alloc")) {
 		alloc_big();

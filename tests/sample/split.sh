@@ -32,7 +32,8 @@ for clock in cpu wall; do
 	st_verdict "$l 75/25 at 1000 Hz (big $big%, small $small%)"
 done
 
-# The sleeper: main burns CPU for 1 s while a second thread naps for 1 s.
+# The sleeper: main burns 1 s of CPU while a second thread naps until main
+# is done (the same wall time, however loaded the machine is).
 l=sleeper-cpu
 st_run $l "sample=1000,sample_clock=cpu" "$ST_TARGET" sleeper 1000
 why=

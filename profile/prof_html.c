@@ -332,30 +332,13 @@ static void html_td_dur(FILE *f, int64_t v)
 	fputs("</td>", f);
 }
 
-static const struct prof_smodel *html_sm;
-
-static int html_cmp_self(const void *a, const void *b)
-{
-	const struct prof_fsum *fs = html_sm->fs;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double u = fs[x].self[PROF_M_TICKS], v = fs[y].self[PROF_M_TICKS];
-	if (u != v)
-		return u < v ? 1 : -1;
-	return (x > y) - (x < y);
-}
-
 /* Without an exact trace: the functions of the samples (estimates). */
 static void html_sampled_functions(struct html_ctx *h)
 {
 	FILE *f = h->f;
 	const struct prof_smodel *m = &h->in.sm;
-	uint32_t *order = insp_xcalloc(m->nfuncs + 1, sizeof *order);
-	size_t n = 0;
-	for (uint32_t i = 0; i < m->nfuncs; i++)
-		if (m->fs[i].cum[PROF_M_TICKS] > 0 || m->fs[i].cum[PROF_M_BYTES] > 0)
-			order[n++] = i;
-	html_sm = m;
-	qsort(order, n, sizeof *order, html_cmp_self);
+	size_t n;
+	uint32_t *order = prof_smodel_by_self(m, &n);
 	fputs("<p>From the samples (estimates), all threads; self: the function itself, cumulative: with "
 	      "everything it called. Click a heading to sort.</p>\n<table class=\"sortable\"><thead><tr>"
 	      "<th>function</th><th>self time</th><th>cumulative time</th><th>self bytes</th>"

@@ -260,6 +260,9 @@ struct prof_smodel {
 int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof_trace *tr,
 		      const struct insp_opts *o, bool no_files, const struct prof_sopts *so);
 void prof_smodel_free(struct prof_smodel *m);
+/* The functions with timer or allocation samples, by self time (then by
+** id); a new array of *n function ids, free() it. */
+uint32_t *prof_smodel_by_self(const struct prof_smodel *m, size_t *n);
 /* Per-function sums of one thread (0: all), for anomalies; free() it. */
 struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread);
 

@@ -9,13 +9,15 @@
 **   types      snapshot of the process with the highest total)
 **   functions  the top functions by own time, with their accumulated time
 **              and the bytes and blocks they allocated themselves (own)
-**              and with everything they called (acc), from the exact trace
+**              and with everything they called (acc): exact from the trace
+**              (calls and <alloc> events), else estimated from the timer
+**              and allocation samples
 **
 ** Memory figures come from the snapshots (the timeline, the peak and exit
 ** snapshots); time and allocation per function from the trace the session
 ** stores.  A part the session does not have is said in one line.
 */
-#include "prof_int.h"
+#include "prof_export.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -230,26 +232,70 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 
 /* ---------------------------------------------------------- functions -- */
 
-static int report_cmp_own(const void *a, const void *b)
+/* Which of n functions to show: the `limit` with the most own time and
+** the `limit` that allocated the most themselves (the slow and the
+** hungry), in order of own time.  Returns a new array of *shown indexes. */
+struct report_key {
+	double time, bytes;
+};
+
+static int report_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct prof_row *x = a, *y = b;
-	if (x->own != y->own)
-		return x->own < y->own ? 1 : -1;
-	return (x->fn > y->fn) - (x->fn < y->fn);
+	const struct report_key *k = ctx;
+	const size_t *x = a, *y = b;
+	bool by_bytes = k[0].time < 0; /* k points one before the keys when sorting by bytes */
+	if (by_bytes)
+		k++;
+	double u = by_bytes ? k[*x].bytes : k[*x].time, v = by_bytes ? k[*y].bytes : k[*y].time;
+	if (u != v)
+		return u < v ? 1 : -1;
+	return (*x > *y) - (*x < *y);
+}
+
+static size_t *report_pick(const struct report_key *keys, size_t n, size_t limit, size_t *shown)
+{
+	size_t *by_time = insp_xcalloc(n + 1, sizeof *by_time), *by_bytes = insp_xcalloc(n + 1, sizeof *by_bytes);
+	struct report_key *k = insp_xcalloc(n + 1, sizeof *k);
+	k[0].time = -1; /* the marker report_cmp looks for */
+	memcpy(k + 1, keys, n * sizeof *k);
+	for (size_t i = 0; i < n; i++)
+		by_time[i] = by_bytes[i] = i;
+	qsort_r(by_time, n, sizeof *by_time, report_cmp, k + 1);
+	qsort_r(by_bytes, n, sizeof *by_bytes, report_cmp, k);
+	bool *keep = insp_xcalloc(n + 1, sizeof *keep);
+	for (size_t i = 0; i < n && i < limit; i++) {
+		keep[by_time[i]] = true;
+		if (keys[by_bytes[i]].bytes > 0)
+			keep[by_bytes[i]] = true;
+	}
+	*shown = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keep[by_time[i]])
+			by_time[(*shown)++] = by_time[i];
+	free(by_bytes);
+	free(k);
+	free(keep);
+	return by_time;
 }
 
 static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t limit)
 {
 	struct prof_mthread all;
 	prof_model_merge(m, &all);
-	qsort(all.rows, all.nrows, sizeof *all.rows, report_cmp_own);
+	struct report_key *keys = insp_xcalloc(all.nrows + 1, sizeof *keys);
+	for (size_t i = 0; i < all.nrows; i++) /* undefined: not a function of the program */
+		keys[i] = all.rows[i].fn == 0 ? (struct report_key){-1, -1}
+					     : (struct report_key){(double)all.rows[i].own,
+								   (double)all.rows[i].mem.own_bytes};
+	size_t n;
+	size_t *pick = report_pick(keys, all.nrows, limit, &n);
 	insp_table_t *t = insp_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
-	insp_table_title(t, "functions by own time (%s clock, all threads):", prof_clock_name(m->clock));
-	size_t shown = 0;
-	for (size_t i = 0; i < all.nrows && shown < limit; i++) {
-		const struct prof_row *r = &all.rows[i];
+	insp_table_title(t, "functions with the most own time or own bytes (%s clock, all threads):",
+			 prof_clock_name(m->clock));
+	for (size_t k = 0; k < n; k++) {
+		const struct prof_row *r = &all.rows[pick[k]];
 		const struct prof_func *f = &m->funcs[r->fn];
-		if (r->fn == 0) /* undefined: not a function of the program */
+		if (r->fn == 0)
 			continue;
 		insp_row(t);
 		insp_put_str(t, f->name);
@@ -264,36 +310,76 @@ static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t lim
 			insp_put_str(t, insp_pool_fmt(&((struct prof_model *)m)->pool, "%s:%d", f->file, f->line));
 		else
 			insp_put_null(t);
-		shown++;
 	}
-	if (all.nrows > shown + 1)
+	if (all.nrows > n + 1)
 		insp_table_note(t, "(inspect analyse %s for callers and called)", m->source);
+	free(pick);
+	free(keys);
 	prof_mthread_free(&all);
 }
 
-/* The exact profile of pid from the session's stored trace.  1 when there
-** is none (said on o->err), 0 with *m filled, or an exit code. */
-static int report_profile(const char *path, const struct insp_opts *o, int64_t pid, bool no_files,
-			  struct prof_model *m)
+/* Without an exact trace: the functions of the samples (estimates): self
+** and cumulative time from the timer samples, bytes and blocks from the
+** allocation samples; calls when the run counted them. */
+static void report_sampled_rows(insp_doc_t *d, const struct prof_smodel *m, size_t limit)
 {
-	int code;
-	uint64_t size;
-	FILE *f = insp_strace_open(path, o, &pid, &size, &code);
-	if (!f)
-		return code == INSP_EXIT_NOTFOUND ? 1 : code;
-	struct prof_trace tr;
-	int r = prof_trace_read_stream(f, path, size, o, &tr, NULL, NULL);
-	fclose(f);
-	if (!r)
-		prof_model_from_trace(m, &tr, o, no_files);
-	prof_trace_free(&tr);
-	if (!r && m->cnt == 0) {
-		fprintf(o->err, "inspect: %s: the trace has no function calls (time per function needs "
-			"meminst --trace and code built with -finstrument-functions)\n", path);
-		prof_model_free(m);
-		return 1;
+	struct report_key *keys = insp_xcalloc(m->nfuncs + 1, sizeof *keys);
+	for (size_t i = 0; i < m->nfuncs; i++)
+		keys[i] = (struct report_key){m->fs[i].self[PROF_M_TICKS], m->fs[i].self[PROF_M_BYTES]};
+	size_t n;
+	size_t *pick = report_pick(keys, m->nfuncs, limit, &n);
+	insp_table_t *t = insp_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
+	insp_table_title(t, "functions with the most own time or own bytes (estimates from %.0f samples, "
+			 "all threads):", m->total[PROF_M_SAMPLES] + m->total[PROF_M_ASAMPLES]);
+	for (size_t k = 0; k < n; k++) {
+		const struct prof_fsum *s = &m->fs[pick[k]];
+		const struct prof_func *f = &m->funcs[pick[k]];
+		if (s->cum[PROF_M_TICKS] <= 0 && s->cum[PROF_M_BYTES] <= 0)
+			continue;
+		insp_row(t);
+		insp_put_str(t, f->name);
+		if (m->calls)
+			insp_put_uint(t, (uint64_t)m->calls[pick[k]]);
+		else
+			insp_put_null(t);
+		insp_put_int(t, (int64_t)(s->self[PROF_M_TICKS] * m->ns_per_tick));
+		insp_put_int(t, (int64_t)(s->cum[PROF_M_TICKS] * m->ns_per_tick));
+		insp_put_uint(t, (uint64_t)s->self[PROF_M_BYTES]);
+		insp_put_uint(t, (uint64_t)s->cum[PROF_M_BYTES]);
+		insp_put_uint(t, (uint64_t)s->self[PROF_M_ALLOCS]);
+		insp_put_uint(t, (uint64_t)s->cum[PROF_M_ALLOCS]);
+		if (f->file)
+			insp_put_str(t, insp_pool_fmt(&((struct prof_smodel *)m)->pool, "%s:%d", f->file, f->line));
+		else
+			insp_put_null(t);
 	}
-	return r;
+	insp_table_note(t, "(inspect analyse --style flat for every function, --metric bytes by allocation)");
+	free(pick);
+	free(keys);
+}
+
+/* The functions part: the exact profile of the session's stored trace, or
+** its samples.  A session with neither gets one line on o->err. */
+static int report_functions(insp_doc_t *d, const char *path, const struct insp_opts *o, int64_t pid,
+			    bool no_files, size_t limit, struct exp_input *in)
+{
+	in->path = path;
+	in->pid = pid;
+	in->no_files = no_files;
+	int r = exp_input_read(in, o, EXP_IN_MODEL | EXP_IN_SAMPLES);
+	if (r == INSP_EXIT_NOTFOUND)
+		return 0; /* no trace: said by insp_strace_open */
+	if (r)
+		return r;
+	if (in->have_model && in->model.cnt)
+		report_fn_rows(d, &in->model, limit);
+	else if (in->have_sm)
+		report_sampled_rows(d, &in->sm, limit);
+	else
+		fprintf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
+			"function needs meminst --trace with code built with -finstrument-functions, or "
+			"--sample)\n", path);
+	return 0;
 }
 
 /* ------------------------------------------------------------ command -- */
@@ -325,17 +411,12 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	}
 	if (r == INSP_EXIT_NOTFOUND && a.pid)
 		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)a.pid);
-	struct prof_model m;
-	int pr = r ? r : report_profile(a.pos[0], o, pid, a.no_symbols || o->no_symbols, &m);
-	if (pr == 0) {
-		report_fn_rows(d, &m, limit);
-	} else if (pr != 1) {
-		r = pr;
-	}
+	struct exp_input in = {0};
+	if (!r)
+		r = report_functions(d, a.pos[0], o, pid, a.no_symbols || o->no_symbols, limit, &in);
 	if (!r)
 		r = insp_doc_print(d);
-	if (pr == 0)
-		prof_model_free(&m);
+	exp_input_free(&in);
 	insp_doc_free(d);
 	insp_session_close(&s);
 	return r;

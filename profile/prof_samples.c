@@ -450,3 +450,24 @@ void prof_smodel_free(struct prof_smodel *m)
 	insp_pool_free(&m->pool);
 	memset(m, 0, sizeof *m);
 }
+
+static int samples_cmp_self(const void *a, const void *b, void *ctx)
+{
+	const struct prof_fsum *fs = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	double u = fs[x].self[PROF_M_TICKS], v = fs[y].self[PROF_M_TICKS];
+	if (u != v)
+		return u < v ? 1 : -1;
+	return (x > y) - (x < y);
+}
+
+uint32_t *prof_smodel_by_self(const struct prof_smodel *m, size_t *n)
+{
+	uint32_t *order = insp_xcalloc(m->nfuncs + 1, sizeof *order);
+	*n = 0;
+	for (uint32_t i = 0; i < m->nfuncs; i++)
+		if (m->fs[i].cum[PROF_M_TICKS] > 0 || m->fs[i].cum[PROF_M_BYTES] > 0)
+			order[(*n)++] = i;
+	qsort_r(order, *n, sizeof *order, samples_cmp_self, m->fs);
+	return order;
+}

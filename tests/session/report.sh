@@ -49,10 +49,33 @@ mi_verdict "report: bytes per function, peak, live at the peak, time split" "$wh
 why=
 "$INSPECT" report s.db >r.txt 2>err || mi_why_add "text report exited $?"
 for section in "run:" "memory:" "live at the peak, by class:" "live at the peak, by type:" \
-	"functions by own time"; do
+	"functions with the most own time"; do
 	grep -q "^$section" r.txt || mi_why_add "no '$section' in the text"
 done
 mi_verdict "report: text sections" "$why" r.txt text err stderr
+
+# A sampled session (no exact trace): the same table from the samples.
+# Tolerances (about 3 standard errors): alloc_big's own bytes 10 MiB
+# +- 15% (every 256 KiB block is sampled at an 8 KiB mean), alloc_small's
+# 640000 +- 35% (about 78 allocation samples); own-time ratio burn_a/burn_b
+# 3 +- 1 (about 650 timer samples at 5000 Hz).
+why=
+"$top_builddir/session/meminst" -q --mis --sample=5000 --alloc-sample=8k -o smp.db -- "$PROG" >out 2>err ||
+	mi_why_add "meminst exited $?"
+"$INSPECT" report --json smp.db >s.json 2>>err || mi_why_add "report --json exited $?"
+/usr/bin/python3 - s.json <<'PY' >scheck.out 2>&1 || mi_why_add "$(tail -n 1 scheck.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+fns = {f["name"]: f for f in r["functions"]}
+big, small = fns["alloc_big"]["own_bytes"], fns["alloc_small"]["own_bytes"]
+assert abs(big - 10485760) <= 0.15 * 10485760, "alloc_big own bytes %d" % big
+assert abs(small - 640000) <= 0.35 * 640000, "alloc_small own bytes %d" % small
+ratio = fns["burn_a"]["own"] / fns["burn_b"]["own"]
+assert 2 <= ratio <= 4, "own time burn_a/burn_b = %.2f, expected 3 +- 1" % ratio
+assert fns["burn_a"]["cnt"] is None, "calls without counting"
+PY
+mi_verdict "report from samples: bytes and time per function within tolerance" "$why" scheck.out check \
+	err stderr
 
 # Without a trace: the memory part, and one line saying what is missing.
 why=

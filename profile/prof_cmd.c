@@ -291,51 +291,6 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 
 /* ------------------------------------------------------------ reading -- */
 
-/* Read the trace file or the trace a session keeps (of process *pid, 0:
-** the program's), with each() for every record and samples to s (either
-** may be NULL).  A trace whose samples must be read twice (a reset read
-** after later samples) is read again. */
-static int pc_read(const struct insp_opts *o, const char *path, int64_t pid, struct prof_trace *tr,
-		   prof_each_fn each, void *ctx, struct prof_samples *s)
-{
-	for (int pass = 0;; pass++) {
-		int r;
-		if (s)
-			prof_samples_begin(s);
-		if (insp_is_session(path)) {
-			uint64_t size;
-			int64_t p = pid;
-			FILE *f = insp_strace_open(path, o, &p, &size, &r);
-			if (!f) {
-				memset(tr, 0, sizeof *tr);
-				prof_sim_init(&tr->sim, &prof_libc_allocator);
-				return r;
-			}
-			r = prof_trace_read_ex(f, path, size, o, tr, each, ctx, s);
-			fclose(f);
-		} else if (pid) {
-			memset(tr, 0, sizeof *tr);
-			prof_sim_init(&tr->sim, &prof_libc_allocator);
-			fprintf(o->err, "inspect: %s: --pid is for session databases\n", path);
-			return INSP_EXIT_USAGE;
-		} else if (!s && !each) {
-			r = prof_trace_read(path, o, tr, NULL, NULL);
-		} else {
-			FILE *f = prof_is_trace(path) == 1 ? fopen(path, "rb") : NULL;
-			if (!f) /* the plain reader says why */
-				return prof_trace_read(path, o, tr, each, ctx);
-			struct stat st;
-			static char iobuf[1 << 20];
-			setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
-			r = prof_trace_read_ex(f, path, fstat(fileno(f), &st) == 0 ? (uint64_t)st.st_size : 0, o, tr,
-					       each, ctx, s);
-			fclose(f);
-		}
-		if (r || !s || !prof_samples_reread(s) || pass > 0)
-			return r;
-		prof_trace_free(tr);
-	}
-}
 
 /* ------------------------------------------------------------ profile -- */
 
@@ -372,7 +327,7 @@ static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct pr
 	quiet.err = fopen("/dev/null", "w");
 	struct prof_trace again;
 	/* the second pass repeats the first one's messages: silence them */
-	int r = pc_read(quiet.err ? &quiet : o, tr->path, a->pid, &again, prof_dump_record, &d, NULL);
+	int r = prof_source_read(tr->path, a->pid, quiet.err ? &quiet : o, &again, prof_dump_record, &d, NULL, NULL);
 	if (quiet.err)
 		fclose(quiet.err);
 	prof_trace_free(&again);
@@ -404,7 +359,7 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 	if (r != INSP_CONTINUE)
 		return r;
 	struct prof_trace tr;
-	r = pc_read(o, a.pos, a.pid, &tr, NULL, NULL, NULL);
+	r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, NULL);
 	if (!r && a.dump_on)
 		r = pc_dump(o, &a, &tr);
 	bool dump_stdout = a.dump_on && (!a.dump || !strcmp(a.dump, "-"));
@@ -440,7 +395,7 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 	memset(m, 0, sizeof *m);
 	if (!tr) {
 		struct prof_trace t2;
-		r = pc_read(o, path, a->pid, &t2, NULL, NULL, s);
+		r = prof_source_read(path, a->pid, o, &t2, NULL, NULL, NULL, s);
 		if (!r)
 			r = pc_smodel(o, a, path, s, &t2, m);
 		prof_trace_free(&t2);
@@ -511,7 +466,7 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 	if (prof_is_trace(a.pos) == 1 || insp_is_session(a.pos)) {
 		struct prof_trace tr;
 		struct prof_samples *s = prof_samples_new();
-		r = pc_read(o, a.pos, a.pid, &tr, NULL, NULL, s);
+		r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, s);
 		if (!r && !a.style && prof_samples_count(s) && !pc_calls(&tr))
 			a.so.style = PROF_ST_FLAT; /* a sampled profile */
 		if (!r && a.so.style != PROF_ST_FPROF)

@@ -174,56 +174,29 @@ uint64_t exp_trace_calls(const struct prof_trace *tr)
 	return n;
 }
 
-static FILE *exp_open(const struct exp_input *in, const struct insp_opts *o, uint64_t *size, int *code)
-{
-	if (in->session) {
-		int64_t pid = in->pid;
-		return insp_strace_open(in->path, o, &pid, size, code);
-	}
-	struct stat st;
-	FILE *f = fopen(in->path, "rb");
-	if (!f || fstat(fileno(f), &st) != 0) {
-		fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
-		if (f)
-			fclose(f);
-		*code = INSP_EXIT_DB;
-		return NULL;
-	}
-	*size = (uint64_t)st.st_size;
-	return f;
-}
-
 FILE *exp_input_reopen(void *ctx, uint64_t *size)
 {
 	const struct exp_input *in = ctx;
 	int code;
-	return exp_open(in, in->o, size, &code);
+	return prof_source_open(in->path, in->pid, in->o, size, &code);
 }
 
-/* One reading of the trace; a second one when the samples need it. */
+/* Between two readings of the trace (the samples need a second): the
+** stacks start afresh. */
+static void exp_stacks_restart(void *ctx)
+{
+	exp_stacks_free(ctx);
+	exp_stacks_init(ctx);
+}
+
 static int exp_read_trace(struct exp_input *in, const struct insp_opts *o, unsigned want)
 {
-	for (int pass = 0;; pass++) {
-		int r;
-		uint64_t size;
-		FILE *f = exp_open(in, o, &size, &r);
-		if (!f)
-			return r;
-		if (in->samples)
-			prof_samples_begin(in->samples);
-		if (want & EXP_IN_STACKS) {
-			if (pass)
-				exp_stacks_free(&in->stacks);
-			exp_stacks_init(&in->stacks);
-		}
-		r = prof_trace_read_ex(f, in->path, size, o, &in->tr, (want & EXP_IN_STACKS) ? exp_stacks_record : NULL,
-				       &in->stacks, in->samples);
-		fclose(f);
-		in->have_tr = true;
-		if (r || !in->samples || !prof_samples_reread(in->samples) || pass > 0)
-			return r;
-		prof_trace_free(&in->tr);
-	}
+	bool stacks = want & EXP_IN_STACKS;
+	if (stacks)
+		exp_stacks_init(&in->stacks);
+	in->have_tr = true;
+	return prof_source_read(in->path, in->pid, o, &in->tr, stacks ? exp_stacks_record : NULL, &in->stacks,
+				stacks ? exp_stacks_restart : NULL, in->samples);
 }
 
 int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned want)

@@ -73,6 +73,15 @@ int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struc
 ** aggregator s when it is not NULL. */
 int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
 		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s);
+/* The trace at path as a stream: a session's stored trace of process pid
+** (0: the session's program), or a trace file (pid 0).  NULL with *code
+** set after one line on o->err. */
+FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o, uint64_t *size, int *code);
+/* Read the trace at path (a session or a file) as prof_trace_read_ex does;
+** a second time when its samples need it (s set), calling restart(ctx)
+** before that reading so that each() starts afresh. */
+int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s);
 void prof_trace_free(struct prof_trace *tr);
 /* Nanoseconds per tick: tick_hz, refined by CLOCK records over >= 10 ms. */
 double prof_ns_per_tick(const struct prof_trace *tr);

@@ -282,24 +282,61 @@ int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct in
 	return read_stream(f, path, size, o, tr, each, ctx, s);
 }
 
+/* A trace file opened for reading, with its size; NULL after one line. */
+static FILE *read_open_file(const char *path, const struct insp_opts *o, uint64_t *size, int *code)
+{
+	struct stat st;
+	FILE *f = NULL;
+	if (stat(path, &st) != 0)
+		*code = read_fail(o, path, "%s", strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		*code = read_fail(o, path, "not a regular file");
+	else if (!(f = fopen(path, "rb")))
+		*code = read_fail(o, path, "%s", strerror(errno));
+	*size = f ? (uint64_t)st.st_size : 0;
+	return f;
+}
+
 int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,
 		    prof_each_fn each, void *ctx)
 {
-	struct stat st;
-	memset(tr, 0, sizeof *tr);
-	prof_sim_init(&tr->sim, &prof_libc_allocator);
-	if (stat(path, &st) != 0)
-		return read_fail(o, path, "%s", strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return read_fail(o, path, "not a regular file");
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return read_fail(o, path, "%s", strerror(errno));
-	static char iobuf[1 << 20];
-	setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
-	int r = prof_trace_read_stream(f, path, (uint64_t)st.st_size, o, tr, each, ctx);
-	fclose(f);
-	return r;
+	return prof_source_read(path, 0, o, tr, each, ctx, NULL, NULL);
+}
+
+FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o, uint64_t *size, int *code)
+{
+	if (insp_is_session(path))
+		return insp_strace_open(path, o, &pid, size, code);
+	if (pid) {
+		fprintf(o->err, "inspect: %s: --pid is for session databases\n", path);
+		*code = INSP_EXIT_USAGE;
+		return NULL;
+	}
+	return read_open_file(path, o, size, code);
+}
+
+int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s)
+{
+	for (int pass = 0;; pass++) {
+		uint64_t size;
+		int r;
+		FILE *f = prof_source_open(path, pid, o, &size, &r);
+		if (!f) { /* tr is freed by the caller all the same */
+			memset(tr, 0, sizeof *tr);
+			prof_sim_init(&tr->sim, &prof_libc_allocator);
+			return r;
+		}
+		if (s)
+			prof_samples_begin(s);
+		if (pass && restart)
+			restart(ctx);
+		r = read_stream(f, path, size, o, tr, each, ctx, s);
+		fclose(f);
+		if (r || !s || !prof_samples_reread(s) || pass > 0)
+			return r;
+		prof_trace_free(tr);
+	}
 }
 
 void prof_trace_free(struct prof_trace *tr)

@@ -37,7 +37,7 @@ void sess_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("meminst: ", stderr);
+	fputs(sess_progress ? "\r\033[Kmeminst: " : "meminst: ", stderr); /* over a progress line */
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -372,10 +372,11 @@ int main(int argc, char **argv)
 		snprintf(name, sizeof name, "meminst.%s.%ld.db", base, (long)res.pid);
 		o.output = name;
 	}
-	if (sess_progress) /* the closing line (or an error) writes over it */
-		fprintf(stderr, "meminst: writing %s ...\r", o.output);
 	struct sess_summary sum = {0};
-	if (sess_store(o.output, parts, &o, &res, env, &sum) == 0) {
+	int stored = sess_store(o.output, parts, &o, &res, env, &sum);
+	if (sess_progress) /* the progress line goes: the closing line or an error follows */
+		fputs("\r\033[K", stderr);
+	if (stored == 0) {
 		remove_parts(parts);
 		if (!o.quiet)
 			fprintf(stderr, "meminst: %s: %d process%s, %d snapshot%s%s%s; read it with "

@@ -39,6 +39,7 @@ static const char *const store_tables[] = {"allocator", "class", "type", "thread
 
 struct store {
 	sqlite3 *db;
+	const char *path; /* the session, for the progress line */
 	const char *dir;
 	int parts;      /* snapshot parts attached so far (their number) */
 	int processes;  /* rows in session_process                      */
@@ -215,6 +216,17 @@ static int store_trace(struct store *s, const char *file, long pid)
 	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
 }
 
+/* The progress line on a terminal's stderr: the pass (snapshots are read
+** twice, then the traces are stored) and the part; the closing line, or an
+** error, writes over it. */
+static void store_progress(struct store *s, int pass, size_t i, size_t n)
+{
+	static const char *const what[] = {"", "reading snapshots", "copying snapshots", "storing traces"};
+	if (sess_progress)
+		fprintf(stderr, "\rmeminst: writing %s: %s, part %zu of %zu\033[K", s->path, what[pass],
+			i + 1, n);
+}
+
 static int store_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -249,6 +261,7 @@ static int store_parts(struct store *s)
 			char path[4096];
 			long pid;
 			char tail[8];
+			store_progress(s, pass, i, n);
 			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
 			if (pass < 3 && sscanf(names[i], "mem.%ld.d%7s", &pid, tail) == 2 && !strcmp(tail, "b"))
 				rc = store_part(s, path, (int)i, pass);
@@ -370,7 +383,7 @@ static void store_summary(struct store *s, struct sess_summary *sum)
 int sess_store(const char *path, const char *dir, const struct sess_opts *o,
 	       const struct sess_result *res, const char *meminst_env, struct sess_summary *sum)
 {
-	struct store s = {.dir = dir};
+	struct store s = {.path = path, .dir = dir};
 	char tmp[4200];
 	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
 	unlink(tmp);

@@ -38,7 +38,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"header-size", insp_cmd_header_size, "the block header size of the process"},
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
 	{"profile", insp_cmd_profile, "simulate a trace file: raw profile, --dump"},
-	{"analyse", insp_cmd_analyse, "fprof analysis of a trace or profile (CNT ACC OWN)"},
+	{"analyse", insp_cmd_analyse, "fprof analysis, or sampling displays (flat, tree...)"},
 	{"export", insp_cmd_export, "callgrind, folded stacks or Chrome trace JSON for other viewers"},
 	{"html", insp_cmd_html, "a session as one self-contained HTML report"},
 };
@@ -49,7 +49,8 @@ static void insp_help(FILE *f)
 {
 	fputs("Usage: inspect COMMAND [options] DB ...\n"
 	      "Read meminst snapshot databases (see inspect(1), meminst-snapshot(5)),\n"
-	      "trace files and profiles (meminst-trace(5), meminst-profile(5)).\n\n"
+	      "sessions (meminst(1)), trace files and profiles (meminst-trace(5),\n"
+	      "meminst-profile(5)).\n\n"
 	      "Commands:\n", f);
 	for (size_t i = 0; i < INSP_NCMDS; i++)
 		fprintf(f, "  %-12s %s\n", insp_cmds[i].name, insp_cmds[i].summary);

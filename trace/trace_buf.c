@@ -1,6 +1,6 @@
 /*
-** trace_buf.c — the trace-file writer: the file and its header, the clock,
-** the module map, per-thread buffers, chunks and flushing.
+** trace_buf.c — the trace-file writer: the file and its header, the module
+** map, per-thread buffers, chunks and flushing (the clock: trace_clock.c).
 **
 ** Every thread that records gets a trace_thr_t: one mmap holding the record
 ** and its two streams (events, signal), each with room for a chunk header
@@ -20,7 +20,6 @@
 #include "trace_int.h"
 #include "../alloc/alloc_int.h"
 
-#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,11 +32,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-int trace_clock;
-uint64_t trace_t0;
-static double buf_tick_hz;
-static uint64_t buf_t0_mono, buf_t0_real;
 
 int trace_want_clock;
 char trace_path[4096];
@@ -87,78 +81,6 @@ void trace_spin_lock(_Atomic int *l)
 void trace_spin_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 #define buf_lock trace_spin_lock
 #define buf_unlock trace_spin_unlock
-
-/* --------------------------------------------------------------- clock -- */
-
-static uint64_t buf_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* CPUID 0x80000007 EDX bit 8: the TSC runs at a constant rate in every
-** power state, so it can stand for wall time. */
-static bool buf_invariant_tsc(void)
-{
-	unsigned a, b, c, d;
-	if (!__get_cpuid(0x80000000, &a, &b, &c, &d) || a < 0x80000007)
-		return false;
-	__get_cpuid(0x80000007, &a, &b, &c, &d);
-	return d & (1u << 8);
-}
-
-/* Ticks per second of the TSC, measured against CLOCK_MONOTONIC over
-** 250 us: every traced process pays this at start, so it is short; with
-** clock reads good to ~20-50 ns that is 0.02% at worst, and the reader
-** refines it with the CLOCK records of every events chunk over the whole
-** run (hypervisors here do not publish the rate in CPUID 0x15/0x16). */
-static double buf_tsc_calibrate(void)
-{
-	uint64_t m0 = buf_clock_ns(CLOCK_MONOTONIC), c0 = __builtin_ia32_rdtsc(), m1, c1;
-	do {
-		m1 = buf_clock_ns(CLOCK_MONOTONIC);
-		c1 = __builtin_ia32_rdtsc();
-	} while (m1 - m0 < 250000);
-	return (double)(c1 - c0) * 1e9 / (double)(m1 - m0);
-}
-
-/* want: 1 wall, 2 cpu.  Fixes the clock for the life of the process (a
-** forked child keeps it, so its times line up with the parent's). */
-void trace_clock_setup(int want)
-{
-	if (trace_clock)
-		return;
-	buf_t0_real = buf_clock_ns(CLOCK_REALTIME);
-	buf_t0_mono = buf_clock_ns(CLOCK_MONOTONIC);
-	if (want == 2) {
-		buf_tick_hz = 1e9;
-		trace_t0 = 0; /* each thread's CPU time, from its own start */
-		trace_clock = MEMINST_TRACE_CLOCK_CPU;
-	} else if (buf_invariant_tsc()) {
-		buf_tick_hz = buf_tsc_calibrate();
-		trace_t0 = __builtin_ia32_rdtsc();
-		trace_clock = MEMINST_TRACE_CLOCK_TSC;
-	} else {
-		buf_tick_hz = 1e9;
-		trace_t0 = buf_t0_mono;
-		trace_clock = MEMINST_TRACE_CLOCK_MONO;
-	}
-}
-
-double trace_ticks_per_second(void) { return buf_tick_hz; }
-
-uint64_t trace_now(void)
-{
-	switch (trace_clock) {
-	case MEMINST_TRACE_CLOCK_TSC:
-		return __builtin_ia32_rdtsc() - trace_t0;
-	case MEMINST_TRACE_CLOCK_CPU:
-		return buf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	default:
-		return buf_clock_ns(CLOCK_MONOTONIC) - trace_t0;
-	}
-}
 
 /* ---------------------------------------------------------------- file -- */
 
@@ -241,10 +163,9 @@ void trace_header_fill(struct meminst_trace_header *hp)
 		  (trace_all_threads ? MEMINST_TRACE_F_ALL_THREADS : 0) |
 		  (alloc_opts.sample_hz ? MEMINST_TRACE_F_SAMPLES : 0) |
 		  (alloc_opts.alloc_sample ? MEMINST_TRACE_F_ALLOC_SAMPLES : 0);
-	h.tick_hz = buf_tick_hz;
+	h.tick_hz = trace_ticks_per_second();
 	h.t0_tick = trace_t0;
-	h.t0_realtime_ns = buf_t0_real;
-	h.t0_mono_ns = buf_t0_mono;
+	trace_clock_origin(&h.t0_realtime_ns, &h.t0_mono_ns);
 	h.sample_hz = alloc_opts.sample_hz;
 	h.sample_clock = alloc_opts.sample_hz ? (alloc_opts.sample_clock == 1 ? MEMINST_TRACE_SAMPLE_WALL
 									  : MEMINST_TRACE_SAMPLE_CPU)
@@ -642,7 +563,7 @@ void trace_ev_flush(trace_thr_t *t)
 		buf_reopen_child();
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC && t->ev.pos + 2 <= t->ev.end + TRACE_RESERVE_WORDS) {
 		t->ev.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, trace_now());
-		t->ev.pos[1] = buf_clock_ns(CLOCK_MONOTONIC);
+		t->ev.pos[1] = trace_clock_ns(CLOCK_MONOTONIC);
 		t->ev.pos += 2;
 	}
 	buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);

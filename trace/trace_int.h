@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "meminst-trace.h"
 
@@ -203,7 +204,10 @@ void trace_modules_check(void);             /* MODULE records if the map moved *
 void trace_writer_close(void);              /* at exit: flush all, stop writing */
 bool trace_file_is_open(void);
 int trace_path_expand(const char *in, int pid, char *out, size_t len);
+/* "trace_clock.c" */
 void trace_clock_setup(int want);            /* before the header: calibrate */
+uint64_t trace_clock_ns(clockid_t id);       /* clock_gettime in ns            */
+void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns); /* at t0 */
 void trace_after_fork_child(void);
 
 /* "trace_call.c" */

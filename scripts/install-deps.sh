@@ -4,17 +4,31 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config binutils g++
 libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev libunwind-dev
-python3 perl git gzip xz-utils groff-base tcl valgrind"
+python3 perl git gzip xz-utils groff-base tcl valgrind clang"
+# clang's sanitizer and libFuzzer runtimes (make check-sanitize, check-fuzz):
+# a "Recommends" of clang, under this name on Debian 12; left out where apt
+# does not know it (elsewhere clang may carry them itself).
+OPTIONAL="libclang-rt-14-dev"
 missing=
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
 for p in $PKGS; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-		missing="$missing $p"
+	installed "$p" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+optional=
+for p in $OPTIONAL; do
+	installed "$p" || optional="$optional $p"
+done
+[ -z "$missing$optional" ] && exit 0
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
-echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+for p in $optional; do # only now does apt know what the distribution has
+	apt-cache show "$p" >/dev/null 2>&1 && missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing$missing"
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -117,6 +117,19 @@ static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the run");
 }
 
+/* The program's pid from session_run (a session without snapshots). */
+static int report_session_pid(insp_db_t *db, int64_t *pid)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT pid FROM session_run");
+	if (!st)
+		return INSP_EXIT_DB;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*pid = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the run");
+}
+
 /* --------------------------------------------------------------- peak -- */
 
 /* Where the peak is read from: the snapshot nearest to it (the highest
@@ -184,6 +197,10 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
 		pk->nearest = 0;
+		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
+		insp_table_title(t, "memory:");
+		insp_table_note(t, "(no snapshot of this process: the run was made with --no-memory, or the "
+			       "process stored none)");
 		return 0;
 	}
 	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the peak");
@@ -390,27 +407,34 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	int r = insp_args_parse(&report_spec, argc, argv, o, &a);
 	if (r != INSP_CONTINUE)
 		return r;
-	if (!insp_is_session(a.pos[0])) {
-		fprintf(o->err, "inspect: %s: not a session database (written by meminst(1))\n", a.pos[0]);
-		return prof_is_trace(a.pos[0]) == 1 ? INSP_EXIT_USAGE : INSP_EXIT_DB;
+	if (prof_is_trace(a.pos[0]) == 1) {
+		fprintf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
+			"inspect analyse reads traces\n", a.pos[0]);
+		return INSP_EXIT_USAGE;
 	}
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : REPORT_TOP;
-	struct insp_session s;
-	int64_t pid = 0;
+	struct insp_session s = {0};
+	int64_t pid = a.pid;
 	struct report_peak pk = {0};
-	if ((r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_ANY)))
+	/* not insp_session_open: a time-only session (--no-memory) has no snapshot */
+	if ((r = insp_db_open(a.pos[0], o, &s.db)))
 		return r;
+	if (!insp_is_session(a.pos[0])) {
+		fprintf(o->err, "inspect: %s: a snapshot database, not a session (inspect status and timeline "
+			"read it; meminst -o FILE writes sessions)\n", a.pos[0]);
+		insp_session_close(&s);
+		return INSP_EXIT_DB;
+	}
 	insp_doc_t *d = insp_doc_new(o, &a);
-	if (!(r = insp_db_main_pid(s.db, a.pid, &pid)) && !(r = report_run(d, s.db, pid)) &&
-	    !(r = report_peak(d, s.db, pid, &pk)) && pk.nearest) {
+	if (!pid && (r = insp_db_main_pid(s.db, 0, &pid)) == INSP_EXIT_NOTFOUND) /* no snapshot */
+		r = report_session_pid(s.db, &pid);
+	if (!r && !(r = report_run(d, s.db, pid)) && !(r = report_peak(d, s.db, pid, &pk)) && pk.nearest) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
 		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)))
 			r = report_live(d, &s, snap, true, total, limit, pk.held);
 	}
-	if (r == INSP_EXIT_NOTFOUND && a.pid)
-		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)a.pid);
 	struct exp_input in = {0};
 	if (!r)
 		r = report_functions(d, a.pos[0], o, pid, a.no_symbols || o->no_symbols, limit, &in);

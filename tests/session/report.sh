@@ -85,6 +85,15 @@ grep -q '^memory:' m.txt || mi_why_add "no memory section"
 grep -q 'no trace' m.err || mi_why_add "no line about the missing trace"
 "$INSPECT" report "$top_srcdir/README.md" >/dev/null 2>x.err
 [ $? -eq 3 ] || mi_why_add "a non-session file: not exit status 3"
-grep -q 'not a session database' x.err || mi_why_add "no clear message for a non-session file"
-mi_verdict "report without a trace; a file that is no session" "$why" m.err stderr x.err stderr
+grep -q 'not an SQLite database' x.err || mi_why_add "no clear message for a non-session file"
+LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot="$MI_TMP/snap.db" "$PROG" >/dev/null 2>&1
+"$INSPECT" report snap.db >/dev/null 2>y.err
+[ $? -eq 3 ] || mi_why_add "a snapshot file: not exit status 3"
+grep -q 'a snapshot database, not a session' y.err || mi_why_add "no clear message for a snapshot file"
+"$top_builddir/session/meminst" -q --no-memory --trace -o t.db -- "$PROG" >out 2>err
+"$INSPECT" report t.db >t.txt 2>>err || mi_why_add "a time-only session: exit status $?"
+grep -q 'no snapshot of this process' t.txt || mi_why_add "a time-only session: no line about memory"
+grep -q '^burn_a\|^ *burn_a\|burn_a ' t.txt || mi_why_add "a time-only session: no functions"
+mi_verdict "report without a trace, of a time-only session; files that are no session" "$why" \
+	m.err stderr x.err stderr y.err stderr t.txt text
 mi_finish

@@ -437,7 +437,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	}
 	struct exp_input in = {0};
 	if (!r)
-		r = report_functions(d, a.pos[0], o, pid, a.no_symbols || o->no_symbols, limit, &in);
+		r = report_functions(d, a.pos[0], o, a.pid, a.no_symbols || o->no_symbols, limit, &in);
 	if (!r)
 		r = insp_doc_print(d);
 	exp_input_free(&in);

@@ -441,13 +441,22 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 	}
 	sqlite3_bind_int64(st, 1, snap);
 	sqlite3_bind_int64(st, 2, h->pid);
+	/* automatic types are call sites: named from the module files as
+	** `inspect report` names them, when the snapshot can be read so */
+	struct insp_session s = {0};
+	bool labels = types && insp_db_open(h->path, h->o, &s.db) == 0 &&
+		      insp_db_select(s.db, snap, INSP_NEED_ANY) == 0 && insp_tags_load(s.db, &s.tags) == 0;
+	s.tags_loaded = labels;
+	if (labels)
+		s.tags.no_symbols = h->in.no_files;
 	fprintf(f, "<h3>by %s</h3>\n<table><thead><tr><th>no</th><th>%s</th><th>bytes</th><th>share</th>"
 		   "<th>blocks</th></tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
 		double pct = total ? 100.0 * (double)bytes / (double)total : 0;
-		fprintf(f, "<tr><td class=\"n\">%lld</td><td class=\"name\">", (long long)sqlite3_column_int64(st, 0));
-		html_text(f, (const char *)sqlite3_column_text(st, 1));
+		int64_t id = sqlite3_column_int64(st, 0);
+		fprintf(f, "<tr><td class=\"n\">%lld</td><td class=\"name\">", (long long)id);
+		html_text(f, labels ? insp_type_label(s.db, &s.tags, id, NULL) : (const char *)sqlite3_column_text(st, 1));
 		fputs("</td>", f);
 		html_td_size(f, bytes);
 		fprintf(f, "<td class=\"n\"><span class=\"bar\" style=\"width:%.0fpx\"></span> %.1f%%</td>"
@@ -455,6 +464,8 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 	}
 	fputs("</tbody></table>\n", f);
 	sqlite3_finalize(st);
+	if (s.db)
+		insp_session_close(&s);
 }
 
 static void html_peak(struct html_ctx *h)

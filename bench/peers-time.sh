@@ -258,16 +258,7 @@ while [ "$r" -le "$reps" ]; do
 done
 
 # ---------------------------------------------------------------- table --
-awk '
-function val(key,   i, kv) {
-	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) return kv[2] }
-	return ""
-}
-function median(list,   n, a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk "$BENCH_AWK"'
 function mb(kb) { return kb / 1024 }
 {
 	t = val("tool"); w = val("wl"); d = val("div"); k = t SUBSEP w SUBSEP d

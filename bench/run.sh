@@ -98,24 +98,7 @@ while [ "$r" -le "$rounds" ]; do
 done
 
 # ---------------------------------------------------------------- table --
-awk '
-function val(key,   i, kv) {   # value of key=... in the current line
-	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) return kv[2] }
-	return ""
-}
-function sorted(list, a,   n, i, j, t) {   # list: space-separated numbers
-	n = split(list, a, " ")
-	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-	return n
-}
-function median(list,   n, a) {
-	n = sorted(list, a)
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-function spread(list,   n, a) {   # (max - min) / median, in percent
-	n = sorted(list, a)
-	return (a[n] - a[1]) / median(list) * 100
-}
+awk "$BENCH_AWK"'
 {
 	c = val("config"); w = val("workload"); r = val("round")
 	row = w == "pairs" ? "pairs/" val("size") : w

@@ -80,8 +80,8 @@ printf '%s\n' "$workloads" | while read -r name prog args; do
 		fi
 		r=$((r + 1))
 	done
-	b=$(sort -n "$tmp/bare" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-	s=$(sort -n "$tmp/sess" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+	b=$(awk "$BENCH_AWK"'{ l = l " " $1 } END { print median(l) }' "$tmp/bare")
+	s=$(awk "$BENCH_AWK"'{ l = l " " $1 } END { print median(l) }' "$tmp/sess")
 	awk -v n="$name" -v b="$b" -v s="$s" 'BEGIN {
 		r = s / b; printf "%-8s %10.0f %10.0f %8.3f  %s\n", n, b, s, r,
 			n == "empty" ? sprintf("(fixed cost %+.0f ms)", s - b) : r <= 1.10 ? "PASS" : "MISS" }'

@@ -75,16 +75,7 @@ for b in $backends; do
 	done
 done >"$tmp/raw"
 
-awk '
-function val(key,   i, kv) {
-	for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == key) return kv[2] }
-	return ""
-}
-function median(list,   n, a, i, j, t) {
-	n = split(list, a, " ")
-	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
-	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
+awk "$BENCH_AWK"'
 {
 	b = val("backend")
 	if (!(b in seen)) { seen[b] = 1; order[++nb] = b }

@@ -256,29 +256,35 @@ struct report_key {
 	double time, bytes;
 };
 
-static int report_cmp(const void *a, const void *b, void *ctx)
+/* Indexes into report_key[] (ctx), the largest first, ties by index. */
+static int report_order(double u, double v, size_t x, size_t y)
 {
-	const struct report_key *k = ctx;
-	const size_t *x = a, *y = b;
-	bool by_bytes = k[0].time < 0; /* k points one before the keys when sorting by bytes */
-	if (by_bytes)
-		k++;
-	double u = by_bytes ? k[*x].bytes : k[*x].time, v = by_bytes ? k[*y].bytes : k[*y].time;
 	if (u != v)
 		return u < v ? 1 : -1;
-	return (*x > *y) - (*x < *y);
+	return (x > y) - (x < y);
+}
+
+static int report_by_time(const void *a, const void *b, void *ctx)
+{
+	const struct report_key *k = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return report_order(k[x].time, k[y].time, x, y);
+}
+
+static int report_by_bytes(const void *a, const void *b, void *ctx)
+{
+	const struct report_key *k = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	return report_order(k[x].bytes, k[y].bytes, x, y);
 }
 
 static size_t *report_pick(const struct report_key *keys, size_t n, size_t limit, size_t *shown)
 {
 	size_t *by_time = insp_xcalloc(n + 1, sizeof *by_time), *by_bytes = insp_xcalloc(n + 1, sizeof *by_bytes);
-	struct report_key *k = insp_xcalloc(n + 1, sizeof *k);
-	k[0].time = -1; /* the marker report_cmp looks for */
-	memcpy(k + 1, keys, n * sizeof *k);
 	for (size_t i = 0; i < n; i++)
 		by_time[i] = by_bytes[i] = i;
-	qsort_r(by_time, n, sizeof *by_time, report_cmp, k + 1);
-	qsort_r(by_bytes, n, sizeof *by_bytes, report_cmp, k);
+	qsort_r(by_time, n, sizeof *by_time, report_by_time, (void *)keys);
+	qsort_r(by_bytes, n, sizeof *by_bytes, report_by_bytes, (void *)keys);
 	bool *keep = insp_xcalloc(n + 1, sizeof *keep);
 	for (size_t i = 0; i < n && i < limit; i++) {
 		keep[by_time[i]] = true;
@@ -290,7 +296,6 @@ static size_t *report_pick(const struct report_key *keys, size_t n, size_t limit
 		if (keep[by_time[i]])
 			by_time[(*shown)++] = by_time[i];
 	free(by_bytes);
-	free(k);
 	free(keep);
 	return by_time;
 }

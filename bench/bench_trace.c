@@ -4,10 +4,17 @@
 ** bench_trace_bare (not instrumented); bench/trace.sh runs them bare, with
 ** an empty hook, under meminst trace=wall/cpu and under uftrace.
 **
-**   bench_trace [CALLS]   prints: calls N ns_per_call X
+**   bench_trace [CALLS [stopped]]   prints: calls N ns_per_call X
+**
+** `stopped`: under libmeminst, meminst_trace_start and meminst_trace_stop
+** (found with dlsym) run before the loop, so the loop measures the hooks
+** with tracing stopped by the API.
 */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_util.h"
 
@@ -23,6 +30,16 @@ __attribute__((noinline)) static unsigned long step(unsigned long i)
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 20000000ul, odd = 0;
+	if (argc > 2 && strcmp(argv[2], "stopped") == 0) {
+		int (*start)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "meminst_trace_start");
+		int (*stop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "meminst_trace_stop");
+		if (!start || !stop || start(NULL) != 0) {
+			fprintf(stderr, "bench_trace: stopped needs libmeminst and MEMINST trace_file=\n");
+			return 1;
+		}
+		odd += step(1);
+		stop();
+	}
 	uint64_t t0 = bench_now_ns();
 	for (unsigned long i = 0; i < n; i++)
 		odd += step(i);

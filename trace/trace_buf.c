@@ -531,7 +531,10 @@ void trace_thread_exit(void)
 	tl->busy = 1 << 20; /* for good: later key destructors may still call us */
 	if (!t)
 		return;
-	trace_cur = NULL;
+	if (trace_cur) {
+		trace_cur = NULL;
+		trace_arm(-1);
+	}
 	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_EXIT, trace_now());
 	trace_ev_append_to(t, &w, 1);
 	trace_ev_flush(t);
@@ -744,6 +747,8 @@ void trace_after_fork_child(void)
 		buf_reopen_in_child = !trace_sink;
 	}
 	trace_thr_t *self = trace_tls.rec;
+	/* the other threads' trace_cur went with them */
+	atomic_store(&trace_armed, atomic_load(&trace_on) + (trace_call_hook != NULL) + (trace_cur != NULL));
 	reg.pool = NULL;
 	reg.next_no = 1;
 	for (trace_thr_t *t = reg.all; t; t = t->next) {

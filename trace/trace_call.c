@@ -4,10 +4,13 @@
 ** <alloc> and suspend events, and starting and stopping (MEMINST trace=,
 ** meminst_trace_start/stop/apply).
 **
-** The hot path is one initial-exec TLS load (trace_cur, the thread's record
-** while it is traced), one compare against the tracing generation, a time
-** stamp and three stores into the thread's buffer.  Everything else —
-** the first call of a thread, a full buffer, a stop — falls to call_slow.
+** The hot path is one test of trace_armed (zero while nothing is to be
+** done: tracing off or stopped, no call counting, so that the hooks then
+** cost what empty hooks cost), one initial-exec TLS load (trace_cur, the
+** thread's record while it is traced), one compare against the tracing
+** generation, a time stamp and the stores into the thread's buffer.
+** Everything else — the first call of a thread, a full buffer, a stop —
+** falls to call_slow.
 **
 ** Which threads: all (default), or the family of the thread that started
 ** tracing (it and the threads created by family members while tracing,
@@ -29,7 +32,23 @@ _Atomic int trace_on;
 bool trace_all_threads = true;
 bool trace_alloc_watch;
 void (*trace_call_hook)(void *fn);
+_Atomic int trace_armed;
 static _Atomic int call_start_lock;
+
+/* trace_armed counts the reasons the hooks have work: tracing on (1), a
+** call hook set (1), and each thread whose trace_cur is set (1 each: it
+** must still write TRACE_OFF after a stop). */
+void trace_arm(int delta)
+{
+	atomic_fetch_add_explicit(&trace_armed, delta, memory_order_release);
+}
+
+void trace_call_hook_set(void (*fn)(void *))
+{
+	void (*old)(void *) = __atomic_exchange_n(&trace_call_hook, fn, __ATOMIC_ACQ_REL);
+	if (!old != !fn)
+		trace_arm(fn ? 1 : -1);
+}
 
 /* weak: until the sampler is linked */
 __attribute__((weak)) bool trace_asample_on;
@@ -42,6 +61,7 @@ __attribute__((weak)) void trace_sample_thread_end(void) {}
 static NOINST void call_thread_off(trace_thr_t *t)
 {
 	trace_cur = NULL;
+	trace_arm(-1);
 	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_OFF, trace_now());
 	trace_ev_append_to(t, &w, 1);
 	t->gen = 0;
@@ -74,6 +94,7 @@ static NOINST trace_thr_t *call_sync(void)
 	t->gen = g;
 	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now());
 	trace_ev_append_to(t, &w, 1);
+	trace_arm(1);
 	trace_cur = t;
 	return t;
 }
@@ -117,8 +138,9 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 ** and calls nothing, so that the compiler saves no registers for it; the
 ** rest (other clocks, a full buffer, a thread to start) is call_slow's, by
 ** a tail call.  The two rdtsc are most of its cost (about 8.5 ns each on
-** the benchmark VM). */
-ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
+** the benchmark VM).  The exported hooks only test trace_armed and jump
+** here: with nothing armed they are a load, a branch and a return. */
+static NOINST __attribute__((noinline)) void call_enter(void *fn, void *site)
 {
 	trace_thr_t *t = trace_cur;
 	if (trace_likely(t != NULL) &&
@@ -136,8 +158,15 @@ ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 	call_slow(MEMINST_TREC_CALL, fn, site);
 }
 
+ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
+{
+	if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))
+		return;
+	call_enter(fn, site);
+}
+
 /* Returning from fn: RETURN [head, fn]. */
-ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
+static NOINST __attribute__((noinline)) void call_exit(void *fn, void *site)
 {
 	trace_thr_t *t = trace_cur;
 	if (trace_likely(t != NULL) &&
@@ -152,6 +181,13 @@ ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 		}
 	}
 	call_slow(MEMINST_TREC_RETURN, fn, site);
+}
+
+ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
+{
+	if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))
+		return;
+	call_exit(fn, site);
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */
@@ -254,6 +290,7 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	uint32_t g = atomic_load(&trace_gen) + 1;
 	trace_tls.member_gen = g;
 	trace_alloc_watch = true;
+	trace_arm(1);
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
 	rc = 0;
@@ -277,6 +314,7 @@ static int call_stop(bool write_profile)
 		atomic_store(&trace_on, 0);
 		atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
 		trace_alloc_watch = false;
+		trace_arm(-1);
 	}
 	atomic_store(&call_start_lock, 0);
 	trace_thr_t *t = trace_cur;

@@ -230,7 +230,7 @@ int trace_counts_start(void)
 			   MEMINST_TREC_SIZE_WORD(3, 0), ps};
 	trace_ev_append(rec, 3);
 	__atomic_store_n(&trace_counts_on, true, __ATOMIC_RELEASE);
-	__atomic_store_n(&trace_call_hook, trace_counts_note, __ATOMIC_RELEASE);
+	trace_call_hook_set(trace_counts_note);
 	return 0;
 }
 
@@ -239,7 +239,7 @@ int trace_counts_start(void)
 void trace_counts_stop(void)
 {
 	__atomic_store_n(&trace_counts_on, false, __ATOMIC_RELEASE);
-	__atomic_store_n(&trace_call_hook, NULL, __ATOMIC_RELEASE);
+	trace_call_hook_set(NULL);
 	for (counts_table_t *t = atomic_load(&counts_all); t; t = t->next)
 		if (atomic_load(&t->owned) && t->used)
 			counts_emit(t);

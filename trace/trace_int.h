@@ -189,6 +189,15 @@ extern int (*trace_sink)(const void *chunk, size_t bytes);
 /* Called by __cyg_profile_func_enter for every call made by a thread that
 ** is not being traced, while set (precise call counts for the sampler). */
 extern void (*trace_call_hook)(void *fn);
+/* Set or clear trace_call_hook (arms the hooks while set). */
+void trace_call_hook_set(void (*fn)(void *));
+
+/* Non-zero while the instrumentation hooks have anything to do: the count
+** of reasons (tracing on, a call hook, threads still holding trace_cur).
+** The hooks test it first, so that with nothing armed they cost about as
+** much as empty hooks. */
+extern _Atomic int trace_armed;
+void trace_arm(int delta);
 
 /* "trace_buf.c" */
 void trace_spin_lock(_Atomic int *l);       /* our own: pthread's are wrapped */

@@ -89,6 +89,11 @@ static int run(const char *what)
 		for (int i = 0; i < 7; i++)
 			leaf();
 		SHOW(leaf, 7);
+	} else if (strncmp(what, "loop", 4) == 0) { /* loopN: leaf N times */
+		long n = atol(what + 4);
+		for (long i = 0; i < n; i++)
+			leaf();
+		SHOW(leaf, n);
 	} else {
 		fprintf(stderr, "trace_target: unknown case %s\n", what);
 		return 2;
@@ -149,6 +154,17 @@ int main(int argc, char **argv)
 			leaf(); /* not traced */
 		SHOW(leaf, 13);
 		return 0;
+	}
+	/* stopped FILE loopN: tracing started and stopped by the API, then
+	** the loop: the hooks' cost with tracing stopped */
+	if (strcmp(argv[1], "stopped") == 0 && argc == 4) {
+		char opts[512];
+		snprintf(opts, sizeof opts, "trace=wall,trace_file=%s", argv[2]);
+		if (meminst_trace_start(opts) != 0)
+			return 5;
+		leaf();
+		meminst_trace_stop();
+		return run(argv[3]);
 	}
 #endif
 	return run(argv[1]);

@@ -46,6 +46,8 @@ enum meminst_trace_clock {
 
 /* header.flags: what the run asked to record. */
 #define MEMINST_TRACE_F_CALLS 0x1u        /* exact call/return events           */
+/* The last frame of a sample cut at its depth: where the rest was. */
+#define MEMINST_TRACE_FRAME_TRUNCATED 1u
 #define MEMINST_TRACE_F_SAMPLES 0x2u      /* timer samples                      */
 #define MEMINST_TRACE_F_ALLOC_SAMPLES 0x4u /* allocation samples                 */
 #define MEMINST_TRACE_F_ALL_THREADS 0x8u  /* all threads, not only the starter's family */
@@ -164,7 +166,10 @@ enum meminst_trec_kind {
 	** frames are code addresses, innermost (the interrupted pc) first;
 	** frames after the first are return addresses (symbolise address - 1).
 	** weight: the sampling period in ticks of the file's clock, times the
-	** ticks the kernel merged into this one (timer overruns)           */
+	** ticks the kernel merged into this one (timer overruns).  A stack
+	** deeper than sample_depth= ends (root side) with the frame
+	** MEMINST_TRACE_FRAME_TRUNCATED.  In wall mode a thread blocked in a
+	** wrapped call has the real function's address as frame 0          */
 	MEMINST_TREC_SAMPLE = 64,
 	/* allocation sample. extra = n; then [bytes represented (estimate),
 	** size of the sampled request, frames n] innermost first; every frame

@@ -81,9 +81,9 @@ static __attribute__((noinline)) void asample_take(asample_tls_t *t, size_t size
 	** the program's estimate unbiased. */
 	if (!size || alloc_tls.guard)
 		return;
-	uint64_t rec[4 + TRACE_FRAMES_MAX];
+	uint64_t rec[4 + trace_sample_depth + 1];
 	alloc_guard_enter();
-	unsigned n = trace_unwind_here(rec + 4, TRACE_FRAMES_MAX);
+	unsigned n = trace_sample_walk_here(rec + 4, 0);
 	double p = -expm1(-(double)size / asample_mean_d); /* 1 - exp(-s/N), exact for small s/N */
 	rec[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_SAMPLE, trace_now());
 	rec[1] = MEMINST_TREC_SIZE_WORD(4 + n, n);

@@ -595,6 +595,8 @@ void trace_ev_append(const uint64_t *words, unsigned n)
 		trace_ev_append_to(t, words, n);
 }
 
+static void buf_sig_append(trace_thr_t *t, int tid, const uint64_t *words, unsigned n);
+
 /* The signal stream: the handler runs on the thread it interrupted, so the
 ** record is this thread's; sig_busy keeps a nested handler (or the exit
 ** flush) out, and the record is then dropped rather than waited for. */
@@ -603,8 +605,24 @@ void trace_sig_append(const uint64_t *words, unsigned n)
 	trace_thr_t *t = trace_tls.rec;
 	if (trace_unlikely(!t) && !(t = buf_spare_take()))
 		return;
+	buf_sig_append(t, 0, words, n);
+}
+
+/* From another thread: only while `t` is still the record of `tid`
+** (checked once the stream is ours: the thread's exit flush takes it too). */
+void trace_sig_append_to(trace_thr_t *t, int tid, const uint64_t *words, unsigned n)
+{
+	buf_sig_append(t, tid, words, n);
+}
+
+static void buf_sig_append(trace_thr_t *t, int tid, const uint64_t *words, unsigned n)
+{
 	if (atomic_exchange(&t->sig_busy, 1))
 		return;
+	if (tid && (t->dead || t->tid != tid)) {
+		atomic_store(&t->sig_busy, 0);
+		return;
+	}
 	if (t->sig.pos + n > t->sig.end) {
 		int saved_errno = errno;
 		buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);

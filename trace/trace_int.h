@@ -55,6 +55,10 @@ void trace_ev_append(const uint64_t *words, unsigned n);
 /* The same for the signal stream: async-signal-safe, never blocks, drops
 ** the record (counting it as LOST) rather than re-enter itself. */
 void trace_sig_append(const uint64_t *words, unsigned n);
+/* The same into another thread's signal stream (the wall-clock sampler),
+** if `t` is still the record of thread `tid`; dropped if it is busy. */
+struct trace_thr_s;
+void trace_sig_append_to(struct trace_thr_s *t, int tid, const uint64_t *words, unsigned n);
 
 /* Write every thread's buffered records (at exit; after fork in the child the
 ** parent's records are discarded). */
@@ -93,6 +97,7 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size);
 ** new thread before its start routine, and when it ends; normal context. */
 void trace_sample_thread_begin(void);
 void trace_sample_thread_end(void);
+void trace_sample_thread_internal(void); /* instead of begin: meminst's own */
 
 /* "trace_asample.c": called for every allocation of `size` bytes while
 ** allocation sampling is on (from trace_alloc_end, or straight from the
@@ -108,6 +113,15 @@ static inline void trace_asample_count(size_t size)
 	if (__builtin_expect((trace_asample_left -= (int64_t)size) <= 0, 0))
 		trace_asample_take(size);
 }
+
+/* "trace_wall.c": the blocking-call wrappers of trace_suspend.c tell the
+** wall-clock sampler when a sampled thread blocks, so that it is sampled
+** without a signal (no EINTR, no short sleep).  `fn` is the real function,
+** the innermost frame of the samples taken meanwhile; begin returns what
+** end takes (NULL: the thread is not sampled). */
+extern _Atomic bool trace_wall_on;
+void *trace_wall_block_begin(void *fn);
+void trace_wall_block_end(void *slot);
 
 /* ====================================================== writer internals == */
 /* Shared by trace_buf.c, trace_call.c and trace_suspend.c (the writer and

@@ -17,10 +17,9 @@
 **         process-wide ITIMER_PROF, whose one signal goes to whichever
 **         thread the kernel picks, which skews the split between busy
 **         threads, and which programs use themselves (setitimer).
-**   wall  a POSIX timer on CLOCK_MONOTONIC (SIGEV_THREAD_ID): also while the
-**         thread sleeps or waits.  The signal then ends the wait early:
-**         nanosleep, poll and the like return EINTR (as under any
-**         wall-clock signal profiler).
+**   wall  no timer: trace_wall.c's sampler thread signals the threads that
+**         run and samples those that wait without a signal (a signal
+**         would end nanosleep, poll and the like early, EINTR).
 ** A thread's timer is made when sampling starts (every thread listed in
 ** /proc/self/task, targeted by tid) and in each thread created later
 ** (trace_sample_thread_begin, from the pthread_create wrapper); it is
@@ -67,6 +66,7 @@ extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *o
 
 unsigned trace_sample_hz;
 unsigned trace_sample_clock;
+unsigned trace_sample_depth = TRACE_FRAMES_MAX;
 
 /* Read by the handler: set after every timer exists' settings are written. */
 static _Atomic bool sample_running;
@@ -79,7 +79,7 @@ static uint64_t sample_period_ns;
 static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sample_timer_s {
 	pid_t tid; /* 0: free slot */
-	int fd;    /* the perf event, or -1: the POSIX timer id */
+	int fd;    /* the perf event, -1: the POSIX timer id, or SAMPLE_FD_WALL */
 	timer_t id;
 } sample_timers[SAMPLE_TIMERS_MAX];
 static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
@@ -89,6 +89,10 @@ static bool sample_handler_set, sample_warned_handler;
 ** with SIGPROF blocked. */
 static struct sigaction sample_prog;
 #define SAMPLE_COOKIE ((void *)sample_timers) /* sigev_value of our timers */
+#define SAMPLE_FD_WALL (-2) /* a slot of trace_wall.c's sampler thread */
+/* meminst's own threads (the snapshot service): never sampled */
+#define SAMPLE_INTERNAL_MAX 4
+static _Atomic pid_t sample_internal[SAMPLE_INTERNAL_MAX];
 
 /* ----------------------------------------------------------- handler --- */
 
@@ -119,29 +123,66 @@ static void sample_forward(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/* A stack of n frames walked with room for one more than the depth: cut
+** to the depth, the mark in the last place.  Returns the frames kept. */
+static unsigned sample_cut(uint64_t *frames, unsigned n)
+{
+	if (n <= trace_sample_depth)
+		return n;
+	frames[trace_sample_depth] = MEMINST_TRACE_FRAME_TRUNCATED;
+	return trace_sample_depth + 1;
+}
+
+unsigned trace_sample_walk(void *uc, uint64_t *frames)
+{
+	unsigned n = trace_unwind_signal(uc, frames, trace_sample_depth + 1);
+	if (n == 0) { /* the thread was unwinding itself: keep the pc at least */
+		frames[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+		n = 1;
+	}
+	return sample_cut(frames, n);
+}
+
+unsigned trace_sample_walk_here(uint64_t *frames, unsigned first)
+{
+	return sample_cut(frames, first + trace_unwind_here(frames + first, trace_sample_depth + 1 - first));
+}
+
 static void sample_handler(int sig, siginfo_t *si, void *uc)
 {
 	bool ours = si->si_code == SI_TIMER ? si->si_value.sival_ptr == SAMPLE_COOKIE
-		    : si->si_code == POLL_IN;
+		    : si->si_code == POLL_IN || si->si_code == SI_QUEUE;
 	if (!ours) {
 		sample_forward(sig, si, uc);
 		return;
 	}
-	if (!atomic_load_explicit(&sample_running, memory_order_relaxed))
-		return; /* a tick that outlived stop */
 	int saved_errno = errno;
 	uint64_t t0 = trace_now();
-	uint64_t rec[3 + TRACE_FRAMES_MAX];
-	unsigned n = trace_unwind_signal(uc, rec + 3, TRACE_FRAMES_MAX);
-	if (n == 0) { /* the thread was unwinding itself: keep the pc at least */
-		rec[3] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-		n = 1;
-	}
-	/* Ticks that came while this one was pending are merged by the kernel
-	** into overruns: they weigh in, so the total stays right. */
+	uint64_t rec[3 + trace_sample_depth + 1];
 	uint64_t periods = 1;
-	if (si->si_code == SI_TIMER && si->si_overrun > 0)
-		periods += (uint64_t)si->si_overrun;
+	unsigned n;
+	if (si->si_code == SI_QUEUE) {
+		if (!trace_wall_signal(si, uc, &periods, rec + 3, &n)) {
+			sample_forward(sig, si, uc); /* sigqueue by the program */
+			errno = saved_errno;
+			return;
+		}
+	} else {
+		if (!atomic_load_explicit(&sample_running, memory_order_relaxed)) {
+			errno = saved_errno;
+			return; /* a tick that outlived stop */
+		}
+		n = trace_sample_walk(uc, rec + 3);
+		/* Ticks that came while this one was pending are merged by the
+		** kernel into overruns: they weigh in, so the total stays right. */
+		if (si->si_code == SI_TIMER && si->si_overrun > 0)
+			periods += (uint64_t)si->si_overrun;
+	}
+	/* a tick that outlived stop, or nothing to record */
+	if (!atomic_load_explicit(&sample_running, memory_order_relaxed) || n == 0) {
+		errno = saved_errno;
+		return;
+	}
 	rec[0] = MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE, t0);
 	rec[1] = MEMINST_TREC_SIZE_WORD(3 + n, n);
 	rec[2] = periods * sample_weight;
@@ -247,6 +288,10 @@ static int sample_perf_make(pid_t tid)
 static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
 {
 	*fd = -1;
+	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's */
+		*fd = SAMPLE_FD_WALL;
+		return trace_wall_thread_add(tid);
+	}
 	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_CPU && !sample_no_perf) {
 		if ((*fd = sample_perf_make(tid)) >= 0)
 			return 0;
@@ -276,7 +321,9 @@ static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
 
 static void sample_timer_free(struct sample_timer_s *t)
 {
-	if (t->fd >= 0)
+	if (t->fd == SAMPLE_FD_WALL)
+		trace_wall_thread_remove(t->tid);
+	else if (t->fd >= 0)
 		close(t->fd);
 	else
 		timer_delete(t->id);
@@ -344,7 +391,10 @@ static void sample_timers_existing(void)
 			struct dirent64 *d = (struct dirent64 *)(buf + off);
 			off += d->d_reclen;
 			pid_t tid = (pid_t)atoi(d->d_name);
-			if (tid > 0)
+			bool internal = false;
+			for (unsigned i = 0; i < SAMPLE_INTERNAL_MAX; i++)
+				internal |= atomic_load(&sample_internal[i]) == tid;
+			if (tid > 0 && !internal)
 				sample_timer_add(tid, false);
 		}
 	close(fd);
@@ -377,6 +427,21 @@ void trace_sample_thread_begin(void)
 		(void)trace_unwind_here(warm, 4);
 		sample_timer_add(alloc_sys_gettid(), true);
 	}
+	pthread_mutex_unlock(&sample_lock);
+}
+
+/* The calling thread is meminst's own (made by the runtime, instead of
+** trace_sample_thread_begin): not the program's, never sampled. */
+void trace_sample_thread_internal(void)
+{
+	pid_t tid = alloc_sys_gettid();
+	for (unsigned i = 0; i < SAMPLE_INTERNAL_MAX; i++) {
+		pid_t none = 0;
+		if (atomic_compare_exchange_strong(&sample_internal[i], &none, tid))
+			break;
+	}
+	pthread_mutex_lock(&sample_lock);
+	sample_timer_remove(tid); /* listed when sampling started */
 	pthread_mutex_unlock(&sample_lock);
 }
 
@@ -445,6 +510,8 @@ static int sample_timers_start(const sample_settings_t *s)
 	** existed before start take a spare the writer keeps ready
 	** (trace_sig_append). */
 	(void)trace_thread_record();
+	if (s->clock == MEMINST_TRACE_SAMPLE_WALL && trace_wall_start(sample_period_ns, sample_weight) < 0)
+		return -1;
 	atomic_store(&sample_running, true);
 	sample_timers_existing();
 	return 0;
@@ -494,6 +561,7 @@ static void sample_stop_locked(void)
 	if (was)
 		sample_cost_record();
 	sample_timers_clear();
+	trace_wall_stop();
 	if (sample_handler_set && !sample_handler_is_ours() && !sample_warned_handler) {
 		sample_warned_handler = true;
 		alloc_log("the program set SIGPROF by a system call while sampling");
@@ -537,6 +605,7 @@ static void sample_postfork_child(void)
 		if (sample_timers[i].tid && sample_timers[i].fd >= 0)
 			close(sample_timers[i].fd); /* the parent's threads' events */
 	memset(sample_timers, 0, sizeof sample_timers);
+	trace_wall_after_fork_child();
 	trace_asample_on = false;
 	trace_counts_on = false;
 }

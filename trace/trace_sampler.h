@@ -8,7 +8,12 @@
 
 #include "trace_int.h"
 
-#define TRACE_FRAMES_MAX 64 /* deepest stack recorded per sample */
+#define TRACE_FRAMES_MAX 64    /* frames per sample by default (sample_depth=) */
+#define TRACE_DEPTH_MAX 1024   /* the largest sample_depth= */
+/* Frames a sample keeps (MEMINST sample_depth=, TRACE_FRAMES_MAX by default);
+** a deeper stack is cut at the root side and marked by one more frame,
+** MEMINST_TRACE_FRAME_TRUNCATED. */
+extern unsigned trace_sample_depth;
 
 /* ------------------------------------------------------------ unwind --- */
 /* "trace_unwind.c" */
@@ -40,6 +45,28 @@ struct sigaction;
 ** true when handled here (the program's action is kept apart), false: pass
 ** it to libc. */
 bool trace_sample_sigaction(const struct sigaction *act, struct sigaction *old);
+
+/* The stack of the thread a signal interrupted, cut to trace_sample_depth
+** frames and marked when deeper (the handler's walk; async-signal-safe).
+** `frames` has room for trace_sample_depth + 1. */
+unsigned trace_sample_walk(void *ucontext, uint64_t *frames);
+/* The same from normal context (trace_unwind_here), after `first` frames
+** the caller has put in already. */
+unsigned trace_sample_walk_here(uint64_t *frames, unsigned first);
+
+/* ------------------------------------------------------------- wall --- */
+/* "trace_wall.c": sample_clock=wall by a sampler thread (see its top). */
+
+int trace_wall_start(uint64_t period_ns, uint64_t weight);
+void trace_wall_stop(void);
+int trace_wall_thread_add(int tid);
+void trace_wall_thread_remove(int tid);
+void trace_wall_after_fork_child(void);
+/* From the SIGPROF handler: true when `si` is a wall tick; then *periods
+** and frames (trace_sample_depth + 1 at most) are set, *nframes 0 when
+** there is nothing to record. */
+bool trace_wall_signal(const void *si, void *uc, uint64_t *periods, uint64_t *frames,
+		       unsigned *nframes);
 
 /* Current settings, read by the writer for the file header. */
 extern unsigned trace_sample_hz;     /* 0: no timer sampling            */

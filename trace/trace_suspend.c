@@ -49,14 +49,18 @@ static void *susp_next(const char *name)
 		memcpy(&real_, &fn_, sizeof fn_);                               \
 	}
 
-/* Call expr, wrapped in a SUSPEND record with this reason when traced. */
+/* Call expr, wrapped in a SUSPEND record with this reason when traced, and
+** announced to the wall-clock sampler (no signal while blocked) when it
+** runs. */
 #define SUSPEND(type, reason, expr)                                             \
 	do {                                                                    \
-		if (trace_likely(!trace_cur))                                   \
+		if (trace_likely(!trace_cur && !trace_wall_on))                 \
 			return expr;                                            \
+		void *wall_ = trace_wall_on ? trace_wall_block_begin((void *)real_) : NULL; \
 		uint64_t begin_ = trace_suspend_begin();                        \
 		type r_ = expr;                                                 \
 		trace_suspend_end(begin_, reason);                              \
+		trace_wall_block_end(wall_);                                    \
 		return r_;                                                      \
 	} while (0)
 
@@ -134,7 +138,7 @@ ALLOC_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeou
 	ALLOC_EXPORT int name(type *l)                                          \
 	{                                                                       \
 		REAL(name);                                                     \
-		if (trace_likely(!trace_cur))                                   \
+		if (trace_likely(!trace_cur && !trace_wall_on))                 \
 			return real_(l);                                        \
 		static __typeof__(tryname) *try_;                               \
 		if (trace_unlikely(!try_)) {                                    \
@@ -144,9 +148,11 @@ ALLOC_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeou
 		int rc = try_(l);                                               \
 		if (rc != EBUSY) /* taken (EOWNERDEAD too), or an error */      \
 			return rc;                                              \
+		void *wall = trace_wall_on ? trace_wall_block_begin((void *)real_) : NULL; \
 		uint64_t begin = trace_suspend_begin();                         \
 		rc = real_(l);                                                  \
 		trace_suspend_end(begin, MEMINST_TSUSPEND_LOCK);                \
+		trace_wall_block_end(wall);                                     \
 		return rc;                                                      \
 	}
 

@@ -19,6 +19,7 @@ struct thread_tramp {
 	void *(*start)(void *);
 	void *arg;
 	uint32_t parent_no, member_gen;
+	bool internal; /* made by meminst itself (inside its guard) */
 };
 
 static create_fn *thread_real_create(void)
@@ -45,7 +46,10 @@ static void *thread_main(void *p)
 	struct thread_tramp tp = *(struct thread_tramp *)p;
 	alloc_real.free(p);
 	trace_thread_begin(tp.parent_no, tp.member_gen);
-	trace_sample_thread_begin();
+	if (tp.internal) /* the snapshot service: not a thread of the program */
+		trace_sample_thread_internal();
+	else
+		trace_sample_thread_begin();
 	void *r;
 	pthread_cleanup_push(thread_end, NULL);
 	r = tp.start(tp.arg);
@@ -67,6 +71,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 		return EAGAIN;
 	tp->start = start;
 	tp->arg = arg;
+	tp->internal = alloc_tls.guard > 0;
 	trace_thread_parent(&tp->parent_no, &tp->member_gen);
 	int rc = real(th, attr, thread_main, tp);
 	if (rc != 0)

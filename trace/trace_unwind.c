@@ -101,9 +101,8 @@ static unsigned unwind_walk(unw_cursor_t *c, uint64_t *frames, unsigned max)
 static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
 {
 	enum { SKIP_MAX = 8 }; /* our frames and the trampoline, at most */
-	void *buf[TRACE_FRAMES_MAX + SKIP_MAX];
-	unsigned want = max + SKIP_MAX < sizeof buf / sizeof buf[0] ? max + SKIP_MAX
-				  : (unsigned)(sizeof buf / sizeof buf[0]);
+	unsigned want = max + SKIP_MAX;
+	void *buf[want];
 	int n = unw_backtrace(buf, (int)want);
 	for (int i = 0; i < n && i < SKIP_MAX; i++)
 		if ((uint64_t)(uintptr_t)buf[i] == pc) {
@@ -134,9 +133,8 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 unsigned trace_unwind_here(uint64_t *frames, unsigned max)
 {
 	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
-	void *buf[TRACE_FRAMES_MAX + SELF_MAX];
-	unsigned want = max + SELF_MAX < sizeof buf / sizeof buf[0] ? max + SELF_MAX
-				  : (unsigned)(sizeof buf / sizeof buf[0]);
+	unsigned want = max + SELF_MAX;
+	void *buf[want];
 	unwind_depth++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before libunwind runs */
 	int n = unw_backtrace(buf, (int)want);

@@ -1,0 +1,219 @@
+/*
+** sample_block.c — blocking calls for the wall-clock sampling tests
+** (tests/sample/block.sh; built -O1 -fno-inline -g).
+**
+**   block [MS]   one function per kind of wait, each waiting MS ms (200):
+**                block_usleep (10 x usleep(MS/2 ms)), block_nanosleep,
+**                block_poll (poll on a pipe nobody writes, timeout),
+**                block_read (read on a pipe a thread writes after MS),
+**                block_cond (pthread_cond_wait, signalled after MS),
+**                block_join (a thread that sleeps MS), block_raw (the
+**                nanosleep system call, which meminst does not wrap).
+**                Each measures its wait: a wait shorter than asked, or an
+**                EINTR, is printed ("short NAME", "eintr NAME").
+**   deep N MS    burns MS ms of CPU N calls deep (deep_rec), for the
+**                [truncated] frame of stacks deeper than sample_depth
+**
+** Prints "block done" / "deep done" and exits 0 when every wait was whole.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static double ms_arg = 200;
+static int failures;
+
+static double now_ms(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void check(const char *name, double t0, double want, int rc)
+{
+	double took = now_ms(CLOCK_MONOTONIC) - t0;
+	if (rc < 0 && errno == EINTR) {
+		printf("eintr %s\n", name);
+		failures++;
+	}
+	if (took < want - 0.5) {
+		printf("short %s %.1f ms of %.1f\n", name, took, want);
+		failures++;
+	}
+}
+
+static struct timespec ts_of(double ms)
+{
+	struct timespec ts = {(time_t)(ms / 1e3), (long)((ms - (time_t)(ms / 1e3) * 1e3) * 1e6)};
+	return ts;
+}
+
+__attribute__((noinline)) void block_usleep(void)
+{
+	for (int i = 0; i < 10; i++) {
+		double t0 = now_ms(CLOCK_MONOTONIC);
+		int rc = usleep((useconds_t)(ms_arg / 2 * 1000));
+		check("usleep", t0, ms_arg / 2, rc);
+	}
+}
+
+__attribute__((noinline)) void block_nanosleep(void)
+{
+	struct timespec ts = ts_of(ms_arg);
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	int rc = nanosleep(&ts, NULL);
+	check("nanosleep", t0, ms_arg, rc);
+}
+
+__attribute__((noinline)) void block_poll(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	struct pollfd pf = {p[0], POLLIN, 0};
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	int rc = poll(&pf, 1, (int)ms_arg);
+	check("poll", t0, ms_arg, rc);
+	close(p[0]);
+	close(p[1]);
+}
+
+static int writer_fd;
+static void *writer_main(void *arg)
+{
+	(void)arg;
+	struct timespec ts = ts_of(ms_arg);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	if (write(writer_fd, "x", 1) != 1)
+		abort();
+	return NULL;
+}
+
+__attribute__((noinline)) void block_read(void)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return;
+	writer_fd = p[1];
+	pthread_t t;
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	pthread_create(&t, NULL, writer_main, NULL);
+	char c;
+	ssize_t rc = read(p[0], &c, 1);
+	check("read", t0, ms_arg, rc < 0 ? -1 : 0);
+	if (rc != 1)
+		printf("read got %zd\n", rc), failures++;
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+}
+
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int cond_done;
+
+static void *signaller_main(void *arg)
+{
+	(void)arg;
+	struct timespec ts = ts_of(ms_arg);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	pthread_mutex_lock(&cond_lock);
+	cond_done = 1;
+	pthread_cond_signal(&cond);
+	pthread_mutex_unlock(&cond_lock);
+	return NULL;
+}
+
+__attribute__((noinline)) void block_cond(void)
+{
+	pthread_t t;
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	pthread_create(&t, NULL, signaller_main, NULL);
+	pthread_mutex_lock(&cond_lock);
+	while (!cond_done)
+		pthread_cond_wait(&cond, &cond_lock);
+	pthread_mutex_unlock(&cond_lock);
+	check("cond", t0, ms_arg, 0);
+	pthread_join(t, NULL);
+}
+
+static void *sleep_main(void *arg)
+{
+	(void)arg;
+	struct timespec ts = ts_of(ms_arg);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+__attribute__((noinline)) void block_join(void)
+{
+	pthread_t t;
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	pthread_create(&t, NULL, sleep_main, NULL);
+	pthread_join(t, NULL);
+	check("join", t0, ms_arg, 0);
+}
+
+__attribute__((noinline)) void block_raw(void)
+{
+	struct timespec ts = ts_of(ms_arg);
+	double t0 = now_ms(CLOCK_MONOTONIC);
+	long rc = syscall(SYS_nanosleep, &ts, NULL);
+	check("raw", t0, ms_arg, (int)rc);
+}
+
+static volatile uint64_t sink;
+
+__attribute__((noinline)) void deep_burn(double ms)
+{
+	double end = now_ms(CLOCK_THREAD_CPUTIME_ID) + ms;
+	uint64_t x = sink | 1;
+	while (now_ms(CLOCK_THREAD_CPUTIME_ID) < end)
+		for (int i = 0; i < 20000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	sink = x;
+}
+
+__attribute__((noinline)) void deep_rec(int n, double ms)
+{
+	if (n > 1)
+		deep_rec(n - 1, ms);
+	else
+		deep_burn(ms);
+	sink++; /* not a tail call: every level keeps its frame */
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "block";
+	if (!strcmp(what, "block")) {
+		if (argc > 2)
+			ms_arg = atof(argv[2]);
+		block_usleep();
+		block_nanosleep();
+		block_poll();
+		block_read();
+		block_cond();
+		block_join();
+		block_raw();
+	} else if (!strcmp(what, "deep") && argc > 3) {
+		deep_rec(atoi(argv[2]), atof(argv[3]));
+	} else {
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS\n");
+		return 2;
+	}
+	printf("%s done\n", what);
+	return failures ? 1 : 0;
+}

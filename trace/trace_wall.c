@@ -1,0 +1,420 @@
+/*
+** trace_wall.c — wall-clock sampling (sample_clock=wall) that never
+** interrupts a blocked thread.
+**
+** Why not a wall-clock timer per thread, as cpu mode has: its signal ends
+** any wait the thread is in.  nanosleep, clock_nanosleep, poll, select and
+** epoll_wait are never restarted after a handler ran, SA_RESTART or not,
+** so the program saw EINTR and short sleeps, and the blocked time that wall
+** mode exists to show was cut short.
+**
+** Instead one sampler thread of ours wakes every period and looks at each
+** sampled thread:
+**   - inside a blocking call that libmeminst wraps (trace_suspend.c): the
+**     wrapper took the thread's stack on the way in, with the real
+**     function as its innermost frame, and marked its slot BLOCKED; the
+**     sampler writes the sample itself, into that thread's signal stream.
+**     No signal at all.
+**   - otherwise, the kernel says (/proc/self/task/TID/syscall) whether it
+**     runs, or waits in a system call that SA_RESTART restarts (read on a
+**     pipe, waitpid …): then it gets a SIGPROF (rt_tgsigqueueinfo, SI_QUEUE
+**     with our cookie) and its handler walks the stack, as in cpu mode.
+**     Any other system call is a wait that a handler would end (nanosleep,
+**     poll, futex with a time-out …) that meminst does not wrap (a raw
+**     system call, libc calling itself): no signal either, and the sample
+**     carries the thread's last stack (from its last signalled sample, at
+**     most one period of running before the wait began) if it has one
+**     since its last wrapped wait.
+** A slot goes RUN -> SIGNALLED (sampler, compare-and-swap) -> RUN (handler),
+** or RUN -> BLOCKED (wrapper, compare-and-swap) -> RUN.  A wrapper that finds
+** its slot SIGNALLED lets the tick land first (one sched_yield: a pending
+** signal is delivered when a system call returns), so no tick can reach
+** the real call.  Periods a thread owes (its signal not handled yet: not
+** scheduled, or SIGPROF blocked) add up in `pending` and weigh in the next
+** sample: a thread that blocks SIGPROF is sampled when it unblocks it.
+**
+** What is left: a thread that starts a raw, unwrapped wait in the few
+** microseconds between the sampler's look and its signal sees that one
+** signal (see meminst(7)).
+*/
+#define _GNU_SOURCE
+#include "trace_sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dlfcn.h>
+
+#include "../alloc/alloc_int.h"
+
+enum { WALL_FREE, WALL_RUN, WALL_SIGNALLED, WALL_BLOCKED };
+
+typedef struct wall_slot_s {
+	_Atomic int tid;           /* 0: free */
+	_Atomic int state;         /* WALL_* */
+	_Atomic uint32_t pending;  /* periods owed to the next signalled sample */
+	trace_thr_t *_Atomic rec;  /* the thread's trace record, once known */
+	_Atomic unsigned nblocked, nlast;
+	uint64_t *blocked;         /* its stack at the wrapped call's entry */
+	uint64_t *last;            /* its stack at its last signalled sample */
+} wall_slot_t;
+
+#define WALL_SLOTS 2048
+#define WALL_COOKIE ((void *)wall_slots)
+
+static wall_slot_t wall_slots[WALL_SLOTS];
+static _Atomic int wall_lock;        /* slots added, removed, or ticked */
+static uint64_t *wall_frames;        /* 2 x (depth + 1) words per slot (mmap) */
+static size_t wall_frames_bytes;
+static unsigned wall_depth;          /* frames per stack, the mark included */
+static uint64_t wall_period_ns, wall_weight;
+static pthread_t wall_thread;
+static _Atomic bool wall_run;
+static _Atomic int wall_thread_tid;
+_Atomic bool trace_wall_on;          /* the wrappers' one test */
+
+static __thread int wall_my_slot ALLOC_TLS_MODEL; /* index + 1, 0: unknown */
+static __thread int wall_my_tid ALLOC_TLS_MODEL;
+
+/* ------------------------------------------------------------- slots --- */
+
+static wall_slot_t *wall_self(void)
+{
+	if (!wall_my_tid)
+		wall_my_tid = alloc_sys_gettid();
+	int i = wall_my_slot - 1;
+	if (i >= 0 && atomic_load_explicit(&wall_slots[i].tid, memory_order_acquire) == wall_my_tid)
+		return &wall_slots[i];
+	for (i = 0; i < WALL_SLOTS; i++) /* async-signal-safe: plain loads */
+		if (atomic_load_explicit(&wall_slots[i].tid, memory_order_acquire) == wall_my_tid) {
+			wall_my_slot = i + 1;
+			return &wall_slots[i];
+		}
+	return NULL;
+}
+
+/* `tid` is sampled from now on.  Normal context. */
+int trace_wall_thread_add(int tid)
+{
+	if (!wall_frames || tid == atomic_load(&wall_thread_tid))
+		return -1;
+	int rc = -1;
+	trace_spin_lock(&wall_lock);
+	for (unsigned i = 0; i < WALL_SLOTS; i++) {
+		wall_slot_t *s = &wall_slots[i];
+		if (atomic_load(&s->tid))
+			continue;
+		s->blocked = wall_frames + (size_t)i * 2 * wall_depth;
+		s->last = s->blocked + wall_depth;
+		s->nblocked = s->nlast = 0;
+		s->pending = 0;
+		s->rec = tid == alloc_sys_gettid() ? trace_thread_record() : NULL;
+		atomic_store(&s->state, WALL_RUN);
+		atomic_store_explicit(&s->tid, tid, memory_order_release);
+		rc = 0;
+		break;
+	}
+	trace_spin_unlock(&wall_lock);
+	return rc;
+}
+
+void trace_wall_thread_remove(int tid)
+{
+	trace_spin_lock(&wall_lock);
+	for (unsigned i = 0; i < WALL_SLOTS; i++)
+		if (atomic_load(&wall_slots[i].tid) == tid) {
+			atomic_store(&wall_slots[i].tid, 0);
+			atomic_store(&wall_slots[i].state, WALL_FREE);
+			wall_slots[i].rec = NULL;
+		}
+	trace_spin_unlock(&wall_lock);
+}
+
+/* ---------------------------------------------------------- wrappers --- */
+
+/* A wrapped blocking call begins: remember the stack, `fn` (the real
+** function) innermost, and let the sampler take it without a signal.
+** Returns the slot for trace_wall_block_end, or NULL. */
+void *trace_wall_block_begin(void *fn)
+{
+	wall_slot_t *s = wall_self();
+	if (!s)
+		return NULL;
+	int old = atomic_load(&s->state);
+	if (old == WALL_BLOCKED) /* a wrapped call inside another (libc's own) */
+		return NULL;
+	s->blocked[0] = (uint64_t)(uintptr_t)fn;
+	atomic_store_explicit(&s->nblocked, trace_sample_walk_here(s->blocked, 1), memory_order_release);
+	int want = WALL_RUN;
+	if (atomic_compare_exchange_strong(&s->state, &want, WALL_BLOCKED))
+		return s;
+	if (want != WALL_SIGNALLED)
+		return NULL;
+	/* A tick is on its way.  It lands when a system call returns, this
+	** one for instance, unless the thread blocks SIGPROF: then it stays
+	** pending through the call, which it cannot cut short either. */
+	sigset_t cur;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	atomic_store(&s->state, WALL_BLOCKED);
+	return s;
+}
+
+void trace_wall_block_end(void *slot)
+{
+	wall_slot_t *s = slot;
+	if (!s)
+		return;
+	/* it runs on from here: its last signalled stack is older than the
+	** wait, no stack for a raw wait that may follow */
+	atomic_store_explicit(&s->nlast, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->state, WALL_RUN, memory_order_release);
+}
+
+/* ----------------------------------------------------------- handler --- */
+
+/* In the SIGPROF handler: was it our tick?  Then fill the periods it
+** stands for and the frames (n words at most), and return true with
+** *nframes set (0: nothing to record). */
+bool trace_wall_signal(const void *info, void *uc, uint64_t *periods, uint64_t *frames,
+		       unsigned *nframes)
+{
+	const siginfo_t *si = info;
+	if (si->si_code != SI_QUEUE || si->si_value.sival_ptr != WALL_COOKIE)
+		return false;
+	*nframes = 0;
+	wall_slot_t *s = wall_self();
+	if (!s || !atomic_load(&wall_run))
+		return true;
+	*periods = atomic_exchange(&s->pending, 0);
+	if (atomic_load(&s->state) == WALL_BLOCKED) { /* came late, in a wrapper */
+		unsigned n = atomic_load(&s->nblocked);
+		memcpy(frames, s->blocked, n * 8u);
+		*nframes = n;
+	} else {
+		unsigned n = trace_sample_walk(uc, frames);
+		memcpy(s->last, frames, n * 8u);
+		atomic_store_explicit(&s->nlast, n, memory_order_release);
+		*nframes = n;
+		int want = WALL_SIGNALLED;
+		atomic_compare_exchange_strong(&s->state, &want, WALL_RUN);
+	}
+	if (!s->rec) /* made by now, or a spare taken by the record before */
+		s->rec = trace_tls.rec;
+	if (!*periods)
+		*periods = 1;
+	return true;
+}
+
+/* ------------------------------------------------------------ sampler --- */
+
+/* System calls that a SIGPROF handler with SA_RESTART does not cut short
+** (the kernel restarts them, or they do not sleep): a thread inside one is
+** signalled like a running one, for its exact stack.  Others (nanosleep,
+** poll, select, epoll_wait, futex with a time-out, pause …) end with EINTR
+** after any handler, SA_RESTART or not. */
+static bool wall_restartable(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev:
+	case SYS_open: case SYS_openat: case SYS_wait4: case SYS_waitid:
+	case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_recvfrom:
+	case SYS_recvmsg: case SYS_sendto: case SYS_sendmsg: case SYS_flock:
+	case SYS_fsync: case SYS_fdatasync:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* What the thread does now, from /proc/self/task/TID/syscall: 'R' running
+** (or in a system call a signal does not cut short), 'S' sleeping where a
+** signal would end the wait, '?' unreadable (the thread is gone). */
+static char wall_proc_state(pid_t tid)
+{
+	char path[64], buf[256];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	if (buf[0] == 'r') /* "running" */
+		return 'R';
+	long nr = strtol(buf, NULL, 10); /* -1: blocked outside a system call */
+	return nr < 0 || wall_restartable(nr) ? 'R' : 'S';
+}
+
+/* A sample of a thread that is not running, written by the sampler into
+** its signal stream: its stack at the wrapped call, or its last one. */
+static void wall_record_blocked(wall_slot_t *s, pid_t tid, bool wrapped, uint64_t periods)
+{
+	trace_thr_t *t = s->rec;
+	unsigned n = atomic_load_explicit(wrapped ? &s->nblocked : &s->nlast, memory_order_acquire);
+	if (!t || !n)
+		return;
+	uint64_t rec[3 + TRACE_DEPTH_MAX + 1];
+	memcpy(rec + 3, wrapped ? s->blocked : s->last, n * 8u);
+	uint64_t now = trace_clock == MEMINST_TRACE_CLOCK_CPU
+			       ? trace_clock_ns((clockid_t)((~(unsigned)tid) << 3 | 6)) /* its CPU clock */
+			       : trace_now();
+	rec[0] = MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE, now);
+	rec[1] = MEMINST_TREC_SIZE_WORD(3 + n, n);
+	rec[2] = periods * wall_weight;
+	trace_sig_append_to(t, tid, rec, 3 + n);
+}
+
+static void wall_signal(wall_slot_t *s, pid_t tid, uint64_t periods)
+{
+	atomic_fetch_add(&s->pending, (uint32_t)periods);
+	int want = WALL_RUN;
+	if (!atomic_compare_exchange_strong(&s->state, &want, WALL_SIGNALLED))
+		return; /* SIGNALLED: not handled yet, it owes one more; BLOCKED: next tick */
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	si.si_signo = SIGPROF;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = WALL_COOKIE;
+	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGPROF, &si) < 0)
+		atomic_store(&s->state, WALL_RUN);
+}
+
+static void wall_tick(uint64_t periods)
+{
+	trace_spin_lock(&wall_lock);
+	for (unsigned i = 0; i < WALL_SLOTS; i++) {
+		wall_slot_t *s = &wall_slots[i];
+		pid_t tid = atomic_load(&s->tid);
+		if (!tid)
+			continue;
+		if (atomic_load(&s->state) == WALL_BLOCKED) {
+			wall_record_blocked(s, tid, true, periods);
+			continue;
+		}
+		char st = wall_proc_state(tid);
+		if (st == 'R') {
+			wall_signal(s, tid, periods);
+		} else if (st == 'S') {
+			/* waiting where no wrapper sees it; BLOCKED meanwhile
+			** is the wrapper's stack, better still */
+			wall_record_blocked(s, tid, atomic_load(&s->state) == WALL_BLOCKED, periods);
+		}
+	}
+	trace_spin_unlock(&wall_lock);
+}
+
+static uint64_t wall_mono_ns(void)
+{
+	struct timespec ts;
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Wakes at every period boundary (absolute times: no drift); periods it
+** slept through on a busy machine weigh in the next samples. */
+static void *wall_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&wall_thread_tid, alloc_sys_gettid());
+	trace_tls.busy = 1 << 20; /* nothing of ours is ever recorded here */
+	uint64_t next = wall_mono_ns() + wall_period_ns;
+	while (atomic_load(&wall_run)) {
+		struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
+		/* the system call: the wrapped name would look for our slot */
+		if (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0 &&
+		    errno == EINTR)
+			continue;
+		if (!atomic_load(&wall_run))
+			break;
+		uint64_t now = wall_mono_ns(), periods = 1;
+		if (now >= next + wall_period_ns)
+			periods += (now - next) / wall_period_ns;
+		next += periods * wall_period_ns;
+		wall_tick(periods);
+	}
+	return NULL;
+}
+
+/* ----------------------------------------------------- start / stop --- */
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* Start the sampler thread.  sample_lock held. */
+int trace_wall_start(uint64_t period_ns, uint64_t weight)
+{
+	unsigned depth = trace_sample_depth;
+	wall_period_ns = period_ns;
+	wall_weight = weight;
+	if (!wall_frames || wall_depth != depth + 1) {
+		if (wall_frames)
+			alloc_sys_unmap(wall_frames, wall_frames_bytes);
+		wall_depth = depth + 1; /* room for the [truncated] mark */
+		wall_frames_bytes = (size_t)WALL_SLOTS * 2 * wall_depth * 8;
+		if (!(wall_frames = alloc_sys_map(wall_frames_bytes))) {
+			alloc_log("cannot start wall-clock sampling: out of memory");
+			return -1;
+		}
+	}
+	/* not a program thread: the real pthread_create, every signal blocked */
+	void *fn = dlsym(RTLD_NEXT, "pthread_create");
+	create_fn *create;
+	memcpy(&create, &fn, sizeof fn);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&wall_run, true);
+	alloc_guard_enter(); /* its stack and TLS are not the program's */
+	int rc = create ? create(&wall_thread, NULL, wall_main, NULL) : ENOSYS;
+	alloc_guard_exit();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		atomic_store(&wall_run, false);
+		alloc_log("cannot start the wall-clock sampler thread: %s", strerror(rc));
+		return -1;
+	}
+	while (!atomic_load(&wall_thread_tid)) /* its tid, never a slot's */
+		sched_yield();
+	atomic_store(&trace_wall_on, true);
+	return 0;
+}
+
+/* Stop the sampler thread and wait for it (its last tick may be writing).
+** sample_lock held. */
+void trace_wall_stop(void)
+{
+	if (!atomic_exchange(&wall_run, false))
+		return;
+	atomic_store(&trace_wall_on, false);
+	typedef int join_fn(pthread_t, void **);
+	void *fn = dlsym(RTLD_NEXT, "pthread_join");
+	join_fn *join;
+	memcpy(&join, &fn, sizeof fn);
+	if (join)
+		join(wall_thread, NULL);
+	atomic_store(&wall_thread_tid, 0);
+}
+
+/* A child of fork has no sampler thread, and its one thread's TLS is the
+** forking thread's. */
+void trace_wall_after_fork_child(void)
+{
+	atomic_store(&wall_run, false);
+	atomic_store(&trace_wall_on, false);
+	atomic_store(&wall_lock, 0);
+	atomic_store(&wall_thread_tid, 0);
+	for (unsigned i = 0; i < WALL_SLOTS; i++)
+		atomic_store(&wall_slots[i].tid, 0);
+	wall_my_slot = 0;
+	wall_my_tid = 0;
+}

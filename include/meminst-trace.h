@@ -237,6 +237,7 @@ static inline unsigned meminst_tprof_row_words(uint64_t size_word)
 #define MEMINST_TPROF_UNDEFINED 0 /* caller of calls whose entry was not traced */
 #define MEMINST_TPROF_SUSPEND 1   /* the `suspend` pseudo function             */
 #define MEMINST_TPROF_ALLOC 2     /* the `<alloc>` pseudo function             */
+#define MEMINST_TPROF_TRACE_WAIT 4 /* `<trace-wait>`: SUSPEND of reason TRACE   */
 
 /* SUSPEND reasons */
 enum meminst_tsuspend {
@@ -247,6 +248,11 @@ enum meminst_tsuspend {
 	MEMINST_TSUSPEND_JOIN = 5,   /* pthread_join, wait, waitpid                */
 	MEMINST_TSUSPEND_IO = 6,     /* read/write/recv/send/accept/connect on a pipe, socket or tty */
 	MEMINST_TSUSPEND_OTHER = 7,
+	/* the tracer's own wait: the thread's buffers were all waiting for
+	** the trace writer (the file is slower than the program).  Readers
+	** show it as the `<trace-wait>` pseudo function and keep it out of
+	** the program's functions' times. */
+	MEMINST_TSUSPEND_TRACE = 8,
 };
 
 /* ALLOC operations */

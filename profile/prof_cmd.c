@@ -340,8 +340,8 @@ static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct pr
 static void pc_summary(const struct insp_opts *o, const struct prof_model *m, const char *path)
 {
 	size_t nf = 0;
-	for (size_t i = 3; i < m->nfuncs; i++)
-		nf++;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		nf += m->funcs[i].addr > PROF_FN_PSEUDO_MAX;
 	fprintf(o->out, "%s: %zu thread%s, %llu records, %zu functions, %.3f ms (%s clock)", path,
 		m->nthreads, m->nthreads == 1 ? "" : "s", (unsigned long long)m->events, nf,
 		(double)m->acc / 1e6, prof_clock_name(m->clock));

@@ -415,6 +415,31 @@ static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint6
 	return PROF_OK;
 }
 
+/* The tracer waited for its writer from begin to end: the program did not
+** run then.  The time is <trace-wait>'s (OWN = ACC, called from the top of
+** the stack, so that one sees where), and the frames open across it start
+** that much later, so that no program function's OWN or ACC holds it. */
+static enum prof_err sim_trace_wait(struct prof_sim *s, struct prof_thread *t, uint64_t begin,
+				    uint64_t end)
+{
+	uint64_t from = sim_advance(t, begin);
+	if (end <= from)
+		return PROF_OK;
+	uint64_t d = end - from;
+	uint32_t caller = sim_caller(t);
+	uint32_t f = sim_fn(s, t, PROF_FN_TRACE_WAIT);
+	if (f == UINT32_MAX)
+		return PROF_E_NOMEM;
+	uint32_t p = sim_pair(s, t, caller, f);
+	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
+		return PROF_E_NOMEM;
+	sim_charge(t, p, 1, d, d);
+	for (size_t i = 0; i < t->depth; i++)
+		t->stack[i].start += d;
+	t->seg_start += d;
+	t->now = end;
+	return PROF_OK;
+}
 
 static void sim_thread_start(struct prof_thread *t, const uint64_t *r)
 {
@@ -471,6 +496,8 @@ static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const 
 	case MEMINST_TREC_TRACE_OFF:
 		return sim_close(s, t, sim_advance(t, ts));
 	case MEMINST_TREC_SUSPEND:
+		if (r[2] == MEMINST_TSUSPEND_TRACE)
+			return sim_trace_wait(s, t, ts, r[1]);
 		return sim_pseudo(s, t, PROF_FN_SUSPEND, ts, r[1], 0);
 	case MEMINST_TREC_ALLOC:
 		return sim_pseudo(s, t, PROF_FN_ALLOC, ts, r[1], r[2]);

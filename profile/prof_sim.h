@@ -47,7 +47,8 @@
 #define PROF_FN_SUSPEND 1u
 #define PROF_FN_ALLOC 2u
 #define PROF_FN_PENDING 3u   /* internal: caller not known yet          */
-#define PROF_FN_PSEUDO_MAX 3u
+#define PROF_FN_TRACE_WAIT 4u /* <trace-wait>: the tracer's own waits   */
+#define PROF_FN_PSEUDO_MAX 4u
 
 /* realloc(ctx, NULL, n) allocates; realloc(ctx, p, 0) is never asked. */
 struct prof_allocator {

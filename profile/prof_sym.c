@@ -145,6 +145,8 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_op
 	sym_add(st, PROF_FN_UNDEFINED, "undefined");
 	sym_add(st, PROF_FN_SUSPEND, "suspend");
 	sym_add(st, PROF_FN_ALLOC, "<alloc>");
+	sym_add(st, PROF_FN_PENDING, "undefined"); /* settled before any display */
+	sym_add(st, PROF_FN_TRACE_WAIT, "<trace-wait>");
 	return st;
 }
 
@@ -199,7 +201,7 @@ static void sym_rehash(prof_symtab_t *st)
 
 uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr)
 {
-	if (addr <= PROF_FN_ALLOC)
+	if (addr <= PROF_FN_PSEUDO_MAX) /* added first, in order */
 		return (uint32_t)addr;
 	if (2 * (st->nfuncs + 1) > st->hcap)
 		sym_rehash(st);

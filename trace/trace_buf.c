@@ -29,6 +29,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +40,8 @@ int (*trace_sink)(const void *chunk, size_t bytes);
 
 static _Atomic int buf_fd = -1;
 static char buf_file[4096];          /* the path as opened (absolute)     */
+static dev_t buf_dev;                /* the file buf_fd must still be     */
+static ino_t buf_ino;
 static bool buf_open_failed;
 static bool buf_reopen_in_child;     /* forked: open the child's file on first use */
 static _Atomic int buf_open_lock;
@@ -118,6 +121,12 @@ int trace_file_create(const char *path)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0 || errno != EEXIST)
 		goto done;
+	struct stat st;
+	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		/* a pipe to a reader, /dev/null: nothing there to overwrite */
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		goto done;
+	}
 	char magic[8] = {0};
 	int rd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = rd >= 0 ? read(rd, magic, sizeof magic) : -1;
@@ -181,13 +190,55 @@ static int buf_write_header(int fd)
 	return trace_write_all(fd, &h, sizeof h);
 }
 
-/* Hand one chunk to the sink or the file.  Async-signal-safe. */
+/*
+** Hand one chunk to the sink or the file.  Async-signal-safe.  The first
+** write error (a full disk, a quota, an I/O error) is said at once, on one
+** line with the path; the bytes of the chunk that did go out are cut off
+** again, so that the file ends with its last complete chunk, and nothing
+** more is written.
+*/
+static _Atomic int buf_failed;
 static int buf_emit(const void *chunk, size_t bytes)
 {
 	if (trace_sink)
 		return trace_sink(chunk, bytes);
 	int fd = atomic_load_explicit(&buf_fd, memory_order_acquire);
-	return fd < 0 ? -1 : trace_write_all(fd, chunk, bytes);
+	if (fd < 0 || atomic_load_explicit(&buf_failed, memory_order_relaxed))
+		return -1;
+	const char *c = chunk;
+	size_t left = bytes;
+	errno = 0;
+	while (left) {
+		ssize_t w = write(fd, c, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		c += w, left -= (size_t)w;
+	}
+	if (!left)
+		return 0;
+	int e = errno ? errno : EIO; /* a write of 0 bytes sets none */
+	if (!atomic_exchange(&buf_failed, 1)) {
+		struct stat st;
+		size_t partial = bytes - left;
+		if (partial && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial) {
+			int rc = ftruncate(fd, st.st_size - (off_t)partial);
+			(void)rc; /* if it fails, the reader stops at the torn chunk */
+		}
+		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
+			  "complete chunk, tracing writes nothing more", buf_file, strerror(e), e);
+	}
+	return -1;
+}
+
+/* Checksum (for the file, not the sink) and out.  Async-signal-safe. */
+int trace_chunk_emit(struct meminst_trace_chunk *h)
+{
+	const uint64_t *w = (const uint64_t *)(h + 1);
+	/* the in-process profiler reads the words at once: no checksum */
+	h->checksum = trace_sink ? 0 : meminst_trace_checksum(w, h->words);
+	return buf_emit(h, sizeof *h + (size_t)h->words * 8);
 }
 
 /* Records in n words, for the LOST count of a chunk that could not be written. */
@@ -206,8 +257,10 @@ static uint64_t buf_count_records(const uint64_t *w, uint64_t n)
 
 /* Seal the stream's words into a chunk and write it; then the stream is
 ** empty, apart from a LOST record if this or earlier chunks were lost.
-** The caller owns the stream (owner thread, or the exit flush). */
-static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stream)
+** The caller owns the stream (owner thread, or the exit flush).  With
+** `owner`, an events chunk goes to the writer thread when it runs, and the
+** stream goes on in a fresh buffer. */
+static void buf_chunk_out(uint32_t thread_no, trace_stream_t *s, unsigned stream, trace_thr_t *owner)
 {
 	uint64_t n = (uint64_t)(s->pos - s->base);
 	if (n) {
@@ -218,12 +271,13 @@ static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stre
 		h->stream = (uint16_t)stream;
 		h->reserved = 0;
 		h->seq = s->seq++;
-		/* the in-process profiler reads the words at once: no checksum */
-		h->checksum = trace_sink ? 0 : meminst_trace_checksum(s->base, n);
-		if (buf_emit(h, sizeof *h + n * 8) < 0)
+		if (owner && !trace_sink && trace_writer_handoff(owner) == 0)
+			goto lost; /* rebased onto a fresh buffer */
+		if (trace_chunk_emit(h) < 0)
 			s->lost += buf_count_records(s->base, n);
 	}
 	s->pos = s->base;
+lost:
 	if (s->lost) {
 		s->pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_LOST, trace_now());
 		s->pos[1] = s->lost;
@@ -232,10 +286,22 @@ static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stre
 	}
 }
 
+static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stream)
+{
+	buf_chunk_out(thread_no, s, stream, NULL);
+}
+
+/* The stream's words move to another buffer (chunk header words before
+** base); seq and lost go on. */
+void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve)
+{
+	s->base = s->pos = base;
+	s->end = base + words - reserve;
+}
+
 static void buf_stream_init(trace_stream_t *s, uint64_t *region, unsigned words, unsigned reserve)
 {
-	s->base = s->pos = region + TRACE_CHUNK_WORDS;
-	s->end = s->base + words - reserve;
+	trace_stream_rebase(s, region + TRACE_CHUNK_WORDS, words, reserve);
 	s->seq = 0;
 	s->lost = 0;
 }
@@ -372,15 +438,16 @@ static void buf_registry_push(trace_thr_t *t)
 /* A new record with empty streams, or NULL.  Normal context (mmap). */
 static trace_thr_t *buf_record_new(void)
 {
-	size_t bytes = sizeof(trace_thr_t) + 8 * (2 * TRACE_CHUNK_WORDS + TRACE_EV_WORDS + TRACE_SIG_WORDS);
+	size_t bytes = sizeof(trace_thr_t) + 8 * (TRACE_CHUNK_WORDS + TRACE_SIG_WORDS);
 	bytes = (bytes + 4095) & ~(size_t)4095;
-	trace_thr_t *t = alloc_sys_map(bytes);
+	uint64_t *ev = trace_wbuf_new(); /* events buffers go round the writer */
+	trace_thr_t *t = ev ? alloc_sys_map(bytes) : NULL;
 	if (!t)
 		return NULL;
 	t->map_bytes = bytes;
 	uint64_t *region = (uint64_t *)(t + 1);
-	buf_stream_init(&t->ev, region, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
-	buf_stream_init(&t->sig, region + TRACE_CHUNK_WORDS + TRACE_EV_WORDS, TRACE_SIG_WORDS, 0);
+	trace_stream_rebase(&t->ev, ev, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
+	buf_stream_init(&t->sig, region, TRACE_SIG_WORDS, 0);
 	t->dead = true; /* until a thread takes it */
 	buf_registry_push(t);
 	return t;
@@ -569,7 +636,7 @@ void trace_ev_flush(trace_thr_t *t)
 		t->ev.pos[1] = trace_clock_ns(CLOCK_MONOTONIC);
 		t->ev.pos += 2;
 	}
-	buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+	buf_chunk_out(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS, t);
 	atomic_store(&t->flushing, 0);
 	trace_modules_check();
 	trace_tls.busy--;
@@ -672,18 +739,57 @@ static void buf_flush_threads(bool others_events)
 	trace_tls.busy--;
 }
 
-void trace_flush_all(void) { buf_flush_threads(true); }
-void trace_flush_running(void) { buf_flush_threads(false); }
+/* The end: the writer thread writes what it has queued and ends first, so
+** that every thread's chunks keep their order; from then on flushes write
+** themselves. */
+void trace_flush_all(void)
+{
+	trace_writer_stop();
+	buf_flush_threads(true);
+}
+
+/* The caller reads the file back next: the writer's queue goes out too. */
+void trace_flush_running(void)
+{
+	buf_flush_threads(false);
+	trace_writer_drain();
+}
 
 /* At exit: everything out, then the descriptor is closed so that records
 ** made later (other libraries' destructors) are dropped, not half written. */
 void trace_writer_close(void)
 {
+	trace_writer_stop(); /* what it has queued first: chunks keep their order */
+	trace_file_check();  /* the program may have closed our descriptor */
 	trace_modules_check();
 	trace_flush_all();
 	int fd = atomic_exchange(&buf_fd, -1);
 	if (fd >= 0)
 		close(fd);
+}
+
+/* Programs that close every descriptor (daemons) close ours too, and may
+** get its number again for a file of theirs: before each batch the writer
+** thread makes sure that the descriptor is still the trace file, and opens
+** the file again if not (never closing the program's descriptor). */
+void trace_file_check(void)
+{
+	int fd = atomic_load(&buf_fd);
+	struct stat st;
+	if (fd < 0 || trace_sink || (fstat(fd, &st) == 0 && st.st_dev == buf_dev && st.st_ino == buf_ino))
+		return;
+	int nfd = open(buf_file, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (nfd < 0 || fstat(nfd, &st) != 0 || st.st_dev != buf_dev || st.st_ino != buf_ino) {
+		if (nfd >= 0)
+			close(nfd);
+		if (!atomic_exchange(&buf_failed, 1))
+			alloc_log("the program closed the trace file %s and it cannot be opened again; "
+				  "tracing writes nothing more", buf_file);
+		return;
+	}
+	if (atomic_compare_exchange_strong(&buf_fd, &fd, nfd))
+		return;
+	close(nfd); /* closed at exit meanwhile */
 }
 
 bool trace_file_is_open(void) { return atomic_load(&buf_fd) >= 0 || buf_reopen_in_child; }
@@ -727,11 +833,13 @@ static int buf_open_file(int pid, bool child)
 	int fd = trace_file_create(buf_file);
 	if (fd < 0)
 		return -1;
-	if (buf_write_header(fd) < 0) {
+	struct stat st;
+	if (buf_write_header(fd) < 0 || fstat(fd, &st) != 0) {
 		alloc_log("cannot write trace file %s: %s", buf_file, strerror(errno));
 		close(fd);
 		return -1;
 	}
+	buf_dev = st.st_dev, buf_ino = st.st_ino;
 	atomic_store_explicit(&buf_fd, fd, memory_order_release);
 	buf_proc_begin();
 	return 0;
@@ -759,6 +867,7 @@ void trace_after_fork_child(void)
 	atomic_store(&buf_open_lock, 0);
 	atomic_store(&proc.lock, 0);
 	atomic_store(&reg.lock, 0);
+	trace_writer_after_fork_child();
 	int fd = atomic_exchange(&buf_fd, -1);
 	if (fd >= 0) {
 		close(fd);

@@ -404,6 +404,7 @@ ALLOC_EXPORT int meminst_trace_flush(void)
 		return -1;
 	if (t && !trace_tls.busy)
 		trace_ev_flush(t);
+	trace_writer_drain();
 	return 0;
 }
 

@@ -5,8 +5,10 @@
 ** MEMINST options and allocation hooks) and writes the trace files described
 ** in <meminst-trace.h> and meminst-trace(5).
 **
-**   trace_buf.c      the writer: the file, its header, per-thread buffers,
-**                    chunks, flushing, clock, module map
+**   trace_buf.c      the file, its header, per-thread buffers, chunks,
+**                    flushing, module map
+**   trace_write.c    the writer thread: full events chunks are written
+**                    off the traced threads
 **   trace_call.c     exact tracing: __cyg_profile_func_enter/exit, thread
 **                    start/exit, <alloc> events, start/stop/apply
 **   trace_suspend.c  `suspend`: blocking calls wrapped while tracing
@@ -17,8 +19,9 @@
 ** Two streams per thread (MEMINST_TRACE_STREAM_*): the events stream is
 ** written only in normal context, the signal stream only by the sampling
 ** signal handler, so a sample never lands in the middle of an event.  Each
-** buffer is flushed as one chunk by one write(2) on an O_APPEND descriptor;
-** write is async-signal-safe, so the handler may flush its own buffer.
+** buffer is flushed as one chunk by one write(2) on an O_APPEND descriptor:
+** events chunks by the writer thread (trace_write.c), signal chunks by the
+** handler itself (write is async-signal-safe).
 */
 #ifndef TRACE_INT_H
 #define TRACE_INT_H
@@ -61,7 +64,8 @@ struct trace_thr_s;
 void trace_sig_append_to(struct trace_thr_s *t, int tid, const uint64_t *words, unsigned n);
 
 /* Write every thread's buffered records (at exit; after fork in the child the
-** parent's records are discarded). */
+** parent's records are discarded).  The writer thread is stopped first
+** (its queue written): later chunks are written by their flushers. */
 void trace_flush_all(void);
 /* While the program runs: the caller's records and every thread's signal
 ** stream (other threads' events streams cannot be taken safely). */
@@ -227,6 +231,22 @@ void trace_modules_check(void);             /* MODULE records if the map moved *
 void trace_writer_close(void);              /* at exit: flush all, stop writing */
 bool trace_file_is_open(void);
 int trace_path_expand(const char *in, int pid, char *out, size_t len);
+void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve);
+/* Checksum a sealed chunk (not for the sink) and write it; 0 or -1.  A
+** write error is reported once, the file cut back to its last complete
+** chunk, and nothing more is written.  Async-signal-safe. */
+int trace_chunk_emit(struct meminst_trace_chunk *h);
+/* The writer thread checks that the descriptor is still the file's (the
+** program may have closed it, or closed it and reused the number). */
+void trace_file_check(void);
+
+/* "trace_write.c": the writer thread (see there) */
+uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */
+int trace_writer_handoff(trace_thr_t *t);    /* 0, or -1: write it yourself */
+void trace_writer_drain(void);               /* queued chunks are written */
+void trace_writer_stop(void);                /* exit: drain, end the thread */
+void trace_writer_after_fork_child(void);
+
 /* "trace_clock.c" */
 void trace_clock_setup(int want);            /* before the header: calibrate */
 uint64_t trace_clock_ns(clockid_t id);       /* clock_gettime in ns            */

@@ -31,7 +31,7 @@ struct thr {
 	int seen;
 	uint64_t tid, parent, calls, returns, suspend, suspend_ticks, alloc, on, off, exit, lost;
 	uint64_t unordered, last_time, seq[2];
-	uint64_t allocs[8], reasons[8];
+	uint64_t allocs[8], reasons[16];
 };
 
 static struct thr thr[MAX_THREADS];
@@ -94,7 +94,7 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 		case MEMINST_TREC_SUSPEND:
 			th->suspend++;
 			th->suspend_ticks += w[i + 1] - MEMINST_TREC_TIME(w[i]);
-			th->reasons[w[i + 2] & 7]++;
+			th->reasons[w[i + 2] & 15]++;
 			break;
 		case MEMINST_TREC_ALLOC: th->alloc++; th->allocs[w[i + 2] & 7]++; break;
 		case MEMINST_TREC_TRACE_ON: th->on++; break;
@@ -172,8 +172,8 @@ int main(int argc, char **argv)
 		       " exit %" PRIu64 " lost %" PRIu64 " unordered %" PRIu64 "\n",
 		       t, th->tid, th->parent, th->calls, th->returns, th->suspend, sus_ns, th->alloc,
 		       th->on, th->off, th->exit, th->lost, th->unordered);
-		for (unsigned k = 0; k < 8; k++) {
-			if (th->allocs[k])
+		for (unsigned k = 0; k < 16; k++) {
+			if (k < 8 && th->allocs[k])
 				printf("alloc %u %u %" PRIu64 "\n", t, k, th->allocs[k]);
 			if (th->reasons[k])
 				printf("suspend %u %u %" PRIu64 "\n", t, k, th->reasons[k]);

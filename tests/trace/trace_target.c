@@ -5,6 +5,7 @@
 ** <meminst.h> tracing calls.  Each case prints "fn NAME ADDRESS COUNT" for
 ** the functions the test checks: COUNT calls on one thread.
 */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,23 @@ static int run(const char *what)
 		for (int i = 0; i < 7; i++)
 			leaf();
 		SHOW(leaf, 7);
+	} else if (strcmp(what, "closefds") == 0) {
+		/* a daemon's start: every descriptor but 0-2 closed, then a file
+		** of its own, likely given the trace file's old number; the
+		** traced calls go on, and its file must hold only its data */
+		const char *own = getenv("TRACE_TARGET_FILE");
+		if (!own)
+			return 2;
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		int fd = open(own, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0)
+			return 3;
+		for (long i = 0; i < 200000; i++)
+			leaf();
+		if (write(fd, "data\n", 5) != 5 || close(fd) != 0)
+			return 4;
+		SHOW(leaf, 200000);
 	} else if (strncmp(what, "loop", 4) == 0) { /* loopN: leaf N times */
 		long n = atol(what + 4);
 		for (long i = 0; i < n; i++)

@@ -1,0 +1,85 @@
+#!/bin/sh
+# writer.sh — the trace writer thread: a full disk is said at once on one
+# line with the path and errno, the program runs on unchanged and the file
+# ends with its last complete chunk; a program that closes every descriptor
+# and reuses the trace file's number keeps its own file and a whole trace;
+# a writer held up (a pipe nobody reads yet) makes the threads wait, and the
+# wait is the <trace-wait> pseudo function, outside the program's times.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "skip  writer: python3 is needed"; exit 77; }
+T=$MI_TMP
+
+# leaf_cnt JSON: calls of leaf in `inspect analyse --json`
+leaf_cnt() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+print(sum(f["cnt"] for t in j["threads"] for f in t["functions"] if f["name"] == "leaf"))' "$1" 2>&1
+}
+
+# --- disk full: a 1 MiB tmpfs (root only) -------------------------------
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=1m tmpfs "$T/full" 2>/dev/null; then
+	why=
+	tr=$T/full/f.trace
+	"$TR_TARGET" loop300000 >"$T/ref.out" 2>&1
+	MI_MEMINST="trace=wall,trace_file=$tr"
+	mi_x "$TR_TARGET" loop300000 >"$T/full.out" 2>"$T/full.err" || mi_why_add "the program failed"
+	unset MI_MEMINST
+	# the same output but for the address (position-independent code)
+	[ "$(awk '{ print $1, $2, $4 }' "$T/ref.out")" = "$(awk '{ print $1, $2, $4 }' "$T/full.out")" ] ||
+		mi_why_add "stdout changed"
+	[ "$(grep -c . "$T/full.err")" = 1 ] || mi_why_add "not one line on stderr"
+	grep -q "cannot write trace file $tr: No space left on device (errno 28)" "$T/full.err" ||
+		mi_why_add "no line with the path and errno"
+	"$TR_CHECK" "$tr" >"$T/full.chk" 2>>"$T/full.err" || mi_why_add "trace unreadable"
+	grep -q '^truncated' "$T/full.chk" && mi_why_add "the file ends in a torn chunk"
+	"$TR_INSPECT" analyse "$tr" >/dev/null 2>>"$T/full.err" || mi_why_add "inspect analyse failed"
+	umount "$T/full"
+	mi_verdict "disk full: one line, file whole up to its last chunk" "$why" "$T/full.err" stderr
+else
+	echo "skip  disk full: cannot mount a tmpfs here (not root)"
+fi
+
+# --- the program closes every descriptor ----------------------------------
+why=
+tr=$T/close.trace
+rm -f "$T/own"
+MI_MEMINST="trace=wall,trace_file=$tr"
+TRACE_TARGET_FILE=$T/own mi_x "$TR_TARGET" closefds >"$T/close.out" 2>"$T/close.err" ||
+	mi_why_add "the program failed"
+unset MI_MEMINST
+[ "$(cat "$T/own" 2>/dev/null)" = data ] || mi_why_add "the program's own file holds more than its data"
+"$TR_CHECK" "$tr" >"$T/close.chk" 2>>"$T/close.err" || mi_why_add "trace unreadable"
+"$TR_INSPECT" analyse --json "$tr" >"$T/close.json" 2>>"$T/close.err" || mi_why_add "inspect analyse failed"
+[ "$(leaf_cnt "$T/close.json")" = 200000 ] || mi_why_add "leaf: $(leaf_cnt "$T/close.json") calls, not 200000"
+mi_verdict "closed descriptors: trace whole, program's file untouched" "$why" "$T/close.err" stderr
+
+# --- a writer held up: <trace-wait> ---------------------------------------
+# 2M calls make ~80 MB of records; the pipe's reader sleeps first, so the
+# 16 MiB of buffers fill and the thread waits for the writer.
+why=
+fifo=$T/pipe.trace
+mkfifo "$fifo"
+(exec 3<"$fifo"; sleep 4; cat <&3 >"$T/piped.trace") &
+reader=$!
+MI_MEMINST="trace=wall,trace_file=$fifo"
+mi_x "$TR_TARGET" loop2000000 >"$T/pipe.out" 2>"$T/pipe.err" || mi_why_add "the program failed"
+unset MI_MEMINST
+wait "$reader"
+"$TR_CHECK" "$T/piped.trace" >"$T/pipe.chk" 2>>"$T/pipe.err" || mi_why_add "trace unreadable"
+grep -q '^suspend 1 8 ' "$T/pipe.chk" || mi_why_add "no SUSPEND(TRACE) record"
+"$TR_INSPECT" analyse --json "$T/piped.trace" >"$T/pipe.json" 2>>"$T/pipe.err" || mi_why_add "inspect analyse failed"
+[ "$(leaf_cnt "$T/pipe.json")" = 2000000 ] || mi_why_add "leaf: $(leaf_cnt "$T/pipe.json") calls, not 2000000"
+python3 - "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "<trace-wait> not kept out of the program's times"
+import json, sys
+j = json.load(open(sys.argv[1]))
+fs = {f["name"]: f for f in j["threads"][0]["functions"]}
+w = fs.get("<trace-wait>")
+main = fs.get("main")
+if not w or w["cnt"] < 1 or w["acc"] <= 0:
+    sys.exit("no <trace-wait> time: %r" % (w,))
+# the writer was held up for seconds: main's ACC must not hold that
+if main["acc"] > j["threads"][0]["acc"] - w["acc"] * 0.5:
+    sys.exit("main acc %r holds the wait %r" % (main["acc"], w["acc"]))
+EOF_PY
+mi_verdict "writer held up: <trace-wait>, outside the program's times" "$why" "$T/pipe.err" stderr
+mi_finish

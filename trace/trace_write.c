@@ -1,0 +1,340 @@
+/*
+** trace_write.c — the writer thread: full events chunks leave the traced
+** threads through a queue, and one thread of ours checksums and writes
+** them, so that no traced thread waits on the file.
+**
+** A traced thread whose 64 KiB events buffer is full seals the chunk
+** header, puts the buffer on the queue and takes an empty buffer from the
+** free list (or a new one, by mmap).  Only when WQ_MAX buffers are queued
+** (the writer is that far behind) and none is free does it wait, and the wait is written as a SUSPEND record of reason
+** MEMINST_TSUSPEND_TRACE, which readers show as the `<trace-wait>` pseudo
+** function and keep out of the program's times.
+**
+** Order: chunks of one thread are queued in order and the writer writes
+** the queue in order.  Anything written without the queue (the fallback
+** when the writer is not running, the exit flush) is written only while
+** the writer is stopped, after the queue is empty.
+**
+** The queue, the free list and the counters are under one spin lock, held
+** for a few instructions.  The writer sleeps on a futex; it runs with every
+** signal blocked, alloc_tls.guard raised (its work is ours) and
+** trace_tls.busy raised for life (nothing it does is recorded).
+**
+** Fork: the child has no writer.  The queue's buffers belong to the
+** parent's records (the parent writes them); the child forgets them and
+** starts its own writer at its first full chunk.
+*/
+#define _GNU_SOURCE
+#include "trace_int.h"
+#include "../alloc/alloc_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define WQ_MAX 256 /* queued buffers (16 MiB): beyond, a full thread waits */
+#define WQ_BUF_WORDS (TRACE_CHUNK_WORDS + TRACE_EV_WORDS)
+
+/* One events buffer: its link, then the chunk header words, then records
+** (the stream's base points at the records). */
+typedef struct wq_buf_s {
+	struct wq_buf_s *next;
+	uint64_t pad;
+	uint64_t words[WQ_BUF_WORDS];
+} wq_buf_t;
+
+static struct {
+	_Atomic int lock;
+	wq_buf_t *head, *tail;    /* queued, oldest first                 */
+	wq_buf_t *free;           /* empty buffers                        */
+	unsigned queued;          /* buffers queued or being written      */
+	bool running;             /* the writer takes queued buffers      */
+	bool stopping;            /* exit: write the rest and end         */
+	int pid;                  /* the process the writer runs in       */
+	_Atomic uint32_t wake;    /* futex: bumped when work is queued    */
+	_Atomic uint32_t freed;   /* futex: bumped when a buffer is freed */
+	_Atomic uint32_t done;    /* futex: bumped when the writer idles or ends */
+	_Atomic int sleeping;     /* the writer waits on `wake`           */
+	_Atomic int busy;         /* the writer holds taken buffers       */
+	_Atomic int waiters;      /* threads waiting on `freed` or `done` */
+} wq;
+
+static void wq_futex_wait(_Atomic uint32_t *addr, uint32_t seen)
+{
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void wq_futex_wake(_Atomic uint32_t *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+static wq_buf_t *wq_of(uint64_t *base)
+{
+	return (wq_buf_t *)((char *)(base - TRACE_CHUNK_WORDS) - offsetof(wq_buf_t, words));
+}
+
+/* A fresh buffer's record words, or NULL.  Normal context (mmap). */
+uint64_t *trace_wbuf_new(void)
+{
+	trace_spin_lock(&wq.lock);
+	wq_buf_t *b = wq.free;
+	if (b)
+		wq.free = b->next;
+	trace_spin_unlock(&wq.lock);
+	if (!b && !(b = alloc_sys_map(sizeof *b)))
+		return NULL;
+	return b->words + TRACE_CHUNK_WORDS;
+}
+
+static void wq_free_locked(wq_buf_t *b)
+{
+	b->next = wq.free;
+	wq.free = b;
+}
+
+/* ------------------------------------------------------------ the thread -- */
+
+static void wq_write_list(wq_buf_t *b)
+{
+	while (b) {
+		wq_buf_t *next = b->next;
+		struct meminst_trace_chunk *h = (void *)b->words;
+		trace_chunk_emit(h);
+		trace_spin_lock(&wq.lock);
+		wq_free_locked(b);
+		wq.queued--;
+		trace_spin_unlock(&wq.lock);
+		atomic_fetch_add(&wq.freed, 1);
+		if (atomic_load(&wq.waiters))
+			wq_futex_wake(&wq.freed);
+		b = next;
+	}
+}
+
+static void *wq_main(void *arg)
+{
+	(void)arg;
+	alloc_tls.guard = 1;        /* for life: its allocations are ours */
+	trace_tls.busy = 1 << 20;   /* and nothing it does is traced      */
+	for (;;) {
+		uint32_t seen = atomic_load(&wq.wake);
+		trace_spin_lock(&wq.lock);
+		wq_buf_t *list = wq.head;
+		wq.head = wq.tail = NULL;
+		bool stop = wq.stopping && !list;
+		if (stop)
+			wq.running = false;
+		atomic_store(&wq.busy, list != NULL);
+		trace_spin_unlock(&wq.lock);
+		if (stop)
+			break;
+		if (list) {
+			trace_file_check();
+			wq_write_list(list);
+			atomic_store(&wq.busy, 0);
+			continue;
+		}
+		atomic_fetch_add(&wq.done, 1);
+		if (atomic_load(&wq.waiters))
+			wq_futex_wake(&wq.done);
+		atomic_store(&wq.sleeping, 1);
+		wq_futex_wait(&wq.wake, seen);
+		atomic_store(&wq.sleeping, 0);
+	}
+	atomic_fetch_add(&wq.done, 1);
+	wq_futex_wake(&wq.done);
+	return NULL;
+}
+
+typedef int wq_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* libc's pthread_create: ours (trace_thread.c) would trace the writer. */
+static wq_create_fn *wq_real_create(void)
+{
+	static wq_create_fn *real;
+	if (!real) {
+		void *fn = dlsym(RTLD_NEXT, "pthread_create");
+		memcpy(&real, &fn, sizeof fn);
+	}
+	return real ? real : pthread_create;
+}
+
+/* Start the writer if this process has none.  Any context but a signal
+** handler (inside malloc too: the thread's memory comes from the backend
+** under alloc_tls.guard).  0, or -1: the caller writes synchronously. */
+static int wq_ensure(void)
+{
+	int pid = getpid();
+	trace_spin_lock(&wq.lock);
+	bool have = wq.running && wq.pid == pid;
+	bool off = wq.stopping;
+	trace_spin_unlock(&wq.lock);
+	if (have)
+		return 0;
+	if (off || trace_sink)
+		return -1;
+	static _Atomic int starting;
+	if (atomic_exchange(&starting, 1))
+		return -1; /* another thread is starting it: write this one ourselves */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	pthread_t th;
+	trace_tls.busy++;
+	alloc_guard_enter();
+	trace_spin_lock(&wq.lock);
+	wq.running = true, wq.pid = pid; /* before it runs: queue from now on */
+	trace_spin_unlock(&wq.lock);
+	int rc = wq_real_create()(&th, &at, wq_main, NULL);
+	if (rc != 0) { /* what was queued meanwhile is written here */
+		trace_spin_lock(&wq.lock);
+		wq.running = false;
+		wq_buf_t *list = wq.head;
+		wq.head = wq.tail = NULL;
+		trace_spin_unlock(&wq.lock);
+		wq_write_list(list);
+	}
+	alloc_guard_exit();
+	trace_tls.busy--;
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	atomic_store(&starting, 0);
+	return rc == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- handoff -- */
+
+/*
+** The owner of t's events stream hands its full buffer (the chunk header
+** sealed) to the writer and goes on in an empty one.  0, or -1 when there
+** is no writer (the caller writes the chunk itself).  A wait for a free
+** buffer is recorded in the new buffer as SUSPEND(TRACE).
+*/
+int trace_writer_handoff(trace_thr_t *t)
+{
+	if (wq_ensure() < 0)
+		return -1;
+	wq_buf_t *full = wq_of(t->ev.base), *fresh;
+	uint64_t wait_begin = UINT64_MAX;
+	for (;;) {
+		trace_spin_lock(&wq.lock);
+		if (!wq.running) { /* stopped meanwhile (exit) */
+			trace_spin_unlock(&wq.lock);
+			return -1;
+		}
+		fresh = wq.free;
+		if (fresh)
+			wq.free = fresh->next;
+		bool grow = !fresh && wq.queued < WQ_MAX;
+		if (fresh || grow) {
+			wq.queued++; /* the full one, queued below */
+			trace_spin_unlock(&wq.lock);
+			if (fresh || (fresh = alloc_sys_map(sizeof *fresh)))
+				break;
+			trace_spin_lock(&wq.lock);
+			wq.queued--;
+			trace_spin_unlock(&wq.lock);
+			return -1; /* out of memory: written by the caller */
+		}
+		/* every buffer is queued: wait for the writer */
+		uint32_t seen = atomic_load(&wq.freed);
+		atomic_fetch_add(&wq.waiters, 1);
+		trace_spin_unlock(&wq.lock);
+		if (wait_begin == UINT64_MAX)
+			wait_begin = trace_now();
+		wq_futex_wait(&wq.freed, seen);
+		atomic_fetch_sub(&wq.waiters, 1);
+	}
+	trace_spin_lock(&wq.lock);
+	full->next = NULL;
+	if (wq.tail)
+		wq.tail->next = full;
+	else
+		wq.head = full;
+	wq.tail = full;
+	trace_spin_unlock(&wq.lock);
+	atomic_fetch_add(&wq.wake, 1);
+	if (atomic_load(&wq.sleeping))
+		wq_futex_wake(&wq.wake);
+	trace_stream_rebase(&t->ev, fresh->words + TRACE_CHUNK_WORDS, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
+	if (wait_begin != UINT64_MAX) {
+		t->ev.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, wait_begin);
+		t->ev.pos[1] = trace_now();
+		t->ev.pos[2] = MEMINST_TSUSPEND_TRACE;
+		t->ev.pos += 3;
+	}
+	return 0;
+}
+
+/* Wait until everything queued so far is written (a flush the caller will
+** read back).  Normal context. */
+void trace_writer_drain(void)
+{
+	for (;;) {
+		uint32_t seen = atomic_load(&wq.done);
+		trace_spin_lock(&wq.lock);
+		bool idle = !wq.running || wq.pid != getpid() || (!wq.head && !atomic_load(&wq.busy));
+		if (!idle)
+			atomic_fetch_add(&wq.waiters, 1);
+		trace_spin_unlock(&wq.lock);
+		if (idle)
+			return;
+		atomic_fetch_add(&wq.wake, 1);
+		wq_futex_wake(&wq.wake);
+		wq_futex_wait(&wq.done, seen);
+		atomic_fetch_sub(&wq.waiters, 1);
+	}
+}
+
+/* At exit: the writer writes what is queued and ends; later chunks are
+** written by their flushers.  Normal context. */
+void trace_writer_stop(void)
+{
+	trace_spin_lock(&wq.lock);
+	bool ours = wq.running && wq.pid == getpid();
+	wq.stopping = true;
+	trace_spin_unlock(&wq.lock);
+	if (!ours)
+		return;
+	for (;;) {
+		uint32_t seen = atomic_load(&wq.done);
+		trace_spin_lock(&wq.lock);
+		bool ended = !wq.running;
+		if (!ended)
+			atomic_fetch_add(&wq.waiters, 1);
+		trace_spin_unlock(&wq.lock);
+		if (ended)
+			return;
+		atomic_fetch_add(&wq.wake, 1);
+		wq_futex_wake(&wq.wake);
+		wq_futex_wait(&wq.done, seen);
+		atomic_fetch_sub(&wq.waiters, 1);
+	}
+}
+
+/* In the child of fork: no writer; the queued buffers are the parent's. */
+void trace_writer_after_fork_child(void)
+{
+	atomic_store(&wq.lock, 0);
+	for (wq_buf_t *b = wq.head, *n; b; b = n) {
+		n = b->next;
+		wq_free_locked(b);
+	}
+	wq.head = wq.tail = NULL;
+	wq.queued = 0;
+	wq.running = false;
+	wq.stopping = false;
+	atomic_store(&wq.busy, 0);
+	atomic_store(&wq.waiters, 0);
+	atomic_store(&wq.sleeping, 0);
+}

@@ -22,6 +22,11 @@
 **     bits 0-7   kind (MEMINST_TREC_*)
 **     bits 8-63  time stamp: ticks of the file's clock since the file's t0
 **
+** Version 2 adds one-word calls and returns to events chunks (CALL32,
+** RET32 below: 8 bytes each, 16 per call on average); meminst_trace_expand
+** turns a version 2 events chunk into the version 1 records it stands for,
+** which is how readers take them.
+**
 ** Kinds below MEMINST_TREC_VARIABLE have a fixed size (MEMINST_TREC_WORDS).
 ** Kinds from MEMINST_TREC_VARIABLE up carry their size in their second word
 ** (bits 0-31: number of words of the whole record, header included; bits
@@ -34,7 +39,7 @@
 #include <stdint.h>
 
 #define MEMINST_TRACE_MAGIC "MEMINSTT"  /* 8 bytes, no terminator in the file */
-#define MEMINST_TRACE_VERSION 1
+#define MEMINST_TRACE_VERSION 2
 #define MEMINST_TRACE_MIN_READABLE 1
 
 /* header.clock: what the ticks of every time stamp in the file count. */
@@ -161,6 +166,19 @@ enum meminst_trec_kind {
 	** could not be written, or re-entered from a signal handler)        */
 	MEMINST_TREC_LOST = 10,
 
+	/* version 2, events chunks only: calls and returns in one word.
+	**   bits 0-7 kind, bits 8-31 ticks since the chunk's previous call or
+	**   return (CALL, RETURN, CALL_FN, CALL32, RET32; 0 at the chunk's
+	**   start), bits 32-63 the low half of the function's address, whose
+	**   high half is that of the chunk's last CALL, RETURN or CALL_FN
+	**   (0 at the chunk's start).
+	** A writer uses CALL_FN or RETURN when the time or the address does not
+	** fit.  No call site is recorded.                                   */
+	MEMINST_TREC_CALL32 = 11,
+	MEMINST_TREC_RET32 = 12,
+	/* [head, fn]: entered fn (version 2: CALL without the call site)    */
+	MEMINST_TREC_CALL_FN = 13,
+
 	/* variable size: word 1 is MEMINST_TREC_SIZE_WORD(nwords, extra) --- */
 	/* timer sample. extra = number of frames n; then [weight ticks, frames n]:
 	** frames are code addresses, innermost (the interrupted pc) first;
@@ -220,9 +238,60 @@ enum meminst_trec_kind {
 	MEMINST_TREC_SAMPLE_COST = 73,
 };
 
-/* Fixed sizes in words, by kind (0: unknown or variable). */
+/* Fixed sizes in words, by kind (0: unknown or variable), of the records
+** readers take (version 1, and version 2 after meminst_trace_expand). */
 #define MEMINST_TREC_WORDS_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2}
 #define MEMINST_TREC_FIXED_MAX 10
+/* The same with the version 2 kinds of events chunks (CALL32, RET32, CALL_FN). */
+#define MEMINST_TREC_WORDS2_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2, 1, 1, 2}
+#define MEMINST_TREC_FIXED2_MAX 13
+#define MEMINST_TREC_DELTA_BITS 24
+
+/* Words of the record at w, any version: 0 when its kind is unknown or it
+** runs past the `avail` words left. */
+static inline size_t meminst_trec_len(const uint64_t *w, size_t avail)
+{
+	static const unsigned char fixed[] = MEMINST_TREC_WORDS2_INIT;
+	unsigned k = MEMINST_TREC_KIND(w[0]);
+	size_t n = k < MEMINST_TREC_VARIABLE ? (k <= MEMINST_TREC_FIXED2_MAX ? fixed[k] : 0)
+		   : avail >= 2 ? (uint32_t)w[1] : 0;
+	return n && n <= avail ? n : 0;
+}
+
+/* A version 2 events chunk's n words at w, as version 1 records into out
+** (room for 3 * n words: a one-word call becomes [head, fn, 0], a return
+** [head, fn], CALL_FN a CALL with call site 0; everything else is
+** copied).  Returns the words written; *used is the words of w taken,
+** less than n when a record is cut short or of an unknown fixed kind. */
+static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t *out, size_t *used)
+{
+	uint64_t last = 0, hi = 0;
+	size_t i = 0, o = 0, len;
+	while (i < n && (len = meminst_trec_len(w + i, n - i)) != 0) {
+		unsigned k = MEMINST_TREC_KIND(w[i]);
+		if (k == MEMINST_TREC_CALL32 || k == MEMINST_TREC_RET32) {
+			last += (w[i] >> 8) & ((1u << MEMINST_TREC_DELTA_BITS) - 1);
+			int call = k == MEMINST_TREC_CALL32;
+			out[o++] = MEMINST_TREC_HEAD(call ? MEMINST_TREC_CALL : MEMINST_TREC_RETURN, last);
+			out[o++] = hi << 32 | w[i] >> 32;
+			if (call)
+				out[o++] = 0;
+		} else if (k == MEMINST_TREC_CALL_FN) {
+			last = MEMINST_TREC_TIME(w[i]), hi = w[i + 1] >> 32;
+			out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, last);
+			out[o++] = w[i + 1];
+			out[o++] = 0;
+		} else {
+			if (k == MEMINST_TREC_CALL || k == MEMINST_TREC_RETURN)
+				last = MEMINST_TREC_TIME(w[i]), hi = w[i + 1] >> 32;
+			for (size_t j = 0; j < len; j++)
+				out[o++] = w[i + j];
+		}
+		i += len;
+	}
+	*used = i;
+	return o;
+}
 
 /* Words per PROF_PAIR row: the size word's extra (0 means the first). */
 #define MEMINST_TPROF_ROW_TIME 5

@@ -16,10 +16,11 @@ static const char *dump_kind(unsigned k)
 	static const char *const fixed[] = {"?", "call", "return", "thread_start", "thread_exit",
 					    "suspend", "alloc", "clock", "trace_on", "trace_off", "lost"};
 	static const char *const var[] = {"sample", "alloc_sample", "module", "process", "counts",
-					  "prof_pair", "process_exit"};
+					  "prof_pair", "process_exit", "sample_reset", "counts_cost",
+					  "sample_cost"};
 	if (k <= MEMINST_TREC_FIXED_MAX)
 		return fixed[k];
-	if (k >= MEMINST_TREC_VARIABLE && k <= MEMINST_TREC_PROCESS_EXIT)
+	if (k >= MEMINST_TREC_VARIABLE && k <= MEMINST_TREC_SAMPLE_COST)
 		return var[k - MEMINST_TREC_VARIABLE];
 	return "unknown";
 }
@@ -63,8 +64,10 @@ static void dump_fixed(struct prof_dump *d, const uint64_t *r)
 	case MEMINST_TREC_CALL:
 		fputc(' ', f);
 		dump_name(d, r[1]);
-		fputs(" from ", f);
-		dump_name(d, r[2]);
+		if (r[2]) { /* version 2 records no call site */
+			fputs(" from ", f);
+			dump_name(d, r[2]);
+		}
 		break;
 	case MEMINST_TREC_RETURN:
 		fputc(' ', f);

@@ -145,6 +145,7 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		tr->exited = true;
 		tr->exit_status = (int64_t)r[2];
 		break;
+
 	case MEMINST_TREC_SAMPLE:
 	case MEMINST_TREC_ALLOC_SAMPLE:
 	case MEMINST_TREC_COUNTS:
@@ -193,11 +194,43 @@ static void read_each(struct prof_trace *tr, const struct meminst_trace_chunk *c
 		each(ctx, &tr->h, c->thread, c->stream, w + i, len);
 }
 
+/* Scratch words: the chunk as read, and a version 2 events chunk expanded
+** to version 1 records (meminst_trace_expand: at most 3 words a word). */
+struct read_bufs {
+	uint64_t *raw, *wide;
+	size_t raw_cap, wide_cap;
+};
+
+/* The records of a version 2 events chunk as version 1 ones in b->wide:
+** their number of words; *n becomes the raw words they came from.  A
+** complete chunk must be all records: else an exit code in *code. */
+static size_t read_expand(const struct insp_opts *o, struct prof_trace *tr, struct read_bufs *b, size_t *n,
+			  bool cut, uint64_t at, int *code)
+{
+	if (3 * *n > b->wide_cap) {
+		b->wide_cap = 3 * *n;
+		b->wide = insp_xrealloc(b->wide, b->wide_cap * sizeof *b->wide);
+	}
+	size_t used, m = meminst_trace_expand(b->raw, *n, b->wide, &used);
+	if (used < *n && !cut) {
+		uint64_t k = MEMINST_TREC_KIND(b->raw[used]), pos = at + 8 * used;
+		*code = meminst_trec_len(b->raw + used, SIZE_MAX) == 0 && k < MEMINST_TREC_VARIABLE
+				? read_fail(o, tr->path, "unknown record kind %u at byte %llu", (unsigned)k,
+					    (unsigned long long)pos)
+				: read_fail(o, tr->path, "record at byte %llu runs past its chunk",
+					    (unsigned long long)pos);
+	}
+	*n = used;
+	return m;
+}
+
 /* One chunk at tr->size; returns 0, 1 at the end of the file, or an exit
 ** code. */
-static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr, uint64_t **buf,
-		      size_t *cap, prof_each_fn each, void *ctx)
+static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr, struct read_bufs *b,
+		      prof_each_fn each, void *ctx)
 {
+	uint64_t **buf = &b->raw;
+	size_t *cap = &b->raw_cap;
 	struct meminst_trace_chunk c;
 	uint64_t at = tr->size;
 	size_t got = fread(&c, 1, sizeof c, f);
@@ -220,16 +253,28 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	size_t bytes = fread(*buf, 1, (size_t)c.words * 8, f);
 	size_t n = bytes / 8;
 	bool cut = bytes < (size_t)c.words * 8;
-	if (cut)
-		n = read_complete(*buf, n);
-	else if (meminst_trace_checksum(*buf, c.words) != c.checksum)
+	if (!cut && meminst_trace_checksum(*buf, c.words) != c.checksum)
 		return read_fail(o, tr->path, "corrupt chunk at byte %llu (checksum mismatch)", (unsigned long long)at);
+	const uint64_t *recs = *buf;
+	size_t nrec;
+	bool wide = tr->h.version >= 2 && c.stream == MEMINST_TRACE_STREAM_EVENTS;
+	if (wide) {
+		int code = 0;
+		nrec = read_expand(o, tr, b, &n, cut, at + sizeof c, &code);
+		if (code)
+			return code;
+		recs = b->wide;
+	} else {
+		if (cut)
+			n = read_complete(*buf, n);
+		nrec = n;
+	}
 	size_t bad = 0;
-	enum prof_err e = prof_sim_feed(&tr->sim, c.thread, c.stream, *buf, n, &bad);
-	if (e)
-		return read_sim_error(o, tr, e, at + sizeof c + 8 * bad, *buf + bad);
+	enum prof_err e = prof_sim_feed(&tr->sim, c.thread, c.stream, recs, nrec, &bad);
+	if (e) /* expanded records have no place in the file: the chunk's */
+		return read_sim_error(o, tr, e, wide ? at : at + sizeof c + 8 * bad, recs + bad);
 	if (each)
-		read_each(tr, &c, *buf, n, each, ctx);
+		read_each(tr, &c, recs, nrec, each, ctx);
 	tr->chunks++;
 	if (cut) {
 		tr->size = at + sizeof c + 8 * n;
@@ -253,12 +298,11 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	int r = read_header(f, o, tr);
 	if (r == 0 && smp)
 		prof_samples_header(smp, &tr->h);
-	uint64_t *buf = NULL;
-	size_t cap = 0;
+	struct read_bufs b = {0};
 	struct insp_progress p;
 	insp_progress_start(&p, o, "reading the trace", size);
 	while (r == 0) {
-		r = read_chunk(f, o, tr, &buf, &cap, each, ctx);
+		r = read_chunk(f, o, tr, &b, each, ctx);
 		insp_progress_step(&p, tr->size);
 	}
 	insp_progress_end(&p);
@@ -266,7 +310,8 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 		r = read_fail(o, path, "read error");
 	else if (r == 1)
 		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
-	free(buf);
+	free(b.raw);
+	free(b.wide);
 	return r;
 }
 

@@ -244,12 +244,9 @@ int trace_chunk_emit(struct meminst_trace_chunk *h)
 /* Records in n words, for the LOST count of a chunk that could not be written. */
 static uint64_t buf_count_records(const uint64_t *w, uint64_t n)
 {
-	static const unsigned char fixed[] = MEMINST_TREC_WORDS_INIT;
 	uint64_t count = 0;
 	for (uint64_t i = 0; i < n; count++) {
-		unsigned k = MEMINST_TREC_KIND(w[i]);
-		uint64_t len = k <= MEMINST_TREC_FIXED_MAX ? fixed[k]
-			       : i + 1 < n ? (uint32_t)w[i + 1] : 1;
+		size_t len = meminst_trec_len(w + i, (size_t)(n - i));
 		i += len ? len : 1;
 	}
 	return count;
@@ -276,7 +273,7 @@ static void buf_chunk_out(uint32_t thread_no, trace_stream_t *s, unsigned stream
 		if (trace_chunk_emit(h) < 0)
 			s->lost += buf_count_records(s->base, n);
 	}
-	s->pos = s->base;
+	trace_stream_restart(s);
 lost:
 	if (s->lost) {
 		s->pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_LOST, trace_now());
@@ -295,8 +292,9 @@ static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stre
 ** base); seq and lost go on. */
 void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve)
 {
-	s->base = s->pos = base;
+	s->base = base;
 	s->end = base + words - reserve;
+	trace_stream_restart(s);
 }
 
 static void buf_stream_init(trace_stream_t *s, uint64_t *region, unsigned words, unsigned reserve)
@@ -457,8 +455,8 @@ static trace_thr_t *buf_record_new(void)
 ** first record.  Async-signal-safe (prctl and gettid are system calls). */
 static void buf_record_start(trace_thr_t *t, uint32_t parent_no)
 {
-	t->ev.pos = t->ev.base, t->ev.seq = t->ev.lost = 0;
-	t->sig.pos = t->sig.base, t->sig.seq = t->sig.lost = 0;
+	trace_stream_restart(&t->ev), t->ev.seq = t->ev.lost = 0;
+	trace_stream_restart(&t->sig), t->sig.seq = t->sig.lost = 0;
 	t->thread_no = atomic_fetch_add(&reg.next_no, 1);
 	t->parent_no = parent_no;
 	t->tid = alloc_sys_gettid();
@@ -888,8 +886,8 @@ void trace_after_fork_child(void)
 		}
 	}
 	if (self) {
-		self->ev.pos = self->ev.base, self->ev.seq = self->ev.lost = 0;
-		self->sig.pos = self->sig.base, self->sig.seq = self->sig.lost = 0;
+		trace_stream_restart(&self->ev), self->ev.seq = self->ev.lost = 0;
+		trace_stream_restart(&self->sig), self->sig.seq = self->sig.lost = 0;
 		self->thread_no = reg.next_no++;
 		self->parent_no = 0;
 		self->tid = alloc_sys_gettid();

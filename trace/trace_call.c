@@ -119,39 +119,67 @@ NOINST void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen)
 
 /* -------------------------------------------------------------- hooks -- */
 
+/* Append a call or return: one word (CALL32, RET32) when the time since the
+** chunk's last one fits 24 bits and the address shares its high half with
+** the last full one, else two (CALL_FN, RETURN) that set both again. */
+static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsigned kind, void *fn,
+							   uint64_t now)
+{
+	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, d = now - t->ev.last;
+	bool call = kind == MEMINST_TREC_CALL;
+	if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
+		p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
+		t->ev.pos = p + 1;
+	} else {
+		p[0] = MEMINST_TREC_HEAD(call ? MEMINST_TREC_CALL_FN : MEMINST_TREC_RETURN, now);
+		p[1] = a;
+		t->ev.pos = p + 2;
+		t->ev.hi = a >> 32;
+	}
+	t->ev.last = now;
+}
+
+/* What the hooks' fast path leaves: other clocks, a full buffer, a time or
+** address that does not fit one word, a thread to start or stop. */
 static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
 {
+	(void)site; /* not recorded (meminst-trace(5), version 2) */
 	trace_thr_t *t = call_sync();
 	if (!t) {
 		if (kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
 			trace_call_hook(fn);
 		return;
 	}
-	if (t->ev.pos + 3 > t->ev.end) /* flush first: its CLOCK record must not be later */
+	if (t->ev.pos + 2 > t->ev.end) /* flush first: its CLOCK record must not be later */
 		trace_ev_flush(t);
-	uint64_t w[3] = {MEMINST_TREC_HEAD(kind, trace_now_inline()), (uintptr_t)fn, (uintptr_t)site};
-	trace_ev_append_to(t, w, kind == MEMINST_TREC_CALL ? 3 : 2);
+	if (t->ev.pos + 2 > t->ev.end) { /* the exit flush has the buffer */
+		t->ev.lost++;
+		return;
+	}
+	call_put(t, kind, fn, trace_now_inline());
 }
 
-/* Entered fn from call site: CALL [head, fn, site].  Keep it small: it
-** runs on every call of the program.  The fast path is the TSC clock only
-** and calls nothing, so that the compiler saves no registers for it; the
-** rest (other clocks, a full buffer, a thread to start) is call_slow's, by
-** a tail call.  The two rdtsc are most of its cost (about 8.5 ns each on
-** the benchmark VM).  The exported hooks only test trace_armed and jump
-** here: with nothing armed they are a load, a branch and a return. */
+/* Entered fn: CALL32 [kind, ticks since the last call or return, low half
+** of fn], 8 bytes.  Keep it small: it runs on every call of the program.
+** The fast path is the TSC clock only and calls nothing, so that the
+** compiler saves no registers for it; the rest (other clocks, a full
+** buffer, a long form, a thread to start) is call_slow's, by a tail call.
+** The two rdtsc are most of its cost (about 8.5 ns each on the benchmark
+** VM).  The exported hooks only test trace_armed and jump here: with
+** nothing armed they are a load, a branch and a return. */
 static NOINST __attribute__((noinline)) void call_enter(void *fn, void *site)
 {
 	trace_thr_t *t = trace_cur;
 	if (trace_likely(t != NULL) &&
 	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed)) &&
 	    trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC)) {
-		uint64_t *p = t->ev.pos;
-		if (trace_likely(p + 3 <= t->ev.end)) {
-			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, __builtin_ia32_rdtsc() - trace_t0);
-			p[1] = (uintptr_t)fn;
-			p[2] = (uintptr_t)site;
-			t->ev.pos = p + 3;
+		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
+		uint64_t now = __builtin_ia32_rdtsc() - trace_t0, d = now - t->ev.last;
+		if (trace_likely(p < t->ev.end) &&
+		    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
+			*p = MEMINST_TREC_CALL32 | d << 8 | a << 32;
+			t->ev.last = now;
+			t->ev.pos = p + 1;
 			return;
 		}
 	}
@@ -165,18 +193,20 @@ ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 	call_enter(fn, site);
 }
 
-/* Returning from fn: RETURN [head, fn]. */
+/* Returning from fn: RET32, the same word. */
 static NOINST __attribute__((noinline)) void call_exit(void *fn, void *site)
 {
 	trace_thr_t *t = trace_cur;
 	if (trace_likely(t != NULL) &&
 	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed)) &&
 	    trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC)) {
-		uint64_t *p = t->ev.pos;
-		if (trace_likely(p + 2 <= t->ev.end)) {
-			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_RETURN, __builtin_ia32_rdtsc() - trace_t0);
-			p[1] = (uintptr_t)fn;
-			t->ev.pos = p + 2;
+		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
+		uint64_t now = __builtin_ia32_rdtsc() - trace_t0, d = now - t->ev.last;
+		if (trace_likely(p < t->ev.end) &&
+		    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
+			*p = MEMINST_TREC_RET32 | d << 8 | a << 32;
+			t->ev.last = now;
+			t->ev.pos = p + 1;
 			return;
 		}
 	}
@@ -297,8 +327,9 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 out:
 	atomic_store(&call_start_lock, 0);
 	trace_tls.busy--;
-	if (rc == 0)
+	if (rc == 0) {
 		call_sync(); /* the starter's TRACE_ON now, not at its next call */
+	}
 	return rc;
 }
 

@@ -123,11 +123,7 @@ struct fold_run {
 
 static size_t fold_rec_size(const uint64_t *w, size_t avail)
 {
-	static const unsigned char fixed[] = MEMINST_TREC_WORDS_INIT;
-	unsigned k = MEMINST_TREC_KIND(w[0]);
-	size_t n = k < MEMINST_TREC_VARIABLE ? (k <= MEMINST_TREC_FIXED_MAX ? fixed[k] : 0)
-		   : avail >= 2 ? (uint32_t)w[1] : 0;
-	return n && n <= avail ? n : 0;
+	return meminst_trec_len(w, avail); /* CALL32/RET32 of version 2 too */
 }
 
 typedef void (*fold_rec_fn)(struct fold_run *r, uint32_t thread, const uint64_t *rec, size_t n, void *ctx);

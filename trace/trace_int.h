@@ -148,10 +148,21 @@ typedef struct trace_stream_s {
 	uint64_t *base;
 	uint64_t seq;   /* chunks written */
 	uint64_t lost;  /* records dropped since the last chunk, told by LOST */
+	/* events: the time of the chunk's last call or return, and the high
+	** half of the last full address (the base of CALL32 and RET32) */
+	uint64_t last, hi;
 } trace_stream_t;
 
+/* The stream starts a chunk: empty, and CALL32/RET32 from 0 again. */
+static inline void trace_stream_restart(trace_stream_t *s)
+{
+	s->pos = s->base;
+	s->last = s->hi = 0;
+}
+
 /* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).
-** ev first: the hot path reads ev.pos and ev.end at small offsets. */
+** ev first: the hot path reads ev.pos, ev.end, ev.last, ev.hi and gen, all
+** in the first 64 bytes. */
 typedef struct trace_thr_s {
 	trace_stream_t ev;
 	uint32_t gen;            /* the tracing generation it records for   */

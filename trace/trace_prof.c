@@ -157,8 +157,20 @@ static int prof_sink(const void *chunk, size_t bytes)
 	if (h->thread == 0) {
 		prof_keep_proc(w, n);
 	} else if (prof.sim_ok && !prof.err) {
-		size_t bad;
-		prof.err = prof_sim_feed(&prof.sim, h->thread, h->stream, w, n, &bad);
+		/* CALL32/RET32 as the engine's records (meminst_trace_expand) */
+		static uint64_t *wide;
+		static size_t wide_cap;
+		if (3 * n > wide_cap) {
+			uint64_t *v = pm_realloc_cb(NULL, wide, 3 * n * 8);
+			if (!v) {
+				prof.err = PROF_E_NOMEM;
+				trace_spin_unlock(&prof.lock);
+				return 0;
+			}
+			wide = v, wide_cap = 3 * n;
+		}
+		size_t bad, used, m = meminst_trace_expand(w, n, wide, &used);
+		prof.err = prof_sim_feed(&prof.sim, h->thread, h->stream, wide, m, &bad);
 	}
 	trace_spin_unlock(&prof.lock);
 	return 0;

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #define WQ_MAX 256 /* queued buffers (16 MiB): beyond, a full thread waits */
+#define WQ_WAKE 4  /* a sleeping writer is woken for this many chunks  */
 #define WQ_BUF_WORDS (TRACE_CHUNK_WORDS + TRACE_EV_WORDS)
 
 /* One events buffer: its link, then the chunk header words, then records
@@ -53,6 +54,7 @@ static struct {
 	wq_buf_t *head, *tail;    /* queued, oldest first                 */
 	wq_buf_t *free;           /* empty buffers                        */
 	unsigned queued;          /* buffers queued or being written      */
+	unsigned pending;         /* buffers on the queue (not yet taken) */
 	bool running;             /* the writer takes queued buffers      */
 	bool stopping;            /* exit: write the rest and end         */
 	int pid;                  /* the process the writer runs in       */
@@ -67,6 +69,14 @@ static struct {
 static void wq_futex_wait(_Atomic uint32_t *addr, uint32_t seen)
 {
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+/* The writer's sleep: woken for WQ_WAKE chunks, or after 100 ms at most,
+** so that fewer chunks do not wait long. */
+static void wq_writer_sleep(uint32_t seen)
+{
+	struct timespec ts = {0, 100 * 1000 * 1000};
+	syscall(SYS_futex, &wq.wake, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
 static void wq_futex_wake(_Atomic uint32_t *addr)
@@ -127,6 +137,7 @@ static void *wq_main(void *arg)
 		trace_spin_lock(&wq.lock);
 		wq_buf_t *list = wq.head;
 		wq.head = wq.tail = NULL;
+		wq.pending = 0;
 		bool stop = wq.stopping && !list;
 		if (stop)
 			wq.running = false;
@@ -144,7 +155,7 @@ static void *wq_main(void *arg)
 		if (atomic_load(&wq.waiters))
 			wq_futex_wake(&wq.done);
 		atomic_store(&wq.sleeping, 1);
-		wq_futex_wait(&wq.wake, seen);
+		wq_writer_sleep(seen);
 		atomic_store(&wq.sleeping, 0);
 	}
 	atomic_fetch_add(&wq.done, 1);
@@ -201,6 +212,7 @@ static int wq_ensure(void)
 		wq.running = false;
 		wq_buf_t *list = wq.head;
 		wq.head = wq.tail = NULL;
+		wq.pending = 0;
 		trace_spin_unlock(&wq.lock);
 		wq_write_list(list);
 	}
@@ -250,6 +262,8 @@ int trace_writer_handoff(trace_thr_t *t)
 		uint32_t seen = atomic_load(&wq.freed);
 		atomic_fetch_add(&wq.waiters, 1);
 		trace_spin_unlock(&wq.lock);
+		atomic_fetch_add(&wq.wake, 1);
+		wq_futex_wake(&wq.wake);
 		if (wait_begin == UINT64_MAX)
 			wait_begin = trace_now();
 		wq_futex_wait(&wq.freed, seen);
@@ -262,9 +276,10 @@ int trace_writer_handoff(trace_thr_t *t)
 	else
 		wq.head = full;
 	wq.tail = full;
+	bool wake = ++wq.pending >= WQ_WAKE; /* a wake-up per chunk costs more than it saves */
 	trace_spin_unlock(&wq.lock);
 	atomic_fetch_add(&wq.wake, 1);
-	if (atomic_load(&wq.sleeping))
+	if (wake && atomic_load(&wq.sleeping))
 		wq_futex_wake(&wq.wake);
 	trace_stream_rebase(&t->ev, fresh->words + TRACE_CHUNK_WORDS, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
 	if (wait_begin != UINT64_MAX) {
@@ -331,7 +346,7 @@ void trace_writer_after_fork_child(void)
 		wq_free_locked(b);
 	}
 	wq.head = wq.tail = NULL;
-	wq.queued = 0;
+	wq.queued = wq.pending = 0;
 	wq.running = false;
 	wq.stopping = false;
 	atomic_store(&wq.busy, 0);

@@ -74,9 +74,25 @@ pt_bad magic.trace 3 "corrupt chunk at byte 128 (bad chunk magic)"
 
 pt_gen kind <<'S'
 1 call 0 0x1000
+1 raw 0x0e
+S
+pt_bad kind.trace 3 "unknown record kind 14 at byte 184"
+# in a version 1 file kind 11 is no one-word call
+pt_gen kind1 <<'S'
+header version 1
+1 call 0 0x1000
 1 raw 0x0b
 S
-pt_bad kind.trace 3 "unknown record kind 11 at byte 184"
+pt_bad kind1.trace 3 "unknown record kind 11 at byte 184"
+
+# version 2: CALL_FN 0x1000 at 1 ms, then one-word records: CALL32 of
+# 0x2000 2 ms later, RET32 3 ms later, RET32 of 0x1000 1 ms later
+pt_gen compact <<'S'
+1 raw 0xf42400d 0x1000 0x20001e84800b 0x20002dc6c00c 0x10000f42400c
+S
+it_run analyse --json compact.trace
+pt_expect "version 2 one-word calls" "$IT_RC $(pt_json "$IT_TMP/out" "fig(fn(j, 0, '0x1000')), fig(fn(j, 0, '0x2000'))")" \
+	"0 ((1, 6.0, 3.0), (1, 3.0, 3.0))"
 # a SAMPLE whose size runs past the chunk; one whose frame count does not fit
 pt_gen past <<'S'
 1 raw 0x40 0x64 0

@@ -84,4 +84,20 @@ else
 fi
 mi_verdict "trace_threads=family" "$why" "$T/fam.trace.chk" trace
 
+# Version 2 records: a call and its return take 16 bytes (20 at most), both
+# clocks; the 32-bit time deltas and addresses read back as the calls made.
+for clock in wall cpu; do
+	why=
+	if tr_run preload "$T/size.out" "$T/size.trace" "trace=$clock,trace_file=$T/size.trace" loop100000; then
+		b=$(awk '$1 == "eventbytes" { print $2 }' "$T/size.trace.chk")
+		awk -v b="$b" 'BEGIN { exit !(b > 0 && b / 100000 <= 20) }' ||
+			mi_why_add "$b bytes of events for 100000 calls"
+		leaf=$(tr_addr "$T/size.out" leaf)
+		[ "$(tr_calls "$T/size.trace.chk" 1 "$leaf")" = 100000 ] || mi_why_add "leaf not 100000 calls"
+	else
+		mi_why_add "run failed"
+	fi
+	mi_verdict "$clock: 16-20 bytes per call ($b bytes for 100000)" "$why" "$T/size.trace.chk" trace
+done
+
 mi_finish

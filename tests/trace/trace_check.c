@@ -5,6 +5,8 @@
 **
 **   header CLOCK FLAGS PID PPID
 **   chunks N [truncated AT]          the last incomplete chunk, if any
+**   eventbytes B                     bytes of events-stream records (the
+**                                    format's size per call)
 **   modules N  process EXE
 **   thread NO tid TID parent P calls C returns R suspend S (SUSPEND_NS ns)
 **          alloc A on N off M exit E lost L unordered U
@@ -123,14 +125,15 @@ int main(int argc, char **argv)
 	struct meminst_trace_header h;
 	if (fread(&h, sizeof h, 1, f) != 1)
 		return fail("file shorter than its header");
-	if (memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) || h.version != MEMINST_TRACE_VERSION ||
-	    h.header_size < sizeof h)
+	if (memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) || h.version < MEMINST_TRACE_MIN_READABLE ||
+	    h.version > MEMINST_TRACE_VERSION || h.header_size < sizeof h)
 		return fail("not a meminst trace of this version");
 	tick_hz = h.tick_hz;
 	printf("header %u %u %u %u\n", h.clock, h.flags, h.pid, h.ppid);
 	fseek(f, h.header_size, SEEK_SET);
 	unsigned nchunks = 0, modules = 0;
-	static uint64_t words[1 << 20];
+	unsigned long long eventbytes = 0;
+	static uint64_t words[1 << 20], wide[3 << 20];
 	for (;;) {
 		long at = ftell(f);
 		struct meminst_trace_chunk c;
@@ -157,10 +160,22 @@ int main(int argc, char **argv)
 		th->seq[c.stream]++;
 		th->seen = 1;
 		nchunks++;
-		if (records(c.thread, c.stream, words, c.words, &modules))
+		const uint64_t *recs = words;
+		size_t nrec = c.words;
+		if (c.stream == MEMINST_TRACE_STREAM_EVENTS && c.thread) {
+			eventbytes += 8ull * c.words;
+			if (h.version >= 2) { /* CALL32/RET32 as CALL/RETURN */
+				size_t used;
+				nrec = meminst_trace_expand(words, c.words, wide, &used);
+				if (used != c.words)
+					return fail("bad record in a version 2 events chunk");
+				recs = wide;
+			}
+		}
+		if (records(c.thread, c.stream, recs, nrec, &modules))
 			return 1;
 	}
-	printf("chunks %u\nmodules %u\n", nchunks, modules);
+	printf("chunks %u\nmodules %u\neventbytes %llu\n", nchunks, modules, eventbytes);
 	for (unsigned t = 1; t < MAX_THREADS; t++) {
 		struct thr *th = &thr[t];
 		if (!th->seen)

@@ -236,6 +236,14 @@ enum meminst_trec_kind {
 	** profiler's own share (distortion) and drop records before a reset
 	** like samples.                                                      */
 	MEMINST_TREC_SAMPLE_COST = 73,
+	/* [head, size word (4, 0), call ps, alloc ps] (thread 0): the exact
+	** tracer's own cost, measured at the start: call ps is what one traced
+	** call or return costs the program (the hook with its record), alloc
+	** ps the part of each ALLOC record's time that is the tracer's own
+	** (its two time stamps), with nothing in between.  Readers show calls
+	** x 2 x call ps as the tracer's distortion and take allocations x
+	** alloc ps off <alloc>.                                             */
+	MEMINST_TREC_TRACE_COST = 74,
 };
 
 /* Fixed sizes in words, by kind (0: unknown or variable), of the records

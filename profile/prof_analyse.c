@@ -208,7 +208,9 @@ static void an_text_head(const struct an_text *x)
 		m->nthreads == 1 ? "" : "s", (unsigned long long)m->events);
 	if (m->lost)
 		fprintf(x->f, ", %llu lost", (unsigned long long)m->lost);
-	fprintf(x->f, "\nSorted by %s; times in ms.\n\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
+	fprintf(x->f, "\nSorted by %s; times in ms.\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
+	prof_cost_text(m, x->f);
+	fputc('\n', x->f);
 	size_t namew = (size_t)x->ao->cols - 3 * NUMW;
 	fprintf(x->f, "%*s%*s%*s%*s\n", (int)namew, "", NUMW, "CNT", NUMW, "ACC", NUMW, "OWN");
 	an_line_ms(x, "", "totals", m->cnt, m->acc, m->own);
@@ -246,6 +248,47 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 		an_paragraphs(&x, &a);
 		an_release(&a);
 	}
+}
+
+/* -------------------------------------------------------- tracer cost -- */
+
+/* The tracer's share of the run, in % of the profile's OWN time. */
+static double an_cost_percent(const struct prof_model *m)
+{
+	const struct prof_tcost *c = &m->cost;
+	int64_t all = m->own + c->alloc_taken_ns;
+	return all > 0 ? 100.0 * (double)(c->hooks_ns + c->alloc_taken_ns) / (double)all : 0.0;
+}
+
+/* One paragraph under the head: what tracing cost the program (measured at
+** its start), and what was taken off <alloc>. */
+void prof_cost_text(const struct prof_model *m, FILE *f)
+{
+	const struct prof_tcost *c = &m->cost;
+	if (!c->known) {
+		fputs("Tracer's own cost: not in this trace (written before meminst measured it).\n", f);
+		return;
+	}
+	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return; %llu calls: %.3f ms "
+		"(%.1f%%) inside the functions' times, not taken off.\n",
+		c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6, an_cost_percent(m));
+	if (c->allocs)
+		fprintf(f, "<alloc> corrected: %llu calls x %.1f ns of the tracer's time stamps = %.3f ms "
+			"taken off.\n", (unsigned long long)c->allocs, c->alloc_ns, (double)c->alloc_taken_ns / 1e6);
+}
+
+void prof_cost_json(const struct prof_model *m, FILE *f)
+{
+	const struct prof_tcost *c = &m->cost;
+	if (!c->known) {
+		fputs(",\"tracer_cost\":null", f);
+		return;
+	}
+	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"ns_per_event\":%.3f,\"calls\":%llu,"
+		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_ns_each\":%.3f,\"alloc_calls\":%llu,"
+		"\"alloc_taken_off_ms\":%.6f}",
+		an_cost_percent(m), c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
+		c->alloc_ns, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
 }
 
 /* --------------------------------------------------------------- JSON -- */
@@ -326,7 +369,9 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 {
 	fprintf(f, "{\"clock\":\"%s\",\"totals\":{", prof_clock_name(m->clock));
 	an_json_figures(f, m->cnt, m->acc, m->own);
-	fputs("},\"threads\":[", f);
+	fputc('}', f);
+	prof_cost_json(m, f);
+	fputs(",\"threads\":[", f);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);

@@ -86,10 +86,18 @@ static int db_meta(sqlite3 *db, const struct prof_model *m)
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
 		sqlite3_reset(st);
 	}
-	sqlite3_bind_text(st, 1, "ns_per_tick", -1, SQLITE_STATIC);
-	sqlite3_bind_double(st, 2, m->ns_per_tick);
-	if (!rc && sqlite3_step(st) != SQLITE_DONE)
-		rc = -1;
+	const struct prof_tcost *c = &m->cost;
+	const struct { const char *k; double v; } reals[] = {
+		{"ns_per_tick", m->ns_per_tick}, {"tracer_call_ns", c->call_ns}, {"tracer_alloc_ns", c->alloc_ns},
+		{"tracer_calls", (double)c->calls}, {"tracer_allocs", (double)c->allocs},
+		{"tracer_hooks_ns", (double)c->hooks_ns}, {"tracer_alloc_taken_ns", (double)c->alloc_taken_ns}};
+	/* the tracer's cost only when the trace said it */
+	for (size_t i = 0; i < (c->known ? sizeof reals / sizeof reals[0] : 1) && !rc; i++) {
+		sqlite3_bind_text(st, 1, reals[i].k, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 2, reals[i].v);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+		sqlite3_reset(st);
+	}
 	sqlite3_finalize(st);
 	return rc;
 }
@@ -233,6 +241,18 @@ int prof_db_write(const struct prof_model *m, const char *path, const struct ins
 
 /* ------------------------------------------------------------ reading -- */
 
+/* profile_meta's tracer_* keys (the tracer's cost, prof_tcost). */
+static void db_read_cost(struct prof_tcost *c, const char *k, double v)
+{
+	c->known = true;
+	if (!strcmp(k, "call_ns")) c->call_ns = v;
+	else if (!strcmp(k, "alloc_ns")) c->alloc_ns = v;
+	else if (!strcmp(k, "calls")) c->calls = (uint64_t)v;
+	else if (!strcmp(k, "allocs")) c->allocs = (uint64_t)v;
+	else if (!strcmp(k, "hooks_ns")) c->hooks_ns = (int64_t)v;
+	else if (!strcmp(k, "alloc_taken_ns")) c->alloc_taken_ns = (int64_t)v;
+}
+
 static int db_read_meta(sqlite3 *db, struct prof_model *m, int64_t *schema)
 {
 	sqlite3_stmt *st;
@@ -259,6 +279,7 @@ static int db_read_meta(sqlite3 *db, struct prof_model *m, int64_t *schema)
 		else if (!strcmp(k, "acc_ns")) m->acc = n;
 		else if (!strcmp(k, "own_ns")) m->own = n;
 		else if (!strcmp(k, "ns_per_tick")) m->ns_per_tick = sqlite3_column_double(st, 1);
+		else if (!strncmp(k, "tracer_", 7)) db_read_cost(&m->cost, k + 7, sqlite3_column_double(st, 1));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;

@@ -35,6 +35,11 @@ struct exp_stacks {
 	struct exp_sthread *thr;
 	size_t nthr, last_thr;
 	uint64_t calls;
+	/* the tracer's stamps in each <alloc> call (TRACE_COST), taken off at
+	** the end as the profile does: ALLOC records per <alloc> node */
+	uint64_t alloc_ps;
+	uint64_t *alloc_cnt;
+	size_t alloc_cap;
 };
 
 /* "prof_stacks.c" */

@@ -56,6 +56,7 @@ struct prof_trace {
 	char *exe, *cmdline;
 	bool exited;
 	int64_t exit_status;
+	uint64_t cost_ps[2];     /* TRACE_COST: per call event, per ALLOC; 0 unknown */
 	uint64_t chunks;
 	uint64_t size;           /* bytes read                               */
 };
@@ -143,6 +144,15 @@ struct prof_mthread {
 	size_t npairs;
 };
 
+/* The exact tracer's own cost (TRACE_COST), when the trace says it. */
+struct prof_tcost {
+	bool known;
+	double call_ns, alloc_ns;   /* per call event (enter or exit), per ALLOC */
+	uint64_t calls, allocs;     /* traced calls, <alloc> calls               */
+	int64_t hooks_ns;           /* calls x 2 x call_ns: the distortion       */
+	int64_t alloc_taken_ns;     /* taken off <alloc> (allocs x alloc_ns)     */
+};
+
 struct prof_model {
 	struct insp_pool pool;
 	const char *source;      /* the trace it came from                   */
@@ -157,6 +167,7 @@ struct prof_model {
 	size_t nthreads;
 	uint64_t cnt;
 	int64_t acc, own;
+	struct prof_tcost cost;
 };
 
 /* "prof_model.c" */
@@ -167,6 +178,10 @@ const char *prof_clock_name(unsigned clock);
 /* Merge every thread into one (--totals). */
 void prof_model_merge(const struct prof_model *m, struct prof_mthread *out);
 void prof_mthread_free(struct prof_mthread *t);
+/* "prof_analyse.c": the tracer's cost (model.cost), as a paragraph and as
+** a JSON member (",\"tracer_cost\":…"). */
+void prof_cost_text(const struct prof_model *m, FILE *f);
+void prof_cost_json(const struct prof_model *m, FILE *f);
 
 /* -------------------------------------------------------------- prof_db -- */
 

@@ -68,6 +68,54 @@ static int model_cmp_thread(const void *a, const void *b)
 	return (x->thread > y->thread) - (x->thread < y->thread);
 }
 
+/* Take d ns off one figure, never below 0. */
+static int64_t model_less(int64_t v, int64_t d)
+{
+	return v > d ? v - d : 0;
+}
+
+/*
+** The tracer's own cost (TRACE_COST).  The stamps' share of every <alloc>
+** call is exact to take off: <alloc>'s own rows, its pairs, and the
+** thread's OWN.  The hooks' cost falls here and there in the callers and
+** the called (before and after each time stamp): it is only reported.
+*/
+static void model_cost(struct prof_model *m, const struct prof_trace *tr)
+{
+	struct prof_tcost *c = &m->cost;
+	if (!tr->cost_ps[0])
+		return;
+	c->known = true;
+	c->call_ns = (double)tr->cost_ps[0] / 1000.0;
+	c->alloc_ns = (double)tr->cost_ps[1] / 1000.0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct prof_mthread *t = &m->threads[i];
+		int64_t taken = 0;
+		for (size_t j = 0; j < t->nrows; j++) {
+			struct prof_row *r = &t->rows[j];
+			if (r->fn == PROF_FN_ALLOC) {
+				int64_t d = (int64_t)((double)r->cnt * c->alloc_ns + 0.5);
+				d = d < r->own ? d : r->own;
+				r->own -= d, r->acc = model_less(r->acc, d), taken += d;
+				c->allocs += r->cnt;
+			} else if (r->fn > PROF_FN_PSEUDO_MAX) {
+				c->calls += r->cnt;
+			}
+		}
+		for (size_t j = 0; j < t->npairs; j++) {
+			struct prof_pair *p = &t->pairs[j];
+			if (p->called == PROF_FN_ALLOC) {
+				int64_t d = (int64_t)((double)p->cnt * c->alloc_ns + 0.5);
+				p->own = model_less(p->own, d), p->acc = model_less(p->acc, d);
+			}
+		}
+		t->own = model_less(t->own, taken);
+		m->own = model_less(m->own, taken);
+		c->alloc_taken_ns += taken;
+	}
+	c->hooks_ns = (int64_t)((double)c->calls * 2.0 * c->call_ns + 0.5);
+}
+
 void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
 			   bool no_files)
 {
@@ -100,6 +148,7 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	}
 	qsort(m->threads, m->nthreads, sizeof *m->threads, model_cmp_thread);
 	m->own = model_ns(m, own);
+	model_cost(m, tr);
 	m->acc = tr->sim.seen ? model_ns(m, tr->sim.last - tr->sim.first) : 0;
 	size_t n;
 	const struct prof_func *f = prof_symtab_funcs(st, &n);

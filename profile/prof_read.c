@@ -145,7 +145,10 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		tr->exited = true;
 		tr->exit_status = (int64_t)r[2];
 		break;
-
+	case MEMINST_TREC_TRACE_COST:
+		if (n >= 4)
+			tr->cost_ps[0] = r[2], tr->cost_ps[1] = r[3];
+		break;
 	case MEMINST_TREC_SAMPLE:
 	case MEMINST_TREC_ALLOC_SAMPLE:
 	case MEMINST_TREC_COUNTS:

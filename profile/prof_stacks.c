@@ -70,6 +70,7 @@ void exp_stacks_free(struct exp_stacks *s)
 	free(s->thr);
 	free(s->fid);
 	free(s->funcs);
+	free(s->alloc_cnt);
 	prof_cct_free(&s->t);
 	insp_pool_free(&s->pool);
 	memset(s, 0, sizeof *s);
@@ -173,10 +174,20 @@ static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64
 		end = begin;
 	if (alloc) {
 		unsigned op = r[2] & 0xff;
+		uint32_t a = stk_child(s, stk_top(t), PROF_FN_ALLOC);
 		if (end > from)
-			s->t.nodes[stk_child(s, stk_top(t), PROF_FN_ALLOC)].self[EXP_TIME] += (double)(end - from);
+			s->t.nodes[a].self[EXP_TIME] += (double)(end - from);
+		if (a >= s->alloc_cap) {
+			size_t cap = 2 * (size_t)a + 64;
+			s->alloc_cnt = insp_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
+			memset(s->alloc_cnt + s->alloc_cap, 0, (cap - s->alloc_cap) * sizeof *s->alloc_cnt);
+			s->alloc_cap = cap;
+		}
+		s->alloc_cnt[a]++;
 		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
 			s->t.nodes[stk_top(t)].self[EXP_BYTES] += (double)(r[2] >> 8);
+	} else if (r[2] == MEMINST_TSUSPEND_TRACE && end > from) { /* <trace-wait>: its own time */
+		s->t.nodes[stk_child(s, stk_top(t), PROF_FN_TRACE_WAIT)].self[EXP_TIME] += (double)(end - from);
 	}
 	if (end > t->now)
 		t->now = end;
@@ -224,6 +235,8 @@ void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t
 	if (stream != MEMINST_TRACE_STREAM_EVENTS)
 		return;
 	struct exp_stacks *s = ctx;
+	if (MEMINST_TREC_KIND(r[0]) == MEMINST_TREC_TRACE_COST && n >= 4)
+		s->alloc_ps = r[3];
 	struct exp_sthread *t = stk_thread(s, thread);
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
 	uint64_t b = MEMINST_TREC_TIME(r[0]);
@@ -266,6 +279,10 @@ void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct
 	for (size_t i = 0; i < s->t.n; i++) {
 		struct prof_cct_node *nd = &s->t.nodes[i];
 		nd->self[EXP_TIME] = (double)(uint64_t)(nd->self[EXP_TIME] * ns + 0.5);
+		if (i < s->alloc_cap && s->alloc_cnt[i] && s->alloc_ps) { /* as prof_model.c's model_cost */
+			double d = (double)(int64_t)((double)s->alloc_cnt[i] * (double)s->alloc_ps / 1000.0 + 0.5);
+			nd->self[EXP_TIME] = d < nd->self[EXP_TIME] ? nd->self[EXP_TIME] - d : 0;
+		}
 		s->fid[i] = i == 0 || (nd->key & EXP_PH) ? UINT32_MAX : prof_symtab_index(st, nd->key);
 	}
 	const struct prof_func *f = prof_symtab_funcs(st, &s->nfuncs);

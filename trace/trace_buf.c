@@ -794,14 +794,32 @@ bool trace_file_is_open(void) { return atomic_load(&buf_fd) >= 0 || buf_reopen_i
 
 /* ---------------------------------------------------------------- start -- */
 
-/* Thread 0's stream starts with the PROCESS record; MODULE records follow
-** at the next trace_modules_check. */
+uint64_t trace_cost_ps[2];
+
+static void proc_cost_locked(void)
+{
+	if (trace_cost_ps[0])
+		proc_append_var(MEMINST_TREC_TRACE_COST, 0, trace_cost_ps, 2, "", 0);
+}
+
+void trace_cost_record(void)
+{
+	buf_lock(&proc.lock);
+	proc_cost_locked();
+	proc_flush_locked();
+	buf_unlock(&proc.lock);
+}
+
+/* Thread 0's stream starts with the PROCESS record (and TRACE_COST when it
+** is known: a forked child's file); MODULE records follow at the next
+** trace_modules_check. */
 static void buf_proc_begin(void)
 {
 	buf_stream_init(&proc.s, proc.words, 8192, 0);
 	proc.scanned = false;
 	buf_lock(&proc.lock);
 	proc_process_record();
+	proc_cost_locked();
 	proc_flush_locked();
 	buf_unlock(&proc.lock);
 }
@@ -866,6 +884,7 @@ void trace_after_fork_child(void)
 	atomic_store(&proc.lock, 0);
 	atomic_store(&reg.lock, 0);
 	trace_writer_after_fork_child();
+	trace_clock_after_fork_child();
 	int fd = atomic_exchange(&buf_fd, -1);
 	if (fd >= 0) {
 		close(fd);

@@ -15,6 +15,22 @@ uint64_t trace_t0;
 static double clock_tick_hz;
 static uint64_t clock_t0_mono, clock_t0_real;
 
+/*
+** trace=cpu without a system call per stamp (trace_now_thread): the TSC
+** runs on, and the time between two stamps of a thread is its CPU time when
+** it is shorter than CLOCK_CPU_RESYNC_NS, too short for the thread to have
+** been switched out and back in (a time slice is longer); a longer gap (a
+** block, a pre-emption, or just a long stretch without calls) reads
+** CLOCK_THREAD_CPUTIME_ID again, which counts only what ran.  Without an
+** invariant TSC every stamp is the system call.
+*/
+#define CLOCK_CPU_RESYNC_NS 20000
+static uint64_t clock_cpu_mult;    /* ns per TSC tick, 32.32 fixed point; 0: none */
+static uint64_t clock_cpu_resync;  /* CLOCK_CPU_RESYNC_NS in TSC ticks       */
+static __thread struct {
+	uint64_t tsc, ns;          /* the thread's last stamp                 */
+} clock_cpu TRACE_TLS_MODEL;
+
 uint64_t trace_clock_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -60,6 +76,11 @@ void trace_clock_setup(int want)
 		clock_tick_hz = 1e9;
 		trace_t0 = 0; /* each thread's CPU time, from its own start */
 		trace_clock = MEMINST_TRACE_CLOCK_CPU;
+		if (clock_invariant_tsc()) {
+			double hz = clock_tsc_calibrate();
+			clock_cpu_mult = (uint64_t)(1e9 / hz * 4294967296.0);
+			clock_cpu_resync = (uint64_t)(hz * CLOCK_CPU_RESYNC_NS / 1e9);
+		}
 	} else if (clock_invariant_tsc()) {
 		clock_tick_hz = clock_tsc_calibrate();
 		trace_t0 = __builtin_ia32_rdtsc();
@@ -83,6 +104,30 @@ uint64_t trace_now(void)
 	default:
 		return trace_clock_ns(CLOCK_MONOTONIC) - trace_t0;
 	}
+}
+
+/* trace_now for the calling thread in normal context (the hooks, <alloc>,
+** suspend): with trace=cpu, the TSC between system calls (see the top). */
+uint64_t trace_now_thread(void)
+{
+	if (trace_clock != MEMINST_TRACE_CLOCK_CPU || !clock_cpu_mult)
+		return trace_now();
+	uint64_t tsc = __builtin_ia32_rdtsc(), dt = tsc - clock_cpu.tsc;
+	if (trace_likely(dt < clock_cpu_resync)) {
+		clock_cpu.tsc = tsc;
+		return clock_cpu.ns += (uint64_t)(((unsigned __int128)dt * clock_cpu_mult) >> 32);
+	}
+	uint64_t ns = trace_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (ns > clock_cpu.ns) /* never back: the gaps before may have been counted a little long */
+		clock_cpu.ns = ns;
+	clock_cpu.tsc = __builtin_ia32_rdtsc();
+	return clock_cpu.ns;
+}
+
+/* In a child of fork: the thread's CPU clock starts again from 0. */
+void trace_clock_after_fork_child(void)
+{
+	clock_cpu.tsc = clock_cpu.ns = 0;
 }
 
 void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns)

@@ -251,6 +251,13 @@ int trace_chunk_emit(struct meminst_trace_chunk *h);
 ** program may have closed it, or closed it and reused the number). */
 void trace_file_check(void);
 
+/* The tracer's own cost in picoseconds (TRACE_COST): per call event, per
+** ALLOC record; 0 until measured (trace_call.c, at the first start).
+** trace_cost_record writes it into thread 0's stream (and every forked
+** child's file gets it again). */
+extern uint64_t trace_cost_ps[2];
+void trace_cost_record(void);
+
 /* "trace_write.c": the writer thread (see there) */
 uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */
 int trace_writer_handoff(trace_thr_t *t);    /* 0, or -1: write it yourself */
@@ -261,6 +268,8 @@ void trace_writer_after_fork_child(void);
 /* "trace_clock.c" */
 void trace_clock_setup(int want);            /* before the header: calibrate */
 uint64_t trace_clock_ns(clockid_t id);       /* clock_gettime in ns            */
+uint64_t trace_now_thread(void);             /* trace_now, normal context: trace=cpu mostly without a system call */
+void trace_clock_after_fork_child(void);
 void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns); /* at t0 */
 void trace_after_fork_child(void);
 
@@ -285,7 +294,7 @@ static inline __attribute__((always_inline)) uint64_t trace_now_inline(void)
 {
 	if (trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC))
 		return __builtin_ia32_rdtsc() - trace_t0;
-	return trace_now();
+	return trace_now_thread();
 }
 
 #endif

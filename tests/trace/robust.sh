@@ -100,4 +100,29 @@ for clock in wall cpu; do
 	mi_verdict "$clock: 16-20 bytes per call ($b bytes for 100000)" "$why" "$T/size.trace.chk" trace
 done
 
+# The tracer's own cost, measured at start (TRACE_COST): analyse shows it
+# and takes the stamps' share off <alloc>.
+why=
+if tr_run preload "$T/cost.out" "$T/cost.trace" "trace=wall,trace_file=$T/cost.trace" alloc; then
+	"$TR_INSPECT" analyse "$T/cost.trace" >"$T/cost.txt" 2>>"$T/cost.out.err" || mi_why_add "analyse failed"
+	grep -q "^Tracer's own cost, measured at start: [0-9.]* ns a call or return" "$T/cost.txt" ||
+		mi_why_add "no cost line in the text"
+	grep -q "^<alloc> corrected: [0-9]* calls x [0-9.]* ns" "$T/cost.txt" || mi_why_add "no <alloc> line"
+	tr_analyse "$T/cost.trace"
+	python3 - "$T/cost.trace.json" >>"$T/cost.out.err" 2>&1 <<'EOF_PY' || mi_why_add "tracer_cost figures wrong"
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = j["tracer_cost"]
+assert 0 < c["ns_per_event"] < 10000, c
+assert c["calls"] == sum(f["cnt"] for t in j["threads"] for f in t["functions"]
+                         if not f["name"].startswith("<") and f["name"] not in ("suspend", "undefined")), c
+assert 0 < c["percent"] < 100, c
+assert c["alloc_calls"] >= 1 and 0 <= c["alloc_ns_each"] < 10000, c
+assert abs(c["alloc_taken_off_ms"] - c["alloc_calls"] * c["alloc_ns_each"] / 1e6) < 1e-3, c
+EOF_PY
+else
+	mi_why_add "run failed"
+fi
+mi_verdict "tracer's cost calibrated, shown, taken off <alloc>" "$why" "$T/cost.out.err" stderr
+
 mi_finish

@@ -81,5 +81,16 @@ if not w or w["cnt"] < 1 or w["acc"] <= 0:
 if main["acc"] > j["threads"][0]["acc"] - w["acc"] * 0.5:
     sys.exit("main acc %r holds the wait %r" % (main["acc"], w["acc"]))
 EOF_PY
+# the folded stacks keep <trace-wait> too: their sum is the profile's OWN
+"$TR_INSPECT" export --format folded -o "$T/pipe.folded" "$T/piped.trace" 2>>"$T/pipe.err" ||
+	mi_why_add "export failed"
+python3 - "$T/pipe.folded" "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "folded sum is not the profile's OWN"
+import json, sys
+rows = [l.rstrip("\n").rpartition(" ") for l in open(sys.argv[1])]
+own = round(json.load(open(sys.argv[2]))["totals"]["own"] * 1e6)
+total = sum(int(n) for _, _, n in rows)
+assert abs(total - own) <= len(rows), "folded %d, own %d" % (total, own)
+assert any(s.endswith("<trace-wait>") for s, _, _ in rows), "no <trace-wait> stack"
+EOF_PY
 mi_verdict "writer held up: <trace-wait>, outside the program's times" "$why" "$T/pipe.err" stderr
 mi_finish

@@ -2,10 +2,11 @@
 ** sess_run.c — run the program and wait for it, as `time` and `env` do.
 **
 ** The program is a child in the launcher's process group, so a Ctrl-C
-** typed at the terminal reaches both: the launcher ignores SIGINT and
-** SIGQUIT while the program runs (it must outlive it to write the session)
-** and passes every other catchable signal sent to it alone (kill PID)
-** on to the program.  The launcher's exit status is the program's; a
+** typed at the terminal reaches both: the launcher does not die of SIGINT
+** or SIGQUIT while the program runs (it must outlive it to write the
+** session); one from the terminal (si_code SI_KERNEL) has reached the
+** program already, one sent to the launcher alone (kill -INT PID) is
+** passed on, as is every other catchable signal sent to it alone.  The launcher's exit status is the program's; a
 ** program killed by a signal is reported by the caller, who re-raises that
 ** signal once the session is written.
 */
@@ -28,6 +29,14 @@ static void run_forward(int sig)
 		kill(run_child, sig);
 }
 
+/* SIGINT, SIGQUIT: the terminal sent it to the whole group already. */
+static void run_forward_unless_tty(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_code != SI_KERNEL)
+		run_forward(sig);
+}
+
 static int64_t run_clock(clockid_t id)
 {
 	struct timespec ts;
@@ -44,10 +53,14 @@ static void run_signals(bool during)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sa.sa_handler = during ? SIG_IGN : SIG_DFL;
+	sa.sa_flags = SA_RESTART | (during ? SA_SIGINFO : 0);
+	if (during)
+		sa.sa_sigaction = run_forward_unless_tty;
+	else
+		sa.sa_handler = SIG_DFL;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_flags = SA_RESTART;
 	sa.sa_handler = during ? run_forward : SIG_DFL;
 	for (size_t i = 0; i < sizeof run_forwarded / sizeof run_forwarded[0]; i++)
 		sigaction(run_forwarded[i], &sa, NULL);

@@ -45,6 +45,7 @@ static ino_t buf_ino;
 static bool buf_open_failed;
 static bool buf_reopen_in_child;     /* forked: open the child's file on first use */
 static _Atomic int buf_open_lock;
+static int buf_owner_pid;            /* the process whose buffers these are */
 
 static struct {
 	_Atomic int lock;                /* registry and thread numbers       */
@@ -753,6 +754,52 @@ void trace_flush_running(void)
 	trace_writer_drain();
 }
 
+/* A lock or stream flag taken within a few tries, or not: at death the
+** thread that holds it may be the one this handler interrupted. */
+static bool buf_try(_Atomic int *l)
+{
+	for (int i = 0; i < 100; i++) {
+		if (!atomic_exchange(l, 1))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+bool trace_flush_owner(void) { return getpid() == buf_owner_pid; }
+
+/*
+** At death (a fatal signal, _exit; trace_death.c): every thread's buffers
+** out, from a signal handler.  The writer thread first writes what it has
+** queued and ends (chunks keep their order; it runs with every signal
+** blocked, so it is never the interrupted one).  Then no lock is waited
+** for, no CLOCK record is added, a stream that stays busy is left; the
+** process ends right after, so a thread still writing its events stream
+** can at worst repeat or lose its last records.
+*/
+void trace_flush_at_death(void)
+{
+	trace_tls.busy++;
+	trace_writer_stop();
+	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next) {
+		if (t->dead)
+			continue;
+		if (buf_try(&t->flushing)) {
+			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+			atomic_store(&t->flushing, 0);
+		}
+		if (buf_try(&t->sig_busy)) {
+			buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+			atomic_store(&t->sig_busy, 0);
+		}
+	}
+	if (buf_try(&proc.lock)) {
+		proc_flush_locked();
+		buf_unlock(&proc.lock);
+	}
+	trace_tls.busy--;
+}
+
 /* At exit: everything out, then the descriptor is closed so that records
 ** made later (other libraries' destructors) are dropped, not half written. */
 void trace_writer_close(void)
@@ -857,6 +904,7 @@ static int buf_open_file(int pid, bool child)
 	}
 	buf_dev = st.st_dev, buf_ino = st.st_ino;
 	atomic_store_explicit(&buf_fd, fd, memory_order_release);
+	buf_owner_pid = getpid();
 	buf_proc_begin();
 	return 0;
 }
@@ -885,6 +933,7 @@ void trace_after_fork_child(void)
 	atomic_store(&reg.lock, 0);
 	trace_writer_after_fork_child();
 	trace_clock_after_fork_child();
+	buf_owner_pid = getpid();
 	int fd = atomic_exchange(&buf_fd, -1);
 	if (fd >= 0) {
 		close(fd);
@@ -967,5 +1016,7 @@ out:
 	trace_tls.busy--;
 	if (rc == 0 && alloc_opts.sample_hz) /* the sampler is starting */
 		trace_records_prepare();
+	if (rc == 0)
+		trace_death_arm();
 	return rc;
 }

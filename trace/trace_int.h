@@ -71,6 +71,23 @@ void trace_flush_all(void);
 ** stream (other threads' events streams cannot be taken safely). */
 void trace_flush_running(void);
 
+/* At death by a signal or _exit (trace_death.c): every thread's buffers
+** out, async-signal-safe, waiting for no lock.  trace_flush_owner: false in
+** a vfork child, whose buffers are its parent's. */
+void trace_flush_at_death(void);
+bool trace_flush_owner(void);
+
+/* "trace_death.c": once the file is open, the fatal signals the program
+** left at their default get a handler that flushes, then dies by the same
+** signal; trace_death_sigaction keeps the program's view (trace_sigwrap.c). */
+void trace_death_arm(void);
+void trace_death_flush(void);               /* also from the _exit wrapper */
+struct sigaction;
+bool trace_death_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/* Stop sampling from a signal handler (no lock, no join): nothing more is
+** recorded by timers or the wall sampler. */
+void trace_sampler_halt(void);
+
 /* Ticks per second of the file's clock (calibrated once for the TSC; 1e9
 ** for the others), 0 before the clock is set up.  The sampler's weights
 ** use it: no second calibration. */

@@ -573,6 +573,12 @@ static void sample_stop_locked(void)
 	}
 }
 
+void trace_sampler_halt(void)
+{
+	atomic_store(&sample_running, false);
+	trace_wall_halt();
+}
+
 /* At exit, first thing in trace_at_exit (alloc_api.c's destructor), so
 ** that timers stop and counts go out before the writer's last flush,
 ** whatever order the library's destructors run in. */

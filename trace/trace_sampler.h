@@ -59,6 +59,7 @@ unsigned trace_sample_walk_here(uint64_t *frames, unsigned first);
 
 int trace_wall_start(uint64_t period_ns, uint64_t weight);
 void trace_wall_stop(void);
+void trace_wall_halt(void); /* from a signal handler: no more ticks, no join */
 int trace_wall_thread_add(int tid);
 void trace_wall_thread_remove(int tid);
 void trace_wall_after_fork_child(void);

@@ -4,8 +4,10 @@
 ** or a runtime that resets every handler at exit, as Python does) neither
 ** removes the sampler's handler nor sees it: trace_sample.c keeps the
 ** program's action and forwards to it every SIGPROF that is not a sampling
-** tick.  Other signals, and SIGPROF while sampling never started, go
-** straight to libc.
+** tick.  The fatal signals whose default action trace_death.c replaces
+** are kept apart the same way.  Other signals, and these while meminst
+** did not take them, go straight to libc.  _exit and _Exit write the
+** trace's tail first.
 **
 ** Linked into libmeminst.so only (not the core the unit tests link), like
 ** the other interposed libc names.
@@ -14,6 +16,8 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "../alloc/alloc_int.h"
 
@@ -23,7 +27,25 @@ ALLOC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 {
 	if (sig == SIGPROF && trace_sample_sigaction(act, old))
 		return 0;
+	if (sig != SIGPROF && trace_death_sigaction(sig, act, old))
+		return 0;
 	return __sigaction(sig, act, old);
+}
+
+/* _exit skips the destructor that writes the trace's tail: write it here
+** (exit calls libc's own _exit, after the destructors, not this one). */
+ALLOC_EXPORT void _exit(int status)
+{
+	trace_death_flush();
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+ALLOC_EXPORT void _Exit(int status)
+{
+	trace_death_flush();
+	for (;;)
+		syscall(SYS_exit_group, status);
 }
 
 /* BSD semantics, as glibc's signal: restart, the signal blocked in its

@@ -405,6 +405,15 @@ void trace_wall_stop(void)
 	atomic_store(&wall_thread_tid, 0);
 }
 
+void trace_wall_halt(void)
+{
+	atomic_store(&trace_wall_on, false);
+	atomic_store(&wall_run, false);
+	/* a tick under way ends before the flush takes the streams */
+	for (int i = 0; i < 1000 && atomic_load(&wall_lock); i++)
+		sched_yield();
+}
+
 /* A child of fork has no sampler thread, and its one thread's TLS is the
 ** forking thread's. */
 void trace_wall_after_fork_child(void)

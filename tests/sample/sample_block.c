@@ -13,6 +13,11 @@
 **                EINTR, is printed ("short NAME", "eintr NAME").
 **   deep N MS    burns MS ms of CPU N calls deep (deep_rec), for the
 **                [truncated] frame of stacks deeper than sample_depth
+**   burn MS END  burns MS ms of CPU (deep_burn), then ends by END: exit,
+**                _exit (status 5), abort, or forever (burns until killed)
+**   catch        burns until SIGTERM, caught by its own handler; then
+**                checks that sigaction reports that handler, prints
+**                "caught", sets SIGTERM back to SIG_DFL and raises it
 **
 ** Prints "block done" / "deep done" and exits 0 when every wait was whole.
 */
@@ -20,6 +25,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +201,48 @@ __attribute__((noinline)) void deep_rec(int n, double ms)
 	sink++; /* not a tail call: every level keeps its frame */
 }
 
+static volatile sig_atomic_t caught;
+static void on_term(int sig)
+{
+	(void)sig;
+	caught = 1;
+}
+
+static int burn_end(double ms, const char *end)
+{
+	if (!strcmp(end, "forever"))
+		for (;;)
+			deep_burn(10);
+	deep_burn(ms);
+	if (!strcmp(end, "_exit"))
+		_exit(5);
+	if (!strcmp(end, "abort"))
+		abort();
+	return 0;
+}
+
+static int catch_term(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	while (!caught)
+		deep_burn(10);
+	sigaction(SIGTERM, NULL, &old);
+	printf("caught%s\n", old.sa_handler == on_term ? "" : " (sigaction reports another handler)");
+	fflush(stdout);
+	signal(SIGTERM, SIG_DFL);
+	if (signal(SIGTERM, SIG_DFL) != SIG_DFL)
+		printf("signal does not report SIG_DFL\n");
+	fflush(stdout);
+	raise(SIGTERM);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "block";
@@ -210,8 +258,12 @@ int main(int argc, char **argv)
 		block_raw();
 	} else if (!strcmp(what, "deep") && argc > 3) {
 		deep_rec(atoi(argv[2]), atof(argv[3]));
+	} else if (!strcmp(what, "burn") && argc > 3) {
+		burn_end(atof(argv[2]), argv[3]);
+	} else if (!strcmp(what, "catch")) {
+		return catch_term();
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch\n");
 		return 2;
 	}
 	printf("%s done\n", what);

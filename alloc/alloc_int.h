@@ -75,6 +75,7 @@ typedef struct alloc_options_s {
 	int sample_clock;       /* 0 default(cpu), 1 wall, 2 cpu            */
 	uint64_t alloc_sample;  /* alloc_sample=BYTES                       */
 	bool sample_counts;     /* sample_counts=on: exact call counts      */
+	unsigned sample_depth;  /* sample_depth=N frames; 0: the default    */
 	const char *trace_file; /* trace_file=PATH                          */
 	size_t trace_file_len;
 	int trace_threads;      /* trace_threads=: 0 default(all), 1 all, 2 family */

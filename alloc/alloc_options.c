@@ -242,6 +242,10 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		return opt_bytes(v, &o->alloc_sample);
 	} else if (opt_is(k, "sample_counts")) {
 		return opt_switch(v, &o->sample_counts);
+	} else if (opt_is(k, "sample_depth")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 1024)
+			return "expected a number of frames from 1 to 1024";
+		o->sample_depth = (unsigned)n;
 	} else if (opt_is(k, "trace_file")) {
 		o->trace_file = v.p;
 		o->trace_file_len = v.n;
@@ -281,7 +285,7 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else {
 		return "unknown key (known: backend, snapshot, snapshot_at, snapshot_signal, "
 		       "peak_growth, interval, interval_content, trace, sample, sample_clock, alloc_sample, "
-		       "sample_counts, trace_file, trace_threads, trace_output, "
+		       "sample_counts, sample_depth, trace_file, trace_threads, trace_output, "
 		       "control, print, on_error, quiet)";
 	}
 	return NULL;

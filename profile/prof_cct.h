@@ -29,7 +29,7 @@
 #include "prof_sim.h"
 
 #define PROF_CCT_NONE UINT32_MAX
-#define PROF_CCT_MAX_DEPTH 256   /* frames kept per sample (the innermost) */
+#define PROF_CCT_MAX_DEPTH 1040  /* frames kept per sample (the innermost): sample_depth= and its mark */
 
 /* What a sample adds (all sums are doubles: allocation counts are
 ** fractional estimates). */

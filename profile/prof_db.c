@@ -310,7 +310,7 @@ static int db_read_functions(sqlite3 *db, struct prof_model *m)
 		struct prof_func *f = &m->funcs[m->nfuncs++];
 		const char *name = db_text(m, st, 2);
 		*f = (struct prof_func){(uint64_t)sqlite3_column_int64(st, 1), name ? name : "?",
-					db_text(m, st, 3), sqlite3_column_int(st, 4), db_text(m, st, 5)};
+					db_text(m, st, 3), sqlite3_column_int(st, 4), db_text(m, st, 5), 0};
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE && m->nfuncs >= 3 ? 0 : -1;

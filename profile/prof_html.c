@@ -275,11 +275,18 @@ static void html_flame_data(FILE *f, const char *id, const struct exp_stacks *s,
 {
 	fprintf(f, "<script type=\"application/json\" id=\"%s\">{\"unit\":\"%s\",\"names\":[", id,
 		metric == EXP_TIME ? "ns" : "bytes");
+	/* the names of the functions in the tree only (others in the table,
+	** such as meminst's own folded into <meminst>, are never drawn) */
+	bool *used = insp_xcalloc(s->nfuncs + 1, sizeof *used);
+	for (size_t k = 0; s->fid && k < s->t.n; k++)
+		if (s->fid[k] < s->nfuncs)
+			used[s->fid[k]] = true;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		if (i)
 			fputc(',', f);
-		html_json(f, s->funcs[i].name);
+		html_json(f, used[i] ? s->funcs[i].name : "");
 	}
+	free(used);
 	fprintf(f, "],\"tree\":[-1,%.0f,[", s->total[metric]);
 	html_children(f, s, 0, metric, s->total[metric] * HTML_PRUNE, 1, true);
 	fputs("]]}</script>\n", f);

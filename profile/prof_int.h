@@ -93,12 +93,21 @@ int prof_is_trace(const char *path);
 
 /* ------------------------------------------------------------- prof_sym -- */
 
+/* Pseudo functions of the samples, at addresses no code has: the mark of a
+** stack cut at sample_depth (MEMINST_TRACE_FRAME_TRUNCATED in the trace),
+** and meminst's own work (prof_samples.c). */
+#define PROF_FN_TRUNCATED (UINT64_MAX - 1)
+#define PROF_FN_MEMINST (UINT64_MAX - 2)
+
 struct prof_func {
 	uint64_t addr;
 	const char *name;        /* never NULL                               */
 	const char *file;        /* NULL when unknown                        */
 	int line;
 	const char *module;      /* basename, NULL when unknown              */
+	/* in libmeminst: 1 its own code, 2 a name it exports (the program's
+	** malloc, nanosleep … that it interposes); 0 elsewhere */
+	unsigned char meminst;
 };
 
 typedef struct prof_symtab prof_symtab_t;

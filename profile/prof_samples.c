@@ -182,7 +182,9 @@ void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t
 			return;
 		n = n < PROF_CCT_MAX_DEPTH ? n : PROF_CCT_MAX_DEPTH;
 		for (size_t i = 0; i < n; i++)
-			frames[i] = i && r[3 + i] ? r[3 + i] - 1 : r[3 + i];
+			frames[i] = r[3 + i] == MEMINST_TRACE_FRAME_TRUNCATED ? PROF_FN_TRUNCATED
+				    : i && r[3 + i]			       ? r[3 + i] - 1
+									       : r[3 + i];
 		m[PROF_M_TICKS] = (double)r[2];
 		m[PROF_M_SAMPLES] = 1;
 		s->nsamples++;
@@ -193,7 +195,9 @@ void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t
 			return;
 		n = n < PROF_CCT_MAX_DEPTH ? n : PROF_CCT_MAX_DEPTH;
 		for (size_t i = 0; i < n; i++)
-			frames[i] = r[4 + i] ? r[4 + i] - 1 : 0;
+			frames[i] = r[4 + i] == MEMINST_TRACE_FRAME_TRUNCATED ? PROF_FN_TRUNCATED
+				    : r[4 + i]				       ? r[4 + i] - 1
+									       : 0;
 		m[PROF_M_BYTES] = (double)r[2];
 		m[PROF_M_ALLOCS] = r[3] ? (double)r[2] / (double)r[3] : 0;
 		m[PROF_M_ASAMPLES] = 1;
@@ -283,6 +287,47 @@ static bool model_hidden(void *ctx, uint32_t fid)
 	return m->hidden[fid];
 }
 
+/*
+** meminst's own work as one pseudo function, <meminst>: a sample's frames
+** from the first one in libmeminst's own code (its bookkeeping inside
+** malloc, naming an allocation site with dladdr, the sampler) to the
+** innermost are one <meminst> frame, except the allocator's functions
+** (jemalloc inside libmeminst, libc's malloc) that it calls for the program.
+** Its exported names (malloc, nanosleep … it interposes) are the program's
+** calls and stay; the start routine of the threads it makes for the
+** program (thread_main) is left out.  Parents come before children in
+** the address tree (prof_cct_add).
+*/
+#define MODEL_SKIP UINT32_MAX /* a frame that is not shown */
+static void model_meminst(struct prof_smodel *m, const struct prof_samples *s)
+{
+	const struct prof_cct *at = &s->at;
+	bool *in = insp_xcalloc(at->n + 1, sizeof *in);
+	uint32_t own = MODEL_SKIP;
+	for (size_t i = 0; i < at->n; i++) {
+		const struct prof_cct_node *nd = &at->nodes[i];
+		if (nd->parent == PROF_CCT_NONE)
+			continue;
+		size_t n;
+		const struct prof_func *f = &prof_symtab_funcs(m->st, &n)[m->node_fid[i]];
+		bool inside = nd->parent < i && in[nd->parent];
+		if (inside && !model_is_alloc(f->name)) {
+			m->node_fid[i] = MODEL_SKIP; /* part of the <meminst> above */
+			in[i] = true;
+		} else if (!inside && f->meminst == 1) {
+			if (!strcmp(f->name, "thread_main")) {
+				m->node_fid[i] = MODEL_SKIP;
+				continue;
+			}
+			if (own == MODEL_SKIP)
+				own = prof_symtab_index(m->st, PROF_FN_MEMINST);
+			m->node_fid[i] = own;
+			in[i] = true;
+		}
+	}
+	free(in);
+}
+
 /* Every address of the tree to the symbol-table index of its function. */
 static void model_functions(struct prof_smodel *m, const struct prof_samples *s)
 {
@@ -302,6 +347,7 @@ static void model_functions(struct prof_smodel *m, const struct prof_samples *s)
 		m->node_fid[i] = (uint32_t)cache.nodes[c].self[0];
 	}
 	prof_cct_free(&cache);
+	model_meminst(m, s);
 	m->funcs = prof_symtab_funcs(m->st, &m->nfuncs);
 }
 
@@ -331,7 +377,7 @@ static void model_alloc_time(struct prof_smodel *m)
 		if (nd->self[PROF_M_SAMPLES] == 0 || (m->thread && nd->thread != m->thread))
 			continue;
 		for (uint32_t j = (uint32_t)i; at->nodes[j].parent != PROF_CCT_NONE; j = at->nodes[j].parent)
-			if (m->alloc_fn[m->node_fid[j]]) {
+			if (m->node_fid[j] != MODEL_SKIP && m->alloc_fn[m->node_fid[j]]) {
 				m->alloc_ticks += nd->self[PROF_M_TICKS];
 				m->alloc_samples += nd->self[PROF_M_SAMPLES];
 				break;

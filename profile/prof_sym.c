@@ -34,6 +34,11 @@ struct sym_mod {
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *cfi;
+	/* libmeminst: its exported functions, [lo, hi) in the file's
+	** addresses, sorted (sym_exports) */
+	bool meminst;
+	uint64_t (*exports)[2];
+	size_t nexports;
 };
 
 struct prof_symtab {
@@ -84,6 +89,59 @@ static int sym_elf(const struct prof_mod *m, uint64_t *bias)
 	return r;
 }
 
+static int sym_cmp_range(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The functions libmeminst exports (its dynamic symbol table): they are
+** the program's calls it interposes; the rest of its code is its own. */
+static void sym_exports(struct sym_mod *sm, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn)) != NULL;) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !(d = elf_getdata(scn, NULL)) ||
+		    !sh.sh_entsize)
+			continue;
+		size_t n = sh.sh_size / sh.sh_entsize;
+		sm->exports = insp_xcalloc(n + 1, sizeof *sm->exports);
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_shndx != SHN_UNDEF && sym.st_value) {
+				sm->exports[sm->nexports][0] = sym.st_value;
+				sm->exports[sm->nexports++][1] = sym.st_value + (sym.st_size ? sym.st_size : 1);
+			}
+		}
+		qsort(sm->exports, sm->nexports, sizeof *sm->exports, sym_cmp_range);
+		break;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+static bool sym_exported(const struct sym_mod *m, uint64_t addr)
+{
+	uint64_t a = addr - m->bias;
+	size_t lo = 0, hi = m->nexports;
+	while (lo < hi) { /* the last range starting at or below a */
+		size_t mid = (lo + hi) / 2;
+		if (m->exports[mid][0] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < m->exports[lo - 1][1];
+}
+
 static const char *sym_basename(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -112,8 +170,11 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 				fprintf(o->err, "inspect: warning: %s: its build-id differs from the traced one; "
 					"its functions are shown as %s+offset\n", m->path, sm->base);
 		}
+		sm->meminst = strncmp(sm->base, "libmeminst", 10) == 0;
 		if (ok != 1)
 			continue;
+		if (sm->meminst)
+			sym_exports(sm, m->path);
 		sm->named = true;
 		sm->path = insp_pool_str(st->pool, m->path);
 		bool dup = false;
@@ -152,6 +213,10 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_op
 
 static void sym_name(prof_symtab_t *st, struct prof_func *f)
 {
+	if (f->addr == PROF_FN_TRUNCATED || f->addr == PROF_FN_MEMINST) {
+		f->name = f->addr == PROF_FN_TRUNCATED ? "[truncated]" : "<meminst>";
+		return;
+	}
 	const struct sym_mod *m = NULL;
 	for (size_t i = 0; i < st->nmods && !m; i++)
 		if (f->addr >= st->mods[i].start && f->addr < st->mods[i].end)
@@ -161,6 +226,8 @@ static void sym_name(prof_symtab_t *st, struct prof_func *f)
 		return;
 	}
 	f->module = m->base;
+	if (m->meminst)
+		f->meminst = sym_exported(m, f->addr) ? 2 : 1;
 	struct insp_sym s;
 	/* the symboliser takes return addresses (it looks at site - 1) */
 	if (m->named && st->syms && insp_syms_lookup(st->syms, f->addr + 1, &s) == 0) {
@@ -274,6 +341,8 @@ void prof_symtab_free(prof_symtab_t *st)
 		if (st->mods[i].fd > 0)
 			close(st->mods[i].fd);
 	}
+	for (size_t i = 0; i < st->nmods; i++)
+		free(st->mods[i].exports);
 	free(st->mods);
 	free(st->funcs);
 	free(st->hash);

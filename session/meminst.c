@@ -61,6 +61,8 @@ static void usage(FILE *to)
 	      "  --sample[=HZ]          statistical sampling, HZ per second (default 100)\n"
 	      "  --sample-clock=CLOCK   cpu (default: CPU time only) or wall (also while blocked)\n"
 	      "  --alloc-sample=BYTES   a stack every BYTES allocated on average, e.g. 512k\n"
+	      "  --sample-depth=N       frames kept per stack, 1 to 1024 (default 64); deeper\n"
+	      "                         stacks end in a [truncated] frame\n"
 	      "  --no-time              no time profiling (the default without --trace/--sample is\n"
 	      "                         --sample=100)\n"
 	      "Output:\n"
@@ -124,7 +126,7 @@ static void bad_value(const char *opt, const char *value, const char *expected)
 }
 
 enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
-       OPT_SAMPLE_CLOCK, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY };
+       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY };
 
 static const struct option long_opts[] = {
     {"mis", no_argument, NULL, OPT_MIS},
@@ -135,6 +137,7 @@ static const struct option long_opts[] = {
     {"trace", optional_argument, NULL, OPT_TRACE},
     {"sample", optional_argument, NULL, OPT_SAMPLE},
     {"sample-clock", required_argument, NULL, OPT_SAMPLE_CLOCK},
+    {"sample-depth", required_argument, NULL, OPT_SAMPLE_DEPTH},
     {"alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE},
     {"no-time", no_argument, NULL, OPT_NO_TIME},
     {"output", required_argument, NULL, 'o'},
@@ -179,6 +182,12 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
 			bad_value("sample-clock", arg, "expected cpu or wall");
 		o->sample_clock = arg;
+		break;
+	case OPT_SAMPLE_DEPTH:
+		if (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) || n == 0 ||
+		    n > 1024)
+			bad_value("sample-depth", arg, "expected a number of frames from 1 to 1024");
+		o->sample_depth = (unsigned)n;
 		break;
 	case OPT_ALLOC_SAMPLE:
 		if (parse_bytes(arg, &o->alloc_sample) < 0)
@@ -265,6 +274,8 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 		ADD(",sample_clock=%s", o->sample_clock);
 	if (o->alloc_sample)
 		ADD(",alloc_sample=%llu", (unsigned long long)o->alloc_sample);
+	if (o->sample_depth)
+		ADD(",sample_depth=%u", o->sample_depth);
 	if (o->trace_clock || o->sample_hz || o->alloc_sample)
 		ADD(",trace_file=%s/trace.%%p", parts);
 #undef ADD

@@ -462,6 +462,7 @@ void trace_sample_thread_end(void)
 typedef struct sample_settings_s {
 	unsigned hz, clock; /* hz 0: no timers */
 	uint64_t alloc_mean;
+	unsigned depth;     /* frames per stack; 0: TRACE_FRAMES_MAX */
 	bool counts;
 	const char *file;   /* trace_file=, not terminated; NULL: as it is */
 	size_t file_len;
@@ -529,6 +530,7 @@ static int sample_start_locked(const sample_settings_t *s)
 	trace_sample_hz = s->hz;
 	trace_sample_clock = s->hz ? s->clock : 0;
 	trace_asample_mean = s->alloc_mean;
+	trace_sample_depth = s->depth ? s->depth : TRACE_FRAMES_MAX; /* nothing samples now */
 	alloc_opts.sample_hz = s->hz;
 	alloc_opts.sample_clock = s->clock == MEMINST_TRACE_SAMPLE_WALL ? 1 : 2;
 	alloc_opts.alloc_sample = s->alloc_mean;
@@ -597,6 +599,7 @@ static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
 	s->clock = o->sample_clock == 1 ? MEMINST_TRACE_SAMPLE_WALL : MEMINST_TRACE_SAMPLE_CPU;
 	s->alloc_mean = o->alloc_sample;
 	s->counts = o->sample_counts;
+	s->depth = o->sample_depth;
 	s->file = o->trace_file;
 	s->file_len = o->trace_file_len;
 	return s->hz || s->alloc_mean || s->counts;
@@ -647,7 +650,7 @@ ALLOC_EXPORT int meminst_sample_start(const char *options)
 	if (o.mode != MEMINST_MODE_OFF || o.snapshot || o.interval_ns || o.trace_clock ||
 	    o.control || o.print_kinds) {
 		alloc_log("meminst_sample_start: only sample, sample_clock, alloc_sample, "
-			  "sample_counts and trace_file are accepted");
+			  "sample_counts, sample_depth and trace_file are accepted");
 		return -1;
 	}
 	sample_settings_t s;

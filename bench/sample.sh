@@ -14,6 +14,8 @@
 #           bare | MEMINST=off | alloc_sample=512k (mode off).  Figure:
 #           ns per malloc+free step, median over rounds.
 #           Target: alloc_sample=512k at most 5% above bare.
+#   wall, term  (issue 12) waits under 1000 Hz wall sampling, and the
+#           samples a SIGTERM leaves: see their section at the end.
 # Each round runs every configuration once, in a rotated order, so that the
 # noise of a shared machine falls on all alike.
 #
@@ -36,8 +38,9 @@ done
 build=$(bench_build_dir sample.sh bench/bench_cpu "$build")
 cpu=$build/bench/bench_cpu
 churn=$build/bench/bench_alloc
+wait=$build/bench/bench_wait
 lib=$build/alloc/.libs/libmeminst.so
-for f in "$cpu" "$churn" "$lib"; do
+for f in "$cpu" "$churn" "$wait" "$lib"; do
 	[ -e "$f" ] || { echo "sample.sh: $f not found; run make in $build first" >&2; exit 2; }
 done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-sample.XXXXXX")
@@ -128,3 +131,59 @@ summarise timer cpu_ms 3 cpu1000,wall1000 cpu1000/tick-perf,wall1000/tick-wall
 echo
 echo "## allocation sampling: bench_alloc churn, ns per step"
 summarise alloc ns/step 5 as512k as512k/off
+
+# --- waits under wall sampling, and samples kept at a SIGTERM (issue 12) ---
+# wall   bench_wait 10 (10 x usleep, nanosleep and poll of 100 ms each)
+#        under sample=1000,sample_clock=wall: the wall ms of each kind and
+#        the calls cut short.  Target: each >= 1000 ms, 0 EINTR, 0 short.
+# term   bench_cpu (CPU-bound) under sample=100 (cpu), sent SIGTERM once it
+#        has used 1.5 s of CPU (/proc, never wall time): samples in its
+#        trace over CPU seconds x 100.  Target: >= 80% kept.
+echo
+echo "## wall sampling at 1000 Hz: waits of bench_wait 10 (asked: 1000 ms each)"
+r=0
+while [ $r -lt "$rounds" ]; do
+	(cd "$tmp" && env LD_PRELOAD="$lib" MEMINST=sample=1000,sample_clock=wall "$wait" 10)
+	rm -f "$tmp"/meminst.*.trace
+	r=$((r + 1))
+done | tr '=' ' ' | awk '
+	{ print; for (i = 1; i < NF; i += 2) { v = $(i + 1)
+		if (!(($i) in lo) || v < lo[$i]) lo[$i] = v
+		if (v > hi[$i]) hi[$i] = v } }
+	END {
+		printf "min usleep %.1f ms, nanosleep %.1f ms, poll %.1f ms; max eintr %d, short %d\n",
+			lo["usleep_ms"], lo["nanosleep_ms"], lo["poll_ms"], hi["eintr"], hi["short"]
+		ok = lo["usleep_ms"] >= 1000 && lo["nanosleep_ms"] >= 1000 && lo["poll_ms"] >= 1000 &&
+			hi["eintr"] == 0 && hi["short"] == 0
+		printf "target sleeps exact, 0 EINTR: %s\n", ok ? "PASS" : "MISS" }'
+
+echo
+echo "## SIGTERM after 1.5 s of CPU at 100 Hz: samples kept / CPU s x 100"
+hz=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat" 2>/dev/null; }
+r=0
+while [ $r -lt "$rounds" ]; do
+	(cd "$tmp" && exec env LD_PRELOAD="$lib" MEMINST="sample=100,trace_file=$tmp/term.trace" \
+		"$cpu" 100000) >/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while [ "$(cpu_ticks $pid)" -lt $((hz * 3 / 2)) ] 2>/dev/null && [ $i -lt 1200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	before=$(cpu_ticks $pid)
+	kill -TERM $pid
+	st=0
+	wait $pid || st=$? # set -e: its death by SIGTERM is what we want
+	n=$("$build/inspect/inspect" analyse --json "$tmp/term.trace" 2>/dev/null |
+		grep -o '"samples": *[0-9]*' | head -1 | tr -dc 0-9)
+	echo "${before:-0} ${n:-0} $st"
+	rm -f "$tmp/term.trace"
+	r=$((r + 1))
+done | awk -v hz="$hz" '
+	{ k = $2 / ($1 / hz * 100); kept[++n] = k
+	  printf "cpu %.2f s, %d samples, kept %.1f%%, exit status %d\n", $1 / hz, $2, 100 * k, $3 }
+	END { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (kept[j] < kept[i]) { t = kept[i]; kept[i] = kept[j]; kept[j] = t }
+	      med = (n % 2) ? kept[(n + 1) / 2] : (kept[n / 2] + kept[n / 2 + 1]) / 2
+	      printf "median kept %.1f%% (min %.1f%%, max %.1f%%)\n", 100 * med, 100 * kept[1], 100 * kept[n]
+	      printf "target >= 80%% kept: %s\n", (kept[1] >= 0.8) ? "PASS" : "MISS" }'

@@ -4,9 +4,9 @@
 # and output must be those of the bare run, meminst must not complain, and
 # the trace must hold samples with stacks deeper than the interrupted pc.
 # `inspect analyse` must read each trace in every style, with sane totals
-# (the self shares add up to 100%); python3's top 10 must show its
-# interpreter loop (_PyEval_EvalFrameDefault or another _PyEval/PyEval
-# function); gzip is stripped: module+offset names are fine.
+# (the self shares add up to 100%); python3's interpreter loop
+# (_PyEval_EvalFrameDefault or another _PyEval/PyEval function) must be on
+# 30% of its stacks or more; gzip is stripped: module+offset names are fine.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 mi_need /usr/bin/python3 python3
 mi_need /usr/bin/gzip gzip
@@ -61,11 +61,11 @@ for prog in py gz; do
 				mi_why_add "inspect analyse --style $style failed: $(head -1 "$MI_TMP/$l.serr")"
 		done
 		if [ $prog = py ]; then
-			top=$(st_j $l "' '.join(f['name'] for f in j['functions'][:10])")
-			case " $top" in
-			*" _PyEval"* | *" PyEval"*) ;;
-			*) mi_why_add "no _PyEval function in the top 10: $top" ;;
-			esac
+			# on nearly every stack; its own share is noisy (json,
+			# the GC and malloc compete for the top places)
+			ev=$(st_j $l "round(max([f['cum_percent'] for f in j['functions'] if f['name'].startswith(('_PyEval', 'PyEval'))] or [0]))")
+			[ "${ev:-0}" -ge 30 ] ||
+				mi_why_add "the interpreter loop (_PyEval*) is on ${ev:-0}% of the stacks, not 30% or more"
 		fi
 		st_verdict "$l: same output, $n samples, $depth frames deep"
 	done

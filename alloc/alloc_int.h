@@ -438,6 +438,7 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_snap_at_exit(void);
+bool alloc_snap_sort(alloc_snap_block_t *b, size_t n); /* by address; false: no memory */
 
 /* "alloc_service.c" */
 extern _Atomic int64_t alloc_peak_next; /* total bytes that make a new peak */

@@ -322,3 +322,50 @@ void alloc_snap_at_exit(void)
 		return;
 	alloc_snap_take_configured("exit", true);
 }
+
+/* ------------------------------------------------------------ sort ----- */
+
+/*
+** Sort the captured blocks by address: an LSD radix sort on the bytes of
+** the address that differ between blocks (a heap spans a few of them),
+** with a scratch copy mapped for the time of the sort.  Several times
+** faster than qsort on a million 40-byte records.  Runs guarded, outside
+** every lock (the store does it).  False when out of memory.
+*/
+bool alloc_snap_sort(alloc_snap_block_t *b, size_t n)
+{
+	size_t count[8][256]; /* 16 KiB of stack: stores run on ordinary threads */
+	uint64_t differ = 0;
+	if (n < 2)
+		return true;
+	memset(count, 0, sizeof count);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = b[i].addr;
+		differ |= a ^ b[0].addr;
+		for (unsigned d = 0; d < 8; d++)
+			count[d][(a >> (8 * d)) & 0xff]++;
+	}
+	size_t bytes = snap_round(n * sizeof *b);
+	alloc_snap_block_t *tmp = alloc_sys_map(bytes), *from = b, *to = tmp;
+	if (!tmp)
+		return false;
+	for (unsigned d = 0; d < 8; d++) {
+		if (!((differ >> (8 * d)) & 0xff))
+			continue;
+		size_t at = 0;
+		for (unsigned v = 0; v < 256; v++) {
+			size_t c = count[d][v];
+			count[d][v] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[d][(from[i].addr >> (8 * d)) & 0xff]++] = from[i];
+		alloc_snap_block_t *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != b)
+		memcpy(b, from, n * sizeof *b);
+	alloc_sys_unmap(tmp, bytes);
+	return true;
+}

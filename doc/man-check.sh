@@ -166,7 +166,7 @@ if [ -x "$example" ] && command -v sqlite3 >/dev/null 2>&1; then
 	untouched "$tmp/other.db" "not a meminst snapshot database; left untouched"
 	MEMINST="mis,snapshot=$tmp/v99.db" "$example" >/dev/null 2>&1
 	sqlite3 "$tmp/v99.db" "PRAGMA user_version = 99"
-	untouched "$tmp/v99.db" "schema version 99, this libmeminst writes 1; left untouched"
+	untouched "$tmp/v99.db" "schema version 99, this libmeminst writes 2; left untouched"
 else
 	echo "skip  meminst.7 snapshot messages: no example or no sqlite3"
 fi

@@ -21,7 +21,7 @@
 #define MEMINST_SNAPSHOT_H
 
 #define MEMINST_SNAPSHOT_APP_ID 0x4d454d49 /* "MEMI" */
-#define MEMINST_SNAPSHOT_VERSION 1
+#define MEMINST_SNAPSHOT_VERSION 2
 #define MEMINST_SNAPSHOT_MIN_READABLE 1
 
 /* The status kinds as stored in status.kind. */
@@ -48,7 +48,7 @@
 	"  elapsed_ns INTEGER NOT NULL,\n"     /* since libmeminst started     */ \
 	"  pause_ns INTEGER NOT NULL,\n"       /* the program was stopped this long */ \
 	"  seq INTEGER NOT NULL,\n"            /* allocations counted so far   */ \
-	"  blocks INTEGER NOT NULL,\n"         /* rows in block for it (0 for status) */ \
+	"  blocks INTEGER NOT NULL,\n"         /* live blocks (0 for status)   */ \
 	"  bytes INTEGER NOT NULL\n"           /* their sizes added up         */ \
 	");\n"                                                                    \
 	"CREATE TABLE IF NOT EXISTS allocator(\n"                                 \
@@ -87,12 +87,80 @@
 	"  snapshot INTEGER NOT NULL, base INTEGER NOT NULL, path TEXT NOT NULL,\n" \
 	"  build_id TEXT,\n"                                                      \
 	"  PRIMARY KEY(snapshot, base)) WITHOUT ROWID;\n"                         \
-	/* the live blocks ('map' snapshots only); seq: the block's allocation   \
-	   number, so smaller is older */                                         \
+	/* the live blocks ('map' snapshots only), in chunks: one row per run  \
+	   of up to MEMINST_SNAPSHOT_CHUNK blocks in address order; first: the  \
+	   first block's address, count: blocks in data, data: the blocks     \
+	   encoded as below.  Read them with the meminst_blocks() function of   \
+	   the SQLite extension, or a decoder of the encoding below. */          \
+	"CREATE TABLE IF NOT EXISTS block_chunk(\n"                               \
+	"  snapshot INTEGER NOT NULL, first INTEGER NOT NULL, count INTEGER NOT NULL,\n" \
+	"  data BLOB NOT NULL,\n"                                                \
+	"  PRIMARY KEY(snapshot, first));\n"
+
+/* Schema 1 kept the blocks one row each, in this table instead of
+** block_chunk (readers still read it; seq: the block's allocation number,
+** so smaller is older). */
+#define MEMINST_SNAPSHOT_V1_BLOCK_TABLE                                           \
 	"CREATE TABLE IF NOT EXISTS block(\n"                                     \
 	"  snapshot INTEGER NOT NULL, addr INTEGER NOT NULL, size INTEGER NOT NULL,\n" \
 	"  type INTEGER NOT NULL, thread INTEGER NOT NULL, allocator INTEGER NOT NULL,\n" \
 	"  seq INTEGER NOT NULL,\n"                                               \
 	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"
+
+/*
+** The encoding of block_chunk.data (schema 2).  Each block is six unsigned
+** LEB128 varints (7 bits a byte, low bits first, the top bit set on every
+** byte but the last; at most 10 bytes):
+**
+**   addr - previous addr     (the previous of the first block is `first`,
+**                             so its delta is 0; modulo 2^64)
+**   size                     requested bytes
+**   type, thread, allocator  the numbers of the type, thread and allocator tables
+**   zigzag(seq - previous seq)  allocation number (the previous of the
+**                             first block is 0); zigzag maps 0,-1,1,-2…
+**                             to 0,1,2,3… (modulo 2^64)
+**
+** A chunk holds exactly `count` blocks and nothing after them.  A reader
+** refuses (as damage) a count outside 1..MEMINST_SNAPSHOT_CHUNK_MAX, a
+** varint longer than 10 bytes or cut short, and bytes left over.
+*/
+#define MEMINST_SNAPSHOT_CHUNK 1024       /* blocks per chunk libmeminst writes */
+#define MEMINST_SNAPSHOT_CHUNK_MAX 65536  /* most blocks a reader accepts in one */
+#define MEMINST_SNAPSHOT_BLOCK_MAX_BYTES 60 /* one block's encoding at most */
+
+#include <stdint.h>
+
+/* One block as the encoding carries it. */
+struct meminst_snapshot_block {
+	uint64_t addr, size, type, thread, allocator, seq;
+};
+
+static inline unsigned char *meminst_snapshot_put_varint(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+/* Append block b after *prev (addr and seq of the previous block, or
+** {first, 0} at the start of a chunk); returns the end of what was written
+** (at most MEMINST_SNAPSHOT_BLOCK_MAX_BYTES). */
+static inline unsigned char *meminst_snapshot_put_block(unsigned char *p, struct meminst_snapshot_block *prev,
+							const struct meminst_snapshot_block *b)
+{
+	uint64_t dseq = b->seq - prev->seq;
+	p = meminst_snapshot_put_varint(p, b->addr - prev->addr);
+	p = meminst_snapshot_put_varint(p, b->size);
+	p = meminst_snapshot_put_varint(p, b->type);
+	p = meminst_snapshot_put_varint(p, b->thread);
+	p = meminst_snapshot_put_varint(p, b->allocator);
+	p = meminst_snapshot_put_varint(p, (dseq << 1) ^ (uint64_t)-(int64_t)(dseq >> 63));
+	prev->addr = b->addr;
+	prev->seq = b->seq;
+	return p;
+}
 
 #endif /* MEMINST_SNAPSHOT_H */

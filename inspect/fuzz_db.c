@@ -6,7 +6,8 @@
 **
 ** An input that starts with "SQL:" is not a database but SQL text: it is
 ** run on a fresh database of the current schema (errors ignored, a step
-** budget against endless statements), and the commands read that.  This
+** budget against endless statements), its block rows encoded into chunks
+** as the fixtures' are (tests/inspect/fx.c), and the commands read that.  This
 ** reaches odd values in valid files (NULLs, text in number columns,
 ** negative sizes, duplicate ids) that random bytes rarely get past
 ** PRAGMA quick_check with.
@@ -24,6 +25,7 @@
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+#include "fx.h"
 
 static char fuzz_path[64];
 
@@ -53,7 +55,10 @@ static int fuzz_sql(const uint8_t *data, size_t size)
 			 MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
 		sqlite3_exec(db, head, NULL, NULL, NULL);
 		sqlite3_exec(db, MEMINST_SNAPSHOT_SCHEMA, NULL, NULL, NULL);
+		sqlite3_exec(db, FX_TEMP_BLOCK_TABLE, NULL, NULL, NULL);
 		sqlite3_exec(db, sql, NULL, NULL, NULL);
+		char err[256]; /* the fixtures' block rows, encoded as libmeminst does */
+		fx_encode_blocks(db, err, sizeof err);
 		r = 0;
 	}
 	sqlite3_close(db);
@@ -98,13 +103,14 @@ static const char *const fuzz_lines[][10] = {
 	{"class", "@", "1", "--json"},
 	{"allocator", "@", "0"},
 	{"header-size", "@"},
+	{"sql", "@", "SELECT snapshot, count(*), sum(size), max(seq) FROM meminst_blocks GROUP BY 1"},
 };
 
 static int (*const fuzz_cmds[])(int, char **, const struct insp_opts *) = {
 	insp_cmd_list, insp_cmd_holes, insp_cmd_holes, insp_cmd_limits, insp_cmd_limits,
 	insp_cmd_sum, insp_cmd_sum, insp_cmd_descr, insp_cmd_top, insp_cmd_top, insp_cmd_top,
 	insp_cmd_diff, insp_cmd_diff, insp_cmd_status, insp_cmd_status, insp_cmd_types,
-	insp_cmd_type, insp_cmd_class, insp_cmd_allocator, insp_cmd_header_size,
+	insp_cmd_type, insp_cmd_class, insp_cmd_allocator, insp_cmd_header_size, insp_cmd_sql,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

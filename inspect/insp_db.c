@@ -31,10 +31,13 @@ struct insp_db {
 	const struct insp_opts *o;
 	struct insp_pool pool;
 	struct insp_snap snap;
+	int64_t version; /* user_version: the schema */
 };
 
+/* Every table of the schema; the blocks are in block_chunk from schema 2
+** on, in block before. */
 static const char *const db_tables[] = {"meminst_meta", "snapshot", "allocator", "class", "type",
-					"thread", "status", "segment", "module", "block"};
+					"thread", "status", "segment", "module", "block_chunk"};
 
 static int db_error(const struct insp_opts *o, const char *path, const char *fmt, const char *arg)
 {
@@ -45,6 +48,7 @@ static int db_error(const struct insp_opts *o, const char *path, const char *fmt
 }
 
 const char *insp_db_path(const insp_db_t *db) { return db->path; }
+sqlite3 *insp_db_sqlite(insp_db_t *db) { return db->db; }
 const struct insp_opts *insp_db_opts(const insp_db_t *db) { return db->o; }
 struct insp_pool *insp_db_pool(insp_db_t *db) { return &db->pool; }
 const struct insp_snap *insp_db_snap(const insp_db_t *db) { return &db->snap; }
@@ -133,6 +137,7 @@ static int db_check_id(insp_db_t *db)
 			(long long)ver, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
 		return INSP_EXIT_DB;
 	}
+	db->version = ver;
 	return 0;
 }
 
@@ -177,12 +182,12 @@ static int db_check_tables(insp_db_t *db)
 		return INSP_EXIT_DB;
 	int r = 0;
 	for (size_t i = 0; i < sizeof db_tables / sizeof db_tables[0] && !r; i++) {
+		const char *name = i == 9 && db->version < 2 ? "block" : db_tables[i];
 		sqlite3_reset(st);
-		sqlite3_bind_text(st, 1, db_tables[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 		int rc = sqlite3_step(st);
 		if (rc == SQLITE_DONE)
-			r = db_error(db->o, db->path, "not a valid snapshot database (no table '%s')",
-				     db_tables[i]);
+			r = db_error(db->o, db->path, "not a valid snapshot database (no table '%s')", name);
 		else if (rc != SQLITE_ROW)
 			r = insp_db_fail(db, "cannot read the schema");
 	}
@@ -399,52 +404,128 @@ int insp_db_segments(insp_db_t *db, struct insp_seg **out, size_t *n)
 
 /* -------------------------------------------------------------- blocks -- */
 
+/* The types of class f->class_, sorted, for a --class filter. */
+static int blocks_class_types(insp_blocks_t *it)
+{
+	struct insp_vec v;
+	insp_vec_init(&v, sizeof(int64_t));
+	sqlite3_stmt *st = insp_db_prepare(it->db, "SELECT id FROM type WHERE snapshot = ?1 AND class = ?2 "
+						   "ORDER BY id");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, it->db->snap.id);
+	sqlite3_bind_int64(st, 2, it->f.class_);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*(int64_t *)insp_vec_push(&v) = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	it->class_types = v.v;
+	it->nclass_types = v.n;
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(it->db, "cannot read the type table");
+}
+
+/*
+** The one way to the blocks.  Schema 2: the block_chunk rows in address
+** order, each decoded by insp_chunk.c a block at a time (memory does not
+** grow with the snapshot).  Schema 1: the block rows.  The filters are
+** applied here, on the decoded numbers, the same way for both.
+*/
 int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks_t *it)
 {
-	char sql[512] = "SELECT addr, size, type, thread, allocator, seq FROM block WHERE snapshot = ?1";
-	if (f && f->has_type)
-		strcat(sql, " AND type = ?2");
-	if (f && f->has_class)
-		strcat(sql, " AND type IN (SELECT id FROM type WHERE snapshot = ?1 AND class = ?3)");
-	if (f && f->has_thread)
-		strcat(sql, " AND thread = ?4");
-	if (f && f->has_allocator)
-		strcat(sql, " AND allocator = ?5");
-	strcat(sql, " ORDER BY addr");
+	memset(it, 0, sizeof *it);
 	it->db = db;
-	it->st = insp_db_prepare(db, sql);
-	if (!it->st)
+	it->chunked = db->version >= 2;
+	if (f)
+		it->f = *f;
+	if (it->f.has_class && blocks_class_types(it))
 		return INSP_EXIT_DB;
-	sqlite3_bind_int64(it->st, 1, db->snap.id);
-	if (f) {
-		sqlite3_bind_int64(it->st, 2, f->type);
-		sqlite3_bind_int64(it->st, 3, f->class_);
-		sqlite3_bind_int64(it->st, 4, f->thread);
-		sqlite3_bind_int64(it->st, 5, f->allocator);
+	it->st = insp_db_prepare(db, it->chunked
+		? "SELECT first, count, data FROM block_chunk WHERE snapshot = ?1 ORDER BY first"
+		: "SELECT addr, size, type, thread, allocator, seq FROM block WHERE snapshot = ?1 ORDER BY addr");
+	if (!it->st) {
+		insp_blocks_close(it);
+		return INSP_EXIT_DB;
 	}
+	sqlite3_bind_int64(it->st, 1, db->snap.id);
 	return 0;
+}
+
+static int blocks_damaged(insp_blocks_t *it, const char *why)
+{
+	fprintf(it->db->o->err, "inspect: %s: snapshot %lld: the block chunk at 0x%llx is damaged (%s)\n",
+		it->db->path, (long long)it->db->snap.id, (unsigned long long)it->chunk_first, why);
+	return INSP_EXIT_DB;
+}
+
+/* The next block, unfiltered: 1, 0 at the end, or an exit status. */
+static int blocks_step(insp_blocks_t *it, struct insp_block *b)
+{
+	for (;;) {
+		if (it->in_chunk) {
+			struct meminst_snapshot_block d;
+			const char *why = NULL;
+			int r = insp_chunk_next(&it->chunk, &d, &why);
+			if (r < 0)
+				return blocks_damaged(it, why);
+			if (r > 0) {
+				*b = (struct insp_block){d.addr, d.size, (int64_t)d.type, (int64_t)d.thread,
+							 (int64_t)d.allocator, (int64_t)d.seq};
+				return 1;
+			}
+			it->in_chunk = false;
+		}
+		int rc = sqlite3_step(it->st);
+		if (rc == SQLITE_DONE)
+			return 0;
+		if (rc != SQLITE_ROW)
+			return insp_db_fail(it->db, it->chunked ? "cannot read the block_chunk table"
+								: "cannot read the block table");
+		if (!it->chunked) {
+			*b = (struct insp_block){(uint64_t)sqlite3_column_int64(it->st, 0),
+						 (uint64_t)sqlite3_column_int64(it->st, 1),
+						 sqlite3_column_int64(it->st, 2), sqlite3_column_int64(it->st, 3),
+						 sqlite3_column_int64(it->st, 4), sqlite3_column_int64(it->st, 5)};
+			return 1;
+		}
+		it->chunk_first = sqlite3_column_int64(it->st, 0);
+		const void *data = sqlite3_column_blob(it->st, 2);
+		const char *why = insp_chunk_start(&it->chunk, it->chunk_first, sqlite3_column_int64(it->st, 1),
+						   data, (size_t)sqlite3_column_bytes(it->st, 2));
+		if (why)
+			return blocks_damaged(it, why);
+		it->in_chunk = true;
+	}
+}
+
+static int blocks_cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool blocks_pass(const insp_blocks_t *it, const struct insp_block *b)
+{
+	const struct insp_filter_ids *f = &it->f;
+	return (!f->has_type || b->type == f->type) && (!f->has_thread || b->thread == f->thread) &&
+	       (!f->has_allocator || b->allocator == f->allocator) &&
+	       (!f->has_class || bsearch(&b->type, it->class_types, it->nclass_types, sizeof(int64_t),
+					 blocks_cmp_id));
 }
 
 int insp_blocks_next(insp_blocks_t *it, struct insp_block *b)
 {
-	int rc = sqlite3_step(it->st);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc != SQLITE_ROW)
-		return insp_db_fail(it->db, "cannot read the block table");
-	b->addr = (uint64_t)sqlite3_column_int64(it->st, 0);
-	b->size = (uint64_t)sqlite3_column_int64(it->st, 1);
-	b->type = sqlite3_column_int64(it->st, 2);
-	b->thread = sqlite3_column_int64(it->st, 3);
-	b->allocator = sqlite3_column_int64(it->st, 4);
-	b->seq = sqlite3_column_int64(it->st, 5);
-	return 1;
+	int r;
+	while ((r = blocks_step(it, b)) == 1 && !blocks_pass(it, b))
+		;
+	return r;
 }
 
 void insp_blocks_close(insp_blocks_t *it)
 {
 	sqlite3_finalize(it->st);
 	it->st = NULL;
+	free(it->class_types);
+	it->class_types = NULL;
 }
 
 int insp_db_main_pid(insp_db_t *db, int64_t given, int64_t *pid)

@@ -36,6 +36,8 @@
 
 #include <sqlite3.h>
 
+#include "insp_chunk.h"
+
 enum insp_exit {
 	INSP_EXIT_OK = 0,
 	INSP_EXIT_NOTFOUND = 1, /* the snapshot, type … asked for does not exist */
@@ -181,10 +183,24 @@ enum insp_need { INSP_NEED_ANY = 0, INSP_NEED_MAP, INSP_NEED_STATUS };
 
 typedef struct insp_db insp_db_t;
 
-/* A running query over the blocks of one snapshot, in address order. */
+/* A filter as numbers of the snapshot's tables. */
+struct insp_filter_ids {
+	bool has_type, has_class, has_thread, has_allocator;
+	int64_t type, class_, thread, allocator;
+};
+
+/* A snapshot's blocks in address order, filtered: from the block_chunk
+** rows through the decoder (schema 2) or from the block rows (schema 1). */
 typedef struct insp_blocks {
 	insp_db_t *db;
 	sqlite3_stmt *st;
+	bool chunked;                /* schema 2                             */
+	bool in_chunk;               /* chunk holds the row st is on         */
+	struct insp_chunk chunk;
+	int64_t chunk_first;         /* for the damage message               */
+	struct insp_filter_ids f;    /* has_* all false: no filter           */
+	int64_t *class_types;        /* --class: its types, sorted           */
+	size_t nclass_types;
 } insp_blocks_t;
 
 /* "insp_db.c" */
@@ -193,6 +209,7 @@ typedef struct insp_blocks {
 int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out);
 void insp_db_close(insp_db_t *db);
 const char *insp_db_path(const insp_db_t *db);
+sqlite3 *insp_db_sqlite(insp_db_t *db); /* for `inspect sql` only */
 const struct insp_opts *insp_db_opts(const insp_db_t *db);
 /* Pick snapshot `want` (0: the latest one that has what `need` asks for)
 ** and load its row.  Returns 0, INSP_EXIT_NOTFOUND or INSP_EXIT_DB. */
@@ -252,11 +269,6 @@ struct insp_tags {
 	size_t nmodules;
 	struct insp_syms *syms;  /* NULL until a label is asked for */
 	bool no_symbols;
-};
-
-struct insp_filter_ids {
-	bool has_type, has_class, has_thread, has_allocator;
-	int64_t type, class_, thread, allocator;
 };
 
 enum insp_tag_kind { INSP_TAG_ALLOCATOR, INSP_TAG_CLASS, INSP_TAG_TYPE, INSP_TAG_THREAD };
@@ -523,6 +535,7 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 /* Each returns an exit code (INSP_EXIT_*). */
 int insp_cmd_list(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_header_size(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o);

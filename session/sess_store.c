@@ -35,7 +35,7 @@
 
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "type", "thread",
-					   "status", "segment", "module", "block"};
+					   "status", "segment", "module", "block_chunk"};
 
 struct store {
 	sqlite3 *db;

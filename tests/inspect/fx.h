@@ -26,6 +26,18 @@ struct fx_opts {
 int fx_create(const char *path, const struct fx_opts *o, const char *const *sql_files, int n,
 	      char *err, size_t errlen);
 
+/* Blocks one row each, as the fixtures give them (schema 1's columns): a
+** temporary table that fx_encode_blocks turns into block_chunk rows. */
+#define FX_TEMP_BLOCK_TABLE                                                              \
+	"CREATE TEMP TABLE block(snapshot INTEGER NOT NULL, addr INTEGER NOT NULL, "     \
+	"size INTEGER NOT NULL, type INTEGER NOT NULL, thread INTEGER NOT NULL, "        \
+	"allocator INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY(snapshot, addr))"
+
+struct sqlite3;
+/* The rows of table block into block_chunk (encoded as libmeminst does, in
+** chunks of MEMINST_SNAPSHOT_CHUNK in address order), then drop it. */
+int fx_encode_blocks(struct sqlite3 *db, char *err, size_t errlen);
+
 /* Run SQL text on an existing database file (which must exist). */
 int fx_exec(const char *path, const char *sql, char *err, size_t errlen);
 

@@ -33,7 +33,7 @@ static int hot(const char *path)
 	sqlite3_exec(db, "PRAGMA cache_size = 1; BEGIN", NULL, NULL, NULL);
 	for (int i = 0; i < 2000; i++) {
 		char sql[128];
-		snprintf(sql, sizeof sql, "INSERT INTO block VALUES (99, %d, 1, 0, 1, 0, %d)", i, i);
+		snprintf(sql, sizeof sql, "INSERT INTO block_chunk VALUES (99, %d, 1, zeroblob(64))", i);
 		sqlite3_exec(db, sql, NULL, NULL, NULL);
 	}
 	_exit(0);

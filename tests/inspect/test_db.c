@@ -108,8 +108,9 @@ Test(open, refuses_a_view_in_place_of_a_table)
 {
 	const char *path = ui_fixture("basic");
 	char err[256];
-	cr_assert_eq(fx_exec(path, "DROP TABLE block; CREATE VIEW block AS SELECT * FROM segment", err, sizeof err), 0, "%s", err);
-	expect_refused(path, "no table 'block'");
+	cr_assert_eq(fx_exec(path, "DROP TABLE block_chunk; CREATE VIEW block_chunk AS SELECT * FROM segment",
+			     err, sizeof err), 0, "%s", err);
+	expect_refused(path, "no table 'block_chunk'");
 }
 
 static void copy_prefix(const char *from, const char *to, long bytes)
@@ -335,4 +336,46 @@ Test(names, tables_and_labels)
 	cr_assert(n && n->module == NULL, "a registered class has no module");
 	insp_tags_free(&t);
 	insp_db_close(db);
+}
+
+/* A chunk damaged in each way the decoder checks: the scan stops with one
+** line naming the snapshot and the chunk, exit status 3, never a crash. */
+Test(blocks, damaged_chunks_are_reported)
+{
+	static const char *const damage[] = {
+		"UPDATE block_chunk SET data = substr(data, 1, length(data) - 1)",
+		"UPDATE block_chunk SET data = data || x'00'",
+		"UPDATE block_chunk SET count = count + 1",
+		"UPDATE block_chunk SET count = 0",
+		"UPDATE block_chunk SET count = 100000",
+		"UPDATE block_chunk SET count = 'many'",
+		"UPDATE block_chunk SET data = x''",
+		"UPDATE block_chunk SET data = 'text'",
+		"UPDATE block_chunk SET data = x'ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff'",
+		"UPDATE block_chunk SET data = zeroblob(length(data))"};
+	for (size_t i = 0; i < sizeof damage / sizeof damage[0]; i++) {
+		const char *path = ui_fixture("basic");
+		char err[256], *msg;
+		cr_assert_eq(fx_exec(path, damage[i], err, sizeof err), 0, "%s", err);
+		size_t len;
+		FILE *out = open_memstream(&msg, &len);
+		struct insp_opts o = {.out = stdout, .err = out};
+		insp_db_t *db;
+		cr_assert_eq(insp_db_open(path, &o, &db), 0);
+		cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
+		insp_blocks_t it;
+		struct insp_block b;
+		cr_assert_eq(insp_blocks_open(db, NULL, &it), 0);
+		int r;
+		while ((r = insp_blocks_next(&it, &b)) == 1)
+			;
+		insp_blocks_close(&it);
+		insp_db_close(db);
+		fclose(out);
+		cr_assert_eq(r, INSP_EXIT_DB, "%s", damage[i]);
+		UI_HAS(msg, "snapshot 1: the block chunk at 0x");
+		UI_HAS(msg, "is damaged");
+		cr_assert_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "one line: %s", msg);
+		free(msg);
+	}
 }

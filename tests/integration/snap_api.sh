@@ -32,7 +32,7 @@ run_api() {
 node() {
 	snap_sql "$1" "SELECT s.sizes_current, s.sizes_max_since_last, s.sizes_max_ever,
 		s.blocks_current, s.blocks_max_since_last, s.blocks_max_ever,
-		(SELECT count(*) || ' ' || coalesce(sum(size), 0) FROM block b
+		(SELECT count(*) || ' ' || coalesce(sum(size), 0) FROM meminst_blocks b
 		 WHERE b.snapshot = s.snapshot AND b.type = s.id)
 		FROM status s JOIN type t ON t.snapshot = s.snapshot AND t.id = s.id
 		JOIN class c ON c.snapshot = t.snapshot AND c.id = t.class

@@ -47,10 +47,10 @@ expect_run() {
 live_figures() {
 	snap_sql "$1" "SELECT count(*), sum(b.size), min(b.allocator)
 		|| CASE WHEN min(b.allocator) != max(b.allocator) THEN '..' || max(b.allocator) ELSE '' END
-		FROM block b JOIN type t ON t.snapshot = b.snapshot AND t.id = b.type
+		FROM meminst_blocks b JOIN type t ON t.snapshot = b.snapshot AND t.id = b.type
 		JOIN class c ON c.snapshot = t.snapshot AND c.id = t.class
 		WHERE b.snapshot = $2 AND c.name = 'snap_live' GROUP BY b.type" | sort
-	snap_sql "$1" "SELECT h.name, count(*), sum(b.size) FROM block b
+	snap_sql "$1" "SELECT h.name, count(*), sum(b.size) FROM meminst_blocks b
 		JOIN type t ON t.snapshot = b.snapshot AND t.id = b.type
 		JOIN class c ON c.snapshot = t.snapshot AND c.id = t.class
 		JOIN thread h ON h.snapshot = b.snapshot AND h.id = b.thread
@@ -80,7 +80,7 @@ check_file() {
 	[ -f "$1" ] || { mi_why_add "no file $1"; return; }
 	snap_expect "mode of $(basename "$1")" "$(snap_mode "$1")" 600
 	snap_expect "application_id" "$(snap_sql "$1" 'PRAGMA application_id')" "$SNAP_APP_ID"
-	snap_expect "user_version" "$(snap_sql "$1" 'PRAGMA user_version')" 1
+	snap_expect "user_version" "$(snap_sql "$1" 'PRAGMA user_version')" $SNAP_VERSION
 }
 
 # foreign DIR FILE MESSAGE: FILE (already in DIR) is not ours: the run
@@ -117,7 +117,7 @@ for b in $MEMINST_BACKENDS; do
 		"$T/run.err" stderr "$MI_TMP/incons" inconsistencies
 
 	# A second run adds snapshot 2; snapshot 1 stays as it was.
-	before=$(snap_sql "$T/run/app.db" "SELECT count(*), sum(size), sum(addr % 65536) FROM block WHERE snapshot = 1")
+	before=$(snap_sql "$T/run/app.db" "SELECT count(*), sum(size), sum(addr % 65536) FROM meminst_blocks WHERE snapshot = 1")
 	run_live "$T/run" "mim,backend=$b,snapshot=app.db"
 	why=
 	expect_run
@@ -126,7 +126,7 @@ for b in $MEMINST_BACKENDS; do
 	snap_expect "snapshots" "$(snap_ids "$T/run/app.db")" "1 2 "
 	snap_expect "pids" "$(snap_sql "$T/run/app.db" "SELECT group_concat(pid, ' ') FROM snapshot")" "$pid $pid2"
 	snap_expect "snapshot 1" "$(snap_sql "$T/run/app.db" "SELECT count(*), sum(size), sum(addr % 65536)
-		FROM block WHERE snapshot = 1")" "$before"
+		FROM meminst_blocks WHERE snapshot = 1")" "$before"
 	check_live_map "$T/run/app.db" 2 "$T/run.out"
 	mi_verdict "second run adds snapshot 2, mim/$b" "$why" "$T/run.err" stderr
 
@@ -153,7 +153,7 @@ for b in $MEMINST_BACKENDS; do
 	foreign "$T/foreign" uver.db "not a meminst snapshot database; left untouched"
 	cp "$T/run/app.db" "$T/foreign/v99.db"
 	sqlite3 "$T/foreign/v99.db" "PRAGMA user_version = 99"
-	foreign "$T/foreign" v99.db "schema version 99, this libmeminst writes 1; left untouched"
+	foreign "$T/foreign" v99.db "schema version 99, this libmeminst writes 2; left untouched"
 
 	# A failing write removes the file it created...
 	mkdir -p "$T/limit"
@@ -190,7 +190,7 @@ for b in $MEMINST_BACKENDS; do
 	snap_no_complaint "$T/mis.err"
 	check_file "$T/mis/mis.db"
 	snap_expect "snapshot 1" "$(snap_sql "$T/mis/mis.db" "SELECT content, trigger, mode, header_size,
-		blocks, (SELECT count(*) FROM block) FROM snapshot")" "status exit mis 16 0 0"
+		blocks, (SELECT count(*) FROM meminst_blocks) FROM snapshot")" "status exit mis 16 0 0"
 	want=$(awk '$1 == "group" { n += $3; s += $4 } END { print n, s }' "$T/mis.out")
 	snap_expect "snap_live's class in the status" "$(snap_own_status "$T/mis/mis.db" 1 snap_live)" "$want"
 	snap_check_consistent "$T/mis/mis.db" 1

@@ -18,12 +18,23 @@ if ! command -v sqlite3 >/dev/null; then
 fi
 
 SNAP_APP_ID=1296387401 # MEMINST_SNAPSHOT_APP_ID, "MEMI"
+SNAP_VERSION=2         # MEMINST_SNAPSHOT_VERSION
 
-# snap_sql DB SQL: the rows, fields separated by one space.  The file must
+# The blocks are read through the SQLite extension, as a user would:
+# meminst_blocks (with its hidden column snapshot) in place of a table.
+SNAP_SQLITE_EXT=$top_builddir/inspect/.libs/meminst_sqlite
+if [ ! -f "$SNAP_SQLITE_EXT.so" ]; then
+	echo "error: $SNAP_SQLITE_EXT.so not built"
+	exit 99
+fi
+
+# snap_sql DB SQL: the rows, fields separated by one space, with the
+# extension loaded.  The file must
 # exist (sqlite3 would create it); waits up to 10 s for a writer's lock.
 snap_sql() {
 	[ -f "$1" ] || return 1
-	sqlite3 -batch -noheader -separator ' ' -cmd '.timeout 10000' "$1" "$2"
+	sqlite3 -batch -noheader -separator ' ' -cmd '.timeout 10000' \
+		-cmd ".load $SNAP_SQLITE_EXT" "$1" "$2"
 }
 
 # snap_wait_sql DB SQL [SECONDS]: until SQL's first field is a number above
@@ -65,7 +76,7 @@ snap_mode() {
 # snap_own DB ID CLASS: "BLOCKS BYTES" of the block rows of snapshot ID
 # whose type is in the class named CLASS (the target's executable).
 snap_own() {
-	snap_sql "$1" "SELECT count(*), coalesce(sum(b.size), 0) FROM block b
+	snap_sql "$1" "SELECT count(*), coalesce(sum(b.size), 0) FROM meminst_blocks b
 		JOIN type t ON t.snapshot = b.snapshot AND t.id = b.type
 		JOIN class c ON c.snapshot = t.snapshot AND c.id = t.class
 		WHERE b.snapshot = $2 AND c.name = '$3'"
@@ -90,7 +101,7 @@ snap_field() {
 # rows B S".
 snap_kind_sql() {
 	cat <<EOF
-WITH g AS (SELECT $3 AS id, count(*) AS n, sum(b.size) AS s FROM block b $4
+WITH g AS (SELECT $3 AS id, count(*) AS n, sum(b.size) AS s FROM meminst_blocks b $4
 	   WHERE b.snapshot = $1 GROUP BY 1),
      st AS (SELECT id, blocks_current AS n, sizes_current AS s FROM status
 	    WHERE snapshot = $1 AND kind = '$2')
@@ -132,10 +143,10 @@ snap_consistent() {
 	fi
 	snap_sql "$sc_db" "
 SELECT 'snapshot row says ' || s.blocks || ' blocks ' || s.bytes || ' bytes, block rows '
-	|| (SELECT count(*) FROM block WHERE snapshot = $sc_id) || ' '
-	|| (SELECT coalesce(sum(size), 0) FROM block WHERE snapshot = $sc_id)
-FROM snapshot s WHERE s.id = $sc_id AND (s.blocks != (SELECT count(*) FROM block WHERE snapshot = $sc_id)
-	OR s.bytes != (SELECT coalesce(sum(size), 0) FROM block WHERE snapshot = $sc_id));
+	|| (SELECT count(*) FROM meminst_blocks WHERE snapshot = $sc_id) || ' '
+	|| (SELECT coalesce(sum(size), 0) FROM meminst_blocks WHERE snapshot = $sc_id)
+FROM snapshot s WHERE s.id = $sc_id AND (s.blocks != (SELECT count(*) FROM meminst_blocks WHERE snapshot = $sc_id)
+	OR s.bytes != (SELECT coalesce(sum(size), 0) FROM meminst_blocks WHERE snapshot = $sc_id));
 SELECT 'content ' || content || ' with ' || blocks || ' blocks' FROM snapshot
 WHERE id = $sc_id AND content = 'status' AND blocks != 0;
 SELECT 'status has ' || count(*) || ' total rows' FROM status
@@ -149,7 +160,7 @@ WHERE k.n != t.blocks_current OR k.s != t.sizes_current;
 SELECT kind || ' missing from the status' FROM (SELECT 'allocators' AS kind UNION SELECT 'classes'
 	UNION SELECT 'types' UNION SELECT 'threads')
 WHERE kind NOT IN (SELECT kind FROM status WHERE snapshot = $sc_id);
-SELECT count(*) || ' block rows with an unknown type, thread or allocator' FROM block b
+SELECT count(*) || ' block rows with an unknown type, thread or allocator' FROM meminst_blocks b
 WHERE b.snapshot = $sc_id AND (
 	NOT EXISTS (SELECT 1 FROM type t WHERE t.snapshot = $sc_id AND t.id = b.type)
 	OR NOT EXISTS (SELECT 1 FROM thread h WHERE h.snapshot = $sc_id AND h.id = b.thread)

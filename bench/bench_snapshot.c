@@ -2,7 +2,7 @@
 ** bench_snapshot.c — the cost of one snapshot of a large heap, run under
 ** libmeminst by bench/snapshot.sh.
 **
-** Usage: bench_snapshot [-n BLOCKS] PATH
+** Usage: bench_snapshot [-n BLOCKS] [-s SIZE] [-x] PATH
 **
 ** Allocates BLOCKS live blocks (default 1,000,000) from 1000 allocation
 ** sites, of mixed sizes (fixed-seed xorshift64: 70% of 16..128 bytes, 25%
@@ -17,12 +17,18 @@
 ** runs preloaded and finds the store function with dlsym, so it exits with
 ** status 2 when libmeminst is not there.
 **
+** -s SIZE makes every block SIZE bytes; -x stores nothing and exits with
+** the blocks alive (PATH unused): run with MEMINST=mim,snapshot=FILE the
+** exit snapshot is the one measured, and without snapshot= it is the floor
+** (bench/snapshot.sh, the exit part).
+**
 ** The 1000 sites are 1000 functions made by the preprocessor, each with a
 ** different constant in its body so that the compiler cannot fold them
 ** into one (identical code folding would leave a single site).
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,15 +75,21 @@ static size_t bench_size(uint64_t r)
 
 int main(int argc, char **argv)
 {
-	unsigned long n = 1000000;
+	unsigned long n = 1000000, fixed = 0;
+	bool exit_only = false;
 	int opt;
-	while ((opt = getopt(argc, argv, "n:")) != -1) {
-		if (opt != 'n')
+	while ((opt = getopt(argc, argv, "n:s:x")) != -1) {
+		if (opt == 'n')
+			n = strtoul(optarg, NULL, 10);
+		else if (opt == 's')
+			fixed = strtoul(optarg, NULL, 10);
+		else if (opt == 'x')
+			exit_only = true;
+		else
 			return 2;
-		n = strtoul(optarg, NULL, 10);
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: bench_snapshot [-n BLOCKS] PATH\n");
+		fprintf(stderr, "usage: bench_snapshot [-n BLOCKS] [-s SIZE] [-x] PATH\n");
 		return 2;
 	}
 	int (*store)(const char *);
@@ -91,13 +103,15 @@ int main(int argc, char **argv)
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	for (unsigned long i = 0; blocks && i < n; i++) {
 		uint64_t r = bench_xorshift(&rng);
-		if (!(blocks[i] = bench_site[(r >> 40) % BENCH_SITES](bench_size(r))))
+		if (!(blocks[i] = bench_site[(r >> 40) % BENCH_SITES](fixed ? fixed : bench_size(r))))
 			blocks = NULL;
 	}
 	if (!blocks) {
 		fprintf(stderr, "bench_snapshot: out of memory\n");
 		return 1;
 	}
+	if (exit_only)
+		return 0;
 	uint64_t t0 = bench_now_ns();
 	int rc = store(argv[optind]);
 	uint64_t t1 = bench_now_ns();

@@ -229,19 +229,20 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 
 /* ------------------------------------------------------ block life ----- */
 
-/* Count a block whose header is written, and link it into the map. */
 /*
-** mis mode counts without a lock; `counting` tells a fork in progress to
-** wait until the five updates are done (see thread_quiesce_counting).
+** `counting` is raised while a thread is inside the core's counting, in
+** both modes.  mis counts without a lock, so it tells a fork in progress to
+** wait until the five updates are done (see thread_quiesce_counting); in
+** mim the map shard lock covers counting and fork takes every shard.  In
+** both modes it tells alloc_thread_park, run from a wrapper that a signal
+** handler may call, that the thread's slots are half way through an update.
 */
-static inline void core_count_unlocked(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+static inline void core_enter(alloc_thread_t *t)
 {
-	if (unlikely(!t)) {
-		core_count(t, meta, size, sign);
-		return;
-	}
 	for (;;) {
 		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
+		if (alloc_mode == MEMINST_MODE_MIM)
+			break;
 		if (unlikely(alloc_fork_fence))
 			atomic_thread_fence(memory_order_seq_cst);
 		atomic_signal_fence(memory_order_seq_cst);
@@ -250,19 +251,39 @@ static inline void core_count_unlocked(alloc_thread_t *t, uint64_t meta, uint64_
 		atomic_store_explicit(&t->counting, 0, memory_order_release);
 		alloc_fork_wait();
 	}
-	core_count(t, meta, size, sign);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void core_leave(alloc_thread_t *t)
+{
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
+static inline void core_count_unlocked(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+{
+	if (unlikely(!t)) {
+		core_count(t, meta, size, sign);
+		return;
+	}
+	core_enter(t);
+	core_count(t, meta, size, sign);
+	core_leave(t);
+}
+
+/* Count a block whose header is written, and link it into the map. */
 static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, size_t size)
 {
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
 		uint64_t seq = alloc_seq_take(t);
+		if (likely(t))
+			core_enter(t);
 		alloc_map_lock(shard);
 		alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
 		core_count(t, meta, size, +1);
 		alloc_map_unlock(shard);
+		if (likely(t))
+			core_leave(t);
 	} else {
 		core_count_unlocked(t, meta, size, +1);
 	}
@@ -271,6 +292,30 @@ static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, si
 		if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
 			alloc_service_peak(total);
 	}
+}
+
+/*
+** Fold this thread's pending counts in before it blocks (see alloc_int.h).
+** A thread interrupted inside its own counting (the caller is a signal
+** handler) is left alone: its slots are half way through an update.  In
+** mim the flush holds a shard lock, as counting does, so that a snapshot
+** (which holds every shard) sees blocks and counts agree.
+*/
+void alloc_thread_park_slow(alloc_thread_t *t)
+{
+	if (atomic_load_explicit(&t->counting, memory_order_relaxed))
+		return;
+	int saved_errno = errno;
+	core_enter(t);
+	if (alloc_mode == MEMINST_MODE_MIM)
+		alloc_map_lock(&alloc_map_shards[0]);
+	alloc_slots_flush_all(t);
+	t->parked = 1; /* the next count refreshes every slot's base */
+	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed) - 1;
+	if (alloc_mode == MEMINST_MODE_MIM)
+		alloc_map_unlock(&alloc_map_shards[0]);
+	core_leave(t);
+	errno = saved_errno;
 }
 
 /*
@@ -312,15 +357,20 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 	alloc_thread_t *t = core_thread();
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
+		if (likely(t))
+			core_enter(t);
 		alloc_map_lock(shard);
-		if (unlikely(h->meta != meta)) {
-			alloc_map_unlock(shard);
-			return false;
+		bool ours = h->meta == meta;
+		if (likely(ours)) {
+			alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
+			h->meta = meta | ALLOC_META_FREED;
+			core_count(t, meta, h->size, -1);
 		}
-		alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
-		h->meta = meta | ALLOC_META_FREED;
-		core_count(t, meta, h->size, -1);
 		alloc_map_unlock(shard);
+		if (likely(t))
+			core_leave(t);
+		if (unlikely(!ours))
+			return false;
 	} else {
 		h->meta = meta | ALLOC_META_FREED;
 		core_count_unlocked(t, meta, h->size, -1);

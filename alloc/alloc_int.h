@@ -256,6 +256,7 @@ int alloc_stat_init(void);
 void alloc_slot_flush(alloc_slot_t *s);
 void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
+void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
@@ -267,7 +268,9 @@ struct alloc_thread_s {
 	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
 	uint32_t thread_no;
 	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
-	_Atomic int counting;  /* mis mode: inside core_count (see alloc_fork)    */
+	_Atomic int counting;  /* inside the core's counting (mis: see alloc_fork;
+				  both modes: alloc_thread_park)               */
+	uint32_t parked;       /* slots flushed before a block: refresh on next use */
 	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
 	uint32_t probe_epoch;       /* alloc_unmap_epoch when probe_pages was valid  */
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */
@@ -299,6 +302,22 @@ alloc_thread_t *alloc_thread_first(void);  /* registry held */
 extern _Atomic int alloc_forking;   /* a fork is copying the process       */
 extern bool alloc_fork_fence;       /* no membarrier: fence on the hot path */
 void alloc_fork_wait(void);
+
+/*
+** Exact peaks when threads take turns: a thread about to block (join,
+** waits, sleeps, polls: trace_suspend.c), to create a thread, or to exit
+** folds its pending counts into the shared entries, and refreshes its
+** slots' bases on its next count (after the others have folded theirs).
+** The fast test is one TLS load: nothing to do in off mode, in a thread
+** that never allocated, or twice in a row without a count in between.
+*/
+void alloc_thread_park_slow(alloc_thread_t *t);
+static inline void alloc_thread_park(void)
+{
+	alloc_thread_t *t = alloc_tls.thr;
+	if (t && !t->parked)
+		alloc_thread_park_slow(t);
+}
 
 /* Recursion guard: every path from a hook into code that may re-enter
 ** malloc (libc, dladdr, the loader) runs inside it. */

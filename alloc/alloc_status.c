@@ -15,9 +15,12 @@
 **   - current: exact whenever the program is quiescent, because readers add
 **     every live thread's pending deltas to the global values;
 **   - max figures: exact for a single thread (its base is the true global
-**     value); with T threads updating concurrently a peak may be missed or
-**     overstated by at most T x ALLOC_FLUSH_BYTES bytes (T x
-**     ALLOC_FLUSH_BLOCKS blocks).
+**     value), and for threads that take turns: a thread flushes before it
+**     blocks, creates a thread or exits, and restarts its slots from the
+**     shared values on its next count (alloc_thread_park), so the next
+**     thread to run sees the true value as its base; with T threads
+**     updating concurrently a peak may be missed or overstated by at most
+**     T x ALLOC_FLUSH_BYTES bytes (T x ALLOC_FLUSH_BLOCKS blocks).
 ** The hot half (changing a slot) is inline in alloc_core.c.
 */
 #include "alloc_int.h"
@@ -107,12 +110,24 @@ void alloc_slot_retarget(alloc_slot_t *s, uint32_t key)
 void alloc_slots_sync_epochs(alloc_thread_t *t)
 {
 	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_acquire);
+	if (t->parked) { /* back from a block: start every slot from the present */
+		t->parked = 0;
+		alloc_slots_flush_all(t);
+		return;
+	}
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
 		alloc_slot_t *s = &t->slots[i];
 		if (s->key != ALLOC_KEY_NONE &&
 		    s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
 			alloc_slot_flush(s);
 	}
+}
+
+/* Fold every slot in and restart it from the shared value. */
+void alloc_slots_flush_all(alloc_thread_t *t)
+{
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
+		alloc_slot_flush(&t->slots[i]);
 }
 
 /* Apply a change through a temporary slot (threads with no slots of their

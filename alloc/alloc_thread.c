@@ -51,12 +51,6 @@ static void thread_unlink(alloc_thread_t *t)
 		t->reg_next->reg_prev = t->reg_prev;
 }
 
-static void thread_flush_all(alloc_thread_t *t)
-{
-	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
-		alloc_slot_flush(&t->slots[i]);
-}
-
 /* Remember the name of a thread that is going away (it cannot be read from
 ** /proc once the thread is gone). */
 static void thread_keep_name(alloc_thread_t *t)
@@ -69,7 +63,7 @@ static void thread_keep_name(alloc_thread_t *t)
 /* Flush, unregister and pool a record.  Registry lock held. */
 static void thread_retire_locked(alloc_thread_t *t)
 {
-	thread_flush_all(t);
+	alloc_slots_flush_all(t);
 	thread_unlink(t);
 	t->reg_next = thr_g.pool;
 	thr_g.pool = t;
@@ -82,6 +76,7 @@ static void thread_destructor(void *arg)
 	if (!t || tls->thr != t)
 		return;
 	thread_keep_name(t);
+	alloc_thread_park(); /* under the core's protection, before the registry lock */
 	alloc_thread_lock_registry();
 	tls->thr = NULL;
 	tls->state = ALLOC_TLS_DEAD;

@@ -51,9 +51,12 @@ static void *susp_next(const char *name)
 
 /* Call expr, wrapped in a SUSPEND record with this reason when traced, and
 ** announced to the wall-clock sampler (no signal while blocked) when it
-** runs. */
+** runs.  Before it, the allocation layer folds this thread's pending counts
+** in, so that peaks stay exact when threads take turns (alloc_thread_park:
+** one TLS test when there is nothing to do). */
 #define SUSPEND(type, reason, expr)                                             \
 	do {                                                                    \
+		alloc_thread_park();                                            \
 		if (trace_likely(!trace_cur && !trace_wall_on))                 \
 			return expr;                                            \
 		void *wall_ = trace_wall_on ? trace_wall_block_begin((void *)real_) : NULL; \

@@ -61,6 +61,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 				void *arg)
 {
 	create_fn *real = thread_real_create();
+	alloc_thread_park(); /* the new thread starts from the true counts */
 	if (!real)
 		return EAGAIN;
 	/* before start the backend may not be resolved: pass the thread through */

@@ -1,0 +1,15 @@
+# peaks.sh — tests/targets/peaks: max-ever figures across threads.  `seq`
+# (threads take turns: main holds 200,000 B, a worker allocates 1,000,000 B,
+# frees and exits, main joins) must report the true peak of 1,200,000 B
+# exactly; `conc` (two threads hold 100,000 B at once, no blocking call in
+# between) documents the bound of meminst(7), Precision: [100,000, 200,000].
+# The target checks the figure itself (probe.h) and exits 3 when wrong.
+. "$top_srcdir/tests/integration/lib.sh"
+
+seq_() { mi_x "$MI_TARGETS/peaks" seq; }
+conc() { mi_x "$MI_TARGETS/peaks" conc; }
+
+MEMINST_TEST_MODES="mis mim"
+mi_compare peaks-seq seq_
+mi_compare peaks-conc conc
+mi_finish

@@ -32,6 +32,7 @@ static uint64_t core_secret;
 static _Atomic unsigned long core_bad_frees;
 
 #define CORE_REPORT_MAX 20
+#define CORE_SIZE_MAX ((size_t)1 << 47) /* the header's size field holds up to this */
 
 /* ----------------------------------------------------------- start-up -- */
 
@@ -86,15 +87,39 @@ static inline alloc_hdr_t *core_hdr(const void *user)
 	return (alloc_hdr_t *)user - 1;
 }
 
-/* 10 check bits over the address, the size and the meta bits below them,
-** except the freed flag, so a freed header still checks (double free). */
-#define CORE_CHECKED_BITS (((1ull << 54) - 1) & ~ALLOC_META_FREED)
-static inline uint64_t core_check(const void *user, uint64_t size, uint64_t meta)
+/*
+** The check: a hash of the address (keyed by the process's secret), the
+** size and the meta bits below the check, except the freed flag, so that a
+** freed header still checks (double free).  Size and meta are mixed in
+** separately (a sum would let a forger trade size against type).  Its top
+** 30 bits are kept: 14 on top of the meta word, 16 on top of the size.
+*/
+#define CORE_CHECKED_BITS (((1ull << ALLOC_META_CHECK_SHIFT) - 1) & ~ALLOC_META_FREED)
+#define CORE_META_CHECK (~((1ull << ALLOC_META_CHECK_SHIFT) - 1))
+static inline uint64_t core_hash(const void *user, uint64_t size, uint64_t meta)
 {
 	uint64_t x = ((uintptr_t)user ^ core_secret) * 0x9e3779b97f4a7c15ull;
-	x ^= (size + (meta & CORE_CHECKED_BITS)) * 0xc2b2ae3d27d4eb4full;
+	x ^= size * 0xc2b2ae3d27d4eb4full;
+	x ^= (meta & CORE_CHECKED_BITS) * 0x94d049bb133111ebull;
 	x ^= x >> 29;
-	return (x * 0xbf58476d1ce4e5b9ull) & ~((1ull << 54) - 1);
+	return x * 0xbf58476d1ce4e5b9ull;
+}
+static inline uint64_t core_meta_check(uint64_t x) { return x & CORE_META_CHECK; }
+static inline uint64_t core_size_check(uint64_t x) { return (x << 14) & ~ALLOC_SIZE_MASK; }
+
+/* Write a header's size and meta words with their check bits. */
+static inline void core_hdr_write(alloc_hdr_t *h, const void *user, uint64_t size, uint64_t meta)
+{
+	uint64_t x = core_hash(user, size, meta);
+	h->size = size | core_size_check(x);
+	h->meta = meta | core_meta_check(x);
+}
+
+/* Do a header's check bits match?  (Zero when they do.) */
+static inline uint64_t core_hdr_mismatch(const void *user, uint64_t sizew, uint64_t meta)
+{
+	uint64_t x = core_hash(user, sizew & ALLOC_SIZE_MASK, meta);
+	return ((meta ^ x) & CORE_META_CHECK) | ((sizew ^ (x << 14)) & ~ALLOC_SIZE_MASK);
 }
 
 static inline unsigned core_log2(size_t v)
@@ -329,18 +354,17 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 	alloc_hdr_t *h = core_hdr(user);
 	alloc_tls_t *tls = &alloc_tls;
 	uint64_t meta;
-	h->size = size;
 	if (unlikely(tls->guard)) { /* our own allocations: header only */
 		tls->probe_hit = 1;
 		meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
-		h->meta = meta | core_check(user, size, meta);
+		core_hdr_write(h, user, size, meta);
 		return user;
 	}
 	alloc_thread_t *t = core_thread();
 	if (!type)
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
-	h->meta = meta | core_check(user, size, meta);
+	core_hdr_write(h, user, size, meta);
 	core_install(t, user, meta, size);
 	return user;
 }
@@ -364,7 +388,7 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 		if (likely(ours)) {
 			alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
 			h->meta = meta | ALLOC_META_FREED;
-			core_count(t, meta, h->size, -1);
+			core_count(t, meta, alloc_hdr_bytes(h), -1);
 		}
 		alloc_map_unlock(shard);
 		if (likely(t))
@@ -373,7 +397,7 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 			return false;
 	} else {
 		h->meta = meta | ALLOC_META_FREED;
-		core_count_unlocked(t, meta, h->size, -1);
+		core_count_unlocked(t, meta, alloc_hdr_bytes(h), -1);
 	}
 	return true;
 }
@@ -381,9 +405,9 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
 
 /*
-** Fields that passed the 10-bit check must also make sense: this turns the
-** one-in-a-thousand chance of taking foreign bytes (a zeroed page, glibc's
-** tcache key written over a freed header) for a header into a negligible one.
+** Fields that passed the 30-bit check must also make sense: foreign bytes
+** (a zeroed page, glibc's tcache key written over a freed header) are then
+** all but never taken for a header.
 */
 static inline bool core_meta_plausible(uint64_t m, uint64_t size)
 {
@@ -463,10 +487,10 @@ static inline __attribute__((always_inline)) enum core_verdict core_verify(const
 	const alloc_hdr_t *h = core_hdr(user);
 	if (unlikely(core_in_start_zone(user)) && !core_probe(h))
 		return CORE_FOREIGN;
-	uint64_t m = h->meta;
-	if (unlikely((m & ~((1ull << 54) - 1)) != core_check(user, h->size, m)))
+	uint64_t m = h->meta, sizew = h->size;
+	if (unlikely(core_hdr_mismatch(user, sizew, m)))
 		return CORE_FOREIGN;
-	if (unlikely(!core_meta_plausible(m, h->size)))
+	if (unlikely(!core_meta_plausible(m, sizew & ALLOC_SIZE_MASK)))
 		return CORE_FOREIGN;
 	*meta = m;
 	return (m & ALLOC_META_FREED) ? CORE_DOUBLE : CORE_OK;
@@ -506,7 +530,7 @@ void alloc_core_report_summary(void)
 void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type)
 {
 	size_t hs = alloc_hdr_size;
-	if (unlikely(size > SIZE_MAX / 2 - hs))
+	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	void *base = alloc_real.malloc(size + hs);
 	if (unlikely(!base))
@@ -517,7 +541,7 @@ void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_
 void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
 {
 	size_t total, hs = alloc_hdr_size;
-	if (unlikely(__builtin_mul_overflow(n, size, &total) || total > SIZE_MAX / 2 - hs))
+	if (unlikely(__builtin_mul_overflow(n, size, &total) || total > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	void *base = alloc_real.calloc(1, total + hs);
 	if (unlikely(!base))
@@ -532,7 +556,7 @@ void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_
 	if (align <= 16)
 		return alloc_core_malloc(size, allocator, site, 0);
 	size_t pad = align > hs ? align : hs;
-	if (unlikely(size > SIZE_MAX / 2 - pad))
+	if (unlikely(size > CORE_SIZE_MAX || pad > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	void *base = alloc_real.memalign(align, size + pad);
 	if (unlikely(!base))
@@ -556,7 +580,7 @@ void alloc_core_free(void *user, uintptr_t site)
 		core_report(CORE_DOUBLE, "free", user, site);
 		return;
 	}
-	core_forget_pages(user, core_hdr(user)->size);
+	core_forget_pages(user, alloc_hdr_bytes(core_hdr(user)));
 	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
 }
 
@@ -596,10 +620,10 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		core_report(v, "realloc", user, site);
 		return errno = EINVAL, NULL;
 	}
-	size_t hs = alloc_hdr_size, old = core_hdr(user)->size;
+	size_t hs = alloc_hdr_size, old = alloc_hdr_bytes(core_hdr(user));
 	if (alloc_meta_pad_log2(meta) != core_log2(hs))
 		return core_realloc_moved(user, old, size, allocator, site, type);
-	if (unlikely(size > SIZE_MAX / 2 - hs))
+	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	if (unlikely(!core_untrack(user, meta))) {
 		core_report(CORE_DOUBLE, "realloc", user, site);

@@ -110,13 +110,23 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 ** malloc's alignment, and for an aligned request the padding in front of the
 ** user pointer is max(header, alignment): a power of two, stored as its log.
 **
-**   meta bits: 0-21 type | 22-41 thread | 42-45 allocator | 46-51 pad log2
-**              52 untracked | 53 freed | 54-63 check
+**   size bits: 0-47 requested bytes (at most 2^47) | 48-63 check (16)
+**   meta bits: 0-19 type | 20-38 thread | 39-41 allocator | 42-47 pad log2
+**              48 untracked | 49 freed | 50-63 check (14)
+**
+** The 30 check bits are a keyed hash (a per-process secret) of the user
+** address, the size and the meta bits below them except the freed flag: a
+** forged or stray header is taken for ours with probability 2^-30 per try
+** (see alloc_core.c, core_verify).  Read the size with alloc_hdr_bytes.
 */
 typedef struct alloc_hdr_s {
-	uint64_t size; /* requested bytes */
+	uint64_t size; /* requested bytes, check bits on top */
 	uint64_t meta;
 } alloc_hdr_t;
+
+#define ALLOC_SIZE_BITS 48
+#define ALLOC_SIZE_MASK ((1ull << ALLOC_SIZE_BITS) - 1)
+static inline uint64_t alloc_hdr_bytes(const alloc_hdr_t *h) { return h->size & ALLOC_SIZE_MASK; }
 
 /*
 ** mim: the list links carry the block's allocation number in their unused
@@ -144,23 +154,24 @@ static inline uint64_t alloc_mhdr_seq(const struct alloc_mhdr_s *m)
 	return (m->next >> 47) | (m->prev >> 47) << 17;
 }
 
-#define ALLOC_TYPE_BITS 22
-#define ALLOC_THREAD_BITS 20
+#define ALLOC_TYPE_BITS 20
+#define ALLOC_THREAD_BITS 19
 #define ALLOC_TYPE_MAX ((1u << ALLOC_TYPE_BITS) - 1)     /* overflow type   */
 #define ALLOC_THREAD_MAX ((1u << ALLOC_THREAD_BITS) - 1) /* overflow thread */
-#define ALLOC_META_UNTRACKED (1ull << 52)
-#define ALLOC_META_FREED (1ull << 53) /* not covered by the check */
+#define ALLOC_META_UNTRACKED (1ull << 48)
+#define ALLOC_META_FREED (1ull << 49) /* not covered by the check */
+#define ALLOC_META_CHECK_SHIFT 50
 
 static inline uint64_t alloc_meta_pack(uint32_t type, uint32_t thread,
 				       unsigned allocator, unsigned pad_log2)
 {
-	return (uint64_t)type | (uint64_t)thread << 22 |
-	       (uint64_t)allocator << 42 | (uint64_t)pad_log2 << 46;
+	return (uint64_t)type | (uint64_t)thread << 20 |
+	       (uint64_t)allocator << 39 | (uint64_t)pad_log2 << 42;
 }
 static inline uint32_t alloc_meta_type(uint64_t m) { return m & ALLOC_TYPE_MAX; }
-static inline uint32_t alloc_meta_thread(uint64_t m) { return (m >> 22) & ALLOC_THREAD_MAX; }
-static inline unsigned alloc_meta_allocator(uint64_t m) { return (m >> 42) & 15; }
-static inline unsigned alloc_meta_pad_log2(uint64_t m) { return (m >> 46) & 63; }
+static inline uint32_t alloc_meta_thread(uint64_t m) { return (m >> 20) & ALLOC_THREAD_MAX; }
+static inline unsigned alloc_meta_allocator(uint64_t m) { return (m >> 39) & 7; }
+static inline unsigned alloc_meta_pad_log2(uint64_t m) { return (m >> 42) & 63; }
 
 /* ---------------------------------------------------------- allocators -- */
 
@@ -359,6 +370,7 @@ typedef struct alloc_shard_s {
 } __attribute__((aligned(64))) alloc_shard_t;
 extern alloc_shard_t alloc_map_shards[ALLOC_MAP_SHARDS];
 void alloc_map_lock_slow(alloc_shard_t *s);
+void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
 
 /* The shard of a block, from its address alone. */
 static inline alloc_shard_t *alloc_map_shard_of(const void *user)
@@ -393,10 +405,20 @@ static inline void alloc_map_link(alloc_shard_t *s, alloc_mhdr_t *m, uint64_t se
 	s->count++;
 }
 
-/* Unlink a block's header from its shard, which the caller holds. */
+/*
+** Unlink a block's header from its shard, which the caller holds.  Safe
+** unlinking: the links live in front of the user's block, where an overrun
+** or an attacker can rewrite them, and an unchecked unlink would then write
+** an address of their choice to an address of their choice.  So both
+** neighbours must point back at the block first; if not, the process stops
+** (alloc_map_corrupt) before anything is written.
+*/
 static inline void alloc_map_unlink(alloc_shard_t *s, alloc_mhdr_t *m)
 {
 	alloc_mhdr_t *prev = alloc_link(m->prev), *next = alloc_link(m->next);
+	if (unlikely(((uintptr_t)prev | (uintptr_t)next) & 7 || !prev || !next ||
+		     alloc_link(prev->next) != m || alloc_link(next->prev) != m))
+		alloc_map_corrupt(m);
 	alloc_link_set(&prev->next, next);
 	alloc_link_set(&next->prev, prev);
 	m->next = m->prev = 0;

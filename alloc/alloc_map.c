@@ -14,6 +14,7 @@
 #include "alloc_int.h"
 
 #include <sched.h>
+#include <stdlib.h>
 
 alloc_shard_t alloc_map_shards[ALLOC_MAP_SHARDS];
 _Atomic uint64_t alloc_seq_reserved;
@@ -50,6 +51,16 @@ void alloc_map_lock_slow(alloc_shard_t *s)
 		else
 			__builtin_ia32_pause();
 	}
+}
+
+/* A block's list links do not match its neighbours: the heap in front of
+** the block was overwritten.  Nothing has been written yet; stop here, as
+** glibc does on a corrupted list, with one line (no allocation). */
+void alloc_map_corrupt(const alloc_mhdr_t *m)
+{
+	alloc_log("free of %p: the block's list links were overwritten (heap corruption "
+		  "in front of the block); aborting", (const void *)(m + 1));
+	abort();
 }
 
 /* The number of live blocks in the map (takes each shard in turn). */

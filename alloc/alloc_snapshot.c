@@ -98,12 +98,12 @@ static void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t rese
 	alloc_snap_block_t *b = &im->blocks[im->nblocks++];
 	uint64_t seq34 = alloc_mhdr_seq(m);
 	b->addr = (uintptr_t)(m + 1);
-	b->size = m->h.size;
+	b->size = alloc_hdr_bytes(&m->h);
 	b->type = alloc_meta_type(m->h.meta);
 	b->thread = alloc_meta_thread(m->h.meta);
 	b->allocator = alloc_meta_allocator(m->h.meta);
 	b->seq = reserved - ((reserved - seq34) & ((1ull << ALLOC_SEQ_BITS) - 1));
-	im->bytes += m->h.size;
+	im->bytes += b->size;
 }
 
 /*

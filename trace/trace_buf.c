@@ -780,11 +780,14 @@ bool trace_flush_owner(void) { return getpid() == buf_owner_pid; }
 void trace_flush_at_death(void)
 {
 	trace_tls.busy++;
-	trace_writer_stop();
+	/* the writer's queue first, waited for a bounded time (the thread this
+	** handler interrupted may hold the queue's lock); if it does not end,
+	** the events streams are left so that no chunks go out of order */
+	bool events = trace_writer_stop_at_death();
 	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next) {
 		if (t->dead)
 			continue;
-		if (buf_try(&t->flushing)) {
+		if (events && buf_try(&t->flushing)) {
 			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
 		}

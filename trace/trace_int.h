@@ -280,6 +280,7 @@ uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */
 int trace_writer_handoff(trace_thr_t *t);    /* 0, or -1: write it yourself */
 void trace_writer_drain(void);               /* queued chunks are written */
 void trace_writer_stop(void);                /* exit: drain, end the thread */
+bool trace_writer_stop_at_death(void);       /* the same from a signal handler, bounded */
 void trace_writer_after_fork_child(void);
 
 /* "trace_clock.c" */

@@ -32,9 +32,11 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WQ_MAX 256 /* queued buffers (16 MiB): beyond, a full thread waits */
@@ -335,6 +337,36 @@ void trace_writer_stop(void)
 		wq_futex_wait(&wq.done, seen);
 		atomic_fetch_sub(&wq.waiters, 1);
 	}
+}
+
+/*
+** At death (a signal handler: trace_flush_at_death): the same as
+** trace_writer_stop, but no lock or wait is unbounded, since the thread
+** this handler interrupted may hold the queue's lock.  Waits at most about
+** a second for the writer.  True when the queue is written (or there is no
+** writer of ours), so that the caller may write the rest in order.
+*/
+bool trace_writer_stop_at_death(void)
+{
+	for (int tries = 0; atomic_exchange(&wq.lock, 1); tries++) {
+		if (tries > 100)
+			return false;
+		sched_yield();
+	}
+	bool ours = wq.running && wq.pid == getpid();
+	wq.stopping = true;
+	trace_spin_unlock(&wq.lock);
+	if (!ours)
+		return true;
+	const struct timespec tick = {0, 5000000};
+	for (int i = 0; i < 200; i++) {
+		atomic_fetch_add(&wq.wake, 1);
+		wq_futex_wake(&wq.wake);
+		if (!__atomic_load_n(&wq.running, __ATOMIC_ACQUIRE))
+			return true;
+		syscall(SYS_nanosleep, &tick, NULL); /* not our wrapped nanosleep */
+	}
+	return false;
 }
 
 /* In the child of fork: no writer; the queued buffers are the parent's. */

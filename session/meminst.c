@@ -56,6 +56,8 @@ static void usage(FILE *to)
 	      "  --backend=NAME         system (default) or jemalloc\n"
 	      "  --interval=DURATION    memory timeline period, e.g. 100ms, 1s (default 100ms;\n"
 	      "                         0 for none)\n"
+	      "  --snapshot-at=WHEN     which events store a snapshot: exit, peak, signal joined\n"
+	      "                         by '+', or none (default exit+peak+signal)\n"
 	      "Time:\n"
 	      "  --trace[=wall|cpu]     exact tracing of -finstrument-functions code (default wall)\n"
 	      "  --sample[=HZ]          statistical sampling, HZ per second (default 100)\n"
@@ -126,7 +128,7 @@ static void bad_value(const char *opt, const char *value, const char *expected)
 }
 
 enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
-       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY };
+       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT };
 
 static const struct option long_opts[] = {
     {"mis", no_argument, NULL, OPT_MIS},
@@ -140,6 +142,7 @@ static const struct option long_opts[] = {
     {"sample-depth", required_argument, NULL, OPT_SAMPLE_DEPTH},
     {"alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE},
     {"no-time", no_argument, NULL, OPT_NO_TIME},
+    {"snapshot-at", required_argument, NULL, OPT_SNAPSHOT_AT},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -147,6 +150,28 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
     {NULL, 0, NULL, 0}};
+
+/* WHEN of --snapshot-at: "none", or exit, peak and signal joined by '+',
+** each at most once (MEMINST's snapshot_at= takes the same words). */
+static bool valid_snapshot_at(const char *s)
+{
+	if (!strcmp(s, "none"))
+		return true;
+	static const char *const words[] = {"exit", "peak", "signal"};
+	unsigned seen = 0;
+	for (;;) {
+		size_t n = strcspn(s, "+");
+		unsigned i = 0;
+		while (i < 3 && !(strlen(words[i]) == n && !strncmp(s, words[i], n)))
+			i++;
+		if (i == 3 || (seen & 1u << i))
+			return false;
+		seen |= 1u << i;
+		if (!s[n])
+			return true;
+		s += n + 1;
+	}
+}
 
 /* One option of the memory or time group. */
 static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time)
@@ -193,6 +218,11 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 		if (parse_bytes(arg, &o->alloc_sample) < 0)
 			bad_value("alloc-sample", arg, "expected a size in bytes such as 524288 or 512k");
 		break;
+	case OPT_SNAPSHOT_AT:
+		if (!valid_snapshot_at(arg))
+			bad_value("snapshot-at", arg, "expected exit, peak and signal joined by '+', or none");
+		o->snapshot_at = arg;
+		break;
 	case OPT_NO_TIME: *no_time = true; break;
 	}
 }
@@ -205,6 +235,7 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	o->mode = "mis";
 	o->interval_ns = 100000000;
 	o->interval_text = "100ms";
+	o->snapshot_at = "exit+peak+signal";
 	while ((c = getopt_long(argc, argv, "+o:fqhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
@@ -262,7 +293,7 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	if (o->backend)
 		ADD(",backend=%s", o->backend);
 	if (strcmp(o->mode, "off")) {
-		ADD(",snapshot=%s/mem.%%p.db,snapshot_at=exit+peak+signal", parts);
+		ADD(",snapshot=%s/mem.%%p.db,snapshot_at=%s", parts, o->snapshot_at);
 		if (o->interval_ns)
 			ADD(",interval=%s,interval_content=status", o->interval_text);
 	}

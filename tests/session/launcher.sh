@@ -82,8 +82,27 @@ for i in $(snap_ids fork.db "trigger = 'exit'"); do
 done
 mi_verdict "fork and exec: every process in one session" "$why" err stderr
 
+# --snapshot-at: the triggers the launcher passes on.  A program that
+# grows to a peak and frees it: with the default it stores peak snapshots
+# and one at exit; with --snapshot-at=exit only the exit one.
+why=
+cat >peaks.py <<'PY'
+keep = [bytearray(1000) for i in range(20000)]
+del keep
+PY
+"$M" -q --no-time --mim --interval=0 -o peaks.db -- /usr/bin/python3 peaks.py 2>err ||
+	mi_why_add "the default run failed"
+"$M" -q --no-time --mim --interval=0 --snapshot-at=exit -o exit.db -- /usr/bin/python3 peaks.py 2>>err ||
+	mi_why_add "the --snapshot-at=exit run failed"
+[ "$(snap_sql peaks.db "SELECT count(*) FROM snapshot WHERE trigger = 'peak'")" -ge 1 ] ||
+	mi_why_add "no peak snapshot by default"
+expect "triggers with --snapshot-at=exit" \
+	"$(snap_sql exit.db "SELECT group_concat(DISTINCT trigger) FROM snapshot")" exit
+mi_verdict "--snapshot-at: peak snapshots by default, exit alone when asked" "$why" err stderr
+
 # Bad command lines: one line, status 2, the program not run.
 for args in "--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
+	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--no-time --trace" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then

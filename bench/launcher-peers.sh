@@ -1,0 +1,95 @@
+#!/bin/sh
+# bench/launcher-peers.sh — the launcher next to heaptrack on a C++ program
+# that holds about 200k small blocks (issue 11's target: `meminst --mim -o
+# S.db -- PROG` with the launcher's default triggers at most 0.5x
+# heaptrack's CPU on the same program, same run).
+#
+# The program (compiled here with g++ -O1 -g) fills a std::map<std::string,
+# int> with 200k keys of 24 characters (a node and a string buffer each:
+# 400k blocks), holds it, then frees it.  Configurations, run interleaved
+# in rotated order for --rounds rounds:
+#   bare       the program alone
+#   mim        meminst --mim -o S.db (default: --sample=100, interval 100ms,
+#              snapshot_at=exit+peak+signal)
+#   mim-exit   the same with --snapshot-at=exit
+#   heaptrack  heaptrack -o FILE (records, then interprets, as users run it)
+# Figure: CPU seconds (user+sys of the whole process tree, /usr/bin/time),
+# median and min-max over the rounds; ratio = added CPU over bare's,
+# divided by heaptrack's added CPU.
+#
+# usage: bench/launcher-peers.sh [--rounds N] [BUILD_DIR]
+set -eu
+. "$(dirname "$0")/bench-lib.sh"
+rounds=5
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+build=$(cd "$(bench_build_dir launcher-peers.sh session/meminst "${1:-}")" && pwd)
+M=$build/session/meminst
+lib=$build/alloc/.libs/libmeminst.so
+for f in "$M" "$lib"; do
+	[ -e "$f" ] || { echo "launcher-peers.sh: $f not found; run make in $build first" >&2; exit 2; }
+done
+command -v heaptrack >/dev/null || { echo "launcher-peers.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
+command -v g++ >/dev/null || { echo "launcher-peers.sh: g++ not installed" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-launcher.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/cxxmap.cpp" <<'CPP'
+#include <cstdio>
+#include <map>
+#include <string>
+int main()
+{
+	std::map<std::string, int> m;
+	char key[32];
+	for (int i = 0; i < 200000; i++) {
+		snprintf(key, sizeof key, "key-%019d", i * 7919);
+		m[key] = i;
+	}
+	long sum = 0;
+	for (auto &kv : m)
+		sum += kv.second;
+	printf("%zu %ld\n", m.size(), sum);
+	return 0;
+}
+CPP
+g++ -O1 -g -o "$tmp/cxxmap" "$tmp/cxxmap.cpp"
+export MEMINST_LIBRARY="$lib"
+run() { # CONFIG: prints "CONFIG cpu_s"
+	cd "$tmp"
+	case $1 in
+	bare) set -- "$1" ./cxxmap ;;
+	mim) set -- "$1" "$M" -q -f --mim -o s.db -- ./cxxmap ;;
+	mim-exit) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./cxxmap ;;
+	heaptrack) set -- "$1" heaptrack -o ht ./cxxmap ;;
+	esac
+	c=$1; shift
+	/usr/bin/time -f '%U %S' -o t "$@" >/dev/null 2>&1 || { echo "launcher-peers.sh: $c failed" >&2; exit 1; }
+	rm -f s.db ht.*
+	echo "$c $(awk '{ printf "%.3f", $1 + $2 }' t)"
+}
+configs="bare mim mim-exit heaptrack"
+r=0
+while [ $r -lt "$rounds" ]; do
+	set -- $configs
+	i=0
+	while [ $i -lt $((r % 4)) ]; do set -- "$@" "$1"; shift; i=$((i + 1)); done
+	for c in "$@"; do run "$c"; done
+	r=$((r + 1))
+done >"$tmp/runs"
+echo "## meminst --mim vs heaptrack: C++ std::map of 200k strings, CPU s (user+sys), $rounds rounds"
+awk "$BENCH_AWK"'
+	{ cpu[$1] = cpu[$1] " " $2 }
+	END {
+		b = median(cpu["bare"]); h = median(cpu["heaptrack"]) - b
+		printf "%-10s %8s %8s %8s %10s\n", "config", "median", "min", "max", "added/ht"
+		split("bare mim mim-exit heaptrack", order, " ")
+		for (k = 1; k <= 4; k++) { c = order[k]; n = sorted(cpu[c], a)
+			printf "%-10s %8.3f %8.3f %8.3f %10.2f\n", c, median(cpu[c]), a[1], a[n],
+				(h > 0 ? (median(cpu[c]) - b) / h : 0) }
+		m = median(cpu["mim"]) - b
+		printf "target mim added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && m <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? m / h : 0)
+	}' "$tmp/runs"

@@ -23,6 +23,7 @@
 ** stores its exit snapshot and answers the API (see meminst(7)).
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,16 +79,20 @@ void alloc_service_peak(int64_t total)
 	if (total <= expect || !svc.running ||
 	    !atomic_compare_exchange_strong(&alloc_peak_next, &expect, INT64_MAX))
 		return;
+	/* The pause is meminst's, not the program's: a traced thread records
+	** it as <snapshot>, kept out of <alloc> and its callers' times. */
+	uint64_t begin = trace_suspend_begin();
 	alloc_snap_t *im = alloc_snap_capture(true, "peak");
 	atomic_store(&svc_peak_stored, total);
 	svc_peak_arm(total);
-	if (!im)
-		return;
-	alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
-	char c = 'p';
-	if (write(svc.wake[1], &c, 1) < 0) {
-		/* full: the thread will find the image anyway */
+	if (im) {
+		alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
+		char c = 'p';
+		if (write(svc.wake[1], &c, 1) < 0) {
+			/* full: the thread will find the image anyway */
+		}
 	}
+	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 }
 
 /* ------------------------------------------------------------- control -- */

@@ -315,6 +315,7 @@ static inline unsigned meminst_tprof_row_words(uint64_t size_word)
 #define MEMINST_TPROF_SUSPEND 1   /* the `suspend` pseudo function             */
 #define MEMINST_TPROF_ALLOC 2     /* the `<alloc>` pseudo function             */
 #define MEMINST_TPROF_TRACE_WAIT 4 /* `<trace-wait>`: SUSPEND of reason TRACE   */
+#define MEMINST_TPROF_SNAPSHOT 5   /* `<snapshot>`: SUSPEND of reason SNAPSHOT  */
 
 /* SUSPEND reasons */
 enum meminst_tsuspend {
@@ -330,6 +331,11 @@ enum meminst_tsuspend {
 	** show it as the `<trace-wait>` pseudo function and keep it out of
 	** the program's functions' times. */
 	MEMINST_TSUSPEND_TRACE = 8,
+	/* a snapshot's pause on the thread that took it (a peak snapshot is
+	** captured by the allocating thread, inside its allocation call).
+	** Readers show it as the `<snapshot>` pseudo function and keep it out
+	** of `<alloc>` and of the program's functions' times. */
+	MEMINST_TSUSPEND_SNAPSHOT = 9,
 };
 
 /* ALLOC operations */

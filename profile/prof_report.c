@@ -57,6 +57,8 @@ static const struct insp_col peak_cols[] = {
 	{"snapshot_blocks", "blocks then", INSP_K_INT, 0},
 	{"elapsed", "taken at", INSP_K_DUR, 0},
 	{"exit_bytes", "live at exit", INSP_K_SIZE, INSP_C_OPTIONAL},
+	{"snapshots", "snapshots stored", INSP_K_INT, 0},
+	{"snapshot_pause_ms", "their pauses", INSP_K_DUR, 0},
 };
 
 static const struct insp_col live_cols[] = {
@@ -162,7 +164,9 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 	    " (SELECT max(u.sizes_max_ever) FROM status u JOIN snapshot v ON v.id = u.snapshot "
 	    "  WHERE v.pid = s.pid AND u.kind = 'total'), "
 	    " (SELECT u.sizes_current FROM status u JOIN snapshot v ON v.id = u.snapshot "
-	    "  WHERE v.pid = s.pid AND u.kind = 'total' AND v.trigger = 'exit' ORDER BY v.id DESC LIMIT 1) "
+	    "  WHERE v.pid = s.pid AND u.kind = 'total' AND v.trigger = 'exit' ORDER BY v.id DESC LIMIT 1), "
+	    " (SELECT count(*) FROM snapshot v WHERE v.pid = s.pid), "
+	    " (SELECT coalesce(sum(v.pause_ns), 0) FROM snapshot v WHERE v.pid = s.pid) "
 	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
 	    "WHERE s.pid = ? ORDER BY t.sizes_current DESC, s.id LIMIT 1");
 	if (!st)
@@ -187,6 +191,9 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 			insp_put_null(t);
 		else
 			insp_put_int(t, sqlite3_column_int64(st, 5));
+		/* what the snapshots cost the program (in a trace: <snapshot>) */
+		insp_put_int(t, sqlite3_column_int64(st, 6));
+		insp_put_int(t, sqlite3_column_int64(st, 7));
 		/* peak snapshots are taken at each 10% of growth: one holds 90% or
 		** more of the peak unless the run was too short for them */
 		if (!pk->held)

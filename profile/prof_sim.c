@@ -407,7 +407,13 @@ static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint6
 		return PROF_E_NOMEM;
 	/* a suspension inside the allocator was seen first: count the rest */
 	uint64_t own = pseudo == PROF_FN_ALLOC && end > from ? end - from : 0;
-	sim_charge(t, p, 1, end - begin, own);
+	/* meminst's own pauses inside the interval (a peak snapshot taken by
+	** this allocation) are not its time at all: out of ACC too */
+	uint64_t acc = end - begin;
+	if (t->pause_sum && t->pause_from >= begin)
+		acc = acc > t->pause_sum ? acc - t->pause_sum : 0;
+	t->pause_sum = 0;
+	sim_charge(t, p, 1, acc, own);
 	if (pseudo == PROF_FN_ALLOC)
 		sim_alloc_bytes(t, p, alloc_word);
 	if (end > t->now)
@@ -415,25 +421,31 @@ static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint6
 	return PROF_OK;
 }
 
-/* The tracer waited for its writer from begin to end: the program did not
-** run then.  The time is <trace-wait>'s (OWN = ACC, called from the top of
-** the stack, so that one sees where), and the frames open across it start
-** that much later, so that no program function's OWN or ACC holds it. */
-static enum prof_err sim_trace_wait(struct prof_sim *s, struct prof_thread *t, uint64_t begin,
-				    uint64_t end)
+/* meminst paused the thread from begin to end (the tracer waited for its
+** writer: <trace-wait>; a snapshot was taken: <snapshot>): the program did
+** not run then.  The time is the pseudo function fn's (OWN = ACC, called
+** from the top of the stack, so that one sees where), and the frames open
+** across it start that much later, so that no program function's OWN or
+** ACC holds it.  A pause inside an allocation call comes before its
+** <alloc> record, which then starts after the pause. */
+static enum prof_err sim_own_pause(struct prof_sim *s, struct prof_thread *t, uint64_t begin,
+				   uint64_t end, uint64_t fn)
 {
 	uint64_t from = sim_advance(t, begin);
 	if (end <= from)
 		return PROF_OK;
 	uint64_t d = end - from;
 	uint32_t caller = sim_caller(t);
-	uint32_t f = sim_fn(s, t, PROF_FN_TRACE_WAIT);
+	uint32_t f = sim_fn(s, t, fn);
 	if (f == UINT32_MAX)
 		return PROF_E_NOMEM;
 	uint32_t p = sim_pair(s, t, caller, f);
 	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
 		return PROF_E_NOMEM;
 	sim_charge(t, p, 1, d, d);
+	if (!t->pause_sum)
+		t->pause_from = from;
+	t->pause_sum += d;
 	for (size_t i = 0; i < t->depth; i++)
 		t->stack[i].start += d;
 	t->seg_start += d;
@@ -496,8 +508,8 @@ static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const 
 	case MEMINST_TREC_TRACE_OFF:
 		return sim_close(s, t, sim_advance(t, ts));
 	case MEMINST_TREC_SUSPEND:
-		if (r[2] == MEMINST_TSUSPEND_TRACE)
-			return sim_trace_wait(s, t, ts, r[1]);
+		if (prof_own_pause_fn(r[2]))
+			return sim_own_pause(s, t, ts, r[1], prof_own_pause_fn(r[2]));
 		return sim_pseudo(s, t, PROF_FN_SUSPEND, ts, r[1], 0);
 	case MEMINST_TREC_ALLOC:
 		return sim_pseudo(s, t, PROF_FN_ALLOC, ts, r[1], r[2]);

@@ -41,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "meminst-trace.h"
+
 /* Pseudo function addresses (never code addresses), as in PROF_PAIR rows
 ** (MEMINST_TPROF_* of <meminst-trace.h>). */
 #define PROF_FN_UNDEFINED 0u /* the caller of untraced entries        */
@@ -48,7 +50,17 @@
 #define PROF_FN_ALLOC 2u
 #define PROF_FN_PENDING 3u   /* internal: caller not known yet          */
 #define PROF_FN_TRACE_WAIT 4u /* <trace-wait>: the tracer's own waits   */
-#define PROF_FN_PSEUDO_MAX 4u
+#define PROF_FN_SNAPSHOT 5u   /* <snapshot>: a snapshot's pause         */
+#define PROF_FN_PSEUDO_MAX 5u
+
+/* The pseudo function of a SUSPEND reason that is meminst's own pause
+** (kept out of the program's times), or 0 for the program's own waits. */
+static inline uint64_t prof_own_pause_fn(uint64_t reason)
+{
+	return reason == MEMINST_TSUSPEND_TRACE      ? PROF_FN_TRACE_WAIT
+	       : reason == MEMINST_TSUSPEND_SNAPSHOT ? PROF_FN_SNAPSHOT
+						     : 0;
+}
 
 /* realloc(ctx, NULL, n) allocates; realloc(ctx, p, 0) is never asked. */
 struct prof_allocator {
@@ -103,6 +115,8 @@ struct prof_thread {
 	bool off;                /* between TRACE_OFF (or exit) and the next */
 	uint64_t first, last;    /* first and last time stamp               */
 	uint64_t now;            /* the time charged up to                  */
+	uint64_t pause_from;     /* meminst's own pauses since the last      */
+	uint64_t pause_sum;      /*   SUSPEND/ALLOC: first start, total      */
 	uint64_t seg_start;      /* start of the traced segment             */
 	uint64_t root_own;       /* empty-stack time in the segment         */
 	uint64_t alloc_bytes, alloc_blocks; /* allocated so far (all ALLOCs)  */

@@ -186,8 +186,8 @@ static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64
 		s->alloc_cnt[a]++;
 		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
 			s->t.nodes[stk_top(t)].self[EXP_BYTES] += (double)(r[2] >> 8);
-	} else if (r[2] == MEMINST_TSUSPEND_TRACE && end > from) { /* <trace-wait>: its own time */
-		s->t.nodes[stk_child(s, stk_top(t), PROF_FN_TRACE_WAIT)].self[EXP_TIME] += (double)(end - from);
+	} else if (prof_own_pause_fn(r[2]) && end > from) { /* <trace-wait>, <snapshot>: their own time */
+		s->t.nodes[stk_child(s, stk_top(t), prof_own_pause_fn(r[2]))].self[EXP_TIME] += (double)(end - from);
 	}
 	if (end > t->now)
 		t->now = end;

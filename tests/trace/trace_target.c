@@ -39,6 +39,9 @@ static void *worker(void *arg)
 
 static void napper(void) { usleep(20000); }
 
+static void *kept[20000];
+static void keep(int i) { kept[i] = malloc(1000); }
+
 static void allocator(void)
 {
 	void *volatile p = malloc(4096);
@@ -74,6 +77,12 @@ static int run(const char *what)
 		for (int i = 0; i < 1000; i++)
 			allocator();
 		SHOW(allocator, 1000);
+	} else if (strcmp(what, "grow") == 0) { /* 20 MB held at the peak, then freed */
+		for (int i = 0; i < 20000; i++)
+			keep(i);
+		for (int i = 0; i < 20000; i++)
+			free(kept[i]);
+		SHOW(keep, 20000);
 	} else if (strcmp(what, "fork") == 0) {
 		fflush(stdout);
 		pid_t pid = fork();

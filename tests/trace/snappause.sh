@@ -1,0 +1,42 @@
+#!/bin/sh
+# snappause.sh — a snapshot's pause is meminst's, not the program's: a
+# traced mim run whose map grows past many peak thresholds records each
+# peak capture as the <snapshot> pseudo function, kept out of <alloc> (its
+# ACC too) and out of the ACC of the functions it interrupted; the folded
+# and chrome exports show it; with snapshot_at=exit there is none.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+command -v python3 >/dev/null 2>&1 || { echo "skip  snappause: python3 is needed"; exit 77; }
+T=$MI_TMP
+
+for at in peak exit; do
+	why=
+	MI_MEMINST="mim,trace=wall,trace_file=$T/$at.trace,snapshot=$T/$at.db,snapshot_at=$at"
+	mi_x "$TR_TARGET" grow >"$T/$at.out" 2>"$T/$at.err" || mi_why_add "the program failed"
+	unset MI_MEMINST
+	"$TR_INSPECT" analyse --json "$T/$at.trace" >"$T/$at.json" 2>>"$T/$at.err" ||
+		mi_why_add "inspect analyse failed"
+	python3 - "$T/$at.json" "$at" >>"$T/$at.err" 2>&1 <<'EOF_PY' || mi_why_add "<snapshot> wrong"
+import json, sys
+j = json.load(open(sys.argv[1]))
+th = j["threads"][0]
+fs = {f["name"]: f for f in th["functions"]}
+s, a, keep = fs.get("<snapshot>"), fs["<alloc>"], fs["keep"]
+if sys.argv[2] == "exit":
+    assert s is None, "a <snapshot> without peak snapshots: %r" % (s,)
+    sys.exit(0)
+assert s and s["cnt"] >= 3 and s["own"] > 0 and s["acc"] == s["own"], "no <snapshot>: %r" % (s,)
+# <alloc>: its ACC holds no pause (OWN = ACC but for the program's own waits)
+assert a["acc"] - a["own"] < 0.5 * s["acc"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc"], a["own"], s["acc"])
+# keep() allocated and its ACC holds <alloc> but not the pauses
+assert keep["acc"] <= th["acc"] - 0.5 * s["acc"], "keep acc %r holds <snapshot> %r" % (keep["acc"], s["acc"])
+EOF_PY
+	if [ $at = peak ]; then
+		"$TR_INSPECT" export --format folded -o "$T/f.folded" "$T/$at.trace" 2>>"$T/$at.err" &&
+			grep -q ';<snapshot> [0-9]' "$T/f.folded" || mi_why_add "no <snapshot> in the folded stacks"
+		"$TR_INSPECT" export --format chrome -o "$T/c.json" "$T/$at.trace" 2>>"$T/$at.err" &&
+			grep -q '"<snapshot>"' "$T/c.json" || mi_why_add "no <snapshot> in the chrome trace"
+	fi
+	mi_verdict "snapshot_at=$at: <snapshot> $( [ $at = peak ] && echo 'outside <alloc> and the callers' || echo 'absent')" \
+		"$why" "$T/$at.err" stderr
+done
+mi_finish

@@ -390,6 +390,20 @@ static void sim_alloc_bytes(struct prof_thread *t, uint32_t pair, uint64_t word)
 	sim_charge_mem(t, pair, &m);
 }
 
+/* The pair (top of the stack -> the pseudo function fn), or UINT32_MAX
+** when memory ran out. */
+static uint32_t sim_top_pair(struct prof_sim *s, struct prof_thread *t, uint64_t fn)
+{
+	uint32_t caller = sim_caller(t);
+	uint32_t f = sim_fn(s, t, fn);
+	if (f == UINT32_MAX)
+		return UINT32_MAX;
+	uint32_t p = sim_pair(s, t, caller, f);
+	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
+		return UINT32_MAX;
+	return p;
+}
+
 /* SUSPEND and ALLOC: a call of a pseudo function from the top of the stack
 ** from begin to end (for ALLOC, alloc_word is the record's op | size). */
 static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint64_t pseudo,
@@ -398,12 +412,8 @@ static enum prof_err sim_pseudo(struct prof_sim *s, struct prof_thread *t, uint6
 	uint64_t from = sim_advance(t, begin);
 	if (end < begin)
 		end = begin;
-	uint32_t caller = sim_caller(t);
-	uint32_t f = sim_fn(s, t, pseudo);
-	if (f == UINT32_MAX)
-		return PROF_E_NOMEM;
-	uint32_t p = sim_pair(s, t, caller, f);
-	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
+	uint32_t p = sim_top_pair(s, t, pseudo);
+	if (p == UINT32_MAX)
 		return PROF_E_NOMEM;
 	/* a suspension inside the allocator was seen first: count the rest */
 	uint64_t own = pseudo == PROF_FN_ALLOC && end > from ? end - from : 0;
@@ -435,12 +445,8 @@ static enum prof_err sim_own_pause(struct prof_sim *s, struct prof_thread *t, ui
 	if (end <= from)
 		return PROF_OK;
 	uint64_t d = end - from;
-	uint32_t caller = sim_caller(t);
-	uint32_t f = sim_fn(s, t, fn);
-	if (f == UINT32_MAX)
-		return PROF_E_NOMEM;
-	uint32_t p = sim_pair(s, t, caller, f);
-	if (p == UINT32_MAX || (caller == t->pend_idx && sim_note_pending(s, t, p)))
+	uint32_t p = sim_top_pair(s, t, fn);
+	if (p == UINT32_MAX)
 		return PROF_E_NOMEM;
 	sim_charge(t, p, 1, d, d);
 	if (!t->pause_sum)

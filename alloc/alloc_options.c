@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <string.h>
 
+#include "meminst-nearest.h"
+
 typedef struct opt_span_s {
 	const char *p;
 	size_t n;
@@ -182,14 +184,21 @@ static const char *opt_signal(opt_span_t v, int *sig)
 
 static const char *opt_switch(opt_span_t v, bool *out)
 {
-	if (opt_is(v, "on") || opt_is(v, "1") || opt_is(v, "yes"))
+	if (opt_is(v, "on") || opt_is(v, "1") || opt_is(v, "yes") || opt_is(v, "true"))
 		*out = true;
-	else if (opt_is(v, "off") || opt_is(v, "0") || opt_is(v, "no"))
+	else if (opt_is(v, "off") || opt_is(v, "0") || opt_is(v, "no") || opt_is(v, "false"))
 		*out = false;
 	else
-		return "expected on or off";
+		return "expected on/off, yes/no, true/false or 1/0";
 	return NULL;
 }
+
+/* Every key, for the "did you mean" hint and the list of known keys. */
+#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", \
+	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
+	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "control", \
+	"print", "on_error", "quiet"
+static const char OPT_UNKNOWN_KEY[] = "unknown key";
 
 /* Apply one key=value item.  Returns NULL or what is wrong with it. */
 static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
@@ -283,12 +292,33 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "quiet")) {
 		return opt_switch(v, &o->quiet);
 	} else {
-		return "unknown key (known: backend, snapshot, snapshot_at, snapshot_signal, "
-		       "peak_growth, interval, interval_content, trace, sample, sample_clock, alloc_sample, "
-		       "sample_counts, sample_depth, trace_file, trace_threads, trace_output, "
-		       "control, print, on_error, quiet)";
+		return OPT_UNKNOWN_KEY;
 	}
 	return NULL;
+}
+
+/*
+** An unknown key or mode: name the nearest known word when the item looks
+** like a typo of one ("did you mean"), else list them all.
+*/
+static int opt_fail_unknown(char *err, size_t errlen, opt_span_t item, opt_span_t word, bool key)
+{
+	static const char *const keys[] = {OPT_KEYS};
+	static const char *const modes[] = {"off", "mis", "mim"};
+	const char *near = key ? meminst_nearest(word.p, word.n, keys, sizeof keys / sizeof keys[0])
+			       : meminst_nearest(word.p, word.n, modes, 3);
+	char why[400];
+	if (near) {
+		alloc_fmt(why, sizeof why, "unknown %s (did you mean '%s'?)", key ? "key" : "mode", near);
+	} else if (key) {
+		size_t n = (size_t)alloc_fmt(why, sizeof why, "unknown key (known:");
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0] && n < sizeof why; i++)
+			n += (size_t)alloc_fmt(why + n, sizeof why - n, "%s %s", i ? "," : "", keys[i]);
+		if (n + 1 < sizeof why)
+			strcpy(why + n, ")");
+	} else
+		alloc_fmt(why, sizeof why, "unknown mode (use off, mis or mim, or key=value)");
+	return opt_fail(err, errlen, "item", item, why);
 }
 
 int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size_t errlen)
@@ -319,11 +349,13 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 			else if (opt_is(item, "mim"))
 				o.mode = MEMINST_MODE_MIM;
 			else
-				return OPT_FAIL("unknown mode (use off, mis or mim, or key=value)");
+				return opt_fail_unknown(err, errlen, item, item, false);
 			continue;
 		}
 		opt_span_t k = {item.p, (size_t)(eq - item.p)}, v = {eq + 1, item.n - k.n - 1};
 		const char *why = opt_keyvalue(k, v, &o);
+		if (why == OPT_UNKNOWN_KEY)
+			return opt_fail_unknown(err, errlen, item, k, true);
 		if (why)
 			return OPT_FAIL(why);
 	}

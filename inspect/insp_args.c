@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "meminst-nearest.h"
+
 enum {
 	OPT_SNAPSHOT = 256, OPT_JSON, OPT_CSV, OPT_TABLE, OPT_TYPE, OPT_CLASS,
 	OPT_THREAD, OPT_ALLOCATOR, OPT_LIMIT, OPT_MIN, OPT_ALL, OPT_KIND, OPT_PID,
@@ -203,6 +205,18 @@ static int args_bad_option(const struct insp_cmd_spec *spec, const struct insp_o
 		return insp_usage_error(o, spec->name, "option '%s' needs a value", bad);
 	if (optopt && optopt != '?')
 		return insp_usage_error(o, spec->name, "unknown option '-%c'", optopt);
+	if (strncmp(bad, "--", 2) == 0) {
+		const char *names[sizeof args_long / sizeof args_long[0]];
+		size_t n = 0;
+		for (const struct option *l = args_long; l->name; l++)
+			if ((args_needs(l->val) & spec->opts) == args_needs(l->val))
+				names[n++] = l->name;
+		size_t len = strcspn(bad + 2, "=");
+		const char *near = meminst_nearest(bad + 2, len, names, n);
+		if (near)
+			return insp_usage_error(o, spec->name, "unknown option '%.*s' (did you mean '--%s'?)",
+						(int)len + 2, bad, near);
+	}
 	return insp_usage_error(o, spec->name, "unknown option '%s'", bad);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "meminst-nearest.h"
 #include "meminst-snapshot.h"
 
 struct insp_cmd {
@@ -88,6 +89,13 @@ int main(int argc, char **argv)
 			return r;
 		}
 	}
-	fprintf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
+	const char *names[INSP_NCMDS];
+	for (size_t i = 0; i < INSP_NCMDS; i++)
+		names[i] = insp_cmds[i].name;
+	const char *near = meminst_nearest(argv[1], strlen(argv[1]), names, INSP_NCMDS);
+	if (near)
+		fprintf(stderr, "inspect: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
+	else
+		fprintf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
 	return INSP_EXIT_USAGE;
 }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "meminst-nearest.h"
+
 #define PROF_STYLES "fprof, flat, tree, callers, anomalies"
 
 static const char profile_help[] =
@@ -46,8 +48,9 @@ static const char analyse_help[] =
 	"  anomalies  shares that differ between threads, or between TRACE and\n"
 	"             TRACE2, and estimates resting on too few samples\n\n"
 	"  --style NAME       fprof, flat, tree, callers or anomalies\n"
-	"  --dest FILE        write the analysis to FILE instead of standard output\n"
-	"  --append           append to the --dest FILE\n"
+	"  -o, --output FILE  write the analysis to FILE instead of standard output\n"
+	"                     (--dest FILE is the older spelling)\n"
+	"  --append           append to the -o FILE\n"
 	"  --json             one JSON document\n"
 	"  --no-symbols       traces: name functions module+offset only\n"
 	"  --pid PID          sessions: the process whose trace to read\n"
@@ -80,6 +83,26 @@ struct pc_args {
 };
 
 /* ------------------------------------------------------------ parsing -- */
+
+/* An option neither command knows: name the nearest one of CMD's. */
+static int pc_unknown(const struct insp_opts *o, const char *cmd, const char *name)
+{
+	static const char *const analyse_opts[] = {
+		"style", "output", "dest", "append", "json", "no-symbols", "pid", "sort", "no-callers",
+		"totals", "no-details", "cols", "top", "cumulative", "hide", "time", "metric", "thread",
+		"cutoff", "help"};
+	static const char *const profile_opts[] = {"output", "dump", "append", "pid", "no-symbols", "help"};
+	bool analyse = !strcmp(cmd, "analyse");
+	const char *near = NULL;
+	if (!strncmp(name, "--", 2))
+		near = analyse ? meminst_nearest(name + 2, strlen(name + 2), analyse_opts,
+						 sizeof analyse_opts / sizeof analyse_opts[0])
+			       : meminst_nearest(name + 2, strlen(name + 2), profile_opts,
+						 sizeof profile_opts / sizeof profile_opts[0]);
+	if (near)
+		return insp_usage_error(o, cmd, "unknown option '%s' (did you mean '--%s'?)", name, near);
+	return insp_usage_error(o, cmd, "unknown option '%s'", name);
+}
 
 static int pc_value(const struct insp_opts *o, const char *cmd, const char *name, const char *eq,
 		    int argc, char **argv, int *i, const char **out)
@@ -185,7 +208,8 @@ static int pc_analyse_opt(const struct insp_opts *o, struct pc_args *a, const ch
 	else if (!strcmp(name, "--totals")) a->ao.totals = true;
 	else if (!strcmp(name, "--no-details")) a->ao.details = false;
 	else if (!strcmp(name, "--json")) a->json = true;
-	else if (!strcmp(name, "--dest")) r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->dest);
+	else if (!strcmp(name, "--dest") || !strcmp(name, "-o") || !strcmp(name, "--output"))
+		r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->dest);
 	else if (!strcmp(name, "--style")) r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->style);
 	else if (!strcmp(name, "--sort")) {
 		if ((r = pc_value(o, "analyse", name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
@@ -201,7 +225,7 @@ static int pc_analyse_opt(const struct insp_opts *o, struct pc_args *a, const ch
 			return insp_usage_error(o, "analyse", "--cols needs a width of 80 or more, not '%s'", v);
 		a->ao.cols = (int)n;
 	} else
-		return insp_usage_error(o, "analyse", "unknown option '%s'", name);
+		return pc_unknown(o, "analyse", name);
 	return r;
 }
 
@@ -218,7 +242,7 @@ static int pc_profile_opt(const struct insp_opts *o, struct pc_args *a, const ch
 			a->dump_maybe_pos = true; /* FILE, or the trace: decided at the end */
 		return INSP_CONTINUE;
 	}
-	return insp_usage_error(o, "profile", "unknown option '%s'", name);
+	return pc_unknown(o, "profile", name);
 }
 
 static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **argv, struct pc_args *a)
@@ -284,7 +308,7 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	a->pos = pos[0];
 	a->pos2 = npos == 2 ? pos[1] : NULL;
 	if (a->append && !(analyse ? a->dest != NULL : a->dump != NULL))
-		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "--dest FILE" : "--dump FILE");
+		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
 	a->so.json = a->json;
 	return INSP_CONTINUE;
 }

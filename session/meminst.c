@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "meminst-nearest.h"
+
 #ifndef MEMINST_LIBDIR
 #define MEMINST_LIBDIR "/usr/local/lib"
 #endif
@@ -227,6 +229,26 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 	}
 }
 
+/* A mistyped option: one line, with the nearest option when it is a typo. */
+static void bad_option(const char *arg, int c)
+{
+	const char *names[sizeof long_opts / sizeof long_opts[0]];
+	size_t n = 0;
+	for (const struct option *l = long_opts; l->name; l++)
+		names[n++] = l->name;
+	size_t len = strcspn(arg + 2, "=");
+	const char *near = strncmp(arg, "--", 2) ? NULL : meminst_nearest(arg + 2, len, names, n);
+	if (c == ':')
+		sess_error("option '%s' needs a value (try 'meminst --help')", arg);
+	else if (near)
+		sess_error("unknown option '%.*s' (did you mean '--%s'?)", (int)len + 2, arg, near);
+	else if (strncmp(arg, "--", 2) && optopt)
+		sess_error("unknown option '-%c' (try 'meminst --help')", optopt);
+	else
+		sess_error("unknown option '%s' (try 'meminst --help')", arg);
+	exit(2);
+}
+
 static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 {
 	const char *library = getenv("MEMINST_LIBRARY");
@@ -236,7 +258,8 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	o->interval_ns = 100000000;
 	o->interval_text = "100ms";
 	o->snapshot_at = "exit+peak+signal";
-	while ((c = getopt_long(argc, argv, "+o:fqhV", long_opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:fqhV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'f': o->force = true; break;
@@ -244,7 +267,7 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 		case OPT_LIBRARY: library = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': puts("meminst " PACKAGE_VERSION); exit(0);
-		case '?': fputs("Try 'meminst --help'.\n", stderr); exit(2);
+		case '?': case ':': bad_option(argv[optind - 1], c); break;
 		default: parse_one(c, optarg, o, &no_time);
 		}
 	}

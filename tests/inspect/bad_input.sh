@@ -87,6 +87,10 @@ fi
 # ---- exit 2: usage ------------------------------------------------------------
 expect 2 "inspect: unknown command 'frobnicate' \\(see 'inspect --help'\\)" frobnicate basic.db
 expect 2 "inspect: no command \\(see 'inspect --help'\\)"
+expect 2 "inspect: unknown command 'repot' \\(did you mean 'report'\\?\\)" repot basic.db
+expect 2 "inspect: unknown command 'hloes' \\(did you mean 'holes'\\?\\)" hloes basic.db
+expect 2 "inspect: top: unknown option '--lmit' \\(did you mean '--limit'\\?\\) \\(see 'inspect top --help'\\)" top --lmit=3 basic.db
+expect 2 "inspect: analyse: unknown option '--stlye' \\(did you mean '--style'\\?\\) \\(see 'inspect analyse --help'\\)" analyse --stlye flat basic.db
 expect 2 "inspect: holes: unknown option '--frob' \\(see 'inspect holes --help'\\)" holes --frob basic.db
 expect 2 "inspect: holes: unknown option '-x' \\(see 'inspect holes --help'\\)" holes -x basic.db
 expect 2 "inspect: sum: option '--min' does not apply here \\(see 'inspect sum --help'\\)" sum --min 4 basic.db

@@ -94,6 +94,9 @@ pt_expect "analyse --style gprof is refused" "$IT_RC $(grep -c 'fprof, flat' "$I
 it_run analyse --style fprof --dest out.txt simple.trace
 it_run analyse --dest out.txt --append simple.trace
 pt_expect "analyse --dest --append" "$(grep -c '^totals' "$IT_DB/out.txt")" "2"
+it_run analyse -o out2.txt simple.trace
+it_run analyse --output=out2.txt --append simple.trace
+pt_expect "analyse -o, --output --append" "$IT_RC $(grep -c '^totals' "$IT_DB/out2.txt")" "0 2"
 it_run analyse --append simple.trace
 pt_expect "analyse --append without --dest" "$IT_RC" "2"
 it_run analyse --json --totals simple.trace

@@ -120,6 +120,16 @@ for args in "--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "-
 	mi_verdict "bad command line '${args:-(none)}'" "$why" err stderr
 done
 
+# A typo of an option names the nearest one, on one line.
+why=
+"$M" --snaphsot-at=exit -- touch ran 2>err
+expect "status of a mistyped option" $? 2
+grep -qx "meminst: unknown option '--snaphsot-at' (did you mean '--snapshot-at'?)" err ||
+	mi_why_add "no 'did you mean' line"
+[ -e ran ] && mi_why_add "the program ran"
+rm -f ran
+mi_verdict "mistyped option: did you mean" "$why" err stderr
+
 why=
 "$M" --no-time -o x.db -- /nonexistent/prog 2>err
 expect "status of a missing program" $? 127

@@ -189,6 +189,9 @@ Test(options, switches_and_words)
 	cr_assert(opt_ok("sample_counts=on").sample_counts);
 	cr_assert(opt_ok("quiet=yes").quiet);
 	cr_assert_not(opt_ok("quiet=on,quiet=no").quiet);
+	cr_assert(opt_ok("quiet=true").quiet);
+	cr_assert_not(opt_ok("quiet=true,quiet=false").quiet);
+	cr_assert(opt_ok("mim,control=true").control);
 }
 
 /* ------------------------------------------------------------- errors -- */
@@ -199,6 +202,18 @@ Test(options, unknown_mode_and_key)
 	opt_bad_item("mim,MIM", "MIM", "unknown mode");
 	opt_bad_item("mim,colour=red", "colour=red", "unknown key");
 	opt_bad_item("=mis", "=mis", "unknown key");
+}
+
+/* A typo of a key or mode names the nearest one; anything else lists them. */
+Test(options, did_you_mean)
+{
+	opt_bad_item("mim,snapshto=x.db", "snapshto=x.db", "did you mean 'snapshot'?");
+	opt_bad_item("mim,intreval=1s", "intreval=1s", "did you mean 'interval'?");
+	opt_bad_item("mim,sample_clok=wall", "sample_clok=wall", "did you mean 'sample_clock'?");
+	opt_bad_item("mjm", "mjm", "did you mean 'mim'?");
+	opt_bad("mim,colour=red", "known: backend, snapshot,");
+	opt_bad("mim,colour=red", "quiet)");
+	opt_bad("mim,x=1", "known:");
 }
 
 Test(options, empty_items_and_values)
@@ -252,8 +267,8 @@ Test(options, bad_words)
 	opt_bad_item("trace=gpu", "trace=gpu", "wall or cpu");
 	opt_bad_item("sample_clock=gpu", "sample_clock=gpu", "cpu or wall");
 	opt_bad_item("on_error=ignore", "on_error=ignore", "report or abort");
-	opt_bad_item("quiet=maybe", "quiet=maybe", "on or off");
-	opt_bad_item("control=2", "control=2", "on or off");
+	opt_bad_item("quiet=maybe", "quiet=maybe", "on/off, yes/no, true/false or 1/0");
+	opt_bad_item("control=2", "control=2", "on/off");
 }
 
 Test(options, sample_rate_range)

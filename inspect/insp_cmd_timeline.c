@@ -106,9 +106,12 @@ static void timeline_chart(FILE *out, const struct point *p, size_t n)
 	}
 	char t_end[32];
 	insp_fmt_dur(p[n - 1].elapsed_ns, t_end, sizeof t_end);
+	/* the end's label right-aligned under the last column, but never run
+	** into the "0" under the first (a chart of a few points is narrow) */
+	int end_at = width - 1 > (int)strlen(t_end) ? width - 1 : (int)strlen(t_end) + 1;
 	fprintf(out, "%10s +%.*s\n%12s%*s\n\n", "", width,
-		"----------------------------------------------------------------", "0",
-		width - 1, t_end);
+		"----------------------------------------------------------------", "0", end_at,
+		t_end);
 }
 
 int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o)

@@ -260,9 +260,16 @@ void insp_db_close(insp_db_t *db)
 
 /* ----------------------------------------------------------- snapshots -- */
 
+/* A status snapshot stores no blocks (its blocks and bytes columns are 0):
+** its live blocks and bytes are the total's current figures. */
+#define DB_SNAP_STATUS_TOTAL(col)                                                        \
+	"coalesce((SELECT " col " FROM status WHERE snapshot = snapshot.id AND kind = 'total' " \
+	"AND id = 0), 0)"
 #define DB_SNAP_COLS                                                                 \
 	"id, content, trigger, pid, ppid, exe, cmdline, mode, backend, header_size, " \
-	"time_ns, elapsed_ns, pause_ns, seq, blocks, bytes"
+	"time_ns, elapsed_ns, pause_ns, seq, "                                        \
+	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("blocks_current") " ELSE blocks END, " \
+	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("sizes_current") " ELSE bytes END"
 
 static void db_snap_row(insp_db_t *db, sqlite3_stmt *st, struct insp_snap *s)
 {

@@ -48,4 +48,14 @@ pid=$(snap_sql s.db 'SELECT pid FROM session_run')
 [ $? -eq 1 ] || mi_why_add "--pid 1: not exit status 1"
 grep -q 'no snapshot of process 1' err || mi_why_add "--pid 1: no clear message"
 mi_verdict "timeline --pid" "$why" err stderr
+
+# A run too short for interval snapshots: a chart one or two columns wide,
+# whose time axis must still read "0 … END", the two labels apart.
+why=
+"$top_builddir/session/meminst" -q --no-time -o few.db -- /usr/bin/python3 -c pass 2>err ||
+	mi_why_add "meminst exited $?"
+LC_ALL=C "$INSPECT" timeline few.db >few.txt 2>>err || mi_why_add "timeline exited $?"
+axis=$(grep -E '^ +0 ' few.txt | tail -n 1)
+echo "$axis" | grep -Eq '^ +0 +[0-9.]+ [a-z]+$' || mi_why_add "axis labels run together: '$axis'"
+mi_verdict "timeline of a short run: readable axis" "$why" err stderr few.txt text
 mi_finish

@@ -241,7 +241,7 @@ Test(cmds, types_range_and_header_size)
 	cr_assert_str_eq(r.out, "header_size,mode\n32,mim\n");
 	ui_free(&r);
 	r = ok(RUN("list", db, "--csv"));
-	UI_HAS(r.out, "\n2,status,signal,4242,1,mim,system,32,1700000001000.000,2500.000,31,0,0,/nonexistent/app,app --run\n");
+	UI_HAS(r.out, "\n2,status,signal,4242,1,mim,system,32,1700000001000.000,2500.000,31,7,5364,/nonexistent/app,app --run\n");
 	ui_free(&r);
 }
 

@@ -138,28 +138,22 @@ static inline alloc_slot_t *core_slot(alloc_thread_t *t, unsigned idx, uint32_t 
 }
 
 /* One more block of `size` bytes in a slot: raise the high-water marks. */
-static inline void core_slot_add(alloc_slot_t *s, int64_t size)
+static inline __attribute__((always_inline)) void core_slot_add(alloc_slot_t *s, int64_t size)
 {
-	int64_t d0 = s->d[0] + size, d1 = s->d[1] + 1;
-	int64_t v0 = s->base[0] + d0, v1 = s->base[1] + d1;
-	__atomic_store_n(&s->d[0], d0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->d[1], d1, __ATOMIC_RELAXED);
+	int64_t v0 = s->v[0] + size, v1 = s->v[1] + 1;
+	__atomic_store_n(&s->v[0], v0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->v[1], v1, __ATOMIC_RELAXED);
 	if (v0 > s->hi[0])
 		__atomic_store_n(&s->hi[0], v0, __ATOMIC_RELAXED);
 	if (v1 > s->hi[1])
 		__atomic_store_n(&s->hi[1], v1, __ATOMIC_RELAXED);
-	if (unlikely(d0 > ALLOC_FLUSH_BYTES || d1 > ALLOC_FLUSH_BLOCKS))
-		alloc_slot_flush(s);
 }
 
 /* One block fewer: maxima cannot move. */
-static inline void core_slot_sub(alloc_slot_t *s, int64_t size)
+static inline __attribute__((always_inline)) void core_slot_sub(alloc_slot_t *s, int64_t size)
 {
-	int64_t d0 = s->d[0] - size, d1 = s->d[1] - 1;
-	__atomic_store_n(&s->d[0], d0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->d[1], d1, __ATOMIC_RELAXED);
-	if (unlikely(d0 < -ALLOC_FLUSH_BYTES || d1 < -ALLOC_FLUSH_BLOCKS))
-		alloc_slot_flush(s);
+	__atomic_store_n(&s->v[0], s->v[0] - size, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->v[1], s->v[1] - 1, __ATOMIC_RELAXED);
 }
 
 static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign)
@@ -173,45 +167,66 @@ static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int s
 	alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, alloc_meta_thread(meta)), ds, db);
 }
 
-/*
-** Count a block in (sign +1) or out (-1) under every kind: total,
-** allocator, class, type, thread.  `t` is the calling thread's record, or
-** NULL for a thread that has none (dying), which counts straight into the
-** global entries.  One epoch check per call catches reads that reset a kind.
-*/
-static inline __attribute__((always_inline)) void core_count(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+/* The thread's slot of a type; the class comes with it (alloc_slot_t). */
+static inline alloc_slot_t *core_type_slot(alloc_thread_t *t, uint32_t type)
 {
-	if (unlikely(!t)) {
-		core_count_direct(meta, size, sign);
-		return;
-	}
+	return core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
+			 ALLOC_KEY(ALLOC_K_TYPE, type));
+}
+
+static inline alloc_slot_t *core_class_slot(alloc_thread_t *t, uint32_t cls)
+{
+	return core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)), ALLOC_KEY(ALLOC_K_CLASS, cls));
+}
+
+/* The thread's slot of the thread that allocated a block. */
+static inline alloc_slot_t *core_owner_slot(alloc_thread_t *t, uint32_t owner)
+{
+	if (likely(owner == t->thread_no))
+		return &t->slots[ALLOC_SLOTS_FIXED - 1];
+	return core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
+			 ALLOC_KEY(ALLOC_K_THREAD, owner));
+}
+
+/* Before a count: catch up with reads that reset a kind, and fold the
+** slots in when the thread's budget has run out. */
+static inline __attribute__((always_inline)) void core_count_begin(alloc_thread_t *t, uint64_t size)
+{
 	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
 		alloc_slots_sync_epochs(t);
-	uint32_t type = alloc_meta_type(meta), owner = alloc_meta_thread(meta);
-	uint32_t cls = alloc_type_class(type);
-	alloc_slot_t *slot[5] = {
-		&t->slots[0],
-		&t->slots[1 + alloc_meta_allocator(meta)],
-		core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)), ALLOC_KEY(ALLOC_K_CLASS, cls)),
-		core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
-			  ALLOC_KEY(ALLOC_K_TYPE, type)),
-		likely(owner == t->thread_no)
-		    ? &t->slots[ALLOC_SLOTS_FIXED - 1]
-		    : core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
-				ALLOC_KEY(ALLOC_K_THREAD, owner))};
-	if (sign > 0) { /* unrolled: the loop's own overhead showed in profiles */
-		core_slot_add(slot[0], (int64_t)size);
-		core_slot_add(slot[1], (int64_t)size);
-		core_slot_add(slot[2], (int64_t)size);
-		core_slot_add(slot[3], (int64_t)size);
-		core_slot_add(slot[4], (int64_t)size);
-	} else {
-		core_slot_sub(slot[0], (int64_t)size);
-		core_slot_sub(slot[1], (int64_t)size);
-		core_slot_sub(slot[2], (int64_t)size);
-		core_slot_sub(slot[3], (int64_t)size);
-		core_slot_sub(slot[4], (int64_t)size);
-	}
+	int64_t b = t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
+	t->budget = b;
+	if (unlikely(b < 0))
+		alloc_slots_flush_budget(t);
+}
+
+/*
+** Count a block in under every kind: total, allocator, class, type,
+** thread.  `t` is the calling thread's record (the caller has dealt with
+** NULL).  The block is the thread's own, so the thread slot is fixed.
+*/
+static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *t, uint32_t type,
+								 unsigned allocator, uint64_t size)
+{
+	core_count_begin(t, size);
+	alloc_slot_t *ts = core_type_slot(t, type);
+	core_slot_add(&t->slots[0], (int64_t)size);
+	core_slot_add(&t->slots[1 + allocator], (int64_t)size);
+	core_slot_add(core_class_slot(t, ts->cls), (int64_t)size);
+	core_slot_add(ts, (int64_t)size);
+	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], (int64_t)size);
+}
+
+/* Count a block out: the same five entries, found from its meta bits. */
+static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t *t, uint64_t meta, uint64_t size)
+{
+	core_count_begin(t, size);
+	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
+	core_slot_sub(&t->slots[0], (int64_t)size);
+	core_slot_sub(&t->slots[1 + alloc_meta_allocator(meta)], (int64_t)size);
+	core_slot_sub(core_class_slot(t, ts->cls), (int64_t)size);
+	core_slot_sub(ts, (int64_t)size);
+	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), (int64_t)size);
 }
 
 /* The calling thread's record: started on first use, NULL once retired. */
@@ -284,39 +299,45 @@ static inline void core_leave(alloc_thread_t *t)
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
-static inline void core_count_unlocked(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+/* mim, a thread without a record (dying): link and count directly. */
+static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
+{
+	alloc_shard_t *shard = alloc_map_shard_of(user);
+	uint64_t seq = alloc_seq_take(NULL);
+	alloc_map_lock(shard);
+	alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
+	core_count_direct(meta, size, +1);
+	alloc_map_unlock(shard);
+}
+
+/* Count a block whose header is written, and link it into the map.  A
+** thread without a record counts straight into the global entries. */
+static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t, void *user, uint64_t meta,
+								size_t size)
 {
 	if (unlikely(!t)) {
-		core_count(t, meta, size, sign);
+		if (alloc_mode == MEMINST_MODE_MIM)
+			core_link_orphan(user, meta, size);
+		else
+			core_count_direct(meta, size, +1);
 		return;
 	}
 	core_enter(t);
-	core_count(t, meta, size, sign);
-	core_leave(t);
-}
-
-/* Count a block whose header is written, and link it into the map. */
-static inline void core_install(alloc_thread_t *t, void *user, uint64_t meta, size_t size)
-{
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
 		uint64_t seq = alloc_seq_take(t);
-		if (likely(t))
-			core_enter(t);
 		alloc_map_lock(shard);
 		alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
-		core_count(t, meta, size, +1);
+		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
 		alloc_map_unlock(shard);
-		if (likely(t))
-			core_leave(t);
 	} else {
-		core_count_unlocked(t, meta, size, +1);
+		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
 	}
-	if (likely(t)) { /* a new peak to snapshot? (this thread's view of the total) */
-		int64_t total = t->slots[0].base[0] + t->slots[0].d[0];
-		if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
-			alloc_service_peak(total);
-	}
+	core_leave(t);
+	/* a new peak to snapshot? (this thread's view of the total) */
+	int64_t total = t->slots[0].v[0];
+	if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
+		alloc_service_peak(total);
 }
 
 /*
@@ -379,6 +400,7 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 		return true;
 	}
 	alloc_thread_t *t = core_thread();
+	size_t size = alloc_hdr_bytes(h);
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
 		if (likely(t))
@@ -388,17 +410,24 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 		if (likely(ours)) {
 			alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
 			h->meta = meta | ALLOC_META_FREED;
-			core_count(t, meta, alloc_hdr_bytes(h), -1);
+			if (likely(t))
+				core_count_out(t, meta, size);
+			else
+				core_count_direct(meta, size, -1);
 		}
 		alloc_map_unlock(shard);
 		if (likely(t))
 			core_leave(t);
-		if (unlikely(!ours))
-			return false;
-	} else {
-		h->meta = meta | ALLOC_META_FREED;
-		core_count_unlocked(t, meta, alloc_hdr_bytes(h), -1);
+		return ours;
 	}
+	h->meta = meta | ALLOC_META_FREED;
+	if (unlikely(!t)) {
+		core_count_direct(meta, size, -1);
+		return true;
+	}
+	core_enter(t);
+	core_count_out(t, meta, size);
+	core_leave(t);
 	return true;
 }
 

@@ -238,18 +238,35 @@ enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
 #define ALLOC_KEY_ID(k) ((k)&0x0fffffffu)
 #define ALLOC_KEY_NONE 0xffffffffu
 
-/* A thread's pending view of one entry.  d and hi are read by readers in
-** other threads, so they are written with relaxed atomic stores. */
+/*
+** A thread's view of one entry: the running value v (the entry's value at
+** the slot's last flush, `base`, plus this thread's changes since) and hi,
+** the highest v since that flush.  Keeping v rather than the change makes
+** an allocation one add and one compare per counter.  v and hi are read by
+** readers in other threads, so they are written with relaxed atomic stores.
+** Type slots also hold the type's class, so that counting never reads the
+** global class table.
+*/
 typedef struct alloc_slot_s {
 	uint32_t key;
 	uint32_t epoch;   /* the kind's reset epoch this slot's hi belongs to */
-	int64_t d[2];     /* pending change not yet in the global entry      */
+	uint32_t cls;     /* type slots: the class of the type               */
+	uint32_t pad_;
+	int64_t v[2];     /* running value: base + this thread's changes      */
+	int64_t hi[2];    /* highest v since the last flush                  */
 	int64_t base[2];  /* global value at the last flush                  */
-	int64_t hi[2];    /* highest base + d seen since the last flush      */
 } alloc_slot_t;
 
-#define ALLOC_FLUSH_BYTES (256 * 1024) /* a slot flushes past +/- this */
+/*
+** One flush budget per thread rather than a test per slot: every count
+** takes its size plus ALLOC_FLUSH_BLOCK_COST from the budget, and when the
+** budget runs out every slot the thread changed is folded in.  No slot's
+** pending change can then pass ALLOC_FLUSH_BYTES bytes or
+** ALLOC_FLUSH_BLOCKS blocks, the bound meminst(7) states.
+*/
+#define ALLOC_FLUSH_BYTES (256 * 1024)
 #define ALLOC_FLUSH_BLOCKS 1024
+#define ALLOC_FLUSH_BLOCK_COST (ALLOC_FLUSH_BYTES / ALLOC_FLUSH_BLOCKS)
 #define ALLOC_SLOTS_FIXED (1 + ALLOC_A_COUNT + 1) /* total, allocators, self */
 #define ALLOC_SLOTS_CLASS 32
 #define ALLOC_SLOTS_TYPE 128
@@ -268,6 +285,7 @@ void alloc_slot_flush(alloc_slot_t *s);
 void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
+void alloc_slots_flush_budget(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
@@ -282,6 +300,7 @@ struct alloc_thread_s {
 	_Atomic int counting;  /* inside the core's counting (mis: see alloc_fork;
 				  both modes: alloc_thread_park)               */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
+	int64_t budget;        /* bytes (and blocks) left before the next flush  */
 	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
 	uint32_t probe_epoch;       /* alloc_unmap_epoch when probe_pages was valid  */
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */

@@ -4,12 +4,13 @@
 ** Each allocator, class, type and thread, and the total, has one global
 ** entry (alloc_stat_t) per counter pair (sizes, blocks).  Updating shared
 ** entries on every malloc would make two threads fight over cache lines, so
-** each thread keeps a *slot* per entry it touches: a pending delta `d`, the
-** global value `base` it saw when it last flushed, and `hi`, the highest
-** base + d it has seen since.  A slot is flushed into its entry (one atomic
-** add, then atomic maxima) when its delta passes a threshold, when it is
-** reused for another entry, when a read has reset the kind (epoch change),
-** and when the thread exits.
+** each thread keeps a *slot* per entry it touches: the global value `base`
+** it saw when it last flushed, the running value `v` (base plus its own
+** changes since) and `hi`, the highest v since.  A thread folds its changed
+** slots into their entries (one atomic add, then atomic maxima) when its
+** flush budget runs out (alloc_int.h), a slot is flushed when it is reused
+** for another entry, when a read has reset the kind (epoch change), and
+** every slot when the thread blocks or exits.
 **
 ** Precision, as documented in meminst(7):
 **   - current: exact whenever the program is quiescent, because readers add
@@ -61,9 +62,10 @@ static void stat_atomic_max(_Atomic uint64_t *m, uint64_t v)
 }
 
 /*
-** Fold a slot's pending delta into its entry and start a new period.  The
-** slot's hi counts toward max_since_last only if it was gathered in the
-** kind's current epoch, that is after the last read reset the kind.
+** Fold a slot's pending change (v - base) into its entry and start a new
+** period.  The slot's hi counts toward max_since_last only if it was
+** gathered in the kind's current epoch, that is after the last read reset
+** the kind.
 */
 void alloc_slot_flush(alloc_slot_t *s)
 {
@@ -73,15 +75,16 @@ void alloc_slot_flush(alloc_slot_t *s)
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(s->key));
 	uint32_t epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
 	for (int k = 0; k < 2; k++) {
-		int64_t g = s->d[k] ? atomic_fetch_add_explicit(&e->cur[k], s->d[k], memory_order_relaxed) + s->d[k]
-				    : atomic_load_explicit(&e->cur[k], memory_order_relaxed);
+		int64_t d = s->v[k] - s->base[k];
+		int64_t g = d ? atomic_fetch_add_explicit(&e->cur[k], d, memory_order_relaxed) + d
+			      : atomic_load_explicit(&e->cur[k], memory_order_relaxed);
 		int64_t m = s->hi[k] > g ? s->hi[k] : g;
 		if (m > 0) {
 			stat_atomic_max(&e->max_ever[k], (uint64_t)m);
 			stat_atomic_max(&e->max_sl[k], (uint64_t)(s->epoch == epoch ? m : g > 0 ? g : 0));
 		}
-		s->base[k] = g;
-		__atomic_store_n(&s->d[k], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->base[k], g, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->v[k], g, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->hi[k], g, __ATOMIC_RELAXED);
 	}
 	s->epoch = epoch;
@@ -94,10 +97,13 @@ void alloc_slot_retarget(alloc_slot_t *s, uint32_t key)
 	unsigned kind = ALLOC_KEY_KIND(key);
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
 	s->epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
+	if (kind == ALLOC_K_TYPE)
+		s->cls = alloc_type_class(ALLOC_KEY_ID(key));
 	for (int k = 0; k < 2; k++) {
-		s->base[k] = atomic_load_explicit(&e->cur[k], memory_order_relaxed);
-		__atomic_store_n(&s->hi[k], s->base[k], __ATOMIC_RELAXED);
-		__atomic_store_n(&s->d[k], 0, __ATOMIC_RELAXED);
+		int64_t g = atomic_load_explicit(&e->cur[k], memory_order_relaxed);
+		__atomic_store_n(&s->base[k], g, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->hi[k], g, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->v[k], g, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 }
@@ -128,6 +134,19 @@ void alloc_slots_flush_all(alloc_thread_t *t)
 {
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
 		alloc_slot_flush(&t->slots[i]);
+	t->budget = ALLOC_FLUSH_BYTES;
+}
+
+/* The thread's flush budget ran out: fold in the slots it changed. */
+void alloc_slots_flush_budget(alloc_thread_t *t)
+{
+	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
+		alloc_slot_t *s = &t->slots[i];
+		if ((s->v[0] ^ s->base[0]) | (s->v[1] ^ s->base[1]) | (s->hi[0] ^ s->base[0]) |
+		    (s->hi[1] ^ s->base[1]))
+			alloc_slot_flush(s);
+	}
+	t->budget = ALLOC_FLUSH_BYTES;
 }
 
 /* Apply a change through a temporary slot (threads with no slots of their
@@ -136,12 +155,12 @@ void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
 {
 	alloc_slot_t s = {.key = ALLOC_KEY_NONE};
 	alloc_slot_retarget(&s, key);
-	s.d[0] = dsize;
-	s.d[1] = dblocks;
+	s.v[0] += dsize;
+	s.v[1] += dblocks;
 	if (dsize > 0)
-		s.hi[0] = s.base[0] + dsize;
+		s.hi[0] = s.v[0];
 	if (dblocks > 0)
-		s.hi[1] = s.base[1] + dblocks;
+		s.hi[1] = s.v[1];
 	alloc_slot_flush(&s);
 }
 
@@ -162,7 +181,8 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t
 		stat_acc_t *a = &acc[ALLOC_KEY_ID(key)];
 		for (int k = 0; k < 2; k++) {
 			int64_t hi = __atomic_load_n(&s->hi[k], __ATOMIC_RELAXED);
-			a->d[k] += __atomic_load_n(&s->d[k], __ATOMIC_RELAXED);
+			a->d[k] += __atomic_load_n(&s->v[k], __ATOMIC_RELAXED) -
+				   __atomic_load_n(&s->base[k], __ATOMIC_RELAXED);
 			if (hi > a->hi_ever[k])
 				a->hi_ever[k] = hi;
 			if (s->epoch == epoch && hi > a->hi_sl[k])

@@ -238,7 +238,9 @@ static inline alloc_thread_t *core_thread(void)
 	if (tls->state != ALLOC_TLS_NEW)
 		return NULL;
 	int saved_errno = errno;
+	alloc_guard_enter(); /* a signal handler's allocation must not wait on the registry */
 	alloc_thread_t *t = alloc_thread_start(tls);
+	alloc_guard_exit();
 	errno = saved_errno;
 	return t;
 }
@@ -246,7 +248,9 @@ static inline alloc_thread_t *core_thread(void)
 static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t site)
 {
 	int saved_errno = errno;
+	alloc_guard_enter(); /* a signal handler's allocation must not wait on the tag lock */
 	uint32_t type = alloc_type_of_site(site);
+	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {
 		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
@@ -274,8 +278,11 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 ** both modes.  mis counts without a lock, so it tells a fork in progress to
 ** wait until the five updates are done (see thread_quiesce_counting); in
 ** mim the map shard lock covers counting and fork takes every shard.  In
-** both modes it tells alloc_thread_park, run from a wrapper that a signal
-** handler may call, that the thread's slots are half way through an update.
+** both modes it tells a signal handler that interrupted the thread here
+** that its slots are half way through an update and that the thread may
+** hold a map lock: the handler's allocations are then served untracked
+** (core_track), its frees of tracked blocks are deferred to core_leave
+** (core_defer), and alloc_thread_park leaves the slots alone.
 */
 static inline void core_enter(alloc_thread_t *t)
 {
@@ -294,9 +301,41 @@ static inline void core_enter(alloc_thread_t *t)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
+static void core_run_deferred(alloc_thread_t *t);
+
 static inline void core_leave(alloc_thread_t *t)
 {
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (unlikely(atomic_load_explicit(&t->ndeferred, memory_order_relaxed)))
+		core_run_deferred(t);
+}
+
+/* Is this a signal handler that interrupted the thread inside counting? */
+static inline bool core_reentered(const alloc_thread_t *t)
+{
+	return t && atomic_load_explicit(&t->counting, memory_order_relaxed);
+}
+
+/*
+** A signal handler frees a tracked block while the thread it interrupted is
+** inside counting: uncounting now could lose an update or wait forever on
+** the map lock the thread holds, so the block is put aside and freed when
+** the interrupted code leaves (core_leave).  The handler runs to its end
+** before the thread resumes, so a plain store then a counter bump is
+** enough; core_run_deferred takes entries off with a compare-and-swap, as
+** a new signal may add one in between.
+*/
+static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
+{
+	uint32_t n = atomic_load_explicit(&t->ndeferred, memory_order_relaxed);
+	if (n >= ALLOC_DEFERRED_MAX) {
+		alloc_log("free of %p from a signal handler that interrupted meminst: more than %d "
+			  "such frees pending in one thread; aborting", user, ALLOC_DEFERRED_MAX);
+		abort();
+	}
+	t->deferred[n] = user;
+	atomic_store_explicit(&t->ndeferred, n + 1, memory_order_relaxed);
 }
 
 /* mim, a thread without a record (dying): link and count directly. */
@@ -375,31 +414,43 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 	alloc_hdr_t *h = core_hdr(user);
 	alloc_tls_t *tls = &alloc_tls;
 	uint64_t meta;
+	alloc_thread_t *t;
 	if (unlikely(tls->guard)) { /* our own allocations: header only */
 		tls->probe_hit = 1;
-		meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
-		core_hdr_write(h, user, size, meta);
-		return user;
+		goto untracked;
 	}
-	alloc_thread_t *t = core_thread();
+	t = core_thread();
+	if (unlikely(core_reentered(t))) /* a signal handler: header only too */
+		goto untracked;
 	if (!type)
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
 	core_hdr_write(h, user, size, meta);
 	core_install(t, user, meta, size);
 	return user;
+untracked:
+	meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
+	core_hdr_write(h, user, size, meta);
+	return user;
 }
 
-/* Take a checked block out of the counts and the map.  Returns false if
-** another thread freed it first (a racing double free). */
-static inline __attribute__((always_inline)) bool core_untrack(void *user, uint64_t meta)
+enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
+
+/* Take a checked block out of the counts and the map.  CORE_RACED if
+** another thread freed it first (a racing double free); CORE_DEFERRED if
+** a signal handler frees it while the thread is inside counting. */
+static inline __attribute__((always_inline)) enum core_untracked core_untrack(void *user, uint64_t meta)
 {
 	alloc_hdr_t *h = core_hdr(user);
 	if (meta & ALLOC_META_UNTRACKED) {
 		h->meta = meta | ALLOC_META_FREED;
-		return true;
+		return CORE_UNTRACKED;
 	}
 	alloc_thread_t *t = core_thread();
+	if (unlikely(core_reentered(t))) {
+		core_defer(t, user);
+		return CORE_DEFERRED;
+	}
 	size_t size = alloc_hdr_bytes(h);
 	if (alloc_mode == MEMINST_MODE_MIM) {
 		alloc_shard_t *shard = alloc_map_shard_of(user);
@@ -418,17 +469,17 @@ static inline __attribute__((always_inline)) bool core_untrack(void *user, uint6
 		alloc_map_unlock(shard);
 		if (likely(t))
 			core_leave(t);
-		return ours;
+		return ours ? CORE_UNTRACKED : CORE_RACED;
 	}
 	h->meta = meta | ALLOC_META_FREED;
 	if (unlikely(!t)) {
 		core_count_direct(meta, size, -1);
-		return true;
+		return CORE_UNTRACKED;
 	}
 	core_enter(t);
 	core_count_out(t, meta, size);
 	core_leave(t);
-	return true;
+	return CORE_UNTRACKED;
 }
 
 enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
@@ -605,12 +656,26 @@ void alloc_core_free(void *user, uintptr_t site)
 		core_report(v, "free", user, site);
 		return;
 	}
-	if (unlikely(!core_untrack(user, meta))) {
-		core_report(CORE_DOUBLE, "free", user, site);
+	enum core_untracked u = core_untrack(user, meta);
+	if (unlikely(u != CORE_UNTRACKED)) {
+		if (u == CORE_RACED)
+			core_report(CORE_DOUBLE, "free", user, site);
 		return;
 	}
 	core_forget_pages(user, alloc_hdr_bytes(core_hdr(user)));
 	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
+}
+
+/* Free what signal handlers put aside (core_defer), now that the thread
+** has left counting; a new signal may add more while this runs. */
+static ALLOC_NOINLINE void core_run_deferred(alloc_thread_t *t)
+{
+	uint32_t n;
+	while ((n = atomic_load_explicit(&t->ndeferred, memory_order_relaxed)) != 0) {
+		void *user = t->deferred[n - 1];
+		if (atomic_compare_exchange_strong(&t->ndeferred, &n, n - 1))
+			alloc_core_free(user, 0);
+	}
 }
 
 static void *core_realloc_moved(void *user, size_t old, size_t size, unsigned allocator,
@@ -650,11 +715,12 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		return errno = EINVAL, NULL;
 	}
 	size_t hs = alloc_hdr_size, old = alloc_hdr_bytes(core_hdr(user));
-	if (alloc_meta_pad_log2(meta) != core_log2(hs))
+	if (alloc_meta_pad_log2(meta) != core_log2(hs) ||
+	    unlikely(!(meta & ALLOC_META_UNTRACKED) && core_reentered(alloc_tls.thr)))
 		return core_realloc_moved(user, old, size, allocator, site, type);
 	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
-	if (unlikely(!core_untrack(user, meta))) {
+	if (unlikely(core_untrack(user, meta) != CORE_UNTRACKED)) {
 		core_report(CORE_DOUBLE, "realloc", user, site);
 		return errno = EINVAL, NULL;
 	}

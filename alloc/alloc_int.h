@@ -273,6 +273,7 @@ typedef struct alloc_slot_s {
 #define ALLOC_SLOTS_OTHER 16 /* other threads (cross-thread frees) */
 #define ALLOC_SLOTS_ALL (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE + ALLOC_SLOTS_OTHER)
 #define ALLOC_SITE_CACHE 256
+#define ALLOC_DEFERRED_MAX 64
 
 struct alloc_thread_s;
 typedef struct alloc_thread_s alloc_thread_t;
@@ -301,6 +302,8 @@ struct alloc_thread_s {
 				  both modes: alloc_thread_park)               */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
 	int64_t budget;        /* bytes (and blocks) left before the next flush  */
+	_Atomic uint32_t ndeferred;         /* frees left by a signal handler */
+	void *deferred[ALLOC_DEFERRED_MAX]; /* (see alloc_core.c, core_defer) */
 	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
 	uint32_t probe_epoch;       /* alloc_unmap_epoch when probe_pages was valid  */
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */

@@ -157,7 +157,13 @@ static const char *opt_print(opt_span_t v, unsigned *set)
 			 "expected kinds joined by '+': total, allocators, classes, types, threads");
 }
 
-/* snapshot_signal=USR1|USR2|SIGUSR2|RTMIN+N|number */
+/*
+** snapshot_signal=USR1|USR2|HUP|RTMIN+N|number.  The number is compared as
+** read (64 bits) before any cast, so 2^32+9 is not SIGKILL.  A number must
+** be a signal the program may own: not one that cannot be caught, not one
+** that reports a fault (a crash would loop storing snapshots), and not one
+** of the real-time signals below SIGRTMIN that glibc keeps for itself.
+*/
 static const char *opt_signal(opt_span_t v, int *sig)
 {
 	uint64_t n;
@@ -171,13 +177,21 @@ static const char *opt_signal(opt_span_t v, int *sig)
 	else if (opt_is(v, "HUP"))
 		*sig = SIGHUP;
 	else if (v.n > 6 && memcmp(v.p, "RTMIN+", 6) == 0 &&
-		 opt_number((opt_span_t){v.p + 6, v.n - 6}, &n, &used) == 0 && used == v.n - 6 &&
-		 (int)n <= SIGRTMAX - SIGRTMIN)
+		 opt_number((opt_span_t){v.p + 6, v.n - 6}, &n, &used) == 0 && used == v.n - 6) {
+		if (n > (uint64_t)(SIGRTMAX - SIGRTMIN))
+			return "RTMIN+N needs N from 0 to SIGRTMAX-SIGRTMIN";
 		*sig = SIGRTMIN + (int)n;
-	else if (opt_number(v, &n, &used) == 0 && used == v.n && n >= 1 && (int)n <= SIGRTMAX &&
-		 n != SIGKILL && n != SIGSTOP && n != SIGSEGV && n != SIGBUS && n != SIGFPE && n != SIGILL)
+	} else if (opt_number(v, &n, &used) == 0 && used == v.n) {
+		if (n < 1 || n > (uint64_t)SIGRTMAX)
+			return "no such signal number";
+		if (n == SIGKILL || n == SIGSTOP)
+			return "a signal that cannot be caught cannot be used";
+		if (n == SIGSEGV || n == SIGBUS || n == SIGFPE || n == SIGILL)
+			return "a signal that reports a fault cannot be used";
+		if (n > SIGSYS && n < (uint64_t)SIGRTMIN)
+			return "a signal glibc reserves for itself cannot be used";
 		*sig = (int)n;
-	else
+	} else
 		return "expected USR1, USR2, HUP, RTMIN+N or a signal number";
 	return NULL;
 }

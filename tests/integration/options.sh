@@ -67,6 +67,12 @@ refused 'mim,,mis' "meminst: bad MEMINST value 'mim,,mis': empty item"
 refused 'snapshot=x.db' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
 refused 'off,control=on' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
 refused 'mim,snapshot_signal=KILL' "meminst: bad MEMINST item 'snapshot_signal=KILL': "
+# numbers checked before they are narrowed: 2^32+11 is not SIGSEGV, 2^32+9 not
+# SIGKILL, RTMIN+(2^32-1) not the signal below SIGRTMIN that glibc keeps
+refused 'mim,snapshot_signal=4294967307' "meminst: bad MEMINST item 'snapshot_signal=4294967307': "
+refused 'mim,snapshot_signal=4294967305' "meminst: bad MEMINST item 'snapshot_signal=4294967305': "
+refused 'mim,snapshot_signal=RTMIN+4294967295' "meminst: bad MEMINST item 'snapshot_signal=RTMIN+4294967295': "
+refused 'mim,snapshot_signal=33' "meminst: bad MEMINST item 'snapshot_signal=33': "
 refused 'mim,peak_growth=none' "meminst: bad MEMINST item 'peak_growth=none': "
 refused 'mim,trace=gpu' "meminst: bad MEMINST item 'trace=gpu': "
 refused 'trace_threads=some' "meminst: bad MEMINST item 'trace_threads=some': "

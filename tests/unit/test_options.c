@@ -393,6 +393,35 @@ Test(options, snapshot_triggers)
 	opt_bad("mim,peak_growth=0", "peak_growth=0");
 }
 
+/* Numbers are range-checked as read, before any conversion to int. */
+Test(options, signal_numbers_checked_before_conversion)
+{
+	opt_bad_item("mim,snapshot_signal=4294967307", "snapshot_signal=4294967307", "no such signal");
+	opt_bad_item("mim,snapshot_signal=4294967305", "snapshot_signal=4294967305", "no such signal");
+	opt_bad_item("mim,snapshot_signal=18446744073709551615",
+		     "snapshot_signal=18446744073709551615", "no such signal");
+	opt_bad("mim,snapshot_signal=99999999999999999999999", "expected USR1");
+	opt_bad_item("mim,snapshot_signal=RTMIN+4294967295", "snapshot_signal=RTMIN+4294967295",
+		     "RTMIN+N needs N");
+	opt_bad_item("mim,snapshot_signal=RTMIN+4294967296", "snapshot_signal=RTMIN+4294967296",
+		     "RTMIN+N needs N");
+	char item[64];
+	snprintf(item, sizeof item, "mim,snapshot_signal=RTMIN+%d", SIGRTMAX - SIGRTMIN + 1);
+	opt_bad(item, "RTMIN+N needs N");
+	opt_bad_item("mim,snapshot_signal=0", "snapshot_signal=0", "no such signal");
+	snprintf(item, sizeof item, "mim,snapshot_signal=%d", SIGRTMAX + 1);
+	opt_bad(item, "no such signal");
+	opt_bad("mim,snapshot_signal=11", "reports a fault");
+	opt_bad("mim,snapshot_signal=19", "cannot be caught");
+	opt_bad("mim,snapshot_signal=32", "glibc reserves");
+	opt_bad("mim,snapshot_signal=33", "glibc reserves");
+	snprintf(item, sizeof item, "mim,snapshot_signal=RTMIN+%d", SIGRTMAX - SIGRTMIN);
+	cr_assert_eq(opt_ok(item).snapshot_signal, SIGRTMAX);
+	snprintf(item, sizeof item, "mim,snapshot_signal=%d", SIGRTMIN);
+	cr_assert_eq(opt_ok(item).snapshot_signal, SIGRTMIN);
+	cr_assert_eq(opt_ok("mim,snapshot_signal=10").snapshot_signal, 10);
+}
+
 Test(options, supported_settings_pass)
 {
 	static const char *const values[] = {

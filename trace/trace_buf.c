@@ -601,7 +601,9 @@ void trace_thread_exit(void)
 		trace_cur = NULL;
 		trace_arm(-1);
 	}
-	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_EXIT, trace_now());
+	/* trace_now_thread like every other record of the thread: with
+	** trace=cpu its last stamps may be ahead of CLOCK_THREAD_CPUTIME_ID */
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_EXIT, trace_now_thread());
 	trace_ev_append_to(t, &w, 1);
 	trace_ev_flush(t);
 	tl->rec = NULL; /* the sampler's handler stops here (trace_sig_append) */

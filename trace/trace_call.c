@@ -62,7 +62,9 @@ static NOINST void call_thread_off(trace_thr_t *t)
 {
 	trace_cur = NULL;
 	trace_arm(-1);
-	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_OFF, trace_now());
+	/* the thread's own clock, as for its calls: with trace=cpu a system
+	** call stamp can be behind the TSC-advanced last stamp */
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_OFF, trace_now_thread());
 	trace_ev_append_to(t, &w, 1);
 	t->gen = 0;
 	trace_ev_flush(t);
@@ -92,7 +94,7 @@ static NOINST trace_thr_t *call_sync(void)
 	if (!(t = trace_thread_record()))
 		return NULL;
 	t->gen = g;
-	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now());
+	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now_thread());
 	trace_ev_append_to(t, &w, 1);
 	trace_arm(1);
 	trace_cur = t;

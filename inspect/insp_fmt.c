@@ -54,18 +54,57 @@ void insp_fmt_ms(int64_t ns, char *buf, size_t len)
 		 (unsigned long long)(mag % 1000000 / 1000));
 }
 
+/* Durations step ns -> µs -> ms -> s.  Alone, a value keeps three
+** significant digits ("921 ns", "92.1 µs", "1.50 s"); in a column that is
+** compared, every value takes the unit of the column's largest with three
+** decimals (0 for ns), so that "0.921 ms" sits under "522.135 ms". */
+static const char *const dur_unit[] = {"ns", "\xc2\xb5s", "ms", "s"};
+static const uint64_t dur_scale[] = {1, 1000, 1000000, 1000000000};
+
+int insp_dur_unit_of(uint64_t ns)
+{
+	int u = 0;
+	while (u < 3 && ns >= dur_scale[u + 1])
+		u++;
+	return u;
+}
+
+void insp_fmt_dur_in(int64_t ns, int unit, char *buf, size_t len)
+{
+	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	const char *sign = ns < 0 ? "-" : "";
+	if (unit <= 0) {
+		snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)mag);
+		return;
+	}
+	uint64_t scale = dur_scale[unit], milli = scale / 1000;
+	uint64_t whole = mag / scale, frac = (mag % scale + milli / 2) / milli;
+	if (frac == 1000) { /* rounding carried into the whole part */
+		whole++;
+		frac = 0;
+	}
+	snprintf(buf, len, "%s%llu.%03llu %s", sign, (unsigned long long)whole,
+		 (unsigned long long)frac, dur_unit[unit]);
+}
+
 void insp_fmt_dur(int64_t ns, char *buf, size_t len)
 {
 	uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	const char *sign = ns < 0 ? "-" : "";
-	if (mag >= 1000000000)
-		snprintf(buf, len, "%s%llu.%03llu s", sign, (unsigned long long)(mag / 1000000000),
-			 (unsigned long long)(mag % 1000000000 / 1000000));
-	else if (mag >= 1000000)
-		snprintf(buf, len, "%s%llu.%03llu ms", sign, (unsigned long long)(mag / 1000000),
-			 (unsigned long long)(mag % 1000000 / 1000));
-	else
+	int u = insp_dur_unit_of(mag);
+	if (u == 0) {
 		snprintf(buf, len, "%s%llu ns", sign, (unsigned long long)mag);
+		return;
+	}
+	/* Round to three significant digits first: 999.6 µs is "1.00 ms". */
+	double v = (double)mag / (double)dur_scale[u];
+	int dec = v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+	if (v >= 999.5 && u < 3) {
+		u++;
+		v = (double)mag / (double)dur_scale[u];
+		dec = 2;
+	}
+	snprintf(buf, len, "%s%.*f %s", sign, dec, v, dur_unit[u]);
 }
 
 /* ---------------------------------------------------------------- UTF-8 -- */

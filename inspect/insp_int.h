@@ -392,7 +392,7 @@ enum insp_kind {
 	INSP_K_DELTA,  /* signed bytes: "+1.5 KiB" in text            */
 	INSP_K_ADDR,   /* 0x… in text, a number elsewhere             */
 	INSP_K_TIME,   /* epoch ns: a date in text, ms elsewhere      */
-	INSP_K_DUR,    /* ns: "1.500 s" in text, ms elsewhere         */
+	INSP_K_DUR,    /* ns: one unit per column in text, ms elsewhere */
 	INSP_K_PCT,    /* a percentage (double)                       */
 	INSP_K_BOOL,   /* yes/no in text, true/false elsewhere        */
 };
@@ -452,7 +452,12 @@ void insp_doc_free(insp_doc_t *d);
 void insp_fmt_size(uint64_t v, char *buf, size_t len);
 void insp_fmt_delta(int64_t v, char *buf, size_t len);
 void insp_fmt_time(int64_t ns, char *buf, size_t len);
+/* A duration alone, three significant digits ("92.1 µs", "1.50 s"). */
 void insp_fmt_dur(int64_t ns, char *buf, size_t len);
+/* The unit (0 ns, 1 µs, 2 ms, 3 s) that suits a largest value of ns, and a
+** duration written in it with three decimals: one unit for a column. */
+int insp_dur_unit_of(uint64_t ns);
+void insp_fmt_dur_in(int64_t ns, int unit, char *buf, size_t len);
 /* ns as milliseconds with three decimals ("1500.000"). */
 void insp_fmt_ms(int64_t ns, char *buf, size_t len);
 void insp_json_str(FILE *f, const char *s);

@@ -187,8 +187,9 @@ static bool out_shown_in(const insp_table_t *t, const struct insp_col *c)
 
 /* ----------------------------------------------------------------- text -- */
 
-static void text_cell(const struct insp_col *col, const struct insp_cell *c, char *buf,
-		      size_t len, size_t *width)
+/* unit: the duration unit of the cell's column, or -1 for a value alone. */
+static void text_cell(const struct insp_col *col, const struct insp_cell *c, int unit,
+		      char *buf, size_t len, size_t *width)
 {
 	char tmp[64];
 	*width = 0;
@@ -204,12 +205,17 @@ static void text_cell(const struct insp_col *col, const struct insp_cell *c, cha
 	case INSP_K_DELTA: insp_fmt_delta(c->v.i, tmp, sizeof tmp); break;
 	case INSP_K_ADDR: snprintf(tmp, sizeof tmp, "0x%llx", (unsigned long long)c->v.i); break;
 	case INSP_K_TIME: insp_fmt_time(c->v.i, tmp, sizeof tmp); break;
-	case INSP_K_DUR: insp_fmt_dur(c->v.i, tmp, sizeof tmp); break;
+	case INSP_K_DUR:
+		if (unit < 0)
+			insp_fmt_dur(c->v.i, tmp, sizeof tmp);
+		else
+			insp_fmt_dur_in(c->v.i, unit, tmp, sizeof tmp);
+		break;
 	case INSP_K_PCT: snprintf(tmp, sizeof tmp, "%.1f%%", c->v.d); break;
 	case INSP_K_BOOL: snprintf(tmp, sizeof tmp, "%s", c->v.i ? "yes" : "no"); break;
 	}
 	snprintf(buf, len, "%s", tmp);
-	*width = strlen(buf);
+	*width = insp_text_width(buf);
 }
 
 static void text_single(const insp_table_t *t, FILE *f)
@@ -222,7 +228,7 @@ static void text_single(const insp_table_t *t, FILE *f)
 	for (int c = 0; c < t->ncols; c++) {
 		if (!out_shown_in(t, &t->cols[c]))
 			continue;
-		text_cell(&t->cols[c], out_at(t, 0, c), buf, sizeof buf, &w);
+		text_cell(&t->cols[c], out_at(t, 0, c), -1, buf, sizeof buf, &w);
 		fprintf(f, "%s:%*s %s\n", t->cols[c].head,
 			(int)(lw - insp_text_width(t->cols[c].head)), "", buf);
 	}
@@ -230,7 +236,8 @@ static void text_single(const insp_table_t *t, FILE *f)
 
 /* One line of a table, built in memory so that trailing blanks (an empty
 ** last column) can be cut. */
-static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, size_t row)
+static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, const int *unit,
+		      size_t row)
 {
 	char buf[1024];
 	size_t w;
@@ -250,7 +257,7 @@ static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, size_t 
 		if (row == SIZE_MAX)
 			insp_text_str(col->head, buf, sizeof buf, &w);
 		else
-			text_cell(col, out_at(t, row, c), buf, sizeof buf, &w);
+			text_cell(col, out_at(t, row, c), unit[c], buf, sizeof buf, &w);
 		size_t pad = wid[c] > w ? wid[c] - w : 0;
 		bool left = col->kind == INSP_K_STR || col->kind == INSP_K_TIME;
 		fprintf(out, "%s%*s%s%*s", first ? "" : "  ", left ? 0 : (int)pad, "", buf,
@@ -265,6 +272,22 @@ static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, size_t 
 	free(line);
 }
 
+/* A duration column is read down, so all its values share one unit: the
+** one that suits its largest value. */
+static int column_dur_unit(const insp_table_t *t, int c, size_t rows)
+{
+	if (t->cols[c].kind != INSP_K_DUR)
+		return -1;
+	uint64_t most = 0;
+	for (size_t r = 0; r < rows; r++) {
+		const struct insp_cell *cell = out_at(t, r, c);
+		uint64_t mag = cell->null ? 0 : cell->v.i < 0 ? (uint64_t)0 - (uint64_t)cell->v.i
+							     : (uint64_t)cell->v.i;
+		most = mag > most ? mag : most;
+	}
+	return insp_dur_unit_of(most);
+}
+
 static void text_table(const insp_table_t *t, FILE *f)
 {
 	if (t->title)
@@ -277,18 +300,21 @@ static void text_table(const insp_table_t *t, FILE *f)
 		fputs("(none)\n", f);
 	} else {
 		size_t *wid = insp_xcalloc((size_t)t->ncols, sizeof *wid);
+		int *unit = insp_xcalloc((size_t)t->ncols, sizeof *unit);
 		char buf[1024];
 		size_t w;
 		for (int c = 0; c < t->ncols; c++) {
+			unit[c] = column_dur_unit(t, c, rows);
 			wid[c] = insp_text_width(t->cols[c].head);
 			for (size_t r = 0; r < rows; r++) {
-				text_cell(&t->cols[c], out_at(t, r, c), buf, sizeof buf, &w);
+				text_cell(&t->cols[c], out_at(t, r, c), unit[c], buf, sizeof buf, &w);
 				wid[c] = w > wid[c] ? w : wid[c];
 			}
 		}
-		text_line(t, f, wid, SIZE_MAX);
+		text_line(t, f, wid, unit, SIZE_MAX);
 		for (size_t r = 0; r < rows; r++)
-			text_line(t, f, wid, r);
+			text_line(t, f, wid, unit, r);
+		free(unit);
 		free(wid);
 	}
 	if (t->note)

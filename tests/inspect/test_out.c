@@ -75,12 +75,27 @@ Test(fmt, times)
 	cr_assert_str_eq(b, "1500.000");
 	insp_fmt_ms(-1234567, b, sizeof b);
 	cr_assert_str_eq(b, "-1.234");
-	insp_fmt_dur(1500000000, b, sizeof b);
-	cr_assert_str_eq(b, "1.500 s");
-	insp_fmt_dur(2000000, b, sizeof b);
-	cr_assert_str_eq(b, "2.000 ms");
-	insp_fmt_dur(999, b, sizeof b);
-	cr_assert_str_eq(b, "999 ns");
+	/* alone: three significant digits, ns -> µs -> ms -> s */
+	static const struct { int64_t ns; const char *text; } alone[] = {
+		{0, "0 ns"}, {999, "999 ns"}, {1000, "1.00 \xc2\xb5s"}, {92149, "92.1 \xc2\xb5s"},
+		{921222, "921 \xc2\xb5s"}, {999600, "1.00 ms"}, {2000000, "2.00 ms"},
+		{522135000, "522 ms"}, {1500000000, "1.50 s"}, {-1234567, "-1.23 ms"},
+		{4000000000000, "4000 s"},
+	};
+	for (size_t i = 0; i < sizeof alone / sizeof alone[0]; i++) {
+		insp_fmt_dur(alone[i].ns, b, sizeof b);
+		cr_assert_str_eq(b, alone[i].text, "%lld ns", (long long)alone[i].ns);
+	}
+	/* in a column: the unit of its largest value, three decimals */
+	cr_assert_eq(insp_dur_unit_of(522135000), 2);
+	cr_assert_eq(insp_dur_unit_of(999), 0);
+	cr_assert_eq(insp_dur_unit_of(1000), 1);
+	insp_fmt_dur_in(921222, 2, b, sizeof b);
+	cr_assert_str_eq(b, "0.921 ms");
+	insp_fmt_dur_in(999999500, 2, b, sizeof b);
+	cr_assert_str_eq(b, "1000.000 ms");
+	insp_fmt_dur_in(12, 0, b, sizeof b);
+	cr_assert_str_eq(b, "12 ns");
 	setenv("TZ", "UTC", 1);
 	insp_fmt_time(1700000000000000000, b, sizeof b);
 	cr_assert_str_eq(b, "2023-11-14 22:13:20");

@@ -69,7 +69,7 @@ static const char analyse_help[] =
 	"  --metric time|bytes|count        timer samples (default), or the bytes or\n"
 	"                     allocations estimated from allocation samples\n"
 	"  --thread N         only trace thread N\n"
-	"  --cutoff PCT       tree: fold nodes below PCT%% of the total (default 0.5)\n"
+	"  --cutoff PCT       tree: fold nodes below PCT% of the total (default 0.5)\n"
 	"  --help             this text\n";
 
 struct pc_args {

@@ -66,6 +66,7 @@ void alloc_init(void)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
 	alloc_snap_init();
+	alloc_map_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
 			 : alloc_mode == MEMINST_MODE_MIS ? sizeof(alloc_hdr_t) : 0;
 	if (alloc_mode != MEMINST_MODE_OFF) {
@@ -277,7 +278,7 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 ** `counting` is raised while a thread is inside the core's counting, in
 ** both modes.  mis counts without a lock, so it tells a fork in progress to
 ** wait until the five updates are done (see thread_quiesce_counting); in
-** mim the map shard lock covers counting and fork takes every shard.  In
+** mim the owner's list lock covers counting and fork takes every list.  In
 ** both modes it tells a signal handler that interrupted the thread here
 ** that its slots are half way through an update and that the thread may
 ** hold a map lock: the handler's allocations are then served untracked
@@ -338,15 +339,16 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 	atomic_store_explicit(&t->ndeferred, n + 1, memory_order_relaxed);
 }
 
-/* mim, a thread without a record (dying): link and count directly. */
+/* mim, a thread without a record (exiting): link into the list its
+** number points to (its own until the hand-over, then the orphans) and
+** count directly. */
 static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
 {
-	alloc_shard_t *shard = alloc_map_shard_of(user);
 	uint64_t seq = alloc_seq_take(NULL);
-	alloc_map_lock(shard);
-	alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
+	alloc_list_t *l = alloc_map_lock_owner(alloc_meta_thread(meta));
+	alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 	core_count_direct(meta, size, +1);
-	alloc_map_unlock(shard);
+	alloc_list_unlock(l);
 }
 
 /* Count a block whose header is written, and link it into the map.  A
@@ -363,12 +365,14 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 	}
 	core_enter(t);
 	if (alloc_mode == MEMINST_MODE_MIM) {
-		alloc_shard_t *shard = alloc_map_shard_of(user);
+		/* the thread's own list: only a capture, a fork or a free from
+		** another thread takes its lock */
+		alloc_list_t *l = t->own_list;
 		uint64_t seq = alloc_seq_take(t);
-		alloc_map_lock(shard);
-		alloc_map_link(shard, (alloc_mhdr_t *)user - 1, seq);
+		alloc_list_lock(l);
+		alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
-		alloc_map_unlock(shard);
+		alloc_list_unlock(l);
 	} else {
 		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
 	}
@@ -383,8 +387,8 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 ** Fold this thread's pending counts in before it blocks (see alloc_int.h).
 ** A thread interrupted inside its own counting (the caller is a signal
 ** handler) is left alone: its slots are half way through an update.  In
-** mim the flush holds a shard lock, as counting does, so that a snapshot
-** (which holds every shard) sees blocks and counts agree.
+** mim the flush holds the thread's list lock, as counting does, so that a
+** snapshot (which holds every list) sees blocks and counts agree.
 */
 void alloc_thread_park_slow(alloc_thread_t *t)
 {
@@ -393,12 +397,12 @@ void alloc_thread_park_slow(alloc_thread_t *t)
 	int saved_errno = errno;
 	core_enter(t);
 	if (alloc_mode == MEMINST_MODE_MIM)
-		alloc_map_lock(&alloc_map_shards[0]);
+		alloc_list_lock(t->own_list);
 	alloc_slots_flush_all(t);
 	t->parked = 1; /* the next count refreshes every slot's base */
 	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed) - 1;
 	if (alloc_mode == MEMINST_MODE_MIM)
-		alloc_map_unlock(&alloc_map_shards[0]);
+		alloc_list_unlock(t->own_list);
 	core_leave(t);
 	errno = saved_errno;
 }
@@ -453,20 +457,31 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 	}
 	size_t size = alloc_hdr_bytes(h);
 	if (alloc_mode == MEMINST_MODE_MIM) {
-		alloc_shard_t *shard = alloc_map_shard_of(user);
-		if (likely(t))
+		/* the owner's list: this thread's own, without a look-up, or
+		** another's (a cross-thread free waits while the owner links) */
+		uint32_t owner = alloc_meta_thread(meta);
+		alloc_list_t *l;
+		if (likely(t)) {
 			core_enter(t);
-		alloc_map_lock(shard);
-		bool ours = h->meta == meta;
+			if (likely(owner == t->thread_no)) {
+				l = t->own_list;
+				alloc_list_lock(l);
+			} else {
+				l = alloc_map_lock_owner(owner);
+			}
+		} else {
+			l = alloc_map_lock_owner(owner);
+		}
+		bool ours = h->meta == meta; /* not freed by another thread meanwhile */
 		if (likely(ours)) {
-			alloc_map_unlink(shard, (alloc_mhdr_t *)user - 1);
+			alloc_map_unlink(l, (alloc_mhdr_t *)user - 1);
 			h->meta = meta | ALLOC_META_FREED;
 			if (likely(t))
 				core_count_out(t, meta, size);
 			else
 				core_count_direct(meta, size, -1);
 		}
-		alloc_map_unlock(shard);
+		alloc_list_unlock(l);
 		if (likely(t))
 			core_leave(t);
 		return ours ? CORE_UNTRACKED : CORE_RACED;

@@ -11,7 +11,7 @@
 **   alloc_status.c   counters: per-thread pending slots, flush, read
 **   alloc_tags.c     allocators, classes, types (sites -> types), threads
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
-**   alloc_map.c      mim mode: sharded intrusive lists of live blocks
+**   alloc_map.c      mim mode: per-thread intrusive lists of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
@@ -22,7 +22,8 @@
 **   HAVE_JEMALLOC      backend=jemalloc available (loaded at run time)
 **
 ** Lock order (take left before right; the hot path holds at most one):
-**   map shard locks (by index) < tag table lock < thread registry lock
+**   map set lock < orphan list < thread lists (chain order) < tag table
+**   lock < thread registry lock
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
 */
@@ -153,6 +154,17 @@ static inline uint64_t alloc_mhdr_seq(const struct alloc_mhdr_s *m)
 {
 	return (m->next >> 47) | (m->prev >> 47) << 17;
 }
+
+/* mim: a list of live blocks (see the map section below). */
+#define ALLOC_LIST_WAYS_BITS 4
+#define ALLOC_LIST_WAYS (1u << ALLOC_LIST_WAYS_BITS)
+typedef struct alloc_list_s {
+	_Atomic int lock;
+	uint32_t owner;                /* thread number; 0: the orphan list  */
+	size_t count;                  /* blocks on the list                  */
+	struct alloc_list_s *all_next; /* the chain of every list ever made   */
+	alloc_mhdr_t head[ALLOC_LIST_WAYS]; /* sentinels of circular lists   */
+} __attribute__((aligned(64))) alloc_list_t;
 
 #define ALLOC_TYPE_BITS 20
 #define ALLOC_THREAD_BITS 19
@@ -310,6 +322,10 @@ struct alloc_thread_s {
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
+	struct alloc_list_s *own_list; /* mim: where its blocks go (&list, or the
+					  orphans past the thread number limit) */
+	/* Kept when the record is reused (it stays on the map's chain):    */
+	struct alloc_list_s list;      /* mim: the thread's live blocks        */
 };
 
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
@@ -382,60 +398,65 @@ void alloc_tags_postfork_child(void);
 
 /* --------------------------------------------------------------- map --- */
 
+/*
+** mim: the map of live blocks is a set of lists, one per thread (its
+** owner: the thread that allocated the block) plus the orphan list, which
+** holds the blocks of threads that have exited, of threads past the
+** number limit and of threads without a record.  A list is ALLOC_LIST_WAYS
+** circular lists under one lock, the way chosen by address, so that a
+** capture can walk several side by side and overlap their cache misses.
+** The owner links and counts under its own lock, which no other thread
+** takes except to free one of its blocks; whoever holds every list lock
+** (alloc_map_stop) sees blocks and counters that agree.
+**
+** Lock order: the set lock < the orphan list < the other lists, in the
+** order of alloc_map_first's chain < tag table lock < registry lock.  The
+** hot path holds at most one list lock, and never while it waits for
+** another lock of ours.
+*/
+/* (alloc_list_t, a thread's list of live blocks, is defined above.) */
+
 /* "alloc_map.c" */
-#define ALLOC_MAP_SHARD_BITS 8
-#define ALLOC_MAP_SHARDS (1u << ALLOC_MAP_SHARD_BITS)
-typedef struct alloc_shard_s {
-	_Atomic int lock;
-	alloc_mhdr_t head; /* sentinel of a circular list */
-	size_t count;
-} __attribute__((aligned(64))) alloc_shard_t;
-extern alloc_shard_t alloc_map_shards[ALLOC_MAP_SHARDS];
-void alloc_map_lock_slow(alloc_shard_t *s);
+extern alloc_list_t alloc_map_orphans;
+void alloc_spin_lock_slow(_Atomic int *lock);
 void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
 
-/* The shard of a block, from its address alone. */
-static inline alloc_shard_t *alloc_map_shard_of(const void *user)
+/* The small spin locks of the map (and the set lock). */
+static inline void alloc_spin_lock(_Atomic int *lock)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)user >> 4) * 0x9e3779b97f4a7c15ull;
-	return &alloc_map_shards[h >> (64 - ALLOC_MAP_SHARD_BITS)];
+	if (unlikely(atomic_exchange_explicit(lock, 1, memory_order_acquire)))
+		alloc_spin_lock_slow(lock);
 }
-static inline void alloc_map_lock(alloc_shard_t *s)
+static inline void alloc_spin_unlock(_Atomic int *lock)
 {
-	if (unlikely(atomic_exchange_explicit(&s->lock, 1, memory_order_acquire)))
-		alloc_map_lock_slow(s);
+	atomic_store_explicit(lock, 0, memory_order_release);
 }
-static inline void alloc_map_unlock(alloc_shard_t *s)
-{
-	atomic_store_explicit(&s->lock, 0, memory_order_release);
-}
-static inline void alloc_map_lock_of(const void *user) { alloc_map_lock(alloc_map_shard_of(user)); }
-static inline void alloc_map_unlock_of(const void *user) { alloc_map_unlock(alloc_map_shard_of(user)); }
+static inline void alloc_list_lock(alloc_list_t *l) { alloc_spin_lock(&l->lock); }
+static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lock); }
 
-/* Link a block's header, with its allocation number, at the head of its
-** shard, which the caller holds.  The newest block is first. */
-static inline void alloc_map_link(alloc_shard_t *s, alloc_mhdr_t *m, uint64_t seq)
+/* Link a block's header, with its allocation number, at the head of one of
+** the list's ways; the caller holds the list.  The newest block is first. */
+static inline void alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
 {
-	alloc_mhdr_t *head = &s->head;
-	if (unlikely(!head->next)) /* first use: make the sentinel circular */
-		head->next = head->prev = (uintptr_t)head;
+	uint64_t h = ((uint64_t)(uintptr_t)m >> 4) * 0x9e3779b97f4a7c15ull;
+	alloc_mhdr_t *head = &l->head[h >> (64 - ALLOC_LIST_WAYS_BITS)];
 	alloc_mhdr_t *first = alloc_link(head->next);
 	m->next = (uintptr_t)first | (seq & 0x1ffff) << 47;
 	m->prev = (uintptr_t)head | (seq >> 17 & 0x1ffff) << 47;
 	alloc_link_set(&first->prev, m);
 	alloc_link_set(&head->next, m);
-	s->count++;
+	l->count++;
 }
 
 /*
-** Unlink a block's header from its shard, which the caller holds.  Safe
+** Unlink a block's header from its list, which the caller holds.  Safe
 ** unlinking: the links live in front of the user's block, where an overrun
 ** or an attacker can rewrite them, and an unchecked unlink would then write
 ** an address of their choice to an address of their choice.  So both
 ** neighbours must point back at the block first; if not, the process stops
 ** (alloc_map_corrupt) before anything is written.
 */
-static inline void alloc_map_unlink(alloc_shard_t *s, alloc_mhdr_t *m)
+static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m)
 {
 	alloc_mhdr_t *prev = alloc_link(m->prev), *next = alloc_link(m->next);
 	if (unlikely(((uintptr_t)prev | (uintptr_t)next) & 7 || !prev || !next ||
@@ -444,12 +465,32 @@ static inline void alloc_map_unlink(alloc_shard_t *s, alloc_mhdr_t *m)
 	alloc_link_set(&prev->next, next);
 	alloc_link_set(&next->prev, prev);
 	m->next = m->prev = 0;
-	s->count--;
+	l->count--;
 }
-void alloc_map_prefork(void);
-void alloc_map_postfork_parent(void);
+
+void alloc_map_init(void);
+alloc_list_t *alloc_map_lock_owner(uint32_t owner); /* the owner's list, held */
+int alloc_map_list_adopt(alloc_list_t *l, uint32_t thread_no);
+void alloc_map_list_handover(alloc_list_t *l);
+
+/*
+** The one way to see every live block: alloc_map_stop takes the set lock
+** and every list's lock (allocation and freeing of tracked blocks wait,
+** counting too), then
+**     for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l))
+**             for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++)
+**                     walk l->head[w].next ... back to &l->head[w]
+** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
+** blocks on all lists.  Lists of exited threads are kept on the chain,
+** empty, for their records' next users.
+*/
+void alloc_map_stop(void);
+void alloc_map_resume(void);
+alloc_list_t *alloc_map_first(void);
+static inline alloc_list_t *alloc_map_next(const alloc_list_t *l) { return l->all_next; }
+size_t alloc_map_count_stopped(void);
+size_t alloc_map_count(void);               /* takes each list in turn    */
 void alloc_map_postfork_child(void);
-size_t alloc_map_count(void);               /* walks every shard          */
 extern _Atomic uint64_t alloc_seq_reserved; /* allocation numbers handed out */
 uint64_t alloc_seq_take(alloc_thread_t *t);
 

@@ -4,7 +4,7 @@
 **
 ** Capture and storage are separate.  alloc_snap_capture stops allocation
 ** and freeing only for as long as it takes to copy: it takes every map
-** shard lock (in mim mode, counting happens under those locks, so blocks
+** list lock (in mim mode, counting happens under those locks, so blocks
 ** and counters agree), copies the lists and reads the status of every kind
 ** into mmap'd buffers, and lets go.  Nothing is allocated through the
 ** instrumented heap while the locks are held.  alloc_sqlite_store (in
@@ -107,32 +107,27 @@ static void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t rese
 }
 
 /*
-** Copy every shard's list; all shards are held.  False if it did not fit.
-** Walking a list is a chain of cache misses, so SNAP_WAYS lists are walked
-** side by side: their misses overlap, which shortens the program's pause
-** several times over.
+** Copy every list; the map is stopped.  False if it did not fit.  Walking
+** a list is a chain of cache misses, so the ways of a thread's list are
+** walked side by side: their misses overlap, which shortens the program's
+** pause several times over.
 */
-#define SNAP_WAYS 16
 static bool snap_copy_map(alloc_snap_t *im, size_t room)
 {
 	uint64_t reserved = atomic_load(&alloc_seq_reserved);
-	size_t live = 0;
 	im->nblocks = 0;
-	for (unsigned i = 0; i < ALLOC_MAP_SHARDS; i++)
-		live += alloc_map_shards[i].count;
-	if (live > room)
+	if (alloc_map_count_stopped() > room)
 		return false;
-	for (unsigned first = 0; first < ALLOC_MAP_SHARDS; first += SNAP_WAYS) {
-		const alloc_mhdr_t *at[SNAP_WAYS], *head[SNAP_WAYS];
+	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l)) {
+		const alloc_mhdr_t *at[ALLOC_LIST_WAYS], *head[ALLOC_LIST_WAYS];
 		unsigned busy = 0;
-		for (unsigned w = 0; w < SNAP_WAYS; w++) {
-			alloc_shard_t *s = &alloc_map_shards[first + w];
-			head[w] = &s->head;
-			at[w] = s->head.next ? alloc_link(s->head.next) : head[w];
+		for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++) {
+			head[w] = &l->head[w];
+			at[w] = alloc_link(l->head[w].next);
 			busy += at[w] != head[w];
 		}
 		while (busy) {
-			for (unsigned w = 0; w < SNAP_WAYS; w++) {
+			for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++) {
 				if (at[w] == head[w])
 					continue;
 				snap_copy_one(im, at[w], reserved);
@@ -165,12 +160,12 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 			return false;
 		int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
 		if (with_map)
-			alloc_map_prefork(); /* every shard, in order */
+			alloc_map_stop(); /* every list, in order */
 		im->bytes = 0;
 		bool ok = (!with_map || snap_copy_map(im, room)) && snap_read_status(im);
 		im->seq = atomic_load(&alloc_seq_reserved);
 		if (with_map)
-			alloc_map_postfork_parent();
+			alloc_map_resume();
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
 		if (ok)
 			return true;

@@ -10,16 +10,22 @@
 ** any allocation the thread makes afterwards (other key destructors still
 ** run) is counted directly into the global entries.
 **
+** In mim mode a record also holds its thread's list of live blocks; at
+** exit the list is handed over to the orphan list before the record goes
+** back to the pool (alloc_map.c).
+**
 ** fork: the prepare handler takes every lock of the layer in the documented
-** order (map shards, tag table, registry), so the child starts with
+** order (map lists, tag table, registry), so the child starts with
 ** consistent tables; in the child, records of threads that do not exist
-** there are flushed and retired.
+** there are flushed, their lists handed over, and retired.
 */
 #include "alloc_int.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -69,6 +75,13 @@ static void thread_retire_locked(alloc_thread_t *t)
 	thr_g.pool = t;
 }
 
+/*
+** The thread is exiting.  From here on its allocations are counted
+** directly and linked into the list its number points to: its own until
+** the hand-over, the orphans after.  Signals are held off during the
+** hand-over, which holds two list locks that a handler's free would wait
+** on forever.  The record is pooled only once its list is empty.
+*/
 static void thread_destructor(void *arg)
 {
 	alloc_thread_t *t = arg;
@@ -77,9 +90,16 @@ static void thread_destructor(void *arg)
 		return;
 	thread_keep_name(t);
 	alloc_thread_park(); /* under the core's protection, before the registry lock */
-	alloc_thread_lock_registry();
 	tls->thr = NULL;
 	tls->state = ALLOC_TLS_DEAD;
+	if (alloc_mode == MEMINST_MODE_MIM) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		alloc_map_list_handover(&t->list);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	alloc_thread_lock_registry();
 	thread_retire_locked(t);
 	alloc_thread_unlock_registry();
 }
@@ -94,7 +114,7 @@ static alloc_thread_t *thread_record_new(void)
 	alloc_thread_unlock_registry();
 	if (!t && !(t = alloc_sys_map(sizeof *t)))
 		return NULL;
-	memset(t, 0, sizeof *t);
+	memset(t, 0, offsetof(alloc_thread_t, list)); /* the list is empty and stays on the chain */
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
 		t->slots[i].key = ALLOC_KEY_NONE;
 	return t;
@@ -118,6 +138,9 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 	for (unsigned a = 0; a < ALLOC_A_COUNT; a++)
 		alloc_slot_retarget(&t->slots[1 + a], ALLOC_KEY(ALLOC_K_ALLOCATOR, a));
 	alloc_slot_retarget(&t->slots[1 + ALLOC_A_COUNT], ALLOC_KEY(ALLOC_K_THREAD, t->thread_no));
+	t->own_list = &alloc_map_orphans;
+	if (alloc_mode == MEMINST_MODE_MIM && alloc_map_list_adopt(&t->list, t->thread_no) == 0)
+		t->own_list = &t->list;
 	alloc_thread_lock_registry();
 	t->reg_next = thr_g.live;
 	if (thr_g.live)
@@ -144,7 +167,7 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 ** (membarrier: asymmetric, so the hot path needs only compiler barriers),
 ** and waits until none is inside core_count; threads that arrive later see
 ** the flag and wait in alloc_fork_wait until the fork is done.  In mim mode
-** counting happens under the map shard locks, which prefork takes anyway.
+** counting happens under the map list locks, which prefork takes anyway.
 */
 static void thread_quiesce_counting(void)
 {
@@ -165,7 +188,7 @@ void alloc_fork_wait(void)
 
 static void thread_prefork(void)
 {
-	alloc_map_prefork();
+	alloc_map_stop();
 	alloc_tags_prefork();
 	pthread_mutex_lock(&thr_g.lock);
 	if (alloc_mode == MEMINST_MODE_MIS)
@@ -177,7 +200,7 @@ static void thread_postfork_parent(void)
 	atomic_store(&alloc_forking, 0);
 	pthread_mutex_unlock(&thr_g.lock);
 	alloc_tags_postfork_parent();
-	alloc_map_postfork_parent();
+	alloc_map_resume();
 }
 
 /* In the child only the forking thread exists: retire every other record
@@ -193,8 +216,10 @@ static void thread_postfork_child(void)
 	alloc_thread_t *self = alloc_tls.thr, *next;
 	for (alloc_thread_t *t = thr_g.live; t; t = next) {
 		next = t->reg_next;
-		if (t != self)
+		if (t != self) {
+			alloc_map_list_handover(&t->list);
 			thread_retire_locked(t);
+		}
 	}
 	if (self) {
 		self->tid = alloc_sys_gettid();

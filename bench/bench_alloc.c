@@ -11,7 +11,7 @@
 **            block of a random size (16..1024) in it: cache misses on our
 **            headers and on the allocator's metadata, as real programs see.
 **   churn2   churn in 2 threads at once, each with its own 100k slots: what
-**            sharing costs (counters, map shard locks, false sharing).
+**            sharing costs (counters, list locks, false sharing).
 **   all      the three above, in that order (the default).
 **
 ** Output is one line per measurement, key=value, for run.sh to parse:

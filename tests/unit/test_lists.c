@@ -1,0 +1,218 @@
+/*
+** test_lists.c — unit tests of mim's per-thread lists of live blocks
+** (alloc/alloc_map.c, the hand-over in alloc/alloc_thread.c).
+**
+** A block lives on its owner's list; a free from another thread takes the
+** owner's lock; an exiting thread hands its list to the orphans and its
+** record is reused by a later thread.  Through all of it a capture must see
+** every live block exactly once, with the status agreeing, and frees of
+** any thread's blocks must find them.
+*/
+#include "ut.h"
+
+#include <pthread.h>
+
+static const char *const lists_modes[] = {
+	"mim",
+#ifdef HAVE_JEMALLOC
+	"mim,backend=jemalloc",
+#endif
+};
+
+ParameterizedTestParameters(lists, handover_and_capture)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTestParameters(lists, cross_free_while_owners_exit)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+#define LST_T 4
+#define LST_N 2000
+
+struct lst_work {
+	unsigned n;
+	size_t size;
+	void **blocks;
+	uint32_t thread_no;
+	pthread_barrier_t *hold; /* if set: wait twice before exiting */
+};
+
+static void *lst_alloc_half(void *arg)
+{
+	struct lst_work *w = arg;
+	for (unsigned i = 0; i < w->n; i++)
+		w->blocks[i] = alloc_core_malloc(w->size, ALLOC_A_MALLOC, ut_site(90), 0);
+	for (unsigned i = 0; i < w->n; i += 2)
+		alloc_core_free(w->blocks[i], ut_site(90));
+	w->thread_no = alloc_tls.thread_no;
+	if (w->hold) {
+		pthread_barrier_wait(w->hold);
+		pthread_barrier_wait(w->hold);
+	}
+	return NULL;
+}
+
+/* Capture, and check that the blocks are exactly `want` (n of them) and
+** that the status total agrees with them. */
+static void lst_expect_capture(void *const *want, size_t n)
+{
+	alloc_snap_t *im = alloc_snap_capture(true, "api");
+	cr_assert_not_null(im);
+	cr_assert_eq(im->nblocks, n, "captured %zu blocks, %zu live", im->nblocks, n);
+	cr_assert(alloc_snap_sort(im->blocks, im->nblocks));
+	void **sorted = malloc(n * sizeof *sorted);
+	memcpy(sorted, want, n * sizeof *sorted);
+	for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
+		for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+			void *x = sorted[j];
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = x;
+		}
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(im->blocks[i].addr, (uintptr_t)sorted[i], "block %zu", i);
+		bytes += im->blocks[i].size;
+	}
+	cr_assert_eq(im->bytes, bytes);
+	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
+	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, n);
+	free(sorted);
+	alloc_snap_free(im);
+}
+
+ParameterizedTest(int *mode, lists, handover_and_capture)
+{
+	static void *blocks[LST_T + 1][LST_N];
+	static void *live[(LST_T + 1) * LST_N];
+	struct lst_work w[LST_T + 1];
+	pthread_t t[LST_T + 1];
+	pthread_barrier_t hold;
+	size_t n = 0;
+	ut_start(lists_modes[*mode]);
+
+	/* four threads exit with half their blocks live: all on the orphans */
+	for (unsigned i = 0; i < LST_T; i++) {
+		w[i] = (struct lst_work){.n = LST_N, .size = 16 * (i + 1), .blocks = blocks[i]};
+		cr_assert_eq(pthread_create(&t[i], NULL, lst_alloc_half, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < LST_T; i++)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	for (unsigned i = 0; i < LST_T; i++)
+		for (unsigned j = 1; j < LST_N; j += 2)
+			live[n++] = blocks[i][j];
+	cr_assert_eq(alloc_map_count(), n);
+	cr_assert_eq(alloc_map_orphans.count, n, "the exited threads' lists were handed over");
+	lst_expect_capture(live, n);
+
+	/* a fifth thread (on a reused record) stays alive with blocks of its own */
+	pthread_barrier_init(&hold, NULL, 2);
+	w[LST_T] = (struct lst_work){.n = LST_N, .size = 40, .blocks = blocks[LST_T], .hold = &hold};
+	cr_assert_eq(pthread_create(&t[LST_T], NULL, lst_alloc_half, &w[LST_T]), 0);
+	pthread_barrier_wait(&hold);
+	for (unsigned j = 1; j < LST_N; j += 2)
+		live[n++] = blocks[LST_T][j];
+	lst_expect_capture(live, n);
+
+	/* main frees the orphans' blocks and, cross-thread, the live thread's */
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i % 3)
+			alloc_core_free(live[i], ut_site(91));
+		else
+			live[kept++] = live[i];
+	lst_expect_capture(live, kept);
+	pthread_barrier_wait(&hold);
+	cr_assert_eq(pthread_join(t[LST_T], NULL), 0);
+	cr_assert_eq(alloc_map_orphans.count, kept);
+	lst_expect_capture(live, kept);
+	for (size_t i = 0; i < kept; i++)
+		alloc_core_free(live[i], ut_site(91));
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	pthread_barrier_destroy(&hold);
+}
+
+/* ----------------------------------------- frees racing the hand-over --- */
+
+/*
+** Generations of short-lived producers put blocks into a shared ring; two
+** long-lived consumers free them as they come, so frees of a producer's
+** blocks race with its exit (the hand-over) and with the reuse of its
+** record by the next generation.  Nothing may be lost, doubled or left.
+*/
+#define RING 4096
+static struct lst_ring {
+	pthread_mutex_t lock;
+	void *slot[RING];
+	unsigned head, tail;
+	unsigned producers_left;
+} ring = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *lst_producer(void *arg)
+{
+	unsigned n = (unsigned)(uintptr_t)arg;
+	for (unsigned i = 0; i < n;) {
+		void *p = alloc_core_malloc(24 + i % 200, ALLOC_A_MALLOC, ut_site(92), 0);
+		pthread_mutex_lock(&ring.lock);
+		if (ring.head - ring.tail < RING) {
+			ring.slot[ring.head++ % RING] = p;
+			i++;
+			p = NULL;
+		}
+		pthread_mutex_unlock(&ring.lock);
+		if (p) /* ring full: free it here, make another */
+			alloc_core_free(p, ut_site(92));
+	}
+	pthread_mutex_lock(&ring.lock);
+	ring.producers_left--;
+	pthread_mutex_unlock(&ring.lock);
+	return NULL;
+}
+
+static void *lst_consumer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		void *p = NULL;
+		bool done;
+		pthread_mutex_lock(&ring.lock);
+		if (ring.tail != ring.head)
+			p = ring.slot[ring.tail++ % RING];
+		done = !p && !ring.producers_left;
+		pthread_mutex_unlock(&ring.lock);
+		if (done)
+			return NULL;
+		if (p)
+			alloc_core_free(p, ut_site(93));
+		else
+			sched_yield();
+	}
+}
+
+ParameterizedTest(int *mode, lists, cross_free_while_owners_exit)
+{
+	enum { GEN = 12, PER_GEN = 3, N = 3000 };
+	pthread_t cons[2], prod[PER_GEN];
+	ut_start(lists_modes[*mode]);
+	ring.producers_left = GEN * PER_GEN;
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&cons[i], NULL, lst_consumer, NULL), 0);
+	for (int g = 0; g < GEN; g++) {
+		for (int i = 0; i < PER_GEN; i++)
+			cr_assert_eq(pthread_create(&prod[i], NULL, lst_producer, (void *)(uintptr_t)N), 0);
+		for (int i = 0; i < PER_GEN; i++)
+			cr_assert_eq(pthread_join(prod[i], NULL), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_join(cons[i], NULL), 0);
+	cr_assert_eq(ring.head, GEN * PER_GEN * N);
+	cr_assert_eq(ring.tail, ring.head);
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(92)), 0, 0);
+}

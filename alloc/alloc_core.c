@@ -18,6 +18,7 @@
 ** double or invalid free cannot corrupt the heap or our counters.
 */
 #include "alloc_int.h"
+#include "alloc_count.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +29,7 @@ enum meminst_mode alloc_mode;
 alloc_options_t alloc_opts;
 size_t alloc_hdr_size;
 _Atomic int alloc_state;
+_Atomic unsigned alloc_route = ALLOC_ROUTE_STARTING;
 static uint64_t core_secret;
 static _Atomic unsigned long core_bad_frees;
 
@@ -78,7 +80,20 @@ void alloc_init(void)
 		alloc_guard_exit();
 	}
 	atomic_store(&alloc_state, 2);
+	atomic_fetch_or(&alloc_route, alloc_mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM
+				      : alloc_mode == MEMINST_MODE_MIS ? ALLOC_ROUTE_MIS : ALLOC_ROUTE_OFF);
+	atomic_fetch_and(&alloc_route, ~(unsigned)ALLOC_ROUTE_STARTING);
 	errno = saved_errno;
+}
+
+/* Raise or clear one of the route's reasons to leave the fast paths (the
+** tracer's flags; each is set by one owner, so bits cannot race). */
+void alloc_route_flag(unsigned flag, bool on)
+{
+	if (on)
+		atomic_fetch_or(&alloc_route, flag);
+	else
+		atomic_fetch_and(&alloc_route, ~flag);
 }
 
 /* ------------------------------------------------------------ headers --- */
@@ -130,105 +145,7 @@ static inline unsigned core_log2(size_t v)
 
 /* ----------------------------------------------------------- counting --- */
 
-static inline alloc_slot_t *core_slot(alloc_thread_t *t, unsigned idx, uint32_t key)
-{
-	alloc_slot_t *s = &t->slots[idx];
-	if (unlikely(s->key != key))
-		alloc_slot_retarget(s, key);
-	return s;
-}
-
-/* One more block of `size` bytes in a slot: raise the high-water marks. */
-static inline __attribute__((always_inline)) void core_slot_add(alloc_slot_t *s, int64_t size)
-{
-	int64_t v0 = s->v[0] + size, v1 = s->v[1] + 1;
-	__atomic_store_n(&s->v[0], v0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->v[1], v1, __ATOMIC_RELAXED);
-	if (v0 > s->hi[0])
-		__atomic_store_n(&s->hi[0], v0, __ATOMIC_RELAXED);
-	if (v1 > s->hi[1])
-		__atomic_store_n(&s->hi[1], v1, __ATOMIC_RELAXED);
-}
-
-/* One block fewer: maxima cannot move. */
-static inline __attribute__((always_inline)) void core_slot_sub(alloc_slot_t *s, int64_t size)
-{
-	__atomic_store_n(&s->v[0], s->v[0] - size, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->v[1], s->v[1] - 1, __ATOMIC_RELAXED);
-}
-
-static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign)
-{
-	uint32_t type = alloc_meta_type(meta);
-	int64_t ds = sign * (int64_t)size, db = sign;
-	alloc_stat_direct(ALLOC_KEY(ALLOC_K_TOTAL, 0), ds, db);
-	alloc_stat_direct(ALLOC_KEY(ALLOC_K_ALLOCATOR, alloc_meta_allocator(meta)), ds, db);
-	alloc_stat_direct(ALLOC_KEY(ALLOC_K_CLASS, alloc_type_class(type)), ds, db);
-	alloc_stat_direct(ALLOC_KEY(ALLOC_K_TYPE, type), ds, db);
-	alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, alloc_meta_thread(meta)), ds, db);
-}
-
-/* The thread's slot of a type; the class comes with it (alloc_slot_t). */
-static inline alloc_slot_t *core_type_slot(alloc_thread_t *t, uint32_t type)
-{
-	return core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
-			 ALLOC_KEY(ALLOC_K_TYPE, type));
-}
-
-static inline alloc_slot_t *core_class_slot(alloc_thread_t *t, uint32_t cls)
-{
-	return core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)), ALLOC_KEY(ALLOC_K_CLASS, cls));
-}
-
-/* The thread's slot of the thread that allocated a block. */
-static inline alloc_slot_t *core_owner_slot(alloc_thread_t *t, uint32_t owner)
-{
-	if (likely(owner == t->thread_no))
-		return &t->slots[ALLOC_SLOTS_FIXED - 1];
-	return core_slot(t, ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1)),
-			 ALLOC_KEY(ALLOC_K_THREAD, owner));
-}
-
-/* Before a count: catch up with reads that reset a kind, and fold the
-** slots in when the thread's budget has run out. */
-static inline __attribute__((always_inline)) void core_count_begin(alloc_thread_t *t, uint64_t size)
-{
-	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
-		alloc_slots_sync_epochs(t);
-	int64_t b = t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
-	t->budget = b;
-	if (unlikely(b < 0))
-		alloc_slots_flush_budget(t);
-}
-
-/*
-** Count a block in under every kind: total, allocator, class, type,
-** thread.  `t` is the calling thread's record (the caller has dealt with
-** NULL).  The block is the thread's own, so the thread slot is fixed.
-*/
-static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *t, uint32_t type,
-								 unsigned allocator, uint64_t size)
-{
-	core_count_begin(t, size);
-	alloc_slot_t *ts = core_type_slot(t, type);
-	core_slot_add(&t->slots[0], (int64_t)size);
-	core_slot_add(&t->slots[1 + allocator], (int64_t)size);
-	core_slot_add(core_class_slot(t, ts->cls), (int64_t)size);
-	core_slot_add(ts, (int64_t)size);
-	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], (int64_t)size);
-}
-
-/* Count a block out: the same five entries, found from its meta bits. */
-static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t *t, uint64_t meta, uint64_t size)
-{
-	core_count_begin(t, size);
-	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
-	core_slot_sub(&t->slots[0], (int64_t)size);
-	core_slot_sub(&t->slots[1 + alloc_meta_allocator(meta)], (int64_t)size);
-	core_slot_sub(core_class_slot(t, ts->cls), (int64_t)size);
-	core_slot_sub(ts, (int64_t)size);
-	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), (int64_t)size);
-}
+/* (the inline half is alloc_count.h) */
 
 /* The calling thread's record: started on first use, NULL once retired. */
 static inline alloc_thread_t *core_thread(void)
@@ -285,20 +202,30 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 ** (core_track), its frees of tracked blocks are deferred to core_leave
 ** (core_defer), and alloc_thread_park leaves the slots alone.
 */
-static inline void core_enter(alloc_thread_t *t)
+/* mis, the gate is not clear: fence if we must, wait while a fork copies
+** the process.  Returns with `counting` raised. */
+static ALLOC_NOINLINE void core_enter_gated(alloc_thread_t *t)
 {
 	for (;;) {
-		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
-		if (alloc_mode == MEMINST_MODE_MIM)
-			break;
-		if (unlikely(alloc_fork_fence))
+		int gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
+		if (gate & ALLOC_GATE_FENCE) {
 			atomic_thread_fence(memory_order_seq_cst);
-		atomic_signal_fence(memory_order_seq_cst);
-		if (likely(!atomic_load_explicit(&alloc_forking, memory_order_relaxed)))
-			break;
+			gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
+		}
+		if (!(gate & ALLOC_GATE_FORKING))
+			return;
 		atomic_store_explicit(&t->counting, 0, memory_order_release);
 		alloc_fork_wait();
+		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	}
+}
+
+static inline __attribute__((always_inline)) void core_enter(alloc_thread_t *t, bool mim)
+{
+	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!mim && unlikely(atomic_load_explicit(&alloc_count_gate, memory_order_relaxed)))
+		core_enter_gated(t);
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
@@ -354,31 +281,31 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 /* Count a block whose header is written, and link it into the map.  A
 ** thread without a record counts straight into the global entries. */
 static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t, void *user, uint64_t meta,
-								size_t size)
+								size_t size, bool mim)
 {
 	if (unlikely(!t)) {
-		if (alloc_mode == MEMINST_MODE_MIM)
+		if (mim)
 			core_link_orphan(user, meta, size);
 		else
 			core_count_direct(meta, size, +1);
 		return;
 	}
-	core_enter(t);
-	if (alloc_mode == MEMINST_MODE_MIM) {
+	core_enter(t, mim);
+	if (mim) {
 		/* the thread's own list: only a capture, a fork or a free from
 		** another thread takes its lock */
 		alloc_list_t *l = t->own_list;
 		uint64_t seq = alloc_seq_take(t);
 		alloc_list_lock(l);
 		alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
-		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
+		core_count_in(t, meta, size);
 		alloc_list_unlock(l);
 	} else {
-		core_count_in(t, alloc_meta_type(meta), alloc_meta_allocator(meta), size);
+		core_count_in(t, meta, size);
 	}
 	core_leave(t);
 	/* a new peak to snapshot? (this thread's view of the total) */
-	int64_t total = t->slots[0].v[0];
+	int64_t total = t->slot_base[0][0] + alloc_slot_bytes(t->slots[0].d);
 	if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
 		alloc_service_peak(total);
 }
@@ -395,13 +322,14 @@ void alloc_thread_park_slow(alloc_thread_t *t)
 	if (atomic_load_explicit(&t->counting, memory_order_relaxed))
 		return;
 	int saved_errno = errno;
-	core_enter(t);
-	if (alloc_mode == MEMINST_MODE_MIM)
+	bool mim = alloc_mode == MEMINST_MODE_MIM;
+	core_enter(t, mim);
+	if (mim)
 		alloc_list_lock(t->own_list);
 	alloc_slots_flush_all(t);
 	t->parked = 1; /* the next count refreshes every slot's base */
 	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed) - 1;
-	if (alloc_mode == MEMINST_MODE_MIM)
+	if (mim)
 		alloc_list_unlock(t->own_list);
 	core_leave(t);
 	errno = saved_errno;
@@ -411,8 +339,9 @@ void alloc_thread_park_slow(alloc_thread_t *t)
 ** Turn a fresh backend block into a tracked block: header, tags, counts,
 ** map.  `pad_log2` says how far past `base` the user pointer lies.
 */
-static inline __attribute__((always_inline)) void *core_track(void *base, size_t size, unsigned allocator, uintptr_t site,
-			uint32_t type, unsigned pad_log2)
+static inline __attribute__((always_inline)) void *core_track(void *base, size_t size, unsigned allocator,
+							       uintptr_t site, uint32_t type, unsigned pad_log2,
+							       bool mim)
 {
 	char *user = (char *)base + ((size_t)1 << pad_log2);
 	alloc_hdr_t *h = core_hdr(user);
@@ -430,7 +359,7 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
 	core_hdr_write(h, user, size, meta);
-	core_install(t, user, meta, size);
+	core_install(t, user, meta, size, mim);
 	return user;
 untracked:
 	meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
@@ -443,7 +372,8 @@ enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
 /* Take a checked block out of the counts and the map.  CORE_RACED if
 ** another thread freed it first (a racing double free); CORE_DEFERRED if
 ** a signal handler frees it while the thread is inside counting. */
-static inline __attribute__((always_inline)) enum core_untracked core_untrack(void *user, uint64_t meta)
+static inline __attribute__((always_inline)) enum core_untracked core_untrack(void *user, uint64_t meta,
+									       bool mim)
 {
 	alloc_hdr_t *h = core_hdr(user);
 	if (meta & ALLOC_META_UNTRACKED) {
@@ -456,13 +386,13 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 		return CORE_DEFERRED;
 	}
 	size_t size = alloc_hdr_bytes(h);
-	if (alloc_mode == MEMINST_MODE_MIM) {
+	if (mim) {
 		/* the owner's list: this thread's own, without a look-up, or
 		** another's (a cross-thread free waits while the owner links) */
 		uint32_t owner = alloc_meta_thread(meta);
 		alloc_list_t *l;
 		if (likely(t)) {
-			core_enter(t);
+			core_enter(t, mim);
 			if (likely(owner == t->thread_no)) {
 				l = t->own_list;
 				alloc_list_lock(l);
@@ -491,7 +421,7 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 		core_count_direct(meta, size, -1);
 		return CORE_UNTRACKED;
 	}
-	core_enter(t);
+	core_enter(t, mim);
 	core_count_out(t, meta, size);
 	core_leave(t);
 	return CORE_UNTRACKED;
@@ -504,11 +434,11 @@ enum core_verdict { CORE_OK, CORE_FOREIGN, CORE_DOUBLE };
 ** (a zeroed page, glibc's tcache key written over a freed header) are then
 ** all but never taken for a header.
 */
-static inline bool core_meta_plausible(uint64_t m, uint64_t size)
+static inline bool core_meta_plausible(uint64_t m, uint64_t size, bool mim)
 {
-	unsigned pad = alloc_meta_pad_log2(m);
-	if (alloc_meta_allocator(m) >= ALLOC_A_COUNT || pad < core_log2(alloc_hdr_size) ||
-	    pad > 40 || size > (1ull << 47))
+	unsigned pad = alloc_meta_pad_log2(m), least = mim ? 5 : 4; /* log2 of the header size */
+	if (alloc_meta_allocator(m) >= ALLOC_A_COUNT || pad - least > 40 - least ||
+	    size > (1ull << 47))
 		return false;
 	if (m & ALLOC_META_UNTRACKED)
 		return alloc_meta_type(m) == 0 && alloc_meta_thread(m) == 0;
@@ -575,7 +505,8 @@ static inline void core_forget_pages(const void *user, uint64_t size)
 ** start the header shares the page with the block; only a wild pointer into
 ** an unmapped page at such an offset can still fault, as it does in glibc.
 */
-static inline __attribute__((always_inline)) enum core_verdict core_verify(const void *user, uint64_t *meta)
+static inline __attribute__((always_inline)) enum core_verdict core_verify(const void *user, uint64_t *meta,
+									   bool mim)
 {
 	if (((uintptr_t)user & 15) != 0)
 		return CORE_FOREIGN;
@@ -585,7 +516,7 @@ static inline __attribute__((always_inline)) enum core_verdict core_verify(const
 	uint64_t m = h->meta, sizew = h->size;
 	if (unlikely(core_hdr_mismatch(user, sizew, m)))
 		return CORE_FOREIGN;
-	if (unlikely(!core_meta_plausible(m, sizew & ALLOC_SIZE_MASK)))
+	if (unlikely(!core_meta_plausible(m, sizew & ALLOC_SIZE_MASK, mim)))
 		return CORE_FOREIGN;
 	*meta = m;
 	return (m & ALLOC_META_FREED) ? CORE_DOUBLE : CORE_OK;
@@ -622,15 +553,39 @@ void alloc_core_report_summary(void)
 
 /* ------------------------------------------------------ entry points --- */
 
-void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type)
+/*
+** The entry points come in a generic form, which looks at alloc_mode, and
+** for malloc and free (new and delete too) in one form per mode, which the
+** hooks pick by their route (alloc_route): the mode is then a constant and
+** every test of it is gone from the hot path.
+*/
+static inline __attribute__((always_inline)) void *core_malloc(size_t size, unsigned allocator,
+								uintptr_t site, uint32_t type, bool mim)
 {
-	size_t hs = alloc_hdr_size;
+	size_t hs = mim ? sizeof(alloc_mhdr_t) : sizeof(alloc_hdr_t);
 	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	void *base = alloc_real.malloc(size + hs);
 	if (unlikely(!base))
 		return NULL;
-	return core_track(base, size, allocator, site, type, core_log2(hs));
+	return core_track(base, size, allocator, site, type, core_log2(hs), mim);
+}
+
+void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type)
+{
+	if (alloc_mode == MEMINST_MODE_MIM)
+		return core_malloc(size, allocator, site, type, true);
+	return core_malloc(size, allocator, site, type, false);
+}
+
+void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site)
+{
+	return core_malloc(size, allocator, site, 0, false);
+}
+
+void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
+{
+	return core_malloc(size, allocator, site, 0, true);
 }
 
 void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
@@ -641,7 +596,8 @@ void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
 	void *base = alloc_real.calloc(1, total + hs);
 	if (unlikely(!base))
 		return NULL;
-	return core_track(base, total, ALLOC_A_CALLOC, site, type, core_log2(hs));
+	return core_track(base, total, ALLOC_A_CALLOC, site, type, core_log2(hs),
+			  alloc_mode == MEMINST_MODE_MIM);
 }
 
 /* `align` is a power of two; the caller has checked the entry point's rules. */
@@ -656,22 +612,22 @@ void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_
 	void *base = alloc_real.memalign(align, size + pad);
 	if (unlikely(!base))
 		return NULL;
-	return core_track(base, size, allocator, site, 0, core_log2(pad));
+	return core_track(base, size, allocator, site, 0, core_log2(pad), alloc_mode == MEMINST_MODE_MIM);
 }
 
-void alloc_core_free(void *user, uintptr_t site)
+static inline __attribute__((always_inline)) void core_free(void *user, uintptr_t site, bool mim)
 {
 	uint64_t meta;
 	if (unlikely(!user))
 		return;
 	if (unlikely(alloc_boot_owns(user)))
 		return;
-	enum core_verdict v = core_verify(user, &meta);
+	enum core_verdict v = core_verify(user, &meta, mim);
 	if (unlikely(v != CORE_OK)) {
 		core_report(v, "free", user, site);
 		return;
 	}
-	enum core_untracked u = core_untrack(user, meta);
+	enum core_untracked u = core_untrack(user, meta, mim);
 	if (unlikely(u != CORE_UNTRACKED)) {
 		if (u == CORE_RACED)
 			core_report(CORE_DOUBLE, "free", user, site);
@@ -680,6 +636,17 @@ void alloc_core_free(void *user, uintptr_t site)
 	core_forget_pages(user, alloc_hdr_bytes(core_hdr(user)));
 	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
 }
+
+void alloc_core_free(void *user, uintptr_t site)
+{
+	if (alloc_mode == MEMINST_MODE_MIM)
+		core_free(user, site, true);
+	else
+		core_free(user, site, false);
+}
+
+void alloc_core_free_mis(void *user, uintptr_t site) { core_free(user, site, false); }
+void alloc_core_free_mim(void *user, uintptr_t site) { core_free(user, site, true); }
 
 /* Free what signal handlers put aside (core_defer), now that the thread
 ** has left counting; a new signal may add more while this runs. */
@@ -724,7 +691,8 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		alloc_core_free(user, site);
 		return NULL;
 	}
-	enum core_verdict v = core_verify(user, &meta);
+	bool mim = alloc_mode == MEMINST_MODE_MIM;
+	enum core_verdict v = core_verify(user, &meta, mim);
 	if (unlikely(v != CORE_OK)) {
 		core_report(v, "realloc", user, site);
 		return errno = EINVAL, NULL;
@@ -735,7 +703,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		return core_realloc_moved(user, old, size, allocator, site, type);
 	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
-	if (unlikely(core_untrack(user, meta) != CORE_UNTRACKED)) {
+	if (unlikely(core_untrack(user, meta, mim) != CORE_UNTRACKED)) {
 		core_report(CORE_DOUBLE, "realloc", user, site);
 		return errno = EINVAL, NULL;
 	}
@@ -743,10 +711,10 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	void *base = alloc_real.realloc((char *)user - hs, size + hs);
 	if (unlikely(!base)) { /* the old block is intact: count it back */
 		core_hdr(user)->meta = meta;
-		core_install(core_thread(), user, meta, old);
+		core_install(core_thread(), user, meta, old, mim);
 		return NULL;
 	}
-	return core_track(base, size, allocator, site, type, core_log2(hs));
+	return core_track(base, size, allocator, site, type, core_log2(hs), mim);
 }
 
 size_t alloc_core_usable_size(void *user)
@@ -756,7 +724,7 @@ size_t alloc_core_usable_size(void *user)
 		return 0;
 	if (alloc_boot_owns(user))
 		return alloc_boot_size(user);
-	if (core_verify(user, &meta) != CORE_OK)
+	if (core_verify(user, &meta, alloc_mode == MEMINST_MODE_MIM) != CORE_OK)
 		return 0;
 	size_t pad = (size_t)1 << alloc_meta_pad_log2(meta);
 	return alloc_real.usable_size((char *)user - pad) - pad;
@@ -767,5 +735,5 @@ uint32_t alloc_core_block_type(const void *user)
 	uint64_t meta;
 	if (!user || alloc_mode == MEMINST_MODE_OFF || alloc_boot_owns(user))
 		return 0;
-	return core_verify(user, &meta) == CORE_OK ? alloc_meta_type(meta) : 0;
+	return core_verify(user, &meta, alloc_mode == MEMINST_MODE_MIM) == CORE_OK ? alloc_meta_type(meta) : 0;
 }

@@ -7,7 +7,9 @@
 **
 ** Route: until alloc_init has finished, blocks come from the bootstrap
 ** arena; afterwards `off` goes straight to the backend and `mis`/`mim` go
-** through alloc_core_*.
+** through alloc_core_*.  malloc, free, new and delete decide it with one
+** load of alloc_route (see alloc_int.h); the other entry points test
+** alloc_state and alloc_mode.
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
@@ -72,6 +74,15 @@ static ALLOC_NOINLINE bool hook_start(void)
 
 /* ------------------------------------------------------------ libc ----- */
 
+/*
+** The fast routes: malloc, free, new and delete read alloc_route first
+** (alloc_int.h).  When it is just the mode, off calls the backend at once
+** and mis/mim call their own entry point, where the mode is a constant;
+** anything else (not started, tracing, sampling) takes the general path,
+** the ROUTED_* function below, which tests each reason in turn.
+*/
+#define ROUTE() atomic_load_explicit(&alloc_route, memory_order_acquire)
+
 INLINE void *hook_malloc(size_t size, uintptr_t site)
 {
 	if (!STARTED())
@@ -81,7 +92,23 @@ INLINE void *hook_malloc(size_t size, uintptr_t site)
 	return alloc_core_malloc(size, ALLOC_A_MALLOC, site, 0);
 }
 TIMED(void *, malloc, MEMINST_TALLOC_MALLOC, size, (size_t size, uintptr_t site), (size, site))
-ENTRY(void *, malloc, (size_t size), (size, site))
+static ALLOC_NOINLINE void *routed_malloc(size_t size, uintptr_t site)
+{
+	if (unlikely(trace_alloc_watch | trace_asample_on))
+		return timed_malloc(size, site);
+	return hook_malloc(size, site);
+}
+ALLOC_EXPORT void *malloc(size_t size)
+{
+	unsigned r = ROUTE();
+	if (likely(r == ALLOC_ROUTE_OFF))
+		return alloc_real.malloc(size);
+	if (likely(r == ALLOC_ROUTE_MIS))
+		return alloc_core_malloc_mis(size, ALLOC_A_MALLOC, SITE());
+	if (likely(r == ALLOC_ROUTE_MIM))
+		return alloc_core_malloc_mim(size, ALLOC_A_MALLOC, SITE());
+	return routed_malloc(size, SITE());
+}
 
 INLINE void hook_free(void *p, uintptr_t site)
 {
@@ -100,12 +127,25 @@ static ALLOC_NOINLINE void timed_free(void *p, uintptr_t site)
 	hook_free(p, site);
 	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0);
 }
-ALLOC_EXPORT void free(void *p)
+static ALLOC_NOINLINE void routed_free(void *p, uintptr_t site)
 {
-	uintptr_t site = SITE();
 	if (unlikely(trace_alloc_watch))
 		return timed_free(p, site);
 	hook_free(p, site);
+}
+ALLOC_EXPORT void free(void *p)
+{
+	unsigned r = ROUTE();
+	if (likely(r == ALLOC_ROUTE_OFF)) {
+		if (likely(!alloc_boot_owns(p))) /* blocks from before the start */
+			alloc_real.free(p);
+		return;
+	}
+	if (likely(r == ALLOC_ROUTE_MIS))
+		return alloc_core_free_mis(p, SITE());
+	if (likely(r == ALLOC_ROUTE_MIM))
+		return alloc_core_free_mim(p, SITE());
+	routed_free(p, SITE());
 }
 
 INLINE void *hook_calloc(size_t n, size_t size, uintptr_t site)
@@ -332,11 +372,23 @@ static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
 	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0);
 }
 
-INLINE void *hook_new(size_t size, unsigned allocator, uintptr_t site)
+static ALLOC_NOINLINE void *routed_new(size_t size, unsigned allocator, uintptr_t site)
 {
 	if (unlikely(trace_alloc_watch | trace_asample_on))
 		return timed_new(size, 0, allocator, site);
 	return hook_new_body(size, allocator, site);
+}
+
+INLINE void *hook_new(size_t size, unsigned allocator, uintptr_t site)
+{
+	unsigned r = ROUTE();
+	if (likely(r == ALLOC_ROUTE_OFF))
+		return alloc_real.malloc(size);
+	if (likely(r == ALLOC_ROUTE_MIS))
+		return alloc_core_malloc_mis(size, allocator, site);
+	if (likely(r == ALLOC_ROUTE_MIM))
+		return alloc_core_malloc_mim(size, allocator, site);
+	return routed_new(size, allocator, site);
 }
 
 INLINE void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uintptr_t site)
@@ -346,11 +398,26 @@ INLINE void *hook_new_aligned(size_t size, size_t align, unsigned allocator, uin
 	return hook_new_aligned_body(size, align, allocator, site);
 }
 
-INLINE void hook_delete(void *p, uintptr_t site)
+static ALLOC_NOINLINE void routed_delete(void *p, uintptr_t site)
 {
 	if (unlikely(trace_alloc_watch))
 		return timed_delete(p, site);
 	hook_delete_body(p, site);
+}
+
+INLINE void hook_delete(void *p, uintptr_t site)
+{
+	unsigned r = ROUTE();
+	if (likely(r == ALLOC_ROUTE_OFF)) {
+		if (likely(!alloc_boot_owns(p)))
+			alloc_real.free(p);
+		return;
+	}
+	if (likely(r == ALLOC_ROUTE_MIS))
+		return alloc_core_free_mis(p, site);
+	if (likely(r == ALLOC_ROUTE_MIM))
+		return alloc_core_free_mim(p, site);
+	routed_delete(p, site);
 }
 
 #define NEW_THROWING(mangled, allocator)                                       \

@@ -6,6 +6,7 @@
 **
 **   alloc_hooks.c    the exported libc and C++ names; thin, no policy
 **   alloc_core.c     block life cycle: header, accounting, map, free checks
+**   alloc_count.h    the inline half of counting (alloc_core.c only)
 **   alloc_backend.c  real allocators (system via dlsym, jemalloc via dlopen)
 **                    and the static bootstrap arena
 **   alloc_status.c   counters: per-thread pending slots, flush, read
@@ -40,6 +41,10 @@
 #include <time.h>
 
 #include "meminst.h"
+
+/* Everything declared below is internal to the library: hidden, so that
+** the hot path reaches its globals directly, not through the GOT. */
+#pragma GCC visibility push(hidden)
 
 #define ALLOC_EXPORT __attribute__((visibility("default")))
 #define ALLOC_INTERNAL __attribute__((visibility("hidden")))
@@ -251,23 +256,38 @@ enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
 #define ALLOC_KEY_NONE 0xffffffffu
 
 /*
-** A thread's view of one entry: the running value v (the entry's value at
-** the slot's last flush, `base`, plus this thread's changes since) and hi,
-** the highest v since that flush.  Keeping v rather than the change makes
-** an allocation one add and one compare per counter.  v and hi are read by
-** readers in other threads, so they are written with relaxed atomic stores.
-** Type slots also hold the type's class, so that counting never reads the
+** A thread's view of one entry: `base`, the entry's value when the slot
+** was last flushed, and the thread's change since, `d`, with both counters
+** in one word: bytes in the high half, blocks in the low half (a signed
+** 32-bit number borrowed from the bytes, see alloc_slot_bytes).  So one add
+** counts a block in, one subtract counts it out, and one compare finds a
+** new highest byte count (hi; the packed order is the order of the bytes
+** first).  The highest block count is compared on its own (hi_blocks).
+** A change stays far inside 32 bits (the flush budget below) as long as a
+** block counted through a slot is smaller than ALLOC_COUNT_BIG; larger ones
+** go straight to the entries.  d and the high marks are read by readers in
+** other threads, so they are written with relaxed atomic stores.  Type
+** slots also hold the type's class, so that counting never reads the
 ** global class table.
 */
 typedef struct alloc_slot_s {
 	uint32_t key;
-	uint32_t epoch;   /* the kind's reset epoch this slot's hi belongs to */
-	uint32_t cls;     /* type slots: the class of the type               */
-	uint32_t pad_;
-	int64_t v[2];     /* running value: base + this thread's changes      */
-	int64_t hi[2];    /* highest v since the last flush                  */
-	int64_t base[2];  /* global value at the last flush                  */
-} alloc_slot_t;
+	uint32_t epoch;    /* the kind's reset epoch this slot's hi belongs to */
+	uint32_t cls;      /* type slots: the class of the type               */
+	int32_t hi_blocks; /* highest block change since the last flush       */
+	int64_t d;         /* change since the last flush, packed             */
+	int64_t hi;        /* highest d since the last flush                  */
+} alloc_slot_t;            /* 32 bytes: a slot's address is a shift away     */
+/* The global values (bytes, blocks) at a slot's last flush are kept apart
+** (alloc_thread_t.slot_base): counting does not read them. */
+
+#define ALLOC_COUNT_BIG ((uint64_t)1 << 30)
+static inline int64_t alloc_slot_pack(int64_t bytes, int32_t blocks)
+{
+	return (int64_t)((uint64_t)bytes << 32) + blocks;
+}
+static inline int32_t alloc_slot_blocks(int64_t d) { return (int32_t)(uint32_t)d; }
+static inline int64_t alloc_slot_bytes(int64_t d) { return (d - alloc_slot_blocks(d)) >> 32; }
 
 /*
 ** One flush budget per thread rather than a test per slot: every count
@@ -294,8 +314,8 @@ extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
 extern _Atomic uint32_t alloc_epoch_all; /* moves with every kind's epoch */
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
 int alloc_stat_init(void);
-void alloc_slot_flush(alloc_slot_t *s);
-void alloc_slot_retarget(alloc_slot_t *s, uint32_t key);
+void alloc_slot_flush(alloc_thread_t *t, unsigned i);
+void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
@@ -321,6 +341,7 @@ struct alloc_thread_s {
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
+	int64_t slot_base[ALLOC_SLOTS_ALL][2]; /* see alloc_slot_t */
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
 	struct alloc_list_s *own_list; /* mim: where its blocks go (&list, or the
 					  orphans past the thread number limit) */
@@ -348,8 +369,10 @@ int alloc_thread_init(void);
 void alloc_thread_lock_registry(void);
 void alloc_thread_unlock_registry(void);
 alloc_thread_t *alloc_thread_first(void);  /* registry held */
-extern _Atomic int alloc_forking;   /* a fork is copying the process       */
-extern bool alloc_fork_fence;       /* no membarrier: fence on the hot path */
+/* mis: counting passes this gate, one load (see alloc_thread.c). */
+enum { ALLOC_GATE_FORKING = 1, /* a fork is copying the process          */
+       ALLOC_GATE_FENCE = 2 }; /* no membarrier: counting fences itself  */
+extern _Atomic int alloc_count_gate;
 void alloc_fork_wait(void);
 
 /*
@@ -501,12 +524,31 @@ extern enum meminst_mode alloc_mode;
 extern alloc_options_t alloc_opts;
 extern size_t alloc_hdr_size;
 extern _Atomic int alloc_state; /* 0 new, 1 starting, 2 ready */
+
+/*
+** The hooks' route, the one word every malloc/free/new/delete reads first:
+** the mode once the layer is ready, with a bit for each reason to leave the
+** fast paths (not started, exact tracing, allocation sampling).  So `off`
+** is one compare before the backend, and mis/mim reach their own entry
+** point (alloc_core_malloc_mis...) after one or two more.
+*/
+enum { ALLOC_ROUTE_OFF = 0, ALLOC_ROUTE_MIS = 1, ALLOC_ROUTE_MIM = 2,
+       ALLOC_ROUTE_STARTING = 4, /* until alloc_init has finished          */
+       ALLOC_ROUTE_WATCH = 8,    /* trace_alloc_watch: <alloc> events      */
+       ALLOC_ROUTE_ASAMPLE = 16  /* trace_asample_on: allocation sampling  */ };
+extern _Atomic unsigned alloc_route;
+void alloc_route_flag(unsigned flag, bool on);
 void alloc_init(void);
 void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type);
 void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type);
 void *alloc_core_realloc(void *p, size_t size, unsigned allocator, uintptr_t site, uint32_t type);
 void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_t site);
 void alloc_core_free(void *p, uintptr_t site);
+/* The same for one mode (the hooks' fast routes): */
+void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site);
+void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site);
+void alloc_core_free_mis(void *p, uintptr_t site);
+void alloc_core_free_mim(void *p, uintptr_t site);
 size_t alloc_core_usable_size(void *p);
 uint32_t alloc_core_block_type(const void *p);
 void alloc_core_report_summary(void);
@@ -578,5 +620,7 @@ struct dl_phdr_info;
 size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
+
+#pragma GCC visibility pop
 
 #endif /* ALLOC_INT_H */

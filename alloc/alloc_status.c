@@ -4,9 +4,9 @@
 ** Each allocator, class, type and thread, and the total, has one global
 ** entry (alloc_stat_t) per counter pair (sizes, blocks).  Updating shared
 ** entries on every malloc would make two threads fight over cache lines, so
-** each thread keeps a *slot* per entry it touches: the global value `base`
-** it saw when it last flushed, the running value `v` (base plus its own
-** changes since) and `hi`, the highest v since.  A thread folds its changed
+** each thread keeps a *slot* per entry it touches: the global values `base`
+** it saw when it last flushed, its own change since (`d`, both counters in
+** one word, see alloc_int.h) and the highest change since.  A thread folds its changed
 ** slots into their entries (one atomic add, then atomic maxima) when its
 ** flush budget runs out (alloc_int.h), a slot is flushed when it is reused
 ** for another entry, when a read has reset the kind (epoch change), and
@@ -26,6 +26,7 @@
 */
 #include "alloc_int.h"
 
+#include <stdint.h>
 #include <string.h>
 
 
@@ -61,50 +62,68 @@ static void stat_atomic_max(_Atomic uint64_t *m, uint64_t v)
 		;
 }
 
+/* Restart a slot's period from the global values g[]. */
+static void slot_restart(alloc_slot_t *s, int64_t base[2], const int64_t g[2])
+{
+	__atomic_store_n(&base[0], g[0], __ATOMIC_RELAXED);
+	__atomic_store_n(&base[1], g[1], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->d, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hi, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->hi_blocks, 0, __ATOMIC_RELAXED);
+}
+
 /*
-** Fold a slot's pending change (v - base) into its entry and start a new
-** period.  The slot's hi counts toward max_since_last only if it was
-** gathered in the kind's current epoch, that is after the last read reset
+** Fold a change (bytes, blocks) and the highest values reached on the way
+** (hi[], absolute) into an entry; g[] gets the entry's new current values.
+** The high marks count toward max_since_last only if they were gathered in
+** the kind's current epoch (`in_epoch`), that is after the last read reset
 ** the kind.
 */
-void alloc_slot_flush(alloc_slot_t *s)
+static void stat_fold(alloc_stat_t *e, const int64_t d[2], const int64_t hi[2], bool in_epoch,
+		      int64_t g[2])
 {
+	for (int k = 0; k < 2; k++) {
+		g[k] = d[k] ? atomic_fetch_add_explicit(&e->cur[k], d[k], memory_order_relaxed) + d[k]
+			    : atomic_load_explicit(&e->cur[k], memory_order_relaxed);
+		int64_t m = hi[k] > g[k] ? hi[k] : g[k];
+		if (m > 0) {
+			stat_atomic_max(&e->max_ever[k], (uint64_t)m);
+			stat_atomic_max(&e->max_sl[k], (uint64_t)(in_epoch ? m : g[k] > 0 ? g[k] : 0));
+		}
+	}
+}
+
+/* Fold a slot's pending change into its entry and start a new period. */
+void alloc_slot_flush(alloc_thread_t *t, unsigned i)
+{
+	alloc_slot_t *s = &t->slots[i];
+	int64_t *base = t->slot_base[i];
 	if (s->key == ALLOC_KEY_NONE)
 		return;
 	unsigned kind = ALLOC_KEY_KIND(s->key);
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(s->key));
 	uint32_t epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
-	for (int k = 0; k < 2; k++) {
-		int64_t d = s->v[k] - s->base[k];
-		int64_t g = d ? atomic_fetch_add_explicit(&e->cur[k], d, memory_order_relaxed) + d
-			      : atomic_load_explicit(&e->cur[k], memory_order_relaxed);
-		int64_t m = s->hi[k] > g ? s->hi[k] : g;
-		if (m > 0) {
-			stat_atomic_max(&e->max_ever[k], (uint64_t)m);
-			stat_atomic_max(&e->max_sl[k], (uint64_t)(s->epoch == epoch ? m : g > 0 ? g : 0));
-		}
-		__atomic_store_n(&s->base[k], g, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->v[k], g, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->hi[k], g, __ATOMIC_RELAXED);
-	}
+	int64_t d[2] = {alloc_slot_bytes(s->d), alloc_slot_blocks(s->d)};
+	int64_t hi[2] = {base[0] + alloc_slot_bytes(s->hi), base[1] + s->hi_blocks};
+	int64_t g[2];
+	stat_fold(e, d, hi, s->epoch == epoch, g);
+	slot_restart(s, base, g);
 	s->epoch = epoch;
 }
 
 /* Point a slot at another entry, flushing what it held. */
-void alloc_slot_retarget(alloc_slot_t *s, uint32_t key)
+void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 {
-	alloc_slot_flush(s);
+	alloc_slot_t *s = &t->slots[i];
+	alloc_slot_flush(t, i);
 	unsigned kind = ALLOC_KEY_KIND(key);
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
 	s->epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
 	if (kind == ALLOC_K_TYPE)
 		s->cls = alloc_type_class(ALLOC_KEY_ID(key));
-	for (int k = 0; k < 2; k++) {
-		int64_t g = atomic_load_explicit(&e->cur[k], memory_order_relaxed);
-		__atomic_store_n(&s->base[k], g, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->hi[k], g, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->v[k], g, __ATOMIC_RELAXED);
-	}
+	int64_t g[2] = {atomic_load_explicit(&e->cur[0], memory_order_relaxed),
+			atomic_load_explicit(&e->cur[1], memory_order_relaxed)};
+	slot_restart(s, t->slot_base[i], g);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 }
 
@@ -125,7 +144,7 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 		alloc_slot_t *s = &t->slots[i];
 		if (s->key != ALLOC_KEY_NONE &&
 		    s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
-			alloc_slot_flush(s);
+			alloc_slot_flush(t, i);
 	}
 }
 
@@ -133,7 +152,7 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 void alloc_slots_flush_all(alloc_thread_t *t)
 {
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
-		alloc_slot_flush(&t->slots[i]);
+		alloc_slot_flush(t, i);
 	t->budget = ALLOC_FLUSH_BYTES;
 }
 
@@ -142,26 +161,21 @@ void alloc_slots_flush_budget(alloc_thread_t *t)
 {
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
 		alloc_slot_t *s = &t->slots[i];
-		if ((s->v[0] ^ s->base[0]) | (s->v[1] ^ s->base[1]) | (s->hi[0] ^ s->base[0]) |
-		    (s->hi[1] ^ s->base[1]))
-			alloc_slot_flush(s);
+		if (s->d | s->hi | s->hi_blocks)
+			alloc_slot_flush(t, i);
 	}
 	t->budget = ALLOC_FLUSH_BYTES;
 }
 
-/* Apply a change through a temporary slot (threads with no slots of their
-** own: dying threads, and the bootstrap). */
+/* Apply a change straight to an entry (threads with no slots of their
+** own: exiting threads, the bootstrap; and blocks of ALLOC_COUNT_BIG bytes
+** or more, whose size does not fit a slot). */
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
 {
-	alloc_slot_t s = {.key = ALLOC_KEY_NONE};
-	alloc_slot_retarget(&s, key);
-	s.v[0] += dsize;
-	s.v[1] += dblocks;
-	if (dsize > 0)
-		s.hi[0] = s.v[0];
-	if (dblocks > 0)
-		s.hi[1] = s.v[1];
-	alloc_slot_flush(&s);
+	unsigned kind = ALLOC_KEY_KIND(key);
+	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
+	int64_t d[2] = {dsize, dblocks}, none[2] = {INT64_MIN, INT64_MIN}, g[2];
+	stat_fold(e, d, none, true, g);
 }
 
 /* ---------------------------------------------------------- reading ----- */
@@ -179,10 +193,14 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t
 		if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != kind || ALLOC_KEY_ID(key) >= n)
 			continue;
 		stat_acc_t *a = &acc[ALLOC_KEY_ID(key)];
+		int64_t d = __atomic_load_n(&s->d, __ATOMIC_RELAXED);
+		int64_t dk[2] = {alloc_slot_bytes(d), alloc_slot_blocks(d)};
+		int64_t hk[2] = {alloc_slot_bytes(__atomic_load_n(&s->hi, __ATOMIC_RELAXED)),
+				 __atomic_load_n(&s->hi_blocks, __ATOMIC_RELAXED)};
 		for (int k = 0; k < 2; k++) {
-			int64_t hi = __atomic_load_n(&s->hi[k], __ATOMIC_RELAXED);
-			a->d[k] += __atomic_load_n(&s->v[k], __ATOMIC_RELAXED) -
-				   __atomic_load_n(&s->base[k], __ATOMIC_RELAXED);
+			int64_t base = __atomic_load_n(&t->slot_base[i][k], __ATOMIC_RELAXED);
+			int64_t hi = base + hk[k];
+			a->d[k] += dk[k];
 			if (hi > a->hi_ever[k])
 				a->hi_ever[k] = hi;
 			if (s->epoch == epoch && hi > a->hi_sl[k])

@@ -31,8 +31,7 @@
 #include <unistd.h>
 
 __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
-_Atomic int alloc_forking;
-bool alloc_fork_fence;
+_Atomic int alloc_count_gate;
 static bool thr_membarrier;
 
 static struct thread_global {
@@ -134,10 +133,10 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 	}
 	t->tid = alloc_sys_gettid();
 	t->thread_no = alloc_thread_number_new(t->tid);
-	alloc_slot_retarget(&t->slots[0], ALLOC_KEY(ALLOC_K_TOTAL, 0));
+	alloc_slot_retarget(t, 0, ALLOC_KEY(ALLOC_K_TOTAL, 0));
 	for (unsigned a = 0; a < ALLOC_A_COUNT; a++)
-		alloc_slot_retarget(&t->slots[1 + a], ALLOC_KEY(ALLOC_K_ALLOCATOR, a));
-	alloc_slot_retarget(&t->slots[1 + ALLOC_A_COUNT], ALLOC_KEY(ALLOC_K_THREAD, t->thread_no));
+		alloc_slot_retarget(t, 1 + a, ALLOC_KEY(ALLOC_K_ALLOCATOR, a));
+	alloc_slot_retarget(t, 1 + ALLOC_A_COUNT, ALLOC_KEY(ALLOC_K_THREAD, t->thread_no));
 	t->own_list = &alloc_map_orphans;
 	if (alloc_mode == MEMINST_MODE_MIM && alloc_map_list_adopt(&t->list, t->thread_no) == 0)
 		t->own_list = &t->list;
@@ -163,7 +162,7 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 /*
 ** mis mode has no lock around counting, so a fork could copy another
 ** thread half way through its five counter updates.  The forking thread
-** raises alloc_forking, then makes every other thread pass a memory barrier
+** raises ALLOC_GATE_FORKING, then makes every other thread pass a memory barrier
 ** (membarrier: asymmetric, so the hot path needs only compiler barriers),
 ** and waits until none is inside core_count; threads that arrive later see
 ** the flag and wait in alloc_fork_wait until the fork is done.  In mim mode
@@ -172,7 +171,7 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 static void thread_quiesce_counting(void)
 {
 	alloc_thread_t *self = alloc_tls.thr;
-	atomic_store(&alloc_forking, 1);
+	atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FORKING);
 	if (thr_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (alloc_thread_t *t = thr_g.live; t; t = t->reg_next)
@@ -182,7 +181,7 @@ static void thread_quiesce_counting(void)
 
 void alloc_fork_wait(void)
 {
-	while (atomic_load(&alloc_forking))
+	while (atomic_load(&alloc_count_gate) & ALLOC_GATE_FORKING)
 		sched_yield();
 }
 
@@ -197,7 +196,7 @@ static void thread_prefork(void)
 
 static void thread_postfork_parent(void)
 {
-	atomic_store(&alloc_forking, 0);
+	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
 	pthread_mutex_unlock(&thr_g.lock);
 	alloc_tags_postfork_parent();
 	alloc_map_resume();
@@ -208,7 +207,7 @@ static void thread_postfork_parent(void)
 ** folded in), and give the surviving thread its new tid. */
 static void thread_postfork_child(void)
 {
-	atomic_store(&alloc_forking, 0);
+	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
 	alloc_sys_pid_refresh();
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_tags_postfork_child();
@@ -233,7 +232,8 @@ int alloc_thread_init(void)
 {
 	thr_g.key_ok = pthread_key_create(&thr_g.key, thread_destructor) == 0;
 	thr_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-	alloc_fork_fence = !thr_membarrier; /* then the hot path fences itself */
+	if (!thr_membarrier) /* then the hot path fences itself */
+		atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE);
 	if (pthread_atfork(thread_prefork, thread_postfork_parent, thread_postfork_child) != 0)
 		return -1;
 	return 0;

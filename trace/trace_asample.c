@@ -114,10 +114,12 @@ int trace_asample_start(uint64_t mean_bytes)
 	/* the allocating entry points call trace_asample_note from now on
 	** (alloc_hooks.c); frees are not concerned */
 	__atomic_store_n(&trace_asample_on, true, __ATOMIC_RELEASE);
+	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, true);
 	return 0;
 }
 
 void trace_asample_stop(void)
 {
 	__atomic_store_n(&trace_asample_on, false, __ATOMIC_RELEASE);
+	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, false);
 }

@@ -360,6 +360,7 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	uint32_t g = atomic_load(&trace_gen) + 1;
 	trace_tls.member_gen = g;
 	trace_alloc_watch = true;
+	alloc_route_flag(ALLOC_ROUTE_WATCH, true);
 	trace_arm(1);
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
@@ -386,6 +387,7 @@ static int call_stop(bool write_profile)
 		atomic_store(&trace_on, 0);
 		atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
 		trace_alloc_watch = false;
+		alloc_route_flag(ALLOC_ROUTE_WATCH, false);
 		trace_arm(-1);
 	}
 	atomic_store(&call_start_lock, 0);

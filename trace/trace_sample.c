@@ -616,6 +616,7 @@ static void sample_postfork_child(void)
 	memset(sample_timers, 0, sizeof sample_timers);
 	trace_wall_after_fork_child();
 	trace_asample_on = false;
+	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, false);
 	trace_counts_on = false;
 }
 

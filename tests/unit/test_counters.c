@@ -299,3 +299,40 @@ ParameterizedTest(int *mode, counters, realloc_failure_keeps_the_block)
 	cnt_realloc_fails(SIZE_MAX - 100);
 	cnt_realloc_fails((size_t)1 << 62);
 }
+
+/* ------------------------------------------------------- big blocks ---- */
+
+/*
+** A block of ALLOC_COUNT_BIG bytes or more does not fit a thread's slot
+** (alloc_int.h) and is counted straight into the entries; the figures of
+** every kind stay exact around it, the small blocks' included.  The big
+** block is mapped, never touched, so it costs address space only.
+*/
+MODES_OF(big_blocks)
+ParameterizedTest(int *mode, counters, big_blocks)
+{
+	const uint64_t big = 3 * ALLOC_COUNT_BIG + 123; /* past 32 bits too */
+	ut_start(ut_modes[*mode]);
+	void *a = alloc_core_malloc(1000, ALLOC_A_MALLOC, ut_site(60), 0);
+	void *b = alloc_core_malloc(big, ALLOC_A_MALLOC, ut_site(61), 0);
+	if (!b)
+		cr_skip_test("no address space for a %llu-byte block", (unsigned long long)big);
+	void *c = alloc_core_malloc(2000, ALLOC_A_MALLOC, ut_site(60), 0);
+	uint32_t tb = alloc_core_block_type(b);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, big + 3000, 3);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, tb, big, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, alloc_tls.thread_no, big + 3000, 3);
+	alloc_core_free(b, ut_site(61));
+	void *d = alloc_core_malloc(500, ALLOC_A_MALLOC, ut_site(60), 0);
+	struct meminst_status_info e = ut_peek(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 3500, big + 3000, big + 3000);
+	UT_EXPECT_COUNTER(e.blocks, 3, 3, 3);
+	e = ut_peek(MEMINST_STATUS_TYPES, tb);
+	UT_EXPECT_COUNTER(e.sizes, 0, big, big);
+	e = ut_peek(MEMINST_STATUS_ALLOCATORS, ALLOC_A_MALLOC);
+	UT_EXPECT_COUNTER(e.sizes, 3500, big + 3000, big + 3000);
+	alloc_core_free(a, ut_site(60));
+	alloc_core_free(c, ut_site(60));
+	alloc_core_free(d, ut_site(60));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}

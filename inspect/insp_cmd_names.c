@@ -55,6 +55,7 @@ static const struct insp_col type_cols[] = {
 	{"site", "site", INSP_K_ADDR, 0},
 	{"class", "class", INSP_K_INT, 0},
 	{"class_name", "class name", INSP_K_STR, 0},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_OPTIONAL},
 };
 
 static void type_row(insp_table_t *t, struct insp_session *s, const struct insp_name *n)
@@ -73,6 +74,7 @@ static void type_row(insp_table_t *t, struct insp_session *s, const struct insp_
 		insp_put_null(t);
 	insp_put_int(t, n->class_);
 	insp_put_str(t, insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, n->class_));
+	insp_put_str(t, insp_type_chain(s->db, &s->tags, n->id));
 }
 
 static const struct insp_col class_cols[] = {
@@ -197,6 +199,7 @@ static const struct insp_col types_cols[] = {
 	{"name", "", INSP_K_STR, INSP_C_DATA_ONLY},
 	{"label", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"inlined", "", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 
 static void types_doc(insp_doc_t *d, struct insp_session *s)
@@ -233,6 +236,7 @@ static void types_doc(insp_doc_t *d, struct insp_session *s)
 		insp_put_str(t, n->name);
 		insp_put_str(t, label);
 		insp_put_str(t, where);
+		insp_put_str(t, insp_type_chain(s->db, &s->tags, n->id));
 	}
 }
 

@@ -33,6 +33,7 @@ static const struct insp_col top_cols[] = {
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 
 static int top_parse_by(const struct insp_opts *o, const char *by, enum top_by *out)
@@ -96,7 +97,7 @@ static void top_fold(struct insp_session *s, enum top_by by, const struct insp_a
 static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 		    const struct insp_agg *g, uint64_t total)
 {
-	const char *name, *where = NULL;
+	const char *name, *where = NULL, *chain = NULL;
 	insp_row(t);
 	if (g->key == INT64_MIN) {
 		insp_put_null(t);
@@ -106,12 +107,15 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 		name = by == TOP_THREAD ? insp_thread_label(s->db, &s->tags, g->key)
 		     : by == TOP_CLASS ? insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, g->key)
 				       : insp_type_label(s->db, &s->tags, g->key, &where);
+		if (by == TOP_TYPE || by == TOP_SITE)
+			chain = insp_type_chain(s->db, &s->tags, g->key);
 	}
 	insp_put_uint(t, g->bytes);
 	insp_put_pct(t, total ? 100.0 * (double)g->bytes / (double)total : 0.0);
 	insp_put_uint(t, g->blocks);
 	insp_put_str(t, name);
 	insp_put_str(t, where);
+	insp_put_str(t, chain);
 }
 
 static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,

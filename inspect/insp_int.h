@@ -254,6 +254,7 @@ struct insp_name {
 	int64_t tid;             /* threads                               */
 	const char *label;       /* types: the resolved label (lazily)    */
 	const char *where;       /* types: file:line when known           */
+	const char *chain;       /* types: the inline chain, or NULL      */
 	bool resolved;
 };
 
@@ -283,6 +284,9 @@ const char *insp_tag_name(insp_db_t *db, struct insp_tags *t, enum insp_tag_kind
 /* A type's label: resolved from the module files when possible, else
 ** the stored name; *where gets "file:line" or NULL. */
 const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, const char **where);
+/* The inline chain of an automatic type's site, outermost first
+** ("f at file:line > g at file:line …"), or NULL when not inlined. */
+const char *insp_type_chain(insp_db_t *db, struct insp_tags *t, int64_t id);
 /* "N name" for a thread. */
 const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id);
 /* Resolve the filter strings of a snapshot to numbers.  lookup returns 0,
@@ -493,12 +497,26 @@ struct insp_module {
 	const char *path, *build_id;
 };
 
+/* One function of an inline chain and the source line it was at. */
+struct insp_frame {
+	char *func; /* demangled, or NULL when DWARF has no name */
+	char *file; /* or NULL                                   */
+	int line;
+};
+
 struct insp_sym {
 	char *func;         /* demangled, or NULL when unknown        */
 	uint64_t off;       /* site - function start                  */
 	const char *module; /* basename of the module file            */
 	char *file;         /* source file, or NULL                   */
 	int line;
+	/* The inline chain from the DWARF scopes, innermost first: chain[0]
+	** is the code at the site's own line, each next one the function it
+	** was inlined into, at the line of that call; chain[nchain - 1] is the
+	** function of the symbol.  Empty without debug information. */
+	struct insp_frame *chain;
+	size_t nchain;
+	bool system_module; /* the module is a system library         */
 };
 
 typedef struct insp_syms insp_syms_t;
@@ -512,6 +530,12 @@ void insp_sym_clear(struct insp_sym *sym);
 void insp_syms_free(insp_syms_t *s);
 /* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled. */
 char *insp_demangle(const char *name);
+/* A source file of a system header or library (/usr/include, /usr/lib,
+** a compiler's own headers, glibc's build paths), not the user's code. */
+bool insp_path_is_system(const char *path);
+/* The frame of the chain a user acts on: the outermost one in the user's
+** own source, or -1 when every frame is in system code. */
+int insp_sym_user_frame(const struct insp_sym *sym);
 
 /* --------------------------------------------------------- insp_control -- */
 

@@ -160,8 +160,28 @@ static const char *names_demangled(insp_db_t *db, const char *stored)
 	return r;
 }
 
-/* Resolve an automatic type once: "function+0xoff (module)" from the
-** module file when it is there and matches, else the stored name. */
+/* "f at file:line > g at file:line > …", outermost first, or NULL. */
+static const char *names_chain(struct insp_pool *p, const struct insp_sym *sym)
+{
+	if (sym->nchain < 2)
+		return NULL;
+	const char *r = "";
+	for (size_t i = sym->nchain; i-- > 0;) {
+		const struct insp_frame *f = &sym->chain[i];
+		r = insp_pool_fmt(p, "%s%s%s at %s:%d", r, *r ? " > " : "", f->func ? f->func : "??",
+				  f->file ? f->file : "??", f->line);
+	}
+	return r;
+}
+
+/*
+** Resolve an automatic type once: "function+0xoff (module)" from the
+** module file when it is there and matches, else the stored name.  When
+** the site is inside inlined code, the name and line are those of the
+** outermost frame of the chain in the user's own source (where a C++
+** allocation inside std:: templates was asked for), else the symbol's
+** with the site's own line.
+*/
 static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *n)
 {
 	n->resolved = true;
@@ -177,11 +197,18 @@ static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *
 	if (insp_syms_lookup(t->syms, n->site, &sym) != 0)
 		return;
 	struct insp_pool *p = insp_db_pool(db);
-	if (sym.func)
+	int u = insp_sym_user_frame(&sym);
+	const struct insp_frame *f = u >= 0 ? &sym.chain[u] : NULL;
+	if (f && (size_t)u + 1 < sym.nchain && f->func)
+		n->label = insp_pool_fmt(p, "%s (%s)", f->func, sym.module);
+	else if (sym.func)
 		n->label = insp_pool_fmt(p, "%s+0x%llx (%s)", sym.func, (unsigned long long)sym.off,
 					 sym.module);
-	if (sym.file)
+	if (f && f->file)
+		n->where = insp_pool_fmt(p, "%s:%d", f->file, f->line);
+	else if (sym.file)
 		n->where = insp_pool_fmt(p, "%s:%d", sym.file, sym.line);
+	n->chain = names_chain(p, &sym);
 	insp_sym_clear(&sym);
 }
 
@@ -197,6 +224,14 @@ const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, cons
 	if (where)
 		*where = n->where;
 	return n->label;
+}
+
+const char *insp_type_chain(insp_db_t *db, struct insp_tags *t, int64_t id)
+{
+	struct insp_name *n = (struct insp_name *)insp_name_find(&t->types, id);
+	if (n && !n->resolved)
+		names_resolve(db, t, n);
+	return n ? n->chain : NULL;
 }
 
 /* ------------------------------------------------------------- filters -- */

@@ -14,9 +14,16 @@
 ** one is not used: its sites keep the name stored at capture time.
 ** The line is looked up at site - 1, inside the call instruction, so that
 ** a call at the end of a block reports its own line, not the next one.
+**
+** Code inlined into the function (an -O1 C++ program's allocations are
+** nearly all inside inlined std:: templates) gets its inline chain from the
+** DWARF scopes that cover the address: each DW_TAG_inlined_subroutine names
+** the inlined function and, in DW_AT_call_file/DW_AT_call_line, the line of
+** the caller that it was inlined at.
 */
 #include "insp_int.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +36,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 struct syms_mod {
 	Dwfl_Module *mod;
 	bool usable;
+	bool system; /* a system library: all its code is system code */
 };
 
 struct insp_syms {
@@ -93,7 +101,8 @@ static void syms_report(struct insp_syms *s, const struct insp_module *m)
 	Dwfl_Module *mod = dwfl_report_elf(s->dwfl, syms_basename(m->path), m->path, -1, m->base, true);
 	if (!mod)
 		return;
-	s->mods[s->n++] = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id)};
+	s->mods[s->n++] = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id),
+					    insp_path_is_system(m->path)};
 }
 
 insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n)
@@ -113,12 +122,12 @@ insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n)
 	return s;
 }
 
-static bool syms_usable(const struct insp_syms *s, Dwfl_Module *mod)
+static const struct syms_mod *syms_find(const struct insp_syms *s, Dwfl_Module *mod)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->mods[i].mod == mod)
-			return s->mods[i].usable;
-	return false;
+			return &s->mods[i];
+	return NULL;
 }
 
 /*
@@ -141,14 +150,147 @@ static const char *syms_line_by_units(Dwfl_Module *mod, Dwarf_Addr addr, int *li
 	return NULL;
 }
 
+/* The unit that covers addr: by .debug_aranges, else by asking each unit. */
+static Dwarf_Die *syms_unit(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
+		if (dwarf_haspc(cu, addr - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
+/* The name of a subprogram or inlined subroutine, through its abstract
+** origin and specification: the demangled linkage name, else DW_AT_name. */
+static char *syms_die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!ln)
+		ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	char *d = ln ? insp_demangle(ln) : NULL;
+	if (d)
+		return d;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return n ? insp_xstrdup(n) : ln ? insp_xstrdup(ln) : NULL;
+}
+
+/* The file and line an inlined subroutine was called from. */
+static bool syms_call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word f, l;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &f) != 0 ||
+	    dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &l) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles)
+		return false;
+	*file = dwarf_filesrc(files, f, NULL, NULL);
+	*line = (int)l;
+	return *file != NULL;
+}
+
+static void syms_push(struct insp_sym *sym, char *func, const char *file, int line)
+{
+	sym->chain = insp_xrealloc(sym->chain, (sym->nchain + 1) * sizeof *sym->chain);
+	sym->chain[sym->nchain++] = (struct insp_frame){func, file ? insp_xstrdup(file) : NULL, line};
+}
+
+/* Fill sym->chain from the scopes at addr, starting from sym's own line. */
+static void syms_chain(Dwfl_Module *mod, Dwarf_Addr addr, struct insp_sym *sym)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = syms_unit(mod, addr, &bias);
+	Dwarf_Die *scopes = NULL, inner;
+	/* dwarf_getscopes continues from an inlined instance into its abstract
+	** origin's scopes; the physical nesting (inlined into inlined into the
+	** subprogram) comes from asking again for the innermost DIE. */
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
+	if (n > 0) {
+		inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	const char *file = sym->file;
+	int line = sym->line;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (tag == DW_TAG_subprogram) {
+			/* The symbol's name has the parameters a static function's
+			** DW_AT_name lacks. */
+			syms_push(sym, sym->func ? insp_xstrdup(sym->func) : syms_die_name(&scopes[i]), file,
+				  line);
+			break;
+		}
+		char *name = syms_die_name(&scopes[i]);
+		/* The caller's line is read before pushing: file may point into
+		** the unit's file table, which lives as long as the Dwfl. */
+		const char *cfile = NULL;
+		int cline = 0;
+		bool called = syms_call_site(cu, &scopes[i], &cfile, &cline);
+		syms_push(sym, name, file, line);
+		if (!called)
+			break;
+		file = cfile;
+		line = cline;
+	}
+	free(scopes);
+}
+
+/* Lexically: "/usr/bin/../lib/gcc/x/13/../../../../include/c++/13" is
+** /usr/include/c++/13, which is how clang records the C++ headers. */
+static void syms_normalise(const char *path, char *out, size_t size)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[--n] != '/')
+				;
+			out[n] = 0;
+		} else if (len > 0 && !(len == 1 && p[0] == '.') && n + len + 2 < size) {
+			out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+			out[n] = 0;
+		}
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+}
+
+bool insp_path_is_system(const char *path)
+{
+	static const char *const roots[] = {"/usr/include/", "/usr/lib/", "/usr/lib64/", "/lib/",
+					    "/lib64/", "/usr/libexec/"};
+	if (!path || path[0] != '/')
+		return false;
+	char norm[4096];
+	syms_normalise(path, norm, sizeof norm);
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+		if (strncmp(norm, roots[i], strlen(roots[i])) == 0)
+			return true;
+	return false;
+}
+
 int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
 {
 	*sym = (struct insp_sym){0};
 	if (!s->dwfl || site == 0)
 		return -1;
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
-	if (!mod || !syms_usable(s, mod))
+	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
+	if (!sm || !sm->usable)
 		return -1;
+	sym->system_module = sm->system;
 	GElf_Off off = 0;
 	GElf_Sym es;
 	const char *name = dwfl_module_addrinfo(mod, site - 1, &off, &es, NULL, NULL, NULL);
@@ -166,6 +308,7 @@ int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
 	if (file) {
 		sym->file = insp_xstrdup(file);
 		sym->line = lineno;
+		syms_chain(mod, site - 1, sym);
 	}
 	return sym->func || sym->file ? 0 : -1;
 }
@@ -174,7 +317,22 @@ void insp_sym_clear(struct insp_sym *sym)
 {
 	free(sym->func);
 	free(sym->file);
+	for (size_t i = 0; i < sym->nchain; i++) {
+		free(sym->chain[i].func);
+		free(sym->chain[i].file);
+	}
+	free(sym->chain);
 	*sym = (struct insp_sym){0};
+}
+
+int insp_sym_user_frame(const struct insp_sym *sym)
+{
+	if (sym->system_module)
+		return -1;
+	for (size_t i = sym->nchain; i-- > 0;)
+		if (sym->chain[i].file && !insp_path_is_system(sym->chain[i].file))
+			return (int)i;
+	return -1;
 }
 
 void insp_syms_free(insp_syms_t *s)

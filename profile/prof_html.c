@@ -50,6 +50,18 @@ static void html_text(FILE *f, const char *s)
 	}
 }
 
+/* A location cell; the inline chain, when there is one, is its tooltip. */
+static void html_where(FILE *f, const char *where, const char *chain)
+{
+	fputs(chain ? "<td class=\"name\" title=\"" : "<td class=\"name\">", f);
+	if (chain) {
+		html_text(f, chain);
+		fputs("\">", f);
+	}
+	html_text(f, where ? where : "");
+	fputs("</td>", f);
+}
+
 /* A JSON string that is safe inside <script>. */
 static void html_json(FILE *f, const char *s)
 {
@@ -457,17 +469,22 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 	if (labels)
 		s.tags.no_symbols = h->in.no_files;
 	fprintf(f, "<h3>by %s</h3>\n<table><thead><tr><th>no</th><th>%s</th><th>bytes</th><th>share</th>"
-		   "<th>blocks</th></tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class");
+		   "<th>blocks</th>%s</tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class",
+		types ? "<th>location</th>" : "");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
 		double pct = total ? 100.0 * (double)bytes / (double)total : 0;
 		int64_t id = sqlite3_column_int64(st, 0);
+		const char *where = NULL;
 		fprintf(f, "<tr><td class=\"n\">%lld</td><td class=\"name\">", (long long)id);
-		html_text(f, labels ? insp_type_label(s.db, &s.tags, id, NULL) : (const char *)sqlite3_column_text(st, 1));
+		html_text(f, labels ? insp_type_label(s.db, &s.tags, id, &where) : (const char *)sqlite3_column_text(st, 1));
 		fputs("</td>", f);
 		html_td_size(f, bytes);
 		fprintf(f, "<td class=\"n\"><span class=\"bar\" style=\"width:%.0fpx\"></span> %.1f%%</td>"
-			   "<td class=\"n\">%lld</td></tr>\n", pct, pct, (long long)sqlite3_column_int64(st, 3));
+			   "<td class=\"n\">%lld</td>", pct, pct, (long long)sqlite3_column_int64(st, 3));
+		if (types)
+			html_where(f, where, labels ? insp_type_chain(s.db, &s.tags, id) : NULL);
+		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
 	sqlite3_finalize(st);

@@ -67,6 +67,8 @@ static const struct insp_col live_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"share", "share", INSP_K_PCT, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},
+	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 
 static const struct insp_col fn_cols[] = {
@@ -242,13 +244,16 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
+		const char *where = NULL;
 		insp_row(t);
 		insp_put_int(t, id);
-		insp_put_str(t, types ? insp_type_label(s->db, &s->tags, id, NULL)
+		insp_put_str(t, types ? insp_type_label(s->db, &s->tags, id, &where)
 				      : insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id));
 		insp_put_uint(t, bytes);
 		insp_put_pct(t, total ? 100.0 * (double)bytes / (double)total : 0);
 		insp_put_int(t, sqlite3_column_int64(st, 2));
+		insp_put_str(t, where);
+		insp_put_str(t, types ? insp_type_chain(s->db, &s->tags, id) : NULL);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the peak snapshot");

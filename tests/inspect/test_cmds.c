@@ -112,9 +112,9 @@ Test(cmds, top_by_each_key)
 {
 	const char *db = ui_fixture("basic");
 	struct ui_run r = ok(RUN("top", db, "--snapshot", "1", "--by", "thread", "--csv", "--table", "top"));
-	cr_assert_str_eq(r.out, "id,bytes,share,blocks,name,location\n"
-				"2,4228,78.82,3,2 worker,\n"
-				"1,1136,21.18,4,1 main,\n");
+	cr_assert_str_eq(r.out, "id,bytes,share,blocks,name,location,inlined\n"
+				"2,4228,78.82,3,2 worker,,\n"
+				"1,1136,21.18,4,1 main,,\n");
 	ui_free(&r);
 	r = ok(RUN("top", db, "--snapshot", "1", "--by", "class", "--limit", "2", "--json", "--table", "top"));
 	UI_HAS(r.out, "{\"id\": 3, \"bytes\": 4064, \"share\": 75.76, \"blocks\": 1, \"name\": \"libglib-2.0.so.0\"");
@@ -122,7 +122,7 @@ Test(cmds, top_by_each_key)
 	UI_HASNT(r.out, "lists");
 	ui_free(&r);
 	r = ok(RUN("top", db, "--snapshot", "1", "--by", "site", "--csv", "--table", "top"));
-	UI_HAS(r.out, ",236,4.40,4,(registered types),\n");
+	UI_HAS(r.out, ",236,4.40,4,(registered types),,\n");
 	ui_free(&r);
 	r = RUN("top", db, "--by", "colour");
 	cr_assert_eq(r.rc, INSP_EXIT_USAGE);
@@ -210,7 +210,7 @@ Test(cmds, describe_numbers)
 	struct ui_run r = ok(RUN("type", db, "3", "--json", "--table", "type"));
 	UI_HAS(r.out, "{\"id\": 3, \"name\": \"g_strdup+0x20 (libglib-2.0.so.0)\", \"label\": \"g_strdup+0x20 "
 		      "(libglib-2.0.so.0)\", \"location\": null, \"kind\": \"automatic\", \"site\": 139637976731680, "
-		      "\"class\": 3, \"class_name\": \"libglib-2.0.so.0\"}");
+		      "\"class\": 3, \"class_name\": \"libglib-2.0.so.0\", \"inlined\": null}");
 	ui_free(&r);
 	r = RUN("type", db, "99");
 	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);

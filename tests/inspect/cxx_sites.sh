@@ -1,0 +1,43 @@
+#!/bin/sh
+# cxx_sites.sh — allocation sites of an -O1 -g C++ program (cxx_sites.cc)
+# built with g++ and with clang++.  Its std::string keys are allocated
+# inside std::basic_string code inlined into key_of, itself inlined into
+# build_cache: `inspect top --by site` must name the user's line (the
+# insertion in build_cache), not new_allocator.h, and the JSON must carry
+# the inline chain through key_of.  A missing compiler is skipped.
+. "$top_srcdir/tests/inspect/lib.sh"
+
+: "${MEMINST_LIB:=$top_builddir/alloc/.libs/libmeminst.so}"
+src=$top_srcdir/tests/inspect/cxx_sites.cc
+line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
+
+for cxx in g++ clang++; do
+	if ! command -v "$cxx" >/dev/null 2>&1; then
+		echo "skip  $cxx: not installed"
+		continue
+	fi
+	exe=$IT_TMP/cxx-$cxx db=$IT_DB/cxx-$cxx.db
+	if ! "$cxx" -g -O1 -pthread "$src" -o "$exe" 2>"$IT_TMP/cc.err"; then
+		it_fail "$cxx builds the program" "$IT_TMP/cc.err"
+		continue
+	fi
+	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" "$exe" 2000 >"$IT_TMP/run.out" 2>"$IT_TMP/run.err"
+	"$IT_INSPECT" top --by site --json "$db" >"$IT_TMP/top.json" 2>"$IT_TMP/top.err"
+	# The 4000 keys (2000 per thread) are one site: build_cache's line.
+	if python3 - "$IT_TMP/top.json" "$line" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["top"]
+want = "cxx_sites.cc:" + sys.argv[2]
+keys = [r for r in rows if r["blocks"] == 4000 and (r["location"] or "").endswith(want)]
+ok = len(keys) == 1 and keys[0]["name"].startswith("build_cache(int, int)+0x")
+ok = ok and "key_of" in (keys[0]["inlined"] or "") and keys[0]["inlined"].startswith("build_cache(int, int) at ")
+sys.exit(0 if ok else 1)
+PY
+	then
+		it_ok "$cxx: the keys' site is build_cache at cxx_sites.cc:$line, inlined through key_of"
+	else
+		it_fail "$cxx: the keys' site is build_cache at cxx_sites.cc:$line" "$IT_TMP/top.json" \
+			"$IT_TMP/top.err" "$IT_TMP/run.err"
+	fi
+done
+it_finish

@@ -80,9 +80,12 @@ void alloc_init(void)
 		alloc_guard_exit();
 	}
 	atomic_store(&alloc_state, 2);
-	atomic_fetch_or(&alloc_route, alloc_mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM
-				      : alloc_mode == MEMINST_MODE_MIS ? ALLOC_ROUTE_MIS : ALLOC_ROUTE_OFF);
-	atomic_fetch_and(&alloc_route, ~(unsigned)ALLOC_ROUTE_STARTING);
+	unsigned mode = alloc_mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM
+			: alloc_mode == MEMINST_MODE_MIS ? ALLOC_ROUTE_MIS : ALLOC_ROUTE_OFF;
+	unsigned r = atomic_load(&alloc_route); /* the tracer's bits stay */
+	while (!atomic_compare_exchange_weak(&alloc_route, &r,
+					     (r & (ALLOC_ROUTE_WATCH | ALLOC_ROUTE_ASAMPLE)) | mode))
+		;
 	errno = saved_errno;
 }
 

@@ -314,6 +314,7 @@ extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
 extern _Atomic uint32_t alloc_epoch_all; /* moves with every kind's epoch */
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
 int alloc_stat_init(void);
+bool alloc_stat_reserve(unsigned kind, uint32_t id);
 void alloc_slot_flush(alloc_thread_t *t, unsigned i);
 void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
@@ -401,9 +402,8 @@ static inline void alloc_guard_exit(void) { alloc_tls.guard--; }
 /* "alloc_tags.c" */
 int alloc_tags_init(void);
 uint32_t alloc_type_of_site(uintptr_t site);  /* may take the tag lock */
-extern uint32_t *alloc_type_classes; /* class of each type, by type number */
 extern _Atomic uint32_t alloc_ntypes, alloc_nthreads; /* numbers handed out */
-static inline uint32_t alloc_type_class(uint32_t type) { return alloc_type_classes[type]; }
+uint32_t alloc_type_class(uint32_t type);
 uint32_t alloc_thread_number_new(pid_t tid);
 uint32_t alloc_tags_count(unsigned kind);
 void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len);
@@ -600,7 +600,40 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size
 
 /* ---------------------------------------------------------------- sys --- */
 
+/*
+** A table that grows as numbers are handed out: up to `cap` entries of
+** `esize` bytes, in chunks of 2^shift entries, each mapped (zeroed) the
+** first time an entry in it is wanted and never unmapped, so a pointer to
+** an entry stays good and readers need no lock.  Only the directory, a few
+** KiB, is reserved at start: the address space a program sees taken at
+** start stays small (meminst(7)).
+*/
+#define ALLOC_TABLE_DIR_MAX 512
+typedef struct alloc_table_s {
+	const char *what;   /* for the warning when a chunk cannot be mapped */
+	size_t esize;
+	uint32_t cap;
+	unsigned shift;
+	_Atomic int lock;
+	char *_Atomic dir[ALLOC_TABLE_DIR_MAX];
+} alloc_table_t;
+#define ALLOC_TABLE(what_, type_, cap_, shift_) \
+	{ .what = (what_), .esize = sizeof(type_), .cap = (cap_), .shift = (shift_) }
+
+/* The entry of number i, or NULL if its chunk was never mapped (a number
+** that was never handed out). */
+static inline void *alloc_table_at(alloc_table_t *t, uint32_t i)
+{
+	if (i >= t->cap)
+		return NULL;
+	char *c = atomic_load_explicit(&t->dir[i >> t->shift], memory_order_acquire);
+	return c ? c + (size_t)(i & ((1u << t->shift) - 1)) * t->esize : NULL;
+}
+
 /* "alloc_sys.c" */
+/* Map the chunk of entry i unless it is there: false when it cannot be
+** mapped (the caller falls back on an overflow number and warns, once). */
+bool alloc_table_ensure(alloc_table_t *t, uint32_t i);
 void alloc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);

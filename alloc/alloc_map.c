@@ -32,9 +32,11 @@ _Atomic uint64_t alloc_seq_reserved;
 static _Atomic int map_set_lock;
 static alloc_list_t *_Atomic map_chain_last;
 
-/* Thread number -> its list; NULL means the orphan list (thread 0, the
-** overflow number, exited threads).  Written under the list's lock. */
-static alloc_list_t *_Atomic map_lists[ALLOC_THREAD_MAX + 1];
+/* Thread number -> its list; NULL (or no chunk) means the orphan list
+** (thread 0, the overflow number, exited threads).  Written under the
+** list's lock; grows as threads adopt lists. */
+typedef alloc_list_t *_Atomic map_list_ptr;
+static alloc_table_t map_lists = ALLOC_TABLE("thread lists", map_list_ptr, ALLOC_THREAD_MAX + 1, 12);
 
 #define MAP_SEQ_BATCH 4096
 
@@ -88,7 +90,8 @@ static void map_list_init(alloc_list_t *l)
 
 static alloc_list_t *map_list_of(uint32_t thread_no)
 {
-	alloc_list_t *l = atomic_load_explicit(&map_lists[thread_no], memory_order_acquire);
+	map_list_ptr *p = alloc_table_at(&map_lists, thread_no);
+	alloc_list_t *l = p ? atomic_load_explicit(p, memory_order_acquire) : NULL;
 	return l ? l : &alloc_map_orphans;
 }
 
@@ -120,12 +123,12 @@ void alloc_map_init(void)
 ** Make `l` the list of thread `thread_no`.  A list seen for the first time
 ** (a fresh record, zeroed) is set up and joins the chain; a reused one is
 ** empty and on the chain already.  Threads past the number limit share
-** the orphan list.  Returns 0, or -1 for the overflow number (the caller
-** then links into the orphans).
+** the orphan list.  Returns 0, or -1 for the overflow number or when the
+** table of lists cannot grow (the caller then links into the orphans).
 */
 int alloc_map_list_adopt(alloc_list_t *l, uint32_t thread_no)
 {
-	if (thread_no == 0 || thread_no >= ALLOC_THREAD_MAX)
+	if (thread_no == 0 || thread_no >= ALLOC_THREAD_MAX || !alloc_table_ensure(&map_lists, thread_no))
 		return -1;
 	if (!l->head[0].next) {
 		map_list_init(l);
@@ -137,7 +140,8 @@ int alloc_map_list_adopt(alloc_list_t *l, uint32_t thread_no)
 	}
 	alloc_list_lock(l);
 	l->owner = thread_no;
-	atomic_store_explicit(&map_lists[thread_no], l, memory_order_release);
+	atomic_store_explicit((map_list_ptr *)alloc_table_at(&map_lists, thread_no), l,
+			      memory_order_release);
 	alloc_list_unlock(l);
 	return 0;
 }
@@ -169,7 +173,8 @@ void alloc_map_list_handover(alloc_list_t *l)
 	}
 	o->count += l->count;
 	l->count = 0;
-	atomic_store_explicit(&map_lists[l->owner], NULL, memory_order_release);
+	atomic_store_explicit((map_list_ptr *)alloc_table_at(&map_lists, l->owner), NULL,
+			      memory_order_release);
 	l->owner = 0;
 	alloc_list_unlock(l);
 	alloc_list_unlock(o);

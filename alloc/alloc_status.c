@@ -33,25 +33,43 @@
 _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
 _Atomic uint32_t alloc_epoch_all;
 
-static alloc_stat_t *stat_tables[ALLOC_K_COUNT];
-static const uint32_t stat_capacity[ALLOC_K_COUNT] = {
-	1, 16, 1u << 16, ALLOC_TYPE_MAX + 1, ALLOC_THREAD_MAX + 1};
+/* The entries of each kind, in tables that grow as numbers are handed out
+** (alloc_stat_reserve); 256 KiB chunks for the large kinds. */
+static alloc_table_t stat_tables[ALLOC_K_COUNT] = {
+	ALLOC_TABLE("total", alloc_stat_t, 1, 4),
+	ALLOC_TABLE("allocators", alloc_stat_t, 16, 4),
+	ALLOC_TABLE("classes", alloc_stat_t, 1u << 16, 12),
+	ALLOC_TABLE("types", alloc_stat_t, ALLOC_TYPE_MAX + 1, 12),
+	ALLOC_TABLE("threads", alloc_stat_t, ALLOC_THREAD_MAX + 1, 12),
+};
 
-/* Map the (lazily committed) tables.  Called once, from alloc_init. */
+/* The entries every process uses from the start: the total, the
+** allocators, number 0 of each kind and the overflow type and thread.
+** Called from alloc_init. */
 int alloc_stat_init(void)
 {
-	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
-		stat_tables[k] = alloc_sys_map((size_t)stat_capacity[k] * sizeof(alloc_stat_t));
-		if (!stat_tables[k])
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
+		if (!alloc_table_ensure(&stat_tables[k], 0))
 			return -1;
-	}
+	if (!alloc_table_ensure(&stat_tables[ALLOC_K_ALLOCATOR], ALLOC_A_COUNT - 1) ||
+	    !alloc_table_ensure(&stat_tables[ALLOC_K_TYPE], ALLOC_TYPE_MAX) ||
+	    !alloc_table_ensure(&stat_tables[ALLOC_K_THREAD], ALLOC_THREAD_MAX))
+		return -1;
 	return 0;
+}
+
+/* Before a number of a kind is handed out: its entry.  False if it cannot
+** be mapped. */
+bool alloc_stat_reserve(unsigned kind, uint32_t id)
+{
+	return alloc_table_ensure(&stat_tables[kind], id);
 }
 
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id)
 {
-	alloc_assert(kind < ALLOC_K_COUNT && id < stat_capacity[kind]);
-	return &stat_tables[kind][id];
+	alloc_stat_t *e = alloc_table_at(&stat_tables[kind], id);
+	alloc_assert(e != NULL);
+	return e;
 }
 
 static void stat_atomic_max(_Atomic uint64_t *m, uint64_t v)
@@ -229,8 +247,14 @@ int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, 
 	for (alloc_thread_t *t = alloc_thread_first(); t; t = t->reg_next)
 		stat_gather(t, kind, n, acc, epoch);
 	for (uint32_t id = 0; id < n; id++) {
-		alloc_stat_t *e = alloc_stat_entry(kind, id);
+		/* NULL: a thread number whose entries could not be mapped */
+		alloc_stat_t *e = alloc_table_at(&stat_tables[kind], id);
 		struct meminst_counter *c[2] = {&out[id].sizes, &out[id].blocks};
+		if (!e) {
+			memset(c[0], 0, sizeof *c[0]);
+			memset(c[1], 0, sizeof *c[1]);
+			continue;
+		}
 		for (int k = 0; k < 2; k++) {
 			int64_t cur = atomic_load(&e->cur[k]) + acc[id].d[k];
 			uint64_t ever = atomic_load(&e->max_ever[k]), sl = atomic_load(&e->max_sl[k]);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -242,6 +243,27 @@ void *alloc_sys_map(size_t size)
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
+}
+
+bool alloc_table_ensure(alloc_table_t *t, uint32_t i)
+{
+	if (i >= t->cap || (i >> t->shift) >= ALLOC_TABLE_DIR_MAX)
+		return false;
+	char *_Atomic *slot = &t->dir[i >> t->shift];
+	if (likely(atomic_load_explicit(slot, memory_order_acquire) != NULL))
+		return true;
+	size_t bytes = ((t->esize << t->shift) + 4095) & ~(size_t)4095;
+	while (atomic_exchange_explicit(&t->lock, 1, memory_order_acquire))
+		sched_yield(); /* another thread maps a chunk: a few microseconds */
+	bool ok = atomic_load_explicit(slot, memory_order_relaxed) != NULL;
+	if (!ok) {
+		char *c = alloc_sys_map(bytes);
+		if (c)
+			atomic_store_explicit(slot, c, memory_order_release);
+		ok = c != NULL;
+	}
+	atomic_store_explicit(&t->lock, 0, memory_order_release);
+	return ok;
 }
 
 /* The same, with the pages faulted in now rather than while our locks are

@@ -16,7 +16,11 @@
 ** (a slot's type is published before its site, with release order); new
 ** sites are inserted under tag_lock.  The table grows by copying into a new
 ** mapping; old mappings are kept, since a reader may still be probing one.
-** Tables live in mmap'd memory, never in the user heap.
+** Tables live in mmap'd memory, never in the user heap, and grow as
+** numbers are handed out (alloc_table_t): a number is given only once its
+** entries here and in the status tables are mapped; when they cannot be,
+** a new site or thread gets the overflow number and a new class none, and
+** meminst says so once.
 */
 #include "alloc_int.h"
 
@@ -25,7 +29,7 @@
 #include <unistd.h>
 
 #define TAG_CLASS_MAX (1u << 16)
-#define TAG_NAME_CHUNK (1u << 20)
+#define TAG_NAME_CHUNK (256u << 10)
 
 typedef struct tag_class_s {
 	uintptr_t module_base; /* 0 for registered classes */
@@ -60,17 +64,42 @@ typedef struct tag_sites_s {
 
 static struct tag_global {
 	pthread_mutex_t lock;
-	tag_class_t *classes;
+	alloc_table_t classes; /* tag_class_t  */
 	_Atomic uint32_t nclasses;
-	tag_type_t *types;
-	tag_thread_t *threads;
+	alloc_table_t types;   /* tag_type_t   */
+	alloc_table_t threads; /* tag_thread_t */
 	_Atomic(tag_sites_t *) sites;
 	char *names;
 	size_t names_used;
-} tag = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	_Atomic int warned[ALLOC_K_COUNT]; /* a kind's tables could not grow */
+} tag = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.classes = ALLOC_TABLE("classes", tag_class_t, TAG_CLASS_MAX, 12),
+	.types = ALLOC_TABLE("types", tag_type_t, ALLOC_TYPE_MAX + 1, 12),
+	.threads = ALLOC_TABLE("threads", tag_thread_t, ALLOC_THREAD_MAX + 1, 12),
+};
 
-uint32_t *alloc_type_classes;
 _Atomic uint32_t alloc_ntypes, alloc_nthreads;
+
+/* Entries of numbers handed out (their chunks are mapped). */
+static tag_class_t *tag_class(uint32_t c) { return alloc_table_at(&tag.classes, c); }
+static tag_type_t *tag_type(uint32_t t) { return alloc_table_at(&tag.types, t); }
+static tag_thread_t *tag_thread(uint32_t t) { return alloc_table_at(&tag.threads, t); }
+
+/*
+** Map the entries of number n of a kind, here and in the status tables,
+** before it is handed out.  False if a chunk cannot be mapped: the first
+** time for each kind, one line says what happens instead.
+*/
+static bool tag_reserve(unsigned kind, alloc_table_t *table, uint32_t n, const char *instead)
+{
+	if (alloc_table_ensure(table, n) && alloc_stat_reserve(kind, n))
+		return true;
+	if (!atomic_exchange(&tag.warned[kind], 1))
+		alloc_log("no memory to map the tables of %s (number %u): %s", table->what,
+			  (unsigned)n, instead);
+	return false;
+}
 
 static const char *const tag_allocator_names[ALLOC_A_COUNT] = {
 	"malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]"};
@@ -85,18 +114,16 @@ static tag_sites_t *tag_sites_new(size_t capacity)
 
 int alloc_tags_init(void)
 {
-	tag.classes = alloc_sys_map(TAG_CLASS_MAX * sizeof(tag_class_t));
-	tag.types = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(tag_type_t));
-	alloc_type_classes = alloc_sys_map((size_t)(ALLOC_TYPE_MAX + 1) * sizeof(uint32_t));
-	tag.threads = alloc_sys_map((size_t)(ALLOC_THREAD_MAX + 1) * sizeof(tag_thread_t));
 	tag.names = alloc_sys_map(TAG_NAME_CHUNK);
 	tag_sites_t *s = tag_sites_new(4096);
-	if (!tag.classes || !tag.types || !alloc_type_classes || !tag.threads || !tag.names || !s)
+	if (!tag.names || !s || !alloc_table_ensure(&tag.classes, 0) ||
+	    !alloc_table_ensure(&tag.types, 0) || !alloc_table_ensure(&tag.types, ALLOC_TYPE_MAX) ||
+	    !alloc_table_ensure(&tag.threads, 0) || !alloc_table_ensure(&tag.threads, ALLOC_THREAD_MAX))
 		return -1;
 	atomic_store(&tag.sites, s);
-	tag.classes[0].name = "unknown";
-	tag.types[0].name = "unknown";
-	tag.types[ALLOC_TYPE_MAX].name = "(types beyond the limit)";
+	tag_class(0)->name = "unknown";
+	tag_type(0)->name = "unknown";
+	tag_type(ALLOC_TYPE_MAX)->name = "(types beyond the limit)";
 	atomic_store(&tag.nclasses, 1);
 	atomic_store(&alloc_ntypes, 1);
 	atomic_store(&alloc_nthreads, 1); /* thread 0: blocks from no thread */
@@ -129,14 +156,16 @@ static uint32_t tag_class_of_module(uintptr_t base, const char *path)
 {
 	uint32_t n = atomic_load(&tag.nclasses);
 	for (uint32_t c = 1; c < n; c++)
-		if (tag.classes[c].module_base == base)
+		if (tag_class(c)->module_base == base)
 			return c;
-	if (n >= TAG_CLASS_MAX)
+	if (n >= TAG_CLASS_MAX ||
+	    !tag_reserve(ALLOC_K_CLASS, &tag.classes, n, "further modules get class 0 (unknown)"))
 		return 0;
 	const char *slash = strrchr(path, '/');
-	tag.classes[n].module_base = base;
-	tag.classes[n].module = tag_intern(path);
-	tag.classes[n].name = tag_intern(slash ? slash + 1 : path);
+	tag_class_t *c = tag_class(n);
+	c->module_base = base;
+	c->module = tag_intern(path);
+	c->name = tag_intern(slash ? slash + 1 : path);
 	atomic_store(&tag.nclasses, n + 1);
 	return n;
 }
@@ -147,10 +176,11 @@ int alloc_class_register(const char *name)
 	uint32_t n = atomic_load(&tag.nclasses);
 	int found = -1;
 	for (uint32_t c = 1; c < n && found < 0; c++)
-		if (tag.classes[c].module_base == 0 && strncmp(tag.classes[c].name, name, MEMINST_NAME_MAX - 1) == 0)
+		if (tag_class(c)->module_base == 0 && strncmp(tag_class(c)->name, name, MEMINST_NAME_MAX - 1) == 0)
 			found = (int)c;
-	if (found < 0 && n < TAG_CLASS_MAX) {
-		tag.classes[n].name = tag_intern(name);
+	if (found < 0 && n < TAG_CLASS_MAX &&
+	    tag_reserve(ALLOC_K_CLASS, &tag.classes, n, "meminst_class_register returns -1")) {
+		tag_class(n)->name = tag_intern(name);
 		atomic_store(&tag.nclasses, n + 1);
 		found = (int)n;
 	}
@@ -222,12 +252,14 @@ uint32_t alloc_type_of_site(uintptr_t site)
 	t = tag_sites_find(s, site);
 	if (!t) {
 		uint32_t n = atomic_load(&alloc_ntypes);
-		t = n < ALLOC_TYPE_MAX ? n : ALLOC_TYPE_MAX;
+		t = n < ALLOC_TYPE_MAX &&
+		    tag_reserve(ALLOC_K_TYPE, &tag.types, n,
+				"further sites are counted under the overflow type") ? n : ALLOC_TYPE_MAX;
 		if (t == n) {
-			tag.types[n].site = site;
-			tag.types[n].descr = tag_intern(descr);
-			tag.types[n].class_no = base ? tag_class_of_module(base, path) : 0;
-			alloc_type_classes[n] = tag.types[n].class_no;
+			tag_type_t *e = tag_type(n);
+			e->site = site;
+			e->descr = tag_intern(descr);
+			e->class_no = base ? tag_class_of_module(base, path) : 0;
 			atomic_store(&alloc_ntypes, n + 1);
 		}
 		if ((s = tag_sites_reserve(s)) != NULL)
@@ -249,12 +281,13 @@ uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 	if (cls >= atomic_load(&tag.nclasses))
 		goto out;
 	for (uint32_t t = 1; t < n && !found; t++)
-		if (tag.types[t].name && tag.types[t].class_no == cls && strncmp(tag.types[t].name, name, MEMINST_NAME_MAX - 1) == 0)
+		if (tag_type(t)->name && tag_type(t)->class_no == cls &&
+		    strncmp(tag_type(t)->name, name, MEMINST_NAME_MAX - 1) == 0)
 			found = t;
-	if (!found && n < ALLOC_TYPE_MAX) {
-		tag.types[n].name = tag_intern(name);
-		tag.types[n].class_no = cls;
-		alloc_type_classes[n] = cls;
+	if (!found && n < ALLOC_TYPE_MAX &&
+	    tag_reserve(ALLOC_K_TYPE, &tag.types, n, "meminst_type_register returns 0")) {
+		tag_type(n)->name = tag_intern(name);
+		tag_type(n)->class_no = cls;
 		atomic_store(&alloc_ntypes, n + 1);
 		found = n;
 	}
@@ -265,36 +298,57 @@ out:
 
 uintptr_t alloc_type_site(uint32_t type)
 {
-	return type < atomic_load(&alloc_ntypes) ? tag.types[type].site : 0;
+	tag_type_t *e = tag_type(type);
+	return e ? e->site : 0;
+}
+
+/* The class of a type handed out (0 for a number never handed out). */
+uint32_t alloc_type_class(uint32_t type)
+{
+	tag_type_t *e = tag_type(type);
+	return e ? e->class_no : 0;
 }
 
 /* ------------------------------------------------------------ threads --- */
 
+/*
+** A new thread's number.  Numbers are taken with a counter, so the tables
+** of a number are mapped after it is taken; a thread whose entries cannot
+** be mapped gets the overflow number, as the threads past the limit do
+** (its number is left unused: readers see zeros there).
+*/
 uint32_t alloc_thread_number_new(pid_t tid)
 {
 	uint32_t n = atomic_fetch_add(&alloc_nthreads, 1);
 	if (n >= ALLOC_THREAD_MAX) {
 		atomic_store(&alloc_nthreads, ALLOC_THREAD_MAX + 1);
 		n = ALLOC_THREAD_MAX; /* shared by every thread beyond the limit */
-		alloc_fmt(tag.threads[n].name, 16, "(beyond limit)");
+	} else if (!tag_reserve(ALLOC_K_THREAD, &tag.threads, n,
+				"further threads are counted under the overflow thread")) {
+		n = ALLOC_THREAD_MAX;
 	}
-	tag.threads[n].tid = tid;
+	if (n == ALLOC_THREAD_MAX)
+		alloc_fmt(tag_thread(n)->name, 16, "(beyond limit)");
+	tag_thread(n)->tid = tid;
 	return n;
 }
 
 void alloc_thread_set_tid(uint32_t thread_no, pid_t tid)
 {
-	tag.threads[thread_no].tid = tid;
+	tag_thread(thread_no)->tid = tid;
 }
 
 pid_t alloc_thread_tid(uint32_t thread_no)
 {
-	return tag.threads[thread_no].tid;
+	tag_thread_t *e = tag_thread(thread_no);
+	return e ? e->tid : 0;
 }
 
 void alloc_thread_set_name(uint32_t thread_no, const char *name)
 {
-	alloc_fmt(tag.threads[thread_no].name, sizeof tag.threads[thread_no].name, "%s", name);
+	tag_thread_t *e = tag_thread(thread_no);
+	if (e)
+		alloc_fmt(e->name, sizeof e->name, "%s", name);
 }
 
 /* ------------------------------------------------------------ reading --- */
@@ -319,7 +373,7 @@ uint32_t alloc_tags_count(unsigned kind)
 
 const char *alloc_class_module(uint32_t class_no)
 {
-	return class_no < alloc_tags_count(ALLOC_K_CLASS) ? tag.classes[class_no].module : NULL;
+	return class_no < alloc_tags_count(ALLOC_K_CLASS) ? tag_class(class_no)->module : NULL;
 }
 
 const char *alloc_allocator_name(uint32_t a)
@@ -337,21 +391,29 @@ void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len)
 	case ALLOC_K_ALLOCATOR:
 		alloc_fmt(buf, len, "%s", id < ALLOC_A_COUNT ? tag_allocator_names[id] : "?");
 		break;
-	case ALLOC_K_CLASS:
-		alloc_fmt(buf, len, "%s", tag.classes[id].name ? tag.classes[id].name : "?");
+	case ALLOC_K_CLASS: {
+		tag_class_t *c = tag_class(id);
+		alloc_fmt(buf, len, "%s", c && c->name ? c->name : "?");
 		break;
-	case ALLOC_K_TYPE:
-		if (tag.types[id].name)
-			alloc_fmt(buf, len, "%s", tag.types[id].name);
-		else if (tag.types[id].descr)
-			alloc_fmt(buf, len, "%s", tag.types[id].descr);
+	}
+	case ALLOC_K_TYPE: {
+		tag_type_t *t = tag_type(id);
+		if (!t)
+			alloc_fmt(buf, len, "?");
+		else if (t->name)
+			alloc_fmt(buf, len, "%s", t->name);
+		else if (t->descr)
+			alloc_fmt(buf, len, "%s", t->descr);
 		else
-			alloc_fmt(buf, len, "%p", (void *)tag.types[id].site);
+			alloc_fmt(buf, len, "%p", (void *)t->site);
 		break;
+	}
 	case ALLOC_K_THREAD: {
-		tag_thread_t *t = &tag.threads[id];
+		tag_thread_t *t = tag_thread(id);
 		char comm[32];
-		if (id == 0)
+		if (!t)
+			alloc_fmt(buf, len, "(none)");
+		else if (id == 0)
 			alloc_fmt(buf, len, "(none)");
 		else if (!t->name[0] && alloc_sys_thread_comm(t->tid, comm, sizeof comm))
 			alloc_fmt(buf, len, "%s", comm);

@@ -21,8 +21,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 alloc_backend_t alloc_real;
+alloc_backend_t alloc_libc; /* the system allocator, whatever the backend */
+bool alloc_aligned_alloc_strict;
+static uintptr_t libc_heap_lo; /* the program break when we started */
 
 /* ------------------------------------------------------- bootstrap arena -- */
 
@@ -95,8 +99,60 @@ int alloc_backend_resolve_system(void)
 	RESOLVE(pvalloc, "pvalloc");
 	RESOLVE(usable_size, "malloc_usable_size");
 #undef RESOLVE
-	alloc_real = b;
+	alloc_real = alloc_libc = b;
+	libc_heap_lo = (uintptr_t)sbrk(0);
+	/* glibc 2.38 and later refuse an aligned_alloc whose alignment is not
+	** a power of two; older ones round it up as memalign does.  Ask the
+	** one we run on (its own block, freed at once; errno kept). */
+	int saved_errno = errno;
+	void *probe = b.aligned_alloc(24, 48);
+	alloc_aligned_alloc_strict = probe == NULL;
+	if (probe)
+		b.free(probe);
+	errno = saved_errno;
 	return 0;
+}
+
+/* ------------------------------------------------- glibc's own blocks --- */
+
+#define LIBC_HEAP_MAX (64ul << 20) /* HEAP_MAX_SIZE of a 64-bit glibc      */
+#define LIBC_PREV_INUSE 1
+#define LIBC_IS_MMAPPED 2
+#define LIBC_NON_MAIN_ARENA 4
+
+/*
+** Is `p` a block of glibc's malloc in use that did not come through us: a
+** program or library calling __libc_malloc & co., or a block made before
+** we were loaded?  free hands such a block to glibc rather than calling it
+** invalid.  The chunk must look to glibc as it does at free: aligned, a
+** sane size, inside the main heap, a thread arena's heap or a mapping of
+** its own (glibc's munmap_chunk test), and marked in use by the next
+** chunk.  Every word is probed before it is read.  Anything else stays an
+** invalid free, reported and ignored.
+*/
+bool alloc_libc_owns(const void *p)
+{
+	const uint64_t *h = (const uint64_t *)p - 2; /* prev_size, size */
+	if (((uintptr_t)p & 15) || !alloc_readable(h, 16))
+		return false;
+	uint64_t size = h[1] & ~(uint64_t)7, chunk = (uintptr_t)h;
+	if (size < 32 || (size & 15) || size > (1ull << 47))
+		return false;
+	if (h[1] & LIBC_IS_MMAPPED) {
+		uint64_t block = chunk - h[0], total = h[0] + size;
+		return h[0] < 4096 && !((block | total) & 4095);
+	}
+	if (h[1] & LIBC_NON_MAIN_ARENA) {
+		const uint64_t *heap = (const uint64_t *)(chunk & ~(LIBC_HEAP_MAX - 1));
+		/* heap_info: ar_ptr, prev, size (bytes in use of the heap) */
+		if (!alloc_readable(heap, 24) || !heap[0] || heap[2] > LIBC_HEAP_MAX ||
+		    chunk + size > (uintptr_t)heap + heap[2])
+			return false;
+	} else if (chunk < libc_heap_lo || chunk + size > (uintptr_t)sbrk(0)) {
+		return false;
+	}
+	const uint64_t *next = (const uint64_t *)(chunk + size);
+	return alloc_readable(next, 16) && (next[1] & LIBC_PREV_INUSE) && (next[1] & ~(uint64_t)7) >= 16;
 }
 
 /* ---------------------------------------------------------- jemalloc ---- */

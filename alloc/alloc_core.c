@@ -547,6 +547,22 @@ static ALLOC_NOINLINE void core_report(enum core_verdict v, const char *op, void
 		abort();
 }
 
+/*
+** A pointer without a header of ours may still be glibc's: a block from
+** __libc_malloc & co. (or made before we were loaded).  It goes back to
+** glibc, whatever the backend, rather than being called invalid and
+** leaked.  Returns false when it is not such a block.
+*/
+static ALLOC_NOINLINE bool core_free_libc(void *user)
+{
+	int saved_errno = errno;
+	bool ours = alloc_libc_owns(user);
+	errno = saved_errno;
+	if (ours)
+		alloc_libc.free(user);
+	return ours;
+}
+
 void alloc_core_report_summary(void)
 {
 	unsigned long n = atomic_load(&core_bad_frees);
@@ -627,6 +643,8 @@ static inline __attribute__((always_inline)) void core_free(void *user, uintptr_
 		return;
 	enum core_verdict v = core_verify(user, &meta, mim);
 	if (unlikely(v != CORE_OK)) {
+		if (v == CORE_FOREIGN && core_free_libc(user))
+			return;
 		core_report(v, "free", user, site);
 		return;
 	}
@@ -696,6 +714,15 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	}
 	bool mim = alloc_mode == MEMINST_MODE_MIM;
 	enum core_verdict v = core_verify(user, &meta, mim);
+	if (unlikely(v == CORE_FOREIGN) && alloc_libc_owns(user)) { /* glibc's: move it to us */
+		size_t old = alloc_libc.usable_size(user);
+		void *n = alloc_core_malloc(size, allocator, site, type);
+		if (n) {
+			memcpy(n, user, old < size ? old : size);
+			alloc_libc.free(user);
+		}
+		return n;
+	}
 	if (unlikely(v != CORE_OK)) {
 		core_report(v, "realloc", user, site);
 		return errno = EINVAL, NULL;
@@ -728,7 +755,7 @@ size_t alloc_core_usable_size(void *user)
 	if (alloc_boot_owns(user))
 		return alloc_boot_size(user);
 	if (core_verify(user, &meta, alloc_mode == MEMINST_MODE_MIM) != CORE_OK)
-		return 0;
+		return alloc_libc_owns(user) ? alloc_libc.usable_size(user) : 0;
 	size_t pad = (size_t)1 << alloc_meta_pad_log2(meta);
 	return alloc_real.usable_size((char *)user - pad) - pad;
 }

@@ -227,20 +227,6 @@ TIMED(int, posix_memalign, MEMINST_TALLOC_ALIGNED, size,
       (void **out, size_t align, size_t size, uintptr_t site), (out, align, size, site))
 ENTRY(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size, site))
 
-INLINE void *hook_aligned_alloc(size_t align, size_t size, uintptr_t site)
-{
-	if (!hook_pow2(align))
-		return errno = EINVAL, NULL;
-	if (!STARTED())
-		return alloc_boot_malloc(size, align);
-	if (OFF())
-		return alloc_real.aligned_alloc(align, size);
-	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site);
-}
-TIMED(void *, aligned_alloc, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
-      (align, size, site))
-ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size, site))
-
 INLINE void *hook_memalign(size_t align, size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
@@ -256,6 +242,27 @@ INLINE void *hook_memalign(size_t align, size_t size, uintptr_t site)
 TIMED(void *, memalign, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
       (align, size, site))
 ENTRY(void *, memalign, (size_t align, size_t size), (align, size, site))
+
+/*
+** aligned_alloc follows the glibc the program runs on: from 2.38 on, an
+** alignment that is not a power of two is refused (EINVAL); before, it is
+** rounded up as memalign does.  Which one is probed at start
+** (alloc_aligned_alloc_strict, alloc_backend.c).
+*/
+INLINE void *hook_aligned_alloc(size_t align, size_t size, uintptr_t site)
+{
+	if (!STARTED())
+		return hook_pow2(align) ? alloc_boot_malloc(size, align) : (errno = EINVAL, NULL);
+	if (!hook_pow2(align))
+		return alloc_aligned_alloc_strict ? (errno = EINVAL, NULL)
+						  : hook_memalign(align, size, site);
+	if (OFF())
+		return alloc_real.aligned_alloc(align, size);
+	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site);
+}
+TIMED(void *, aligned_alloc, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
+      (align, size, site))
+ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size, site))
 
 INLINE void *hook_valloc(size_t size, uintptr_t site)
 {

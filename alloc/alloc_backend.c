@@ -113,6 +113,19 @@ int alloc_backend_resolve_system(void)
 	return 0;
 }
 
+/*
+** Is [p, p + n) inside the heap of the program break?  Everything between
+** the break's start and its current end is mapped (the kernel keeps it
+** so), and the break only moves down by its top: so such bytes can be read
+** without a probe.  (A thread shrinking the break at this very moment is
+** the one case left; glibc trims only free memory at the top.)
+*/
+bool alloc_brk_mapped(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+	return libc_heap_lo && a >= libc_heap_lo && a + n <= (uintptr_t)sbrk(0);
+}
+
 /* ------------------------------------------------- glibc's own blocks --- */
 
 #define LIBC_HEAP_MAX (64ul << 20) /* HEAP_MAX_SIZE of a 64-bit glibc      */

@@ -479,6 +479,8 @@ static ALLOC_NOINLINE bool core_probe(const alloc_hdr_t *h)
 	alloc_thread_t *t = alloc_tls.thr;
 	uintptr_t page = (uintptr_t)h & ~(uintptr_t)4095;
 	uint32_t epoch = atomic_load_explicit(&alloc_unmap_epoch, memory_order_acquire);
+	if (alloc_brk_mapped(h, sizeof *h)) /* glibc's main heap: no system call */
+		return true;
 	if (t && t->probe_epoch == epoch)
 		for (unsigned i = 0; i < 8; i++)
 			if (t->probe_pages[i] == page)

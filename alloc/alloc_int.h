@@ -225,6 +225,7 @@ extern alloc_backend_t alloc_libc;           /* glibc's, whatever the backend */
 extern bool alloc_aligned_alloc_strict;      /* glibc >= 2.38: aligned_alloc
 						refuses a non-power-of-two */
 bool alloc_libc_owns(const void *p);         /* a glibc block not from us */
+bool alloc_brk_mapped(const void *p, size_t n); /* in the program break's heap */
 int alloc_backend_resolve_system(void);      /* 0 or -1                   */
 int alloc_backend_load(int which, char *err, size_t errlen);
 void *alloc_boot_malloc(size_t size, size_t align);

@@ -115,20 +115,23 @@ static inline alloc_hdr_t *core_hdr(const void *user)
 */
 #define CORE_CHECKED_BITS (((1ull << ALLOC_META_CHECK_SHIFT) - 1) & ~ALLOC_META_FREED)
 #define CORE_META_CHECK (~((1ull << ALLOC_META_CHECK_SHIFT) - 1))
+/* `meta` holds the checked bits only (see core_hdr_mismatch). */
 static inline uint64_t core_hash(const void *user, uint64_t size, uint64_t meta)
 {
 	uint64_t x = ((uintptr_t)user ^ core_secret) * 0x9e3779b97f4a7c15ull;
 	x ^= size * 0xc2b2ae3d27d4eb4full;
-	x ^= (meta & CORE_CHECKED_BITS) * 0x94d049bb133111ebull;
+	x ^= meta * 0x94d049bb133111ebull;
 	x ^= x >> 29;
 	return x * 0xbf58476d1ce4e5b9ull;
 }
 static inline uint64_t core_meta_check(uint64_t x) { return x & CORE_META_CHECK; }
 static inline uint64_t core_size_check(uint64_t x) { return (x << 14) & ~ALLOC_SIZE_MASK; }
 
-/* Write a header's size and meta words with their check bits. */
+/* Write a header's size and meta words with their check bits.  `meta` is
+** fresh from alloc_meta_pack: no check bits, not freed. */
 static inline void core_hdr_write(alloc_hdr_t *h, const void *user, uint64_t size, uint64_t meta)
 {
+	alloc_assert(!(meta & ~CORE_CHECKED_BITS));
 	uint64_t x = core_hash(user, size, meta);
 	h->size = size | core_size_check(x);
 	h->meta = meta | core_meta_check(x);
@@ -137,7 +140,7 @@ static inline void core_hdr_write(alloc_hdr_t *h, const void *user, uint64_t siz
 /* Do a header's check bits match?  (Zero when they do.) */
 static inline uint64_t core_hdr_mismatch(const void *user, uint64_t sizew, uint64_t meta)
 {
-	uint64_t x = core_hash(user, sizew & ALLOC_SIZE_MASK, meta);
+	uint64_t x = core_hash(user, sizew & ALLOC_SIZE_MASK, meta & CORE_CHECKED_BITS);
 	return ((meta ^ x) & CORE_META_CHECK) | ((sizew ^ (x << 14)) & ~ALLOC_SIZE_MASK);
 }
 
@@ -308,7 +311,7 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 	}
 	core_leave(t);
 	/* a new peak to snapshot? (this thread's view of the total) */
-	int64_t total = t->slot_base[0][0] + alloc_slot_bytes(t->slots[0].d);
+	int64_t total = t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
 	if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
 		alloc_service_peak(total);
 }

@@ -115,7 +115,7 @@ static void stat_fold(alloc_stat_t *e, const int64_t d[2], const int64_t hi[2], 
 void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 {
 	alloc_slot_t *s = &t->slots[i];
-	int64_t *base = t->slot_base[i];
+	int64_t *base = s->base;
 	if (s->key == ALLOC_KEY_NONE)
 		return;
 	unsigned kind = ALLOC_KEY_KIND(s->key);
@@ -141,7 +141,7 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 		s->cls = alloc_type_class(ALLOC_KEY_ID(key));
 	int64_t g[2] = {atomic_load_explicit(&e->cur[0], memory_order_relaxed),
 			atomic_load_explicit(&e->cur[1], memory_order_relaxed)};
-	slot_restart(s, t->slot_base[i], g);
+	slot_restart(s, s->base, g);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 }
 
@@ -216,7 +216,7 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t
 		int64_t hk[2] = {alloc_slot_bytes(__atomic_load_n(&s->hi, __ATOMIC_RELAXED)),
 				 __atomic_load_n(&s->hi_blocks, __ATOMIC_RELAXED)};
 		for (int k = 0; k < 2; k++) {
-			int64_t base = __atomic_load_n(&t->slot_base[i][k], __ATOMIC_RELAXED);
+			int64_t base = __atomic_load_n(&s->base[k], __ATOMIC_RELAXED);
 			int64_t hi = base + hk[k];
 			a->d[k] += dk[k];
 			if (hi > a->hi_ever[k])

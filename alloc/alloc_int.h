@@ -431,7 +431,7 @@ void alloc_tags_postfork_child(void);
 ** owner: the thread that allocated the block) plus the orphan list, which
 ** holds the blocks of threads that have exited, of threads past the
 ** number limit and of threads without a record.  A list is ALLOC_LIST_WAYS
-** circular lists under one lock, the way chosen by address, so that a
+** circular lists under one lock, the way chosen by allocation number, so that a
 ** capture can walk several side by side and overlap their cache misses.
 ** The owner links and counts under its own lock, which no other thread
 ** takes except to free one of its blocks; whoever holds every list lock
@@ -463,11 +463,11 @@ static inline void alloc_list_lock(alloc_list_t *l) { alloc_spin_lock(&l->lock);
 static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lock); }
 
 /* Link a block's header, with its allocation number, at the head of one of
-** the list's ways; the caller holds the list.  The newest block is first. */
+** the list's ways (taken in turn, by allocation number); the caller holds
+** the list.  The newest block is first. */
 static inline void alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)m >> 4) * 0x9e3779b97f4a7c15ull;
-	alloc_mhdr_t *head = &l->head[h >> (64 - ALLOC_LIST_WAYS_BITS)];
+	alloc_mhdr_t *head = &l->head[seq & (ALLOC_LIST_WAYS - 1)];
 	alloc_mhdr_t *first = alloc_link(head->next);
 	m->next = (uintptr_t)first | (seq & 0x1ffff) << 47;
 	m->prev = (uintptr_t)head | (seq >> 17 & 0x1ffff) << 47;

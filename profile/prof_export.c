@@ -12,14 +12,17 @@
 **              the timer samples (--metric time) or the allocation samples
 **              (--metric bytes)
 **   chrome     every call of an exact trace
+**   pprof      whole stacks (prof_pprof.c): from an exact trace, else from
+**              the samples
 */
-#include "prof_export.h"
+#include "prof_pprof.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char export_help[] =
 	"Usage: inspect export --format FORMAT [options] SESSION|TRACE|PROFILE\n\n"
@@ -32,8 +35,12 @@ static const char export_help[] =
 	"             an exact trace, else from the samples\n"
 	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
 	"             one event per call, the allocator's calls and suspensions,\n"
-	"             counters of the memory; from an exact trace\n\n"
-	"  --format NAME      callgrind, folded or chrome\n"
+	"             counters of the memory; from an exact trace\n"
+	"  pprof      gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
+	"             from an exact trace, own time (ns), alloc_space and\n"
+	"             alloc_objects per stack; else from the samples, samples and\n"
+	"             their time (ns) with alloc_objects and alloc_space estimates\n\n"
+	"  --format NAME      callgrind, folded, chrome or pprof\n"
 	"  --metric time|bytes  folded: own time (default) or bytes allocated\n"
 	"  -o, --output FILE  write to FILE (default: standard output)\n"
 	"  --pid PID          sessions: the process (default: the program's)\n"
@@ -53,7 +60,7 @@ static const char html_help[] =
 	"  --no-symbols       name functions module+offset, without reading module files\n"
 	"  --help             this text\n";
 
-enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME };
+enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME, EXP_PPROF };
 
 struct exp_args {
 	const char *pos, *output;
@@ -94,7 +101,7 @@ static int exp_word(const struct insp_opts *o, const char *cmd, const char *name
 static int exp_option(const struct insp_opts *o, const char *cmd, bool html, struct exp_args *a,
 		      const char *name, const char *eq, int argc, char **argv, int *i)
 {
-	static const char *const formats[] = {"callgrind", "folded", "chrome", NULL};
+	static const char *const formats[] = {"callgrind", "folded", "chrome", "pprof", NULL};
 	static const char *const metrics[] = {"time", "bytes", NULL};
 	const char *v = NULL;
 	int r;
@@ -112,7 +119,7 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 	if ((r = exp_value(o, cmd, name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
 		return r;
 	if (!strcmp(name, "--format"))
-		return exp_word(o, cmd, name, v, formats, "callgrind, folded or chrome", &a->format);
+		return exp_word(o, cmd, name, v, formats, "callgrind, folded, chrome or pprof", &a->format);
 	if (!strcmp(name, "--metric"))
 		return exp_word(o, cmd, name, v, metrics, "time or bytes", &a->metric);
 	if (!strcmp(name, "--min-duration")) {
@@ -154,7 +161,7 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 		return insp_usage_error(o, cmd, "missing argument: inspect %s", html ? "html SESSION -o FILE"
 									       : "export --format FORMAT FILE");
 	if (!html && a->format < 0)
-		return insp_usage_error(o, cmd, "--format callgrind, folded or chrome is needed");
+		return insp_usage_error(o, cmd, "--format callgrind, folded, chrome or pprof is needed");
 	if (html && !a->output)
 		return insp_usage_error(o, cmd, "-o FILE is needed (the HTML file to write)");
 	if (!html && a->metric && a->format != EXP_FOLDED)
@@ -291,13 +298,17 @@ static int exp_no_calls(const struct insp_opts *o, const char *path, const char 
 	return INSP_EXIT_NOTFOUND;
 }
 
+static int exp_no_stacks(const struct insp_opts *o, const char *path)
+{
+	fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
+		"meminst --trace or --sample)\n", path);
+	return INSP_EXIT_NOTFOUND;
+}
+
 static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
 {
-	if (!in->have_stacks && !in->have_sm) {
-		fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
-			"meminst --trace or --sample)\n", a->pos);
-		return INSP_EXIT_NOTFOUND;
-	}
+	if (!in->have_stacks && !in->have_sm)
+		return exp_no_stacks(o, a->pos);
 	if (!in->have_stacks) {
 		exp_stacks_free(&in->stacks);
 		exp_stacks_init(&in->stacks);
@@ -312,6 +323,28 @@ static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struc
 		return INSP_EXIT_USAGE;
 	exp_folded_write(&in->stacks, a->metric, *f);
 	return 0;
+}
+
+/* pprof: the exact stacks when the trace has calls, else its samples. */
+static int exp_pprof(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
+{
+	if (!in->have_stacks && !in->have_sm)
+		return exp_no_stacks(o, a->pos);
+	if ((!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)))
+		return insp_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
+	struct pprof pp;
+	pprof_init(&pp);
+	if (in->have_stacks)
+		pprof_from_stacks(&pp, &in->stacks, &in->tr);
+	else
+		pprof_from_samples(&pp, &in->sm, &in->tr);
+	int r = 0;
+	if (!(*f = exp_out(o, a->output)))
+		r = INSP_EXIT_USAGE;
+	else if (pprof_write(&pp, *f) != 0)
+		r = INSP_EXIT_DB; /* exp_close says it */
+	pprof_free(&pp);
+	return r;
 }
 
 static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
@@ -342,7 +375,7 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 	so.no_symbols = o->no_symbols || a.no_symbols;
 	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
 	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL
-			: a.format == EXP_FOLDED ? EXP_IN_STACKS | EXP_IN_SAMPLES : 0;
+			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? EXP_IN_STACKS | EXP_IN_SAMPLES : 0;
 	r = exp_input_read(&in, &so, want);
 	FILE *f = NULL;
 	if (!r && a.format == EXP_CALLGRIND) {
@@ -354,6 +387,8 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 			exp_callgrind_write(&in.model, f);
 	} else if (!r && a.format == EXP_FOLDED) {
 		r = exp_folded(&so, &a, &in, &f);
+	} else if (!r && a.format == EXP_PPROF) {
+		r = exp_pprof(&so, &a, &in, &f);
 	} else if (!r) {
 		r = exp_chrome(&so, &a, &in, &f);
 	}

@@ -10,18 +10,20 @@
 **   prof_export.c     the command `inspect export`, and reading its input
 **   prof_html.c       the command `inspect html`
 **   prof_html_ui.c    the style sheet and the script of the HTML report
+**   prof_pprof.c      pprof's profile.proto (prof_pprof.h, encoder prof_pb.c)
 **
 ** A stack tree is a prof_cct (prof_cct.h) with one root (key 0) for every
 ** thread: node keys are code addresses (exact traces) or function ids
 ** (samples), and each node's self[] holds what was spent with exactly that
-** stack: EXP_TIME in ns, EXP_BYTES allocated.
+** stack: EXP_TIME in ns, EXP_BYTES allocated, EXP_ALLOCS allocations
+** (exact traces).
 */
 #ifndef PROF_EXPORT_H
 #define PROF_EXPORT_H
 
 #include "prof_int.h"
 
-enum { EXP_TIME, EXP_BYTES };
+enum { EXP_TIME, EXP_BYTES, EXP_ALLOCS, EXP_N };
 
 struct exp_stacks {
 	struct prof_cct t;       /* self[EXP_TIME] in ticks while reading;
@@ -30,7 +32,7 @@ struct exp_stacks {
 	struct prof_func *funcs; /* the function table (names)                */
 	size_t nfuncs;
 	uint32_t *fid;           /* [t.n] function of each node, or UINT32_MAX */
-	double total[2];         /* over every node                           */
+	double total[EXP_N];     /* over every node                           */
 	/* the simulation (exact traces) */
 	struct exp_sthread *thr;
 	size_t nthr, last_thr;
@@ -56,6 +58,8 @@ void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m);
 /* The name of node i (NULL: a node left out of paths: the root, and the
 ** unknown caller of calls made with an empty stack). */
 const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i);
+/* The trace thread of node i (exact traces; 0: none, the root). */
+uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i);
 /* One line "a;b;c N" per stack with a non-zero value of metric. */
 void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f);
 

@@ -119,6 +119,9 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_op
 /* The function index of addr (0..2 are undefined, suspend, <alloc>). */
 uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr);
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
+/* The source line of a code address (not a return address) and, when
+** file is not NULL, its file (in the pool); 0 when unknown. */
+int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file);
 /* The entry address of the function holding addr (an address inside the
 ** code, not a return address): from the symbol table, else from the call
 ** frame information; addr itself when neither knows. */
@@ -256,6 +259,9 @@ void prof_samples_begin(struct prof_samples *s);
 void prof_samples_header(struct prof_samples *s, const struct meminst_trace_header *h);
 void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t *rec, size_t n);
 uint64_t prof_samples_count(const struct prof_samples *s); /* timer + allocation */
+/* The address tree: one root per thread, frame keys as read (a timer
+** sample's pc, the other frames address - 1). */
+const struct prof_cct *prof_samples_tree(const struct prof_samples *s);
 
 struct prof_sthread {
 	uint32_t thread;

@@ -84,6 +84,11 @@ bool prof_samples_reread(const struct prof_samples *s)
 	return s->reread && !s->known;
 }
 
+const struct prof_cct *prof_samples_tree(const struct prof_samples *s)
+{
+	return &s->at;
+}
+
 uint64_t prof_samples_count(const struct prof_samples *s)
 {
 	return s->nsamples + s->nasamples;

@@ -131,7 +131,7 @@ static void stk_close(struct exp_stacks *s, struct exp_sthread *t)
 /* Add the sums of the subtree at src to the one at dst, and clear src. */
 static void stk_move(struct exp_stacks *s, uint32_t src, uint32_t dst)
 {
-	for (int m = 0; m < 2; m++) {
+	for (int m = 0; m < EXP_N; m++) {
 		s->t.nodes[dst].self[m] += s->t.nodes[src].self[m];
 		s->t.nodes[src].self[m] = 0;
 	}
@@ -184,8 +184,10 @@ static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64
 			s->alloc_cap = cap;
 		}
 		s->alloc_cnt[a]++;
-		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
+		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE) {
 			s->t.nodes[stk_top(t)].self[EXP_BYTES] += (double)(r[2] >> 8);
+			s->t.nodes[stk_top(t)].self[EXP_ALLOCS]++;
+		}
 	} else if (prof_own_pause_fn(r[2]) && end > from) { /* <trace-wait>, <snapshot>: their own time */
 		s->t.nodes[stk_child(s, stk_top(t), prof_own_pause_fn(r[2]))].self[EXP_TIME] += (double)(end - from);
 	}
@@ -255,13 +257,13 @@ static void stk_totals(struct exp_stacks *s)
 {
 	struct prof_cct_node *nd = s->t.nodes;
 	for (size_t i = 0; i < s->t.n; i++)
-		for (int m = 0; m < 2; m++)
+		for (int m = 0; m < EXP_N; m++)
 			nd[i].total[m] = nd[i].self[m];
 	for (size_t i = s->t.n; i-- > 1;)
-		for (int m = 0; m < 2; m++)
+		for (int m = 0; m < EXP_N; m++)
 			nd[nd[i].parent].total[m] += nd[i].total[m];
-	s->total[EXP_TIME] = nd[0].total[EXP_TIME];
-	s->total[EXP_BYTES] = nd[0].total[EXP_BYTES];
+	for (int m = 0; m < EXP_N; m++)
+		s->total[m] = nd[0].total[m];
 }
 
 void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct insp_opts *o,
@@ -315,6 +317,14 @@ void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m)
 	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
 	memcpy(s->funcs, m->funcs, s->nfuncs * sizeof *s->funcs);
 	stk_totals(s);
+}
+
+uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i)
+{
+	while (i && s->t.nodes[i].parent != 0)
+		i = s->t.nodes[i].parent;
+	uint64_t k = i ? s->t.nodes[i].key : 0;
+	return k & EXP_PH ? (uint32_t)(k >> 32 & 0x7fffffff) : 0;
 }
 
 const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)

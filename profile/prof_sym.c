@@ -324,6 +324,26 @@ uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 	return entry ? entry : addr;
 }
 
+int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
+{
+	if (file)
+		*file = NULL;
+	if (addr <= PROF_FN_PSEUDO_MAX || !st->syms)
+		return 0;
+	const struct sym_mod *m = NULL;
+	for (size_t i = 0; i < st->nmods && !m; i++)
+		if (addr >= st->mods[i].start && addr < st->mods[i].end)
+			m = &st->mods[i];
+	struct insp_sym s;
+	if (!m || !m->named || insp_syms_lookup(st->syms, addr + 1, &s) != 0)
+		return 0;
+	int line = s.file ? s.line : 0;
+	if (file && s.file)
+		*file = insp_pool_str(st->pool, s.file);
+	insp_sym_clear(&s);
+	return line;
+}
+
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n)
 {
 	*n = st->nfuncs;

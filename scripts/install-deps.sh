@@ -3,12 +3,14 @@
 # Idempotent: asks apt only for packages that are missing.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config binutils g++
-libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev libunwind-dev
+libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev libunwind-dev zlib1g-dev
 python3 perl git gzip xz-utils groff-base tcl valgrind clang"
 # clang's sanitizer and libFuzzer runtimes (make check-sanitize, check-fuzz):
 # a "Recommends" of clang, under this name on Debian 12; left out where apt
 # does not know it (elsewhere clang may carry them itself).
-OPTIONAL="libclang-rt-14-dev"
+# The viewers the export tests read with (tests/export/): go tool pprof and
+# headless Chromium; the tests skip with a line where they are missing.
+OPTIONAL="libclang-rt-14-dev golang-go chromium"
 missing=
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

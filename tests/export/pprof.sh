@@ -1,0 +1,121 @@
+# pprof.sh — `inspect export --format pprof` read by the real pprof (`go tool
+# pprof`, Debian's golang-go; skipped with a line when it is missing), its
+# figures checked against `inspect analyse`:
+#   - an exact trace (tests/session/known under --trace=wall): total wall
+#     time = the profile's own time (to within 1 ns per stack), alloc_big's
+#     own bytes (40 x 256 KiB) and alloc_small's allocations (10000), main's
+#     cumulative ~ the total, the program as the main mapping with its
+#     build-id;
+#   - a sampled session (tests/sample/sample_target alloc under --sample and
+#     --alloc-sample): the samples, the allocation estimates of alloc_big and
+#     alloc_small as analyse's flat display gives them, and source lines of
+#     sample_target.c with -lines.
+. "$top_srcdir/tests/integration/lib.sh"
+
+export MEMINST_LIBRARY="$MEMINST_LIB"
+INSPECT=$top_builddir/inspect/inspect
+cd "$MI_TMP" || exit 99
+if ! command -v go >/dev/null || ! go tool pprof -h >/dev/null 2>&1; then
+	echo "skip  $MI_NAME: go tool pprof is not installed (apt-get install golang-go)"
+	exit 77
+fi
+# pprof keeps fetched profiles under $HOME/pprof; nothing outside the test's directory
+export HOME="$MI_TMP" PPROF_TMPDIR="$MI_TMP" GOFLAGS= GOCACHE="$MI_TMP/go-cache"
+pp() { go tool pprof "$@" 2>>pp.err; }
+
+# --------------------------------------------------------- exact trace --
+why=
+"$top_builddir/session/meminst" -q --mim --trace=wall -o s.db -- "$top_builddir/tests/session/known" \
+	>out 2>err || mi_why_add "meminst exited $?"
+"$INSPECT" analyse --json s.db >a.json 2>a.err || mi_why_add "analyse exited $?"
+"$INSPECT" export --format pprof -o s.pb.gz s.db 2>x.err || mi_why_add "export exited $?"
+pp -top -unit=ns -nodecount=100 s.pb.gz >t.txt || mi_why_add "pprof -top exited $?"
+pp -top -sample_index=alloc_space -unit=B s.pb.gz >b.txt || mi_why_add "pprof -top alloc_space exited $?"
+pp -top -sample_index=alloc_objects s.pb.gz >n.txt || mi_why_add "pprof -top alloc_objects exited $?"
+pp -raw s.pb.gz >raw.txt || mi_why_add "pprof -raw exited $?"
+/usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$top_builddir/tests/session/known" <<'PY' >e.check 2>&1 ||
+import json, re, sys
+a = json.load(open(sys.argv[1]))
+own = round(a["totals"]["own"] * 1e6)
+def top(path):
+    text = open(path).read()
+    m = re.search(r"of (\d+)(?:ns|B)? total", text)
+    assert m, "%s: no total line" % path
+    rows = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 6 and f[1].endswith("%"):
+            num = lambda s: int(re.match(r"\d+", s).group(0))
+            rows[f[5]] = (num(f[0]), num(f[3]))
+    return int(m.group(1)), rows
+t, rows = top(sys.argv[2])
+assert abs(t - own) <= 20, "wall total %d ns, the profile's own time %d ns" % (t, own)
+# (outside main: the allocator's calls before it starts and after it returns)
+assert t >= rows["main"][1] >= 0.99 * t, "main's cumulative %d, not ~ the total %d" % (rows["main"][1], t)
+for name in ("work", "alloc_big", "<alloc>", "burn_a", "burn_b"):
+    assert name in rows, "%s is not in pprof -top: %s" % (name, sorted(rows))
+work = [f for th in a["threads"] for f in th["functions"] if f["name"] == "work"][0]
+assert abs(rows["work"][0] - round(work["own"] * 1e6)) <= 2, "work: %d ns, analyse %s ms" % (rows["work"][0], work["own"])
+b, brows = top(sys.argv[3])
+assert brows["alloc_big"][0] == 40 * 256 * 1024, "alloc_big alloc_space %s" % (brows["alloc_big"],)
+n, nrows = top(sys.argv[4])
+assert nrows["alloc_small"][0] == 10000, "alloc_small alloc_objects %s" % (nrows["alloc_small"],)
+raw = open(sys.argv[5]).read()
+maps = re.findall(r"^\d+: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+) ([0-9a-f]*)", raw, re.M)
+assert maps and maps[0][0] == sys.argv[6] and len(maps[0][1]) >= 16, "first mapping %s" % (maps[:1],)
+assert re.search(r"known\.c:\d+", raw), "no source lines"
+PY
+	mi_why_add "$(tail -n 1 e.check)"
+mi_verdict "exact trace: go tool pprof reads wall time, alloc_space and alloc_objects as analyse has them" \
+	"$why" e.check check t.txt "pprof -top" pp.err "pprof stderr" x.err "export stderr"
+
+# ------------------------------------------------------------- samples --
+why=
+: >pp.err
+"$top_builddir/session/meminst" -q --sample=1000 --alloc-sample=64k -o smp.db -- \
+	"$top_builddir/tests/sample/sample_target" alloc >out 2>err || mi_why_add "meminst exited $?"
+"$INSPECT" analyse --style flat --json smp.db >sa.json 2>sa.err || mi_why_add "analyse exited $?"
+"$INSPECT" analyse --style flat --metric bytes --json smp.db >sb.json 2>>sa.err ||
+	mi_why_add "analyse --metric bytes exited $?"
+"$INSPECT" export --format pprof -o smp.pb.gz smp.db 2>x.err || mi_why_add "export exited $?"
+pp -top -sample_index=samples smp.pb.gz >st.txt || mi_why_add "pprof -top samples exited $?"
+pp -top -sample_index=alloc_space -unit=B smp.pb.gz >sb.txt || mi_why_add "pprof -top alloc_space exited $?"
+pp -top -sample_index=alloc_objects smp.pb.gz >so.txt || mi_why_add "pprof -top alloc_objects exited $?"
+pp -top -lines -sample_index=alloc_space smp.pb.gz >sl.txt || mi_why_add "pprof -top -lines exited $?"
+/usr/bin/python3 - sa.json sb.json st.txt sb.txt so.txt sl.txt <<'PY' >s.check 2>&1 ||
+import json, re, sys
+a, ab = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+def total(path):
+    m = re.search(r"of (\d+)B? total", open(path).read())
+    assert m, "%s: no total line" % path
+    return int(m.group(1))
+def flat(path, name):
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 6 and f[5] == name:
+            return int(re.match(r"\d+", f[0]).group(0))
+    raise AssertionError("%s: no row %s" % (path, name))
+assert total(sys.argv[3]) == a["samples"], "samples %d, analyse %d" % (total(sys.argv[3]), a["samples"])
+assert abs(total(sys.argv[4]) - ab["bytes"]) <= 1000, "alloc_space %d, analyse %d" % (total(sys.argv[4]), ab["bytes"])
+fn = {f["name"]: f for f in ab["functions"]}
+for name in ("alloc_big", "alloc_small"):
+    got, want = flat(sys.argv[4], name), fn[name]["self_bytes"]
+    assert abs(got - want) <= 1000, "%s alloc_space %d, analyse %d" % (name, got, want)
+    got, want = flat(sys.argv[5], name), fn[name]["self_count"]
+    assert abs(got - want) <= 100, "%s alloc_objects %d, analyse %d" % (name, got, want)
+assert re.search(r"alloc_small \S*sample_target\.c:\d+", open(sys.argv[6]).read()), "no source line of alloc_small"
+PY
+	mi_why_add "$(tail -n 1 s.check)"
+mi_verdict "samples: go tool pprof reads samples and allocation estimates as analyse has them, with lines" \
+	"$why" s.check check sb.txt "pprof -top alloc_space" pp.err "pprof stderr" x.err "export stderr"
+
+# ----------------------------------------------------------- bad input --
+why=
+"$INSPECT" export --format pprof "$top_srcdir/README.md" >/dev/null 2>u.err
+[ $? -eq 2 ] || mi_why_add "a text file: not exit status 2"
+"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$top_builddir/tests/session/known" >out 2>err
+"$INSPECT" export --format pprof -o m.pb.gz m.db 2>>u.err
+[ $? -eq 1 ] || mi_why_add "a session without a trace: not exit status 1"
+[ "$(wc -l <u.err)" -eq 2 ] || mi_why_add "not one line per mistake"
+mi_verdict "pprof: bad input, one line each" "$why" u.err stderr
+mi_finish

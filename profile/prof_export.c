@@ -39,12 +39,16 @@ static const char export_help[] =
 	"  pprof      gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
 	"             from an exact trace, own time (ns), alloc_space and\n"
 	"             alloc_objects per stack; else from the samples, samples and\n"
-	"             their time (ns) with alloc_objects and alloc_space estimates\n\n"
+	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
+	"             or the live memory of a snapshot (--snapshot)\n\n"
 	"  --format NAME      callgrind, folded, chrome or pprof\n"
 	"  --metric time|bytes  folded: own time (default) or bytes allocated\n"
 	"  -o, --output FILE  write to FILE (default: standard output)\n"
 	"  --pid PID          sessions: the process (default: the program's)\n"
 	"  --min-duration US  chrome: leave out events shorter than US microseconds\n"
+	"  --snapshot N       pprof: the live memory of snapshot N by allocation site\n"
+	"                     (inuse_space, inuse_objects; the default for a database\n"
+	"                     without a trace: its process's latest snapshot)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
 	"  --help             this text\n";
 
@@ -68,6 +72,7 @@ struct exp_args {
 	int metric;
 	double min_us;
 	int64_t pid;
+	int64_t snapshot;        /* pprof: the memory of this snapshot (0: none) */
 	bool no_symbols;
 };
 
@@ -113,7 +118,7 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 		return exp_value(o, cmd, name, eq, argc, argv, i, &a->output);
 	bool known = !strcmp(name, "--pid") ||
 		     (!html && (!strcmp(name, "--format") || !strcmp(name, "--metric") ||
-				!strcmp(name, "--min-duration")));
+				!strcmp(name, "--min-duration") || !strcmp(name, "--snapshot")));
 	if (!known)
 		return insp_usage_error(o, cmd, "unknown option '%s'", name);
 	if ((r = exp_value(o, cmd, name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
@@ -128,6 +133,11 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 		a->min_us = strtod(v, &end);
 		if (errno || end == v || *end || !isfinite(a->min_us) || a->min_us < 0)
 			return insp_usage_error(o, cmd, "--min-duration needs microseconds (0 or more), not '%s'", v);
+		return INSP_CONTINUE;
+	}
+	if (!strcmp(name, "--snapshot")) {
+		if (!insp_parse_int(v, &a->snapshot) || a->snapshot <= 0)
+			return insp_usage_error(o, cmd, "--snapshot needs a snapshot number, not '%s'", v);
 		return INSP_CONTINUE;
 	}
 	if (!insp_parse_int(v, &a->pid) || a->pid <= 0)
@@ -168,6 +178,8 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 		return insp_usage_error(o, cmd, "--metric is for --format folded (callgrind has both events)");
 	if (!html && a->min_us > 0 && a->format != EXP_CHROME)
 		return insp_usage_error(o, cmd, "--min-duration is for --format chrome");
+	if (!html && a->snapshot && a->format != EXP_PPROF)
+		return insp_usage_error(o, cmd, "--snapshot is for --format pprof");
 	return INSP_CONTINUE;
 }
 
@@ -347,6 +359,40 @@ static int exp_pprof(const struct insp_opts *o, const struct exp_args *a, struct
 	return r;
 }
 
+/* Is path a trace, or a session that stores one?  (A snapshot file, or a
+** session run with --no-time, has snapshots only.) */
+static bool exp_has_trace(const char *path)
+{
+	if (prof_is_trace(path) == 1)
+		return true;
+	if (insp_is_session(path) != 1)
+		return false;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	bool yes = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+		   sqlite3_prepare_v2(db, "SELECT count(*) FROM session_trace", -1, &st, NULL) == SQLITE_OK &&
+		   sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return yes;
+}
+
+/* pprof of a snapshot's memory (--snapshot, or a database without a trace). */
+static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a, FILE **f)
+{
+	if ((!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)))
+		return insp_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
+	struct pprof pp;
+	pprof_init(&pp);
+	int r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
+	if (!r && !(*f = exp_out(o, a->output)))
+		r = INSP_EXIT_USAGE;
+	else if (!r && pprof_write(&pp, *f) != 0)
+		r = INSP_EXIT_DB; /* exp_close says it */
+	pprof_free(&pp);
+	return r;
+}
+
 static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
 {
 	if (!exp_trace_calls(&in->tr))
@@ -373,11 +419,19 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	struct insp_opts so = *o;
 	so.no_symbols = o->no_symbols || a.no_symbols;
+	FILE *f = NULL;
+	if (a.format == EXP_PPROF && (a.snapshot || !exp_has_trace(a.pos))) {
+		r = exp_pprof_memory(&so, &a, &f);
+		if (f) {
+			int w = exp_close(o, a.output, f);
+			r = r ? r : w;
+		}
+		return r;
+	}
 	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
 	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL
 			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? EXP_IN_STACKS | EXP_IN_SAMPLES : 0;
 	r = exp_input_read(&in, &so, want);
-	FILE *f = NULL;
 	if (!r && a.format == EXP_CALLGRIND) {
 		if (!in.have_model)
 			r = exp_no_calls(o, a.pos, "--format callgrind");

@@ -280,10 +280,8 @@ uint64_t pprof_location(struct pprof *pp, uint64_t addr, uint32_t fn_key, const 
 	return pp->nlocs;
 }
 
-/* One sample: locs[0] the innermost; values[ntypes]; a thread label when
-** tid >= 0, and a thread name one when name is set. */
-void pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *values, int64_t tid,
-		  const char *name)
+void pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *values,
+		  const struct pprof_label *labels, size_t nlabels)
 {
 	struct pb_buf *t = &pp->tmp, *p = &pp->tmp2;
 	for (size_t i = 0; i < n; i++)
@@ -292,14 +290,15 @@ void pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_
 	for (size_t i = 0; i < pp->ntypes; i++)
 		pb_varint(p, (uint64_t)values[i]);
 	pb_msg(t, 2, p);
-	if (tid >= 0) {
-		pb_uint(p, 1, (uint64_t)pprof_str(pp, "tid"));
-		pb_uint(p, 3, (uint64_t)tid);
-		pb_msg(t, 3, p);
-	}
-	if (name && *name) {
-		pb_uint(p, 1, (uint64_t)pprof_str(pp, "thread"));
-		pb_uint(p, 2, (uint64_t)pprof_str(pp, name));
+	for (size_t i = 0; i < nlabels; i++) {
+		const struct pprof_label *l = &labels[i];
+		if (l->str && !*l->str)
+			continue;
+		pb_uint(p, 1, (uint64_t)pprof_str(pp, l->key));
+		if (l->str)
+			pb_uint(p, 2, (uint64_t)pprof_str(pp, l->str));
+		else
+			pb_uint(p, 3, (uint64_t)l->num);
 		pb_msg(t, 3, p);
 	}
 	pb_msg(&pp->msg, PF_SAMPLE, t);

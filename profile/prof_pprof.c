@@ -14,6 +14,11 @@
 **                per stack); locations are the sampled pc and the call
 **                sites, each at its own source line; meminst's own frames
 **                are one <meminst> frame as in the displays
+**   snapshot     the status rows of one snapshot (map or status): per type,
+**                the live blocks and bytes (inuse_objects, inuse_space);
+**                an automatic type is its allocation site, one frame at
+**                its source line; a registered type is a frame of its name;
+**                labels "type" and "class"
 **
 ** Each sample carries the thread as labels: "tid" (a number) and "thread"
 ** (its name, when known).  Mappings are the trace's modules with their
@@ -58,6 +63,19 @@ static void pp_grow(uint64_t **locs, size_t *cap, size_t n)
 static int64_t pp_round(double v)
 {
 	return v > 0 && v < 9.2e18 ? (int64_t)llround(v) : 0;
+}
+
+/* A sample with the labels of its thread: tid (when known) and name. */
+static void pp_thread_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *v, int64_t tid,
+			     const char *name)
+{
+	struct pprof_label l[2];
+	size_t nl = 0;
+	if (tid > 0)
+		l[nl++] = (struct pprof_label){.key = "tid", .num = tid};
+	if (name && *name)
+		l[nl++] = (struct pprof_label){.key = "thread", .str = name};
+	pprof_sample(pp, locs, n, v, l, nl);
 }
 
 /* ------------------------------------------------------- exact trace -- */
@@ -105,7 +123,7 @@ void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struc
 		uint32_t thread = exp_stacks_thread(s, i);
 		if (!th || th->thread != thread)
 			th = pp_trace_thread(tr, thread);
-		pprof_sample(pp, locs, n, v, th && th->tid ? (int64_t)th->tid : -1, th ? th->name : NULL);
+		pp_thread_sample(pp, locs, n, v, th && th->tid ? (int64_t)th->tid : -1, th ? th->name : NULL);
 	}
 	free(locs);
 }
@@ -182,7 +200,143 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 		}
 		if (!th || th->thread != nd->thread)
 			th = pp_sample_thread(m, nd->thread);
-		pprof_sample(pp, locs, n, v, th ? th->tid : -1, th ? th->name : NULL);
+		pp_thread_sample(pp, locs, n, v, th ? th->tid : -1, th ? th->name : NULL);
 	}
 	free(locs);
+}
+
+/* ---------------------------------------------------------- snapshot -- */
+
+static int pp_given_line(void *ctx, uint64_t addr)
+{
+	(void)addr;
+	return *(const int *)ctx;
+}
+
+static int pp_last_snapshot(insp_db_t *db, int64_t pid, int64_t *snap)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?1");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc = sqlite3_step(st);
+	*snap = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "cannot read the snapshot table");
+}
+
+/* The executable segments of the snapshot's modules, the program's first. */
+static int pp_snap_mappings(struct pprof *pp, insp_db_t *db, const struct insp_tags *t)
+{
+	struct insp_seg *seg;
+	size_t n;
+	int r = insp_db_segments(db, &seg, &n);
+	if (r)
+		return r;
+	const char *exe = insp_db_snap(db)->exe;
+	for (int first = 1; first >= 0; first--)
+		for (size_t i = 0; i < n; i++) {
+			if (!strchr(seg[i].perms, 'x') || seg[i].path[0] != '/' || (strcmp(seg[i].path, exe) == 0) != first)
+				continue;
+			const char *id = NULL;
+			for (size_t k = 0; k < t->nmodules && !id; k++)
+				if (t->modules[k].path && !strcmp(t->modules[k].path, seg[i].path))
+					id = t->modules[k].build_id;
+			pprof_mapping(pp, seg[i].start, seg[i].end, seg[i].offset, seg[i].path, id);
+		}
+	free(seg);
+	return 0;
+}
+
+/* The location of an allocation site (a return address), named by the
+** symboliser, else by the type's stored name. */
+static uint64_t pp_site(struct pprof *pp, insp_syms_t *syms, uint64_t site, const char *stored)
+{
+	struct insp_sym s;
+	bool named = syms && insp_syms_lookup(syms, site, &s) == 0;
+	struct pprof_fn f = {named && s.func ? s.func : stored, named ? s.file : NULL, 0};
+	int line = named && s.file ? s.line : 0;
+	uint64_t id = pprof_location(pp, site, (uint32_t)pprof_str(pp, f.name), &f, pp_given_line, &line);
+	if (named)
+		insp_sym_clear(&s);
+	return id;
+}
+
+static int pp_snap_types(struct pprof *pp, insp_db_t *db, struct insp_tags *t, insp_syms_t *syms)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT id, sizes_current, blocks_current FROM status WHERE "
+					       "snapshot = ?1 AND kind = 'types' AND (sizes_current > 0 OR "
+					       "blocks_current > 0) ORDER BY id");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		int64_t v[2] = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)};
+		const struct insp_name *ty = insp_name_find(&t->types, id);
+		const char *where, *name = insp_type_label(db, t, id, &where);
+		uint64_t loc;
+		if (ty && ty->has_site) {
+			loc = pp_site(pp, syms, ty->site, name);
+		} else { /* a registered type: its name is the frame */
+			struct pprof_fn f = {name, NULL, 0};
+			loc = pprof_location(pp, 0, (uint32_t)pprof_str(pp, name), &f, NULL, NULL);
+		}
+		struct pprof_label l[2] = {
+			{.key = "type", .str = name},
+			{.key = "class", .str = ty ? insp_tag_name(db, t, INSP_TAG_CLASS, ty->class_) : ""},
+		};
+		pprof_sample(pp, &loc, 1, v, l, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "cannot read the status table");
+}
+
+int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
+			const struct insp_opts *o)
+{
+	insp_db_t *db;
+	int r = insp_db_open(path, o, &db);
+	if (r)
+		return r;
+	struct insp_tags t = {0};
+	bool tags = false;
+	int64_t main_pid = 0;
+	if (!snap && !(r = insp_db_main_pid(db, pid, &main_pid)))
+		r = pp_last_snapshot(db, main_pid, &snap);
+	if (!r)
+		r = insp_db_select(db, snap, INSP_NEED_ANY);
+	if (!r && pid && insp_db_snap(db)->pid != pid) {
+		fprintf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
+			(long long)insp_db_snap(db)->pid, (long long)pid);
+		r = INSP_EXIT_NOTFOUND;
+	}
+	if (!r) {
+		r = insp_tags_load(db, &t);
+		t.no_symbols = no_symbols;
+		tags = true;
+	}
+	if (!r) {
+		const struct insp_snap *s = insp_db_snap(db);
+		pprof_sample_type(pp, "inuse_objects", "count");
+		pprof_sample_type(pp, "inuse_space", "bytes");
+		pprof_default_type(pp, "inuse_space");
+		pprof_times(pp, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, 0);
+		char c[160];
+		snprintf(c, sizeof c, "meminst snapshot %lld (%s, %s) of process %lld: live blocks by allocation site",
+			 (long long)s->id, s->content, s->trigger, (long long)s->pid);
+		pprof_comment(pp, c);
+		r = pp_snap_mappings(pp, db, &t);
+	}
+	if (!r) {
+		insp_syms_t *syms = no_symbols ? NULL : insp_syms_new(t.modules, t.nmodules);
+		r = pp_snap_types(pp, db, &t, syms);
+		if (syms)
+			insp_syms_free(syms);
+	}
+	if (tags)
+		insp_tags_free(&t);
+	insp_db_close(db);
+	return r;
 }

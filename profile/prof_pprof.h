@@ -78,13 +78,25 @@ void pprof_mapping(struct pprof *pp, uint64_t start, uint64_t limit, uint64_t of
 ** line_of(ctx, addr) (NULL: the function's first line). */
 uint64_t pprof_location(struct pprof *pp, uint64_t addr, uint32_t fn_key, const struct pprof_fn *fn,
 			int (*line_of)(void *ctx, uint64_t addr), void *ctx);
-void pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *values, int64_t tid,
-		  const char *name);
+/* A label of a sample: a string (str set; left out when empty) or a
+** number. */
+struct pprof_label {
+	const char *key, *str;
+	int64_t num;
+};
+/* One sample: locs[0] the innermost, values[] one per sample type. */
+void pprof_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *values,
+		  const struct pprof_label *labels, size_t nlabels);
 /* The message, gzipped, on f: 0 or -1 (a write error). */
 int pprof_write(struct pprof *pp, FILE *f);
 
 /* "prof_pprof.c": the profile of each kind of input. */
 void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struct prof_trace *tr);
 void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr);
+/* Snapshot snap (0: the latest of the process pid, 0: the program's) of
+** the database at path: the live bytes and blocks per type (an automatic
+** type is its allocation site).  Returns 0 or an exit code after a line. */
+int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
+			const struct insp_opts *o);
 
 #endif

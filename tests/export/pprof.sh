@@ -9,7 +9,9 @@
 #   - a sampled session (tests/sample/sample_target alloc under --sample and
 #     --alloc-sample): the samples, the allocation estimates of alloc_big and
 #     alloc_small as analyse's flat display gives them, and source lines of
-#     sample_target.c with -lines.
+#     sample_target.c with -lines;
+#   - snapshots of a session without a trace: per allocation site, the live
+#     bytes and blocks of `inspect top --by site`.
 . "$top_srcdir/tests/integration/lib.sh"
 
 export MEMINST_LIBRARY="$MEMINST_LIB"
@@ -109,13 +111,60 @@ PY
 mi_verdict "samples: go tool pprof reads samples and allocation estimates as analyse has them, with lines" \
 	"$why" s.check check sb.txt "pprof -top alloc_space" pp.err "pprof stderr" x.err "export stderr"
 
+# ------------------------------------------------------------ snapshots --
+# A session without a trace: by default its program's latest snapshot (at
+# exit), with --snapshot N the one asked for: per allocation site, the live
+# bytes and blocks that `inspect top --by site` gives, at its source line.
+why=
+: >pp.err
+"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$top_builddir/tests/session/known" \
+	>out 2>err || mi_why_add "meminst exited $?"
+"$INSPECT" list --json m.db >l.json 2>m.err || mi_why_add "list exited $?"
+big=$(/usr/bin/python3 -c 'import json, sys
+s = [x for x in json.load(open(sys.argv[1]))["snapshots"] if x["content"] == "map"]
+print(max(s, key=lambda x: x["blocks"])["id"])' l.json 2>>m.err)
+"$INSPECT" top --by site --json --snapshot "${big:-1}" m.db >top.json 2>>m.err || mi_why_add "top exited $?"
+"$INSPECT" export --format pprof -o exit.pb.gz m.db 2>>m.err || mi_why_add "export (exit) exited $?"
+"$INSPECT" export --format pprof --snapshot "${big:-1}" -o big.pb.gz m.db 2>>m.err ||
+	mi_why_add "export --snapshot exited $?"
+pp -top -lines -unit=B -sample_index=inuse_space big.pb.gz >mb.txt || mi_why_add "pprof inuse_space exited $?"
+pp -top -lines -sample_index=inuse_objects big.pb.gz >mo.txt || mi_why_add "pprof inuse_objects exited $?"
+pp -raw exit.pb.gz >mx.txt || mi_why_add "pprof -raw exited $?"
+/usr/bin/python3 - top.json mb.txt mo.txt mx.txt l.json <<'PY' >m.check 2>&1 ||
+import json, re, sys
+top = json.load(open(sys.argv[1]))
+def rows(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"\s*(\d+)B?\s+\S+%\s+\S+%\s+\d+B?\s+\S+%\s+\S+ (\S+:\d+)$", line)
+        if m:
+            out[m.group(2)] = out.get(m.group(2), 0) + int(m.group(1))
+    return out
+b, o = rows(sys.argv[2]), rows(sys.argv[3])
+sites = [r for r in top["top"] if r.get("location")]
+assert len(sites) >= 2, "top --by site: %s" % top["top"]
+for r in sites:
+    assert b.get(r["location"]) == r["bytes"], "%s: inuse_space %s, top %d" % (r["location"], b.get(r["location"]), r["bytes"])
+    assert o.get(r["location"]) == r["blocks"], "%s: inuse_objects %s, top %d" % (r["location"], o.get(r["location"]), r["blocks"])
+assert sum(b.values()) == top["snapshot"]["bytes"], "inuse_space total %d, snapshot %d" % (sum(b.values()), top["snapshot"]["bytes"])
+last = json.load(open(sys.argv[5]))["snapshots"][-1]
+raw = open(sys.argv[4]).read()
+assert "meminst snapshot %d " % last["id"] in raw, "the default is not the latest snapshot %d" % last["id"]
+vals = [int(x) for x in re.findall(r"^\s+\d+\s+(\d+): ", raw, re.M)]
+assert sum(vals) == last["bytes"], "exit snapshot: %d bytes, list says %d" % (sum(vals), last["bytes"])
+PY
+	mi_why_add "$(tail -n 1 m.check)"
+mi_verdict "snapshots: inuse_space and inuse_objects per site as inspect top --by site has them" "$why" \
+	m.check check mb.txt "pprof -top inuse_space" pp.err "pprof stderr" m.err stderr
+
 # ----------------------------------------------------------- bad input --
 why=
 "$INSPECT" export --format pprof "$top_srcdir/README.md" >/dev/null 2>u.err
-[ $? -eq 2 ] || mi_why_add "a text file: not exit status 2"
-"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$top_builddir/tests/session/known" >out 2>err
-"$INSPECT" export --format pprof -o m.pb.gz m.db 2>>u.err
-[ $? -eq 1 ] || mi_why_add "a session without a trace: not exit status 1"
-[ "$(wc -l <u.err)" -eq 2 ] || mi_why_add "not one line per mistake"
+[ $? -ne 0 ] || mi_why_add "a text file: exit status 0"
+"$INSPECT" export --format pprof --snapshot 999 -o x.pb.gz m.db 2>>u.err
+[ $? -eq 1 ] || mi_why_add "--snapshot 999: not exit status 1"
+"$INSPECT" export --format folded --snapshot 1 m.db >/dev/null 2>>u.err
+[ $? -eq 2 ] || mi_why_add "--snapshot with folded: not exit status 2"
+[ "$(wc -l <u.err)" -eq 3 ] || mi_why_add "not one line per mistake"
 mi_verdict "pprof: bad input, one line each" "$why" u.err stderr
 mi_finish

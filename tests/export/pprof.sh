@@ -23,7 +23,8 @@ if ! command -v go >/dev/null || ! go tool pprof -h >/dev/null 2>&1; then
 fi
 # pprof keeps fetched profiles under $HOME/pprof; nothing outside the test's directory
 export HOME="$MI_TMP" PPROF_TMPDIR="$MI_TMP" GOFLAGS= GOCACHE="$MI_TMP/go-cache"
-pp() { go tool pprof "$@" 2>>pp.err; }
+# every node, however small (a loaded machine makes some calls look tiny)
+pp() { go tool pprof -nodefraction=0 -edgefraction=0 -nodecount=100000 "$@" 2>>pp.err; }
 
 # --------------------------------------------------------- exact trace --
 why=
@@ -31,7 +32,7 @@ why=
 	>out 2>err || mi_why_add "meminst exited $?"
 "$INSPECT" analyse --json s.db >a.json 2>a.err || mi_why_add "analyse exited $?"
 "$INSPECT" export --format pprof -o s.pb.gz s.db 2>x.err || mi_why_add "export exited $?"
-pp -top -unit=ns -nodecount=100 s.pb.gz >t.txt || mi_why_add "pprof -top exited $?"
+pp -top -unit=ns s.pb.gz >t.txt || mi_why_add "pprof -top exited $?"
 pp -top -sample_index=alloc_space -unit=B s.pb.gz >b.txt || mi_why_add "pprof -top alloc_space exited $?"
 pp -top -sample_index=alloc_objects s.pb.gz >n.txt || mi_why_add "pprof -top alloc_objects exited $?"
 pp -raw s.pb.gz >raw.txt || mi_why_add "pprof -raw exited $?"

@@ -560,10 +560,20 @@ void alloc_core_report_summary(void);
 
 /* ----------------------------------------------------------- snapshots -- */
 
-typedef struct alloc_snap_block_s {
-	uint64_t addr, size, seq;
-	uint32_t type, thread, allocator;
-} alloc_snap_block_t;
+/*
+** A captured block is a 16-byte key (address, index of its record) and a
+** 24-byte record in capture order: the sort by address moves the keys
+** only, and the encoder reads each record through its key.
+*/
+typedef struct alloc_snap_key_s {
+	uint64_t addr, at;
+} alloc_snap_key_t;
+
+typedef struct alloc_snap_rec_s {
+	uint64_t size, seq;
+	uint32_t type;
+	uint32_t thread : 24, allocator : 8;
+} alloc_snap_rec_t;
 
 /* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
 typedef struct alloc_snap_s {
@@ -572,8 +582,12 @@ typedef struct alloc_snap_s {
 	pid_t pid, ppid;
 	int64_t time_ns, elapsed_ns, pause_ns;
 	uint64_t seq, bytes;
-	alloc_snap_block_t *blocks;
-	size_t nblocks, blocks_bytes;
+	alloc_snap_key_t *keys, *scratch; /* scratch: the sort's second buffer */
+	alloc_snap_rec_t *recs;
+	size_t *counts;                   /* the sort's digit counts */
+	size_t nblocks, room;             /* blocks captured, room for them */
+	void *blocks_map;                 /* one mapping holds all four */
+	size_t blocks_bytes;
 	struct meminst_status_info *status[ALLOC_K_COUNT];
 	uint32_t nstatus[ALLOC_K_COUNT];
 	size_t status_bytes[ALLOC_K_COUNT];
@@ -589,7 +603,8 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_snap_at_exit(void);
-bool alloc_snap_sort(alloc_snap_block_t *b, size_t n); /* by address; false: no memory */
+#define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
+void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
 
 /* "alloc_service.c" */
 extern _Atomic int64_t alloc_peak_next; /* total bytes that make a new peak */

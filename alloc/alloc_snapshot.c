@@ -54,8 +54,8 @@ void alloc_snap_free(alloc_snap_t *im)
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		if (im->status[k])
 			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
-	if (im->blocks)
-		alloc_sys_unmap(im->blocks, im->blocks_bytes);
+	if (im->blocks_map)
+		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
 }
 
@@ -93,17 +93,18 @@ static bool snap_read_status(alloc_snap_t *im)
 	return true;
 }
 
-static void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t reserved)
+static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t reserved)
 {
-	alloc_snap_block_t *b = &im->blocks[im->nblocks++];
-	uint64_t seq34 = alloc_mhdr_seq(m);
-	b->addr = (uintptr_t)(m + 1);
-	b->size = alloc_hdr_bytes(&m->h);
-	b->type = alloc_meta_type(m->h.meta);
-	b->thread = alloc_meta_thread(m->h.meta);
-	b->allocator = alloc_meta_allocator(m->h.meta);
-	b->seq = reserved - ((reserved - seq34) & ((1ull << ALLOC_SEQ_BITS) - 1));
-	im->bytes += b->size;
+	size_t at = im->nblocks++;
+	uint64_t seq34 = alloc_mhdr_seq(m), meta = m->h.meta;
+	alloc_snap_rec_t *r = &im->recs[at];
+	im->keys[at] = (alloc_snap_key_t){(uintptr_t)(m + 1), at};
+	r->size = alloc_hdr_bytes(&m->h);
+	r->seq = reserved - ((reserved - seq34) & ((1ull << ALLOC_SEQ_BITS) - 1));
+	r->type = alloc_meta_type(meta);
+	r->thread = alloc_meta_thread(meta);
+	r->allocator = alloc_meta_allocator(meta);
+	im->bytes += r->size;
 }
 
 /*
@@ -139,22 +140,39 @@ static bool snap_copy_map(alloc_snap_t *im, size_t room)
 	return true;
 }
 
+/*
+** Room for `room` blocks: keys, records, the sort's scratch keys and
+** counts in one mapping, populated now so that the copy under the locks
+** takes no page fault.  False when out of memory.
+*/
+static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
+{
+	size_t keys = room * sizeof(alloc_snap_key_t), recs = room * sizeof(alloc_snap_rec_t);
+	size_t bytes = snap_round(2 * keys + recs + ALLOC_SNAP_SORT_COUNTS * sizeof(size_t));
+	if (im->room >= room)
+		return true;
+	if (im->blocks_map)
+		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
+	im->blocks_bytes = im->room = 0;
+	if (!(im->blocks_map = alloc_sys_map_populated(bytes)))
+		return false;
+	im->blocks_bytes = bytes;
+	im->room = room;
+	im->keys = im->blocks_map;
+	im->scratch = im->keys + room;
+	im->recs = (alloc_snap_rec_t *)(im->scratch + room);
+	im->counts = (size_t *)(im->recs + room);
+	return true;
+}
+
 /* Stop the world of allocations, copy, let go.  Returns false on no memory. */
 static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 {
 	for (;;) {
-		size_t room = 0;
 		if (with_map) {
 			size_t live = alloc_map_count();
-			room = live + live / 8 + 1024;
-			if (im->blocks_bytes < snap_round(room * sizeof(alloc_snap_block_t))) {
-				if (im->blocks)
-					alloc_sys_unmap(im->blocks, im->blocks_bytes);
-				im->blocks_bytes = snap_round(room * sizeof(alloc_snap_block_t));
-				if (!(im->blocks = alloc_sys_map_populated(im->blocks_bytes)))
-					return false;
-			}
-			room = im->blocks_bytes / sizeof(alloc_snap_block_t);
+			if (!snap_reserve_blocks(im, live + live / 8 + 1024))
+				return false;
 		}
 		if (!snap_reserve_status(im))
 			return false;
@@ -162,7 +180,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 		if (with_map)
 			alloc_map_stop(); /* every list, in order */
 		im->bytes = 0;
-		bool ok = (!with_map || snap_copy_map(im, room)) && snap_read_status(im);
+		bool ok = (!with_map || snap_copy_map(im, im->room)) && snap_read_status(im);
 		im->seq = atomic_load(&alloc_seq_reserved);
 		if (with_map)
 			alloc_map_resume();
@@ -321,46 +339,44 @@ void alloc_snap_at_exit(void)
 /* ------------------------------------------------------------ sort ----- */
 
 /*
-** Sort the captured blocks by address: an LSD radix sort on the bytes of
-** the address that differ between blocks (a heap spans a few of them),
-** with a scratch copy mapped for the time of the sort.  Several times
-** faster than qsort on a million 40-byte records.  Runs guarded, outside
-** every lock (the store does it).  False when out of memory.
+** Sort the keys by address: an LSD radix sort on the bits that differ
+** between the blocks only (a heap spans a few tens of bits; the low bits
+** of aligned addresses never differ), in as few passes of at most 11 bits
+** as they need, so a heap of a few hundred MB takes 2 or 3 passes over
+** 16-byte keys.  `scratch` holds n keys, `counts` ALLOC_SNAP_SORT_COUNTS.
+** Runs outside every lock (the store does it); allocates nothing.
 */
-bool alloc_snap_sort(alloc_snap_block_t *b, size_t n)
+void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts)
 {
-	size_t count[8][256]; /* 16 KiB of stack: stores run on ordinary threads */
 	uint64_t differ = 0;
-	if (n < 2)
-		return true;
-	memset(count, 0, sizeof count);
+	for (size_t i = 1; i < n; i++)
+		differ |= keys[i].addr ^ keys[0].addr;
+	if (!differ)
+		return;
+	unsigned lo = (unsigned)__builtin_ctzll(differ), bits = 64 - (unsigned)__builtin_clzll(differ) - lo;
+	unsigned passes = (bits + 10) / 11, width = (bits + passes - 1) / passes;
+	size_t digits = (size_t)1 << width, mask = digits - 1;
+	memset(counts, 0, passes * digits * sizeof *counts);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t a = b[i].addr;
-		differ |= a ^ b[0].addr;
-		for (unsigned d = 0; d < 8; d++)
-			count[d][(a >> (8 * d)) & 0xff]++;
+		uint64_t a = keys[i].addr >> lo;
+		for (unsigned d = 0; d < passes; d++)
+			counts[d * digits + ((a >> (d * width)) & mask)]++;
 	}
-	size_t bytes = snap_round(n * sizeof *b);
-	alloc_snap_block_t *tmp = alloc_sys_map(bytes), *from = b, *to = tmp;
-	if (!tmp)
-		return false;
-	for (unsigned d = 0; d < 8; d++) {
-		if (!((differ >> (8 * d)) & 0xff))
-			continue;
-		size_t at = 0;
-		for (unsigned v = 0; v < 256; v++) {
-			size_t c = count[d][v];
-			count[d][v] = at;
-			at += c;
+	alloc_snap_key_t *from = keys, *to = scratch;
+	for (unsigned d = 0; d < passes; d++) {
+		size_t *c = counts + d * digits, at = 0;
+		unsigned shift = lo + d * width;
+		for (size_t v = 0; v < digits; v++) {
+			size_t k = c[v];
+			c[v] = at;
+			at += k;
 		}
 		for (size_t i = 0; i < n; i++)
-			to[count[d][(from[i].addr >> (8 * d)) & 0xff]++] = from[i];
-		alloc_snap_block_t *t = from;
+			to[c[(from[i].addr >> shift) & mask]++] = from[i];
+		alloc_snap_key_t *t = from;
 		from = to;
 		to = t;
 	}
-	if (from != b)
-		memcpy(b, from, n * sizeof *b);
-	alloc_sys_unmap(tmp, bytes);
-	return true;
+	if (from != keys)
+		memcpy(keys, from, n * sizeof *keys);
 }

@@ -326,9 +326,12 @@ static int sq_write_modules(sq_writer_t *w)
 /*
 ** The blocks, sorted by address, in chunks of MEMINST_SNAPSHOT_CHUNK
 ** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
-** chunk, so that SQLite inserts a thousand times fewer rows.  The buffer
-** is mapped, not malloc'd: we run guarded.
+** chunk, so that SQLite inserts a thousand times fewer rows.  The sort
+** moved only the keys; each record is read through its key, a few keys
+** ahead prefetched (the records are in capture order, not address
+** order).  The buffer is mapped, not malloc'd: we run guarded.
 */
+#define SQ_PREFETCH 8
 static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 {
 	if (!im->nblocks)
@@ -337,23 +340,24 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	unsigned char *buf = alloc_sys_map(cap);
 	if (!buf)
 		return sq_fail(w, "out of memory");
-	if (!alloc_snap_sort(im->blocks, im->nblocks)) {
-		alloc_sys_unmap(buf, cap);
-		return sq_fail(w, "out of memory");
-	}
+	const alloc_snap_key_t *keys = im->keys;
+	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
 	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0;) {
 		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
-		struct meminst_snapshot_block prev = {.addr = im->blocks[i].addr};
+		struct meminst_snapshot_block prev = {.addr = keys[i].addr};
 		unsigned char *p = buf;
 		for (size_t j = i; j < i + n; j++) {
-			const alloc_snap_block_t *b = &im->blocks[j];
-			struct meminst_snapshot_block e = {b->addr, b->size, b->type, b->thread, b->allocator, b->seq};
+			if (j + SQ_PREFETCH < im->nblocks)
+				__builtin_prefetch(&im->recs[keys[j + SQ_PREFETCH].at]);
+			const alloc_snap_rec_t *r = &im->recs[keys[j].at];
+			struct meminst_snapshot_block e = {keys[j].addr, r->size, r->type, r->thread, r->allocator,
+							   r->seq};
 			p = meminst_snapshot_put_block(p, &prev, &e);
 		}
 		sq.bind_int64(st, 1, w->id);
-		sq.bind_int64(st, 2, (int64_t)im->blocks[i].addr);
+		sq.bind_int64(st, 2, (int64_t)keys[i].addr);
 		sq.bind_int64(st, 3, (int64_t)n);
 		sq.bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
 		rc = sq.step(st) == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");

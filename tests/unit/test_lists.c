@@ -64,7 +64,7 @@ static void lst_expect_capture(void *const *want, size_t n)
 	alloc_snap_t *im = alloc_snap_capture(true, "api");
 	cr_assert_not_null(im);
 	cr_assert_eq(im->nblocks, n, "captured %zu blocks, %zu live", im->nblocks, n);
-	cr_assert(alloc_snap_sort(im->blocks, im->nblocks));
+	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
 	void **sorted = malloc(n * sizeof *sorted);
 	memcpy(sorted, want, n * sizeof *sorted);
 	for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
@@ -75,8 +75,8 @@ static void lst_expect_capture(void *const *want, size_t n)
 		}
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(im->blocks[i].addr, (uintptr_t)sorted[i], "block %zu", i);
-		bytes += im->blocks[i].size;
+		cr_assert_eq(im->keys[i].addr, (uintptr_t)sorted[i], "block %zu", i);
+		bytes += im->recs[im->keys[i].at].size;
 	}
 	cr_assert_eq(im->bytes, bytes);
 	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);

@@ -1,0 +1,62 @@
+/*
+** test_snapsort.c — unit tests of the snapshot's sort (alloc_snap_sort in
+** alloc/alloc_snapshot.c): keys come out in address order, each key keeps
+** its record index, whatever bits the addresses differ in (one pass to the
+** widest span user addresses can have, two heaps far apart), with equal
+** addresses and with 0, 1 and 2 keys.
+*/
+#include "ut.h"
+
+#include <stdlib.h>
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Sort n keys made by addr_of(i) and check order and the index each kept. */
+static void sort_check(size_t n, uint64_t (*addr_of)(size_t))
+{
+	alloc_snap_key_t *k = calloc(n + 1, sizeof *k), *scratch = calloc(n + 1, sizeof *k);
+	uint64_t *addr = calloc(n + 1, sizeof *addr);
+	size_t *counts = calloc(ALLOC_SNAP_SORT_COUNTS, sizeof *counts);
+	unsigned char *seen = calloc(n + 1, 1);
+	cr_assert(k && scratch && addr && counts && seen);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (alloc_snap_key_t){addr[i] = addr_of(i), i};
+	alloc_snap_sort(k, n, scratch, counts);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_lt(k[i].at, n);
+		cr_assert_eq(k[i].addr, addr[k[i].at], "key %zu lost its record", i);
+		cr_assert_eq(seen[k[i].at]++, 0, "record %zu twice", (size_t)k[i].at);
+		if (i)
+			cr_assert_leq(k[i - 1].addr, k[i].addr, "keys %zu and %zu out of order", i - 1, i);
+	}
+	free(k), free(scratch), free(addr), free(counts), free(seen);
+}
+
+static uint64_t heap_small(size_t i) { (void)i; return 0x555555550000ull + (rng() % 4096) * 16; }
+static uint64_t heap_big(size_t i) { (void)i; return 0x555555550000ull + (rng() % (1ull << 30)) * 16; }
+static uint64_t two_heaps(size_t i)
+{
+	return (i & 1 ? 0x7f0000000000ull : 0x555555550000ull) + (rng() % (1u << 20)) * 16;
+}
+static uint64_t any_user(size_t i) { (void)i; return (rng() & ((1ull << 47) - 1)) & ~7ull; }
+static uint64_t odd_bits(size_t i) { (void)i; return rng(); } /* every bit may differ */
+static uint64_t all_equal(size_t i) { (void)i; return 0x1000; }
+static uint64_t descending(size_t i) { return 0x7ffff0000000ull - i * 48; }
+
+Test(snapsort, orders_every_span)
+{
+	static uint64_t (*const kinds[])(size_t) = {heap_small, heap_big, two_heaps, any_user,
+						     odd_bits, all_equal, descending};
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (size_t n = 0; n <= 3; n++)
+			sort_check(n, kinds[k]);
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		sort_check(100000, kinds[k]);
+}

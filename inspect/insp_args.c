@@ -21,7 +21,7 @@
 enum {
 	OPT_SNAPSHOT = 256, OPT_JSON, OPT_CSV, OPT_TABLE, OPT_TYPE, OPT_CLASS,
 	OPT_THREAD, OPT_ALLOCATOR, OPT_LIMIT, OPT_MIN, OPT_ALL, OPT_KIND, OPT_PID,
-	OPT_OUTPUT, OPT_FROM, OPT_TO, OPT_BY, OPT_NO_SYMBOLS, OPT_HELP,
+	OPT_OUTPUT, OPT_FROM, OPT_TO, OPT_BY, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_HELP,
 };
 
 /* The kind options set 1 << INSP_KIND_* through flag values 0..4 below. */
@@ -48,6 +48,7 @@ static const struct option args_long[] = {
 	{"to", required_argument, NULL, OPT_TO},
 	{"by", required_argument, NULL, OPT_BY},
 	{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -67,7 +68,7 @@ static unsigned args_needs(int c)
 	case 'o': case OPT_OUTPUT: return INSP_O_OUTPUT;
 	case OPT_FROM: case OPT_TO: return INSP_O_FROMTO;
 	case OPT_BY: return INSP_O_BY;
-	case OPT_NO_SYMBOLS: return INSP_O_SYMBOLS;
+	case OPT_NO_SYMBOLS: case OPT_FULL_NAMES: return INSP_O_SYMBOLS;
 	default: return 0;
 	}
 }
@@ -144,7 +145,8 @@ static void args_help(const struct insp_cmd_spec *spec, FILE *f)
 		      "  --csv             comma-separated values, one table after another\n"
 		      "  --table NAME      print only the table NAME of the result\n", f);
 	if (m & INSP_O_SYMBOLS)
-		fputs("  --no-symbols      show call sites as stored, without reading module files\n", f);
+		fputs("  --no-symbols      show call sites as stored, without reading module files\n"
+		      "  --full-names      keep C++ template arguments (std::map<>::… by default)\n", f);
 	fputs("  --help            this text\n", f);
 }
 
@@ -193,6 +195,7 @@ static int args_one(const struct insp_cmd_spec *spec, const struct insp_opts *o,
 	case OPT_TO: return args_number(spec, o, "--to", optarg, 1, &a->to);
 	case OPT_BY: a->by = optarg; break;
 	case OPT_NO_SYMBOLS: a->no_symbols = true; break;
+	case OPT_FULL_NAMES: insp_set_full_names(true); break;
 	}
 	return INSP_CONTINUE;
 }
@@ -224,6 +227,7 @@ int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a)
 {
 	*a = (struct insp_args){.limit = -1};
+	insp_set_full_names(false);
 	optind = 0; /* GNU: full re-initialisation, each command parses afresh */
 	opterr = 0;
 	int c, idx;

@@ -528,8 +528,15 @@ insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n);
 int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym);
 void insp_sym_clear(struct insp_sym *sym);
 void insp_syms_free(insp_syms_t *s);
-/* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled. */
+/* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled;
+** its template arguments folded unless insp_set_full_names(true). */
 char *insp_demangle(const char *name);
+/* "std::map<std::string, int>::operator[]" becomes "std::map<>::operator[]"
+** in place: every template argument list is emptied, operators (<<, ->,
+** <=> …) kept; a name whose brackets do not balance is left whole. */
+void insp_fold_templates(char *name);
+/* --full-names: keep template arguments in every name printed. */
+void insp_set_full_names(bool on);
 /* A source file of a system header or library (/usr/include, /usr/lib,
 ** a compiler's own headers, glibc's build paths), not the user's code. */
 bool insp_path_is_system(const char *path);

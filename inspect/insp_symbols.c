@@ -54,6 +54,77 @@ static const Dwfl_Callbacks syms_callbacks = {
 	.debuginfo_path = &syms_debuginfo_path,
 };
 
+/*
+** Whether names keep their template arguments (--full-names).  A display
+** choice of the one command a process runs: each command's argument parser
+** sets it (to false unless asked), so a command run after another in the
+** same process (the unit tests) does not inherit it.
+*/
+static bool syms_full_names;
+
+void insp_set_full_names(bool on)
+{
+	syms_full_names = on;
+}
+
+/* The length of the operator spelled at p (after "operator"), so that its
+** '<' or '>' is never taken for a template bracket. */
+static size_t fold_operator(const char *p)
+{
+	static const char *const ops[] = {"<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "->", "<", ">"};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strncmp(p, ops[i], strlen(ops[i])) == 0)
+			return strlen(ops[i]);
+	return 0;
+}
+
+static bool fold_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of "operator<<" and the like at name + i, or 0. */
+static size_t fold_operator_at(const char *name, size_t i)
+{
+	if (strncmp(name + i, "operator", 8) != 0 || (i > 0 && fold_ident(name[i - 1])) ||
+	    fold_ident(name[i + 8]))
+		return 0;
+	size_t k = 8 + (name[i + 8] == ' ');
+	return k + fold_operator(name + i + k);
+}
+
+/* One pass over name: checks the brackets balance, or (write) folds. */
+static bool fold_pass(char *name, bool write)
+{
+	size_t o = 0;
+	int depth = 0;
+	for (size_t i = 0; name[i];) {
+		size_t op = fold_operator_at(name, i);
+		size_t len = op ? op : 1;
+		char c = name[i];
+		if (!op && c == '>' && depth == 0)
+			return false; /* "x<(a>b)>" and other oddities: left whole */
+		bool keep = depth == 0 || (!op && c == '>' && depth == 1);
+		if (!op && c == '<')
+			depth++;
+		else if (!op && c == '>')
+			depth--;
+		if (write && keep)
+			memmove(name + o, name + i, len);
+		o += keep ? len : 0;
+		i += len;
+	}
+	if (write)
+		name[o] = 0;
+	return depth == 0;
+}
+
+void insp_fold_templates(char *name)
+{
+	if (name && strchr(name, '<') && fold_pass(name, false))
+		fold_pass(name, true);
+}
+
 char *insp_demangle(const char *name)
 {
 	if (!name || strncmp(name, "_Z", 2) != 0)
@@ -64,6 +135,8 @@ char *insp_demangle(const char *name)
 		free(d);
 		return NULL;
 	}
+	if (!syms_full_names)
+		insp_fold_templates(d);
 	return d;
 }
 
@@ -174,7 +247,10 @@ static char *syms_die_name(Dwarf_Die *die)
 	if (d)
 		return d;
 	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
-	return n ? insp_xstrdup(n) : ln ? insp_xstrdup(ln) : NULL;
+	char *r = n ? insp_xstrdup(n) : ln ? insp_xstrdup(ln) : NULL;
+	if (!syms_full_names)
+		insp_fold_templates(r);
+	return r;
 }
 
 /* The file and line an inlined subroutine was called from. */

@@ -32,6 +32,7 @@ static const char profile_help[] =
 	"  --pid PID          sessions: the process whose trace to read (default:\n"
 	"                     the program's)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
+	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --help             this text\n";
 
 static const char analyse_help[] =
@@ -53,6 +54,7 @@ static const char analyse_help[] =
 	"  --append           append to the -o FILE\n"
 	"  --json             one JSON document\n"
 	"  --no-symbols       traces: name functions module+offset only\n"
+	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --pid PID          sessions: the process whose trace to read\n"
 	"fprof style:\n"
 	"  --sort acc|own     order paragraphs and rows by ACC (default) or OWN\n"
@@ -88,10 +90,11 @@ struct pc_args {
 static int pc_unknown(const struct insp_opts *o, const char *cmd, const char *name)
 {
 	static const char *const analyse_opts[] = {
-		"style", "output", "dest", "append", "json", "no-symbols", "pid", "sort", "no-callers",
-		"totals", "no-details", "cols", "top", "cumulative", "hide", "time", "metric", "thread",
-		"cutoff", "help"};
-	static const char *const profile_opts[] = {"output", "dump", "append", "pid", "no-symbols", "help"};
+		"style", "output", "dest", "append", "json", "no-symbols", "full-names", "pid", "sort",
+		"no-callers", "totals", "no-details", "cols", "top", "cumulative", "hide", "time", "metric",
+		"thread", "cutoff", "help"};
+	static const char *const profile_opts[] = {"output", "dump", "append", "pid",
+						   "no-symbols", "full-names", "help"};
 	bool analyse = !strcmp(cmd, "analyse");
 	const char *near = NULL;
 	if (!strncmp(name, "--", 2))
@@ -252,6 +255,7 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	int npos = 0, dump_pos = -1;
 	*a = (struct pc_args){.ao = {PROF_SORT_ACC, true, false, true, false, 80}};
 	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide};
+	insp_set_full_names(false);
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *arg = argv[i], *eq = strchr(arg, '=');
@@ -268,6 +272,7 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 			return INSP_EXIT_OK;
 		} else if (!strcmp(name, "--append")) a->append = true;
 		else if (!strcmp(name, "--no-symbols")) a->no_symbols = true;
+		else if (!strcmp(name, "--full-names")) insp_set_full_names(true);
 		else if (!strcmp(name, "--pid")) {
 			const char *v = NULL;
 			if ((r = pc_value(o, cmd, name, eq, argc, argv, &i, &v)) == INSP_CONTINUE &&

@@ -50,6 +50,7 @@ static const char export_help[] =
 	"                     (inuse_space, inuse_objects; the default for a database\n"
 	"                     without a trace: its process's latest snapshot)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
+	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --help             this text\n";
 
 static const char html_help[] =
@@ -62,6 +63,7 @@ static const char html_help[] =
 	"  -o, --output FILE  the HTML file to write\n"
 	"  --pid PID          the process (default: the session's program)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
+	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --help             this text\n";
 
 enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME, EXP_PPROF };
@@ -114,6 +116,10 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 		a->no_symbols = true;
 		return INSP_CONTINUE;
 	}
+	if (!strcmp(name, "--full-names")) {
+		insp_set_full_names(true);
+		return INSP_CONTINUE;
+	}
 	if (!strcmp(name, "-o") || !strcmp(name, "--output"))
 		return exp_value(o, cmd, name, eq, argc, argv, i, &a->output);
 	bool known = !strcmp(name, "--pid") ||
@@ -149,6 +155,7 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 {
 	const char *cmd = html ? "html" : "export";
 	*a = (struct exp_args){.format = -1};
+	insp_set_full_names(false);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq = arg[0] == '-' && arg[1] == '-' ? strchr(arg, '=') : NULL;
 		if (arg[0] != '-' || !strcmp(arg, "-")) {

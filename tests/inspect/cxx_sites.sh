@@ -4,7 +4,8 @@
 # inside std::basic_string code inlined into key_of, itself inlined into
 # build_cache: `inspect top --by site` must name the user's line (the
 # insertion in build_cache), not new_allocator.h, and the JSON must carry
-# the inline chain through key_of.  A missing compiler is skipped.
+# the inline chain through key_of.  Names have their template arguments
+# folded unless --full-names.  A missing compiler is skipped.
 . "$top_srcdir/tests/inspect/lib.sh"
 
 : "${MEMINST_LIB:=$top_builddir/alloc/.libs/libmeminst.so}"
@@ -38,6 +39,15 @@ PY
 	else
 		it_fail "$cxx: the keys' site is build_cache at cxx_sites.cc:$line" "$IT_TMP/top.json" \
 			"$IT_TMP/top.err" "$IT_TMP/run.err"
+	fi
+	# Template arguments are folded (std::vector<>::…) unless --full-names.
+	"$IT_INSPECT" top --by site --csv "$db" >"$IT_TMP/top.csv" 2>&1
+	"$IT_INSPECT" top --by site --csv --full-names "$db" >"$IT_TMP/full.csv" 2>&1
+	if grep -q 'std::vector<>::' "$IT_TMP/top.csv" && ! grep -q 'std::allocator<[^>]' "$IT_TMP/top.csv" &&
+	   grep -q 'std::vector<long, std::allocator<long> >::' "$IT_TMP/full.csv"; then
+		it_ok "$cxx: template arguments folded, kept with --full-names"
+	else
+		it_fail "$cxx: template arguments folded, kept with --full-names" "$IT_TMP/top.csv" "$IT_TMP/full.csv"
 	fi
 done
 it_finish

@@ -112,6 +112,43 @@ Test(symbols, demangles_cxx_names)
 	cr_assert_null(insp_demangle("_Znot a name"));
 }
 
+static void fold_is(const char *name, const char *want)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s", name);
+	insp_fold_templates(buf);
+	cr_assert_str_eq(buf, want, "folding %s", name);
+}
+
+Test(symbols, folds_template_arguments)
+{
+	fold_is("std::map<std::string, int>::operator[](std::string const&)", "std::map<>::operator[](std::string const&)");
+	fold_is("void std::vector<long, std::allocator<long> >::_M_realloc_insert<long const&>"
+		"(__gnu_cxx::__normal_iterator<long*, std::vector<long, std::allocator<long> > >, long const&)",
+		"void std::vector<>::_M_realloc_insert<>(__gnu_cxx::__normal_iterator<>, long const&)");
+	/* operators keep their brackets */
+	fold_is("std::ostream& std::operator<< <std::char_traits<char> >(std::basic_ostream<char>&, char const*)",
+		"std::ostream& std::operator<< <>(std::basic_ostream<>&, char const*)");
+	fold_is("bool operator< <int>(A<int> const&)", "bool operator< <>(A<> const&)");
+	fold_is("a::operator>>=(int)", "a::operator>>=(int)");
+	fold_is("p<int>::operator->() const", "p<>::operator->() const");
+	fold_is("x::operator<=>(x const&)", "x::operator<=>(x const&)");
+	fold_is("my_operator<int>", "my_operator<>");
+	/* brackets that do not balance: left whole */
+	fold_is("x<(a>b)>", "x<(a>b)>");
+	fold_is("f<int", "f<int");
+	fold_is("plain(int)", "plain(int)");
+	/* demangled names are folded unless --full-names */
+	char *d = insp_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	cr_assert_str_eq(d, "std::vector<>::push_back(int const&)");
+	free(d);
+	insp_set_full_names(true);
+	d = insp_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	cr_assert_str_eq(d, "std::vector<int, std::allocator<int> >::push_back(int const&)");
+	free(d);
+	insp_set_full_names(false);
+}
+
 /* The label a type gets through the tables: resolved from the module
 ** table of the snapshot, or the stored (demangled) name. */
 Test(symbols, type_labels_through_a_snapshot)

@@ -123,11 +123,12 @@ NOINST void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen)
 
 /* Append a call or return: one word (CALL32, RET32) when the time since the
 ** chunk's last one fits 24 bits and the address shares its high half with
-** the last full one, else two (CALL_FN, RETURN) that set both again. */
+** the last full one, else two (CALL_FN, RETURN) that set both again.  `now`
+** is the time stamp (from trace_t0); ev.last holds raw readings. */
 static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsigned kind, void *fn,
 							   uint64_t now)
 {
-	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, d = now - t->ev.last;
+	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, raw = now + trace_t0, d = raw - t->ev.last;
 	bool call = kind == MEMINST_TREC_CALL;
 	if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
 		p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
@@ -138,7 +139,7 @@ static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsig
 		t->ev.pos = p + 2;
 		t->ev.hi = a >> 32;
 	}
-	t->ev.last = now;
+	t->ev.last = raw;
 }
 
 /* What the hooks' fast path leaves: other clocks, a full buffer, a time or
@@ -161,65 +162,52 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 	call_put(t, kind, fn, trace_now_inline());
 }
 
-/* Entered fn: CALL32 [kind, ticks since the last call or return, low half
-** of fn], 8 bytes.  Keep it small: it runs on every call of the program.
-** The fast path is the TSC clock only and calls nothing, so that the
-** compiler saves no registers for it; the rest (other clocks, a full
-** buffer, a long form, a thread to start) is call_slow's, by a tail call.
-** The two rdtsc are most of its cost (about 8.5 ns each on the benchmark
-** VM).  The exported hooks only test trace_armed and jump here: with
-** nothing armed they are a load, a branch and a return. */
-static NOINST __attribute__((noinline)) void call_enter(void *fn, void *site)
-{
-	trace_thr_t *t = trace_cur;
-	if (trace_likely(t != NULL) &&
-	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed)) &&
-	    trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC)) {
-		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
-		uint64_t now = __builtin_ia32_rdtsc() - trace_t0, d = now - t->ev.last;
-		if (trace_likely(p < t->ev.end) &&
-		    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
-			*p = MEMINST_TREC_CALL32 | d << 8 | a << 32;
-			t->ev.last = now;
-			t->ev.pos = p + 1;
-			return;
-		}
-	}
-	call_slow(MEMINST_TREC_CALL, fn, site);
-}
+/*
+** The hooks' fast path: CALL32 or RET32 [kind, ticks since the chunk's
+** last call or return, low half of fn], 8 bytes.  It runs on every call
+** of the program, so it is a handful of instructions and calls nothing
+** (the compiler saves no registers for it): one TLS load (trace_cur), one
+** compare of the record's generation with call_fast_gen (which is the
+** tracing generation only while tracing with the TSC clock, so that the
+** clock needs no test of its own), the TSC read, the room and fit tests
+** and three stores; ev.last is a raw TSC reading, so no origin is
+** subtracted.  The rest (other clocks, a full buffer, a long form, a
+** thread to start or stop) is call_slow's, by a tail call.  The two rdtsc
+** are most of its cost.  With nothing armed the hooks are a load, a branch
+** and a return.
+*/
+static _Atomic uint32_t call_fast_gen;
 
+#define CALL_HOOK_BODY(kind, word_kind)                                                                    \
+	do {                                                                                               \
+		if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))               \
+			return;                                                                            \
+		trace_thr_t *t = trace_cur;                                                                \
+		if (trace_likely(t != NULL) &&                                                             \
+		    trace_likely(t->gen == atomic_load_explicit(&call_fast_gen, memory_order_relaxed))) {  \
+			uint64_t *p = t->ev.pos, a = (uintptr_t)fn;                                        \
+			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \
+			if (trace_likely(p < t->ev.end) &&                                                 \
+			    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {  \
+				*p = (word_kind) | d << 8 | a << 32;                                       \
+				t->ev.last = now;                                                          \
+				t->ev.pos = p + 1;                                                         \
+				return;                                                                    \
+			}                                                                                  \
+		}                                                                                          \
+		call_slow(kind, fn, site);                                                                 \
+	} while (0)
+
+/* Entered fn. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
-	if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))
-		return;
-	call_enter(fn, site);
+	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32);
 }
 
 /* Returning from fn: RET32, the same word. */
-static NOINST __attribute__((noinline)) void call_exit(void *fn, void *site)
-{
-	trace_thr_t *t = trace_cur;
-	if (trace_likely(t != NULL) &&
-	    trace_likely(t->gen == atomic_load_explicit(&trace_gen, memory_order_relaxed)) &&
-	    trace_likely(trace_clock == MEMINST_TRACE_CLOCK_TSC)) {
-		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
-		uint64_t now = __builtin_ia32_rdtsc() - trace_t0, d = now - t->ev.last;
-		if (trace_likely(p < t->ev.end) &&
-		    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
-			*p = MEMINST_TREC_RET32 | d << 8 | a << 32;
-			t->ev.last = now;
-			t->ev.pos = p + 1;
-			return;
-		}
-	}
-	call_slow(MEMINST_TREC_RETURN, fn, site);
-}
-
 ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 {
-	if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))
-		return;
-	call_exit(fn, site);
+	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32);
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */
@@ -364,6 +352,7 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	trace_arm(1);
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
+	atomic_store(&call_fast_gen, trace_clock == MEMINST_TRACE_CLOCK_TSC ? g : 0);
 	rc = 0;
 out:
 	atomic_store(&call_start_lock, 0);
@@ -385,6 +374,7 @@ static int call_stop(bool write_profile)
 		;
 	if (atomic_load(&trace_on)) {
 		atomic_store(&trace_on, 0);
+		atomic_store(&call_fast_gen, 0);
 		atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
 		trace_alloc_watch = false;
 		alloc_route_flag(ALLOC_ROUTE_WATCH, false);

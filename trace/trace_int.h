@@ -160,13 +160,16 @@ void trace_wall_block_end(void *slot);
 /* One stream of one thread: records go at pos, up to end; the chunk header
 ** is written into the TRACE_CHUNK_WORDS words just before base, so a chunk
 ** leaves by one write(2) without a copy. */
+extern uint64_t trace_t0;           /* raw reading that is time stamp 0   */
+
 typedef struct trace_stream_s {
 	uint64_t *pos, *end;
 	uint64_t *base;
 	uint64_t seq;   /* chunks written */
 	uint64_t lost;  /* records dropped since the last chunk, told by LOST */
-	/* events: the time of the chunk's last call or return, and the high
-	** half of the last full address (the base of CALL32 and RET32) */
+	/* events: the raw clock reading (time stamp + trace_t0) of the chunk's
+	** last call or return, and the high half of the last full address (the
+	** base of CALL32 and RET32) */
 	uint64_t last, hi;
 } trace_stream_t;
 
@@ -174,7 +177,8 @@ typedef struct trace_stream_s {
 static inline void trace_stream_restart(trace_stream_t *s)
 {
 	s->pos = s->base;
-	s->last = s->hi = 0;
+	s->last = trace_t0;
+	s->hi = 0;
 }
 
 /* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).

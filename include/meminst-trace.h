@@ -316,6 +316,7 @@ static inline unsigned meminst_tprof_row_words(uint64_t size_word)
 #define MEMINST_TPROF_ALLOC 2     /* the `<alloc>` pseudo function             */
 #define MEMINST_TPROF_TRACE_WAIT 4 /* `<trace-wait>`: SUSPEND of reason TRACE   */
 #define MEMINST_TPROF_SNAPSHOT 5   /* `<snapshot>`: SUSPEND of reason SNAPSHOT  */
+#define MEMINST_TPROF_PREEMPTED 6  /* `<preempted>`: SUSPEND of reason PREEMPT  */
 
 /* SUSPEND reasons */
 enum meminst_tsuspend {
@@ -336,6 +337,11 @@ enum meminst_tsuspend {
 	** Readers show it as the `<snapshot>` pseudo function and keep it out
 	** of `<alloc>` and of the program's functions' times. */
 	MEMINST_TSUSPEND_SNAPSHOT = 9,
+	/* trace=wall: the thread was switched out involuntarily (another
+	** thread had its CPU) for this long, at the end of a gap between two
+	** of its calls or returns.  Readers show it as the `<preempted>`
+	** pseudo function and keep it out of the program's functions' times. */
+	MEMINST_TSUSPEND_PREEMPT = 10,
 };
 
 /* ALLOC operations */

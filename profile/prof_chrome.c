@@ -55,7 +55,8 @@ static const char *chrome_reason(uint64_t r)
 {
 	static const char *const names[] = {"suspend", "suspend (sleep)", "suspend (poll)",
 					    "suspend (lock)", "suspend (cond)", "suspend (join)",
-					    "suspend (io)", "suspend (other)", "<trace-wait>", "<snapshot>"};
+					    "suspend (io)", "suspend (other)", "<trace-wait>", "<snapshot>",
+					    "<preempted>"};
 	return r < sizeof names / sizeof names[0] ? names[r] : names[0];
 }
 

@@ -56,7 +56,7 @@ static void dump_frames(struct prof_dump *d, const uint64_t *fr, size_t n)
 static void dump_fixed(struct prof_dump *d, const uint64_t *r)
 {
 	static const char *const reasons[] = {"?", "sleep", "poll", "lock", "cond", "join", "io", "other",
-					      "trace-wait", "snapshot"};
+					      "trace-wait", "snapshot", "preempted"};
 	static const char *const ops[] = {"?", "malloc", "calloc", "realloc", "aligned", "free", "new", "delete"};
 	FILE *f = d->f;
 	uint64_t t = MEMINST_TREC_TIME(r[0]);

@@ -51,7 +51,8 @@
 #define PROF_FN_PENDING 3u   /* internal: caller not known yet          */
 #define PROF_FN_TRACE_WAIT 4u /* <trace-wait>: the tracer's own waits   */
 #define PROF_FN_SNAPSHOT 5u   /* <snapshot>: a snapshot's pause         */
-#define PROF_FN_PSEUDO_MAX 5u
+#define PROF_FN_PREEMPTED 6u  /* <preempted>: switched out, trace=wall  */
+#define PROF_FN_PSEUDO_MAX 6u
 
 /* The pseudo function of a SUSPEND reason that is meminst's own pause
 ** (kept out of the program's times), or 0 for the program's own waits. */
@@ -59,6 +60,7 @@ static inline uint64_t prof_own_pause_fn(uint64_t reason)
 {
 	return reason == MEMINST_TSUSPEND_TRACE      ? PROF_FN_TRACE_WAIT
 	       : reason == MEMINST_TSUSPEND_SNAPSHOT ? PROF_FN_SNAPSHOT
+	       : reason == MEMINST_TSUSPEND_PREEMPT  ? PROF_FN_PREEMPTED
 						     : 0;
 }
 

@@ -209,6 +209,7 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_op
 	sym_add(st, PROF_FN_PENDING, "undefined"); /* settled before any display */
 	sym_add(st, PROF_FN_TRACE_WAIT, "<trace-wait>");
 	sym_add(st, PROF_FN_SNAPSHOT, "<snapshot>");
+	sym_add(st, PROF_FN_PREEMPTED, "<preempted>");
 	return st;
 }
 

@@ -632,6 +632,8 @@ void trace_ev_flush(trace_thr_t *t)
 	trace_tls.busy++;
 	if (trace_unlikely(buf_reopen_in_child))
 		buf_reopen_child();
+	if (t->ev.last != trace_t0) /* the chunk restarts its deltas; <preempted> looks back */
+		t->pre.run_last = t->ev.last;
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC && t->ev.pos + 2 <= t->ev.end + TRACE_RESERVE_WORDS) {
 		t->ev.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, trace_now());
 		t->ev.pos[1] = trace_clock_ns(CLOCK_MONOTONIC);

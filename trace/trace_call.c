@@ -94,8 +94,10 @@ static NOINST trace_thr_t *call_sync(void)
 	if (!(t = trace_thread_record()))
 		return NULL;
 	t->gen = g;
-	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now_thread());
+	uint64_t on = trace_now_thread(), w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, on);
 	trace_ev_append_to(t, &w, 1);
+	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
+		trace_preempt_start(t, on);
 	trace_arm(1);
 	trace_cur = t;
 	return t;
@@ -153,13 +155,21 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 			trace_call_hook(fn);
 		return;
 	}
-	if (t->ev.pos + 2 > t->ev.end) /* flush first: its CLOCK record must not be later */
+	/* flush first: its CLOCK record must not be later (room for a
+	** SUSPEND of <preempted> too) */
+	if (t->ev.pos + 5 > t->ev.end)
 		trace_ev_flush(t);
 	if (t->ev.pos + 2 > t->ev.end) { /* the exit flush has the buffer */
 		t->ev.lost++;
 		return;
 	}
-	call_put(t, kind, fn, trace_now_inline());
+	uint64_t now = trace_now_inline();
+	if (trace_clock == MEMINST_TRACE_CLOCK_TSC) { /* a gap: was the thread pre-empted? */
+		uint64_t prev = t->ev.last != trace_t0 ? t->ev.last : t->pre.run_last;
+		if (now + trace_t0 - prev >= (uint64_t)1 << TRACE_GAP_BITS)
+			trace_preempt_gap(t, prev > trace_t0 ? prev - trace_t0 : 0, now);
+	}
+	call_put(t, kind, fn, now);
 }
 
 /*
@@ -173,7 +183,9 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 ** and three stores; ev.last is a raw TSC reading, so no origin is
 ** subtracted.  The rest (other clocks, a full buffer, a long form, a
 ** thread to start or stop) is call_slow's, by a tail call.  The two rdtsc
-** are most of its cost.  With nothing armed the hooks are a load, a branch
+** are most of its cost.  A gap of 2^TRACE_GAP_BITS ticks or more since the
+** last call or return goes to call_slow too, to look for a pre-emption
+** (trace_preempt.c).  With nothing armed the hooks are a load, a branch
 ** and a return.
 */
 static _Atomic uint32_t call_fast_gen;
@@ -188,7 +200,7 @@ static _Atomic uint32_t call_fast_gen;
 			uint64_t *p = t->ev.pos, a = (uintptr_t)fn;                                        \
 			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \
 			if (trace_likely(p < t->ev.end) &&                                                 \
-			    trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {  \
+			    trace_likely((d >> TRACE_GAP_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {           \
 				*p = (word_kind) | d << 8 | a << 32;                                       \
 				t->ev.last = now;                                                          \
 				t->ev.pos = p + 1;                                                         \
@@ -239,6 +251,7 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size)
 		uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), trace_now_inline(),
 				 op | (uint64_t)size << 8};
 		trace_ev_append_to(t, w, 3);
+		t->pre.mark = w[1];
 	}
 	if (trace_asample_on && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
 		trace_asample_note(size);
@@ -258,6 +271,7 @@ void trace_suspend_end(uint64_t begin, unsigned reason)
 		trace_ev_flush(t);
 	uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, begin), trace_now_inline(), reason};
 	trace_ev_append_to(t, w, 3);
+	trace_preempt_waited(t, begin, w[1]);
 }
 
 /* -------------------------------------------------------- start, stop -- */

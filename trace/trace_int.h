@@ -181,6 +181,20 @@ static inline void trace_stream_restart(trace_stream_t *s)
 	s->hi = 0;
 }
 
+/* What trace_preempt.c knows of a thread's time off the CPU (trace=wall
+** with the TSC clock).  Times are time stamps (ticks from trace_t0). */
+typedef struct trace_preempt_s {
+	uint64_t at;          /* when the CPU clock was last read; 0: not yet */
+	uint64_t cpu_ns;      /* the thread's CPU time then                   */
+	uint64_t waited;      /* ticks in SUSPEND records since `at`          */
+	uint64_t mark;        /* end of the last SUSPEND or ALLOC record      */
+	uint64_t run_last;    /* raw TSC of the last call or return of the
+	                      ** chunks before the current one                */
+	long nivcsw, nvcsw;   /* context switches at the last getrusage       */
+	uint32_t waits;       /* SUSPEND records since that getrusage         */
+	bool counted;         /* nivcsw/nvcsw hold a reading                  */
+} trace_preempt_t;
+
 /* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).
 ** ev first: the hot path reads ev.pos, ev.end, ev.last, ev.hi and gen, all
 ** in the first 64 bytes. */
@@ -199,6 +213,7 @@ typedef struct trace_thr_s {
 	struct trace_thr_s *next;      /* every record ever made             */
 	struct trace_thr_s *pool_next; /* retired records                    */
 	size_t map_bytes;
+	trace_preempt_t pre;           /* <preempted> (trace_preempt.c)       */
 } trace_thr_t;
 
 /* The calling thread's record while its calls are being traced (NULL
@@ -223,7 +238,6 @@ extern bool trace_all_threads;      /* else only the starter's family     */
 
 /* The file's clock (enum meminst_trace_clock; 0 before the file is set). */
 extern int trace_clock;
-extern uint64_t trace_t0;           /* raw reading that is time stamp 0   */
 
 /* Settings for the next trace_file_ensure (from MEMINST or the API). */
 extern int trace_want_clock;        /* 1 wall, 2 cpu (MEMINST trace=)      */
@@ -294,6 +308,19 @@ uint64_t trace_now_thread(void);             /* trace_now, normal context: trace
 void trace_clock_after_fork_child(void);
 void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns); /* at t0 */
 void trace_after_fork_child(void);
+
+/* "trace_preempt.c": <preempted> in wall time.  The hooks' fast path
+** leaves every gap of at least 2^TRACE_GAP_BITS ticks between a thread's
+** calls and returns (about 50 us) to call_slow, which passes it here. */
+#define TRACE_GAP_BITS 17
+void trace_preempt_start(trace_thr_t *t, uint64_t now);   /* TRACE_ON: a first reading */
+void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now); /* a gap: SUSPEND(PREEMPT)? */
+static inline void trace_preempt_waited(trace_thr_t *t, uint64_t begin, uint64_t end)
+{
+	t->pre.waited += end - begin;
+	t->pre.waits++;
+	t->pre.mark = end;
+}
 
 /* "trace_call.c" */
 void trace_thread_begin(uint32_t parent_no, uint32_t member_gen); /* new thread */

@@ -103,13 +103,19 @@ def check(j, out, case, clock, why):
             why.append("<alloc> not called 2000 times from allocator")
 
 
+# pseudo functions that come from the machine's timing, not the program:
+# a pre-emption under load, the writer thread falling behind
+TIMING = ("<preempted>", "<trace-wait>")
+
+
 def shape(j):
     """{thread index: {function: (cnt, memory)}}, {thread index: {(caller, called): cnt}}"""
     ts = []
     for t in j["threads"]:
+        fs = [f for f in t["functions"] if f["name"] not in TIMING]
         fns = {f["name"]: (f["cnt"], f["bytes"]["own"], f["bytes"]["acc"], f["blocks"]["own"], f["blocks"]["acc"])
-               for f in t["functions"]}
-        pairs = {(r["name"], f["name"]): r["cnt"] for f in t["functions"] for r in f["callers"]}
+               for f in fs}
+        pairs = {(r["name"], f["name"]): r["cnt"] for f in fs for r in f["callers"]}
         ts.append((fns, pairs))
     # the first thread first; the others start in any order: sort them by
     # what they did

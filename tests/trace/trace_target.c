@@ -5,12 +5,15 @@
 ** <meminst.h> tracing calls.  Each case prints "fn NAME ADDRESS COUNT" for
 ** the functions the test checks: COUNT calls on one thread.
 */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef TRACE_LINKED
 #include <meminst.h>
@@ -38,6 +41,38 @@ static void *worker(void *arg)
 }
 
 static void napper(void) { usleep(20000); }
+
+/* preempt: two CPU-bound threads on one CPU take turns; each runs spin()
+** (~10 us, shorter than the gap that makes the tracer look) until it has
+** used 0.3 s of CPU, then prints its CPU and wall time. */
+static int spin_cpu;
+static void spin(void)
+{
+	for (int i = 0; i < 10000; i++)
+		sink += i;
+}
+
+static long long clock_ns_of(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static void *spinner(void *arg)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(spin_cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) != 0)
+		return (void *)1;
+	long long w0 = clock_ns_of(CLOCK_MONOTONIC), c0 = clock_ns_of(CLOCK_THREAD_CPUTIME_ID), c;
+	long calls = 0;
+	while ((c = clock_ns_of(CLOCK_THREAD_CPUTIME_ID) - c0) < 300000000ll)
+		spin(), calls++;
+	printf("spinner cpu_ns %lld wall_ns %lld calls %ld\n", c, clock_ns_of(CLOCK_MONOTONIC) - w0, calls);
+	return arg;
+}
 
 static void *kept[20000];
 static void keep(int i) { kept[i] = malloc(1000); }
@@ -83,6 +118,21 @@ static int run(const char *what)
 		for (int i = 0; i < 20000; i++)
 			free(kept[i]);
 		SHOW(keep, 20000);
+	} else if (strcmp(what, "preempt") == 0) {
+		cpu_set_t can;
+		if (sched_getaffinity(0, sizeof can, &can) != 0)
+			return 5;
+		for (spin_cpu = 0; spin_cpu < CPU_SETSIZE && !CPU_ISSET(spin_cpu, &can); spin_cpu++)
+			;
+		pthread_t t[2];
+		void *rc[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, spinner, NULL);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], &rc[i]);
+		if (rc[0] || rc[1])
+			return 6;
+		SHOW(spinner, 1);
 	} else if (strcmp(what, "fork") == 0) {
 		fflush(stdout);
 		pid_t pid = fork();

@@ -253,7 +253,7 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 /* -------------------------------------------------------- tracer cost -- */
 
 /* The tracer's share of the run, in % of the profile's OWN time. */
-static double an_cost_percent(const struct prof_model *m)
+double prof_cost_percent(const struct prof_model *m)
 {
 	const struct prof_tcost *c = &m->cost;
 	int64_t all = m->own + c->alloc_taken_ns;
@@ -271,10 +271,31 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 	}
 	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return; %llu calls: %.3f ms "
 		"(%.1f%%) inside the functions' times, not taken off.\n",
-		c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6, an_cost_percent(m));
+		c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6, prof_cost_percent(m));
 	if (c->allocs)
 		fprintf(f, "<alloc> corrected: %llu calls x %.1f ns of the tracer's time stamps = %.3f ms "
 			"taken off.\n", (unsigned long long)c->allocs, c->alloc_ns, (double)c->alloc_taken_ns / 1e6);
+	prof_kept_out_text(m, f);
+}
+
+/* The pauses that are not the program's (meminst's own, pre-emption), kept
+** out of its functions' OWN and ACC, when the profile has any. */
+void prof_kept_out_text(const struct prof_model *m, FILE *f)
+{
+	static const uint64_t kept[] = {PROF_FN_PREEMPTED, PROF_FN_TRACE_WAIT, PROF_FN_SNAPSHOT};
+	const char *sep = "Kept out of the functions' times: ";
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+		uint64_t cnt;
+		const char *name = NULL;
+		int64_t ns = prof_model_fn_own(m, kept[i], &cnt, &name);
+		if (!cnt || !name)
+			continue;
+		fprintf(f, "%s%s %.3f ms (%llu)", sep, name, (double)ns / 1e6,
+			(unsigned long long)cnt);
+		sep = ", ";
+	}
+	if (sep[0] == ',')
+		fputs(".\n", f);
 }
 
 void prof_cost_json(const struct prof_model *m, FILE *f)
@@ -287,7 +308,7 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"ns_per_event\":%.3f,\"calls\":%llu,"
 		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_ns_each\":%.3f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f}",
-		an_cost_percent(m), c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
+		prof_cost_percent(m), c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
 		c->alloc_ns, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
 }
 

@@ -189,11 +189,16 @@ void prof_model_free(struct prof_model *m);
 const char *prof_clock_name(unsigned clock);
 /* Merge every thread into one (--totals). */
 void prof_model_merge(const struct prof_model *m, struct prof_mthread *out);
+/* The OWN over every thread of the function at address fn (a pseudo
+** function's), its calls in *cnt and its name in *name (when called). */
+int64_t prof_model_fn_own(const struct prof_model *m, uint64_t fn, uint64_t *cnt, const char **name);
 void prof_mthread_free(struct prof_mthread *t);
 /* "prof_analyse.c": the tracer's cost (model.cost), as a paragraph and as
 ** a JSON member (",\"tracer_cost\":…"). */
 void prof_cost_text(const struct prof_model *m, FILE *f);
 void prof_cost_json(const struct prof_model *m, FILE *f);
+double prof_cost_percent(const struct prof_model *m); /* hooks + <alloc> taken off, % of OWN */
+void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <trace-wait>, <snapshot> */
 
 /* -------------------------------------------------------------- prof_db -- */
 

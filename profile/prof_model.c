@@ -202,6 +202,19 @@ static int model_cmp_pair(const void *a, const void *b)
 	return (x->called > y->called) - (x->called < y->called);
 }
 
+int64_t prof_model_fn_own(const struct prof_model *m, uint64_t fn, uint64_t *cnt, const char **name)
+{
+	int64_t own = 0;
+	*cnt = 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		for (size_t j = 0; j < m->threads[i].nrows; j++) {
+			const struct prof_row *r = &m->threads[i].rows[j];
+			if (r->fn < m->nfuncs && m->funcs[r->fn].addr == fn)
+				*cnt += r->cnt, own = model_add(own, r->own), *name = m->funcs[r->fn].name;
+		}
+	return own;
+}
+
 /* Rows of every thread by function (and pairs by caller, called), summed.
 ** ACC sums across threads: each thread's ACC is charged once per
 ** outermost instance, and threads run side by side. */

@@ -12,6 +12,10 @@
 **              and with everything they called (acc): exact from the trace
 **              (calls and <alloc> events), else estimated from the timer
 **              and allocation samples
+**   tracer     with an exact trace: the tracer's own cost per call or
+**              return (measured at the program's start), its share of the
+**              profile, what was taken off <alloc>, and the pauses kept
+**              out of the program's functions (<preempted>, ...)
 **
 ** Memory figures come from the snapshots (the timeline, the peak and exit
 ** snapshots); time and allocation per function from the trace the session
@@ -30,7 +34,9 @@ static const struct insp_cmd_spec report_spec = {
 	"Time and memory of one run side by side, from a session written by\n"
 	"meminst(1): the run, the peak of live memory and when it came, what was\n"
 	"live at the peak by class and by type, and the top functions by own time\n"
-	"with the bytes they allocated themselves (own) and with their callees (acc).\n"
+	"with the bytes they allocated themselves (own) and with their callees (acc);\n"
+	"with an exact trace, what tracing cost per call and what was taken off or\n"
+	"kept out of the functions' times.\n"
 	"\n"
 	"  --pid PID         the process (default: the session's program)\n"
 	"  --limit N         N rows per table (default 15)\n",
@@ -81,6 +87,20 @@ static const struct insp_col fn_cols[] = {
 	{"own_blocks", "own blocks", INSP_K_INT, 0},
 	{"acc_blocks", "acc blocks", INSP_K_INT, 0},
 	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+};
+
+static const struct insp_col tracer_cols[] = {
+	{"per_event", "per call or return", INSP_K_STR, INSP_C_TEXT_ONLY},
+	{"event_ps", "per call or return (ps)", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"calls", "traced calls", INSP_K_INT, 0},
+	{"hooks_ms", "in the functions' times", INSP_K_DUR, 0},
+	{"percent", "share of the profile", INSP_K_PCT, 0},
+	{"hooks_taken_off", "taken off", INSP_K_BOOL, 0},
+	{"alloc_calls", "<alloc> calls corrected", INSP_K_INT, 0},
+	{"alloc_taken_off_ms", "taken off <alloc>", INSP_K_DUR, 0},
+	{"preempted_ms", "<preempted>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
+	{"trace_wait_ms", "<trace-wait>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
+	{"snapshot_ms", "<snapshot>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
 };
 
 /* ---------------------------------------------------------------- run -- */
@@ -352,6 +372,42 @@ static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t lim
 	prof_mthread_free(&all);
 }
 
+/* What exact tracing cost the program (measured at its start) and what the
+** profile did about it: the hooks' share is only told, the stamps' share
+** of each <alloc> call taken off, the pauses that are not the program's
+** kept out of its functions. */
+static void report_tracer(insp_doc_t *d, const struct prof_model *m)
+{
+	const struct prof_tcost *c = &m->cost;
+	insp_table_t *t = insp_doc_table(d, "tracer", tracer_cols, NCOLS(tracer_cols), INSP_T_SINGLE);
+	if (!c->known) {
+		insp_table_title(t, "tracer's own cost: not in this trace (written before meminst measured it)");
+		return;
+	}
+	insp_table_title(t, "tracer's own cost (measured at the program's start):");
+	insp_row(t);
+	insp_put_str(t, insp_pool_fmt(&((struct prof_model *)m)->pool, "%.1f ns", c->call_ns));
+	insp_put_int(t, (int64_t)(c->call_ns * 1000.0 + 0.5));
+	insp_put_uint(t, c->calls);
+	insp_put_int(t, c->hooks_ns);
+	insp_put_pct(t, prof_cost_percent(m));
+	insp_put_int(t, 0);
+	insp_put_uint(t, c->allocs);
+	insp_put_int(t, c->alloc_taken_ns);
+	static const uint64_t kept[] = {PROF_FN_PREEMPTED, PROF_FN_TRACE_WAIT, PROF_FN_SNAPSHOT};
+	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+		uint64_t cnt;
+		const char *name;
+		int64_t ns = prof_model_fn_own(m, kept[i], &cnt, &name);
+		if (cnt)
+			insp_put_int(t, ns);
+		else
+			insp_put_null(t);
+	}
+	insp_table_note(t, "(the hooks' cost falls before and after each time stamp, in callers and called "
+			"alike: told, not taken off; each <alloc> call's share of the stamps is taken off)");
+}
+
 /* Without an exact trace: the functions of the samples (estimates): self
 ** and cumulative time from the timer samples, bytes and blocks from the
 ** allocation samples; calls when the run counted them. */
@@ -405,8 +461,10 @@ static int report_functions(insp_doc_t *d, const char *path, const struct insp_o
 		return 0; /* no trace: said by insp_strace_open */
 	if (r)
 		return r;
-	if (in->have_model && in->model.cnt)
+	if (in->have_model && in->model.cnt) {
 		report_fn_rows(d, &in->model, limit);
+		report_tracer(d, &in->model);
+	}
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
 	else

@@ -42,6 +42,20 @@ assert "alloc_big" in top_type["name"], "top type at the peak: %s" % top_type["n
 assert top_type["bytes"] == 40 * 256 * 1024, "alloc_big's bytes at the peak: %d" % top_type["bytes"]
 assert r["peak_classes"][0]["name"] == "known", "top class: %s" % r["peak_classes"][0]["name"]
 assert r["run"]["exit_code"] == 0 and r["run"]["mode"] == "mim"
+# the tracer's own cost, measured at the program's start, and what it
+# distorts: calls x 2 events x the cost, told and not taken off; the
+# stamps' share of each allocation call taken off <alloc>
+tc = r["tracer"]
+ncalls = sum(f["cnt"] for f in r["functions"] if not f["name"].startswith("<") and f["name"] != "suspend")
+assert 0 < tc["event_ps"] < 10000000, "tracer cost per event %r ps" % tc["event_ps"]
+assert tc["calls"] >= ncalls, "tracer calls %d, the top functions alone made %d" % (tc["calls"], ncalls)
+want = tc["calls"] * 2 * tc["event_ps"] / 1e9
+assert abs(tc["hooks_ms"] - want) <= 0.002 + 0.01 * want, "hooks %r ms, calls x 2 x cost %r" % (tc["hooks_ms"], want)
+assert tc["hooks_taken_off"] is False
+assert tc["alloc_calls"] >= 2 * 10040, "<alloc> calls corrected %d" % tc["alloc_calls"]
+assert tc["alloc_calls"] == fns["<alloc>"]["cnt"], "corrected %d of %d <alloc>" % (tc["alloc_calls"], fns["<alloc>"]["cnt"])
+assert tc["alloc_taken_off_ms"] > 0, "nothing taken off <alloc>"
+assert 0 < tc["percent"] < 100, "tracer share %r%%" % tc["percent"]
 PY
 mi_verdict "report: bytes per function, peak, live at the peak, time split" "$why" check.out check \
 	err stderr
@@ -49,7 +63,8 @@ mi_verdict "report: bytes per function, peak, live at the peak, time split" "$wh
 why=
 "$INSPECT" report s.db >r.txt 2>err || mi_why_add "text report exited $?"
 for section in "run:" "memory:" "live at the peak, by class:" "live at the peak, by type:" \
-	"functions with the most own time"; do
+	"functions with the most own time" "tracer's own cost (measured at the program's start):" \
+	"per call or return: *[0-9.]* ns" "taken off <alloc>:"; do
 	grep -q "^$section" r.txt || mi_why_add "no '$section' in the text"
 done
 mi_verdict "report: text sections" "$why" r.txt text err stderr

@@ -60,6 +60,9 @@ for clock in wall cpu; do
 		tr_analyse "$tr" || mi_why_add "inspect analyse failed: $(head -n 1 "$tr.json.err")"
 		msg=$(python3 "$T/check.py" "$tr.json" "$T/$clock.out" "$clock" 2>&1) || mi_why_add "$msg"
 		if [ $clock = wall ]; then
+			"$TR_INSPECT" analyse "$tr" >"$T/a.txt" 2>>"$T/$clock.out.err" &&
+				grep -q "^Kept out of the functions' times: <preempted> [0-9.]* ms ([0-9]*)" "$T/a.txt" ||
+				mi_why_add "analyse does not say <preempted> was kept out"
 			"$TR_INSPECT" export --format folded -o "$T/f.folded" "$tr" 2>>"$T/$clock.out.err" &&
 				grep -q ';<preempted> [0-9]' "$T/f.folded" || mi_why_add "no <preempted> in the folded stacks"
 			"$TR_INSPECT" export --format chrome -o "$T/c.json" "$tr" 2>>"$T/$clock.out.err" &&

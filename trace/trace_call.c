@@ -144,6 +144,17 @@ static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsig
 	t->ev.last = raw;
 }
 
+/* With the TSC clock: a gap since the thread's last call or return long
+** enough to look for a pre-emption (trace_preempt.c)?  Apart, so that
+** call_slow keeps few registers for trace=cpu, which never needs it. */
+static NOINST __attribute__((noinline)) void call_gap(trace_thr_t *t)
+{
+	uint64_t raw = __builtin_ia32_rdtsc();
+	uint64_t prev = t->ev.last != trace_t0 ? t->ev.last : t->pre.run_last;
+	if (raw - prev >= (uint64_t)1 << TRACE_GAP_BITS)
+		trace_preempt_gap(t, prev > trace_t0 ? prev - trace_t0 : 0, raw - trace_t0);
+}
+
 /* What the hooks' fast path leaves: other clocks, a full buffer, a time or
 ** address that does not fit one word, a thread to start or stop. */
 static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
@@ -163,13 +174,9 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 		t->ev.lost++;
 		return;
 	}
-	uint64_t now = trace_now_inline();
-	if (trace_clock == MEMINST_TRACE_CLOCK_TSC) { /* a gap: was the thread pre-empted? */
-		uint64_t prev = t->ev.last != trace_t0 ? t->ev.last : t->pre.run_last;
-		if (now + trace_t0 - prev >= (uint64_t)1 << TRACE_GAP_BITS)
-			trace_preempt_gap(t, prev > trace_t0 ? prev - trace_t0 : 0, now);
-	}
-	call_put(t, kind, fn, now);
+	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
+		call_gap(t);
+	call_put(t, kind, fn, trace_now_inline());
 }
 
 /*

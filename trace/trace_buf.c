@@ -965,6 +965,7 @@ void trace_after_fork_child(void)
 		trace_stream_restart(&self->sig), self->sig.seq = self->sig.lost = 0;
 		self->thread_no = reg.next_no++;
 		self->parent_no = 0;
+		self->pre.at = 0; /* its CPU clock and switch counts start again */
 		self->tid = alloc_sys_gettid();
 		char name[17] = {0};
 		prctl(PR_GET_NAME, name, 0, 0, 0);

@@ -100,12 +100,13 @@ static bool pre_involuntary(trace_preempt_t *p)
 void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now)
 {
 	trace_preempt_t *p = &t->pre;
-	if (!p->at || now <= p->at)
+	if (p->at && now <= p->at)
 		return;
 	int saved_errno = errno;
 	uint64_t cpu = trace_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (cpu < p->cpu_ns) { /* a new CPU clock (a fork's child): start again */
+	if (!p->at || cpu < p->cpu_ns) { /* no reading yet (a fork's child): this is the first */
 		pre_read(p, now, cpu);
+		p->mark = now;
 		pre_count(p);
 		errno = saved_errno;
 		return;

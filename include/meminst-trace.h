@@ -23,9 +23,11 @@
 **     bits 8-63  time stamp: ticks of the file's clock since the file's t0
 **
 ** Version 2 adds one-word calls and returns to events chunks (CALL32,
-** RET32 below: 8 bytes each, 16 per call on average); meminst_trace_expand
-** turns a version 2 events chunk into the version 1 records it stands for,
-** which is how readers take them.
+** RET32 below: 8 bytes each, 16 per call on average); version 3 adds
+** LEAF32, a call and its return in one word (a call that called nothing
+** traced, 8 bytes); meminst_trace_expand turns a version 2 or 3 events
+** chunk into the version 1 records it stands for, which is how readers
+** take them.
 **
 ** Kinds below MEMINST_TREC_VARIABLE have a fixed size (MEMINST_TREC_WORDS).
 ** Kinds from MEMINST_TREC_VARIABLE up carry their size in their second word
@@ -39,7 +41,7 @@
 #include <stdint.h>
 
 #define MEMINST_TRACE_MAGIC "MEMINSTT"  /* 8 bytes, no terminator in the file */
-#define MEMINST_TRACE_VERSION 2
+#define MEMINST_TRACE_VERSION 3
 #define MEMINST_TRACE_MIN_READABLE 1
 
 /* header.clock: what the ticks of every time stamp in the file count. */
@@ -178,6 +180,13 @@ enum meminst_trec_kind {
 	MEMINST_TREC_RET32 = 12,
 	/* [head, fn]: entered fn (version 2: CALL without the call site)    */
 	MEMINST_TREC_CALL_FN = 13,
+	/* version 3, events chunks only: a call and its return, nothing traced
+	** between them, in one word.
+	**   bits 0-7 kind, bits 8-19 ticks from the chunk's previous call or
+	**   return to the call, bits 20-31 ticks from the call to the return,
+	**   bits 32-63 the low half of the function's address (high half as
+	**   for CALL32).                                                   */
+	MEMINST_TREC_LEAF32 = 14,
 
 	/* variable size: word 1 is MEMINST_TREC_SIZE_WORD(nwords, extra) --- */
 	/* timer sample. extra = number of frames n; then [weight ticks, frames n]:
@@ -250,10 +259,14 @@ enum meminst_trec_kind {
 ** readers take (version 1, and version 2 after meminst_trace_expand). */
 #define MEMINST_TREC_WORDS_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2}
 #define MEMINST_TREC_FIXED_MAX 10
-/* The same with the version 2 kinds of events chunks (CALL32, RET32, CALL_FN). */
-#define MEMINST_TREC_WORDS2_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2, 1, 1, 2}
-#define MEMINST_TREC_FIXED2_MAX 13
+/* The same with the version 2 and 3 kinds of events chunks (CALL32, RET32,
+** CALL_FN, LEAF32). */
+#define MEMINST_TREC_WORDS2_INIT {0, 3, 2, 4, 1, 3, 3, 2, 1, 1, 2, 1, 1, 2, 1}
+#define MEMINST_TREC_FIXED2_MAX 14
 #define MEMINST_TREC_DELTA_BITS 24
+#define MEMINST_TREC_LEAF_BITS 12   /* each of LEAF32's two deltas */
+/* meminst_trace_expand writes at most this many words per word it reads */
+#define MEMINST_TRACE_EXPAND_MAX 5
 
 /* Words of the record at w, any version: 0 when its kind is unknown or it
 ** runs past the `avail` words left. */
@@ -266,10 +279,10 @@ static inline size_t meminst_trec_len(const uint64_t *w, size_t avail)
 	return n && n <= avail ? n : 0;
 }
 
-/* A version 2 events chunk's n words at w, as version 1 records into out
-** (room for 3 * n words: a one-word call becomes [head, fn, 0], a return
-** [head, fn], CALL_FN a CALL with call site 0; everything else is
-** copied).  Returns the words written; *used is the words of w taken,
+/* A version 2 or 3 events chunk's n words at w, as version 1 records into
+** out (room for MEMINST_TRACE_EXPAND_MAX * n words: a one-word call
+** becomes [head, fn, 0], a return [head, fn], a LEAF32 both, CALL_FN a
+** CALL with call site 0; everything else is copied).  Returns the words written; *used is the words of w taken,
 ** less than n when a record is cut short or of an unknown fixed kind. */
 static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t *out, size_t *used)
 {
@@ -284,6 +297,15 @@ static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t 
 			out[o++] = hi << 32 | w[i] >> 32;
 			if (call)
 				out[o++] = 0;
+		} else if (k == MEMINST_TREC_LEAF32) {
+			uint64_t fn = hi << 32 | w[i] >> 32, m = (1u << MEMINST_TREC_LEAF_BITS) - 1;
+			last += (w[i] >> 8) & m;
+			out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, last);
+			out[o++] = fn;
+			out[o++] = 0;
+			last += (w[i] >> (8 + MEMINST_TREC_LEAF_BITS)) & m;
+			out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_RETURN, last);
+			out[o++] = fn;
 		} else if (k == MEMINST_TREC_CALL_FN) {
 			last = MEMINST_TREC_TIME(w[i]), hi = w[i + 1] >> 32;
 			out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, last);

@@ -198,7 +198,8 @@ static void read_each(struct prof_trace *tr, const struct meminst_trace_chunk *c
 }
 
 /* Scratch words: the chunk as read, and a version 2 events chunk expanded
-** to version 1 records (meminst_trace_expand: at most 3 words a word). */
+** to version 1 records (meminst_trace_expand: at most
+** MEMINST_TRACE_EXPAND_MAX words a word). */
 struct read_bufs {
 	uint64_t *raw, *wide;
 	size_t raw_cap, wide_cap;
@@ -210,8 +211,8 @@ struct read_bufs {
 static size_t read_expand(const struct insp_opts *o, struct prof_trace *tr, struct read_bufs *b, size_t *n,
 			  bool cut, uint64_t at, int *code)
 {
-	if (3 * *n > b->wide_cap) {
-		b->wide_cap = 3 * *n;
+	if (MEMINST_TRACE_EXPAND_MAX * *n > b->wide_cap) {
+		b->wide_cap = MEMINST_TRACE_EXPAND_MAX * *n;
 		b->wide = insp_xrealloc(b->wide, b->wide_cap * sizeof *b->wide);
 	}
 	size_t used, m = meminst_trace_expand(b->raw, *n, b->wide, &used);

@@ -281,6 +281,7 @@ lost:
 		s->pos[1] = s->lost;
 		s->pos += 2;
 		s->lost = 0;
+		trace_stream_wrote(s);
 	}
 }
 
@@ -470,6 +471,7 @@ static void buf_record_start(trace_thr_t *t, uint32_t parent_no)
 	memcpy(rec + 2, name, 16);
 	memcpy(t->ev.pos, rec, sizeof rec);
 	t->ev.pos += 4;
+	trace_stream_wrote(&t->ev);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->dead = false;
 }
@@ -638,6 +640,7 @@ void trace_ev_flush(trace_thr_t *t)
 		t->ev.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, trace_now());
 		t->ev.pos[1] = trace_clock_ns(CLOCK_MONOTONIC);
 		t->ev.pos += 2;
+		trace_stream_wrote(&t->ev);
 	}
 	buf_chunk_out(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS, t);
 	atomic_store(&t->flushing, 0);
@@ -656,6 +659,7 @@ void trace_ev_append_to(trace_thr_t *t, const uint64_t *w, unsigned n)
 	}
 	memcpy(t->ev.pos, w, n * 8u);
 	t->ev.pos += n;
+	trace_stream_wrote(&t->ev);
 }
 
 void trace_ev_append(const uint64_t *words, unsigned n)
@@ -978,6 +982,7 @@ void trace_after_fork_child(void)
 			uint64_t on = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, trace_now());
 			*self->ev.pos++ = on;
 		}
+		trace_stream_wrote(&self->ev);
 	}
 }
 

@@ -123,22 +123,44 @@ NOINST void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen)
 
 /* -------------------------------------------------------------- hooks -- */
 
-/* Append a call or return: one word (CALL32, RET32) when the time since the
-** chunk's last one fits 24 bits and the address shares its high half with
-** the last full one, else two (CALL_FN, RETURN) that set both again.  `now`
-** is the time stamp (from trace_t0); ev.last holds raw readings. */
+/* bits of a CALL32 word a return turns into a LEAF32: the kind, the
+** address, and the upper bits of the call's delta (which must be 0) */
+#define CALL_LEAF_MASK (0xffffffff000000ffull | (uint64_t)((1u << MEMINST_TREC_LEAF_BITS) - 1) << 20)
+
+/* A return of fn (address a, d ticks after the call or return before it)
+** right after the CALL32 of fn, with nothing else written between (p[-1]
+** is above the stream's floor) and both deltas in 12 bits: the CALL32
+** becomes a LEAF32, and the return takes no word.  True if so. */
+static inline __attribute__((always_inline)) bool call_leaf(trace_stream_t *s, uint64_t *p, uint64_t a,
+							    uint64_t d)
+{
+	if (p > s->floor && d >> MEMINST_TREC_LEAF_BITS == 0 &&
+	    ((p[-1] ^ (MEMINST_TREC_CALL32 | a << 32)) & CALL_LEAF_MASK) == 0) {
+		p[-1] ^= (MEMINST_TREC_CALL32 ^ MEMINST_TREC_LEAF32) | d << (8 + MEMINST_TREC_LEAF_BITS);
+		return true;
+	}
+	return false;
+}
+
+/* Append a call or return: one word (CALL32, RET32; a return right after
+** its call: LEAF32) when the time since the chunk's last one fits 24 bits
+** and the address shares its high half with the last full one, else two
+** (CALL_FN, RETURN) that set both again.  `now` is the time stamp (from
+** trace_t0); ev.last holds raw readings. */
 static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsigned kind, void *fn,
 							   uint64_t now)
 {
 	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, raw = now + trace_t0, d = raw - t->ev.last;
 	bool call = kind == MEMINST_TREC_CALL;
 	if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
-		p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
-		t->ev.pos = p + 1;
+		if (call || !call_leaf(&t->ev, p, a, d)) {
+			p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
+			t->ev.pos = p + 1;
+		}
 	} else {
 		p[0] = MEMINST_TREC_HEAD(call ? MEMINST_TREC_CALL_FN : MEMINST_TREC_RETURN, now);
 		p[1] = a;
-		t->ev.pos = p + 2;
+		t->ev.pos = t->ev.floor = p + 2;
 		t->ev.hi = a >> 32;
 	}
 	t->ev.last = raw;
@@ -181,13 +203,14 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 
 /*
 ** The hooks' fast path: CALL32 or RET32 [kind, ticks since the chunk's
-** last call or return, low half of fn], 8 bytes.  It runs on every call
-** of the program, so it is a handful of instructions and calls nothing
-** (the compiler saves no registers for it): one TLS load (trace_cur), one
+** last call or return, low half of fn], 8 bytes; a return right after its
+** call turns that CALL32 into a LEAF32 and takes no word.  It runs on
+** every call of the program, so it is a handful of instructions and calls
+** nothing (the compiler saves no registers for it): one TLS load (trace_cur), one
 ** compare of the record's generation with call_fast_gen (which is the
 ** tracing generation only while tracing with the TSC clock, so that the
 ** clock needs no test of its own), the TSC read, the room and fit tests
-** and three stores; ev.last is a raw TSC reading, so no origin is
+** and three stores (two for a LEAF32); ev.last is a raw TSC reading, so no origin is
 ** subtracted.  The rest (other clocks, a full buffer, a long form, a
 ** thread to start or stop) is call_slow's, by a tail call.  The two rdtsc
 ** are most of its cost.  A gap of 2^TRACE_GAP_BITS ticks or more since the
@@ -197,7 +220,7 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 */
 static _Atomic uint32_t call_fast_gen;
 
-#define CALL_HOOK_BODY(kind, word_kind)                                                                    \
+#define CALL_HOOK_BODY(kind, word_kind, exit)                                                              \
 	do {                                                                                               \
 		if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))               \
 			return;                                                                            \
@@ -208,9 +231,11 @@ static _Atomic uint32_t call_fast_gen;
 			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \
 			if (trace_likely(p < t->ev.end) &&                                                 \
 			    trace_likely((d >> TRACE_GAP_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {           \
-				*p = (word_kind) | d << 8 | a << 32;                                       \
+				if (!(exit) || !call_leaf(&t->ev, p, a, d)) {                              \
+					*p = (word_kind) | d << 8 | a << 32;                               \
+					t->ev.pos = p + 1;                                                 \
+				}                                                                          \
 				t->ev.last = now;                                                          \
-				t->ev.pos = p + 1;                                                         \
 				return;                                                                    \
 			}                                                                                  \
 		}                                                                                          \
@@ -220,13 +245,14 @@ static _Atomic uint32_t call_fast_gen;
 /* Entered fn. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32);
+	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32, false);
 }
 
-/* Returning from fn: RET32, the same word. */
+/* Returning from fn: RET32, the same word; or, right after fn's CALL32,
+** that word becomes a LEAF32 (8 bytes for the call and its return). */
 ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32);
+	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32, true);
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */

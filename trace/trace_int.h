@@ -164,21 +164,32 @@ extern uint64_t trace_t0;           /* raw reading that is time stamp 0   */
 
 typedef struct trace_stream_s {
 	uint64_t *pos, *end;
-	uint64_t *base;
-	uint64_t seq;   /* chunks written */
-	uint64_t lost;  /* records dropped since the last chunk, told by LOST */
+	/* events: the words from floor to pos are one-word calls and returns
+	** the hooks wrote (CALL32, RET32, LEAF32), so that a return may turn
+	** the CALL32 just before it into a LEAF32; every other record moves
+	** floor past itself (trace_stream_wrote) */
+	uint64_t *floor;
 	/* events: the raw clock reading (time stamp + trace_t0) of the chunk's
 	** last call or return, and the high half of the last full address (the
 	** base of CALL32 and RET32) */
 	uint64_t last, hi;
+	uint64_t *base;
+	uint64_t seq;   /* chunks written */
+	uint64_t lost;  /* records dropped since the last chunk, told by LOST */
 } trace_stream_t;
 
 /* The stream starts a chunk: empty, and CALL32/RET32 from 0 again. */
 static inline void trace_stream_restart(trace_stream_t *s)
 {
-	s->pos = s->base;
+	s->pos = s->floor = s->base;
 	s->last = trace_t0;
 	s->hi = 0;
+}
+
+/* Records other than the hooks' one-word ones were written up to pos. */
+static inline void trace_stream_wrote(trace_stream_t *s)
+{
+	s->floor = s->pos;
 }
 
 /* What trace_preempt.c knows of a thread's time off the CPU (trace=wall
@@ -196,11 +207,11 @@ typedef struct trace_preempt_s {
 } trace_preempt_t;
 
 /* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).
-** ev first: the hot path reads ev.pos, ev.end, ev.last, ev.hi and gen, all
-** in the first 64 bytes. */
+** gen and ev first: the hot path reads gen, ev.pos, ev.end, ev.floor,
+** ev.last and ev.hi, all in the first 64 bytes. */
 typedef struct trace_thr_s {
-	trace_stream_t ev;
 	uint32_t gen;            /* the tracing generation it records for   */
+	trace_stream_t ev;
 	uint32_t thread_no;      /* trace thread number (1 = first seen)    */
 	uint32_t parent_no;
 	int tid;

@@ -157,17 +157,17 @@ static int prof_sink(const void *chunk, size_t bytes)
 	if (h->thread == 0) {
 		prof_keep_proc(w, n);
 	} else if (prof.sim_ok && !prof.err) {
-		/* CALL32/RET32 as the engine's records (meminst_trace_expand) */
+		/* CALL32/RET32/LEAF32 as the engine's records (meminst_trace_expand) */
 		static uint64_t *wide;
 		static size_t wide_cap;
-		if (3 * n > wide_cap) {
-			uint64_t *v = pm_realloc_cb(NULL, wide, 3 * n * 8);
+		if (MEMINST_TRACE_EXPAND_MAX * n > wide_cap) {
+			uint64_t *v = pm_realloc_cb(NULL, wide, MEMINST_TRACE_EXPAND_MAX * n * 8);
 			if (!v) {
 				prof.err = PROF_E_NOMEM;
 				trace_spin_unlock(&prof.lock);
 				return 0;
 			}
-			wide = v, wide_cap = 3 * n;
+			wide = v, wide_cap = MEMINST_TRACE_EXPAND_MAX * n;
 		}
 		size_t bad, used, m = meminst_trace_expand(w, n, wide, &used);
 		prof.err = prof_sim_feed(&prof.sim, h->thread, h->stream, wide, m, &bad);

@@ -289,6 +289,7 @@ int trace_writer_handoff(trace_thr_t *t)
 		t->ev.pos[1] = trace_now();
 		t->ev.pos[2] = MEMINST_TSUSPEND_TRACE;
 		t->ev.pos += 3;
+		trace_stream_wrote(&t->ev);
 		trace_preempt_waited(t, wait_begin, t->ev.pos[-2]);
 	}
 	return 0;

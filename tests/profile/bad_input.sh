@@ -74,9 +74,9 @@ pt_bad magic.trace 3 "corrupt chunk at byte 128 (bad chunk magic)"
 
 pt_gen kind <<'S'
 1 call 0 0x1000
-1 raw 0x0e
+1 raw 0x0f
 S
-pt_bad kind.trace 3 "unknown record kind 14 at byte 184"
+pt_bad kind.trace 3 "unknown record kind 15 at byte 184"
 # in a version 1 file kind 11 is no one-word call
 pt_gen kind1 <<'S'
 header version 1
@@ -92,6 +92,15 @@ pt_gen compact <<'S'
 S
 it_run analyse --json compact.trace
 pt_expect "version 2 one-word calls" "$IT_RC $(pt_json "$IT_TMP/out" "fig(fn(j, 0, '0x1000')), fig(fn(j, 0, '0x2000'))")" \
+	"0 ((1, 6.0, 3.0), (1, 3.0, 3.0))"
+# version 3: the same with the call of 0x2000 and its return in one LEAF32
+# word (ticks of 1 us: 2 ms to the call, 3 ms to the return)
+pt_gen leaf <<'S'
+header version 3 hz 1000000
+1 raw 0x3e80d 0x1000 0x2000bb87d00e 0x10000003e80c
+S
+it_run analyse --json leaf.trace
+pt_expect "version 3 LEAF32" "$IT_RC $(pt_json "$IT_TMP/out" "fig(fn(j, 0, '0x1000')), fig(fn(j, 0, '0x2000'))")" \
 	"0 ((1, 6.0, 3.0), (1, 3.0, 3.0))"
 # a SAMPLE whose size runs past the chunk; one whose frame count does not fit
 pt_gen past <<'S'

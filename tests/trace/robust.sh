@@ -84,20 +84,27 @@ else
 fi
 mi_verdict "trace_threads=family" "$why" "$T/fam.trace.chk" trace
 
-# Version 2 records: a call and its return take 16 bytes (20 at most), both
-# clocks; the 32-bit time deltas and addresses read back as the calls made.
-for clock in wall cpu; do
-	why=
-	if tr_run preload "$T/size.out" "$T/size.trace" "trace=$clock,trace_file=$T/size.trace" loop100000; then
-		b=$(awk '$1 == "eventbytes" { print $2 }' "$T/size.trace.chk")
-		awk -v b="$b" 'BEGIN { exit !(b > 0 && b / 100000 <= 20) }' ||
-			mi_why_add "$b bytes of events for 100000 calls"
-		leaf=$(tr_addr "$T/size.out" leaf)
-		[ "$(tr_calls "$T/size.trace.chk" 1 "$leaf")" = 100000 ] || mi_why_add "leaf not 100000 calls"
-	else
-		mi_why_add "run failed"
-	fi
-	mi_verdict "$clock: 16-20 bytes per call ($b bytes for 100000)" "$why" "$T/size.trace.chk" trace
+# Version 3 records: a call of a function that calls nothing traced takes 8
+# bytes with its return (LEAF32; 10 at most), other calls 16 (20 at most),
+# both clocks; the time deltas and addresses read back as the calls made.
+for case in loop100000:leaf:10 rec:fib:20; do
+	args=${case%%:*} fn=${case#*:} max=${fn#*:} fn=${fn%:*}
+	for clock in wall cpu; do
+		why=
+		if tr_run preload "$T/size.out" "$T/size.trace" "trace=$clock,trace_file=$T/size.trace" "$args"; then
+			b=$(awk '$1 == "eventbytes" { print $2 }' "$T/size.trace.chk")
+			n=$(tr_expect "$T/size.out" "$fn")
+			[ "$fn" = fib ] && n=$((2 * n)) # and as many calls of fib_calls
+			awk -v b="$b" -v n="$n" -v m="$max" 'BEGIN { exit !(b > 0 && b / n <= m) }' ||
+				mi_why_add "$b bytes of events for $n calls"
+			addr=$(tr_addr "$T/size.out" "$fn")
+			[ "$(tr_calls "$T/size.trace.chk" 1 "$addr")" = "$(tr_expect "$T/size.out" "$fn")" ] ||
+				mi_why_add "$fn not $(tr_expect "$T/size.out" "$fn") calls"
+		else
+			mi_why_add "run failed"
+		fi
+		mi_verdict "$clock $args: at most $max bytes per call ($b bytes)" "$why" "$T/size.trace.chk" trace
+	done
 done
 
 # The tracer's own cost, measured at start (TRACE_COST): analyse shows it

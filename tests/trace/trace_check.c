@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 	fseek(f, h.header_size, SEEK_SET);
 	unsigned nchunks = 0, modules = 0;
 	unsigned long long eventbytes = 0;
-	static uint64_t words[1 << 20], wide[3 << 20];
+	static uint64_t words[1 << 20], wide[MEMINST_TRACE_EXPAND_MAX << 20];
 	for (;;) {
 		long at = ftell(f);
 		struct meminst_trace_chunk c;
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 		size_t nrec = c.words;
 		if (c.stream == MEMINST_TRACE_STREAM_EVENTS && c.thread) {
 			eventbytes += 8ull * c.words;
-			if (h.version >= 2) { /* CALL32/RET32 as CALL/RETURN */
+			if (h.version >= 2) { /* CALL32/RET32/LEAF32 as CALL/RETURN */
 				size_t used;
 				nrec = meminst_trace_expand(words, c.words, wide, &used);
 				if (used != c.words)

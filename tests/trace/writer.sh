@@ -54,21 +54,22 @@ unset MI_MEMINST
 mi_verdict "closed descriptors: trace whole, program's file untouched" "$why" "$T/close.err" stderr
 
 # --- a writer held up: <trace-wait> ---------------------------------------
-# 2M calls make ~80 MB of records; the pipe's reader sleeps first, so the
-# 16 MiB of buffers fill and the thread waits for the writer.
+# 4M calls of a leaf make ~32 MB of records (a LEAF32 word each); the
+# pipe's reader sleeps first, so the 16 MiB of buffers fill and the thread
+# waits for the writer.
 why=
 fifo=$T/pipe.trace
 mkfifo "$fifo"
 (exec 3<"$fifo"; sleep 4; cat <&3 >"$T/piped.trace") &
 reader=$!
 MI_MEMINST="trace=wall,trace_file=$fifo"
-mi_x "$TR_TARGET" loop2000000 >"$T/pipe.out" 2>"$T/pipe.err" || mi_why_add "the program failed"
+mi_x "$TR_TARGET" loop4000000 >"$T/pipe.out" 2>"$T/pipe.err" || mi_why_add "the program failed"
 unset MI_MEMINST
 wait "$reader"
 "$TR_CHECK" "$T/piped.trace" >"$T/pipe.chk" 2>>"$T/pipe.err" || mi_why_add "trace unreadable"
 grep -q '^suspend 1 8 ' "$T/pipe.chk" || mi_why_add "no SUSPEND(TRACE) record"
 "$TR_INSPECT" analyse --json "$T/piped.trace" >"$T/pipe.json" 2>>"$T/pipe.err" || mi_why_add "inspect analyse failed"
-[ "$(leaf_cnt "$T/pipe.json")" = 2000000 ] || mi_why_add "leaf: $(leaf_cnt "$T/pipe.json") calls, not 2000000"
+[ "$(leaf_cnt "$T/pipe.json")" = 4000000 ] || mi_why_add "leaf: $(leaf_cnt "$T/pipe.json") calls, not 4000000"
 python3 - "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "<trace-wait> not kept out of the program's times"
 import json, sys
 j = json.load(open(sys.argv[1]))

@@ -13,16 +13,36 @@
 ** are left out and counted, so that a trace of millions of calls can give
 ** a file of a size one can open.
 **
+** An allocation is an `<alloc>` complete event (the allocator's time, no
+** arguments: viewers that key frames by arguments would make one frame per
+** size) and an instant event ("ph":"i") with its bytes.
+**
 ** Counter tracks ("ph":"C", wall clocks only): the bytes allocated so far
 ** (summed from the <alloc> events into 1000 slices of the run), and, from
 ** a session, the live bytes of each snapshot (the memory timeline).
+**
+** Samples (when the caller gives the sample model): each thread's timer
+** samples are a track of their own ("samples of THREAD"), a flame chart in
+** time: a sample stands for the period before it, consecutive samples with
+** the same frames make one event per frame, a gap longer than half a
+** period ends them all; frames are the functions of the sampling displays
+** (prof_samples.c); allocation samples are instant events on that track.
+**
+** Size (--max-size, 100 MB by default): when the trace could give more, a
+** first reading only counts the events by duration (powers of two) and
+** their length; the events shorter than the cut that fits are left out,
+** as with --min-duration, and the caller says so.
 */
 #include "prof_export.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define CHROME_SLICES 1000
+#define CHROME_BUCKETS 65
+/* The samples' tracks: tids no thread has. */
+#define CHROME_SAMPLE_TID 1000000000
 
 struct ch_frame {
 	uint64_t fn, start;
@@ -35,6 +55,11 @@ struct ch_thread {
 	uint64_t seg_start, now;
 	struct ch_frame *stack;
 	size_t depth, cap;
+	/* its samples: the open frames (fn: a function id), the end of the
+	** last sample's period */
+	struct ch_frame *sstack;
+	size_t sdepth, scap;
+	uint64_t send;
 };
 
 struct chrome {
@@ -49,7 +74,27 @@ struct chrome {
 	uint64_t t0, t1;         /* the run, for the slices                    */
 	double slices[CHROME_SLICES];
 	uint64_t dropped, written;
+	const struct prof_smodel *sm;
+	/* the counting reading: events and their bytes by duration bucket */
+	bool counting;
+	double hist_n[CHROME_BUCKETS], hist_bytes[CHROME_BUCKETS];
 };
+
+/* Durations in powers of two: bucket b holds d with 2^b <= d + 1 < 2^(b+1). */
+static int chrome_bucket(uint64_t d)
+{
+	int b = 0;
+	for (uint64_t x = d + (d < UINT64_MAX); x > 1; x >>= 1)
+		b++;
+	return b;
+}
+
+static void chrome_count(struct chrome *c, uint64_t d, size_t bytes)
+{
+	int b = chrome_bucket(d);
+	c->hist_n[b]++;
+	c->hist_bytes[b] += (double)bytes;
+}
 
 static const char *chrome_reason(uint64_t r)
 {
@@ -71,10 +116,10 @@ static void chrome_us(FILE *f, double us)
 	fprintf(f, "%.3f", us);
 }
 
-/* One complete event; the name is a function address (cat "call"), or a
-** given string. */
-static void chrome_x(struct chrome *c, const struct ch_thread *t, const char *cat, uint64_t fn,
-		     const char *name, uint64_t begin, uint64_t end, uint64_t bytes)
+/* One complete event on track tid; the name is a function address (cat
+** "call"), or a given string. */
+static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn, const char *name,
+		     uint64_t begin, uint64_t end)
 {
 	if (end < begin)
 		end = begin;
@@ -86,18 +131,42 @@ static void chrome_x(struct chrome *c, const struct ch_thread *t, const char *ca
 		size_t n;
 		name = prof_symtab_funcs(c->st, &n)[prof_symtab_index(c->st, fn)].name;
 	}
+	if (c->counting) {
+		chrome_count(c, end - begin, 96 + strlen(name));
+		return;
+	}
 	chrome_sep(c);
 	fputs("{\"ph\":\"X\",\"cat\":\"", c->f);
 	fputs(cat, c->f);
 	fputs("\",\"name\":", c->f);
 	insp_json_str(c->f, name);
-	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)t->tid);
+	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
 	chrome_us(c->f, (double)begin * c->ns_per_tick / 1000.0);
 	fputs(",\"dur\":", c->f);
 	chrome_us(c->f, (double)(end - begin) * c->ns_per_tick / 1000.0);
-	if (bytes)
-		fprintf(c->f, ",\"args\":{\"bytes\":%llu}", (unsigned long long)bytes);
 	fputc('}', c->f);
+	c->written++;
+}
+
+/* An instant event with bytes, kept or left out with the complete event
+** of duration d it belongs to (0: its own). */
+static void chrome_i(struct chrome *c, int64_t tid, const char *cat, const char *name, uint64_t ts, uint64_t d,
+		     uint64_t bytes)
+{
+	if ((double)d < c->min_ticks)
+		return;
+	if (c->counting) {
+		chrome_count(c, d, 110 + strlen(name));
+		return;
+	}
+	chrome_sep(c);
+	fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"", c->f);
+	fputs(cat, c->f);
+	fputs("\",\"name\":", c->f);
+	insp_json_str(c->f, name);
+	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
+	chrome_us(c->f, (double)ts * c->ns_per_tick / 1000.0);
+	fprintf(c->f, ",\"args\":{\"bytes\":%llu}}", (unsigned long long)bytes);
 	c->written++;
 }
 
@@ -116,7 +185,7 @@ static void chrome_pop_to(struct chrome *c, struct ch_thread *t, size_t depth, u
 {
 	while (t->depth > depth) {
 		const struct ch_frame *fr = &t->stack[--t->depth];
-		chrome_x(c, t, "call", fr->fn, NULL, fr->start, ts, 0);
+		chrome_x(c, t->tid, "call", fr->fn, NULL, fr->start, ts);
 	}
 }
 
@@ -128,7 +197,7 @@ static void chrome_return(struct chrome *c, struct ch_thread *t, uint64_t fn, ui
 			return;
 		}
 	chrome_pop_to(c, t, 0, ts); /* entered before tracing started */
-	chrome_x(c, t, "call", fn, NULL, t->seg_start, ts, 0);
+	chrome_x(c, t->tid, "call", fn, NULL, t->seg_start, ts);
 }
 
 static void chrome_alloc(struct chrome *c, struct ch_thread *t, const uint64_t *r)
@@ -136,22 +205,90 @@ static void chrome_alloc(struct chrome *c, struct ch_thread *t, const uint64_t *
 	uint64_t begin = MEMINST_TREC_TIME(r[0]), end = r[1] > begin ? r[1] : begin;
 	unsigned op = r[2] & 0xff;
 	bool allocates = op && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE;
-	chrome_x(c, t, "alloc", 0, "<alloc>", begin, end, allocates ? r[2] >> 8 : 0);
-	if (allocates && c->t1 > c->t0 && begin >= c->t0) {
+	chrome_x(c, t->tid, "alloc", 0, "<alloc>", begin, end);
+	if (allocates)
+		chrome_i(c, t->tid, "alloc", "<alloc>", begin, end - begin, r[2] >> 8);
+	if (allocates && !c->counting && c->t1 > c->t0 && begin >= c->t0) {
 		uint64_t k = (begin - c->t0) * CHROME_SLICES / (c->t1 - c->t0 + 1);
 		c->slices[k < CHROME_SLICES ? k : CHROME_SLICES - 1] += (double)(r[2] >> 8);
 	}
 }
 
+/* ------------------------------------------------------------ samples -- */
+
+/* The function ids of a sample's frames, outermost first, as the sampling
+** displays see them: the sample's path in the address tree (the frames as
+** prof_samples.c keys them: a timer sample's pc, the others address - 1). */
+static size_t chrome_sample_fids(const struct chrome *c, uint32_t thread, const uint64_t *frames, size_t n,
+				 bool timer, uint32_t *out)
+{
+	const struct prof_cct *at = prof_samples_tree(c->sm->s);
+	uint32_t node = prof_cct_find(at, PROF_CCT_NONE, thread);
+	size_t k = 0;
+	n = n < PROF_CCT_MAX_DEPTH ? n : PROF_CCT_MAX_DEPTH;
+	for (size_t i = n; i-- > 0 && node != PROF_CCT_NONE;) {
+		uint64_t a = frames[i] == MEMINST_TRACE_FRAME_TRUNCATED ? PROF_FN_TRUNCATED
+			     : timer && i == 0				 ? frames[i]
+			     : frames[i]				 ? frames[i] - 1
+									 : 0;
+		if ((node = prof_cct_find(at, node, a)) != PROF_CCT_NONE && c->sm->node_fid[node] < c->sm->nfuncs)
+			out[k++] = c->sm->node_fid[node];
+	}
+	return k;
+}
+
+static void chrome_sample_close(struct chrome *c, struct ch_thread *t, size_t depth, uint64_t end)
+{
+	while (t->sdepth > depth) {
+		const struct ch_frame *fr = &t->sstack[--t->sdepth];
+		chrome_x(c, CHROME_SAMPLE_TID + t->thread, "sample", 0, c->sm->funcs[fr->fn].name, fr->start, end);
+	}
+}
+
+static void chrome_sample(struct chrome *c, struct ch_thread *t, const uint64_t *r, size_t len)
+{
+	bool timer = MEMINST_TREC_KIND(r[0]) == MEMINST_TREC_SAMPLE;
+	size_t skip = timer ? 3 : 4, n = (size_t)(r[1] >> 32);
+	if (len < skip || n > len - skip || n == 0)
+		return;
+	uint32_t fids[PROF_CCT_MAX_DEPTH];
+	size_t k = chrome_sample_fids(c, t->thread, r + skip, n, timer, fids);
+	uint64_t ts = MEMINST_TREC_TIME(r[0]);
+	if (!timer) {
+		const char *name = k ? c->sm->funcs[fids[k - 1]].name : "<alloc>";
+		chrome_i(c, CHROME_SAMPLE_TID + t->thread, "alloc sample", name, ts, 0, r[2]);
+		return;
+	}
+	uint64_t w = r[2], begin = ts > w ? ts - w : 0;
+	if (t->sdepth && begin > t->send + w / 2) /* a gap: nothing ran on */
+		chrome_sample_close(c, t, 0, t->send);
+	size_t j = 0;
+	while (j < t->sdepth && j < k && t->sstack[j].fn == fids[j])
+		j++;
+	chrome_sample_close(c, t, j, t->send < begin ? t->send : begin);
+	if (k > t->scap) {
+		t->scap = k + 64;
+		t->sstack = insp_xrealloc(t->sstack, t->scap * sizeof *t->sstack);
+	}
+	for (; j < k; j++)
+		t->sstack[t->sdepth++] = (struct ch_frame){fids[j], begin};
+	t->send = ts;
+}
+
 static void chrome_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread, unsigned stream,
 			  const uint64_t *r, size_t n)
 {
-	(void)h, (void)n;
+	(void)h;
 	struct chrome *c = ctx;
+	unsigned kind = MEMINST_TREC_KIND(r[0]);
+	if (kind == MEMINST_TREC_SAMPLE || kind == MEMINST_TREC_ALLOC_SAMPLE) {
+		if (c->sm)
+			chrome_sample(c, chrome_thread(c, thread), r, n);
+		return;
+	}
 	if (stream != MEMINST_TRACE_STREAM_EVENTS)
 		return;
 	struct ch_thread *t = chrome_thread(c, thread);
-	unsigned kind = MEMINST_TREC_KIND(r[0]);
 	uint64_t ts = MEMINST_TREC_TIME(r[0]);
 	if (t->off && (kind == MEMINST_TREC_CALL || kind == MEMINST_TREC_RETURN || kind == MEMINST_TREC_TRACE_ON ||
 		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_SUSPEND ||
@@ -178,7 +315,7 @@ static void chrome_record(void *ctx, const struct meminst_trace_header *h, uint3
 		t->off = true;
 		break;
 	case MEMINST_TREC_SUSPEND:
-		chrome_x(c, t, "suspend", 0, chrome_reason(r[2]), ts, r[1], 0);
+		chrome_x(c, t->tid, "suspend", 0, chrome_reason(r[2]), ts, r[1]);
 		break;
 	case MEMINST_TREC_ALLOC:
 		chrome_alloc(c, t, r);
@@ -212,6 +349,16 @@ static void chrome_meta(struct chrome *c, const struct prof_trace *tr)
 		chrome_sep(c);
 		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
 			(long long)c->pid, (long long)t->tid);
+		insp_json_str(c->f, name);
+		fputs("}}", c->f);
+	}
+	for (size_t i = 0; c->sm && i < c->sm->nthreads; i++) {
+		const struct prof_sthread *st = &c->sm->threads[i];
+		char name[64];
+		snprintf(name, sizeof name, "samples of %s (thread %u)", st->name ? st->name : "thread", st->thread);
+		chrome_sep(c);
+		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
+			(long long)c->pid, (long long)(CHROME_SAMPLE_TID + st->thread));
 		insp_json_str(c->f, name);
 		fputs("}}", c->f);
 	}
@@ -257,52 +404,99 @@ static void chrome_timeline(struct chrome *c, const struct prof_trace *tr)
 	sqlite3_close(db);
 }
 
-int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const struct exp_chrome_opts *co,
-		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, uint64_t *dropped,
-		     uint64_t *written)
+/* One reading of the trace through chrome_record; what is still open at
+** the end closes at its thread's last time stamp. */
+static int chrome_pass(struct chrome *c, const struct prof_trace *tr, const struct insp_opts *o,
+		       FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx)
 {
-	struct insp_pool pool = {0};
-	struct chrome c = {.f = f, .co = co, .first = true, .pid = tr->h.pid,
-			   .ns_per_tick = prof_ns_per_tick(tr), .t0 = tr->sim.first, .t1 = tr->sim.last};
-	c.min_ticks = co->min_us * 1000.0 / c.ns_per_tick;
-	c.st = prof_symtab_new(tr, o, o->no_symbols, &pool);
-	fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
-	chrome_meta(&c, tr);
 	uint64_t size;
 	FILE *in = open(open_ctx, &size);
-	int r = INSP_EXIT_DB;
-	if (in) {
-		struct prof_trace again;
-		struct insp_opts quiet = *o; /* the first reading said it all */
-		quiet.err = fopen("/dev/null", "w");
-		quiet.progress = o->progress;
-		r = prof_trace_read_stream(in, tr->path, size, quiet.err ? &quiet : o, &again, chrome_record, &c);
-		if (quiet.err)
-			fclose(quiet.err);
-		fclose(in);
-		for (size_t i = 0; i < c.nthr; i++) { /* close what is still open */
-			struct ch_thread *t = &c.thr[i];
-			uint64_t end = t->now;
-			for (size_t j = 0; j < again.sim.nthreads; j++)
-				if (again.sim.threads[j]->thread == t->thread && again.sim.threads[j]->last > end)
-					end = again.sim.threads[j]->last;
-			chrome_pop_to(&c, t, 0, end);
+	if (!in)
+		return INSP_EXIT_DB;
+	struct prof_trace again;
+	struct insp_opts quiet = *o; /* the first reading said it all */
+	quiet.err = fopen("/dev/null", "w");
+	int r = prof_trace_read_stream(in, tr->path, size, quiet.err ? &quiet : o, &again, chrome_record, c);
+	if (quiet.err)
+		fclose(quiet.err);
+	fclose(in);
+	for (size_t i = 0; i < c->nthr; i++) {
+		struct ch_thread *t = &c->thr[i];
+		uint64_t end = t->now;
+		for (size_t j = 0; j < again.sim.nthreads; j++)
+			if (again.sim.threads[j]->thread == t->thread && again.sim.threads[j]->last > end)
+				end = again.sim.threads[j]->last;
+		chrome_pop_to(c, t, 0, end);
+		if (c->sm)
+			chrome_sample_close(c, t, 0, t->send);
+	}
+	prof_trace_free(&again);
+	return r;
+}
+
+/* The cut that keeps the events within max bytes: counted in a first
+** reading when the trace could give more (a call is 2 words of the trace
+** and ~100 bytes of JSON). */
+static int chrome_fit(struct chrome *c, const struct prof_trace *tr, const struct insp_opts *o,
+		      const struct exp_chrome_opts *co, FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx)
+{
+	if (!co->max_bytes || tr->size * 16 < co->max_bytes)
+		return 0;
+	FILE *null = fopen("/dev/null", "w");
+	if (!null)
+		return 0;
+	FILE *out = c->f;
+	c->f = null, c->counting = true;
+	chrome_meta(c, tr);
+	int r = chrome_pass(c, tr, o, open, open_ctx);
+	c->f = out, c->counting = false, c->first = true, c->dropped = 0;
+	fclose(null);
+	for (size_t i = 0; i < c->nthr; i++) /* afresh for the writing */
+		c->thr[i].off = true, c->thr[i].now = c->thr[i].send = 0;
+	if (r > 1)
+		return r;
+	double budget = (double)co->max_bytes - 200000.0, sum = 0; /* the counters and names */
+	int b = CHROME_BUCKETS;
+	while (b > 0 && sum + c->hist_bytes[b - 1] <= budget)
+		sum += c->hist_bytes[--b];
+	if (b > 0) { /* bucket b-1 does not fit: keep durations >= 2^b - 1 ticks */
+		double cut = ldexp(1.0, b) - 1;
+		if (cut > c->min_ticks)
+			c->min_ticks = cut;
+	}
+	return 0;
+}
+
+int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const struct exp_chrome_opts *co,
+		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, struct exp_chrome_result *res)
+{
+	struct insp_pool pool = {0};
+	struct chrome c = {.f = f, .co = co, .first = true, .pid = tr->h.pid, .sm = co->samples,
+			   .ns_per_tick = prof_ns_per_tick(tr), .t0 = tr->sim.first, .t1 = tr->sim.last};
+	c.min_ticks = co->min_us * 1000.0 / c.ns_per_tick;
+	double asked = c.min_ticks;
+	c.st = prof_symtab_new(tr, o, o->no_symbols, &pool);
+	int r = chrome_fit(&c, tr, o, co, open, open_ctx);
+	if (!r) {
+		fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
+		chrome_meta(&c, tr);
+		r = chrome_pass(&c, tr, o, open, open_ctx);
+		if (tr->h.clock != MEMINST_TRACE_CLOCK_CPU) {
+			chrome_allocated(&c);
+			if (co->session)
+				chrome_timeline(&c, tr);
 		}
-		prof_trace_free(&again);
+		fprintf(f, "\n],\"otherData\":{\"clock\":\"%s\",\"dropped_events\":%llu}}\n",
+			prof_clock_name(tr->h.clock), (unsigned long long)c.dropped);
 	}
-	if (tr->h.clock != MEMINST_TRACE_CLOCK_CPU) {
-		chrome_allocated(&c);
-		if (co->session)
-			chrome_timeline(&c, tr);
-	}
-	fprintf(f, "\n],\"otherData\":{\"clock\":\"%s\",\"dropped_events\":%llu}}\n", prof_clock_name(tr->h.clock),
-		(unsigned long long)c.dropped);
-	for (size_t i = 0; i < c.nthr; i++)
+	for (size_t i = 0; i < c.nthr; i++) {
 		free(c.thr[i].stack);
+		free(c.thr[i].sstack);
+	}
 	free(c.thr);
 	prof_symtab_free(c.st);
 	insp_pool_free(&pool);
-	*dropped = c.dropped;
-	*written = c.written;
+	*res = (struct exp_chrome_result){c.dropped, c.written, c.min_ticks * c.ns_per_tick / 1000.0,
+					  c.min_ticks > asked};
 	return r;
 }

@@ -7,11 +7,11 @@
 ** What each format is made from:
 **   callgrind  the exact profile (CNT, ACC, OWN and bytes per function and
 **              per caller->called pair): a trace, a session or a profile
-**              database
+**              database; else the samples (prof_cg_samples.c)
 **   folded     whole stacks: from an exact trace (prof_stacks.c), else from
 **              the timer samples (--metric time) or the allocation samples
 **              (--metric bytes)
-**   chrome     every call of an exact trace
+**   chrome     every call of an exact trace, and the samples as tracks
 **   pprof      whole stacks (prof_pprof.c): from an exact trace, else from
 **              the samples
 */
@@ -29,13 +29,16 @@ static const char export_help[] =
 	"Write a profile in a format that other viewers read:\n"
 	"  callgrind  KCachegrind, QCachegrind, callgrind_annotate: functions with\n"
 	"             their own cost and their calls, events Time (ns) and Bytes\n"
-	"             (allocated); from an exact trace or a profile database\n"
+	"             (allocated); from an exact trace or a profile database, else\n"
+	"             from the samples with costs per source line (events Time,\n"
+	"             Samples, Bytes, Allocs)\n"
 	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
 	"             speedscope: own time in ns or bytes allocated per stack; from\n"
 	"             an exact trace, else from the samples\n"
 	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
 	"             one event per call, the allocator's calls and suspensions,\n"
-	"             counters of the memory; from an exact trace\n"
+	"             allocations as instant events, counters of the memory, and\n"
+	"             a track of samples per thread\n"
 	"  pprof      gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
 	"             from an exact trace, own time (ns), alloc_space and\n"
 	"             alloc_objects per stack; else from the samples, samples and\n"
@@ -46,6 +49,8 @@ static const char export_help[] =
 	"  -o, --output FILE  write to FILE (default: standard output)\n"
 	"  --pid PID          sessions: the process (default: the program's)\n"
 	"  --min-duration US  chrome: leave out events shorter than US microseconds\n"
+	"  --max-size SIZE    chrome: leave out the shortest events to keep the file\n"
+	"                     under SIZE (default 100M; 0: every event)\n"
 	"  --snapshot N       pprof: the live memory of snapshot N by allocation site\n"
 	"                     (inuse_space, inuse_objects; the default for a database\n"
 	"                     without a trace: its process's latest snapshot)\n"
@@ -57,14 +62,19 @@ static const char html_help[] =
 	"Usage: inspect html [options] SESSION -o FILE\n\n"
 	"Write one self-contained HTML file (no network needed to view it) with the\n"
 	"run, the memory over time, an interactive flame graph of the time and one\n"
-	"of the bytes allocated (click a frame to zoom, hover for figures), the\n"
-	"functions by own time with the bytes they allocate, and what was live at\n"
-	"the peak by class.\n\n"
+	"of the bytes allocated (click a frame to zoom, hover for figures, search,\n"
+	"bottom-up, a thread filter), the functions by own time with the bytes they\n"
+	"allocate, what was live at the peak by class and type, and what was still\n"
+	"live at exit by allocation site.\n\n"
 	"  -o, --output FILE  the HTML file to write\n"
 	"  --pid PID          the process (default: the session's program)\n"
 	"  --no-symbols       name functions module+offset, without reading module files\n"
 	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --help             this text\n";
+
+/* The default bound of a Chrome trace: what Perfetto and chrome://tracing
+** still open in a browser tab. */
+#define EXP_CHROME_MAX (100ull << 20)
 
 enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME, EXP_PPROF };
 
@@ -73,8 +83,10 @@ struct exp_args {
 	int format;              /* -1: not given */
 	int metric;
 	double min_us;
+	uint64_t max_size;       /* chrome: the file's bound (0: none)        */
 	int64_t pid;
 	int64_t snapshot;        /* pprof: the memory of this snapshot (0: none) */
+	bool max_size_given;
 	bool no_symbols;
 };
 
@@ -124,7 +136,8 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 		return exp_value(o, cmd, name, eq, argc, argv, i, &a->output);
 	bool known = !strcmp(name, "--pid") ||
 		     (!html && (!strcmp(name, "--format") || !strcmp(name, "--metric") ||
-				!strcmp(name, "--min-duration") || !strcmp(name, "--snapshot")));
+				!strcmp(name, "--min-duration") || !strcmp(name, "--snapshot") ||
+				!strcmp(name, "--max-size")));
 	if (!known)
 		return insp_usage_error(o, cmd, "unknown option '%s'", name);
 	if ((r = exp_value(o, cmd, name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
@@ -141,6 +154,12 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 			return insp_usage_error(o, cmd, "--min-duration needs microseconds (0 or more), not '%s'", v);
 		return INSP_CONTINUE;
 	}
+	if (!strcmp(name, "--max-size")) {
+		a->max_size_given = true;
+		if (!insp_parse_size(v, &a->max_size))
+			return insp_usage_error(o, cmd, "--max-size needs a size (100M, 2G; 0: no bound), not '%s'", v);
+		return INSP_CONTINUE;
+	}
 	if (!strcmp(name, "--snapshot")) {
 		if (!insp_parse_int(v, &a->snapshot) || a->snapshot <= 0)
 			return insp_usage_error(o, cmd, "--snapshot needs a snapshot number, not '%s'", v);
@@ -154,7 +173,7 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv, struct exp_args *a)
 {
 	const char *cmd = html ? "html" : "export";
-	*a = (struct exp_args){.format = -1};
+	*a = (struct exp_args){.format = -1, .max_size = EXP_CHROME_MAX};
 	insp_set_full_names(false);
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *eq = arg[0] == '-' && arg[1] == '-' ? strchr(arg, '=') : NULL;
@@ -185,6 +204,8 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 		return insp_usage_error(o, cmd, "--metric is for --format folded (callgrind has both events)");
 	if (!html && a->min_us > 0 && a->format != EXP_CHROME)
 		return insp_usage_error(o, cmd, "--min-duration is for --format chrome");
+	if (!html && a->max_size_given && a->format != EXP_CHROME)
+		return insp_usage_error(o, cmd, "--max-size is for --format chrome");
 	if (!html && a->snapshot && a->format != EXP_PPROF)
 		return insp_usage_error(o, cmd, "--snapshot is for --format pprof");
 	return INSP_CONTINUE;
@@ -235,7 +256,7 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 			fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
 			return INSP_EXIT_DB;
 		}
-		if (want != EXP_IN_MODEL) {
+		if (!(want & EXP_IN_MODEL)) {
 			fprintf(o->err, "inspect: %s: not a session or a trace file (a profile database has no "
 				"stacks: give the trace)\n", in->path);
 			return INSP_EXIT_USAGE;
@@ -308,13 +329,6 @@ static int exp_close(const struct insp_opts *o, const char *path, FILE *f)
 		return INSP_EXIT_DB;
 	}
 	return 0;
-}
-
-static int exp_no_calls(const struct insp_opts *o, const char *path, const char *what)
-{
-	fprintf(o->err, "inspect: %s: the trace has no function calls (%s needs an exact trace: meminst --trace "
-		"and code built with -finstrument-functions)\n", path, what);
-	return INSP_EXIT_NOTFOUND;
 }
 
 static int exp_no_stacks(const struct insp_opts *o, const char *path)
@@ -402,19 +416,26 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 
 static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struct exp_input *in, FILE **f)
 {
-	if (!exp_trace_calls(&in->tr))
-		return exp_no_calls(o, a->pos, "--format chrome");
+	if (!exp_trace_calls(&in->tr) && !in->have_sm)
+		return exp_no_stacks(o, a->pos);
 	if (!(*f = exp_out(o, a->output)))
 		return INSP_EXIT_USAGE;
-	struct exp_chrome_opts co = {a->min_us, in->session ? a->pos : NULL, in->tr.h.pid};
-	uint64_t dropped = 0, written = 0;
-	int r = exp_chrome_write(&in->tr, o, &co, exp_input_reopen, in, *f, &dropped, &written);
-	if (dropped)
+	struct exp_chrome_opts co = {a->min_us, a->max_size, in->session ? a->pos : NULL, in->tr.h.pid,
+				     in->have_sm ? &in->sm : NULL};
+	struct exp_chrome_result res;
+	int r = exp_chrome_write(&in->tr, o, &co, exp_input_reopen, in, *f, &res);
+	char max[32];
+	insp_fmt_size(a->max_size, max, sizeof max);
+	if (res.capped)
+		fprintf(o->err, "inspect: %s: %llu events shorter than %.3g us left out to keep the file under %s, "
+			"%llu written (--max-size 0 writes every event; --min-duration US sets the cut)\n", a->pos,
+			(unsigned long long)res.dropped, res.cut_us, max, (unsigned long long)res.written);
+	else if (res.dropped)
 		fprintf(o->err, "inspect: %s: %llu events shorter than %g us left out, %llu written\n", a->pos,
-			(unsigned long long)dropped, a->min_us, (unsigned long long)written);
-	else if (written > 1000000)
+			(unsigned long long)res.dropped, a->min_us, (unsigned long long)res.written);
+	else if (res.written > 1000000)
 		fprintf(o->err, "inspect: %s: %llu events written (--min-duration US leaves out the short ones)\n",
-			a->pos, (unsigned long long)written);
+			a->pos, (unsigned long long)res.written);
 	return r;
 }
 
@@ -436,16 +457,19 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	}
 	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
-	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL
-			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? EXP_IN_STACKS | EXP_IN_SAMPLES : 0;
+	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL | EXP_IN_SAMPLES
+			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? EXP_IN_STACKS | EXP_IN_SAMPLES
+									      : EXP_IN_SAMPLES;
 	r = exp_input_read(&in, &so, want);
 	if (!r && a.format == EXP_CALLGRIND) {
-		if (!in.have_model)
-			r = exp_no_calls(o, a.pos, "--format callgrind");
+		if (!in.have_model && !in.have_sm)
+			r = exp_no_stacks(o, a.pos);
 		else if (!(f = exp_out(o, a.output)))
 			r = INSP_EXIT_USAGE;
-		else
+		else if (in.have_model)
 			exp_callgrind_write(&in.model, f);
+		else
+			exp_callgrind_samples(&in.sm, f);
 	} else if (!r && a.format == EXP_FOLDED) {
 		r = exp_folded(&so, &a, &in, &f);
 	} else if (!r && a.format == EXP_PPROF) {

@@ -6,7 +6,8 @@
 **                     simulation of each thread's stack, per record) or from
 **                     the samples; the folded-stacks writer
 **   prof_callgrind.c  the Callgrind format (KCachegrind) from a profile
-**   prof_chrome.c     Chrome Trace Event JSON (Perfetto) from an exact trace
+**   prof_cg_samples.c the Callgrind format from samples, costs per line
+**   prof_chrome.c     Chrome Trace Event JSON (Perfetto) from a trace
 **   prof_export.c     the command `inspect export`, and reading its input
 **   prof_html.c       the command `inspect html`
 **   prof_html_ui.c    the style sheet and the script of the HTML report
@@ -65,18 +66,27 @@ void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f);
 
 /* "prof_callgrind.c" */
 void exp_callgrind_write(const struct prof_model *m, FILE *f);
+/* "prof_cg_samples.c": the samples, with the source lines of the sampled
+** addresses and of the call sites. */
+void exp_callgrind_samples(const struct prof_smodel *m, FILE *f);
 
 /* "prof_chrome.c" */
 struct exp_chrome_opts {
 	double min_us;           /* calls shorter than this are left out      */
+	uint64_t max_bytes;      /* shorter ones too, to keep the file this size (0: no limit) */
 	const char *session;     /* the session (memory counters), or NULL    */
 	int64_t pid;
+	const struct prof_smodel *samples; /* a track of samples, or NULL     */
 };
-/* Read the trace again (open() reopens it) and write the JSON to f;
-** *dropped gets the calls left out.  Returns 0 or an exit code. */
+struct exp_chrome_result {
+	uint64_t dropped, written; /* events left out, written              */
+	double cut_us;           /* the shortest event kept                   */
+	bool capped;             /* the cut was raised for max_bytes          */
+};
+/* Read the trace again (open() reopens it) and write the JSON to f.
+** Returns 0 or an exit code. */
 int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const struct exp_chrome_opts *co,
-		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, uint64_t *dropped,
-		     uint64_t *written);
+		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, struct exp_chrome_result *res);
 
 /* "prof_export.c": the input of both commands. */
 struct exp_input {

@@ -120,13 +120,46 @@ assert alloc and max(alloc) >= int(sys.argv[4]), "allocated bytes counter"
 d1 = json.load(open(sys.argv[2]))
 n1 = sum(1 for e in d1["traceEvents"] if e["ph"] == "X")
 n0 = sum(1 for e in ev if e["ph"] == "X")
+i1 = sum(1 for e in d1["traceEvents"] if e["ph"] == "i") # written with their allocator events
 m = re.search(r"(\d+) events shorter than 1 us left out, (\d+) written", open(sys.argv[3]).read())
 assert m, "--min-duration: no line saying what was left out"
-assert int(m.group(1)) == n0 - n1 and int(m.group(2)) == n1, "--min-duration: counts %s, %d-%d" % (m.groups(), n0, n1)
+assert int(m.group(1)) == n0 - n1 and int(m.group(2)) == n1 + i1, "--min-duration: counts %s, %d-%d" % (m.groups(), n0, n1)
 assert all(e["dur"] >= 1 for e in d1["traceEvents"] if e["ph"] == "X"), "a short event is left"
+# allocations: the allocator's time without arguments (speedscope keys frames by them), the bytes as
+# instant events
+assert all("args" not in e for e in ev if e["ph"] == "X"), "a complete event with arguments"
+inst = [e for e in ev if e["ph"] == "i" and e["cat"] == "alloc"]
+assert len(inst) >= 10000 + 40, "instant allocation events: %d" % len(inst)
+assert sum(e["args"]["bytes"] for e in inst) >= int(sys.argv[4]), "instant events' bytes"
+assert all(e["s"] == "t" and e["ts"] >= 0 for e in inst), "instant events' scope or time"
 PY
-mi_verdict "chrome: valid JSON, one event per call, nested, memory counters, --min-duration" "$why" \
-	c.check check c.err stderr c1.err "stderr (--min-duration)"
+mi_verdict "chrome: valid JSON, one event per call, nested, memory counters, allocations, --min-duration" \
+	"$why" c.check check c.err stderr c1.err "stderr (--min-duration)"
+
+# The size bound: --max-size leaves out the shortest events and says so; the
+# long ones (the calls) stay; --max-size 0 writes everything.
+why=
+"$INSPECT" export --format chrome --max-size 400k -o cm.json s.db 2>cm.err || mi_why_add "--max-size: exited $?"
+"$INSPECT" export --format chrome --max-size 0 -o c0.json s.db 2>>cm.err || mi_why_add "--max-size 0: exited $?"
+/usr/bin/python3 - cm.json c0.json c.json cm.err <<'PY' >cm.check 2>&1 || mi_why_add "$(tail -n 1 cm.check)"
+import json, os, re, sys
+size = os.path.getsize(sys.argv[1])
+assert 0 < size <= 400 * 1024, "--max-size 400k: %d bytes" % size
+d = json.load(open(sys.argv[1]))["traceEvents"]
+m = re.search(r"(\d+) events shorter than ([\d.e+-]+) us left out to keep the file under (\S+ \S+), (\d+) written"
+              r" \(--max-size 0 writes every event", open(sys.argv[4]).read())
+assert m, "no line saying what --max-size left out"
+kept = [e for e in d if e["ph"] in "Xi"]
+assert int(m.group(4)) == len(kept), "written %s, the file has %d" % (m.group(4), len(kept))
+full = json.load(open(sys.argv[3]))["traceEvents"]
+assert int(m.group(1)) == sum(1 for e in full if e["ph"] == "X") - sum(1 for e in d if e["ph"] == "X"), "left out"
+cut = float(m.group(2))
+assert all(e["dur"] >= cut - 0.002 for e in d if e["ph"] == "X"), "an event shorter than the cut"
+assert sorted(e["name"] for e in d if e["ph"] == "X" and e["cat"] == "call") == \
+    sorted(e["name"] for e in full if e["ph"] == "X" and e["cat"] == "call"), "calls were left out"
+assert os.path.getsize(sys.argv[2]) == os.path.getsize(sys.argv[3]), "--max-size 0 is not everything"
+PY
+mi_verdict "chrome: --max-size bounds the file, says what it left out" "$why" cm.check check cm.err stderr
 
 # ----------------------------------------------------------- bad input --
 why=

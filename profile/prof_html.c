@@ -7,14 +7,15 @@
 ** parts, each said in one line when the session does not have it:
 **   - the run (session_run);
 **   - the memory over time: the total live bytes of every snapshot of the
-**     process (the timeline), an SVG chart drawn here;
+**     process (the timeline), an SVG chart of steps with time ticks;
 **   - two flame graphs, drawn by the script: own time per stack (exact
 **     trace, else timer samples) and bytes allocated per stack (<alloc>
 **     events, else allocation samples); stacks below 0.1% of the total are
 **     left out, which bounds the file whatever the trace's size;
 **   - the functions by own time with the bytes they allocate (as
 **     `inspect report`);
-**   - what was live at the peak, by class and by type.
+**   - what was live at the peak, by class and by type;
+**   - what was still live at exit (the exit snapshot), by type: the leaks.
 ** Every string from the run (names of functions, classes, the command) is
 ** escaped for where it goes: HTML text, or JSON inside a script element
 ** (where "</script>" must never appear: '<', '>' and '&' are \u escapes).
@@ -191,20 +192,36 @@ static size_t html_points(struct html_ctx *h, struct html_pt **out, uint64_t *to
 	return n;
 }
 
+/* Time ticks: 1, 2 or 5 times a power of ten ns, at most 8 of them. */
+static double html_tick_step(int64_t end)
+{
+	static const double m[] = {1, 2, 5};
+	for (double p = 1;; p *= 10)
+		for (int k = 0; k < 3; k++)
+			if ((double)end / (m[k] * p) <= 8)
+				return m[k] * p;
+}
+
+/* Live bytes as steps: memory moves at the snapshots and stays in between
+** (a slope would claim what nobody measured). */
 static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top, int64_t end)
 {
 	const double W = 900, H = 220, L = 70, B = 24;
 	double sx = end > 0 ? (W - L - 10) / (double)end : 0, sy = top ? (H - B - 10) / (double)top : 0;
 	fprintf(f, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"live bytes over "
-		   "time\">\n<polyline class=\"area\" points=\"%.1f,%.1f", W, H, L, H - B);
+		   "time\">\n<polyline class=\"area\" points=\"%.1f,%.1f", W, H, L + sx * (double)p[0].t, H - B);
 	size_t step = n > HTML_CHART_POINTS ? (n + HTML_CHART_POINTS - 1) / HTML_CHART_POINTS : 1;
+	double y = H - B;
 	for (size_t i = 0; i < n; i += step) {
 		uint64_t b = p[i].bytes; /* the largest of the points merged */
 		for (size_t j = i; j < i + step && j < n; j++)
 			b = p[j].bytes > b ? p[j].bytes : b;
-		fprintf(f, " %.1f,%.1f", L + sx * (double)p[i].t, H - B - sy * (double)b);
+		double x = L + sx * (double)p[i].t;
+		fprintf(f, " %.1f,%.1f", x, y);
+		y = H - B - sy * (double)b;
+		fprintf(f, " %.1f,%.1f", x, y);
 	}
-	fprintf(f, " %.1f,%.1f\"/>\n", L + sx * (double)p[n - 1].t, H - B);
+	fprintf(f, " %.1f,%.1f %.1f,%.1f\"/>\n", L + sx * (double)end, y, L + sx * (double)end, H - B);
 	for (size_t i = 0; i < n; i++) {
 		if (!p[i].trigger)
 			continue;
@@ -220,10 +237,16 @@ static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top,
 	fprintf(f, "<text x=\"%.0f\" y=\"14\" text-anchor=\"end\">", L - 4);
 	html_size(f, top);
 	fprintf(f, "</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n", L - 4, H - B);
-	fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", L, H - 6,
-		W - 10, H - 6);
-	html_dur(f, end);
-	fputs("</text>\n</svg>\n", f);
+	double dt = html_tick_step(end > 0 ? end : 1);
+	for (double t = 0; t <= (double)end; t += dt) {
+		double x = L + sx * t;
+		fprintf(f, "<line class=\"axis tick\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>"
+			   "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">",
+			x, H - B, x, H - B + 4, x, H - 6);
+		html_dur(f, (int64_t)t);
+		fputs("</text>\n", f);
+	}
+	fputs("</svg>\n", f);
 }
 
 static void html_memory(struct html_ctx *h)
@@ -240,7 +263,8 @@ static void html_memory(struct html_ctx *h)
 		fprintf(f, "<p>Live bytes (requested sizes) of process %lld in %zu snapshots; the peak held by a "
 			   "snapshot is ", (long long)h->pid, n);
 		html_size(f, top);
-		fputs(". Dots are the peak, exit and signal snapshots.</p>\n", f);
+		fputs(". Memory is drawn as steps: it is known at the snapshots only. Dots are the peak, exit and "
+		      "signal snapshots.</p>\n", f);
 		html_chart(f, p, n, top, end);
 	}
 	fputs("</section>\n", f);
@@ -283,7 +307,63 @@ static bool html_node(FILE *f, const struct exp_stacks *s, uint32_t i, int metri
 	return false;
 }
 
-static void html_flame_data(FILE *f, const char *id, const struct exp_stacks *s, int metric)
+/* The root's children: an exact trace's stacks start at one unknown caller
+** per thread and stretch (a node with no function); each becomes a group
+** [-2 - k, value, [children]] of thread k of the "threads" list, for the
+** thread filter.  Samples have their threads merged: no groups. */
+static void html_root(FILE *f, const struct exp_stacks *s, const struct prof_trace *tr, int metric, double min)
+{
+	uint32_t *thr = NULL; /* the threads, by number */
+	size_t nthr = 0;
+	for (uint32_t c = s->t.nodes[0].child; c != PROF_CCT_NONE; c = s->t.nodes[c].next) {
+		uint32_t t = exp_stacks_thread(s, c);
+		size_t k = 0;
+		while (k < nthr && thr[k] < t)
+			k++;
+		if (exp_stacks_label(s, c) || !t || (k < nthr && thr[k] == t))
+			continue;
+		thr = insp_xrealloc(thr, (nthr + 1) * sizeof *thr);
+		memmove(thr + k + 1, thr + k, (nthr++ - k) * sizeof *thr);
+		thr[k] = t;
+	}
+	bool first = true;
+	for (uint32_t c = s->t.nodes[0].child; c != PROF_CCT_NONE; c = s->t.nodes[c].next) {
+		uint32_t t = exp_stacks_thread(s, c);
+		if (s->t.nodes[c].total[metric] < min || s->t.nodes[c].total[metric] <= 0)
+			continue;
+		if (exp_stacks_label(s, c) || !t) {
+			first = exp_stacks_label(s, c) ? html_node(f, s, c, metric, min, 1, first)
+						       : html_children(f, s, c, metric, min, 1, first);
+			continue;
+		}
+		size_t k = 0;
+		while (thr[k] != t)
+			k++;
+		fprintf(f, "%s[%lld,%.0f,[", first ? "" : ",", -2 - (long long)k, s->t.nodes[c].total[metric]);
+		html_children(f, s, c, metric, min, 1, true);
+		fputs("]]", f);
+		first = false;
+	}
+	fputs("]],\"threads\":[", f);
+	for (size_t k = 0; k < nthr; k++) {
+		const struct prof_thread *pt = NULL;
+		for (size_t j = 0; j < tr->sim.nthreads && !pt; j++)
+			if (tr->sim.threads[j]->thread == thr[k])
+				pt = tr->sim.threads[j];
+		char name[80];
+		if (pt && pt->name[0])
+			snprintf(name, sizeof name, "%s (thread %u, tid %llu)", pt->name, thr[k],
+				 (unsigned long long)pt->tid);
+		else
+			snprintf(name, sizeof name, "thread %u", thr[k]);
+		fprintf(f, "%s", k ? "," : "");
+		html_json(f, name);
+	}
+	free(thr);
+}
+
+static void html_flame_data(FILE *f, const char *id, const struct exp_stacks *s, const struct prof_trace *tr,
+			    int metric)
 {
 	fprintf(f, "<script type=\"application/json\" id=\"%s\">{\"unit\":\"%s\",\"names\":[", id,
 		metric == EXP_TIME ? "ns" : "bytes");
@@ -300,8 +380,8 @@ static void html_flame_data(FILE *f, const char *id, const struct exp_stacks *s,
 	}
 	free(used);
 	fprintf(f, "],\"tree\":[-1,%.0f,[", s->total[metric]);
-	html_children(f, s, 0, metric, s->total[metric] * HTML_PRUNE, 1, true);
-	fputs("]]}</script>\n", f);
+	html_root(f, s, tr, metric, s->total[metric] * HTML_PRUNE);
+	fputs("]}</script>\n", f);
 }
 
 static void html_flame(struct html_ctx *h, const struct exp_stacks *s, int metric, const char *source)
@@ -319,11 +399,13 @@ static void html_flame(struct html_ctx *h, const struct exp_stacks *s, int metri
 		return;
 	}
 	fprintf(f, "<p>%s per call stack, from %s; the root is at the bottom. Hover for figures, click a frame "
-		   "to zoom, <button type=\"button\" class=\"reset\" data-for=\"%s\">reset zoom</button>. Stacks "
-		   "below 0.1%% of the total are left out.</p>\n",
-		metric == EXP_TIME ? "Own time" : "Bytes allocated", source, id);
+		   "to zoom, <button type=\"button\" class=\"reset\" data-for=\"%s\">reset zoom</button> "
+		   "<button type=\"button\" class=\"invert\" data-for=\"%s\">bottom-up</button> (the functions "
+		   "where it is spent at the root, their callers above). Stacks below 0.1%% of the total are left "
+		   "out.</p>\n<p class=\"found\" id=\"%s-found\"></p>\n",
+		metric == EXP_TIME ? "Own time" : "Bytes allocated", source, id, id, id);
 	fprintf(f, "<div class=\"flame\" id=\"%s-view\" data-src=\"%s\"></div>\n", id, id);
-	html_flame_data(f, id, s, metric);
+	html_flame_data(f, id, s, &h->in.tr, metric);
 	fputs("</section>\n", f);
 }
 
@@ -524,6 +606,37 @@ static void html_peak(struct html_ctx *h)
 	fputs("<p class=\"none\">No snapshots of this process.</p>\n</section>\n", f);
 }
 
+/* What the program left allocated: the exit snapshot by type (an
+** automatic type is an allocation site), heaptrack's leak list. */
+static void html_leaks(struct html_ctx *h)
+{
+	FILE *f = h->f;
+	sqlite3_stmt *st = NULL;
+	fputs("<section id=\"leaks\"><h2>Still live at exit</h2>\n", f);
+	if (h->db && sqlite3_prepare_v2(h->db, "SELECT s.id, t.sizes_current, t.blocks_current FROM snapshot s "
+				       "JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
+				       "WHERE s.pid = ? AND s.trigger = 'exit' ORDER BY s.id DESC LIMIT 1",
+				       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, h->pid);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t snap = sqlite3_column_int64(st, 0);
+			uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
+			fprintf(f, "<p>The exit snapshot (%lld) holds ", (long long)snap);
+			html_size(f, bytes);
+			fprintf(f, " in %lld blocks the program never freed: the largest by allocation site (leaks, "
+				   "or memory freed by nobody before exit).</p>\n", (long long)sqlite3_column_int64(st, 2));
+			sqlite3_finalize(st);
+			if (bytes)
+				html_live(h, snap, bytes, true);
+			fputs("</section>\n", f);
+			return;
+		}
+	}
+	sqlite3_finalize(st);
+	fputs("<p class=\"none\">No exit snapshot of this process (meminst takes one with --mis or --mim when the "
+	      "program exits normally).</p>\n</section>\n", f);
+}
+
 /* ------------------------------------------------------------ command -- */
 
 static int html_read(struct html_ctx *h, const struct insp_opts *o)
@@ -555,7 +668,9 @@ static void html_write(struct html_ctx *h)
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header><h1>meminst report</h1><p class=\"src\">",
 		exp_html_css);
 	html_text(f, h->path);
-	fputs("</p></header>\n<main>\n", f);
+	fputs("</p></header>\n<main>\n<div class=\"search\"><label>Search functions <input type=\"search\" "
+	      "id=\"search\" placeholder=\"name or part of it\"></label> <span class=\"note\">highlights them "
+	      "in both flame graphs; the address can carry it: #search=NAME, #inverted, #thread=K</span></div>\n", f);
 	html_run(h);
 	html_memory(h);
 	const struct exp_stacks *s = h->in.have_stacks ? &h->in.stacks : NULL;
@@ -564,6 +679,7 @@ static void html_write(struct html_ctx *h)
 	html_flame(h, s, EXP_BYTES, exact ? "the trace's &lt;alloc&gt; events" : "allocation samples (estimates)");
 	html_functions(h);
 	html_peak(h);
+	html_leaks(h);
 	fprintf(f, "</main>\n<div class=\"tip\" id=\"tip\" hidden></div>\n<script>\n%s</script>\n</body>\n</html>\n",
 		exp_html_js);
 }

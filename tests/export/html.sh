@@ -2,9 +2,10 @@
 # --mim --trace=wall): one well-formed, self-contained file (python3's
 # html.parser; no src= or href= that would fetch anything) that carries the
 # data (the functions, the classes at the peak, both flame graphs with valid
-# JSON, names escaped), and, when Debian's chromium is installed, renders in
-# headless Chromium with no console message and a non-empty screenshot,
-# the flame graphs drawn by the script.
+# JSON, names escaped, the leaks at exit), and, when Debian's chromium is
+# installed, renders in headless Chromium with no console message and a
+# non-empty screenshot, the flame graphs drawn by the script; the views an
+# address can carry (#search=, #inverted, #thread=) show what they say.
 . "$top_srcdir/tests/integration/lib.sh"
 
 export MEMINST_LIBRARY="$MEMINST_LIB"
@@ -56,7 +57,7 @@ p.close()
 assert not p.stack, "not closed: %s" % p.stack
 text = " ".join(p.text)
 for want in ("alloc_big", "alloc_small", "burn_a", "work", "<alloc>", "known", "Memory over time",
-             "Live at the peak"):
+             "Live at the peak", "Still live at exit", "_IO_file_doallocate"):
     assert want in text, "%r is not in the text" % want
 flames = {}
 for key in ("flame-time", "flame-bytes"):
@@ -65,11 +66,17 @@ for key in ("flame-time", "flame-bytes"):
     assert d["tree"][1] > 0, "%s: an empty tree" % key
 names = flames["flame-bytes"]["names"]
 def paths(node, prefix):
+    if node[0] <= -2: # a thread's part: its frames hang on its parent
+        for c in (node[2] if len(node) > 2 else []):
+            yield from paths(c, prefix)
+        return
     name = "all" if node[0] < 0 else names[node[0]]
     yield prefix + [name], node[1]
     for c in (node[2] if len(node) > 2 else []):
         yield from paths(c, prefix + [name])
-b = {";".join(k): v for k, v in paths(flames["flame-bytes"]["tree"], [])}
+b = {}
+for k, v in paths(flames["flame-bytes"]["tree"], []):
+    b[";".join(k)] = b.get(";".join(k), 0) + v
 assert b.get("all;main;alloc_big") == 40 * 256 * 1024, "bytes flame: alloc_big %s" % b.get("all;main;alloc_big")
 raw = open(sys.argv[1], encoding="utf-8").read()
 assert "\\u003calloc\\u003e" in raw, "<alloc> is not escaped in the JSON"
@@ -101,6 +108,84 @@ for key in ("flame-time-view", "flame-bytes-view"):
 PY
 	mi_verdict "html render: headless Chromium, no console messages, flame graphs drawn" "$why" \
 		console.txt console dom.check check shot.err "chromium stderr"
+
+	# The views the address can carry: a search highlights and sums the matches in both graphs,
+	# #inverted puts the functions where the time is spent at the root, #thread=K keeps one thread
+	# (a run of tests/trace/trace_target threads: four workers calling leaf).
+	why=
+	"$top_builddir/session/meminst" -q --mim --trace=wall -o t.db -- "$top_builddir/tests/trace/trace_target" \
+		threads >out 2>err || mi_why_add "meminst (threads) exited $?"
+	"$INSPECT" html t.db -o t.html 2>>h.err || mi_why_add "html (threads) exited $?"
+	# the thread groups of main and of the busiest worker
+	/usr/bin/python3 - t.html <<'PY' >groups 2>>h.err
+import json, re, sys
+d = json.loads(re.search(r'<script type="application/json" id="flame-time">(.*?)</script>', open(sys.argv[1]).read(), re.S).group(1))
+def has(node, name):
+    return (node[0] >= 0 and d["names"][node[0]] == name) or any(has(c, name) for c in (node[2] if len(node) > 2 else []))
+groups = [g for g in d["tree"][2] if g[0] <= -2]
+main = [-2 - g[0] for g in groups if has(g, "main")]
+work = sorted((g[1], -2 - g[0]) for g in groups if has(g, "worker"))
+print(main[0] if main else 0, work[-1][1] if work else 0)
+PY
+	read -r TMAIN TWORK <groups
+	for v in "r.html#search=alloc_" "r.html#inverted" "t.html#thread=$TMAIN" "t.html#thread=$TWORK" "t.html#all"; do
+		$MI_TIMEOUT "$CHROMIUM" "$@" --dump-dom "file://$MI_TMP/$v" >"view-${v#*#}.html" 2>>view.err ||
+			mi_why_add "chromium --dump-dom $v exited $?"
+	done
+	grep -h 'CONSOLE' view.err >>console.txt && mi_why_add "console messages: $(head -n 1 console.txt)"
+	/usr/bin/python3 - r.html t.html "${TMAIN:-0}" "${TWORK:-0}" <<'PY' >view.check 2>&1 || mi_why_add "$(tail -n 1 view.check)"
+import json, re, sys
+def data(path, key):
+    m = re.search(r'<script type="application/json" id="%s">(.*?)</script>' % key, open(path).read(), re.S)
+    return json.loads(m.group(1))
+def view(name, key):
+    dom = open("view-%s.html" % name, encoding="utf-8").read()
+    m = re.search(r'id="%s-view"[^>]*>(.*?)</div>' % key, dom, re.S)
+    assert m, "%s: no %s drawn" % (name, key)
+    return dom, m.group(1)
+def frames(svg):
+    """(name, depth, hit) of every frame: depth from the rect's y in the viewBox"""
+    h = float(re.search(r'viewBox="0 0 \S+ (\S+)"', svg).group(1))
+    out = []
+    for g in re.findall(r"<g>(.*?)</g>", svg, re.S):
+        y = float(re.search(r'<rect[^>]* y="([\d.]+)"', g).group(1))
+        t = re.search(r"<text[^>]*>([^<]*)</text>", g)
+        out.append((t.group(1) if t else None, round((h - y) / 18) - 1, 'class="hit"' in g))
+    return out
+# search: the frames named alloc_* are marked, the sums said under each graph
+dom, svg = view("search=alloc_", "flame-bytes")
+hits = {n for n, d, hit in frames(svg) if hit}
+# (a narrow frame's name is cut: "alloc_s..")
+assert "alloc_big" in hits and any(n and n.startswith("alloc_s") for n in hits), "bytes: marked %s" % hits
+assert all(n is None or n.startswith("alloc_") for n in hits), "bytes: marked %s" % hits
+b = data(sys.argv[1], "flame-bytes")
+def total(node, pred, inside=False):
+    if node[0] <= -2 or node[0] == -1:
+        return sum(total(c, pred) for c in (node[2] if len(node) > 2 else []))
+    if pred(b["names"][node[0]]):
+        return node[1]
+    return sum(total(c, pred) for c in (node[2] if len(node) > 2 else []))
+want = 100 * total(b["tree"], lambda n: "alloc_" in n) / b["tree"][1]
+m = re.search(r'id="flame-bytes-found">([^<]*)<', dom)
+assert m and "%.2f%% of all" % want in m.group(1), "bytes found: %s, want %.2f%%" % (m and m.group(1), want)
+dom, svg = view("search=alloc_", "flame-time")
+assert any(hit for n, d, hit in frames(svg)), "time: nothing marked"
+# inverted: work (the own time of burn_a's and burn_b's calls) right above the root, its callers above it
+dom, svg = view("inverted", "flame-time")
+f = frames(svg)
+assert ("work", 1, False) in f, "inverted: work is not next to the root: %s" % f
+assert ("burn_a", 2, False) in f and ("main", 3, False) in f, "inverted: work's callers: %s" % f
+# thread filter: the main thread has no worker; a worker's thread has no main
+names = lambda v: {n for n, d, hit in frames(view(v, "flame-time")[1])}
+allt, t0, t4 = names("all"), names("thread=" + sys.argv[3]), names("thread=" + sys.argv[4])
+assert {"main", "worker", "leaf"} <= allt, "all threads: %s" % allt
+assert "main" in t0 and "worker" not in t0, "main's thread: %s" % t0
+assert "worker" in t4 and "main" not in t4, "a worker's thread: %s" % t4
+threads = data(sys.argv[2], "flame-time")["threads"]
+assert len(threads) >= 5 and '<select class="thread"' in open("view-all.html").read(), "no thread filter: %s" % threads
+PY
+	mi_verdict "html views in headless Chromium: search, bottom-up, thread filter" "$why" \
+		view.check check console.txt console view.err "chromium stderr"
 else
 	echo "skip  html render: chromium is not installed (apt-get install chromium)"
 fi

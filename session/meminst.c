@@ -13,6 +13,7 @@
 */
 #include "sess_int.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -89,7 +90,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
+	if (errno || !isdigit((unsigned char)*s)) /* strtoull takes " -1" as 2^64-1 */
 		return -1;
 	static const struct { const char *unit; uint64_t mul; } units[] = {
 	    {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000ull}};
@@ -107,7 +108,7 @@ static int parse_bytes(const char *s, uint64_t *out)
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-' || v == 0)
+	if (errno || !isdigit((unsigned char)*s) || v == 0)
 		return -1;
 	uint64_t mul = 1;
 	if (*end == 'k' || *end == 'K')
@@ -289,21 +290,25 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	return library;
 }
 
-/* The library to preload: an existing file, or exit. */
+/* The library to preload: an existing libmeminst, or exit. */
 static const char *find_library(const char *given)
 {
 	static char path[PATH_MAX];
-	if (given) {
-		if (access(given, R_OK) == 0)
-			return given;
-		sess_error("%s: %s", given, strerror(errno));
+	char why[160];
+	if (!given) {
+		snprintf(path, sizeof path, "%s/%s", MEMINST_LIBDIR, MEMINST_SONAME);
+		if (access(path, R_OK) < 0) {
+			sess_error("%s not found: install meminst, or give --library=PATH or "
+				   "MEMINST_LIBRARY", path);
+			exit(2);
+		}
+		given = path;
+	}
+	if (sess_check_library(given, why, sizeof why) < 0) {
+		sess_error("library %s: %s; the program was not started", given, why);
 		exit(2);
 	}
-	snprintf(path, sizeof path, "%s/%s", MEMINST_LIBDIR, MEMINST_SONAME);
-	if (access(path, R_OK) == 0)
-		return path;
-	sess_error("%s not found: install meminst, or give --library=PATH or MEMINST_LIBRARY", path);
-	exit(2);
+	return given;
 }
 
 /* The MEMINST value for the program: the options, with the parts paths. */

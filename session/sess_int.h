@@ -3,6 +3,7 @@
 **
 **   meminst.c     the command line, the program's environment, the run
 **   sess_run.c    starting the program, forwarding signals, waiting
+**   sess_lib.c    checking that the library to preload is a libmeminst
 **   sess_store.c  the session database: run facts, processes, snapshots
 **                 gathered from the parts directory the processes wrote to
 **
@@ -62,6 +63,10 @@ struct sess_summary {
 ** `path` (replaced only with o->force).  0 or -1 with a message said. */
 int sess_store(const char *path, const char *dir, const struct sess_opts *o,
 	       const struct sess_result *res, const char *meminst_env, struct sess_summary *sum);
+
+/* "sess_lib.c": is path a libmeminst (an ELF shared object of this
+** machine named libmeminst.so.N)?  0, or -1 with the reason in why. */
+int sess_check_library(const char *path, char *why, size_t len);
 
 /* "meminst.c" */
 void sess_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

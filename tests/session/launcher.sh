@@ -100,8 +100,13 @@ expect "triggers with --snapshot-at=exit" \
 	"$(snap_sql exit.db "SELECT group_concat(DISTINCT trigger) FROM snapshot")" exit
 mi_verdict "--snapshot-at: peak snapshots by default, exit alone when asked" "$why" err stderr
 
-# Bad command lines: one line, status 2, the program not run.
-for args in "--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
+# Bad command lines: one line, status 2, the program not run.  A library
+# that is not a libmeminst (the loader would ignore it and run the program
+# uninstrumented) is one of them.
+LIBC=$(ldd /bin/true | awk '/libc\.so/ { print $3 }')
+for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--library=/nonexistent.so" \
+	"--interval=+5s" "--alloc-sample=+1k" "--sample-depth=+5" \
+	"--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--no-time --trace" "--bogus" ""; do
 	why=

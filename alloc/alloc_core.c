@@ -46,6 +46,28 @@ static void core_fatal_option(const char *err)
 }
 
 /*
+** MEMINST as it is now, in memory of our own.  The parsed settings point
+** into it (paths included) and are read again much later — at exit, from a
+** signal, by the service thread — by which time a program that sets its
+** process title (redis, nginx, postgres) has written over its environment
+** strings.  A mapping, because malloc is not ours to call yet.
+*/
+static const char *core_settings_copy(void)
+{
+	const char *v = alloc_getenv("MEMINST");
+	if (!v)
+		return NULL;
+	size_t n = strlen(v) + 1;
+	char *copy = alloc_sys_map(n);
+	if (!copy) {
+		alloc_log("cannot map %zu bytes for the MEMINST settings; the program was not started", n);
+		alloc_sys_exit(127);
+	}
+	memcpy(copy, v, n);
+	return copy;
+}
+
+/*
 ** Start the layer: resolve the system allocator, read MEMINST, pick the
 ** backend and mode.  Runs once, on the first allocation or from our
 ** constructor, whichever comes first; while it runs (alloc_state == 1) every
@@ -62,7 +84,7 @@ void alloc_init(void)
 		      (uint64_t)__builtin_ia32_rdtsc();
 	if (alloc_backend_resolve_system() < 0)
 		alloc_sys_exit(127);
-	if (alloc_options_parse(alloc_getenv("MEMINST"), &alloc_opts, err, sizeof err) < 0 ||
+	if (alloc_options_parse(core_settings_copy(), &alloc_opts, err, sizeof err) < 0 ||
 	    alloc_options_unsupported(&alloc_opts, err, sizeof err) < 0 ||
 	    alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
 		core_fatal_option(err);

@@ -6,8 +6,9 @@
 ** guarded: SQLite's own allocations go to the backend untracked.  It runs
 ** on an ordinary thread with none of our locks held (see alloc_snapshot.c).
 **
-** Files: a missing file is created with mode 0600; an existing file gets a
-** new snapshot added, numbered after the last, in one transaction.  A file
+** Files: a missing file is created with mode 0600; an existing file (a
+** regular file of our effective uid, not a symbolic link) gets a new
+** snapshot added, numbered after the last, in one transaction.  A file
 ** that is not SQLite, is SQLite but not ours (application_id), or holds
 ** another schema version is left untouched and reported.  The schema is in
 ** <meminst-snapshot.h>, shared with inspect.
@@ -24,10 +25,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+
+/* Refuse a symbolic link at the database's name (SQLite 3.31 and later;
+** the checks of sq_prepare_file hold without it). */
+#ifndef SQLITE_OPEN_NOFOLLOW
+#define SQLITE_OPEN_NOFOLLOW 0x01000000
+#endif
+#define SQ_OPEN_NOFOLLOW SQLITE_OPEN_NOFOLLOW
 
 /* The SQLite functions we use, from dlopen. */
 static struct sq_api {
@@ -371,24 +380,64 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 }
 
 /*
-** A new file is created 0600 by us (*created tells).  An existing one is
-** left to SQLite to judge, under its lock: a file another writer is still
-** filling must not be read before that writer is done, and SQLite refuses
-** a file that is not a database without writing to it.
+** Where the snapshot goes, judged before SQLite opens it.  The directory
+** may be shared (/tmp, a project directory) and the process may run as
+** root, so a name another user prepared must not be written through:
+**   - a missing file is created 0600 by us (*created tells), without
+**     following a symbolic link left at its name (O_EXCL);
+**   - an existing name is used only if it is a regular file, not a symbolic
+**     link, owned by our effective uid; its content (empty, or a meminst
+**     database of our version) is then SQLite's to judge, under its lock,
+**     because a file another writer is still filling must not be read
+**     before that writer is done.
+** *id gets the file's identity, checked again once SQLite has it open.
+** The open is O_NONBLOCK so that a FIFO at the name cannot stop us.
 */
-static int sq_prepare_file(const char *path, bool *created, char *err, size_t errlen)
+typedef struct sq_ident_s {
+	dev_t dev;
+	ino_t ino;
+} sq_ident_t;
+
+static int sq_prepare_file(const char *path, bool *created, sq_ident_t *id, char *err, size_t errlen)
 {
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
+			      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	*created = fd >= 0;
-	if (fd >= 0) {
-		syscall(SYS_close, fd);
-		return 0;
-	}
-	if (errno != EEXIST) {
+	if (fd < 0 && errno != EEXIST) {
 		alloc_fmt(err, errlen, "snapshot %s: cannot create: %s", path, strerror(errno));
 		return -1;
 	}
+	if (fd < 0)
+		fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		alloc_fmt(err, errlen, "snapshot %s: %s; left untouched", path,
+			  errno == ELOOP ? "a symbolic link, not followed" : strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	const char *bad = NULL;
+	if (fstat(fd, &st) < 0)
+		bad = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		bad = "not a regular file";
+	else if (st.st_uid != geteuid())
+		bad = "owned by another user";
+	syscall(SYS_close, fd);
+	if (bad) {
+		alloc_fmt(err, errlen, "snapshot %s: %s; left untouched", path, bad);
+		return -1;
+	}
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
 	return 0;
+}
+
+/* SQLite opened the file we judged: the name still leads to it. */
+static bool sq_same_file(const char *path, const sq_ident_t *id)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == id->dev &&
+	       st.st_ino == id->ino;
 }
 
 static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
@@ -427,9 +476,14 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size
 	int saved_errno = errno, id = -1;
 	bool created = false;
 	alloc_guard_enter();
-	if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, err, errlen) == 0) {
-		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	sq_ident_t ident;
+	if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, &ident, err, errlen) == 0) {
+		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 			sq_fail(&w, "cannot open");
+		} else if (!sq_same_file(path, &ident)) {
+			alloc_fmt(err, errlen, "snapshot %s: replaced by another file while opening; "
+					       "left untouched", path);
+			created = false;
 		} else {
 			sq.busy_timeout(w.db, 10000);
 			id = sq_store_locked(&w, im);

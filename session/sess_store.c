@@ -334,10 +334,18 @@ static int store_facts(struct store *s, const struct sess_opts *o, const struct 
 	return rc;
 }
 
-/* Create the database at tmp with the schemas, or NULL. */
+/* Create the database at tmp with the schemas, or NULL.  The file is made
+** by us, 0600 (it holds the command line, the environment's MEMINST and
+** the memory map), and never through a symbolic link left at its name. */
 static int store_create(struct store *s, const char *tmp)
 {
-	if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		sess_error("%s: cannot create: %s", tmp, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (sqlite3_open_v2(tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		sess_error("%s: %s", tmp, s->db ? sqlite3_errmsg(s->db) : "cannot create");
 		return -1;
 	}

@@ -114,29 +114,46 @@ int trace_path_expand(const char *in, int pid, char *out, size_t len)
 	return 0;
 }
 
-/* Create the file 0600.  An existing file is replaced only if it is empty
-** or a meminst trace (a rerun with the same trace_file); anything else is
-** the user's and stays as it is. */
+/* Create the file 0600, never through a symbolic link left at its name.
+** An existing regular file is replaced only if it is ours (effective uid),
+** not a symbolic link, and empty or a meminst trace (a rerun with the same
+** trace_file); anything else stays as it is.  A FIFO or a character device
+** (a pipe to a reader, /dev/null, /dev/stdout) is written to: there is
+** nothing there to overwrite. */
 int trace_file_create(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
 	if (fd >= 0 || errno != EEXIST)
 		goto done;
 	struct stat st;
 	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
-		/* a pipe to a reader, /dev/null: nothing there to overwrite */
 		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 		goto done;
 	}
 	char magic[8] = {0};
-	int rd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = rd >= 0 ? read(rd, magic, sizeof magic) : -1;
+	int rd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *bad = rd < 0 ? (errno == ELOOP ? "is a symbolic link" : strerror(errno)) : NULL;
+	if (!bad && (fstat(rd, &st) < 0 || !S_ISREG(st.st_mode)))
+		bad = "is not a regular file";
+	else if (!bad && st.st_uid != geteuid())
+		bad = "is owned by another user";
+	ssize_t n = bad ? -1 : read(rd, magic, sizeof magic);
+	if (!bad && n != 0 && !(n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
+		bad = "exists and is not a meminst trace";
+	if (!bad) /* the file just judged, not one swapped in at the name since */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_APPEND | O_CLOEXEC);
+	struct stat now;
+	if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
+		close(fd);
+		fd = -1, bad = "was replaced while opening";
+	} else if (fd >= 0 && ftruncate(fd, 0) < 0) {
+		close(fd);
+		fd = -1;
+	}
 	if (rd >= 0)
 		close(rd);
-	if (n == 0 || (n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
-		fd = open(path, O_WRONLY | O_TRUNC | O_APPEND | O_CLOEXEC);
-	else {
-		alloc_log("trace file %s exists and is not a meminst trace; not overwriting it", path);
+	if (bad) {
+		alloc_log("trace file %s %s; not overwriting it", path, bad);
 		return -1;
 	}
 done:

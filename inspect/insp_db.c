@@ -36,6 +36,10 @@ struct insp_db {
 
 /* Every table of the schema; the blocks are in block_chunk from schema 2
 ** on, in block before. */
+/* How long a reader waits for a writer (a process storing a snapshot). */
+#define INSP_BUSY_MS 5000
+#define INSP_LOCKED_MSG "database is locked (a process is writing it; try again when it has finished)"
+
 static const char *const db_tables[] = {"meminst_meta", "snapshot", "allocator", "class", "type",
 					"thread", "status", "segment", "module", "block_chunk"};
 
@@ -53,10 +57,17 @@ const struct insp_opts *insp_db_opts(const insp_db_t *db) { return db->o; }
 struct insp_pool *insp_db_pool(insp_db_t *db) { return &db->pool; }
 const struct insp_snap *insp_db_snap(const insp_db_t *db) { return &db->snap; }
 
+const char *insp_sql_msg(sqlite3 *db)
+{
+	static char buf[512];
+	insp_text_str(db ? sqlite3_errmsg(db) : "out of memory", buf, sizeof buf, NULL);
+	return buf;
+}
+
 int insp_db_fail(insp_db_t *db, const char *what)
 {
 	int code = sqlite3_errcode(db->db) & 0xff;
-	const char *msg = sqlite3_errmsg(db->db);
+	const char *msg = insp_sql_msg(db->db);
 	/* A writer died mid-transaction: only a read-write open rolls back. */
 	if (sqlite3_extended_errcode(db->db) == SQLITE_READONLY_ROLLBACK)
 		return db_error(db->o, db->path, "an interrupted write left a hot journal beside it; open it "
@@ -65,6 +76,8 @@ int insp_db_fail(insp_db_t *db, const char *what)
 		return db_error(db->o, db->path, "the database is damaged (%s)", msg);
 	if (code == SQLITE_NOTADB)
 		return db_error(db->o, db->path, "not an SQLite database%s", "");
+	if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+		return db_error(db->o, db->path, "%s", INSP_LOCKED_MSG);
 	fprintf(db->o->err, "inspect: %s: %s: %s\n", db->path, what, msg);
 	return INSP_EXIT_DB;
 }
@@ -103,6 +116,46 @@ static int db_check_file(const struct insp_opts *o, const char *path)
 	if (fd < 0)
 		return db_error(o, path, "%s", strerror(errno));
 	close(fd);
+	return 0;
+}
+
+/*
+** SQLite answers a reader of a file a writer holds locked with
+** SQLITE_BUSY; every reading command says so in these words rather than
+** taking the file for something else.
+*/
+static bool db_locked(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	if (rc == SQLITE_OK)
+		sqlite3_busy_timeout(db, INSP_BUSY_MS);
+	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &st,
+							  NULL)) == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+int insp_input_check(const struct insp_opts *o, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return db_error(o, path, "%s", strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return db_error(o, path, "not a regular file (a directory)%s", "");
+	if (!S_ISREG(st.st_mode))
+		return db_error(o, path, "not a regular file%s", "");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return db_error(o, path, "%s", strerror(errno));
+	char head[16];
+	bool sqlite = read(fd, head, sizeof head) == sizeof head && !memcmp(head, "SQLite format 3", 16);
+	close(fd);
+	if (sqlite && db_locked(path))
+		return db_error(o, path, "%s", INSP_LOCKED_MSG);
 	return 0;
 }
 
@@ -219,7 +272,7 @@ static int db_connect(insp_db_t *db)
 #ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
 	sqlite3_db_config(db->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 #endif
-	sqlite3_busy_timeout(db->db, 5000);
+	sqlite3_busy_timeout(db->db, INSP_BUSY_MS);
 	sqlite3_exec(db->db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
 	return 0;
 }

@@ -227,6 +227,13 @@ int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n);
 int insp_db_segments(insp_db_t *db, struct insp_seg **out, size_t *n);
 /* Report the last SQLite error on the selected database; returns 3. */
 int insp_db_fail(insp_db_t *db, const char *what);
+/* sqlite3_errmsg(db) on one line, controls as \xNN (a crafted file's text
+** may hold newlines and terminal escapes); valid until the next call. */
+const char *insp_sql_msg(sqlite3 *db);
+/* The file a reading command (analyse, profile, report, export) is given:
+** a readable regular file (a FIFO would block the reader), and an SQLite
+** file no writer holds locked.  0, or INSP_EXIT_DB after one line. */
+int insp_input_check(const struct insp_opts *o, const char *path);
 /* Prepare SQL on the database; on error reports and returns NULL. */
 sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql);
 /* Strings owned by the database handle (live until insp_db_close). */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "meminst-snapshot.h"
 
@@ -99,6 +100,9 @@ int insp_is_session(const char *path)
 {
 	sqlite3 *db = NULL;
 	int yes = 0;
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* a FIFO would block SQLite's open */
+		return 0;
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
 		yes = strace_int(db, "PRAGMA application_id", 0, 0) == MEMINST_SNAPSHOT_APP_ID &&
 		      strace_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
@@ -113,7 +117,7 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 	struct strace *s = insp_xcalloc(1, sizeof *s);
 	*code = INSP_EXIT_DB;
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(o->err, "inspect: %s: %s\n", path, sqlite3_errmsg(s->db));
+		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(s->db));
 		goto fail;
 	}
 	if (!*pid) /* the program's first process, else the first traced one */
@@ -131,7 +135,7 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 	}
 	if (sqlite3_prepare_v2(s->db, "SELECT data FROM session_trace WHERE pid = ? ORDER BY seq", -1,
 			       &s->st, NULL) != SQLITE_OK) {
-		fprintf(o->err, "inspect: %s: %s\n", path, sqlite3_errmsg(s->db));
+		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(s->db));
 		goto fail;
 	}
 	sqlite3_bind_int64(s->st, 1, *pid);

@@ -387,6 +387,8 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 	int r = pc_parse(o, false, argc, argv, &a);
 	if (r != INSP_CONTINUE)
 		return r;
+	if ((r = insp_input_check(o, a.pos)))
+		return r;
 	struct prof_trace tr;
 	r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, NULL);
 	if (!r && a.dump_on)
@@ -490,6 +492,8 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 	struct pc_args a;
 	int r = pc_parse(o, true, argc, argv, &a);
 	if (r != INSP_CONTINUE)
+		return r;
+	if ((r = insp_input_check(o, a.pos)))
 		return r;
 	struct prof_model m;
 	if (prof_is_trace(a.pos) == 1 || insp_is_session(a.pos)) {

@@ -18,7 +18,7 @@
 
 static int db_sqlerr(const struct insp_opts *o, const char *path, sqlite3 *db, const char *what)
 {
-	fprintf(o->err, "inspect: %s: %s: %s\n", path, what, db ? sqlite3_errmsg(db) : "out of memory");
+	fprintf(o->err, "inspect: %s: %s: %s\n", path, what, insp_sql_msg(db));
 	return INSP_EXIT_DB;
 }
 

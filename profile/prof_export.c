@@ -249,6 +249,9 @@ static int exp_read_trace(struct exp_input *in, const struct insp_opts *o, unsig
 int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned want)
 {
 	in->o = o;
+	int r = insp_input_check(o, in->path);
+	if (r)
+		return r;
 	in->session = insp_is_session(in->path);
 	int is_trace = prof_is_trace(in->path);
 	if (!in->session && is_trace != 1) {
@@ -263,7 +266,7 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 		}
 		if (in->pid)
 			return insp_usage_error(o, "export", "--pid is for session databases");
-		int r = prof_db_read(in->path, o, &in->model);
+		r = prof_db_read(in->path, o, &in->model);
 		in->have_model = true; /* freed even when half read */
 		return r;
 	}
@@ -271,7 +274,7 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 		return insp_usage_error(o, "export", "--pid is for session databases");
 	if (want & EXP_IN_SAMPLES)
 		in->samples = prof_samples_new();
-	int r = exp_read_trace(in, o, want);
+	r = exp_read_trace(in, o, want);
 	if (r)
 		return r;
 	bool calls = exp_trace_calls(&in->tr) > 0;

@@ -696,9 +696,11 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 	so.no_symbols = o->no_symbols || no_symbols;
 	h.in.no_files = so.no_symbols;
 	h.in.pid = h.pid;
+	if ((r = insp_input_check(o, h.path)))
+		return r;
 	if (insp_is_session(h.path)) {
 		if (sqlite3_open_v2(h.path, &h.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-			fprintf(o->err, "inspect: %s: %s\n", h.path, sqlite3_errmsg(h.db));
+			fprintf(o->err, "inspect: %s: %s\n", h.path, insp_sql_msg(h.db));
 			sqlite3_close(h.db);
 			return INSP_EXIT_DB;
 		}

@@ -48,6 +48,11 @@ static int read_fail(const struct insp_opts *o, const char *path, const char *fm
 
 int prof_is_trace(const char *path)
 {
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) /* never open a FIFO: that waits for a writer */
+		return 0;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return -1;

@@ -482,6 +482,8 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	int r = insp_args_parse(&report_spec, argc, argv, o, &a);
 	if (r != INSP_CONTINUE)
 		return r;
+	if ((r = insp_input_check(o, a.pos[0])))
+		return r;
 	if (prof_is_trace(a.pos[0]) == 1) {
 		fprintf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
 			"inspect analyse reads traces\n", a.pos[0]);

@@ -1,0 +1,74 @@
+# readers.sh — what inspect's reading commands do with hostile inputs:
+#   - a FIFO is refused at once by analyse, profile, report, export and
+#     html (one line, status 3), never read (which would wait for a writer);
+#   - SQLite's error text from a crafted file (a schema entry whose name
+#     holds a terminal escape and a newline) reaches the terminal on one
+#     line, the controls written as \xNN;
+#   - a session another process holds locked is said to be locked, not
+#     taken for something else.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+I=$top_builddir/inspect/inspect
+PY=/usr/bin/python3
+mi_need "$PY" python3
+cd "$MI_TMP" || exit 99
+
+# one_line LABEL WANT-RC TEXT CMD...: CMD exits WANT-RC within 60 s with one
+# line on stderr holding TEXT and no escape byte.
+one_line() {
+	label=$1 want=$2 text=$3
+	shift 3
+	why=
+	timeout 60 "$@" >out 2>err </dev/null
+	rc=$?
+	snap_expect "exit status" "$rc" "$want"
+	snap_expect "lines on stderr" "$(wc -l <err)" 1
+	grep -q -F -- "$text" err || mi_why_add "no \"$text\" on stderr"
+	[ "$(tr -cd '\033' <err | wc -c)" -eq 0 ] || mi_why_add "an escape byte reached stderr"
+	mi_verdict "$label" "$why" err stderr
+}
+
+mkfifo fifo
+for cmd in analyse profile report "export --format folded" "html -o x.html"; do
+	# shellcheck disable=SC2086
+	one_line "$cmd: a FIFO is refused, not read" 3 "fifo: not a regular file" "$I" $cmd fifo
+done
+
+"$PY" - <<'PY'
+import sqlite3
+c = sqlite3.connect("evil.db")
+c.execute("PRAGMA application_id=%d" % 0x4d454d49)
+c.execute("PRAGMA user_version=2")
+c.execute("CREATE TABLE t(a)")
+c.commit()
+c.execute("PRAGMA writable_schema=1")
+c.execute("UPDATE sqlite_schema SET name=?, sql=? WHERE name='t'",
+          ("\x1b[31mEVIL\nsecond line", "CREATE TABLE oops garbage"))
+c.commit()
+PY
+for cmd in status report top list; do
+	one_line "$cmd: SQLite's message on one line, escaped" 3 '\x1b[31mEVIL\nsecond line' "$I" $cmd evil.db
+done
+one_line "sql: SQLite's message on one line, escaped" 3 '\x1b[31mEVIL\nsecond line' "$I" sql evil.db 'SELECT 1'
+
+MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q -o s.db -- "$PY" -c 'print(1)' >/dev/null 2>&1 ||
+	mi_why_add "the session run failed"
+# the locker holds the lock until its stdin (a FIFO we keep open) ends
+mkfifo lockfifo
+exec 8<>lockfifo
+"$PY" -c '
+import sqlite3, sys
+c = sqlite3.connect("s.db", isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()' >lock.out <lockfifo 2>&1 8>&- &
+locker=$!
+snap_wait_line lock.out '^locked' || mi_why_add "the lock was not taken"
+for cmd in analyse report "export --format folded"; do
+	# shellcheck disable=SC2086
+	one_line "$cmd: a locked session is said to be locked" 3 "s.db: database is locked" "$I" $cmd s.db
+done
+exec 8>&-
+wait "$locker"
+mi_finish

@@ -15,7 +15,9 @@
 **             allocation path.
 **   interval  poll's timeout.
 **   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
-**             of another uid is refused (SO_PEERCRED).  Request, one line:
+**             of another uid is refused as soon as it is accepted
+**             (SO_PEERCRED), and no client is ever waited on (see
+**             svc_conn_accept).  Request, one line:
 **             "snapshot <absolute-path> <map|status>"; answer, one line:
 **             "ok <snapshot-number>" or "error <message>".
 **
@@ -97,7 +99,31 @@ void alloc_service_peak(int64_t total)
 
 /* ------------------------------------------------------------- control -- */
 
-/* One answer line: "ok N" when msg is NULL, else "error MSG". */
+/*
+** Control connections are served by the service thread without ever
+** waiting on one: a client's uid is checked as soon as it is accepted
+** (another user is answered and dropped at once), each connection has one
+** deadline for its whole request line, at most SVC_CONN_MAX are open (a
+** new one evicts the oldest, so idle clients cannot lock a real one out),
+** and the lock the exit flush takes is held only while a complete request
+** is carried out.  So no client can delay the program's exit, its other
+** snapshots or its allocations.
+*/
+#define SVC_CONN_MAX 8
+#define SVC_REQUEST_MS 2000
+#define SVC_LINE_MAX 4200
+
+static struct svc_conn {
+	int fd;            /* -1: free */
+	size_t len;
+	int64_t deadline;  /* CLOCK_MONOTONIC ns */
+	int64_t since;     /* accepted at: the oldest is evicted first */
+	char line[SVC_LINE_MAX];
+} svc_conn[SVC_CONN_MAX];
+
+/* One answer line: "ok N" when msg is NULL, else "error MSG".  Never waits
+** (the answer fits in an empty socket buffer; a client that lets its own
+** buffer fill loses its answer), never raises SIGPIPE. */
 static void svc_answer(int fd, const char *msg, int id)
 {
 	char line[600];
@@ -105,47 +131,108 @@ static void svc_answer(int fd, const char *msg, int id)
 		      : alloc_fmt(line, sizeof line, "ok %d\n", id);
 	if (len > (int)sizeof line - 1)
 		len = sizeof line - 1;
-	alloc_sys_write(fd, line, (size_t)len);
+	if (send(fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* the client is gone or not reading: nothing more to do */
+	}
 }
 
-/* One request: read a line (2 s at most), do it, answer. */
-static void svc_control_request(int fd)
+static void svc_conn_close(struct svc_conn *c, const char *msg)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof cred;
-	char line[4200], err[512];
-	size_t len = 0;
-	struct pollfd p = {fd, POLLIN, 0};
-	while (len < sizeof line - 1 && poll(&p, 1, 2000) == 1) {
-		ssize_t n = read(fd, line + len, sizeof line - 1 - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-		if (memchr(line, '\n', len))
-			break;
-	}
-	line[len] = 0;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
-		svc_answer(fd, "permission denied: not the same user", 0);
-		return;
-	}
-	char *nl = strchr(line, '\n'), *path = line + 9, *content;
-	if (!nl || strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) ||
-	    content <= path) {
+	if (msg)
+		svc_answer(c->fd, msg, 0);
+	close(c->fd);
+	c->fd = -1;
+}
+
+/* Carry out one complete request line (NUL-terminated, without its '\n'). */
+static void svc_control_request(int fd, char *line)
+{
+	char err[512], *path = line + 9, *content;
+	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
 		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status>)", 0);
 		return;
 	}
-	*nl = 0;
 	*content++ = 0;
 	bool with_map = strcmp(content, "map") == 0;
 	if (!with_map && strcmp(content, "status") != 0) {
 		svc_answer(fd, "bad request: content is map or status", 0);
 		return;
 	}
+	pthread_mutex_lock(&svc.busy);
 	alloc_snap_t *im = alloc_snap_capture(with_map, "control");
 	int id = im ? alloc_sqlite_store(path, im, err, sizeof err) : -1;
 	alloc_snap_free(im);
+	pthread_mutex_unlock(&svc.busy);
 	svc_answer(fd, id < 0 ? (im ? err : "out of memory") : NULL, id);
+}
+
+/* A new connection: refused at once unless the peer is our user. */
+static void svc_conn_accept(void)
+{
+	int fd = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
+		svc_answer(fd, "permission denied: not the same user", 0);
+		close(fd);
+		return;
+	}
+	struct svc_conn *slot = NULL;
+	for (int i = 0; i < SVC_CONN_MAX; i++)
+		if (svc_conn[i].fd < 0) {
+			slot = &svc_conn[i];
+			break;
+		} else if (!slot || svc_conn[i].since < slot->since) {
+			slot = &svc_conn[i];
+		}
+	if (slot->fd >= 0)
+		svc_conn_close(slot, "dropped: too many control connections at once");
+	int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
+	*slot = (struct svc_conn){.fd = fd, .since = now, .deadline = now + SVC_REQUEST_MS * 1000000ll};
+}
+
+/* Bytes on a connection: read what is there; a complete line is served. */
+static void svc_conn_read(struct svc_conn *c)
+{
+	ssize_t n = read(c->fd, c->line + c->len, sizeof c->line - 1 - c->len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		svc_conn_close(c, NULL);
+		return;
+	}
+	c->len += (size_t)n;
+	char *nl = memchr(c->line, '\n', c->len);
+	if (!nl && c->len == sizeof c->line - 1) {
+		svc_conn_close(c, "bad request: line too long");
+		return;
+	}
+	if (!nl)
+		return;
+	*nl = 0;
+	svc_control_request(c->fd, c->line);
+	svc_conn_close(c, NULL);
+}
+
+/* Drop connections past their deadline; the poll timeout to the next one. */
+static int svc_conn_expire(int timeout)
+{
+	int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
+	for (int i = 0; i < SVC_CONN_MAX; i++) {
+		struct svc_conn *c = &svc_conn[i];
+		if (c->fd < 0)
+			continue;
+		if (now >= c->deadline) {
+			svc_conn_close(c, "timeout: no complete request line within 2 s");
+			continue;
+		}
+		int left = (int)((c->deadline - now + 999999) / 1000000);
+		if (timeout < 0 || left < timeout)
+			timeout = left;
+	}
+	return timeout;
 }
 
 static int svc_control_open(void)
@@ -154,7 +241,7 @@ static int svc_control_open(void)
 	int n = alloc_fmt(a.sun_path + 1, sizeof a.sun_path - 1, "meminst-control-%d", (int)getpid());
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0 ||
-	    listen(fd, 4) != 0) {
+	    listen(fd, 2 * SVC_CONN_MAX) != 0) {
 		alloc_log("control=on: cannot open the control channel: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -190,16 +277,19 @@ static void *svc_main(void *arg)
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
 	for (;;) {
-		struct pollfd p[2] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
-		int timeout = -1;
+		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
+		int nfds = svc.listen_fd >= 0 ? 2 : 1, timeout = -1;
+		for (int i = 0; i < SVC_CONN_MAX && svc.listen_fd >= 0; i++)
+			p[nfds++] = (struct pollfd){svc_conn[i].fd, POLLIN, 0}; /* -1: skipped by poll */
 		if (period) {
 			int64_t left = next - alloc_snap_now(CLOCK_MONOTONIC);
 			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
 		}
-		int r = poll(p, svc.listen_fd >= 0 ? 2 : 1, timeout);
+		timeout = svc_conn_expire(timeout);
+		int r = poll(p, (nfds_t)nfds, timeout);
 		if (r < 0 && errno != EINTR)
 			break;
-		if (r > 0 && ((p[0].revents | p[1].revents) & POLLNVAL)) {
+		if (r > 0 && ((p[0].revents | (nfds > 1 ? p[1].revents : 0)) & POLLNVAL)) {
 			/* The program closed our descriptors (daemons close them
 			** all): stop rather than spin; exit and API snapshots
 			** still work. */
@@ -213,15 +303,16 @@ static void *svc_main(void *arg)
 			svc_drain_wake();
 			pthread_mutex_unlock(&svc.busy);
 		}
-		if (r > 0 && (p[1].revents & POLLIN)) {
-			int c = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-			if (c >= 0) {
-				pthread_mutex_lock(&svc.busy);
-				svc_control_request(c);
-				pthread_mutex_unlock(&svc.busy);
-				close(c);
-			}
+		for (int i = 2; r > 0 && i < nfds; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			if (p[i].revents & POLLNVAL) /* the program closed it: the number is not ours */
+				svc_conn[i - 2].fd = -1;
+			else
+				svc_conn_read(&svc_conn[i - 2]);
 		}
+		if (r > 0 && nfds > 1 && (p[1].revents & POLLIN))
+			svc_conn_accept();
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
 			pthread_mutex_lock(&svc.busy);
 			if (alloc_opts.snapshot)
@@ -266,6 +357,11 @@ static void svc_postfork_child(void)
 	if (svc.listen_fd >= 0)
 		close(svc.listen_fd);
 	svc.listen_fd = -1;
+	for (int i = 0; i < SVC_CONN_MAX; i++)
+		if (svc_conn[i].fd >= 0) {
+			close(svc_conn[i].fd);
+			svc_conn[i].fd = -1;
+		}
 }
 
 /*
@@ -284,6 +380,8 @@ void alloc_service_start(void)
 		alloc_log("cannot start the snapshot service: %s", strerror(errno));
 		return;
 	}
+	for (int i = 0; i < SVC_CONN_MAX; i++)
+		svc_conn[i].fd = -1;
 	if (o->control)
 		svc.listen_fd = svc_control_open();
 	sigset_t all, old;

@@ -1,0 +1,142 @@
+# snap_hostile.sh — clients of the control channel (control=on) that do
+# not play by the rules, against tests/targets/snap_wait:
+#   - a client of another user that sends a byte every 0.25 s and never a
+#     line is refused as soon as it connects (answered before its 4th
+#     byte; it was read for as long as it kept sending);
+#   - a client of the same user doing the same is dropped at its deadline,
+#     one for the whole request (answered "error timeout" before its 16th
+#     byte, 4 s; each byte used to restart a 2 s wait, for ever);
+#   - eleven idle connections do not lock a real request out: it is
+#     answered "ok 1" while they stay open (the oldest is dropped to make
+#     room), and the program exits normally afterwards.
+# Counts of bytes sent, not durations, are what is checked.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+PROG=$MI_TARGETS/snap_wait
+PY=/usr/bin/python3
+mi_need "$PY" python3
+
+# DRIP PID: connect, then every 0.25 s either find the answer or send one
+# more byte (never a newline); at most 40 bytes.
+DRIP=$(cat <<'PYEOF'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("\0meminst-control-" + sys.argv[1])  # blocking: MSG_DONTWAIT below is a peek
+sent = 0
+for i in range(41):
+    time.sleep(0.25)
+    try:
+        got = s.recv(4096, socket.MSG_DONTWAIT)
+        print("answered after %d bytes: %s" % (sent, got.decode().strip() or "(closed)"))
+        sys.exit(0)
+    except BlockingIOError:
+        pass
+    except OSError:
+        print("answered after %d bytes: (reset)" % sent)
+        sys.exit(0)
+    if i == 40:
+        break
+    try:
+        s.send(b"s")
+        sent += 1
+    except OSError:
+        print("answered after %d bytes: (closed)" % sent)
+        sys.exit(0)
+print("never answered after %d bytes" % sent)
+PYEOF
+)
+
+# IDLE PID N: open N connections, say so, hold them until stdin ends.
+IDLE=$(cat <<'PYEOF'
+import socket, sys
+held = []
+for i in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0meminst-control-" + sys.argv[1])
+    held.append(s)
+print("open", flush=True)
+sys.stdin.read()
+PYEOF
+)
+
+# ASK PID REQUEST: one request line, the answer line.
+ASK=$(cat <<'PYEOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(30)
+s.connect("\0meminst-control-" + sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+answer = b""
+while not answer.endswith(b"\n"):
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    answer += chunk
+print(answer.decode().strip())
+PYEOF
+)
+
+# start DIR: snap_wait with control=on until DIR.go; $pid, $bg.
+start() {
+	dir=$1
+	mkdir -p "$dir"
+	MI_MEMINST="mim,control=on"
+	(cd "$dir" && mi_x "$PROG" until "$dir.go") >"$dir.out" 2>"$dir.err" &
+	bg=$!
+	unset MI_MEMINST
+	why=
+	snap_wait_line "$dir.out" '^pid ' || mi_why_add "the program did not start"
+	pid=$(snap_pid_of "$dir.out")
+}
+
+finish() {
+	touch "$dir.go"
+	wait "$bg"
+	snap_expect "exit status" "$?" 0
+}
+
+# answered_within TEXT MAX-BYTES PATTERN: the drip client's line says it was
+# answered (PATTERN) after at most MAX-BYTES bytes.
+answered_within() {
+	case $1 in
+	"answered after "*)
+		n=${1#answered after }
+		n=${n%% *}
+		[ "$n" -le "$2" ] || mi_why_add "answered only after $n bytes (at most $2 expected)"
+		case ${1#*: } in
+		$3) ;;
+		*) mi_why_add "answer '${1#*: }', expected '$3'" ;;
+		esac
+		;;
+	*) mi_why_add "$1" ;;
+	esac
+}
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	start "$MI_TMP/other"
+	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" -c "$DRIP" "$pid" 2>&1)
+	answered_within "$got" 3 "error permission denied*"
+	finish
+	mi_verdict "another user's client is refused at once ($got)" "$why" "$dir.err" stderr
+fi
+
+start "$MI_TMP/same"
+got=$("$PY" -c "$DRIP" "$pid" 2>&1)
+answered_within "$got" 15 "error timeout*"
+finish
+mi_verdict "a client that never ends its line is dropped at its deadline ($got)" "$why" "$dir.err" stderr
+
+start "$MI_TMP/idle"
+mkfifo "$MI_TMP/hold"
+exec 8<>"$MI_TMP/hold"
+"$PY" -c "$IDLE" "$pid" 11 <"$MI_TMP/hold" >"$MI_TMP/idle.held" 2>&1 8>&- &
+idle=$!
+snap_wait_line "$MI_TMP/idle.held" '^open' || mi_why_add "the idle connections were not opened"
+got=$("$PY" -c "$ASK" "$pid" "snapshot $MI_TMP/idle.db status" 2>&1)
+snap_expect "answer while 11 connections are idle" "$got" "ok 1"
+exec 8>&-
+wait "$idle"
+finish
+mi_verdict "eleven idle connections do not lock a request out" "$why" "$dir.err" stderr "$MI_TMP/idle.held" idle
+mi_finish

@@ -493,7 +493,12 @@ ALLOC_EXPORT int meminst_trace_start(const char *options)
 	call_ensure_alloc();
 	if (call_parse(options, "meminst_trace_start", &o) < 0)
 		return -1;
-	return call_start(o.trace_clock, o.trace_file, o.trace_file_len,
+	/* what options do not say, MEMINST does (trace_file= without trace=
+	** names the file of a later start) */
+	bool own_file = o.trace_file_len != 0;
+	return call_start(o.trace_clock ? o.trace_clock : alloc_opts.trace_clock,
+			  own_file ? o.trace_file : alloc_opts.trace_file,
+			  own_file ? o.trace_file_len : alloc_opts.trace_file_len,
 			  o.trace_threads ? o.trace_threads : alloc_opts.trace_threads,
 			  o.trace_output ? o.trace_output : alloc_opts.trace_output);
 }

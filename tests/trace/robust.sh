@@ -55,6 +55,21 @@ tr_run preload "$T/again.out" "$T/deep.trace" "trace=cpu,trace_file=$T/deep.trac
 	mi_why_add "second run over our own trace failed"
 mi_verdict "foreign file kept, own trace replaced" "$why" "$T/mine.err" stderr
 
+# meminst_trace_start(NULL) takes the settings of MEMINST: trace_file=
+# without trace= names the file of a later start.
+why=
+here=$(pwd)
+mkdir -p "$T/null" && cd "$T/null" || exit 99
+MI_MEMINST="trace_file=$T/null/n.%p.trace,trace_threads=family"
+mi_xl "$TR_LINKED" startnull loop10 >"$T/null.out" 2>"$T/null.err" || mi_why_add "the program failed"
+unset MI_MEMINST
+cd "$here" || exit 99
+set -- "$T"/null/n.*.trace
+[ -f "$1" ] || mi_why_add "no n.PID.trace: $(ls "$T/null" | tr '\n' ' ')"
+[ -z "$(ls "$T/null" | grep -v '^n\.')" ] || mi_why_add "other files: $(ls "$T/null" | tr '\n' ' ')"
+[ -f "$1" ] && { "$TR_CHECK" "$1" >"$T/null.chk" 2>>"$T/null.err" || mi_why_add "trace unreadable"; }
+mi_verdict "meminst_trace_start(NULL): MEMINST's trace_file" "$why" "$T/null.err" stderr
+
 # %p names one file per process.
 why=
 (cd "$T" && MI_MEMINST="trace=wall,trace_file=p.%p.trace" mi_x "$TR_TARGET" mutual >/dev/null) ||

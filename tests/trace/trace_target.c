@@ -234,6 +234,13 @@ int main(int argc, char **argv)
 	}
 	/* stopped FILE loopN: tracing started and stopped by the API, then
 	** the loop: the hooks' cost with tracing stopped */
+	if (strcmp(argv[1], "startnull") == 0 && argc == 3) { /* the settings of MEMINST */
+		if (meminst_trace_start(NULL) != 0)
+			return 5;
+		int rc = run(argv[2]);
+		meminst_trace_stop();
+		return rc;
+	}
 	if (strcmp(argv[1], "stopped") == 0 && argc == 4) {
 		char opts[512];
 		snprintf(opts, sizeof opts, "trace=wall,trace_file=%s", argv[2]);

@@ -309,6 +309,7 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 /* Count a block whose header is written, and link it into the map.  A
 ** thread without a record counts straight into the global entries. */
 static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t, void *user, uint64_t meta,
+								uint32_t type, unsigned allocator,
 								size_t size, bool mim)
 {
 	if (unlikely(!t)) {
@@ -326,10 +327,10 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 		uint64_t seq = alloc_seq_take(t);
 		alloc_list_lock(l);
 		alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
-		core_count_in(t, meta, size);
+		core_count_in(t, meta, type, allocator, size);
 		alloc_list_unlock(l);
 	} else {
-		core_count_in(t, meta, size);
+		core_count_in(t, meta, type, allocator, size);
 	}
 	core_leave(t);
 	/* a new peak to snapshot? (this thread's view of the total) */
@@ -387,7 +388,7 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
 	core_hdr_write(h, user, size, meta);
-	core_install(t, user, meta, size, mim);
+	core_install(t, user, meta, type, allocator, size, mim);
 	return user;
 untracked:
 	meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
@@ -475,9 +476,6 @@ static inline bool core_meta_plausible(uint64_t m, uint64_t size, bool mim)
 	return (alloc_meta_type(m) < ntypes || alloc_meta_type(m) == ALLOC_TYPE_MAX) &&
 	       (alloc_meta_thread(m) < nthreads || alloc_meta_thread(m) == ALLOC_THREAD_MAX);
 }
-#define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
-#define CORE_OWN_MAPPING_MIN (32 << 10) /* smaller blocks are never mapped alone
-					   (glibc's mmap threshold starts at 128 KiB) */
 
 /*
 ** Pointers near the start of a page are probed before their header is
@@ -768,7 +766,8 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	void *base = alloc_real.realloc((char *)user - hs, size + hs);
 	if (unlikely(!base)) { /* the old block is intact: count it back */
 		core_hdr(user)->meta = meta;
-		core_install(core_thread(), user, meta, old, mim);
+		core_install(core_thread(), user, meta, alloc_meta_type(meta), alloc_meta_allocator(meta),
+			     old, mim);
 		return NULL;
 	}
 	return core_track(base, size, allocator, site, type, core_log2(hs), mim);

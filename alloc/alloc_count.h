@@ -103,16 +103,19 @@ static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_
 ** Count a block in under every kind: total, allocator, class, type,
 ** thread.  `t` is the calling thread's record (the caller has dealt with
 ** NULL).  The block is the thread's own, so the thread slot is fixed.
+** Type and allocator come as they are, not from `meta` (which holds them
+** too): an entry point passes its allocator as a constant.
 */
 static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *t, uint64_t meta,
+								 uint32_t type, unsigned allocator,
 								 uint64_t size)
 {
 	if (unlikely(!core_count_begin(t, meta, size, +1)))
 		return;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
+	alloc_slot_t *ts = core_type_slot(t, type);
 	core_slot_add(&t->slots[0], one);
-	core_slot_add(&t->slots[1 + alloc_meta_allocator(meta)], one);
+	core_slot_add(&t->slots[1 + allocator], one);
 	core_slot_add(core_class_slot(t, ts->cls), one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);

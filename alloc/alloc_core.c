@@ -231,7 +231,8 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 ** (core_defer), and alloc_thread_park leaves the slots alone.
 */
 /* mis, the gate is not clear: fence if we must, wait while a fork copies
-** the process.  Returns with `counting` raised. */
+** the process or a snapshot reads the status.  Returns with `counting`
+** raised. */
 static ALLOC_NOINLINE void core_enter_gated(alloc_thread_t *t)
 {
 	for (;;) {
@@ -240,7 +241,7 @@ static ALLOC_NOINLINE void core_enter_gated(alloc_thread_t *t)
 			atomic_thread_fence(memory_order_seq_cst);
 			gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
 		}
-		if (!(gate & ALLOC_GATE_FORKING))
+		if (!(gate & ALLOC_GATE_STOP))
 			return;
 		atomic_store_explicit(&t->counting, 0, memory_order_release);
 		alloc_fork_wait();

@@ -377,8 +377,12 @@ void alloc_thread_unlock_registry(void);
 alloc_thread_t *alloc_thread_first(void);  /* registry held */
 /* mis: counting passes this gate, one load (see alloc_thread.c). */
 enum { ALLOC_GATE_FORKING = 1, /* a fork is copying the process          */
-       ALLOC_GATE_FENCE = 2 }; /* no membarrier: counting fences itself  */
+       ALLOC_GATE_FENCE = 2,   /* no membarrier: counting fences itself  */
+       ALLOC_GATE_CAPTURE = 4, /* mis: a snapshot reads every kind       */
+       ALLOC_GATE_STOP = ALLOC_GATE_FORKING | ALLOC_GATE_CAPTURE };
 extern _Atomic int alloc_count_gate;
+void alloc_thread_stop_counting(void);   /* mis: see alloc_thread.c */
+void alloc_thread_resume_counting(void);
 void alloc_fork_wait(void);
 
 /*

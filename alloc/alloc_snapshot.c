@@ -177,13 +177,20 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 		if (!snap_reserve_status(im))
 			return false;
 		int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
-		if (with_map)
+		/* one instant for the blocks and every kind's status: mim counts
+		** under the list locks, mis is stopped at its counting gate */
+		bool mim = alloc_mode == MEMINST_MODE_MIM;
+		if (mim)
 			alloc_map_stop(); /* every list, in order */
+		else
+			alloc_thread_stop_counting();
 		im->bytes = 0;
 		bool ok = (!with_map || snap_copy_map(im, im->room)) && snap_read_status(im);
 		im->seq = atomic_load(&alloc_seq_reserved);
-		if (with_map)
+		if (mim)
 			alloc_map_resume();
+		else
+			alloc_thread_resume_counting();
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
 		if (ok)
 			return true;

@@ -168,10 +168,10 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 ** the flag and wait in alloc_fork_wait until the fork is done.  In mim mode
 ** counting happens under the map list locks, which prefork takes anyway.
 */
-static void thread_quiesce_counting(void)
+static void thread_quiesce_counting(int why)
 {
 	alloc_thread_t *self = alloc_tls.thr;
-	atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FORKING);
+	atomic_fetch_or(&alloc_count_gate, why);
 	if (thr_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (alloc_thread_t *t = thr_g.live; t; t = t->reg_next)
@@ -181,8 +181,27 @@ static void thread_quiesce_counting(void)
 
 void alloc_fork_wait(void)
 {
-	while (atomic_load(&alloc_count_gate) & ALLOC_GATE_FORKING)
+	while (atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP)
 		sched_yield();
+}
+
+/*
+** mis: a snapshot's status is one instant only if no thread counts while
+** the kinds are read one after the other (in mim the list locks, which
+** counting holds, do that).  The same quiescence as for fork, with its own
+** gate bit so that the two can overlap; the registry lock is held only
+** while waiting for the threads inside counting to leave.
+*/
+void alloc_thread_stop_counting(void)
+{
+	alloc_thread_lock_registry();
+	thread_quiesce_counting(ALLOC_GATE_CAPTURE);
+	alloc_thread_unlock_registry();
+}
+
+void alloc_thread_resume_counting(void)
+{
+	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_CAPTURE);
 }
 
 static void thread_prefork(void)
@@ -191,7 +210,7 @@ static void thread_prefork(void)
 	alloc_tags_prefork();
 	pthread_mutex_lock(&thr_g.lock);
 	if (alloc_mode == MEMINST_MODE_MIS)
-		thread_quiesce_counting();
+		thread_quiesce_counting(ALLOC_GATE_FORKING);
 }
 
 static void thread_postfork_parent(void)
@@ -207,7 +226,8 @@ static void thread_postfork_parent(void)
 ** folded in), and give the surviving thread its new tid. */
 static void thread_postfork_child(void)
 {
-	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
+	/* a capture by a thread that did not follow would never clear its bit */
+	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_STOP);
 	alloc_sys_pid_refresh();
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_tags_postfork_child();

@@ -122,6 +122,17 @@ const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
 /* The source line of a code address (not a return address) and, when
 ** file is not NULL, its file (in the pool); 0 when unknown. */
 int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file);
+/* One function of the inline chain at a code address. */
+struct prof_iframe {
+	const char *func, *file; /* in the pool; NULL when DWARF has none    */
+	int line;
+};
+/* The inline chain at a code address (not a return address), innermost
+** first: out[0] the code at the address's own line, each next one the
+** function it was inlined into at the line of that call, the last the
+** function of the symbol.  At most max frames; 0 without debug
+** information. */
+size_t prof_symtab_inline(prof_symtab_t *st, uint64_t addr, struct prof_iframe *out, size_t max);
 /* The entry address of the function holding addr (an address inside the
 ** code, not a return address): from the symbol table, else from the call
 ** frame information; addr itself when neither knows. */

@@ -161,6 +161,7 @@ void pprof_free(struct pprof *pp)
 	free(pp->loc_keys);
 	free(pp->loc_ix.slot);
 	free(pp->fn_ids);
+	free(pp->fn_named);
 	free(pp->mods);
 	insp_pool_free(&pp->pool);
 	memset(pp, 0, sizeof *pp);
@@ -224,18 +225,9 @@ static uint64_t pp_mapping_of(const struct pprof *pp, uint64_t addr)
 	return 0;
 }
 
-/* Functions by the caller's key (a function-table index), ids 1.. */
-static uint64_t pp_function(struct pprof *pp, uint32_t key, const struct pprof_fn *fn)
+static uint64_t pp_function_msg(struct pprof *pp, const struct pprof_fn *fn)
 {
-	if (key >= pp->fn_cap) {
-		size_t cap = 2 * (size_t)key + 64;
-		pp->fn_ids = insp_xrealloc(pp->fn_ids, cap * sizeof *pp->fn_ids);
-		memset(pp->fn_ids + pp->fn_cap, 0, (cap - pp->fn_cap) * sizeof *pp->fn_ids);
-		pp->fn_cap = cap;
-	}
-	if (pp->fn_ids[key])
-		return pp->fn_ids[key];
-	uint64_t id = pp->fn_ids[key] = ++pp->nfns;
+	uint64_t id = ++pp->nfns;
 	struct pb_buf *t = &pp->tmp2;
 	pb_uint(t, 1, id);
 	/* no system_name: the names are demangled already, and pprof leaves a
@@ -248,13 +240,46 @@ static uint64_t pp_function(struct pprof *pp, uint32_t key, const struct pprof_f
 	return id;
 }
 
+static void pp_grow_ids(uint64_t **v, size_t *cap, size_t key)
+{
+	if (key < *cap)
+		return;
+	size_t n = 2 * key + 64;
+	*v = insp_xrealloc(*v, n * sizeof **v);
+	memset(*v + *cap, 0, (n - *cap) * sizeof **v);
+	*cap = n;
+}
+
+/* Functions by the caller's key (a function-table index), ids 1.. */
+static uint64_t pp_function(struct pprof *pp, uint32_t key, const struct pprof_fn *fn)
+{
+	pp_grow_ids(&pp->fn_ids, &pp->fn_cap, key);
+	if (!pp->fn_ids[key])
+		pp->fn_ids[key] = pp_function_msg(pp, fn);
+	return pp->fn_ids[key];
+}
+
+/* An inlined function, by its name. */
+static uint64_t pp_function_named(struct pprof *pp, const char *name, const char *file)
+{
+	struct pprof_fn fn = {name ? name : "??", file, 0};
+	size_t key = (size_t)pprof_str(pp, fn.name);
+	pp_grow_ids(&pp->fn_named, &pp->named_cap, key);
+	if (!pp->fn_named[key])
+		pp->fn_named[key] = pp_function_msg(pp, &fn);
+	return pp->fn_named[key];
+}
+
 static const void *pp_loc_key(const struct pprof *pp, uint32_t v)
 {
 	return &pp->loc_keys[v - 1];
 }
 
+#define PP_MAX_INLINE 64
+
 uint64_t pprof_location(struct pprof *pp, uint64_t addr, uint32_t fn_key, const struct pprof_fn *fn,
-			int (*line_of)(void *ctx, uint64_t addr), void *ctx)
+			size_t (*lines_of)(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max),
+			void *ctx)
 {
 	struct pp_lkey k = {addr, fn_key};
 	uint32_t *slot = pp_slot(&pp->loc_ix, &k, sizeof k, false, pp_loc_key, pp);
@@ -267,15 +292,22 @@ uint64_t pprof_location(struct pprof *pp, uint64_t addr, uint32_t fn_key, const 
 	pp->loc_keys[pp->nlocs++] = k;
 	pp->loc_ix.n++;
 	*slot = (uint32_t)pp->nlocs;
+	struct prof_iframe in[PP_MAX_INLINE];
+	size_t n = lines_of ? lines_of(ctx, addr, in, PP_MAX_INLINE) : 0;
+	uint64_t fids[PP_MAX_INLINE];
+	for (size_t i = 0; i + 1 < n; i++) /* the inlined ones (before any message is begun) */
+		fids[i] = pp_function_named(pp, in[i].func, in[i].file);
 	uint64_t fid = pp_function(pp, fn_key, fn);
-	int line = line_of ? line_of(ctx, addr) : fn->start_line;
 	struct pb_buf *t = &pp->tmp, *l = &pp->tmp2;
 	pb_uint(t, 1, pp->nlocs);
 	pb_uint(t, 2, pp_mapping_of(pp, addr));
 	pb_uint(t, 3, addr);
-	pb_uint(l, 1, fid);
-	pb_uint(l, 2, line > 0 ? (uint64_t)line : 0);
-	pb_msg(t, 4, l);
+	for (size_t i = 0; i < (n ? n : 1); i++) { /* innermost first: the last is fn itself */
+		int line = !n ? fn->start_line : in[i].line;
+		pb_uint(l, 1, i + 1 < n ? fids[i] : fid);
+		pb_uint(l, 2, line > 0 ? (uint64_t)line : 0);
+		pb_msg(t, 4, l);
+	}
 	pb_msg(&pp->locs, PF_LOCATION, t);
 	return pp->nlocs;
 }

@@ -12,13 +12,19 @@
 **                sampling clock) and allocation samples (alloc_objects,
 **                alloc_space: the estimates of `inspect analyse`, rounded
 **                per stack); locations are the sampled pc and the call
-**                sites, each at its own source line; meminst's own frames
+**                sites, each at its own source line, the functions inlined
+**                there as the location's lines; meminst's own frames
 **                are one <meminst> frame as in the displays
 **   snapshot     the status rows of one snapshot (map or status): per type,
 **                the live blocks and bytes (inuse_objects, inuse_space);
 **                an automatic type is its allocation site, one frame at
-**                its source line; a registered type is a frame of its name;
+**                its source line (with the inline chain there as the
+**                location's lines); a registered type is a frame of its name;
 **                labels "type" and "class"
+**
+** Where the symboliser gives an inline chain, a location's lines are that
+** chain, innermost first (pprof's order: the last line is the function the
+** others were inlined into).
 **
 ** Each sample carries the thread as labels: "tid" (a number) and "thread"
 ** (its name, when known).  Mappings are the trace's modules with their
@@ -130,9 +136,17 @@ void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struc
 
 /* ----------------------------------------------------------- samples -- */
 
-static int pp_sym_line(void *ctx, uint64_t addr)
+static size_t pp_sym_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
 {
-	return prof_symtab_line(ctx, addr, NULL);
+	size_t n = prof_symtab_inline(ctx, addr, out, max);
+	if (n)
+		return n;
+	const char *file; /* no inline chain: the line alone */
+	int line = prof_symtab_line(ctx, addr, &file);
+	if (!line)
+		return 0;
+	out[0] = (struct prof_iframe){NULL, file, line};
+	return 1;
 }
 
 static void pp_sample_types(struct pprof *pp, const struct prof_smodel *m, bool timer, bool alloc)
@@ -196,7 +210,7 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 			bool pseudo = fn->addr <= PROF_FN_PSEUDO_MAX || fn->addr >= PROF_FN_MEMINST;
 			uint64_t addr = pseudo ? 0 : at->nodes[j].key;
 			pp_grow(&locs, &cap, n);
-			locs[n++] = pprof_location(pp, addr, f, &pf, pseudo ? NULL : pp_sym_line, m->st);
+			locs[n++] = pprof_location(pp, addr, f, &pf, pseudo ? NULL : pp_sym_lines, m->st);
 		}
 		if (!th || th->thread != nd->thread)
 			th = pp_sample_thread(m, nd->thread);
@@ -207,10 +221,18 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 
 /* ---------------------------------------------------------- snapshot -- */
 
-static int pp_given_line(void *ctx, uint64_t addr)
+/* The inline chain of a site as the symboliser gave it (ctx: its insp_sym),
+** or its line alone. */
+static size_t pp_site_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
 {
 	(void)addr;
-	return *(const int *)ctx;
+	const struct insp_sym *s = ctx;
+	size_t n = s->nchain < max ? s->nchain : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct prof_iframe){s->chain[i].func, s->chain[i].file, s->chain[i].line};
+	if (!n && s->file && max)
+		out[n++] = (struct prof_iframe){NULL, s->file, s->line};
+	return n;
 }
 
 static int pp_last_snapshot(insp_db_t *db, int64_t pid, int64_t *snap)
@@ -254,9 +276,10 @@ static uint64_t pp_site(struct pprof *pp, insp_syms_t *syms, uint64_t site, cons
 {
 	struct insp_sym s;
 	bool named = syms && insp_syms_lookup(syms, site, &s) == 0;
-	struct pprof_fn f = {named && s.func ? s.func : stored, named ? s.file : NULL, 0};
-	int line = named && s.file ? s.line : 0;
-	uint64_t id = pprof_location(pp, site, (uint32_t)pprof_str(pp, f.name), &f, pp_given_line, &line);
+	/* the function's file: where its own line is, the chain's outermost */
+	const char *file = !named ? NULL : s.nchain ? s.chain[s.nchain - 1].file : s.file;
+	struct pprof_fn f = {named && s.func ? s.func : stored, file, 0};
+	uint64_t id = pprof_location(pp, site, (uint32_t)pprof_str(pp, f.name), &f, named ? pp_site_lines : NULL, &s);
 	if (named)
 		insp_sym_clear(&s);
 	return id;

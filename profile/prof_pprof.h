@@ -43,6 +43,8 @@ struct pprof {
 	struct pp_index loc_ix;
 	uint64_t *fn_ids;        /* by the caller's function key: id or 0     */
 	size_t fn_cap, nfns;
+	uint64_t *fn_named;      /* inlined functions, by name's string id    */
+	size_t named_cap;
 	struct pp_mod *mods;
 	size_t nmods;
 	size_t ntypes;
@@ -74,10 +76,12 @@ void pprof_comment(struct pprof *pp, const char *text);
 void pprof_mapping(struct pprof *pp, uint64_t start, uint64_t limit, uint64_t offset, const char *path,
 		   const char *build_id);
 /* The id of the location (addr, function fn_key): made on first use, with
-** its function (fn: its name and file) and the source line of addr,
-** line_of(ctx, addr) (NULL: the function's first line). */
+** its function (fn: its name and file).  Its lines are the inline chain
+** lines_of(ctx, addr, out, max) gives, innermost first (the last one is
+** fn's), or with lines_of NULL or giving none, fn at its first line. */
 uint64_t pprof_location(struct pprof *pp, uint64_t addr, uint32_t fn_key, const struct pprof_fn *fn,
-			int (*line_of)(void *ctx, uint64_t addr), void *ctx);
+			size_t (*lines_of)(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max),
+			void *ctx);
 /* A label of a sample: a string (str set; left out when empty) or a
 ** number. */
 struct pprof_label {

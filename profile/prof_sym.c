@@ -345,6 +345,26 @@ int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
 	return line;
 }
 
+size_t prof_symtab_inline(prof_symtab_t *st, uint64_t addr, struct prof_iframe *out, size_t max)
+{
+	if (addr <= PROF_FN_PSEUDO_MAX || !st->syms || !max)
+		return 0;
+	const struct sym_mod *m = NULL;
+	for (size_t i = 0; i < st->nmods && !m; i++)
+		if (addr >= st->mods[i].start && addr < st->mods[i].end)
+			m = &st->mods[i];
+	struct insp_sym s;
+	if (!m || !m->named || insp_syms_lookup(st->syms, addr + 1, &s) != 0)
+		return 0;
+	size_t n = s.nchain < max ? s.nchain : max;
+	for (size_t i = 0; i < n; i++) /* the innermost kept when the chain is longer */
+		out[i] = (struct prof_iframe){s.chain[i].func ? insp_pool_str(st->pool, s.chain[i].func) : NULL,
+					     s.chain[i].file ? insp_pool_str(st->pool, s.chain[i].file) : NULL,
+					     s.chain[i].line};
+	insp_sym_clear(&s);
+	return n;
+}
+
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n)
 {
 	*n = st->nfuncs;

@@ -11,7 +11,9 @@
 #     alloc_small as analyse's flat display gives them, and source lines of
 #     sample_target.c with -lines;
 #   - snapshots of a session without a trace: per allocation site, the live
-#     bytes and blocks of `inspect top --by site`.
+#     bytes and blocks of `inspect top --by site`;
+#   - inline frames (an -O1 C++ program built with g++): a site's inline
+#     chain as its location's lines.
 . "$top_srcdir/tests/integration/lib.sh"
 
 export MEMINST_LIBRARY="$MEMINST_LIB"
@@ -157,6 +159,49 @@ PY
 	mi_why_add "$(tail -n 1 m.check)"
 mi_verdict "snapshots: inuse_space and inuse_objects per site as inspect top --by site has them" "$why" \
 	m.check check mb.txt "pprof -top inuse_space" pp.err "pprof stderr" m.err stderr
+
+# -------------------------------------------------------- inline frames --
+# tests/inspect/cxx_sites.cc at -O1: its std::string keys are allocated in
+# std::basic_string code inlined into key_of, itself inlined into
+# build_cache.  The keys' location carries that chain as its lines,
+# innermost first, build_cache last at the line of the insertion, with the
+# bytes and blocks `inspect top --by site` gives that site.
+if command -v g++ >/dev/null; then
+	why=
+	: >pp.err
+	src=$top_srcdir/tests/inspect/cxx_sites.cc
+	line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
+	g++ -g -O1 -pthread "$src" -o cxx 2>i.err || mi_why_add "g++ exited $?"
+	MI_MEMINST="mim,snapshot=$MI_TMP/cxx.db" mi_x ./cxx 2000 >out 2>>i.err || mi_why_add "cxx exited $?"
+	"$INSPECT" top --by site --json cxx.db >ctop.json 2>>i.err || mi_why_add "top exited $?"
+	"$INSPECT" export --format pprof -o cxx.pb.gz cxx.db 2>>i.err || mi_why_add "export exited $?"
+	pp -raw cxx.pb.gz >craw.txt || mi_why_add "pprof -raw exited $?"
+	/usr/bin/python3 - craw.txt ctop.json "$line" <<'PY' >i.check 2>&1 ||
+import json, re, sys
+raw = open(sys.argv[1]).read()
+locs, cur = {}, None
+for l in raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0].splitlines():
+    m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ (?:M=\d+ )?(.*) s=\d+", l)
+    if m:
+        cur = int(m.group(1))
+        locs[cur] = [m.group(2)]
+    elif cur is not None and l.strip():
+        locs[cur].append(re.sub(r" s=\d+.*$", "", l.strip()))
+vals = {}
+for m in re.finditer(r"^\s+(\d+)\s+(\d+): (\d+) $", raw.split("Locations\n", 1)[0], re.M):
+    vals[int(m.group(3))] = (int(m.group(1)), int(m.group(2)))
+keys = [i for i, ls in locs.items() if ls[-1].startswith("build_cache") and
+        ls[-1].endswith("cxx_sites.cc:" + sys.argv[3]) and any(x.startswith("key_of ") for x in ls[:-1])]
+assert len(keys) == 1, "no location of the keys inlined through key_of into build_cache: %s" % sorted(locs.items())[:5]
+row = [r for r in json.load(open(sys.argv[2]))["top"] if (r["location"] or "").endswith("cxx_sites.cc:" + sys.argv[3])]
+assert row and vals.get(keys[0]) == (4000, row[0]["bytes"]), "keys: %s, top: %s" % (vals.get(keys[0]), row)
+PY
+		mi_why_add "$(tail -n 1 i.check)"
+	mi_verdict "inline frames: the keys' location is its inline chain, figures as inspect top has them" \
+		"$why" i.check check craw.txt "pprof -raw" i.err stderr pp.err "pprof stderr"
+else
+	echo "skip  inline frames: g++ is not installed"
+fi
 
 # ----------------------------------------------------------- bad input --
 why=

@@ -89,6 +89,7 @@ void alloc_init(void)
 	    alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
+	alloc_site_depth = alloc_opts.site_depth;
 	alloc_snap_init();
 	alloc_map_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
@@ -191,17 +192,22 @@ static inline alloc_thread_t *core_thread(void)
 	return t;
 }
 
+/* In a thread's site cache: this site's type depends on the stack above
+** it (site_depth), ask alloc_stack_type every time. */
+#define CORE_TYPE_BY_STACK UINT32_MAX
+
 static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t site)
 {
 	int saved_errno = errno;
+	bool per_site = true;
 	alloc_guard_enter(); /* a signal handler's allocation must not wait on the tag lock */
-	uint32_t type = alloc_type_of_site(site);
+	uint32_t type = alloc_site_depth ? alloc_stack_type(site, &per_site) : alloc_type_of_site(site);
 	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {
 		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
 		t->site_cache[i].site = site;
-		t->site_cache[i].type = type;
+		t->site_cache[i].type = per_site ? type : CORE_TYPE_BY_STACK;
 	}
 	return type;
 }
@@ -211,7 +217,7 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 {
 	if (likely(t)) {
 		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
-		if (likely(t->site_cache[i].site == site))
+		if (likely(t->site_cache[i].site == site && t->site_cache[i].type != CORE_TYPE_BY_STACK))
 			return t->site_cache[i].type;
 	}
 	return core_site_type_slow(t, site);

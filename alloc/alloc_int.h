@@ -82,6 +82,7 @@ typedef struct alloc_options_s {
 	uint64_t alloc_sample;  /* alloc_sample=BYTES                       */
 	bool sample_counts;     /* sample_counts=on: exact call counts      */
 	unsigned sample_depth;  /* sample_depth=N frames; 0: the default    */
+	int site_depth;         /* site_depth=N|user; 0: one return address  */
 	const char *trace_file; /* trace_file=PATH                          */
 	size_t trace_file_len;
 	int trace_threads;      /* trace_threads=: 0 default(all), 1 all, 2 family */
@@ -424,6 +425,22 @@ const char *alloc_class_module(uint32_t class_no);
 void alloc_thread_set_name(uint32_t thread_no, const char *name);
 int alloc_class_register(const char *name);
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site);
+/* site_depth: the type keyed by a stack (key: its hash, top bit set). */
+uint32_t alloc_type_of_stack_known(uint64_t key); /* 0 if none yet, no lock */
+uint32_t alloc_type_of_stack(uint64_t key, const uint64_t *frames, unsigned n, const char *descr);
+/* The stack of a type made by site_depth (0 frames for the others). */
+unsigned alloc_type_frames(uint32_t type, const uint64_t **frames);
+
+/* "alloc_stack.c": deeper sites (site_depth=N|user). */
+#define ALLOC_SITE_DEPTH_USER (-1)
+#define ALLOC_SITE_DEPTH_MAX 32
+extern int alloc_site_depth; /* 0: a type per return address (default) */
+/* The type of an allocation from site with the stack above it; *per_site:
+** the answer holds for every allocation from site (it may be cached). */
+uint32_t alloc_stack_type(uintptr_t site, bool *per_site);
+void alloc_stack_prefork(void);
+void alloc_stack_postfork_parent(void);
+void alloc_stack_postfork_child(void);
 void alloc_tags_prefork(void);
 void alloc_tags_postfork_parent(void);
 void alloc_tags_postfork_child(void);

@@ -208,7 +208,7 @@ static const char *opt_switch(opt_span_t v, bool *out)
 }
 
 /* Every key, for the "did you mean" hint and the list of known keys. */
-#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", \
+#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "control", \
 	"print", "on_error", "quiet"
@@ -269,6 +269,13 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 1024)
 			return "expected a number of frames from 1 to 1024";
 		o->sample_depth = (unsigned)n;
+	} else if (opt_is(k, "site_depth")) {
+		if (opt_is(v, "user"))
+			o->site_depth = ALLOC_SITE_DEPTH_USER;
+		else if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > ALLOC_SITE_DEPTH_MAX)
+			return "expected user or a number of frames from 1 to 32";
+		else
+			o->site_depth = n == 1 ? 0 : (int)n;
 	} else if (opt_is(k, "trace_file")) {
 		o->trace_file = v.p;
 		o->trace_file_len = v.n;

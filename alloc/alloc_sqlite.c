@@ -242,6 +242,27 @@ static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
+/* The stacks of the types made by site_depth (none without it). */
+static int sq_write_frames(sq_writer_t *w, const alloc_snap_t *im)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++) {
+		const uint64_t *f;
+		unsigned n = alloc_type_frames(id, &f);
+		if (n && !st) {
+			rc = sq_exec(w, MEMINST_SNAPSHOT_TYPE_FRAME_TABLE);
+			st = rc == 0 ? sq_prepare(w, "INSERT INTO type_frame VALUES(?,?,?,?)") : NULL;
+			rc = st ? 0 : -1;
+		}
+		for (unsigned d = 0; d < n && rc == 0; d++)
+			rc = sq_row(w, st, "iiii", w->id, (int64_t)id, (int64_t)d, (int64_t)f[d]);
+	}
+	if (st)
+		sq.finalize(st);
+	return rc;
+}
+
 /* /proc/self/maps, one row per mapping. */
 static int sq_write_segments(sq_writer_t *w)
 {
@@ -458,6 +479,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = sq_write_process(w, im);
 	if (rc == 0)
 		rc = sq_write_tables(w, im);
+	if (rc == 0)
+		rc = sq_write_frames(w, im);
 	if (rc == 0)
 		rc = sq_write_segments(w);
 	if (rc == 0)

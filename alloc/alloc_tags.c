@@ -44,6 +44,8 @@ typedef struct tag_type_s {
 			      from when the site was first seen, so it stays
 			      right after the module is unloaded              */
 	uint32_t class_no;
+	uint32_t nframes;        /* site_depth: the stack that keys the type, */
+	const uint64_t *frames;  /* frames[0] == site (alloc_stack.c)        */
 } tag_type_t;
 
 typedef struct tag_thread_s {
@@ -267,6 +269,78 @@ uint32_t alloc_type_of_site(uintptr_t site)
 	}
 	pthread_mutex_unlock(&tag.lock);
 	return t;
+}
+
+/* Copy n frames into the name chunks (8-byte aligned), or NULL. */
+static const uint64_t *tag_frames_copy(const uint64_t *frames, unsigned n)
+{
+	size_t bytes = n * sizeof *frames;
+	tag.names_used = (tag.names_used + 7) & ~(size_t)7;
+	if (tag.names_used + bytes > TAG_NAME_CHUNK) {
+		char *chunk = alloc_sys_map(TAG_NAME_CHUNK);
+		if (!chunk)
+			return NULL;
+		tag.names = chunk;
+		tag.names_used = 0;
+	}
+	uint64_t *p = (uint64_t *)(void *)(tag.names + tag.names_used);
+	memcpy(p, frames, bytes);
+	tag.names_used += bytes;
+	return p;
+}
+
+/*
+** The type of a stack (site_depth=N|user): key is the stack's hash with
+** the top bit set, which no user-space return address has, so stacks and
+** single sites share one table.  The type's site is frames[0] (the call
+** into the allocator), its class the module of the last frame (for
+** site_depth=user the caller in the user's code), its description the
+** frames' names, innermost first.
+*/
+uint32_t alloc_type_of_stack_known(uint64_t key)
+{
+	return tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), key);
+}
+
+uint32_t alloc_type_of_stack(uint64_t key, const uint64_t *frames, unsigned n, const char *descr)
+{
+	uint32_t t = tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), key);
+	if (likely(t))
+		return t;
+	uintptr_t base;
+	char path[256], last[MEMINST_NAME_MAX];
+	alloc_sys_locate(frames[n - 1], &base, path, sizeof path, last, sizeof last); /* before the lock */
+	pthread_mutex_lock(&tag.lock);
+	tag_sites_t *s = atomic_load(&tag.sites);
+	t = tag_sites_find(s, key);
+	if (!t) {
+		uint32_t m = atomic_load(&alloc_ntypes);
+		t = m < ALLOC_TYPE_MAX &&
+		    tag_reserve(ALLOC_K_TYPE, &tag.types, m,
+				"further sites are counted under the overflow type") ? m : ALLOC_TYPE_MAX;
+		if (t == m) {
+			tag_type_t *e = tag_type(m);
+			e->site = frames[0];
+			e->descr = tag_intern(descr);
+			e->frames = tag_frames_copy(frames, n);
+			e->nframes = e->frames ? n : 0;
+			e->class_no = base ? tag_class_of_module(base, path) : 0;
+			atomic_store(&alloc_ntypes, m + 1);
+		}
+		if ((s = tag_sites_reserve(s)) != NULL)
+			tag_sites_put(s, key, t);
+	}
+	pthread_mutex_unlock(&tag.lock);
+	return t;
+}
+
+unsigned alloc_type_frames(uint32_t type, const uint64_t **frames)
+{
+	tag_type_t *e = type < atomic_load(&alloc_ntypes) ? tag_type(type) : NULL;
+	if (!e)
+		return 0;
+	*frames = e->frames;
+	return e->nframes;
 }
 
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)

@@ -208,6 +208,7 @@ static void thread_prefork(void)
 {
 	alloc_map_stop();
 	alloc_tags_prefork();
+	alloc_stack_prefork();
 	pthread_mutex_lock(&thr_g.lock);
 	if (alloc_mode == MEMINST_MODE_MIS)
 		thread_quiesce_counting(ALLOC_GATE_FORKING);
@@ -217,6 +218,7 @@ static void thread_postfork_parent(void)
 {
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
 	pthread_mutex_unlock(&thr_g.lock);
+	alloc_stack_postfork_parent();
 	alloc_tags_postfork_parent();
 	alloc_map_resume();
 }
@@ -230,6 +232,7 @@ static void thread_postfork_child(void)
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_STOP);
 	alloc_sys_pid_refresh();
 	pthread_mutex_init(&thr_g.lock, NULL);
+	alloc_stack_postfork_child();
 	alloc_tags_postfork_child();
 	alloc_map_postfork_child();
 	alloc_thread_t *self = alloc_tls.thr, *next;

@@ -27,6 +27,17 @@
 /* The status kinds as stored in status.kind. */
 #define MEMINST_SNAPSHOT_KINDS "total", "allocators", "classes", "types", "threads"
 
+/* The stack of a type made by MEMINST=site_depth=N|user: its return
+** addresses, depth 0 (the call into the allocator, the type's site) first.
+** Added to schema 2 without a new version: a writer creates the table in
+** an older file when it has a row to put there, and a reader treats a
+** missing table as no stacks. */
+#define MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
+	"CREATE TABLE IF NOT EXISTS type_frame(\n"                                \
+	"  snapshot INTEGER NOT NULL, type INTEGER NOT NULL, depth INTEGER NOT NULL,\n" \
+	"  addr INTEGER NOT NULL,\n"                                              \
+	"  PRIMARY KEY(snapshot, type, depth)) WITHOUT ROWID;\n"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -65,6 +76,7 @@
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,\n" \
 	"  class INTEGER NOT NULL, site INTEGER,\n"                               \
 	"  PRIMARY KEY(snapshot, id)) WITHOUT ROWID;\n"                           \
+	MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

@@ -262,6 +262,8 @@ struct insp_name {
 	const char *label;       /* types: the resolved label (lazily)    */
 	const char *where;       /* types: file:line when known           */
 	const char *chain;       /* types: the inline chain, or NULL      */
+	uint64_t *frames;        /* types made by site_depth: the stack,  */
+	size_t nframes;          /* frames[0] == site (type_frame table)  */
 	bool resolved;
 };
 

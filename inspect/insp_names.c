@@ -69,6 +69,33 @@ static int names_modules(insp_db_t *db, struct insp_tags *t)
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "cannot read the module table");
 }
 
+/* The stacks of site_depth types (type_frame; absent from older files). */
+static void names_frames(insp_db_t *db, struct insp_tags *t)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(insp_db_sqlite(db),
+			       "SELECT type, addr FROM type_frame WHERE snapshot = ?1 ORDER BY type, depth",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct insp_name *n = (struct insp_name *)insp_name_find(&t->types, sqlite3_column_int64(st, 0));
+		if (!n || !n->has_site || n->nframes >= 1024)
+			continue;
+		n->frames = insp_xrealloc(n->frames, (n->nframes + 1) * sizeof *n->frames);
+		n->frames[n->nframes++] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	for (size_t i = 0; i < t->types.n; i++) { /* a stack must start at its type's site */
+		struct insp_name *n = &t->types.v[i];
+		if (n->nframes && n->frames[0] != n->site) {
+			free(n->frames);
+			n->frames = NULL;
+			n->nframes = 0;
+		}
+	}
+}
+
 int insp_tags_load(insp_db_t *db, struct insp_tags *t)
 {
 	*t = (struct insp_tags){.no_symbols = insp_db_opts(db)->no_symbols};
@@ -85,6 +112,8 @@ int insp_tags_load(insp_db_t *db, struct insp_tags *t)
 			       INSP_TAG_THREAD, &t->threads);
 	if (!r)
 		r = names_modules(db, t);
+	if (!r)
+		names_frames(db, t);
 	return r;
 }
 
@@ -92,6 +121,8 @@ void insp_tags_free(struct insp_tags *t)
 {
 	free(t->allocators.v);
 	free(t->classes.v);
+	for (size_t i = 0; i < t->types.n; i++)
+		free(t->types.v[i].frames);
 	free(t->types.v);
 	free(t->threads.v);
 	free(t->modules);
@@ -160,18 +191,70 @@ static const char *names_demangled(insp_db_t *db, const char *stored)
 	return r;
 }
 
-/* "f at file:line > g at file:line > …", outermost first, or NULL. */
-static const char *names_chain(struct insp_pool *p, const struct insp_sym *sym)
+/* One symbolised address as "f at file:line > g at file:line …" (its
+** inline chain, outermost first) after `r` and " > ". */
+static const char *names_chain_add(struct insp_pool *p, const char *r, const struct insp_sym *sym)
 {
-	if (sym->nchain < 2)
-		return NULL;
-	const char *r = "";
+	if (!sym->nchain)
+		return insp_pool_fmt(p, "%s%s%s at %s:%d", r, *r ? " > " : "", sym->func ? sym->func : "??",
+				     sym->file ? sym->file : "??", sym->line);
 	for (size_t i = sym->nchain; i-- > 0;) {
 		const struct insp_frame *f = &sym->chain[i];
 		r = insp_pool_fmt(p, "%s%s%s at %s:%d", r, *r ? " > " : "", f->func ? f->func : "??",
 				  f->file ? f->file : "??", f->line);
 	}
 	return r;
+}
+
+/* Name and location from one resolved address: the outermost frame of its
+** inline chain in the user's source, else the symbol with its own line. */
+static void names_from_sym(struct insp_pool *p, struct insp_name *n, const struct insp_sym *sym)
+{
+	int u = insp_sym_user_frame(sym);
+	const struct insp_frame *f = u >= 0 ? &sym->chain[u] : NULL;
+	if (f && (size_t)u + 1 < sym->nchain && f->func)
+		n->label = insp_pool_fmt(p, "%s (%s)", f->func, sym->module);
+	else if (sym->func)
+		n->label = insp_pool_fmt(p, "%s+0x%llx (%s)", sym->func, (unsigned long long)sym->off,
+					 sym->module);
+	if (f && f->file)
+		n->where = insp_pool_fmt(p, "%s:%d", f->file, f->line);
+	else if (sym->file)
+		n->where = insp_pool_fmt(p, "%s:%d", sym->file, sym->line);
+}
+
+/*
+** A site_depth type: its stack, innermost first.  It is named after the
+** first frame that reaches the user's own source (the line that asked for
+** the std:: container's memory), else after the call into the allocator;
+** its chain is the whole short stack, outermost first.
+*/
+static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_name *n)
+{
+	struct insp_pool *p = insp_db_pool(db);
+	const char *chain = "";
+	bool named = false;
+	for (size_t i = n->nframes; i-- > 0;) {
+		struct insp_sym sym;
+		if (insp_syms_lookup(t->syms, n->frames[i], &sym) != 0) {
+			chain = insp_pool_fmt(p, "%s%s0x%llx", chain, *chain ? " > " : "",
+					      (unsigned long long)n->frames[i]);
+			continue;
+		}
+		chain = names_chain_add(p, chain, &sym);
+		insp_sym_clear(&sym);
+	}
+	for (size_t i = 0; i < n->nframes && !named; i++) {
+		struct insp_sym sym;
+		if (insp_syms_lookup(t->syms, n->frames[i], &sym) != 0)
+			continue;
+		if (insp_sym_user_frame(&sym) >= 0 || i + 1 == n->nframes) {
+			names_from_sym(p, n, &sym);
+			named = true;
+		}
+		insp_sym_clear(&sym);
+	}
+	n->chain = chain;
 }
 
 /*
@@ -193,22 +276,16 @@ static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *
 		return;
 	if (!t->syms)
 		t->syms = insp_syms_new(t->modules, t->nmodules);
+	if (n->nframes > 1) {
+		names_resolve_stack(db, t, n);
+		return;
+	}
 	struct insp_sym sym;
 	if (insp_syms_lookup(t->syms, n->site, &sym) != 0)
 		return;
-	struct insp_pool *p = insp_db_pool(db);
-	int u = insp_sym_user_frame(&sym);
-	const struct insp_frame *f = u >= 0 ? &sym.chain[u] : NULL;
-	if (f && (size_t)u + 1 < sym.nchain && f->func)
-		n->label = insp_pool_fmt(p, "%s (%s)", f->func, sym.module);
-	else if (sym.func)
-		n->label = insp_pool_fmt(p, "%s+0x%llx (%s)", sym.func, (unsigned long long)sym.off,
-					 sym.module);
-	if (f && f->file)
-		n->where = insp_pool_fmt(p, "%s:%d", f->file, f->line);
-	else if (sym.file)
-		n->where = insp_pool_fmt(p, "%s:%d", sym.file, sym.line);
-	n->chain = names_chain(p, &sym);
+	names_from_sym(insp_db_pool(db), n, &sym);
+	if (sym.nchain > 1)
+		n->chain = names_chain_add(insp_db_pool(db), "", &sym);
 	insp_sym_clear(&sym);
 }
 

@@ -61,6 +61,9 @@ static void usage(FILE *to)
 	      "                         0 for none)\n"
 	      "  --snapshot-at=WHEN     which events store a snapshot: exit, peak, signal joined\n"
 	      "                         by '+', or none (default exit+peak+signal)\n"
+	      "  --site-depth=N|user    key allocation sites by N return addresses, or up to the\n"
+	      "                         first frame in the program's own code (C++: the line\n"
+	      "                         that filled the std:: container); default 1\n"
 	      "Time:\n"
 	      "  --trace[=wall|cpu]     exact tracing of -finstrument-functions code (default wall)\n"
 	      "  --sample[=HZ]          statistical sampling, HZ per second (default 100)\n"
@@ -131,7 +134,8 @@ static void bad_value(const char *opt, const char *value, const char *expected)
 }
 
 enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
-       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT };
+       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT,
+       OPT_SITE_DEPTH };
 
 static const struct option long_opts[] = {
     {"mis", no_argument, NULL, OPT_MIS},
@@ -146,6 +150,7 @@ static const struct option long_opts[] = {
     {"alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE},
     {"no-time", no_argument, NULL, OPT_NO_TIME},
     {"snapshot-at", required_argument, NULL, OPT_SNAPSHOT_AT},
+    {"site-depth", required_argument, NULL, OPT_SITE_DEPTH},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -225,6 +230,12 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 		if (!valid_snapshot_at(arg))
 			bad_value("snapshot-at", arg, "expected exit, peak and signal joined by '+', or none");
 		o->snapshot_at = arg;
+		break;
+	case OPT_SITE_DEPTH:
+		if (strcmp(arg, "user") && (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) ||
+					    n == 0 || n > 32))
+			bad_value("site-depth", arg, "expected user or a number of frames from 1 to 32");
+		o->site_depth = arg;
 		break;
 	case OPT_NO_TIME: *no_time = true; break;
 	}
@@ -324,6 +335,8 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 		ADD(",snapshot=%s/mem.%%p.db,snapshot_at=%s", parts, o->snapshot_at);
 		if (o->interval_ns)
 			ADD(",interval=%s,interval_content=status", o->interval_text);
+		if (o->site_depth)
+			ADD(",site_depth=%s", o->site_depth);
 	}
 	if (o->trace_clock)
 		ADD(",trace=%s", o->trace_clock);

@@ -32,6 +32,7 @@ struct sess_opts {
 	unsigned sample_hz;      /* 0: none                                  */
 	const char *sample_clock;
 	unsigned sample_depth;     /* --sample-depth; 0: the library's default */
+	const char *site_depth;    /* --site-depth=N|user, or NULL             */
 	uint64_t alloc_sample;   /* 0: none                                  */
 	uint64_t interval_ns;    /* timeline period, 0: none                 */
 	const char *interval_text;

@@ -34,7 +34,7 @@
 #define STORE_PIECE (1u << 20) /* bytes of trace per session_trace row */
 
 /* The snapshot tables whose rows carry a `snapshot` column. */
-static const char *const store_tables[] = {"allocator", "class", "type", "thread",
+static const char *const store_tables[] = {"allocator", "class", "type", "type_frame", "thread",
 					   "status", "segment", "module", "block_chunk"};
 
 struct store {
@@ -107,6 +107,11 @@ static int store_copy_part(struct store *s)
 	for (size_t i = 0; rc == 0 && i < sizeof store_tables / sizeof store_tables[0]; i++) {
 		char *ins = store_columns(s, store_tables[i], false);
 		char *sel = store_columns(s, store_tables[i], true);
+		if (ins && sel && !*ins) { /* a part without the table (type_frame is optional) */
+			sqlite3_free(ins);
+			sqlite3_free(sel);
+			continue;
+		}
 		sql = ins && sel ? sqlite3_mprintf("INSERT INTO main.\"%w\"(%s) SELECT %s FROM part.\"%w\" t "
 						   "JOIN temp.idmap m ON m.old_id = t.snapshot",
 						   store_tables[i], ins, sel, store_tables[i])

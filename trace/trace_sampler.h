@@ -33,6 +33,12 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max);
 ** address into the code that called the allocator.  Never allocates. */
 unsigned trace_unwind_here(uint64_t *frames, unsigned max);
 
+/* The stack from the call into the allocator at `site` (a return address
+** into the program) on: frames[0] == site, then up to max - 1 callers.
+** Walks only as deep as asked (site_depth keys types by a few frames);
+** returns 0 when site is not among the first frames of the walk. */
+unsigned trace_unwind_from(uint64_t site, uint64_t *frames, unsigned max);
+
 /* True while this thread is inside libunwind from normal context: a signal
 ** handler must not unwind then (the per-thread cache is being updated). */
 bool trace_unwind_busy(void);

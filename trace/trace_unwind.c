@@ -150,3 +150,40 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max)
 		frames[k++] = (uint64_t)(uintptr_t)buf[i];
 	return k;
 }
+
+/* One walk of own + max frames: the frames from site on, or 0 when site
+** is not among the first `own` (*at: where it was). */
+static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsigned own, unsigned *at)
+{
+	unsigned want = max + own;
+	void *buf[want];
+	unwind_depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	int n = unw_backtrace(buf, (int)want);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	unwind_depth--;
+	for (int i = 0; i < n && i < (int)own; i++)
+		if ((uint64_t)(uintptr_t)buf[i] == site) {
+			unsigned k = 0;
+			for (int j = i; j < n && k < max; j++)
+				frames[k++] = (uint64_t)(uintptr_t)buf[j];
+			*at = (unsigned)i;
+			return k;
+		}
+	return 0;
+}
+
+/* How many of our own frames came before the site in the deepest walk so
+** far: the next walks ask for just that many more than the caller wants
+** (libunwind's cost is per frame walked). */
+static _Atomic unsigned unwind_own_seen = 6;
+
+unsigned trace_unwind_from(uint64_t site, uint64_t *frames, unsigned max)
+{
+	enum { OWN_MAX = 12 }; /* allocator entry, core, site_depth's lookup, this */
+	unsigned own = atomic_load_explicit(&unwind_own_seen, memory_order_relaxed), at;
+	unsigned n = unwind_from(site, frames, max, own + 1, &at);
+	if (n == 0 && (n = unwind_from(site, frames, max, OWN_MAX, &at)) != 0)
+		atomic_store_explicit(&unwind_own_seen, at, memory_order_relaxed);
+	return n;
+}

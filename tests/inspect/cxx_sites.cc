@@ -35,7 +35,7 @@ int main(int argc, char **argv)
 	t.join();
 	std::vector<long> v;
 	for (long i = 0; i < 100000; i++)
-		v.push_back(i);
+		v.push_back(i); // line of the vector
 	printf("%zu %zu\n", cache->size(), v.size());
 	fflush(stdout);
 	exit(0);

@@ -5,12 +5,15 @@
 # build_cache: `inspect top --by site` must name the user's line (the
 # insertion in build_cache), not new_allocator.h, and the JSON must carry
 # the inline chain through key_of.  Names have their template arguments
-# folded unless --full-names.  A missing compiler is skipped.
+# folded unless --full-names.  With MEMINST=site_depth=user the map's nodes
+# and the vector's buffer, allocated in std:: code that is not inlined, are
+# attributed to the user's lines too.  A missing compiler is skipped.
 . "$top_srcdir/tests/inspect/lib.sh"
 
 : "${MEMINST_LIB:=$top_builddir/alloc/.libs/libmeminst.so}"
 src=$top_srcdir/tests/inspect/cxx_sites.cc
 line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
+vline=$(grep -n '// line of the vector' "$src" | cut -d: -f1)
 
 for cxx in g++ clang++; do
 	if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -39,6 +42,38 @@ PY
 	else
 		it_fail "$cxx: the keys' site is build_cache at cxx_sites.cc:$line" "$IT_TMP/top.json" \
 			"$IT_TMP/top.err" "$IT_TMP/run.err"
+	fi
+	# site_depth=user: the map's nodes (allocated in std::_Rb_tree code, not
+	# inlined) are the insertion line's too, 4000 of them across both
+	# threads, and the vector's buffer is the push_back line of main.
+	db=$IT_DB/cxx-user-$cxx.db
+	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db,site_depth=user" "$exe" 2000 \
+		>"$IT_TMP/run.out" 2>"$IT_TMP/run.err"
+	"$IT_INSPECT" top --by site --json "$db" >"$IT_TMP/user.json" 2>"$IT_TMP/top.err"
+	if python3 - "$IT_TMP/user.json" "$line" "$vline" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["top"]
+at = lambda r, l: (r["location"] or "").endswith("cxx_sites.cc:" + l)
+nodes = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "_Rb_tree" in (r["inlined"] or "")]
+keys = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "key_of" in (r["inlined"] or "")]
+vec = [r for r in rows if at(r, sys.argv[3]) and r["name"].startswith("main+0x") and "vector" in (r["inlined"] or "")]
+sys.exit(0 if len(nodes) == 1 and len(keys) == 1 and len(vec) == 1 else 1)
+PY
+	then
+		it_ok "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline"
+	else
+		it_fail "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline" \
+			"$IT_TMP/user.json" "$IT_TMP/top.err" "$IT_TMP/run.err"
+	fi
+	# site_depth=3: stacks of three frames are stored
+	db=$IT_DB/cxx-3-$cxx.db
+	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db,site_depth=3" "$exe" 200 >/dev/null 2>&1
+	depth=$(python3 -c 'import sqlite3, sys
+print(sqlite3.connect(sys.argv[1]).execute("SELECT max(depth) FROM type_frame").fetchone()[0])' "$db" 2>&1)
+	if [ "$depth" = 2 ]; then
+		it_ok "$cxx: site_depth=3 stores three frames a type"
+	else
+		it_fail "$cxx: site_depth=3 stores three frames a type (deepest: $depth)"
 	fi
 	# Template arguments are folded (std::vector<>::…) unless --full-names.
 	"$IT_INSPECT" top --by site --csv "$db" >"$IT_TMP/top.csv" 2>&1

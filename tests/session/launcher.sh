@@ -100,6 +100,13 @@ expect "triggers with --snapshot-at=exit" \
 	"$(snap_sql exit.db "SELECT group_concat(DISTINCT trigger) FROM snapshot")" exit
 mi_verdict "--snapshot-at: peak snapshots by default, exit alone when asked" "$why" err stderr
 
+# --site-depth: the stacks of the types reach the session.
+why=
+"$M" -q --no-time --mim --interval=0 --snapshot-at=exit --site-depth=3 -o depth.db -- /usr/bin/python3 peaks.py 2>err ||
+	mi_why_add "the --site-depth=3 run failed"
+expect "deepest frame of a type with --site-depth=3" "$(snap_sql depth.db "SELECT max(depth) FROM type_frame")" 2
+mi_verdict "--site-depth: stacks of types stored in the session" "$why" err stderr
+
 # Bad command lines: one line, status 2, the program not run.  A library
 # that is not a libmeminst (the loader would ignore it and run the program
 # uninstrumented) is one of them.
@@ -108,6 +115,7 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--interval=+5s" "--alloc-sample=+1k" "--sample-depth=+5" \
 	"--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
+	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
 	"--no-time --trace" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then

@@ -393,6 +393,22 @@ Test(options, snapshot_triggers)
 	opt_bad("mim,peak_growth=0", "peak_growth=0");
 }
 
+/* site_depth: user, or 1 to 32 frames (1: a type per return address). */
+Test(options, site_depth)
+{
+	alloc_options_t o = opt_ok("mim,site_depth=user");
+	cr_assert_eq(o.site_depth, ALLOC_SITE_DEPTH_USER);
+	o = opt_ok("mim,site_depth=4");
+	cr_assert_eq(o.site_depth, 4);
+	o = opt_ok("mim,site_depth=1");
+	cr_assert_eq(o.site_depth, 0, "one frame is the default keying");
+	o = opt_ok("mim");
+	cr_assert_eq(o.site_depth, 0);
+	opt_bad("mim,site_depth=0", "site_depth=0");
+	opt_bad("mim,site_depth=33", "site_depth=33");
+	opt_bad("mim,site_depth=users", "expected user or a number of frames from 1 to 32");
+}
+
 /* Numbers are range-checked as read, before any conversion to int. */
 Test(options, signal_numbers_checked_before_conversion)
 {

@@ -1,0 +1,107 @@
+#!/bin/sh
+# bench/site-depth.sh — the cost of MEMINST=site_depth=user (issue 13):
+# `meminst --mim --site-depth=user` next to heaptrack on an allocation-heavy
+# C++ program (target: at most 0.5x heaptrack's added CPU, same run).
+#
+# The program (g++ -O1 -g) does 20 rounds of: 20k std::string keys into a
+# std::map<std::string,int> (a node in std::_Rb_tree code, a key buffer),
+# a copy of every key into a std::vector<std::string> (a buffer in
+# std::string code, not inlined), then erases half of the round's keys:
+# about 2.6 M allocations, nearly all from system code, so site_depth=user
+# walks the stack for almost every one.  Configurations, interleaved in
+# rotated order for --rounds rounds:
+#   bare        the program alone
+#   mim         meminst --mim --snapshot-at=exit (one return address a site)
+#   user        meminst --mim --site-depth=user --snapshot-at=exit
+#   user-dflt   meminst --mim --site-depth=user (the launcher's default
+#               triggers: peak snapshots too)
+#   heaptrack   heaptrack -o FILE (records, then interprets, as users run it)
+# Figure: CPU seconds (user+sys of the process tree, /usr/bin/time), median
+# and min-max; added/ht = CPU added over bare / heaptrack's added CPU.
+#
+# usage: bench/site-depth.sh [--rounds N] [BUILD_DIR]
+set -eu
+. "$(dirname "$0")/bench-lib.sh"
+rounds=5
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+build=$(cd "$(bench_build_dir site-depth.sh session/meminst "${1:-}")" && pwd)
+M=$build/session/meminst
+lib=$build/alloc/.libs/libmeminst.so
+for f in "$M" "$lib"; do
+	[ -e "$f" ] || { echo "site-depth.sh: $f not found; run make in $build first" >&2; exit 2; }
+done
+command -v heaptrack >/dev/null || { echo "site-depth.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
+command -v g++ >/dev/null || { echo "site-depth.sh: g++ not installed" >&2; exit 2; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-depth.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/churn.cpp" <<'CPP'
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+int main()
+{
+	std::map<std::string, int> m;
+	char key[48];
+	long sum = 0;
+	for (int r = 0; r < 20; r++) {
+		for (int i = 0; i < 20000; i++) {
+			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
+			m[key] = i;
+		}
+		std::vector<std::string> words;
+		for (auto &kv : m)
+			words.push_back(kv.first);
+		sum += (long)words.size();
+		for (int i = 0; i < 20000; i += 2) {
+			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
+			m.erase(key);
+		}
+	}
+	printf("%zu %ld\n", m.size(), sum);
+	return 0;
+}
+CPP
+g++ -O1 -g -o "$tmp/churn" "$tmp/churn.cpp"
+export MEMINST_LIBRARY="$lib"
+run() { # CONFIG: prints "CONFIG cpu_s"
+	cd "$tmp"
+	case $1 in
+	bare) set -- "$1" ./churn ;;
+	mim) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./churn ;;
+	user) set -- "$1" "$M" -q -f --mim --site-depth=user --snapshot-at=exit -o s.db -- ./churn ;;
+	user-dflt) set -- "$1" "$M" -q -f --mim --site-depth=user -o s.db -- ./churn ;;
+	heaptrack) set -- "$1" heaptrack -o ht ./churn ;;
+	esac
+	c=$1; shift
+	/usr/bin/time -f '%U %S' -o t "$@" >/dev/null 2>&1 || { echo "site-depth.sh: $c failed" >&2; exit 1; }
+	rm -f s.db ht.*
+	echo "$c $(awk '{ printf "%.3f", $1 + $2 }' t)"
+}
+configs="bare mim user user-dflt heaptrack"
+r=0
+while [ $r -lt "$rounds" ]; do
+	set -- $configs
+	i=0
+	while [ $i -lt $((r % 5)) ]; do set -- "$@" "$1"; shift; i=$((i + 1)); done
+	for c in "$@"; do run "$c"; done
+	r=$((r + 1))
+done >"$tmp/runs"
+echo "## meminst --mim --site-depth=user vs heaptrack: C++ map/vector/string churn, CPU s (user+sys), $rounds rounds"
+awk "$BENCH_AWK"'
+	{ cpu[$1] = cpu[$1] " " $2 }
+	END {
+		b = median(cpu["bare"]); h = median(cpu["heaptrack"]) - b
+		printf "%-10s %8s %8s %8s %10s\n", "config", "median", "min", "max", "added/ht"
+		split("bare mim user user-dflt heaptrack", order, " ")
+		for (k = 1; k <= 5; k++) { c = order[k]; n = sorted(cpu[c], a)
+			printf "%-10s %8.3f %8.3f %8.3f %10.2f\n", c, median(cpu[c]), a[1], a[n],
+				(h > 0 ? (median(cpu[c]) - b) / h : 0) }
+		u = median(cpu["user"]) - b
+		printf "target user added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && u <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? u / h : 0)
+	}' "$tmp/runs"

@@ -201,7 +201,7 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 	int saved_errno = errno;
 	bool per_site = true;
 	alloc_guard_enter(); /* a signal handler's allocation must not wait on the tag lock */
-	uint32_t type = alloc_site_depth ? alloc_stack_type(site, &per_site) : alloc_type_of_site(site);
+	uint32_t type = alloc_site_depth ? alloc_stack_type(t, site, &per_site) : alloc_type_of_site(site);
 	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {

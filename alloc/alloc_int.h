@@ -354,6 +354,8 @@ struct alloc_thread_s {
 					  orphans past the thread number limit) */
 	/* Kept when the record is reused (it stays on the map's chain):    */
 	struct alloc_list_s list;      /* mim: the thread's live blocks        */
+	struct alloc_stack_cache_s *stack_cache; /* site_depth (alloc_stack.c):
+					  checked entries, so kept for the next thread */
 };
 
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
@@ -437,7 +439,7 @@ unsigned alloc_type_frames(uint32_t type, const uint64_t **frames);
 extern int alloc_site_depth; /* 0: a type per return address (default) */
 /* The type of an allocation from site with the stack above it; *per_site:
 ** the answer holds for every allocation from site (it may be cached). */
-uint32_t alloc_stack_type(uintptr_t site, bool *per_site);
+uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site);
 void alloc_stack_prefork(void);
 void alloc_stack_postfork_parent(void);
 void alloc_stack_postfork_child(void);

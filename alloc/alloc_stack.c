@@ -14,10 +14,15 @@
 **
 ** Cost.  A site in the user's own code (an allocation the user wrote, or
 ** std:: code inlined into the user's function) is its own type as before:
-** the thread's site cache answers and no stack is taken.  Only a site in
-** system code walks the stack, with libunwind's per-thread cache of frame
-** shapes (trace_unwind.c): the site and its caller first, 32 frames when the
-** caller is system code too.
+** the thread's site cache answers and no stack is taken.  A site in system
+** code asks the thread's cache of caller chains first (stack_cache_hit: the
+** same site, this frame at the same address, the same return addresses in
+** the stack slots learned before), which answers most allocations of a
+** loop with a few compares.  On a miss the stack is walked with libunwind
+** (trace_unwind.c, its per-thread cache of frame shapes): step by step,
+** keeping the slots, for up to STACK_CACHED frames; else the fast walk,
+** the site and its caller first, 32 frames when the caller is system code
+** too.
 ** The symbol ranges of a module are read once, the first time one of its
 ** addresses is classified, and kept (memory from mmap, never the heap).
 */
@@ -288,12 +293,126 @@ static void stack_describe(const uint64_t *f, unsigned n, char *out, size_t len)
 	}
 }
 
-uint32_t alloc_stack_type(uintptr_t site, bool *per_site)
+/*
+** The thread's cache of caller chains.  The same site reached with this
+** function's frame at the same address, and the same return addresses in
+** the stack slots where the learning walk found them, is the same stack
+** up to the cut: the type is known without a walk.  A slot that holds
+** something else (another caller at the same depth) is a miss, never a
+** wrong answer; the slots lie between this frame and the live callers',
+** so reading them is safe.  Stacks of up to STACK_CACHED frames.
+*/
+#define STACK_CACHE 64
+#define STACK_CACHED 4
+
+typedef struct alloc_stack_cache_s {
+	struct {
+		uintptr_t site, sp;
+		uint32_t type, n;            /* n: frames checked after the site */
+		uint32_t off[STACK_CACHED - 1]; /* slot - sp                      */
+		uint64_t ra[STACK_CACHED - 1];
+	} e[STACK_CACHE];
+	uint64_t hits, learned; /* learning walks are slower: see stack_learn */
+} stack_cache_t;
+
+static unsigned stack_cache_index(uintptr_t site, uintptr_t sp)
+{
+	return (unsigned)(((site ^ (sp >> 4)) * 0x9e3779b97f4a7c15ull) >> 58) & (STACK_CACHE - 1);
+}
+
+static bool stack_cache_hit(const stack_cache_t *c, uintptr_t site, uintptr_t sp, uint32_t *type)
+{
+	const __typeof__(c->e[0]) *e = &c->e[stack_cache_index(site, sp)];
+	if (e->site != site || e->sp != sp || !e->type)
+		return false;
+	for (uint32_t k = 0; k < e->n; k++)
+		if (*(const uint64_t *)(sp + e->off[k]) != e->ra[k])
+			return false;
+	*type = e->type;
+	return true;
+}
+
+/* Keep what the walk found: frames 1..cut-1 and their slots above sp. */
+static void stack_cache_put(alloc_thread_t *t, uintptr_t site, uintptr_t sp, const uint64_t *frames,
+			    const uint64_t *slots, unsigned cut, uint32_t type)
+{
+	if (cut > STACK_CACHED)
+		return;
+	for (unsigned k = 1; k < cut; k++)
+		if (slots[k] <= sp || slots[k] - sp > UINT32_MAX)
+			return;
+	__typeof__(t->stack_cache->e[0]) *e = &t->stack_cache->e[stack_cache_index(site, sp)];
+	e->type = 0; /* a signal handler's allocation never sees half an entry: it is untracked */
+	e->site = site, e->sp = sp, e->n = cut - 1;
+	for (unsigned k = 1; k < cut; k++)
+		e->off[k - 1] = (uint32_t)(slots[k] - sp), e->ra[k - 1] = frames[k];
+	e->type = type;
+}
+
+/* The type of these frames, made on first sight. */
+static uint32_t stack_type(const uint64_t *frames, unsigned n)
+{
+	uint64_t key = stack_hash(frames, n);
+	uint32_t t = alloc_type_of_stack_known(key);
+	if (t)
+		return t;
+	char descr[MEMINST_NAME_MAX];
+	stack_describe(frames, n, descr, sizeof descr);
+	return alloc_type_of_stack(key, frames, n, descr);
+}
+
+static uint32_t stack_type_walked(uintptr_t site, bool user);
+
+/* Whether to walk step by step and keep the slots: while the cache pays
+** (a recursive program reaches a site at ever new depths, and would learn
+** for every allocation: then the fast walk is cheaper). */
+static bool stack_learn(alloc_thread_t *t)
+{
+	if (!t)
+		return false;
+	if (!t->stack_cache && !(t->stack_cache = alloc_sys_map(sizeof *t->stack_cache)))
+		return false;
+	stack_cache_t *c = t->stack_cache;
+	if (c->learned >= 256 && c->learned * 8 > c->hits)
+		return false;
+	c->learned++;
+	return true;
+}
+
+uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 {
 	bool user = alloc_site_depth == ALLOC_SITE_DEPTH_USER;
 	*per_site = user && stack_is_user(site);
 	if (*per_site)
 		return alloc_type_of_site(site);
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uint32_t type;
+	if (t && t->stack_cache && stack_cache_hit(t->stack_cache, site, sp, &type)) {
+		t->stack_cache->hits++;
+		return type;
+	}
+	uint64_t frames[ALLOC_SITE_DEPTH_MAX], slots[ALLOC_SITE_DEPTH_MAX];
+	unsigned want = user ? STACK_CACHED : (unsigned)alloc_site_depth;
+	if (want <= STACK_CACHED && stack_learn(t)) { /* learn the slots as it walks */
+		unsigned n = trace_unwind_slots(site, frames, slots, want), cut = n;
+		if (user) {
+			cut = 1;
+			while (cut < n && !stack_is_user(frames[cut]))
+				cut++;
+			cut = cut < n ? cut + 1 : 0; /* 0: no user frame in reach */
+		}
+		if (cut) {
+			type = stack_type(frames, cut);
+			stack_cache_put(t, site, sp, frames, slots, cut, type);
+			return type;
+		}
+	}
+	return stack_type_walked(site, user);
+}
+
+/* The type of the stack above site, from a fast walk (no cache). */
+static uint32_t stack_type_walked(uintptr_t site, bool user)
+{
 	uint64_t frames[ALLOC_SITE_DEPTH_MAX];
 	unsigned want = user ? STACK_FIRST_WALK : (unsigned)alloc_site_depth;
 	unsigned n = stack_walk(site, frames, want), cut = n;
@@ -309,11 +428,5 @@ uint32_t alloc_stack_type(uintptr_t site, bool *per_site)
 		}
 		cut = cut < n ? cut + 1 : n;
 	}
-	uint64_t key = stack_hash(frames, cut);
-	uint32_t t = alloc_type_of_stack_known(key);
-	if (t)
-		return t;
-	char descr[MEMINST_NAME_MAX];
-	stack_describe(frames, cut, descr, sizeof descr);
-	return alloc_type_of_stack(key, frames, cut, descr);
+	return stack_type(frames, cut);
 }

@@ -248,11 +248,20 @@ static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_
 		struct insp_sym sym;
 		if (insp_syms_lookup(t->syms, n->frames[i], &sym) != 0)
 			continue;
-		if (insp_sym_user_frame(&sym) >= 0 || i + 1 == n->nframes) {
+		if (insp_sym_user_frame(&sym) >= 0) {
 			names_from_sym(p, n, &sym);
 			named = true;
 		}
 		insp_sym_clear(&sym);
+	}
+	struct insp_sym sym; /* no user frame: the call into the allocator */
+	if (!named && insp_syms_lookup(t->syms, n->frames[0], &sym) == 0) {
+		names_from_sym(p, n, &sym);
+		insp_sym_clear(&sym);
+	} else if (!named) { /* the stored short stack's first frame */
+		const char *cut = strstr(n->label, " < ");
+		if (cut)
+			n->label = insp_pool_fmt(p, "%.*s", (int)(cut - n->label), n->label);
 	}
 	n->chain = chain;
 }

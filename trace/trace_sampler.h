@@ -39,6 +39,12 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max);
 ** returns 0 when site is not among the first frames of the walk. */
 unsigned trace_unwind_from(uint64_t site, uint64_t *frames, unsigned max);
 
+/* The same walk, step by step (slower), also giving where each return
+** address is stored: slots[k] is the stack address holding frames[k].
+** site_depth learns these once per caller chain and then only compares
+** the words there (alloc_stack.c). */
+unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, unsigned max);
+
 /* True while this thread is inside libunwind from normal context: a signal
 ** handler must not unwind then (the per-thread cache is being updated). */
 bool trace_unwind_busy(void);

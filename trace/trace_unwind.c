@@ -187,3 +187,31 @@ unsigned trace_unwind_from(uint64_t site, uint64_t *frames, unsigned max)
 		atomic_store_explicit(&unwind_own_seen, at, memory_order_relaxed);
 	return n;
 }
+
+unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, unsigned max)
+{
+	enum { OWN_MAX = 12 };
+	unw_context_t uc;
+	unw_cursor_t c;
+	unsigned n = 0, seen = 0;
+	unwind_depth++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
+		while (n < max && (n || seen++ <= OWN_MAX)) {
+			unw_word_t ip, sp;
+			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0 || unw_get_reg(&c, UNW_REG_SP, &sp) < 0)
+				break;
+			if (n || ip == site) {
+				/* x86-64: the call pushed the return address just
+				** below the caller's stack pointer after the return */
+				frames[n] = ip;
+				slots[n++] = sp - sizeof(uint64_t);
+			}
+			if (unw_step(&c) <= 0)
+				break;
+		}
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	unwind_depth--;
+	return n;
+}

@@ -14,6 +14,8 @@
 src=$top_srcdir/tests/inspect/cxx_sites.cc
 line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
 vline=$(grep -n '// line of the vector' "$src" | cut -d: -f1)
+aline=$(grep -n '// line of grow_a' "$src" | cut -d: -f1)
+bline=$(grep -n '// line of grow_b' "$src" | cut -d: -f1)
 
 for cxx in g++ clang++; do
 	if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -50,17 +52,20 @@ PY
 	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db,site_depth=user" "$exe" 2000 \
 		>"$IT_TMP/run.out" 2>"$IT_TMP/run.err"
 	"$IT_INSPECT" top --by site --json "$db" >"$IT_TMP/user.json" 2>"$IT_TMP/top.err"
-	if python3 - "$IT_TMP/user.json" "$line" "$vline" <<'PY'
+	if python3 - "$IT_TMP/user.json" "$line" "$vline" "$aline" "$bline" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["top"]
 at = lambda r, l: (r["location"] or "").endswith("cxx_sites.cc:" + l)
 nodes = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "_Rb_tree" in (r["inlined"] or "")]
 keys = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "key_of" in (r["inlined"] or "")]
 vec = [r for r in rows if at(r, sys.argv[3]) and r["name"].startswith("main+0x") and "vector" in (r["inlined"] or "")]
-sys.exit(0 if len(nodes) == 1 and len(keys) == 1 and len(vec) == 1 else 1)
+# grow_a made 20 vectors, grow_b 10: their last buffers are live
+ga = sum(r["blocks"] for r in rows if at(r, sys.argv[4]))
+gb = sum(r["blocks"] for r in rows if at(r, sys.argv[5]))
+sys.exit(0 if len(nodes) == 1 and len(keys) == 1 and len(vec) == 1 and ga == 20 and gb == 10 else 1)
 PY
 	then
-		it_ok "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline"
+		it_ok "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline, grow_a's and grow_b's apart"
 	else
 		it_fail "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline" \
 			"$IT_TMP/user.json" "$IT_TMP/top.err" "$IT_TMP/run.err"

@@ -219,7 +219,9 @@ static const stack_module_t *stack_module(uintptr_t addr)
 		*e = (stack_module_t){.lo = q.lo, .hi = q.hi};
 		if (!q.path[0])
 			alloc_fmt(q.path, sizeof q.path, "/proc/self/exe");
-		e->system = stack_system_path(q.path);
+		/* libmeminst's own frames (its pthread_create) are not the user's */
+		e->system = stack_system_path(q.path) ||
+			    ((uintptr_t)&alloc_stack_type >= q.lo && (uintptr_t)&alloc_stack_type < q.hi);
 		if (!e->system)
 			stack_read_symbols(e, q.path, q.bias);
 		atomic_store_explicit(&stack_nmods, n + 1, memory_order_release);

@@ -21,7 +21,7 @@
 enum {
 	OPT_SNAPSHOT = 256, OPT_JSON, OPT_CSV, OPT_TABLE, OPT_TYPE, OPT_CLASS,
 	OPT_THREAD, OPT_ALLOCATOR, OPT_LIMIT, OPT_MIN, OPT_ALL, OPT_KIND, OPT_PID,
-	OPT_OUTPUT, OPT_FROM, OPT_TO, OPT_BY, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_HELP,
+	OPT_OUTPUT, OPT_FROM, OPT_TO, OPT_BY, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_LIVE_AT_EXIT, OPT_HELP,
 };
 
 /* The kind options set 1 << INSP_KIND_* through flag values 0..4 below. */
@@ -49,6 +49,7 @@ static const struct option args_long[] = {
 	{"by", required_argument, NULL, OPT_BY},
 	{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
 	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	{"live-at-exit", no_argument, NULL, OPT_LIVE_AT_EXIT},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -69,6 +70,7 @@ static unsigned args_needs(int c)
 	case OPT_FROM: case OPT_TO: return INSP_O_FROMTO;
 	case OPT_BY: return INSP_O_BY;
 	case OPT_NO_SYMBOLS: case OPT_FULL_NAMES: return INSP_O_SYMBOLS;
+	case OPT_LIVE_AT_EXIT: return INSP_O_EXIT;
 	default: return 0;
 	}
 }
@@ -196,6 +198,7 @@ static int args_one(const struct insp_cmd_spec *spec, const struct insp_opts *o,
 	case OPT_BY: a->by = optarg; break;
 	case OPT_NO_SYMBOLS: a->no_symbols = true; break;
 	case OPT_FULL_NAMES: insp_set_full_names(true); break;
+	case OPT_LIVE_AT_EXIT: a->live_at_exit = true; break;
 	}
 	return INSP_CONTINUE;
 }

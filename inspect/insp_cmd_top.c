@@ -20,8 +20,12 @@ static const struct insp_cmd_spec top_spec = {
 	"The largest consumers of the map by current bytes.\n"
 	"\n"
 	"  --by KEY          type (default), class, thread or site\n"
-	"  --limit N         the N largest (default 20)\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER | INSP_O_LIMIT | INSP_O_BY | INSP_O_SYMBOLS, 1, 1,
+	"  --limit N         the N largest (default 20)\n"
+	"  --live-at-exit    what was never freed: the last exit snapshot, by site\n"
+	"                    unless --by says otherwise\n"
+	"  --pid PID         with --live-at-exit: that process's exit snapshot\n",
+	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER | INSP_O_LIMIT | INSP_O_BY | INSP_O_SYMBOLS |
+	    INSP_O_EXIT | INSP_O_PID, 1, 1,
 };
 
 enum top_by { TOP_TYPE, TOP_CLASS, TOP_THREAD, TOP_SITE };
@@ -141,6 +145,19 @@ static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
 	free(v);
 }
 
+/* The snapshot asked for, or with --live-at-exit the last exit one. */
+static int top_open(struct insp_session *s, const struct insp_opts *o, const struct insp_args *a)
+{
+	if (!a->live_at_exit)
+		return insp_session_open(s, o, a, a->pos[0], INSP_NEED_MAP);
+	*s = (struct insp_session){0};
+	int64_t id;
+	int r = insp_db_open(a->pos[0], o, &s->db);
+	if (!r && !(r = insp_db_exit_map(s->db, a->pid, &id)))
+		r = insp_db_select(s->db, id, INSP_NEED_MAP);
+	return r;
+}
+
 int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 {
 	struct insp_args a;
@@ -148,14 +165,19 @@ int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 	int r = insp_args_parse(&top_spec, argc, argv, o, &a);
 	if (r != INSP_CONTINUE || (r = top_parse_by(o, a.by, &by)) != INSP_CONTINUE)
 		return r;
+	if (a.live_at_exit && a.snapshot)
+		return insp_usage_error(o, "top", "--live-at-exit picks the snapshot; leave out --snapshot");
+	if (a.pid && !a.live_at_exit)
+		return insp_usage_error(o, "top", "--pid goes with --live-at-exit (else --snapshot N)");
+	if (a.live_at_exit && !a.by)
+		by = TOP_SITE;
 	struct insp_session s;
 	struct insp_filter_ids f;
 	struct insp_aggmap m, folded;
 	insp_aggmap_init(&m);
 	insp_aggmap_init(&folded);
 	uint64_t total = 0;
-	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) &&
-	    !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)) &&
+	if (!(r = top_open(&s, o, &a)) && !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)) &&
 	    !(r = top_collect(&s, o, &f, by == TOP_THREAD, &m, &total))) {
 		if (by == TOP_CLASS || by == TOP_SITE)
 			top_fold(&s, by, &m, &folded);

@@ -399,6 +399,26 @@ int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need)
 	return 0;
 }
 
+int insp_db_exit_map(insp_db_t *db, int64_t pid, int64_t *out)
+{
+	sqlite3_stmt *st = insp_db_prepare(
+		db, "SELECT max(id) FROM snapshot WHERE trigger = 'exit' AND content = 'map' AND (?1 = 0 OR pid = ?1)");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc = sqlite3_step(st);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return insp_db_fail(db, "cannot read the snapshot table");
+	if (*out)
+		return 0;
+	fprintf(db->o->err, "inspect: %s: no exit snapshot with a block map%s (MEMINST=mim,snapshot=… or "
+		"meminst --mim store one unless --snapshot-at leaves exit out)\n", db->path,
+		pid ? " of that process" : "");
+	return INSP_EXIT_NOTFOUND;
+}
+
 int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out)
 {
 	sqlite3_stmt *st = insp_db_prepare(

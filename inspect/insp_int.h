@@ -75,6 +75,7 @@ enum {
 	INSP_O_BY = 1 << 9,        /* --by KEY                      */
 	INSP_O_FORMAT = 1 << 10,   /* --json --csv --table NAME     */
 	INSP_O_SYMBOLS = 1 << 11,  /* --no-symbols                  */
+	INSP_O_EXIT = 1 << 12,     /* --live-at-exit                */
 };
 
 /* The status kinds, in the order of MEMINST_SNAPSHOT_KINDS. */
@@ -102,6 +103,7 @@ struct insp_args {
 	int64_t from, to;          /* 0: not given                       */
 	const char *by;
 	bool no_symbols;
+	bool live_at_exit;
 };
 
 struct insp_cmd_spec {
@@ -217,6 +219,9 @@ int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need);
 const struct insp_snap *insp_db_snap(const insp_db_t *db);
 /* The map snapshot before the selected one (0 if none). */
 int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out);
+/* The last exit snapshot with a block map (of pid, unless 0): 0 and *out,
+** or INSP_EXIT_NOTFOUND after a message. */
+int insp_db_exit_map(insp_db_t *db, int64_t pid, int64_t *out);
 /* The process a command is about: `given` if not 0, else a session's
 ** program (meminst(1)), else the process with the most snapshots.
 ** Returns 0 or INSP_EXIT_NOTFOUND (no snapshot at all) / INSP_EXIT_DB. */

@@ -279,6 +279,62 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the peak snapshot");
 }
 
+static const struct insp_col exit_cols[] = {
+	{"id", "no", INSP_K_INT, 0},
+	{"bytes", "bytes", INSP_K_SIZE, 0},
+	{"blocks", "blocks", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"inlined", "stack", INSP_K_STR, INSP_C_DATA_ONLY},
+};
+
+/*
+** What was never freed, by type (an automatic type is a site, or with
+** site_depth a short stack): the status of the process's last exit
+** snapshot, in either mode.  Its tables replace the peak's in s.
+*/
+static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_t limit)
+{
+	sqlite3_stmt *st = insp_db_prepare(s->db, "SELECT max(id) FROM snapshot WHERE pid = ? AND trigger = 'exit'");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int64_t snap = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (!snap)
+		return 0;
+	if (s->tags_loaded)
+		insp_tags_free(&s->tags);
+	s->tags_loaded = false;
+	int r = insp_db_select(s->db, snap, INSP_NEED_ANY);
+	if (r || (r = insp_tags_load(s->db, &s->tags)))
+		return r;
+	s->tags_loaded = true;
+	s->tags.no_symbols = s->tags.no_symbols || insp_db_opts(s->db)->no_symbols;
+	st = insp_db_prepare(s->db, "SELECT id, sizes_current, blocks_current FROM status WHERE snapshot = ? AND "
+				    "kind = 'types' AND sizes_current > 0 ORDER BY sizes_current DESC, id LIMIT ?");
+	if (!st)
+		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, snap);
+	sqlite3_bind_int64(st, 2, (int64_t)limit);
+	insp_table_t *t = insp_doc_table(d, "live_at_exit", exit_cols, NCOLS(exit_cols), 0);
+	insp_table_title(t, "still live at exit (snapshot %lld), by site:", (long long)snap);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		const char *where;
+		insp_row(t);
+		insp_put_int(t, id);
+		insp_put_uint(t, (uint64_t)sqlite3_column_int64(st, 1));
+		insp_put_int(t, sqlite3_column_int64(st, 2));
+		insp_put_str(t, insp_type_label(s->db, &s->tags, id, &where));
+		insp_put_str(t, where);
+		insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the exit snapshot");
+}
+
 /* ---------------------------------------------------------- functions -- */
 
 /* Which of n functions to show: the `limit` with the most own time and
@@ -509,8 +565,9 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
-		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)))
-			r = report_live(d, &s, snap, true, total, limit, pk.held);
+		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)) &&
+		    !(r = report_live(d, &s, snap, true, total, limit, pk.held)))
+			r = report_exit(d, &s, pid, limit);
 	}
 	struct exp_input in = {0};
 	if (!r)

@@ -18,6 +18,7 @@ _meminst_option_values()
 	--sample-clock) echo "cpu wall" ;;
 	--backend) echo "system jemalloc" ;;
 	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal none" ;;
+	--site-depth) echo "user 1 2 4 8" ;;
 	*) return 1 ;;
 	esac
 }

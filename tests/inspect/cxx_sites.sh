@@ -70,6 +70,33 @@ PY
 		it_fail "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline" \
 			"$IT_TMP/user.json" "$IT_TMP/top.err" "$IT_TMP/run.err"
 	fi
+	# What was never freed: top --live-at-exit (by site), and the session's
+	# report and HTML page with their "still live at exit" sections.
+	"$IT_INSPECT" top --live-at-exit --csv "$db" >"$IT_TMP/exit.csv" 2>&1
+	if grep -q "^id,bytes,share,blocks,name,location" "$IT_TMP/exit.csv" &&
+	   grep -q ",4000,\"build_cache(int, int)+0x.*cxx_sites.cc:$line," "$IT_TMP/exit.csv"; then
+		it_ok "$cxx: top --live-at-exit: the exit snapshot by site"
+	else
+		it_fail "$cxx: top --live-at-exit: the exit snapshot by site" "$IT_TMP/exit.csv"
+	fi
+	sess=$IT_DB/cxx-sess-$cxx.db
+	MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q --no-time --mim --site-depth=user \
+		--snapshot-at=exit -o "$sess" -- "$exe" 300 >/dev/null 2>"$IT_TMP/run.err"
+	"$IT_INSPECT" report --json "$sess" >"$IT_TMP/report.json" 2>"$IT_TMP/report.err"
+	"$IT_INSPECT" html "$sess" -o "$IT_TMP/page.html" 2>>"$IT_TMP/report.err"
+	if python3 - "$IT_TMP/report.json" "$line" <<'PY' && grep -q '<h2>Still live at exit</h2>' "$IT_TMP/page.html"
+import json, sys
+rows = json.load(open(sys.argv[1]))["live_at_exit"]
+nodes = [r for r in rows if r["blocks"] == 600 and (r["location"] or "").endswith("cxx_sites.cc:" + sys.argv[2])
+	 and "_Rb_tree" in (r["inlined"] or "")]
+sys.exit(0 if len(nodes) == 1 else 1)
+PY
+	then
+		it_ok "$cxx: report and html: still live at exit, the map's 600 nodes at cxx_sites.cc:$line"
+	else
+		it_fail "$cxx: report and html: still live at exit" "$IT_TMP/report.json" "$IT_TMP/report.err" \
+			"$IT_TMP/run.err"
+	fi
 	# site_depth=3: stacks of three frames are stored
 	db=$IT_DB/cxx-3-$cxx.db
 	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db,site_depth=3" "$exe" 200 >/dev/null 2>&1
@@ -90,4 +117,16 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT max(depth) FROM type_frame").
 		it_fail "$cxx: template arguments folded, kept with --full-names" "$IT_TMP/top.csv" "$IT_TMP/full.csv"
 	fi
 done
+# No exit snapshot: one line, status 1.
+db=$IT_DB/noexit.db
+env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" /bin/true >/dev/null 2>&1
+"$IT_INSPECT" top --live-at-exit --snapshot 1 "$db" >/dev/null 2>"$IT_TMP/err1"
+rc1=$?
+"$IT_INSPECT" top --live-at-exit --pid 1 "$db" >/dev/null 2>"$IT_TMP/err2"
+rc2=$?
+if [ $rc1 = 2 ] && [ $rc2 = 1 ] && grep -q "no exit snapshot with a block map of that process" "$IT_TMP/err2"; then
+	it_ok "top --live-at-exit: --snapshot refused, no exit snapshot of that process said"
+else
+	it_fail "top --live-at-exit: --snapshot refused ($rc1), no exit snapshot said ($rc2)" "$IT_TMP/err1" "$IT_TMP/err2"
+fi
 it_finish

@@ -215,3 +215,59 @@ size_t insp_text_width(const char *str)
 		w += !cont(*s);
 	return w;
 }
+
+void insp_text_cut(char *buf, size_t *width, size_t max)
+{
+	if (*width <= max || max < 5)
+		return;
+	/* keep the head and the tail ("…+0x23 (module)" says which code),
+	** dropping whole characters from the middle */
+	size_t tail = (max - 1) / 2, head = max - 1 - tail, skip = *width - head - tail;
+	size_t o = 0, i = 0, chars = 0;
+	while (buf[i] && chars < head) { /* past the head */
+		i++;
+		while (cont((unsigned char)buf[i]))
+			i++;
+		chars++;
+	}
+	o = i;
+	size_t j = i;
+	for (size_t k = 0; k < skip && buf[j]; k++) {
+		j++;
+		while (cont((unsigned char)buf[j]))
+			j++;
+	}
+	/* at least 2 characters are dropped (width > max): the tail moves
+	** right by at most one byte, which the text buffers leave room for */
+	memmove(buf + o + 3, buf + j, strlen(buf + j) + 1);
+	memcpy(buf + o, "\xe2\x80\xa6", 3); /* … */
+	*width = max;
+}
+
+void insp_fit_widths(size_t *wid, const bool *can_cut, int n, size_t width)
+{
+	enum { NARROWEST = 16 };
+	size_t total = 0, shown = 0;
+	for (int c = 0; c < n; c++)
+		if (wid[c]) {
+			total += wid[c];
+			shown++;
+		}
+	total += shown > 1 ? 2 * (shown - 1) : 0;
+	while (total > width) { /* the widest down to the next widest, and so on */
+		int widest = -1;
+		size_t next = NARROWEST;
+		for (int c = 0; c < n; c++)
+			if (can_cut[c] && wid[c] > NARROWEST && (widest < 0 || wid[c] > wid[widest]))
+				widest = c;
+		if (widest < 0)
+			return; /* nothing left to narrow: the line stays long */
+		for (int c = 0; c < n; c++)
+			if (c != widest && can_cut[c] && wid[c] > next && wid[c] <= wid[widest])
+				next = wid[c];
+		size_t cut = total - width, room = wid[widest] > next ? wid[widest] - next : 1;
+		cut = cut < room ? cut : room;
+		wid[widest] -= cut;
+		total -= cut;
+	}
+}

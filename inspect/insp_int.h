@@ -485,6 +485,11 @@ void insp_csv_str(FILE *f, const char *s);
 void insp_text_str(const char *s, char *buf, size_t len, size_t *width);
 /* Display width of a valid UTF-8 string (code points). */
 size_t insp_text_width(const char *s);
+/* A text cell of *width characters cut to max in its middle ("…"). */
+void insp_text_cut(char *buf, size_t *width, size_t max);
+/* Narrow the widest columns that may be cut (to 16 at least) until the n
+** columns of widths wid (0: not shown), two spaces apart, fit width. */
+void insp_fit_widths(size_t *wid, const bool *can_cut, int n, size_t width);
 
 /* -------------------------------------------------------- insp_progress -- */
 

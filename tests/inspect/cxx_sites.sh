@@ -117,6 +117,23 @@ print(sqlite3.connect(sys.argv[1]).execute("SELECT max(depth) FROM type_frame").
 		it_fail "$cxx: template arguments folded, kept with --full-names" "$IT_TMP/top.csv" "$IT_TMP/full.csv"
 	fi
 done
+# On a terminal the text fits its width; piped it is never cut.
+if command -v script >/dev/null 2>&1; then
+	script -qec "stty cols 100; '$IT_INSPECT' top --by site '$IT_DB/cxx-g++.db'" /dev/null 2>&1 |
+		tr -d '\r' >"$IT_TMP/tty.txt"
+	"$IT_INSPECT" top --by site --full-names "$IT_DB/cxx-g++.db" >"$IT_TMP/pipe.txt" 2>&1
+	long=$(python3 -c 'import sys
+print(sum(1 for i, l in enumerate(open(sys.argv[1], encoding="utf-8")) if i > 0 and len(l.rstrip("\n")) > 100))' \
+		"$IT_TMP/tty.txt")
+	if [ -s "$IT_TMP/tty.txt" ] && [ "$long" = 0 ] && grep -q '…' "$IT_TMP/tty.txt" &&
+	   ! grep -q '…' "$IT_TMP/pipe.txt" && grep -q 'std::allocator<long> >' "$IT_TMP/pipe.txt"; then
+		it_ok "top on a 100-column terminal: every table line fits; piped: names whole"
+	else
+		it_fail "top on a 100-column terminal: every table line fits ($long longer); piped: names whole" \
+			"$IT_TMP/tty.txt" "$IT_TMP/pipe.txt"
+	fi
+fi
+
 # No exit snapshot: one line, status 1.
 db=$IT_DB/noexit.db
 env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" /bin/true >/dev/null 2>&1

@@ -266,3 +266,42 @@ Test(doc, one_table)
 	cr_assert_str_eq(s, "inspect: --table nope: this command's tables are: rows one\n");
 	free(s);
 }
+
+/* On a terminal a long name is cut in its middle to its column's width. */
+Test(fmt, text_cut_in_the_middle)
+{
+	char buf[128] = "std::_Rb_tree<>::_M_emplace_hint_unique<>(x)+0x23 (app)";
+	size_t w = insp_text_width(buf);
+	insp_text_cut(buf, &w, 21);
+	cr_assert_eq(w, 21);
+	cr_assert_eq(insp_text_width(buf), 21, "'%s'", buf);
+	cr_assert_str_eq(buf, "std::_Rb_t…0x23 (app)");
+	char short_one[16] = "main+0x1c";
+	w = insp_text_width(short_one);
+	insp_text_cut(short_one, &w, 21);
+	cr_assert_str_eq(short_one, "main+0x1c", "what fits is left alone");
+	char utf[64] = "αβγδεζηθικλμνξοπρστυφχψω";
+	w = insp_text_width(utf);
+	insp_text_cut(utf, &w, 9);
+	cr_assert_eq(insp_text_width(utf), 9, "whole characters: '%s'", utf);
+}
+
+/* The widest text columns give way first, down to 16, to fit the width. */
+Test(fmt, columns_fit_the_terminal)
+{
+	size_t wid[] = {2, 9, 180, 44};
+	bool cut[] = {false, false, true, true};
+	insp_fit_widths(wid, cut, 4, 100);
+	cr_assert_eq(wid[0] + wid[1] + wid[2] + wid[3] + 3 * 2, 100);
+	cr_assert_eq(wid[0], 2);
+	cr_assert_eq(wid[1], 9);
+	cr_assert(wid[2] + 1 >= wid[3] && wid[3] + 1 >= wid[2], "both text columns narrowed: %zu %zu", wid[2], wid[3]);
+	size_t narrow[] = {30, 200};
+	bool only_second[] = {false, true};
+	insp_fit_widths(narrow, only_second, 2, 40);
+	cr_assert_eq(narrow[1], 16, "never below 16: the line stays long");
+	size_t hidden[] = {10, 0, 300};
+	bool all[] = {true, true, true};
+	insp_fit_widths(hidden, all, 3, 80);
+	cr_assert_eq(hidden[0] + hidden[2] + 2, 80, "a hidden column (0) takes no room");
+}

@@ -552,7 +552,8 @@ void insp_syms_free(insp_syms_t *s);
 char *insp_demangle(const char *name);
 /* "std::map<std::string, int>::operator[]" becomes "std::map<>::operator[]"
 ** in place: every template argument list is emptied, operators (<<, ->,
-** <=> …) kept; a name whose brackets do not balance is left whole. */
+** <=> …) kept, and a template instance's return type dropped; a name whose
+** brackets do not balance is left whole. */
 void insp_fold_templates(char *name);
 /* --full-names: keep template arguments in every name printed. */
 void insp_set_full_names(bool on);

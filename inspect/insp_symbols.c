@@ -119,10 +119,38 @@ static bool fold_pass(char *name, bool write)
 	return depth == 0;
 }
 
+/*
+** The demangler writes the return type of a function template instance
+** ("void std::vector<>::_M_realloc_insert<>(…)"): it says nothing about
+** where the code is and makes the name longer, so folded names drop it.
+** It is what comes before the last space outside any brackets ahead of
+** the parameter list; a name with "operator" keeps everything (a
+** conversion operator's type is its name).
+*/
+static void fold_return_type(char *name)
+{
+	int depth = 0;
+	char *space = NULL;
+	for (char *p = name; *p; p++) {
+		if (depth == 0 && *p == '(' && p > name)
+			break;
+		if (*p == '<' || *p == '(' || *p == '[' || *p == '{')
+			depth++;
+		else if ((*p == '>' || *p == ')' || *p == ']' || *p == '}') && depth > 0)
+			depth--;
+		else if (*p == ' ' && depth == 0)
+			space = p;
+	}
+	if (space && !strstr(name, "operator"))
+		memmove(name, space + 1, strlen(space + 1) + 1);
+}
+
 void insp_fold_templates(char *name)
 {
-	if (name && strchr(name, '<') && fold_pass(name, false))
+	if (name && strchr(name, '<') && fold_pass(name, false)) {
 		fold_pass(name, true);
+		fold_return_type(name);
+	}
 }
 
 char *insp_demangle(const char *name)

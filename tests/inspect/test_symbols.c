@@ -125,11 +125,18 @@ Test(symbols, folds_template_arguments)
 	fold_is("std::map<std::string, int>::operator[](std::string const&)", "std::map<>::operator[](std::string const&)");
 	fold_is("void std::vector<long, std::allocator<long> >::_M_realloc_insert<long const&>"
 		"(__gnu_cxx::__normal_iterator<long*, std::vector<long, std::allocator<long> > >, long const&)",
-		"void std::vector<>::_M_realloc_insert<>(__gnu_cxx::__normal_iterator<>, long const&)");
+		"std::vector<>::_M_realloc_insert<>(__gnu_cxx::__normal_iterator<>, long const&)");
+	fold_is("std::_Rb_tree_iterator<std::pair<int const, int> > std::_Rb_tree<int, int>::_M_emplace_hint_unique<int>"
+		"(std::_Rb_tree_const_iterator<int>, int&&)",
+		"std::_Rb_tree<>::_M_emplace_hint_unique<>(std::_Rb_tree_const_iterator<>, int&&)");
+	fold_is("unsigned long f<int>(int)", "f<>(int)");
+	fold_is("(anonymous namespace)::g<int>(int)", "(anonymous namespace)::g<>(int)");
+	fold_is("std::vector<int>::operator unsigned long<int>()", "std::vector<>::operator unsigned long<>()");
 	/* operators keep their brackets */
 	fold_is("std::ostream& std::operator<< <std::char_traits<char> >(std::basic_ostream<char>&, char const*)",
 		"std::ostream& std::operator<< <>(std::basic_ostream<>&, char const*)");
 	fold_is("bool operator< <int>(A<int> const&)", "bool operator< <>(A<> const&)");
+	fold_is("void std::__cxx11::list<int>::_M_insert<int>(int&&)", "std::__cxx11::list<>::_M_insert<>(int&&)");
 	fold_is("a::operator>>=(int)", "a::operator>>=(int)");
 	fold_is("p<int>::operator->() const", "p<>::operator->() const");
 	fold_is("x::operator<=>(x const&)", "x::operator<=>(x const&)");

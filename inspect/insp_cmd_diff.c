@@ -274,14 +274,14 @@ static void diff_summary(insp_doc_t *d, const struct diff_ctx *c)
 
 static const struct insp_col leak_cols[] = {
 	{"addr", "address", INSP_K_ADDR, 0},
-	{"size", "size", INSP_K_SIZE, 0},
+	{"bytes", "size", INSP_K_SIZE, 0},
 	{"seq", "seq", INSP_K_INT, 0},
 	{"allocator", "allocator", INSP_K_STR, 0},
 	{"thread", "", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"thread_name", "thread", INSP_K_STR, 0},
 	{"type", "", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"type_name", "type", INSP_K_STR, 0},
-	{"location", "", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"location", "", INSP_K_LOC, INSP_C_DATA_ONLY},
 };
 
 static void diff_leaks(insp_doc_t *d, struct diff_ctx *c)

@@ -77,15 +77,15 @@ static const struct insp_cmd_spec holes_spec = {
 };
 
 static const struct insp_col holes_sum_cols[] = {
-	{"header_size", "header size", INSP_K_INT, 0},
+	{"header_bytes", "header size", INSP_K_INT, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"bytes", "bytes in blocks", INSP_K_SIZE, 0},
 	{"holes", "holes in segments", INSP_K_INT, 0},
 	{"hole_bytes", "bytes in holes", INSP_K_SIZE, 0},
-	{"largest", "largest hole", INSP_K_SIZE, 0},
+	{"largest_bytes", "largest hole", INSP_K_SIZE, 0},
 	{"between", "gaps between segments", INSP_K_INT, 0},
 	{"between_bytes", "bytes between segments", INSP_K_SIZE, 0},
-	{"min", "smallest hole counted", INSP_K_SIZE, 0},
+	{"min_bytes", "smallest hole counted", INSP_K_SIZE, 0},
 };
 
 static const struct insp_col holes_seg_cols[] = {
@@ -96,21 +96,21 @@ static const struct insp_col holes_seg_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"holes", "holes", INSP_K_INT, 0},
 	{"hole_bytes", "in holes", INSP_K_SIZE, 0},
-	{"largest", "largest", INSP_K_SIZE, 0},
+	{"largest_bytes", "largest", INSP_K_SIZE, 0},
 	{"path", "path", INSP_K_STR, 0},
 };
 
 static const struct insp_col holes_between_cols[] = {
 	{"from", "from", INSP_K_ADDR, 0},
 	{"to", "to", INSP_K_ADDR, 0},
-	{"size", "size", INSP_K_SIZE, 0},
+	{"bytes", "size", INSP_K_SIZE, 0},
 	{"from_segment", "from segment", INSP_K_STR, 0},
 	{"to_segment", "to segment", INSP_K_STR, 0},
 };
 
 static const struct insp_col holes_hist_cols[] = {
-	{"min", "from", INSP_K_SIZE, 0},
-	{"max", "to", INSP_K_SIZE, 0},
+	{"min_bytes", "from", INSP_K_SIZE, 0},
+	{"max_bytes", "to", INSP_K_SIZE, 0},
 	{"holes", "holes", INSP_K_INT, 0},
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"bar", "", INSP_K_STR, INSP_C_TEXT_ONLY},
@@ -118,7 +118,7 @@ static const struct insp_col holes_hist_cols[] = {
 
 static const struct insp_col holes_list_cols[] = {
 	{"addr", "address", INSP_K_ADDR, 0},
-	{"size", "size", INSP_K_SIZE, 0},
+	{"bytes", "size", INSP_K_SIZE, 0},
 	{"segment", "segment", INSP_K_STR, 0},
 };
 
@@ -276,7 +276,7 @@ static const struct insp_col limits_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"low", "low", INSP_K_ADDR, 0},
 	{"high", "high", INSP_K_ADDR, 0},
-	{"span", "span", INSP_K_SIZE, 0},
+	{"span_bytes", "span", INSP_K_SIZE, 0},
 };
 
 static const struct insp_col limits_seg_cols[] = {
@@ -287,7 +287,7 @@ static const struct insp_col limits_seg_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"low", "low", INSP_K_ADDR, 0},
 	{"high", "high", INSP_K_ADDR, 0},
-	{"span", "span", INSP_K_SIZE, 0},
+	{"span_bytes", "span", INSP_K_SIZE, 0},
 	{"path", "path", INSP_K_STR, 0},
 };
 

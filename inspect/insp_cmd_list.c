@@ -54,7 +54,7 @@ static const struct insp_col list_cols[] = {
 	{"ppid", "ppid", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"mode", "mode", INSP_K_STR, 0},
 	{"backend", "backend", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"header_size", "header", INSP_K_INT, INSP_C_DATA_ONLY},
+	{"header_bytes", "header", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"time_ms", "time", INSP_K_TIME, 0},
 	{"elapsed_ms", "elapsed", INSP_K_DUR, 0},
 	{"seq", "allocations", INSP_K_INT, INSP_C_DATA_ONLY},
@@ -126,7 +126,7 @@ static const struct insp_cmd_spec header_spec = {
 };
 
 static const struct insp_col header_cols[] = {
-	{"header_size", "header size", INSP_K_INT, 0},
+	{"header_bytes", "header size", INSP_K_INT, 0},
 	{"mode", "mode", INSP_K_STR, 0},
 };
 

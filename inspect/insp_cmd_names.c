@@ -50,7 +50,7 @@ static const struct insp_col type_cols[] = {
 	{"id", "type", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
 	{"label", "resolved", INSP_K_STR, 0},
-	{"location", "location", INSP_K_STR, 0},
+	{"location", "location", INSP_K_LOC, 0},
 	{"kind", "kind", INSP_K_STR, 0},
 	{"site", "site", INSP_K_ADDR, 0},
 	{"class", "class", INSP_K_INT, 0},
@@ -186,7 +186,7 @@ static const struct insp_cmd_spec types_spec = {
 static const struct insp_col range_cols[] = {
 	{"min", "lowest type number", INSP_K_INT, 0},
 	{"max", "highest type number", INSP_K_INT, 0},
-	{"count", "types", INSP_K_INT, 0},
+	{"types", "types", INSP_K_INT, 0},
 	{"automatic", "automatic", INSP_K_INT, 0},
 };
 
@@ -198,7 +198,7 @@ static const struct insp_col types_cols[] = {
 	{"site", "", INSP_K_ADDR, INSP_C_DATA_ONLY},
 	{"name", "", INSP_K_STR, INSP_C_DATA_ONLY},
 	{"label", "name", INSP_K_STR, 0},
-	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 

@@ -36,9 +36,9 @@ static const struct insp_cmd_spec status_spec = {
 static const struct insp_col status_cols[] = {
 	{"id", "no", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
-	{"sizes_current", "size", INSP_K_SIZE, 0},
-	{"sizes_max_since_last", "max-since", INSP_K_SIZE, 0},
-	{"sizes_max_ever", "max-ever", INSP_K_SIZE, 0},
+	{"bytes_current", "size", INSP_K_SIZE, 0},
+	{"bytes_max_since_last", "max-since", INSP_K_SIZE, 0},
+	{"bytes_max_ever", "max-ever", INSP_K_SIZE, 0},
 	{"blocks_current", "blocks", INSP_K_INT, 0},
 	{"blocks_max_since_last", "max-since", INSP_K_INT, 0},
 	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},

@@ -51,7 +51,7 @@ static const struct insp_col sum_cols[] = {
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"header_bytes", "in headers", INSP_K_SIZE, 0},
-	{"with_headers", "with headers", INSP_K_SIZE, 0},
+	{"with_headers_bytes", "with headers", INSP_K_SIZE, 0},
 };
 
 int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o)
@@ -109,7 +109,7 @@ static const struct insp_cmd_spec descr_spec = {
 
 static const struct insp_col descr_cols[] = {
 	{"addr", "address", INSP_K_ADDR, 0},
-	{"size", "size", INSP_K_SIZE, 0},
+	{"bytes", "size", INSP_K_SIZE, 0},
 	{"seq", "seq", INSP_K_INT, 0},
 	{"allocator", "", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"allocator_name", "allocator", INSP_K_STR, 0},
@@ -119,7 +119,7 @@ static const struct insp_col descr_cols[] = {
 	{"class_name", "class", INSP_K_STR, 0},
 	{"type", "", INSP_K_INT, INSP_C_DATA_ONLY},
 	{"type_name", "type", INSP_K_STR, 0},
-	{"location", "", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"location", "", INSP_K_LOC, INSP_C_DATA_ONLY},
 };
 
 static void descr_row(insp_table_t *t, struct insp_session *s, const struct insp_block *b)

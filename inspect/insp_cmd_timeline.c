@@ -32,7 +32,7 @@ static const struct insp_cmd_spec timeline_spec = {
 
 static const struct insp_col timeline_cols[] = {
 	{"snapshot", "no", INSP_K_INT, 0},
-	{"elapsed", "elapsed", INSP_K_DUR, 0},
+	{"elapsed_ms", "elapsed", INSP_K_DUR, 0},
 	{"trigger", "trigger", INSP_K_STR, 0},
 	{"bytes", "size", INSP_K_SIZE, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},

@@ -36,7 +36,7 @@ static const struct insp_col top_cols[] = {
 	{"share", "share", INSP_K_PCT, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
-	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 

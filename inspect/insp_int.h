@@ -413,6 +413,8 @@ enum insp_kind {
 	INSP_K_DUR,    /* ns: one unit per column in text, ms elsewhere */
 	INSP_K_PCT,    /* a percentage (double)                       */
 	INSP_K_BOOL,   /* yes/no in text, true/false elsewhere        */
+	INSP_K_LOC,    /* "file:line" in text; "file" and "line" fields in
+			  JSON and CSV (the column's key is not used) */
 };
 
 /* Column flags: shown in text only, in JSON and CSV only, or (OPTIONAL)

@@ -202,7 +202,7 @@ static void text_cell(const struct insp_col *col, const struct insp_cell *c, int
 		return;
 	}
 	switch (col->kind) {
-	case INSP_K_STR: insp_text_str(c->v.s, buf, len, width); return;
+	case INSP_K_STR: case INSP_K_LOC: insp_text_str(c->v.s, buf, len, width); return;
 	case INSP_K_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)c->v.i); break;
 	case INSP_K_SIZE: insp_fmt_size((uint64_t)c->v.i, tmp, sizeof tmp); break;
 	case INSP_K_DELTA: insp_fmt_delta(c->v.i, tmp, sizeof tmp); break;
@@ -264,7 +264,7 @@ static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, const i
 		if (w > wid[c] && col->kind == INSP_K_STR)
 			insp_text_cut(buf, &w, wid[c]);
 		size_t pad = wid[c] > w ? wid[c] - w : 0;
-		bool left = col->kind == INSP_K_STR || col->kind == INSP_K_TIME;
+		bool left = col->kind == INSP_K_STR || col->kind == INSP_K_LOC || col->kind == INSP_K_TIME;
 		fprintf(out, "%s%*s%s%*s", first ? "" : "  ", left ? 0 : (int)pad, "", buf,
 			left && c != last ? (int)pad : 0, "");
 		first = false;
@@ -372,7 +372,7 @@ static void data_cell(FILE *f, const struct insp_col *col, const struct insp_cel
 		return;
 	}
 	switch (col->kind) {
-	case INSP_K_STR:
+	case INSP_K_STR: case INSP_K_LOC:
 		(json ? insp_json_str : insp_csv_str)(f, c->v.s);
 		return;
 	case INSP_K_INT: case INSP_K_DELTA:
@@ -397,6 +397,25 @@ static void data_cell(FILE *f, const struct insp_col *col, const struct insp_cel
 	}
 }
 
+/* A location "file:line" as its two fields: the line is the number after
+** the last colon; without one (a module+offset) the line is absent. */
+static void loc_fields(FILE *f, const struct insp_cell *c, bool json)
+{
+	const char *s = c->null ? NULL : c->v.s;
+	const char *colon = s ? strrchr(s, ':') : NULL;
+	bool has_line = colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1);
+	char *file = s ? strndup(s, has_line ? (size_t)(colon - s) : strlen(s)) : NULL;
+	if (s && !file)
+		abort();
+	const char *none = json ? "null" : "";
+	if (file)
+		(json ? insp_json_str : insp_csv_str)(f, file);
+	else
+		fputs(none, f);
+	fprintf(f, json ? ", \"line\": %s" : ",%s", has_line ? colon + 1 : none);
+	free(file);
+}
+
 static void json_row(const insp_table_t *t, FILE *f, size_t row)
 {
 	bool first = true;
@@ -404,8 +423,12 @@ static void json_row(const insp_table_t *t, FILE *f, size_t row)
 	for (int c = 0; c < t->ncols; c++) {
 		if (!out_shown_in(t, &t->cols[c]))
 			continue;
-		fprintf(f, "%s\"%s\": ", first ? "" : ", ", t->cols[c].key);
-		data_cell(f, &t->cols[c], out_at(t, row, c), true);
+		bool loc = t->cols[c].kind == INSP_K_LOC;
+		fprintf(f, "%s\"%s\": ", first ? "" : ", ", loc ? "file" : t->cols[c].key);
+		if (loc)
+			loc_fields(f, out_at(t, row, c), true);
+		else
+			data_cell(f, &t->cols[c], out_at(t, row, c), true);
 		first = false;
 	}
 	fputc('}', f);
@@ -438,7 +461,10 @@ static void csv_row(const insp_table_t *t, FILE *f, size_t row)
 			continue;
 		if (!first)
 			fputc(',', f);
-		data_cell(f, &t->cols[c], out_at(t, row, c), false);
+		if (t->cols[c].kind == INSP_K_LOC)
+			loc_fields(f, out_at(t, row, c), false);
+		else
+			data_cell(f, &t->cols[c], out_at(t, row, c), false);
 		first = false;
 	}
 	fputc('\n', f);
@@ -450,7 +476,8 @@ static void csv_table(const insp_table_t *t, FILE *f)
 	for (int c = 0; c < t->ncols; c++) {
 		if (!out_shown_in(t, &t->cols[c]))
 			continue;
-		fprintf(f, "%s%s", first ? "" : ",", t->cols[c].key);
+		fprintf(f, "%s%s", first ? "" : ",",
+			t->cols[c].kind == INSP_K_LOC ? "file,line" : t->cols[c].key);
 		first = false;
 	}
 	fputc('\n', f);
@@ -587,7 +614,7 @@ static const struct insp_col out_snap_cols[] = {
 	{"cmdline", "command line", INSP_K_STR, INSP_C_DATA_ONLY},
 	{"mode", "mode", INSP_K_STR, 0},
 	{"backend", "backend", INSP_K_STR, 0},
-	{"header_size", "header size", INSP_K_INT, 0},
+	{"header_bytes", "header size", INSP_K_INT, 0},
 	{"time_ms", "time", INSP_K_TIME, 0},
 	{"elapsed_ms", "elapsed", INSP_K_DUR, 0},
 	{"pause_ms", "pause", INSP_K_DUR, INSP_C_DATA_ONLY},

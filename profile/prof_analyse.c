@@ -305,11 +305,11 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 		fputs(",\"tracer_cost\":null", f);
 		return;
 	}
-	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"ns_per_event\":%.3f,\"calls\":%llu,"
-		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_ns_each\":%.3f,\"alloc_calls\":%llu,"
+	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"event_ms\":%.9f,\"calls\":%llu,"
+		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_each_ms\":%.9f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f}",
-		prof_cost_percent(m), c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
-		c->alloc_ns, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
+		prof_cost_percent(m), c->call_ns / 1e6, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
+		c->alloc_ns / 1e6, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
 }
 
 /* --------------------------------------------------------------- JSON -- */
@@ -328,16 +328,16 @@ static void an_json_ms(FILE *f, int64_t ns)
 
 static void an_json_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own)
 {
-	fprintf(f, "\"cnt\":%llu,\"acc\":", (unsigned long long)cnt);
+	fprintf(f, "\"calls\":%llu,\"acc_ms\":", (unsigned long long)cnt);
 	an_json_ms(f, acc);
-	fputs(",\"own\":", f);
+	fputs(",\"own_ms\":", f);
 	an_json_ms(f, own);
 }
 
 /* Memory allocated (from <alloc> events): requested bytes and blocks. */
 static void an_json_mem(FILE *f, const struct prof_mem *m)
 {
-	fprintf(f, ",\"bytes\":{\"own\":%llu,\"acc\":%llu},\"blocks\":{\"own\":%llu,\"acc\":%llu}",
+	fprintf(f, ",\"own_bytes\":%llu,\"acc_bytes\":%llu,\"own_blocks\":%llu,\"acc_blocks\":%llu",
 		(unsigned long long)m->own_bytes, (unsigned long long)m->acc_bytes,
 		(unsigned long long)m->own_blocks, (unsigned long long)m->acc_blocks);
 }

@@ -113,9 +113,9 @@ static void json_func(const struct disp *d, uint32_t fid, FILE *f)
 /* The sums of one side as JSON members, prefixed (self_, cum_, total_). */
 static void json_sums(const struct disp *d, const char *pre, const double *v, FILE *f)
 {
-	fprintf(f, ",\"%ssamples\":%.0f,\"%sseconds\":%.6f,\"%spercent\":%.4f,\"%salloc_samples\":%.0f,"
-		"\"%sbytes\":%.0f,\"%scount\":%.1f",
-		pre, v[PROF_M_SAMPLES], pre, disp_secs(d->m, v[PROF_M_TICKS]), pre, disp_pct(d, v), pre,
+	fprintf(f, ",\"%ssamples\":%.0f,\"%sms\":%.3f,\"%spercent\":%.4f,\"%salloc_samples\":%.0f,"
+		"\"%sbytes\":%.0f,\"%sblocks\":%.1f",
+		pre, v[PROF_M_SAMPLES], pre, 1e3 * disp_secs(d->m, v[PROF_M_TICKS]), pre, disp_pct(d, v), pre,
 		v[PROF_M_ASAMPLES], pre, v[PROF_M_BYTES], pre, v[PROF_M_ALLOCS]);
 }
 
@@ -188,30 +188,30 @@ static void disp_header_json(const struct disp *d, const char *style)
 	fputs(",\"exe\":", f);
 	json_opt_str(f, m->exe);
 	fprintf(f, ",\"pid\":%lld,\"clock\":\"%s\",\"sample_clock\":\"%s\",\"sample_hz\":%u,"
-		"\"alloc_sample\":%llu,\"thread\":",
+		"\"alloc_sample_bytes\":%llu,\"thread\":",
 		(long long)m->pid, prof_clock_name(m->clock), disp_sclock(m->sample_clock), m->sample_hz,
 		(unsigned long long)m->alloc_mean);
 	if (m->thread)
 		fprintf(f, "%u", m->thread);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"samples\":%.0f,\"alloc_samples\":%.0f,\"seconds\":%.6f,\"bytes\":%.0f,\"count\":%.1f,"
+	fprintf(f, ",\"samples\":%.0f,\"alloc_samples\":%.0f,\"ms\":%.3f,\"bytes\":%.0f,\"blocks\":%.1f,"
 		"\"nfunctions\":%zu,\"nnodes\":%zu",
-		m->total[PROF_M_SAMPLES], m->total[PROF_M_ASAMPLES], disp_seconds(m), m->total[PROF_M_BYTES],
+		m->total[PROF_M_SAMPLES], m->total[PROF_M_ASAMPLES], 1e3 * disp_seconds(m), m->total[PROF_M_BYTES],
 		m->total[PROF_M_ALLOCS], disp_nfunctions(d), disp_nnodes(d));
-	fprintf(f, ",\"distortion\":{\"percent\":%.4f,\"sampler_percent\":%.4f,\"sampler_seconds\":%.6f,"
-		"\"sampler_runs\":%.0f,\"counts_percent\":%.4f,\"counts_seconds\":%.6f}",
-		ds + dc, ds, disp_secs(m, m->sampler_ticks), m->sampler_runs, dc, m->counts_ns / 1e9);
+	fprintf(f, ",\"distortion\":{\"percent\":%.4f,\"sampler_percent\":%.4f,\"sampler_ms\":%.3f,"
+		"\"sampler_runs\":%.0f,\"counts_percent\":%.4f,\"counts_ms\":%.3f}",
+		ds + dc, ds, 1e3 * disp_secs(m, m->sampler_ticks), m->sampler_runs, dc, m->counts_ns / 1e6);
 	double at = m->total[PROF_M_TICKS];
-	fprintf(f, ",\"allocator\":{\"samples\":%.0f,\"seconds\":%.6f,\"percent\":%.4f}", m->alloc_samples,
-		disp_secs(m, m->alloc_ticks), at > 0 ? 100 * m->alloc_ticks / at : 0);
+	fprintf(f, ",\"allocator\":{\"samples\":%.0f,\"ms\":%.3f,\"percent\":%.4f}", m->alloc_samples,
+		1e3 * disp_secs(m, m->alloc_ticks), at > 0 ? 100 * m->alloc_ticks / at : 0);
 	fputs(",\"threads\":[", f);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_sthread *t = &m->threads[i];
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
 		json_opt_str(f, t->name);
-		fprintf(f, ",\"samples\":%.0f,\"seconds\":%.6f,\"alloc_samples\":%.0f,\"bytes\":%.0f}",
-			t->total[PROF_M_SAMPLES], disp_secs(m, t->total[PROF_M_TICKS]), t->total[PROF_M_ASAMPLES],
+		fprintf(f, ",\"samples\":%.0f,\"ms\":%.3f,\"alloc_samples\":%.0f,\"bytes\":%.0f}",
+			t->total[PROF_M_SAMPLES], 1e3 * disp_secs(m, t->total[PROF_M_TICKS]), t->total[PROF_M_ASAMPLES],
 			t->total[PROF_M_BYTES]);
 	}
 	fputc(']', f);

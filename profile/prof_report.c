@@ -46,7 +46,7 @@ static const struct insp_cmd_spec report_spec = {
 static const struct insp_col run_cols[] = {
 	{"command", "command", INSP_K_STR, 0},
 	{"pid", "pid", INSP_K_INT, 0},
-	{"duration", "duration", INSP_K_DUR, 0},
+	{"duration_ms", "duration", INSP_K_DUR, 0},
 	{"exit_code", "exit code", INSP_K_INT, INSP_C_OPTIONAL},
 	{"exit_signal", "killed by signal", INSP_K_INT, INSP_C_OPTIONAL},
 	{"mode", "mode", INSP_K_STR, 0},
@@ -61,7 +61,7 @@ static const struct insp_col peak_cols[] = {
 	{"snapshot", "nearest snapshot", INSP_K_INT, 0},
 	{"snapshot_bytes", "live then", INSP_K_SIZE, 0},
 	{"snapshot_blocks", "blocks then", INSP_K_INT, 0},
-	{"elapsed", "taken at", INSP_K_DUR, 0},
+	{"elapsed_ms", "taken at", INSP_K_DUR, 0},
 	{"exit_bytes", "live at exit", INSP_K_SIZE, INSP_C_OPTIONAL},
 	{"snapshots", "snapshots stored", INSP_K_INT, 0},
 	{"snapshot_pause_ms", "their pauses", INSP_K_DUR, 0},
@@ -73,20 +73,20 @@ static const struct insp_col live_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"share", "share", INSP_K_PCT, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},
-	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 
 static const struct insp_col fn_cols[] = {
 	{"name", "function", INSP_K_STR, 0},
-	{"cnt", "calls", INSP_K_INT, 0},
-	{"own", "own time", INSP_K_DUR, 0},
-	{"acc", "acc time", INSP_K_DUR, 0},
+	{"calls", "calls", INSP_K_INT, 0},
+	{"own_ms", "own time", INSP_K_DUR, 0},
+	{"acc_ms", "acc time", INSP_K_DUR, 0},
 	{"own_bytes", "own bytes", INSP_K_SIZE, 0},
 	{"acc_bytes", "acc bytes", INSP_K_SIZE, 0},
 	{"own_blocks", "own blocks", INSP_K_INT, 0},
 	{"acc_blocks", "acc blocks", INSP_K_INT, 0},
-	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 };
 
 static const struct insp_col tracer_cols[] = {

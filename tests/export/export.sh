@@ -23,8 +23,8 @@ cd "$MI_TMP" || exit 99
 /usr/bin/python3 - a.json <<'PY' >totals 2>&1
 import json, sys
 a = json.load(open(sys.argv[1]))
-own = round(a["totals"]["own"] * 1e6)
-b = sum(f["bytes"]["own"] for t in a["threads"] for f in t["functions"]
+own = round(a["totals"]["own_ms"] * 1e6)
+b = sum(f["own_bytes"] for t in a["threads"] for f in t["functions"]
         if f["name"] not in ("<alloc>", "suspend", "undefined"))
 print(own, b)
 PY

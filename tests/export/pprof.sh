@@ -41,7 +41,7 @@ pp -raw s.pb.gz >raw.txt || mi_why_add "pprof -raw exited $?"
 /usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$top_builddir/tests/session/known" <<'PY' >e.check 2>&1 ||
 import json, re, sys
 a = json.load(open(sys.argv[1]))
-own = round(a["totals"]["own"] * 1e6)
+own = round(a["totals"]["own_ms"] * 1e6)
 def top(path):
     text = open(path).read()
     m = re.search(r"of (\d+)(?:ns|B)? total", text)
@@ -60,7 +60,7 @@ assert t >= rows["main"][1] >= 0.99 * t, "main's cumulative %d, not ~ the total 
 for name in ("work", "alloc_big", "<alloc>", "burn_a", "burn_b"):
     assert name in rows, "%s is not in pprof -top: %s" % (name, sorted(rows))
 work = [f for th in a["threads"] for f in th["functions"] if f["name"] == "work"][0]
-assert abs(rows["work"][0] - round(work["own"] * 1e6)) <= 2, "work: %d ns, analyse %s ms" % (rows["work"][0], work["own"])
+assert abs(rows["work"][0] - round(work["own_ms"] * 1e6)) <= 2, "work: %d ns, analyse %s ms" % (rows["work"][0], work["own_ms"])
 b, brows = top(sys.argv[3])
 assert brows["alloc_big"][0] == 40 * 256 * 1024, "alloc_big alloc_space %s" % (brows["alloc_big"],)
 n, nrows = top(sys.argv[4])
@@ -106,7 +106,7 @@ fn = {f["name"]: f for f in ab["functions"]}
 for name in ("alloc_big", "alloc_small"):
     got, want = flat(sys.argv[4], name), fn[name]["self_bytes"]
     assert abs(got - want) <= 1000, "%s alloc_space %d, analyse %d" % (name, got, want)
-    got, want = flat(sys.argv[5], name), fn[name]["self_count"]
+    got, want = flat(sys.argv[5], name), fn[name]["self_blocks"]
     assert abs(got - want) <= 100, "%s alloc_objects %d, analyse %d" % (name, got, want)
 assert re.search(r"alloc_small \S*sample_target\.c:\d+", open(sys.argv[6]).read()), "no source line of alloc_small"
 PY
@@ -144,11 +144,12 @@ def rows(path):
             out[m.group(2)] = out.get(m.group(2), 0) + int(m.group(1))
     return out
 b, o = rows(sys.argv[2]), rows(sys.argv[3])
-sites = [r for r in top["top"] if r.get("location")]
+sites = [r for r in top["top"] if r.get("file") and r.get("line") is not None]
 assert len(sites) >= 2, "top --by site: %s" % top["top"]
 for r in sites:
-    assert b.get(r["location"]) == r["bytes"], "%s: inuse_space %s, top %d" % (r["location"], b.get(r["location"]), r["bytes"])
-    assert o.get(r["location"]) == r["blocks"], "%s: inuse_objects %s, top %d" % (r["location"], o.get(r["location"]), r["blocks"])
+    loc = "%s:%d" % (r["file"], r["line"])
+    assert b.get(loc) == r["bytes"], "%s: inuse_space %s, top %d" % (loc, b.get(loc), r["bytes"])
+    assert o.get(loc) == r["blocks"], "%s: inuse_objects %s, top %d" % (loc, o.get(loc), r["blocks"])
 assert sum(b.values()) == top["snapshot"]["bytes"], "inuse_space total %d, snapshot %d" % (sum(b.values()), top["snapshot"]["bytes"])
 last = json.load(open(sys.argv[5]))["snapshots"][-1]
 raw = open(sys.argv[4]).read()

@@ -69,7 +69,7 @@ fi
 serve ok 2
 it_run status --pid "$IT_SERVER" --classes --json
 finish_server
-if [ $IT_RC -eq 0 ] && grep -q '"name": "lists", "sizes_current": 228' "$IT_TMP/out" &&
+if [ $IT_RC -eq 0 ] && grep -q '"name": "lists", "bytes_current": 228' "$IT_TMP/out" &&
 	grep -q '"file": "process [0-9]*"' "$IT_TMP/out" && it_have_python && it_valid_json "$IT_TMP/out"; then
 	it_ok "status --pid prints the process's status"
 else

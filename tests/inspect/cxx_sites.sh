@@ -33,8 +33,8 @@ for cxx in g++ clang++; do
 	if python3 - "$IT_TMP/top.json" "$line" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["top"]
-want = "cxx_sites.cc:" + sys.argv[2]
-keys = [r for r in rows if r["blocks"] == 4000 and (r["location"] or "").endswith(want)]
+keys = [r for r in rows if r["blocks"] == 4000 and (r["file"] or "").endswith("cxx_sites.cc")
+        and str(r["line"]) == sys.argv[2]]
 ok = len(keys) == 1 and keys[0]["name"].startswith("build_cache(int, int)+0x")
 ok = ok and "key_of" in (keys[0]["inlined"] or "") and keys[0]["inlined"].startswith("build_cache(int, int) at ")
 sys.exit(0 if ok else 1)

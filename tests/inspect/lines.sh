@@ -34,7 +34,7 @@ for cc in gcc clang; do
 	fi
 	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" "$exe" >/dev/null 2>"$IT_TMP/run.err"
 	"$IT_INSPECT" top --by site --csv "$db" >"$IT_TMP/top.csv" 2>"$IT_TMP/top.err"
-	if grep -q "make_block+0x[0-9a-f]* (site-$cc).*site\.c:5" "$IT_TMP/top.csv"; then
+	if grep -q "make_block+0x[0-9a-f]* (site-$cc).*site\.c\"\?,5" "$IT_TMP/top.csv"; then
 		it_ok "$cc: make_block with site.c:5"
 	else
 		it_fail "$cc: make_block with site.c:5" "$IT_TMP/top.csv" "$IT_TMP/top.err" "$IT_TMP/run.err"

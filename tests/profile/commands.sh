@@ -30,7 +30,7 @@ it_run analyse --json simple.trace
 cp "$IT_TMP/out" "$IT_TMP/simple.json"
 J=$IT_TMP/simple.json
 pt_expect "json: totals" "$(pt_json "$J" "(j['clock'], fig(j['totals']))")" "('wall', (6, 100.0, 96.0))"
-pt_expect "json: thread" "$(pt_json "$J" "(j['threads'][0]['tid'], j['threads'][0]['name'], j['threads'][0]['cnt'], j['threads'][0]['own'])")" \
+pt_expect "json: thread" "$(pt_json "$J" "(j['threads'][0]['tid'], j['threads'][0]['name'], j['threads'][0]['calls'], j['threads'][0]['own_ms'])")" \
 	"(1234, 'main', 6, 96.0)"
 pt_expect "json: main" "$(pt_json "$J" "fig(fn(j, 0, '0x1000')), rows(fn(j, 0, '0x1000'), 'callers')")" \
 	"((1, 100.0, 60.0), {'undefined': (1, 100.0, 60.0)})"

@@ -27,9 +27,9 @@ def fn(j, t, name):
             return f
     return None
 def rows(f, key):
-    return {r['name']: (r['cnt'], round(r['acc'], 3), round(r['own'], 3)) for r in f[key]}
+    return {r['name']: (r['calls'], round(r['acc_ms'], 3), round(r['own_ms'], 3)) for r in f[key]}
 def fig(f):
-    return (f['cnt'], round(f['acc'], 3), round(f['own'], 3))
+    return (f['calls'], round(f['acc_ms'], 3), round(f['own_ms'], 3))
 print(eval(sys.argv[2]))
 PY
 }

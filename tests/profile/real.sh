@@ -26,19 +26,19 @@ fi
 it_run analyse --json fib.trace
 J=$IT_TMP/out
 pt_expect "real: fib(10) is 177 calls, 176 of them recursive" \
-	"$(pt_json "$J" "fn(j, 0, 'fib')['cnt'], rows(fn(j, 0, 'fib'), 'callers')['fib'][0], fn(j, 0, 'fib')['line']")" "(177, 176, 4)"
+	"$(pt_json "$J" "fn(j, 0, 'fib')['calls'], rows(fn(j, 0, 'fib'), 'callers')['fib'][0], fn(j, 0, 'fib')['line']")" "(177, 176, 4)"
 pt_expect "real: main is called from undefined, sleeps in suspend" \
-	"$(pt_json "$J" "list(rows(fn(j, 0, 'main'), 'callers')), 'suspend' in rows(fn(j, 0, 'nap'), 'called'), fn(j, 0, 'suspend')['own']")" \
+	"$(pt_json "$J" "list(rows(fn(j, 0, 'main'), 'callers')), 'suspend' in rows(fn(j, 0, 'nap'), 'called'), fn(j, 0, 'suspend')['own_ms']")" \
 	"(['undefined'], True, 0.0)"
 pt_expect "real: nap's ACC holds the 20 ms sleep, not its OWN" \
-	"$(pt_json "$J" "fn(j, 0, 'nap')['acc'] >= 19.0, fn(j, 0, 'nap')['own'] < 5.0, fn(j, 0, 'nap')['file'].endswith('fibprog.c')")" \
+	"$(pt_json "$J" "fn(j, 0, 'nap')['acc_ms'] >= 19.0, fn(j, 0, 'nap')['own_ms'] < 5.0, fn(j, 0, 'nap')['file'].endswith('fibprog.c')")" \
 	"(True, True, True)"
 pt_expect "real: grab's malloc is <alloc>" \
 	"$(pt_json "$J" "'<alloc>' in rows(fn(j, 0, 'grab'), 'called')")" "True"
 pt_expect "real: grab allocated 100 bytes in 1 block, main at least that" \
-	"$(pt_json "$J" "fn(j, 0, 'grab')['bytes']['own'], fn(j, 0, 'grab')['blocks']['own'], fn(j, 0, 'main')['bytes']['acc'] >= 100")" \
+	"$(pt_json "$J" "fn(j, 0, 'grab')['own_bytes'], fn(j, 0, 'grab')['own_blocks'], fn(j, 0, 'main')['acc_bytes'] >= 100")" \
 	"(100, 1, True)"
 pt_expect "real: OWN sum = thread OWN <= total ACC" \
-	"$(pt_json "$J" "abs(sum(f['own'] for f in j['threads'][0]['functions']) - j['threads'][0]['own']) < 0.01, j['totals']['own'] <= j['totals']['acc']")" \
+	"$(pt_json "$J" "abs(sum(f['own_ms'] for f in j['threads'][0]['functions']) - j['threads'][0]['own_ms']) < 0.01, j['totals']['own_ms'] <= j['totals']['acc_ms']")" \
 	"(True, True)"
 it_finish

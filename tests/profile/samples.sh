@@ -52,8 +52,8 @@ fi
 it_run analyse --json rec.trace
 J=$IT_TMP/out
 pt_expect "flat by default, header figures" \
-	"$(pt_json "$J" "(j['style'], j['samples'], j['seconds'], j['nfunctions'], j['nnodes'], round(j['distortion']['sampler_percent'], 3))")" \
-	"('flat', 11, 0.011, 4, 5, 0.455)"
+	"$(pt_json "$J" "(j['style'], j['samples'], j['ms'], j['nfunctions'], j['nnodes'], round(j['distortion']['sampler_percent'], 3))")" \
+	"('flat', 11, 11.0, 4, 5, 0.455)"
 pt_expect "flat: self, cumulative, calls" \
 	"$(pt_json "$J" "[(f['name'], f['self_samples'], f['cum_samples'], f['calls']) for f in j['functions']]")" \
 	"[('0x2000', 7, 11, 42), ('0x3000', 3, 6, 7), ('0x4000', 1, 1, 0), ('0x1000', 0, 11, 0)]"
@@ -76,7 +76,7 @@ pt_expect "callers of b: a; callees: a, c (self, children)" \
 
 it_run analyse --json --metric bytes rec.trace
 pt_expect "--metric bytes: estimates per function" \
-	"$(pt_json "$J" "[(f['name'], f['self_bytes'], f['cum_bytes'], f['self_count']) for f in j['functions']]")" \
+	"$(pt_json "$J" "[(f['name'], f['self_bytes'], f['cum_bytes'], f['self_blocks']) for f in j['functions']]")" \
 	"[('0x2000', 4096, 5096, 64.0), ('0x3000', 1000, 1000, 100.0), ('0x1000', 0, 5096, 0.0)]"
 
 it_run analyse --time percent --style flat rec.trace

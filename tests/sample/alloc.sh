@@ -17,8 +17,8 @@ for mode in off mis mim; do
 	st_analyse $l --style flat --metric bytes
 	bb=$(st_j $l "int(fn('alloc_big').get('self_bytes', 0))")
 	bs=$(st_j $l "int(fn('alloc_small').get('self_bytes', 0))")
-	cb=$(st_j $l "int(fn('alloc_big').get('self_count', 0))")
-	cs=$(st_j $l "int(fn('alloc_small').get('self_count', 0))")
+	cb=$(st_j $l "int(fn('alloc_big').get('self_blocks', 0))")
+	cs=$(st_j $l "int(fn('alloc_small').get('self_blocks', 0))")
 	st_within "${bb:-0}" 314572800 31457280 || mi_why_add "alloc_big: ${bb:-no} bytes estimated, not 300 MiB +/- 10%"
 	st_within "${bs:-0}" 104857600 10485760 || mi_why_add "alloc_small: ${bs:-no} bytes estimated, not 100 MiB +/- 10%"
 	st_within "${cb:-0}" 76800 7680 || mi_why_add "alloc_big: ${cb:-no} allocations estimated, not 76800 +/- 10%"

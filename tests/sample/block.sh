@@ -17,10 +17,10 @@ grep -q '^block done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finis
 bad=$(grep -E '^(eintr|short)' "$MI_TMP/$l.out" | tr '\n' ';')
 [ -z "$bad" ] || mi_why_add "waits cut short: $bad"
 st_analyse $l --style flat
-s=$(st_j $l "round(fn('block_usleep').get('cum_seconds', 0), 3)")
+s=$(st_j $l "round(fn('block_usleep').get('cum_ms', 0) / 1e3, 3)")
 st_within "${s:-0}" 1.1 0.2 || mi_why_add "block_usleep has ${s:-0} s of samples, not 1.0 to 1.3"
 for f in block_nanosleep block_poll block_read block_cond block_join; do
-	s=$(st_j $l "round(fn('$f').get('cum_seconds', 0), 3)")
+	s=$(st_j $l "round(fn('$f').get('cum_ms', 0) / 1e3, 3)")
 	st_within "${s:-0}" 0.25 0.08 || mi_why_add "$f has ${s:-0} s of samples, not 0.2 to 0.33"
 done
 th=$(st_j $l "len(j['threads'])")

@@ -29,10 +29,10 @@ exact("alloc_small", "own_blocks", 10000)
 assert fns["main"]["acc_bytes"] >= 40 * 256 * 1024 + 640000, "main acc_bytes"
 assert fns["main"]["own_blocks"] <= 1, "main allocates (stdout's buffer at most)"
 exact("burn_a", "own_bytes", 0)
-exact("burn_a", "cnt", 1)
-ratio = fns["burn_a"]["acc"] / fns["burn_b"]["acc"]
+exact("burn_a", "calls", 1)
+ratio = fns["burn_a"]["acc_ms"] / fns["burn_b"]["acc_ms"]
 assert 2.25 <= ratio <= 3.75, "acc time burn_a/burn_b = %.2f, expected 3 +- 0.75" % ratio
-exact("work", "cnt", 2)
+exact("work", "calls", 2)
 peak = r["peak"]
 want = 40 * 256 * 1024 + 640000
 assert want <= peak["max_ever_bytes"] < want + (1 << 20), "max ever %d" % peak["max_ever_bytes"]
@@ -46,14 +46,14 @@ assert r["run"]["exit_code"] == 0 and r["run"]["mode"] == "mim"
 # distorts: calls x 2 events x the cost, told and not taken off; the
 # stamps' share of each allocation call taken off <alloc>
 tc = r["tracer"]
-ncalls = sum(f["cnt"] for f in r["functions"] if not f["name"].startswith("<") and f["name"] != "suspend")
+ncalls = sum(f["calls"] for f in r["functions"] if not f["name"].startswith("<") and f["name"] != "suspend")
 assert 0 < tc["event_ps"] < 10000000, "tracer cost per event %r ps" % tc["event_ps"]
 assert tc["calls"] >= ncalls, "tracer calls %d, the top functions alone made %d" % (tc["calls"], ncalls)
 want = tc["calls"] * 2 * tc["event_ps"] / 1e9
 assert abs(tc["hooks_ms"] - want) <= 0.002 + 0.01 * want, "hooks %r ms, calls x 2 x cost %r" % (tc["hooks_ms"], want)
 assert tc["hooks_taken_off"] is False
 assert tc["alloc_calls"] >= 2 * 10040, "<alloc> calls corrected %d" % tc["alloc_calls"]
-assert tc["alloc_calls"] == fns["<alloc>"]["cnt"], "corrected %d of %d <alloc>" % (tc["alloc_calls"], fns["<alloc>"]["cnt"])
+assert tc["alloc_calls"] == fns["<alloc>"]["calls"], "corrected %d of %d <alloc>" % (tc["alloc_calls"], fns["<alloc>"]["calls"])
 assert tc["alloc_taken_off_ms"] > 0, "nothing taken off <alloc>"
 assert 0 < tc["percent"] < 100, "tracer share %r%%" % tc["percent"]
 PY
@@ -85,9 +85,9 @@ fns = {f["name"]: f for f in r["functions"]}
 big, small = fns["alloc_big"]["own_bytes"], fns["alloc_small"]["own_bytes"]
 assert abs(big - 10485760) <= 0.15 * 10485760, "alloc_big own bytes %d" % big
 assert abs(small - 640000) <= 0.35 * 640000, "alloc_small own bytes %d" % small
-ratio = fns["burn_a"]["own"] / fns["burn_b"]["own"]
+ratio = fns["burn_a"]["own_ms"] / fns["burn_b"]["own_ms"]
 assert 2 <= ratio <= 4, "own time burn_a/burn_b = %.2f, expected 3 +- 1" % ratio
-assert fns["burn_a"]["cnt"] is None, "calls without counting"
+assert fns["burn_a"]["calls"] is None, "calls without counting"
 PY
 mi_verdict "report from samples: bytes and time per function within tolerance" "$why" scheck.out check \
 	err stderr

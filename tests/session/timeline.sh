@@ -26,7 +26,7 @@ why=
 import json, sys
 rows = json.load(open(sys.argv[1]))["timeline"]
 assert len(rows) >= 10, "only %d rows" % len(rows)
-assert all(a["elapsed"] <= b["elapsed"] for a, b in zip(rows, rows[1:])), "not in time order"
+assert all(a["elapsed_ms"] <= b["elapsed_ms"] for a, b in zip(rows, rows[1:])), "not in time order"
 top = max(r["bytes"] for r in rows)
 assert top >= 24 << 20, "peak %d below 24 MiB" % top
 assert rows[-1]["bytes"] < 8 << 20, "last %d not back below 8 MiB" % rows[-1]["bytes"]

@@ -35,13 +35,13 @@ def general(j, why):
     for t in j["threads"]:
         own_sum = 0.0
         for f in t["functions"]:
-            own_sum += f["own"]
-            if f["own"] > f["acc"] + SLACK_MS:
-                why.append("thread %d %s: OWN %.3f > ACC %.3f" % (t["thread"], f["name"], f["own"], f["acc"]))
-        if abs(own_sum - t["own"]) > 0.01 * t["own"] + SLACK_MS * len(t["functions"]):
-            why.append("thread %d: sum of OWN %.3f, thread OWN %.3f" % (t["thread"], own_sum, t["own"]))
-        if t["acc"] and t["own"] > t["acc"] * 1.01 + SLACK_MS:
-            why.append("thread %d: OWN %.3f > ACC %.3f" % (t["thread"], t["own"], t["acc"]))
+            own_sum += f["own_ms"]
+            if f["own_ms"] > f["acc_ms"] + SLACK_MS:
+                why.append("thread %d %s: OWN %.3f > ACC %.3f" % (t["thread"], f["name"], f["own_ms"], f["acc_ms"]))
+        if abs(own_sum - t["own_ms"]) > 0.01 * t["own_ms"] + SLACK_MS * len(t["functions"]):
+            why.append("thread %d: sum of OWN %.3f, thread OWN %.3f" % (t["thread"], own_sum, t["own_ms"]))
+        if t["acc_ms"] and t["own_ms"] > t["acc_ms"] * 1.01 + SLACK_MS:
+            why.append("thread %d: OWN %.3f > ACC %.3f" % (t["thread"], t["own_ms"], t["acc_ms"]))
 
 
 def expected(out):
@@ -52,7 +52,7 @@ def expected(out):
 
 def cnt(thread, name):
     f = fn(thread, name)
-    return f["cnt"] if f else 0
+    return f["calls"] if f else 0
 
 
 def check(j, out, case, clock, why):
@@ -77,29 +77,29 @@ def check(j, out, case, clock, why):
                 why.append("%s CNT %d, expected %d" % (name, cnt(main, name), want))
     if case == "rec":
         f = fn(main, "fib")
-        callers = {r["name"]: r["cnt"] for r in f["callers"]} if f else {}
+        callers = {r["name"]: r["calls"] for r in f["callers"]} if f else {}
         if callers.get("fib") != 8360 or callers.get("run") != 1:
             why.append("fib's callers: %s" % callers)
     if case == "sleep":
         s = fn(main, "suspend")
-        if not s or s["cnt"] != 3:
-            why.append("suspend: %s, expected CNT 3" % (s and s["cnt"]))
-        elif clock == "wall" and s["acc"] < 55:
-            why.append("suspend ACC %.3f ms, expected >= 55 (3 x 20 ms asleep)" % s["acc"])
-        elif clock == "cpu" and s["acc"] > 30:
-            why.append("suspend ACC %.3f ms of CPU time while asleep" % s["acc"])
+        if not s or s["calls"] != 3:
+            why.append("suspend: %s, expected CNT 3" % (s and s["calls"]))
+        elif clock == "wall" and s["acc_ms"] < 55:
+            why.append("suspend ACC %.3f ms, expected >= 55 (3 x 20 ms asleep)" % s["acc_ms"])
+        elif clock == "cpu" and s["acc_ms"] > 30:
+            why.append("suspend ACC %.3f ms of CPU time while asleep" % s["acc_ms"])
         nap = fn(main, "napper")
-        if s and nap and s["own"] > SLACK_MS:
-            why.append("suspend OWN %.3f, expected 0" % s["own"])
-        if clock == "wall" and nap and nap["acc"] < 55:
-            why.append("napper ACC %.3f does not hold its sleeps" % nap["acc"])
+        if s and nap and s["own_ms"] > SLACK_MS:
+            why.append("suspend OWN %.3f, expected 0" % s["own_ms"])
+        if clock == "wall" and nap and nap["acc_ms"] < 55:
+            why.append("napper ACC %.3f does not hold its sleeps" % nap["acc_ms"])
     if case == "alloc":
         a = fn(main, "<alloc>")
-        if not a or a["cnt"] < 2000:
-            why.append("<alloc> CNT %s, expected >= 2000 (1000 malloc, 1000 free)" % (a and a["cnt"]))
-        elif abs(a["own"] - a["acc"]) > SLACK_MS:
-            why.append("<alloc> OWN %.3f != ACC %.3f" % (a["own"], a["acc"]))
-        elif not any(r["name"] == "allocator" and r["cnt"] >= 2000 for r in a["callers"]):
+        if not a or a["calls"] < 2000:
+            why.append("<alloc> CNT %s, expected >= 2000 (1000 malloc, 1000 free)" % (a and a["calls"]))
+        elif abs(a["own_ms"] - a["acc_ms"]) > SLACK_MS:
+            why.append("<alloc> OWN %.3f != ACC %.3f" % (a["own_ms"], a["acc_ms"]))
+        elif not any(r["name"] == "allocator" and r["calls"] >= 2000 for r in a["callers"]):
             why.append("<alloc> not called 2000 times from allocator")
 
 
@@ -113,9 +113,9 @@ def shape(j):
     ts = []
     for t in j["threads"]:
         fs = [f for f in t["functions"] if f["name"] not in TIMING]
-        fns = {f["name"]: (f["cnt"], f["bytes"]["own"], f["bytes"]["acc"], f["blocks"]["own"], f["blocks"]["acc"])
+        fns = {f["name"]: (f["calls"], f["own_bytes"], f["acc_bytes"], f["own_blocks"], f["acc_blocks"])
                for f in fs}
-        pairs = {(r["name"], f["name"]): r["cnt"] for f in fs for r in f["callers"]}
+        pairs = {(r["name"], f["name"]): r["calls"] for f in fs for r in f["callers"]}
         ts.append((fns, pairs))
     # the first thread first; the others start in any order: sort them by
     # what they did

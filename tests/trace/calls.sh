@@ -42,9 +42,9 @@ check_case() {
 			"$TR_CHECK" "$cfile" >"$cfile.chk" 2>&1 || mi_why_add "child trace unreadable"
 			grep -q "^header [0-9]* [0-9]* $child " "$cfile.chk" || mi_why_add "child pid not in header"
 			tr_analyse "$cfile" || mi_why_add "child: inspect analyse failed"
-			[ "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(f["cnt"] for f in j["threads"][0]["functions"] if f["name"] == "leaf"))' "$cfile.json" 2>&1)" = 5 ] ||
+			[ "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(f["calls"] for f in j["threads"][0]["functions"] if f["name"] == "leaf"))' "$cfile.json" 2>&1)" = 5 ] ||
 				mi_why_add "child: leaf not 5"
-			[ "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(f["cnt"] for f in j["threads"][0]["functions"] if f["name"] == "leaf"))' "$trace.json" 2>&1)" = 7 ] ||
+			[ "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(f["calls"] for f in j["threads"][0]["functions"] if f["name"] == "leaf"))' "$trace.json" 2>&1)" = 7 ] ||
 				mi_why_add "parent: leaf not 7"
 		fi
 		;;

@@ -47,7 +47,7 @@ if run fork wall profile; then
 	f=$T/fork.wall.profile.trace
 	child=$(awk '$1 == "child" { print $2 }' "$f.out")
 	if [ -f "$f.$child" ] && tr_analyse "$f.$child"; then
-		leafs() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(x["cnt"] for x in j["threads"][0]["functions"] if x["name"] == "leaf"))' "$1"; }
+		leafs() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(x["calls"] for x in j["threads"][0]["functions"] if x["name"] == "leaf"))' "$1"; }
 		[ "$(leafs "$f.$child.json")" = 5 ] || mi_why_add "child: leaf $(leafs "$f.$child.json"), not 5"
 		[ "$(leafs "$f.json")" = 7 ] || mi_why_add "parent: leaf $(leafs "$f.json"), not 7"
 	else

@@ -26,12 +26,12 @@ for th in j["threads"]:
     if "spin" not in fs:
         continue
     seen += 1
-    mine = [r for r in runs if r[0] == fs["spin"]["cnt"]]
+    mine = [r for r in runs if r[0] == fs["spin"]["calls"]]
     if not mine:
-        bad.append("no spinner printed %d calls" % fs["spin"]["cnt"]); continue
+        bad.append("no spinner printed %d calls" % fs["spin"]["calls"]); continue
     runs.remove(mine[0])
     cpu, wall = mine[0][1:]
-    acc, p = fs["spinner"]["acc"], fs.get("<preempted>")
+    acc, p = fs["spinner"]["acc_ms"], fs.get("<preempted>")
     # the thread's own functions: its CPU time, not the other thread's turns
     if acc > 1.25 * cpu + 10:
         bad.append("%s: spinner ACC %.1f ms for %.1f ms of CPU (wall %.1f)" % (clock, acc, cpu, wall))
@@ -39,10 +39,10 @@ for th in j["threads"]:
         if p:
             bad.append("cpu: a <preempted> %r" % (p,))
         continue
-    if not p or p["cnt"] < 5:
+    if not p or p["calls"] < 5:
         bad.append("wall: <preempted> %r, expected 5 or more (wall %.1f, cpu %.1f ms)" % (p, wall, cpu))
-    elif p["own"] != p["acc"] or p["own"] < 0.5 * (wall - cpu):
-        bad.append("wall: <preempted> %.1f ms (OWN %.1f) of %.1f ms off the CPU" % (p["acc"], p["own"], wall - cpu))
+    elif p["own_ms"] != p["acc_ms"] or p["own_ms"] < 0.5 * (wall - cpu):
+        bad.append("wall: <preempted> %.1f ms (OWN %.1f) of %.1f ms off the CPU" % (p["acc_ms"], p["own_ms"], wall - cpu))
 if seen != 2:
     bad.append("%d threads ran spin, not 2" % seen)
 if bad:

@@ -24,11 +24,11 @@ s, a, keep = fs.get("<snapshot>"), fs["<alloc>"], fs["keep"]
 if sys.argv[2] == "exit":
     assert s is None, "a <snapshot> without peak snapshots: %r" % (s,)
     sys.exit(0)
-assert s and s["cnt"] >= 3 and s["own"] > 0 and s["acc"] == s["own"], "no <snapshot>: %r" % (s,)
+assert s and s["calls"] >= 3 and s["own_ms"] > 0 and s["acc_ms"] == s["own_ms"], "no <snapshot>: %r" % (s,)
 # <alloc>: its ACC holds no pause (OWN = ACC but for the program's own waits)
-assert a["acc"] - a["own"] < 0.5 * s["acc"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc"], a["own"], s["acc"])
+assert a["acc_ms"] - a["own_ms"] < 0.5 * s["acc_ms"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc_ms"], a["own_ms"], s["acc_ms"])
 # keep() allocated and its ACC holds <alloc> but not the pauses
-assert keep["acc"] <= th["acc"] - 0.5 * s["acc"], "keep acc %r holds <snapshot> %r" % (keep["acc"], s["acc"])
+assert keep["acc_ms"] <= th["acc_ms"] - 0.5 * s["acc_ms"], "keep acc %r holds <snapshot> %r" % (keep["acc_ms"], s["acc_ms"])
 EOF_PY
 	if [ $at = peak ]; then
 		"$TR_INSPECT" export --format folded -o "$T/f.folded" "$T/$at.trace" 2>>"$T/$at.err" &&

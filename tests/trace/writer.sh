@@ -12,7 +12,7 @@ T=$MI_TMP
 # leaf_cnt JSON: calls of leaf in `inspect analyse --json`
 leaf_cnt() {
 	python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
-print(sum(f["cnt"] for t in j["threads"] for f in t["functions"] if f["name"] == "leaf"))' "$1" 2>&1
+print(sum(f["calls"] for t in j["threads"] for f in t["functions"] if f["name"] == "leaf"))' "$1" 2>&1
 }
 
 # --- disk full: a 1 MiB tmpfs (root only) -------------------------------
@@ -76,11 +76,11 @@ j = json.load(open(sys.argv[1]))
 fs = {f["name"]: f for f in j["threads"][0]["functions"]}
 w = fs.get("<trace-wait>")
 main = fs.get("main")
-if not w or w["cnt"] < 1 or w["acc"] <= 0:
+if not w or w["calls"] < 1 or w["acc_ms"] <= 0:
     sys.exit("no <trace-wait> time: %r" % (w,))
 # the writer was held up for seconds: main's ACC must not hold that
-if main["acc"] > j["threads"][0]["acc"] - w["acc"] * 0.5:
-    sys.exit("main acc %r holds the wait %r" % (main["acc"], w["acc"]))
+if main["acc_ms"] > j["threads"][0]["acc_ms"] - w["acc_ms"] * 0.5:
+    sys.exit("main acc %r holds the wait %r" % (main["acc_ms"], w["acc_ms"]))
 EOF_PY
 # the folded stacks keep <trace-wait> too: their sum is the profile's OWN
 "$TR_INSPECT" export --format folded -o "$T/pipe.folded" "$T/piped.trace" 2>>"$T/pipe.err" ||
@@ -88,7 +88,7 @@ EOF_PY
 python3 - "$T/pipe.folded" "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "folded sum is not the profile's OWN"
 import json, sys
 rows = [l.rstrip("\n").rpartition(" ") for l in open(sys.argv[1])]
-own = round(json.load(open(sys.argv[2]))["totals"]["own"] * 1e6)
+own = round(json.load(open(sys.argv[2]))["totals"]["own_ms"] * 1e6)
 total = sum(int(n) for _, _, n in rows)
 assert abs(total - own) <= len(rows), "folded %d, own %d" % (total, own)
 assert any(s.endswith("<trace-wait>") for s, _, _ in rows), "no <trace-wait> stack"

@@ -55,6 +55,8 @@ struct insp_opts {
 	bool progress;       /* stderr is a terminal: progress bars allowed   */
 	bool no_symbols;     /* never open module files (the fuzzer sets it)  */
 	bool no_control;     /* never open sockets (the fuzzer sets it)       */
+	int columns;         /* text width: $COLUMNS, the terminal's, or 0:
+				never cut (see insp_text_columns)             */
 };
 
 /* ------------------------------------------------------------ insp_args -- */
@@ -158,6 +160,9 @@ void insp_pool_free(struct insp_pool *p);
 
 /* Monotonic seconds. */
 double insp_now(void);
+/* The width text output may take: $COLUMNS when it is a number, else the
+** terminal's when out is one, else 0 (a file or a pipe: nothing is cut). */
+int insp_text_columns(FILE *out);
 
 /* -------------------------------------------------------------- insp_db -- */
 

@@ -19,9 +19,6 @@
 */
 #include "insp_int.h"
 
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,7 +258,7 @@ static void text_line(const insp_table_t *t, FILE *f, const size_t *wid, const i
 			insp_text_str(col->head, buf, sizeof buf, &w);
 		else
 			text_cell(col, out_at(t, row, c), unit[c], buf, sizeof buf, &w);
-		if (w > wid[c] && col->kind == INSP_K_STR)
+		if (w > wid[c] && (col->kind == INSP_K_STR || col->kind == INSP_K_LOC))
 			insp_text_cut(buf, &w, wid[c]);
 		size_t pad = wid[c] > w ? wid[c] - w : 0;
 		bool left = col->kind == INSP_K_STR || col->kind == INSP_K_LOC || col->kind == INSP_K_TIME;
@@ -293,32 +290,18 @@ static int column_dur_unit(const insp_table_t *t, int c, size_t rows)
 	return insp_dur_unit_of(most);
 }
 
-/* The width of the terminal f writes to, or 0 when it is not one: text
-** is fitted to a terminal, never cut when it goes to a pipe or a file. */
-static size_t out_term_width(FILE *f)
+/* With a width (the terminal's, or $COLUMNS: insp_text_columns), narrow
+** the text columns (names, locations) to fit; without one cut nothing. */
+static void out_fit(const insp_table_t *t, size_t *wid)
 {
-	struct winsize ws;
-	int fd = fileno(f);
-	if (fd < 0 || !isatty(fd))
-		return 0;
-	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	const char *cols = getenv("COLUMNS");
-	long n = cols ? strtol(cols, NULL, 10) : 0;
-	return n > 0 && n < 100000 ? (size_t)n : 80;
-}
-
-/* On a terminal, narrow the text columns (names, locations) to fit. */
-static void out_fit(const insp_table_t *t, FILE *f, size_t *wid)
-{
-	size_t width = out_term_width(f);
+	size_t width = t->doc->o->columns > 0 ? (size_t)t->doc->o->columns : 0;
 	if (!width)
 		return;
 	size_t *shown = insp_xcalloc((size_t)t->ncols, sizeof *shown);
 	bool *can_cut = insp_xcalloc((size_t)t->ncols, sizeof *can_cut);
 	for (int c = 0; c < t->ncols; c++) {
 		shown[c] = out_shown_in(t, &t->cols[c]) ? wid[c] : 0;
-		can_cut[c] = t->cols[c].kind == INSP_K_STR;
+		can_cut[c] = t->cols[c].kind == INSP_K_STR || t->cols[c].kind == INSP_K_LOC;
 	}
 	insp_fit_widths(shown, can_cut, t->ncols, width);
 	for (int c = 0; c < t->ncols; c++)
@@ -351,7 +334,7 @@ static void text_table(const insp_table_t *t, FILE *f)
 				wid[c] = w > wid[c] ? w : wid[c];
 			}
 		}
-		out_fit(t, f, wid);
+		out_fit(t, wid);
 		text_line(t, f, wid, unit, SIZE_MAX);
 		for (size_t r = 0; r < rows; r++)
 			text_line(t, f, wid, unit, r);

@@ -1,17 +1,21 @@
 /*
 ** insp_util.c — small services every part of inspect uses: allocation
 ** that reports running out of memory instead of returning NULL, a growable
-** vector, a string pool freed all at once, and a monotonic clock.
+** vector, a string pool freed all at once, a monotonic clock, and the width
+** of the text output.
 **
 ** inspect is a command-line reader; on out of memory the only sensible
 ** thing is to stop with one line, so callers never check for NULL.
 */
 #include "insp_int.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 static void insp_oom(void)
 {
@@ -136,4 +140,21 @@ double insp_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int insp_text_columns(FILE *out)
+{
+	const char *env = getenv("COLUMNS");
+	if (env && *env) {
+		char *end;
+		errno = 0;
+		long n = strtol(env, &end, 10);
+		if (!*end && !errno && n > 0 && n <= 100000)
+			return (int)n;
+	}
+	struct winsize ws;
+	int fd = fileno(out);
+	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 0;
 }

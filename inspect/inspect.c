@@ -65,7 +65,8 @@ static void insp_help(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1};
+	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1,
+			      .columns = insp_text_columns(stdout)};
 	if (argc < 2) {
 		fputs("inspect: no command (see 'inspect --help')\n", stderr);
 		return INSP_EXIT_USAGE;

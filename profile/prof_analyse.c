@@ -132,27 +132,45 @@ static void an_ms(char *buf, size_t len, int64_t ns)
 		 (long long)(llabs(ns) / 1000 % 1000));
 }
 
-/* One line: prefix and name cut to the name column, then the numbers. */
+/* The name column: what --cols leaves after the numbers; without a width
+** (a file, a pipe) the layout of 80 columns, names never cut. */
+static size_t an_namew(const struct prof_aopts *ao)
+{
+	return (size_t)(ao->cols > 0 ? ao->cols : 80) - 3 * NUMW;
+}
+
+/* One line: prefix and name in the name column, then the numbers.  A name
+** too long for the column is cut to it ('~' last) when there is a width;
+** without one it is printed whole on a line of its own, the numbers on the
+** next, so that nothing is lost and the columns stay aligned. */
 static void an_line(const struct an_text *x, const char *prefix, const char *name, uint64_t cnt,
 		    const char *acc, int64_t own)
 {
-	size_t namew = (size_t)x->ao->cols - 3 * NUMW;
-	char clean[512], ob[32];
+	size_t namew = an_namew(x->ao);
+	char clean[8192], ob[32];
 	size_t w;
 	insp_text_str(name, clean, sizeof clean, &w);
 	size_t pw = strlen(prefix), room = namew > pw + 1 ? namew - pw - 1 : 1;
-	/* cut at `room` code points, the last one shown as '~' */
-	size_t cps = 0, i = 0;
-	for (; clean[i]; i++) {
-		if (((unsigned char)clean[i] & 0xc0) == 0x80)
-			continue;
-		if (cps == room - 1 && w > room) {
-			clean[i] = '~';
-			clean[i + 1] = 0;
+	size_t cps = w;
+	if (w > room && x->ao->cols == 0) {
+		fprintf(x->f, "%s%s\n", prefix, clean);
+		prefix = "";
+		pw = 0;
+		clean[0] = 0;
+		cps = 0;
+	} else if (w > room) { /* cut at `room` code points, the last one shown as '~' */
+		cps = 0;
+		for (size_t i = 0; clean[i]; i++) {
+			if (((unsigned char)clean[i] & 0xc0) == 0x80)
+				continue;
+			if (cps == room - 1) {
+				clean[i] = '~';
+				clean[i + 1] = 0;
+				cps++;
+				break;
+			}
 			cps++;
-			break;
 		}
-		cps++;
 	}
 	an_ms(ob, sizeof ob, own);
 	fprintf(x->f, "%s%s%*s%*llu%*s%*s\n", prefix, clean, (int)(namew - pw - cps), "", NUMW,
@@ -186,7 +204,7 @@ static void an_paragraphs(const struct an_text *x, const struct an_thread *a)
 		const struct prof_func *fn = &x->m->funcs[r->fn];
 		if (x->ao->callers)
 			an_each_pair(a, r->fn, false, an_text_caller, (void *)x);
-		char name[600];
+		char name[4096];
 		if (fn->file)
 			snprintf(name, sizeof name, "%s  %s:%d", fn->name, fn->file, fn->line);
 		else
@@ -211,7 +229,7 @@ static void an_text_head(const struct an_text *x)
 	fprintf(x->f, "\nSorted by %s; times in ms.\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
 	prof_cost_text(m, x->f);
 	fputc('\n', x->f);
-	size_t namew = (size_t)x->ao->cols - 3 * NUMW;
+	size_t namew = an_namew(x->ao);
 	fprintf(x->f, "%*s%*s%*s%*s\n", (int)namew, "", NUMW, "CNT", NUMW, "ACC", NUMW, "OWN");
 	an_line_ms(x, "", "totals", m->cnt, m->acc, m->own);
 	fputc('\n', x->f);

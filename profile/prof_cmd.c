@@ -61,7 +61,8 @@ static const char analyse_help[] =
 	"  --no-callers       only the marked rows, no callers or called\n"
 	"  --totals           also one set of paragraphs over all threads\n"
 	"  --no-details       only the totals and the thread headers\n"
-	"  --cols N           line width, 80 or more (default 80)\n"
+	"  --cols N           line width, 80 or more, names cut to fit (default: the\n"
+	"                     terminal's or $COLUMNS; to a file or pipe, never cut)\n"
 	"sampling styles:\n"
 	"  --top N            the first N functions (default 25; 0: all)\n"
 	"  --cumulative       order by cumulative figures instead of self\n"
@@ -253,7 +254,8 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	const char *cmd = analyse ? "analyse" : "profile";
 	const char *pos[3];
 	int npos = 0, dump_pos = -1;
-	*a = (struct pc_args){.ao = {PROF_SORT_ACC, true, false, true, false, 80}};
+	/* cols -1 until --cols or the end of parsing decides it */
+	*a = (struct pc_args){.ao = {PROF_SORT_ACC, true, false, true, false, -1}};
 	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide};
 	insp_set_full_names(false);
 	for (int i = 1; i < argc; i++) {
@@ -287,6 +289,10 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 		if (r != INSP_CONTINUE)
 			return r;
 	}
+	/* Width: --cols, else the terminal's (at least 80) when the analysis goes
+	** to standard output, else no cutting. */
+	if (a->ao.cols < 0)
+		a->ao.cols = a->dest || !o->columns ? 0 : o->columns < 80 ? 80 : o->columns;
 	/* `--dump FILE TRACE`: the word after --dump is FILE when another follows */
 	if (dump_pos >= 0 && npos == 2) {
 		a->dump = pos[dump_pos];

@@ -224,7 +224,7 @@ enum prof_sort { PROF_SORT_ACC, PROF_SORT_OWN };
 struct prof_aopts {
 	enum prof_sort sort;
 	bool callers, totals, details, json;
-	int cols;
+	int cols;  /* line width, names cut to fit; 0: never cut */
 };
 
 /* "prof_analyse.c" */

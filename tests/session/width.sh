@@ -1,0 +1,50 @@
+# width.sh — text output takes the terminal's width ($COLUMNS here, as a
+# terminal would give it) and is never cut without one: `inspect top` fits
+# its widest name column, `inspect analyse` cuts names with '~' at --cols or
+# $COLUMNS, and to a file prints a long name whole on its own line with its
+# figures aligned on the next.
+. "$top_srcdir/tests/integration/lib.sh"
+command -v cc >/dev/null 2>&1 || { echo "skip  width: no C compiler"; exit 77; }
+INSPECT=$top_builddir/inspect/inspect
+cd "$MI_TMP" || exit 99
+
+long=a_function_with_a_rather_long_name_that_does_not_fit_in_the_name_column
+cat >w.c <<EOC
+#include <stdlib.h>
+void *${long}_of_analyse(int i) { return malloc(64 + i); }
+int main(void)
+{
+	for (int i = 0; i < 100; i++)
+		free(${long}_of_analyse(i));
+	void *keep = ${long}_of_analyse(5000);
+	(void)keep;
+	return 0;
+}
+EOC
+why=
+cc -g -O0 -finstrument-functions w.c -o w 2>err || mi_why_add "cc failed"
+env LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot=w.db,trace=wall,trace_file=w.trace ./w 2>>err ||
+	mi_why_add "the program failed"
+
+# top --by site: the site's name is wider than 60 columns
+COLUMNS=60 "$INSPECT" top --by site w.db >narrow 2>>err || mi_why_add "top exited $?"
+"$INSPECT" top --by site w.db >wide 2>>err
+over=$(sed 1,3d narrow | awk 'length($0) > 60' | head -n 1)
+[ -z "$over" ] || mi_why_add "a line of top wider than COLUMNS=60: $over"
+grep -q '~' narrow || mi_why_add "top cut nothing at 60 columns"
+grep -q "${long}_of_analyse" wide || mi_why_add "top to a file cut the name"
+grep -q '~' wide && mi_why_add "top to a file cut something"
+
+# analyse: cut at COLUMNS=90; whole on its own line to a file
+COLUMNS=90 "$INSPECT" analyse w.trace >narrow 2>>err || mi_why_add "analyse exited $?"
+line=$(grep "a_function_with" narrow | head -n 1)
+[ "${#line}" -le 90 ] || mi_why_add "analyse line of ${#line} columns at COLUMNS=90"
+case $line in *'~'*[0-9]) ;; *) mi_why_add "analyse at 90 columns: '$line' is not cut with '~' before its figures" ;; esac
+"$INSPECT" analyse w.trace >wide 2>>err
+awk -v n="${long}_of_analyse" '
+	index($0, n) { named = NR; if ($0 ~ / [0-9]+ +[0-9.]+ +[0-9.]+$/) whole_line = 1 }
+	NR == named + 1 && named { if ($0 ~ /^ +[0-9]+ +[0-9.]+ +[0-9.]+$/) figures = 1 }
+	END { exit !(named && figures && !whole_line) }' wide ||
+	mi_why_add "analyse to a file: the long name is not whole on its own line with its figures under it"
+mi_verdict "text width: the terminal's when there is one, nothing cut without" "$why" wide "analyse to a file" err stderr
+mi_finish

@@ -1,6 +1,6 @@
 /*
 ** prof_analyse.c — `inspect analyse`: fprof's analysis in our own text form,
-** and the same as JSON.
+** and the same as JSON and as CSV.
 **
 ** Text: a heading, the totals line, then per thread a header line and one
 ** paragraph per function: the functions that called it ("  " + name), the
@@ -433,4 +433,77 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 		prof_mthread_free(&all);
 	}
 	fputs("}\n", f);
+}
+
+/* ---------------------------------------------------------------- CSV -- */
+
+static void an_csv_ms(FILE *f, int64_t ns)
+{
+	fputc(',', f);
+	an_json_ms(f, ns);
+}
+
+static void an_csv_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own, const struct prof_mem *mem)
+{
+	fprintf(f, ",%llu", (unsigned long long)cnt);
+	an_csv_ms(f, acc);
+	an_csv_ms(f, own);
+	fprintf(f, ",%llu,%llu,%llu,%llu\n", (unsigned long long)mem->own_bytes,
+		(unsigned long long)mem->acc_bytes, (unsigned long long)mem->own_blocks,
+		(unsigned long long)mem->acc_blocks);
+}
+
+struct an_csv {
+	const struct prof_model *m;
+	const struct prof_mthread *t;
+	uint32_t fn;
+	FILE *f;
+};
+
+static void an_csv_pair(void *ctx, const struct prof_pair *p, uint32_t other)
+{
+	const struct an_csv *c = ctx;
+	fprintf(c->f, "%u,", c->t->thread);
+	insp_csv_str(c->f, c->m->funcs[c->fn].name);
+	fputc(',', c->f);
+	insp_csv_str(c->f, c->m->funcs[other].name);
+	an_csv_figures(c->f, p->cnt, p->acc, p->own, &p->mem);
+}
+
+/* The same figures as the JSON, flat: one row per function and thread in
+** the order of the text, then one row per caller->called pair (the JSON's
+** "called" arrays), the two tables separated by an empty line. */
+void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, FILE *f)
+{
+	static const char figures[] = "calls,acc_ms,own_ms,own_bytes,acc_bytes,own_blocks,acc_blocks\n";
+	fprintf(f, "thread,tid,name,file,line,%s", figures);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct prof_mthread *t = &m->threads[i];
+		struct an_thread a;
+		an_prepare(t, ao->sort, &a);
+		for (size_t k = 0; k < a.nrows; k++) {
+			const struct prof_func *fn = &m->funcs[a.rows[k].fn];
+			fprintf(f, "%u,%lld,", t->thread, (long long)t->tid);
+			insp_csv_str(f, fn->name);
+			fputc(',', f);
+			if (fn->file) {
+				insp_csv_str(f, fn->file);
+				fprintf(f, ",%d", fn->line);
+			} else {
+				fputc(',', f);
+			}
+			an_csv_figures(f, a.rows[k].cnt, a.rows[k].acc, a.rows[k].own, &a.rows[k].mem);
+		}
+		an_release(&a);
+	}
+	fprintf(f, "\nthread,caller,called,%s", figures);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct an_thread a;
+		an_prepare(&m->threads[i], ao->sort, &a);
+		for (size_t k = 0; k < a.nrows; k++) {
+			struct an_csv c = {m, &m->threads[i], a.rows[k].fn, f};
+			an_each_pair(&a, a.rows[k].fn, true, an_csv_pair, &c);
+		}
+		an_release(&a);
+	}
 }

@@ -53,6 +53,8 @@ static const char analyse_help[] =
 	"                     (--dest FILE is the older spelling)\n"
 	"  --append           append to the -o FILE\n"
 	"  --json             one JSON document\n"
+	"  --csv              comma-separated values (fprof: functions, then caller->\n"
+	"                     called pairs; flat: the functions)\n"
 	"  --no-symbols       traces: name functions module+offset only\n"
 	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
 	"  --pid PID          sessions: the process whose trace to read\n"
@@ -91,8 +93,9 @@ struct pc_args {
 static int pc_unknown(const struct insp_opts *o, const char *cmd, const char *name)
 {
 	static const char *const analyse_opts[] = {
-		"style", "output", "dest", "append", "json", "no-symbols", "full-names", "pid", "sort",
-		"no-callers", "totals", "no-details", "cols", "top", "cumulative", "hide", "time", "metric",
+		"style", "output", "dest", "append", "json", "csv", "no-symbols", "full-names", "pid",
+		"sort", "no-callers", "totals", "no-details", "cols", "top", "cumulative", "hide", "time",
+		"metric",
 		"thread", "cutoff", "help"};
 	static const char *const profile_opts[] = {"output", "dump", "append", "pid",
 						   "no-symbols", "full-names", "help"};
@@ -212,6 +215,7 @@ static int pc_analyse_opt(const struct insp_opts *o, struct pc_args *a, const ch
 	else if (!strcmp(name, "--totals")) a->ao.totals = true;
 	else if (!strcmp(name, "--no-details")) a->ao.details = false;
 	else if (!strcmp(name, "--json")) a->json = true;
+	else if (!strcmp(name, "--csv")) a->ao.csv = true;
 	else if (!strcmp(name, "--dest") || !strcmp(name, "-o") || !strcmp(name, "--output"))
 		r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->dest);
 	else if (!strcmp(name, "--style")) r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->style);
@@ -255,7 +259,7 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	const char *pos[3];
 	int npos = 0, dump_pos = -1;
 	/* cols -1 until --cols or the end of parsing decides it */
-	*a = (struct pc_args){.ao = {PROF_SORT_ACC, true, false, true, false, -1}};
+	*a = (struct pc_args){.ao = {.sort = PROF_SORT_ACC, .callers = true, .details = true, .cols = -1}};
 	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide};
 	insp_set_full_names(false);
 	for (int i = 1; i < argc; i++) {
@@ -320,7 +324,12 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	a->pos2 = npos == 2 ? pos[1] : NULL;
 	if (a->append && !(analyse ? a->dest != NULL : a->dump != NULL))
 		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
+	if (a->json && a->ao.csv)
+		return insp_usage_error(o, cmd, "--json and --csv: choose one");
+	if (a->ao.csv && a->so.style != PROF_ST_FPROF && a->so.style != PROF_ST_FLAT)
+		return insp_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
 	a->so.json = a->json;
+	a->so.csv = a->ao.csv;
 	return INSP_CONTINUE;
 }
 
@@ -486,6 +495,8 @@ static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, s
 	}
 	if (a->json)
 		prof_analyse_json(m, &a->ao, f);
+	else if (a->ao.csv)
+		prof_analyse_csv(m, &a->ao, f);
 	else
 		prof_analyse_text(m, &a->ao, f);
 	int r = pc_close_out(o, a->dest, f);

@@ -321,6 +321,46 @@ static void flat_json(const struct disp *d)
 	free(order);
 }
 
+/* The flat table as CSV: one row per function, the JSON's members. */
+static void flat_csv(const struct disp *d)
+{
+	static const char *const sums[] = {"samples", "ms", "percent", "alloc_samples", "bytes", "blocks"};
+	const struct prof_smodel *m = d->m;
+	size_t n;
+	uint32_t *order = disp_order(d, &n);
+	fputs("name,file,line,module", d->f);
+	for (int side = 0; side < 2; side++)
+		for (size_t k = 0; k < sizeof sums / sizeof sums[0]; k++)
+			fprintf(d->f, ",%s_%s", side ? "cum" : "self", sums[k]);
+	fputs(",calls\n", d->f);
+	for (size_t i = 0; i < disp_top(d, n); i++) {
+		const struct prof_func *fn = &m->funcs[order[i]];
+		const struct prof_fsum *s = &m->fs[order[i]];
+		insp_csv_str(d->f, fn->name);
+		fputc(',', d->f);
+		if (fn->file) {
+			insp_csv_str(d->f, fn->file);
+			fprintf(d->f, ",%d", fn->line);
+		} else {
+			fputc(',', d->f);
+		}
+		fputc(',', d->f);
+		if (fn->module)
+			insp_csv_str(d->f, fn->module);
+		for (int side = 0; side < 2; side++) {
+			const double *v = side ? s->cum : s->self;
+			fprintf(d->f, ",%.0f,%.3f,%.4f,%.0f,%.0f,%.1f", v[PROF_M_SAMPLES],
+				1e3 * disp_secs(m, v[PROF_M_TICKS]), disp_pct(d, v), v[PROF_M_ASAMPLES],
+				v[PROF_M_BYTES], v[PROF_M_ALLOCS]);
+		}
+		if (m->calls)
+			fprintf(d->f, ",%.0f\n", m->calls[order[i]]);
+		else
+			fputs(",\n", d->f);
+	}
+	free(order);
+}
+
 /* -------------------------------------------------------------- tree -- */
 
 static const struct prof_cct *sort_t;
@@ -768,6 +808,6 @@ void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, con
 	case PROF_ST_TREE: so->json ? tree_json(&d) : tree_text(&d); break;
 	case PROF_ST_CALLERS: so->json ? callers_json(&d) : callers_text(&d); break;
 	case PROF_ST_ANOMALIES: anomalies(&d, m2, so->json); break;
-	default: so->json ? flat_json(&d) : flat_text(&d); break;
+	default: so->csv ? flat_csv(&d) : so->json ? flat_json(&d) : flat_text(&d); break;
 	}
 }

@@ -223,12 +223,14 @@ enum prof_sort { PROF_SORT_ACC, PROF_SORT_OWN };
 
 struct prof_aopts {
 	enum prof_sort sort;
-	bool callers, totals, details, json;
+	bool callers, totals, details, json, csv;
 	int cols;  /* line width, names cut to fit; 0: never cut */
 };
 
 /* "prof_analyse.c" */
 void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, FILE *f);
+/* Two CSV tables, functions then caller->called pairs, per thread. */
+void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, FILE *f);
 void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, FILE *f);
 
 /* ------------------------------------------------------------ prof_dump -- */
@@ -260,7 +262,7 @@ struct prof_sopts {
 	enum prof_smetric metric;
 	uint32_t thread;         /* 0: every thread                          */
 	double cutoff;           /* tree: nodes below this % are summarised  */
-	bool json;
+	bool json, csv;          /* csv: the flat style only                 */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before

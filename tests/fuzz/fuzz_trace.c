@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct prof_model m;
 		prof_model_from_trace(&m, &tr, &o, true);
 		fz_check_model(&m);
-		struct prof_aopts ao = {PROF_SORT_ACC, true, true, true, false, 80};
+		struct prof_aopts ao = {.sort = PROF_SORT_ACC, .callers = true, .totals = true, .details = true, .cols = 80};
 		prof_analyse_text(&m, &ao, fz_null());
 		ao.sort = PROF_SORT_OWN;
 		prof_analyse_json(&m, &ao, fz_null());

@@ -1,4 +1,5 @@
-# json_keys.sh — one JSON vocabulary for every command (inspect(1), JSON):
+# json_keys.sh — one JSON vocabulary for every command (inspect(1), JSON),
+# and analyse --csv in the same words with the same figures:
 # each command's --json document, on a session of tests/session/known
 # (memory, exact trace) and on a sampled one, uses only the keys listed in
 # the man page, and none of the words the vocabulary replaced (cnt, own,
@@ -92,4 +93,39 @@ for b in seen[:20]:
 sys.exit(1 if seen else 0)
 PY
 mi_verdict "every command's JSON keys are the documented vocabulary" "$why" check.out check err stderr
+
+# analyse --csv: the same figures as --json, in the same vocabulary
+why=
+for args in "s.db" "--style flat p.db"; do
+	# shellcheck disable=SC2086
+	"$INSPECT" analyse $args --csv >a.csv 2>>err || mi_why_add "analyse $args --csv: exit $?"
+	# shellcheck disable=SC2086
+	"$INSPECT" analyse $args --json >a.json 2>>err
+	/usr/bin/python3 - documented a.csv a.json <<'PY' >>csv.out 2>&1 || mi_why_add "analyse $args --csv: $(tail -n 1 csv.out)"
+import csv, json, sys
+documented = set(open(sys.argv[1]).read().split())
+tables = open(sys.argv[2]).read().split("\n\n")
+j = json.load(open(sys.argv[3]))
+rows = [list(csv.DictReader(t.splitlines())) for t in tables if t.strip()]
+heads = [next(csv.reader(t.splitlines())) for t in tables if t.strip()]
+for h in heads:
+    for k in h:
+        assert k in documented, "column %s is not in the JSON vocabulary" % k
+if "style" not in j:  # fprof: functions, then pairs
+    assert len(rows) == 2, "%d tables, expected functions and pairs" % len(rows)
+    want = [(str(t["thread"]), f["name"], str(f["calls"]), "%.6f" % f["acc_ms"], str(f["own_bytes"]))
+            for t in j["threads"] for f in t["functions"]]
+    got = [(r["thread"], r["name"], r["calls"], "%.6f" % float(r["acc_ms"]), r["own_bytes"]) for r in rows[0]]
+    assert got == want, "functions differ from the JSON: %r vs %r" % (got[:3], want[:3])
+    npairs = sum(len(f["called"]) for t in j["threads"] for f in t["functions"])
+    assert len(rows[1]) == npairs, "%d pairs, the JSON has %d" % (len(rows[1]), npairs)
+else:  # flat
+    want = [(f["name"], f["self_samples"]) for f in j["functions"]]
+    got = [(r["name"], float(r["self_samples"])) for r in rows[0]]
+    assert got == want, "flat rows differ from the JSON: %r vs %r" % (got[:3], want[:3])
+PY
+done
+"$INSPECT" analyse --style tree --csv p.db >/dev/null 2>csv.err
+[ $? -eq 2 ] && grep -q 'fprof and flat' csv.err || mi_why_add "analyse --style tree --csv is not refused with a reason"
+mi_verdict "analyse --csv: fprof and flat tables with the JSON's figures and keys" "$why" csv.out check err stderr
 mi_finish

@@ -95,8 +95,7 @@ static int pc_unknown(const struct insp_opts *o, const char *cmd, const char *na
 	static const char *const analyse_opts[] = {
 		"style", "output", "dest", "append", "json", "csv", "no-symbols", "full-names", "pid",
 		"sort", "no-callers", "totals", "no-details", "cols", "top", "cumulative", "hide", "time",
-		"metric",
-		"thread", "cutoff", "help"};
+		"metric", "thread", "cutoff", "help"};
 	static const char *const profile_opts[] = {"output", "dump", "append", "pid",
 						   "no-symbols", "full-names", "help"};
 	bool analyse = !strcmp(cmd, "analyse");

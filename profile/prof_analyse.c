@@ -323,11 +323,11 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 		fputs(",\"tracer_cost\":null", f);
 		return;
 	}
-	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"event_ms\":%.9f,\"calls\":%llu,"
-		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_each_ms\":%.9f,\"alloc_calls\":%llu,"
+	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"event_ps\":%.0f,\"calls\":%llu,"
+		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f}",
-		prof_cost_percent(m), c->call_ns / 1e6, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
-		c->alloc_ns / 1e6, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
+		prof_cost_percent(m), c->call_ns * 1e3, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
+		c->alloc_ns * 1e3, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
 }
 
 /* --------------------------------------------------------------- JSON -- */

@@ -135,12 +135,12 @@ if tr_run preload "$T/cost.out" "$T/cost.trace" "trace=wall,trace_file=$T/cost.t
 import json, sys
 j = json.load(open(sys.argv[1]))
 c = j["tracer_cost"]
-assert 0 < c["event_ms"] * 1e6 < 10000, c
+assert 0 < c["event_ps"] / 1e3 < 10000, c
 assert c["calls"] == sum(f["calls"] for t in j["threads"] for f in t["functions"]
                          if not f["name"].startswith("<") and f["name"] not in ("suspend", "undefined")), c
 assert 0 < c["percent"] < 100, c
-assert c["alloc_calls"] >= 1 and 0 <= c["alloc_each_ms"] * 1e6 < 10000, c
-assert abs(c["alloc_taken_off_ms"] - c["alloc_calls"] * c["alloc_each_ms"]) < 1e-3, c
+assert c["alloc_calls"] >= 1 and 0 <= c["alloc_each_ps"] / 1e3 < 10000, c
+assert abs(c["alloc_taken_off_ms"] - c["alloc_calls"] * c["alloc_each_ps"] / 1e9) < 1e-3, c
 EOF_PY
 else
 	mi_why_add "run failed"

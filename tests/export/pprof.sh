@@ -194,7 +194,7 @@ for m in re.finditer(r"^\s+(\d+)\s+(\d+): (\d+) $", raw.split("Locations\n", 1)[
 keys = [i for i, ls in locs.items() if ls[-1].startswith("build_cache") and
         ls[-1].endswith("cxx_sites.cc:" + sys.argv[3]) and any(x.startswith("key_of ") for x in ls[:-1])]
 assert len(keys) == 1, "no location of the keys inlined through key_of into build_cache: %s" % sorted(locs.items())[:5]
-row = [r for r in json.load(open(sys.argv[2]))["top"] if (r["location"] or "").endswith("cxx_sites.cc:" + sys.argv[3])]
+row = [r for r in json.load(open(sys.argv[2]))["top"] if (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == sys.argv[3]]
 assert row and vals.get(keys[0]) == (4000, row[0]["bytes"]), "keys: %s, top: %s" % (vals.get(keys[0]), row)
 PY
 		mi_why_add "$(tail -n 1 i.check)"

@@ -284,7 +284,7 @@ static const struct insp_col exit_cols[] = {
 	{"bytes", "bytes", INSP_K_SIZE, 0},
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
-	{"location", "location", INSP_K_STR, INSP_C_OPTIONAL},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "stack", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 

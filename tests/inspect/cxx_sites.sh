@@ -55,7 +55,7 @@ PY
 	if python3 - "$IT_TMP/user.json" "$line" "$vline" "$aline" "$bline" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["top"]
-at = lambda r, l: (r["location"] or "").endswith("cxx_sites.cc:" + l)
+at = lambda r, l: (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == l
 nodes = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "_Rb_tree" in (r["inlined"] or "")]
 keys = [r for r in rows if r["blocks"] == 4000 and at(r, sys.argv[2]) and "key_of" in (r["inlined"] or "")]
 vec = [r for r in rows if at(r, sys.argv[3]) and r["name"].startswith("main+0x") and "vector" in (r["inlined"] or "")]
@@ -73,8 +73,8 @@ PY
 	# What was never freed: top --live-at-exit (by site), and the session's
 	# report and HTML page with their "still live at exit" sections.
 	"$IT_INSPECT" top --live-at-exit --csv "$db" >"$IT_TMP/exit.csv" 2>&1
-	if grep -q "^id,bytes,share,blocks,name,location" "$IT_TMP/exit.csv" &&
-	   grep -q ",4000,\"build_cache(int, int)+0x.*cxx_sites.cc:$line," "$IT_TMP/exit.csv"; then
+	if grep -q "^id,bytes,share,blocks,name,file,line" "$IT_TMP/exit.csv" &&
+	   grep -q ",4000,\"build_cache(int, int)+0x.*cxx_sites.cc\"\?,$line," "$IT_TMP/exit.csv"; then
 		it_ok "$cxx: top --live-at-exit: the exit snapshot by site"
 	else
 		it_fail "$cxx: top --live-at-exit: the exit snapshot by site" "$IT_TMP/exit.csv"
@@ -87,7 +87,7 @@ PY
 	if python3 - "$IT_TMP/report.json" "$line" <<'PY' && grep -q '<h2>Still live at exit</h2>' "$IT_TMP/page.html"
 import json, sys
 rows = json.load(open(sys.argv[1]))["live_at_exit"]
-nodes = [r for r in rows if r["blocks"] == 600 and (r["location"] or "").endswith("cxx_sites.cc:" + sys.argv[2])
+nodes = [r for r in rows if r["blocks"] == 600 and (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == sys.argv[2]
 	 and "_Rb_tree" in (r["inlined"] or "")]
 sys.exit(0 if len(nodes) == 1 else 1)
 PY

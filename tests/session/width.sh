@@ -1,6 +1,7 @@
 # width.sh — text output takes the terminal's width ($COLUMNS here, as a
 # terminal would give it) and is never cut without one: `inspect top` fits
-# its widest name column, `inspect analyse` cuts names with '~' at --cols or
+# its widest name column (cut in the middle, '…'), `inspect analyse` cuts
+# names with '~' at --cols or
 # $COLUMNS, and to a file prints a long name whole on its own line with its
 # figures aligned on the next.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -26,14 +27,15 @@ cc -g -O0 -finstrument-functions w.c -o w 2>err || mi_why_add "cc failed"
 env LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot=w.db,trace=wall,trace_file=w.trace ./w 2>>err ||
 	mi_why_add "the program failed"
 
-# top --by site: the site's name is wider than 60 columns
-COLUMNS=60 "$INSPECT" top --by site w.db >narrow 2>>err || mi_why_add "top exited $?"
+# top --by site: the site's name is wider than 70 columns
+COLUMNS=70 "$INSPECT" top --by site w.db >narrow 2>>err || mi_why_add "top exited $?"
 "$INSPECT" top --by site w.db >wide 2>>err
-over=$(sed 1,3d narrow | awk 'length($0) > 60' | head -n 1)
-[ -z "$over" ] || mi_why_add "a line of top wider than COLUMNS=60: $over"
-grep -q '~' narrow || mi_why_add "top cut nothing at 60 columns"
+over=$(sed 1,3d narrow | python3 -c 'import sys
+print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 70), ""))')
+[ -z "$over" ] || mi_why_add "a line of top wider than COLUMNS=70: $over"
+grep -q '…' narrow || mi_why_add "top cut nothing at 70 columns"
 grep -q "${long}_of_analyse" wide || mi_why_add "top to a file cut the name"
-grep -q '~' wide && mi_why_add "top to a file cut something"
+grep -q '…' wide && mi_why_add "top to a file cut something"
 
 # analyse: cut at COLUMNS=90; whole on its own line to a file
 COLUMNS=90 "$INSPECT" analyse w.trace >narrow 2>>err || mi_why_add "analyse exited $?"

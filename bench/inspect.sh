@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/inspect.sh — how fast inspect reads a snapshot of a million blocks.
 #
-# inspect/bench_gen makes two databases in $TMPDIR (default /tmp): one map
+# bench/bench_gen makes two databases in $TMPDIR (default /tmp): one map
 # snapshot of BLOCKS blocks (default 1,000,000) over 1,000 types and 20
 # segments, and a file with two such snapshots of one process (90% of the
 # blocks kept, 5% reallocated in place, 10% new) for diff.  Every command
@@ -17,7 +17,7 @@
 #
 # usage: bench/inspect.sh [--blocks N] [--rounds N] [BUILD_DIR]
 #   BUILD_DIR   the build tree (default: $top_builddir, else the tree that
-#               holds this script's inspect/bench_gen)
+#               holds this script's bench/bench_gen)
 set -eu
 
 rounds=5
@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
 done
 build=${build:-${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}}
 inspect=$build/inspect/inspect
-gen=$build/inspect/bench_gen
+gen=$build/bench/bench_gen
 for p in "$inspect" "$gen"; do
 	[ -x "$p" ] || { echo "bench/inspect.sh: $p not built (make in $build)" >&2; exit 1; }
 done

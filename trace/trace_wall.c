@@ -27,9 +27,10 @@
 **     since its last wrapped wait.
 ** A slot goes RUN -> SIGNALLED (sampler, compare-and-swap) -> RUN (handler),
 ** or RUN -> BLOCKED (wrapper, compare-and-swap) -> RUN.  A wrapper that finds
-** its slot SIGNALLED lets the tick land first (one sched_yield: a pending
-** signal is delivered when a system call returns), so no tick can reach
-** the real call.  Periods a thread owes (its signal not handled yet: not
+** its slot SIGNALLED lets the tick land first (it yields until the handler
+** has run: a signal is delivered when a system call returns, and the
+** sampler may mark the slot a moment before it sends), so no tick can
+** reach the real call.  Periods a thread owes (its signal not handled yet: not
 ** scheduled, or SIGPROF blocked) add up in `pending` and weigh in the next
 ** sample: a thread that blocks SIGPROF is sampled when it unblocks it.
 **
@@ -48,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
 
@@ -152,16 +154,32 @@ void *trace_wall_block_begin(void *fn)
 	s->blocked[0] = (uint64_t)(uintptr_t)fn;
 	atomic_store_explicit(&s->nblocked, trace_sample_walk_here(s->blocked, 1), memory_order_release);
 	int want = WALL_RUN;
-	if (atomic_compare_exchange_strong(&s->state, &want, WALL_BLOCKED))
-		return s;
-	if (want != WALL_SIGNALLED)
-		return NULL;
-	/* A tick is on its way.  It lands when a system call returns, this
-	** one for instance, unless the thread blocks SIGPROF: then it stays
-	** pending through the call, which it cannot cut short either. */
-	sigset_t cur;
-	pthread_sigmask(SIG_BLOCK, NULL, &cur);
-	atomic_store(&s->state, WALL_BLOCKED);
+	struct timespec t0 = {0, 0}, t;
+	while (!atomic_compare_exchange_strong(&s->state, &want, WALL_BLOCKED)) {
+		if (want != WALL_SIGNALLED)
+			return NULL;
+		/* A tick is on its way: it must land here, not in the call,
+		** where it would cut the wait short.  The sampler may not have
+		** sent it yet (it marks the slot first), so yield until its
+		** handler has run (the slot is RUN again): a sent signal lands
+		** when a system call returns.  Unless this thread blocks
+		** SIGPROF: then the tick stays pending through the call, which
+		** it cannot cut short either. */
+		sigset_t cur;
+		pthread_sigmask(SIG_BLOCK, NULL, &cur);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!t0.tv_sec && !t0.tv_nsec)
+			t0 = t;
+		/* 20 ms at most: a SIGPROF handler of the program's own in place
+		** of ours would never mark the slot RUN again */
+		bool late = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 20000000L;
+		if (sigismember(&cur, SIGPROF) || late) {
+			atomic_store(&s->state, WALL_BLOCKED);
+			return s;
+		}
+		sched_yield();
+		want = WALL_RUN;
+	}
 	return s;
 }
 
@@ -189,8 +207,13 @@ bool trace_wall_signal(const void *info, void *uc, uint64_t *periods, uint64_t *
 		return false;
 	*nframes = 0;
 	wall_slot_t *s = wall_self();
-	if (!s || !atomic_load(&wall_run))
+	if (!s)
 		return true;
+	if (!atomic_load(&wall_run)) { /* stopped meanwhile: the slot is RUN again */
+		int want = WALL_SIGNALLED;
+		atomic_compare_exchange_strong(&s->state, &want, WALL_RUN);
+		return true;
+	}
 	*periods = atomic_exchange(&s->pending, 0);
 	if (atomic_load(&s->state) == WALL_BLOCKED) { /* came late, in a wrapper */
 		unsigned n = atomic_load(&s->nblocked);

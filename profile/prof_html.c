@@ -699,6 +699,11 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 	if ((r = insp_input_check(o, h.path)))
 		return r;
 	if (insp_is_session(h.path)) {
+		/* a damaged session fails here, once, not in each memory part */
+		insp_db_t *check;
+		if ((r = insp_db_open(h.path, o, &check)))
+			return r;
+		insp_db_close(check);
 		if (sqlite3_open_v2(h.path, &h.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 			fprintf(o->err, "inspect: %s: %s\n", h.path, insp_sql_msg(h.db));
 			sqlite3_close(h.db);

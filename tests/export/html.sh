@@ -201,4 +201,16 @@ why=
 grep -q 'No time profile' m.html || mi_why_add "no line saying there is no time profile"
 grep -q 'Memory over time' m.html || mi_why_add "no memory chart without a trace"
 mi_verdict "html: usage errors; a session without a trace" "$why" u.err stderr m.err "stderr (no trace)"
+
+# a damaged session (page 2's b-tree header overwritten): one line, exit 3
+why=
+cp s.db d.db
+psize=$(/usr/bin/python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA page_size").fetchone()[0])' s.db)
+printf 'XXXXXXXX' | dd of=d.db bs=1 seek="$psize" conv=notrunc 2>/dev/null
+"$INSPECT" html d.db -o d.html 2>d.err
+rc=$?
+[ $rc -eq 3 ] || mi_why_add "exit status $rc, not 3"
+[ "$(wc -l <d.err)" = 1 ] || mi_why_add "not one line on stderr"
+grep -q 'damaged' d.err || mi_why_add "no 'damaged' in the message"
+mi_verdict "html: a damaged session" "$why" d.err stderr
 mi_finish

@@ -431,8 +431,17 @@ int main(int argc, char **argv)
 	const char *library = find_library(parse_args(argc, argv, &o));
 	sess_progress = isatty(2);
 	struct stat st;
+	if (o.output && !*o.output) {
+		sess_error("-o: an empty file name (see meminst --help)");
+		return 2;
+	}
 	if (o.output && !o.force && stat(o.output, &st) == 0) {
 		sess_error("%s exists; give another -o FILE, or -f to replace it", o.output);
+		return 2;
+	}
+	/* -f replaces an old session, never a directory, device or FIFO */
+	if (o.output && stat(o.output, &st) == 0 && !S_ISREG(st.st_mode)) {
+		sess_error("%s is not a regular file; -f replaces only a file", o.output);
 		return 2;
 	}
 	const char *parts = make_parts_dir(o.output);

@@ -35,6 +35,21 @@ expect "replaced by -f" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 
 ls -a | grep -q meminst-parts && mi_why_add "a parts directory was left behind"
 mi_verdict "existing output: refused, replaced with -f" "$why" err stderr
 
+# -f never replaces what is not a file (with -o /dev/null it replaced the
+# device); an empty -o is refused: both before the program runs
+why=
+mkdir odir && mkfifo ofifo
+for out in odir ofifo ""; do
+	"$M" -q --no-time -f -o "$out" -- touch ran 2>err
+	expect "-f -o '$out': status" $? 2
+	[ "$(wc -l <err)" = 1 ] || mi_why_add "-f -o '$out': not one line on stderr"
+	[ -e ran ] && mi_why_add "-f -o '$out': the program ran"
+	rm -f ran
+done
+[ -d odir ] && [ -p ofifo ] || mi_why_add "the directory or the FIFO was replaced"
+ls -a | grep -q -e meminst-parts -e '\.tmp-' && mi_why_add "a parts directory or temporary file was left behind"
+mi_verdict "-f: only a regular file is replaced; an empty -o is refused" "$why" err stderr
+
 why=
 "$M" -q --no-time -o sig.db -- sh -c 'kill -TERM $$' 2>err
 expect "status of a program killed by SIGTERM" $? 143

@@ -124,26 +124,34 @@ static int store_copy_part(struct store *s)
 	return rc;
 }
 
-/* Attach one process's snapshot database if it is ours; 0 or -1 (reported). */
-static int store_attach(struct store *s, const char *file)
+/* Attach one process's snapshot database if it is ours; 0 or -1 (reported
+** when `report`: each part is attached in two passes, said once). */
+static int store_attach(struct store *s, const char *file, bool report)
 {
 	char *sql = sqlite3_mprintf("ATTACH %Q AS part", file);
-	int rc = store_exec(s, sql);
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	sqlite3_free(sql);
-	if (rc < 0)
+	if (rc != SQLITE_OK) { /* a damaged or foreign part, not a write error */
+		if (report)
+			sess_error("%s: %s; skipped", file, sqlite3_errmsg(s->db));
 		return -1;
-	/* ours, and a schema this build writes */
+	}
+	/* ours, and a schema this build writes (a foreign file fails the
+	** prepare: said below, not as a write error) */
 	bool ours = false;
-	sqlite3_stmt *st = store_prepare(s, "PRAGMA part.application_id");
+	sqlite3_stmt *st = NULL;
+	sqlite3_prepare_v2(s->db, "PRAGMA part.application_id", -1, &st, NULL);
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		ours = sqlite3_column_int64(st, 0) == MEMINST_SNAPSHOT_APP_ID;
 	sqlite3_finalize(st);
-	st = store_prepare(s, "PRAGMA part.user_version");
+	st = NULL;
+	sqlite3_prepare_v2(s->db, "PRAGMA part.user_version", -1, &st, NULL);
 	if (st && sqlite3_step(st) == SQLITE_ROW)
 		ours = ours && sqlite3_column_int(st, 0) == MEMINST_SNAPSHOT_VERSION;
 	sqlite3_finalize(st);
 	if (!ours) {
-		sess_error("%s: not a meminst snapshot database; skipped", file);
+		if (report)
+			sess_error("%s: not a meminst snapshot database; skipped", file);
 		store_exec(s, "DETACH part");
 		return -1;
 	}
@@ -158,7 +166,7 @@ static int store_attach(struct store *s, const char *file)
 */
 static int store_part(struct store *s, const char *file, int part_no, int pass)
 {
-	if (store_attach(s, file) < 0)
+	if (store_attach(s, file, pass == 1) < 0)
 		return 0;
 	char *sql = pass == 1
 	    ? sqlite3_mprintf("INSERT INTO temp.times SELECT %d, id, time_ns FROM part.snapshot", part_no)

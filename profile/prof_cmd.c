@@ -446,6 +446,11 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 		prof_trace_free(&t2);
 		return r;
 	}
+	if (!prof_samples_count(s) && (tr->h.sample_hz || tr->h.alloc_sample)) {
+		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them (other processes "
+			"of a session: --pid)\n", path, tr->h.pid);
+		return INSP_EXIT_NOTFOUND;
+	}
 	if (!prof_samples_count(s)) {
 		fprintf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
 			"alloc_sample=BYTES); --style fprof analyses exact traces\n", path);
@@ -516,8 +521,11 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		struct prof_trace tr;
 		struct prof_samples *s = prof_samples_new();
 		r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, s);
-		if (!r && !a.style && prof_samples_count(s) && !pc_calls(&tr))
-			a.so.style = PROF_ST_FLAT; /* a sampled profile */
+		/* a sampled profile; a sampled process with no sample (too brief,
+		** or a shell whose children did the work) says so, no empty fprof */
+		if (!r && !a.style && !pc_calls(&tr) &&
+		    (prof_samples_count(s) || tr.h.sample_hz || tr.h.alloc_sample))
+			a.so.style = PROF_ST_FLAT;
 		if (!r && a.so.style != PROF_ST_FPROF)
 			r = pc_sampled(o, &a, s, &tr);
 		else if (!r)

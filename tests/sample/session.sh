@@ -25,4 +25,20 @@ grep -q burn_small "$MI_TMP/$l.tree" || mi_why_add "no burn_small in the tree"
 "$ST_INSPECT" profile "$MI_TMP/s.db" >"$MI_TMP/$l.prof" 2>>"$MI_TMP/$l.err" ||
 	mi_why_add "inspect profile s.db failed"
 st_verdict "$l: analyse and profile read the session's trace (burn_big ${big:-?}%)"
+
+# a sampled process with no sample (a shell that ran for no CPU time): one
+# line and exit status 1, not an empty fprof profile of a "wall clock" trace
+l=nosample
+(cd "$MI_TMP" && MEMINST_LIBRARY=$top_builddir/alloc/.libs/libmeminst.so \
+	"$M" -q --sample=10 -o n.db -- sh -c ':') >"$MI_TMP/$l.out" 2>"$MI_TMP/$l.err"
+why=
+for style in "" "--style=tree"; do
+	"$ST_INSPECT" analyse $style "$MI_TMP/n.db" >"$MI_TMP/$l.an" 2>"$MI_TMP/$l.an.err"
+	rc=$?
+	[ $rc -eq 1 ] || mi_why_add "analyse $style: exit status $rc, not 1"
+	[ "$(wc -l <"$MI_TMP/$l.an.err")" = 1 ] && grep -q 'no samples of process' "$MI_TMP/$l.an.err" ||
+		mi_why_add "analyse $style: not one line 'no samples of process'"
+	[ -s "$MI_TMP/$l.an" ] && mi_why_add "analyse $style: something on stdout"
+done
+st_verdict "$l: a sampled process without samples is said in one line"
 mi_finish

@@ -219,7 +219,9 @@ static void an_paragraphs(const struct an_text *x, const struct an_thread *a)
 static void an_text_head(const struct an_text *x)
 {
 	const struct prof_model *m = x->m;
-	fprintf(x->f, "Profile of %s", m->exe ? m->exe : m->source ? m->source : "?");
+	char exe[1024]; /* the trace's own bytes: no control character reaches the terminal */
+	insp_text_str(m->exe ? m->exe : m->source ? m->source : "?", exe, sizeof exe, NULL);
+	fprintf(x->f, "Profile of %s", exe);
 	if (m->pid)
 		fprintf(x->f, " (pid %lld)", (long long)m->pid);
 	fprintf(x->f, ": %s clock, %zu thread%s, %llu records", prof_clock_name(m->clock), m->nthreads,

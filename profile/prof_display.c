@@ -161,7 +161,10 @@ static void disp_header_text(const struct disp *d)
 	FILE *f = d->f;
 	double ds, dc;
 	disp_distortion(m, &ds, &dc);
-	fprintf(f, "%s%s%s\n", m->source, m->exe ? ": " : "", m->exe ? m->exe : "");
+	char source[1024], exe[1024]; /* no control character reaches the terminal */
+	insp_text_str(m->source, source, sizeof source, NULL);
+	insp_text_str(m->exe ? m->exe : "", exe, sizeof exe, NULL);
+	fprintf(f, "%s%s%s\n", source, m->exe ? ": " : "", exe);
 	if (m->thread)
 		fprintf(f, "thread %u only\n", m->thread);
 	fprintf(f, "samples: %.0f (%s clock, %u Hz), %.0f allocation samples; seconds: %.3f; "

@@ -41,4 +41,20 @@ for style in "" "--style=tree"; do
 	[ -s "$MI_TMP/$l.an" ] && mi_why_add "analyse $style: something on stdout"
 done
 st_verdict "$l: a sampled process without samples is said in one line"
+
+# the program's name is the trace's data: its control characters are
+# escaped in the headers of every style, never sent to the terminal
+l=escape
+esc=$(printf '\033')
+cp "$ST_TARGET" "$MI_TMP/t${esc}[31mX"
+(cd "$MI_TMP" && MEMINST_LIBRARY=$top_builddir/alloc/.libs/libmeminst.so \
+	"$M" -q --sample=1000 -o e.db -- "./t${esc}[31mX" split 100) >"$MI_TMP/$l.out" 2>"$MI_TMP/$l.err"
+why=
+for style in flat fprof; do
+	"$ST_INSPECT" analyse --style=$style "$MI_TMP/e.db" >"$MI_TMP/$l.an" 2>>"$MI_TMP/$l.err" ||
+		mi_why_add "analyse --style=$style failed"
+	grep -q "$esc" "$MI_TMP/$l.an" && mi_why_add "--style=$style: an escape character in the output"
+	grep -q 't\\x1b\[31mX' "$MI_TMP/$l.an" || mi_why_add "--style=$style: the name not shown escaped"
+done
+st_verdict "$l: a program name's control characters are escaped"
 mi_finish

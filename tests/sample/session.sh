@@ -40,6 +40,8 @@ for style in "" "--style=tree"; do
 		mi_why_add "analyse $style: not one line 'no samples of process'"
 	[ -s "$MI_TMP/$l.an" ] && mi_why_add "analyse $style: something on stdout"
 done
+"$ST_INSPECT" report "$MI_TMP/n.db" >/dev/null 2>"$MI_TMP/$l.an.err" || mi_why_add "report: exit status $?"
+grep -q 'no samples of process' "$MI_TMP/$l.an.err" || mi_why_add "report: no line 'no samples of process'"
 st_verdict "$l: a sampled process without samples is said in one line"
 
 # the program's name is the trace's data: its control characters are

@@ -476,6 +476,10 @@ int main(int argc, char **argv)
 				sum.snapshots, sum.snapshots == 1 ? "" : "s",
 				sum.trace_bytes ? ", trace " : "", sum.trace_bytes ? sum.trace_text : "",
 				o.output);
+		/* with time profiling every process that loads the library writes a trace */
+		if (!sum.processes && (o.trace_clock || o.sample_hz || o.alloc_sample))
+			sess_error("no process of the run loaded %s (a statically linked program is not "
+				   "instrumented)", library);
 	} else {
 		sess_error("the run's data is kept in %s", parts);
 	}

@@ -62,6 +62,19 @@ expect "mem.2.db said once" "$(grep -c 'mem.2.db: not a meminst snapshot databas
 expect "ls's exit snapshot kept" "$(snap_sql parts.db "SELECT count(*) FROM snapshot WHERE exe LIKE '%/ls'")" 1
 mi_verdict "foreign parts: skipped, said once each" "$why" err stderr
 
+# a statically linked program (ldconfig on glibc systems) loads no library:
+# said in one line, not a silent empty session
+if file -L /sbin/ldconfig 2>/dev/null | grep -q 'static'; then
+	why=
+	"$M" -q -o static.db -- /sbin/ldconfig -p >/dev/null 2>err
+	expect "status of ldconfig -p" $? 0
+	expect "lines on stderr" "$(wc -l <err)" 1
+	grep -q 'no process of the run loaded' err || mi_why_add "no line saying nothing was instrumented"
+	mi_verdict "a statically linked program: said" "$why" err stderr
+else
+	echo "skip  a statically linked program: /sbin/ldconfig is not static here"
+fi
+
 why=
 "$M" -q --no-time -o sig.db -- sh -c 'kill -TERM $$' 2>err
 expect "status of a program killed by SIGTERM" $? 143

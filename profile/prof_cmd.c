@@ -72,7 +72,8 @@ static const char analyse_help[] =
 	"                     caller (repeatable)\n"
 	"  --time seconds|samples|percent   how times are shown (default seconds)\n"
 	"  --metric time|bytes|count        timer samples (default), or the bytes or\n"
-	"                     allocations estimated from allocation samples\n"
+	"                     allocations estimated from allocation samples (the\n"
+	"                     default for a trace of allocation samples only)\n"
 	"  --thread N         only trace thread N\n"
 	"  --cutoff PCT       tree: fold nodes below PCT% of the total (default 0.5)\n"
 	"  --help             this text\n";
@@ -81,6 +82,7 @@ struct pc_args {
 	const char *pos, *pos2;
 	const char *output, *dump, *dest, *style;
 	bool dump_on, dump_maybe_pos, append, no_symbols, json;
+	bool metric_given;
 	int64_t pid;
 	struct prof_aopts ao;
 	struct prof_sopts so;
@@ -187,7 +189,7 @@ static int pc_sampling_opt(const struct insp_opts *o, struct pc_args *a, const c
 	}
 	if (!strcmp(name, "--metric")) {
 		if ((r = pc_word(o, name, eq, argc, argv, i, metrics, &k)) == INSP_CONTINUE)
-			a->so.metric = (enum prof_smetric)k;
+			a->so.metric = (enum prof_smetric)k, a->metric_given = true;
 		return r;
 	}
 	if (!strcmp(name, "--hide")) {
@@ -526,6 +528,8 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		if (!r && !a.style && !pc_calls(&tr) &&
 		    (prof_samples_count(s) || tr.h.sample_hz || tr.h.alloc_sample))
 			a.so.style = PROF_ST_FLAT;
+		if (!r && !a.metric_given && !tr.h.sample_hz && tr.h.alloc_sample)
+			a.so.metric = PROF_MT_BYTES; /* --alloc-sample alone: no timer sample to show */
 		if (!r && a.so.style != PROF_ST_FPROF)
 			r = pc_sampled(o, &a, s, &tr);
 		else if (!r)

@@ -26,4 +26,13 @@ for mode in off mis mim; do
 	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 	st_verdict "$l estimates (big $bb B/$cb, small $bs B/$cs)"
 done
+
+# allocation samples alone (no timer): analyse shows bytes by default, not
+# an empty table of timer samples
+why=
+st_analyse $l --style flat
+[ "$(st_j $l "j.get('metric')")" = bytes ] || mi_why_add "default metric: $(st_j $l "j.get('metric')"), not bytes"
+bb=$(st_j $l "int(fn('alloc_big').get('self_bytes', 0))")
+st_within "${bb:-0}" 314572800 31457280 || mi_why_add "alloc_big by default: ${bb:-no} bytes, not 300 MiB +/- 10%"
+st_verdict "$l: bytes by default for allocation samples alone"
 mi_finish

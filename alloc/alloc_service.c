@@ -319,6 +319,11 @@ static void *svc_main(void *arg)
 				alloc_snap_take_configured("interval", !alloc_opts.interval_status);
 			pthread_mutex_unlock(&svc.busy);
 			next += period;
+			/* late by a period or more (the process was stopped, a long
+			** snapshot): one snapshot, not a burst catching up the missed ones */
+			int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
+			if (next <= now)
+				next = now + period;
 		}
 	}
 	return NULL;

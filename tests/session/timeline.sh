@@ -58,4 +58,15 @@ LC_ALL=C "$INSPECT" timeline few.db >few.txt 2>>err || mi_why_add "timeline exit
 axis=$(grep -E '^ +0 ' few.txt | tail -n 1)
 echo "$axis" | grep -Eq '^ +0 +[0-9.]+ [a-z]+$' || mi_why_add "axis labels run together: '$axis'"
 mi_verdict "timeline of a short run: readable axis" "$why" err stderr few.txt text
+
+# a process stopped for 10 periods: after SIGCONT one interval snapshot,
+# then the period again, not a burst catching up the missed ones
+why=
+"$top_builddir/session/meminst" -q --no-time --interval=50ms -o stop.db -- \
+	sh -c '(sleep 0.5; kill -CONT $$) & kill -STOP $$; sleep 0.3' 2>err || mi_why_add "meminst exited $?"
+pid=$(snap_sql stop.db "SELECT pid FROM session_run")
+close=$(snap_sql stop.db "SELECT count(*) FROM (SELECT elapsed_ns - lag(elapsed_ns) OVER (ORDER BY elapsed_ns)
+	AS gap FROM snapshot WHERE pid = $pid AND trigger = 'interval') WHERE gap < 25000000")
+[ "${close:-99}" -le 2 ] || mi_why_add "$close interval snapshots less than half a period after the one before"
+mi_verdict "interval snapshots after a stop: no burst" "$why" err stderr
 mi_finish

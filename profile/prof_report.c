@@ -154,6 +154,19 @@ static int report_session_pid(insp_db_t *db, int64_t *pid)
 	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the run");
 }
 
+/* Whether pid is one of the session's processes (--pid names one). */
+static bool report_known_pid(insp_db_t *db, int64_t pid)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
+					       "SELECT 1 FROM session_run WHERE pid = ?1");
+	if (!st)
+		return false;
+	sqlite3_bind_int64(st, 1, pid);
+	bool known = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return known;
+}
+
 /* --------------------------------------------------------------- peak -- */
 
 /* Where the peak is read from: the snapshot nearest to it (the highest
@@ -560,6 +573,11 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 			"read it; meminst -o FILE writes sessions)\n", a.pos[0]);
 		insp_session_close(&s);
 		return INSP_EXIT_DB;
+	}
+	if (pid && !report_known_pid(s.db, pid)) {
+		fprintf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)pid);
+		insp_session_close(&s);
+		return INSP_EXIT_NOTFOUND;
 	}
 	insp_doc_t *d = insp_doc_new(o, &a);
 	if (!pid && (r = insp_db_main_pid(s.db, 0, &pid)) == INSP_EXIT_NOTFOUND) /* no snapshot */

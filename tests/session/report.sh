@@ -111,4 +111,14 @@ grep -q 'no snapshot of this process' t.txt || mi_why_add "a time-only session: 
 grep -q '^burn_a\|^ *burn_a\|burn_a ' t.txt || mi_why_add "a time-only session: no functions"
 mi_verdict "report without a trace, of a time-only session; files that are no session" "$why" \
 	m.err stderr x.err stderr y.err stderr t.txt text
+
+# --pid of no process of the session: one line, exit status 1 (not a report
+# of nothing that blames --no-memory)
+why=
+"$INSPECT" report --pid 1 t.db >p.txt 2>p.err
+rc=$?
+[ $rc -eq 1 ] || mi_why_add "--pid 1: exit status $rc, not 1"
+[ "$(wc -l <p.err)" = 1 ] && grep -q 'no process 1 in this session' p.err || mi_why_add "--pid 1: not one clear line"
+[ -s p.txt ] && mi_why_add "--pid 1: a report on stdout"
+mi_verdict "report --pid of no process of the session" "$why" p.err stderr
 mi_finish

@@ -710,6 +710,18 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 			return INSP_EXIT_DB;
 		}
 		sqlite3_stmt *st = NULL;
+		if (h.pid) { /* --pid: one of the session's processes, or no page of nothing */
+			bool known = sqlite3_prepare_v2(h.db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
+						    "SELECT 1 FROM session_run WHERE pid = ?1", -1, &st, NULL) == SQLITE_OK &&
+				     sqlite3_bind_int64(st, 1, h.pid) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+			sqlite3_finalize(st);
+			st = NULL;
+			if (!known) {
+				fprintf(o->err, "inspect: %s: no process %lld in this session\n", h.path, (long long)h.pid);
+				sqlite3_close(h.db);
+				return INSP_EXIT_NOTFOUND;
+			}
+		}
 		if (!h.pid && sqlite3_prepare_v2(h.db, "SELECT pid FROM session_run", -1, &st, NULL) == SQLITE_OK &&
 		    sqlite3_step(st) == SQLITE_ROW)
 			h.pid = sqlite3_column_int64(st, 0);

@@ -213,4 +213,13 @@ rc=$?
 [ "$(wc -l <d.err)" = 1 ] || mi_why_add "not one line on stderr"
 grep -q 'damaged' d.err || mi_why_add "no 'damaged' in the message"
 mi_verdict "html: a damaged session" "$why" d.err stderr
+
+# --pid of no process of the session: one line, exit 1, no page written
+why=
+"$INSPECT" html --pid 1 s.db -o p.html 2>p.err
+rc=$?
+[ $rc -eq 1 ] || mi_why_add "exit status $rc, not 1"
+[ "$(wc -l <p.err)" = 1 ] && grep -q 'no process 1 in this session' p.err || mi_why_add "not one clear line"
+[ -e p.html ] && mi_why_add "p.html written"
+mi_verdict "html --pid of no process of the session" "$why" p.err stderr
 mi_finish

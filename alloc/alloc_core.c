@@ -313,6 +313,13 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 	alloc_list_unlock(l);
 }
 
+/* The total bytes as this thread sees them: the value at its last flush
+** and its own change since (the peak triggers decide on it). */
+static inline int64_t core_total_view(const alloc_thread_t *t)
+{
+	return t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
+}
+
 /* Count a block whose header is written, and link it into the map.  A
 ** thread without a record counts straight into the global entries. */
 static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t, void *user, uint64_t meta,
@@ -341,7 +348,7 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 	}
 	core_leave(t);
 	/* a new peak to snapshot? (this thread's view of the total) */
-	int64_t total = t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
+	int64_t total = core_total_view(t);
 	if (unlikely(total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
 		alloc_service_peak(total);
 }
@@ -422,6 +429,12 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 		return CORE_DEFERRED;
 	}
 	size_t size = alloc_hdr_bytes(h);
+	/* the end of a climb? the peak is captured before the block leaves
+	** (this thread's view of the total, as for a new peak); unarmed, one
+	** compare */
+	int64_t turn = atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed);
+	if (unlikely(turn != INT64_MIN) && likely(t) && core_total_view(t) - (int64_t)size < turn)
+		alloc_service_peak_turn(core_total_view(t));
 	if (mim) {
 		/* the owner's list: this thread's own, without a look-up, or
 		** another's (a cross-thread free waits while the owner links) */

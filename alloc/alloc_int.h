@@ -630,9 +630,11 @@ void alloc_snap_at_exit(void);
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
 
 /* "alloc_service.c" */
-extern _Atomic int64_t alloc_peak_next; /* total bytes that make a new peak */
+extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak */
+extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
 void alloc_service_start(void);
 void alloc_service_peak(int64_t total);
+void alloc_service_peak_turn(int64_t total);
 void alloc_service_flush(void);
 
 /* "alloc_sqlite.c" */

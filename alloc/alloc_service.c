@@ -9,10 +9,11 @@
 **
 **   signal    the handler only writes one byte to a pipe (async-signal-
 **             safe); the thread takes and stores the snapshot.
-**   peak      the allocating thread that crosses the next peak threshold
-**             captures the snapshot itself (the state *at* the peak) and
-**             passes it here to be stored: SQLite never runs on the
-**             allocation path.
+**   peak      once the total has passed the next peak threshold, the
+**             thread whose free would take it down from its highest by
+**             a margin captures the snapshot itself (the state at the
+**             turn, see below) and passes it here to be stored: SQLite
+**             never runs on the allocation path.
 **   interval  poll's timeout.
 **   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
 **             of another uid is refused as soon as it is accepted
@@ -48,7 +49,6 @@ static struct service {
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
 
 _Atomic int64_t alloc_peak_next = INT64_MAX;
-static _Atomic int64_t svc_peak_stored;
 
 /* ------------------------------------------------------------ triggers -- */
 
@@ -63,30 +63,84 @@ static void svc_signal_handler(int sig)
 	errno = saved_errno;
 }
 
+/*
+** Peaks are taken at the turn.  A climb that crosses a threshold of
+** geometric steps costs a copy of the map at every step, the sum of a
+** geometric series: with 10 % steps, eleven times the final map.  So the
+** threshold (1 MiB, then peak_growth percent above the last peak
+** snapshot's total) only arms the trigger; while armed, the allocating
+** side follows the highest total in steps of a quarter of peak_growth
+** percent, and the snapshot is taken when a free would take the total
+** that far below the highest: by the freeing thread, before the free, so
+** it shows the blocks of the top less at most that quarter.  A climb costs
+** one copy, and a climb in steps one per step higher than peak_growth.
+**
+** alloc_peak_next is what the allocating side compares with (the arming
+** threshold, then the next step of the highest), alloc_peak_turn what the
+** freeing side compares with (INT64_MIN while not armed).  svc_peak_busy
+** makes one thread at a time move them.
+*/
+_Atomic int64_t alloc_peak_turn = INT64_MIN;
+static atomic_flag svc_peak_busy = ATOMIC_FLAG_INIT;
+
+/* How far below its highest the total comes down before the peak is
+** taken, also the step in which the highest is followed (at least 1). */
+static int64_t svc_peak_margin(int64_t high)
+{
+	int64_t m = high / 400 * (int64_t)alloc_opts.peak_growth;
+	return m > 0 ? m : 1;
+}
+
+/* Wait for the next peak: armed once the total passes the larger of
+** 1 MiB and `stored` + peak_growth percent. */
 static void svc_peak_arm(int64_t stored)
 {
 	int64_t growth = stored / 100 * (int64_t)alloc_opts.peak_growth;
 	int64_t next = stored + (growth > 0 ? growth : 1);
+	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_store(&alloc_peak_next, next > (1 << 20) ? next : (1 << 20));
 }
 
 /*
-** Called by an allocating thread, outside every lock, when the total went
-** past alloc_peak_next.  One thread wins the threshold; it captures the
-** map now and hands the copy to the service thread.
+** An allocating thread, outside every lock, saw the total pass
+** alloc_peak_next: the trigger arms, or the highest moved up.  Nothing is
+** captured here.
 */
 void alloc_service_peak(int64_t total)
 {
-	int64_t expect = atomic_load(&alloc_peak_next);
-	if (total <= expect || !svc.running ||
-	    !atomic_compare_exchange_strong(&alloc_peak_next, &expect, INT64_MAX))
+	if (total <= atomic_load(&alloc_peak_next) || !svc.running ||
+	    atomic_flag_test_and_set_explicit(&svc_peak_busy, memory_order_acquire))
 		return;
+	if (total > atomic_load(&alloc_peak_next)) {
+		int64_t margin = svc_peak_margin(total);
+		atomic_store(&alloc_peak_turn, total - margin);
+		atomic_store(&alloc_peak_next, total + margin);
+	}
+	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
+}
+
+/*
+** A thread about to free (outside every lock, before the free counts)
+** would take the total below alloc_peak_turn: the climb is over.  Capture
+** the map as it is, the block still in it, and hand the copy to the
+** service thread to store; then wait for the next peak.
+*/
+void alloc_service_peak_turn(int64_t total)
+{
+	if (!svc.running || atomic_flag_test_and_set_explicit(&svc_peak_busy, memory_order_acquire))
+		return;
+	if (atomic_load(&alloc_peak_turn) == INT64_MIN) { /* another thread took it */
+		atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
+		return;
+	}
 	/* The pause is meminst's, not the program's: a traced thread records
 	** it as <snapshot>, kept out of <alloc> and its callers' times. */
 	uint64_t begin = trace_suspend_begin();
 	alloc_snap_t *im = alloc_snap_capture(true, "peak");
-	atomic_store(&svc_peak_stored, total);
+	if (im && im->nstatus[ALLOC_K_TOTAL])
+		total = (int64_t)im->status[ALLOC_K_TOTAL][0].sizes.current;
 	svc_peak_arm(total);
+	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
 	if (im) {
 		alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
 		char c = 'p';
@@ -355,6 +409,8 @@ static void svc_postfork_child(void)
 	pthread_mutex_init(&svc.busy, NULL);
 	alloc_snap_free(atomic_exchange(&svc.peak_image, NULL));
 	atomic_store(&alloc_peak_next, INT64_MAX);
+	atomic_store(&alloc_peak_turn, INT64_MIN);
+	atomic_flag_clear(&svc_peak_busy);
 	for (int i = 0; i < 2; i++)
 		if (svc.wake[i] >= 0)
 			close(svc.wake[i]);

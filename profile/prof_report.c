@@ -229,8 +229,9 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 		/* what the snapshots cost the program (in a trace: <snapshot>) */
 		insp_put_int(t, sqlite3_column_int64(st, 6));
 		insp_put_int(t, sqlite3_column_int64(st, 7));
-		/* peak snapshots are taken at each 10% of growth: one holds 90% or
-		** more of the peak unless the run was too short for them */
+		/* a peak snapshot is taken when the total comes down from its top
+		** (5% below it at most by default): one holds 90% or more of the
+		** peak unless the run ended at its top or stored none */
 		if (!pk->held)
 			insp_table_note(t, "(no snapshot holds the peak: the one that came nearest holds %.0f%% of "
 				       "it; a shorter --interval catches more)",

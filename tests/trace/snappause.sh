@@ -1,9 +1,10 @@
 #!/bin/sh
 # snappause.sh — a snapshot's pause is meminst's, not the program's: a
-# traced mim run whose map grows past many peak thresholds records each
-# peak capture as the <snapshot> pseudo function, kept out of <alloc> (its
-# ACC too) and out of the ACC of the functions it interrupted; the folded
-# and chrome exports show it; with snapshot_at=exit there is none.
+# traced mim run whose map climbs in four steps, coming down after each
+# (trace_target grow), records each peak capture (taken in drop(), the
+# free at the turn) as the <snapshot> pseudo function, kept out of <alloc>
+# (its ACC too) and out of the ACC of the functions it interrupted; the
+# folded and chrome exports show it; with snapshot_at=exit there is none.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "skip  snappause: python3 is needed"; exit 77; }
 T=$MI_TMP
@@ -20,7 +21,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 th = j["threads"][0]
 fs = {f["name"]: f for f in th["functions"]}
-s, a, keep = fs.get("<snapshot>"), fs["<alloc>"], fs["keep"]
+s, a, keep, drop = fs.get("<snapshot>"), fs["<alloc>"], fs["keep"], fs["drop"]
 if sys.argv[2] == "exit":
     assert s is None, "a <snapshot> without peak snapshots: %r" % (s,)
     sys.exit(0)
@@ -29,6 +30,9 @@ assert s and s["calls"] >= 3 and s["own_ms"] > 0 and s["acc_ms"] == s["own_ms"],
 assert a["acc_ms"] - a["own_ms"] < 0.5 * s["acc_ms"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc_ms"], a["own_ms"], s["acc_ms"])
 # keep() allocated and its ACC holds <alloc> but not the pauses
 assert keep["acc_ms"] <= th["acc_ms"] - 0.5 * s["acc_ms"], "keep acc %r holds <snapshot> %r" % (keep["acc_ms"], s["acc_ms"])
+# drop() freed at the turns, where the captures were: its ACC holds none of them
+assert drop["acc_ms"] <= th["acc_ms"] - 0.5 * s["acc_ms"], "drop acc %r holds <snapshot> %r" % (drop["acc_ms"], s["acc_ms"])
+assert s["calls"] == 4, "%d peak captures for four turns" % s["calls"]
 EOF_PY
 	if [ $at = peak ]; then
 		"$TR_INSPECT" export --format folded -o "$T/f.folded" "$T/$at.trace" 2>>"$T/$at.err" &&

@@ -19,6 +19,7 @@
 */
 #include "alloc_int.h"
 #include "alloc_count.h"
+#include "../trace/trace_int.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -250,7 +251,12 @@ static ALLOC_NOINLINE void core_enter_gated(alloc_thread_t *t)
 		if (!(gate & ALLOC_GATE_STOP))
 			return;
 		atomic_store_explicit(&t->counting, 0, memory_order_release);
+		/* a snapshot's capture: the wait is <snapshot> (see alloc_map.c) */
+		bool capture = (gate & ALLOC_GATE_STOP) == ALLOC_GATE_CAPTURE && !alloc_tls.guard;
+		uint64_t begin = capture ? trace_suspend_begin() : UINT64_MAX;
 		alloc_fork_wait();
+		if (capture)
+			trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	}
 }

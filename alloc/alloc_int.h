@@ -469,6 +469,11 @@ void alloc_tags_postfork_child(void);
 
 /* "alloc_map.c" */
 extern alloc_list_t alloc_map_orphans;
+/* Non-zero while a snapshot's capture holds every list (mim) or the
+** counting gate (mis): a program thread that waits then is waiting for
+** meminst, and its trace says so (<snapshot>, see alloc_spin_lock_slow
+** and core_enter_gated). */
+extern _Atomic int alloc_map_capturing;
 void alloc_spin_lock_slow(_Atomic int *lock);
 void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
 

@@ -20,6 +20,7 @@
 ** that agree (snapshots rely on that).
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -57,10 +58,36 @@ uint64_t alloc_seq_take(alloc_thread_t *t)
 	return t->seq_next++;
 }
 
+_Atomic int alloc_map_capturing;
+
+/*
+** A program thread (not guarded: not the capturing one, nor meminst's own)
+** found its lock held by a snapshot's capture.  The wait is meminst's, not
+** the program's: in a trace it is a pause of the <snapshot> pseudo
+** function, kept out of <alloc> and its callers' times, as the capturing
+** thread's own pause is.  Returns once the capture let go or the lock is
+** free; the caller then takes it as usual.
+*/
+static ALLOC_NOINLINE void map_wait_capture(_Atomic int *lock)
+{
+	uint64_t begin = trace_suspend_begin();
+	for (unsigned spins = 0; atomic_load_explicit(&alloc_map_capturing, memory_order_acquire) &&
+				 atomic_load_explicit(lock, memory_order_relaxed);
+	     spins++) {
+		if (spins > 64)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+	}
+	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
+}
+
 /* Contended: test-and-test-and-set, spinning on a plain read, yielding
 ** when it lasts (the holder may have been preempted). */
 void alloc_spin_lock_slow(_Atomic int *lock)
 {
+	if (atomic_load_explicit(&alloc_map_capturing, memory_order_relaxed) && !alloc_tls.guard)
+		map_wait_capture(lock);
 	for (unsigned spins = 0;; spins++) {
 		if (!atomic_load_explicit(lock, memory_order_relaxed) &&
 		    !atomic_exchange_explicit(lock, 1, memory_order_acquire))

@@ -180,6 +180,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 		/* one instant for the blocks and every kind's status: mim counts
 		** under the list locks, mis is stopped at its counting gate */
 		bool mim = alloc_mode == MEMINST_MODE_MIM;
+		atomic_fetch_add(&alloc_map_capturing, 1);
 		if (mim)
 			alloc_map_stop(); /* every list, in order */
 		else
@@ -191,6 +192,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 			alloc_map_resume();
 		else
 			alloc_thread_resume_counting();
+		atomic_fetch_sub(&alloc_map_capturing, 1);
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
 		if (ok)
 			return true;

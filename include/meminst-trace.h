@@ -355,7 +355,8 @@ enum meminst_tsuspend {
 	** the program's functions' times. */
 	MEMINST_TSUSPEND_TRACE = 8,
 	/* a snapshot's pause on the thread that took it (a peak snapshot is
-	** captured by the allocating thread, inside its allocation call).
+	** captured by the freeing thread, inside its free), or the wait of a
+	** thread that allocated or freed while another one copied the map.
 	** Readers show it as the `<snapshot>` pseudo function and keep it out
 	** of `<alloc>` and of the program's functions' times. */
 	MEMINST_TSUSPEND_SNAPSHOT = 9,

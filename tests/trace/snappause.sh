@@ -43,4 +43,25 @@ EOF_PY
 	mi_verdict "snapshot_at=$at: <snapshot> $( [ $at = peak ] && echo 'outside <alloc> and the callers' || echo 'absent')" \
 		"$why" "$T/$at.err" stderr
 done
+
+# Snapshots the service thread takes (interval, map content) while the
+# program's thread allocates (trace_target churn: 100,000 blocks held, 0.5 s
+# of CPU of malloc+free): the thread waits for the captures, and those
+# waits are <snapshot> too, out of <alloc>'s times.
+why=
+MI_MEMINST="mim,trace=wall,trace_file=$T/iv.trace,snapshot=$T/iv.db,snapshot_at=none,interval=5ms"
+mi_x "$TR_TARGET" churn >"$T/iv.out" 2>"$T/iv.err" || mi_why_add "the program failed"
+unset MI_MEMINST
+"$TR_INSPECT" analyse --json "$T/iv.trace" >"$T/iv.json" 2>>"$T/iv.err" || mi_why_add "inspect analyse failed"
+python3 - "$T/iv.json" >>"$T/iv.err" 2>&1 <<'EOF_PY' || mi_why_add "<snapshot> wrong"
+import json, sys
+j = json.load(open(sys.argv[1]))
+th = j["threads"][0]
+fs = {f["name"]: f for f in th["functions"]}
+s, a = fs.get("<snapshot>"), fs["<alloc>"]
+assert s and s["calls"] >= 1 and s["own_ms"] > 0 and s["acc_ms"] == s["own_ms"], "no <snapshot> on the waiting thread: %r" % (s,)
+# inside <alloc>'s ACC, the waits would make up all of ACC - OWN and more
+assert a["acc_ms"] - a["own_ms"] < s["acc_ms"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc_ms"], a["own_ms"], s["acc_ms"])
+EOF_PY
+mi_verdict "interval snapshots: the program thread's waits are <snapshot>" "$why" "$T/iv.err" stderr
 mi_finish

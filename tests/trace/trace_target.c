@@ -133,6 +133,20 @@ static int run(const char *what)
 				drop(i), drops++;
 		SHOW(keep, keeps);
 		SHOW(drop, drops);
+	} else if (strcmp(what, "churn") == 0) {
+		/* holds 100,000 small blocks (a capture of the map takes a
+		** while), then allocates and frees for 0.5 s of its CPU time,
+		** while the service thread takes interval snapshots */
+		static void *held[100000];
+		for (int i = 0; i < 100000; i++)
+			held[i] = malloc(32);
+		long calls = 0;
+		long long c0 = clock_ns_of(CLOCK_THREAD_CPUTIME_ID);
+		while (clock_ns_of(CLOCK_THREAD_CPUTIME_ID) - c0 < 500000000ll)
+			allocator(), calls++;
+		for (int i = 0; i < 100000; i++)
+			free(held[i]);
+		SHOW(allocator, calls);
 	} else if (strcmp(what, "preempt") == 0) {
 		cpu_set_t can;
 		if (sched_getaffinity(0, sizeof can, &can) != 0)

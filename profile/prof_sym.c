@@ -325,18 +325,26 @@ uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 	return entry ? entry : addr;
 }
 
-int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
+/* The symbol at a return address or pc of a named module (looked up at
+** addr + 1 like every sampled frame); false for pseudo functions and
+** addresses outside the modules. */
+static bool symtab_lookup(prof_symtab_t *st, uint64_t addr, struct insp_sym *s)
 {
-	if (file)
-		*file = NULL;
 	if (addr <= PROF_FN_PSEUDO_MAX || !st->syms)
-		return 0;
+		return false;
 	const struct sym_mod *m = NULL;
 	for (size_t i = 0; i < st->nmods && !m; i++)
 		if (addr >= st->mods[i].start && addr < st->mods[i].end)
 			m = &st->mods[i];
+	return m && m->named && insp_syms_lookup(st->syms, addr + 1, s) == 0;
+}
+
+int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
+{
+	if (file)
+		*file = NULL;
 	struct insp_sym s;
-	if (!m || !m->named || insp_syms_lookup(st->syms, addr + 1, &s) != 0)
+	if (!symtab_lookup(st, addr, &s))
 		return 0;
 	int line = s.file ? s.line : 0;
 	if (file && s.file)
@@ -347,14 +355,8 @@ int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
 
 size_t prof_symtab_inline(prof_symtab_t *st, uint64_t addr, struct prof_iframe *out, size_t max)
 {
-	if (addr <= PROF_FN_PSEUDO_MAX || !st->syms || !max)
-		return 0;
-	const struct sym_mod *m = NULL;
-	for (size_t i = 0; i < st->nmods && !m; i++)
-		if (addr >= st->mods[i].start && addr < st->mods[i].end)
-			m = &st->mods[i];
 	struct insp_sym s;
-	if (!m || !m->named || insp_syms_lookup(st->syms, addr + 1, &s) != 0)
+	if (!max || !symtab_lookup(st, addr, &s))
 		return 0;
 	size_t n = s.nchain < max ? s.nchain : max;
 	for (size_t i = 0; i < n; i++) /* the innermost kept when the chain is longer */

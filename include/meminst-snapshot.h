@@ -142,6 +142,10 @@
 
 #include <stdint.h>
 
+/* No block is larger: libmeminst refuses bigger requests (the size field
+** of its headers).  A reader takes a larger size as damage. */
+#define MEMINST_SNAPSHOT_SIZE_MAX (1ull << 47)
+
 /* One block as the encoding carries it. */
 struct meminst_snapshot_block {
 	uint64_t addr, size, type, thread, allocator, seq;

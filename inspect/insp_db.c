@@ -537,6 +537,30 @@ static int blocks_damaged(insp_blocks_t *it, const char *why)
 	return INSP_EXIT_DB;
 }
 
+/*
+** A block no process can have (a size over MEMINST_SNAPSHOT_SIZE_MAX, say
+** -1 read as 16 EiB; a block past the end of the address space; one that
+** overlaps the block before it) is damage, reported with the block, not a
+** figure to add up: 0 holes or 16 EiB would be wrong answers.
+*/
+static int blocks_check(insp_blocks_t *it, const struct insp_block *b)
+{
+	const char *why = NULL;
+	if (b->size > MEMINST_SNAPSHOT_SIZE_MAX)
+		why = "an impossible size";
+	else if (b->addr + b->size < b->addr)
+		why = "it runs past the end of the address space";
+	else if (b->addr < it->end)
+		why = "it overlaps the block before it";
+	it->end = b->addr + b->size;
+	if (!why)
+		return 1;
+	fprintf(it->db->o->err, "inspect: %s: snapshot %lld: the block at 0x%llx of size %llu is damaged (%s)\n",
+		it->db->path, (long long)it->db->snap.id, (unsigned long long)b->addr,
+		(unsigned long long)b->size, why);
+	return INSP_EXIT_DB;
+}
+
 /* The next block, unfiltered: 1, 0 at the end, or an exit status. */
 static int blocks_step(insp_blocks_t *it, struct insp_block *b)
 {
@@ -550,7 +574,7 @@ static int blocks_step(insp_blocks_t *it, struct insp_block *b)
 			if (r > 0) {
 				*b = (struct insp_block){d.addr, d.size, (int64_t)d.type, (int64_t)d.thread,
 							 (int64_t)d.allocator, (int64_t)d.seq};
-				return 1;
+				return blocks_check(it, b);
 			}
 			it->in_chunk = false;
 		}
@@ -565,7 +589,7 @@ static int blocks_step(insp_blocks_t *it, struct insp_block *b)
 						 (uint64_t)sqlite3_column_int64(it->st, 1),
 						 sqlite3_column_int64(it->st, 2), sqlite3_column_int64(it->st, 3),
 						 sqlite3_column_int64(it->st, 4), sqlite3_column_int64(it->st, 5)};
-			return 1;
+			return blocks_check(it, b);
 		}
 		it->chunk_first = sqlite3_column_int64(it->st, 0);
 		const void *data = sqlite3_column_blob(it->st, 2);

@@ -205,6 +205,7 @@ typedef struct insp_blocks {
 	bool in_chunk;               /* chunk holds the row st is on         */
 	struct insp_chunk chunk;
 	int64_t chunk_first;         /* for the damage message               */
+	uint64_t end;                /* end of the block before (addr + size) */
 	struct insp_filter_ids f;    /* has_* all false: no filter           */
 	int64_t *class_types;        /* --class: its types, sorted           */
 	size_t nclass_types;

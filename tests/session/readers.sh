@@ -5,7 +5,10 @@
 #     holds a terminal escape and a newline) reaches the terminal on one
 #     line, the controls written as \xNN;
 #   - a session another process holds locked is said to be locked, not
-#     taken for something else.
+#     taken for something else;
+#   - a block no process can have (size -1, one that overlaps the block
+#     before) is reported as damage with the block, not added up (a size of
+#     -1 printed as 16 EiB and holes then found none).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -51,6 +54,19 @@ for cmd in status report top list; do
 	one_line "$cmd: SQLite's message on one line, escaped" 3 '\x1b[31mEVIL\nsecond line' "$I" $cmd evil.db
 done
 one_line "sql: SQLite's message on one line, escaped" 3 '\x1b[31mEVIL\nsecond line' "$I" sql evil.db 'SELECT 1'
+
+for damage in "size = -1:an impossible size" "size = 100000:it overlaps the block before it"; do
+	cp "$top_srcdir/tests/inspect/fixtures/v1.db" bad.db && chmod u+w bad.db
+	"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect("bad.db")
+c.execute("UPDATE block SET " + sys.argv[1] + " WHERE snapshot = 2 AND addr = "
+          "(SELECT min(addr) FROM block WHERE snapshot = 2)")
+c.commit()' "${damage%%:*}"
+	for cmd in holes sum top descr; do
+		one_line "$cmd: block ${damage%%:*} is damage" 3 "snapshot 2: the block at 0x" "$I" $cmd bad.db --snapshot 2
+		[ "$why" ] || grep -q "is damaged (${damage#*:})" err || mi_fail "$cmd: ${damage%%:*} not named" "" err stderr
+	done
+done
 
 MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q -o s.db -- "$PY" -c 'print(1)' >/dev/null 2>&1 ||
 	mi_why_add "the session run failed"

@@ -22,6 +22,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -34,10 +35,44 @@ int insp_control_timeout(void)
 	return v && insp_parse_int(v, &t) && t > 0 && t < 86400 ? (int)t : 10;
 }
 
+/* Was the process started with control=on (its MEMINST, as it was at its
+** exec, in /proc/PID/environ)?  Then telling the user to start it so would
+** be wrong: it is a child made by fork, or it closed the channel. */
+static bool ctl_started_with_control(int64_t pid)
+{
+	char path[64], env[65536];
+	snprintf(path, sizeof path, "/proc/%lld/environ", (long long)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, env, sizeof env - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n;) {
+		const char *var = env + i;
+		size_t len = strnlen(var, (size_t)(n - i));
+		i += (ssize_t)len + 1;
+		if (len < 8 || strncmp(var, "MEMINST=", 8) != 0)
+			continue;
+		static const char *const on[] = {"control=on", "control=1", "control=yes", "control=true"};
+		for (size_t k = 0; k < sizeof on / sizeof on[0]; k++) {
+			size_t w = strlen(on[k]);
+			for (const char *p = var + 8; (p = strstr(p, on[k])); p += w)
+				if ((p == var + 8 || p[-1] == ',') && (p[w] == ',' || p + w == var + len))
+					return true;
+		}
+	}
+	return false;
+}
+
 static int ctl_unreachable(const struct insp_opts *o, int64_t pid)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
 		fprintf(o->err, "inspect: no process %lld\n", (long long)pid);
+	else if (ctl_started_with_control(pid))
+		fprintf(o->err, "inspect: process %lld has no meminst control channel although it was "
+			"started with control=on: a child made by fork (without exec) has none of its own, "
+			"and a process that closed the library's descriptors has lost it (see meminst(7))\n",
+			(long long)pid);
 	else
 		fprintf(o->err, "inspect: process %lld has no meminst control channel "
 			"(start it with MEMINST=mim,control=on)\n", (long long)pid);

@@ -9,6 +9,8 @@
 #   - eleven idle connections do not lock a real request out: it is
 #     answered "ok 1" while they stay open (the oldest is dropped to make
 #     room), and the program exits normally afterwards.
+#   - inspect on a forked child of a control=on process says why it has
+#     no channel (it told the user to start it with control=on).
 # Counts of bytes sent, not durations, are what is checked.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
@@ -139,4 +141,25 @@ exec 8>&-
 wait "$idle"
 finish
 mi_verdict "eleven idle connections do not lock a request out" "$why" "$dir.err" stderr "$MI_TMP/idle.held" idle
+
+# A child made by fork of a control=on process has no channel of its own:
+# inspect says so, instead of telling the user to start it with control=on.
+why=
+MI_MEMINST="mim,control=on"
+mi_x "$PY" -c '
+import os, subprocess, sys, time
+pid = os.fork()
+if pid == 0:
+    time.sleep(20)
+    os._exit(0)
+env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "MEMINST")}
+r = subprocess.run([sys.argv[1], "status", "--pid", str(pid)], capture_output=True, text=True, env=env)
+print(r.returncode, r.stderr.strip())
+os.kill(pid, 9)
+os.waitpid(pid, 0)' "$top_builddir/inspect/inspect" >"$MI_TMP/child.out" 2>"$MI_TMP/child.err"
+unset MI_MEMINST
+grep -q "^4 inspect: process [0-9]* has no meminst control channel although it was started with control=on: a child made by fork" \
+	"$MI_TMP/child.out" || mi_why_add "no line saying why: $(cat "$MI_TMP/child.out")"
+mi_verdict "a forked child of a control=on process: inspect says why it has no channel" "$why" \
+	"$MI_TMP/child.err" stderr
 mi_finish

@@ -612,8 +612,9 @@ static bool blocks_pass(const insp_blocks_t *it, const struct insp_block *b)
 	const struct insp_filter_ids *f = &it->f;
 	return (!f->has_type || b->type == f->type) && (!f->has_thread || b->thread == f->thread) &&
 	       (!f->has_allocator || b->allocator == f->allocator) &&
-	       (!f->has_class || bsearch(&b->type, it->class_types, it->nclass_types, sizeof(int64_t),
-					 blocks_cmp_id));
+	       (!f->has_class || (it->nclass_types && /* a class with no types: bsearch wants a base */
+				  bsearch(&b->type, it->class_types, it->nclass_types, sizeof(int64_t),
+					  blocks_cmp_id)));
 }
 
 int insp_blocks_next(insp_blocks_t *it, struct insp_block *b)

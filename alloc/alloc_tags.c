@@ -236,39 +236,54 @@ static tag_sites_t *tag_sites_reserve(tag_sites_t *s)
 	return bigger;
 }
 
+static const uint64_t *tag_frames_copy(const uint64_t *frames, unsigned n);
+
 /*
-** The type number of an allocation site, creating it on first sight.
-** Lock-free when the site is known.  Must be called with none of our locks
+** The type keyed by `key`, created on first sight: `site` its allocation
+** site, `loc` the address whose module is its class, `descr` its
+** description (NULL: the name of loc), `frames` its stack (n 0: none).
+** Lock-free when the key is known.  Must be called with none of our locks
 ** held (it may call dladdr, which takes the loader's lock).
 */
-uint32_t alloc_type_of_site(uintptr_t site)
+static uint32_t tag_type_of_key(uint64_t key, uintptr_t site, uintptr_t loc, const char *descr,
+				const uint64_t *frames, unsigned n)
 {
-	uint32_t t = tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), site);
+	uint32_t t = tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), key);
 	if (likely(t))
 		return t;
 	uintptr_t base;
-	char path[256], descr[MEMINST_NAME_MAX];
-	alloc_sys_locate(site, &base, path, sizeof path, descr, sizeof descr); /* before the lock */
+	char path[256], found[MEMINST_NAME_MAX];
+	alloc_sys_locate(loc, &base, path, sizeof path, found, sizeof found); /* before the lock */
 	pthread_mutex_lock(&tag.lock);
 	tag_sites_t *s = atomic_load(&tag.sites);
-	t = tag_sites_find(s, site);
+	t = tag_sites_find(s, key);
 	if (!t) {
-		uint32_t n = atomic_load(&alloc_ntypes);
-		t = n < ALLOC_TYPE_MAX &&
-		    tag_reserve(ALLOC_K_TYPE, &tag.types, n,
-				"further sites are counted under the overflow type") ? n : ALLOC_TYPE_MAX;
-		if (t == n) {
-			tag_type_t *e = tag_type(n);
+		uint32_t m = atomic_load(&alloc_ntypes);
+		t = m < ALLOC_TYPE_MAX &&
+		    tag_reserve(ALLOC_K_TYPE, &tag.types, m,
+				"further sites are counted under the overflow type") ? m : ALLOC_TYPE_MAX;
+		if (t == m) {
+			tag_type_t *e = tag_type(m);
 			e->site = site;
-			e->descr = tag_intern(descr);
+			e->descr = tag_intern(descr ? descr : found);
+			if (n) {
+				e->frames = tag_frames_copy(frames, n);
+				e->nframes = e->frames ? n : 0;
+			}
 			e->class_no = base ? tag_class_of_module(base, path) : 0;
-			atomic_store(&alloc_ntypes, n + 1);
+			atomic_store(&alloc_ntypes, m + 1);
 		}
 		if ((s = tag_sites_reserve(s)) != NULL)
-			tag_sites_put(s, site, t);
+			tag_sites_put(s, key, t);
 	}
 	pthread_mutex_unlock(&tag.lock);
 	return t;
+}
+
+/* The type number of an allocation site, creating it on first sight. */
+uint32_t alloc_type_of_site(uintptr_t site)
+{
+	return tag_type_of_key(site, site, site, NULL, NULL, 0);
 }
 
 /* Copy n frames into the name chunks (8-byte aligned), or NULL. */
@@ -304,34 +319,7 @@ uint32_t alloc_type_of_stack_known(uint64_t key)
 
 uint32_t alloc_type_of_stack(uint64_t key, const uint64_t *frames, unsigned n, const char *descr)
 {
-	uint32_t t = tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), key);
-	if (likely(t))
-		return t;
-	uintptr_t base;
-	char path[256], last[MEMINST_NAME_MAX];
-	alloc_sys_locate(frames[n - 1], &base, path, sizeof path, last, sizeof last); /* before the lock */
-	pthread_mutex_lock(&tag.lock);
-	tag_sites_t *s = atomic_load(&tag.sites);
-	t = tag_sites_find(s, key);
-	if (!t) {
-		uint32_t m = atomic_load(&alloc_ntypes);
-		t = m < ALLOC_TYPE_MAX &&
-		    tag_reserve(ALLOC_K_TYPE, &tag.types, m,
-				"further sites are counted under the overflow type") ? m : ALLOC_TYPE_MAX;
-		if (t == m) {
-			tag_type_t *e = tag_type(m);
-			e->site = frames[0];
-			e->descr = tag_intern(descr);
-			e->frames = tag_frames_copy(frames, n);
-			e->nframes = e->frames ? n : 0;
-			e->class_no = base ? tag_class_of_module(base, path) : 0;
-			atomic_store(&alloc_ntypes, m + 1);
-		}
-		if ((s = tag_sites_reserve(s)) != NULL)
-			tag_sites_put(s, key, t);
-	}
-	pthread_mutex_unlock(&tag.lock);
-	return t;
+	return tag_type_of_key(key, frames[0], frames[n - 1], descr, frames, n);
 }
 
 unsigned alloc_type_frames(uint32_t type, const uint64_t **frames)

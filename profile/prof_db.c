@@ -398,10 +398,8 @@ int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model 
 		fprintf(o->err, "inspect: %s: not a regular file\n", path);
 		return INSP_EXIT_DB;
 	}
-	if (db_is_profile(path) != 1) {
-		fprintf(o->err, "inspect: %s: neither a meminst trace nor a profile database\n", path);
-		return INSP_EXIT_DB;
-	}
+	if (db_is_profile(path) != 1)
+		return prof_input_fail(o, path, "neither a meminst trace nor a profile database");
 	sqlite3 *db = NULL;
 	int64_t schema = 0;
 	int r = 0;

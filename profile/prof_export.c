@@ -45,7 +45,8 @@ static const char export_help[] =
 	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
 	"             or the live memory of a snapshot (--snapshot)\n\n"
 	"  --format NAME      callgrind, folded, chrome or pprof\n"
-	"  --metric time|bytes  folded: own time (default) or bytes allocated\n"
+	"  --metric time|bytes  folded: own time (default) or bytes allocated (the\n"
+	"                     default for allocation samples alone)\n"
 	"  -o, --output FILE  write to FILE (default: standard output)\n"
 	"  --pid PID          sessions: the process (default: the program's)\n"
 	"  --min-duration US  chrome: leave out events shorter than US microseconds\n"
@@ -86,7 +87,7 @@ struct exp_args {
 	uint64_t max_size;       /* chrome: the file's bound (0: none)        */
 	int64_t pid;
 	int64_t snapshot;        /* pprof: the memory of this snapshot (0: none) */
-	bool max_size_given;
+	bool max_size_given, metric_given;
 	bool no_symbols;
 };
 
@@ -144,8 +145,10 @@ static int exp_option(const struct insp_opts *o, const char *cmd, bool html, str
 		return r;
 	if (!strcmp(name, "--format"))
 		return exp_word(o, cmd, name, v, formats, "callgrind, folded, chrome or pprof", &a->format);
-	if (!strcmp(name, "--metric"))
+	if (!strcmp(name, "--metric")) {
+		a->metric_given = true;
 		return exp_word(o, cmd, name, v, metrics, "time or bytes", &a->metric);
+	}
 	if (!strcmp(name, "--min-duration")) {
 		char *end;
 		errno = 0;
@@ -200,7 +203,7 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 		return insp_usage_error(o, cmd, "--format callgrind, folded, chrome or pprof is needed");
 	if (html && !a->output)
 		return insp_usage_error(o, cmd, "-o FILE is needed (the HTML file to write)");
-	if (!html && a->metric && a->format != EXP_FOLDED)
+	if (!html && a->metric_given && a->format != EXP_FOLDED)
 		return insp_usage_error(o, cmd, "--metric is for --format folded (callgrind has both events)");
 	if (!html && a->min_us > 0 && a->format != EXP_CHROME)
 		return insp_usage_error(o, cmd, "--min-duration is for --format chrome");
@@ -259,11 +262,9 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 			fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
 			return INSP_EXIT_DB;
 		}
-		if (!(want & EXP_IN_MODEL)) {
-			fprintf(o->err, "inspect: %s: not a session or a trace file (a profile database has no "
-				"stacks: give the trace)\n", in->path);
-			return INSP_EXIT_USAGE;
-		}
+		if (!(want & EXP_IN_MODEL))
+			return prof_input_fail(o, in->path, "not a session or a trace file (a profile database has "
+					       "no stacks: give the trace)");
 		if (in->pid)
 			return insp_usage_error(o, "export", "--pid is for session databases");
 		r = prof_db_read(in->path, o, &in->model);
@@ -351,13 +352,20 @@ static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struc
 		exp_stacks_from_samples(&in->stacks, &in->sm);
 		in->have_stacks = true;
 	}
-	if (in->stacks.total[a->metric] == 0)
-		fprintf(o->err, "inspect: %s: warning: no %s in the %s\n", a->pos,
-			a->metric == EXP_BYTES ? "bytes allocated" : "time",
-			in->sm.s && !exp_trace_calls(&in->tr) ? "samples" : "trace");
+	/* allocation samples alone have no time: their bytes by default, as analyse */
+	int metric = a->metric;
+	if (!a->metric_given && in->stacks.total[EXP_TIME] == 0 && in->stacks.total[EXP_BYTES] > 0)
+		metric = EXP_BYTES;
+	if (in->stacks.total[metric] == 0) { /* no empty file that looks like a success */
+		bool samples = in->sm.s && !exp_trace_calls(&in->tr);
+		fprintf(o->err, "inspect: %s: no %s in the %s%s\n", a->pos,
+			metric == EXP_BYTES ? "bytes allocated" : "time", samples ? "samples" : "trace",
+			metric == EXP_BYTES ? "" : samples ? " (timer samples need meminst --sample)" : "");
+		return INSP_EXIT_NOTFOUND;
+	}
 	if (!(*f = exp_out(o, a->output)))
 		return INSP_EXIT_USAGE;
-	exp_folded_write(&in->stacks, a->metric, *f);
+	exp_folded_write(&in->stacks, metric, *f);
 	return 0;
 }
 
@@ -406,9 +414,12 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 {
 	if ((!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)))
 		return insp_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
+	int r = prof_input_damaged(o, a->pos); /* a trace or a session cut short: not "not an SQLite file" */
+	if (r)
+		return r;
 	struct pprof pp;
 	pprof_init(&pp);
-	int r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
+	r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
 	if (!r && !(*f = exp_out(o, a->output)))
 		r = INSP_EXIT_USAGE;
 	else if (!r && pprof_write(&pp, *f) != 0)

@@ -728,8 +728,7 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 		sqlite3_finalize(st);
 		h.in.pid = h.pid;
 	} else if (prof_is_trace(h.path) != 1) {
-		fprintf(o->err, "inspect: %s: not a session database (written by meminst(1)) or a trace file\n", h.path);
-		return prof_is_trace(h.path) < 0 ? INSP_EXIT_DB : INSP_EXIT_USAGE;
+		return prof_input_fail(o, h.path, "not a session database (written by meminst(1)) or a trace file");
 	}
 	r = html_read(&h, &so);
 	if (!r && !(h.f = fopen(output, "w"))) {

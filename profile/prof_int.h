@@ -90,6 +90,14 @@ double prof_ns_per_tick(const struct prof_trace *tr);
 extern const struct prof_allocator prof_libc_allocator;
 /* Does the file start with the trace magic?  (-1: cannot read it) */
 int prof_is_trace(const char *path);
+/* A file cut short before its kind can be told (empty, in the trace magic,
+** an SQLite database shorter than its header says): one line saying so on
+** o->err and INSP_EXIT_DB; else 0. */
+int prof_input_damaged(const struct insp_opts *o, const char *path);
+/* A file that is not an input of the command: the line of
+** prof_input_damaged, else "PATH: what"; INSP_EXIT_DB (inspect(1): a file
+** that cannot be read or is not valid, whatever the command or format). */
+int prof_input_fail(const struct insp_opts *o, const char *path, const char *what);
 
 /* ------------------------------------------------------------- prof_sym -- */
 

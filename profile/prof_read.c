@@ -62,6 +62,66 @@ int prof_is_trace(const char *path)
 	return n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0;
 }
 
+/* The first bytes of path (up to max), its stat; -1: cannot be read. */
+static ssize_t read_head(const char *path, unsigned char *h, size_t max, struct stat *st)
+{
+	if (stat(path, st) != 0)
+		return -1;
+	if (!S_ISREG(st->st_mode))
+		return 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t n = fread(h, 1, max, f);
+	fclose(f);
+	return (ssize_t)n;
+}
+
+static uint32_t read_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* prof_input_damaged; what: the line for an empty file. */
+static int input_damaged(const struct insp_opts *o, const char *path, const char *what)
+{
+	static const char sqlite_magic[16] = "SQLite format 3"; /* with its NUL */
+	unsigned char h[100];
+	struct stat st;
+	ssize_t got = read_head(path, h, sizeof h, &st);
+	if (got < 0)
+		return read_fail(o, path, "%s", strerror(errno));
+	size_t n = (size_t)got;
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return read_fail(o, path, "an empty file, %s", what);
+	if (n && n < 8 && memcmp(h, MEMINST_TRACE_MAGIC, n) == 0)
+		return read_fail(o, path, "a trace file cut short at byte %zu, in its magic (truncated)", n);
+	if (!n || memcmp(h, sqlite_magic, n < 16 ? n : 16) != 0)
+		return 0;
+	if (n < sizeof h)
+		return read_fail(o, path, "an SQLite database cut short at byte %zu, in its header (truncated)", n);
+	/* the header's page size and page count (SQLite's file format, 1.3):
+	** a database shorter than that lost its end */
+	uint64_t page = (uint64_t)h[16] << 8 | h[17], pages = read_be32(h + 28);
+	if (page == 1)
+		page = 65536;
+	if (pages && page * pages > (uint64_t)st.st_size)
+		return read_fail(o, path, "an SQLite database cut short at byte %lld of %llu (truncated)",
+				 (long long)st.st_size, (unsigned long long)(page * pages));
+	return 0;
+}
+
+int prof_input_damaged(const struct insp_opts *o, const char *path)
+{
+	return input_damaged(o, path, "not a trace or a database");
+}
+
+int prof_input_fail(const struct insp_opts *o, const char *path, const char *what)
+{
+	int r = input_damaged(o, path, what);
+	return r ? r : read_fail(o, path, "%s", what);
+}
+
 /* ------------------------------------------------------------- header -- */
 
 static int read_header(FILE *f, const struct insp_opts *o, struct prof_trace *tr)

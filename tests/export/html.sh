@@ -194,7 +194,7 @@ why=
 "$INSPECT" html s.db >/dev/null 2>u.err
 [ $? -eq 2 ] || mi_why_add "no -o: not exit status 2"
 "$INSPECT" html "$top_srcdir/README.md" -o x.html 2>>u.err
-[ $? -eq 2 ] || mi_why_add "a text file: not exit status 2"
+[ $? -eq 3 ] || mi_why_add "a text file: not exit status 3 (inspect(1): not valid input)"
 [ -e x.html ] && mi_why_add "x.html written for a bad input"
 "$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
 "$INSPECT" html m.db -o m.html 2>m.err || mi_why_add "a session without a trace: exited $?"

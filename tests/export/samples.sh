@@ -161,4 +161,29 @@ PY
 	mi_why_add "$(tail -n 1 ch.check)"
 mi_verdict "chrome of samples: a nested track per thread, figures as analyse has them" "$why" \
 	ch.check check ch.err "export stderr"
+
+# ------------------------------------------------ allocation samples alone --
+# folded of a session with allocation samples and no timer: its bytes by
+# default (as analyse), adding up to analyse's estimate; --metric time has
+# none: exit 1 and one line, not an empty file and exit 0.
+why=
+"$top_builddir/session/meminst" -q --no-time --alloc-sample=64k -o aonly.db -- "$TARGET" alloc >out 2>ao.err ||
+	mi_why_add "meminst --alloc-sample exited $?"
+"$INSPECT" analyse --style flat --metric bytes --json aonly.db >aonly.json 2>>ao.err || mi_why_add "analyse exited $?"
+"$INSPECT" export --format folded -o aonly.folded aonly.db 2>>ao.err || mi_why_add "folded exited $?"
+"$INSPECT" export --format folded --metric time -o aonly.time aonly.db 2>aot.err
+rc=$?
+[ $rc -eq 1 ] || mi_why_add "--metric time of allocation samples: exit status $rc, not 1"
+[ "$(wc -l <aot.err)" -eq 1 ] || mi_why_add "--metric time: not one line"
+/usr/bin/python3 - aonly.folded aonly.json <<'PY' >ao.check 2>&1 || mi_why_add "$(tail -n 1 ao.check)"
+import json, sys
+rows = [l.rstrip("\n").rpartition(" ") for l in open(sys.argv[1])]
+a = json.load(open(sys.argv[2]))
+assert rows, "no line"
+total = sum(int(n) for _, _, n in rows)
+assert abs(total - a["bytes"]) <= len(rows), "folded %d bytes, analyse %d" % (total, a["bytes"])
+assert any(s.endswith(";alloc_big") for s, _, _ in rows), "no stack ending in alloc_big"
+PY
+mi_verdict "folded of allocation samples alone: bytes by default, --metric time exit 1" "$why" \
+	ao.check check ao.err stderr aot.err "stderr (--metric time)"
 mi_finish

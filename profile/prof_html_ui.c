@@ -200,6 +200,7 @@ const char exp_html_js[] =
 	"\n"
 	"  Flame.prototype.frame = function (svg, n, x, w, H, R) {\n"
 	"    var self = this, g = document.createElementNS(SVGNS, \"g\");\n"
+	"    g.setAttribute(\"data-name\", n.name);\n"
 	"    var r = document.createElementNS(SVGNS, \"rect\");\n"
 	"    r.setAttribute(\"x\", x.toFixed(2));\n"
 	"    r.setAttribute(\"y\", H - (n.depth + 1) * R);\n"

@@ -134,7 +134,7 @@ PY
 	done
 	grep -h 'CONSOLE' view.err >>console.txt && mi_why_add "console messages: $(head -n 1 console.txt)"
 	/usr/bin/python3 - r.html t.html "${TMAIN:-0}" "${TWORK:-0}" <<'PY' >view.check 2>&1 || mi_why_add "$(tail -n 1 view.check)"
-import json, re, sys
+import html, json, re, sys
 def data(path, key):
     m = re.search(r'<script type="application/json" id="%s">(.*?)</script>' % key, open(path).read(), re.S)
     return json.loads(m.group(1))
@@ -147,17 +147,16 @@ def frames(svg):
     """(name, depth, hit) of every frame: depth from the rect's y in the viewBox"""
     h = float(re.search(r'viewBox="0 0 \S+ (\S+)"', svg).group(1))
     out = []
-    for g in re.findall(r"<g>(.*?)</g>", svg, re.S):
+    # (the whole name: a narrow frame's text is cut, "l..")
+    for name, g in re.findall(r'<g data-name="([^"]*)">(.*?)</g>', svg, re.S):
         y = float(re.search(r'<rect[^>]* y="([\d.]+)"', g).group(1))
-        t = re.search(r"<text[^>]*>([^<]*)</text>", g)
-        out.append((t.group(1) if t else None, round((h - y) / 18) - 1, 'class="hit"' in g))
+        out.append((html.unescape(name), round((h - y) / 18) - 1, 'class="hit"' in g))
     return out
 # search: the frames named alloc_* are marked, the sums said under each graph
 dom, svg = view("search=alloc_", "flame-bytes")
 hits = {n for n, d, hit in frames(svg) if hit}
-# (a narrow frame's name is cut: "alloc_s..")
-assert "alloc_big" in hits and any(n and n.startswith("alloc_s") for n in hits), "bytes: marked %s" % hits
-assert all(n is None or n.startswith("alloc_") for n in hits), "bytes: marked %s" % hits
+assert "alloc_big" in hits and "alloc_small" in hits, "bytes: marked %s" % hits
+assert all(n.startswith("alloc_") for n in hits), "bytes: marked %s" % hits
 b = data(sys.argv[1], "flame-bytes")
 def total(node, pred, inside=False):
     if node[0] <= -2 or node[0] == -1:

@@ -15,8 +15,10 @@
 **     (samples do not count calls).
 ** Events: Time (ns of the sampling clock) and Samples for timer samples,
 ** Bytes and Allocs (the estimates of `inspect analyse`) for allocation
-** samples.  A line in a file other than its function's (inlined code) is
-** given with fi=.
+** samples.  A sampled address inside inlined code is the chain of
+** functions inlined there (prof_inline.c), each a function of its own
+** called at the line of the call into it, as perf and pprof show them; a
+** line in a file other than its function's is given with fi=.
 */
 #include "prof_export.h"
 
@@ -35,8 +37,7 @@ struct cs_pos {
 struct cs {
 	const struct prof_smodel *m;
 	struct insp_pool pool;
-	/* by address: its position (looked up once) */
-	struct prof_cct addr;    /* roots keyed by address; self[0] file, self[1] line */
+	struct exp_inline x;     /* frames and functions (x.funcs)           */
 	/* own costs: roots = functions, children = positions (file << 32 | line) */
 	struct prof_cct own;
 	/* calls: roots = callers, children = positions, grandchildren = callees */
@@ -107,25 +108,6 @@ static uint32_t cs_file(struct cs *c, const char *name)
 	return (uint32_t)c->nfiles++;
 }
 
-/* The position of address-tree node j of function f. */
-static struct cs_pos cs_position(struct cs *c, uint32_t j, uint32_t f)
-{
-	const struct prof_func *fn = &c->m->funcs[f];
-	if (fn->addr <= PROF_FN_PSEUDO_MAX || fn->addr >= PROF_FN_MEMINST)
-		return (struct cs_pos){cs_file(c, fn->file), fn->line};
-	uint64_t a = prof_samples_tree(c->m->s)->nodes[j].key;
-	uint32_t k = cs_node(&c->addr, PROF_CCT_NONE, a);
-	struct prof_cct_node *nd = &c->addr.nodes[k];
-	if (nd->self[2] == 0) { /* not looked up yet */
-		const char *file;
-		int line = prof_symtab_line(c->m->st, a, &file);
-		nd->self[0] = line ? cs_file(c, file) : cs_file(c, fn->file);
-		nd->self[1] = line ? line : fn->line;
-		nd->self[2] = 1;
-	}
-	return (struct cs_pos){(uint32_t)nd->self[0], (int)nd->self[1]};
-}
-
 static uint64_t cs_poskey(struct cs_pos p)
 {
 	return (uint64_t)p.file << 32 | (uint32_t)(p.line > 0 ? p.line : 0);
@@ -151,14 +133,14 @@ static void cs_sample(struct cs *c, uint32_t i, struct cs_frame **fr, size_t *ca
 			  nd->self[PROF_M_BYTES], nd->self[PROF_M_ALLOCS]};
 	size_t n = 0;
 	for (uint32_t j = i; at->nodes[j].parent != PROF_CCT_NONE; j = at->nodes[j].parent) {
-		uint32_t f = c->m->node_fid[j];
-		if (f >= c->m->nfuncs)
-			continue;
-		if (n == *cap) {
-			*cap = *cap ? 2 * *cap : 64;
+		const struct exp_iframe *in;
+		size_t k = exp_inline_frames(&c->x, j, &in); /* outermost first: taken backwards */
+		if (n + k > *cap) {
+			*cap = 2 * (n + k) + 64;
 			*fr = insp_xrealloc(*fr, *cap * sizeof **fr);
 		}
-		(*fr)[n++] = (struct cs_frame){f, cs_position(c, j, f)};
+		while (k-- > 0)
+			(*fr)[n++] = (struct cs_frame){in[k].fn, {cs_file(c, in[k].file), in[k].line > 0 ? in[k].line : 0}};
 	}
 	if (!n)
 		return;
@@ -178,7 +160,7 @@ static void cs_sample(struct cs *c, uint32_t i, struct cs_frame **fr, size_t *ca
 		uint32_t call = cs_node(&c->calls, p, to->fn);
 		double *s = c->calls.nodes[call].self;
 		cs_add(s, v);
-		s[CS_N]++; /* the samples through the call */
+		s[CS_N] += nd->self[PROF_M_SAMPLES] + nd->self[PROF_M_ASAMPLES]; /* the samples through the call */
 	}
 }
 
@@ -272,7 +254,7 @@ static void cs_calls_at(const struct cs *c, struct cs_out *w, uint32_t pnode, in
 	struct cs_child *v = cs_children(&c->calls, pnode, &n);
 	for (size_t i = 0; i < n; i++) {
 		uint32_t to = (uint32_t)v[i].key;
-		const struct prof_func *fn = &c->m->funcs[to];
+		const struct prof_func *fn = &c->x.funcs[to];
 		const double *s = c->calls.nodes[v[i].node].self;
 		cs_file_line(c, w, "cfi", cs_file((struct cs *)c, fn->file));
 		cs_name(w->f, "cfn", to, fn->name, w->fn_named);
@@ -285,7 +267,7 @@ static void cs_calls_at(const struct cs *c, struct cs_out *w, uint32_t pnode, in
 /* One function: its own cost lines and its calls, by position. */
 static void cs_function(const struct cs *c, struct cs_out *w, uint32_t f)
 {
-	const struct prof_func *fn = &c->m->funcs[f];
+	const struct prof_func *fn = &c->x.funcs[f];
 	uint32_t own = prof_cct_find(&c->own, PROF_CCT_NONE, f), calls = prof_cct_find(&c->calls, PROF_CCT_NONE, f);
 	fputc('\n', w->f);
 	w->cur_file = cs_file((struct cs *)c, fn->file);
@@ -342,7 +324,7 @@ static void cs_header(const struct cs *c, FILE *f)
 void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
 {
 	struct cs c = {.m = m};
-	prof_cct_init(&c.addr, &cs_alloc);
+	exp_inline_init(&c.x, m);
 	prof_cct_init(&c.own, &cs_alloc);
 	prof_cct_init(&c.calls, &cs_alloc);
 	c.files = insp_xcalloc(1, sizeof *c.files);
@@ -357,13 +339,13 @@ void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
 		    (at->nodes[i].self[PROF_M_SAMPLES] > 0 || at->nodes[i].self[PROF_M_ASAMPLES] > 0))
 			cs_sample(&c, i, &fr, &cap);
 	free(fr);
-	for (size_t i = 0; i < m->nfuncs; i++) /* every file has its id before the writing */
-		cs_file(&c, m->funcs[i].file);
+	for (size_t i = 0; i < c.x.nfuncs; i++) /* every file has its id before the writing */
+		cs_file(&c, c.x.funcs[i].file);
 	cs_header(&c, f);
 	struct cs_out w = {.f = f};
-	w.fn_named = insp_xcalloc(m->nfuncs + 1, sizeof *w.fn_named);
+	w.fn_named = insp_xcalloc(c.x.nfuncs + 1, sizeof *w.fn_named);
 	w.file_named = insp_xcalloc(c.nfiles + 1, sizeof *w.file_named);
-	bool *done = insp_xcalloc(m->nfuncs + 1, sizeof *done);
+	bool *done = insp_xcalloc(c.x.nfuncs + 1, sizeof *done);
 	const struct prof_cct *trees[2] = {&c.own, &c.calls};
 	for (int t = 0; t < 2; t++) /* functions with own costs, then callers only */
 		for (uint32_t i = 0; i < trees[t]->n; i++) {
@@ -383,7 +365,7 @@ void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
 	free(w.file_named);
 	free(c.files);
 	free(c.fhash);
-	prof_cct_free(&c.addr);
+	exp_inline_free(&c.x);
 	prof_cct_free(&c.own);
 	prof_cct_free(&c.calls);
 	insp_pool_free(&c.pool);

@@ -26,7 +26,9 @@
 ** time: a sample stands for the period before it, consecutive samples with
 ** the same frames make one event per frame, a gap longer than half a
 ** period ends them all; frames are the functions of the sampling displays
-** (prof_samples.c); allocation samples are instant events on that track.
+** (prof_samples.c), with the functions inlined at each address as frames
+** of their own (prof_inline.c); allocation samples are instant events on
+** that track.
 **
 ** Size (--max-size, 100 MB by default): when the trace could give more, a
 ** first reading only counts the events by duration (powers of two) and
@@ -75,6 +77,9 @@ struct chrome {
 	double slices[CHROME_SLICES];
 	uint64_t dropped, written;
 	const struct prof_smodel *sm;
+	struct exp_inline x;     /* the samples' frames and functions        */
+	uint32_t *fids;          /* a sample's frames                        */
+	size_t fcap;
 	/* the counting reading: events and their bytes by duration bucket */
 	bool counting;
 	double hist_n[CHROME_BUCKETS], hist_bytes[CHROME_BUCKETS];
@@ -216,11 +221,11 @@ static void chrome_alloc(struct chrome *c, struct ch_thread *t, const uint64_t *
 
 /* ------------------------------------------------------------ samples -- */
 
-/* The function ids of a sample's frames, outermost first, as the sampling
-** displays see them: the sample's path in the address tree (the frames as
-** prof_samples.c keys them: a timer sample's pc, the others address - 1). */
-static size_t chrome_sample_fids(const struct chrome *c, uint32_t thread, const uint64_t *frames, size_t n,
-				 bool timer, uint32_t *out)
+/* The function ids (of c->x) of a sample's frames in c->fids, outermost
+** first, as the sampling displays see them with the inlined functions: the
+** sample's path in the address tree (the frames as prof_samples.c keys
+** them: a timer sample's pc, the others address - 1). */
+static size_t chrome_sample_fids(struct chrome *c, uint32_t thread, const uint64_t *frames, size_t n, bool timer)
 {
 	const struct prof_cct *at = prof_samples_tree(c->sm->s);
 	uint32_t node = prof_cct_find(at, PROF_CCT_NONE, thread);
@@ -231,8 +236,16 @@ static size_t chrome_sample_fids(const struct chrome *c, uint32_t thread, const 
 			     : timer && i == 0				 ? frames[i]
 			     : frames[i]				 ? frames[i] - 1
 									 : 0;
-		if ((node = prof_cct_find(at, node, a)) != PROF_CCT_NONE && c->sm->node_fid[node] < c->sm->nfuncs)
-			out[k++] = c->sm->node_fid[node];
+		if ((node = prof_cct_find(at, node, a)) == PROF_CCT_NONE)
+			break;
+		const struct exp_iframe *fr;
+		size_t nf = exp_inline_frames(&c->x, node, &fr);
+		if (k + nf > c->fcap) {
+			c->fcap = 2 * (k + nf) + 64;
+			c->fids = insp_xrealloc(c->fids, c->fcap * sizeof *c->fids);
+		}
+		for (size_t j = 0; j < nf; j++)
+			c->fids[k++] = fr[j].fn;
 	}
 	return k;
 }
@@ -241,7 +254,7 @@ static void chrome_sample_close(struct chrome *c, struct ch_thread *t, size_t de
 {
 	while (t->sdepth > depth) {
 		const struct ch_frame *fr = &t->sstack[--t->sdepth];
-		chrome_x(c, CHROME_SAMPLE_TID + t->thread, "sample", 0, c->sm->funcs[fr->fn].name, fr->start, end);
+		chrome_x(c, CHROME_SAMPLE_TID + t->thread, "sample", 0, c->x.funcs[fr->fn].name, fr->start, end);
 	}
 }
 
@@ -251,11 +264,11 @@ static void chrome_sample(struct chrome *c, struct ch_thread *t, const uint64_t 
 	size_t skip = timer ? 3 : 4, n = (size_t)(r[1] >> 32);
 	if (len < skip || n > len - skip || n == 0)
 		return;
-	uint32_t fids[PROF_CCT_MAX_DEPTH];
-	size_t k = chrome_sample_fids(c, t->thread, r + skip, n, timer, fids);
+	size_t k = chrome_sample_fids(c, t->thread, r + skip, n, timer);
+	const uint32_t *fids = c->fids;
 	uint64_t ts = MEMINST_TREC_TIME(r[0]);
 	if (!timer) {
-		const char *name = k ? c->sm->funcs[fids[k - 1]].name : "<alloc>";
+		const char *name = k ? c->x.funcs[fids[k - 1]].name : "<alloc>";
 		chrome_i(c, CHROME_SAMPLE_TID + t->thread, "alloc sample", name, ts, 0, r[2]);
 		return;
 	}
@@ -476,6 +489,8 @@ int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const str
 	c.min_ticks = co->min_us * 1000.0 / c.ns_per_tick;
 	double asked = c.min_ticks;
 	c.st = prof_symtab_new(tr, o, o->no_symbols, &pool);
+	if (c.sm)
+		exp_inline_init(&c.x, c.sm);
 	int r = chrome_fit(&c, tr, o, co, open, open_ctx);
 	if (!r) {
 		fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[", f);
@@ -494,6 +509,9 @@ int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const str
 		free(c.thr[i].sstack);
 	}
 	free(c.thr);
+	free(c.fids);
+	if (c.sm)
+		exp_inline_free(&c.x);
 	prof_symtab_free(c.st);
 	insp_pool_free(&pool);
 	*res = (struct exp_chrome_result){c.dropped, c.written, c.min_ticks * c.ns_per_tick / 1000.0,

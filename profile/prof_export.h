@@ -8,6 +8,7 @@
 **   prof_callgrind.c  the Callgrind format (KCachegrind) from a profile
 **   prof_cg_samples.c the Callgrind format from samples, costs per line
 **   prof_chrome.c     Chrome Trace Event JSON (Perfetto) from a trace
+**   prof_inline.c     the inline frames of sampled addresses
 **   prof_export.c     the command `inspect export`, and reading its input
 **   prof_html.c       the command `inspect html`
 **   prof_html_ui.c    the style sheet and the script of the HTML report
@@ -63,6 +64,42 @@ const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i);
 uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i);
 /* One line "a;b;c N" per stack with a non-zero value of metric. */
 void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f);
+
+/* "prof_inline.c": the frames of the samples with their inline chains. */
+struct exp_iframe {
+	uint32_t fn;             /* an id of exp_inline.funcs                 */
+	const char *file;        /* its position: NULL when unknown           */
+	int line;
+};
+struct exp_inline {
+	const struct prof_smodel *m;
+	struct insp_pool pool;
+	struct prof_func *funcs; /* the model's, then the inlined functions   */
+	size_t nfuncs, cap;
+	struct prof_cct by_addr, by_name, chains; /* look-ups                 */
+	struct exp_iframe *frames; /* every chain, one after the other        */
+	size_t nframes, frcap;
+	uint32_t *chain;         /* (first frame, count, fold id) triples      */
+	size_t nch, chcap;
+	uint32_t *node_chain;    /* by address-tree node: its triple          */
+	size_t nodes;
+	uint32_t *fold_first;    /* fold ids from m->nfuncs on: (first, count) */
+	size_t nchains, fold_cap;
+	struct prof_cct ft;      /* exp_inline_fold: the function tree        */
+	struct prof_fsum *fs;
+};
+void exp_inline_init(struct exp_inline *x, const struct prof_smodel *m);
+void exp_inline_free(struct exp_inline *x);
+/* The frames of address-tree node i, outermost first (0: a node that is
+** not shown, inside <meminst>). */
+size_t exp_inline_frames(struct exp_inline *x, uint32_t node, const struct exp_iframe **out);
+/* Fold the samples of the model's thread into x->ft with one id per
+** distinct chain, the displays' rules otherwise (recursion collapsed). */
+void exp_inline_fold(struct exp_inline *x);
+/* The frames of a fold id (a node key of x->ft), outermost first; one:
+** room for a single frame. */
+size_t exp_inline_fold_frames(const struct exp_inline *x, uint32_t id, const struct exp_iframe **out,
+			      struct exp_iframe *one);
 
 /* "prof_callgrind.c" */
 void exp_callgrind_write(const struct prof_model *m, FILE *f);

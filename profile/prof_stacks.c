@@ -294,28 +294,46 @@ void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct
 	stk_totals(s);
 }
 
+/* The function tree of the samples, each node's function expanded into
+** the chain of functions inlined at its address (prof_inline.c); node keys
+** are function ids. */
 void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m)
 {
-	const struct prof_cct *ft = &m->ft;
+	struct exp_inline x;
+	exp_inline_init(&x, m);
+	exp_inline_fold(&x);
+	const struct prof_cct *ft = &x.ft;
 	uint32_t *map = insp_xcalloc(ft->n + 1, sizeof *map);
-	free(s->fid);
-	s->fid = insp_xcalloc(ft->n + 2, sizeof *s->fid); /* a node per node, and the root */
-	s->fid[0] = UINT32_MAX;
 	for (size_t i = 0; i < ft->n; i++) {
 		const struct prof_cct_node *nd = &ft->nodes[i];
 		if (nd->parent == PROF_CCT_NONE) { /* one root: the threads merged */
 			map[i] = 0;
 			continue;
 		}
-		uint32_t k = map[i] = stk_child(s, map[nd->parent], nd->key);
-		s->fid[k] = (uint32_t)nd->key;
+		const struct exp_iframe *fr;
+		struct exp_iframe one;
+		size_t n = exp_inline_fold_frames(&x, (uint32_t)nd->key, &fr, &one);
+		uint32_t k = map[nd->parent];
+		for (size_t j = 0; j < n; j++)
+			k = stk_child(s, k, fr[j].fn);
+		map[i] = k;
 		s->t.nodes[k].self[EXP_TIME] += (double)(uint64_t)(nd->self[PROF_M_TICKS] * m->ns_per_tick + 0.5);
 		s->t.nodes[k].self[EXP_BYTES] += (double)(uint64_t)(nd->self[PROF_M_BYTES] + 0.5);
 	}
 	free(map);
-	s->nfuncs = m->nfuncs;
+	free(s->fid);
+	s->fid = insp_xcalloc(s->t.n + 1, sizeof *s->fid);
+	s->fid[0] = UINT32_MAX;
+	for (size_t k = 1; k < s->t.n; k++)
+		s->fid[k] = (uint32_t)s->t.nodes[k].key;
+	s->nfuncs = x.nfuncs;
 	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
-	memcpy(s->funcs, m->funcs, s->nfuncs * sizeof *s->funcs);
+	memcpy(s->funcs, x.funcs, s->nfuncs * sizeof *s->funcs);
+	for (size_t f = m->nfuncs; f < s->nfuncs; f++) { /* the inlined ones' names are x's */
+		s->funcs[f].name = insp_pool_str(&s->pool, s->funcs[f].name);
+		s->funcs[f].file = s->funcs[f].file ? insp_pool_str(&s->pool, s->funcs[f].file) : NULL;
+	}
+	exp_inline_free(&x);
 	stk_totals(s);
 }
 

@@ -62,6 +62,20 @@ void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m);
 const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i);
 /* The trace thread of node i (exact traces; 0: none, the root). */
 uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i);
+/* The stacks by function ids (exp_paths_build): a tree with one root (key
+** 0), or one per thread (key: the trace thread), children keyed by
+** function ids of s; node self[] the sums of the stacks that end there.
+** Stacks deeper than EXP_MAX_DEPTH are cut: their outermost EXP_MAX_DEPTH
+** frames, a frame `truncated` (an id past s's functions), the innermost
+** function. */
+#define EXP_MAX_DEPTH 4096
+struct exp_paths {
+	struct prof_cct t;
+	uint32_t truncated;
+};
+void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread);
+void exp_paths_free(struct exp_paths *p);
+const char *exp_paths_label(const struct exp_paths *p, const struct exp_stacks *s, uint32_t i);
 /* One line "a;b;c N" per stack with a non-zero value of metric. */
 void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f);
 

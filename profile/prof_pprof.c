@@ -104,34 +104,40 @@ void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struc
 	pprof_times(pp, tr->h.t0_realtime_ns, 0);
 	pprof_comment(pp, "meminst exact trace: own time, bytes and allocations per call stack");
 	pp_modules(pp, tr);
-	uint64_t *locs = NULL;
+	/* by function path and thread (exp_paths_build: linear in the stacks,
+	** frames past EXP_MAX_DEPTH cut into one [truncated] frame) */
+	struct exp_paths p;
+	exp_paths_build(&p, s, true);
+	uint64_t *loc = insp_xcalloc(p.t.n + 1, sizeof *loc), *locs = NULL;
 	size_t cap = 0;
 	const struct prof_thread *th = NULL;
-	for (uint32_t i = 1; i < s->t.n; i++) {
-		const struct prof_cct_node *nd = &s->t.nodes[i];
+	for (uint32_t i = 0; i < p.t.n; i++) {
+		const struct prof_cct_node *nd = &p.t.nodes[i];
+		if (nd->parent == PROF_CCT_NONE)
+			continue;
 		int64_t v[3] = {pp_round(nd->self[EXP_TIME]), pp_round(nd->self[EXP_BYTES]),
 				pp_round(nd->self[EXP_ALLOCS])};
 		if (!v[0] && !v[1] && !v[2])
 			continue;
 		size_t n = 0;
-		for (uint32_t j = i; j; j = s->t.nodes[j].parent) {
-			uint32_t f = s->fid[j];
-			if (f >= s->nfuncs)
-				continue; /* the root and the unknown callers */
-			const struct prof_func *fn = &s->funcs[f];
-			struct pprof_fn pf = {fn->name, fn->file, fn->line};
-			uint64_t key = s->t.nodes[j].key;
+		for (uint32_t j = i; p.t.nodes[j].parent != PROF_CCT_NONE; j = p.t.nodes[j].parent) {
+			if (!loc[j]) { /* made on first use */
+				uint32_t f = (uint32_t)p.t.nodes[j].key;
+				const struct prof_func *fn = f < s->nfuncs ? &s->funcs[f] : NULL;
+				struct pprof_fn pf = {exp_paths_label(&p, s, j), fn ? fn->file : NULL, fn ? fn->line : 0};
+				loc[j] = pprof_location(pp, fn ? fn->addr : 0, f, &pf, NULL, NULL);
+			}
 			pp_grow(&locs, &cap, n);
-			locs[n++] = pprof_location(pp, key, f, &pf, NULL, NULL);
+			locs[n++] = loc[j];
 		}
-		if (!n)
-			continue; /* the unknown caller's own: no function's (as the profile) */
-		uint32_t thread = exp_stacks_thread(s, i);
+		uint32_t thread = nd->thread; /* the root's key */
 		if (!th || th->thread != thread)
 			th = pp_trace_thread(tr, thread);
 		pp_thread_sample(pp, locs, n, v, th && th->tid ? (int64_t)th->tid : -1, th ? th->name : NULL);
 	}
+	free(loc);
 	free(locs);
+	exp_paths_free(&p);
 }
 
 /* ----------------------------------------------------------- samples -- */

@@ -351,65 +351,133 @@ const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)
 	return f < s->nfuncs ? s->funcs[f].name : NULL;
 }
 
+/* -------------------------------------------------------------- paths -- */
+
+/*
+** The stacks by their names: a tree keyed by function ids from the root,
+** so that stacks that differ only in nodes left out of paths (the unknown
+** callers, one per thread) are one, and deep recursion costs a node per
+** level, not a copy of the whole stack per level (200,000 levels were
+** quadratic).  Frames beyond EXP_MAX_DEPTH are cut: a deeper stack is
+** its outermost EXP_MAX_DEPTH frames, a frame [truncated] and its innermost
+** function, which keeps its own figures (a flat profile stays true).
+*/
+void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread)
+{
+	memset(p, 0, sizeof *p);
+	prof_cct_init(&p->t, &prof_libc_allocator);
+	p->truncated = (uint32_t)s->nfuncs;
+	size_t n = s->t.n;
+	/* base: the tree node the node's callees hang under (past the cut: the
+	** [truncated] frame), depth: the frames down to it */
+	uint32_t *base = insp_xcalloc(n + 1, sizeof *base), *depth = insp_xcalloc(n + 1, sizeof *depth);
+	uint32_t *thread = insp_xcalloc(n + 1, sizeof *thread);
+	for (size_t i = 1; i < n; i++) { /* parents come before their children */
+		const struct prof_cct_node *nd = &s->t.nodes[i];
+		uint32_t up = nd->parent;
+		thread[i] = up ? thread[up] : nd->key & EXP_PH ? (uint32_t)(nd->key >> 32 & 0x7fffffff) : 0;
+		uint32_t at = up ? base[up] : PROF_CCT_NONE, d = up ? depth[up] : 0;
+		if (at == PROF_CCT_NONE && prof_cct_child(&p->t, PROF_CCT_NONE, by_thread ? thread[i] : 0, &at))
+			stk_oom();
+		uint32_t f = s->fid[i], own = at; /* (a node left out of paths: its parent's) */
+		if (f < s->nfuncs && d < EXP_MAX_DEPTH) {
+			if (prof_cct_child(&p->t, at, f, &at))
+				stk_oom();
+			own = at, d++;
+		} else if (f < s->nfuncs) {
+			if ((d == EXP_MAX_DEPTH && prof_cct_child(&p->t, at, p->truncated, &at)) ||
+			    prof_cct_child(&p->t, at, f, &own))
+				stk_oom();
+			d = EXP_MAX_DEPTH + 1;
+		}
+		base[i] = at, depth[i] = d;
+		for (int m = 0; m < EXP_N; m++)
+			p->t.nodes[own].self[m] += nd->self[m];
+	}
+	free(base);
+	free(depth);
+	free(thread);
+}
+
+void exp_paths_free(struct exp_paths *p)
+{
+	prof_cct_free(&p->t);
+}
+
+const char *exp_paths_label(const struct exp_paths *p, const struct exp_stacks *s, uint32_t i)
+{
+	uint64_t k = p->t.nodes[i].key;
+	return k == p->truncated ? "[truncated]" : s->funcs[k].name;
+}
+
 /* ------------------------------------------------------------- folded -- */
 
-struct fold_line {
-	char *text;
-	uint64_t v;
+struct fold_ctx {
+	const struct exp_stacks *s;
+	const struct exp_paths *p;
 };
 
-static int fold_cmp(const void *a, const void *b)
+static int fold_cmp(const void *a, const void *b, void *ctx)
 {
-	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
+	const struct fold_ctx *c = ctx;
+	return strcmp(exp_paths_label(c->p, c->s, *(const uint32_t *)a), exp_paths_label(c->p, c->s, *(const uint32_t *)b));
 }
 
-/* The path of node i as "a;b;c": ';' and line ends inside names would
-** split frames or lines, so they become '_'. */
-static char *fold_path(const struct exp_stacks *s, uint32_t i, uint32_t *path, size_t max)
-{
-	size_t n = prof_cct_path(&s->t, i, path, max), len = 1;
-	for (size_t k = 0; k < n; k++) {
-		const char *l = exp_stacks_label(s, path[k]);
-		len += l ? strlen(l) + 1 : 0;
-	}
-	char *out = insp_xmalloc(len), *p = out;
-	for (size_t k = 0; k < n; k++) {
-		const char *l = exp_stacks_label(s, path[k]);
-		if (!l)
-			continue;
-		if (p > out)
-			*p++ = ';';
-		for (; *l; l++)
-			*p++ = *l == ';' || *l == '\n' || *l == '\r' ? '_' : *l;
-	}
-	*p = 0;
-	return out;
-}
-
+/* One line "a;b;c N" per stack with a value, in the order of a walk that
+** takes children by name (an explicit stack: a deep recursion is deep). */
 void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f)
 {
-	struct fold_line *v = insp_xcalloc(s->t.n + 1, sizeof *v);
-	size_t n = 0, max = 4096;
-	uint32_t *path = insp_xcalloc(max, sizeof *path);
-	for (uint32_t i = 1; i < s->t.n; i++) {
-		uint64_t val = (uint64_t)s->t.nodes[i].self[metric];
-		if (!val)
-			continue;
-		char *text = fold_path(s, i, path, max);
-		if (!*text) { /* the unknown caller's own: no function's */
-			free(text);
-			continue;
+	struct exp_paths p;
+	exp_paths_build(&p, s, false);
+	struct fold_ctx ctx = {s, &p};
+	size_t n = p.t.n;
+	/* the children of every node, sorted by name, one block per parent */
+	uint32_t *first = insp_xcalloc(n + 1, sizeof *first), *kids = insp_xcalloc(n + 1, sizeof *kids);
+	uint32_t *cnt = insp_xcalloc(n + 1, sizeof *cnt), *len = insp_xcalloc(n + 1, sizeof *len);
+	for (size_t i = 1; i < n; i++)
+		cnt[p.t.nodes[i].parent]++;
+	for (size_t i = 0, at = 0; i < n; i++)
+		first[i] = (uint32_t)at, at += cnt[i], cnt[i] = 0;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t up = p.t.nodes[i].parent;
+		kids[first[up] + cnt[up]++] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < n; i++)
+		qsort_r(kids + first[i], cnt[i], sizeof *kids, fold_cmp, &ctx);
+	/* the walk: stack[] of (node, next child), the line in buf */
+	uint32_t (*stack)[2] = insp_xcalloc(EXP_MAX_DEPTH + 4, sizeof *stack);
+	size_t sp = 0, cap = 4096, used = 0;
+	char *buf = insp_xmalloc(cap);
+	if (n)
+		stack[sp][0] = 0, stack[sp++][1] = 0;
+	while (sp) {
+		uint32_t i = stack[sp - 1][0], k = stack[sp - 1][1]++;
+		if (k == 0 && i != 0) { /* entering i: its name on the line */
+			const char *l = exp_paths_label(&p, s, i);
+			size_t ll = strlen(l);
+			if (used + ll + 2 > cap)
+				buf = insp_xrealloc(buf, cap = 2 * (used + ll + 2));
+			len[i] = (uint32_t)used;
+			if (used)
+				buf[used++] = ';';
+			for (; *l; l++) /* ';' and line ends inside names would split frames or lines */
+				buf[used++] = *l == ';' || *l == '\n' || *l == '\r' ? '_' : *l;
+			uint64_t v = (uint64_t)p.t.nodes[i].self[metric];
+			if (v)
+				fprintf(f, "%.*s %llu\n", (int)used, buf, (unsigned long long)v);
 		}
-		v[n++] = (struct fold_line){text, val};
+		if (k < cnt[i]) {
+			stack[sp][0] = kids[first[i] + k], stack[sp++][1] = 0;
+		} else {
+			used = i ? len[i] : 0;
+			sp--;
+		}
 	}
-	free(path);
-	qsort(v, n, sizeof *v, fold_cmp);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t sum = v[i].v;
-		while (i + 1 < n && !strcmp(v[i].text, v[i + 1].text))
-			sum += v[++i].v, free(v[i - 1].text);
-		fprintf(f, "%s %llu\n", v[i].text, (unsigned long long)sum);
-		free(v[i].text);
-	}
-	free(v);
+	free(buf);
+	free(stack);
+	free(first);
+	free(kids);
+	free(cnt);
+	free(len);
+	exp_paths_free(&p);
 }

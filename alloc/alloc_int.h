@@ -630,6 +630,7 @@ void alloc_snap_free(alloc_snap_t *im);
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
+void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
 void alloc_snap_at_exit(void);
 #define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);

@@ -1,8 +1,10 @@
 /*
 ** alloc_sqlite.c — storing a captured snapshot with SQLite.
 **
-** SQLite is loaded with dlopen the first time a snapshot is stored, so that
-** a process that never stores one does not carry it.  Everything here runs
+** SQLite is loaded with dlopen when the library starts if the exit
+** snapshot is asked for (alloc_sqlite_preload: by the end a program may have
+** used up its descriptors), else the first time a snapshot is stored, so
+** that a process that never stores one does not carry it.  Everything here runs
 ** guarded: SQLite's own allocations go to the backend untracked.  It runs
 ** on an ordinary thread with none of our locks held (see alloc_snapshot.c).
 **
@@ -67,12 +69,20 @@ static int sq_load(char *err, size_t errlen)
 		"sqlite3_free", "sqlite3_busy_timeout", "sqlite3_bind_blob"};
 	if (sq.loaded)
 		return 0;
+	int saved_errno = errno;
+	errno = 0;
 	void *h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		alloc_fmt(err, errlen, "cannot store snapshots: libsqlite3.so.0 cannot be loaded "
-				       "(apt-get install libsqlite3-0)");
+		/* the loader's own words: a missing file, or no descriptor left */
+		const char *why = dlerror();
+		bool missing = why && strstr(why, "No such file");
+		alloc_fmt(err, errlen, "cannot store snapshots: libsqlite3.so.0 cannot be loaded: %s%s",
+			  why ? why : strerror(errno ? errno : ENOENT),
+			  missing ? " (apt-get install libsqlite3-0)" : "");
+		errno = saved_errno;
 		return -1;
 	}
+	errno = saved_errno;
 	void **slot = (void **)&sq;
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (!(slot[i] = dlsym(h, names[i]))) {
@@ -81,6 +91,20 @@ static int sq_load(char *err, size_t errlen)
 		}
 	sq.loaded = true;
 	return 0;
+}
+
+/*
+** Load SQLite now, when the exit snapshot is asked for: a program that has
+** used up its descriptors by the time it exits (ulimit -n) could not load
+** it then.  Runs from the library's constructor; a failure is said then.
+*/
+void alloc_sqlite_preload(void)
+{
+	char err[300];
+	alloc_guard_enter();
+	if (sq_load(err, sizeof err) < 0)
+		alloc_log("%s", err);
+	alloc_guard_exit();
 }
 
 /* ---------------------------------------------------------- writing ---- */

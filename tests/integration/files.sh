@@ -5,7 +5,8 @@
 #   - a FIFO at a snapshot's name is refused at once (no hang);
 #   - as root: an empty file of another user is left untouched;
 #   - new snapshots, traces and session databases are created 0600 under
-#     umask 022; an own empty file still takes a snapshot.
+#     umask 022; an own empty file still takes a snapshot;
+#   - no descriptor left at exit: the cause is named (ulimit -n 16).
 # The program's output and exit status are not changed, except that a
 # trace file that cannot be created stops the program before main.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -99,6 +100,36 @@ rm -f x && : >x
 run "mim,snapshot=$D/x"
 snap_expect "snapshots in an own empty file" "$(snap_sql x 'SELECT count(*) FROM snapshot')" 1
 mi_verdict "snapshot: an own empty file is taken" "$why" err stderr
+
+# Descriptors used up by the end (ulimit -n 16): the message names that
+# cause (it blamed a missing libsqlite3); with two left the exit snapshot
+# is written (SQLite was loaded at start).
+FDS='import os, sys
+fds = []
+try:
+    while True:
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError:
+    pass
+for i in range(int(sys.argv[1])):
+    os.close(fds.pop())
+print(1)'
+for left in 0 2; do
+	why=
+	rm -f fd.db
+	(ulimit -n 16 && MI_MEMINST="mim,snapshot=$D/fd.db" && mi_x "$PY" -c "$FDS" $left) >out 2>err
+	snap_expect "exit status" "$?" 0
+	snap_expect "output" "$(cat out)" 1
+	if [ $left = 0 ]; then
+		grep -q "^meminst: snapshot $D/fd.db: cannot create: Too many open files$" err ||
+			mi_why_add "no line naming the cause"
+		grep -q 'apt-get' err && mi_why_add "a missing libsqlite3 blamed"
+	else
+		snap_expect "exit snapshots" "$(snap_sql fd.db 'SELECT count(*) FROM snapshot')" 1
+		[ -s err ] && mi_why_add "messages on stderr"
+	fi
+	mi_verdict "ulimit -n 16, $left descriptors left at exit" "$why" err stderr
+done
 
 why=
 rm -f s.db

@@ -57,6 +57,7 @@ static void api_at_exit(void)
 __attribute__((constructor(101))) static void api_constructor(void)
 {
 	api_ensure_started();
+	alloc_exit_init();
 	trace_start_from_env(); /* in every mode, off included */
 	if (!API_ON())
 		return;

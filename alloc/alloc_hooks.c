@@ -514,3 +514,26 @@ ALLOC_EXPORT void *dlopen(const char *file, int flags)
 	}
 	return real_dlopen(file, flags);
 }
+
+/*
+** pthread_exit from main: without meminst the process ends (exit(0)) when
+** its last thread does, but meminst's own threads (service, trace writer,
+** wall sampler) would keep it alive for ever, and, since they block every
+** signal, a SIGTERM would stay pending.  So the main thread waits, after
+** the program's cleanup handlers, until no thread of the program is left,
+** then exits as glibc would (alloc_exit.c); while it waits it takes the
+** signals meant for the process.
+*/
+ALLOC_EXPORT void pthread_exit(void *ret)
+{
+	static void (*real_exit)(void *);
+	if (unlikely(!real_exit)) {
+		alloc_guard_enter();
+		void *fn = dlsym(RTLD_NEXT, "pthread_exit");
+		alloc_guard_exit();
+		memcpy(&real_exit, &fn, sizeof fn);
+	}
+	alloc_exit_main_leaving();
+	real_exit(ret);
+	__builtin_unreachable();
+}

@@ -631,7 +631,17 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
-void alloc_snap_at_exit(void);
+void alloc_snap_at_exit(void);     /* once: later calls do nothing */
+bool alloc_snap_exit_done(void);
+
+/* "alloc_exit.c": the exit snapshot at _exit/_Exit where it is safe, and
+** the tids of meminst's own threads (they do not keep a process alive). */
+void alloc_exit_init(void);
+void alloc_exit_fast(int status);
+void alloc_own_thread_enter(void);
+void alloc_own_thread_leave(void);
+int alloc_program_threads(pid_t skip);
+void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
 

@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,6 +47,7 @@ static struct service {
 	int listen_fd;
 	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
+	_Atomic bool registered;  /* the thread is known as meminst's own */
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
 
 _Atomic int64_t alloc_peak_next = INT64_MAX;
@@ -327,6 +329,8 @@ static void *svc_main(void *arg)
 {
 	(void)arg;
 	alloc_tls.guard = 1; /* for life: this thread's allocations are ours */
+	alloc_own_thread_enter();
+	atomic_store(&svc.registered, true);
 	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0;
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
@@ -380,6 +384,7 @@ static void *svc_main(void *arg)
 				next = now + period;
 		}
 	}
+	alloc_own_thread_leave();
 	return NULL;
 }
 
@@ -458,6 +463,10 @@ void alloc_service_start(void)
 		return;
 	}
 	pthread_detach(th);
+	/* known as ours before the program goes on: an _exit right after must
+	** not take it for a thread of the program (alloc_exit.c) */
+	while (!atomic_load(&svc.registered))
+		sched_yield();
 	svc.running = true;
 	pthread_atfork(NULL, NULL, svc_postfork_child);
 	if (sig) {

@@ -337,10 +337,16 @@ int alloc_snap_take_configured(const char *trigger, bool with_map)
 	return id;
 }
 
+/* Set once the exit snapshot is under way: exit(3) and an _exit called
+** from an atexit handler must not both store one. */
+static _Atomic bool snap_exit_done;
+
+bool alloc_snap_exit_done(void) { return atomic_load(&snap_exit_done); }
+
 void alloc_snap_at_exit(void)
 {
 	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
-	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
+	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || atomic_exchange(&snap_exit_done, true))
 		return;
 	alloc_snap_take_configured("exit", true);
 }

@@ -32,11 +32,13 @@ ALLOC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 	return __sigaction(sig, act, old);
 }
 
-/* _exit skips the destructor that writes the trace's tail: write it here
-** (exit calls libc's own _exit, after the destructors, not this one). */
+/* _exit skips the destructor that writes the trace's tail: write it here,
+** and the exit snapshot where that is safe (alloc_exit.c).  exit calls
+** libc's own _exit, after the destructors, not this one. */
 ALLOC_EXPORT void _exit(int status)
 {
 	trace_death_flush();
+	alloc_exit_fast(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -44,6 +46,7 @@ ALLOC_EXPORT void _exit(int status)
 ALLOC_EXPORT void _Exit(int status)
 {
 	trace_death_flush();
+	alloc_exit_fast(status);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }

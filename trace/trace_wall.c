@@ -349,6 +349,7 @@ static uint64_t wall_mono_ns(void)
 static void *wall_main(void *arg)
 {
 	(void)arg;
+	alloc_own_thread_enter(); /* not a program thread (alloc_exit.c) */
 	atomic_store(&wall_thread_tid, alloc_sys_gettid());
 	trace_tls.busy = 1 << 20; /* nothing of ours is ever recorded here */
 	uint64_t next = wall_mono_ns() + wall_period_ns;
@@ -366,6 +367,7 @@ static void *wall_main(void *arg)
 		next += periods * wall_period_ns;
 		wall_tick(periods);
 	}
+	alloc_own_thread_leave();
 	return NULL;
 }
 

@@ -134,6 +134,7 @@ static void *wq_main(void *arg)
 	(void)arg;
 	alloc_tls.guard = 1;        /* for life: its allocations are ours */
 	trace_tls.busy = 1 << 20;   /* and nothing it does is traced      */
+	alloc_own_thread_enter();   /* not a program thread (alloc_exit.c) */
 	for (;;) {
 		uint32_t seen = atomic_load(&wq.wake);
 		trace_spin_lock(&wq.lock);
@@ -160,6 +161,7 @@ static void *wq_main(void *arg)
 		wq_writer_sleep(seen);
 		atomic_store(&wq.sleeping, 0);
 	}
+	alloc_own_thread_leave();
 	atomic_fetch_add(&wq.done, 1);
 	wq_futex_wake(&wq.done);
 	return NULL;

@@ -1,0 +1,223 @@
+/*
+** alloc_exit.c — the exit snapshot of a process that ends with _exit or
+** _Exit, and meminst's own threads.
+**
+** exit(3) runs the atexit handler that stores the exit snapshot; _exit and
+** _Exit skip it, and many processes end that way (dash ends every `sh -c`
+** so, and so do children after fork).  The interposed _exit
+** (trace_sigwrap.c) calls alloc_exit_fast first.  _exit is also called
+** from signal handlers and from vfork children, where storing a snapshot
+** could wait for ever on a lock the interrupted code holds, or write over
+** the parent's memory.  So it is stored only where that is safe:
+**   - the process is the one the library started in or a fork child of it
+**     (a vfork child shares its parent's memory: getpid differs from the
+**     pid recorded at start and at each fork);
+**   - the calling thread is not inside meminst, nor in a signal handler
+**     (one that interrupted an allocator would find its lock held);
+**   - no other thread of the program exists (meminst's own threads are
+**     known and do not count);
+** and, should the store still find a lock held for good, a watchdog thread
+** ends the process with the program's status after ALLOC_EXIT_WATCHDOG_S
+** seconds, so that no _exit can hang.  The rule is documented in meminst(7).
+*/
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include "alloc_int.h"
+
+#include <libunwind.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ALLOC_OWN_MAX 8
+#define ALLOC_EXIT_WATCHDOG_S 60
+
+static _Atomic pid_t exit_own[ALLOC_OWN_MAX]; /* tids of meminst's threads */
+static _Atomic pid_t exit_pid;                /* this process, as started or forked */
+
+void alloc_own_thread_enter(void)
+{
+	pid_t tid = alloc_sys_gettid();
+	for (int i = 0; i < ALLOC_OWN_MAX; i++) {
+		pid_t none = 0;
+		if (atomic_compare_exchange_strong(&exit_own[i], &none, tid))
+			return;
+	}
+}
+
+void alloc_own_thread_leave(void)
+{
+	pid_t tid = alloc_sys_gettid();
+	for (int i = 0; i < ALLOC_OWN_MAX; i++) {
+		pid_t me = tid;
+		if (atomic_compare_exchange_strong(&exit_own[i], &me, 0))
+			return;
+	}
+}
+
+static bool exit_is_own(pid_t tid)
+{
+	for (int i = 0; i < ALLOC_OWN_MAX; i++)
+		if (atomic_load(&exit_own[i]) == tid)
+			return true;
+	return false;
+}
+
+/* In a fork child only the forking thread exists; our threads are gone. */
+static void exit_postfork_child(void)
+{
+	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
+	for (int i = 0; i < ALLOC_OWN_MAX; i++)
+		atomic_store(&exit_own[i], 0);
+}
+
+/*
+** The main thread left with pthread_exit: this destructor of its
+** thread-specific data runs after the program's cleanup handlers.  It
+** waits until the program has no other thread, then ends the process with
+** status 0, as glibc does when the last thread exits (meminst's threads
+** would otherwise keep the process alive).  The main thread keeps the
+** program's signal mask, so a SIGTERM meant for the process ends it.
+*/
+static pthread_key_t exit_main_key;
+static bool exit_main_key_ok;
+
+static void exit_main_gone(void *arg)
+{
+	(void)arg;
+	pid_t pid = (pid_t)syscall(SYS_getpid);
+	for (;;) {
+		if (alloc_program_threads(pid) == 0)
+			exit(0);
+		struct timespec ts = {0, 50 * 1000000};
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	}
+}
+
+void alloc_exit_main_leaving(void)
+{
+	if (exit_main_key_ok && alloc_sys_gettid() == (pid_t)syscall(SYS_getpid))
+		pthread_setspecific(exit_main_key, (void *)1);
+}
+
+void alloc_exit_init(void)
+{
+	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
+	pthread_atfork(NULL, NULL, exit_postfork_child);
+	alloc_guard_enter();
+	exit_main_key_ok = pthread_key_create(&exit_main_key, exit_main_gone) == 0;
+	alloc_guard_exit();
+}
+
+struct exit_dirent {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/*
+** How many threads of the program run besides the caller, `skip` (0:
+** none) and meminst's own: read from /proc/self/task with raw system
+** calls (no allocation, usable from _exit).  -1 when it cannot be read.
+*/
+int alloc_program_threads(pid_t skip)
+{
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	pid_t self = alloc_sys_gettid();
+	int others = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+		for (long at = 0; at < n;) {
+			struct exit_dirent *d = (struct exit_dirent *)(buf + at);
+			at += d->reclen;
+			pid_t tid = 0;
+			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
+				tid = tid * 10 + (*c - '0');
+			if (tid > 0 && tid != self && tid != skip && !exit_is_own(tid))
+				others++;
+		}
+	}
+	syscall(SYS_close, fd);
+	return n < 0 ? -1 : others;
+}
+
+/* The watchdog: a bare thread (no libc state of its own, every signal
+** blocked) that ends the process with `status` after a while. */
+static int exit_watchdog(void *arg)
+{
+	struct timespec left = {ALLOC_EXIT_WATCHDOG_S, 0};
+	while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0)
+		;
+	for (;;)
+		syscall(SYS_exit_group, (int)(intptr_t)arg);
+	return 0;
+}
+
+static void exit_arm_watchdog(int status)
+{
+	size_t size = 64 * 1024;
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stack == MAP_FAILED)
+		return;
+	sigset_t all, old;
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
+	clone(exit_watchdog, (char *)stack + size,
+	      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
+	      (void *)(intptr_t)status);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+}
+
+/*
+** Is the caller inside a signal handler?  A handler may have interrupted
+** an allocator holding its lock (ours, libc's, jemalloc's), and storing a
+** snapshot there would wait for it for ever.  The stack is walked to its
+** outermost frame: a signal frame on the way, or a walk that cannot be
+** completed, counts as yes.
+*/
+static bool exit_maybe_in_handler(void)
+{
+	unw_context_t ctx;
+	unw_cursor_t c;
+	if (unw_getcontext(&ctx) < 0 || unw_init_local(&c, &ctx) < 0)
+		return true;
+	for (int i = 0; i < 1024; i++) {
+		if (unw_is_signal_frame(&c) > 0)
+			return true;
+		int r = unw_step(&c);
+		if (r <= 0)
+			return r < 0;
+	}
+	return true;
+}
+
+void alloc_exit_fast(int status)
+{
+	if (atomic_load(&alloc_state) != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
+	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || alloc_snap_exit_done())
+		return;
+	if ((pid_t)syscall(SYS_getpid) != atomic_load(&exit_pid) || alloc_tls.guard ||
+	    (alloc_tls.thr && atomic_load(&alloc_tls.thr->counting)))
+		return; /* a vfork child, or a handler that interrupted meminst's own code */
+	if (alloc_program_threads(0) != 0 || exit_maybe_in_handler())
+		return;
+	int saved_errno = errno;
+	exit_arm_watchdog(status);
+	alloc_service_flush();
+	alloc_snap_at_exit();
+	errno = saved_errno;
+}

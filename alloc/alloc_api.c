@@ -133,14 +133,12 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	uint32_t n = alloc_tags_count(kind);
 	if (!out)
 		return n;
-	size_t bytes = ((size_t)n * sizeof *out + 4095) & ~(size_t)4095;
-	struct meminst_status_info *all = alloc_sys_map(bytes);
-	if (!all)
-		return errno = ENOMEM, -1;
-	alloc_stat_read(kind, n, all, true);
-	alloc_status_describe(kind, n < cap ? n : (uint32_t)cap, all);
-	memcpy(out, all, (n < cap ? n : cap) * sizeof *out);
-	alloc_sys_unmap(all, bytes);
+	/* straight into `out`, with no memory of its own: a program out of
+	** memory (or of address space) reads its figures too (oom.c) */
+	uint32_t fill = n < cap ? n : (uint32_t)cap;
+	memset(out, 0, fill * sizeof *out);
+	alloc_stat_read(kind, n, out, fill, true);
+	alloc_status_describe(kind, fill, out);
 	return n;
 }
 

@@ -328,7 +328,8 @@ void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
-int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset);
+void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, uint32_t cap,
+		     bool reset);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
 
 /* ------------------------------------------------------------ threads -- */

@@ -89,7 +89,7 @@ static bool snap_read_status(alloc_snap_t *im)
 		im->nstatus[k] = n;
 	}
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
-		alloc_stat_read(k, im->nstatus[k], im->status[k], true);
+		alloc_stat_read(k, im->nstatus[k], im->status[k], im->nstatus[k], true);
 	return true;
 }
 

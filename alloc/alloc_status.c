@@ -203,14 +203,17 @@ typedef struct stat_acc_s {
 	int64_t hi_sl[2], hi_ever[2];
 } stat_acc_t;
 
-static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t *acc, uint32_t epoch)
+/* Add a thread's pending deltas of entries [lo, hi) of a kind to acc[id - lo]. */
+static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t hi, stat_acc_t *acc,
+			uint32_t epoch)
 {
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
 		alloc_slot_t *s = &t->slots[i];
 		uint32_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != kind || ALLOC_KEY_ID(key) >= n)
+		if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != kind || ALLOC_KEY_ID(key) < lo ||
+		    ALLOC_KEY_ID(key) >= hi)
 			continue;
-		stat_acc_t *a = &acc[ALLOC_KEY_ID(key)];
+		stat_acc_t *a = &acc[ALLOC_KEY_ID(key) - lo];
 		int64_t d = __atomic_load_n(&s->d, __ATOMIC_RELAXED);
 		int64_t dk[2] = {alloc_slot_bytes(d), alloc_slot_blocks(d)};
 		int64_t hk[2] = {alloc_slot_bytes(__atomic_load_n(&s->hi, __ATOMIC_RELAXED)),
@@ -229,58 +232,75 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t n, stat_acc_t
 
 static uint64_t stat_pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
+/* One entry's figures: its table's values, the threads' pending deltas
+** `a` folded in.  With `reset`, max_since_last restarts from current. */
+static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_status_info *out, bool reset)
+{
+	struct meminst_counter *c[2] = {&out->sizes, &out->blocks};
+	if (!e) { /* a thread number whose entries could not be mapped */
+		memset(c[0], 0, sizeof *c[0]);
+		memset(c[1], 0, sizeof *c[1]);
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		int64_t cur = atomic_load(&e->cur[k]) + a->d[k];
+		uint64_t ever = atomic_load(&e->max_ever[k]), sl = atomic_load(&e->max_sl[k]);
+		uint64_t now = stat_pos(cur);
+		ever = ever > now ? ever : now;
+		ever = ever > stat_pos(a->hi_ever[k]) ? ever : stat_pos(a->hi_ever[k]);
+		sl = sl > now ? sl : now;
+		sl = sl > stat_pos(a->hi_sl[k]) ? sl : stat_pos(a->hi_sl[k]);
+		c[k]->current = now;
+		c[k]->max_since_last = sl;
+		c[k]->max_ever = ever > sl ? ever : sl;
+		stat_atomic_max(&e->max_ever[k], c[k]->max_ever);
+		if (reset)
+			atomic_store(&e->max_sl[k], now);
+		else
+			stat_atomic_max(&e->max_sl[k], sl);
+	}
+}
+
+/* Entries a read adds up on the stack; more take an mmap'd scratch. */
+#define STAT_ACC_STACK 64
+
 /*
-** Read entries [0, n) of a kind into out[] (counters only), folding in the
-** pending deltas of every live thread.  With `reset`, each entry's
+** Read entries [0, n) of a kind, the first `cap` of them into out[]
+** (counters only), folding in the pending deltas of every live thread.  With `reset`, each entry's
 ** max_since_last restarts from its current value and the kind's epoch moves
 ** on, so slots gathered before the read no longer count toward it.
-** Scratch space comes from mmap: this never allocates through ourselves.
+** Never allocates and never fails: a small kind is added up on the stack,
+** a larger one in mmap'd scratch, and, when none can be mapped (a process
+** out of address space, which is when its figures matter), window by window
+** on the stack (every thread's slots scanned once per window).
 */
-int alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, bool reset)
+void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, uint32_t cap, bool reset)
 {
+	struct meminst_status_info past_cap; /* read (and reset) but not wanted */
+	stat_acc_t small[STAT_ACC_STACK], *acc = small;
+	uint32_t window = STAT_ACC_STACK;
 	size_t bytes = ((size_t)n * sizeof(stat_acc_t) + 4095) & ~(size_t)4095;
-	stat_acc_t *acc = n ? alloc_sys_map(bytes) : NULL;
-	if (n && !acc)
-		return -1;
+	stat_acc_t *mapped = n > STAT_ACC_STACK ? alloc_sys_map(bytes) : NULL;
+	if (mapped)
+		acc = mapped, window = n;
 	alloc_thread_lock_registry();
 	uint32_t epoch = atomic_load(&alloc_epoch[kind]);
-	for (alloc_thread_t *t = alloc_thread_first(); t; t = t->reg_next)
-		stat_gather(t, kind, n, acc, epoch);
-	for (uint32_t id = 0; id < n; id++) {
-		/* NULL: a thread number whose entries could not be mapped */
-		alloc_stat_t *e = alloc_table_at(&stat_tables[kind], id);
-		struct meminst_counter *c[2] = {&out[id].sizes, &out[id].blocks};
-		if (!e) {
-			memset(c[0], 0, sizeof *c[0]);
-			memset(c[1], 0, sizeof *c[1]);
-			continue;
-		}
-		for (int k = 0; k < 2; k++) {
-			int64_t cur = atomic_load(&e->cur[k]) + acc[id].d[k];
-			uint64_t ever = atomic_load(&e->max_ever[k]), sl = atomic_load(&e->max_sl[k]);
-			uint64_t now = stat_pos(cur);
-			ever = ever > now ? ever : now;
-			ever = ever > stat_pos(acc[id].hi_ever[k]) ? ever : stat_pos(acc[id].hi_ever[k]);
-			sl = sl > now ? sl : now;
-			sl = sl > stat_pos(acc[id].hi_sl[k]) ? sl : stat_pos(acc[id].hi_sl[k]);
-			c[k]->current = now;
-			c[k]->max_since_last = sl;
-			c[k]->max_ever = ever > sl ? ever : sl;
-			stat_atomic_max(&e->max_ever[k], c[k]->max_ever);
-			if (reset)
-				atomic_store(&e->max_sl[k], now);
-			else
-				stat_atomic_max(&e->max_sl[k], sl);
-		}
+	for (uint32_t lo = 0; lo < n; lo += window) {
+		uint32_t hi = n - lo > window ? lo + window : n;
+		memset(acc, 0, (size_t)(hi - lo) * sizeof *acc);
+		for (alloc_thread_t *t = alloc_thread_first(); t; t = t->reg_next)
+			stat_gather(t, kind, lo, hi, acc, epoch);
+		for (uint32_t id = lo; id < hi; id++)
+			stat_entry(alloc_table_at(&stat_tables[kind], id), &acc[id - lo],
+				   id < cap ? &out[id] : &past_cap, reset);
 	}
 	if (reset) {
 		atomic_fetch_add(&alloc_epoch[kind], 1);
 		atomic_fetch_add(&alloc_epoch_all, 1);
 	}
 	alloc_thread_unlock_registry();
-	if (acc)
-		alloc_sys_unmap(acc, bytes);
-	return 0;
+	if (mapped)
+		alloc_sys_unmap(mapped, bytes);
 }
 
 /* Fill in the numbers and names of entries [0, n) read by alloc_stat_read.

@@ -75,7 +75,8 @@ struct meminst_status_info {
 ** returns how many entries the kind has (which may exceed `cap`), or -1 when
 ** instrumentation is off.  A call with out != NULL is a "read": it resets the
 ** max_since_last figures of this kind, and of no other kind, to the current
-** values.  A call with out == NULL only counts, and resets nothing.
+** values.  A call with out == NULL only counts, and resets nothing.  Needs
+** no memory of its own: works in a process with none left.
 */
 long meminst_status_read(enum meminst_status_kind kind,
 			 struct meminst_status_info *out, size_t cap);

@@ -34,7 +34,7 @@ read -r OWN BYTES <totals
 why=
 "$INSPECT" export --format callgrind -o cg.out s.db 2>cg.err || mi_why_add "export exited $?"
 if command -v callgrind_annotate >/dev/null; then
-	callgrind_annotate cg.out >cg.txt 2>cga.err || mi_why_add "callgrind_annotate exited $?"
+	callgrind_annotate --threshold=100 cg.out >cg.txt 2>cga.err || mi_why_add "callgrind_annotate exited $?"
 	grep -qi 'warning\|error' cga.err && mi_why_add "callgrind_annotate complained"
 	/usr/bin/python3 - cg.txt "$OWN" "$BYTES" <<'PY' >cg.check 2>&1 || mi_why_add "$(tail -n 1 cg.check)"
 import re, sys
@@ -262,7 +262,7 @@ why=
 [ $? -eq 137 ] || mi_why_add "meminst did not pass SIGKILL on (status $?)"
 "$INSPECT" export --format callgrind -o k.cg k.db 2>>k.err || mi_why_add "callgrind: exited $?"
 if command -v callgrind_annotate >/dev/null; then
-	callgrind_annotate k.cg >k.txt 2>&1 || mi_why_add "callgrind_annotate exited $?"
+	callgrind_annotate --threshold=100 k.cg >k.txt 2>&1 || mi_why_add "callgrind_annotate exited $?"
 	grep -q 'killed.c:step' k.txt || mi_why_add "step is not in the callgrind file"
 fi
 "$INSPECT" export --format folded -o k.folded k.db 2>>k.err || mi_why_add "folded: exited $?"

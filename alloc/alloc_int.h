@@ -715,6 +715,7 @@ struct dl_phdr_info;
 size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
+int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */
 
 #pragma GCC visibility pop
 

@@ -36,6 +36,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -45,6 +46,8 @@ static struct service {
 	pthread_mutex_t busy;     /* held while the thread stores a snapshot */
 	int wake[2];              /* signal handler and peak -> thread */
 	int listen_fd;
+	ino_t wake_ino, listen_ino; /* to know them in the program's table */
+	bool own_table;           /* the thread's descriptors are its own */
 	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
@@ -54,14 +57,40 @@ _Atomic int64_t alloc_peak_next = INT64_MAX;
 
 /* ------------------------------------------------------------ triggers -- */
 
+/* The program's descriptor fd is still ours (a daemon may have closed it
+** and opened a file of its own under that number).  Async-signal-safe. */
+static bool svc_fd_ours(int fd, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_ino == ino;
+}
+
+static ino_t svc_fd_ino(int fd)
+{
+	struct stat st;
+	return fd >= 0 && fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+/* A snapshot signal came; the pipe is only the fast way to say so. */
+static _Atomic bool svc_sig_pending;
+/* Without the pipe (a daemon closed it in its table), the thread still
+** looks at svc_sig_pending and the peak image this often. */
+#define SVC_RECHECK_MS 1000
+
+/* Wake the thread: one byte to the pipe, never to a file of the program's. */
+static void svc_wake(char c)
+{
+	if (svc_fd_ours(svc.wake[1], svc.wake_ino) && write(svc.wake[1], &c, 1) < 0) {
+		/* the pipe is full: a snapshot is pending already */
+	}
+}
+
 static void svc_signal_handler(int sig)
 {
 	int saved_errno = errno;
-	char c = 's';
 	(void)sig;
-	if (write(svc.wake[1], &c, 1) < 0) {
-		/* the pipe is full: a snapshot is pending already */
-	}
+	atomic_store(&svc_sig_pending, true);
+	svc_wake('s');
 	errno = saved_errno;
 }
 
@@ -145,10 +174,7 @@ void alloc_service_peak_turn(int64_t total)
 	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
 	if (im) {
 		alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
-		char c = 'p';
-		if (write(svc.wake[1], &c, 1) < 0) {
-			/* full: the thread will find the image anyway */
-		}
+		svc_wake('p'); /* when full, the thread finds the image anyway */
 	}
 	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 }
@@ -311,7 +337,7 @@ static int svc_control_open(void)
 static void svc_drain_wake(void)
 {
 	char buf[64];
-	bool sig = false;
+	bool sig = atomic_exchange(&svc_sig_pending, false);
 	ssize_t n;
 	while ((n = read(svc.wake[0], buf, sizeof buf)) > 0)
 		for (ssize_t i = 0; i < n; i++)
@@ -334,6 +360,9 @@ static void *svc_main(void *arg)
 	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0;
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
+	/* stores open files while the program runs: in a table of our own */
+	int keep[] = {STDERR_FILENO, svc.wake[0], svc.listen_fd};
+	svc.own_table = alloc_sys_own_fd_table(keep, sizeof keep / sizeof keep[0]) == 0;
 	for (;;) {
 		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
 		int nfds = svc.listen_fd >= 0 ? 2 : 1, timeout = -1;
@@ -344,6 +373,8 @@ static void *svc_main(void *arg)
 			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
 		}
 		timeout = svc_conn_expire(timeout);
+		if (timeout < 0 || timeout > SVC_RECHECK_MS)
+			timeout = SVC_RECHECK_MS;
 		int r = poll(p, (nfds_t)nfds, timeout);
 		if (r < 0 && errno != EINTR)
 			break;
@@ -356,7 +387,8 @@ static void *svc_main(void *arg)
 			svc.running = false;
 			break;
 		}
-		if (r > 0 && (p[0].revents & POLLIN)) {
+		if ((r > 0 && (p[0].revents & POLLIN)) || atomic_load(&svc_sig_pending) ||
+		    atomic_load(&svc.peak_image)) {
 			pthread_mutex_lock(&svc.busy);
 			svc_drain_wake();
 			pthread_mutex_unlock(&svc.busy);
@@ -416,18 +448,19 @@ static void svc_postfork_child(void)
 	atomic_store(&alloc_peak_next, INT64_MAX);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_flag_clear(&svc_peak_busy);
+	/* only what is still ours in the child's table (the program's) */
 	for (int i = 0; i < 2; i++)
-		if (svc.wake[i] >= 0)
+		if (svc_fd_ours(svc.wake[i], svc.wake_ino))
 			close(svc.wake[i]);
 	svc.wake[0] = svc.wake[1] = -1;
-	if (svc.listen_fd >= 0)
+	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
 		close(svc.listen_fd);
 	svc.listen_fd = -1;
-	for (int i = 0; i < SVC_CONN_MAX; i++)
-		if (svc_conn[i].fd >= 0) {
+	for (int i = 0; i < SVC_CONN_MAX; i++) {
+		if (svc_conn[i].fd >= 0 && !svc.own_table) /* else in the thread's table */
 			close(svc_conn[i].fd);
-			svc_conn[i].fd = -1;
-		}
+		svc_conn[i].fd = -1;
+	}
 }
 
 /*
@@ -450,6 +483,8 @@ void alloc_service_start(void)
 		svc_conn[i].fd = -1;
 	if (o->control)
 		svc.listen_fd = svc_control_open();
+	svc.wake_ino = svc_fd_ino(svc.wake[0]);
+	svc.listen_ino = svc_fd_ino(svc.listen_fd);
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -517,12 +518,51 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 	return -1;
 }
 
+/*
+** One store at a time, and no fork(2) during one: a child made while
+** another thread was inside SQLite would find SQLite's mutexes held for
+** ever by a thread it does not have, and hang in its own exit snapshot.
+** fork waits for a store under way (the prepare handler, registered at the
+** first store: after the backend's, so it runs before they take the
+** allocator's locks a store needs).  A fork from a signal handler that
+** interrupted this thread's own store does not wait for itself.
+*/
+static pthread_mutex_t sq_store_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread bool sq_storing ALLOC_TLS_MODEL, sq_fork_skipped ALLOC_TLS_MODEL;
+
+static void sq_prefork(void)
+{
+	sq_fork_skipped = sq_storing;
+	if (!sq_fork_skipped)
+		pthread_mutex_lock(&sq_store_lock);
+}
+
+static void sq_postfork_parent(void)
+{
+	if (!sq_fork_skipped)
+		pthread_mutex_unlock(&sq_store_lock);
+}
+
+static void sq_postfork_child(void)
+{
+	pthread_mutex_init(&sq_store_lock, NULL);
+}
+
+static void sq_fork_register(void)
+{
+	pthread_atfork(sq_prefork, sq_postfork_parent, sq_postfork_child);
+}
+
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
 	bool created = false;
 	alloc_guard_enter();
+	pthread_once(&once, sq_fork_register);
+	pthread_mutex_lock(&sq_store_lock);
+	sq_storing = true;
 	sq_ident_t ident;
 	if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, &ident, err, errlen) == 0) {
 		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
@@ -540,6 +580,8 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size
 		if (id < 0 && created) /* nothing of the user's was there: leave nothing */
 			unlink(path);
 	}
+	sq_storing = false;
+	pthread_mutex_unlock(&sq_store_lock);
 	alloc_guard_exit();
 	errno = saved_errno;
 	return id;

@@ -222,6 +222,43 @@ void alloc_sys_exit(int status)
 	__builtin_unreachable();
 }
 
+/*
+** Give the calling thread, one of meminst's own (the snapshot service, the
+** wall-clock sampler), a descriptor table of its own that holds only `keep`
+** (-1 entries ignored).  The files it opens while the program runs
+** (snapshot databases, /proc) then never take a number of the program's
+** table: a single-threaded program may close a number twice (bash does
+** after each fork) or reuse one it has just closed, and would close ours
+** or have us write into or close its own.  The thread's copies of the
+** program's other descriptors are closed at once, so it keeps none of the
+** program's pipes open.  Returns 0, or -1 if the table is still shared.
+*/
+int alloc_sys_own_fd_table(const int *keep, unsigned nkeep)
+{
+	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+		return -1;
+	unsigned from = 0;
+	for (;;) {
+		unsigned next = ~0u; /* the lowest kept number at or above from */
+		for (unsigned i = 0; i < nkeep; i++)
+			if (keep[i] >= 0 && (unsigned)keep[i] >= from && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+#ifdef SYS_close_range
+		if (next > from && syscall(SYS_close_range, from, next - 1, 0) == 0)
+			from = next; /* done */
+#endif
+		if (next > from) {
+			/* before Linux 5.9: one by one up to the limit */
+			long max = sysconf(_SC_OPEN_MAX);
+			for (long fd = from; fd < (next < max ? (long)next : max); fd++)
+				syscall(SYS_close, (int)fd);
+		}
+		if (next == ~0u)
+			return 0;
+		from = next + 1;
+	}
+}
+
 /* Read a small file into buf (NUL-terminated).  Returns bytes or -1. */
 int alloc_sys_read_file(const char *path, char *buf, size_t len)
 {

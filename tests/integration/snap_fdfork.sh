@@ -1,0 +1,52 @@
+# snap_fdfork.sh — meminst's background threads and a single-threaded
+# program's descriptors and forks, with tests/targets/snap_fdfork (150
+# rounds of close, check, fork, exit):
+#   - interval snapshots every millisecond (mis, each backend; mim with
+#     the first): no number the program has just closed is taken by the
+#     service thread's files (bash closes such numbers twice: it closed
+#     SQLite's file and corrupted the snapshot, or SQLite closed bash's
+#     pipe), no child forked during a store hangs in its exit snapshot
+#     (SQLite's mutexes held by the parent's thread), one file per process,
+#     and nothing on stderr;
+#   - a daemon that closes every descriptor and opens its own files under
+#     the numbers of meminst's wake pipe: a signal and a peak snapshot are
+#     still stored, and nothing is written to or read from its files.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+ROUNDS=150
+first=${MEMINST_BACKENDS%% *}
+for c in $(for b in $MEMINST_BACKENDS; do echo "mis/$b"; done) "mim/$first"; do
+	dir=$MI_TMP/${c%/*}-${c#*/}
+	mkdir -p "$dir"
+	MI_MEMINST="${c%/*},backend=${c#*/},snapshot=f.%p.db,interval=1ms,snapshot_at=exit"
+	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" $ROUNDS) >"$dir.out" 2>"$dir.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+	snap_expect "output" "$(cat "$dir.out")" "hung 0 taken 0"
+	snap_no_complaint "$dir.err"
+	snap_expect "snapshot files" "$(ls "$dir" | grep -c '^f\.[0-9]*\.db$')" $((ROUNDS + 1))
+	mi_verdict "descriptors and forks with meminst's threads busy, $c" "$why" \
+		"$dir.out" stdout "$dir.err" stderr
+done
+
+for b in $MEMINST_BACKENDS; do
+	dir=$MI_TMP/daemon-$b
+	mkdir -p "$dir"
+	MI_MEMINST="mis,backend=$b,snapshot=s.db,snapshot_at=signal+peak"
+	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" daemon log) >"$dir.out" 2>"$dir.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+	snap_expect "output" "$(cat "$dir.out")" "file 4 offset 0"
+	snap_expect "file" "$(od -An -c "$dir/log" | tr -s ' ')" " l o g \\n"
+	snap_no_complaint "$dir.err"
+	snap_expect "snapshots" "$(snap_sql "$dir/s.db" "SELECT group_concat(trigger, ' ')
+		FROM (SELECT trigger FROM snapshot ORDER BY trigger)")" "peak signal"
+	mi_verdict "a daemon's own files under the wake pipe's numbers, mis/$b" "$why" \
+		"$dir.out" stdout "$dir.err" stderr
+done
+mi_finish

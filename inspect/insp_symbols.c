@@ -202,8 +202,11 @@ static void syms_report(struct insp_syms *s, const struct insp_module *m)
 	Dwfl_Module *mod = dwfl_report_elf(s->dwfl, syms_basename(m->path), m->path, -1, m->base, true);
 	if (!mod)
 		return;
+	/* libmeminst's own frames (its pthread_create wrapper) are not the
+	** program's: a type is named after the program's line that called it */
+	bool ours = strncmp(syms_basename(m->path), "libmeminst.so", 13) == 0;
 	s->mods[s->n++] = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id),
-					    insp_path_is_system(m->path)};
+					    ours || insp_path_is_system(m->path)};
 }
 
 insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n)

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 3000;
 	cache = new std::map<std::string, int>;
 	build_cache(0, n);
-	std::thread t([n] { build_cache(n, n); });
+	std::thread t([n] { build_cache(n, n); }); // line of the thread
 	t.join();
 	std::vector<std::vector<int> *> kept;
 	kept.reserve(60);

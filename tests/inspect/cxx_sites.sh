@@ -16,6 +16,7 @@ line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
 vline=$(grep -n '// line of the vector' "$src" | cut -d: -f1)
 aline=$(grep -n '// line of grow_a' "$src" | cut -d: -f1)
 bline=$(grep -n '// line of grow_b' "$src" | cut -d: -f1)
+tline=$(grep -n '// line of the thread' "$src" | cut -d: -f1)
 
 for cxx in g++ clang++; do
 	if ! command -v "$cxx" >/dev/null 2>&1; then
@@ -47,12 +48,13 @@ PY
 	fi
 	# site_depth=user: the map's nodes (allocated in std::_Rb_tree code, not
 	# inlined) are the insertion line's too, 4000 of them across both
-	# threads, and the vector's buffer is the push_back line of main.
+	# threads, and the vector's buffer is the push_back line of main; what
+	# pthread_create allocates is the thread's line, not libmeminst's wrapper.
 	db=$IT_DB/cxx-user-$cxx.db
 	env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db,site_depth=user" "$exe" 2000 \
 		>"$IT_TMP/run.out" 2>"$IT_TMP/run.err"
 	"$IT_INSPECT" top --by site --json "$db" >"$IT_TMP/user.json" 2>"$IT_TMP/top.err"
-	if python3 - "$IT_TMP/user.json" "$line" "$vline" "$aline" "$bline" <<'PY'
+	if python3 - "$IT_TMP/user.json" "$line" "$vline" "$aline" "$bline" "$tline" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["top"]
 at = lambda r, l: (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == l
@@ -62,10 +64,13 @@ vec = [r for r in rows if at(r, sys.argv[3]) and r["name"].startswith("main+0x")
 # grow_a made 20 vectors, grow_b 10: their last buffers are live
 ga = sum(r["blocks"] for r in rows if at(r, sys.argv[4]))
 gb = sum(r["blocks"] for r in rows if at(r, sys.argv[5]))
-sys.exit(0 if len(nodes) == 1 and len(keys) == 1 and len(vec) == 1 and ga == 20 and gb == 10 else 1)
+thr = [r for r in rows if at(r, sys.argv[6])]
+ours = [r for r in rows if "libmeminst" in r["name"]]
+sys.exit(0 if len(nodes) == 1 and len(keys) == 1 and len(vec) == 1 and ga == 20 and gb == 10
+         and thr and not ours else 1)
 PY
 	then
-		it_ok "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline, grow_a's and grow_b's apart"
+		it_ok "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline, grow_a's and grow_b's apart, the thread's at :$tline"
 	else
 		it_fail "$cxx: site_depth=user: the map's nodes at cxx_sites.cc:$line, the vector at :$vline" \
 			"$IT_TMP/user.json" "$IT_TMP/top.err" "$IT_TMP/run.err"

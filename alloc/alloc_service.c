@@ -48,6 +48,7 @@ static struct service {
 	int listen_fd;
 	ino_t wake_ino, listen_ino; /* to know them in the program's table */
 	bool own_table;           /* the thread's descriptors are its own */
+	_Atomic bool table_ready; /* own_table is known */
 	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
@@ -363,6 +364,7 @@ static void *svc_main(void *arg)
 	/* stores open files while the program runs: in a table of our own */
 	int keep[] = {STDERR_FILENO, svc.wake[0], svc.listen_fd};
 	svc.own_table = alloc_sys_own_fd_table(keep, sizeof keep / sizeof keep[0]) == 0;
+	atomic_store(&svc.table_ready, true);
 	for (;;) {
 		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
 		int nfds = svc.listen_fd >= 0 ? 2 : 1, timeout = -1;
@@ -493,6 +495,10 @@ void alloc_service_start(void)
 	int rc = pthread_create(&th, NULL, svc_main, NULL);
 	alloc_guard_exit();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* its table is a copy of the program's as it is when it is made: that
+	** must be before the program runs (it may close our descriptors) */
+	while (rc == 0 && !atomic_load(&svc.table_ready))
+		sched_yield();
 	if (rc != 0) {
 		alloc_log("cannot start the snapshot service thread: %s", strerror(rc));
 		return;

@@ -256,6 +256,10 @@ int trace_chunk_emit(struct meminst_trace_chunk *h)
 	const uint64_t *w = (const uint64_t *)(h + 1);
 	/* the in-process profiler reads the words at once: no checksum */
 	h->checksum = trace_sink ? 0 : meminst_trace_checksum(w, h->words);
+	/* not only the writer thread writes chunks (samples, the exit flush):
+	** each write checks that the number is still the file's, so a chunk
+	** never goes into a file of a program that closed ours (a daemon) */
+	trace_file_check();
 	return buf_emit(h, sizeof *h + (size_t)h->words * 8);
 }
 

@@ -10,7 +10,9 @@
 #     and nothing on stderr;
 #   - a daemon that closes every descriptor and opens its own files under
 #     the numbers of meminst's wake pipe: a signal and a peak snapshot are
-#     still stored, and nothing is written to or read from its files.
+#     still stored, and nothing is written to or read from its files;
+#   - wall-clock sampling, and a program that closes the trace file and
+#     opens its own under the number: no sample chunk goes into its file.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -49,4 +51,17 @@ for b in $MEMINST_BACKENDS; do
 	mi_verdict "a daemon's own files under the wake pipe's numbers, mis/$b" "$why" \
 		"$dir.out" stdout "$dir.err" stderr
 done
+
+dir=$MI_TMP/trace
+mkdir -p "$dir"
+MI_MEMINST="off,sample=1000,sample_clock=wall,trace_file=$dir/t.trace"
+(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" trace own) >"$dir.out" 2>"$dir.err"
+rc=$?
+unset MI_MEMINST
+why=
+snap_expect "exit status" "$rc" 0
+snap_expect "output" "$(cat "$dir.out")" "size 300"
+snap_no_complaint "$dir.err"
+mi_verdict "a program's own file under the trace file's number, wall-clock sampling" "$why" \
+	"$dir.out" stdout "$dir.err" stderr
 mi_finish

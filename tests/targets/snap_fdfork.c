@@ -6,6 +6,7 @@
 **
 ** Usage: snap_fdfork N
 **        snap_fdfork daemon FILE   (MEMINST=…,snapshot_at=signal+peak)
+**        snap_fdfork trace FILE    (MEMINST=…,sample=…,sample_clock=wall)
 **
 ** N rounds of: open /dev/null and close it, sleep half a millisecond, and
 ** check that the number is still closed (in a program with one thread
@@ -22,6 +23,11 @@
 ** then reads FILE back through the first descriptor: meminst must neither
 ** write to nor read from the program's files.  Prints "file LENGTH
 ** offset N" (N: where the reading descriptor stands, 0).
+**
+** trace: closes meminst's trace file (found in /proc/self/fd) and opens
+** FILE, which takes its number, then 100 times allocates and frees 2000
+** blocks, writes "ok\n" to FILE and sleeps 5 ms.  Prints "size N" (300
+** when nothing else wrote to FILE).
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,8 +86,46 @@ static int daemon_files(const char *path)
 	return 0;
 }
 
+static int daemon_trace(const char *path)
+{
+	/* meminst's trace file, closed as a daemon closing everything would
+	** (only it: libunwind keeps descriptors of its own too) */
+	int fd = -1;
+	for (int i = 3; i < 1024 && fd < 0; i++) {
+		char link[64], target[4096];
+		snprintf(link, sizeof link, "/proc/self/fd/%d", i);
+		ssize_t n = readlink(link, target, sizeof target - 1);
+		if (n > 6 && memcmp(target + n - 6, ".trace", 6) == 0)
+			fd = i;
+	}
+	if (fd < 0) {
+		printf("no trace file open\n");
+		return 1;
+	}
+	close(fd);
+	int own = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (own != fd) {
+		printf("the file took %d, not %d\n", own, fd);
+		return 1;
+	}
+	for (int r = 0; r < 100; r++) {
+		static void *v[2000];
+		for (int i = 0; i < 2000; i++)
+			v[i] = malloc(1000 + (size_t)r);
+		for (int i = 0; i < 2000; i++)
+			free(v[i]);
+		if (write(own, "ok\n", 3) != 3)
+			return 1;
+		pause_us(5000);
+	}
+	printf("size %lld\n", (long long)lseek(own, 0, SEEK_END));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "trace") == 0)
+		return daemon_trace(argv[2]);
 	if (argc > 2 && strcmp(argv[1], "daemon") == 0)
 		return daemon_files(argv[2]);
 	int rounds = argc > 1 ? atoi(argv[1]) : 100, hung = 0, taken = 0;

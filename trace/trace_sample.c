@@ -195,6 +195,14 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 	errno = saved_errno;
 }
 
+bool trace_sample_tick_drop(const void *info)
+{
+	const siginfo_t *si = info;
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_ptr == SAMPLE_COOKIE;
+	return si->si_code == POLL_IN || trace_wall_tick_drop(si);
+}
+
 /* Is the installed SIGPROF action ours?  (false: the program took it by
 ** a raw system call.) */
 static bool sample_handler_is_ours(void)

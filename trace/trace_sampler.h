@@ -80,6 +80,14 @@ void trace_wall_after_fork_child(void);
 ** there is nothing to record. */
 bool trace_wall_signal(const void *si, void *uc, uint64_t *periods, uint64_t *frames,
 		       unsigned *nframes);
+/* A wall tick the program's sigwait family took: the thread's slot is
+** ready for the next one; false when `si` is not a wall tick. */
+bool trace_wall_tick_drop(const void *si);
+
+/* A SIGPROF the program's sigwait, sigwaitinfo or sigtimedwait took (a
+** thread that blocks it and waits for signals): true when it is a tick of
+** ours, which is then dropped (trace_sigwrap.c waits on). */
+bool trace_sample_tick_drop(const void *si);
 
 /* Current settings, read by the writer for the file header. */
 extern unsigned trace_sample_hz;     /* 0: no timer sampling            */

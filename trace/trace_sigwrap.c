@@ -14,9 +14,12 @@
 */
 #include "trace_sampler.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../alloc/alloc_int.h"
@@ -74,4 +77,77 @@ ALLOC_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
 	return sigwrap_signal(sig, handler, SA_RESTART);
+}
+
+/*
+** A program that blocks every signal and takes them with sigwait,
+** sigwaitinfo or sigtimedwait (a signal thread, a daemon's main loop)
+** would take the sampler's SIGPROF ticks, pending while blocked, for
+** signals of its own.  Ours are dropped and the wait goes on, for what
+** is left of the timeout; the program's own SIGPROF is its.
+*/
+typedef int sigtimedwait_fn(const sigset_t *, siginfo_t *, const struct timespec *);
+
+static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	static sigtimedwait_fn *real;
+	if (!real) {
+		void *fn = dlsym(RTLD_NEXT, "sigtimedwait");
+		memcpy(&real, &fn, sizeof fn);
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	siginfo_t own;
+	struct timespec end = {0, 0}, left;
+	if (!info)
+		info = &own;
+	if (timeout) {
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += timeout->tv_sec;
+		if ((end.tv_nsec += timeout->tv_nsec) >= 1000000000L)
+			end.tv_sec++, end.tv_nsec -= 1000000000L;
+		left = *timeout;
+	}
+	for (;;) {
+		int sig = real(set, info, timeout ? &left : NULL);
+		if (sig != SIGPROF || !trace_sample_tick_drop(info))
+			return sig;
+		if (timeout) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left.tv_sec = end.tv_sec - now.tv_sec;
+			if ((left.tv_nsec = end.tv_nsec - now.tv_nsec) < 0)
+				left.tv_sec--, left.tv_nsec += 1000000000L;
+			if (left.tv_sec < 0)
+				left.tv_sec = left.tv_nsec = 0; /* one more look, no wait */
+		}
+	}
+}
+
+ALLOC_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	return sigwrap_wait(set, info, timeout);
+}
+
+ALLOC_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	return sigwrap_wait(set, info, NULL);
+}
+
+ALLOC_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	int saved_errno = errno, r;
+	do
+		r = sigwrap_wait(set, NULL, NULL);
+	while (r < 0 && errno == EINTR); /* sigwait is never cut short */
+	if (r < 0) {
+		int e = errno;
+		errno = saved_errno;
+		return e;
+	}
+	*sig = r;
+	errno = saved_errno;
+	return 0;
 }

@@ -199,6 +199,20 @@ void trace_wall_block_end(void *slot)
 /* In the SIGPROF handler: was it our tick?  Then fill the periods it
 ** stands for and the frames (n words at most), and return true with
 ** *nframes set (0: nothing to record). */
+bool trace_wall_tick_drop(const void *info)
+{
+	const siginfo_t *si = info;
+	if (si->si_code != SI_QUEUE || si->si_value.sival_ptr != WALL_COOKIE)
+		return false;
+	wall_slot_t *s = wall_self();
+	if (s) {
+		atomic_exchange(&s->pending, 0);
+		int want = WALL_SIGNALLED;
+		atomic_compare_exchange_strong(&s->state, &want, WALL_RUN);
+	}
+	return true;
+}
+
 bool trace_wall_signal(const void *info, void *uc, uint64_t *periods, uint64_t *frames,
 		       unsigned *nframes)
 {

@@ -5,6 +5,8 @@
 # prints any EINTR or short one.  The wrapped waits are sampled without a
 # signal, with the stack they had when they blocked: each function's share
 # of the samples is its wait; the sampler's own thread is never sampled.
+# A thread that blocks every signal and takes them with sigwait,
+# sigwaitinfo or sigtimedwait never takes a tick of the sampler's.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 
 ST_BLOCK=$top_builddir/tests/sample/sample_block
@@ -27,5 +29,23 @@ th=$(st_j $l "len(j['threads'])")
 [ "${th:-0}" -eq 4 ] || mi_why_add "samples of ${th:-0} threads, not the program's 4"
 grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 st_verdict "$l: no wait cut short, each wait sampled with its stack"
+
+
+# A program that blocks every signal and takes them with the sigwait family
+# (a signal thread) never gets the sampler's ticks, at cpu or wall clock,
+# and still gets its own SIGPROF.
+for clock in cpu wall; do
+	l=sigwait-$clock
+	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" sigwait 300
+	rc=$?
+	why=
+	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+	grep -q '^sigwait done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+	bad=$(grep '^unexpected' "$MI_TMP/$l.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+	[ -z "$bad" ] || mi_why_add "the program took signals that are not its own:$bad"
+	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
+	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	st_verdict "$l: the sigwait family gets the program's signals only"
+done
 
 mi_finish

@@ -18,6 +18,13 @@
 **   catch        burns until SIGTERM, caught by its own handler; then
 **                checks that sigaction reports that handler, prints
 **                "caught", sets SIGTERM back to SIG_DFL and raises it
+**   sigwait MS   blocks every signal, burns MS ms of CPU in steps of 10 ms
+**                and after each takes what is pending with sigtimedwait
+**                (timeout 0), sigwaitinfo and sigwait (after a sigqueue of
+**                its own SIGUSR1 each, so that they return); prints
+**                "unexpected N" for any other signal; then sends itself
+**                SIGPROF by sigqueue and checks sigtimedwait takes it
+**                ("own sigprof" when it does)
 **
 ** Prints "block done" / "deep done" and exits 0 when every wait was whole.
 */
@@ -243,6 +250,36 @@ static int catch_term(void)
 	return 1;
 }
 
+/* A signal thread's loop: every signal blocked, taken by the sigwait
+** family (its own SIGUSR1 makes the blocking ones return). */
+static int wait_signals(double ms)
+{
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	int pid = getpid(), unexpected = 0;
+	for (double done = 0; done < ms; done += 10) {
+		deep_burn(10);
+		struct timespec zero = {0, 0};
+		siginfo_t si;
+		int sig;
+		while ((sig = sigtimedwait(&all, &si, &zero)) > 0)
+			unexpected += printf("unexpected %d from sigtimedwait\n", sig) > 0;
+		sigqueue(pid, SIGUSR1, (union sigval){.sival_int = 1});
+		if ((sig = sigwaitinfo(&all, &si)) != SIGUSR1)
+			unexpected += printf("unexpected %d from sigwaitinfo\n", sig) > 0;
+		sigqueue(pid, SIGUSR1, (union sigval){.sival_int = 2});
+		if (sigwait(&all, &sig) != 0 || sig != SIGUSR1)
+			unexpected += printf("unexpected %d from sigwait\n", sig) > 0;
+	}
+	sigqueue(pid, SIGPROF, (union sigval){.sival_int = 3});
+	struct timespec second = {1, 0};
+	siginfo_t si;
+	if (sigtimedwait(&all, &si, &second) == SIGPROF && si.si_value.sival_int == 3)
+		printf("own sigprof\n");
+	return unexpected ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "block";
@@ -262,8 +299,10 @@ int main(int argc, char **argv)
 		burn_end(atof(argv[2]), argv[3]);
 	} else if (!strcmp(what, "catch")) {
 		return catch_term();
+	} else if (!strcmp(what, "sigwait") && argc > 2) {
+		failures = wait_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | sigwait MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

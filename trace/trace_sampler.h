@@ -48,6 +48,8 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 /* True while this thread is inside libunwind from normal context: a signal
 ** handler must not unwind then (the per-thread cache is being updated). */
 bool trace_unwind_busy(void);
+/* Is pc in libunwind's code?  (trace_sigwrap.c's pipe2) */
+bool trace_unwind_is_libunwind(uintptr_t pc);
 
 /* ------------------------------------------------------------ sample --- */
 /* "trace_sample.c" */

@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,5 +151,32 @@ ALLOC_EXPORT int sigwait(const sigset_t *set, int *sig)
 	}
 	*sig = r;
 	errno = saved_errno;
+	return 0;
+}
+
+/*
+** libunwind checks that an address can be read by writing a byte from it
+** to a pipe it keeps (its mem_validate_pipe), made again when a read from
+** it fails.  A program that closes every descriptor (a daemon) and opens
+** files of its own gets those numbers: libunwind then read and wrote bytes
+** of the program's files, or closed them to make its pipe again.  So the
+** pipe libunwind makes is moved to high numbers, which such a program does
+** not get back.  Async-signal-safe (libunwind makes it in our handler).
+*/
+ALLOC_EXPORT int pipe2(int fd[2], int flags)
+{
+	if (syscall(SYS_pipe2, fd, flags) != 0)
+		return -1;
+	if (!trace_unwind_is_libunwind((uintptr_t)__builtin_return_address(0)))
+		return 0;
+	struct rlimit lim;
+	long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 1024 ? (long)lim.rlim_cur : 1024;
+	for (int i = 0; i < 2 && top > 64; i++) {
+		int high = (int)syscall(SYS_fcntl, fd[i], F_DUPFD_CLOEXEC, top - 32);
+		if (high >= 0) {
+			syscall(SYS_close, fd[i]);
+			fd[i] = high;
+		}
+	}
 	return 0;
 }

@@ -32,16 +32,18 @@
 
 static __thread int unwind_depth ALLOC_TLS_MODEL;
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
+static uintptr_t unwind_lib_lo, unwind_lib_hi;   /* libunwind's */
 
 bool trace_unwind_busy(void)
 {
 	return unwind_depth != 0;
 }
 
-/* The executable segments of the object holding this file's code. */
+/* The executable segments of the object holding the code at arg[0]:
+** into arg[1], arg[2]. */
 static int unwind_self_range(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t me = (uintptr_t)arg;
+	uintptr_t *r = arg, me = r[0];
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -55,9 +57,14 @@ static int unwind_self_range(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (me < lo || me >= hi)
 		return 0;
-	unwind_self_lo = lo;
-	unwind_self_hi = hi;
+	r[1] = lo;
+	r[2] = hi;
 	return 1;
+}
+
+bool trace_unwind_is_libunwind(uintptr_t pc)
+{
+	return pc >= unwind_lib_lo && pc < unwind_lib_hi;
 }
 
 int trace_unwind_init(void)
@@ -66,8 +73,14 @@ int trace_unwind_init(void)
 	if (done)
 		return 0;
 	done = true;
+	/* libunwind's range first: its set-up makes its pipe (pipe2) */
+	uintptr_t self[3] = {(uintptr_t)&trace_unwind_init, 0, 0};
+	uintptr_t lib[3] = {(uintptr_t)&unw_backtrace, 0, 0};
+	dl_iterate_phdr(unwind_self_range, self);
+	dl_iterate_phdr(unwind_self_range, lib);
+	unwind_self_lo = self[1], unwind_self_hi = self[2];
+	unwind_lib_lo = lib[1], unwind_lib_hi = lib[2];
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-	dl_iterate_phdr(unwind_self_range, (void *)(uintptr_t)&trace_unwind_init);
 	/* libunwind's one-time set-up (tables, locks, its memory-validation
 	** descriptor) happens on the first walk: do it here, in normal
 	** context, rather than inside malloc or a handler. */

@@ -12,7 +12,11 @@
 #     the numbers of meminst's wake pipe: a signal and a peak snapshot are
 #     still stored, and nothing is written to or read from its files;
 #   - wall-clock sampling, and a program that closes the trace file and
-#     opens its own under the number: no sample chunk goes into its file.
+#     opens its own under the number: no sample chunk goes into its file;
+#   - allocation and timer sampling (libunwind's walks), and a daemon that
+#     closes every descriptor and opens eight files: libunwind's pipe for
+#     checking addresses never was one of them (it wrote bytes of the
+#     stack into them, or closed them).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -64,4 +68,18 @@ snap_expect "output" "$(cat "$dir.out")" "size 300"
 snap_no_complaint "$dir.err"
 mi_verdict "a program's own file under the trace file's number, wall-clock sampling" "$why" \
 	"$dir.out" stdout "$dir.err" stderr
+
+for s in "mim,alloc_sample=1024" "off,sample=1000"; do
+	dir=$MI_TMP/files-${s%%,*}
+	mkdir -p "$dir"
+	MI_MEMINST="$s,trace_file=$dir/t.trace"
+	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" files f) >"$dir.out" 2>"$dir.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+	snap_expect "output" "$(cat "$dir.out")" "sizes 300 300 300 300 300 300 300 300"
+	snap_no_complaint "$dir.err"
+	mi_verdict "a daemon's own files and libunwind's pipe, $s" "$why" "$dir.out" stdout "$dir.err" stderr
+done
 mi_finish

@@ -7,6 +7,7 @@
 ** Usage: snap_fdfork N
 **        snap_fdfork daemon FILE   (MEMINST=…,snapshot_at=signal+peak)
 **        snap_fdfork trace FILE    (MEMINST=…,sample=…,sample_clock=wall)
+**        snap_fdfork files PREFIX  (MEMINST=…,alloc_sample=…)
 **
 ** N rounds of: open /dev/null and close it, sleep half a millisecond, and
 ** check that the number is still closed (in a program with one thread
@@ -28,6 +29,12 @@
 ** FILE, which takes its number, then 100 times allocates and frees 2000
 ** blocks, writes "ok\n" to FILE and sleeps 5 ms.  Prints "size N" (300
 ** when nothing else wrote to FILE).
+**
+** files: closes every descriptor above 2, as daemons do, and opens PREFIX0
+** to PREFIX7 (the lowest numbers: those libunwind's pipe had among them),
+** then 100 times allocates and frees 2000 blocks, writes "ok\n" to each
+** file and sleeps 1 ms.  Prints "sizes" and each file's size (300 when
+** nothing else wrote to it); a failed write ends it with status 1.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -122,8 +129,44 @@ static int daemon_trace(const char *path)
 	return 0;
 }
 
+static int daemon_many(const char *prefix)
+{
+	enum { FILES = 8 };
+	int fds[FILES];
+	char name[4096];
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof name, "%s%d", prefix, i);
+		if ((fds[i] = open(name, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0) {
+			perror(name);
+			return 1;
+		}
+	}
+	for (int r = 0; r < 100; r++) {
+		static void *v[2000];
+		for (int i = 0; i < 2000; i++)
+			v[i] = malloc(1000 + (size_t)r);
+		for (int i = 0; i < 2000; i++)
+			free(v[i]);
+		for (int i = 0; i < FILES; i++)
+			if (write(fds[i], "ok\n", 3) != 3) {
+				printf("write to file %d: %s\n", i, strerror(errno));
+				return 1;
+			}
+		pause_us(1000);
+	}
+	printf("sizes");
+	for (int i = 0; i < FILES; i++)
+		printf(" %lld", (long long)lseek(fds[i], 0, SEEK_END));
+	printf("\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "files") == 0)
+		return daemon_many(argv[2]);
 	if (argc > 2 && strcmp(argv[1], "trace") == 0)
 		return daemon_trace(argv[2]);
 	if (argc > 2 && strcmp(argv[1], "daemon") == 0)

@@ -31,8 +31,8 @@
 ** that track.
 **
 ** Size (--max-size, 100 MB by default): when the trace could give more, a
-** first reading only counts the events by duration (powers of two) and
-** their length; the events shorter than the cut that fits are left out,
+** first reading only counts the events by duration (eighths of powers of
+** two) and their length; the events shorter than the cut that fits are left out,
 ** as with --min-duration, and the caller says so.
 */
 #include "prof_export.h"
@@ -42,7 +42,9 @@
 #include <string.h>
 
 #define CHROME_SLICES 1000
-#define CHROME_BUCKETS 65
+/* Durations by eighths of powers of two: a cut 9% apart from the next */
+#define CHROME_STEPS 8
+#define CHROME_BUCKETS (64 * CHROME_STEPS + 1)
 /* The samples' tracks: tids no thread has. */
 #define CHROME_SAMPLE_TID 1000000000
 
@@ -83,20 +85,36 @@ struct chrome {
 	/* the counting reading: events and their bytes by duration bucket */
 	bool counting;
 	double hist_n[CHROME_BUCKETS], hist_bytes[CHROME_BUCKETS];
+	uint64_t lower[CHROME_BUCKETS]; /* the shortest duration of each bucket */
 };
 
-/* Durations in powers of two: bucket b holds d with 2^b <= d + 1 < 2^(b+1). */
-static int chrome_bucket(uint64_t d)
+/* Bucket b starts at ceil(2^(b / CHROME_STEPS)) - 1 ticks: integers, so
+** that the counting and the cut (d >= lower[b]) agree on every event. */
+static void chrome_buckets(struct chrome *c)
 {
-	int b = 0;
-	for (uint64_t x = d + (d < UINT64_MAX); x > 1; x >>= 1)
-		b++;
-	return b;
+	for (int b = 0; b < CHROME_BUCKETS; b++) {
+		double v = ceil(exp2((double)b / CHROME_STEPS)) - 1;
+		c->lower[b] = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+	}
+}
+
+/* The last bucket whose lower bound is d or less. */
+static int chrome_bucket(const struct chrome *c, uint64_t d)
+{
+	int lo = 0, hi = CHROME_BUCKETS - 1;
+	while (lo < hi) {
+		int mid = (lo + hi + 1) / 2;
+		if (c->lower[mid] <= d)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 static void chrome_count(struct chrome *c, uint64_t d, size_t bytes)
 {
-	int b = chrome_bucket(d);
+	int b = chrome_bucket(c, d);
 	c->hist_n[b]++;
 	c->hist_bytes[b] += (double)bytes;
 }
@@ -121,6 +139,29 @@ static void chrome_us(FILE *f, double us)
 	fprintf(f, "%.3f", us);
 }
 
+/* Digits of v; of a time in us as chrome_us prints it. */
+static size_t chrome_digits(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 10; v /= 10)
+		n++;
+	return n;
+}
+
+static size_t chrome_us_len(const struct chrome *c, uint64_t ticks)
+{
+	double us = (double)ticks * c->ns_per_tick / 1000.0;
+	return chrome_digits(us < 1e19 ? (uint64_t)(us + 0.0005) : UINT64_MAX) + 4; /* and ".ddd" */
+}
+
+/* The length of an event as written (with its ",\n"; names without
+** escapes), for the counting reading: the cut is found by bytes. */
+static size_t chrome_len(const struct chrome *c, int64_t tid, const char *cat, const char *name, size_t fixed)
+{
+	return fixed + strlen(cat) + strlen(name) + chrome_digits((uint64_t)(c->pid < 0 ? -c->pid : c->pid)) +
+	       chrome_digits((uint64_t)(tid < 0 ? -tid : tid)) + 2;
+}
+
 /* One complete event on track tid; the name is a function address (cat
 ** "call"), or a given string. */
 static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn, const char *name,
@@ -136,8 +177,9 @@ static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn
 		size_t n;
 		name = prof_symtab_funcs(c->st, &n)[prof_symtab_index(c->st, fn)].name;
 	}
-	if (c->counting) {
-		chrome_count(c, end - begin, 96 + strlen(name));
+	if (c->counting) { /* {"ph":"X","cat":"","name":"","pid":,"tid":,"ts":,"dur":} */
+		chrome_count(c, end - begin, chrome_len(c, tid, cat, name, 56) + chrome_us_len(c, begin) +
+						     chrome_us_len(c, end - begin));
 		return;
 	}
 	chrome_sep(c);
@@ -160,8 +202,8 @@ static void chrome_i(struct chrome *c, int64_t tid, const char *cat, const char 
 {
 	if ((double)d < c->min_ticks)
 		return;
-	if (c->counting) {
-		chrome_count(c, d, 110 + strlen(name));
+	if (c->counting) { /* {"ph":"i","s":"t","cat":"","name":"","pid":,"tid":,"ts":,"args":{"bytes":}} */
+		chrome_count(c, d, chrome_len(c, tid, cat, name, 75) + chrome_us_len(c, ts) + chrome_digits(bytes));
 		return;
 	}
 	chrome_sep(c);
@@ -213,7 +255,7 @@ static void chrome_alloc(struct chrome *c, struct ch_thread *t, const uint64_t *
 	chrome_x(c, t->tid, "alloc", 0, "<alloc>", begin, end);
 	if (allocates)
 		chrome_i(c, t->tid, "alloc", "<alloc>", begin, end - begin, r[2] >> 8);
-	if (allocates && !c->counting && c->t1 > c->t0 && begin >= c->t0) {
+	if (allocates && c->t1 > c->t0 && begin >= c->t0) {
 		uint64_t k = (begin - c->t0) * CHROME_SLICES / (c->t1 - c->t0 + 1);
 		c->slices[k < CHROME_SLICES ? k : CHROME_SLICES - 1] += (double)(r[2] >> 8);
 	}
@@ -447,33 +489,49 @@ static int chrome_pass(struct chrome *c, const struct prof_trace *tr, const stru
 	return r;
 }
 
+static ssize_t chrome_sink(void *cookie, const char *buf, size_t n)
+{
+	(void)buf;
+	*(uint64_t *)cookie += n;
+	return (ssize_t)n;
+}
+
 /* The cut that keeps the events within max bytes: counted in a first
 ** reading when the trace could give more (a call is 2 words of the trace
-** and ~100 bytes of JSON). */
+** and ~100 bytes of JSON).  What is always written (names, counters) is
+** written to a counting sink: the events get the rest. */
 static int chrome_fit(struct chrome *c, const struct prof_trace *tr, const struct insp_opts *o,
 		      const struct exp_chrome_opts *co, FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx)
 {
 	if (!co->max_bytes || tr->size * 16 < co->max_bytes)
 		return 0;
-	FILE *null = fopen("/dev/null", "w");
-	if (!null)
+	uint64_t fixed = 0;
+	FILE *sink = fopencookie(&fixed, "w", (cookie_io_functions_t){.write = chrome_sink});
+	if (!sink)
 		return 0;
 	FILE *out = c->f;
-	c->f = null, c->counting = true;
+	c->f = sink, c->counting = true;
 	chrome_meta(c, tr);
 	int r = chrome_pass(c, tr, o, open, open_ctx);
+	if (tr->h.clock != MEMINST_TRACE_CLOCK_CPU) { /* as exp_chrome_write */
+		chrome_allocated(c);
+		if (co->session)
+			chrome_timeline(c, tr);
+	}
+	fclose(sink);
 	c->f = out, c->counting = false, c->first = true, c->dropped = 0;
-	fclose(null);
+	memset(c->slices, 0, sizeof c->slices);
 	for (size_t i = 0; i < c->nthr; i++) /* afresh for the writing */
 		c->thr[i].off = true, c->thr[i].now = c->thr[i].send = 0;
 	if (r > 1)
 		return r;
-	double budget = (double)co->max_bytes - 200000.0, sum = 0; /* the counters and names */
+	/* (and the file's first and last lines) */
+	double budget = (double)co->max_bytes - (double)fixed - 256.0, sum = 0;
 	int b = CHROME_BUCKETS;
 	while (b > 0 && sum + c->hist_bytes[b - 1] <= budget)
 		sum += c->hist_bytes[--b];
-	if (b > 0) { /* bucket b-1 does not fit: keep durations >= 2^b - 1 ticks */
-		double cut = ldexp(1.0, b) - 1;
+	if (b > 0) { /* bucket b-1 does not fit: keep the durations of b and up */
+		double cut = b < CHROME_BUCKETS ? (double)c->lower[b] : ldexp(1.0, 64);
 		if (cut > c->min_ticks)
 			c->min_ticks = cut;
 	}
@@ -487,6 +545,7 @@ int exp_chrome_write(struct prof_trace *tr, const struct insp_opts *o, const str
 	struct chrome c = {.f = f, .co = co, .first = true, .pid = tr->h.pid, .sm = co->samples,
 			   .ns_per_tick = prof_ns_per_tick(tr), .t0 = tr->sim.first, .t1 = tr->sim.last};
 	c.min_ticks = co->min_us * 1000.0 / c.ns_per_tick;
+	chrome_buckets(&c);
 	double asked = c.min_ticks;
 	c.st = prof_symtab_new(tr, o, o->no_symbols, &pool);
 	if (c.sm)

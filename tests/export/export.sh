@@ -161,6 +161,29 @@ assert os.path.getsize(sys.argv[2]) == os.path.getsize(sys.argv[3]), "--max-size
 PY
 mi_verdict "chrome: --max-size bounds the file, says what it left out" "$why" cm.check check cm.err stderr
 
+# The cut is fine-grained: 20,000 calls lasting 6 ns to 120 us, evenly
+# spread; bounds of 30%, 50% and 74% of the whole file give a file within
+# 15% under the bound (a cut by powers of two gave as little as 46%).
+why=
+awk 'BEGIN { print "header clock wall hz 1000000000"; print "1 start 0 100 main"; t = 10
+	for (i = 1; i <= 20000; i++) {
+		printf "1 call %.0f 0x1000\n", t; t += 6 * i; printf "1 ret %.0f 0x1000\n", t; t += 5
+		if (i % 2000 == 0) print "1 flush"
+	}
+	printf "1 exit %.0f\n", t }' >spread.script
+"$top_builddir/tests/profile/tracegen" spread.trace <spread.script 2>sp.err || mi_why_add "tracegen exited $?"
+"$INSPECT" export --format chrome --max-size 0 -o sp0.json spread.trace 2>>sp.err || mi_why_add "--max-size 0 exited $?"
+full=$(wc -c <sp0.json)
+for pct in 30 50 74; do
+	bound=$((full * pct / 100))
+	"$INSPECT" export --format chrome --max-size $bound -o sp.json spread.trace 2>>sp.err ||
+		mi_why_add "--max-size $bound exited $?"
+	got=$(wc -c <sp.json)
+	[ "$got" -le "$bound" ] && [ $((got * 100)) -ge $((bound * 85)) ] ||
+		mi_why_add "--max-size $bound ($pct% of $full): $got bytes"
+done
+mi_verdict "chrome: --max-size cuts close under the bound" "$why" sp.err stderr
+
 # ----------------------------------------------------------- bad input --
 why=
 "$INSPECT" export s.db >/dev/null 2>u.err

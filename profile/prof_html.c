@@ -646,6 +646,11 @@ static int html_read(struct html_ctx *h, const struct insp_opts *o)
 	h->have_in = true;
 	if (r == INSP_EXIT_NOTFOUND && h->db)
 		return 0; /* a session without a trace: the memory parts */
+	if (!r && !h->db && !h->in.have_model && !h->in.have_sm) { /* a trace file of nothing: as export */
+		fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
+			"meminst --trace or --sample)\n", h->path);
+		return INSP_EXIT_NOTFOUND;
+	}
 	if (!r && h->in.have_sm) {
 		/* the samples give what the exact trace does not */
 		struct exp_stacks *s = &h->in.stacks;

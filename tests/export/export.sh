@@ -227,6 +227,19 @@ for input in text empty magic db; do
 		cat bad.err >>bad.all
 	done
 done
+# a trace cut before its first call: the same exit status 1 and line in every format
+head -c 1000 t.trace >nothing.trace
+for fmt in callgrind folded chrome pprof html; do
+	if [ $fmt = html ]; then
+		"$INSPECT" html -o bad.html nothing.trace >/dev/null 2>bad.err
+	else
+		"$INSPECT" export --format $fmt -o bad.out nothing.trace >/dev/null 2>bad.err
+	fi
+	rc=$?
+	[ $rc -eq 1 ] || mi_why_add "$fmt of a trace of nothing: exit status $rc, not 1"
+	tail -n 1 bad.err | grep -q 'no function calls and no samples' || mi_why_add "$fmt of a trace of nothing: $(cat bad.err)"
+	cat bad.err >>bad.all
+done
 mi_verdict "foreign and cut-short input: exit 3, one line, the same in every format" "$why" bad.all stderr
 
 # ------------------------------------------------- a made-up trace ----

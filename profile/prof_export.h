@@ -73,7 +73,8 @@ struct exp_paths {
 	struct prof_cct t;
 	uint32_t truncated;
 };
-void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread);
+/* by_name: functions named alike are one (folded stacks are text). */
+void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread, bool by_name);
 void exp_paths_free(struct exp_paths *p);
 const char *exp_paths_label(const struct exp_paths *p, const struct exp_stacks *s, uint32_t i);
 /* One line "a;b;c N" per stack with a non-zero value of metric. */

@@ -107,7 +107,7 @@ void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struc
 	/* by function path and thread (exp_paths_build: linear in the stacks,
 	** frames past EXP_MAX_DEPTH cut into one [truncated] frame) */
 	struct exp_paths p;
-	exp_paths_build(&p, s, true);
+	exp_paths_build(&p, s, true, false);
 	uint64_t *loc = insp_xcalloc(p.t.n + 1, sizeof *loc), *locs = NULL;
 	size_t cap = 0;
 	const struct prof_thread *th = NULL;

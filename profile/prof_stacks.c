@@ -48,12 +48,17 @@ static void stk_oom(void)
 	exit(INSP_EXIT_DB);
 }
 
-static uint32_t stk_child(struct exp_stacks *s, uint32_t parent, uint64_t key)
+static uint32_t stk_child_of(struct prof_cct *t, uint32_t parent, uint64_t key)
 {
 	uint32_t i;
-	if (prof_cct_child(&s->t, parent, key, &i) != PROF_OK)
+	if (prof_cct_child(t, parent, key, &i) != PROF_OK)
 		stk_oom();
 	return i;
+}
+
+static uint32_t stk_child(struct exp_stacks *s, uint32_t parent, uint64_t key)
+{
+	return stk_child_of(&s->t, parent, key);
 }
 
 void exp_stacks_init(struct exp_stacks *s)
@@ -362,11 +367,35 @@ const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)
 ** its outermost EXP_MAX_DEPTH frames, a frame [truncated] and its innermost
 ** function, which keeps its own figures (a flat profile stays true).
 */
-void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread)
+/* Each function's first function of the same name (folded stacks are
+** text: two functions named alike are one frame). */
+static uint32_t *paths_by_name(const struct exp_stacks *s)
+{
+	uint32_t *canon = insp_xcalloc(s->nfuncs + 1, sizeof *canon);
+	struct prof_cct names; /* roots keyed by a hash of the name, children by id */
+	prof_cct_init(&names, &prof_libc_allocator);
+	for (size_t f = 0; f < s->nfuncs; f++) {
+		uint64_t h = 1469598103934665603ull;
+		for (const char *c = s->funcs[f].name; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		uint32_t r = stk_child_of(&names, PROF_CCT_NONE, h), c;
+		for (c = names.nodes[r].child; c != PROF_CCT_NONE; c = names.nodes[c].next)
+			if (!strcmp(s->funcs[names.nodes[c].key].name, s->funcs[f].name))
+				break;
+		canon[f] = c != PROF_CCT_NONE ? (uint32_t)names.nodes[c].key : (uint32_t)f;
+		if (c == PROF_CCT_NONE)
+			stk_child_of(&names, r, f);
+	}
+	prof_cct_free(&names);
+	return canon;
+}
+
+void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread, bool by_name)
 {
 	memset(p, 0, sizeof *p);
 	prof_cct_init(&p->t, &prof_libc_allocator);
 	p->truncated = (uint32_t)s->nfuncs;
+	uint32_t *canon = by_name ? paths_by_name(s) : NULL;
 	size_t n = s->t.n;
 	/* base: the tree node the node's callees hang under (past the cut: the
 	** [truncated] frame), depth: the frames down to it */
@@ -380,6 +409,8 @@ void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_th
 		if (at == PROF_CCT_NONE && prof_cct_child(&p->t, PROF_CCT_NONE, by_thread ? thread[i] : 0, &at))
 			stk_oom();
 		uint32_t f = s->fid[i], own = at; /* (a node left out of paths: its parent's) */
+		if (canon && f < s->nfuncs)
+			f = canon[f];
 		if (f < s->nfuncs && d < EXP_MAX_DEPTH) {
 			if (prof_cct_child(&p->t, at, f, &at))
 				stk_oom();
@@ -397,6 +428,7 @@ void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_th
 	free(base);
 	free(depth);
 	free(thread);
+	free(canon);
 }
 
 void exp_paths_free(struct exp_paths *p)
@@ -428,7 +460,7 @@ static int fold_cmp(const void *a, const void *b, void *ctx)
 void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f)
 {
 	struct exp_paths p;
-	exp_paths_build(&p, s, false);
+	exp_paths_build(&p, s, false, true);
 	struct fold_ctx ctx = {s, &p};
 	size_t n = p.t.n;
 	/* the children of every node, sorted by name, one block per parent */

@@ -23,7 +23,7 @@ static int db_sqlerr(const struct insp_opts *o, const char *path, sqlite3 *db, c
 }
 
 /* 1: a profile of ours, 0: something else, -1: cannot be opened as SQLite. */
-static int db_is_profile(const char *path)
+int prof_db_is_profile(const char *path)
 {
 	sqlite3 *db = NULL;
 	int r = -1;
@@ -213,7 +213,7 @@ static int db_fill(sqlite3 *db, const struct prof_model *m)
 int prof_db_write(const struct prof_model *m, const char *path, const struct insp_opts *o)
 {
 	struct stat stb;
-	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || db_is_profile(path) != 1)) {
+	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || prof_db_is_profile(path) != 1)) {
 		fprintf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it\n",
 			path);
 		return INSP_EXIT_USAGE;
@@ -398,7 +398,7 @@ int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model 
 		fprintf(o->err, "inspect: %s: not a regular file\n", path);
 		return INSP_EXIT_DB;
 	}
-	if (db_is_profile(path) != 1)
+	if (prof_db_is_profile(path) != 1)
 		return prof_input_fail(o, path, "neither a meminst trace nor a profile database");
 	sqlite3 *db = NULL;
 	int64_t schema = 0;

@@ -417,6 +417,11 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 	int r = prof_input_damaged(o, a->pos); /* a trace or a session cut short: not "not an SQLite file" */
 	if (r)
 		return r;
+	if (prof_db_is_profile(a->pos) == 1) { /* the same application id as snapshots: not "newer schema" */
+		fprintf(o->err, "inspect: %s: a profile database has no stacks and no memory: give the session or "
+			"the trace\n", a->pos);
+		return INSP_EXIT_DB;
+	}
 	struct pprof pp;
 	pprof_init(&pp);
 	r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);

@@ -733,7 +733,8 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 		sqlite3_finalize(st);
 		h.in.pid = h.pid;
 	} else if (prof_is_trace(h.path) != 1) {
-		return prof_input_fail(o, h.path, "not a session database (written by meminst(1)) or a trace file");
+		return prof_input_fail(o, h.path, "not a session database (written by meminst(1)) or a trace file (a "
+					       "profile database has no stacks: give the trace)");
 	}
 	r = html_read(&h, &so);
 	if (!r && !(h.f = fopen(output, "w"))) {

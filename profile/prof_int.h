@@ -224,6 +224,8 @@ void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <t
 /* "prof_db.c" */
 int prof_db_write(const struct prof_model *m, const char *path, const struct insp_opts *o);
 int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model *m);
+/* Is path a profile database (1), another file (0), unreadable (-1)? */
+int prof_db_is_profile(const char *path);
 
 /* --------------------------------------------------------- prof_analyse -- */
 

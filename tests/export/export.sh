@@ -227,6 +227,21 @@ for input in text empty magic db; do
 		cat bad.err >>bad.all
 	done
 done
+# a profile database (inspect profile -o): callgrind reads it, the others say it has no stacks, exit 3
+"$INSPECT" profile -o prof.db t.trace >/dev/null 2>bad.err || mi_why_add "inspect profile -o exited $?"
+"$INSPECT" export --format callgrind -o bad.out prof.db 2>bad.err || mi_why_add "callgrind of a profile database exited $?"
+for fmt in folded chrome pprof html; do
+	if [ $fmt = html ]; then
+		"$INSPECT" html -o bad.html prof.db >/dev/null 2>bad.err
+	else
+		"$INSPECT" export --format $fmt -o bad.out prof.db >/dev/null 2>bad.err
+	fi
+	rc=$?
+	[ $rc -eq 3 ] || mi_why_add "$fmt of a profile database: exit status $rc, not 3"
+	[ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'profile database' bad.err ||
+		mi_why_add "$fmt of a profile database: $(cat bad.err)"
+	cat bad.err >>bad.all
+done
 # a trace cut before its first call: the same exit status 1 and line in every format
 head -c 1000 t.trace >nothing.trace
 for fmt in callgrind folded chrome pprof html; do

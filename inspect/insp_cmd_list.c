@@ -1,39 +1,10 @@
 /*
 ** insp_cmd_list.c — `inspect list` (the snapshots in a file) and
-** `inspect header-size` (Erlang's block_header_size), plus the session
-** helpers every command uses to open its database.
+** `inspect header-size` (Erlang's block_header_size).
 */
 #include "insp_int.h"
 
 #include <stdlib.h>
-
-int insp_session_open(struct insp_session *s, const struct insp_opts *o,
-		      const struct insp_args *a, const char *path, enum insp_need need)
-{
-	*s = (struct insp_session){0};
-	int r = insp_db_open(path, o, &s->db);
-	if (!r)
-		r = insp_db_select(s->db, a->snapshot, need);
-	return r;
-}
-
-int insp_session_tags(struct insp_session *s, const struct insp_args *a)
-{
-	if (s->tags_loaded)
-		return 0;
-	int r = insp_tags_load(s->db, &s->tags);
-	s->tags.no_symbols = s->tags.no_symbols || a->no_symbols;
-	s->tags_loaded = true;
-	return r;
-}
-
-void insp_session_close(struct insp_session *s)
-{
-	if (s->tags_loaded)
-		insp_tags_free(&s->tags);
-	insp_db_close(s->db);
-	*s = (struct insp_session){0};
-}
 
 /* ----------------------------------------------------------------- list -- */
 

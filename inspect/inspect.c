@@ -4,6 +4,7 @@
 ** arguments (insp_args.c) and returns the exit status.
 */
 #include "insp_int.h"
+#include "prof_cmds.h" /* the time commands and exports */
 
 #include <string.h>
 #include <unistd.h>
@@ -16,10 +17,6 @@ struct insp_cmd {
 	int (*run)(int argc, char **argv, const struct insp_opts *o);
 	const char *summary;
 };
-
-/* The exact profiler's commands (profile/prof_cmd.c). */
-int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o);
 
 static const struct insp_cmd insp_cmds[] = {
 	{"list", insp_cmd_list, "the snapshots in a database"},

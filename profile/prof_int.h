@@ -14,15 +14,16 @@
 **   prof_samples.c  samples of a trace: aggregation while reading, then
 **                   functions, threads and the figures of the displays
 **   prof_display.c  the sampling displays: flat, tree, callers, anomalies
-**   prof_cmd.c      the two commands
+**   prof_cmd.c      the two commands (prof_cmds.h, with report's)
 **
-** Errors follow inspect's rules (insp_int.h): a function that fails prints
+** Errors follow the reader toolkit's rules (reader/reader_int.h): a function that fails prints
 ** one line "inspect: PATH: reason" and returns an INSP_EXIT_* code.
 */
 #ifndef PROF_INT_H
 #define PROF_INT_H
 
-#include "insp_int.h"
+#include "reader_int.h"
+#include "prof_cmds.h"
 #include "prof_sim.h"
 #include "prof_cct.h"
 
@@ -339,11 +340,5 @@ struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t 
 ** for anomalies, or NULL) on f. */
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
-
-/* ------------------------------------------------------------- commands -- */
-
-/* "prof_cmd.c" */
-int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o);
 
 #endif /* PROF_INT_H */

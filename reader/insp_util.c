@@ -7,7 +7,7 @@
 ** inspect is a command-line reader; on out of memory the only sensible
 ** thing is to stop with one line, so callers never check for NULL.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <errno.h>
 #include <stdarg.h>

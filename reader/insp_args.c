@@ -8,7 +8,7 @@
 ** number or a missing argument is a usage error: one line naming the
 ** command, a hint to --help, and exit status 2.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <errno.h>
 #include <getopt.h>

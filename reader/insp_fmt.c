@@ -10,7 +10,7 @@
 ** shows controls and invalid bytes as \xNN so that a name stays on its line
 ** and columns stay aligned.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <string.h>
 #include <time.h>

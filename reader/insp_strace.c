@@ -7,7 +7,7 @@
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
 ** defensively (a NULL where text is expected reads as ""), since the
 ** fuzzer and damaged files supply any values the column types allow.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
 ** the inlined function and, in DW_AT_call_file/DW_AT_call_line, the line of
 ** the caller that it was inlined at.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>

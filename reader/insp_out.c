@@ -17,7 +17,7 @@
 ** rows are printed as they are completed and dropped, so that a listing of
 ** millions of blocks does not stay in memory.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 ** never see it.  The bar is redrawn at most ten times a second and erased
 ** at the end, so it never mixes with the result on stdout.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 void insp_progress_start(struct insp_progress *p, const struct insp_opts *o,
 			 const char *what, uint64_t total)

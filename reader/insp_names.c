@@ -9,7 +9,7 @@
 ** automatic types are resolved from the module files the first time one is
 ** asked for, and kept.
 */
-#include "insp_int.h"
+#include "reader_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -373,4 +373,34 @@ int insp_filter_resolve(insp_db_t *db, const struct insp_tags *t, const struct i
 	fprintf(insp_db_opts(db)->err, "inspect: %s: snapshot %lld has no %s '%s'\n",
 		insp_db_path(db), (long long)insp_db_snap(db)->id, what, given);
 	return INSP_EXIT_NOTFOUND;
+}
+
+/* -------------------------------------------------------------- session -- */
+
+int insp_session_open(struct insp_session *s, const struct insp_opts *o,
+		      const struct insp_args *a, const char *path, enum insp_need need)
+{
+	*s = (struct insp_session){0};
+	int r = insp_db_open(path, o, &s->db);
+	if (!r)
+		r = insp_db_select(s->db, a->snapshot, need);
+	return r;
+}
+
+int insp_session_tags(struct insp_session *s, const struct insp_args *a)
+{
+	if (s->tags_loaded)
+		return 0;
+	int r = insp_tags_load(s->db, &s->tags);
+	s->tags.no_symbols = s->tags.no_symbols || a->no_symbols;
+	s->tags_loaded = true;
+	return r;
+}
+
+void insp_session_close(struct insp_session *s)
+{
+	if (s->tags_loaded)
+		insp_tags_free(&s->tags);
+	insp_db_close(s->db);
+	*s = (struct insp_session){0};
 }

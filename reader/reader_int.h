@@ -1,0 +1,503 @@
+/*
+** reader_int.h — the reader toolkit: what every reading command of
+** `inspect` shares, the memory commands (inspect/) and the time commands
+** and exports (profile/) alike.  Nothing here knows a command; the files
+** of the snapshot and trace formats are read through it.  Prototypes are
+** grouped under the file that defines them.
+**
+**   insp_args.c        the command-line parser shared by every command
+**   insp_util.c        memory, the string pool, the growable vector, clock
+**   insp_db.c          the one snapshot reader: open read-only, check, pick
+**   insp_chunk.c       the block_chunk decoder (also in meminst_sqlite)
+**   insp_names.c       allocator/class/type/thread names and filters, and
+**                      the session (database + snapshot + tags) of a command
+**   insp_out.c         result tables rendered as text, --json or --csv
+**   insp_fmt.c         value formatting and escaping for those renderings
+**   insp_progress.c    the progress bar on a terminal's stderr
+**   insp_symbols.c     offline symbolisation of call sites with libdw
+**   insp_strace.c      trace files stored in a session database
+**
+** The runtime (alloc/, trace/) never includes this header.
+**
+** Exit codes (documented in inspect(1)): INSP_EXIT_*.  Functions that can
+** fail print their one-line message themselves and return the exit code,
+** so a command just passes it up.
+*/
+#ifndef READER_INT_H
+#define READER_INT_H
+
+#include "config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "insp_chunk.h"
+
+enum insp_exit {
+	INSP_EXIT_OK = 0,
+	INSP_EXIT_NOTFOUND = 1, /* the snapshot, type … asked for does not exist */
+	INSP_EXIT_USAGE = 2,
+	INSP_EXIT_DB = 3,       /* unreadable or invalid database              */
+	INSP_EXIT_LIVE = 4,     /* live process unreachable or refused         */
+};
+
+struct insp_progress;
+
+/* What main hands every command. */
+struct insp_opts {
+	FILE *out;           /* the result                                    */
+	FILE *err;           /* messages and the progress bar                 */
+	bool progress;       /* stderr is a terminal: progress bars allowed   */
+	bool no_symbols;     /* never open module files (the fuzzer sets it)  */
+	bool no_control;     /* never open sockets (the fuzzer sets it)       */
+	int columns;         /* text width: $COLUMNS, the terminal's, or 0:
+				never cut (see insp_text_columns)             */
+};
+
+/* ------------------------------------------------------------ insp_args -- */
+
+enum insp_format { INSP_FMT_TEXT = 0, INSP_FMT_JSON, INSP_FMT_CSV };
+
+/* Options a command accepts (bits of insp_cmd_spec.opts). */
+enum {
+	INSP_O_SNAPSHOT = 1 << 0,  /* --snapshot N                  */
+	INSP_O_FILTER = 1 << 1,    /* --type --class --thread --allocator */
+	INSP_O_LIMIT = 1 << 2,     /* --limit N                     */
+	INSP_O_MIN = 1 << 3,       /* --min SIZE                    */
+	INSP_O_ALL = 1 << 4,       /* --all                         */
+	INSP_O_KINDS = 1 << 5,     /* --total --allocators …        */
+	INSP_O_PID = 1 << 6,       /* --pid PID                     */
+	INSP_O_OUTPUT = 1 << 7,    /* -o FILE                       */
+	INSP_O_FROMTO = 1 << 8,    /* --from N --to M               */
+	INSP_O_BY = 1 << 9,        /* --by KEY                      */
+	INSP_O_FORMAT = 1 << 10,   /* --json --csv --table NAME     */
+	INSP_O_SYMBOLS = 1 << 11,  /* --no-symbols                  */
+	INSP_O_EXIT = 1 << 12,     /* --live-at-exit                */
+};
+
+/* The status kinds, in the order of MEMINST_SNAPSHOT_KINDS. */
+enum { INSP_KIND_TOTAL = 0, INSP_KIND_ALLOCATORS, INSP_KIND_CLASSES,
+       INSP_KIND_TYPES, INSP_KIND_THREADS, INSP_KIND_COUNT };
+
+/* The filters as given (numbers or names, resolved per snapshot). */
+struct insp_filter {
+	const char *type, *class_, *thread, *allocator;
+};
+
+struct insp_args {
+	const char *pos[2];        /* positional arguments               */
+	int npos;
+	int64_t snapshot;          /* 0: not given                       */
+	enum insp_format format;
+	const char *table;         /* --table NAME: render only that one */
+	struct insp_filter filter;
+	int64_t limit;             /* -1: not given                      */
+	uint64_t min;              /* --min SIZE                         */
+	bool all;
+	unsigned kinds;            /* bit set of 1 << INSP_KIND_*; 0: none given */
+	int64_t pid;               /* 0: not given                       */
+	const char *output;
+	int64_t from, to;          /* 0: not given                       */
+	const char *by;
+	bool no_symbols;
+	bool live_at_exit;
+};
+
+struct insp_cmd_spec {
+	const char *name;
+	const char *synopsis;      /* after "inspect NAME "              */
+	const char *help;          /* the rest of NAME --help            */
+	unsigned opts;             /* INSP_O_*                           */
+	int min_pos, max_pos;
+};
+
+#define INSP_CONTINUE (-1)
+
+/* "insp_args.c" */
+/* Parse a command's argv (argv[0] is its name).  Returns INSP_CONTINUE,
+** or an exit code once --help was printed (0) or a usage error (2). */
+int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
+		    const struct insp_opts *o, struct insp_args *a);
+/* Print "inspect: NAME: msg" and the --help hint; returns INSP_EXIT_USAGE. */
+int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Strict numbers: decimal or 0x hex, the whole string. */
+bool insp_parse_int(const char *s, int64_t *out);
+/* Sizes: a number with an optional unit (B, K/KiB, M/MiB, G/GiB). */
+bool insp_parse_size(const char *s, uint64_t *out);
+/* ------------------------------------------------------------ insp_util -- */
+
+/* "insp_util.c" */
+/* Allocation that cannot fail: out of memory prints one line and exits 3. */
+void *insp_xmalloc(size_t n);
+void *insp_xcalloc(size_t n, size_t size);
+void *insp_xrealloc(void *p, size_t n);
+char *insp_xstrdup(const char *s);
+
+/* A growable array of fixed-size elements. */
+struct insp_vec {
+	void *v;
+	size_t n, cap, elem;
+};
+void insp_vec_init(struct insp_vec *vec, size_t elem);
+void *insp_vec_push(struct insp_vec *vec); /* a zeroed new element */
+void insp_vec_free(struct insp_vec *vec);
+
+/* A pool of strings freed all at once. */
+struct insp_pool {
+	struct insp_pool_chunk *head;
+};
+const char *insp_pool_str(struct insp_pool *p, const char *s);
+const char *insp_pool_fmt(struct insp_pool *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void insp_pool_free(struct insp_pool *p);
+
+/* Monotonic seconds. */
+double insp_now(void);
+/* The width text output may take: $COLUMNS when it is a number, else the
+** terminal's when out is one, else 0 (a file or a pipe: nothing is cut). */
+int insp_text_columns(FILE *out);
+/* -------------------------------------------------------------- insp_db -- */
+
+/* One row of the snapshot table. */
+struct insp_snap {
+	int64_t id;
+	const char *content, *trigger, *exe, *cmdline, *mode, *backend;
+	int64_t pid, ppid, header_size, time_ns, elapsed_ns, pause_ns, seq;
+	int64_t blocks, bytes;
+};
+
+struct insp_seg {
+	uint64_t start, end, offset;
+	const char *perms, *path;
+};
+
+struct insp_block {
+	uint64_t addr, size;
+	int64_t type, thread, allocator, seq;
+};
+
+/* What a command needs from the snapshot it is given by default: any, a
+** block map, or status rows. */
+enum insp_need { INSP_NEED_ANY = 0, INSP_NEED_MAP, INSP_NEED_STATUS };
+
+typedef struct insp_db insp_db_t;
+
+/* A filter as numbers of the snapshot's tables. */
+struct insp_filter_ids {
+	bool has_type, has_class, has_thread, has_allocator;
+	int64_t type, class_, thread, allocator;
+};
+
+/* A snapshot's blocks in address order, filtered: from the block_chunk
+** rows through the decoder (schema 2) or from the block rows (schema 1). */
+typedef struct insp_blocks {
+	insp_db_t *db;
+	sqlite3_stmt *st;
+	bool chunked;                /* schema 2                             */
+	bool in_chunk;               /* chunk holds the row st is on         */
+	struct insp_chunk chunk;
+	int64_t chunk_first;         /* for the damage message               */
+	uint64_t end;                /* end of the block before (addr + size) */
+	struct insp_filter_ids f;    /* has_* all false: no filter           */
+	int64_t *class_types;        /* --class: its types, sorted           */
+	size_t nclass_types;
+} insp_blocks_t;
+
+/* "insp_db.c" */
+/* Open path read-only and check it is one of ours and intact.  Returns 0,
+** or INSP_EXIT_DB after printing "inspect: PATH: reason". */
+int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out);
+void insp_db_close(insp_db_t *db);
+const char *insp_db_path(const insp_db_t *db);
+sqlite3 *insp_db_sqlite(insp_db_t *db); /* for `inspect sql` only */
+const struct insp_opts *insp_db_opts(const insp_db_t *db);
+/* Pick snapshot `want` (0: the latest one that has what `need` asks for)
+** and load its row.  Returns 0, INSP_EXIT_NOTFOUND or INSP_EXIT_DB. */
+int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need);
+const struct insp_snap *insp_db_snap(const insp_db_t *db);
+/* The map snapshot before the selected one (0 if none). */
+int insp_db_previous_map(insp_db_t *db, int64_t before, int64_t *out);
+/* The last exit snapshot with a block map (of pid, unless 0): 0 and *out,
+** or INSP_EXIT_NOTFOUND after a message. */
+int insp_db_exit_map(insp_db_t *db, int64_t pid, int64_t *out);
+/* The process a command is about: `given` if not 0, else a session's
+** program (meminst(1)), else the process with the most snapshots.
+** Returns 0 or INSP_EXIT_NOTFOUND (no snapshot at all) / INSP_EXIT_DB. */
+int insp_db_main_pid(insp_db_t *db, int64_t given, int64_t *pid);
+/* Every snapshot row, oldest first. */
+int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n);
+/* The selected snapshot's segments, by start address. */
+int insp_db_segments(insp_db_t *db, struct insp_seg **out, size_t *n);
+/* Report the last SQLite error on the selected database; returns 3. */
+int insp_db_fail(insp_db_t *db, const char *what);
+/* sqlite3_errmsg(db) on one line, controls as \xNN (a crafted file's text
+** may hold newlines and terminal escapes); valid until the next call. */
+const char *insp_sql_msg(sqlite3 *db);
+/* The file a reading command (analyse, profile, report, export) is given:
+** a readable regular file (a FIFO would block the reader), and an SQLite
+** file no writer holds locked.  0, or INSP_EXIT_DB after one line. */
+int insp_input_check(const struct insp_opts *o, const char *path);
+/* Prepare SQL on the database; on error reports and returns NULL. */
+sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql);
+/* Strings owned by the database handle (live until insp_db_close). */
+struct insp_pool *insp_db_pool(insp_db_t *db);
+const char *insp_col_text(insp_db_t *db, sqlite3_stmt *st, int col);
+
+/* Blocks of the selected snapshot in address order, restricted by the
+** resolved filter (NULL: all).  next returns 1 (a block), 0 (done) or
+** INSP_EXIT_DB. */
+struct insp_filter_ids;
+int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks_t *it);
+int insp_blocks_next(insp_blocks_t *it, struct insp_block *b);
+void insp_blocks_close(insp_blocks_t *it);
+/* ----------------------------------------------------------- insp_names -- */
+
+/* One entry of the allocator, class, type or thread table. */
+struct insp_name {
+	int64_t id;
+	const char *name;
+	int64_t class_;          /* types: their class                    */
+	bool has_site;           /* types: automatic (site is valid)      */
+	uint64_t site;
+	const char *module;      /* classes: the module path, or NULL     */
+	int64_t tid;             /* threads                               */
+	const char *label;       /* types: the resolved label (lazily)    */
+	const char *where;       /* types: file:line when known           */
+	const char *chain;       /* types: the inline chain, or NULL      */
+	uint64_t *frames;        /* types made by site_depth: the stack,  */
+	size_t nframes;          /* frames[0] == site (type_frame table)  */
+	bool resolved;
+};
+
+struct insp_names {
+	struct insp_name *v;     /* sorted by id */
+	size_t n;
+};
+
+/* All four tables of a snapshot. */
+struct insp_tags {
+	struct insp_names allocators, classes, types, threads;
+	struct insp_module *modules;
+	size_t nmodules;
+	struct insp_syms *syms;  /* NULL until a label is asked for */
+	bool no_symbols;
+};
+
+enum insp_tag_kind { INSP_TAG_ALLOCATOR, INSP_TAG_CLASS, INSP_TAG_TYPE, INSP_TAG_THREAD };
+
+/* "insp_names.c" */
+int insp_tags_load(insp_db_t *db, struct insp_tags *t);
+void insp_tags_free(struct insp_tags *t);
+const struct insp_names *insp_tags_of(const struct insp_tags *t, enum insp_tag_kind k);
+const struct insp_name *insp_name_find(const struct insp_names *n, int64_t id);
+/* The name to show for an id ("#id" when the table has no such row). */
+const char *insp_tag_name(insp_db_t *db, struct insp_tags *t, enum insp_tag_kind k, int64_t id);
+/* A type's label: resolved from the module files when possible, else
+** the stored name; *where gets "file:line" or NULL. */
+const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, const char **where);
+/* The inline chain of an automatic type's site, outermost first
+** ("f at file:line > g at file:line …"), or NULL when not inlined. */
+const char *insp_type_chain(insp_db_t *db, struct insp_tags *t, int64_t id);
+/* "N name" for a thread. */
+const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id);
+/* Resolve the filter strings of a snapshot to numbers.  lookup returns 0,
+** or -1 with the filter that names nothing in *what and *given; resolve
+** returns 0, or INSP_EXIT_NOTFOUND after a message. */
+int insp_filter_lookup(const struct insp_tags *t, const struct insp_filter *f,
+		       struct insp_filter_ids *ids, const char **what, const char **given);
+int insp_filter_resolve(insp_db_t *db, const struct insp_tags *t, const struct insp_filter *f,
+			struct insp_filter_ids *ids);
+bool insp_filter_any(const struct insp_filter *f);
+/* ------------------------------------------------------------- insp_out -- */
+
+enum insp_kind {
+	INSP_K_STR,
+	INSP_K_INT,    /* signed integer                              */
+	INSP_K_SIZE,   /* bytes: human-readable in text               */
+	INSP_K_DELTA,  /* signed bytes: "+1.5 KiB" in text            */
+	INSP_K_ADDR,   /* 0x… in text, a number elsewhere             */
+	INSP_K_TIME,   /* epoch ns: a date in text, ms elsewhere      */
+	INSP_K_DUR,    /* ns: one unit per column in text, ms elsewhere */
+	INSP_K_PCT,    /* a percentage (double)                       */
+	INSP_K_BOOL,   /* yes/no in text, true/false elsewhere        */
+	INSP_K_LOC,    /* "file:line" in text; "file" and "line" fields in
+			  JSON and CSV (the column's key is not used) */
+};
+
+/* Column flags: shown in text only, in JSON and CSV only, or (OPTIONAL)
+** left out of text when every cell of the column is null. */
+enum { INSP_C_TEXT_ONLY = 1, INSP_C_DATA_ONLY = 2, INSP_C_OPTIONAL = 4 };
+
+struct insp_col {
+	const char *key;   /* the JSON key and CSV header            */
+	const char *head;  /* the text heading                       */
+	enum insp_kind kind;
+	unsigned flags;
+};
+
+typedef struct insp_doc insp_doc_t;
+typedef struct insp_table insp_table_t;
+
+/* Table flags: SINGLE: one row, a JSON object, "label: value" lines in
+** text; DATA: left out of text unless asked for with --table. */
+enum { INSP_T_SINGLE = 1, INSP_T_DATA = 2 };
+
+/* "insp_out.c" */
+insp_doc_t *insp_doc_new(const struct insp_opts *o, const struct insp_args *a);
+insp_table_t *insp_doc_table(insp_doc_t *d, const char *key, const struct insp_col *cols,
+			     int ncols, unsigned flags);
+/* The heading printed above a table in text (copied). */
+void insp_table_title(insp_table_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line printed under a table in text only (copied). */
+void insp_table_note(insp_table_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void insp_row(insp_table_t *t);
+void insp_put_int(insp_table_t *t, int64_t v);
+void insp_put_uint(insp_table_t *t, uint64_t v);
+void insp_put_pct(insp_table_t *t, double v);
+void insp_put_str(insp_table_t *t, const char *s);      /* copied */
+/* Not copied: s must live as long as the document (names of the tags). */
+void insp_put_const(insp_table_t *t, const char *s);
+void insp_put_null(insp_table_t *t);
+/* The snapshot row as a table named `key` (a DATA table), and in text a
+** heading line that says the same. */
+void insp_doc_snapshot(insp_doc_t *d, const char *key, const char *file,
+		       const struct insp_snap *s);
+/* Print everything; returns 0, or INSP_EXIT_USAGE when --table names no
+** table of this command. */
+int insp_doc_print(insp_doc_t *d);
+/* Stream table t, the last of the document, in JSON and CSV: print what
+** comes before it now and each of its rows once complete (a no-op in text
+** or when t is not printed).  Returns 0 or INSP_EXIT_USAGE as above; the
+** document must still be finished with insp_doc_print. */
+int insp_doc_stream(insp_doc_t *d, insp_table_t *t);
+void insp_doc_free(insp_doc_t *d);
+/* ------------------------------------------------------------- insp_fmt -- */
+
+/* "insp_fmt.c" */
+/* "512 B", "1.5 KiB" … (the same rounding as libmeminst's status print). */
+void insp_fmt_size(uint64_t v, char *buf, size_t len);
+void insp_fmt_delta(int64_t v, char *buf, size_t len);
+void insp_fmt_time(int64_t ns, char *buf, size_t len);
+/* A duration alone, three significant digits ("92.1 µs", "1.50 s"). */
+void insp_fmt_dur(int64_t ns, char *buf, size_t len);
+/* The unit (0 ns, 1 µs, 2 ms, 3 s) that suits a largest value of ns, and a
+** duration written in it with three decimals: one unit for a column. */
+int insp_dur_unit_of(uint64_t ns);
+void insp_fmt_dur_in(int64_t ns, int unit, char *buf, size_t len);
+/* ns as milliseconds with three decimals ("1500.000"). */
+void insp_fmt_ms(int64_t ns, char *buf, size_t len);
+void insp_json_str(FILE *f, const char *s);
+void insp_csv_str(FILE *f, const char *s);
+/* s made printable on one line (controls and bad UTF-8 as \xNN); the
+** result is in buf, *width gets its width in columns. */
+void insp_text_str(const char *s, char *buf, size_t len, size_t *width);
+/* Display width of a valid UTF-8 string (code points). */
+size_t insp_text_width(const char *s);
+/* A text cell of *width characters cut to max in its middle ("…"). */
+void insp_text_cut(char *buf, size_t *width, size_t max);
+/* Narrow the widest columns that may be cut (to 16 at least) until the n
+** columns of widths wid (0: not shown), two spaces apart, fit width. */
+void insp_fit_widths(size_t *wid, const bool *can_cut, int n, size_t width);
+/* -------------------------------------------------------- insp_progress -- */
+
+struct insp_progress {
+	FILE *err;
+	bool on, shown;
+	const char *what;
+	uint64_t total;
+	double t0, last;
+};
+
+/* "insp_progress.c" */
+void insp_progress_start(struct insp_progress *p, const struct insp_opts *o,
+			 const char *what, uint64_t total);
+/* Cheap: looks at the clock once every 64 Ki steps. */
+void insp_progress_step(struct insp_progress *p, uint64_t done);
+void insp_progress_end(struct insp_progress *p);
+/* --------------------------------------------------------- insp_symbols -- */
+
+/* One row of the module table. */
+struct insp_module {
+	uint64_t base;
+	const char *path, *build_id;
+};
+
+/* One function of an inline chain and the source line it was at. */
+struct insp_frame {
+	char *func; /* demangled, or NULL when DWARF has no name */
+	char *file; /* or NULL                                   */
+	int line;
+};
+
+struct insp_sym {
+	char *func;         /* demangled, or NULL when unknown        */
+	uint64_t off;       /* site - function start                  */
+	const char *module; /* basename of the module file            */
+	char *file;         /* source file, or NULL                   */
+	int line;
+	/* The inline chain from the DWARF scopes, innermost first: chain[0]
+	** is the code at the site's own line, each next one the function it
+	** was inlined into, at the line of that call; chain[nchain - 1] is the
+	** function of the symbol.  Empty without debug information. */
+	struct insp_frame *chain;
+	size_t nchain;
+	bool system_module; /* the module is a system library         */
+};
+
+typedef struct insp_syms insp_syms_t;
+
+/* "insp_symbols.c" */
+insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n);
+/* Resolve a call site (a return address).  Returns 0 and fills sym (free
+** it with insp_sym_clear), or -1: no usable module covers the site. */
+int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym);
+void insp_sym_clear(struct insp_sym *sym);
+void insp_syms_free(insp_syms_t *s);
+/* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled;
+** its template arguments folded unless insp_set_full_names(true). */
+char *insp_demangle(const char *name);
+/* "std::map<std::string, int>::operator[]" becomes "std::map<>::operator[]"
+** in place: every template argument list is emptied, operators (<<, ->,
+** <=> …) kept, and a template instance's return type dropped; a name whose
+** brackets do not balance is left whole. */
+void insp_fold_templates(char *name);
+/* --full-names: keep template arguments in every name printed. */
+void insp_set_full_names(bool on);
+/* A source file of a system header or library (/usr/include, /usr/lib,
+** a compiler's own headers, glibc's build paths), not the user's code. */
+bool insp_path_is_system(const char *path);
+/* The frame of the chain a user acts on: the outermost one in the user's
+** own source, or -1 when every frame is in system code. */
+int insp_sym_user_frame(const struct insp_sym *sym);
+/* ----------------------------------------------------------- insp_strace -- */
+
+/* "insp_strace.c" */
+/* 1 when path is a session database (meminst(1)) with stored traces. */
+int insp_is_session(const char *path);
+/* The trace of process *pid (0: the session's program, set on return)
+** stored in a session, as a stream of *size bytes; NULL with *code set
+** after one line on o->err. */
+FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid, uint64_t *size,
+		       int *code);
+
+/* ---------------------------------------------------------- insp_session -- */
+
+/* What a reading command starts with ("insp_names.c"): open the database
+** named by its first positional argument, select the snapshot and load its
+** tags. */
+struct insp_session {
+	insp_db_t *db;
+	struct insp_tags tags;
+	bool tags_loaded;
+};
+int insp_session_open(struct insp_session *s, const struct insp_opts *o,
+		      const struct insp_args *a, const char *path, enum insp_need need);
+int insp_session_tags(struct insp_session *s, const struct insp_args *a);
+void insp_session_close(struct insp_session *s);
+
+#endif /* READER_INT_H */

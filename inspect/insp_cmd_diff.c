@@ -23,6 +23,16 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define DIFF_DEFAULT_LIMIT 20
 
+static const struct insp_option diff_options[] = {
+	{"from", 0, INSP_OT_INT, "N", "with one DB: the older snapshot", INSP_ID_FROM, 1, INSP_INT_MAX, NULL},
+	{"to", 0, INSP_OT_INT, "M", "with one DB: the newer snapshot", INSP_ID_TO, 1, INSP_INT_MAX, NULL},
+	INSP_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
+	INSP_OPTIONS_FILTER,
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec diff_spec = {
 	"diff", "[options] A B | --from N --to M DB | DB",
 	"Compare two map snapshots: A and B are FILE or FILE:N (snapshot N of\n"
@@ -34,11 +44,8 @@ static const struct insp_cmd_spec diff_spec = {
 	"allocation number = same block) as leak candidates, oldest first.\n"
 	"\n"
 	"The filters keep the blocks that pass them in each snapshot, by that\n"
-	"snapshot's names and numbers (compare two runs by name).\n"
-	"\n"
-	"  --from N --to M   the two snapshots of DB\n"
-	"  --limit N         at most N rows per table (default 20; 0: none)\n",
-	INSP_O_FORMAT | INSP_O_FROMTO | INSP_O_LIMIT | INSP_O_SYMBOLS | INSP_O_FILTER, 1, 2,
+	"snapshot's names and numbers (compare two runs by name).\n",
+	diff_options, 1, 2,
 };
 
 struct diff_side {

@@ -56,6 +56,15 @@ static int holes_scan(struct insp_session *s, const struct insp_opts *o,
 
 /* ---------------------------------------------------------------- holes -- */
 
+static const struct insp_option holes_options[] = {
+	{"min", 0, INSP_OT_SIZE, "SIZE", "ignore holes smaller than SIZE (4096, 4K, 1MiB…)", INSP_ID_MIN, 0, 0, NULL},
+	{"all", 0, INSP_OT_FLAG, NULL, "list every hole, by address, not only the largest", INSP_ID_ALL, 0, 0, NULL},
+	INSP_OPTION_LIMIT("list the N largest holes (default 20)"),
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec holes_spec = {
 	"holes", "[options] DB",
 	"The unused space between the blocks of a map snapshot.  A block occupies\n"
@@ -68,12 +77,8 @@ static const struct insp_cmd_spec holes_spec = {
 	"two blocks of the same segment is a hole of that segment; a gap whose two\n"
 	"sides lie in different segments is listed apart, under 'between'.\n"
 	"Printed: a summary, the figures of each segment, the gaps between\n"
-	"segments, a log2 histogram of the hole sizes and the largest holes.\n"
-	"\n"
-	"  --min SIZE        ignore holes smaller than SIZE (4096, 4K, 1MiB…)\n"
-	"  --all             list every hole, by address, not only the largest\n"
-	"  --limit N         list the N largest holes (default 20)\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_MIN | INSP_O_ALL | INSP_O_LIMIT, 1, 1,
+	"segments, a log2 histogram of the hole sizes and the largest holes.\n",
+	holes_options, 1, 1,
 };
 
 static const struct insp_col holes_sum_cols[] = {
@@ -262,13 +267,20 @@ int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o)
 
 /* --------------------------------------------------------------- limits -- */
 
+static const struct insp_option limits_options[] = {
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FILTER,
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec limits_spec = {
 	"limits", "[options] DB",
 	"The lowest and the highest address used by blocks (Erlang's mem_limits),\n"
 	"overall and per segment.  low is where the first block's header starts,\n"
 	"high is the end of the block that ends last; span = high - low.\n"
 	"The filters restrict the blocks looked at.\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER, 1, 1,
+	limits_options, 1, 1,
 };
 
 static const struct insp_col limits_cols[] = {

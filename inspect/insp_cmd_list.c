@@ -8,13 +8,19 @@
 
 /* ----------------------------------------------------------------- list -- */
 
+static const struct insp_option list_options[] = {
+	INSP_OPTION_SNAPSHOT("only snapshot N"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec list_spec = {
 	"list", "[options] DB",
 	"List the snapshots stored in DB, oldest first: number, content ('map': the\n"
 	"live blocks and the status; 'status': the status only), what triggered it,\n"
 	"the process, when it was taken, and how many blocks and bytes were live.\n"
 	"With --snapshot N, only that one.\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT, 1, 1,
+	list_options, 1, 1,
 };
 
 static const struct insp_col list_cols[] = {
@@ -88,12 +94,18 @@ int insp_cmd_list(int argc, char **argv, const struct insp_opts *o)
 
 /* ---------------------------------------------------------- header-size -- */
 
+static const struct insp_option header_options[] = {
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec header_spec = {
 	"header-size", "[options] DB",
 	"Print the size in bytes of the header libmeminst put in front of every\n"
 	"block in the process that wrote the snapshot (16 in mis mode, 32 in mim\n"
 	"mode in this version).  Sizes in snapshots never include it.\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT, 1, 1,
+	header_options, 1, 1,
 };
 
 static const struct insp_col header_cols[] = {

@@ -107,14 +107,28 @@ static const struct insp_col alloc_cols[] = {
 	"Describe " what " number N (or the one named N) of the snapshot.  An unknown\n" \
 	"number prints invalid_type and exits with status 1 (Erlang's " more ").\n"
 
+static const struct insp_option names_options[] = {
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
+/* The same, for the commands that name call sites. */
+static const struct insp_option names_sym_options[] = {
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec descr_specs[] = {
 	{"type", "[options] DB N", DESCR_HELP("the type", "type_descr")
 	 "Automatic types (allocation sites) are resolved from the module files.\n",
-	 INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_SYMBOLS, 2, 2},
+	 names_sym_options, 2, 2},
 	{"class", "[options] DB N", DESCR_HELP("the class", "class_descr"),
-	 INSP_O_SNAPSHOT | INSP_O_FORMAT, 2, 2},
+	 names_options, 2, 2},
 	{"allocator", "[options] DB N", DESCR_HELP("the allocator", "allocator_descr"),
-	 INSP_O_SNAPSHOT | INSP_O_FORMAT, 2, 2},
+	 names_options, 2, 2},
 };
 
 static int describe(int argc, char **argv, const struct insp_opts *o, enum insp_tag_kind k)
@@ -180,7 +194,7 @@ static const struct insp_cmd_spec types_spec = {
 	"classes.  Automatic types are allocation sites, resolved to function and\n"
 	"source line from the module files when possible; registered types are the\n"
 	"names the program gave through <meminst.h>.\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_SYMBOLS, 1, 1,
+	names_sym_options, 1, 1,
 };
 
 static const struct insp_col range_cols[] = {

@@ -10,16 +10,20 @@
 #include <string.h>
 #include <unistd.h>
 
+static const struct insp_option snapshot_options[] = {
+	INSP_OPTION_PID("the process"),
+	INSP_OPTION_OUTPUT("the database to write (created if missing)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec snapshot_spec = {
 	"snapshot", "--pid PID -o FILE [options]",
 	"Ask the live process PID, started with MEMINST=mim,control=on, to store a\n"
 	"map snapshot (its live blocks and its status) in the database FILE, and\n"
 	"print the number of the new snapshot.  The process must run as the same\n"
-	"user; inspect checks that the socket it talks to belongs to PID.\n"
-	"\n"
-	"  --pid PID         the process\n"
-	"  -o, --output FILE the database to write (created if missing)\n",
-	INSP_O_PID | INSP_O_OUTPUT | INSP_O_FORMAT, 0, 0,
+	"user; inspect checks that the socket it talks to belongs to PID.\n",
+	snapshot_options, 0, 0,
 };
 
 static const struct insp_col written_cols[] = {

@@ -22,7 +22,7 @@ static const struct insp_cmd_spec sql_spec = {
 	"thread, allocator and seq; the other tables are described in\n"
 	"meminst-snapshot(5), with worked queries.  Example:\n"
 	"  inspect sql app.db \"SELECT count(*), sum(size) FROM meminst_blocks(1)\"\n",
-	0, 2, 2,
+	NULL, 2, 2,
 };
 
 static void sql_value(FILE *out, sqlite3_stmt *st, int col)

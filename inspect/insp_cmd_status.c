@@ -19,18 +19,28 @@
 
 static const char *const status_kinds[] = {"total", "allocators", "classes", "types", "threads"};
 
+static const struct insp_option status_options[] = {
+	{"total", 0, INSP_OT_FLAG, NULL, "the totals", INSP_ID_KIND + INSP_KIND_TOTAL, 0, 0, NULL},
+	{"allocators", 0, INSP_OT_FLAG, NULL, "per allocator", INSP_ID_KIND + INSP_KIND_ALLOCATORS, 0, 0, NULL},
+	{"classes", 0, INSP_OT_FLAG, NULL, "per class", INSP_ID_KIND + INSP_KIND_CLASSES, 0, 0, NULL},
+	{"types", 0, INSP_OT_FLAG, NULL, "per type", INSP_ID_KIND + INSP_KIND_TYPES, 0, 0, NULL},
+	{"threads", 0, INSP_OT_FLAG, NULL, "per thread", INSP_ID_KIND + INSP_KIND_THREADS, 0, 0, NULL},
+	INSP_OPTION_PID("ask the live process PID (started with\n"
+			"MEMINST=mim,control=on) instead of reading a file;\n"
+			"this counts as a read: it resets max-since-last"),
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec status_spec = {
 	"status", "[options] DB | --pid PID",
 	"The status counters: for each entry, sizes (bytes asked for, headers not\n"
 	"counted) and blocks, each as current, the maximum since the last read of\n"
 	"that kind, and the maximum ever, of the latest snapshot that has them.\n"
-	"All kinds unless some are chosen:\n"
-	"\n"
-	"  --total --allocators --classes --types --threads\n"
-	"  --pid PID         ask the live process PID (started with\n"
-	"                    MEMINST=mim,control=on) instead of reading a file;\n"
-	"                    this counts as a read: it resets max-since-last\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_KINDS | INSP_O_PID | INSP_O_SYMBOLS, 0, 1,
+	"All kinds unless some are chosen.\n",
+	status_options, 0, 1,
 };
 
 static const struct insp_col status_cols[] = {

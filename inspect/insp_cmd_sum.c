@@ -38,12 +38,19 @@ static int open_filtered(struct insp_session *s, const struct insp_opts *o,
 
 /* ------------------------------------------------------------------ sum -- */
 
+static const struct insp_option sum_options[] = {
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FILTER,
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec sum_spec = {
 	"sum", "[options] DB",
 	"The number of blocks and their total size (Erlang's sum_blocks), of all\n"
 	"blocks or of those that pass the filters.  Sizes are the sizes asked for;\n"
 	"'with headers' adds the meminst header of each block.\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER, 1, 1,
+	sum_options, 1, 1,
 };
 
 static const struct insp_col sum_cols[] = {
@@ -96,15 +103,22 @@ int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o)
 
 /* ---------------------------------------------------------------- descr -- */
 
+static const struct insp_option descr_options[] = {
+	INSP_OPTION_LIMIT("only the first N blocks"),
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FILTER,
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec descr_spec = {
 	"descr", "[options] DB",
 	"The map: every block by address, with the names of its type, class, thread\n"
 	"and allocator in place of their numbers (Erlang's descr of a sorted map).\n"
 	"Automatic types (allocation sites) are resolved from the module files the\n"
-	"snapshot lists when they are still there and unchanged.\n"
-	"\n"
-	"  --limit N         only the first N blocks\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER | INSP_O_LIMIT | INSP_O_SYMBOLS, 1, 1,
+	"snapshot lists when they are still there and unchanged.\n",
+	descr_options, 1, 1,
 };
 
 static const struct insp_col descr_cols[] = {

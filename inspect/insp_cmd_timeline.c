@@ -18,16 +18,20 @@
 #define CHART_HEIGHT 8
 #define CHART_WIDTH 64
 
+static const struct insp_option timeline_options[] = {
+	INSP_OPTION_PID("the process (default: the session's program, else the\n"
+			"process with the most snapshots)"),
+	INSP_OPTION_LIMIT("at most N rows in the table (the chart shows all)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec timeline_spec = {
 	"timeline", "[options] DB",
 	"The memory of one process over time: every snapshot it stored, oldest\n"
 	"first, with the total current bytes and blocks and the peak so far; in\n"
-	"text, a chart of the total bytes above the table.\n"
-	"\n"
-	"  --pid PID         the process (default: the session's program, else the\n"
-	"                    process with the most snapshots)\n"
-	"  --limit N         at most N rows in the table (the chart shows all)\n",
-	INSP_O_FORMAT | INSP_O_PID | INSP_O_LIMIT, 1, 1,
+	"text, a chart of the total bytes above the table.\n",
+	timeline_options, 1, 1,
 };
 
 static const struct insp_col timeline_cols[] = {

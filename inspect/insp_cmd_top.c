@@ -15,17 +15,26 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define TOP_DEFAULT_LIMIT 20
 
+static const char *const top_by_words[] = {"type", "class", "thread", "site", NULL};
+
+static const struct insp_option top_options[] = {
+	{"by", 0, INSP_OT_WORD, NULL, "group by type (default), class, thread or site", INSP_ID_BY, 0, 0,
+	 top_by_words},
+	INSP_OPTION_LIMIT("the N largest (default 20)"),
+	{"live-at-exit", 0, INSP_OT_FLAG, NULL, "what was never freed: the last exit snapshot, by site\n"
+	 "unless --by says otherwise", INSP_ID_LIVE_AT_EXIT, 0, 0, NULL},
+	INSP_OPTION_PID("with --live-at-exit: that process's exit snapshot"),
+	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTIONS_FILTER,
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec top_spec = {
 	"top", "[options] DB",
-	"The largest consumers of the map by current bytes.\n"
-	"\n"
-	"  --by KEY          type (default), class, thread or site\n"
-	"  --limit N         the N largest (default 20)\n"
-	"  --live-at-exit    what was never freed: the last exit snapshot, by site\n"
-	"                    unless --by says otherwise\n"
-	"  --pid PID         with --live-at-exit: that process's exit snapshot\n",
-	INSP_O_SNAPSHOT | INSP_O_FORMAT | INSP_O_FILTER | INSP_O_LIMIT | INSP_O_BY | INSP_O_SYMBOLS |
-	    INSP_O_EXIT | INSP_O_PID, 1, 1,
+	"The largest consumers of the map by current bytes.\n",
+	top_options, 1, 1,
 };
 
 enum top_by { TOP_TYPE, TOP_CLASS, TOP_THREAD, TOP_SITE };

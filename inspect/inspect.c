@@ -38,7 +38,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"sql", insp_cmd_sql, "your own SQL query, with the blocks as meminst_blocks(N)"},
 	{"profile", insp_cmd_profile, "simulate a trace file: raw profile, --dump"},
 	{"analyse", insp_cmd_analyse, "fprof analysis, or sampling displays (flat, tree...)"},
-	{"export", insp_cmd_export, "callgrind, folded stacks or Chrome trace JSON for other viewers"},
+	{"export", insp_cmd_export, "callgrind, folded stacks, Chrome trace JSON or pprof for other viewers"},
 	{"html", insp_cmd_html, "a session as one self-contained HTML report"},
 };
 

@@ -1,11 +1,8 @@
 /*
 ** prof_cmd.c — the commands `inspect profile` and `inspect analyse`.
 **
-** Their options do not fit the snapshot commands' shared table (--dump
-** takes an optional file, --sort a key, --cols a width), so they are parsed
-** here, with the same conventions: options before or after the positional
-** argument, `--opt=value` or `--opt value`, one usage line and exit 2 on a
-** mistake.
+** Their options are tables for the one parser (insp_args.c): --help, the
+** checks of values and the usage errors come from there.
 */
 #include "prof_int.h"
 
@@ -14,29 +11,74 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "meminst-nearest.h"
 
-#define PROF_STYLES "fprof, flat, tree, callers, anomalies"
+enum {
+	PC_STYLE = INSP_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
+	PC_TOP, PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP,
+};
 
-static const char profile_help[] =
-	"Usage: inspect profile [options] TRACE|SESSION\n\n"
+static const struct insp_option profile_options[] = {
+	INSP_OPTION_OUTPUT("write the profile database FILE (meminst-profile(5));\n"
+			   "an existing FILE is replaced only if it is a profile"),
+	{"dump", 0, INSP_OT_MAYBE, "FILE", "write every record as a line of text to FILE\n"
+	 "(default: standard output)", PC_DUMP, 0, 0, NULL},
+	INSP_OPTION_APPEND("append to the --dump FILE instead of replacing it"),
+	INSP_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
+	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
+	INSP_OPTION_FULL_NAMES,
+	INSP_OPTION_END,
+};
+
+static const struct insp_cmd_spec profile_spec = {
+	"profile", "[options] TRACE|SESSION",
 	"Read a trace file (MEMINST=trace=wall|cpu) or the trace kept in a session\n"
 	"database (meminst --trace), simulate each thread's call stack and compute\n"
 	"CNT, ACC and OWN per function and per caller->called pair (fprof's step 2).\n"
-	"Without -o or --dump, print a one-line summary.\n\n"
-	"  -o, --output FILE  write the profile database FILE (meminst-profile(5));\n"
-	"                     an existing FILE is replaced only if it is a profile\n"
-	"  --dump [FILE]      write every record as a line of text to FILE\n"
-	"                     (default: standard output)\n"
-	"  --append           append to the --dump FILE instead of replacing it\n"
-	"  --pid PID          sessions: the process whose trace to read (default:\n"
-	"                     the program's)\n"
-	"  --no-symbols       name functions module+offset, without reading module files\n"
-	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
-	"  --help             this text\n";
+	"Without -o or --dump, print a one-line summary.\n",
+	profile_options, 1, 1,
+};
 
-static const char analyse_help[] =
-	"Usage: inspect analyse [options] PROFILE|TRACE|SESSION [TRACE2]\n\n"
+static const char *const pc_styles[] = {"fprof", "flat", "tree", "callers", "anomalies", NULL};
+static const char *const pc_sorts[] = {"acc", "own", NULL};
+static const char *const pc_times[] = {"seconds", "samples", "percent", NULL};
+static const char *const pc_metrics[] = {"time", "bytes", "count", NULL};
+
+static const struct insp_option analyse_options[] = {
+	{"style", 0, INSP_OT_WORD, NULL, "the style (see above)", PC_STYLE, 0, 0, pc_styles},
+	INSP_OPTION_OUTPUT("write the analysis to FILE instead of standard output"),
+	{"dest", 0, INSP_OT_FILE, "FILE", "the older spelling of -o FILE", PC_DEST, 0, 0, NULL},
+	INSP_OPTION_APPEND("append to the -o FILE"),
+	INSP_OPTION_JSON,
+	INSP_OPTION_CSV("comma-separated values (fprof: functions, then caller->\n"
+			"called pairs; flat: the functions)"),
+	INSP_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
+	INSP_OPTION_FULL_NAMES,
+	INSP_OPTION_PID("sessions: the process whose trace to read"),
+	{"", 0, INSP_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
+	{"sort", 0, INSP_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
+	{"no-callers", 0, INSP_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
+	{"totals", 0, INSP_OT_FLAG, NULL, "also one set of paragraphs over all threads", PC_TOTALS, 0, 0, NULL},
+	{"no-details", 0, INSP_OT_FLAG, NULL, "only the totals and the thread headers", PC_NO_DETAILS, 0, 0, NULL},
+	{"cols", 0, INSP_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
+	 "terminal's or $COLUMNS; to a file or pipe, never cut)", PC_COLS, 80, 10000, NULL},
+	{"", 0, INSP_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
+	{"top", 0, INSP_OT_INT, "N", "the first N functions (default 25; 0: all)", PC_TOP, 0, 1000000, NULL},
+	{"cumulative", 0, INSP_OT_FLAG, NULL, "order by cumulative figures instead of self", PC_CUMULATIVE, 0, 0,
+	 NULL},
+	{"hide", 0, INSP_OT_STR, "FUNC", "leave FUNC out of every stack: its time goes to its\n"
+	 "caller (repeatable)", PC_HIDE, 0, 0, NULL},
+	{"time", 0, INSP_OT_WORD, NULL, "how times are shown (default seconds)", PC_TIME, 0, 0, pc_times},
+	{"metric", 0, INSP_OT_WORD, NULL, "timer samples (default), or the bytes or allocations\n"
+	 "estimated from allocation samples (the default for a\n"
+	 "trace of allocation samples only)", PC_METRIC, 0, 0, pc_metrics},
+	{"thread", 0, INSP_OT_INT, "N", "only trace thread N", PC_THREAD, 1, UINT32_MAX, NULL},
+	{"cutoff", 0, INSP_OT_REAL, "PCT", "tree: fold nodes below PCT% of the total (default 0.5)", PC_CUTOFF, 0,
+	 100, NULL},
+	INSP_OPTION_END,
+};
+
+static const struct insp_cmd_spec analyse_spec = {
+	"analyse", "[options] PROFILE|TRACE|SESSION [TRACE2]",
 	"Analyse a profile database (inspect profile -o), a trace file or the trace\n"
 	"kept in a session database (meminst).  Styles:\n"
 	"  fprof      fprof's analysis of exact traces (the default when the trace\n"
@@ -47,41 +89,14 @@ static const char analyse_help[] =
 	"  tree       the call tree of the samples, recursion collapsed\n"
 	"  callers    per function: its callers above, its callees below\n"
 	"  anomalies  shares that differ between threads, or between TRACE and\n"
-	"             TRACE2, and estimates resting on too few samples\n\n"
-	"  --style NAME       fprof, flat, tree, callers or anomalies\n"
-	"  -o, --output FILE  write the analysis to FILE instead of standard output\n"
-	"                     (--dest FILE is the older spelling)\n"
-	"  --append           append to the -o FILE\n"
-	"  --json             one JSON document\n"
-	"  --csv              comma-separated values (fprof: functions, then caller->\n"
-	"                     called pairs; flat: the functions)\n"
-	"  --no-symbols       traces: name functions module+offset only\n"
-	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
-	"  --pid PID          sessions: the process whose trace to read\n"
-	"fprof style:\n"
-	"  --sort acc|own     order paragraphs and rows by ACC (default) or OWN\n"
-	"  --no-callers       only the marked rows, no callers or called\n"
-	"  --totals           also one set of paragraphs over all threads\n"
-	"  --no-details       only the totals and the thread headers\n"
-	"  --cols N           line width, 80 or more, names cut to fit (default: the\n"
-	"                     terminal's or $COLUMNS; to a file or pipe, never cut)\n"
-	"sampling styles:\n"
-	"  --top N            the first N functions (default 25; 0: all)\n"
-	"  --cumulative       order by cumulative figures instead of self\n"
-	"  --hide FUNC        leave FUNC out of every stack: its time goes to its\n"
-	"                     caller (repeatable)\n"
-	"  --time seconds|samples|percent   how times are shown (default seconds)\n"
-	"  --metric time|bytes|count        timer samples (default), or the bytes or\n"
-	"                     allocations estimated from allocation samples (the\n"
-	"                     default for a trace of allocation samples only)\n"
-	"  --thread N         only trace thread N\n"
-	"  --cutoff PCT       tree: fold nodes below PCT% of the total (default 0.5)\n"
-	"  --help             this text\n";
+	"             TRACE2, and estimates resting on too few samples\n",
+	analyse_options, 1, 2,
+};
 
 struct pc_args {
 	const char *pos, *pos2;
 	const char *output, *dump, *dest, *style;
-	bool dump_on, dump_maybe_pos, append, no_symbols, json;
+	bool dump_on, append, no_symbols, json;
 	bool metric_given;
 	int64_t pid;
 	struct prof_aopts ao;
@@ -91,244 +106,76 @@ struct pc_args {
 
 /* ------------------------------------------------------------ parsing -- */
 
-/* An option neither command knows: name the nearest one of CMD's. */
-static int pc_unknown(const struct insp_opts *o, const char *cmd, const char *name)
+/* One option of profile or analyse (g->opt, its value checked). */
+static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struct insp_opts *o)
 {
-	static const char *const analyse_opts[] = {
-		"style", "output", "dest", "append", "json", "csv", "no-symbols", "full-names", "pid",
-		"sort", "no-callers", "totals", "no-details", "cols", "top", "cumulative", "hide", "time",
-		"metric", "thread", "cutoff", "help"};
-	static const char *const profile_opts[] = {"output", "dump", "append", "pid",
-						   "no-symbols", "full-names", "help"};
-	bool analyse = !strcmp(cmd, "analyse");
-	const char *near = NULL;
-	if (!strncmp(name, "--", 2))
-		near = analyse ? meminst_nearest(name + 2, strlen(name + 2), analyse_opts,
-						 sizeof analyse_opts / sizeof analyse_opts[0])
-			       : meminst_nearest(name + 2, strlen(name + 2), profile_opts,
-						 sizeof profile_opts / sizeof profile_opts[0]);
-	if (near)
-		return insp_usage_error(o, cmd, "unknown option '%s' (did you mean '--%s'?)", name, near);
-	return insp_usage_error(o, cmd, "unknown option '%s'", name);
-}
-
-static int pc_value(const struct insp_opts *o, const char *cmd, const char *name, const char *eq,
-		    int argc, char **argv, int *i, const char **out)
-{
-	if (eq) {
-		*out = eq + 1;
-		return INSP_CONTINUE;
-	}
-	if (*i + 1 >= argc)
-		return insp_usage_error(o, cmd, "option '%s' needs a value", name);
-	*out = argv[++*i];
-	return INSP_CONTINUE;
-}
-
-static int pc_number(const struct insp_opts *o, const char *name, const char *eq, int argc, char **argv,
-		     int *i, int64_t lo, int64_t hi, int64_t *out)
-{
-	const char *v = NULL;
-	int r = pc_value(o, "analyse", name, eq, argc, argv, i, &v);
-	if (r != INSP_CONTINUE)
-		return r;
-	if (!insp_parse_int(v, out) || *out < lo || *out > hi)
-		return insp_usage_error(o, "analyse", "%s needs a number from %lld to %lld, not '%s'", name,
-					(long long)lo, (long long)hi, v);
-	return INSP_CONTINUE;
-}
-
-/* One of words[] (NULL-terminated) for option name: its index in *out. */
-static int pc_word(const struct insp_opts *o, const char *name, const char *eq, int argc, char **argv, int *i,
-		   const char *const *words, int *out)
-{
-	const char *v = NULL;
-	int r = pc_value(o, "analyse", name, eq, argc, argv, i, &v);
-	if (r != INSP_CONTINUE)
-		return r;
-	for (int k = 0; words[k]; k++)
-		if (!strcmp(v, words[k])) {
-			*out = k;
-			return INSP_CONTINUE;
-		}
-	return insp_usage_error(o, "analyse", "%s takes %s%s%s%s%s, not '%s'", name, words[0],
-				words[2] ? ", " : " or ", words[1], words[2] ? " or " : "", words[2] ? words[2] : "", v);
-}
-
-/* The options of the sampling styles; INSP_EXIT_NOTFOUND: not one of them. */
-static int pc_sampling_opt(const struct insp_opts *o, struct pc_args *a, const char *name, const char *eq,
-			   int argc, char **argv, int *i)
-{
-	static const char *const times[] = {"seconds", "samples", "percent", NULL};
-	static const char *const metrics[] = {"time", "bytes", "count", NULL};
-	int64_t n;
-	int k, r;
-	if (!strcmp(name, "--cumulative")) {
-		a->so.cumulative = true;
-		return INSP_CONTINUE;
-	}
-	if (!strcmp(name, "--top")) {
-		if ((r = pc_number(o, name, eq, argc, argv, i, 0, 1000000, &n)) == INSP_CONTINUE)
-			a->so.top = (int)n;
-		return r;
-	}
-	if (!strcmp(name, "--thread")) {
-		if ((r = pc_number(o, name, eq, argc, argv, i, 1, UINT32_MAX, &n)) == INSP_CONTINUE)
-			a->so.thread = (uint32_t)n;
-		return r;
-	}
-	if (!strcmp(name, "--cutoff")) {
-		if ((r = pc_number(o, name, eq, argc, argv, i, 0, 100, &n)) == INSP_CONTINUE)
-			a->so.cutoff = (double)n;
-		return r;
-	}
-	if (!strcmp(name, "--time")) {
-		if ((r = pc_word(o, name, eq, argc, argv, i, times, &k)) == INSP_CONTINUE)
-			a->so.time = (enum prof_tunit)k;
-		return r;
-	}
-	if (!strcmp(name, "--metric")) {
-		if ((r = pc_word(o, name, eq, argc, argv, i, metrics, &k)) == INSP_CONTINUE)
-			a->so.metric = (enum prof_smetric)k, a->metric_given = true;
-		return r;
-	}
-	if (!strcmp(name, "--hide")) {
-		const char *v = NULL;
-		if ((r = pc_value(o, "analyse", name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
-			return r;
+	switch (g->opt->id) {
+	case INSP_ID_OUTPUT: case PC_DEST: *(g->spec == &profile_spec ? &a->output : &a->dest) = g->value; break;
+	case INSP_ID_APPEND: a->append = true; break;
+	case INSP_ID_JSON: a->json = true; break;
+	case INSP_ID_CSV: a->ao.csv = true; break;
+	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
+	case INSP_ID_PID: a->pid = g->num; break;
+	case PC_DUMP: a->dump_on = true; break;
+	case PC_STYLE: a->style = g->value, a->so.style = (enum prof_style)g->word; break;
+	case PC_SORT: a->ao.sort = g->word ? PROF_SORT_OWN : PROF_SORT_ACC; break;
+	case PC_NO_CALLERS: a->ao.callers = false; break;
+	case PC_TOTALS: a->ao.totals = true; break;
+	case PC_NO_DETAILS: a->ao.details = false; break;
+	case PC_COLS: a->ao.cols = (int)g->num; break;
+	case PC_TOP: a->so.top = (int)g->num; break;
+	case PC_CUMULATIVE: a->so.cumulative = true; break;
+	case PC_TIME: a->so.time = (enum prof_tunit)g->word; break;
+	case PC_METRIC: a->so.metric = (enum prof_smetric)g->word, a->metric_given = true; break;
+	case PC_THREAD: a->so.thread = (uint32_t)g->num; break;
+	case PC_CUTOFF: a->so.cutoff = g->real; break;
+	case PC_HIDE:
 		if (a->so.nhide == sizeof a->hide / sizeof a->hide[0])
-			return insp_usage_error(o, "analyse", "too many --hide options");
-		a->hide[a->so.nhide++] = v;
-		return INSP_CONTINUE;
+			return insp_usage_error(o, g->spec->name, "too many --hide options");
+		a->hide[a->so.nhide++] = g->value;
+		break;
 	}
-	return INSP_EXIT_NOTFOUND;
+	return INSP_CONTINUE;
 }
 
-static int pc_analyse_opt(const struct insp_opts *o, struct pc_args *a, const char *name,
-			  const char *eq, int argc, char **argv, int *i)
-{
-	const char *v = NULL;
-	int r = INSP_CONTINUE;
-	if ((r = pc_sampling_opt(o, a, name, eq, argc, argv, i)) != INSP_EXIT_NOTFOUND)
-		return r;
-	r = INSP_CONTINUE;
-	if (!strcmp(name, "--no-callers")) a->ao.callers = false;
-	else if (!strcmp(name, "--totals")) a->ao.totals = true;
-	else if (!strcmp(name, "--no-details")) a->ao.details = false;
-	else if (!strcmp(name, "--json")) a->json = true;
-	else if (!strcmp(name, "--csv")) a->ao.csv = true;
-	else if (!strcmp(name, "--dest") || !strcmp(name, "-o") || !strcmp(name, "--output"))
-		r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->dest);
-	else if (!strcmp(name, "--style")) r = pc_value(o, "analyse", name, eq, argc, argv, i, &a->style);
-	else if (!strcmp(name, "--sort")) {
-		if ((r = pc_value(o, "analyse", name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
-			return r;
-		if (strcmp(v, "acc") && strcmp(v, "own"))
-			return insp_usage_error(o, "analyse", "--sort takes acc or own, not '%s'", v);
-		a->ao.sort = strcmp(v, "own") ? PROF_SORT_ACC : PROF_SORT_OWN;
-	} else if (!strcmp(name, "--cols")) {
-		int64_t n;
-		if ((r = pc_value(o, "analyse", name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
-			return r;
-		if (!insp_parse_int(v, &n) || n < 80 || n > 10000)
-			return insp_usage_error(o, "analyse", "--cols needs a width of 80 or more, not '%s'", v);
-		a->ao.cols = (int)n;
-	} else
-		return pc_unknown(o, "analyse", name);
-	return r;
-}
-
-static int pc_profile_opt(const struct insp_opts *o, struct pc_args *a, const char *name,
-			  const char *eq, int argc, char **argv, int *i)
-{
-	if (!strcmp(name, "-o") || !strcmp(name, "--output"))
-		return pc_value(o, "profile", name, eq, argc, argv, i, &a->output);
-	if (!strcmp(name, "--dump")) {
-		a->dump_on = true;
-		if (eq)
-			a->dump = eq + 1;
-		else if (*i + 1 < argc && (argv[*i + 1][0] != '-' || !strcmp(argv[*i + 1], "-")))
-			a->dump_maybe_pos = true; /* FILE, or the trace: decided at the end */
-		return INSP_CONTINUE;
-	}
-	return pc_unknown(o, "profile", name);
-}
-
-static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **argv, struct pc_args *a)
+/* What only the whole command line can tell. */
+static int pc_check(const struct insp_opts *o, bool analyse, struct pc_args *a)
 {
 	const char *cmd = analyse ? "analyse" : "profile";
-	const char *pos[3];
-	int npos = 0, dump_pos = -1;
-	/* cols -1 until --cols or the end of parsing decides it */
-	*a = (struct pc_args){.ao = {.sort = PROF_SORT_ACC, .callers = true, .details = true, .cols = -1}};
-	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide};
-	insp_set_full_names(false);
-	for (int i = 1; i < argc; i++) {
-		char name[64];
-		const char *arg = argv[i], *eq = strchr(arg, '=');
-		if (arg[0] != '-' || !strcmp(arg, "-")) {
-			if (npos == 3)
-				return insp_usage_error(o, cmd, "unexpected argument '%s'", arg);
-			pos[npos++] = arg;
-			continue;
-		}
-		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		int r = INSP_CONTINUE;
-		if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-			fputs(analyse ? analyse_help : profile_help, o->out);
-			return INSP_EXIT_OK;
-		} else if (!strcmp(name, "--append")) a->append = true;
-		else if (!strcmp(name, "--no-symbols")) a->no_symbols = true;
-		else if (!strcmp(name, "--full-names")) insp_set_full_names(true);
-		else if (!strcmp(name, "--pid")) {
-			const char *v = NULL;
-			if ((r = pc_value(o, cmd, name, eq, argc, argv, &i, &v)) == INSP_CONTINUE &&
-			    (!insp_parse_int(v, &a->pid) || a->pid <= 0))
-				r = insp_usage_error(o, cmd, "--pid needs a process id, not '%s'", v);
-		} else if (analyse) r = pc_analyse_opt(o, a, name, eq, argc, argv, &i);
-		else {
-			r = pc_profile_opt(o, a, name, eq, argc, argv, &i);
-			if (a->dump_maybe_pos && dump_pos < 0)
-				dump_pos = npos;
-		}
-		if (r != INSP_CONTINUE)
-			return r;
-	}
-	/* Width: --cols, else the terminal's (at least 80) when the analysis goes
-	** to standard output, else no cutting. */
-	if (a->ao.cols < 0)
-		a->ao.cols = a->dest || !o->columns ? 0 : o->columns < 80 ? 80 : o->columns;
-	/* `--dump FILE TRACE`: the word after --dump is FILE when another follows */
-	if (dump_pos >= 0 && npos == 2) {
-		a->dump = pos[dump_pos];
-		pos[dump_pos] = pos[1 - dump_pos];
-		npos = 1;
-	}
-	if (npos == 0)
-		return insp_usage_error(o, cmd, "missing argument: inspect %s [options] %s", cmd,
-					analyse ? "PROFILE|TRACE" : "TRACE");
-	a->so.style = PROF_ST_FPROF;
-	if (a->style) {
-		static const char *const styles[] = {"fprof", "flat", "tree", "callers", "anomalies", NULL};
-		int k;
-		for (k = 0; styles[k] && strcmp(styles[k], a->style); k++)
-			;
-		if (!styles[k])
-			return insp_usage_error(o, cmd, "--style '%s' is not available; styles: %s", a->style,
-						PROF_STYLES);
-		a->so.style = (enum prof_style)k;
-	}
-	if (npos > 2 || (npos == 2 && a->so.style != PROF_ST_ANOMALIES))
-		return insp_usage_error(o, cmd, "unexpected argument '%s'%s", pos[npos - 1],
-					analyse && npos == 2 ? " (two traces are for --style anomalies)" : "");
-	a->pos = pos[0];
-	a->pos2 = npos == 2 ? pos[1] : NULL;
+	if (a->pos2 && a->so.style != PROF_ST_ANOMALIES)
+		return insp_usage_error(o, cmd, "unexpected argument '%s' (two traces are for --style anomalies)",
+					a->pos2);
 	if (a->append && !(analyse ? a->dest != NULL : a->dump != NULL))
 		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
 	if (a->json && a->ao.csv)
 		return insp_usage_error(o, cmd, "--json and --csv: choose one");
 	if (a->ao.csv && a->so.style != PROF_ST_FPROF && a->so.style != PROF_ST_FLAT)
 		return insp_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
+	return INSP_CONTINUE;
+}
+
+static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **argv, struct pc_args *a)
+{
+	/* cols -1 until --cols or the end of parsing decides it */
+	*a = (struct pc_args){.ao = {.sort = PROF_SORT_ACC, .callers = true, .details = true, .cols = -1}};
+	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide, .style = PROF_ST_FPROF};
+	struct insp_getopt g;
+	insp_getopt_init(&g, analyse ? &analyse_spec : &profile_spec, argc, argv, o);
+	int r;
+	while ((r = insp_getopt(&g)) == INSP_OPTION)
+		if ((r = pc_option(&g, a, o)) != INSP_CONTINUE)
+			return r;
+	if (r != INSP_CONTINUE)
+		return r;
+	a->dump = g.maybe_value;
+	a->pos = g.pos[0];
+	a->pos2 = g.npos == 2 ? g.pos[1] : NULL;
+	/* Width: --cols, else the terminal's (at least 80) when the analysis goes
+	** to standard output, else no cutting. */
+	if (a->ao.cols < 0)
+		a->ao.cols = a->dest || !o->columns ? 0 : o->columns < 80 ? 80 : o->columns;
+	if ((r = pc_check(o, analyse, a)) != INSP_CONTINUE)
+		return r;
 	a->so.json = a->json;
 	a->so.csv = a->ao.csv;
 	return INSP_CONTINUE;

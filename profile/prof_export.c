@@ -18,60 +18,10 @@
 #include "prof_pprof.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static const char export_help[] =
-	"Usage: inspect export --format FORMAT [options] SESSION|TRACE|PROFILE\n\n"
-	"Write a profile in a format that other viewers read:\n"
-	"  callgrind  KCachegrind, QCachegrind, callgrind_annotate: functions with\n"
-	"             their own cost and their calls, events Time (ns) and Bytes\n"
-	"             (allocated); from an exact trace or a profile database, else\n"
-	"             from the samples with costs per source line (events Time,\n"
-	"             Samples, Bytes, Allocs)\n"
-	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
-	"             speedscope: own time in ns or bytes allocated per stack; from\n"
-	"             an exact trace, else from the samples\n"
-	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
-	"             one event per call, the allocator's calls and suspensions,\n"
-	"             allocations as instant events, counters of the memory, and\n"
-	"             a track of samples per thread\n"
-	"  pprof      gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
-	"             from an exact trace, own time (ns), alloc_space and\n"
-	"             alloc_objects per stack; else from the samples, samples and\n"
-	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
-	"             or the live memory of a snapshot (--snapshot)\n\n"
-	"  --format NAME      callgrind, folded, chrome or pprof\n"
-	"  --metric time|bytes  folded: own time (default) or bytes allocated (the\n"
-	"                     default for allocation samples alone)\n"
-	"  -o, --output FILE  write to FILE (default: standard output)\n"
-	"  --pid PID          sessions: the process (default: the program's)\n"
-	"  --min-duration US  chrome: leave out events shorter than US microseconds\n"
-	"  --max-size SIZE    chrome: leave out the shortest events to keep the file\n"
-	"                     under SIZE (default 100M; 0: every event)\n"
-	"  --snapshot N       pprof: the live memory of snapshot N by allocation site\n"
-	"                     (inuse_space, inuse_objects; the default for a database\n"
-	"                     without a trace: its process's latest snapshot)\n"
-	"  --no-symbols       name functions module+offset, without reading module files\n"
-	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
-	"  --help             this text\n";
-
-static const char html_help[] =
-	"Usage: inspect html [options] SESSION -o FILE\n\n"
-	"Write one self-contained HTML file (no network needed to view it) with the\n"
-	"run, the memory over time, an interactive flame graph of the time and one\n"
-	"of the bytes allocated (click a frame to zoom, hover for figures, search,\n"
-	"bottom-up, a thread filter), the functions by own time with the bytes they\n"
-	"allocate, what was live at the peak by class and type, and what was still\n"
-	"live at exit by allocation site.\n\n"
-	"  -o, --output FILE  the HTML file to write\n"
-	"  --pid PID          the process (default: the session's program)\n"
-	"  --no-symbols       name functions module+offset, without reading module files\n"
-	"  --full-names       keep C++ template arguments (std::map<>::… by default)\n"
-	"  --help             this text\n";
 
 /* The default bound of a Chrome trace: what Perfetto and chrome://tracing
 ** still open in a browser tab. */
@@ -91,114 +41,99 @@ struct exp_args {
 	bool no_symbols;
 };
 
+enum { EXP_O_FORMAT = INSP_ID_OWN, EXP_O_METRIC, EXP_O_MIN_DURATION, EXP_O_MAX_SIZE };
+
+static const char *const exp_formats[] = {"callgrind", "folded", "chrome", "pprof", NULL};
+static const char *const exp_metrics[] = {"time", "bytes", NULL};
+
+static const struct insp_option export_options[] = {
+	{"format", 0, INSP_OT_WORD, NULL, "the format (see above)", EXP_O_FORMAT, 0, 0, exp_formats},
+	{"metric", 0, INSP_OT_WORD, NULL, "folded: own time (default) or bytes allocated (the\n"
+	 "default for allocation samples alone)", EXP_O_METRIC, 0, 0, exp_metrics},
+	INSP_OPTION_OUTPUT("write to FILE (default: standard output)"),
+	INSP_OPTION_PID("sessions: the process (default: the program's)"),
+	{"min-duration", 0, INSP_OT_REAL, "US", "chrome: leave out events shorter than US microseconds",
+	 EXP_O_MIN_DURATION, 0, INSP_INT_MAX, NULL},
+	{"max-size", 0, INSP_OT_SIZE, "SIZE", "chrome: leave out the shortest events to keep the file\n"
+	 "under SIZE (default 100M; 0: every event)", EXP_O_MAX_SIZE, 0, 0, NULL},
+	INSP_OPTION_SNAPSHOT("pprof: the live memory of snapshot N by allocation site\n"
+			     "(inuse_space, inuse_objects; the default for a database\n"
+			     "without a trace: its process's latest snapshot)"),
+	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
+	INSP_OPTION_FULL_NAMES,
+	INSP_OPTION_END,
+};
+
+static const struct insp_cmd_spec export_spec = {
+	"export", "--format FORMAT [options] SESSION|TRACE|PROFILE",
+	"Write a profile in a format that other viewers read:\n"
+	"  callgrind  KCachegrind, QCachegrind, callgrind_annotate: functions with\n"
+	"             their own cost and their calls, events Time (ns) and Bytes\n"
+	"             (allocated); from an exact trace or a profile database, else\n"
+	"             from the samples with costs per source line (events Time,\n"
+	"             Samples, Bytes, Allocs)\n"
+	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
+	"             speedscope: own time in ns or bytes allocated per stack; from\n"
+	"             an exact trace, else from the samples\n"
+	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
+	"             one event per call, the allocator's calls and suspensions,\n"
+	"             allocations as instant events, counters of the memory, and\n"
+	"             a track of samples per thread\n"
+	"  pprof      gzipped profile.proto for go tool pprof, Pyroscope, Parca:\n"
+	"             from an exact trace, own time (ns), alloc_space and\n"
+	"             alloc_objects per stack; else from the samples, samples and\n"
+	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
+	"             or the live memory of a snapshot (--snapshot)\n",
+	export_options, 1, 1,
+};
+
+static const struct insp_option html_options[] = {
+	INSP_OPTION_OUTPUT("the HTML file to write"),
+	INSP_OPTION_PID("the process (default: the session's program)"),
+	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
+	INSP_OPTION_FULL_NAMES,
+	INSP_OPTION_END,
+};
+
+static const struct insp_cmd_spec html_spec = {
+	"html", "[options] SESSION -o FILE",
+	"Write one self-contained HTML file (no network needed to view it) with the\n"
+	"run, the memory over time, an interactive flame graph of the time and one\n"
+	"of the bytes allocated (click a frame to zoom, hover for figures, search,\n"
+	"bottom-up, a thread filter), the functions by own time with the bytes they\n"
+	"allocate, what was live at the peak by class and type, and what was still\n"
+	"live at exit by allocation site.\n",
+	html_options, 1, 1,
+};
+
 /* ------------------------------------------------------------ parsing -- */
 
-static int exp_value(const struct insp_opts *o, const char *cmd, const char *name, const char *eq, int argc,
-		     char **argv, int *i, const char **out)
+static void exp_option(const struct insp_getopt *g, struct exp_args *a)
 {
-	if (eq) {
-		*out = eq + 1;
-		return INSP_CONTINUE;
+	switch (g->opt->id) {
+	case EXP_O_FORMAT: a->format = g->word; break;
+	case EXP_O_METRIC: a->metric = g->word, a->metric_given = true; break;
+	case EXP_O_MIN_DURATION: a->min_us = g->real; break;
+	case EXP_O_MAX_SIZE: a->max_size = g->size, a->max_size_given = true; break;
+	case INSP_ID_OUTPUT: a->output = g->value; break;
+	case INSP_ID_PID: a->pid = g->num; break;
+	case INSP_ID_SNAPSHOT: a->snapshot = g->num; break;
+	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
 	}
-	if (*i + 1 >= argc)
-		return insp_usage_error(o, cmd, "option '%s' needs a value", name);
-	*out = argv[++*i];
-	return INSP_CONTINUE;
-}
-
-static int exp_word(const struct insp_opts *o, const char *cmd, const char *name, const char *v,
-		    const char *const *words, const char *list, int *out)
-{
-	for (int k = 0; words[k]; k++)
-		if (!strcmp(v, words[k])) {
-			*out = k;
-			return INSP_CONTINUE;
-		}
-	return insp_usage_error(o, cmd, "%s takes %s, not '%s'", name, list, v);
-}
-
-/* An option of export (html: only the shared ones). */
-static int exp_option(const struct insp_opts *o, const char *cmd, bool html, struct exp_args *a,
-		      const char *name, const char *eq, int argc, char **argv, int *i)
-{
-	static const char *const formats[] = {"callgrind", "folded", "chrome", "pprof", NULL};
-	static const char *const metrics[] = {"time", "bytes", NULL};
-	const char *v = NULL;
-	int r;
-	if (!strcmp(name, "--no-symbols")) {
-		a->no_symbols = true;
-		return INSP_CONTINUE;
-	}
-	if (!strcmp(name, "--full-names")) {
-		insp_set_full_names(true);
-		return INSP_CONTINUE;
-	}
-	if (!strcmp(name, "-o") || !strcmp(name, "--output"))
-		return exp_value(o, cmd, name, eq, argc, argv, i, &a->output);
-	bool known = !strcmp(name, "--pid") ||
-		     (!html && (!strcmp(name, "--format") || !strcmp(name, "--metric") ||
-				!strcmp(name, "--min-duration") || !strcmp(name, "--snapshot") ||
-				!strcmp(name, "--max-size")));
-	if (!known)
-		return insp_usage_error(o, cmd, "unknown option '%s'", name);
-	if ((r = exp_value(o, cmd, name, eq, argc, argv, i, &v)) != INSP_CONTINUE)
-		return r;
-	if (!strcmp(name, "--format"))
-		return exp_word(o, cmd, name, v, formats, "callgrind, folded, chrome or pprof", &a->format);
-	if (!strcmp(name, "--metric")) {
-		a->metric_given = true;
-		return exp_word(o, cmd, name, v, metrics, "time or bytes", &a->metric);
-	}
-	if (!strcmp(name, "--min-duration")) {
-		char *end;
-		errno = 0;
-		a->min_us = strtod(v, &end);
-		if (errno || end == v || *end || !isfinite(a->min_us) || a->min_us < 0)
-			return insp_usage_error(o, cmd, "--min-duration needs microseconds (0 or more), not '%s'", v);
-		return INSP_CONTINUE;
-	}
-	if (!strcmp(name, "--max-size")) {
-		a->max_size_given = true;
-		if (!insp_parse_size(v, &a->max_size))
-			return insp_usage_error(o, cmd, "--max-size needs a size (100M, 2G; 0: no bound), not '%s'", v);
-		return INSP_CONTINUE;
-	}
-	if (!strcmp(name, "--snapshot")) {
-		if (!insp_parse_int(v, &a->snapshot) || a->snapshot <= 0)
-			return insp_usage_error(o, cmd, "--snapshot needs a snapshot number, not '%s'", v);
-		return INSP_CONTINUE;
-	}
-	if (!insp_parse_int(v, &a->pid) || a->pid <= 0)
-		return insp_usage_error(o, cmd, "--pid needs a process id, not '%s'", v);
-	return INSP_CONTINUE;
 }
 
 static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv, struct exp_args *a)
 {
 	const char *cmd = html ? "html" : "export";
 	*a = (struct exp_args){.format = -1, .max_size = EXP_CHROME_MAX};
-	insp_set_full_names(false);
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *eq = arg[0] == '-' && arg[1] == '-' ? strchr(arg, '=') : NULL;
-		if (arg[0] != '-' || !strcmp(arg, "-")) {
-			if (a->pos)
-				return insp_usage_error(o, cmd, "unexpected argument '%s'", arg);
-			a->pos = arg;
-			continue;
-		}
-		char name[64];
-		snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
-		if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
-			fputs(html ? html_help : export_help, o->out);
-			return INSP_EXIT_OK;
-		}
-		int r = exp_option(o, cmd, html, a, name, eq, argc, argv, &i);
-		if (r != INSP_CONTINUE)
-			return r;
-	}
-	if (!a->pos)
-		return insp_usage_error(o, cmd, "missing argument: inspect %s", html ? "html SESSION -o FILE"
-									       : "export --format FORMAT FILE");
+	struct insp_getopt g;
+	insp_getopt_init(&g, html ? &html_spec : &export_spec, argc, argv, o);
+	int r;
+	while ((r = insp_getopt(&g)) == INSP_OPTION)
+		exp_option(&g, a);
+	if (r != INSP_CONTINUE)
+		return r;
+	a->pos = g.pos[0];
 	if (!html && a->format < 0)
 		return insp_usage_error(o, cmd, "--format callgrind, folded, chrome or pprof is needed");
 	if (html && !a->output)

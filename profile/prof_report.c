@@ -29,6 +29,14 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define REPORT_TOP 15
 
+static const struct insp_option report_options[] = {
+	INSP_OPTION_PID("the process (default: the session's program)"),
+	INSP_OPTION_LIMIT("N rows per table (default 15)"),
+	INSP_OPTIONS_FORMAT,
+	INSP_OPTIONS_SYMBOLS,
+	INSP_OPTION_END,
+};
+
 static const struct insp_cmd_spec report_spec = {
 	"report", "[options] SESSION",
 	"Time and memory of one run side by side, from a session written by\n"
@@ -36,11 +44,8 @@ static const struct insp_cmd_spec report_spec = {
 	"live at the peak by class and by type, and the top functions by own time\n"
 	"with the bytes they allocated themselves (own) and with their callees (acc);\n"
 	"with an exact trace, what tracing cost per call and what was taken off or\n"
-	"kept out of the functions' times.\n"
-	"\n"
-	"  --pid PID         the process (default: the session's program)\n"
-	"  --limit N         N rows per table (default 15)\n",
-	INSP_O_FORMAT | INSP_O_PID | INSP_O_LIMIT | INSP_O_SYMBOLS, 1, 1,
+	"kept out of the functions' times.\n",
+	report_options, 1, 1,
 };
 
 static const struct insp_col run_cols[] = {

@@ -1,79 +1,33 @@
 /*
 ** insp_args.c — the one command-line parser every command uses.
 **
-** All commands share one option table; a command's spec says which of the
-** options apply to it (INSP_O_*), how many positional arguments it takes
-** and what its --help says.  Options may come before or after the
-** positional arguments.  An option that exists but does not apply, a bad
-** number or a missing argument is a usage error: one line naming the
-** command, a hint to --help, and exit status 2.
+** Each command has one table of options (struct insp_option): their names,
+** the kind of value each takes and its range or words, and their help.
+** From it come the parsing, the checks of values, --help, and through
+** --help the bash completion.  The options every command shares are one
+** vocabulary (INSP_OPTION_* in reader_int.h); insp_args_parse reads them
+** into struct insp_args for the memory commands and report, and the other
+** commands read their own ids from insp_getopt.  A mistake is one line
+** naming the command, with a hint to --help, and exit status 2, worded the
+** same for every command.
 */
 #include "reader_int.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "meminst-nearest.h"
 
-enum {
-	OPT_SNAPSHOT = 256, OPT_JSON, OPT_CSV, OPT_TABLE, OPT_TYPE, OPT_CLASS,
-	OPT_THREAD, OPT_ALLOCATOR, OPT_LIMIT, OPT_MIN, OPT_ALL, OPT_KIND, OPT_PID,
-	OPT_OUTPUT, OPT_FROM, OPT_TO, OPT_BY, OPT_NO_SYMBOLS, OPT_FULL_NAMES, OPT_LIVE_AT_EXIT, OPT_HELP,
+/* Names of the shared vocabulary: one of them given to a command that does
+** not take it "does not apply here" rather than being unknown. */
+static const char *const args_vocabulary[] = {
+	"snapshot", "json", "csv", "table", "type", "class", "thread", "allocator", "limit", "min",
+	"all", "total", "allocators", "classes", "types", "threads", "pid", "output", "append",
+	"from", "to", "by", "no-symbols", "full-names", "live-at-exit",
 };
-
-/* The kind options set 1 << INSP_KIND_* through flag values 0..4 below. */
-static const struct option args_long[] = {
-	{"snapshot", required_argument, NULL, OPT_SNAPSHOT},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"csv", no_argument, NULL, OPT_CSV},
-	{"table", required_argument, NULL, OPT_TABLE},
-	{"type", required_argument, NULL, OPT_TYPE},
-	{"class", required_argument, NULL, OPT_CLASS},
-	{"thread", required_argument, NULL, OPT_THREAD},
-	{"allocator", required_argument, NULL, OPT_ALLOCATOR},
-	{"limit", required_argument, NULL, OPT_LIMIT},
-	{"min", required_argument, NULL, OPT_MIN},
-	{"all", no_argument, NULL, OPT_ALL},
-	{"total", no_argument, NULL, OPT_KIND},
-	{"allocators", no_argument, NULL, OPT_KIND},
-	{"classes", no_argument, NULL, OPT_KIND},
-	{"types", no_argument, NULL, OPT_KIND},
-	{"threads", no_argument, NULL, OPT_KIND},
-	{"pid", required_argument, NULL, OPT_PID},
-	{"output", required_argument, NULL, OPT_OUTPUT},
-	{"from", required_argument, NULL, OPT_FROM},
-	{"to", required_argument, NULL, OPT_TO},
-	{"by", required_argument, NULL, OPT_BY},
-	{"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
-	{"full-names", no_argument, NULL, OPT_FULL_NAMES},
-	{"live-at-exit", no_argument, NULL, OPT_LIVE_AT_EXIT},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
-};
-
-/* Which INSP_O_* bit an option needs (0: always allowed). */
-static unsigned args_needs(int c)
-{
-	switch (c) {
-	case OPT_SNAPSHOT: return INSP_O_SNAPSHOT;
-	case OPT_JSON: case OPT_CSV: case OPT_TABLE: return INSP_O_FORMAT;
-	case OPT_TYPE: case OPT_CLASS: case OPT_THREAD: case OPT_ALLOCATOR: return INSP_O_FILTER;
-	case OPT_LIMIT: return INSP_O_LIMIT;
-	case OPT_MIN: return INSP_O_MIN;
-	case OPT_ALL: return INSP_O_ALL;
-	case OPT_KIND: return INSP_O_KINDS;
-	case OPT_PID: return INSP_O_PID;
-	case 'o': case OPT_OUTPUT: return INSP_O_OUTPUT;
-	case OPT_FROM: case OPT_TO: return INSP_O_FROMTO;
-	case OPT_BY: return INSP_O_BY;
-	case OPT_NO_SYMBOLS: case OPT_FULL_NAMES: return INSP_O_SYMBOLS;
-	case OPT_LIVE_AT_EXIT: return INSP_O_EXIT;
-	default: return 0;
-	}
-}
 
 int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
 {
@@ -130,132 +84,305 @@ bool insp_parse_size(const char *s, uint64_t *out)
 
 /* ---------------------------------------------------------------- help -- */
 
-static void args_help(const struct insp_cmd_spec *spec, FILE *f)
+/* The value's name in --help: arg, or a WORD's words as a|b|c. */
+static void args_value_name(const struct insp_option *op, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	if (op->arg || op->type != INSP_OT_WORD) {
+		snprintf(buf, len, "%s", op->arg ? op->arg : "");
+		return;
+	}
+	for (int k = 0; op->words[k] && n < len; k++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? "|" : "", op->words[k]);
+}
+
+static void args_help_line(const struct insp_option *op, FILE *f)
+{
+	char left[160], val[120];
+	args_value_name(op, val, sizeof val);
+	const char *fmt_val = op->type == INSP_OT_MAYBE ? " [%s]" : *val ? " %s" : "%s";
+	int n = op->short_name ? snprintf(left, sizeof left, "-%c, --%s", op->short_name, op->name)
+			       : snprintf(left, sizeof left, "--%s", op->name);
+	snprintf(left + n, sizeof left - (size_t)n, fmt_val, val);
+	const char *h = op->help ? op->help : "";
+	size_t first = strcspn(h, "\n");
+	if (strlen(left) <= 17)
+		fprintf(f, "  %-17s  %.*s\n", left, (int)first, h);
+	else
+		fprintf(f, "  %s  %.*s\n", left, (int)first, h);
+	for (h += first; *h == '\n'; h += first) {
+		h++;
+		first = strcspn(h, "\n");
+		fprintf(f, "%21s%.*s\n", "", (int)first, h);
+	}
+}
+
+void insp_args_help(const struct insp_cmd_spec *spec, FILE *f)
 {
 	fprintf(f, "Usage: inspect %s %s\n\n%s", spec->name, spec->synopsis, spec->help);
-	unsigned m = spec->opts;
-	fputs("\nCommon options:\n", f);
-	if (m & INSP_O_SNAPSHOT)
-		fputs("  --snapshot N      read snapshot N (default: the latest that fits)\n", f);
-	if (m & INSP_O_FILTER)
-		fputs("  --type N|NAME     only blocks of this type\n"
-		      "  --class N|NAME    only blocks whose type is in this class\n"
-		      "  --thread N        only blocks allocated by meminst thread N\n"
-		      "  --allocator N|NAME  only blocks from this allocator (malloc, new…)\n", f);
-	if (m & INSP_O_FORMAT)
-		fputs("  --json            one JSON document on stdout (sizes in bytes, times in ms)\n"
-		      "  --csv             comma-separated values, one table after another\n"
-		      "  --table NAME      print only the table NAME of the result\n", f);
-	if (m & INSP_O_SYMBOLS)
-		fputs("  --no-symbols      show call sites as stored, without reading module files\n"
-		      "  --full-names      keep C++ template arguments (std::map<>::… by default)\n", f);
-	fputs("  --help            this text\n", f);
+	fputs("\nOptions:\n", f);
+	for (const struct insp_option *op = spec->options; op && op->name; op++) {
+		if (!*op->name)
+			fprintf(f, "%s\n", op->help);
+		else
+			args_help_line(op, f);
+	}
+	fputs("  -h, --help         this text\n", f);
 }
 
 /* --------------------------------------------------------------- parse -- */
 
-static int args_number(const struct insp_cmd_spec *spec, const struct insp_opts *o,
-		       const char *opt, const char *v, int64_t lo, int64_t *out)
+void insp_getopt_init(struct insp_getopt *g, const struct insp_cmd_spec *spec, int argc, char **argv,
+		      const struct insp_opts *o)
 {
-	if (!insp_parse_int(v, out) || *out < lo)
-		return insp_usage_error(o, spec->name, "%s needs a number%s, not '%s'", opt,
-					lo > 0 ? " above 0" : " (0 or more)", v);
-	return INSP_CONTINUE;
+	*g = (struct insp_getopt){.spec = spec, .o = o, .argc = argc, .argv = argv, .i = 1, .maybe = -1};
+	insp_set_full_names(false);
 }
 
-static int args_kind(const char *name)
+static int args_error(struct insp_getopt *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int args_error(struct insp_getopt *g, const char *fmt, ...)
 {
-	static const char *const kinds[] = {"total", "allocators", "classes", "types", "threads"};
-	for (int i = 0; i < INSP_KIND_COUNT; i++)
-		if (strcmp(name, kinds[i]) == 0)
-			return i;
-	return 0;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return insp_usage_error(g->o, g->spec->name, "%s", msg);
 }
 
-static int args_one(const struct insp_cmd_spec *spec, const struct insp_opts *o,
-		    struct insp_args *a, int c, const char *name)
+/* name (len bytes, without "--") is no option of this command. */
+static int args_unknown(struct insp_getopt *g, const char *given, const char *name, size_t len)
 {
-	switch (c) {
-	case OPT_SNAPSHOT: return args_number(spec, o, "--snapshot", optarg, 1, &a->snapshot);
-	case OPT_JSON: a->format = INSP_FMT_JSON; break;
-	case OPT_CSV: a->format = INSP_FMT_CSV; break;
-	case OPT_TABLE: a->table = optarg; break;
-	case OPT_TYPE: a->filter.type = optarg; break;
-	case OPT_CLASS: a->filter.class_ = optarg; break;
-	case OPT_THREAD: a->filter.thread = optarg; break;
-	case OPT_ALLOCATOR: a->filter.allocator = optarg; break;
-	case OPT_LIMIT: return args_number(spec, o, "--limit", optarg, 0, &a->limit);
-	case OPT_MIN:
-		if (!insp_parse_size(optarg, &a->min))
-			return insp_usage_error(o, spec->name, "--min needs a size like 4096, 4K or 1MiB, not '%s'", optarg);
-		break;
-	case OPT_ALL: a->all = true; break;
-	case OPT_KIND: a->kinds |= 1u << args_kind(name); break;
-	case OPT_PID: return args_number(spec, o, "--pid", optarg, 1, &a->pid);
-	case 'o': case OPT_OUTPUT: a->output = optarg; break;
-	case OPT_FROM: return args_number(spec, o, "--from", optarg, 1, &a->from);
-	case OPT_TO: return args_number(spec, o, "--to", optarg, 1, &a->to);
-	case OPT_BY: a->by = optarg; break;
-	case OPT_NO_SYMBOLS: a->no_symbols = true; break;
-	case OPT_FULL_NAMES: insp_set_full_names(true); break;
-	case OPT_LIVE_AT_EXIT: a->live_at_exit = true; break;
-	}
-	return INSP_CONTINUE;
-}
-
-static int args_bad_option(const struct insp_cmd_spec *spec, const struct insp_opts *o,
-			   char **argv, int c)
-{
-	const char *bad = argv[optind - 1];
-	if (c == ':')
-		return insp_usage_error(o, spec->name, "option '%s' needs a value", bad);
-	if (optopt && optopt != '?')
-		return insp_usage_error(o, spec->name, "unknown option '-%c'", optopt);
-	if (strncmp(bad, "--", 2) == 0) {
-		const char *names[sizeof args_long / sizeof args_long[0]];
-		size_t n = 0;
-		for (const struct option *l = args_long; l->name; l++)
-			if ((args_needs(l->val) & spec->opts) == args_needs(l->val))
-				names[n++] = l->name;
-		size_t len = strcspn(bad + 2, "=");
-		const char *near = meminst_nearest(bad + 2, len, names, n);
+	const char *names[128];
+	size_t n = 0;
+	for (const struct insp_option *op = g->spec->options; op && op->name && n < 127; op++)
+		if (*op->name)
+			names[n++] = op->name;
+	names[n++] = "help";
+	if (name) {
+		for (size_t k = 0; k < sizeof args_vocabulary / sizeof args_vocabulary[0]; k++)
+			if (strlen(args_vocabulary[k]) == len && !strncmp(args_vocabulary[k], name, len))
+				return args_error(g, "option '--%.*s' does not apply here", (int)len, name);
+		const char *near = meminst_nearest(name, len, names, n);
 		if (near)
-			return insp_usage_error(o, spec->name, "unknown option '%.*s' (did you mean '--%s'?)",
-						(int)len + 2, bad, near);
+			return args_error(g, "unknown option '--%.*s' (did you mean '--%s'?)", (int)len, name, near);
+		return args_error(g, "unknown option '--%.*s'", (int)len, name);
 	}
-	return insp_usage_error(o, spec->name, "unknown option '%s'", bad);
+	return args_error(g, "unknown option '%s'", given);
+}
+
+/* What a value of op must look like, for the message on a bad one. */
+static int args_bad_value(struct insp_getopt *g, const struct insp_option *op, const char *v)
+{
+	char words[120];
+	switch (op->type) {
+	case INSP_OT_INT:
+	case INSP_OT_REAL:
+		if (op->hi == INSP_INT_MAX)
+			return args_error(g, "--%s needs a number%s, not '%s'", op->name,
+					  op->lo > 0 ? " above 0" : " (0 or more)", v);
+		return args_error(g, "--%s needs a number from %lld to %lld, not '%s'", op->name,
+				  (long long)op->lo, (long long)op->hi, v);
+	case INSP_OT_SIZE:
+		return args_error(g, "--%s needs a size like 4096, 4K or 1MiB, not '%s'", op->name, v);
+	default: {
+		size_t n = 0;
+		int k, last;
+		for (last = 0; op->words[last + 1]; last++)
+			;
+		for (k = 0; k <= last && n < sizeof words; k++)
+			n += (size_t)snprintf(words + n, sizeof words - n, "%s%s", k == 0 ? "" : k == last ? " or " : ", ",
+					      op->words[k]);
+		return args_error(g, "--%s takes %s, not '%s'", op->name, words, v);
+	}
+	}
+}
+
+/* Check and convert g->value for g->opt. */
+static int args_value(struct insp_getopt *g)
+{
+	const struct insp_option *op = g->opt;
+	const char *v = g->value;
+	char *end;
+	switch (op->type) {
+	case INSP_OT_INT:
+		if (!insp_parse_int(v, &g->num) || g->num < op->lo || g->num > op->hi)
+			return args_bad_value(g, op, v);
+		break;
+	case INSP_OT_SIZE:
+		if (!insp_parse_size(v, &g->size))
+			return args_bad_value(g, op, v);
+		break;
+	case INSP_OT_REAL:
+		errno = 0;
+		g->real = strtod(v, &end);
+		if (errno || end == v || *end || !isfinite(g->real) || g->real < (double)op->lo ||
+		    (op->hi != INSP_INT_MAX && g->real > (double)op->hi))
+			return args_bad_value(g, op, v);
+		break;
+	case INSP_OT_WORD:
+		for (g->word = 0; op->words[g->word] && strcmp(op->words[g->word], v); g->word++)
+			;
+		if (!op->words[g->word])
+			return args_bad_value(g, op, v);
+		break;
+	default:
+		break;
+	}
+	return INSP_OPTION;
+}
+
+static const struct insp_option *args_find(const struct insp_getopt *g, const char *name, size_t len,
+					   char short_name)
+{
+	for (const struct insp_option *op = g->spec->options; op && op->name; op++)
+		if (*op->name && (short_name ? op->short_name == short_name
+					     : strlen(op->name) == len && !strncmp(op->name, name, len)))
+			return op;
+	return NULL;
+}
+
+/* The value of an option that takes one: attached, or the next word. */
+static int args_take(struct insp_getopt *g, const char *attached, const char *shown)
+{
+	const struct insp_option *op = g->opt;
+	g->value = attached;
+	if (op->type == INSP_OT_FLAG) {
+		if (attached)
+			return args_error(g, "option '%s' takes no value", shown);
+		if (op->id == INSP_ID_FULL_NAMES) /* for every command, before any name is made */
+			insp_set_full_names(true);
+		return INSP_OPTION;
+	}
+	if (!attached && op->type == INSP_OT_MAYBE) {
+		/* the next word, unless it is an option: given back at the end
+		** when the positional arguments need it */
+		if (g->i < g->argc && (g->argv[g->i][0] != '-' || !strcmp(g->argv[g->i], "-"))) {
+			g->maybe = g->npos;
+			g->value = g->maybe_value = g->argv[g->i];
+			g->pos[g->npos++] = g->argv[g->i++];
+		}
+		return INSP_OPTION;
+	}
+	if (op->type == INSP_OT_MAYBE) {
+		g->maybe_value = attached;
+		return INSP_OPTION;
+	}
+	if (!attached) {
+		if (g->i >= g->argc)
+			return args_error(g, "option '%s' needs a value", shown);
+		g->value = g->argv[g->i++];
+	}
+	return args_value(g);
+}
+
+static int args_positional(struct insp_getopt *g, const char *arg)
+{
+	if (g->npos == (int)(sizeof g->pos / sizeof g->pos[0]) ||
+	    g->npos - (g->maybe >= 0) >= g->spec->max_pos)
+		return args_error(g, "unexpected argument '%s'", arg);
+	g->pos[g->npos++] = arg;
+	return INSP_CONTINUE;
+}
+
+/* All read: a MAYBE value the positional arguments can spare is the
+** option's; then their number is checked. */
+static int args_end(struct insp_getopt *g)
+{
+	if (g->maybe >= 0 && g->npos > g->spec->min_pos) {
+		for (int k = g->maybe; k + 1 < g->npos; k++)
+			g->pos[k] = g->pos[k + 1];
+		g->npos--;
+	} else if (g->maybe >= 0) {
+		g->maybe_value = NULL;
+	}
+	if (g->npos > g->spec->max_pos)
+		return args_error(g, "unexpected argument '%s'", g->pos[g->npos - 1]);
+	if (g->npos < g->spec->min_pos)
+		return args_error(g, "missing argument: inspect %s %s", g->spec->name, g->spec->synopsis);
+	return INSP_CONTINUE;
+}
+
+int insp_getopt(struct insp_getopt *g)
+{
+	while (g->i < g->argc) {
+		const char *arg = g->argv[g->i++];
+		if (g->dashdash || arg[0] != '-' || !strcmp(arg, "-")) {
+			int r = args_positional(g, arg);
+			if (r != INSP_CONTINUE)
+				return r;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			g->dashdash = true;
+			continue;
+		}
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+			insp_args_help(g->spec, g->o->out);
+			return INSP_EXIT_OK;
+		}
+		if (arg[1] != '-') { /* -o FILE, -oFILE */
+			char shown[3] = {'-', arg[1], 0};
+			if (!(g->opt = args_find(g, NULL, 0, arg[1])))
+				return args_unknown(g, shown, NULL, 0);
+			return args_take(g, arg[2] ? arg + 2 : NULL, shown);
+		}
+		const char *name = arg + 2, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		if (!(g->opt = args_find(g, name, len, 0)))
+			return args_unknown(g, arg, name, len);
+		char shown[80];
+		snprintf(shown, sizeof shown, "--%s", g->opt->name);
+		return args_take(g, eq ? eq + 1 : NULL, shown);
+	}
+	return args_end(g);
+}
+
+/* ------------------------------------------------- the shared vocabulary -- */
+
+static void args_shared(const struct insp_getopt *g, struct insp_args *a)
+{
+	int id = g->opt->id;
+	if (id >= INSP_ID_KIND && id < INSP_ID_KIND + INSP_KIND_COUNT) {
+		a->kinds |= 1u << (id - INSP_ID_KIND);
+		return;
+	}
+	switch (id) {
+	case INSP_ID_SNAPSHOT: a->snapshot = g->num; break;
+	case INSP_ID_JSON: a->format = INSP_FMT_JSON; break;
+	case INSP_ID_CSV: a->format = INSP_FMT_CSV; break;
+	case INSP_ID_TABLE: a->table = g->value; break;
+	case INSP_ID_TYPE: a->filter.type = g->value; break;
+	case INSP_ID_CLASS: a->filter.class_ = g->value; break;
+	case INSP_ID_THREAD: a->filter.thread = g->value; break;
+	case INSP_ID_ALLOCATOR: a->filter.allocator = g->value; break;
+	case INSP_ID_LIMIT: a->limit = g->num; break;
+	case INSP_ID_MIN: a->min = g->size; break;
+	case INSP_ID_ALL: a->all = true; break;
+	case INSP_ID_PID: a->pid = g->num; break;
+	case INSP_ID_OUTPUT: a->output = g->value; break;
+	case INSP_ID_FROM: a->from = g->num; break;
+	case INSP_ID_TO: a->to = g->num; break;
+	case INSP_ID_BY: a->by = g->value; break;
+	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
+	case INSP_ID_LIVE_AT_EXIT: a->live_at_exit = true; break;
+	default: break; /* --full-names: set by the parser */
+	}
 }
 
 int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a)
 {
 	*a = (struct insp_args){.limit = -1};
-	insp_set_full_names(false);
-	optind = 0; /* GNU: full re-initialisation, each command parses afresh */
-	opterr = 0;
-	int c, idx;
-	while ((c = getopt_long(argc, argv, ":ho:", args_long, &idx)) != -1) {
-		if (c == '?' || c == ':')
-			return args_bad_option(spec, o, argv, c);
-		if (c == 'h' || c == OPT_HELP) {
-			args_help(spec, o->out);
-			return INSP_EXIT_OK;
-		}
-		const char *name = c == 'o' ? "-o" : args_long[idx].name;
-		if ((args_needs(c) & spec->opts) != args_needs(c))
-			return insp_usage_error(o, spec->name, "option '%s%s' does not apply here",
-						c == 'o' ? "" : "--", name);
-		int r = args_one(spec, o, a, c, name);
-		if (r != INSP_CONTINUE)
-			return r;
-	}
-	for (int i = optind; i < argc; i++) {
-		if (a->npos == spec->max_pos)
-			return insp_usage_error(o, spec->name, "unexpected argument '%s'", argv[i]);
-		a->pos[a->npos++] = argv[i];
-	}
-	if (a->npos < spec->min_pos)
-		return insp_usage_error(o, spec->name, "missing argument: inspect %s %s", spec->name,
-					spec->synopsis);
+	struct insp_getopt g;
+	insp_getopt_init(&g, spec, argc, argv, o);
+	int r;
+	while ((r = insp_getopt(&g)) == INSP_OPTION)
+		args_shared(&g, a);
+	if (r != INSP_CONTINUE)
+		return r;
+	for (int k = 0; k < g.npos && k < 2; k++)
+		a->pos[a->npos++] = g.pos[k];
 	return INSP_CONTINUE;
 }

@@ -62,23 +62,6 @@ struct insp_opts {
 
 enum insp_format { INSP_FMT_TEXT = 0, INSP_FMT_JSON, INSP_FMT_CSV };
 
-/* Options a command accepts (bits of insp_cmd_spec.opts). */
-enum {
-	INSP_O_SNAPSHOT = 1 << 0,  /* --snapshot N                  */
-	INSP_O_FILTER = 1 << 1,    /* --type --class --thread --allocator */
-	INSP_O_LIMIT = 1 << 2,     /* --limit N                     */
-	INSP_O_MIN = 1 << 3,       /* --min SIZE                    */
-	INSP_O_ALL = 1 << 4,       /* --all                         */
-	INSP_O_KINDS = 1 << 5,     /* --total --allocators …        */
-	INSP_O_PID = 1 << 6,       /* --pid PID                     */
-	INSP_O_OUTPUT = 1 << 7,    /* -o FILE                       */
-	INSP_O_FROMTO = 1 << 8,    /* --from N --to M               */
-	INSP_O_BY = 1 << 9,        /* --by KEY                      */
-	INSP_O_FORMAT = 1 << 10,   /* --json --csv --table NAME     */
-	INSP_O_SYMBOLS = 1 << 11,  /* --no-symbols                  */
-	INSP_O_EXIT = 1 << 12,     /* --live-at-exit                */
-};
-
 /* The status kinds, in the order of MEMINST_SNAPSHOT_KINDS. */
 enum { INSP_KIND_TOTAL = 0, INSP_KIND_ALLOCATORS, INSP_KIND_CLASSES,
        INSP_KIND_TYPES, INSP_KIND_THREADS, INSP_KIND_COUNT };
@@ -107,19 +90,128 @@ struct insp_args {
 	bool live_at_exit;
 };
 
+/* The kind of value an option takes. */
+enum insp_opt_type {
+	INSP_OT_FLAG,   /* none                                           */
+	INSP_OT_STR,    /* any word                                       */
+	INSP_OT_FILE,   /* a file name                                    */
+	INSP_OT_INT,    /* an integer from lo to hi (decimal or 0x hex)   */
+	INSP_OT_SIZE,   /* a size: 4096, 4K, 1MiB                         */
+	INSP_OT_REAL,   /* a number from lo to hi, decimals allowed       */
+	INSP_OT_WORD,   /* one of words[]                                 */
+	INSP_OT_MAYBE,  /* a file name that may be left out (--dump [FILE]):
+			   "=FILE", or the next word when the positional
+			   arguments are complete without it               */
+};
+
+/* One option of a command.  A command's options are one table, ended by
+** an entry with a NULL name; an entry named "" is a heading in --help.
+** The same table gives the parser, --help (insp_args_help) and, through
+** --help, the bash completion (scripts/meminst-completion.bash). */
+struct insp_option {
+	const char *name;          /* the long name without "--"             */
+	char short_name;           /* 'o' for -o, or 0                       */
+	enum insp_opt_type type;
+	const char *arg;           /* the value in --help ("N", "FILE");
+				      WORD: NULL shows the words, a|b|c    */
+	const char *help;          /* '\n' starts an indented next line      */
+	int id;                    /* INSP_ID_*, or the command's own        */
+	int64_t lo, hi;            /* INT, REAL: the values allowed          */
+	const char *const *words;  /* WORD: NULL-terminated                  */
+};
+
+/* The option vocabulary every command shares: one spelling, one meaning,
+** one kind of value.  Commands number their own options from INSP_ID_OWN. */
+enum {
+	INSP_ID_HELP = 1, INSP_ID_SNAPSHOT, INSP_ID_JSON, INSP_ID_CSV, INSP_ID_TABLE,
+	INSP_ID_TYPE, INSP_ID_CLASS, INSP_ID_THREAD, INSP_ID_ALLOCATOR, INSP_ID_LIMIT,
+	INSP_ID_MIN, INSP_ID_ALL, INSP_ID_KIND, /* + INSP_KIND_* */
+	INSP_ID_PID = INSP_ID_KIND + INSP_KIND_COUNT, INSP_ID_OUTPUT, INSP_ID_APPEND,
+	INSP_ID_FROM, INSP_ID_TO, INSP_ID_BY, INSP_ID_NO_SYMBOLS, INSP_ID_FULL_NAMES,
+	INSP_ID_LIVE_AT_EXIT,
+	INSP_ID_OWN = 100,
+};
+
+#define INSP_INT_MAX INT64_MAX
+#define INSP_OPTION_SNAPSHOT(help) {"snapshot", 0, INSP_OT_INT, "N", help, INSP_ID_SNAPSHOT, 1, INSP_INT_MAX, NULL}
+#define INSP_OPTION_PID(help) {"pid", 0, INSP_OT_INT, "PID", help, INSP_ID_PID, 1, INSP_INT_MAX, NULL}
+#define INSP_OPTION_LIMIT(help) {"limit", 0, INSP_OT_INT, "N", help, INSP_ID_LIMIT, 0, INSP_INT_MAX, NULL}
+#define INSP_OPTION_OUTPUT(help) {"output", 'o', INSP_OT_FILE, "FILE", help, INSP_ID_OUTPUT, 0, 0, NULL}
+#define INSP_OPTION_APPEND(help) {"append", 0, INSP_OT_FLAG, NULL, help, INSP_ID_APPEND, 0, 0, NULL}
+#define INSP_OPTION_JSON {"json", 0, INSP_OT_FLAG, NULL, \
+	"one JSON document (sizes in bytes, times in ms)", INSP_ID_JSON, 0, 0, NULL}
+#define INSP_OPTION_CSV(help) {"csv", 0, INSP_OT_FLAG, NULL, help, INSP_ID_CSV, 0, 0, NULL}
+#define INSP_OPTION_TABLE {"table", 0, INSP_OT_STR, "NAME", "print only the table NAME of the result", \
+	INSP_ID_TABLE, 0, 0, NULL}
+/* --json --csv --table: the result tables of insp_out.c. */
+#define INSP_OPTIONS_FORMAT INSP_OPTION_JSON, \
+	INSP_OPTION_CSV("comma-separated values, one table after another"), INSP_OPTION_TABLE
+#define INSP_OPTIONS_FILTER \
+	{"type", 0, INSP_OT_STR, "N|NAME", "only blocks of this type", INSP_ID_TYPE, 0, 0, NULL}, \
+	{"class", 0, INSP_OT_STR, "N|NAME", "only blocks whose type is in this class", INSP_ID_CLASS, 0, 0, NULL}, \
+	{"thread", 0, INSP_OT_STR, "N", "only blocks allocated by meminst thread N", INSP_ID_THREAD, 0, 0, NULL}, \
+	{"allocator", 0, INSP_OT_STR, "N|NAME", "only blocks from this allocator (malloc, new…)", \
+	 INSP_ID_ALLOCATOR, 0, 0, NULL}
+#define INSP_OPTION_NO_SYMBOLS(help) {"no-symbols", 0, INSP_OT_FLAG, NULL, help, INSP_ID_NO_SYMBOLS, 0, 0, NULL}
+#define INSP_OPTION_FULL_NAMES {"full-names", 0, INSP_OT_FLAG, NULL, \
+	"keep C++ template arguments (std::map<>::… by default)", INSP_ID_FULL_NAMES, 0, 0, NULL}
+#define INSP_OPTIONS_SYMBOLS \
+	INSP_OPTION_NO_SYMBOLS("show call sites as stored, without reading module files"), \
+	INSP_OPTION_FULL_NAMES
+#define INSP_OPTION_END {NULL, 0, INSP_OT_FLAG, NULL, NULL, 0, 0, 0, NULL}
+
 struct insp_cmd_spec {
 	const char *name;
 	const char *synopsis;      /* after "inspect NAME "              */
-	const char *help;          /* the rest of NAME --help            */
-	unsigned opts;             /* INSP_O_*                           */
+	const char *help;          /* what NAME --help says before the options */
+	const struct insp_option *options; /* the command's option table */
 	int min_pos, max_pos;
 };
 
 #define INSP_CONTINUE (-1)
+#define INSP_OPTION (-2)
+
+/* The parser's state over one command line. */
+struct insp_getopt {
+	const struct insp_cmd_spec *spec;
+	const struct insp_opts *o;
+	int argc, i;
+	char **argv;
+	bool dashdash;                /* after "--": positional only      */
+	/* the option just read (INSP_OPTION) and its value, checked */
+	const struct insp_option *opt;
+	const char *value;            /* as given; NULL for a flag        */
+	int64_t num;                  /* INT                              */
+	uint64_t size;                /* SIZE                             */
+	double real;                  /* REAL                             */
+	int word;                     /* WORD: the index in words[]       */
+	/* the positional arguments, in order */
+	const char *pos[8];
+	int npos;
+	int maybe;                    /* pos index of a MAYBE value, or -1 */
+	const char *maybe_value;      /* after the last call: the MAYBE
+					 option's final value, or NULL    */
+};
 
 /* "insp_args.c" */
-/* Parse a command's argv (argv[0] is its name).  Returns INSP_CONTINUE,
-** or an exit code once --help was printed (0) or a usage error (2). */
+/* The one command-line parser.  Options may come before or after the
+** positional arguments, "--opt=value" or "--opt value", "-o FILE" or
+** "-oFILE"; "--" ends the options.  Each call reads the next option and
+** returns INSP_OPTION (g->opt, its value checked and converted), or
+** INSP_CONTINUE when all is read and the positional arguments number from
+** spec->min_pos to spec->max_pos, or an exit code: 0 after --help, 2 after
+** one line naming the mistake (unknown option, with the nearest one of the
+** command; missing or bad value; an option of another command; too many or
+** too few arguments). */
+void insp_getopt_init(struct insp_getopt *g, const struct insp_cmd_spec *spec, int argc, char **argv,
+		      const struct insp_opts *o);
+int insp_getopt(struct insp_getopt *g);
+/* The command's --help, made from spec and its option table. */
+void insp_args_help(const struct insp_cmd_spec *spec, FILE *f);
+/* Parse the shared vocabulary into a (the memory commands and report):
+** every option of spec's table must be an INSP_ID_* one.  Returns
+** INSP_CONTINUE, or an exit code once --help was printed (0) or a usage
+** error (2). */
 int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a);
 /* Print "inspect: NAME: msg" and the --help hint; returns INSP_EXIT_USAGE. */
@@ -129,6 +221,7 @@ int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt
 bool insp_parse_int(const char *s, int64_t *out);
 /* Sizes: a number with an optional unit (B, K/KiB, M/MiB, G/GiB). */
 bool insp_parse_size(const char *s, uint64_t *out);
+
 /* ------------------------------------------------------------ insp_util -- */
 
 /* "insp_util.c" */

@@ -374,7 +374,7 @@ static void args_shared(const struct insp_getopt *g, struct insp_args *a)
 int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a)
 {
-	*a = (struct insp_args){.limit = -1};
+	*a = (struct insp_args){.cmd = spec->name, .limit = -1};
 	struct insp_getopt g;
 	insp_getopt_init(&g, spec, argc, argv, o);
 	int r;

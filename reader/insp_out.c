@@ -48,6 +48,7 @@ struct insp_table {
 
 struct insp_doc {
 	const struct insp_opts *o;
+	const char *cmd;     /* for the message on an unknown --table */
 	enum insp_format fmt;
 	const char *only;
 	insp_table_t *t[OUT_MAX_TABLES];
@@ -65,6 +66,7 @@ insp_doc_t *insp_doc_new(const struct insp_opts *o, const struct insp_args *a)
 	d->o = o;
 	d->fmt = a ? a->format : INSP_FMT_TEXT;
 	d->only = a ? a->table : NULL;
+	d->cmd = a && a->cmd ? a->cmd : "inspect";
 	return d;
 }
 
@@ -479,13 +481,16 @@ static bool out_selected(const insp_doc_t *d, const insp_table_t *t)
 	return d->fmt != INSP_FMT_TEXT || !(t->flags & INSP_T_DATA);
 }
 
+/* The usage error of every bad value: the values it could take. */
 static int out_no_such_table(const insp_doc_t *d)
 {
-	fprintf(d->o->err, "inspect: --table %s: this command's tables are:", d->only);
-	for (int i = 0; i < d->nt; i++)
-		fprintf(d->o->err, " %s", d->t[i]->key);
-	fputc('\n', d->o->err);
-	return INSP_EXIT_USAGE;
+	char keys[512];
+	size_t n = 0;
+	keys[0] = 0;
+	for (int i = 0; i < d->nt && n < sizeof keys; i++)
+		n += (size_t)snprintf(keys + n, sizeof keys - n, "%s%s",
+				      i == 0 ? "" : i == d->nt - 1 ? " or " : ", ", d->t[i]->key);
+	return insp_usage_error(d->o, d->cmd, "--table takes %s, not '%s'", keys, d->only);
 }
 
 static int out_begin(insp_doc_t *d)

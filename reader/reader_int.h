@@ -72,6 +72,7 @@ struct insp_filter {
 };
 
 struct insp_args {
+	const char *cmd;           /* the command's name, for messages   */
 	const char *pos[2];        /* positional arguments               */
 	int npos;
 	int64_t snapshot;          /* 0: not given                       */

@@ -1,20 +1,27 @@
 # bash completion for meminst and inspect.  Installed as
 # $(datadir)/bash-completion/completions/{meminst,inspect}; source it by hand
 # with `. scripts/meminst-completion.bash` to try it from the source tree.
-# Commands and options are read from the programs' own --help, so this file
-# never falls behind them; only the values of options are listed here.
+# Commands, options and the values of inspect's options are read from the
+# programs' own --help, so this file never falls behind them; only the
+# values a --help names in words (--backend=NAME …) are listed here.
 
-# The values an option takes, or nothing (then files are offered).
+# The values an option takes (OPTION COMMAND...), or nothing (then files
+# are offered): as the command's --help shows them, "--by type|class|site"
+# (inspect's are made from each command's option table), else for the
+# launcher's options whose --help names them in words, from this list.
 _meminst_option_values()
 {
-	case $1 in
-	--style) echo "fprof flat tree callers anomalies" ;;
-	--format) echo "callgrind folded chrome" ;;
-	--by) echo "type class thread site" ;;
-	--sort) echo "acc own" ;;
-	--time) echo "seconds samples percent" ;;
-	--metric) echo "time bytes count" ;;
-	--trace) echo "wall cpu" ;;
+	local opt=$1 values
+	shift
+	[[ $opt =~ ^--?[A-Za-z0-9-]+$ ]] || return 1
+	values=$("$@" --help 2>/dev/null |
+		sed -n "s/^ \{1,\}\(-[A-Za-z], \)\{0,1\}$opt[][ =]\{1,\}\([a-z0-9+]\{1,\}|[a-z0-9+|]\{1,\}\).*/\2/p" |
+		head -n 1)
+	if [ -n "$values" ]; then
+		echo "${values//|/ }"
+		return
+	fi
+	case $opt in
 	--sample-clock) echo "cpu wall" ;;
 	--backend) echo "system jemalloc" ;;
 	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal none" ;;
@@ -52,14 +59,14 @@ _meminst_complete_options()
 	local cur=$1 prev=$2 values
 	shift 2
 	if [[ $cur == --*=* ]]; then # "--option=value" kept as one word
-		if values=$(_meminst_option_values "${cur%%=*}"); then
+		if values=$(_meminst_option_values "${cur%%=*}" "$@"); then
 			COMPREPLY=($(compgen -P "${cur%%=*}=" -W "$values" -- "${cur#*=}"))
 		else
 			COMPREPLY=($(compgen -f -P "${cur%%=*}=" -- "${cur#*=}"))
 		fi
 		return
 	fi
-	if values=$(_meminst_option_values "$prev"); then
+	if values=$(_meminst_option_values "$prev" "$@"); then
 		COMPREPLY=($(compgen -W "$values" -- "$cur"))
 	elif [[ $cur == -* ]]; then
 		COMPREPLY=($(compgen -W "$(_meminst_help_options "$@")" -- "$cur"))

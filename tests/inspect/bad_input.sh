@@ -100,7 +100,7 @@ expect 2 "inspect: holes: option '--snapshot' needs a value \\(see 'inspect hole
 expect 2 "inspect: holes: missing argument: inspect holes \\[options\\] DB \\(see 'inspect holes --help'\\)" holes
 expect 2 "inspect: holes: unexpected argument 'more.db' \\(see 'inspect holes --help'\\)" holes basic.db more.db
 expect 2 "inspect: top: --by takes type, class, thread or site, not 'size' \\(see 'inspect top --help'\\)" top basic.db --by size
-expect 2 "inspect: --table nope: this command's tables are: snapshot summary segments between histogram holes" holes basic.db --table nope
+expect 2 "inspect: holes: --table takes snapshot, summary, segments, between, histogram or holes, not 'nope' \\(see 'inspect holes --help'\\)" holes basic.db --table nope
 
 # ---- help and version ------------------------------------------------------
 it_run --help

@@ -179,7 +179,7 @@ static char *render(enum insp_format fmt, const char *only, int *rc)
 	char *buf, *err;
 	size_t n, ne;
 	struct insp_opts o = {.out = open_memstream(&buf, &n), .err = open_memstream(&err, &ne)};
-	struct insp_args a = {.format = fmt, .table = only};
+	struct insp_args a = {.cmd = "out", .format = fmt, .table = only};
 	insp_doc_t *d = insp_doc_new(&o, &a);
 	insp_table_t *t = insp_doc_table(d, "rows", cols, 5, 0);
 	insp_table_title(t, "two rows:");
@@ -263,7 +263,7 @@ Test(doc, one_table)
 	free(s);
 	s = render(INSP_FMT_JSON, "nope", &rc);
 	cr_assert_eq(rc, INSP_EXIT_USAGE);
-	cr_assert_str_eq(s, "inspect: --table nope: this command's tables are: rows one\n");
+	cr_assert_str_eq(s, "inspect: out: --table takes rows or one, not 'nope' (see 'inspect out --help')\n");
 	free(s);
 }
 

@@ -42,6 +42,10 @@ hasnt "another command's option" --style inspect top --s
 has "option value" site inspect top --by ""
 has "analyse style" fprof inspect analyse --style f
 has "export format" callgrind inspect export --format c
+has "export format, from its --help" pprof inspect export --format p
+has "a value only that command takes" count inspect analyse --metric c
+hasnt "another command's value" count inspect export --metric c
+has "value after =, from --help" --time=samples inspect analyse --time=s
 mi_verdict "inspect: commands, each command's options, their values" "$why" err stderr
 
 why=

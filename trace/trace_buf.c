@@ -26,6 +26,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/prctl.h>
@@ -162,18 +163,50 @@ done:
 	return fd;
 }
 
-int trace_write_all(int fd, const void *p, size_t n)
+/*
+** Every write to the trace file: all n bytes, or -1 with errno (EIO for a
+** write of 0 bytes) and *done the bytes that went out.  Async-signal-safe.
+** A file over the program's RLIMIT_FSIZE (ulimit -f) makes the kernel send
+** SIGXFSZ, whose default action kills the program with a core dump: the
+** program's behaviour would depend on the size of our file.  So SIGXFSZ is
+** blocked around the write, and the one our write raised is taken back
+** before it is unblocked (a SIGXFSZ the program blocked itself stays as the
+** kernel left it).  The writer thread has every signal blocked: one
+** system call per chunk there, three in a program's thread.
+*/
+int trace_fd_write(int fd, const void *p, size_t n, size_t *done)
 {
+	sigset_t xfsz, old;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
 	const char *c = p;
-	while (n) {
-		ssize_t w = write(fd, c, n);
+	size_t left = n;
+	errno = 0;
+	while (left) {
+		ssize_t w = write(fd, c, left);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return -1;
-		c += w, n -= (size_t)w;
+			break;
+		c += w, left -= (size_t)w;
 	}
-	return 0;
+	int e = left ? (errno ? errno : EIO) : 0;
+	if (!sigismember(&old, SIGXFSZ)) {
+		const struct timespec now = {0, 0};
+		if (e == EFBIG) /* raised by our write: it is not the program's */
+			syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (done)
+		*done = n - left;
+	errno = e;
+	return left ? -1 : 0;
+}
+
+int trace_write_all(int fd, const void *p, size_t n)
+{
+	return trace_fd_write(fd, p, n, NULL);
 }
 
 void trace_header_fill(struct meminst_trace_header *hp)
@@ -223,23 +256,12 @@ static int buf_emit(const void *chunk, size_t bytes)
 	int fd = atomic_load_explicit(&buf_fd, memory_order_acquire);
 	if (fd < 0 || atomic_load_explicit(&buf_failed, memory_order_relaxed))
 		return -1;
-	const char *c = chunk;
-	size_t left = bytes;
-	errno = 0;
-	while (left) {
-		ssize_t w = write(fd, c, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		c += w, left -= (size_t)w;
-	}
-	if (!left)
+	size_t partial;
+	if (trace_fd_write(fd, chunk, bytes, &partial) == 0)
 		return 0;
-	int e = errno ? errno : EIO; /* a write of 0 bytes sets none */
+	int e = errno;
 	if (!atomic_exchange(&buf_failed, 1)) {
 		struct stat st;
-		size_t partial = bytes - left;
 		if (partial && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial) {
 			int rc = ftruncate(fd, st.st_size - (off_t)partial);
 			(void)rc; /* if it fails, the reader stops at the torn chunk */
@@ -930,7 +952,7 @@ static int buf_open_file(int pid, bool child)
 		return -1;
 	struct stat st;
 	if (buf_write_header(fd) < 0 || fstat(fd, &st) != 0) {
-		alloc_log("cannot write trace file %s: %s", buf_file, strerror(errno));
+		alloc_log("cannot write trace file %s: %s (errno %d)", buf_file, strerror(errno), errno);
 		close(fd);
 		return -1;
 	}

@@ -279,6 +279,7 @@ void trace_spin_lock(_Atomic int *l);       /* our own: pthread's are wrapped */
 void trace_spin_unlock(_Atomic int *l);
 int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
 int trace_write_all(int fd, const void *p, size_t n);
+int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
 void trace_header_fill(struct meminst_trace_header *h); /* from the settings */
 trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
 void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */

@@ -60,6 +60,7 @@ enum meminst_trace_clock {
 #define MEMINST_TRACE_F_ALL_THREADS 0x8u  /* all threads, not only the starter's family */
 #define MEMINST_TRACE_F_PROFILE 0x10u     /* in-process profile: PROF_* records, no events */
 #define MEMINST_TRACE_F_COUNTS 0x20u      /* exact call counts next to samples  */
+#define MEMINST_TRACE_F_ENDS 0x40u        /* written to its end, it holds an END record */
 
 /* header.sample_clock */
 enum meminst_trace_sample_clock {
@@ -253,6 +254,14 @@ enum meminst_trec_kind {
 	** x 2 x call ps as the tracer's distortion and take allocations x
 	** alloc ps off <alloc>.                                             */
 	MEMINST_TREC_TRACE_COST = 74,
+	/* [head, size word (2, 0)] (thread 0, a chunk of its own): the file
+	** was closed in order (exit, _exit, or a fatal signal libmeminst
+	** catches) with every record it held before this one.  In a file whose
+	** header has MEMINST_TRACE_F_ENDS, no END means the file was cut: the
+	** process crashed, was killed (SIGKILL), is still running, or a write
+	** failed (a full disk), and records after its last chunk are missing.
+	** Chunks of threads still running at exit may follow it.             */
+	MEMINST_TREC_END = 75,
 };
 
 /* Fixed sizes in words, by kind (0: unknown or variable), of the records

@@ -17,10 +17,10 @@ static const char *dump_kind(unsigned k)
 					    "suspend", "alloc", "clock", "trace_on", "trace_off", "lost"};
 	static const char *const var[] = {"sample", "alloc_sample", "module", "process", "counts",
 					  "prof_pair", "process_exit", "sample_reset", "counts_cost",
-					  "sample_cost", "trace_cost"};
+					  "sample_cost", "trace_cost", "end"};
 	if (k <= MEMINST_TREC_FIXED_MAX)
 		return fixed[k];
-	if (k >= MEMINST_TREC_VARIABLE && k <= MEMINST_TREC_TRACE_COST)
+	if (k >= MEMINST_TREC_VARIABLE && k <= MEMINST_TREC_END)
 		return var[k - MEMINST_TREC_VARIABLE];
 	return "unknown";
 }

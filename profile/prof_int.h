@@ -57,6 +57,8 @@ struct prof_trace {
 	char *exe, *cmdline;
 	bool exited;
 	int64_t exit_status;
+	bool ended;              /* END: the writer closed the file in order  */
+	bool torn;               /* the file ends inside a chunk              */
 	uint64_t cost_ps[2];     /* TRACE_COST: per call event, per ALLOC; 0 unknown */
 	uint64_t chunks;
 	uint64_t size;           /* bytes read                               */

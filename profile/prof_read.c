@@ -5,9 +5,10 @@
 ** every chunk is handed to the simulation engine, so memory follows the
 ** number of functions, not the length of the trace.  Every check of
 ** meminst-trace(5) is made here or in prof_rec_size: a bad file gives one
-** line and INSP_EXIT_DB, never a crash.  A file that ends inside a chunk
-** was cut short (the program was killed): its complete records are used
-** and a warning says where it ends.
+** line and INSP_EXIT_DB, never a crash.  A file that ends inside a chunk,
+** or whose writer never closed it (no END record), was cut short (the
+** program was killed, a write failed): its complete records are used and
+** a warning says where it ends.
 */
 #include "prof_int.h"
 
@@ -210,6 +211,9 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		tr->exited = true;
 		tr->exit_status = (int64_t)r[2];
 		break;
+	case MEMINST_TREC_END:
+		tr->ended = true;
+		break;
 	case MEMINST_TREC_TRACE_COST:
 		if (n >= 4)
 			tr->cost_ps[0] = r[2], tr->cost_ps[1] = r[3];
@@ -306,6 +310,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	if (got == 0)
 		return 1;
 	if (got < sizeof c) {
+		tr->torn = true;
 		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)at);
 		return 1;
@@ -346,6 +351,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 		read_each(tr, &c, recs, nrec, each, ctx);
 	tr->chunks++;
 	if (cut) {
+		tr->torn = true;
 		tr->size = at + sizeof c + 8 * n;
 		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)tr->size);
@@ -380,6 +386,10 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 		r = read_fail(o, path, "read error");
 	else if (r == 1)
 		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
+	if (r == 0 && !tr->torn && !tr->ended && (tr->h.flags & MEMINST_TRACE_F_ENDS))
+		fprintf(o->err, "inspect: %s: the trace was cut at byte %llu (it has no end record: the process "
+			"crashed, was killed or is still running, or a write failed); read up to there\n",
+			path, (unsigned long long)tr->size);
 	free(b.raw);
 	free(b.wide);
 	return r;

@@ -476,6 +476,12 @@ int main(int argc, char **argv)
 				sum.snapshots, sum.snapshots == 1 ? "" : "s",
 				sum.trace_bytes ? ", trace " : "", sum.trace_bytes ? sum.trace_text : "",
 				o.output);
+		/* said with -q too: part of the data is missing */
+		if (sum.traces_cut)
+			sess_error("the trace of process %ld is cut after %s (it has no end: a write failed, or "
+				   "the process was killed or still runs); the session holds what was written%s",
+				   sum.cut_pid, sum.cut_text,
+				   sum.traces_cut > 1 ? " (and so for other processes)" : "");
 		/* with time profiling every process that loads the library writes a trace */
 		if (!sum.processes && (o.trace_clock || o.sample_hz || o.alloc_sample))
 			sess_error("no process of the run loaded %s (a statically linked program is not "

@@ -58,6 +58,9 @@ struct sess_summary {
 	int processes, snapshots;
 	int64_t trace_bytes;
 	char trace_text[32]; /* trace_bytes for people: "12.3 MB" */
+	int traces_cut;      /* traces with no END record (cut short)      */
+	long cut_pid;        /* the first one's process, and its size      */
+	char cut_text[32];
 };
 
 /* "sess_store.c": gather the parts in `dir` into the session database

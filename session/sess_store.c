@@ -30,6 +30,7 @@
 
 #include "meminst-session.h"
 #include "meminst-snapshot.h"
+#include "meminst-trace.h"
 
 #define STORE_PIECE (1u << 20) /* bytes of trace per session_trace row */
 
@@ -45,6 +46,9 @@ struct store {
 	int processes;  /* rows in session_process                      */
 	int snapshots;  /* rows in snapshot                             */
 	int64_t trace_bytes;
+	int traces_cut;   /* traces without their END record            */
+	long cut_pid;     /* the first of them, and its bytes           */
+	int64_t cut_bytes;
 };
 
 static int store_exec(struct store *s, const char *sql)
@@ -196,6 +200,40 @@ static int store_number(struct store *s)
 			     "(ORDER BY time_ns, part, old_id) FROM temp.times");
 }
 
+/*
+** Was the trace written to its end?  A file whose header promises an END
+** record (MEMINST_TRACE_F_ENDS) and has none was cut: a write failed (a
+** full disk), or the process was killed or still runs.  Only the chunk
+** headers are read (meminst-trace(5)), and the first word of thread 0's
+** two-word chunks, where END is.  *whole: the bytes up to the last
+** complete chunk.  True when it ended, or promised nothing.
+*/
+static bool store_trace_ended(int fd, int64_t *whole)
+{
+	struct meminst_trace_header h;
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
+	    !(h.flags & MEMINST_TRACE_F_ENDS) || h.header_size < sizeof h)
+		return true;
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return true;
+	int64_t off = h.header_size;
+	*whole = off;
+	struct meminst_trace_chunk c;
+	while (pread(fd, &c, sizeof c, off) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
+		int64_t next = off + (int64_t)sizeof c + 8 * (int64_t)c.words;
+		if (next > st.st_size)
+			break;
+		uint64_t w;
+		if (c.thread == 0 && c.stream == MEMINST_TRACE_STREAM_EVENTS && c.words == 2 &&
+		    pread(fd, &w, sizeof w, off + (int64_t)sizeof c) == (ssize_t)sizeof w &&
+		    MEMINST_TREC_KIND(w) == MEMINST_TREC_END)
+			return true;
+		off = *whole = next;
+	}
+	return false;
+}
+
 /* Store a trace file in pieces under its pid. */
 static int store_trace(struct store *s, const char *file, long pid)
 {
@@ -225,6 +263,9 @@ static int store_trace(struct store *s, const char *file, long pid)
 	}
 	sqlite3_finalize(st);
 	free(buf);
+	int64_t whole = 0;
+	if (rc == 0 && !store_trace_ended(fd, &whole) && s->traces_cut++ == 0)
+		s->cut_pid = pid, s->cut_bytes = whole;
 	close(fd);
 	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
 }
@@ -388,6 +429,12 @@ static int store_publish(const char *tmp, const char *path, bool force)
 	return -1;
 }
 
+static void store_bytes_text(double b, char *out, size_t len)
+{
+	snprintf(out, len, b >= 1e9 ? "%.1f GB" : b >= 1e6 ? "%.1f MB" : "%.0f kB",
+		 b >= 1e9 ? b / 1e9 : b >= 1e6 ? b / 1e6 : b / 1e3);
+}
+
 static void store_summary(struct store *s, struct sess_summary *sum)
 {
 	sqlite3_stmt *st = store_prepare(s, "SELECT count(*) FROM session_process");
@@ -396,9 +443,10 @@ static void store_summary(struct store *s, struct sess_summary *sum)
 	sqlite3_finalize(st);
 	sum->snapshots = s->snapshots;
 	sum->trace_bytes = s->trace_bytes;
-	double b = (double)s->trace_bytes;
-	snprintf(sum->trace_text, sizeof sum->trace_text, b >= 1e9 ? "%.1f GB" : b >= 1e6 ? "%.1f MB" : "%.0f kB",
-		 b >= 1e9 ? b / 1e9 : b >= 1e6 ? b / 1e6 : b / 1e3);
+	store_bytes_text((double)s->trace_bytes, sum->trace_text, sizeof sum->trace_text);
+	sum->traces_cut = s->traces_cut;
+	sum->cut_pid = s->cut_pid;
+	store_bytes_text((double)s->cut_bytes, sum->cut_text, sizeof sum->cut_text);
 }
 
 int sess_store(const char *path, const char *dir, const struct sess_opts *o,

@@ -238,6 +238,7 @@ static int buf_write_header(int fd)
 {
 	struct meminst_trace_header h;
 	trace_header_fill(&h);
+	h.flags |= MEMINST_TRACE_F_ENDS; /* trace_writer_close, trace_flush_at_death */
 	return trace_write_all(fd, &h, sizeof h);
 }
 
@@ -354,6 +355,20 @@ static void buf_stream_init(trace_stream_t *s, uint64_t *region, unsigned words,
 static void proc_flush_locked(void)
 {
 	buf_chunk_write(0, &proc.s, MEMINST_TRACE_STREAM_EVENTS);
+}
+
+/* The file is complete: END, in a chunk of its own after every record
+** (meminst-trace(5)); proc.lock held, the other streams written.  Not for
+** the in-process profiler's sink.  Async-signal-safe. */
+static void proc_end_locked(void)
+{
+	proc_flush_locked();
+	if (trace_sink || proc.s.pos != proc.s.base)
+		return; /* the sink, or thread 0's last records could not go out */
+	proc.s.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_END, trace_now());
+	proc.s.pos[1] = MEMINST_TREC_SIZE_WORD(2, 0);
+	proc.s.pos += 2;
+	proc_flush_locked();
 }
 
 /* Append a record to thread 0's stream; proc.lock held. */
@@ -834,21 +849,28 @@ void trace_flush_at_death(void)
 	/* the writer's queue first, waited for a bounded time (the thread this
 	** handler interrupted may hold the queue's lock); if it does not end,
 	** the events streams are left so that no chunks go out of order */
-	bool events = trace_writer_stop_at_death();
+	bool events = trace_writer_stop_at_death(), all = events;
 	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next) {
 		if (t->dead)
 			continue;
 		if (events && buf_try(&t->flushing)) {
 			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
+		} else {
+			all = false;
 		}
 		if (buf_try(&t->sig_busy)) {
 			buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 			atomic_store(&t->sig_busy, 0);
+		} else {
+			all = false;
 		}
 	}
 	if (buf_try(&proc.lock)) {
-		proc_flush_locked();
+		if (all) /* else the file is cut: records of a stream are missing */
+			proc_end_locked();
+		else
+			proc_flush_locked();
 		buf_unlock(&proc.lock);
 	}
 	trace_tls.busy--;
@@ -862,6 +884,9 @@ void trace_writer_close(void)
 	trace_file_check();  /* the program may have closed our descriptor */
 	trace_modules_check();
 	trace_flush_all();
+	buf_lock(&proc.lock);
+	proc_end_locked();
+	buf_unlock(&proc.lock);
 	int fd = atomic_exchange(&buf_fd, -1);
 	if (fd >= 0)
 		close(fd);

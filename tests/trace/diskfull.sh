@@ -48,12 +48,47 @@ for blocks in 0 1 64; do
 	if [ "$blocks" -gt 0 ]; then
 		"$TR_CHECK" "$trace" >"$T/lim.chk" 2>>"$T/lim.err" || mi_why_add "trace unreadable"
 		grep -q '^truncated' "$T/lim.chk" && mi_why_add "a torn chunk was left"
-		"$TR_INSPECT" analyse "$trace" >"$T/lim.an" 2>>"$T/lim.err" ||
+		grep -q '^end$' "$T/lim.chk" && mi_why_add "an END record in a cut file"
+		"$TR_INSPECT" analyse "$trace" >"$T/lim.an" 2>"$T/lim.an.err" ||
 			mi_why_add "inspect analyse failed"
+		grep -q "^inspect: $trace: the trace was cut at byte $size " "$T/lim.an.err" ||
+			mi_why_add "analyse did not say where the trace was cut"
+		cat "$T/lim.an.err" >>"$T/lim.err"
 	fi
 	mi_verdict "ulimit -f $blocks: said once, file valid, program unchanged" "$why" \
 		"$T/lim.err" stderr "$T/lim.chk" check
 done
+
+# Written to its end: the END record, and no word of a cut.
+why=
+if tr_run preload "$T/whole.out" "$T/whole.trace" "trace=wall,trace_file=$T/whole.trace" loop300000; then
+	grep -q '^end$' "$T/whole.trace.chk" || mi_why_add "no END record"
+	"$TR_INSPECT" analyse "$T/whole.trace" >/dev/null 2>"$T/whole.err" || mi_why_add "analyse failed"
+	[ -s "$T/whole.err" ] && mi_why_add "analyse complained"
+else
+	mi_why_add "run failed"
+fi
+mi_verdict "a whole trace ends with END" "$why" "$T/whole.err" stderr
+
+# Under the launcher: its closing lines say which trace was cut and what
+# the session holds; the exit status is the program's.  The limit is the
+# program's alone (the session database must not be cut).  --no-memory:
+# an exit snapshot over the limit is not this test's subject.
+why=
+MEMINST_SESSION=$top_builddir/session/meminst
+(
+	cd "$T" || exit 99
+	"$MEMINST_SESSION" --library="$MEMINST_LIB" --trace --no-memory -o "$T/cut.db" \
+		sh -c "ulimit -f 64; exec '$TR_TARGET' loop300000" 2>&1
+	echo "status $?"
+) | cat >"$T/sess.all"
+grep -q '^status 0$' "$T/sess.all" || mi_why_add "exit status not the program's 0"
+grep -q "^meminst: cannot write trace file .*(errno 27)" "$T/sess.all" || mi_why_add "no write error"
+grep -q "^meminst: the trace of process [0-9]* is cut after [0-9.]* kB .*the session holds what was written" \
+	"$T/sess.all" || mi_why_add "the launcher did not say the trace was cut"
+"$TR_INSPECT" report "$T/cut.db" >/dev/null 2>"$T/sess.err" || mi_why_add "inspect report failed"
+grep -q "the trace was cut at byte" "$T/sess.err" || mi_why_add "report did not say the trace was cut"
+mi_verdict "launcher: the cut trace said, status kept" "$why" "$T/sess.all" output "$T/sess.err" stderr
 
 # The program's own write over the limit still raises SIGXFSZ, which
 # still kills it (the same status as without meminst).

@@ -8,6 +8,7 @@
 **   eventbytes B                     bytes of events-stream records (the
 **                                    format's size per call)
 **   modules N  process EXE
+**   end                              the file was closed in order (END)
 **   thread NO tid TID parent P calls C returns R suspend S (SUSPEND_NS ns)
 **          alloc A on N off M exit E lost L unordered U
 **   call NO ADDR COUNT               per thread and function, CALL records
@@ -103,6 +104,7 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 		case MEMINST_TREC_TRACE_OFF: th->off++; break;
 		case MEMINST_TREC_LOST: th->lost += w[i + 1]; break;
 		case MEMINST_TREC_MODULE: (*modules)++; break;
+		case MEMINST_TREC_END: printf("end\n"); break;
 		case MEMINST_TREC_PROCESS:
 			if (len > 2)
 				printf("process %.*s\n", (int)strnlen((const char *)(w + i + 2), (len - 2) * 8),

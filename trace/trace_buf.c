@@ -663,9 +663,12 @@ void trace_thread_exit(void)
 	}
 	/* trace_now_thread like every other record of the thread: with
 	** trace=cpu its last stamps may be ahead of CLOCK_THREAD_CPUTIME_ID */
+	t->in_hook = trace_sp_mark(); /* a handler's calls from here on are dropped */
+	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t w = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_EXIT, trace_now_thread());
 	trace_ev_append_to(t, &w, 1);
 	trace_ev_flush(t);
+	trace_ev_release(t);
 	tl->rec = NULL; /* the sampler's handler stops here (trace_sig_append) */
 	while (atomic_exchange(&t->sig_busy, 1))
 		sched_yield();
@@ -692,6 +695,7 @@ void trace_ev_flush(trace_thr_t *t)
 	trace_tls.busy++;
 	if (trace_unlikely(buf_reopen_in_child))
 		buf_reopen_child();
+	trace_ev_fold_dropped(t);
 	if (t->ev.last != trace_t0) /* the chunk restarts its deltas; <preempted> looks back */
 		t->pre.run_last = t->ev.last;
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC && t->ev.pos + 2 <= t->ev.end + TRACE_RESERVE_WORDS) {
@@ -723,8 +727,10 @@ void trace_ev_append_to(trace_thr_t *t, const uint64_t *w, unsigned n)
 void trace_ev_append(const uint64_t *words, unsigned n)
 {
 	trace_thr_t *t = trace_thread_record();
-	if (t)
+	if (t && trace_ev_claim(t, trace_sp_mark())) {
 		trace_ev_append_to(t, words, n);
+		trace_ev_release(t);
+	}
 }
 
 static void buf_sig_append(trace_thr_t *t, int tid, const uint64_t *words, unsigned n);
@@ -781,8 +787,10 @@ static void buf_flush_threads(bool others_events)
 {
 	trace_tls.busy++;
 	trace_thr_t *self = trace_tls.rec;
-	if (self)
+	if (self && trace_ev_claim(self, trace_sp_mark())) {
 		trace_ev_flush(self);
+		trace_ev_release(self);
+	}
 	buf_lock(&reg.lock);
 	trace_thr_t *list = reg.all;
 	buf_unlock(&reg.lock);
@@ -790,6 +798,7 @@ static void buf_flush_threads(bool others_events)
 		if (t->dead)
 			continue;
 		if (others_events && t != self && !atomic_exchange(&t->flushing, 1)) {
+			trace_ev_fold_dropped(t);
 			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
 		}

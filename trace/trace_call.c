@@ -21,6 +21,7 @@
 #include "trace_int.h"
 #include "../alloc/alloc_int.h"
 
+#include <signal.h>
 #include <string.h>
 
 #define NOINST __attribute__((no_instrument_function))
@@ -177,17 +178,25 @@ static NOINST __attribute__((noinline)) void call_gap(trace_thr_t *t)
 		trace_preempt_gap(t, prev > trace_t0 ? prev - trace_t0 : 0, raw - trace_t0);
 }
 
-/* What the hooks' fast path leaves: other clocks, a full buffer, a time or
-** address that does not fit one word, a thread to start or stop. */
-static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
+/* A claim found on the stream (trace_int.h, Re-entrancy): by the code this
+** call interrupted when the mark is well below it on the same stack (a
+** signal frame takes more than a kilobyte) or when this runs on the
+** alternate signal stack; else by a writer a longjmp abandoned. */
+#define CALL_NESTED_BYTES 512
+NOINST bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark)
 {
-	(void)site; /* not recorded (meminst-trace(5), version 2) */
-	trace_thr_t *t = call_sync();
-	if (!t) {
-		if (kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
-			trace_call_hook(fn);
-		return;
-	}
+	bool nested = (int32_t)(mark - t->in_hook) < -CALL_NESTED_BYTES;
+	stack_t ss;
+	if (!nested && sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		nested = true;
+	if (nested)
+		atomic_fetch_add_explicit(&t->hook_dropped, 1, memory_order_relaxed);
+	return nested;
+}
+
+/* call_slow's work on the claimed record t. */
+static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
+{
 	/* flush first: its CLOCK record must not be later (room for a
 	** SUSPEND of <preempted> too) */
 	if (t->ev.pos + 5 > t->ev.end)
@@ -199,6 +208,31 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
 		call_gap(t);
 	call_put(t, kind, fn, trace_now_inline());
+}
+
+/* What the hooks' fast path leaves: other clocks, a full buffer, a time or
+** address that does not fit one word, a thread to start or stop, a stream
+** already claimed.  call_sync may stop the thread's record or start one:
+** each is claimed while written. */
+static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
+{
+	(void)site; /* not recorded (meminst-trace(5), version 2) */
+	uint32_t mark = trace_sp_mark();
+	trace_thr_t *held = trace_cur;
+	if (held && !trace_ev_claim(held, mark))
+		return; /* a handler's call inside the thread's own: dropped */
+	trace_thr_t *t = call_sync();
+	if (t != held) {
+		if (held)
+			trace_ev_release(held);
+		held = t && trace_ev_claim(t, mark) ? t : NULL;
+	}
+	if (held)
+		call_slow_put(held, kind, fn);
+	else if (!t && kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
+		trace_call_hook(fn);
+	if (held)
+		trace_ev_release(held);
 }
 
 /*
@@ -225,8 +259,10 @@ static _Atomic uint32_t call_fast_gen;
 		if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))               \
 			return;                                                                            \
 		trace_thr_t *t = trace_cur;                                                                \
-		if (trace_likely(t != NULL) &&                                                             \
-		    trace_likely(t->gen == atomic_load_explicit(&call_fast_gen, memory_order_relaxed))) {  \
+		uint64_t fast = atomic_load_explicit(&call_fast_gen, memory_order_relaxed);                \
+		if (trace_likely(t != NULL) && trace_likely(t->gen_hook == fast)) {                        \
+			t->in_hook = trace_sp_mark();                                                      \
+			atomic_signal_fence(memory_order_seq_cst);                                         \
 			uint64_t *p = t->ev.pos, a = (uintptr_t)fn;                                        \
 			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \
 			if (trace_likely(p < t->ev.end) &&                                                 \
@@ -236,8 +272,10 @@ static _Atomic uint32_t call_fast_gen;
 					t->ev.pos = p + 1;                                                 \
 				}                                                                          \
 				t->ev.last = now;                                                          \
+				trace_ev_release(t);                                                       \
 				return;                                                                    \
 			}                                                                                  \
+			trace_ev_release(t);                                                               \
 		}                                                                                          \
 		call_slow(kind, fn, site);                                                                 \
 	} while (0)
@@ -278,13 +316,14 @@ uint64_t trace_alloc_begin(void)
 void trace_alloc_end(uint64_t begin, unsigned op, size_t size)
 {
 	trace_thr_t *t;
-	if (begin != UINT64_MAX && (t = call_traced())) {
+	if (begin != UINT64_MAX && (t = call_traced()) && trace_ev_claim(t, trace_sp_mark())) {
 		if (t->ev.pos + 3 > t->ev.end)
 			trace_ev_flush(t);
 		uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), trace_now_inline(),
 				 op | (uint64_t)size << 8};
 		trace_ev_append_to(t, w, 3);
 		t->pre.mark = w[1];
+		trace_ev_release(t);
 	}
 	if (trace_asample_on && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
 		trace_asample_note(size);
@@ -298,13 +337,14 @@ uint64_t trace_suspend_begin(void)
 void trace_suspend_end(uint64_t begin, unsigned reason)
 {
 	trace_thr_t *t;
-	if (begin == UINT64_MAX || !(t = call_traced()))
+	if (begin == UINT64_MAX || !(t = call_traced()) || !trace_ev_claim(t, trace_sp_mark()))
 		return;
 	if (t->ev.pos + 3 > t->ev.end)
 		trace_ev_flush(t);
 	uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, begin), trace_now_inline(), reason};
 	trace_ev_append_to(t, w, 3);
 	trace_preempt_waited(t, begin, w[1]);
+	trace_ev_release(t);
 }
 
 /* -------------------------------------------------------- start, stop -- */
@@ -429,8 +469,10 @@ static int call_stop(bool write_profile)
 	}
 	atomic_store(&call_start_lock, 0);
 	trace_thr_t *t = trace_cur;
-	if (t)
+	if (t && trace_ev_claim(t, trace_sp_mark())) {
 		call_thread_off(t);
+		trace_ev_release(t);
+	}
 	if (write_profile && trace_prof_on)
 		trace_prof_write();
 	return 0;
@@ -518,8 +560,10 @@ ALLOC_EXPORT int meminst_trace_flush(void)
 	trace_thr_t *t = trace_tls.rec;
 	if (!trace_file_is_open() && !trace_prof_on)
 		return -1;
-	if (t && !trace_tls.busy)
+	if (t && !trace_tls.busy && trace_ev_claim(t, trace_sp_mark())) {
 		trace_ev_flush(t);
+		trace_ev_release(t);
+	}
 	trace_writer_drain();
 	return 0;
 }

@@ -210,7 +210,17 @@ typedef struct trace_preempt_s {
 ** gen and ev first: the hot path reads gen, ev.pos, ev.end, ev.floor,
 ** ev.last and ev.hi, all in the first 64 bytes. */
 typedef struct trace_thr_s {
-	uint32_t gen;            /* the tracing generation it records for   */
+	/* gen and in_hook side by side: the hooks test both at once (gen_hook
+	** equal to the generation means in_hook is 0) */
+	union {
+		struct {
+			uint32_t gen;     /* the tracing generation it records for */
+			/* non-zero while code of the thread writes its events
+			** stream: trace_ev_claim's mark (trace_sp_mark) */
+			uint32_t in_hook;
+		};
+		uint64_t gen_hook;
+	};
 	trace_stream_t ev;
 	uint32_t thread_no;      /* trace thread number (1 = first seen)    */
 	uint32_t parent_no;
@@ -225,11 +235,61 @@ typedef struct trace_thr_s {
 	struct trace_thr_s *pool_next; /* retired records                    */
 	size_t map_bytes;
 	trace_preempt_t pre;           /* <preempted> (trace_preempt.c)       */
+	_Atomic uint32_t hook_dropped; /* records of signal handlers that came
+	                               ** in while the stream was being written:
+	                               ** LOST at the next flush             */
 } trace_thr_t;
 
 /* The calling thread's record while its calls are being traced (NULL
 ** otherwise); the hot path's only test together with trace_gen. */
 extern __thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
+
+/*
+** Re-entrancy.  A signal handler of the program runs on the thread it
+** interrupted, and its instrumented calls go through the same hooks: if it
+** came in while the thread was writing its events stream (in a hook, or a
+** record of the runtime), its records would go into the same words and
+** overwrite, or be overwritten.  So every writer of the stream claims it
+** first (in_hook), and a writer that finds it claimed by the code it
+** interrupted drops its record and counts it (hook_dropped, told by LOST);
+** a handler's calls are then all dropped, or all kept, and the stream stays
+** well formed.  A claim is marked with the writer's stack position: a
+** handler runs deeper on the same stack (or on the alternate signal stack),
+** while a mark at the same depth or above belongs to a writer abandoned by
+** a handler that left with longjmp, and is taken over.
+*/
+static inline __attribute__((always_inline)) uint32_t trace_sp_mark(void)
+{
+	uintptr_t sp;
+#if defined(__x86_64__)
+	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#else
+	sp = (uintptr_t)__builtin_frame_address(0);
+#endif
+	return (uint32_t)sp | 1;
+}
+/* "trace_call.c": t is claimed: true when by code this call interrupted
+** (the record is dropped and counted), false when by an abandoned writer. */
+bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark);
+static inline __attribute__((always_inline)) bool trace_ev_claim(trace_thr_t *t, uint32_t mark)
+{
+	if (trace_unlikely(t->in_hook != 0) && trace_ev_interrupted(t, mark))
+		return false;
+	t->in_hook = mark;
+	atomic_signal_fence(memory_order_seq_cst);
+	return true;
+}
+static inline __attribute__((always_inline)) void trace_ev_release(trace_thr_t *t)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	t->in_hook = 0;
+}
+/* The records dropped so, into the stream's LOST count (before a flush). */
+static inline void trace_ev_fold_dropped(trace_thr_t *t)
+{
+	if (trace_unlikely(atomic_load_explicit(&t->hook_dropped, memory_order_relaxed)))
+		t->ev.lost += atomic_exchange(&t->hook_dropped, 0);
+}
 
 /* Slower per-thread state. */
 typedef struct trace_tls_s {

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +90,63 @@ static void allocator(void)
 	free(p);
 }
 
+/* storm: a thread sends SIGUSR1 to the main thread as fast as it can
+** while main calls leaf 2,000,000 times; the handler is instrumented too
+** (on_signal calls sig_leaf twice), so its hooks often interrupt main's. */
+static volatile sig_atomic_t storm_runs;
+static _Atomic int storm_done;
+static pthread_t storm_main;
+static void sig_leaf(void) { sink++; }
+static void on_signal(int sig)
+{
+	(void)sig;
+	sig_leaf();
+	sig_leaf();
+	storm_runs++;
+}
+
+static void *storm_sender(void *arg)
+{
+	long sent = 0;
+	while (!storm_done)
+		pthread_kill(storm_main, SIGUSR1), sent++;
+	return (void *)sent;
+}
+
+static int storm(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 7;
+	storm_main = pthread_self();
+	pthread_t th;
+	if (pthread_create(&th, NULL, storm_sender, NULL) != 0)
+		return 8;
+	for (long i = 0; i < 2000000; i++)
+		leaf();
+	storm_done = 1;
+	void *sent;
+	pthread_join(th, &sent);
+	signal(SIGUSR1, SIG_IGN);
+	printf("storm runs %ld\n", (long)storm_runs);
+	SHOW(leaf, 2000000);
+	SHOW(on_signal, storm_runs);
+	SHOW(sig_leaf, 2 * storm_runs);
+	return 0;
+}
+
 static int run(const char *what)
 {
 	if (strcmp(what, "rec") == 0) {
 		long calls = fib_calls(18); /* fib_calls is itself counted */
 		sink = fib(18);
 		SHOW(fib, calls);
+	} else if (strcmp(what, "storm") == 0) {
+		return storm();
 	} else if (strcmp(what, "mutual") == 0) {
 		sink = is_even(1001);
 		SHOW(is_even, 501);

@@ -1,0 +1,44 @@
+#!/bin/sh
+# signals.sh — instrumented signal handlers that interrupt the tracer's
+# hooks: a thread sends SIGUSR1 to the main thread as fast as it can while
+# main calls leaf 2,000,000 times; the handler (on_signal, which calls
+# sig_leaf twice) is instrumented too, so that it often comes in while a
+# hook is writing its record.  Each handler run is then either recorded
+# whole or dropped whole and counted (6 records: two calls and returns of
+# sig_leaf, one of on_signal, told by LOST); main's own records are never
+# touched, the trace decodes, is in time order and balances.  Both clocks.
+. "$top_srcdir/tests/trace/trace_lib.sh"
+
+T=$MI_TMP
+for clock in wall cpu; do
+	why=
+	# the sender may get little CPU on a loaded machine: up to three
+	# runs to see at least 20 signals handled
+	for try in 1 2 3; do
+		tr_run preload "$T/s.out" "$T/s.trace" "trace=$clock,trace_file=$T/s.trace" storm ||
+			{ mi_why_add "run or trace_check failed"; break; }
+		runs=$(awk '$1 == "storm" { print $3 }' "$T/s.out")
+		[ "${runs:-0}" -ge 20 ] && break
+	done
+	if [ -z "$why" ]; then
+		chk=$T/s.trace.chk
+		[ "${runs:-0}" -ge 20 ] || mi_why_add "only ${runs:-0} signals handled"
+		leaf=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" leaf)")
+		on=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" on_signal)")
+		sig=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" sig_leaf)")
+		calls=$(tr_field "$chk" 1 calls) returns=$(tr_field "$chk" 1 returns)
+		lost=$(tr_field "$chk" 1 lost) unordered=$(tr_field "$chk" 1 unordered)
+		[ "$leaf" = 2000000 ] || mi_why_add "leaf: $leaf calls, not 2000000"
+		[ "$calls" = "$returns" ] || mi_why_add "$calls calls, $returns returns"
+		[ "$unordered" = 0 ] || mi_why_add "$unordered records out of time order"
+		[ "$sig" = $((2 * on)) ] || mi_why_add "sig_leaf $sig calls for $on of on_signal"
+		[ $((lost % 6)) = 0 ] && [ $((on + lost / 6)) = "$runs" ] ||
+			mi_why_add "$runs handler runs: $on recorded and $lost records lost"
+		"$TR_INSPECT" analyse "$T/s.trace" >/dev/null 2>"$T/s.an.err" || mi_why_add "analyse failed"
+		[ -s "$T/s.an.err" ] && mi_why_add "analyse complained"
+	fi
+	mi_verdict "trace=$clock: a signal storm with an instrumented handler (${runs:-0} runs, ${on:-0} recorded)" \
+		"$why" "$T/s.out.err" stderr "$T/s.an.err" analyse
+done
+
+mi_finish

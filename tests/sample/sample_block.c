@@ -13,6 +13,8 @@
 **                EINTR, is printed ("short NAME", "eintr NAME").
 **   deep N MS    burns MS ms of CPU N calls deep (deep_rec), for the
 **                [truncated] frame of stacks deeper than sample_depth
+**                (deep_burn allocates 512 bytes a round: allocation
+**                samples too)
 **   burn MS END  burns MS ms of CPU (deep_burn), then ends by END: exit,
 **                _exit (status 5), abort, or forever (burns until killed)
 **   catch        burns until SIGTERM, caught by its own handler; then
@@ -189,13 +191,18 @@ __attribute__((noinline)) void block_raw(void)
 
 static volatile uint64_t sink;
 
+/* A block of 512 bytes per round, at the depth of the burn: allocation
+** samples with the same deep stacks as the timer samples. */
 __attribute__((noinline)) void deep_burn(double ms)
 {
 	double end = now_ms(CLOCK_THREAD_CPUTIME_ID) + ms;
 	uint64_t x = sink | 1;
-	while (now_ms(CLOCK_THREAD_CPUTIME_ID) < end)
+	while (now_ms(CLOCK_THREAD_CPUTIME_ID) < end) {
+		char *volatile block = malloc(512);
 		for (int i = 0; i < 20000; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		free(block);
+	}
 	sink = x;
 }
 

@@ -261,7 +261,7 @@ static _Atomic uint32_t call_fast_gen;
 		trace_thr_t *t = trace_cur;                                                                \
 		uint64_t fast = atomic_load_explicit(&call_fast_gen, memory_order_relaxed);                \
 		if (trace_likely(t != NULL) && trace_likely(t->gen_hook == fast)) {                        \
-			t->gen_hook = fast | (uint64_t)trace_sp_mark() << 32; /* in_hook: claimed */      \
+			t->in_hook = trace_sp_low(); /* claimed */                                         \
 			atomic_signal_fence(memory_order_seq_cst);                                         \
 			uint64_t *p = t->ev.pos, a = (uintptr_t)fn;                                        \
 			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \

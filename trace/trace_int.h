@@ -258,7 +258,7 @@ extern __thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
 ** while a mark at the same depth or above belongs to a writer abandoned by
 ** a handler that left with longjmp, and is taken over.
 */
-static inline __attribute__((always_inline)) uint32_t trace_sp_mark(void)
+static inline __attribute__((always_inline)) uint32_t trace_sp_low(void)
 {
 	uintptr_t sp;
 #if defined(__x86_64__)
@@ -266,7 +266,13 @@ static inline __attribute__((always_inline)) uint32_t trace_sp_mark(void)
 #else
 	sp = (uintptr_t)__builtin_frame_address(0);
 #endif
-	return (uint32_t)sp | 1;
+	return (uint32_t)sp;
+}
+/* The mark: never 0.  (The hooks store trace_sp_low as it is: at a
+** function's entry the stack pointer is 8 past a multiple of 16.) */
+static inline __attribute__((always_inline)) uint32_t trace_sp_mark(void)
+{
+	return trace_sp_low() | 1;
 }
 /* "trace_call.c": t is claimed: true when by code this call interrupted
 ** (the record is dropped and counted), false when by an abandoned writer. */

@@ -307,16 +307,28 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 	atomic_store_explicit(&t->ndeferred, n + 1, memory_order_relaxed);
 }
 
-/* mim, a thread without a record (exiting): link into the list its
-** number points to (its own until the hand-over, then the orphans) and
-** count directly. */
+/* mim, a block the map had no room for (a mapping failed, said once):
+** its header becomes an untracked one. */
+static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
+{
+	core_hdr_write(core_hdr(user), user, size,
+		       alloc_meta_pack(0, 0, alloc_meta_allocator(meta), alloc_meta_pad_log2(meta)) |
+			       ALLOC_META_UNTRACKED);
+}
+
+/* mim, a thread without a record (exiting): add to the orphans and count
+** directly. */
 static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
 {
 	uint64_t seq = alloc_seq_take(NULL);
-	alloc_list_t *l = alloc_map_lock_owner(alloc_meta_thread(meta));
-	alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
-	core_count_direct(meta, size, +1);
+	alloc_list_t *l = &alloc_map_orphans;
+	alloc_list_lock(l);
+	bool linked = alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
+	if (linked)
+		core_count_direct(meta, size, +1);
 	alloc_list_unlock(l);
+	if (!linked)
+		core_unmapped(user, meta, size);
 }
 
 /* The total bytes as this thread sees them: the value at its last flush
@@ -346,7 +358,12 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 		alloc_list_t *l = t->own_list;
 		uint64_t seq = alloc_seq_take(t);
 		alloc_list_lock(l);
-		alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
+		if (unlikely(!alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq))) {
+			alloc_list_unlock(l);
+			core_leave(t);
+			core_unmapped(user, meta, size);
+			return;
+		}
 		core_count_in(t, meta, type, allocator, size);
 		alloc_list_unlock(l);
 	} else {
@@ -418,6 +435,55 @@ untracked:
 
 enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
 
+/*
+** mim: take a checked block off the list its header names and count it
+** out.  This thread's own list is found without a look-up; another's is
+** locked through the header (a cross-thread free waits while the owner
+** adds a block).  The header is read under the lock: CORE_RACED when
+** another thread freed the block first; a header that names no list or
+** a place in it that does not hold the block stops the process.
+*/
+static inline __attribute__((always_inline)) enum core_untracked core_untrack_mim(alloc_thread_t *t, void *user,
+										    uint64_t meta, size_t size)
+{
+	alloc_hdr_t *h = core_hdr(user);
+	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
+	alloc_list_t *l;
+	uint64_t at = m->at;
+	bool own = likely(t) && alloc_at_list(at) == t->own_id;
+	if (likely(t))
+		core_enter(t, true);
+	if (likely(own)) {
+		/* the index is read again under the lock: another thread's free
+		** may have moved this block into the hole it left */
+		l = t->own_list;
+		alloc_list_lock(l);
+		at = m->at;
+	} else if (unlikely(!(l = alloc_map_lock_block(m, &at)))) {
+		if (h->meta == meta)
+			alloc_map_corrupt(m);
+		if (likely(t))
+			core_leave(t);
+		return CORE_RACED;
+	}
+	bool ours = h->meta == meta; /* not freed by another thread meanwhile */
+	if (likely(ours)) {
+		alloc_map_unlink(l, m, at);
+		h->meta = meta | ALLOC_META_FREED;
+		if (likely(t))
+			core_count_out(t, meta, size);
+		else
+			core_count_direct(meta, size, -1);
+	}
+	if (likely(own))
+		alloc_list_unlock(l);
+	else
+		alloc_map_unlock_other(l);
+	if (likely(t))
+		core_leave(t);
+	return ours ? CORE_UNTRACKED : CORE_RACED;
+}
+
 /* Take a checked block out of the counts and the map.  CORE_RACED if
 ** another thread freed it first (a racing double free); CORE_DEFERRED if
 ** a signal handler frees it while the thread is inside counting. */
@@ -441,36 +507,8 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 	int64_t turn = atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed);
 	if (unlikely(turn != INT64_MIN) && likely(t) && core_total_view(t) - (int64_t)size < turn)
 		alloc_service_peak_turn(core_total_view(t));
-	if (mim) {
-		/* the owner's list: this thread's own, without a look-up, or
-		** another's (a cross-thread free waits while the owner links) */
-		uint32_t owner = alloc_meta_thread(meta);
-		alloc_list_t *l;
-		if (likely(t)) {
-			core_enter(t, mim);
-			if (likely(owner == t->thread_no)) {
-				l = t->own_list;
-				alloc_list_lock(l);
-			} else {
-				l = alloc_map_lock_owner(owner);
-			}
-		} else {
-			l = alloc_map_lock_owner(owner);
-		}
-		bool ours = h->meta == meta; /* not freed by another thread meanwhile */
-		if (likely(ours)) {
-			alloc_map_unlink(l, (alloc_mhdr_t *)user - 1);
-			h->meta = meta | ALLOC_META_FREED;
-			if (likely(t))
-				core_count_out(t, meta, size);
-			else
-				core_count_direct(meta, size, -1);
-		}
-		alloc_list_unlock(l);
-		if (likely(t))
-			core_leave(t);
-		return ours ? CORE_UNTRACKED : CORE_RACED;
-	}
+	if (mim)
+		return core_untrack_mim(t, user, meta, size);
 	h->meta = meta | ALLOC_META_FREED;
 	if (unlikely(!t)) {
 		core_count_direct(meta, size, -1);

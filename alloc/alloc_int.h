@@ -12,7 +12,7 @@
 **   alloc_status.c   counters: per-thread pending slots, flush, read
 **   alloc_tags.c     allocators, classes, types (sites -> types), threads
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
-**   alloc_map.c      mim mode: per-thread intrusive lists of live blocks
+**   alloc_map.c      mim mode: per-thread arrays of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
@@ -23,7 +23,7 @@
 **   HAVE_JEMALLOC      backend=jemalloc available (loaded at run time)
 **
 ** Lock order (take left before right; the hot path holds at most one):
-**   map set lock < orphan list < thread lists (chain order) < tag table
+**   map set lock < orphan list < thread lists (by number) < tag table
 **   lock < thread registry lock
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
@@ -112,7 +112,8 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 
 /*
 ** Every instrumented block is preceded by a header.  In mis mode it is the
-** 16-byte alloc_hdr_t; in mim mode two list links come first (32 bytes).
+** 16-byte alloc_hdr_t; in mim mode the block's place in the map and its
+** allocation number come first (32 bytes).
 ** Both sizes are powers of two and multiples of 16, so the user pointer keeps
 ** malloc's alignment, and for an aligned request the padding in front of the
 ** user pointer is max(header, alignment): a power of two, stored as its log.
@@ -136,40 +137,31 @@ typedef struct alloc_hdr_s {
 static inline uint64_t alloc_hdr_bytes(const alloc_hdr_t *h) { return h->size & ALLOC_SIZE_MASK; }
 
 /*
-** mim: the list links carry the block's allocation number in their unused
-** top bits (user-space addresses fit in 47 bits): 17 bits in each link, 34
-** in all.  Readers widen it against the full counter at snapshot time, so
-** the order is right for blocks younger than 2^34 allocations.
+** mim: in front of the mis header, where the block sits in the map (its
+** list's number and its index in that list's array, see alloc_map.c) and
+** its allocation number, in full.
 */
 typedef struct alloc_mhdr_s {
-	uint64_t next, prev; /* struct alloc_mhdr_s * | seq bits << 47 */
+	uint64_t at;  /* list number << 32 | index in the list's array */
+	uint64_t seq; /* allocation number */
 	alloc_hdr_t h;
 } alloc_mhdr_t;
 
-#define ALLOC_LINK_MASK ((1ull << 47) - 1)
-#define ALLOC_SEQ_BITS 34
-static inline struct alloc_mhdr_s *alloc_link(uint64_t w)
-{
-	return (struct alloc_mhdr_s *)(uintptr_t)(w & ALLOC_LINK_MASK);
-}
-static inline void alloc_link_set(uint64_t *w, struct alloc_mhdr_s *p)
-{
-	*w = (*w & ~ALLOC_LINK_MASK) | (uintptr_t)p;
-}
-static inline uint64_t alloc_mhdr_seq(const struct alloc_mhdr_s *m)
-{
-	return (m->next >> 47) | (m->prev >> 47) << 17;
-}
+static inline uint32_t alloc_at_list(uint64_t at) { return (uint32_t)(at >> 32); }
+static inline uint32_t alloc_at_index(uint64_t at) { return (uint32_t)at; }
 
 /* mim: a list of live blocks (see the map section below). */
-#define ALLOC_LIST_WAYS_BITS 4
-#define ALLOC_LIST_WAYS (1u << ALLOC_LIST_WAYS_BITS)
 typedef struct alloc_list_s {
 	_Atomic int lock;
-	uint32_t owner;                /* thread number; 0: the orphan list  */
-	size_t count;                  /* blocks on the list                  */
-	struct alloc_list_s *all_next; /* the chain of every list ever made   */
-	alloc_mhdr_t head[ALLOC_LIST_WAYS]; /* sentinels of circular lists   */
+	uint32_t id;        /* its number, in its blocks' headers; 0: the orphans */
+	uint32_t owner;     /* thread number; 0: none (orphans, exited threads) */
+	uint32_t pool_next; /* in the pool of empty lists, the next one's id */
+	uint32_t pooled;    /* in the pool (a racing double free must not put
+			       it there twice)                                */
+	uint32_t count;     /* blocks in arr[0 .. count-1]                    */
+	uint32_t cap;       /* room in arr                                    */
+	uint32_t low;       /* a count that shrinks arr (0: never)            */
+	struct alloc_mhdr_s **arr; /* mapped, never in the user heap           */
 } __attribute__((aligned(64))) alloc_list_t;
 
 #define ALLOC_TYPE_BITS 20
@@ -351,10 +343,10 @@ struct alloc_thread_s {
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
-	struct alloc_list_s *own_list; /* mim: where its blocks go (&list, or the
-					  orphans past the thread number limit) */
-	/* Kept when the record is reused (it stays on the map's chain):    */
-	struct alloc_list_s list;      /* mim: the thread's live blocks        */
+	struct alloc_list_s *own_list; /* mim: where its blocks go (its own list,
+					  or the orphans when none can be had) */
+	uint32_t own_id;               /* own_list->id                        */
+	/* Kept when the record is reused:                                   */
 	struct alloc_stack_cache_s *stack_cache; /* site_depth (alloc_stack.c):
 					  checked entries, so kept for the next thread */
 };
@@ -452,19 +444,18 @@ void alloc_tags_postfork_child(void);
 
 /*
 ** mim: the map of live blocks is a set of lists, one per thread (its
-** owner: the thread that allocated the block) plus the orphan list, which
-** holds the blocks of threads that have exited, of threads past the
-** number limit and of threads without a record.  A list is ALLOC_LIST_WAYS
-** circular lists under one lock, the way chosen by allocation number, so that a
-** capture can walk several side by side and overlap their cache misses.
-** The owner links and counts under its own lock, which no other thread
-** takes except to free one of its blocks; whoever holds every list lock
-** (alloc_map_stop) sees blocks and counters that agree.
+** owner: the thread that allocated the block) plus the orphan list (number
+** 0), which holds the blocks of threads that have exited with few blocks
+** and of threads without a list.  A list is an array of pointers to the
+** blocks' headers under one lock; a header says which list holds it and
+** where (alloc_mhdr_t.at).  The owner adds and counts under its own lock,
+** which no other thread takes except to free one of its blocks; whoever
+** holds every list lock (alloc_map_stop) sees blocks and counters that
+** agree.
 **
-** Lock order: the set lock < the orphan list < the other lists, in the
-** order of alloc_map_first's chain < tag table lock < registry lock.  The
-** hot path holds at most one list lock, and never while it waits for
-** another lock of ours.
+** Lock order: the set lock < the orphan list < the other lists, by number
+** < tag table lock < registry lock.  The hot path holds at most one list
+** lock, and never while it waits for another lock of ours.
 */
 /* (alloc_list_t, a thread's list of live blocks, is defined above.) */
 
@@ -477,6 +468,8 @@ extern alloc_list_t alloc_map_orphans;
 extern _Atomic int alloc_map_capturing;
 void alloc_spin_lock_slow(_Atomic int *lock);
 void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
+bool alloc_map_grow(alloc_list_t *l);
+void alloc_map_shrink(alloc_list_t *l);
 
 /* The small spin locks of the map (and the set lock). */
 static inline void alloc_spin_lock(_Atomic int *lock)
@@ -491,62 +484,69 @@ static inline void alloc_spin_unlock(_Atomic int *lock)
 static inline void alloc_list_lock(alloc_list_t *l) { alloc_spin_lock(&l->lock); }
 static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lock); }
 
-/* Link a block's header, with its allocation number, at the head of one of
-** the list's ways (taken in turn, by allocation number); the caller holds
-** the list.  The newest block is first. */
-static inline void alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
+/* Add a block's header, with its allocation number, at the end of the
+** list, which the caller holds.  False when the array cannot grow (the
+** block is then not in the map: the caller leaves it untracked). */
+static inline bool alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
 {
-	alloc_mhdr_t *head = &l->head[seq & (ALLOC_LIST_WAYS - 1)];
-	alloc_mhdr_t *first = alloc_link(head->next);
-	m->next = (uintptr_t)first | (seq & 0x1ffff) << 47;
-	m->prev = (uintptr_t)head | (seq >> 17 & 0x1ffff) << 47;
-	alloc_link_set(&first->prev, m);
-	alloc_link_set(&head->next, m);
-	l->count++;
+	uint32_t n = l->count;
+	if (unlikely(n == l->cap) && !alloc_map_grow(l))
+		return false;
+	l->arr[n] = m;
+	m->at = (uint64_t)l->id << 32 | n;
+	m->seq = seq;
+	l->count = n + 1;
+	return true;
 }
 
 /*
-** Unlink a block's header from its list, which the caller holds.  Safe
-** unlinking: the links live in front of the user's block, where an overrun
-** or an attacker can rewrite them, and an unchecked unlink would then write
-** an address of their choice to an address of their choice.  So both
-** neighbours must point back at the block first; if not, the process stops
-** (alloc_map_corrupt) before anything is written.
+** Take a block off the list, which the caller holds and which its header
+** names: the last entry moves into its place.  The header is in front of
+** the user's block, where an overrun or an attacker can rewrite it, and an
+** unchecked index would have the move write a pointer of ours where they
+** choose.  So the entry at the index must be this very block first; if not,
+** the process stops (alloc_map_corrupt) before anything is written.
 */
-static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m)
+static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m, uint64_t at)
 {
-	alloc_mhdr_t *prev = alloc_link(m->prev), *next = alloc_link(m->next);
-	if (unlikely(((uintptr_t)prev | (uintptr_t)next) & 7 || !prev || !next ||
-		     alloc_link(prev->next) != m || alloc_link(next->prev) != m))
+	uint32_t i = alloc_at_index(at), n = l->count;
+	if (unlikely(i >= n || l->arr[i] != m))
 		alloc_map_corrupt(m);
-	alloc_link_set(&prev->next, next);
-	alloc_link_set(&next->prev, prev);
-	m->next = m->prev = 0;
-	l->count--;
+	alloc_mhdr_t *last = l->arr[n - 1];
+	l->arr[i] = last;
+	/* the same list, index i (m itself when it was last); a free of
+	** `last` from another thread may be reading it (alloc_map_lock_block) */
+	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
+	l->count = --n;
+	if (unlikely(n == l->low))
+		alloc_map_shrink(l);
 }
 
 void alloc_map_init(void);
-alloc_list_t *alloc_map_lock_owner(uint32_t owner); /* the owner's list, held */
-int alloc_map_list_adopt(alloc_list_t *l, uint32_t thread_no);
+alloc_list_t *alloc_map_list_new(uint32_t thread_no); /* NULL: use the orphans */
+/* The list a block's header names, held, and its `at` as read under the
+** lock; NULL when the header names no list. */
+alloc_list_t *alloc_map_lock_block(const alloc_mhdr_t *m, uint64_t *at);
+void alloc_map_unlock_other(alloc_list_t *l);
 void alloc_map_list_handover(alloc_list_t *l);
 
 /*
 ** The one way to see every live block: alloc_map_stop takes the set lock
 ** and every list's lock (allocation and freeing of tracked blocks wait,
 ** counting too), then
-**     for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l))
-**             for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++)
-**                     walk l->head[w].next ... back to &l->head[w]
+**     for (uint32_t i = 0, n = alloc_map_nlists(); i < n; i++)
+**             l = alloc_map_list(i), its blocks l->arr[0 .. l->count-1]
 ** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
-** blocks on all lists.  Lists of exited threads are kept on the chain,
-** empty, for their records' next users.
+** blocks on all lists.  Empty lists (of exited threads) stay numbered, in
+** a pool for the next threads.
 */
 void alloc_map_stop(void);
 void alloc_map_resume(void);
-alloc_list_t *alloc_map_first(void);
-static inline alloc_list_t *alloc_map_next(const alloc_list_t *l) { return l->all_next; }
+uint32_t alloc_map_nlists(void);
+alloc_list_t *alloc_map_list(uint32_t id); /* NULL: no such list */
 size_t alloc_map_count_stopped(void);
 size_t alloc_map_count(void);               /* takes each list in turn    */
+size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */
 void alloc_map_postfork_child(void);
 extern _Atomic uint64_t alloc_seq_reserved; /* allocation numbers handed out */
 uint64_t alloc_seq_take(alloc_thread_t *t);
@@ -705,6 +705,7 @@ void alloc_sys_pid_refresh(void);   /* after fork */
 void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
 void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
+void *alloc_sys_remap(void *p, size_t old, size_t size);
 pid_t alloc_sys_gettid(void);
 void alloc_sys_write(int fd, const char *s, size_t n);
 bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,

@@ -1,43 +1,55 @@
 /*
 ** alloc_map.c — mim mode: the map of every live block.
 **
-** Live blocks are kept on intrusive doubly linked lists (the first 16
-** bytes of the mim header), one list per thread: the thread that
-** allocated a block links it into its own list, under its own lock, so two
-** threads meet on a lock only when one frees a block of the other.  A
-** block's owner is the thread number in its header; `list_of` maps thread
-** numbers to lists.  When a thread exits its list is handed over to the
-** orphan list (alloc_map_list_handover), which also holds the blocks of
-** threads without a list of their own.
+** Live blocks are kept in lists, one per thread: an array of pointers to
+** the blocks' headers, with the block's list number and index written in
+** its header (alloc_mhdr_t.at).  The thread that allocates a block appends
+** it to its own list under its own lock, so two threads meet on a lock only
+** when one frees a block of the other.  Freeing moves the list's last entry
+** into the hole (and rewrites that block's index), after checking that the
+** entry at the header's index is this block: a forged or overwritten
+** header makes the process stop before anything is written.  Compared with
+** linked lists, a free touches the array and the last block (most often
+** recent, so in cache) rather than two neighbours anywhere in the heap.
 **
-** A list lives in its thread's record (alloc_thread_t), which is pooled and
-** never unmapped, and every list ever made is on one chain, so a capture
-** or a fork can take every list lock without asking the thread registry
-** (whose lock comes later in the lock order).
+** When a thread exits its list is handed over (alloc_map_list_handover):
+** a few blocks move to the orphan list, number 0, which also takes the
+** blocks of threads without a list; more stay where they are, in a list
+** without an owner, which goes to a pool of empty lists once its last
+** block is freed.  Lists live in a table that grows and is never unmapped,
+** so a lock found through a header stays a lock; their arrays are mappings
+** of their own that grow and shrink with the number of blocks.
 **
-** The core links a block and updates its counters while holding the
-** list's lock, so whoever holds every list lock sees blocks and counters
-** that agree (snapshots rely on that).
+** The core adds a block and counts it while holding the list's lock, so
+** whoever holds every list lock sees blocks and counters that agree
+** (snapshots rely on that).
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 
 alloc_list_t alloc_map_orphans;
 _Atomic uint64_t alloc_seq_reserved;
 
-/* The chain of every list (the orphans first), and the set lock that a
-** new list takes to join it and a capture holds to keep it still. */
+/* The set lock: taken to hand out a list number, and by a capture or a
+** fork to hold the set of lists still. */
 static _Atomic int map_set_lock;
-static alloc_list_t *_Atomic map_chain_last;
+static _Atomic uint32_t map_nlists; /* numbers handed out, the orphans' 0 too */
+static _Atomic uint32_t map_pool;   /* the first empty list without owner; 0: none */
 
-/* Thread number -> its list; NULL (or no chunk) means the orphan list
-** (thread 0, the overflow number, exited threads).  Written under the
-** list's lock; grows as threads adopt lists. */
-typedef alloc_list_t *_Atomic map_list_ptr;
-static alloc_table_t map_lists = ALLOC_TABLE("thread lists", map_list_ptr, ALLOC_THREAD_MAX + 1, 12);
+/* List number -> list (entry 0 is unused: the orphans are static). */
+static alloc_table_t map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 20, 11);
+
+#define MAP_ARR_MIN 512          /* entries: one page */
+#define MAP_ARR_MAX (1u << 31)   /* an index fits in 32 bits */
+#define MAP_SHRINK_MIN 8192      /* smaller arrays are never shrunk */
+#define MAP_LOW_NEVER UINT32_MAX /* a count no list reaches */
+/* An exiting thread's blocks move to the orphans when there are no more
+** than this (each move writes the block's header); more stay in place. */
+#define MAP_MERGE_MAX 4096
 
 #define MAP_SEQ_BATCH 4096
 
@@ -99,85 +111,170 @@ void alloc_spin_lock_slow(_Atomic int *lock)
 	}
 }
 
-/* A block's list links do not match its neighbours: the heap in front of
-** the block was overwritten.  Nothing has been written yet; stop here, as
-** glibc does on a corrupted list, with one line (no allocation). */
+/* A block's header names a place in the map that does not hold it: the heap
+** in front of the block was overwritten.  Nothing has been written yet;
+** stop here, as glibc does on a corrupted list, with one line (no
+** allocation). */
 void alloc_map_corrupt(const alloc_mhdr_t *m)
 {
-	alloc_log("free of %p: the block's list links were overwritten (heap corruption "
+	alloc_log("free of %p: the block's map index was overwritten (heap corruption "
 		  "in front of the block); aborting", (const void *)(m + 1));
 	abort();
 }
 
-static void map_list_init(alloc_list_t *l)
+static void map_array_set(alloc_list_t *l, alloc_mhdr_t **arr, uint32_t cap)
 {
-	for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++)
-		l->head[w].next = l->head[w].prev = (uintptr_t)&l->head[w];
-}
-
-static alloc_list_t *map_list_of(uint32_t thread_no)
-{
-	map_list_ptr *p = alloc_table_at(&map_lists, thread_no);
-	alloc_list_t *l = p ? atomic_load_explicit(p, memory_order_acquire) : NULL;
-	return l ? l : &alloc_map_orphans;
+	l->arr = arr;
+	l->cap = cap;
+	l->low = cap >= MAP_SHRINK_MIN ? cap / 8 : MAP_LOW_NEVER;
 }
 
 /*
-** Lock the list that holds the blocks of thread `owner` (a free from
-** another thread, or from a thread without a record).  The owner may hand
-** its list over while we wait for the lock, and its record may then serve
-** a new thread: so once held, the list must still be the owner's.
+** The list is full: double its array (a mapping of its own, so moving it is
+** the kernel's business and the user heap is not touched).  The caller
+** holds the list.  False when no more room can be had, said once.
 */
-alloc_list_t *alloc_map_lock_owner(uint32_t owner)
+bool alloc_map_grow(alloc_list_t *l)
+{
+	static _Atomic int warned;
+	int saved_errno = errno;
+	uint32_t cap = l->cap ? l->cap * 2 : MAP_ARR_MIN;
+	alloc_mhdr_t **arr = NULL;
+	if (l->cap < MAP_ARR_MAX)
+		arr = l->arr ? alloc_sys_remap(l->arr, (size_t)l->cap * sizeof *arr, (size_t)cap * sizeof *arr)
+			     : alloc_sys_map((size_t)cap * sizeof *arr);
+	errno = saved_errno;
+	if (!arr) {
+		if (!atomic_exchange(&warned, 1))
+			alloc_log("cannot map room for more live blocks in the map; further blocks "
+				  "are not counted and not in snapshots");
+		return false;
+	}
+	map_array_set(l, arr, cap);
+	return true;
+}
+
+/* The list's count fell to an eighth of its room: give three quarters
+** back.  The caller holds the list. */
+void alloc_map_shrink(alloc_list_t *l)
+{
+	int saved_errno = errno;
+	uint32_t cap = l->cap / 4;
+	alloc_mhdr_t **arr = alloc_sys_remap(l->arr, (size_t)l->cap * sizeof *arr, (size_t)cap * sizeof *arr);
+	errno = saved_errno;
+	if (arr)
+		map_array_set(l, arr, cap);
+	else
+		l->low = MAP_LOW_NEVER;
+}
+
+uint32_t alloc_map_nlists(void)
+{
+	return atomic_load_explicit(&map_nlists, memory_order_acquire);
+}
+
+alloc_list_t *alloc_map_list(uint32_t id)
+{
+	if (id == 0)
+		return &alloc_map_orphans;
+	return id < alloc_map_nlists() ? alloc_table_at(&map_lists, id) : NULL;
+}
+
+/*
+** Lock the list that holds a block (a free from another thread, or from
+** a thread without a list).  The block may be moved to the orphans while
+** we wait for the lock (its owner exits): so once held, the header must
+** still name the list.  The header is read again only under the lock, so
+** the `at` returned is the one to unlink with.
+*/
+alloc_list_t *alloc_map_lock_block(const alloc_mhdr_t *m, uint64_t *at)
 {
 	for (;;) {
-		alloc_list_t *l = map_list_of(owner);
+		uint64_t a = __atomic_load_n(&m->at, __ATOMIC_RELAXED);
+		alloc_list_t *l = alloc_map_list(alloc_at_list(a));
+		if (!l)
+			return NULL;
 		alloc_list_lock(l);
-		if (likely(map_list_of(owner) == l))
+		if (likely(__atomic_load_n(&m->at, __ATOMIC_RELAXED) == a)) {
+			*at = a;
 			return l;
+		}
 		alloc_list_unlock(l);
 	}
 }
 
-/* The orphan list and the chain; from alloc_init, before the first block. */
+/* An empty list whose thread has gone joins the pool.  Taken off only
+** under the set lock, one at a time, so a push can be a plain
+** compare-and-swap (no list comes back to the head while a pop looks). */
+static void map_pool_push(alloc_list_t *l)
+{
+	if (l->pooled)
+		return;
+	l->pooled = 1;
+	uint32_t head = atomic_load_explicit(&map_pool, memory_order_relaxed);
+	do
+		l->pool_next = head;
+	while (!atomic_compare_exchange_weak_explicit(&map_pool, &head, l->id, memory_order_release,
+						      memory_order_relaxed));
+}
+
+/* Let go of a list locked by alloc_map_lock_block, pooling it if that
+** free emptied the list of an exited thread. */
+void alloc_map_unlock_other(alloc_list_t *l)
+{
+	if (unlikely(l->count == 0 && l->owner == 0 && l->id != 0))
+		map_pool_push(l);
+	alloc_list_unlock(l);
+}
+
+/* The orphans; from alloc_init, before the first block. */
 void alloc_map_init(void)
 {
-	map_list_init(&alloc_map_orphans);
-	atomic_store(&map_chain_last, &alloc_map_orphans);
+	alloc_map_orphans.low = MAP_LOW_NEVER;
+	atomic_store(&map_nlists, 1);
 }
 
-/*
-** Make `l` the list of thread `thread_no`.  A list seen for the first time
-** (a fresh record, zeroed) is set up and joins the chain; a reused one is
-** empty and on the chain already.  Threads past the number limit share
-** the orphan list.  Returns 0, or -1 for the overflow number or when the
-** table of lists cannot grow (the caller then links into the orphans).
-*/
-int alloc_map_list_adopt(alloc_list_t *l, uint32_t thread_no)
+/* A list for a new thread: an empty one from the pool, or a new number.
+** NULL when the table of lists cannot grow (the thread then uses the
+** orphans). */
+alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 {
-	if (thread_no == 0 || thread_no >= ALLOC_THREAD_MAX || !alloc_table_ensure(&map_lists, thread_no))
-		return -1;
-	if (!l->head[0].next) {
-		map_list_init(l);
-		alloc_spin_lock(&map_set_lock); /* a capture may be walking the chain */
-		alloc_list_t *last = atomic_load(&map_chain_last);
-		last->all_next = l;
-		atomic_store(&map_chain_last, l);
-		alloc_spin_unlock(&map_set_lock);
+	alloc_list_t *l = NULL;
+	alloc_spin_lock(&map_set_lock);
+	uint32_t id = atomic_load_explicit(&map_pool, memory_order_acquire);
+	while (id) {
+		l = alloc_table_at(&map_lists, id);
+		if (atomic_compare_exchange_weak_explicit(&map_pool, &id, l->pool_next, memory_order_acquire,
+							  memory_order_acquire))
+			break;
+		l = NULL;
 	}
-	alloc_list_lock(l);
-	l->owner = thread_no;
-	atomic_store_explicit((map_list_ptr *)alloc_table_at(&map_lists, thread_no), l,
-			      memory_order_release);
-	alloc_list_unlock(l);
-	return 0;
+	if (!l) {
+		id = atomic_load_explicit(&map_nlists, memory_order_relaxed);
+		if (alloc_table_ensure(&map_lists, id)) {
+			l = alloc_table_at(&map_lists, id);
+			l->id = id;
+			l->low = MAP_LOW_NEVER;
+			atomic_store_explicit(&map_nlists, id + 1, memory_order_release);
+		}
+	}
+	alloc_spin_unlock(&map_set_lock);
+	if (l) {
+		alloc_list_lock(l);
+		l->pooled = 0;
+		l->owner = thread_no ? thread_no : ALLOC_THREAD_MAX;
+		alloc_list_unlock(l);
+	}
+	return l;
 }
 
 /*
-** A thread is leaving (or, in a fork child, does not exist): move its
-** blocks to the orphan list and point its number there, so that they stay
-** in snapshots and can still be freed.  Each way's chain is spliced in
-** whole.  The caller makes sure no signal handler of this thread runs
+** A thread is leaving (or, in a fork child, does not exist): its blocks
+** must stay in snapshots and stay freeable.  Up to MAP_MERGE_MAX of them
+** move to the orphans, last first (each move rewrites the block's index,
+** under both locks, which is what alloc_map_lock_block checks against);
+** more stay in place, the list without owner.  An empty list joins the
+** pool.  The caller makes sure no signal handler of this thread runs
 ** meanwhile (it would find the lists held).
 */
 void alloc_map_list_handover(alloc_list_t *l)
@@ -187,67 +284,63 @@ void alloc_map_list_handover(alloc_list_t *l)
 		return;
 	alloc_list_lock(o); /* lock order: the orphans first */
 	alloc_list_lock(l);
-	for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++) {
-		alloc_mhdr_t *h = &l->head[w], *first = alloc_link(h->next), *last = alloc_link(h->prev);
-		if (first == h)
-			continue;
-		alloc_mhdr_t *oh = &o->head[w], *ofirst = alloc_link(oh->next);
-		alloc_link_set(&last->next, ofirst);
-		alloc_link_set(&ofirst->prev, last);
-		alloc_link_set(&first->prev, oh);
-		alloc_link_set(&oh->next, first);
-		h->next = h->prev = (uintptr_t)h;
-	}
-	o->count += l->count;
-	l->count = 0;
-	atomic_store_explicit((map_list_ptr *)alloc_table_at(&map_lists, l->owner), NULL,
-			      memory_order_release);
+	if (l->count <= MAP_MERGE_MAX)
+		while (l->count && (o->count < o->cap || alloc_map_grow(o))) {
+			alloc_mhdr_t *m = l->arr[--l->count];
+			o->arr[o->count] = m;
+			__atomic_store_n(&m->at, (uint64_t)o->count, __ATOMIC_RELAXED);
+			o->count++;
+		}
 	l->owner = 0;
+	if (l->count == 0)
+		map_pool_push(l);
 	alloc_list_unlock(l);
 	alloc_list_unlock(o);
 }
 
-alloc_list_t *alloc_map_first(void)
-{
-	return &alloc_map_orphans;
-}
-
-/* Take the set lock and every list, in chain order (capture, fork). */
+/* Take the set lock and every list, in order (capture, fork). */
 void alloc_map_stop(void)
 {
 	alloc_spin_lock(&map_set_lock);
-	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l))
-		alloc_list_lock(l);
+	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
+		alloc_list_lock(alloc_map_list(id));
 }
 
 void alloc_map_resume(void)
 {
-	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l))
-		alloc_list_unlock(l);
+	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
+		alloc_list_unlock(alloc_map_list(id));
 	alloc_spin_unlock(&map_set_lock);
 }
 
 size_t alloc_map_count_stopped(void)
 {
 	size_t n = 0;
-	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l))
-		n += l->count;
+	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++)
+		n += alloc_map_list(id)->count;
 	return n;
 }
 
-/* The number of live blocks in the map (takes each list in turn). */
-size_t alloc_map_count(void)
+/* The number of live blocks in the map, or (ownerless) of those in lists
+** without an owner thread: the orphans and exited threads' lists.  Takes
+** each list in turn. */
+static size_t map_count(bool ownerless)
 {
 	size_t n = 0;
 	alloc_spin_lock(&map_set_lock);
-	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l)) {
+	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
+		alloc_list_t *l = alloc_map_list(id);
 		alloc_list_lock(l);
-		n += l->count;
+		if (!ownerless || !l->owner)
+			n += l->count;
 		alloc_list_unlock(l);
 	}
 	alloc_spin_unlock(&map_set_lock);
 	return n;
 }
+
+size_t alloc_map_count(void) { return map_count(false); }
+size_t alloc_map_count_ownerless(void) { return map_count(true); }
 
 /* In a fork child: the locks taken by the prepare handler (alloc_map_stop)
 ** are released the same way; the lists of threads that did not follow are

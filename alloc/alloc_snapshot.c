@@ -93,14 +93,14 @@ static bool snap_read_status(alloc_snap_t *im)
 	return true;
 }
 
-static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64_t reserved)
+static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m)
 {
 	size_t at = im->nblocks++;
-	uint64_t seq34 = alloc_mhdr_seq(m), meta = m->h.meta;
+	uint64_t meta = m->h.meta;
 	alloc_snap_rec_t *r = &im->recs[at];
 	im->keys[at] = (alloc_snap_key_t){(uintptr_t)(m + 1), at};
 	r->size = alloc_hdr_bytes(&m->h);
-	r->seq = reserved - ((reserved - seq34) & ((1ull << ALLOC_SEQ_BITS) - 1));
+	r->seq = m->seq;
 	r->type = alloc_meta_type(meta);
 	r->thread = alloc_meta_thread(meta);
 	r->allocator = alloc_meta_allocator(meta);
@@ -108,33 +108,26 @@ static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m, uint64
 }
 
 /*
-** Copy every list; the map is stopped.  False if it did not fit.  Walking
-** a list is a chain of cache misses, so the ways of a thread's list are
-** walked side by side: their misses overlap, which shortens the program's
-** pause several times over.
+** Copy every list; the map is stopped.  False if it did not fit.  Each
+** header read is a cache miss, but the array says where the next ones are:
+** asking for them a few blocks ahead overlaps the misses, which shortens
+** the program's pause several times over.
 */
+#define SNAP_PREFETCH 8
 static bool snap_copy_map(alloc_snap_t *im, size_t room)
 {
-	uint64_t reserved = atomic_load(&alloc_seq_reserved);
 	im->nblocks = 0;
 	if (alloc_map_count_stopped() > room)
 		return false;
-	for (alloc_list_t *l = alloc_map_first(); l; l = alloc_map_next(l)) {
-		const alloc_mhdr_t *at[ALLOC_LIST_WAYS], *head[ALLOC_LIST_WAYS];
-		unsigned busy = 0;
-		for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++) {
-			head[w] = &l->head[w];
-			at[w] = alloc_link(l->head[w].next);
-			busy += at[w] != head[w];
-		}
-		while (busy) {
-			for (unsigned w = 0; w < ALLOC_LIST_WAYS; w++) {
-				if (at[w] == head[w])
-					continue;
-				snap_copy_one(im, at[w], reserved);
-				at[w] = alloc_link(at[w]->next);
-				busy -= at[w] == head[w];
-			}
+	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
+		const alloc_list_t *l = alloc_map_list(id);
+		uint32_t n = l->count;
+		for (uint32_t i = 0; i < n && i < SNAP_PREFETCH; i++)
+			__builtin_prefetch(l->arr[i]);
+		for (uint32_t i = 0; i < n; i++) {
+			if (i + SNAP_PREFETCH < n)
+				__builtin_prefetch(l->arr[i + SNAP_PREFETCH]);
+			snap_copy_one(im, l->arr[i]);
 		}
 	}
 	return true;

@@ -317,6 +317,14 @@ void alloc_sys_unmap(void *p, size_t size)
 	munmap(p, size);
 }
 
+/* Resize a mapping of ours, moving it if need be (its contents follow);
+** NULL, with the old mapping intact, when it cannot. */
+void *alloc_sys_remap(void *p, size_t old, size_t size)
+{
+	void *n = mremap(p, old, size, MREMAP_MAYMOVE);
+	return n == MAP_FAILED ? NULL : n;
+}
+
 /*
 ** Can n bytes at p be read?  Used only when a header would lie on a page
 ** other than the pointer handed to free, so a foreign pointer at the start

@@ -10,9 +10,9 @@
 ** any allocation the thread makes afterwards (other key destructors still
 ** run) is counted directly into the global entries.
 **
-** In mim mode a record also holds its thread's list of live blocks; at
-** exit the list is handed over to the orphan list before the record goes
-** back to the pool (alloc_map.c).
+** In mim mode a record also points to its thread's list of live blocks; at
+** exit the list is handed over (alloc_map.c) before the record goes back
+** to the pool.
 **
 ** fork: the prepare handler takes every lock of the layer in the documented
 ** order (map lists, tag table, registry), so the child starts with
@@ -76,10 +76,9 @@ static void thread_retire_locked(alloc_thread_t *t)
 
 /*
 ** The thread is exiting.  From here on its allocations are counted
-** directly and linked into the list its number points to: its own until
-** the hand-over, the orphans after.  Signals are held off during the
-** hand-over, which holds two list locks that a handler's free would wait
-** on forever.  The record is pooled only once its list is empty.
+** directly and added to the orphan list.  Signals are held off during the
+** hand-over of its own list, which holds two list locks that a handler's
+** free would wait on forever.
 */
 static void thread_destructor(void *arg)
 {
@@ -95,7 +94,7 @@ static void thread_destructor(void *arg)
 		sigset_t all, old;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		alloc_map_list_handover(&t->list);
+		alloc_map_list_handover(t->own_list);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	alloc_thread_lock_registry();
@@ -113,7 +112,7 @@ static alloc_thread_t *thread_record_new(void)
 	alloc_thread_unlock_registry();
 	if (!t && !(t = alloc_sys_map(sizeof *t)))
 		return NULL;
-	memset(t, 0, offsetof(alloc_thread_t, list)); /* the list is empty and stays on the chain */
+	memset(t, 0, offsetof(alloc_thread_t, stack_cache));
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
 		t->slots[i].key = ALLOC_KEY_NONE;
 	return t;
@@ -138,8 +137,12 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 		alloc_slot_retarget(t, 1 + a, ALLOC_KEY(ALLOC_K_ALLOCATOR, a));
 	alloc_slot_retarget(t, 1 + ALLOC_A_COUNT, ALLOC_KEY(ALLOC_K_THREAD, t->thread_no));
 	t->own_list = &alloc_map_orphans;
-	if (alloc_mode == MEMINST_MODE_MIM && alloc_map_list_adopt(&t->list, t->thread_no) == 0)
-		t->own_list = &t->list;
+	if (alloc_mode == MEMINST_MODE_MIM) {
+		alloc_list_t *l = alloc_map_list_new(t->thread_no);
+		if (l)
+			t->own_list = l;
+	}
+	t->own_id = t->own_list->id;
 	alloc_thread_lock_registry();
 	t->reg_next = thr_g.live;
 	if (thr_g.live)
@@ -239,7 +242,7 @@ static void thread_postfork_child(void)
 	for (alloc_thread_t *t = thr_g.live; t; t = next) {
 		next = t->reg_next;
 		if (t != self) {
-			alloc_map_list_handover(&t->list);
+			alloc_map_list_handover(t->own_list);
 			thread_retire_locked(t);
 		}
 	}

@@ -9,11 +9,17 @@
 **                   each try is checked; the first accepted one ends the
 **                   run with exit status 1.  Then the real header goes
 **                   back and the block is freed for real.
-**   forge links     (mim) a child overwrites the list links of a live block
-**                   with the addresses of two words in shared memory and
-**                   frees it, as an unlink-write attack would; the parent
-**                   checks that the child was stopped (SIGABRT) and that
-**                   neither word was written.
+**   forge index     (mim) a child allocates blocks A, B and C, overwrites
+**                   B's place in the map (the word 32 bytes in front of it)
+**                   and frees B, as a write-what-where attack on the map
+**                   would: with A's place (an entry that holds another
+**                   block), an index past the end of B's list, and the
+**                   address of a word in shared memory.  Unchecked, the
+**                   free would move the list's last entry (C) over A's
+**                   entry, or write past the list.  Each time the parent
+**                   checks that the child was stopped (SIGABRT) and that,
+**                   when it was, A's and C's places were as before and
+**                   the shared words unwritten.
 **
 ** Built with -fno-builtin: the compiler would otherwise drop the stores
 ** made just before free() as dead.  Uninstrumented (the reference run)
@@ -70,39 +76,66 @@ static int forge_headers(void)
 	return 0;
 }
 
-static int forge_links(void)
+static uint64_t *shared; /* [0..7] watched words; [8] the verdict */
+static uint64_t *watch_a, *watch_c, saved_a, saved_c;
+
+/* SIGABRT in the child: were the other blocks' places left alone? */
+static void forge_on_abort(int sig)
+{
+	(void)sig;
+	shared[8] = *watch_a == saved_a && *watch_c == saved_c ? 1 : 2;
+}
+
+static void forge_index_child(int how)
+{
+	uint64_t *a = malloc(64), *b = malloc(64), *c = malloc(64);
+	sink = a, sink = b, sink = c;
+	watch_a = a - 4, watch_c = c - 4;
+	saved_a = *watch_a, saved_c = *watch_c;
+	signal(SIGABRT, forge_on_abort);
+	if (how == 0)
+		b[-4] = a[-4]; /* the entry of another live block */
+	else if (how == 1)
+		b[-4] = (b[-4] & ~0xffffffffull) | 0x7fffffff; /* past the list's end */
+	else
+		b[-4] = (uintptr_t)&shared[0]; /* an address of the attacker's choice */
+	free(b);
+	_exit(0); /* not reached when the index is checked */
+}
+
+static int forge_index(void)
 {
 	if (!probe_on()) {
-		puts("links: nothing written");
+		puts("index: nothing written");
 		return 0;
 	}
-	/* two 16-byte-aligned "headers" whose words an unlink would write */
-	uint64_t *w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (w == MAP_FAILED)
+	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
 		return 2;
-	memset(w, 0x5a, 64);
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		uint64_t *b = malloc(64);
-		sink = b;
-		b[-4] = (uintptr_t)&w[0]; /* next */
-		b[-3] = (uintptr_t)&w[4]; /* prev */
-		free(b);
-		_exit(0); /* not reached when the unlink is checked */
-	}
-	int st;
-	waitpid(pid, &st, 0);
-	for (int i = 0; i < 8; i++)
-		if (w[i] != 0x5a5a5a5a5a5a5a5aull) {
-			printf("links: word %d written (%#llx)\n", i, (unsigned long long)w[i]);
+	for (int how = 0; how < 3; how++) {
+		memset(shared, 0x5a, 64);
+		shared[8] = 0;
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0)
+			forge_index_child(how);
+		int st;
+		waitpid(pid, &st, 0);
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) {
+			printf("index %d: the child was not stopped (status %#x)\n", how, st);
 			return 1;
 		}
-	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT) {
-		printf("links: the child was not stopped (status %#x)\n", st);
-		return 1;
+		if (shared[8] != 1) {
+			printf("index %d: another block's place was written\n", how);
+			return 1;
+		}
+		for (int i = 0; i < 8; i++)
+			if (shared[i] != 0x5a5a5a5a5a5a5a5aull) {
+				printf("index %d: word %d written (%#llx)\n", how, i, (unsigned long long)shared[i]);
+				return 1;
+			}
 	}
-	puts("links: nothing written");
+	puts("index: nothing written");
 	return 0;
 }
 
@@ -110,8 +143,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "headers") == 0)
 		return forge_headers();
-	if (argc == 2 && strcmp(argv[1], "links") == 0)
-		return forge_links();
-	fprintf(stderr, "usage: forge headers|links\n");
+	if (argc == 2 && strcmp(argv[1], "index") == 0)
+		return forge_index();
+	fprintf(stderr, "usage: forge headers|index\n");
 	return 2;
 }

@@ -107,8 +107,13 @@ ParameterizedTest(int *mode, header, layout)
 		void *p = alloc_core_malloc(sizes[i], ALLOC_A_MALLOC, ut_site(1), 0);
 		hdr_check_block(p, sizes[i], 16, ALLOC_A_MALLOC);
 		cr_assert_eq(alloc_map_count(), alloc_mode == MEMINST_MODE_MIM ? 1 : 0);
-		if (alloc_mode == MEMINST_MODE_MIM)
-			cr_assert_not_null(((alloc_mhdr_t *)p - 1)->next, "not linked into the map");
+		if (alloc_mode == MEMINST_MODE_MIM) {
+			alloc_mhdr_t *m = (alloc_mhdr_t *)p - 1;
+			alloc_list_t *l = alloc_map_list(alloc_at_list(m->at));
+			cr_assert_not_null(l, "the header names no list");
+			cr_assert(alloc_at_index(m->at) < l->count && l->arr[alloc_at_index(m->at)] == m,
+				  "not in the map where its header says");
+		}
 		alloc_core_free(p, ut_site(1));
 		cr_assert_eq(alloc_map_count(), 0);
 		UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);

@@ -6,7 +6,9 @@
 ** owner's lock; an exiting thread hands its list to the orphans and its
 ** record is reused by a later thread.  Through all of it a capture must see
 ** every live block exactly once, with the status agreeing, and frees of
-** any thread's blocks must find them.
+** any thread's blocks must find them.  (The blocks of an exiting thread
+** with more than alloc_map.c's MAP_MERGE_MAX stay in its list, without
+** owner: exit_with_many_blocks.)
 */
 #include "ut.h"
 
@@ -20,6 +22,12 @@ static const char *const lists_modes[] = {
 };
 
 ParameterizedTestParameters(lists, handover_and_capture)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTestParameters(lists, exit_with_many_blocks)
 {
 	static int idx[] = {0, 1};
 	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
@@ -135,6 +143,61 @@ ParameterizedTest(int *mode, lists, handover_and_capture)
 	cr_assert_eq(alloc_map_count(), 0);
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
 	pthread_barrier_destroy(&hold);
+}
+
+/*
+** A thread that exits with more blocks than are moved to the orphans
+** leaves its list in place, without owner: its blocks stay in captures
+** and are freed through it from any thread; once empty, the list goes to
+** the pool and the next thread gets it (no new list number).
+*/
+ParameterizedTest(int *mode, lists, exit_with_many_blocks)
+{
+	enum { MANY = 3 * 4096, FEW = 100 };
+	static void *many[MANY], *few[FEW], *live[MANY + FEW];
+	struct lst_work w = {.n = MANY, .size = 24, .blocks = many};
+	struct lst_work v = {.n = FEW, .size = 8, .blocks = few};
+	pthread_t t;
+	size_t n = 0;
+	ut_start(lists_modes[*mode]);
+	cr_assert_eq(pthread_create(&t, NULL, lst_alloc_half, &w), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(pthread_create(&t, NULL, lst_alloc_half, &v), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	for (unsigned j = 1; j < MANY; j += 2)
+		live[n++] = many[j];
+	for (unsigned j = 1; j < FEW; j += 2)
+		live[n++] = few[j];
+	cr_assert_eq(alloc_map_count(), n);
+	cr_assert_eq(alloc_map_count_ownerless(), n, "both exited threads' blocks are without owner");
+	cr_assert_eq(alloc_map_orphans.count, FEW / 2, "only the few moved to the orphans");
+	lst_expect_capture(live, n);
+
+	/* free the many from main, every other one first: the list's last
+	** entries move into the holes, and the blocks stay findable */
+	for (unsigned j = 0; j < MANY / 2; j += 2)
+		alloc_core_free(live[j], ut_site(91));
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++)
+		if (i >= MANY / 2 || i % 2)
+			live[kept++] = live[i];
+	lst_expect_capture(live, kept);
+	for (size_t i = 0; i < kept; i++)
+		if (i < MANY / 4)
+			alloc_core_free(live[i], ut_site(91));
+	cr_assert_eq(alloc_map_count(), FEW / 2);
+	uint32_t nlists = alloc_map_nlists();
+	w = (struct lst_work){.n = 10, .size = 8, .blocks = many};
+	cr_assert_eq(pthread_create(&t, NULL, lst_alloc_half, &w), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(alloc_map_nlists(), nlists, "the emptied list was not reused");
+	cr_assert_eq(alloc_map_count(), FEW / 2 + 5);
+	for (unsigned j = 1; j < 10; j += 2)
+		alloc_core_free(many[j], ut_site(91));
+	for (unsigned j = 1; j < FEW; j += 2)
+		alloc_core_free(few[j], ut_site(91));
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
 }
 
 /* ----------------------------------------- frees racing the hand-over --- */

@@ -549,7 +549,20 @@ size_t alloc_map_count(void);               /* takes each list in turn    */
 size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */
 void alloc_map_postfork_child(void);
 extern _Atomic uint64_t alloc_seq_reserved; /* allocation numbers handed out */
-uint64_t alloc_seq_take(alloc_thread_t *t);
+uint64_t alloc_seq_take_slow(alloc_thread_t *t);
+
+/*
+** The next allocation number for a block.  Threads reserve numbers in
+** batches so that the hot path touches no shared counter; the order
+** between threads is therefore right to within a batch.
+*/
+#define ALLOC_SEQ_BATCH 4096
+static inline uint64_t alloc_seq_take(alloc_thread_t *t)
+{
+	if (likely(t) && likely(t->seq_next != t->seq_end))
+		return t->seq_next++;
+	return alloc_seq_take_slow(t);
+}
 
 /* --------------------------------------------------------------- core --- */
 

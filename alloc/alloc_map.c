@@ -51,22 +51,14 @@ static alloc_table_t map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 
 ** than this (each move writes the block's header); more stay in place. */
 #define MAP_MERGE_MAX 4096
 
-#define MAP_SEQ_BATCH 4096
-
-/*
-** The next allocation number for a block.  Threads reserve numbers in
-** batches so that the hot path touches no shared counter; the order
-** between threads is therefore right to within a batch.
-*/
-uint64_t alloc_seq_take(alloc_thread_t *t)
+/* A thread whose reserved allocation numbers ran out, or without a
+** record: the inline half is alloc_seq_take (alloc_int.h). */
+uint64_t alloc_seq_take_slow(alloc_thread_t *t)
 {
 	if (unlikely(!t))
 		return atomic_fetch_add_explicit(&alloc_seq_reserved, 1, memory_order_relaxed);
-	if (unlikely(t->seq_next == t->seq_end)) {
-		t->seq_next = atomic_fetch_add_explicit(&alloc_seq_reserved, MAP_SEQ_BATCH,
-							memory_order_relaxed);
-		t->seq_end = t->seq_next + MAP_SEQ_BATCH;
-	}
+	t->seq_next = atomic_fetch_add_explicit(&alloc_seq_reserved, ALLOC_SEQ_BATCH, memory_order_relaxed);
+	t->seq_end = t->seq_next + ALLOC_SEQ_BATCH;
 	return t->seq_next++;
 }
 

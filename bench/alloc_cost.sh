@@ -18,9 +18,12 @@
 #    CPU of the same round.  The table shows medians over rounds and the
 #    min-max of the ratio.
 #
-# usage: bench/alloc_cost.sh [--rounds N] [--scale S] [--no-callgrind] [BUILD_DIR]
-#   --rounds N  rounds of part 2 (default 5)
-#   --scale S   bench_alloc -n S for part 2 (default 1: 2M pairs or steps)
+# usage: bench/alloc_cost.sh [--rounds N] [--scale S] [--no-callgrind]
+#                             [--baseline DIR] [BUILD_DIR]
+#   --rounds N      rounds of part 2 (default 5)
+#   --scale S       bench_alloc -n S for part 2 (default 1: 2M pairs or steps)
+#   --baseline DIR  also mis@base and mim@base: the libmeminst.so of another
+#                   build tree (an earlier commit), in the same rounds
 # Environment: MEMUSAGE_SO (default Debian's libmemusage.so).
 set -eu
 
@@ -28,11 +31,13 @@ rounds=5
 scale=1
 callgrind=1
 build=
+baseline=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
 	--scale) shift; scale=$1 ;;
 	--no-callgrind) callgrind=0 ;;
+	--baseline) shift; baseline=$1 ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "alloc_cost.sh: unknown option $1" >&2; exit 2 ;;
 	*) build=$1 ;;
@@ -51,11 +56,17 @@ for f in "$bench" "$timer" "$lib" "$mu"; do
 done
 
 configs="bare off mis mim memusage"
+if [ -n "$baseline" ]; then
+	base_lib=$baseline/alloc/.libs/libmeminst.so
+	[ -e "$base_lib" ] || { echo "alloc_cost.sh: $base_lib not found" >&2; exit 2; }
+	configs="bare off mis mim mis@base mim@base memusage"
+fi
 # cfg_env NAME: the env arguments that run a command under a configuration
 cfg_env() {
 	case $1 in
 	bare) echo "-u LD_PRELOAD -u MEMINST" ;;
 	memusage) echo "-u MEMINST LD_PRELOAD=$mu" ;;
+	*@base) echo "-u LD_PRELOAD LD_PRELOAD=$base_lib MEMINST=${1%@base},backend=system" ;;
 	*) echo "-u LD_PRELOAD LD_PRELOAD=$lib MEMINST=$1,backend=system" ;;
 	esac
 }
@@ -106,11 +117,13 @@ for r in $(seq 1 "$rounds"); do
 	done
 done >"$tmp/raw"
 
-awk "$BENCH_AWK"'
+awk -v configs="$configs" "$BENCH_AWK"'
 { r = val("round"); c = val("config"); w = val("workload")
   cpu[r, c, w] = val("cpu_ns"); ops[w] = val("ops"); seen[w] = 1; R[r] = 1 }
 END {
-	nw = split("pairs churn churn2", ws, " "); nc = split("off mis mim memusage", cs, " ")
+	nw = split("pairs churn churn2", ws, " ")
+	nc = 0; na = split(configs, all, " ")
+	for (i = 1; i <= na; i++) if (all[i] != "bare") cs[++nc] = all[i]
 	printf "  %-8s %-9s %10s %12s %14s %22s\n", "workload", "config", "cpu_s", "extra ns/op", "vs memusage", "(min-max over rounds)"
 	for (i = 1; i <= nw; i++) {
 		w = ws[i]

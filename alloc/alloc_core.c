@@ -311,7 +311,7 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 ** its header becomes an untracked one. */
 static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 {
-	core_hdr_write(core_hdr(user), user, size,
+	core_hdr_write((alloc_hdr_t *)user - 1, user, size,
 		       alloc_meta_pack(0, 0, alloc_meta_allocator(meta), alloc_meta_pad_log2(meta)) |
 			       ALLOC_META_UNTRACKED);
 }
@@ -446,8 +446,8 @@ enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
 static inline __attribute__((always_inline)) enum core_untracked core_untrack_mim(alloc_thread_t *t, void *user,
 										    uint64_t meta, size_t size)
 {
-	alloc_hdr_t *h = core_hdr(user);
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
+	alloc_hdr_t *h = &m->h;
 	alloc_list_t *l;
 	uint64_t at = m->at;
 	bool own = likely(t) && alloc_at_list(at) == t->own_id;

@@ -13,6 +13,8 @@
 #include "ut.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *const lists_modes[] = {
 	"mim",
@@ -28,6 +30,12 @@ ParameterizedTestParameters(lists, handover_and_capture)
 }
 
 ParameterizedTestParameters(lists, exit_with_many_blocks)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTestParameters(lists, fork_child_sees_every_block)
 {
 	static int idx[] = {0, 1};
 	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
@@ -198,6 +206,66 @@ ParameterizedTest(int *mode, lists, exit_with_many_blocks)
 		alloc_core_free(few[j], ut_site(91));
 	cr_assert_eq(alloc_map_count(), 0);
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+/*
+** fork while another thread holds many blocks: in the child that thread
+** does not exist, its list is handed over (kept, without owner: more than
+** are moved to the orphans), and a capture still sees every block once,
+** agreeing with the status; the child frees them all through the list.
+** The child reports by exit status (1: a count, 2: the capture, 3: after
+** freeing).
+*/
+static int lst_child_check(void *const *blocks, size_t nmany, size_t nall)
+{
+	if (alloc_map_count() != nall || alloc_map_count_ownerless() != nmany)
+		return 1;
+	alloc_snap_t *im = alloc_snap_capture(true, "api");
+	bool ok = im && im->nblocks == nall &&
+		  im->status[ALLOC_K_TOTAL][0].sizes.current == im->bytes &&
+		  im->status[ALLOC_K_TOTAL][0].blocks.current == nall;
+	if (im)
+		alloc_snap_free(im);
+	if (!ok)
+		return 2;
+	for (size_t i = 0; i < nmany; i++)
+		alloc_core_free(blocks[i], ut_site(91));
+	return alloc_map_count() == nall - nmany && ut_peek(MEMINST_STATUS_TOTAL, 0).blocks.current == nall - nmany
+		       ? 0 : 3;
+}
+
+ParameterizedTest(int *mode, lists, fork_child_sees_every_block)
+{
+	enum { MANY = 3 * 4096, FEW = 10 };
+	static void *many[MANY], *live[MANY / 2], *few[FEW];
+	pthread_barrier_t hold;
+	pthread_t t;
+	ut_start(lists_modes[*mode]);
+	pthread_barrier_init(&hold, NULL, 2);
+	struct lst_work w = {.n = MANY, .size = 24, .blocks = many, .hold = &hold};
+	cr_assert_eq(pthread_create(&t, NULL, lst_alloc_half, &w), 0);
+	pthread_barrier_wait(&hold);
+	for (unsigned i = 0; i < FEW; i++)
+		few[i] = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(94), 0);
+	for (unsigned j = 1; j < MANY; j += 2)
+		live[j / 2] = many[j];
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(lst_child_check(live, MANY / 2, MANY / 2 + FEW));
+	int st;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %#x", st);
+	pthread_barrier_wait(&hold);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(alloc_map_count(), MANY / 2 + FEW, "the parent's blocks left as they were");
+	for (unsigned j = 0; j < MANY / 2; j++)
+		alloc_core_free(live[j], ut_site(91));
+	for (unsigned i = 0; i < FEW; i++)
+		alloc_core_free(few[i], ut_site(94));
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	pthread_barrier_destroy(&hold);
 }
 
 /* ----------------------------------------- frees racing the hand-over --- */

@@ -689,8 +689,16 @@ static void buf_reopen_child(void);
 ** so that the reader can follow the TSC rate. */
 void trace_ev_flush(trace_thr_t *t)
 {
-	if (atomic_exchange(&t->flushing, 1))
+	/* no signal handler of the program runs inside: one that leaves by
+	** longjmp would leave the flag, the count and the writer's lock taken
+	** (two system calls a chunk) */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (atomic_exchange(&t->flushing, 1)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return; /* the exit flush has it */
+	}
 	int saved_errno = errno; /* flushes happen inside malloc and the wrapped calls */
 	trace_tls.busy++;
 	if (trace_unlikely(buf_reopen_in_child))
@@ -708,6 +716,7 @@ void trace_ev_flush(trace_thr_t *t)
 	atomic_store(&t->flushing, 0);
 	trace_modules_check();
 	trace_tls.busy--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved_errno;
 }
 

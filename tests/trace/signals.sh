@@ -7,6 +7,7 @@
 # whole or dropped whole and counted (6 records: two calls and returns of
 # sig_leaf, one of on_signal, told by LOST); main's own records are never
 # touched, the trace decodes, is in time order and balances.  Both clocks.
+# A handler that leaves by siglongjmp does not stop the tracing.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 
 T=$MI_TMP
@@ -40,5 +41,26 @@ for clock in wall cpu; do
 	mi_verdict "trace=$clock: a signal storm with an instrumented handler (${runs:-0} runs, ${on:-0} recorded)" \
 		"$why" "$T/s.out.err" stderr "$T/s.an.err" analyse
 done
+
+# A handler that leaves by siglongjmp, often out of the middle of a hook or
+# a flush: tracing goes on (the abandoned claim is taken over, no flush is
+# left half done), final_leaf's 100,000 calls after the storm are all
+# there and the trace decodes in order.
+why=
+for try in 1 2 3; do
+	tr_run preload "$T/j.out" "$T/j.trace" "trace=wall,trace_file=$T/j.trace" jumps ||
+		{ mi_why_add "run or trace_check failed"; break; }
+	runs=$(awk '$1 == "storm" { print $3 }' "$T/j.out")
+	[ "${runs:-0}" -ge 20 ] && break
+done
+if [ -z "$why" ]; then
+	[ "${runs:-0}" -ge 20 ] || mi_why_add "only ${runs:-0} signals handled"
+	final=$(tr_calls "$T/j.trace.chk" 1 "$(tr_addr "$T/j.out" final_leaf)")
+	[ "$final" = 100000 ] || mi_why_add "final_leaf: $final calls, not 100000"
+	[ "$(tr_field "$T/j.trace.chk" 1 unordered)" = 0 ] || mi_why_add "records out of time order"
+	"$TR_INSPECT" analyse "$T/j.trace" >/dev/null 2>"$T/j.an.err" || mi_why_add "analyse failed"
+fi
+mi_verdict "a handler leaving by siglongjmp (${runs:-0} runs): tracing goes on" "$why" \
+	"$T/j.out.err" stderr "$T/j.an.err" analyse
 
 mi_finish

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -139,6 +140,55 @@ static int storm(void)
 	return 0;
 }
 
+/* jumps: the same storm, but the handler leaves by siglongjmp into main's
+** loop, often out of the middle of a hook; then final_leaf 100,000 times,
+** which must all be recorded (an abandoned claim is taken over). */
+static sigjmp_buf jump_env;
+static void final_leaf(void) { sink++; }
+static void on_jump(int sig)
+{
+	(void)sig;
+	sig_leaf();
+	storm_runs++;
+	siglongjmp(jump_env, 1);
+}
+
+static int jumps(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_jump;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 7;
+	storm_main = pthread_self();
+	static pthread_t th;
+	static volatile long i;
+	static volatile int started;
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigsetjmp(jump_env, 1); /* every jump lands here, SIGUSR1 unblocked */
+	if (!started) { /* the sender starts once the jump point is set */
+		started = 1;
+		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+		if (pthread_create((pthread_t *)&th, NULL, storm_sender, NULL) != 0)
+			return 8;
+		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	}
+	while (i < 2000000)
+		leaf(), i++;
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	storm_done = 1;
+	pthread_join(th, NULL);
+	signal(SIGUSR1, SIG_IGN);
+	for (long k = 0; k < 100000; k++)
+		final_leaf();
+	printf("storm runs %ld\n", (long)storm_runs);
+	SHOW(final_leaf, 100000);
+	return 0;
+}
+
 static int run(const char *what)
 {
 	if (strcmp(what, "rec") == 0) {
@@ -147,6 +197,8 @@ static int run(const char *what)
 		SHOW(fib, calls);
 	} else if (strcmp(what, "storm") == 0) {
 		return storm();
+	} else if (strcmp(what, "jumps") == 0) {
+		return jumps();
 	} else if (strcmp(what, "mutual") == 0) {
 		sink = is_even(1001);
 		SHOW(is_even, 501);

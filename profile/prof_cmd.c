@@ -186,11 +186,13 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 
 /* ------------------------------------------------------------ profile -- */
 
-static FILE *pc_open_out(const struct insp_opts *o, const char *path, bool append)
+static FILE *pc_open_out(const struct insp_opts *o, const struct pc_args *a, const char *path)
 {
 	if (!path || !strcmp(path, "-"))
 		return o->out;
-	FILE *f = fopen(path, append ? "a" : "w");
+	if (insp_out_is_input(o, path, a->pos) || insp_out_is_input(o, path, a->pos2))
+		return NULL;
+	FILE *f = fopen(path, a->append ? "a" : "w");
 	if (!f)
 		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
 	return f;
@@ -209,7 +211,7 @@ static int pc_close_out(const struct insp_opts *o, const char *path, FILE *f)
 
 static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct prof_trace *tr)
 {
-	FILE *f = pc_open_out(o, a->dump, a->append);
+	FILE *f = pc_open_out(o, a, a->dump);
 	if (!f)
 		return INSP_EXIT_USAGE;
 	struct insp_pool pool = {0};
@@ -325,7 +327,7 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 		r = pc_smodel(o, &a2, a->pos2, s2, NULL, &m2);
 		have2 = r == 0;
 	}
-	FILE *f = r ? NULL : pc_open_out(o, a->dest, a->append);
+	FILE *f = r ? NULL : pc_open_out(o, a, a->dest);
 	if (!r && !f)
 		r = INSP_EXIT_USAGE;
 	if (f) {
@@ -341,7 +343,7 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 
 static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, struct prof_model *m)
 {
-	FILE *f = pc_open_out(o, a->dest, a->append);
+	FILE *f = pc_open_out(o, a, a->dest);
 	if (!f) {
 		prof_model_free(m);
 		return INSP_EXIT_USAGE;

@@ -249,10 +249,13 @@ void exp_input_free(struct exp_input *in)
 
 /* ------------------------------------------------------------ command -- */
 
-static FILE *exp_out(const struct insp_opts *o, const char *path)
+static FILE *exp_out(const struct insp_opts *o, const struct exp_args *a)
 {
+	const char *path = a->output;
 	if (!path || !strcmp(path, "-"))
 		return o->out;
+	if (insp_out_is_input(o, path, a->pos))
+		return NULL;
 	FILE *f = fopen(path, "w");
 	if (!f)
 		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
@@ -298,7 +301,7 @@ static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struc
 			metric == EXP_BYTES ? "" : samples ? " (timer samples need meminst --sample)" : "");
 		return INSP_EXIT_NOTFOUND;
 	}
-	if (!(*f = exp_out(o, a->output)))
+	if (!(*f = exp_out(o, a)))
 		return INSP_EXIT_USAGE;
 	exp_folded_write(&in->stacks, metric, *f);
 	return 0;
@@ -318,7 +321,7 @@ static int exp_pprof(const struct insp_opts *o, const struct exp_args *a, struct
 	else
 		pprof_from_samples(&pp, &in->sm, &in->tr);
 	int r = 0;
-	if (!(*f = exp_out(o, a->output)))
+	if (!(*f = exp_out(o, a)))
 		r = INSP_EXIT_USAGE;
 	else if (pprof_write(&pp, *f) != 0)
 		r = INSP_EXIT_DB; /* exp_close says it */
@@ -360,7 +363,7 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 	struct pprof pp;
 	pprof_init(&pp);
 	r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
-	if (!r && !(*f = exp_out(o, a->output)))
+	if (!r && !(*f = exp_out(o, a)))
 		r = INSP_EXIT_USAGE;
 	else if (!r && pprof_write(&pp, *f) != 0)
 		r = INSP_EXIT_DB; /* exp_close says it */
@@ -372,7 +375,7 @@ static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struc
 {
 	if (!exp_trace_calls(&in->tr) && !in->have_sm)
 		return exp_no_stacks(o, a->pos);
-	if (!(*f = exp_out(o, a->output)))
+	if (!(*f = exp_out(o, a)))
 		return INSP_EXIT_USAGE;
 	struct exp_chrome_opts co = {a->min_us, a->max_size, in->session ? a->pos : NULL, in->tr.h.pid,
 				     in->have_sm ? &in->sm : NULL};
@@ -418,7 +421,7 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 	if (!r && a.format == EXP_CALLGRIND) {
 		if (!in.have_model && !in.have_sm)
 			r = exp_no_stacks(o, a.pos);
-		else if (!(f = exp_out(o, a.output)))
+		else if (!(f = exp_out(o, &a)))
 			r = INSP_EXIT_USAGE;
 		else if (in.have_model)
 			exp_callgrind_write(&in.model, f);

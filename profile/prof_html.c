@@ -737,7 +737,9 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 					       "profile database has no stacks: give the trace)");
 	}
 	r = html_read(&h, &so);
-	if (!r && !(h.f = fopen(output, "w"))) {
+	if (!r && insp_out_is_input(o, output, h.path))
+		r = INSP_EXIT_USAGE;
+	else if (!r && !(h.f = fopen(output, "w"))) {
 		fprintf(o->err, "inspect: %s: %s\n", output, strerror(errno));
 		r = INSP_EXIT_USAGE;
 	}

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,4 +158,14 @@ int insp_text_columns(FILE *out)
 	if (fd >= 0 && isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		return ws.ws_col;
 	return 0;
+}
+
+bool insp_out_is_input(const struct insp_opts *o, const char *out, const char *in)
+{
+	struct stat so, si;
+	if (!out || !in || !strcmp(out, "-") || stat(out, &so) != 0 || stat(in, &si) != 0 ||
+	    so.st_dev != si.st_dev || so.st_ino != si.st_ino)
+		return false;
+	fprintf(o->err, "inspect: %s: is the file being read; give another -o FILE\n", out);
+	return true;
 }

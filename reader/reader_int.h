@@ -226,6 +226,10 @@ bool insp_parse_size(const char *s, uint64_t *out);
 /* ------------------------------------------------------------ insp_util -- */
 
 /* "insp_util.c" */
+/* An output file (-o FILE) that is an input of the command, by any name:
+** writing it would destroy what is read.  Says so on o->err and returns
+** true; false for standard output ("-" or NULL) and a file not there yet. */
+bool insp_out_is_input(const struct insp_opts *o, const char *out, const char *in);
 /* Allocation that cannot fail: out of memory prints one line and exits 3. */
 void *insp_xmalloc(size_t n);
 void *insp_xcalloc(size_t n, size_t size);

@@ -425,11 +425,20 @@ static void exit_like(const struct sess_result *r)
 	exit(128 + r->exit_signal);
 }
 
+/* The progress line is redrawn with "\r" and ESC [K: not on a terminal
+** that cannot erase a line (TERM unset, empty or dumb: an editor's shell
+** buffer would show the escapes). */
+static bool term_can_erase(void)
+{
+	const char *term = getenv("TERM");
+	return term && *term && strcmp(term, "dumb") != 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct sess_opts o = {0};
 	const char *library = find_library(parse_args(argc, argv, &o));
-	sess_progress = isatty(2);
+	sess_progress = isatty(2) && term_can_erase();
 	struct stat st;
 	if (o.output && !*o.output) {
 		sess_error("-o: an empty file name (see meminst --help)");

@@ -317,6 +317,11 @@ static void chrome_sample(struct chrome *c, struct ch_thread *t, const uint64_t 
 	uint64_t w = r[2], begin = ts > w ? ts - w : 0;
 	if (t->sdepth && begin > t->send + w / 2) /* a gap: nothing ran on */
 		chrome_sample_close(c, t, 0, t->send);
+	/* a weight of merged ticks (timer overruns on a loaded machine) reaches
+	** back into the sample before: its period starts where that one ended,
+	** so that frames closed later never end before the ones they hold */
+	if (begin < t->send)
+		begin = t->send;
 	size_t j = 0;
 	while (j < t->sdepth && j < k && t->sstack[j].fn == fids[j])
 		j++;

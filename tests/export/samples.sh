@@ -162,6 +162,34 @@ PY
 mi_verdict "chrome of samples: a nested track per thread, figures as analyse has them" "$why" \
 	ch.check check ch.err "export stderr"
 
+# A timer sample whose weight is several periods (timer overruns, a loaded
+# machine) reaches back over the samples before it: its frames start where
+# the last sample ended, so the track's events still nest (a made-up trace:
+# 0x3010's sample of weight 3 ms at 3 ms began at 0, over 0x2010 and 0x1020).
+why=
+cat >ov.script <<'EOF'
+header clock wall hz 1000000000
+1 start 0 100 main
+1 sample 1000000 1000000 0x2010 0x1010
+1 sample 2000000 1000000 0x1020
+1 sample 3000000 3000000 0x3010 0x1010
+1 sample 4000000 1000000 0x3010 0x1010
+1 exit 4000000
+EOF
+"$top_builddir/tests/profile/tracegen" ov.trace <ov.script 2>ov.err || mi_why_add "tracegen exited $?"
+"$INSPECT" export --format chrome -o ov.json ov.trace 2>>ov.err || mi_why_add "chrome exited $?"
+/usr/bin/python3 - ov.json <<'PY' >ov.check 2>&1 || mi_why_add "$(tail -n 1 ov.check)"
+import json, sys
+xs = sorted(((e["ts"], e["ts"] + e["dur"], e["name"]) for e in json.load(open(sys.argv[1]))["traceEvents"]
+             if e["ph"] == "X"), key=lambda e: (e[0], -e[1]))
+for i, a in enumerate(xs):
+    for b in xs[i + 1:]:
+        assert b[0] >= a[1] - 1e-6 or b[1] <= a[1] + 1e-6, "%s and %s overlap without nesting" % (a, b)
+assert ("0x3010" in [n for _, _, n in xs]) and min(s for s, _, n in xs if n == "0x3010") >= 2000 - 1e-6, xs
+PY
+mi_verdict "chrome of samples: a sample of several periods starts where the one before ended" "$why" \
+	ov.check check ov.err stderr
+
 # ------------------------------------------------ allocation samples alone --
 # folded of a session with allocation samples and no timer: its bytes by
 # default (as analyse), adding up to analyse's estimate; --metric time has

@@ -55,8 +55,9 @@ def top(path):
     return int(m.group(1)), rows
 t, rows = top(sys.argv[2])
 assert abs(t - own) <= 20, "wall total %d ns, the profile's own time %d ns" % (t, own)
-# (outside main: the allocator's calls before it starts and after it returns)
-assert t >= rows["main"][1] >= 0.99 * t, "main's cumulative %d, not ~ the total %d" % (rows["main"][1], t)
+# (outside main: the allocator's calls before it starts and after it returns, and on a loaded
+# machine the <preempted> time around them)
+assert t >= rows["main"][1] >= 0.95 * t, "main's cumulative %d, not ~ the total %d" % (rows["main"][1], t)
 for name in ("work", "alloc_big", "<alloc>", "burn_a", "burn_b"):
     assert name in rows, "%s is not in pprof -top: %s" % (name, sorted(rows))
 work = [f for th in a["threads"] for f in th["functions"] if f["name"] == "work"][0]

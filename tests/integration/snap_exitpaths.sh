@@ -9,8 +9,8 @@
 #   - main leaving with pthread_exit: the process ends when its worker
 #     does (status 0, exit snapshot), and a SIGTERM ends it while the
 #     worker still runs (meminst's service thread kept both from happening);
-#   - under the launcher, a dash `sh -c` (it ends with _exit) has its
-#     snapshot in the session.
+#   - under the launcher's defaults, a tree of 9 dash processes (each
+#     ends with _exit) leaves 9 exit snapshots, and report counts 9.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -94,15 +94,25 @@ wait "$pid"
 snap_expect "exit status" "$?" 143
 mi_verdict "pthread_exit from main: SIGTERM still ends the process" "$why" "$d.err" stderr
 
+# A tree of dash processes under the launcher's defaults (sampling, the
+# timeline's service thread): every process ends with _exit (dash) and
+# each leaves its snapshot.  The 9: the top shell; `dash -c :`; `dash -c
+# "dash -c : ; :"` and the one it starts; the subshell `( : )`; the two
+# sides of `: | :`; `dash -c ": & wait"` and its background child.
 if [ -x /bin/dash ]; then
 	why=
 	d=$MI_TMP/launcher
 	mkdir -p "$d"
-	(cd "$d" && MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q --no-time --mim -o s.db -- \
-		/bin/dash -c '/bin/true; /bin/true') >"$d.out" 2>"$d.err"
+	(cd "$d" && MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q -o s.db -- \
+		/bin/dash -c '/bin/dash -c ":"; /bin/dash -c "/bin/dash -c : ; :"; ( : ); : | : ;
+			      /bin/dash -c ": & wait"; :') >"$d.out" 2>"$d.err"
 	snap_expect "launcher exit status" "$?" 0
-	snap_expect "dash processes with a snapshot" \
-		"$(snap_sql "$d/s.db" "SELECT count(*) FROM session_process WHERE exe LIKE '%dash' AND snapshots > 0")" 1
-	mi_verdict "launcher: dash -c, which ends with _exit, has its snapshot" "$why" "$d.err" stderr
+	snap_expect "processes" "$(snap_sql "$d/s.db" "SELECT count(*) FROM session_process")" 9
+	snap_expect "processes with an exit snapshot" "$(snap_sql "$d/s.db" "SELECT count(DISTINCT pid) FROM \
+		snapshot WHERE trigger = 'exit'")" 9
+	"$top_builddir/inspect/inspect" report "$d/s.db" >"$d.report" 2>&1
+	grep -q '^processes: *9$' "$d.report" || mi_why_add "report does not count the 9 processes"
+	mi_verdict "launcher: a tree of 9 dash processes, each ending with _exit, leaves 9 exit snapshots" \
+		"$why" "$d.err" stderr "$d.report" report
 fi
 mi_finish

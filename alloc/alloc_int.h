@@ -645,6 +645,7 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
+void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
 void alloc_snap_at_exit(void);     /* once: later calls do nothing */
 bool alloc_snap_exit_done(void);
 

@@ -22,8 +22,9 @@
 **             "snapshot <absolute-path> <map|status>"; answer, one line:
 **             "ok <snapshot-number>" or "error <message>".
 **
-** In a child created by fork the thread does not exist; the child still
-** stores its exit snapshot and answers the API (see meminst(7)).
+** In a child created by fork the thread does not exist; with control=on
+** the child starts its own (its channel named by its own pid), else it
+** still stores its exit snapshot and answers the API (see meminst(7)).
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
@@ -436,15 +437,25 @@ void alloc_service_flush(void)
 	pthread_mutex_unlock(&svc.busy);
 }
 
+static bool svc_launch(void);
+
 /*
 ** In a child of fork the thread is gone: forget it, and drop what was
 ** shared with the parent (its pending peak, the wake pipe a signal in the
 ** child would otherwise use to make the parent store a snapshot, the
-** control socket).  The child's exit snapshot and API calls still work.
+** control socket).  With control=on the child starts a service of its own
+** (a forked worker answers inspect --pid too, and takes its interval, peak
+** and signal snapshots); otherwise its exit snapshot and API calls still
+** work.  Child handlers run in the order they were registered, so those of
+** the locks and of alloc_exit.c have run: the new thread can allocate and
+** register itself.
 */
 static void svc_postfork_child(void)
 {
+	bool had_channel = svc.listen_fd >= 0;
 	svc.running = false;
+	atomic_store(&svc.registered, false);
+	atomic_store(&svc.table_ready, false);
 	pthread_mutex_init(&svc.busy, NULL);
 	alloc_snap_free(atomic_exchange(&svc.peak_image, NULL));
 	atomic_store(&alloc_peak_next, INT64_MAX);
@@ -463,27 +474,27 @@ static void svc_postfork_child(void)
 			close(svc_conn[i].fd);
 		svc_conn[i].fd = -1;
 	}
+	if (had_channel) {
+		int saved_errno = errno; /* fork's caller sees fork's errno */
+		svc_launch();
+		errno = saved_errno;
+	}
 }
 
 /*
-** From the library's constructor: start the thread if MEMINST asks for a
-** trigger that needs it.  Signals are blocked while it is created, so it
-** starts with all of them blocked.
+** The wake pipe, the control socket when asked for, and the thread, with
+** every signal blocked while it is created so that it starts with all of
+** them blocked.  False (said) if the thread could not be started.
 */
-void alloc_service_start(void)
+static bool svc_launch(void)
 {
-	const alloc_options_t *o = &alloc_opts;
-	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
-	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
-	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
-		return;
 	if (pipe2(svc.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		alloc_log("cannot start the snapshot service: %s", strerror(errno));
-		return;
+		return false;
 	}
 	for (int i = 0; i < SVC_CONN_MAX; i++)
 		svc_conn[i].fd = -1;
-	if (o->control)
+	if (alloc_opts.control)
 		svc.listen_fd = svc_control_open();
 	svc.wake_ino = svc_fd_ino(svc.wake[0]);
 	svc.listen_ino = svc_fd_ino(svc.listen_fd);
@@ -501,7 +512,7 @@ void alloc_service_start(void)
 		sched_yield();
 	if (rc != 0) {
 		alloc_log("cannot start the snapshot service thread: %s", strerror(rc));
-		return;
+		return false;
 	}
 	pthread_detach(th);
 	/* known as ours before the program goes on: an _exit right after must
@@ -509,12 +520,29 @@ void alloc_service_start(void)
 	while (!atomic_load(&svc.registered))
 		sched_yield();
 	svc.running = true;
+	if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_PEAK))
+		svc_peak_arm(0);
+	return true;
+}
+
+/*
+** From the library's constructor: start the thread if MEMINST asks for a
+** trigger that needs it.
+*/
+void alloc_service_start(void)
+{
+	const alloc_options_t *o = &alloc_opts;
+	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
+	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
+	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
+		return;
+	alloc_sqlite_fork_init(); /* its child handler runs before ours */
+	if (!svc_launch())
+		return;
 	pthread_atfork(NULL, NULL, svc_postfork_child);
 	if (sig) {
 		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART};
 		sigemptyset(&sa.sa_mask);
 		sigaction(o->snapshot_signal, &sa, NULL);
 	}
-	if (peak)
-		svc_peak_arm(0);
 }

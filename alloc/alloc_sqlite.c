@@ -553,14 +553,23 @@ static void sq_fork_register(void)
 	pthread_atfork(sq_prefork, sq_postfork_parent, sq_postfork_child);
 }
 
+static pthread_once_t sq_fork_once = PTHREAD_ONCE_INIT;
+
+/* Register the fork handlers now: the service thread's come after them, so
+** that in a child the store lock is made anew before a service thread of
+** the child's own can store (alloc_service.c). */
+void alloc_sqlite_fork_init(void)
+{
+	pthread_once(&sq_fork_once, sq_fork_register);
+}
+
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
 	bool created = false;
 	alloc_guard_enter();
-	pthread_once(&once, sq_fork_register);
+	pthread_once(&sq_fork_once, sq_fork_register);
 	pthread_mutex_lock(&sq_store_lock);
 	sq_storing = true;
 	sq_ident_t ident;

@@ -57,6 +57,8 @@ static void usage(FILE *to)
 	      "  --mim                  also the live block map: snapshots list every block\n"
 	      "  --no-memory            no memory instrumentation (time profiling only)\n"
 	      "  --backend=NAME         system (default) or jemalloc\n"
+	      "  --control              every process listens on a control channel (forked\n"
+	      "                         children too): 'inspect status --pid PID' while it runs\n"
 	      "  --interval=DURATION    memory timeline period, e.g. 100ms, 1s (default 100ms;\n"
 	      "                         0 for none)\n"
 	      "  --snapshot-at=WHEN     which events store a snapshot: exit, peak, signal joined\n"
@@ -135,7 +137,7 @@ static void bad_value(const char *opt, const char *value, const char *expected)
 
 enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
        OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT,
-       OPT_SITE_DEPTH };
+       OPT_SITE_DEPTH, OPT_CONTROL };
 
 static const struct option long_opts[] = {
     {"mis", no_argument, NULL, OPT_MIS},
@@ -151,6 +153,7 @@ static const struct option long_opts[] = {
     {"no-time", no_argument, NULL, OPT_NO_TIME},
     {"snapshot-at", required_argument, NULL, OPT_SNAPSHOT_AT},
     {"site-depth", required_argument, NULL, OPT_SITE_DEPTH},
+    {"control", no_argument, NULL, OPT_CONTROL},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -237,6 +240,7 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 			bad_value("site-depth", arg, "expected user or a number of frames from 1 to 32");
 		o->site_depth = arg;
 		break;
+	case OPT_CONTROL: o->control = true; break;
 	case OPT_NO_TIME: *no_time = true; break;
 	}
 }
@@ -298,6 +302,10 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 		sess_error("--sample-clock needs --sample");
 		exit(2);
 	}
+	if (o->control && !strcmp(o->mode, "off")) {
+		sess_error("--control contradicts --no-memory (the channel stores memory snapshots)");
+		exit(2);
+	}
 	return library;
 }
 
@@ -337,6 +345,8 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 			ADD(",interval=%s,interval_content=status", o->interval_text);
 		if (o->site_depth)
 			ADD(",site_depth=%s", o->site_depth);
+		if (o->control)
+			ADD(",control=on");
 	}
 	if (o->trace_clock)
 		ADD(",trace=%s", o->trace_clock);

@@ -37,6 +37,7 @@ struct sess_opts {
 	uint64_t interval_ns;    /* timeline period, 0: none                 */
 	const char *interval_text;
 	const char *snapshot_at;   /* --snapshot-at: MEMINST snapshot_at= words */
+	bool control;              /* --control: MEMINST control=on            */
 	char **argv;             /* the program and its arguments            */
 };
 

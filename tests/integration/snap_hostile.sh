@@ -9,8 +9,10 @@
 #   - eleven idle connections do not lock a real request out: it is
 #     answered "ok 1" while they stay open (the oldest is dropped to make
 #     room), and the program exits normally afterwards.
-#   - inspect on a forked child of a control=on process says why it has
-#     no channel (it told the user to start it with control=on).
+#   - a forked child of a control=on process answers inspect status --pid
+#     on a channel of its own (it had none);
+#   - inspect on a control=on process that closed its descriptors says why
+#     it has no channel (it told the user to start it with control=on).
 # Counts of bytes sent, not durations, are what is checked.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
@@ -142,24 +144,51 @@ wait "$idle"
 finish
 mi_verdict "eleven idle connections do not lock a request out" "$why" "$dir.err" stderr "$MI_TMP/idle.held" idle
 
-# A child made by fork of a control=on process has no channel of its own:
-# inspect says so, instead of telling the user to start it with control=on.
+# A child made by fork of a control=on process opens a channel of its own:
+# inspect status --pid CHILD answers with the child's snapshot (its pid,
+# its 3000 blocks of 1000 bytes more than the parent, which has not them).
 why=
 MI_MEMINST="mim,control=on"
 mi_x "$PY" -c '
 import os, subprocess, sys, time
+r, w = os.pipe()
 pid = os.fork()
 if pid == 0:
-    time.sleep(20)
+    x = [bytearray(1000) for i in range(3000)]
+    os.write(w, b"x")
+    time.sleep(60)
     os._exit(0)
+os.read(r, 1)
 env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "MEMINST")}
-r = subprocess.run([sys.argv[1], "status", "--pid", str(pid)], capture_output=True, text=True, env=env)
-print(r.returncode, r.stderr.strip())
+for p in (pid, os.getpid()):
+    r = subprocess.run([sys.argv[1], "status", "--pid", str(p), "--json"], capture_output=True,
+                       text=True, env=env)
+    print(p, r.returncode, r.stdout.replace("\n", " "), r.stderr.strip())
 os.kill(pid, 9)
 os.waitpid(pid, 0)' "$top_builddir/inspect/inspect" >"$MI_TMP/child.out" 2>"$MI_TMP/child.err"
 unset MI_MEMINST
-grep -q "^4 inspect: process [0-9]* has no meminst control channel although it was started with control=on: a child made by fork" \
-	"$MI_TMP/child.out" || mi_why_add "no line saying why: $(cat "$MI_TMP/child.out")"
-mi_verdict "a forked child of a control=on process: inspect says why it has no channel" "$why" \
-	"$MI_TMP/child.err" stderr
+read -r cpid crc cjson <"$MI_TMP/child.out"
+snap_expect "inspect status --pid CHILD exit status" "$crc" 0
+echo "$cjson" | grep -q "\"pid\": *$cpid[,}]" || mi_why_add "the answer is not the child's: $cjson"
+mi_verdict "a forked child of a control=on process has its own channel" "$why" \
+	"$MI_TMP/child.out" out "$MI_TMP/child.err" stderr
+
+# A control=on process that closes every descriptor it did not open (a
+# daemon) loses its channel: inspect says so, not "start it with control=on".
+why=
+MI_MEMINST="mim,control=on"
+mi_x "$PY" -c '
+import os, subprocess, sys, time
+time.sleep(0.2)
+os.closerange(3, 65536)
+time.sleep(0.5)
+env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "MEMINST")}
+r = subprocess.run([sys.argv[1], "status", "--pid", str(os.getpid())], capture_output=True,
+                   text=True, env=env)
+print(r.returncode, r.stderr.strip())' "$top_builddir/inspect/inspect" >"$MI_TMP/closed.out" 2>"$MI_TMP/closed.err"
+unset MI_MEMINST
+grep -q "^4 inspect: process [0-9]* has no meminst control channel although it was started with control=on: it closed the library's descriptors" \
+	"$MI_TMP/closed.out" || mi_why_add "no line saying why: $(cat "$MI_TMP/closed.out")"
+mi_verdict "a control=on process that closed its descriptors: inspect says why it has no channel" "$why" \
+	"$MI_TMP/closed.err" stderr
 mi_finish

@@ -147,6 +147,35 @@ why=
 expect "deepest frame of a type with --site-depth=3" "$(snap_sql depth.db "SELECT max(depth) FROM type_frame")" 2
 mi_verdict "--site-depth: stacks of types stored in the session" "$why" err stderr
 
+# --control: a child the program forks (no exec) answers inspect status
+# --pid with its own figures while the run goes on; the session is as
+# without it (the two processes, their exit snapshots).
+why=
+"$M" -q --no-time --control -o ctl.db -- /usr/bin/python3 -c '
+import os, subprocess, sys, time
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    x = [bytearray(1000) for i in range(3000)]
+    os.write(w, b"x")
+    time.sleep(60)
+    os._exit(0)
+os.read(r, 1)
+env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "MEMINST")}
+r = subprocess.run([sys.argv[1], "status", "--pid", str(pid), "--json"], capture_output=True,
+                   text=True, env=env)
+print(pid, r.returncode, r.stdout.replace("\n", " "), r.stderr.strip())
+os.kill(pid, 15)
+os.waitpid(pid, 0)' "$INSPECT" >ctl.out 2>err
+expect "exit status with --control" $? 0
+read -r cpid crc cjson <ctl.out
+expect "inspect status --pid CHILD" "$crc" 0
+echo "$cjson" | grep -q "\"pid\": *$cpid[,}]" || mi_why_add "the answer is not the child's: $cjson"
+expect "control=on in the session's MEMINST" \
+	"$(snap_sql ctl.db "SELECT meminst_env LIKE '%,control=on%' FROM session_run")" 1
+expect "processes" "$(snap_sql ctl.db 'SELECT count(*) FROM session_process')" 2
+mi_verdict "--control: a forked child answers inspect status --pid" "$why" err stderr ctl.out out
+
 # Bad command lines: one line, status 2, the program not run.  A library
 # that is not a libmeminst (the loader would ignore it and run the program
 # uninstrumented) is one of them.
@@ -156,7 +185,7 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
-	"--no-time --trace" "--bogus" ""; do
+	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then
 		# shellcheck disable=SC2086

@@ -53,7 +53,7 @@ static const struct insp_option analyse_options[] = {
 			"called pairs; flat: the functions)"),
 	INSP_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
 	INSP_OPTION_FULL_NAMES,
-	INSP_OPTION_PID("sessions: the process whose trace to read"),
+	INSP_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
 	{"", 0, INSP_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
 	{"sort", 0, INSP_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
 	{"no-callers", 0, INSP_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
@@ -99,6 +99,7 @@ struct pc_args {
 	bool dump_on, append, no_symbols, json;
 	bool metric_given;
 	int64_t pid;
+	const struct prof_procs *procs; /* a session of several: said first in text */
 	struct prof_aopts ao;
 	struct prof_sopts so;
 	const char *hide[64];
@@ -274,6 +275,46 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 
 /* ------------------------------------------------------------ analyse -- */
 
+/* Text output of a session of several processes: the processes by samples
+** and which one follows, before the analysis. */
+static void pc_preamble(const struct insp_opts *o, const struct pc_args *a, FILE *f)
+{
+	if (!a->procs || a->json || a->ao.csv)
+		return;
+	struct insp_opts to = *o;
+	to.out = f;
+	insp_doc_t *d = insp_doc_new(&to, NULL);
+	insp_table_t *t = prof_procs_table(d, a->procs, true, 15);
+	insp_table_note(t, "analysed below: pid %lld, the heaviest; --pid PID for another", (long long)a->pid);
+	insp_doc_print(d);
+	insp_doc_free(d);
+	fputc('\n', f);
+}
+
+/*
+** A session of several traced processes, no --pid: the one with the most
+** samples (else exact calls) is analysed, not the program's first process
+** (a shell or make whose children did the work).  Fills a->pid and
+** a->procs (freed by the caller); 0 or an exit code.
+*/
+static int pc_pick_process(const struct insp_opts *o, struct pc_args *a, struct prof_procs *ps)
+{
+	if (a->pid || !insp_is_session(a->pos))
+		return 0;
+	int r = prof_procs_read(a->pos, o, ps);
+	if (r)
+		return r;
+	size_t traced = 0;
+	for (size_t i = 0; i < ps->n; i++)
+		traced += ps->p[i].trace_read;
+	const struct prof_proc *p = prof_procs_heaviest(ps, true);
+	if (traced > 1 && p) {
+		a->pid = p->pid;
+		a->procs = ps;
+	}
+	return 0;
+}
+
 /* Calls in the trace (exact tracing). */
 static uint64_t pc_calls(const struct prof_trace *tr)
 {
@@ -331,6 +372,7 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 	if (!r && !f)
 		r = INSP_EXIT_USAGE;
 	if (f) {
+		pc_preamble(o, a, f);
 		prof_display(&m, have2 ? &m2 : NULL, &a->so, f);
 		r = pc_close_out(o, a->dest, f);
 	}
@@ -348,6 +390,7 @@ static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, s
 		prof_model_free(m);
 		return INSP_EXIT_USAGE;
 	}
+	pc_preamble(o, a, f);
 	if (a->json)
 		prof_analyse_json(m, &a->ao, f);
 	else if (a->ao.csv)
@@ -369,6 +412,11 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	struct prof_model m;
 	if (prof_is_trace(a.pos) == 1 || insp_is_session(a.pos)) {
+		struct prof_procs ps = {0};
+		if ((r = pc_pick_process(o, &a, &ps))) {
+			prof_procs_free(&ps);
+			return r;
+		}
 		struct prof_trace tr;
 		struct prof_samples *s = prof_samples_new();
 		r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, s);
@@ -386,7 +434,10 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		bool fprof = !r && a.so.style == PROF_ST_FPROF;
 		prof_trace_free(&tr);
 		prof_samples_free(s);
-		return fprof ? pc_output_fprof(o, &a, &m) : r;
+		if (fprof)
+			r = pc_output_fprof(o, &a, &m);
+		prof_procs_free(&ps);
+		return r;
 	}
 	if (a.pid)
 		return insp_usage_error(o, "analyse", "--pid is for session databases");

@@ -14,6 +14,7 @@
 **   prof_samples.c  samples of a trace: aggregation while reading, then
 **                   functions, threads and the figures of the displays
 **   prof_display.c  the sampling displays: flat, tree, callers, anomalies
+**   prof_procs.c    the processes of a session side by side, the heaviest
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
 **
 ** Errors follow the reader toolkit's rules (reader/reader_int.h): a function that fails prints
@@ -342,5 +343,30 @@ struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t 
 ** for anomalies, or NULL) on f. */
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
+
+/* ------------------------------------------------------------ prof_procs -- */
+
+/* "prof_procs.c": the processes of a session, for report and analyse. */
+struct prof_proc {
+	int64_t pid, ppid;
+	char *command;       /* its command line, else its executable        */
+	uint64_t peak_bytes; /* the highest max-ever total of its snapshots   */
+	int64_t snapshots;
+	bool traced, trace_read; /* a stored trace; read without damage       */
+	uint64_t samples, calls;
+};
+struct prof_procs {
+	struct prof_proc *p;
+	size_t n;
+};
+/* Read session_process of the session `path` and each stored trace. */
+int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_procs *ps);
+void prof_procs_free(struct prof_procs *ps);
+/* The heaviest process by peak memory, or by_time by samples (else
+** calls); NULL when none has any. */
+const struct prof_proc *prof_procs_heaviest(const struct prof_procs *ps, bool by_time);
+const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid);
+/* The table "processes", heaviest first (limit rows, 0: all); notes may follow. */
+insp_table_t *prof_procs_table(insp_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
 
 #endif /* PROF_INT_H */

@@ -19,7 +19,9 @@
 **
 ** Memory figures come from the snapshots (the timeline, the peak and exit
 ** snapshots); time and allocation per function from the trace the session
-** stores.  A part the session does not have is said in one line.
+** stores.  A part the session does not have is said in one line.  A
+** session of several processes is summarised first (prof_procs.c), and
+** its parts are of the heaviest process, by memory and by time.
 */
 #include "prof_export.h"
 
@@ -30,7 +32,7 @@
 #define REPORT_TOP 15
 
 static const struct insp_option report_options[] = {
-	INSP_OPTION_PID("the process (default: the session's program)"),
+	INSP_OPTION_PID("the process (default: the session's program; a session of\nseveral: each one's weight, then the heaviest)"),
 	INSP_OPTION_LIMIT("N rows per table (default 15)"),
 	INSP_OPTIONS_FORMAT,
 	INSP_OPTIONS_SYMBOLS,
@@ -110,13 +112,20 @@ static const struct insp_col tracer_cols[] = {
 
 /* ---------------------------------------------------------------- run -- */
 
+/* The run, or with --pid another process of it: that process's command
+** line, and no duration or exit status (the session has the program's
+** only). */
 static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 {
 	sqlite3_stmt *st = insp_db_prepare(db,
-	    "SELECT argv, duration_ns, exit_code, exit_signal, mode, backend, trace_clock, sample_hz, "
-	    "(SELECT count(*) FROM session_process) FROM session_run");
+	    "SELECT CASE WHEN r.pid = ?1 THEN r.argv ELSE coalesce((SELECT CASE WHEN p.cmdline <> '' THEN "
+	    " p.cmdline ELSE p.exe END FROM session_process p WHERE p.pid = ?1), r.argv) END, "
+	    " CASE WHEN r.pid = ?1 THEN r.duration_ns END, CASE WHEN r.pid = ?1 THEN r.exit_code END, "
+	    " CASE WHEN r.pid = ?1 THEN r.exit_signal END, mode, backend, trace_clock, sample_hz, "
+	    " (SELECT count(*) FROM session_process) FROM session_run r");
 	if (!st)
 		return INSP_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		insp_table_t *t = insp_doc_table(d, "run", run_cols, NCOLS(run_cols), INSP_T_SINGLE);
@@ -124,8 +133,7 @@ static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 		insp_row(t);
 		insp_put_str(t, insp_col_text(db, st, 0));
 		insp_put_int(t, pid);
-		insp_put_int(t, sqlite3_column_int64(st, 1));
-		for (int c = 2; c <= 3; c++)
+		for (int c = 1; c <= 3; c++)
 			if (sqlite3_column_type(st, c) == SQLITE_NULL)
 				insp_put_null(t);
 			else
@@ -197,7 +205,7 @@ static int64_t report_last_snapshot(insp_db_t *db, int64_t pid)
 }
 
 /* The snapshot of pid with the highest total, and the exact max-ever. */
-static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_peak *pk)
+static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of, struct report_peak *pk)
 {
 	sqlite3_stmt *st = insp_db_prepare(db,
 	    "SELECT s.id, s.elapsed_ns, t.sizes_current, t.blocks_current, "
@@ -220,7 +228,7 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 		pk->held = pk->bytes >= max_ever - max_ever / 10;
 		pk->last = report_last_snapshot(db, pid);
 		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
-		insp_table_title(t, "memory:");
+		insp_table_title(t, "memory%s:", of);
 		insp_row(t);
 		insp_put_uint(t, max_ever);
 		insp_put_int(t, pk->nearest);
@@ -246,7 +254,7 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, struct report_
 	if (rc == SQLITE_DONE) {
 		pk->nearest = 0;
 		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
-		insp_table_title(t, "memory:");
+		insp_table_title(t, "memory%s:", of);
 		insp_table_note(t, "(no snapshot of this process: the run was made with --no-memory, or the "
 			       "process stored none)");
 		return 0;
@@ -554,6 +562,50 @@ static int report_functions(insp_doc_t *d, const char *path, const struct insp_o
 
 /* ------------------------------------------------------------ command -- */
 
+/*
+** Which processes the parts are of.  --pid: that one for both.  A session
+** of several processes: the memory part is the heaviest by peak, the time
+** part the heaviest by samples (else calls), and the table of processes
+** says what each one weighs; one process: the program's, as before.
+*/
+static int report_processes(insp_db_t *db, const char *path, const struct insp_opts *o, int64_t given,
+		       struct prof_procs *ps, int64_t *mem_pid, int64_t *time_pid, bool *several)
+{
+	int r = 0;
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT count(*) FROM session_process");
+	*several = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 1;
+	sqlite3_finalize(st);
+	if (*several && !given && !(r = prof_procs_read(path, o, ps))) {
+		const struct prof_proc *mem = prof_procs_heaviest(ps, false), *time = prof_procs_heaviest(ps, true);
+		*mem_pid = mem ? mem->pid : 0;
+		*time_pid = time ? time->pid : 0;
+	}
+	if (r)
+		return r;
+	if (given)
+		*mem_pid = *time_pid = given;
+	if (!*mem_pid && (r = insp_db_main_pid(db, 0, mem_pid)) == INSP_EXIT_NOTFOUND) /* no snapshot */
+		r = report_session_pid(db, mem_pid);
+	return r;
+}
+
+/* The processes of the session, heaviest by peak first, and in text which
+** ones the memory and time parts below are of. */
+static void report_heaviest(insp_doc_t *d, const struct prof_procs *ps, size_t limit, int64_t mem_pid,
+			    int64_t time_pid)
+{
+	insp_table_t *t = prof_procs_table(d, ps, false, limit);
+	char mem[96] = "", time[96] = "";
+	if (mem_pid)
+		snprintf(mem, sizeof mem, "the heaviest by peak live bytes: pid %lld (memory below); ",
+			 (long long)mem_pid);
+	if (time_pid)
+		snprintf(time, sizeof time, "by %s: pid %lld (functions below); ",
+			 prof_procs_find(ps, time_pid)->samples ? "samples" : "calls", (long long)time_pid);
+	insp_table_note(t, "%s%s--pid PID for one process%s", mem, time,
+			limit && limit < ps->n ? ", --limit 0 for them all" : "");
+}
+
 int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 {
 	struct insp_args a;
@@ -569,7 +621,6 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	}
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : REPORT_TOP;
 	struct insp_session s = {0};
-	int64_t pid = a.pid;
 	struct report_peak pk = {0};
 	/* not insp_session_open: a time-only session (--no-memory) has no snapshot */
 	if ((r = insp_db_open(a.pos[0], o, &s.db)))
@@ -580,28 +631,41 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		insp_session_close(&s);
 		return INSP_EXIT_DB;
 	}
-	if (pid && !report_known_pid(s.db, pid)) {
-		fprintf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)pid);
+	if (a.pid && !report_known_pid(s.db, a.pid)) {
+		fprintf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
 		insp_session_close(&s);
 		return INSP_EXIT_NOTFOUND;
 	}
 	insp_doc_t *d = insp_doc_new(o, &a);
-	if (!pid && (r = insp_db_main_pid(s.db, 0, &pid)) == INSP_EXIT_NOTFOUND) /* no snapshot */
-		r = report_session_pid(s.db, &pid);
-	if (!r && !(r = report_run(d, s.db, pid)) && !(r = report_peak(d, s.db, pid, &pk)) && pk.nearest) {
+	int64_t mem_pid = 0, time_pid = 0, run_pid = a.pid;
+	bool several = false, summary;
+	char of[96] = "";
+	struct prof_procs ps = {0};
+	r = report_processes(s.db, a.pos[0], o, a.pid, &ps, &mem_pid, &time_pid, &several);
+	summary = several && !a.pid;
+	if (summary)
+		snprintf(of, sizeof of, " of pid %lld", (long long)mem_pid);
+	if (!r && !run_pid)
+		r = report_session_pid(s.db, &run_pid);
+	if (!r)
+		r = report_run(d, s.db, run_pid);
+	if (!r && summary)
+		report_heaviest(d, &ps, limit, mem_pid, time_pid);
+	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
 		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)) &&
 		    !(r = report_live(d, &s, snap, true, total, limit, pk.held)))
-			r = report_exit(d, &s, pid, limit);
+			r = report_exit(d, &s, mem_pid, limit);
 	}
 	struct exp_input in = {0};
 	if (!r)
-		r = report_functions(d, a.pos[0], o, a.pid, a.no_symbols || o->no_symbols, limit, &in);
+		r = report_functions(d, a.pos[0], o, time_pid, a.no_symbols || o->no_symbols, limit, &in);
 	if (!r)
 		r = insp_doc_print(d);
 	exp_input_free(&in);
+	prof_procs_free(&ps);
 	insp_doc_free(d);
 	insp_session_close(&s);
 	return r;

@@ -127,6 +127,13 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 		*pid = strace_int(s->db, "SELECT min(pid) FROM session_trace", 0, 0);
 	*size = (uint64_t)strace_int(s->db, "SELECT sum(length(data)) FROM session_trace WHERE pid = ?",
 				     *pid, 0);
+	if (*pid && !*size && strace_int(s->db, "SELECT count(*) FROM session_trace", 0, 0) &&
+	    strace_int(s->db, "SELECT count(*) FROM session_process WHERE pid = ?", *pid, 0)) {
+		fprintf(o->err, "inspect: %s: no trace of process %lld in this session (it recorded no event "
+			"before it ended; inspect report lists the processes)\n", path, (long long)*pid);
+		*code = INSP_EXIT_NOTFOUND;
+		goto fail;
+	}
 	if (!*pid || !*size) {
 		fprintf(o->err, "inspect: %s: no trace%s in this session (run meminst with --trace or "
 			"--sample)\n", path, *pid ? " of that process" : "");

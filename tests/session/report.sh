@@ -121,4 +121,40 @@ rc=$?
 [ "$(wc -l <p.err)" = 1 ] && grep -q 'no process 1 in this session' p.err || mi_why_add "--pid 1: not one clear line"
 [ -s p.txt ] && mi_why_add "--pid 1: a report on stdout"
 mi_verdict "report --pid of no process of the session" "$why" p.err stderr
+# A session of two processes, a shell and the program it runs: report and
+# analyse list both and show the heaviest, the program (by peak bytes and
+# by calls), not the shell that came first; --pid picks one, and report
+# --pid shows that process's command line (it showed the run's).
+why=
+"$top_builddir/session/meminst" -q --mim --trace=cpu --interval=0 -o multi.db -- \
+	/bin/dash -c "$PROG >/dev/null; :" 2>err || mi_why_add "meminst exited $?"
+kpid=$(sqlite3 multi.db "SELECT pid FROM session_process WHERE exe LIKE '%/known'")
+spid=$(sqlite3 multi.db "SELECT pid FROM session_process WHERE exe LIKE '%dash'")
+"$INSPECT" report --json multi.db >m.json 2>>err || mi_why_add "report --json exited $?"
+/usr/bin/python3 - m.json "$kpid" "$spid" <<'PY' >check.out 2>&1 || mi_why_add "$(tail -n 1 check.out)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+kpid, spid = int(sys.argv[2]), int(sys.argv[3])
+procs = r["processes"]
+assert sorted(p["pid"] for p in procs) == sorted([kpid, spid]), "processes %s" % procs
+assert procs[0]["pid"] == kpid, "the program is not first: %s" % procs
+assert r["peak"]["max_ever_bytes"] == procs[0]["max_ever_bytes"], "the peak is not the program's"
+assert procs[0]["calls"] > 0, "the program's calls: %s" % procs[0]
+assert any(f["name"] == "alloc_big" for f in r["functions"]), "the functions are not the program's"
+assert r["run"]["pid"] == spid, "the run's pid is the program's first process"
+PY
+"$INSPECT" report multi.db >m.txt 2>>err
+grep -q "^the heaviest by peak live bytes: pid $kpid (memory below); by calls: pid $kpid" m.txt ||
+	mi_why_add "report does not name the heaviest"
+grep -q "^memory of pid $kpid:" m.txt || mi_why_add "the memory part is not the program's"
+"$INSPECT" report --pid "$kpid" multi.db >p.txt 2>>err
+grep -q "^command: *$PROG\$" p.txt || mi_why_add "report --pid CHILD: $(grep '^command' p.txt)"
+grep -q "^processes (" p.txt && mi_why_add "report --pid lists the processes"
+"$INSPECT" analyse multi.db >a.txt 2>>err || mi_why_add "analyse exited $?"
+grep -q "^analysed below: pid $kpid, the heaviest" a.txt || mi_why_add "analyse does not take the heaviest"
+grep -q "alloc_big" a.txt || mi_why_add "analyse's profile is not the program's"
+"$INSPECT" analyse --pid "$spid" multi.db >/dev/null 2>a.err
+grep -q "analysed below" a.err && mi_why_add "analyse --pid summarises"
+mi_verdict "a session of two processes: report and analyse show the heaviest, --pid one" "$why" \
+	err stderr m.txt report a.txt analyse p.txt report-pid
 mi_finish

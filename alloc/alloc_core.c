@@ -91,6 +91,7 @@ void alloc_init(void)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
 	alloc_site_depth = alloc_opts.site_depth;
+	alloc_site_skip = alloc_opts.site_skip_len > 0;
 	alloc_snap_init();
 	alloc_map_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
@@ -202,7 +203,8 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 	int saved_errno = errno;
 	bool per_site = true;
 	alloc_guard_enter(); /* a signal handler's allocation must not wait on the tag lock */
-	uint32_t type = alloc_site_depth ? alloc_stack_type(t, site, &per_site) : alloc_type_of_site(site);
+	uint32_t type = alloc_site_depth || alloc_site_skip ? alloc_stack_type(t, site, &per_site)
+							    : alloc_type_of_site(site);
 	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {

@@ -207,8 +207,40 @@ static const char *opt_switch(opt_span_t v, bool *out)
 	return NULL;
 }
 
+/*
+** site_skip=NAME+NAME…: allocation wrappers (redis's zmalloc, nginx's
+** ngx_alloc, GLib's g_malloc) whose frames are skipped when naming a site.
+** A name is a symbol as the object file has it (C++: mangled), of letters,
+** digits, '_', '.' and '$'; a trailing '*' matches every name it begins.
+*/
+#define OPT_SITE_SKIP_MAX 32
+static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
+{
+	static const char why[] = "expected function names joined by '+' (a trailing * matches the names "
+				  "it begins), at most 32";
+	unsigned names = 0;
+	for (size_t at = 0; at <= v.n; names++) {
+		size_t len = 0;
+		while (at + len < v.n && v.p[at + len] != '+')
+			len++;
+		bool star = len > 0 && v.p[at + len - 1] == '*';
+		if (len == star || names == OPT_SITE_SKIP_MAX) /* empty, or '*' alone */
+			return why;
+		for (size_t i = at; i < at + len - star; i++) {
+			char c = v.p[i];
+			if (c != '_' && c != '.' && c != '$' && !(c >= '0' && c <= '9') &&
+			    !((c | 0x20) >= 'a' && (c | 0x20) <= 'z'))
+				return why;
+		}
+		at += len + 1;
+	}
+	o->site_skip = v.p;
+	o->site_skip_len = v.n;
+	return NULL;
+}
+
 /* Every key, for the "did you mean" hint and the list of known keys. */
-#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", \
+#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "control", \
 	"print", "on_error", "quiet"
@@ -276,6 +308,8 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			return "expected user or a number of frames from 1 to 32";
 		else
 			o->site_depth = n == 1 ? 0 : (int)n;
+	} else if (opt_is(k, "site_skip")) {
+		return opt_site_skip(v, o);
 	} else if (opt_is(k, "trace_file")) {
 		o->trace_file = v.p;
 		o->trace_file_len = v.n;

@@ -25,6 +25,13 @@
 ** too.
 ** The symbol ranges of a module are read once, the first time one of its
 ** addresses is classified, and kept (memory from mmap, never the heap).
+**
+** site_skip=NAME+NAME… names allocation wrappers (zmalloc, ngx_alloc,
+** g_malloc): frames inside them are skipped, and the site is the first
+** frame outside, then site_depth applies from there as from the call into
+** the allocator.  Their ranges come from every module's .symtab and
+** .dynsym (a wrapper may be in a system library).  An allocation from a
+** wrapper walks the stack, through the cache of caller chains.
 */
 #include "alloc_int.h"
 #include "../trace/trace_sampler.h"
@@ -39,6 +46,7 @@
 #include <unistd.h>
 
 int alloc_site_depth;
+bool alloc_site_skip;
 
 #define STACK_MODULES_MAX 512
 #define STACK_FIRST_WALK 2
@@ -48,8 +56,9 @@ int alloc_site_depth;
 typedef struct stack_module_s {
 	uintptr_t lo, hi;
 	bool system;
-	size_t nstd;
-	const uintptr_t *std; /* nstd pairs [lo, hi) */
+	size_t nstd, nskip;
+	const uintptr_t *std;  /* nstd pairs [lo, hi) */
+	const uintptr_t *skip; /* nskip pairs: functions named by site_skip */
 } stack_module_t;
 
 static stack_module_t stack_mods[STACK_MODULES_MAX];
@@ -91,7 +100,69 @@ static void stack_sort(uintptr_t *r, size_t n) /* pairs by lo; shell sort, no he
 			}
 }
 
-/* The std:: function ranges of the ELF file at path, loaded at bias. */
+/* Is this symbol one of site_skip's names (a trailing '*': a prefix)? */
+static bool stack_skip_name(const char *n)
+{
+	const char *v = alloc_opts.site_skip, *end = v + alloc_opts.site_skip_len;
+	while (v < end) {
+		const char *plus = memchr(v, '+', (size_t)(end - v));
+		size_t len = (size_t)((plus ? plus : end) - v);
+		if (v[len - 1] == '*' ? strncmp(n, v, len - 1) == 0 : strncmp(n, v, len) == 0 && !n[len])
+			return true;
+		v += len + 1;
+	}
+	return false;
+}
+
+/*
+** The [lo, hi) ranges, sorted, of the functions in the symbol tables of
+** the given types (SHT_SYMTAB, SHT_DYNSYM) of the mapped ELF file f whose
+** names `match`; NULL and *n = 0 if none.  Counted, then filled.
+*/
+static uintptr_t *stack_ranges(const char *f, size_t size, const unsigned *types, unsigned ntypes,
+			       bool (*match)(const char *), uintptr_t bias, size_t *n)
+{
+	const ElfW(Ehdr) *eh = (const void *)f;
+	const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
+	uintptr_t *r = NULL;
+	size_t k = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass && (!k || !(r = alloc_sys_map(k * 2 * sizeof *r))))
+			break;
+		k = 0;
+		for (unsigned i = 0; i < eh->e_shnum; i++) {
+			bool wanted = false;
+			for (unsigned t = 0; t < ntypes; t++)
+				wanted |= sh[i].sh_type == types[t];
+			if (!wanted || sh[i].sh_link >= eh->e_shnum)
+				continue;
+			const ElfW(Shdr) *strs = &sh[sh[i].sh_link];
+			if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+			    strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
+				continue;
+			const ElfW(Sym) *sym = (const void *)(f + sh[i].sh_offset);
+			for (size_t j = 0; j < sh[i].sh_size / sizeof *sym; j++) {
+				if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || !sym[j].st_size ||
+				    !sym[j].st_value || sym[j].st_name >= strs->sh_size)
+					continue;
+				const char *name = f + strs->sh_offset + sym[j].st_name;
+				if (!memchr(name, 0, strs->sh_size - sym[j].st_name) || !match(name))
+					continue;
+				if (pass)
+					r[2 * k] = bias + sym[j].st_value,
+					r[2 * k + 1] = bias + sym[j].st_value + sym[j].st_size;
+				k++;
+			}
+		}
+	}
+	*n = r ? k : 0;
+	if (r)
+		stack_sort(r, k);
+	return r;
+}
+
+/* The std:: function ranges (the user's modules) and those of site_skip's
+** functions (every module) of the ELF file at path, loaded at bias. */
 static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bias)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -105,51 +176,16 @@ static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bi
 	if (map == MAP_FAILED)
 		return;
 	size_t size = (size_t)st.st_size;
-	const char *f = map;
 	const ElfW(Ehdr) *eh = map;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff > size ||
-	    (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum)
-		goto out;
-	const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
-			continue;
-		const ElfW(Shdr) *strs = &sh[sh[i].sh_link];
-		if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
-		    strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
-			goto out;
-		const ElfW(Sym) *sym = (const void *)(f + sh[i].sh_offset);
-		size_t nsym = sh[i].sh_size / sizeof *sym, n = 0;
-		for (int pass = 0; pass < 2; pass++) { /* count, then fill */
-			uintptr_t *r = pass ? alloc_sys_map(n * 2 * sizeof *r) : NULL;
-			if (pass && !r)
-				goto out;
-			size_t k = 0;
-			for (size_t j = 0; j < nsym; j++) {
-				if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || !sym[j].st_size ||
-				    !sym[j].st_value || sym[j].st_name >= strs->sh_size)
-					continue;
-				const char *name = f + strs->sh_offset + sym[j].st_name;
-				if (memchr(name, 0, strs->sh_size - sym[j].st_name) && stack_std_name(name)) {
-					if (pass)
-						r[2 * k] = bias + sym[j].st_value,
-						r[2 * k + 1] = bias + sym[j].st_value + sym[j].st_size;
-					k++;
-				}
-			}
-			n = k;
-			if (pass) {
-				stack_sort(r, n);
-				m->std = r;
-				m->nstd = n;
-			}
-			if (!n)
-				break;
-		}
-		break;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff <= size &&
+	    (size - eh->e_shoff) / sizeof(ElfW(Shdr)) >= eh->e_shnum) {
+		static const unsigned symtab[] = {SHT_SYMTAB}, both[] = {SHT_SYMTAB, SHT_DYNSYM};
+		if (!m->system)
+			m->std = stack_ranges(map, size, symtab, 1, stack_std_name, bias, &m->nstd);
+		if (alloc_site_skip)
+			m->skip = stack_ranges(map, size, both, 2, stack_skip_name, bias, &m->nskip);
 	}
-out:
 	munmap(map, size);
 }
 
@@ -222,13 +258,27 @@ static const stack_module_t *stack_module(uintptr_t addr)
 		/* libmeminst's own frames (its pthread_create) are not the user's */
 		e->system = stack_system_path(q.path) ||
 			    ((uintptr_t)&alloc_stack_type >= q.lo && (uintptr_t)&alloc_stack_type < q.hi);
-		if (!e->system)
+		if (!e->system || alloc_site_skip)
 			stack_read_symbols(e, q.path, q.bias);
 		atomic_store_explicit(&stack_nmods, n + 1, memory_order_release);
 		m = e;
 	}
 	pthread_mutex_unlock(&stack_lock);
 	return m;
+}
+
+/* Whether a is inside one of n sorted [lo, hi) pairs. */
+static bool stack_in_ranges(const uintptr_t *r, size_t n, uintptr_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) { /* the last range starting at or below a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (r[2 * mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && a < r[2 * (lo - 1) + 1];
 }
 
 /* Whether a code address is the user's: not in a system library, not in
@@ -238,17 +288,16 @@ static bool stack_is_user(uintptr_t addr)
 	const stack_module_t *m = stack_module(addr - 1); /* inside the call */
 	if (!m)
 		return true;
-	if (m->system)
+	return !m->system && !stack_in_ranges(m->std, m->nstd, addr - 1);
+}
+
+/* Whether a return address is inside a function site_skip names. */
+static bool stack_skipped(uintptr_t addr)
+{
+	if (!alloc_site_skip)
 		return false;
-	size_t lo = 0, hi = m->nstd;
-	while (lo < hi) { /* the last range starting at or below addr - 1 */
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->std[2 * mid] <= addr - 1)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return !(lo > 0 && addr - 1 < m->std[2 * (lo - 1) + 1]);
+	const stack_module_t *m = stack_module(addr - 1);
+	return m && stack_in_ranges(m->skip, m->nskip, addr - 1);
 }
 
 /* ------------------------------------------------------------ types --- */
@@ -363,7 +412,7 @@ static uint32_t stack_type(const uint64_t *frames, unsigned n)
 	return alloc_type_of_stack(key, frames, n, descr);
 }
 
-static uint32_t stack_type_walked(uintptr_t site, bool user);
+static uint32_t stack_type_walked(uintptr_t site, bool skip);
 
 /* Whether to walk step by step and keep the slots: while the cache pays
 ** (a recursive program reaches a site at ever new depths, and would learn
@@ -381,10 +430,53 @@ static bool stack_learn(alloc_thread_t *t)
 	return true;
 }
 
+/*
+** Where the type lies in frames[0..n), frames[0] the site: from the first
+** frame outside site_skip's functions (*from), `cut` frames as site_depth
+** says (1 by default, N, or with user up to the first frame in the user's
+** code).  0 when the n frames do not reach that far, unless `complete` (n
+** is the whole stack: then what there is counts).
+*/
+static unsigned stack_cut(const uint64_t *f, unsigned n, bool complete, unsigned *from)
+{
+	unsigned k = 0;
+	while (k < n && stack_skipped(f[k]))
+		k++;
+	if (k == n) { /* every frame a wrapper, as far as walked */
+		if (!complete || !n)
+			return 0;
+		k = 0;
+	}
+	*from = k;
+	if (alloc_site_depth == ALLOC_SITE_DEPTH_USER) {
+		unsigned c = k;
+		while (c < n && !stack_is_user(f[c]))
+			c++;
+		return c < n ? c - k + 1 : complete ? n - k : 0;
+	}
+	unsigned want = alloc_site_depth ? (unsigned)alloc_site_depth : 1;
+	return n - k >= want ? want : complete ? n - k : 0;
+}
+
+/* The type of `cut` frames from f: one frame is a site like any other. */
+static uint32_t stack_cut_type(const uint64_t *f, unsigned cut)
+{
+	return cut == 1 ? alloc_type_of_site((uintptr_t)f[0]) : stack_type(f, cut);
+}
+
+/* Frames to walk first: site_depth's, more when a wrapper may come first. */
+static unsigned stack_first_want(bool learning, bool skip)
+{
+	if (alloc_site_depth == ALLOC_SITE_DEPTH_USER || skip)
+		return learning ? STACK_CACHED : STACK_FIRST_WALK + (skip ? 2 : 0);
+	return alloc_site_depth ? (unsigned)alloc_site_depth : 1;
+}
+
 uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 {
-	bool user = alloc_site_depth == ALLOC_SITE_DEPTH_USER;
-	*per_site = user && stack_is_user(site);
+	bool skip = stack_skipped(site);
+	*per_site = !skip && (alloc_site_depth == 0 ||
+			      (alloc_site_depth == ALLOC_SITE_DEPTH_USER && stack_is_user(site)));
 	if (*per_site)
 		return alloc_type_of_site(site);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
@@ -394,41 +486,31 @@ uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 		return type;
 	}
 	uint64_t frames[ALLOC_SITE_DEPTH_MAX], slots[ALLOC_SITE_DEPTH_MAX];
-	unsigned want = user ? STACK_CACHED : (unsigned)alloc_site_depth;
+	unsigned want = stack_first_want(true, skip), from = 0;
 	if (want <= STACK_CACHED && stack_learn(t)) { /* learn the slots as it walks */
-		unsigned n = trace_unwind_slots(site, frames, slots, want), cut = n;
-		if (user) {
-			cut = 1;
-			while (cut < n && !stack_is_user(frames[cut]))
-				cut++;
-			cut = cut < n ? cut + 1 : 0; /* 0: no user frame in reach */
-		}
+		unsigned n = trace_unwind_slots(site, frames, slots, want);
+		unsigned cut = stack_cut(frames, n, n < want, &from);
 		if (cut) {
-			type = stack_type(frames, cut);
-			stack_cache_put(t, site, sp, frames, slots, cut, type);
+			type = stack_cut_type(frames + from, cut);
+			stack_cache_put(t, site, sp, frames, slots, from + cut, type);
 			return type;
 		}
 	}
-	return stack_type_walked(site, user);
+	return stack_type_walked(site, skip);
 }
 
-/* The type of the stack above site, from a fast walk (no cache). */
-static uint32_t stack_type_walked(uintptr_t site, bool user)
+/* The type of the stack above site, from a fast walk (no cache): deeper
+** when the first walk does not reach the frames that make the type. */
+static uint32_t stack_type_walked(uintptr_t site, bool skip)
 {
 	uint64_t frames[ALLOC_SITE_DEPTH_MAX];
-	unsigned want = user ? STACK_FIRST_WALK : (unsigned)alloc_site_depth;
-	unsigned n = stack_walk(site, frames, want), cut = n;
-	if (user) {
-		for (;;) {
-			cut = 1;
-			while (cut < n && !stack_is_user(frames[cut]))
-				cut++;
-			if (cut < n || n < want || want == ALLOC_SITE_DEPTH_MAX)
-				break;
-			want = ALLOC_SITE_DEPTH_MAX; /* no user frame yet: look deeper */
-			n = stack_walk(site, frames, want);
-		}
-		cut = cut < n ? cut + 1 : n;
+	unsigned want = stack_first_want(false, skip), from = 0, n, cut;
+	for (;;) {
+		n = stack_walk(site, frames, want);
+		cut = stack_cut(frames, n, n < want || want == ALLOC_SITE_DEPTH_MAX, &from);
+		if (cut || want == ALLOC_SITE_DEPTH_MAX)
+			break;
+		want = ALLOC_SITE_DEPTH_MAX;
 	}
-	return stack_type(frames, cut);
+	return cut ? stack_cut_type(frames + from, cut) : alloc_type_of_site(site);
 }

@@ -66,6 +66,8 @@ static void usage(FILE *to)
 	      "  --site-depth=N|user    key allocation sites by N return addresses, or up to the\n"
 	      "                         first frame in the program's own code (C++: the line\n"
 	      "                         that filled the std:: container); default 1\n"
+	      "  --site-skip=NAMES      allocation wrappers to see through when naming sites,\n"
+	      "                         e.g. zmalloc,ngx_alloc (NAME* matches a prefix)\n"
 	      "Time:\n"
 	      "  --trace[=wall|cpu]     exact tracing of -finstrument-functions code (default wall)\n"
 	      "  --sample[=HZ]          statistical sampling, HZ per second (default 100)\n"
@@ -137,7 +139,7 @@ static void bad_value(const char *opt, const char *value, const char *expected)
 
 enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
        OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT,
-       OPT_SITE_DEPTH, OPT_CONTROL };
+       OPT_SITE_DEPTH, OPT_CONTROL, OPT_SITE_SKIP };
 
 static const struct option long_opts[] = {
     {"mis", no_argument, NULL, OPT_MIS},
@@ -154,6 +156,7 @@ static const struct option long_opts[] = {
     {"snapshot-at", required_argument, NULL, OPT_SNAPSHOT_AT},
     {"site-depth", required_argument, NULL, OPT_SITE_DEPTH},
     {"control", no_argument, NULL, OPT_CONTROL},
+    {"site-skip", required_argument, NULL, OPT_SITE_SKIP},
     {"output", required_argument, NULL, 'o'},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -182,6 +185,31 @@ static bool valid_snapshot_at(const char *s)
 			return true;
 		s += n + 1;
 	}
+}
+
+/* NAMES of --site-skip, joined by ',' or '+', as MEMINST's site_skip=
+** value (joined by '+'), or NULL if a name is not a symbol name (letters,
+** digits, '_', '.', '$', and a '*' at its end) or there are more than 32.
+** The library checks the same. */
+static const char *site_skip_value(const char *arg)
+{
+	static char v[2048];
+	size_t n = strlen(arg), names = 1;
+	if (n == 0 || n >= sizeof v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char c = arg[i];
+		bool end = i + 1 == n || arg[i + 1] == ',' || arg[i + 1] == '+';
+		bool sep = c == ',' || c == '+';
+		if (sep && (i == 0 || end || ++names > 32))
+			return NULL; /* an empty name */
+		if (!sep && !isalnum((unsigned char)c) && !strchr("_.$", c) && !(c == '*' && end &&
+		    i > 0 && arg[i - 1] != ',' && arg[i - 1] != '+'))
+			return NULL;
+		v[i] = sep ? '+' : c;
+	}
+	v[n] = 0;
+	return v;
 }
 
 /* One option of the memory or time group. */
@@ -239,6 +267,11 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 					    n == 0 || n > 32))
 			bad_value("site-depth", arg, "expected user or a number of frames from 1 to 32");
 		o->site_depth = arg;
+		break;
+	case OPT_SITE_SKIP:
+		if (!(o->site_skip = site_skip_value(arg)))
+			bad_value("site-skip", arg, "expected function names joined by ',' (NAME* matches the "
+				  "names it begins), at most 32");
 		break;
 	case OPT_CONTROL: o->control = true; break;
 	case OPT_NO_TIME: *no_time = true; break;
@@ -347,6 +380,8 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 			ADD(",site_depth=%s", o->site_depth);
 		if (o->control)
 			ADD(",control=on");
+		if (o->site_skip)
+			ADD(",site_skip=%s", o->site_skip);
 	}
 	if (o->trace_clock)
 		ADD(",trace=%s", o->trace_clock);

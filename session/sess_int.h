@@ -33,6 +33,7 @@ struct sess_opts {
 	const char *sample_clock;
 	unsigned sample_depth;     /* --sample-depth; 0: the library's default */
 	const char *site_depth;    /* --site-depth=N|user, or NULL             */
+	const char *site_skip;     /* --site-skip: MEMINST site_skip= value    */
 	uint64_t alloc_sample;   /* 0: none                                  */
 	uint64_t interval_ns;    /* timeline period, 0: none                 */
 	const char *interval_text;

@@ -176,6 +176,19 @@ expect "control=on in the session's MEMINST" \
 expect "processes" "$(snap_sql ctl.db 'SELECT count(*) FROM session_process')" 2
 mi_verdict "--control: a forked child answers inspect status --pid" "$why" err stderr ctl.out out
 
+# --site-skip: the wrapper's blocks are two types (its callers' 100 and 10
+# blocks) in the session, not one of 110.
+why=
+"$M" -q --no-time --interval=0 --site-skip=wrap_alloc,wrap_inner -o skip.db -- "$MI_TARGETS/site_wrap" \
+	>skip.out 2>err
+expect "exit status with --site-skip" $? 0
+expect "site_skip in the session's MEMINST" \
+	"$(snap_sql skip.db "SELECT meminst_env LIKE '%,site_skip=wrap_alloc+wrap_inner%' FROM session_run")" 1
+expect "types of the wrapper's blocks" "$(snap_sql skip.db "SELECT group_concat(b) FROM (SELECT \
+	s.blocks_current b FROM status s JOIN snapshot v ON v.id = s.snapshot WHERE v.trigger = 'exit' \
+	AND s.kind = 'types' AND s.blocks_current IN (10, 100, 110) ORDER BY b)")" "10,100"
+mi_verdict "--site-skip: a wrapper's blocks keyed by its callers" "$why" err stderr
+
 # Bad command lines: one line, status 2, the program not run.  A library
 # that is not a libmeminst (the loader would ignore it and run the program
 # uninstrumented) is one of them.
@@ -185,7 +198,8 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--sample=abc" "--interval=5x" "--backend=tcmalloc" "--trace=gpu" "--alloc-sample=-1" \
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
-	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" "--bogus" ""; do
+	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" \
+	"--site-skip=a,,b" "--site-skip=*" "--site-skip=" "--site-skip=zmalloc-x" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then
 		# shellcheck disable=SC2086

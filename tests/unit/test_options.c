@@ -409,6 +409,27 @@ Test(options, site_depth)
 	opt_bad("mim,site_depth=users", "expected user or a number of frames from 1 to 32");
 }
 
+/* site_skip: function names joined by '+', a trailing '*' for a prefix. */
+Test(options, site_skip)
+{
+	alloc_options_t o = opt_ok("mis,site_skip=zmalloc+ngx_alloc+g_*");
+	cr_assert_eq(o.site_skip_len, strlen("zmalloc+ngx_alloc+g_*"));
+	cr_assert(strncmp(o.site_skip, "zmalloc+ngx_alloc+g_*", o.site_skip_len) == 0);
+	o = opt_ok("mis,site_skip=_ZN3foo5allocEm,site_depth=user");
+	cr_assert_eq(o.site_skip_len, strlen("_ZN3foo5allocEm"));
+	cr_assert_eq(o.site_depth, ALLOC_SITE_DEPTH_USER);
+	cr_assert_eq(opt_ok("mis").site_skip_len, 0);
+	static const char *const bad[] = {"mis,site_skip=a+", "mis,site_skip=+a", "mis,site_skip=a++b",
+					  "mis,site_skip=*", "mis,site_skip=a*b", "mis,site_skip=a-b",
+					  "mis,site_skip=a+*+b", "mis,site_skip=a b"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		opt_bad(bad[i], "expected function names joined by '+'");
+	char many[200] = "mis,site_skip=f";
+	for (int i = 1; i < 33; i++)
+		strcat(many, "+f");
+	opt_bad(many, "at most 32");
+}
+
 /* Numbers are range-checked as read, before any conversion to int. */
 Test(options, signal_numbers_checked_before_conversion)
 {

@@ -9,9 +9,13 @@
 **
 ** Snapshots of all processes are renumbered 1, 2, … in the order they were
 ** taken (their time_ns), so the session reads like one snapshot database.
-** A part that SQLite cannot read (a process killed in the middle of a
-** store leaves at worst a hot journal, which the attach rolls back) is
-** reported and skipped: the other processes' data is kept.
+** Processes of the run may outlive the program (a daemon, a child nobody
+** waited for) and still be storing a snapshot: each part is settled first
+** (store_settle: its writer is waited for, a store cut short by exec, exit
+** or a signal is rolled back), a part whose first store never completed is
+** said as such, once, and a process still running is named with what its
+** data lacks.  A part that SQLite cannot read is reported and skipped: the
+** other processes' data is kept.
 ** Trace files are stored whole, in pieces, in session_trace, so the session
 ** is the one file to keep; the profile part reads them from there.
 */
@@ -20,6 +24,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +38,7 @@
 #include "meminst-trace.h"
 
 #define STORE_PIECE (1u << 20) /* bytes of trace per session_trace row */
+#define STORE_WAIT_MS 10000    /* for a process still storing a snapshot */
 
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "type", "type_frame", "thread",
@@ -162,6 +168,66 @@ static int store_attach(struct store *s, const char *file, bool report)
 	return 0;
 }
 
+/* What store_settle found a snapshot part to be. */
+enum store_state { PART_OK, PART_UNFINISHED, PART_BUSY, PART_OTHER };
+
+/*
+** Wait until no process is storing into the part (its writer's lock, for
+** at most STORE_WAIT_MS), rolling back a store cut short (SQLite does so
+** when it finds the hot journal), then say what the part holds.
+** PART_UNFINISHED: no snapshot was ever completed in it (the process
+** exec'd, exited or was killed while storing its first one); PART_OTHER:
+** anything SQLite cannot take, left to store_attach to report.
+*/
+static enum store_state store_settle(const char *file)
+{
+	sqlite3 *db = NULL;
+	enum store_state state = PART_OTHER;
+	if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) == SQLITE_OK) {
+		sqlite3_busy_timeout(db, STORE_WAIT_MS);
+		int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		sqlite3_stmt *st = NULL;
+		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+			state = PART_BUSY;
+		else if (rc == SQLITE_OK &&
+			 sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM sqlite_schema), "
+						"(SELECT application_id FROM pragma_application_id)",
+					    -1, &st, NULL) == SQLITE_OK &&
+			 sqlite3_step(st) == SQLITE_ROW)
+			state = sqlite3_column_int(st, 0) == 0 && sqlite3_column_int(st, 1) == 0 ? PART_UNFINISHED
+												   : PART_OK;
+		sqlite3_finalize(st);
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_close(db);
+	return state;
+}
+
+/* A pid of the run still alive with the library loaded (a daemon, a child
+** the program did not wait for): not a zombie, libmeminst in its maps. */
+static bool store_still_running(long pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *close_paren = strrchr(buf, ')');
+	if (!close_paren || close_paren[1] != ' ' || strchr("ZX", close_paren[2]))
+		return false;
+	snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+	if (!(f = fopen(path, "r")))
+		return false;
+	bool ours = false;
+	while (!ours && fgets(buf, sizeof buf, f))
+		ours = strstr(buf, "/libmeminst") != NULL;
+	fclose(f);
+	return ours;
+}
+
 /*
 ** One part, in one of two passes.  Pass 1 notes the time of each of its
 ** snapshots; between the passes every snapshot gets its number in time
@@ -281,6 +347,70 @@ static void store_progress(struct store *s, int pass, size_t i, size_t n)
 			i + 1, n);
 }
 
+/* Is name a part of this kind, "mem.PID.db" or "trace.PID"?  Its pid. */
+static bool store_name(const char *name, const char *kind, long *pid)
+{
+	char tail[8];
+	if (!strcmp(kind, "mem"))
+		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b");
+	return sscanf(name, "trace.%ld%1s", pid, tail) == 1;
+}
+
+/* Settle a snapshot part (store_settle) and say, once, why one is left
+** out; false when it is.  Other names pass. */
+static bool store_part_settled(struct store *s, const char *name)
+{
+	long pid;
+	char path[4096];
+	if (!store_name(name, "mem", &pid))
+		return true;
+	snprintf(path, sizeof path, "%s/%s", s->dir, name);
+	switch (store_settle(path)) {
+	case PART_UNFINISHED:
+		if (!store_still_running(pid))
+			sess_error("%s: process %ld left no complete snapshot: it exec'd, ended or was killed "
+				   "while storing its first one, which is lost", path, pid);
+		return false; /* a process still running is said at the end */
+	case PART_BUSY:
+		sess_error("%s: process %ld was still storing a snapshot %d s after the program ended; its "
+			   "snapshots are left out", path, pid, STORE_WAIT_MS / 1000);
+		return false;
+	default:
+		return true;
+	}
+}
+
+/* The processes of the run that outlived the program: what they lack. */
+static void store_say_running(char **names, size_t n)
+{
+	long last = 0;
+	for (size_t i = 0; i < n; i++) {
+		long pid;
+		if (!(store_name(names[i], "mem", &pid) || store_name(names[i], "trace", &pid)) || pid == last ||
+		    !store_still_running(pid))
+			continue;
+		last = pid;
+		bool traced = false;
+		for (size_t j = 0; j < n; j++) {
+			long other;
+			traced |= store_name(names[j], "trace", &other) && other == pid;
+		}
+		char path[64], comm[64] = "?";
+		snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(comm, sizeof comm, f))
+			comm[strcspn(comm, "\n")] = 0;
+		for (char *c = comm; *c; c++) /* the program names itself: no escapes reach the terminal */
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		if (f)
+			fclose(f);
+		sess_error("process %ld (%s) was still running when the session was written (a daemon, or a "
+			   "child the program did not wait for): what it stored until then is kept; its exit "
+			   "snapshot%s is missing", pid, comm, traced ? " and the end of its trace" : "");
+	}
+}
+
 static int store_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -307,25 +437,30 @@ static int store_parts(struct store *s)
 	}
 	closedir(d);
 	qsort(names, n, sizeof *names, store_cmp);
-	int rc = 0;
+	bool *skip = calloc(n ? n : 1, sizeof *skip);
+	int rc = skip ? 0 : -1;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		skip[i] = !store_part_settled(s, names[i]);
 	for (int pass = 1; pass <= 3 && rc == 0; pass++) {
 		if (pass == 2)
 			rc = store_number(s);
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			char path[4096];
 			long pid;
-			char tail[8];
 			store_progress(s, pass, i, n);
 			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
-			if (pass < 3 && sscanf(names[i], "mem.%ld.d%7s", &pid, tail) == 2 && !strcmp(tail, "b"))
+			if (pass < 3 && store_name(names[i], "mem", &pid) && !skip[i])
 				rc = store_part(s, path, (int)i, pass);
-			else if (pass == 3 && sscanf(names[i], "trace.%ld%1s", &pid, tail) == 1)
+			else if (pass == 3 && store_name(names[i], "trace", &pid))
 				rc = store_trace(s, path, pid);
 		}
 	}
+	if (rc == 0)
+		store_say_running(names, n);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
+	free(skip);
 	return rc;
 }
 
@@ -403,6 +538,7 @@ static int store_create(struct store *s, const char *tmp)
 		sess_error("%s: %s", tmp, s->db ? sqlite3_errmsg(s->db) : "cannot create");
 		return -1;
 	}
+	sqlite3_busy_timeout(s->db, STORE_WAIT_MS); /* a part a live process is storing into */
 	char pragmas[200];
 	snprintf(pragmas, sizeof pragmas,
 		 "PRAGMA application_id=%d; PRAGMA user_version=%d; PRAGMA journal_mode=MEMORY; "

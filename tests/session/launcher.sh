@@ -51,14 +51,15 @@ ls -a | grep -q -e meminst-parts -e '\.tmp-' && mi_why_add "a parts directory or
 mi_verdict "-f: only a regular file is replaced; an empty -o is refused" "$why" err stderr
 
 # a foreign and an empty part in the parts directory: each skipped with one
-# line (the parts are read in two passes), the real parts kept
+# line (the parts are read in two passes), the real parts kept; an empty part
+# is what a process leaves that ends in the middle of its first store
 why=
 "$M" -q --no-time -o parts.db -- sh -c \
 	'for d in .meminst-parts.*; do echo junk >$d/mem.1.db; : >$d/mem.2.db; done; ls >/dev/null' 2>err
 expect "status with foreign parts" $? 0
 expect "lines on stderr" "$(wc -l <err)" 2
 expect "mem.1.db said once" "$(grep -c 'mem.1.db: file is not a database; skipped' err)" 1
-expect "mem.2.db said once" "$(grep -c 'mem.2.db: not a meminst snapshot database; skipped' err)" 1
+expect "mem.2.db said once" "$(grep -c 'mem.2.db: process 2 left no complete snapshot: it exec.d, ended or was killed while storing its first one, which is lost' err)" 1
 expect "ls's exit snapshot kept" "$(snap_sql parts.db "SELECT count(*) FROM snapshot WHERE exe LIKE '%/ls'")" 1
 mi_verdict "foreign parts: skipped, said once each" "$why" err stderr
 

@@ -37,7 +37,7 @@ int insp_control_timeout(void)
 
 /* Was the process started with control=on (its MEMINST, as it was at its
 ** exec, in /proc/PID/environ)?  Then telling the user to start it so would
-** be wrong: it closed the channel, or the channel could not be opened. */
+** be wrong: the channel could not be opened, or the program closed it. */
 static bool ctl_started_with_control(int64_t pid)
 {
 	char path[64], env[65536];
@@ -70,8 +70,8 @@ static int ctl_unreachable(const struct insp_opts *o, int64_t pid)
 		fprintf(o->err, "inspect: no process %lld\n", (long long)pid);
 	else if (ctl_started_with_control(pid))
 		fprintf(o->err, "inspect: process %lld has no meminst control channel although it was "
-			"started with control=on: it closed the library's descriptors (daemons close them "
-			"all), or the channel could not be opened (its stderr says why; see meminst(7))\n",
+			"started with control=on: the channel could not be opened, or the program closed it "
+			"(its stderr says why; see meminst(7))\n",
 			(long long)pid);
 	else
 		fprintf(o->err, "inspect: process %lld has no meminst control channel "

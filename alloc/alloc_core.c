@@ -18,6 +18,7 @@
 ** double or invalid free cannot corrupt the heap or our counters.
 */
 #include "alloc_int.h"
+#include "alloc_check.h"
 #include "alloc_count.h"
 #include "../trace/trace_int.h"
 
@@ -27,11 +28,11 @@
 #include <unistd.h>
 
 enum meminst_mode alloc_mode;
+uint64_t alloc_check_key;
 alloc_options_t alloc_opts;
 size_t alloc_hdr_size;
 _Atomic int alloc_state;
 _Atomic unsigned alloc_route = ALLOC_ROUTE_STARTING;
-static uint64_t core_secret;
 static _Atomic unsigned long core_bad_frees;
 
 #define CORE_REPORT_MAX 20
@@ -81,8 +82,8 @@ void alloc_init(void)
 		return;
 	int saved_errno = errno;
 	char err[ALLOC_OPTIONS_ERRMAX];
-	core_secret = (uint64_t)(uintptr_t)&core_secret * 0x9e3779b97f4a7c15ull ^
-		      (uint64_t)__builtin_ia32_rdtsc();
+	alloc_check_key = (uint64_t)(uintptr_t)&alloc_check_key * 0x9e3779b97f4a7c15ull ^
+			  (uint64_t)__builtin_ia32_rdtsc();
 	if (alloc_backend_resolve_system() < 0)
 		alloc_sys_exit(127);
 	if (alloc_options_parse(core_settings_copy(), &alloc_opts, err, sizeof err) < 0 ||
@@ -126,48 +127,7 @@ void alloc_route_flag(unsigned flag, bool on)
 
 /* ------------------------------------------------------------ headers --- */
 
-static inline alloc_hdr_t *core_hdr(const void *user)
-{
-	return (alloc_hdr_t *)user - 1;
-}
-
-/*
-** The check: a hash of the address (keyed by the process's secret), the
-** size and the meta bits below the check, except the freed flag, so that a
-** freed header still checks (double free).  Size and meta are mixed in
-** separately (a sum would let a forger trade size against type).  Its top
-** 30 bits are kept: 14 on top of the meta word, 16 on top of the size.
-*/
-#define CORE_CHECKED_BITS (((1ull << ALLOC_META_CHECK_SHIFT) - 1) & ~ALLOC_META_FREED)
-#define CORE_META_CHECK (~((1ull << ALLOC_META_CHECK_SHIFT) - 1))
-/* `meta` holds the checked bits only (see core_hdr_mismatch). */
-static inline uint64_t core_hash(const void *user, uint64_t size, uint64_t meta)
-{
-	uint64_t x = ((uintptr_t)user ^ core_secret) * 0x9e3779b97f4a7c15ull;
-	x ^= size * 0xc2b2ae3d27d4eb4full;
-	x ^= meta * 0x94d049bb133111ebull;
-	x ^= x >> 29;
-	return x * 0xbf58476d1ce4e5b9ull;
-}
-static inline uint64_t core_meta_check(uint64_t x) { return x & CORE_META_CHECK; }
-static inline uint64_t core_size_check(uint64_t x) { return (x << 14) & ~ALLOC_SIZE_MASK; }
-
-/* Write a header's size and meta words with their check bits.  `meta` is
-** fresh from alloc_meta_pack: no check bits, not freed. */
-static inline void core_hdr_write(alloc_hdr_t *h, const void *user, uint64_t size, uint64_t meta)
-{
-	alloc_assert(!(meta & ~CORE_CHECKED_BITS));
-	uint64_t x = core_hash(user, size, meta);
-	h->size = size | core_size_check(x);
-	h->meta = meta | core_meta_check(x);
-}
-
-/* Do a header's check bits match?  (Zero when they do.) */
-static inline uint64_t core_hdr_mismatch(const void *user, uint64_t sizew, uint64_t meta)
-{
-	uint64_t x = core_hash(user, sizew & ALLOC_SIZE_MASK, meta & CORE_CHECKED_BITS);
-	return ((meta ^ x) & CORE_META_CHECK) | ((sizew ^ (x << 14)) & ~ALLOC_SIZE_MASK);
-}
+/* (the check is in alloc_check.h) */
 
 static inline unsigned core_log2(size_t v)
 {
@@ -194,10 +154,6 @@ static inline alloc_thread_t *core_thread(void)
 	return t;
 }
 
-/* In a thread's site cache: this site's type depends on the stack above
-** it (site_depth), ask alloc_stack_type every time. */
-#define CORE_TYPE_BY_STACK UINT32_MAX
-
 static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t site)
 {
 	int saved_errno = errno;
@@ -208,9 +164,9 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {
-		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
+		unsigned i = alloc_site_cache_index(site);
 		t->site_cache[i].site = site;
-		t->site_cache[i].type = per_site ? type : CORE_TYPE_BY_STACK;
+		t->site_cache[i].type = per_site ? type : ALLOC_TYPE_BY_STACK;
 	}
 	return type;
 }
@@ -219,8 +175,8 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 {
 	if (likely(t)) {
-		unsigned i = (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
-		if (likely(t->site_cache[i].site == site && t->site_cache[i].type != CORE_TYPE_BY_STACK))
+		unsigned i = alloc_site_cache_index(site);
+		if (likely(t->site_cache[i].site == site && t->site_cache[i].type != ALLOC_TYPE_BY_STACK))
 			return t->site_cache[i].type;
 	}
 	return core_site_type_slow(t, site);
@@ -313,7 +269,7 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 ** its header becomes an untracked one. */
 static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 {
-	core_hdr_write((alloc_hdr_t *)user - 1, user, size,
+	alloc_hdr_seal((alloc_hdr_t *)user - 1, user, size,
 		       alloc_meta_pack(0, 0, alloc_meta_allocator(meta), alloc_meta_pad_log2(meta)) |
 			       ALLOC_META_UNTRACKED);
 }
@@ -331,13 +287,6 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 	alloc_list_unlock(l);
 	if (!linked)
 		core_unmapped(user, meta, size);
-}
-
-/* The total bytes as this thread sees them: the value at its last flush
-** and its own change since (the peak triggers decide on it). */
-static inline int64_t core_total_view(const alloc_thread_t *t)
-{
-	return t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
 }
 
 /* Count a block whose header is written, and link it into the map.  A
@@ -412,7 +361,7 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 							       bool mim)
 {
 	char *user = (char *)base + ((size_t)1 << pad_log2);
-	alloc_hdr_t *h = core_hdr(user);
+	alloc_hdr_t *h = alloc_hdr_of(user);
 	alloc_tls_t *tls = &alloc_tls;
 	uint64_t meta;
 	alloc_thread_t *t;
@@ -426,12 +375,12 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 	if (!type)
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
-	core_hdr_write(h, user, size, meta);
+	alloc_hdr_seal(h, user, size, meta);
 	core_install(t, user, meta, type, allocator, size, mim);
 	return user;
 untracked:
 	meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
-	core_hdr_write(h, user, size, meta);
+	alloc_hdr_seal(h, user, size, meta);
 	return user;
 }
 
@@ -492,7 +441,7 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 static inline __attribute__((always_inline)) enum core_untracked core_untrack(void *user, uint64_t meta,
 									       bool mim)
 {
-	alloc_hdr_t *h = core_hdr(user);
+	alloc_hdr_t *h = alloc_hdr_of(user);
 	if (meta & ALLOC_META_UNTRACKED) {
 		h->meta = meta | ALLOC_META_FREED;
 		return CORE_UNTRACKED;
@@ -604,11 +553,11 @@ static inline __attribute__((always_inline)) enum core_verdict core_verify(const
 {
 	if (((uintptr_t)user & 15) != 0)
 		return CORE_FOREIGN;
-	const alloc_hdr_t *h = core_hdr(user);
+	const alloc_hdr_t *h = alloc_hdr_of(user);
 	if (unlikely(core_in_start_zone(user)) && !core_probe(h))
 		return CORE_FOREIGN;
 	uint64_t m = h->meta, sizew = h->size;
-	if (unlikely(core_hdr_mismatch(user, sizew, m)))
+	if (unlikely(alloc_hdr_mismatch(user, sizew, m)))
 		return CORE_FOREIGN;
 	if (unlikely(!core_meta_plausible(m, sizew & ALLOC_SIZE_MASK, mim)))
 		return CORE_FOREIGN;
@@ -688,9 +637,22 @@ void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_
 	return core_malloc(size, allocator, site, type, false);
 }
 
-void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site)
+/* mis, a fresh backend block the fast path (alloc_fast.c) did not take. */
+void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uintptr_t site)
 {
-	return core_malloc(size, allocator, site, 0, false);
+	return core_track(base, size, allocator, site, 0, core_log2(sizeof(alloc_hdr_t)), false);
+}
+
+/* mis, the fast path has counted a block in and left counting, and found
+** frees put aside by a signal handler or a new peak: deal with both. */
+void *alloc_core_track_mis_done(alloc_thread_t *t, void *user)
+{
+	if (atomic_load_explicit(&t->ndeferred, memory_order_relaxed))
+		core_run_deferred(t);
+	int64_t total = core_total_view(t);
+	if (total > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed))
+		alloc_service_peak(total);
+	return user;
 }
 
 void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
@@ -745,7 +707,7 @@ static inline __attribute__((always_inline)) void core_free(void *user, uintptr_
 			core_report(CORE_DOUBLE, "free", user, site);
 		return;
 	}
-	core_forget_pages(user, alloc_hdr_bytes(core_hdr(user)));
+	core_forget_pages(user, alloc_hdr_bytes(alloc_hdr_of(user)));
 	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
 }
 
@@ -757,7 +719,15 @@ void alloc_core_free(void *user, uintptr_t site)
 		core_free(user, site, false);
 }
 
-void alloc_core_free_mis(void *user, uintptr_t site) { core_free(user, site, false); }
+void alloc_core_free_mis_slow(void *user, uintptr_t site) { core_free(user, site, false); }
+
+/* mis, the fast path has counted a block out and found frees put aside by
+** a signal handler: free them, then the block. */
+void alloc_core_free_mis_done(alloc_thread_t *t, void *user)
+{
+	core_run_deferred(t);
+	alloc_real.free(alloc_hdr_of(user));
+}
 void alloc_core_free_mim(void *user, uintptr_t site) { core_free(user, site, true); }
 
 /* Free what signal handlers put aside (core_defer), now that the thread
@@ -818,7 +788,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		core_report(v, "realloc", user, site);
 		return errno = EINVAL, NULL;
 	}
-	size_t hs = alloc_hdr_size, old = alloc_hdr_bytes(core_hdr(user));
+	size_t hs = alloc_hdr_size, old = alloc_hdr_bytes(alloc_hdr_of(user));
 	if (alloc_meta_pad_log2(meta) != core_log2(hs) ||
 	    unlikely(!(meta & ALLOC_META_UNTRACKED) && core_reentered(alloc_tls.thr)))
 		return core_realloc_moved(user, old, size, allocator, site, type);
@@ -831,7 +801,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	core_forget_pages(user, old);
 	void *base = alloc_real.realloc((char *)user - hs, size + hs);
 	if (unlikely(!base)) { /* the old block is intact: count it back */
-		core_hdr(user)->meta = meta;
+		alloc_hdr_of(user)->meta = meta;
 		core_install(core_thread(), user, meta, alloc_meta_type(meta), alloc_meta_allocator(meta),
 			     old, mim);
 		return NULL;

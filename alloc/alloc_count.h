@@ -135,4 +135,11 @@ static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t 
 	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), one);
 }
 
+/* The total bytes as this thread sees them: the value at its last flush
+** and its own change since (the peak triggers decide on it). */
+static inline int64_t core_total_view(const alloc_thread_t *t)
+{
+	return t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
+}
+
 #endif /* ALLOC_COUNT_H */

@@ -6,7 +6,9 @@
 **
 **   alloc_hooks.c    the exported libc and C++ names; thin, no policy
 **   alloc_core.c     block life cycle: header, accounting, map, free checks
-**   alloc_count.h    the inline half of counting (alloc_core.c only)
+**   alloc_count.h    the inline half of counting (alloc_core.c, alloc_fast.c)
+**   alloc_check.h    the header check (alloc_core.c, alloc_fast.c)
+**   alloc_fast.c     mis: malloc and free when nothing is unusual
 **   alloc_backend.c  real allocators (system via dlsym, jemalloc via dlopen)
 **                    and the static bootstrap arena
 **   alloc_status.c   counters: per-thread pending slots, flush, read
@@ -353,6 +355,15 @@ struct alloc_thread_s {
 					  checked entries, so kept for the next thread */
 };
 
+/* A thread's site cache: where a site's entry is, and the type that says
+** the site's type depends on the stack above it (site_depth): ask
+** alloc_stack_type every time. */
+static inline unsigned alloc_site_cache_index(uintptr_t site)
+{
+	return (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
+}
+#define ALLOC_TYPE_BY_STACK UINT32_MAX
+
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
 
 /* The only TLS of the layer.  All-zero is "not started yet". */
@@ -598,6 +609,11 @@ void alloc_core_free(void *p, uintptr_t site);
 void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site);
 void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site);
 void alloc_core_free_mis(void *p, uintptr_t site);
+/* "alloc_core.c", what the mis fast paths ("alloc_fast.c") fall back on: */
+void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uintptr_t site);
+void *alloc_core_track_mis_done(alloc_thread_t *t, void *user);
+void alloc_core_free_mis_slow(void *p, uintptr_t site);
+void alloc_core_free_mis_done(alloc_thread_t *t, void *user);
 void alloc_core_free_mim(void *p, uintptr_t site);
 size_t alloc_core_usable_size(void *p);
 uint32_t alloc_core_block_type(const void *p);

@@ -1,0 +1,167 @@
+/*
+** alloc_fast.c — mis mode: malloc and free when nothing is unusual.
+**
+** The common case of a pair — a plain block of the calling thread, whose
+** type is in the thread's site cache and whose slots are in place, no
+** flush due, no read or fork in the way — is done here by leaf functions
+** that keep everything in registers and end in a tail call, so that they
+** save no register and set up no frame.  Each test that finds something
+** unusual hands the whole operation to the general path in alloc_core.c
+** (alloc_core_track_mis_slow, alloc_core_free_mis_slow), before anything
+** is changed: the general path is the reference, this file only skips its
+** tests when their answer is known.  The counting protocol (the `counting`
+** flag, the gate, deferred frees) is the one alloc_core.c describes.
+*/
+#include "alloc_int.h"
+#include "alloc_check.h"
+#include "alloc_count.h"
+
+#include <errno.h>
+
+#define FAST_PAD_LOG2 4 /* log2 of sizeof(alloc_hdr_t): a plain block */
+#define FAST_SIZE_MAX ((size_t)1 << 47)
+
+/* The thread's type and class slots for a type, if both are in place. */
+static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, uint32_t type,
+							     alloc_slot_t **ts, alloc_slot_t **cs)
+{
+	alloc_slot_t *s = &t->slots[ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1))];
+	if (unlikely(s->key != ALLOC_KEY(ALLOC_K_TYPE, type)))
+		return false;
+	alloc_slot_t *c = &t->slots[ALLOC_SLOTS_FIXED + (s->cls & (ALLOC_SLOTS_CLASS - 1))];
+	if (unlikely(c->key != ALLOC_KEY(ALLOC_K_CLASS, s->cls)))
+		return false;
+	*ts = s;
+	*cs = c;
+	return true;
+}
+
+/* Raise `counting`, then look at the gate: false (and `counting` down
+** again) when a fork or a snapshot is in the way. */
+static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
+{
+	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&alloc_count_gate, memory_order_relaxed))) {
+		atomic_signal_fence(memory_order_seq_cst);
+		return true;
+	}
+	atomic_store_explicit(&t->counting, 0, memory_order_relaxed);
+	return false;
+}
+
+/* Leave counting: true when a signal handler put frees aside meanwhile. */
+static inline __attribute__((always_inline)) bool fast_leave(alloc_thread_t *t)
+{
+	atomic_store_explicit(&t->counting, 0, memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+	return unlikely(atomic_load_explicit(&t->ndeferred, memory_order_relaxed) != 0);
+}
+
+/* The budget left after counting `size` bytes, negative when a flush is
+** due (or the block is too large for a slot); -1 when a read has reset a
+** kind since the thread last looked. */
+static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thread_t *t, uint64_t size)
+{
+	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
+		return -1;
+	return t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
+}
+
+/*
+** A fresh backend block of `size` bytes (plus the header) from `site`:
+** header, type, counts.  Not inlined into alloc_core_malloc_mis, so that
+** what must survive the backend call there is three registers, and here
+** nothing survives a call.
+*/
+static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocator, uintptr_t site)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	alloc_thread_t *t = tls->thr;
+	char *user = (char *)base + sizeof(alloc_hdr_t);
+	alloc_slot_t *ts, *cs;
+	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+		goto slow;
+	unsigned i = alloc_site_cache_index(site);
+	uint32_t type = t->site_cache[i].type;
+	if (unlikely(t->site_cache[i].site != site || type == ALLOC_TYPE_BY_STACK))
+		goto slow;
+	if (unlikely(!fast_slots(t, type, &ts, &cs)))
+		goto slow;
+	int64_t budget = fast_budget(t, size);
+	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
+		goto slow;
+	uint64_t meta = alloc_meta_pack(type, tls->thread_no, allocator, FAST_PAD_LOG2);
+	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
+	t->budget = budget;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_add(&t->slots[0], one);
+	core_slot_add(&t->slots[1 + allocator], one);
+	core_slot_add(cs, one);
+	core_slot_add(ts, one);
+	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	if (fast_leave(t) ||
+	    unlikely(core_total_view(t) > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
+		return alloc_core_track_mis_done(t, user);
+	return user;
+slow:
+	return alloc_core_track_mis_slow(base, size, allocator, site);
+}
+
+void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site)
+{
+	if (unlikely(size > FAST_SIZE_MAX))
+		return errno = ENOMEM, NULL;
+	void *base = alloc_real.malloc(size + sizeof(alloc_hdr_t));
+	if (unlikely(!base))
+		return NULL;
+	return fast_track(base, size, allocator, site);
+}
+
+/*
+** free: a block of this thread with a plain header (not aligned, not
+** untracked, not freed), away from a page start (where the header's page
+** may be gone: alloc_core.c probes it), no peak being followed down.
+*/
+void alloc_core_free_mis(void *user, uintptr_t site)
+{
+	alloc_thread_t *t = alloc_tls.thr;
+	alloc_slot_t *ts, *cs;
+	/* NULL, the bootstrap arena and misaligned pointers fail these too */
+	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) ||
+		     alloc_boot_owns(user)))
+		goto slow;
+	alloc_hdr_t *h = alloc_hdr_of(user);
+	uint64_t meta = h->meta, sizew = h->size;
+	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
+		goto slow;
+	/* pad log2 4, untracked 0, freed 0 (bits 42-49); the allocator and
+	** thread in range; the type's slot in place says the type is too */
+	unsigned allocator = alloc_meta_allocator(meta);
+	if (unlikely(((meta >> 42) & 0xff) != FAST_PAD_LOG2 || allocator >= ALLOC_A_COUNT ||
+		     alloc_meta_thread(meta) != t->thread_no))
+		goto slow;
+	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
+		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN))
+		goto slow;
+	uint64_t size = sizew & ALLOC_SIZE_MASK;
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
+		goto slow;
+	int64_t budget = fast_budget(t, size);
+	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
+		goto slow;
+	h->meta = meta | ALLOC_META_FREED;
+	t->budget = budget;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(&t->slots[1 + allocator], one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	if (fast_leave(t))
+		return alloc_core_free_mis_done(t, user);
+	alloc_real.free(h);
+	return;
+slow:
+	alloc_core_free_mis_slow(user, site);
+}

@@ -1,0 +1,177 @@
+/*
+** test_fast.c — unit tests of mis mode's fast paths (alloc/alloc_fast.c):
+** alloc_core_malloc_mis and alloc_core_free_mis must count exactly what
+** the general path counts, whichever of the two takes each call.
+**
+** A fixed pseudo-random run mixes blocks the fast paths take (small blocks
+** of a few sites and allocators) with blocks they hand to the general path
+** (aligned and calloc blocks, blocks too big for the flush budget, a site's
+** first block), through many budget flushes and reads that reset a kind;
+** a model in the test keeps current, max_since_last and max_ever of every
+** entry the blocks land in, and every figure is compared at each read.
+*/
+#include "ut.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FAST_SITES 4
+#define FAST_LIVE 300
+#define FAST_STEPS 40000
+
+ParameterizedTestParameters(fast, same_counts_as_general)
+{
+	static int idx[] = {0, 2}; /* the mis modes of ut_modes */
+	return cr_make_param_array(int, idx, ut_nmodes > 2 ? 2 : 1);
+}
+
+typedef struct fast_entry_s {
+	int64_t cur[2], sl[2], ever[2]; /* sizes, blocks */
+} fast_entry_t;
+
+typedef struct fast_model_s {
+	fast_entry_t total, alloc[ALLOC_A_COUNT], type[FAST_SITES], cls, thread;
+} fast_model_t;
+
+typedef struct fast_block_s {
+	void *p;
+	size_t size;
+	unsigned allocator, site;
+} fast_block_t;
+
+static uint64_t fast_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void fast_entry_add(fast_entry_t *e, int64_t size, int64_t blocks)
+{
+	int64_t d[2] = {size, blocks};
+	for (int k = 0; k < 2; k++) {
+		e->cur[k] += d[k];
+		if (e->cur[k] > e->sl[k])
+			e->sl[k] = e->cur[k];
+		if (e->cur[k] > e->ever[k])
+			e->ever[k] = e->cur[k];
+	}
+}
+
+static void fast_count(fast_model_t *m, const fast_block_t *b, int sign)
+{
+	int64_t s = sign * (int64_t)b->size;
+	fast_entry_add(&m->total, s, sign);
+	fast_entry_add(&m->alloc[b->allocator], s, sign);
+	fast_entry_add(&m->type[b->site], s, sign);
+	fast_entry_add(&m->cls, s, sign);
+	fast_entry_add(&m->thread, s, sign);
+}
+
+/* A new block from site `site`: mostly through the fast entry point. */
+static void fast_new(fast_block_t *b, uint64_t *rng, unsigned site)
+{
+	uint64_t r = fast_rng(rng);
+	b->site = site;
+	b->size = 1 + r % 1500;
+	b->allocator = (r >> 20) % 3 == 0 ? ALLOC_A_NEW : ALLOC_A_MALLOC;
+	switch ((r >> 24) % 16) {
+	case 0: /* too big for the budget: the general path */
+		b->size = 300000 + r % 1000;
+		break;
+	case 1:
+		b->allocator = ALLOC_A_ALIGNED;
+		b->p = alloc_core_aligned(64, b->size, ALLOC_A_ALIGNED, ut_site(60 + site));
+		return;
+	case 2:
+		b->allocator = ALLOC_A_CALLOC;
+		b->p = alloc_core_calloc(1, b->size, ut_site(60 + site), 0);
+		return;
+	}
+	b->p = alloc_core_malloc_mis(b->size, b->allocator, ut_site(60 + site));
+}
+
+/* Compare one entry; with `reset`, through a read that resets its kind. */
+static void fast_expect(enum meminst_status_kind kind, uint32_t id, fast_entry_t *e, bool reset)
+{
+	struct meminst_status_info got = reset ? ut_read(kind, id) : ut_peek(kind, id);
+	UT_EXPECT_COUNTER(got.sizes, e->cur[0], e->sl[0], e->ever[0]);
+	UT_EXPECT_COUNTER(got.blocks, e->cur[1], e->sl[1], e->ever[1]);
+}
+
+static void fast_reset(fast_entry_t *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++)
+			e[i].sl[k] = e[i].cur[k];
+}
+
+/* Every entry of the model against the library; one kind (chosen by `r`)
+** is read with a reset, the others are peeked at. */
+static void fast_check(fast_model_t *m, const uint32_t *types, uint32_t cls, uint32_t thr, uint64_t r)
+{
+	unsigned reset = (unsigned)(r % 5);
+	fast_expect(MEMINST_STATUS_TOTAL, 0, &m->total, reset == 0);
+	for (unsigned a = 0; a < ALLOC_A_COUNT; a++)
+		fast_expect(MEMINST_STATUS_ALLOCATORS, a, &m->alloc[a], reset == 1 && a == ALLOC_A_COUNT - 1);
+	for (unsigned s = 0; s < FAST_SITES; s++)
+		fast_expect(MEMINST_STATUS_TYPES, types[s], &m->type[s], reset == 2 && s == FAST_SITES - 1);
+	fast_expect(MEMINST_STATUS_CLASSES, cls, &m->cls, reset == 3);
+	fast_expect(MEMINST_STATUS_THREADS, thr, &m->thread, reset == 4);
+	if (reset == 0)
+		fast_reset(&m->total, 1);
+	if (reset == 1)
+		fast_reset(m->alloc, ALLOC_A_COUNT);
+	if (reset == 2)
+		fast_reset(m->type, FAST_SITES);
+	if (reset == 3)
+		fast_reset(&m->cls, 1);
+	if (reset == 4)
+		fast_reset(&m->thread, 1);
+}
+
+ParameterizedTest(int *mode, fast, same_counts_as_general)
+{
+	ut_start(ut_modes[*mode]);
+	static fast_block_t live[FAST_LIVE];
+	fast_model_t m;
+	uint32_t types[FAST_SITES];
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	memset(&m, 0, sizeof m);
+	memset(live, 0, sizeof live);
+	for (unsigned s = 0; s < FAST_SITES; s++) { /* a first block per site names its type */
+		fast_block_t b = {alloc_core_malloc_mis(8, ALLOC_A_MALLOC, ut_site(60 + s)), 8, ALLOC_A_MALLOC, s};
+		cr_assert_not_null(b.p);
+		types[s] = alloc_core_block_type(b.p);
+		fast_count(&m, &b, +1);
+		fast_count(&m, &b, -1);
+		alloc_core_free_mis(b.p, ut_site(70));
+	}
+	uint32_t cls = ut_exe_class(), thr = alloc_tls.thread_no;
+	for (unsigned i = 0; i < FAST_STEPS; i++) {
+		uint64_t r = fast_rng(&rng);
+		fast_block_t *b = &live[r % FAST_LIVE];
+		if (b->p) {
+			fast_count(&m, b, -1);
+			alloc_core_free_mis(b->p, ut_site(70));
+			b->p = NULL;
+		}
+		/* phases that climb (fill) and fall (free only) move the peaks */
+		if ((i / 4000) % 2 == 0 || (r >> 40) % 4 == 0) {
+			fast_new(b, &rng, (unsigned)(r >> 32) % FAST_SITES);
+			cr_assert_not_null(b->p);
+			cr_assert_eq(alloc_core_block_type(b->p), types[b->site]);
+			fast_count(&m, b, +1);
+		}
+		if (i % 1000 == 999)
+			fast_check(&m, types, cls, thr, r >> 8);
+	}
+	for (unsigned i = 0; i < FAST_LIVE; i++)
+		if (live[i].p) {
+			fast_count(&m, &live[i], -1);
+			alloc_core_free_mis(live[i].p, ut_site(70));
+		}
+	fast_check(&m, types, cls, thr, 0);
+	fast_check(&m, types, cls, thr, 1);
+}

@@ -9,8 +9,10 @@
 
 #include "alloc_int.h"
 
-/* The per-process secret the check is keyed with (set by alloc_init). */
-extern uint64_t alloc_check_key ALLOC_INTERNAL;
+/* The per-process secret the check is keyed with: five words drawn by
+** alloc_check_init when the layer starts. */
+extern uint64_t alloc_check_key[5] ALLOC_INTERNAL;
+void alloc_check_init(void) ALLOC_INTERNAL;
 
 static inline alloc_hdr_t *alloc_hdr_of(const void *user)
 {
@@ -18,39 +20,46 @@ static inline alloc_hdr_t *alloc_hdr_of(const void *user)
 }
 
 /*
-** The check: a hash of the address (keyed by the process's secret), the
-** size and the meta bits below the check, except the freed flag, so that a
-** freed header still checks (double free).  Size and meta are mixed in
-** separately (a sum would let a forger trade size against type).  Its top
-** 30 bits are kept: 14 on top of the meta word, 16 on top of the size.
+** The check: 30 bits of a keyed hash of the user address, the size and the
+** meta bits below the check except the freed flag (so that a freed header
+** still checks: double free); 16 on top of the size word, 14 on top of the
+** meta word.  The hash takes the two words shifted left until the check
+** bits (and the freed flag) fall off, which costs one shift each.
+**
+** It is not linear in any input, so that knowing the check of one header
+** tells nothing usable about the check of another: the address and the size
+** are multiplied together, each first mixed with a secret word (the
+** address's made odd, so that every size bit reaches the top), the meta
+** bits are mixed with a secret and multiplied by another, and a final
+** xor-shift and secret multiplication carry the top bits (where a flipped
+** high input bit lands alone) down and back up over the whole word.
 */
-#define ALLOC_CHECKED_BITS (((1ull << ALLOC_META_CHECK_SHIFT) - 1) & ~ALLOC_META_FREED)
-#define ALLOC_META_CHECK (~((1ull << ALLOC_META_CHECK_SHIFT) - 1))
-/* `meta` holds the checked bits only (see alloc_hdr_mismatch). */
-static inline uint64_t alloc_hdr_hash(const void *user, uint64_t size, uint64_t meta)
+static inline uint64_t alloc_hdr_hash(const void *user, uint64_t size_hi, uint64_t meta_hi)
 {
-	uint64_t x = ((uintptr_t)user ^ alloc_check_key) * 0x9e3779b97f4a7c15ull;
-	x ^= size * 0xc2b2ae3d27d4eb4full;
-	x ^= meta * 0x94d049bb133111ebull;
+	const uint64_t *k = alloc_check_key;
+	uint64_t x = ((uintptr_t)user ^ k[0]) * (size_hi ^ k[1]);
+	x += (meta_hi ^ k[2]) * k[3];
 	x ^= x >> 29;
-	return x * 0xbf58476d1ce4e5b9ull;
+	return x * k[4];
 }
+#define ALLOC_HDR_SIZE_IN(w) ((w) << (64 - ALLOC_SIZE_BITS))      /* bits 0-47 */
+#define ALLOC_HDR_META_IN(w) ((w) << (64 - ALLOC_META_CHECK_SHIFT + 1)) /* bits 0-48 */
 
 /* Write a header's size and meta words with their check bits.  `meta` is
 ** fresh from alloc_meta_pack: no check bits, not freed. */
 static inline void alloc_hdr_seal(alloc_hdr_t *h, const void *user, uint64_t size, uint64_t meta)
 {
-	alloc_assert(!(meta & ~ALLOC_CHECKED_BITS));
-	uint64_t x = alloc_hdr_hash(user, size, meta);
-	h->size = size | ((x << 14) & ~ALLOC_SIZE_MASK);
-	h->meta = meta | (x & ALLOC_META_CHECK);
+	alloc_assert(!(size & ~ALLOC_SIZE_MASK) && !(meta >> (ALLOC_META_CHECK_SHIFT - 1)));
+	uint64_t x = alloc_hdr_hash(user, ALLOC_HDR_SIZE_IN(size), ALLOC_HDR_META_IN(meta));
+	h->size = size | (x >> ALLOC_SIZE_BITS << ALLOC_SIZE_BITS);
+	h->meta = meta | (x << 16 >> ALLOC_META_CHECK_SHIFT << ALLOC_META_CHECK_SHIFT);
 }
 
 /* Do a header's check bits match?  (Zero when they do.) */
 static inline uint64_t alloc_hdr_mismatch(const void *user, uint64_t sizew, uint64_t meta)
 {
-	uint64_t x = alloc_hdr_hash(user, sizew & ALLOC_SIZE_MASK, meta & ALLOC_CHECKED_BITS);
-	return ((meta ^ x) & ALLOC_META_CHECK) | ((sizew ^ (x << 14)) & ~ALLOC_SIZE_MASK);
+	uint64_t x = alloc_hdr_hash(user, ALLOC_HDR_SIZE_IN(sizew), ALLOC_HDR_META_IN(meta));
+	return ((sizew ^ x) >> ALLOC_SIZE_BITS) | ((meta ^ (x << 16)) >> ALLOC_META_CHECK_SHIFT);
 }
 
 #endif /* ALLOC_CHECK_H */

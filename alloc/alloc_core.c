@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 enum meminst_mode alloc_mode;
-uint64_t alloc_check_key;
+uint64_t alloc_check_key[5];
 alloc_options_t alloc_opts;
 size_t alloc_hdr_size;
 _Atomic int alloc_state;
@@ -82,8 +82,7 @@ void alloc_init(void)
 		return;
 	int saved_errno = errno;
 	char err[ALLOC_OPTIONS_ERRMAX];
-	alloc_check_key = (uint64_t)(uintptr_t)&alloc_check_key * 0x9e3779b97f4a7c15ull ^
-			  (uint64_t)__builtin_ia32_rdtsc();
+	alloc_check_init();
 	if (alloc_backend_resolve_system() < 0)
 		alloc_sys_exit(127);
 	if (alloc_options_parse(core_settings_copy(), &alloc_opts, err, sizeof err) < 0 ||
@@ -127,7 +126,28 @@ void alloc_route_flag(unsigned flag, bool on)
 
 /* ------------------------------------------------------------ headers --- */
 
-/* (the check is in alloc_check.h) */
+/*
+** The check's secret (see alloc_check.h): from the kernel, or when it has
+** none to give this early, from the time stamp counter and the addresses
+** of the stack and of the library.  The two multipliers are made odd.
+*/
+void alloc_check_init(void)
+{
+	uint64_t *k = alloc_check_key;
+	if (!alloc_sys_random(k, sizeof alloc_check_key)) {
+		uint64_t z = (uint64_t)__builtin_ia32_rdtsc() ^ (uint64_t)(uintptr_t)&k ^
+			     (uint64_t)(uintptr_t)alloc_check_key << 17;
+		for (unsigned i = 0; i < 5; i++) { /* splitmix64 */
+			z += 0x9e3779b97f4a7c15ull;
+			uint64_t y = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+			y = (y ^ (y >> 27)) * 0x94d049bb133111ebull;
+			k[i] = y ^ (y >> 31);
+		}
+	}
+	k[0] |= 1;
+	k[3] |= 1;
+	k[4] |= 1;
+}
 
 static inline unsigned core_log2(size_t v)
 {

@@ -46,16 +46,11 @@ static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int s
 	alloc_stat_direct(ALLOC_KEY(ALLOC_K_THREAD, alloc_meta_thread(meta)), ds, db);
 }
 
-/* The thread's slot of a type; the class comes with it (alloc_slot_t). */
+/* The thread's slot of a type; its class's slot comes with it (alloc_slot_t). */
 static inline alloc_slot_t *core_type_slot(alloc_thread_t *t, uint32_t type)
 {
 	return core_slot(t, ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1)),
 			 ALLOC_KEY(ALLOC_K_TYPE, type));
-}
-
-static inline alloc_slot_t *core_class_slot(alloc_thread_t *t, uint32_t cls)
-{
-	return core_slot(t, ALLOC_SLOTS_FIXED + (cls & (ALLOC_SLOTS_CLASS - 1)), ALLOC_KEY(ALLOC_K_CLASS, cls));
 }
 
 /* The thread's slot of the thread that allocated a block. */
@@ -116,7 +111,7 @@ static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *
 	alloc_slot_t *ts = core_type_slot(t, type);
 	core_slot_add(&t->slots[0], one);
 	core_slot_add(&t->slots[1 + allocator], one);
-	core_slot_add(core_class_slot(t, ts->cls), one);
+	core_slot_add(ts->cls_slot, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
 }
@@ -130,7 +125,7 @@ static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t 
 	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
 	core_slot_sub(&t->slots[0], one);
 	core_slot_sub(&t->slots[1 + alloc_meta_allocator(meta)], one);
-	core_slot_sub(core_class_slot(t, ts->cls), one);
+	core_slot_sub(ts->cls_slot, one);
 	core_slot_sub(ts, one);
 	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), one);
 }

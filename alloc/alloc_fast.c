@@ -18,21 +18,31 @@
 
 #include <errno.h>
 
-#define FAST_PAD_LOG2 4 /* log2 of sizeof(alloc_hdr_t): a plain block */
 #define FAST_SIZE_MAX ((size_t)1 << 47)
+/* The meta bits a plain block of the thread has as t->meta_own has them:
+** thread, pad log2, untracked and freed. */
+#define FAST_OWN_BITS \
+	((uint64_t)ALLOC_THREAD_MAX << 20 | 63ull << 42 | ALLOC_META_UNTRACKED | ALLOC_META_FREED)
 
-/* The thread's type and class slots for a type, if both are in place. */
+/* A slot's address, made once and kept in a register: left to itself, gcc
+** splits it into base + index * 64 and makes the index again for each
+** field it touches (three instructions more per slot). */
+static inline __attribute__((always_inline)) alloc_slot_t *fast_pin(alloc_slot_t *s)
+{
+	__asm__("" : "+r"(s));
+	return s;
+}
+
+/* The thread's type and class slots for a type, if they are in place
+** (the class's is whenever the type's is: alloc_slot_t). */
 static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, uint32_t type,
 							     alloc_slot_t **ts, alloc_slot_t **cs)
 {
 	alloc_slot_t *s = &t->slots[ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + (type & (ALLOC_SLOTS_TYPE - 1))];
 	if (unlikely(s->key != ALLOC_KEY(ALLOC_K_TYPE, type)))
 		return false;
-	alloc_slot_t *c = &t->slots[ALLOC_SLOTS_FIXED + (s->cls & (ALLOC_SLOTS_CLASS - 1))];
-	if (unlikely(c->key != ALLOC_KEY(ALLOC_K_CLASS, s->cls)))
-		return false;
-	*ts = s;
-	*cs = c;
+	*ts = fast_pin(s);
+	*cs = s->cls_slot;
 	return true;
 }
 
@@ -91,12 +101,12 @@ static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocat
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
 		goto slow;
-	uint64_t meta = alloc_meta_pack(type, tls->thread_no, allocator, FAST_PAD_LOG2);
+	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	core_slot_add(&t->slots[0], one);
-	core_slot_add(&t->slots[1 + allocator], one);
+	core_slot_add(fast_pin(&t->slots[1 + allocator]), one);
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
@@ -135,11 +145,10 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	uint64_t meta = h->meta, sizew = h->size;
 	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
 		goto slow;
-	/* pad log2 4, untracked 0, freed 0 (bits 42-49); the allocator and
-	** thread in range; the type's slot in place says the type is too */
+	/* this thread's, pad log2 4, untracked 0, freed 0; an allocator in
+	** range; the type's slot in place says the type is in range too */
 	unsigned allocator = alloc_meta_allocator(meta);
-	if (unlikely(((meta >> 42) & 0xff) != FAST_PAD_LOG2 || allocator >= ALLOC_A_COUNT ||
-		     alloc_meta_thread(meta) != t->thread_no))
+	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT))
 		goto slow;
 	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
 		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN))
@@ -154,7 +163,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	core_slot_sub(&t->slots[0], one);
-	core_slot_sub(&t->slots[1 + allocator], one);
+	core_slot_sub(fast_pin(&t->slots[1 + allocator]), one);
 	core_slot_sub(cs, one);
 	core_slot_sub(ts, one);
 	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);

@@ -129,7 +129,8 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 ** The 30 check bits are a keyed hash (a per-process secret) of the user
 ** address, the size and the meta bits below them except the freed flag: a
 ** forged or stray header is taken for ours with probability 2^-30 per try
-** (see alloc_core.c, core_verify).  Read the size with alloc_hdr_bytes.
+** (see alloc_check.h, and alloc_core.c, core_verify).  Read the size with
+** alloc_hdr_bytes.
 */
 typedef struct alloc_hdr_s {
 	uint64_t size; /* requested bytes, check bits on top */
@@ -269,8 +270,10 @@ enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
 ** block counted through a slot is smaller than ALLOC_COUNT_BIG; larger ones
 ** go straight to the entries.  d and the high marks are read by readers in
 ** other threads, so they are written with relaxed atomic stores.  Type
-** slots also hold the type's class, so that counting never reads the
-** global class table.
+** slots also hold the type's class and the thread's slot of that class,
+** which is kept in place as long as the type slot is (alloc_status.c,
+** alloc_slot_retarget), so that counting never reads the global class
+** table nor checks the class slot's key.
 */
 typedef struct alloc_slot_s {
 	uint32_t key;
@@ -280,7 +283,8 @@ typedef struct alloc_slot_s {
 	int64_t d;         /* change since the last flush, packed             */
 	int64_t hi;        /* highest d since the last flush                  */
 	int64_t base[2];   /* global values (bytes, blocks) at the last flush */
-	int64_t pad_[2];   /* 64 bytes: a slot's address is one shift away,
+	struct alloc_slot_s *cls_slot; /* type slots: the slot of the class  */
+	int64_t pad_;      /* 64 bytes: a slot's address is one shift away,
 			      which gcc keeps to better than 32 or 48 (bench) */
 } alloc_slot_t;
 
@@ -334,7 +338,9 @@ void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info
 struct alloc_thread_s {
 	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
 	uint32_t thread_no;
-	uint32_t epoch_seen;   /* alloc_epoch_all when the slots were last synced */
+	uint32_t epoch_seen;
+	uint64_t meta_own;     /* the meta bits of its own plain blocks: thread
+				  and header size (alloc_fast.c)            */   /* alloc_epoch_all when the slots were last synced */
 	_Atomic int counting;  /* inside the core's counting (mis: see alloc_fork;
 				  both modes: alloc_thread_park)               */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
@@ -740,6 +746,7 @@ void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 void *alloc_sys_remap(void *p, size_t old, size_t size);
 pid_t alloc_sys_gettid(void);
+bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
 void alloc_sys_write(int fd, const char *s, size_t n);
 bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,
 		      size_t dlen);

@@ -129,16 +129,39 @@ void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 	s->epoch = epoch;
 }
 
-/* Point a slot at another entry, flushing what it held. */
+/* Flush a slot and leave it pointing nowhere. */
+static void slot_release(alloc_thread_t *t, unsigned i)
+{
+	alloc_slot_flush(t, i);
+	__atomic_store_n(&t->slots[i].key, ALLOC_KEY_NONE, __ATOMIC_RELEASE);
+	t->slots[i].cls_slot = NULL;
+}
+
+/*
+** Point a slot at another entry, flushing what it held.  A type slot is
+** only ever in place with its class's slot in place (alloc_slot_t), so a
+** class slot that changes class first lets go of the type slots that lean
+** on it, and a type slot takes its class's slot for its class.
+*/
 void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 {
 	alloc_slot_t *s = &t->slots[i];
-	alloc_slot_flush(t, i);
+	if (ALLOC_KEY_KIND(s->key) == ALLOC_K_CLASS)
+		for (unsigned j = ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS;
+		     j < ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE; j++)
+			if (t->slots[j].key != ALLOC_KEY_NONE && t->slots[j].cls_slot == s)
+				slot_release(t, j);
+	slot_release(t, i);
 	unsigned kind = ALLOC_KEY_KIND(key);
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
-	s->epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
-	if (kind == ALLOC_K_TYPE)
+	if (kind == ALLOC_K_TYPE) {
 		s->cls = alloc_type_class(ALLOC_KEY_ID(key));
+		unsigned c = ALLOC_SLOTS_FIXED + (s->cls & (ALLOC_SLOTS_CLASS - 1));
+		if (t->slots[c].key != ALLOC_KEY(ALLOC_K_CLASS, s->cls))
+			alloc_slot_retarget(t, c, ALLOC_KEY(ALLOC_K_CLASS, s->cls));
+		s->cls_slot = &t->slots[c];
+	}
+	s->epoch = atomic_load_explicit(&alloc_epoch[kind], memory_order_acquire);
 	int64_t g[2] = {atomic_load_explicit(&e->cur[0], memory_order_relaxed),
 			atomic_load_explicit(&e->cur[1], memory_order_relaxed)};
 	slot_restart(s, s->base, g);

@@ -216,6 +216,13 @@ pid_t alloc_sys_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Fill buf with n bytes from the kernel's random source; false if it is
+** not ready (early boot) or not there (a kernel before 3.17). */
+bool alloc_sys_random(void *buf, size_t n)
+{
+	return syscall(SYS_getrandom, buf, n, 1 /* GRND_NONBLOCK */) == (long)n;
+}
+
 void alloc_sys_exit(int status)
 {
 	syscall(SYS_exit_group, status);

@@ -132,6 +132,7 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 	}
 	t->tid = alloc_sys_gettid();
 	t->thread_no = alloc_thread_number_new(t->tid);
+	t->meta_own = alloc_meta_pack(0, t->thread_no, 0, alloc_mode == MEMINST_MODE_MIM ? 5 : 4);
 	alloc_slot_retarget(t, 0, ALLOC_KEY(ALLOC_K_TOTAL, 0));
 	for (unsigned a = 0; a < ALLOC_A_COUNT; a++)
 		alloc_slot_retarget(t, 1 + a, ALLOC_KEY(ALLOC_K_ALLOCATOR, a));

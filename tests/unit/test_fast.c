@@ -12,6 +12,7 @@
 */
 #include "ut.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,4 +175,61 @@ ParameterizedTest(int *mode, fast, same_counts_as_general)
 		}
 	fast_check(&m, types, cls, thr, 0);
 	fast_check(&m, types, cls, thr, 1);
+}
+
+/*
+** Two classes whose numbers share a class slot (32 apart): a type slot is
+** only used with its class's slot in place, so counting a block of one
+** class between blocks of the other moves the slot back and forth without
+** counting anything under the wrong class.
+*/
+ParameterizedTestParameters(fast, classes_sharing_a_slot)
+{
+	static int idx[] = {0, 1}; /* mis and mim: the generic path leans on it too */
+	return cr_make_param_array(int, idx, 2);
+}
+
+ParameterizedTest(int *mode, fast, classes_sharing_a_slot)
+{
+	ut_start(ut_modes[*mode]);
+	char name[32];
+	int ca = -1, cb = -1;
+	for (unsigned i = 0; i < ALLOC_SLOTS_CLASS + 2 && cb < 0; i++) {
+		snprintf(name, sizeof name, "fast%u", i);
+		int c = alloc_class_register(name);
+		cr_assert_geq(c, 0);
+		if (ca < 0)
+			ca = c;
+		else if ((c - ca) % ALLOC_SLOTS_CLASS == 0)
+			cb = c;
+	}
+	cr_assert_geq(cb, 0);
+	uint32_t ta = alloc_type_register("fast_a", ca, ut_site(80));
+	uint32_t tb = alloc_type_register("fast_b", cb, ut_site(81));
+	cr_assert(ta && tb);
+	bool mis = *mode == 0;
+	void (*release)(void *, uintptr_t) = mis ? alloc_core_free_mis : alloc_core_free;
+	void *a1 = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(80), ta);
+	void *a2 = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(80), ta);
+	void *b1 = alloc_core_malloc(200, ALLOC_A_MALLOC, ut_site(81), tb);
+	void *a3 = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(80), ta);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, ca, 300, 3);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, cb, 200, 1);
+	release(a1, ut_site(82)); /* the type's slot is in place again: a fast free in mis */
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, ca, 200, 2);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, cb, 200, 1);
+	release(b1, ut_site(82));
+	release(a2, ut_site(82));
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, ca, 100, 1);
+	UT_EXPECT_CUR(MEMINST_STATUS_CLASSES, cb, 0, 0);
+	release(a3, ut_site(82));
+	struct meminst_status_info e = ut_read(MEMINST_STATUS_CLASSES, (uint32_t)ca);
+	UT_EXPECT_COUNTER(e.sizes, 0, 300, 300);
+	UT_EXPECT_COUNTER(e.blocks, 0, 3, 3);
+	e = ut_read(MEMINST_STATUS_CLASSES, (uint32_t)cb);
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 200);
+	e = ut_read(MEMINST_STATUS_TYPES, ta);
+	UT_EXPECT_COUNTER(e.sizes, 0, 300, 300);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 500, 500);
 }

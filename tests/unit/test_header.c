@@ -12,6 +12,7 @@
 ** puts every live block on the map.
 */
 #include "ut.h"
+#include "alloc_check.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -60,6 +61,90 @@ Test(header, meta_bit_ranges)
 	cr_assert_eq(alloc_meta_thread(m), 6);
 	cr_assert_eq(alloc_meta_allocator(m), 3);
 	cr_assert_eq(alloc_meta_pad_log2(m), 4, "flag and check bits leak into the pad");
+}
+
+/* -------------------------------------------------------- the check ---- */
+
+static uint64_t hdr_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A sealed header of a random 16-aligned address, size and meta word. */
+static void hdr_random(uint64_t *rng, uintptr_t *user, alloc_hdr_t *h)
+{
+	*user = (uintptr_t)(hdr_rng(rng) & ((1ull << 47) - 16));
+	uint64_t size = hdr_rng(rng) >> (16 + hdr_rng(rng) % 48);
+	uint64_t meta = alloc_meta_pack((uint32_t)hdr_rng(rng) & ALLOC_TYPE_MAX,
+					(uint32_t)hdr_rng(rng) & ALLOC_THREAD_MAX, hdr_rng(rng) % 7,
+					4 + hdr_rng(rng) % 8);
+	if (hdr_rng(rng) & 1)
+		meta |= ALLOC_META_UNTRACKED;
+	alloc_hdr_seal(h, (void *)*user, size, meta);
+}
+
+/* Any one bit of either word changed, or the address moved by 16, and the
+** check fails; the freed flag alone is outside it (a double free is told
+** from a foreign pointer). */
+Test(header, every_bit_is_checked)
+{
+	ut_start("mis");
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	for (int n = 0; n < 200; n++) {
+		uintptr_t user;
+		alloc_hdr_t h;
+		hdr_random(&rng, &user, &h);
+		cr_assert_eq(alloc_hdr_mismatch((void *)user, h.size, h.meta), 0);
+		cr_assert_eq(alloc_hdr_mismatch((void *)user, h.size, h.meta | ALLOC_META_FREED), 0);
+		cr_assert_neq(alloc_hdr_mismatch((void *)(user + 16), h.size, h.meta), 0);
+		for (int b = 0; b < 64; b++) {
+			cr_assert_neq(alloc_hdr_mismatch((void *)user, h.size ^ (1ull << b), h.meta), 0,
+				      "size bit %d", b);
+			if (b != 49)
+				cr_assert_neq(alloc_hdr_mismatch((void *)user, h.size, h.meta ^ (1ull << b)), 0,
+					      "meta bit %d", b);
+		}
+	}
+}
+
+/*
+** Not linear: changing one field bit changes the check bits by a
+** difference that depends on the rest of the header (with a hash linear in
+** its inputs before a fixed mix, one header's difference would forge
+** another's).  Over 64 headers, each field bit's differences take many
+** values.
+*/
+Test(header, check_differences_vary)
+{
+	ut_start("mis");
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+	for (int word = 0; word < 2; word++)
+		for (int b = 0; b < (word ? 49 : 48); b++) {
+			uint64_t seen[64];
+			int distinct = 0;
+			for (int n = 0; n < 64; n++) {
+				uintptr_t user;
+				alloc_hdr_t h, g;
+				hdr_random(&rng, &user, &h);
+				uint64_t size = h.size & ALLOC_SIZE_MASK, meta = h.meta & ((1ull << 49) - 1);
+				if (word)
+					meta ^= 1ull << b;
+				else
+					size ^= 1ull << b;
+				alloc_hdr_seal(&g, (void *)user, size, meta);
+				uint64_t d = ((h.size ^ g.size) >> 48) << 14 | (h.meta ^ g.meta) >> 50;
+				int k = 0;
+				while (k < distinct && seen[k] != d)
+					k++;
+				if (k == distinct)
+					seen[distinct++] = d;
+			}
+			cr_assert_geq(distinct, 32, "%s bit %d: %d distinct check differences in 64",
+				      word ? "meta" : "size", b, distinct);
+		}
 }
 
 /* ------------------------------------------------------- live blocks ---- */

@@ -352,6 +352,8 @@ struct alloc_thread_s {
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */
 	pid_t tid;
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
+	uint64_t keyed[(ALLOC_SLOTS_ALL + 63) / 64]; /* slots with a key: what a
+				  flush looks at (most of the others are cold) */
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
 	struct alloc_list_s *own_list; /* mim: where its blocks go (its own list,
 					  or the orphans when none can be had) */

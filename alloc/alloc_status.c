@@ -135,7 +135,21 @@ static void slot_release(alloc_thread_t *t, unsigned i)
 	alloc_slot_flush(t, i);
 	__atomic_store_n(&t->slots[i].key, ALLOC_KEY_NONE, __ATOMIC_RELEASE);
 	t->slots[i].cls_slot = NULL;
+	t->keyed[i / 64] &= ~(1ull << (i % 64));
 }
+
+/* The next slot with a key from i on, or ALLOC_SLOTS_ALL. */
+static unsigned slot_next_keyed(const alloc_thread_t *t, unsigned i)
+{
+	for (unsigned w = i / 64; w < sizeof t->keyed / sizeof t->keyed[0]; w++) {
+		uint64_t bits = t->keyed[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
+		if (bits)
+			return w * 64 + (unsigned)__builtin_ctzll(bits);
+	}
+	return ALLOC_SLOTS_ALL;
+}
+#define SLOTS_KEYED(t, i) \
+	(unsigned i = slot_next_keyed(t, 0); i < ALLOC_SLOTS_ALL; i = slot_next_keyed(t, i + 1))
 
 /*
 ** Point a slot at another entry, flushing what it held.  A type slot is
@@ -166,6 +180,7 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 			atomic_load_explicit(&e->cur[1], memory_order_relaxed)};
 	slot_restart(s, s->base, g);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
+	t->keyed[i / 64] |= 1ull << (i % 64);
 }
 
 /*
@@ -181,10 +196,9 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 		alloc_slots_flush_all(t);
 		return;
 	}
-	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
+	for SLOTS_KEYED(t, i) {
 		alloc_slot_t *s = &t->slots[i];
-		if (s->key != ALLOC_KEY_NONE &&
-		    s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
+		if (s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
 			alloc_slot_flush(t, i);
 	}
 }
@@ -192,7 +206,7 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 /* Fold every slot in and restart it from the shared value. */
 void alloc_slots_flush_all(alloc_thread_t *t)
 {
-	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++)
+	for SLOTS_KEYED(t, i)
 		alloc_slot_flush(t, i);
 	t->budget = ALLOC_FLUSH_BYTES;
 }
@@ -200,7 +214,7 @@ void alloc_slots_flush_all(alloc_thread_t *t)
 /* The thread's flush budget ran out: fold in the slots it changed. */
 void alloc_slots_flush_budget(alloc_thread_t *t)
 {
-	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
+	for SLOTS_KEYED(t, i) {
 		alloc_slot_t *s = &t->slots[i];
 		if (s->d | s->hi | s->hi_blocks)
 			alloc_slot_flush(t, i);

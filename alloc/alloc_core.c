@@ -221,7 +221,7 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 static ALLOC_NOINLINE void core_enter_gated(alloc_thread_t *t)
 {
 	for (;;) {
-		int gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
+		uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
 		if (gate & ALLOC_GATE_FENCE) {
 			atomic_thread_fence(memory_order_seq_cst);
 			gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
@@ -243,7 +243,7 @@ static inline __attribute__((always_inline)) void core_enter(alloc_thread_t *t, 
 {
 	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (!mim && unlikely(atomic_load_explicit(&alloc_count_gate, memory_order_relaxed)))
+	if (!mim && unlikely(atomic_load_explicit(&alloc_count_gate, memory_order_relaxed) & ALLOC_GATE_BITS))
 		core_enter_gated(t);
 	atomic_signal_fence(memory_order_seq_cst);
 }
@@ -365,7 +365,7 @@ void alloc_thread_park_slow(alloc_thread_t *t)
 		alloc_list_lock(t->own_list);
 	alloc_slots_flush_all(t);
 	t->parked = 1; /* the next count refreshes every slot's base */
-	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed) - 1;
+	t->epoch_seen = alloc_gate_epoch() - ALLOC_GATE_EPOCH;
 	if (mim)
 		alloc_list_unlock(t->own_list);
 	core_leave(t);

@@ -29,10 +29,18 @@ static inline __attribute__((always_inline)) void core_slot_add(alloc_slot_t *s,
 		__atomic_store_n(&s->hi_blocks, alloc_slot_blocks(d), __ATOMIC_RELAXED);
 }
 
-/* One block fewer: maxima cannot move. */
+/* One block fewer: maxima cannot move.  Only the thread itself writes its
+** slots; readers in other threads load d whole, and so does a signal
+** handler of the thread: one subtract to memory (not locked: one writer)
+** is all three need, where the relaxed atomic store makes gcc load,
+** subtract and store. */
 static inline __attribute__((always_inline)) void core_slot_sub(alloc_slot_t *s, int64_t one)
 {
+#if defined(__x86_64__)
+	__asm__("subq %1, %0" : "+m"(s->d) : "r"(one));
+#else
 	__atomic_store_n(&s->d, s->d - one, __ATOMIC_RELAXED);
+#endif
 }
 
 static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign)
@@ -80,7 +88,8 @@ static ALLOC_NOINLINE void core_count_big(alloc_thread_t *t, uint64_t meta, uint
 static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_t *t, uint64_t meta,
 								    uint64_t size, int sign)
 {
-	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
+	uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_acquire);
+	if (unlikely(gate != t->epoch_seen) && (gate & ~(uint32_t)ALLOC_GATE_BITS) != t->epoch_seen)
 		alloc_slots_sync_epochs(t);
 	int64_t b = t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
 	t->budget = b;

@@ -47,12 +47,13 @@ static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, 
 }
 
 /* Raise `counting`, then look at the gate: false (and `counting` down
-** again) when a fork or a snapshot is in the way. */
+** again) when a fork or a snapshot is in the way, or a read has reset a
+** kind since the thread last looked (alloc_count_gate). */
 static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
 {
 	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (likely(!atomic_load_explicit(&alloc_count_gate, memory_order_relaxed))) {
+	if (likely(atomic_load_explicit(&alloc_count_gate, memory_order_relaxed) == t->epoch_seen)) {
 		atomic_signal_fence(memory_order_seq_cst);
 		return true;
 	}
@@ -69,12 +70,9 @@ static inline __attribute__((always_inline)) bool fast_leave(alloc_thread_t *t)
 }
 
 /* The budget left after counting `size` bytes, negative when a flush is
-** due (or the block is too large for a slot); -1 when a read has reset a
-** kind since the thread last looked. */
+** due (or the block is too large for a slot). */
 static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thread_t *t, uint64_t size)
 {
-	if (unlikely(t->epoch_seen != atomic_load_explicit(&alloc_epoch_all, memory_order_relaxed)))
-		return -1;
 	return t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
 }
 

@@ -318,7 +318,6 @@ struct alloc_thread_s;
 typedef struct alloc_thread_s alloc_thread_t;
 /* "alloc_status.c" */
 extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
-extern _Atomic uint32_t alloc_epoch_all; /* moves with every kind's epoch */
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
 int alloc_stat_init(void);
 bool alloc_stat_reserve(unsigned kind, uint32_t id);
@@ -338,9 +337,10 @@ void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info
 struct alloc_thread_s {
 	struct alloc_thread_s *reg_next, *reg_prev; /* registry (live threads) */
 	uint32_t thread_no;
-	uint32_t epoch_seen;
+	uint32_t epoch_seen;   /* the gate's epoch when the slots were last synced
+				  (gate bits clear: see alloc_count_gate)      */
 	uint64_t meta_own;     /* the meta bits of its own plain blocks: thread
-				  and header size (alloc_fast.c)            */   /* alloc_epoch_all when the slots were last synced */
+				  and header size (alloc_fast.c)               */
 	_Atomic int counting;  /* inside the core's counting (mis: see alloc_fork;
 				  both modes: alloc_thread_park)               */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
@@ -392,12 +392,24 @@ int alloc_thread_init(void);
 void alloc_thread_lock_registry(void);
 void alloc_thread_unlock_registry(void);
 alloc_thread_t *alloc_thread_first(void);  /* registry held */
-/* mis: counting passes this gate, one load (see alloc_thread.c). */
+/*
+** mis: counting passes this gate, one load (see alloc_thread.c).  Its low
+** bits say why to stop; above them runs the status epoch, which moves on
+** (by ALLOC_GATE_EPOCH) whenever a read resets a kind, so that a thread
+** whose slots are in step (t->epoch_seen) with no reason to stop sees the
+** gate word equal to t->epoch_seen: one compare for both.
+*/
 enum { ALLOC_GATE_FORKING = 1, /* a fork is copying the process          */
        ALLOC_GATE_FENCE = 2,   /* no membarrier: counting fences itself  */
        ALLOC_GATE_CAPTURE = 4, /* mis: a snapshot reads every kind       */
-       ALLOC_GATE_STOP = ALLOC_GATE_FORKING | ALLOC_GATE_CAPTURE };
-extern _Atomic int alloc_count_gate;
+       ALLOC_GATE_STOP = ALLOC_GATE_FORKING | ALLOC_GATE_CAPTURE,
+       ALLOC_GATE_BITS = 0xff,
+       ALLOC_GATE_EPOCH = 0x100 };
+extern _Atomic uint32_t alloc_count_gate;
+static inline uint32_t alloc_gate_epoch(void)
+{
+	return atomic_load_explicit(&alloc_count_gate, memory_order_acquire) & ~(uint32_t)ALLOC_GATE_BITS;
+}
 void alloc_thread_stop_counting(void);   /* mis: see alloc_thread.c */
 void alloc_thread_resume_counting(void);
 void alloc_fork_wait(void);

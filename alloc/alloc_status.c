@@ -31,7 +31,6 @@
 
 
 _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
-_Atomic uint32_t alloc_epoch_all;
 
 /* The entries of each kind, in tables that grow as numbers are handed out
 ** (alloc_stat_reserve); 256 KiB chunks for the large kinds. */
@@ -190,7 +189,7 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 */
 void alloc_slots_sync_epochs(alloc_thread_t *t)
 {
-	t->epoch_seen = atomic_load_explicit(&alloc_epoch_all, memory_order_acquire);
+	t->epoch_seen = alloc_gate_epoch();
 	if (t->parked) { /* back from a block: start every slot from the present */
 		t->parked = 0;
 		alloc_slots_flush_all(t);
@@ -333,7 +332,7 @@ void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out,
 	}
 	if (reset) {
 		atomic_fetch_add(&alloc_epoch[kind], 1);
-		atomic_fetch_add(&alloc_epoch_all, 1);
+		atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH);
 	}
 	alloc_thread_unlock_registry();
 	if (mapped)

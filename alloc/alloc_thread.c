@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
-_Atomic int alloc_count_gate;
+_Atomic uint32_t alloc_count_gate;
 static bool thr_membarrier;
 
 static struct thread_global {

@@ -184,9 +184,15 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 	alloc_guard_exit();
 	errno = saved_errno;
 	if (t) {
+		/* a type that depends on the stack above the site (site_depth)
+		** is not cached: the site's next allocation comes back here */
 		unsigned i = alloc_site_cache_index(site);
-		t->site_cache[i].site = site;
-		t->site_cache[i].type = per_site ? type : ALLOC_TYPE_BY_STACK;
+		if (per_site) {
+			t->site_cache[i].site = site;
+			t->site_cache[i].type = type;
+		} else if (t->site_cache[i].site == site) {
+			t->site_cache[i].site = 0;
+		}
 	}
 	return type;
 }
@@ -196,7 +202,7 @@ static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
 {
 	if (likely(t)) {
 		unsigned i = alloc_site_cache_index(site);
-		if (likely(t->site_cache[i].site == site && t->site_cache[i].type != ALLOC_TYPE_BY_STACK))
+		if (likely(t->site_cache[i].site == site))
 			return t->site_cache[i].type;
 	}
 	return core_site_type_slow(t, site);

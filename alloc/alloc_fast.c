@@ -92,7 +92,7 @@ static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocat
 		goto slow;
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site || type == ALLOC_TYPE_BY_STACK))
+	if (unlikely(t->site_cache[i].site != site))
 		goto slow;
 	if (unlikely(!fast_slots(t, type, &ts, &cs)))
 		goto slow;

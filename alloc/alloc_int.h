@@ -363,14 +363,12 @@ struct alloc_thread_s {
 					  checked entries, so kept for the next thread */
 };
 
-/* A thread's site cache: where a site's entry is, and the type that says
-** the site's type depends on the stack above it (site_depth): ask
-** alloc_stack_type every time. */
+/* Where a site's entry is in a thread's site cache (which holds the types
+** that depend on the site alone: not those of site_depth's stacks). */
 static inline unsigned alloc_site_cache_index(uintptr_t site)
 {
 	return (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
 }
-#define ALLOC_TYPE_BY_STACK UINT32_MAX
 
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
 

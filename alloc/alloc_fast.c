@@ -108,8 +108,7 @@ static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocat
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
-	if (fast_leave(t) ||
-	    unlikely(core_total_view(t) > atomic_load_explicit(&alloc_peak_next, memory_order_relaxed)))
+	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
 slow:

@@ -345,6 +345,8 @@ struct alloc_thread_s {
 				  both modes: alloc_thread_park)               */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
 	int64_t budget;        /* bytes (and blocks) left before the next flush  */
+	int64_t peak_d;        /* slot 0's d past which the total passes
+				  alloc_peak_next (kept by alloc_status.c)     */
 	_Atomic uint32_t ndeferred;         /* frees left by a signal handler */
 	void *deferred[ALLOC_DEFERRED_MAX]; /* (see alloc_core.c, core_defer) */
 	uint64_t seq_next, seq_end; /* mim: allocation numbers reserved by the thread */
@@ -698,7 +700,8 @@ void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
 
 /* "alloc_service.c" */
-extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak */
+extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
+					  it moves the gate's epoch when it changes */
 extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
 void alloc_service_start(void);
 void alloc_service_peak(int64_t total);

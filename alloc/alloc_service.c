@@ -116,6 +116,15 @@ static void svc_signal_handler(int sig)
 _Atomic int64_t alloc_peak_turn = INT64_MIN;
 static atomic_flag svc_peak_busy = ATOMIC_FLAG_INIT;
 
+/* Move alloc_peak_next, and the gate's epoch with it: the threads' fast
+** paths compare with their own copy of it (alloc_thread_t.peak_d), which
+** they make again when they see the epoch move. */
+static void svc_peak_next_set(int64_t next)
+{
+	atomic_store(&alloc_peak_next, next);
+	atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH);
+}
+
 /* How far below its highest the total comes down before the peak is
 ** taken, also the step in which the highest is followed (at least 1). */
 static int64_t svc_peak_margin(int64_t high)
@@ -131,7 +140,7 @@ static void svc_peak_arm(int64_t stored)
 	int64_t growth = stored / 100 * (int64_t)alloc_opts.peak_growth;
 	int64_t next = stored + (growth > 0 ? growth : 1);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
-	atomic_store(&alloc_peak_next, next > (1 << 20) ? next : (1 << 20));
+	svc_peak_next_set(next > (1 << 20) ? next : (1 << 20));
 }
 
 /*
@@ -147,7 +156,7 @@ void alloc_service_peak(int64_t total)
 	if (total > atomic_load(&alloc_peak_next)) {
 		int64_t margin = svc_peak_margin(total);
 		atomic_store(&alloc_peak_turn, total - margin);
-		atomic_store(&alloc_peak_next, total + margin);
+		svc_peak_next_set(total + margin);
 	}
 	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
 }
@@ -458,7 +467,7 @@ static void svc_postfork_child(void)
 	atomic_store(&svc.table_ready, false);
 	pthread_mutex_init(&svc.busy, NULL);
 	alloc_snap_free(atomic_exchange(&svc.peak_image, NULL));
-	atomic_store(&alloc_peak_next, INT64_MAX);
+	svc_peak_next_set(INT64_MAX);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_flag_clear(&svc_peak_busy);
 	/* only what is still ours in the child's table (the program's) */

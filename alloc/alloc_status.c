@@ -110,6 +110,26 @@ static void stat_fold(alloc_stat_t *e, const int64_t d[2], const int64_t hi[2], 
 	}
 }
 
+/*
+** The total slot's d past which this thread sees the total pass
+** alloc_peak_next: its bytes above the value at the slot's last flush,
+** packed as in d with the blocks as high as they go (alloc_slot_t), so
+** that the fast path tests the new d with one compare.  Redone whenever the
+** slot is flushed and when alloc_peak_next moves (it moves the gate's
+** epoch, so every thread comes through alloc_slots_sync_epochs).
+*/
+static void slot_total_peak(alloc_thread_t *t)
+{
+	int64_t next = atomic_load_explicit(&alloc_peak_next, memory_order_relaxed);
+	int64_t above = next - t->slots[0].base[0];
+	if (next == INT64_MAX || above >= INT32_MAX)
+		t->peak_d = INT64_MAX;
+	else if (above < INT32_MIN)
+		t->peak_d = INT64_MIN;
+	else
+		t->peak_d = (int64_t)((uint64_t)above << 32) + INT32_MAX;
+}
+
 /* Fold a slot's pending change into its entry and start a new period. */
 void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 {
@@ -126,6 +146,8 @@ void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 	stat_fold(e, d, hi, s->epoch == epoch, g);
 	slot_restart(s, base, g);
 	s->epoch = epoch;
+	if (i == 0)
+		slot_total_peak(t);
 }
 
 /* Flush a slot and leave it pointing nowhere. */
@@ -180,6 +202,8 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 	slot_restart(s, s->base, g);
 	__atomic_store_n(&s->key, key, __ATOMIC_RELEASE);
 	t->keyed[i / 64] |= 1ull << (i % 64);
+	if (i == 0)
+		slot_total_peak(t);
 }
 
 /*
@@ -200,6 +224,7 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 		if (s->epoch != atomic_load_explicit(&alloc_epoch[ALLOC_KEY_KIND(s->key)], memory_order_acquire))
 			alloc_slot_flush(t, i);
 	}
+	slot_total_peak(t); /* (the epoch may have moved for alloc_peak_next) */
 }
 
 /* Fold every slot in and restart it from the shared value. */

@@ -233,3 +233,43 @@ ParameterizedTest(int *mode, fast, classes_sharing_a_slot)
 	e = ut_read(MEMINST_STATUS_TOTAL, 0);
 	UT_EXPECT_COUNTER(e.sizes, 0, 500, 500);
 }
+
+/*
+** The fast malloc decides whether the total passed alloc_peak_next with
+** one compare against the thread's own threshold (alloc_thread_t.peak_d),
+** made again at each flush of the total's slot and whenever the gate's
+** epoch moves, as it does when alloc_peak_next moves.  Through a climb
+** across several flushes and two moves of alloc_peak_next, the compare
+** must say what the total says after every allocation.
+*/
+static void fast_peak_move(int64_t next)
+{
+	atomic_store(&alloc_peak_next, next);
+	atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH); /* as alloc_service.c does */
+}
+
+Test(fast, peak_threshold_follows_the_total)
+{
+	ut_start("mis");
+	enum { N = 6000 };
+	static void *p[N];
+	p[0] = alloc_core_malloc_mis(64, ALLOC_A_MALLOC, ut_site(90));
+	alloc_thread_t *t = alloc_tls.thr;
+	cr_assert_not_null(t);
+	fast_peak_move(100000);
+	unsigned passed = 0;
+	for (unsigned i = 1; i < N; i++) {
+		if (i == 2500)
+			fast_peak_move(300000);
+		p[i] = alloc_core_malloc_mis(64, ALLOC_A_MALLOC, ut_site(90));
+		int64_t total = t->slots[0].base[0] + alloc_slot_bytes(t->slots[0].d);
+		bool want = total > atomic_load(&alloc_peak_next);
+		cr_assert_eq(t->slots[0].d > t->peak_d, want, "after block %u: total %lld, next %lld", i,
+			     (long long)total, (long long)atomic_load(&alloc_peak_next));
+		passed += want;
+	}
+	cr_assert(passed > 0 && passed < N - 1, "the climb passed the threshold (%u)", passed);
+	fast_peak_move(INT64_MAX);
+	for (unsigned i = 0; i < N; i++)
+		alloc_core_free_mis(p[i], ut_site(91));
+}

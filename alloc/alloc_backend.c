@@ -52,6 +52,8 @@ void *alloc_boot_malloc(size_t size, size_t align)
 	if (start + need > BOOT_ARENA_SIZE)
 		goto full;
 	uintptr_t user = ((uintptr_t)boot_arena + start + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	/* the size where a header has its meta word: with padding bits 0, no
+	** header of ours, which mis's fast free (alloc_fast.c) relies on */
 	((uint64_t *)user)[-1] = size;
 	return (void *)user; /* .bss: already zero, so calloc is served too */
 full:

@@ -134,9 +134,10 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 {
 	alloc_thread_t *t = alloc_tls.thr;
 	alloc_slot_t *ts, *cs;
-	/* NULL, the bootstrap arena and misaligned pointers fail these too */
-	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) ||
-		     alloc_boot_owns(user)))
+	/* NULL and misaligned pointers fail these too; a block of the
+	** bootstrap arena has its size where the meta word would be, so its
+	** padding reads 0 and the meta test below sends it on */
+	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15)))
 		goto slow;
 	alloc_hdr_t *h = alloc_hdr_of(user);
 	uint64_t meta = h->meta, sizew = h->size;

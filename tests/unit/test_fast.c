@@ -273,3 +273,23 @@ Test(fast, peak_threshold_follows_the_total)
 	for (unsigned i = 0; i < N; i++)
 		alloc_core_free_mis(p[i], ut_site(91));
 }
+
+/* A block of the bootstrap arena given to the fast free is left alone:
+** not counted out, not reported, not handed to the backend. */
+static void fast_free_boot(void *p)
+{
+	alloc_core_free_mis(p, ut_site(93));
+}
+
+Test(fast, bootstrap_block_left_alone)
+{
+	ut_start("mis");
+	void *keep = alloc_core_malloc_mis(100, ALLOC_A_MALLOC, ut_site(92));
+	void *boot = alloc_boot_malloc(100, 16);
+	char err[256];
+	ut_capture_stderr(fast_free_boot, boot, err, sizeof err);
+	cr_assert_str_empty(err);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 100, 1);
+	alloc_core_free_mis(keep, ut_site(93));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}

@@ -46,9 +46,16 @@ static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, 
 	return true;
 }
 
-/* Raise `counting`, then look at the gate: false (and `counting` down
+/*
+** Raise `counting`, then look at the gate: false (and `counting` down
 ** again) when a fork or a snapshot is in the way, or a read has reset a
-** kind since the thread last looked (alloc_count_gate). */
+** kind since the thread last looked (alloc_count_gate).  The thread's site
+** cache, slots and budget are read only after this: a signal handler that
+** comes in later finds `counting` raised and changes none of them, where
+** one that came in between a slot's test and its update could have given
+** the slot to another type.  The caller has seen `counting` down (else it
+** is such a handler itself).
+*/
 static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
 {
 	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
@@ -59,6 +66,12 @@ static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
 	}
 	atomic_store_explicit(&t->counting, 0, memory_order_relaxed);
 	return false;
+}
+
+/* Leave counting without counting anything, for the general path. */
+static inline __attribute__((always_inline)) void fast_abort(alloc_thread_t *t)
+{
+	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
 /* Leave counting: true when a signal handler put frees aside meanwhile. */
@@ -88,17 +101,16 @@ static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocat
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_hdr_t);
 	alloc_slot_t *ts, *cs;
-	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
+	    unlikely(!fast_enter(t)))
 		goto slow;
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site))
-		goto slow;
-	if (unlikely(!fast_slots(t, type, &ts, &cs)))
-		goto slow;
+	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
+		goto abort;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
-		goto slow;
+	if (unlikely(budget < 0))
+		goto abort;
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
 	t->budget = budget;
@@ -111,6 +123,8 @@ static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocat
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
+abort:
+	fast_abort(t);
 slow:
 	return alloc_core_track_mis_slow(base, size, allocator, site);
 }
@@ -149,14 +163,15 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT))
 		goto slow;
 	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
-		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN))
+		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	    unlikely(!fast_enter(t)))
 		goto slow;
-	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
-		goto slow;
+		goto abort;
+	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
-		goto slow;
+	if (unlikely(budget < 0))
+		goto abort;
 	h->meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
@@ -169,6 +184,8 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 		return alloc_core_free_mis_done(t, user);
 	alloc_real.free(h);
 	return;
+abort:
+	fast_abort(t);
 slow:
 	alloc_core_free_mis_slow(user, site);
 }

@@ -56,16 +56,29 @@ static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, 
 ** the slot to another type.  The caller has seen `counting` down (else it
 ** is such a handler itself).
 */
+static inline __attribute__((always_inline)) bool fast_enter_fenced(alloc_thread_t *t, uint32_t gate);
 static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
 {
 	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	if (likely(atomic_load_explicit(&alloc_count_gate, memory_order_relaxed) == t->epoch_seen)) {
+	uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
+	if (likely(gate == t->epoch_seen) || unlikely(fast_enter_fenced(t, gate))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		return true;
 	}
 	atomic_store_explicit(&t->counting, 0, memory_order_relaxed);
 	return false;
+}
+
+/* Without membarrier (a kernel before 4.14, or a sandbox that forbids it)
+** the gate always has its fence bit: fence as the general path does
+** (core_enter_gated), then go on if nothing else is in the way. */
+static inline __attribute__((always_inline)) bool fast_enter_fenced(alloc_thread_t *t, uint32_t gate)
+{
+	if (gate != (t->epoch_seen | ALLOC_GATE_FENCE))
+		return false;
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&alloc_count_gate, memory_order_relaxed) == gate;
 }
 
 /* Leave counting without counting anything, for the general path. */

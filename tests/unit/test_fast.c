@@ -132,9 +132,9 @@ static void fast_check(fast_model_t *m, const uint32_t *types, uint32_t cls, uin
 		fast_reset(&m->thread, 1);
 }
 
-ParameterizedTest(int *mode, fast, same_counts_as_general)
+static void fast_same_counts(int mode)
 {
-	ut_start(ut_modes[*mode]);
+	ut_start(ut_modes[mode]);
 	static fast_block_t live[FAST_LIVE];
 	fast_model_t m;
 	uint32_t types[FAST_SITES];
@@ -175,6 +175,11 @@ ParameterizedTest(int *mode, fast, same_counts_as_general)
 		}
 	fast_check(&m, types, cls, thr, 0);
 	fast_check(&m, types, cls, thr, 1);
+}
+
+ParameterizedTest(int *mode, fast, same_counts_as_general)
+{
+	fast_same_counts(*mode);
 }
 
 /*
@@ -292,4 +297,18 @@ Test(fast, bootstrap_block_left_alone)
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 100, 1);
 	alloc_core_free_mis(keep, ut_site(93));
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+/* Without membarrier the gate keeps its fence bit: the fast paths fence and
+** go on, and count what the general path counts. */
+ParameterizedTestParameters(fast, same_counts_with_the_fence_bit)
+{
+	static int idx[] = {0, 2};
+	return cr_make_param_array(int, idx, ut_nmodes > 2 ? 2 : 1);
+}
+
+ParameterizedTest(int *mode, fast, same_counts_with_the_fence_bit)
+{
+	atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE); /* as alloc_thread_init does then */
+	fast_same_counts(*mode);
 }

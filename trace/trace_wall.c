@@ -145,7 +145,9 @@ void trace_wall_thread_remove(int tid)
 ** Returns the slot for trace_wall_block_end, or NULL. */
 void *trace_wall_block_begin(void *fn)
 {
-	wall_slot_t *s = wall_self();
+	/* not from inside our own stack walk: libunwind takes locks, and a
+	** contended one would walk again, and again, to a stack overflow */
+	wall_slot_t *s = trace_unwind_busy() ? NULL : wall_self();
 	if (!s)
 		return NULL;
 	int old = atomic_load(&s->state);

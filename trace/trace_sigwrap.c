@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -179,4 +180,113 @@ ALLOC_EXPORT int pipe2(int fd[2], int flags)
 		}
 	}
 	return 0;
+}
+
+/*
+** A wall-clock tick sent just before an exec stays pending through it, and
+** the new program, whose SIGPROF is back at its default action until
+** meminst's handler is in place again, died of it ("Profiling timer
+** expired": 4 runs in 30 of bash -c PROGRAM at 500 Hz).  So an exec is a
+** wrapped call (trace_wall.c): no tick is sent during it, and one on its
+** way lands before it.  Not in a vfork child: the slot is its parent's.
+*/
+static void *sigwrap_exec_begin(void *fn)
+{
+	return trace_wall_on && trace_flush_owner() ? trace_wall_block_begin(fn) : NULL;
+}
+
+static int sigwrap_exec_end(void *wall, int r)
+{
+	int e = errno;
+	trace_wall_block_end(wall);
+	errno = e;
+	return r;
+}
+
+#define EXEC_REAL(name, type)                                                   \
+	static type *real_;                                                     \
+	if (!real_) {                                                           \
+		void *fn_ = dlsym(RTLD_NEXT, #name);                            \
+		memcpy(&real_, &fn_, sizeof fn_);                               \
+		if (!real_) {                                                   \
+			errno = ENOSYS;                                         \
+			return -1;                                              \
+		}                                                               \
+	}
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int execv_fn(const char *, char *const[]);
+typedef int fexecve_fn(int, char *const[], char *const[]);
+
+ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(execve, execve_fn);
+	void *wall = sigwrap_exec_begin((void *)real_);
+	return sigwrap_exec_end(wall, real_(path, argv, envp));
+}
+
+ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(execvpe, execve_fn);
+	void *wall = sigwrap_exec_begin((void *)real_);
+	return sigwrap_exec_end(wall, real_(file, argv, envp));
+}
+
+ALLOC_EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_REAL(execv, execv_fn);
+	void *wall = sigwrap_exec_begin((void *)real_);
+	return sigwrap_exec_end(wall, real_(path, argv));
+}
+
+ALLOC_EXPORT int execvp(const char *file, char *const argv[])
+{
+	EXEC_REAL(execvp, execv_fn);
+	void *wall = sigwrap_exec_begin((void *)real_);
+	return sigwrap_exec_end(wall, real_(file, argv));
+}
+
+ALLOC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	EXEC_REAL(fexecve, fexecve_fn);
+	void *wall = sigwrap_exec_begin((void *)real_);
+	return sigwrap_exec_end(wall, real_(fd, argv, envp));
+}
+
+/* execl, execlp, execle: their arguments as an array, then the above. */
+#define EXECL_ARGV(first, ap, argv)                                             \
+	size_t n_ = 1;                                                          \
+	va_start(ap, first);                                                    \
+	while (va_arg(ap, char *))                                              \
+		n_++;                                                           \
+	va_end(ap);                                                             \
+	char *argv[n_ + 1];                                                     \
+	argv[0] = (char *)(first);                                              \
+	va_start(ap, first);                                                    \
+	for (size_t i_ = 1; i_ <= n_; i_++)                                     \
+		argv[i_] = va_arg(ap, char *);
+
+ALLOC_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	EXECL_ARGV(arg, ap, argv);
+	va_end(ap);
+	return execv(path, argv);
+}
+
+ALLOC_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list ap;
+	EXECL_ARGV(arg, ap, argv);
+	va_end(ap);
+	return execvp(file, argv);
+}
+
+ALLOC_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	EXECL_ARGV(arg, ap, argv);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, argv, envp);
 }

@@ -6,7 +6,9 @@
 # signal, with the stack they had when they blocked: each function's share
 # of the samples is its wait; the sampler's own thread is never sampled.
 # A thread that blocks every signal and takes them with sigwait,
-# sigwaitinfo or sigtimedwait never takes a tick of the sampler's.
+# sigwaitinfo or sigtimedwait never takes a tick of the sampler's; a
+# program that executes itself is never killed by a tick pending through
+# the exec.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 
 ST_BLOCK=$top_builddir/tests/sample/sample_block
@@ -47,5 +49,17 @@ for clock in cpu wall; do
 	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 	st_verdict "$l: the sigwait family gets the program's signals only"
 done
+
+
+# A program that executes itself 200 times under wall-clock sampling: a
+# tick pending through an exec killed the new program by SIGPROF.
+l=exec-wall
+st_run $l "sample=1000,sample_clock=wall" "$ST_BLOCK" exec 200
+rc=$?
+why=
+[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+grep -q '^exec done$' "$MI_TMP/$l.out" || mi_why_add "the last program did not finish"
+grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+st_verdict "$l: 200 execs, none killed by a tick"
 
 mi_finish

@@ -20,6 +20,9 @@
 **   catch        burns until SIGTERM, caught by its own handler; then
 **                checks that sigaction reports that handler, prints
 **                "caught", sets SIGTERM back to SIG_DFL and raises it
+**   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
+**                0 (a wall-clock tick pending through the exec must not
+**                kill the new program)
 **   sigwait MS   blocks every signal, burns MS ms of CPU in steps of 10 ms
 **                and after each takes what is pending with sigtimedwait
 **                (timeout 0), sigwaitinfo and sigwait (after a sigqueue of
@@ -306,10 +309,20 @@ int main(int argc, char **argv)
 		burn_end(atof(argv[2]), argv[3]);
 	} else if (!strcmp(what, "catch")) {
 		return catch_term();
+	} else if (!strcmp(what, "exec") && argc > 2) {
+		int n = atoi(argv[2]);
+		if (n > 0) {
+			char next[16];
+			snprintf(next, sizeof next, "%d", n - 1);
+			deep_burn(2);
+			execl("/proc/self/exe", argv[0], "exec", next, (char *)NULL);
+			perror("execl /proc/self/exe");
+			return 1;
+		}
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | sigwait MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | exec N | sigwait MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

@@ -339,8 +339,8 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 		return r;
 	}
 	if (!prof_samples_count(s) && (tr->h.sample_hz || tr->h.alloc_sample)) {
-		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them (other processes "
-			"of a session: --pid)\n", path, tr->h.pid);
+		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its threads "
+			"kept SIGPROF blocked (other processes of a session: --pid)\n", path, tr->h.pid);
 		return INSP_EXIT_NOTFOUND;
 	}
 	if (!prof_samples_count(s)) {

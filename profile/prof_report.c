@@ -551,8 +551,8 @@ static int report_functions(insp_doc_t *d, const char *path, const struct insp_o
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample))
-		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them (other "
-			"processes of a session: --pid)\n", path, in->tr.h.pid);
+		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
+			"threads kept SIGPROF blocked (other processes of a session: --pid)\n", path, in->tr.h.pid);
 	else
 		fprintf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
 			"function needs meminst --trace with code built with -finstrument-functions, or "

@@ -62,4 +62,14 @@ grep -q '^exec done$' "$MI_TMP/$l.out" || mi_why_add "the last program did not f
 grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 st_verdict "$l: 200 execs, none killed by a tick"
 
+# Threads that keep SIGPROF blocked (a daemon's) get no samples: inspect
+# says so, rather than that the program ran too briefly.
+l=masked-cpu
+st_run $l "sample=1000" "$ST_BLOCK" masked 300
+"$top_builddir/inspect/inspect" analyse --style flat "$MI_TMP/$l.trace" >"$MI_TMP/$l.an" 2>"$MI_TMP/$l.an.err"
+why=
+grep -q 'masked done' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+grep -q 'or its threads kept SIGPROF blocked' "$MI_TMP/$l.an.err" || mi_why_add "analyse does not say why"
+st_verdict "$l: no samples of threads that block SIGPROF, and inspect says why"
+
 mi_finish

@@ -20,6 +20,8 @@
 **   catch        burns until SIGTERM, caught by its own handler; then
 **                checks that sigaction reports that handler, prints
 **                "caught", sets SIGTERM back to SIG_DFL and raises it
+**   masked MS    blocks every signal, then burns MS ms of CPU in a thread
+**                (a daemon's threads: no timer tick reaches them)
 **   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
 **                0 (a wall-clock tick pending through the exec must not
 **                kill the new program)
@@ -218,6 +220,12 @@ __attribute__((noinline)) void deep_rec(int n, double ms)
 	sink++; /* not a tail call: every level keeps its frame */
 }
 
+static void *burn_main(void *arg)
+{
+	deep_burn(ms_arg);
+	return arg;
+}
+
 static volatile sig_atomic_t caught;
 static void on_term(int sig)
 {
@@ -309,6 +317,14 @@ int main(int argc, char **argv)
 		burn_end(atof(argv[2]), argv[3]);
 	} else if (!strcmp(what, "catch")) {
 		return catch_term();
+	} else if (!strcmp(what, "masked") && argc > 2) {
+		sigset_t all;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, NULL);
+		ms_arg = atof(argv[2]);
+		pthread_t t;
+		pthread_create(&t, NULL, burn_main, NULL);
+		pthread_join(t, NULL);
 	} else if (!strcmp(what, "exec") && argc > 2) {
 		int n = atoi(argv[2]);
 		if (n > 0) {
@@ -322,7 +338,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | exec N | sigwait MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | masked MS | exec N | sigwait MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

@@ -550,7 +550,7 @@ void alloc_service_start(void)
 		return;
 	pthread_atfork(NULL, NULL, svc_postfork_child);
 	if (sig) {
-		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART};
+		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
 		sigemptyset(&sa.sa_mask);
 		sigaction(o->snapshot_signal, &sa, NULL);
 	}

@@ -87,7 +87,7 @@ static void death_install(unsigned i)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = death_handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_flags = SA_RESTART | SA_ONSTACK; /* see trace_sample.c */
 	sigfillset(&sa.sa_mask); /* nothing of the program's runs during the flush */
 	if (__sigaction(death_signals[i], &sa, NULL) == 0)
 		atomic_store(&death[i].ours, true);

@@ -228,7 +228,9 @@ static int sample_install_handler(void)
 		return -1;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = sample_handler;
-	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	/* on the thread's alternate stack when it has one: a Go program's
+	** goroutine stacks are a few KiB, and our walk would overflow them */
+	sa.sa_flags = SA_RESTART | SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	if (__sigaction(SAMPLE_SIGNAL, &sa, NULL) < 0) {
 		alloc_log("cannot install the SIGPROF handler: %s", strerror(errno));

@@ -8,7 +8,8 @@
 # A thread that blocks every signal and takes them with sigwait,
 # sigwaitinfo or sigtimedwait never takes a tick of the sampler's; a
 # program that executes itself is never killed by a tick pending through
-# the exec.
+# the exec; code on a small stack whose signals go to a sigaltstack (Go's
+# goroutines) is not overflowed by the handler.
 . "$top_srcdir/tests/sample/sample_lib.sh"
 
 ST_BLOCK=$top_builddir/tests/sample/sample_block
@@ -61,6 +62,21 @@ why=
 grep -q '^exec done$' "$MI_TMP/$l.out" || mi_why_add "the last program did not finish"
 grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 st_verdict "$l: 200 execs, none killed by a tick"
+
+# Code on a stack of 8 KiB with its signals on a sigaltstack (a Go
+# program's goroutines): the handler runs on the signal stack (SA_ONSTACK);
+# on the small one it overflowed it (SIGSEGV; Go: "fatal error: sync:
+# inconsistent mutex state" and the like, at the launcher's default 100 Hz).
+for clock in cpu wall; do
+	l=small-$clock
+	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" small 300
+	rc=$?
+	why=
+	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+	grep -q '^small done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	st_verdict "$l: a small stack with a signal stack survives sampling"
+done
 
 # Threads that keep SIGPROF blocked (a daemon's) get no samples: inspect
 # says so, rather than that the program ran too briefly.

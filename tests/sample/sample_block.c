@@ -20,6 +20,9 @@
 **   catch        burns until SIGTERM, caught by its own handler; then
 **                checks that sigaction reports that handler, prints
 **                "caught", sets SIGTERM back to SIG_DFL and raises it
+**   small MS     burns MS ms of CPU on a stack of 8 KiB (a guard page below
+**                it), with a signal stack of 64 KiB set by sigaltstack, as
+**                a Go program's goroutines run; prints "small done"
 **   masked MS    blocks every signal, then burns MS ms of CPU in a thread
 **                (a daemon's threads: no timer tick reaches them)
 **   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
@@ -44,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,6 +231,31 @@ static void *burn_main(void *arg)
 	return arg;
 }
 
+/* A goroutine's life: a small stack for the code, signals on their own. */
+static ucontext_t small_main_ctx, small_ctx;
+static void small_run(void)
+{
+	deep_burn(ms_arg);
+}
+
+static int small_stack(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = 8192;
+	char *mem = mmap(NULL, size + (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	stack_t alt = {.ss_sp = malloc(65536), .ss_size = 65536};
+	if (mem == MAP_FAILED || !alt.ss_sp || mprotect(mem, (size_t)page, PROT_NONE) != 0 ||
+	    sigaltstack(&alt, NULL) != 0 || getcontext(&small_ctx) != 0) {
+		perror("small stack");
+		return 1;
+	}
+	small_ctx.uc_stack.ss_sp = mem + page;
+	small_ctx.uc_stack.ss_size = size;
+	small_ctx.uc_link = &small_main_ctx;
+	makecontext(&small_ctx, small_run, 0);
+	return swapcontext(&small_main_ctx, &small_ctx) == 0 ? 0 : 1;
+}
+
 static volatile sig_atomic_t caught;
 static void on_term(int sig)
 {
@@ -317,6 +347,9 @@ int main(int argc, char **argv)
 		burn_end(atof(argv[2]), argv[3]);
 	} else if (!strcmp(what, "catch")) {
 		return catch_term();
+	} else if (!strcmp(what, "small") && argc > 2) {
+		ms_arg = atof(argv[2]);
+		failures = small_stack();
 	} else if (!strcmp(what, "masked") && argc > 2) {
 		sigset_t all;
 		sigfillset(&all);
@@ -338,7 +371,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | masked MS | exec N | sigwait MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | masked MS | exec N | sigwait MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

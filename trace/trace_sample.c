@@ -133,9 +133,23 @@ static unsigned sample_cut(uint64_t *frames, unsigned n)
 	return trace_sample_depth + 1;
 }
 
+/* The handler runs on the thread's alternate signal stack when it has one
+** (SA_ONSTACK, for Go's goroutines); libunwind's walk needs more than 8 KiB
+** of it, and a program's own may be just that (SIGSTKSZ): on a smaller one
+** the sample is the interrupted pc alone. */
+#define SAMPLE_ALT_STACK_MIN (32 * 1024)
+
+static bool sample_on_small_alt_stack(const ucontext_t *u)
+{
+	char here;
+	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, sp = (uintptr_t)&here;
+	return !(u->uc_stack.ss_flags & SS_DISABLE) && u->uc_stack.ss_size < SAMPLE_ALT_STACK_MIN &&
+	       sp >= lo && sp < lo + u->uc_stack.ss_size;
+}
+
 unsigned trace_sample_walk(void *uc, uint64_t *frames)
 {
-	unsigned n = trace_unwind_signal(uc, frames, trace_sample_depth + 1);
+	unsigned n = sample_on_small_alt_stack(uc) ? 0 : trace_unwind_signal(uc, frames, trace_sample_depth + 1);
 	if (n == 0) { /* the thread was unwinding itself: keep the pc at least */
 		frames[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 		n = 1;

@@ -76,6 +76,15 @@ for clock in cpu wall; do
 	grep -q '^small done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
 	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 	st_verdict "$l: a small stack with a signal stack survives sampling"
+	# and a signal stack of 8 KiB, too small for the walk: the pc alone
+	l=alt-$clock
+	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" alt 300
+	rc=$?
+	why=
+	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+	grep -q '^alt done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	st_verdict "$l: a signal stack of 8 KiB survives sampling"
 done
 
 # Threads that keep SIGPROF blocked (a daemon's) get no samples: inspect

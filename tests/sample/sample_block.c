@@ -23,6 +23,9 @@
 **   small MS     burns MS ms of CPU on a stack of 8 KiB (a guard page below
 **                it), with a signal stack of 64 KiB set by sigaltstack, as
 **                a Go program's goroutines run; prints "small done"
+**   alt MS       sets a signal stack of 8 KiB (SIGSTKSZ, as many programs
+**                do for their SIGSEGV handler) and burns MS ms of CPU on
+**                its own stack; prints "alt done"
 **   masked MS    blocks every signal, then burns MS ms of CPU in a thread
 **                (a daemon's threads: no timer tick reaches them)
 **   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
@@ -350,6 +353,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "small") && argc > 2) {
 		ms_arg = atof(argv[2]);
 		failures = small_stack();
+	} else if (!strcmp(what, "alt") && argc > 2) {
+		stack_t alt = {.ss_sp = malloc(8192), .ss_size = 8192};
+		if (!alt.ss_sp || sigaltstack(&alt, NULL) != 0) {
+			perror("sigaltstack");
+			return 1;
+		}
+		deep_burn(atof(argv[2]));
 	} else if (!strcmp(what, "masked") && argc > 2) {
 		sigset_t all;
 		sigfillset(&all);
@@ -371,7 +381,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | masked MS | exec N | sigwait MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

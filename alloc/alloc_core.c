@@ -681,9 +681,10 @@ void *alloc_core_track_mis_done(alloc_thread_t *t, void *user)
 	return user;
 }
 
-void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
+/* mim, a fresh backend block the fast path (alloc_fast.c) did not take. */
+void *alloc_core_track_mim_slow(void *base, size_t size, unsigned allocator, uintptr_t site)
 {
-	return core_malloc(size, allocator, site, 0, true);
+	return core_track(base, size, allocator, site, 0, core_log2(sizeof(alloc_mhdr_t)), true);
 }
 
 void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
@@ -754,7 +755,14 @@ void alloc_core_free_mis_done(alloc_thread_t *t, void *user)
 	core_run_deferred(t);
 	alloc_real.free(alloc_hdr_of(user));
 }
-void alloc_core_free_mim(void *user, uintptr_t site) { core_free(user, site, true); }
+void alloc_core_free_mim_slow(void *user, uintptr_t site) { core_free(user, site, true); }
+
+/* mim, the same after the fast path's free (the header is 32 bytes). */
+void alloc_core_free_mim_done(alloc_thread_t *t, void *user)
+{
+	core_run_deferred(t);
+	alloc_real.free((alloc_mhdr_t *)user - 1);
+}
 
 /* Free what signal handlers put aside (core_defer), now that the thread
 ** has left counting; a new signal may add more while this runs. */

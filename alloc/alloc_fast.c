@@ -1,5 +1,5 @@
 /*
-** alloc_fast.c — mis mode: malloc and free when nothing is unusual.
+** alloc_fast.c — mis and mim modes: malloc and free when nothing is unusual.
 **
 ** The common case of a pair — a plain block of the calling thread, whose
 ** type is in the thread's site cache and whose slots are in place, no
@@ -11,6 +11,13 @@
 ** is changed: the general path is the reference, this file only skips its
 ** tests when their answer is known.  The counting protocol (the `counting`
 ** flag, the gate, deferred frees) is the one alloc_core.c describes.
+**
+** mim adds the thread's own list of live blocks (alloc_map.c): its lock is
+** tried once, and a list held by another thread (a capture, a fork, a free
+** of one of our blocks) sends the operation to the general path, which
+** waits; so do a full array, a block whose place is not in the thread's
+** own list, an array due to shrink and a batch of allocation numbers used
+** up.
 */
 #include "alloc_int.h"
 #include "alloc_check.h"
@@ -201,4 +208,146 @@ abort:
 	fast_abort(t);
 slow:
 	alloc_core_free_mis_slow(user, site);
+}
+
+/* ------------------------------------------------------------- mim --- */
+
+/* Try the thread's own list once (a leaf cannot wait: the general path
+** does). */
+static inline __attribute__((always_inline)) bool fast_list_try(alloc_list_t *l)
+{
+	return !atomic_exchange_explicit(&l->lock, 1, memory_order_acquire);
+}
+
+/* Give up after fast_enter (and after taking the list): nothing changed. */
+static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *t, alloc_list_t *l)
+{
+	if (l)
+		alloc_list_unlock(l);
+	atomic_store_explicit(&t->counting, 0, memory_order_release);
+}
+
+static ALLOC_NOINLINE void *fast_track_mim(void *base, size_t size, unsigned allocator, uintptr_t site)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	alloc_thread_t *t = tls->thr;
+	char *user = (char *)base + sizeof(alloc_mhdr_t);
+	alloc_mhdr_t *m = (alloc_mhdr_t *)base;
+	alloc_slot_t *ts, *cs;
+	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+		goto slow;
+	unsigned i = alloc_site_cache_index(site);
+	uint32_t type = t->site_cache[i].type;
+	if (unlikely(t->site_cache[i].site != site))
+		goto slow;
+	if (unlikely(!fast_slots(t, type, &ts, &cs)))
+		goto slow;
+	int64_t budget = fast_budget(t, size);
+	alloc_list_t *l = t->own_list;
+	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end) || unlikely(!fast_enter(t)))
+		goto slow;
+	if (unlikely(!fast_list_try(l))) {
+		fast_back_out(t, NULL);
+		goto slow;
+	}
+	/* (the orphans, a thread's list when it could have none, take
+	** blocks from exiting threads too: room is seen under the lock) */
+	uint32_t n = l->count;
+	if (unlikely(n == l->cap)) {
+		fast_back_out(t, l);
+		goto slow;
+	}
+	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
+	alloc_hdr_seal(&m->h, user, size, meta);
+	l->arr[n] = m;
+	m->at = (uint64_t)t->own_id << 32 | n;
+	m->seq = t->seq_next++;
+	l->count = n + 1;
+	t->budget = budget;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_add(&t->slots[0], one);
+	core_slot_add(fast_pin(&t->slots[1 + allocator]), one);
+	core_slot_add(cs, one);
+	core_slot_add(ts, one);
+	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	alloc_list_unlock(l);
+	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
+		return alloc_core_track_mis_done(t, user);
+	return user;
+slow:
+	return alloc_core_track_mim_slow(base, size, allocator, site);
+}
+
+void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
+{
+	if (unlikely(size > FAST_SIZE_MAX))
+		return errno = ENOMEM, NULL;
+	void *base = alloc_real.malloc(size + sizeof(alloc_mhdr_t));
+	if (unlikely(!base))
+		return NULL;
+	return fast_track_mim(base, size, allocator, site);
+}
+
+/*
+** free: as mis's, and the block's place in the map is in the thread's own
+** list; under the list's lock the header is read again (another thread's
+** free may have moved the block into its hole, or freed it first), and the
+** entry there must be the block (else the general path stops the process
+** with its line).
+*/
+void alloc_core_free_mim(void *user, uintptr_t site)
+{
+	alloc_thread_t *t = alloc_tls.thr;
+	alloc_slot_t *ts, *cs;
+	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) ||
+		     alloc_boot_owns(user)))
+		goto slow;
+	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
+	uint64_t meta = m->h.meta, sizew = m->h.size;
+	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
+		goto slow;
+	unsigned allocator = alloc_meta_allocator(meta);
+	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT ||
+		     alloc_at_list(m->at) != t->own_id))
+		goto slow;
+	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
+		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN))
+		goto slow;
+	uint64_t size = sizew & ALLOC_SIZE_MASK;
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
+		goto slow;
+	int64_t budget = fast_budget(t, size);
+	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
+		goto slow;
+	alloc_list_t *l = t->own_list;
+	if (unlikely(!fast_list_try(l))) {
+		fast_back_out(t, NULL);
+		goto slow;
+	}
+	uint64_t at = m->at;
+	uint32_t i = alloc_at_index(at), n = l->count;
+	if (unlikely(m->h.meta != meta || alloc_at_list(at) != t->own_id || i >= n || l->arr[i] != m ||
+		     n - 1 == l->low)) {
+		fast_back_out(t, l);
+		goto slow;
+	}
+	alloc_mhdr_t *last = l->arr[n - 1];
+	l->arr[i] = last;
+	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
+	l->count = n - 1;
+	m->h.meta = meta | ALLOC_META_FREED;
+	t->budget = budget;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(fast_pin(&t->slots[1 + allocator]), one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	alloc_list_unlock(l);
+	if (fast_leave(t))
+		return alloc_core_free_mim_done(t, user);
+	alloc_real.free(m);
+	return;
+slow:
+	alloc_core_free_mim_slow(user, site);
 }

@@ -134,10 +134,11 @@ static unsigned sample_cut(uint64_t *frames, unsigned n)
 }
 
 /* The handler runs on the thread's alternate signal stack when it has one
-** (SA_ONSTACK, for Go's goroutines); libunwind's walk needs more than 8 KiB
-** of it, and a program's own may be just that (SIGSTKSZ): on a smaller one
-** the sample is the interrupted pc alone. */
-#define SAMPLE_ALT_STACK_MIN (32 * 1024)
+** (SA_ONSTACK, for Go's goroutines); libunwind's walk needs about 10 KiB of
+** it, and a program's own may be 8 KiB (SIGSTKSZ): on one under 16 KiB the
+** sample is the interrupted pc alone (Python's faulthandler, which pytest
+** turns on, has 18160 bytes: walked). */
+#define SAMPLE_ALT_STACK_MIN (16 * 1024)
 
 static bool sample_on_small_alt_stack(const ucontext_t *u)
 {

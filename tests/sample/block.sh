@@ -76,15 +76,23 @@ for clock in cpu wall; do
 	grep -q '^small done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
 	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 	st_verdict "$l: a small stack with a signal stack survives sampling"
-	# and a signal stack of 8 KiB, too small for the walk: the pc alone
-	l=alt-$clock
-	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" alt 300
-	rc=$?
-	why=
-	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-	grep -q '^alt done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
-	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
-	st_verdict "$l: a signal stack of 8 KiB survives sampling"
+	# a signal stack of 8 KiB, too small for the walk: the pc alone; one
+	# of 18160 bytes (Python's faulthandler): stacks walked to main
+	for size in 8192 18160; do
+		l=alt-$size-$clock
+		st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" alt 300 $size
+		rc=$?
+		why=
+		[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+		grep -q '^alt done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+		grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+		if [ $size = 18160 ]; then
+			st_analyse $l --style flat
+			m=$(st_j $l "round(fn('main').get('cum_ms', 0))")
+			[ "${m:-0}" -gt 100 ] || mi_why_add "main has ${m:-0} ms of samples: stacks not walked"
+		fi
+		st_verdict "$l: a signal stack of $size bytes survives sampling"
+	done
 done
 
 # Threads that keep SIGPROF blocked (a daemon's) get no samples: inspect

@@ -23,9 +23,10 @@
 **   small MS     burns MS ms of CPU on a stack of 8 KiB (a guard page below
 **                it), with a signal stack of 64 KiB set by sigaltstack, as
 **                a Go program's goroutines run; prints "small done"
-**   alt MS       sets a signal stack of 8 KiB (SIGSTKSZ, as many programs
-**                do for their SIGSEGV handler) and burns MS ms of CPU on
-**                its own stack; prints "alt done"
+**   alt MS [SIZE] sets a signal stack of SIZE bytes (8192: SIGSTKSZ, as
+**                many programs do for their SIGSEGV handler; 18160:
+**                Python's faulthandler) and burns MS ms of CPU on its own
+**                stack; prints "alt done"
 **   masked MS    blocks every signal, then burns MS ms of CPU in a thread
 **                (a daemon's threads: no timer tick reaches them)
 **   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
@@ -354,7 +355,8 @@ int main(int argc, char **argv)
 		ms_arg = atof(argv[2]);
 		failures = small_stack();
 	} else if (!strcmp(what, "alt") && argc > 2) {
-		stack_t alt = {.ss_sp = malloc(8192), .ss_size = 8192};
+		size_t size = argc > 3 ? (size_t)atol(argv[3]) : 8192;
+		stack_t alt = {.ss_sp = malloc(size), .ss_size = size};
 		if (!alt.ss_sp || sigaltstack(&alt, NULL) != 0) {
 			perror("sigaltstack");
 			return 1;

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -563,12 +564,43 @@ void alloc_sqlite_fork_init(void)
 	pthread_once(&sq_fork_once, sq_fork_register);
 }
 
+/*
+** A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default
+** action kills the program with a core dump: its fate would depend on the
+** size of our file.  So SIGXFSZ is blocked while a snapshot is stored, and
+** one our failed store raised is taken back before the mask is restored (a
+** SIGXFSZ the program blocked itself is left as it is).  SQLite sees EFBIG,
+** the store fails and is rolled back, and the error names the file.
+*/
+static void sq_xfsz_block(sigset_t *old)
+{
+	sigset_t xfsz;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, old);
+}
+
+static void sq_xfsz_restore(const sigset_t *old, bool failed)
+{
+	sigset_t xfsz, pending;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	if (!sigismember(old, SIGXFSZ) && failed && sigpending(&pending) == 0 &&
+	    sigismember(&pending, SIGXFSZ)) {
+		const struct timespec now = {0, 0};
+		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
+	}
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen)
 {
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
 	bool created = false;
+	sigset_t mask;
 	alloc_guard_enter();
+	sq_xfsz_block(&mask);
 	pthread_once(&sq_fork_once, sq_fork_register);
 	pthread_mutex_lock(&sq_store_lock);
 	sq_storing = true;
@@ -591,6 +623,7 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size
 	}
 	sq_storing = false;
 	pthread_mutex_unlock(&sq_store_lock);
+	sq_xfsz_restore(&mask, id < 0);
 	alloc_guard_exit();
 	errno = saved_errno;
 	return id;

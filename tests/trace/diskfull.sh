@@ -108,4 +108,23 @@ rc=$?
 [ $rc = $plain ] || mi_why_add "exit status $rc, $plain without meminst"
 mi_verdict "the program's own SIGXFSZ unchanged" "$why" "$T/own.err" stderr
 
+# A snapshot over the limit: SQLite's write fails, the program is not killed
+# by the SIGXFSZ it raised, and nothing half-written is left behind.
+why=
+"$TR_TARGET" grow 2>/dev/null | awk '{ $3 = "ADDR" } 1' >"$T/grow.ref"
+rm -f "$T/s.db" "$T/s.db-journal"
+(
+	ulimit -f 16 || exit 98
+	MI_MEMINST="mim,snapshot=$T/s.db"
+	mi_x "$TR_TARGET" grow 2>&1
+	echo "status $?"
+) | cat >"$T/snap.all"
+rc=$(awk '$1 == "status" { print $2 }' "$T/snap.all")
+[ "$rc" = 0 ] || mi_why_add "exit status ${rc:-none} (killed by SIGXFSZ?)"
+grep -v '^meminst:\|^status ' "$T/snap.all" | awk '{ $3 = "ADDR" } 1' | cmp -s - "$T/grow.ref" || mi_why_add "stdout differs"
+grep -q "^meminst: snapshot $T/s.db: cannot " "$T/snap.all" || mi_why_add "no line naming the snapshot file"
+[ -e "$T/s.db" ] && mi_why_add "a snapshot file it could not finish was left"
+[ -e "$T/s.db-journal" ] && mi_why_add "a journal was left"
+mi_verdict "snapshot over ulimit -f: said, nothing left, program unchanged" "$why" "$T/snap.all" output
+
 mi_finish

@@ -7,6 +7,7 @@
 #include "prof_int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,7 +15,7 @@
 
 enum {
 	PC_STYLE = INSP_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
-	PC_TOP, PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP,
+	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP,
 };
 
 static const struct insp_option profile_options[] = {
@@ -62,7 +63,8 @@ static const struct insp_option analyse_options[] = {
 	{"cols", 0, INSP_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
 	 "terminal's or $COLUMNS; to a file or pipe, never cut)", PC_COLS, 80, 10000, NULL},
 	{"", 0, INSP_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
-	{"top", 0, INSP_OT_INT, "N", "the first N functions (default 25; 0: all)", PC_TOP, 0, 1000000, NULL},
+	INSP_OPTION_LIMIT("the first N functions (default 25; 0: all)"),
+	{"top", 0, INSP_OT_INT, "N", "the older spelling of --limit N", INSP_ID_LIMIT, 0, INSP_INT_MAX, NULL},
 	{"cumulative", 0, INSP_OT_FLAG, NULL, "order by cumulative figures instead of self", PC_CUMULATIVE, 0, 0,
 	 NULL},
 	{"hide", 0, INSP_OT_STR, "FUNC", "leave FUNC out of every stack: its time goes to its\n"
@@ -124,7 +126,7 @@ static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struc
 	case PC_TOTALS: a->ao.totals = true; break;
 	case PC_NO_DETAILS: a->ao.details = false; break;
 	case PC_COLS: a->ao.cols = (int)g->num; break;
-	case PC_TOP: a->so.top = (int)g->num; break;
+	case INSP_ID_LIMIT: a->so.top = g->num > INT_MAX ? INT_MAX : (int)g->num; break;
 	case PC_CUMULATIVE: a->so.cumulative = true; break;
 	case PC_TIME: a->so.time = (enum prof_tunit)g->word; break;
 	case PC_METRIC: a->so.metric = (enum prof_smetric)g->word, a->metric_given = true; break;

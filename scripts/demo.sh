@@ -37,4 +37,4 @@ echo
 echo "== an unmodified python3, sampled at 1000 Hz: inspect analyse --style flat"
 MEMINST_LIBRARY="$top/alloc/.libs/libmeminst.so" "$top/session/meminst" -q --mis --sample=1000 \
 	-o "$tmp/py.db" -- /usr/bin/python3 -c 'sum(i * i for i in range(3000000))'
-"$top/inspect/inspect" analyse --style flat --top 8 "$tmp/py.db"
+"$top/inspect/inspect" analyse --style flat --limit 8 "$tmp/py.db"

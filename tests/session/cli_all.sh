@@ -99,7 +99,7 @@ t 0 analyse --dest a.txt --full-names --sort own --no-callers --totals --no-deta
 t 0 analyse --json --sort acc @DB@
 t 0 analyse --csv @DB@
 s 0 analyse --style flat --top 5 --cumulative --hide main --time percent --metric bytes --thread 1 @DB@
-s 0 analyse --style tree --cutoff 0.5 --time samples @DB@
+s 0 analyse --style tree --cutoff 0.5 --time samples --limit 3 @DB@
 s 0 analyse --style callers --metric count @DB@
 s 0 analyse --style anomalies @DB@ @DB@
 ts 0 export --format callgrind --output cg.out --pid @PID@ --no-symbols @DB@

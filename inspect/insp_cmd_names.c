@@ -104,8 +104,9 @@ static const struct insp_col alloc_cols[] = {
 };
 
 #define DESCR_HELP(what, more)                                                          \
-	"Describe " what " number N (or the one named N) of the snapshot.  An unknown\n" \
-	"number prints invalid_type and exits with status 1 (Erlang's " more ").\n"
+	"Describe " what " number N (or the one named N) of the snapshot.\n" \
+	"An unknown number prints invalid_type and exits with status 1\n"    \
+	"(Erlang's " more ").\n"
 
 static const struct insp_option names_options[] = {
 	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),

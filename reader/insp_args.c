@@ -109,8 +109,8 @@ static void args_help_line(const struct insp_option *op, FILE *f)
 	size_t first = strcspn(h, "\n");
 	if (strlen(left) <= 17)
 		fprintf(f, "  %-17s  %.*s\n", left, (int)first, h);
-	else
-		fprintf(f, "  %s  %.*s\n", left, (int)first, h);
+	else /* its help under it, in the column of the others */
+		fprintf(f, "  %s\n%21s%.*s\n", left, "", (int)first, h);
 	for (h += first; *h == '\n'; h += first) {
 		h++;
 		first = strcspn(h, "\n");

@@ -56,9 +56,12 @@ for c in $cmds; do
 	grep -q -- '-h, --help' help || mi_why_add "$c --help: --help not listed"
 	"$INSPECT" "$c" -h >help2 2>&1
 	cmp -s help help2 || mi_why_add "$c -h differs from --help"
+	wide=$(/usr/bin/python3 -c 'import sys
+print(next((l for l in open(sys.argv[1], encoding="utf-8").read().splitlines() if len(l) > 80), ""))' help)
+	[ -z "$wide" ] || mi_why_add "$c --help: a line wider than 80 columns: $wide"
 done
 [ $n -ge 20 ] || mi_why_add "only $n commands in inspect --help"
-mi_verdict "--help of each of the $n commands: usage, options, exit 0" "$why"
+mi_verdict "--help of each of the $n commands: usage, options, 80 columns, exit 0" "$why"
 
 # --------------------------------------------------------- every option --
 # One case per line: SESSIONS EXIT COMMAND ARGS...  @DB@ is the session's

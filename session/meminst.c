@@ -131,9 +131,11 @@ static int parse_bytes(const char *s, uint64_t *out)
 	return *end || __builtin_mul_overflow(v, mul, out) ? -1 : 0;
 }
 
+/* A bad value: one line worded as inspect's ("--by takes type, class, …,
+** not 'x'"), and exit 2. */
 static void bad_value(const char *opt, const char *value, const char *expected)
 {
-	sess_error("--%s=%s: %s (see meminst --help)", opt, value, expected);
+	sess_error("--%s takes %s, not '%s' (see 'meminst --help')", opt, expected, value);
 	exit(2);
 }
 
@@ -222,50 +224,50 @@ static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time
 	case OPT_NO_MEMORY: o->mode = "off"; break;
 	case OPT_BACKEND:
 		if (strcmp(arg, "system") && strcmp(arg, "jemalloc"))
-			bad_value("backend", arg, "expected system or jemalloc");
+			bad_value("backend", arg, "system or jemalloc");
 		o->backend = arg;
 		break;
 	case OPT_INTERVAL:
 		if (parse_duration(arg, &o->interval_ns) < 0)
-			bad_value("interval", arg, "expected a duration such as 100ms or 1s, or 0");
+			bad_value("interval", arg, "a duration such as 100ms or 1s, or 0");
 		o->interval_text = arg;
 		break;
 	case OPT_TRACE:
 		if (arg && strcmp(arg, "wall") && strcmp(arg, "cpu"))
-			bad_value("trace", arg, "expected wall or cpu");
+			bad_value("trace", arg, "wall or cpu");
 		o->trace_clock = arg ? arg : "wall";
 		break;
 	case OPT_SAMPLE:
 		n = 100;
 		if (arg && (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) ||
 			    n > 10000))
-			bad_value("sample", arg, "expected a rate in Hz from 1 to 10000");
+			bad_value("sample", arg, "a rate in Hz from 1 to 10000");
 		o->sample_hz = (unsigned)n;
 		break;
 	case OPT_SAMPLE_CLOCK:
 		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
-			bad_value("sample-clock", arg, "expected cpu or wall");
+			bad_value("sample-clock", arg, "cpu or wall");
 		o->sample_clock = arg;
 		break;
 	case OPT_SAMPLE_DEPTH:
 		if (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) || n == 0 ||
 		    n > 1024)
-			bad_value("sample-depth", arg, "expected a number of frames from 1 to 1024");
+			bad_value("sample-depth", arg, "a number of frames from 1 to 1024");
 		o->sample_depth = (unsigned)n;
 		break;
 	case OPT_ALLOC_SAMPLE:
 		if (parse_bytes(arg, &o->alloc_sample) < 0)
-			bad_value("alloc-sample", arg, "expected a size in bytes such as 524288 or 512k");
+			bad_value("alloc-sample", arg, "a size in bytes such as 524288 or 512k");
 		break;
 	case OPT_SNAPSHOT_AT:
 		if (!valid_snapshot_at(arg))
-			bad_value("snapshot-at", arg, "expected exit, peak and signal joined by '+', or none");
+			bad_value("snapshot-at", arg, "exit, peak and signal joined by '+', or none");
 		o->snapshot_at = arg;
 		break;
 	case OPT_SITE_DEPTH:
 		if (strcmp(arg, "user") && (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) ||
 					    n == 0 || n > 32))
-			bad_value("site-depth", arg, "expected user or a number of frames from 1 to 32");
+			bad_value("site-depth", arg, "user or a number of frames from 1 to 32");
 		o->site_depth = arg;
 		break;
 	case OPT_SITE_SKIP:
@@ -288,13 +290,14 @@ static void bad_option(const char *arg, int c)
 	size_t len = strcspn(arg + 2, "=");
 	const char *near = strncmp(arg, "--", 2) ? NULL : meminst_nearest(arg + 2, len, names, n);
 	if (c == ':')
-		sess_error("option '%s' needs a value (try 'meminst --help')", arg);
+		sess_error("option '%s' needs a value (see 'meminst --help')", arg);
 	else if (near)
-		sess_error("unknown option '%.*s' (did you mean '--%s'?)", (int)len + 2, arg, near);
+		sess_error("unknown option '%.*s' (did you mean '--%s'?) (see 'meminst --help')", (int)len + 2, arg,
+			   near);
 	else if (strncmp(arg, "--", 2) && optopt)
-		sess_error("unknown option '-%c' (try 'meminst --help')", optopt);
+		sess_error("unknown option '-%c' (see 'meminst --help')", optopt);
 	else
-		sess_error("unknown option '%s' (try 'meminst --help')", arg);
+		sess_error("unknown option '%s' (see 'meminst --help')", arg);
 	exit(2);
 }
 
@@ -486,7 +489,7 @@ int main(int argc, char **argv)
 	sess_progress = isatty(2) && term_can_erase();
 	struct stat st;
 	if (o.output && !*o.output) {
-		sess_error("-o: an empty file name (see meminst --help)");
+		sess_error("-o: an empty file name (see 'meminst --help')");
 		return 2;
 	}
 	if (o.output && !o.force && stat(o.output, &st) == 0) {

@@ -221,7 +221,7 @@ done
 why=
 "$M" --snaphsot-at=exit -- touch ran 2>err
 expect "status of a mistyped option" $? 2
-grep -qx "meminst: unknown option '--snaphsot-at' (did you mean '--snapshot-at'?)" err ||
+grep -qx "meminst: unknown option '--snaphsot-at' (did you mean '--snapshot-at'?) (see 'meminst --help')" err ||
 	mi_why_add "no 'did you mean' line"
 [ -e ran ] && mi_why_add "the program ran"
 rm -f ran

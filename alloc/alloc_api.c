@@ -142,21 +142,23 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	return n;
 }
 
-/* Human-readable byte count: "512 B", "1.5 KiB" … */
+/* Human-readable byte count: "512 B", "1.5 KiB" …, rounded to the nearest
+** tenth of the whole value as inspect does (reader/insp_fmt.c). */
 static void api_human(uint64_t v, char *buf, size_t len)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	unsigned u = 0;
-	uint64_t whole = v, tenth = 0;
-	while (whole >= 1024 && u < 4) {
-		tenth = (whole % 1024) * 10 / 1024;
-		whole /= 1024;
-		u++;
-	}
-	if (u == 0)
+	uint64_t scale = 1;
+	while (u < 4 && v / scale >= 1024)
+		scale *= 1024, u++;
+	if (u == 0) {
 		alloc_fmt(buf, len, "%llu B", (unsigned long long)v);
-	else
-		alloc_fmt(buf, len, "%llu.%u %s", (unsigned long long)whole, (unsigned)tenth, unit[u]);
+		return;
+	}
+	uint64_t tenths = v / scale * 10 + ((v % scale) * 10 + scale / 2) / scale;
+	if (tenths >= 10240 && u < 4)
+		tenths = (tenths + 512) / 1024, u++;
+	alloc_fmt(buf, len, "%llu.%u %s", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10), unit[u]);
 }
 
 static const char *const api_kind_title[] = {"total", "allocators", "classes", "types", "threads"};

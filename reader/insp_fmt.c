@@ -15,20 +15,25 @@
 #include <string.h>
 #include <time.h>
 
+/* A size in the largest binary unit it reaches, rounded to the nearest
+** tenth (14,320,000 B is 13.7 MiB, not 13.6): the tenths are counted from
+** the whole value, not from the last step's remainder. */
 void insp_fmt_size(uint64_t v, char *buf, size_t len)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	unsigned u = 0;
-	uint64_t whole = v, tenth = 0;
-	while (whole >= 1024 && u < 6) {
-		tenth = (whole % 1024) * 10 / 1024;
-		whole /= 1024;
-		u++;
-	}
-	if (u == 0)
+	uint64_t scale = 1;
+	while (u < 6 && v / scale >= 1024)
+		scale *= 1024, u++;
+	if (u == 0) {
 		snprintf(buf, len, "%llu B", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%llu.%u %s", (unsigned long long)whole, (unsigned)tenth, unit[u]);
+		return;
+	}
+	/* (v % scale) < 2^60, so ten times it fits */
+	uint64_t tenths = v / scale * 10 + ((v % scale) * 10 + scale / 2) / scale;
+	if (tenths >= 10240 && u < 6) /* 1023.96 KiB rounds to 1.0 MiB */
+		tenths = (tenths + 512) / 1024, u++;
+	snprintf(buf, len, "%llu.%u %s", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10), unit[u]);
 }
 
 void insp_fmt_delta(int64_t v, char *buf, size_t len)

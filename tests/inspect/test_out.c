@@ -57,9 +57,16 @@ Test(fmt, sizes_like_libmeminst)
 	insp_fmt_size(3ull << 30, b, sizeof b);
 	cr_assert_str_eq(b, "3.0 GiB");
 	insp_fmt_size(UINT64_MAX, b, sizeof b);
-	cr_assert_str_eq(b, "15.9 EiB");
+	cr_assert_str_eq(b, "16.0 EiB");
+	/* rounded to the nearest tenth of the whole value, not floored */
+	insp_fmt_size(14320000, b, sizeof b);
+	cr_assert_str_eq(b, "13.7 MiB");
+	insp_fmt_size(5123456, b, sizeof b);
+	cr_assert_str_eq(b, "4.9 MiB");
+	insp_fmt_size((1 << 20) - 1, b, sizeof b);
+	cr_assert_str_eq(b, "1.0 MiB");
 	insp_fmt_delta(-4064, b, sizeof b);
-	cr_assert_str_eq(b, "-3.9 KiB");
+	cr_assert_str_eq(b, "-4.0 KiB");
 	insp_fmt_delta(500, b, sizeof b);
 	cr_assert_str_eq(b, "+500 B");
 	insp_fmt_delta(0, b, sizeof b);

@@ -335,7 +335,7 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	if (!no_time && !o->trace_clock && !o->sample_hz)
 		o->sample_hz = 100;
 	if (o->sample_clock && !o->sample_hz) {
-		sess_error("--sample-clock needs --sample");
+		sess_error("--sample-clock needs sampling; this run has none (--trace without --sample, or --no-time)");
 		exit(2);
 	}
 	if (o->control && !strcmp(o->mode, "off")) {

@@ -200,6 +200,7 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
 	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" \
+	"--trace --sample-clock=wall" "--no-time --sample-clock=wall" \
 	"--site-skip=a,,b" "--site-skip=*" "--site-skip=" "--site-skip=zmalloc-x" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then

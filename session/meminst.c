@@ -217,7 +217,15 @@ static const char *site_skip_value(const char *arg)
 /* One option of the memory or time group. */
 static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time)
 {
+	static int mode_opt; /* the one of --mis, --mim, --no-memory given */
 	uint64_t n;
+	if (c == OPT_MIS || c == OPT_MIM || c == OPT_NO_MEMORY) {
+		if (mode_opt && mode_opt != c) {
+			sess_error("--mis, --mim and --no-memory: give one of them (see 'meminst --help')");
+			exit(2);
+		}
+		mode_opt = c;
+	}
 	switch (c) {
 	case OPT_MIS: o->mode = "mis"; break;
 	case OPT_MIM: o->mode = "mim"; break;

@@ -150,23 +150,26 @@ mi_verdict "--site-depth: stacks of types stored in the session" "$why" err stde
 
 # --control: a child the program forks (no exec) answers inspect status
 # --pid with its own figures while the run goes on; the session is as
-# without it (the two processes, their exit snapshots).
+# without it (the two processes, their exit snapshots: the child ends by
+# _exit once asked, not by a SIGTERM that could come before its first
+# interval snapshot and leave it none).
 why=
 "$M" -q --no-time --control -o ctl.db -- /usr/bin/python3 -c '
 import os, subprocess, sys, time
 r, w = os.pipe()
+r2, w2 = os.pipe()
 pid = os.fork()
 if pid == 0:
     x = [bytearray(1000) for i in range(3000)]
     os.write(w, b"x")
-    time.sleep(60)
+    os.read(r2, 1)  # until the parent has asked; then the exit snapshot
     os._exit(0)
 os.read(r, 1)
 env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "MEMINST")}
 r = subprocess.run([sys.argv[1], "status", "--pid", str(pid), "--json"], capture_output=True,
                    text=True, env=env)
 print(pid, r.returncode, r.stdout.replace("\n", " "), r.stderr.strip())
-os.kill(pid, 15)
+os.write(w2, b"x")
 os.waitpid(pid, 0)' "$INSPECT" >ctl.out 2>err
 expect "exit status with --control" $? 0
 read -r cpid crc cjson <ctl.out
@@ -201,6 +204,7 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
 	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" \
 	"--trace --sample-clock=wall" "--no-time --sample-clock=wall" \
+	"--mis --mim" "--mim --no-memory" \
 	"--site-skip=a,,b" "--site-skip=*" "--site-skip=" "--site-skip=zmalloc-x" "--bogus" ""; do
 	why=
 	if [ -n "$args" ]; then

@@ -304,7 +304,22 @@ static int args_end(struct insp_getopt *g)
 	return INSP_CONTINUE;
 }
 
+static int args_next(struct insp_getopt *g);
+
+/* The next option (INSP_OPTION), or the end.  --json and --csv name the
+** one format of the output: both given is a mistake, not "the last wins". */
 int insp_getopt(struct insp_getopt *g)
+{
+	int r = args_next(g);
+	if (r == INSP_OPTION && (g->opt->id == INSP_ID_JSON || g->opt->id == INSP_ID_CSV)) {
+		if (g->format_id && g->format_id != g->opt->id)
+			return args_error(g, "--json and --csv: give one of them");
+		g->format_id = g->opt->id;
+	}
+	return r;
+}
+
+static int args_next(struct insp_getopt *g)
 {
 	while (g->i < g->argc) {
 		const char *arg = g->argv[g->i++];

@@ -186,6 +186,7 @@ struct insp_getopt {
 	uint64_t size;                /* SIZE                             */
 	double real;                  /* REAL                             */
 	int word;                     /* WORD: the index in words[]       */
+	int format_id;                /* --json or --csv, once given      */
 	/* the positional arguments, in order */
 	const char *pos[8];
 	int npos;

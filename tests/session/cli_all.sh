@@ -176,6 +176,8 @@ for c in $cmds; do
 		one_line 2 "option '$1' needs a value" "$c" "$1"
 	fi
 	one_line 2 ".*" "$c" # nothing to read
+	# both output formats: a mistake, not "the last one wins"
+	case $(options "$c") in *--csv*) one_line 2 "--json and --csv: give one of them" "$c" --json --csv t.db ;; esac
 done
 mi_verdict "every command: unknown, misspelt, valueless and bad options, a missing argument: one line, exit 2" "$why" err stderr
 

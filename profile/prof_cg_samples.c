@@ -50,30 +50,6 @@ struct cs {
 	bool has[CS_N];
 };
 
-static void *cs_realloc(void *ctx, void *p, size_t n)
-{
-	(void)ctx;
-	return insp_xrealloc(p, n);
-}
-
-static void cs_free_fn(void *ctx, void *p)
-{
-	(void)ctx;
-	free(p);
-}
-
-static const struct prof_allocator cs_alloc = {cs_realloc, cs_free_fn, NULL};
-
-static uint32_t cs_node(struct prof_cct *t, uint32_t parent, uint64_t key)
-{
-	uint32_t i;
-	if (prof_cct_child(t, parent, key, &i) != PROF_OK) {
-		fputs("inspect: out of memory\n", stderr);
-		exit(INSP_EXIT_DB);
-	}
-	return i;
-}
-
 static uint64_t cs_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -146,7 +122,8 @@ static void cs_sample(struct cs *c, uint32_t i, struct cs_frame **fr, size_t *ca
 		return;
 	cs_add(c->total, v);
 	/* (a node index first: making a node may move the array) */
-	uint32_t own = cs_node(&c->own, cs_node(&c->own, PROF_CCT_NONE, (*fr)[0].fn), cs_poskey((*fr)[0].pos));
+	uint32_t fn = prof_cct_child_or_exit(&c->own, PROF_CCT_NONE, (*fr)[0].fn);
+	uint32_t own = prof_cct_child_or_exit(&c->own, fn, cs_poskey((*fr)[0].pos));
 	cs_add(c->own.nodes[own].self, v);
 	for (size_t k = 1; k < n; k++) {
 		const struct cs_frame *from = &(*fr)[k], *to = &(*fr)[k - 1];
@@ -156,8 +133,9 @@ static void cs_sample(struct cs *c, uint32_t i, struct cs_frame **fr, size_t *ca
 			       cs_poskey((*fr)[q].pos) == cs_poskey(from->pos);
 		if (seen)
 			continue;
-		uint32_t p = cs_node(&c->calls, cs_node(&c->calls, PROF_CCT_NONE, from->fn), cs_poskey(from->pos));
-		uint32_t call = cs_node(&c->calls, p, to->fn);
+		uint32_t caller = prof_cct_child_or_exit(&c->calls, PROF_CCT_NONE, from->fn);
+		uint32_t p = prof_cct_child_or_exit(&c->calls, caller, cs_poskey(from->pos));
+		uint32_t call = prof_cct_child_or_exit(&c->calls, p, to->fn);
 		double *s = c->calls.nodes[call].self;
 		cs_add(s, v);
 		s[CS_N] += nd->self[PROF_M_SAMPLES] + nd->self[PROF_M_ASAMPLES]; /* the samples through the call */
@@ -325,8 +303,8 @@ void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
 {
 	struct cs c = {.m = m};
 	exp_inline_init(&c.x, m);
-	prof_cct_init(&c.own, &cs_alloc);
-	prof_cct_init(&c.calls, &cs_alloc);
+	prof_cct_init(&c.own, &prof_libc_allocator);
+	prof_cct_init(&c.calls, &prof_libc_allocator);
 	c.files = insp_xcalloc(1, sizeof *c.files);
 	c.files[c.nfiles++] = "???";
 	c.has[CS_TIME] = c.has[CS_SAMPLES] = m->total[PROF_M_SAMPLES] > 0;

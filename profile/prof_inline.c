@@ -26,30 +26,6 @@
 #define INL_MAX 64
 #define INL_NONE UINT32_MAX
 
-static void *inl_realloc(void *ctx, void *p, size_t n)
-{
-	(void)ctx;
-	return insp_xrealloc(p, n);
-}
-
-static void inl_free_fn(void *ctx, void *p)
-{
-	(void)ctx;
-	free(p);
-}
-
-static const struct prof_allocator inl_alloc = {inl_realloc, inl_free_fn, NULL};
-
-static uint32_t inl_node(struct prof_cct *t, uint32_t parent, uint64_t key)
-{
-	uint32_t i;
-	if (prof_cct_child(t, parent, key, &i) != PROF_OK) {
-		fputs("inspect: out of memory\n", stderr);
-		exit(INSP_EXIT_DB);
-	}
-	return i;
-}
-
 void exp_inline_init(struct exp_inline *x, const struct prof_smodel *m)
 {
 	memset(x, 0, sizeof *x);
@@ -57,9 +33,9 @@ void exp_inline_init(struct exp_inline *x, const struct prof_smodel *m)
 	x->nfuncs = x->cap = m->nfuncs;
 	x->funcs = insp_xcalloc(x->cap + 1, sizeof *x->funcs);
 	memcpy(x->funcs, m->funcs, m->nfuncs * sizeof *m->funcs);
-	prof_cct_init(&x->by_addr, &inl_alloc);
-	prof_cct_init(&x->by_name, &inl_alloc);
-	prof_cct_init(&x->chains, &inl_alloc);
+	prof_cct_init(&x->by_addr, &prof_libc_allocator);
+	prof_cct_init(&x->by_name, &prof_libc_allocator);
+	prof_cct_init(&x->chains, &prof_libc_allocator);
 	x->nodes = prof_samples_tree(m->s)->n;
 	x->node_chain = insp_xcalloc(x->nodes + 1, sizeof *x->node_chain);
 	for (size_t i = 0; i < x->nodes; i++)
@@ -95,7 +71,7 @@ static uint64_t inl_hash(const char *s)
 static uint32_t inl_func(struct exp_inline *x, const char *name, const char *file, uint32_t outer)
 {
 	/* by name: roots keyed by its hash, children by id (collisions) */
-	uint32_t h = inl_node(&x->by_name, PROF_CCT_NONE, inl_hash(name));
+	uint32_t h = prof_cct_child_or_exit(&x->by_name, PROF_CCT_NONE, inl_hash(name));
 	for (uint32_t c = x->by_name.nodes[h].child; c != PROF_CCT_NONE; c = x->by_name.nodes[c].next)
 		if (!strcmp(x->funcs[x->by_name.nodes[c].key].name, name))
 			return (uint32_t)x->by_name.nodes[c].key;
@@ -107,7 +83,7 @@ static uint32_t inl_func(struct exp_inline *x, const char *name, const char *fil
 	x->funcs[id] = (struct prof_func){.addr = x->funcs[outer].addr, .name = insp_pool_str(&x->pool, name),
 					  .file = file ? insp_pool_str(&x->pool, file) : NULL,
 					  .module = x->funcs[outer].module};
-	inl_node(&x->by_name, h, id);
+	prof_cct_child_or_exit(&x->by_name, h, id);
 	return id;
 }
 
@@ -147,7 +123,7 @@ static uint32_t inl_chain_id(struct exp_inline *x, size_t first, size_t n)
 		return x->frames[first].fn;
 	uint32_t c = PROF_CCT_NONE; /* a trie of the functions, one node per distinct chain */
 	for (size_t k = 0; k < n; k++)
-		c = inl_node(&x->chains, c, x->frames[first + k].fn);
+		c = prof_cct_child_or_exit(&x->chains, c, x->frames[first + k].fn);
 	struct prof_cct_node *nd = &x->chains.nodes[c];
 	if (nd->self[0] == 0) { /* a new chain */
 		if (x->nchains == x->fold_cap) {
@@ -191,7 +167,7 @@ static uint32_t inl_node_chain(struct exp_inline *x, uint32_t i)
 		x->chain[3 * k + 1] = (uint32_t)n;
 		x->chain[3 * k + 2] = n ? inl_chain_id(x, first, n) : INL_NONE;
 		if (fn && !pseudo) { /* (the node first: making it may move the array) */
-			uint32_t an = inl_node(&x->by_addr, PROF_CCT_NONE, a);
+			uint32_t an = prof_cct_child_or_exit(&x->by_addr, PROF_CCT_NONE, a);
 			x->by_addr.nodes[an].self[0] = k;
 		}
 		return x->node_chain[i] = k;
@@ -246,7 +222,7 @@ void exp_inline_fold(struct exp_inline *x)
 			inl_node_chain(x, i);
 	size_t nfids = x->m->nfuncs + x->nchains;
 	x->fs = insp_xcalloc(nfids + 1, sizeof *x->fs);
-	prof_cct_init(&x->ft, &inl_alloc);
+	prof_cct_init(&x->ft, &prof_libc_allocator);
 	struct prof_fold f = {inl_fold_fid, inl_fold_hidden, x, nfids, x->m->thread, true};
 	if (prof_cct_fold(at, &f, &x->ft, x->fs) != PROF_OK) {
 		fputs("inspect: out of memory\n", stderr);

@@ -92,6 +92,8 @@ void prof_trace_free(struct prof_trace *tr);
 double prof_ns_per_tick(const struct prof_trace *tr);
 /* The standard allocator for the engine (insp_xrealloc: never fails). */
 extern const struct prof_allocator prof_libc_allocator;
+/* prof_cct_child for a reader: out of memory ends inspect with one line */
+uint32_t prof_cct_child_or_exit(struct prof_cct *t, uint32_t parent, uint64_t key);
 /* Does the file start with the trace magic?  (-1: cannot read it) */
 int prof_is_trace(const char *path);
 /* A file cut short before its kind can be told (empty, in the trace magic,

@@ -33,6 +33,16 @@ static void read_free(void *ctx, void *p)
 
 const struct prof_allocator prof_libc_allocator = {read_realloc, read_free, NULL};
 
+uint32_t prof_cct_child_or_exit(struct prof_cct *t, uint32_t parent, uint64_t key)
+{
+	uint32_t i;
+	if (prof_cct_child(t, parent, key, &i) != PROF_OK) {
+		fputs("inspect: out of memory\n", stderr);
+		exit(INSP_EXIT_DB);
+	}
+	return i;
+}
+
 static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -245,20 +245,6 @@ void prof_samples_begin(struct prof_samples *s)
 
 /* ------------------------------------------------------------- model -- */
 
-static void *model_realloc(void *ctx, void *p, size_t n)
-{
-	(void)ctx;
-	return insp_xrealloc(p, n);
-}
-
-static void model_free_fn(void *ctx, void *p)
-{
-	(void)ctx;
-	free(p);
-}
-
-static const struct prof_allocator model_alloc = {model_realloc, model_free_fn, NULL};
-
 /* The C and C++ allocation entry points, and the allocators' insides that
 ** show without them in a stack (glibc's, jemalloc's inside libmeminst). */
 static bool model_is_alloc(const char *name)
@@ -338,7 +324,7 @@ static void model_functions(struct prof_smodel *m, const struct prof_samples *s)
 {
 	m->node_fid = insp_xcalloc(s->at.n + 1, sizeof *m->node_fid);
 	struct prof_cct cache; /* address -> function, as roots keyed by address */
-	prof_cct_init(&cache, &model_alloc);
+	prof_cct_init(&cache, &prof_libc_allocator);
 	for (size_t i = 0; i < s->at.n; i++) {
 		const struct prof_cct_node *nd = &s->at.nodes[i];
 		if (nd->parent == PROF_CCT_NONE)
@@ -467,7 +453,7 @@ int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof
 	m->sampler_ticks = s->sampler_ticks;
 	m->sampler_runs = s->sampler_runs;
 	m->fs = insp_xcalloc(m->nfuncs + 1, sizeof *m->fs);
-	prof_cct_init(&m->ft, &model_alloc);
+	prof_cct_init(&m->ft, &prof_libc_allocator);
 	struct prof_fold f = {model_fid, model_hidden, m, m->nfuncs, so->thread, true};
 	if (prof_cct_fold(&s->at, &f, &m->ft, m->fs) != PROF_OK)
 		samp_oom();
@@ -480,7 +466,7 @@ struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t 
 {
 	struct prof_fsum *fs = insp_xcalloc(m->nfuncs + 1, sizeof *fs);
 	struct prof_cct ft;
-	prof_cct_init(&ft, &model_alloc);
+	prof_cct_init(&ft, &prof_libc_allocator);
 	struct prof_fold f = {model_fid, model_hidden, (void *)m, m->nfuncs, thread, true};
 	if (prof_cct_fold(&m->s->at, &f, &ft, fs) != PROF_OK)
 		samp_oom();

@@ -144,7 +144,25 @@ static int storm(void)
 ** loop, often out of the middle of a hook; then final_leaf 100,000 times,
 ** which must all be recorded (an abandoned claim is taken over). */
 static sigjmp_buf jump_env;
+static volatile long jump_landed;
 static void final_leaf(void) { sink++; }
+
+/* The next signal only once the last jump has landed: siglongjmp restores
+** the signal mask before it jumps, so a signal sent in that window runs the
+** handler again on the deep stack, and a sender that never waits can nest
+** them until the stack overflows (the program's own race, with or without
+** meminst; slower handlers only widen it). */
+static void *jump_sender(void *arg)
+{
+	(void)arg;
+	while (!storm_done) {
+		long seen = jump_landed;
+		pthread_kill(storm_main, SIGUSR1);
+		while (jump_landed == seen && !storm_done)
+			sched_yield();
+	}
+	return NULL;
+}
 static void on_jump(int sig)
 {
 	(void)sig;
@@ -168,11 +186,12 @@ static int jumps(void)
 	sigset_t usr1;
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	sigsetjmp(jump_env, 1); /* every jump lands here, SIGUSR1 unblocked */
+	if (sigsetjmp(jump_env, 1)) /* every jump lands here, SIGUSR1 unblocked */
+		jump_landed++;
 	if (!started) { /* the sender starts once the jump point is set */
 		started = 1;
 		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
-		if (pthread_create((pthread_t *)&th, NULL, storm_sender, NULL) != 0)
+		if (pthread_create((pthread_t *)&th, NULL, jump_sender, NULL) != 0)
 			return 8;
 		pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 	}

@@ -285,7 +285,7 @@ static void flat_text(const struct disp *d)
 		fputc('\n', f);
 	}
 	if (disp_top(d, n) < n)
-		fprintf(f, "(%zu more functions; --top 0 shows all)\n", n - disp_top(d, n));
+		fprintf(f, "(%zu more functions; --limit 0 shows all)\n", n - disp_top(d, n));
 	fputs("---\n", f);
 	if (d->vm == PROF_M_TICKS) {
 		double at = m->total[PROF_M_TICKS];

@@ -243,6 +243,13 @@ static const struct insp_option *args_find(const struct insp_getopt *g, const ch
 	return NULL;
 }
 
+/* A word "-5" is a value of op, not an option: op takes negative numbers. */
+static bool args_negative_ok(const struct insp_option *op, const char *word)
+{
+	return (op->type == INSP_OT_INT || op->type == INSP_OT_REAL) && op->lo < 0 && word[1] >= '0' &&
+	       word[1] <= '9';
+}
+
 /* The value of an option that takes one: attached, or the next word. */
 static int args_take(struct insp_getopt *g, const char *attached, const char *shown)
 {
@@ -272,6 +279,13 @@ static int args_take(struct insp_getopt *g, const char *attached, const char *sh
 	if (!attached) {
 		if (g->i >= g->argc)
 			return args_error(g, "option '%s' needs a value", shown);
+		const char *next = g->argv[g->i];
+		/* "-o -x": a value that looks like an option is the user's
+		** mistake far more often than a file named "-x" (argparse's rule,
+		** not getopt's); "-" (standard output) and a negative number an
+		** option takes stay values, and "--output=-x" gives any. */
+		if (next[0] == '-' && next[1] && !args_negative_ok(op, next))
+			return args_error(g, "option '%s' needs a value, not the option '%s'", shown, next);
 		g->value = g->argv[g->i++];
 	}
 	return args_value(g);

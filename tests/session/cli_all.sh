@@ -175,6 +175,11 @@ for c in $cmds; do
 		one_line 2 "$pat" "$c" "$1=x1" t.db
 		one_line 2 "option '$1' needs a value" "$c" "$1"
 	fi
+	# a value that looks like an option is a mistake, not a file named "-o"
+	case $(options "$c") in *--output*)
+		one_line 2 "option '-o' needs a value, not the option '-o'" "$c" -o -o x t.db
+		one_line 2 "option '--output' needs a value, not the option '--json'" "$c" --output --json t.db ;;
+	esac
 	one_line 2 ".*" "$c" # nothing to read
 	# both output formats: a mistake, not "the last one wins"
 	case $(options "$c") in *--csv*) one_line 2 "--json and --csv: give one of them" "$c" --json --csv t.db ;; esac

@@ -5,10 +5,15 @@
 # Configurations: bare (no preload), off, mis, mim (libmeminst,
 # backend=system) and memusage (LD_PRELOAD of glibc's libmemusage.so).
 #
-# 1. Instructions per malloc(64)+free pair (callgrind, exact): the slope
-#    between two run lengths of `bench_alloc -s 64 pairs` (20,000 and
-#    100,000 pairs, --toggle-collect=bench_pairs_one), so that start-up and
-#    the warm-up are left out; shown with the difference to bare.
+# 1. Instructions per operation (callgrind, exact): the slope between two
+#    run lengths, so that start-up, the warm-up and churn's filling and
+#    emptying of its slots are left out; shown with the difference to bare
+#    and that difference over memusage's.  pairs: per malloc(64)+free pair
+#    (`-s 64 pairs`, 20,000 and 100,000 pairs,
+#    --toggle-collect=bench_pairs_one); churn: per step (a free and a
+#    malloc, 100,000 and 300,000 steps); churn2: per step of one thread (the
+#    two threads' instructions over both threads' steps; callgrind runs the
+#    threads one at a time, so this is the work, not the waiting).
 # 2. CPU time (user+system, bench_maxrss) of bench_alloc's workloads —
 #    pairs (-s 64), churn and churn2 (two threads) — over interleaved
 #    rounds: each round runs every configuration once, in a rotated order,
@@ -32,11 +37,13 @@ scale=1
 callgrind=1
 build=
 baseline=
+workloads="pairs churn churn2"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
 	--scale) shift; scale=$1 ;;
 	--no-callgrind) callgrind=0 ;;
+	--workloads) shift; workloads=$1 ;;
 	--baseline) shift; baseline=$1 ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "alloc_cost.sh: unknown option $1" >&2; exit 2 ;;
@@ -55,6 +62,13 @@ for f in "$bench" "$timer" "$lib" "$mu"; do
 	[ -e "$f" ] || { echo "alloc_cost.sh: $f not found" >&2; exit 2; }
 done
 
+for w in $workloads; do
+	case $w in
+	pairs|churn|churn2) ;;
+	*) echo "alloc_cost.sh: --workloads takes pairs, churn and churn2, not '$w'" >&2; exit 2 ;;
+	esac
+done
+[ -n "$workloads" ] || { echo "alloc_cost.sh: --workloads needs at least one workload" >&2; exit 2; }
 configs="bare off mis mim memusage"
 if [ -n "$baseline" ]; then
 	base_lib=$baseline/alloc/.libs/libmeminst.so
@@ -79,19 +93,48 @@ echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ------------------------------------------------------------ callgrind --
 if [ "$callgrind" = 1 ] && command -v valgrind >/dev/null; then
+	# cg_count CONFIG WORKLOAD SCALE: callgrind's instruction total
+	cg_count() {
+		_cg=$tmp/cg.$1.$2.$3
+		case $2 in
+		pairs) set -- "$1" "-s 64 pairs" "$3" --toggle-collect=bench_pairs_one ;;
+		*) set -- "$1" "$2" "$3" --toggle-collect=bench_churn_run ;;
+		esac
+		# shellcheck disable=SC2046,SC2086
+		env $(cfg_env "$1") valgrind --tool=callgrind "$4" --callgrind-out-file="$_cg" \
+			"$bench" -n "$3" $2 >/dev/null 2>&1
+		awk '/^summary:/ { print $2 }' "$_cg"
+	}
 	echo
-	echo "instructions per malloc(64)+free pair (callgrind slope, 20,000 -> 100,000 pairs):"
-	for c in $configs; do
-		for n in 0.01 0.05; do
-			# shellcheck disable=SC2046
-			env $(cfg_env "$c") valgrind --tool=callgrind --toggle-collect=bench_pairs_one \
-				--callgrind-out-file="$tmp/cg.$n" "$bench" -n "$n" -s 64 pairs >/dev/null 2>&1
+	echo "instructions per operation (callgrind slope; pairs: per malloc(64)+free pair,"
+	echo "20,000 -> 100,000 pairs; churn: per step, 100,000 -> 300,000 steps; churn2: per"
+	echo "step of one thread, the same steps in each of two threads):"
+	for w in $workloads; do
+		case $w in
+		pairs) lo=0.01 hi=0.05 ops=80000 ;;
+		churn) lo=0.05 hi=0.15 ops=200000 ;;
+		churn2) lo=0.05 hi=0.15 ops=400000 ;;
+		esac
+		for c in $configs; do
+			echo "$w $c $ops $(cg_count "$c" "$w" $lo) $(cg_count "$c" "$w" $hi)"
 		done
-		echo "$c $(awk '/^summary:/ { print $2 }' "$tmp/cg.0.01") $(awk '/^summary:/ { print $2 }' "$tmp/cg.0.05")"
-	done | awk '{ per = ($3 - $2) / 80000; if ($1 == "bare") bare = per
-		printf "  %-9s %7.1f", $1, per
-		if ($1 != "bare") printf "   %+6.1f over bare", per - bare
-		printf "\n" }'
+	done | awk '{ w = $1; c = $2; per = ($5 - $4) / $3; n[w]++; cs[w, n[w]] = c; v[w, c] = per }
+	END {
+		printf "  %-8s %-9s %9s %10s %12s\n", "workload", "config", "Ir/op", "over bare", "vs memusage"
+		nw = split("pairs churn churn2", ws, " ")
+		for (i = 1; i <= nw; i++) {
+			w = ws[i]
+			if (!n[w]) continue
+			b = v[w, "bare"]; mu = v[w, "memusage"] - b
+			for (j = 1; j <= n[w]; j++) {
+				c = cs[w, j]
+				printf "  %-8s %-9s %9.1f", w, c, v[w, c]
+				if (c != "bare") printf " %+10.1f", v[w, c] - b
+				if (c != "bare" && c != "memusage" && mu > 0) printf " %12.2f", (v[w, c] - b) / mu
+				printf "\n"
+			}
+		}
+	}'
 elif [ "$callgrind" = 1 ]; then
 	echo "alloc_cost.sh: no valgrind: instruction counts left out" >&2
 fi
@@ -104,7 +147,7 @@ for r in $(seq 1 "$rounds"); do
 	order=$(echo $configs | awk -v k=$(( (r - 1) % nconf )) \
 		'{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }')
 	for c in $order; do
-		for w in pairs churn churn2; do
+		for w in $workloads; do
 			arg=$w
 			[ "$w" = pairs ] && arg="-s 64 pairs"
 			# shellcheck disable=SC2046,SC2086
@@ -117,11 +160,11 @@ for r in $(seq 1 "$rounds"); do
 	done
 done >"$tmp/raw"
 
-awk -v configs="$configs" "$BENCH_AWK"'
+awk -v configs="$configs" -v workloads="$workloads" "$BENCH_AWK"'
 { r = val("round"); c = val("config"); w = val("workload")
   cpu[r, c, w] = val("cpu_ns"); ops[w] = val("ops"); seen[w] = 1; R[r] = 1 }
 END {
-	nw = split("pairs churn churn2", ws, " ")
+	nw = split(workloads, ws, " ")
 	nc = 0; na = split(configs, all, " ")
 	for (i = 1; i <= na; i++) if (all[i] != "bare") cs[++nc] = all[i]
 	printf "  %-8s %-9s %10s %12s %14s %22s\n", "workload", "config", "cpu_s", "extra ns/op", "vs memusage", "(min-max over rounds)"

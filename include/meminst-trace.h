@@ -7,10 +7,11 @@
 ** meminst-trace(5); this header is its definition.
 **
 ** A file is one file header followed by chunks.  Every chunk holds records
-** of one thread of one process, written by one write(2) on a descriptor
-** opened with O_APPEND, so chunks of different threads interleave but never
-** mix.  Within a thread, chunks of the same stream come in the order they
-** were written.  A file that was cut short (the program crashed or was
+** of one thread of one process, written by one write(2) into a range of the
+** file that no other write shares, so chunks of different threads
+** interleave but never mix.  Within a thread, chunks of the same stream come
+** in the order they were written.  Padding chunks (MEMINST_TRACE_STREAM_PAD)
+** may come anywhere after the header: readers skip them.  A file that was cut short (the program crashed or was
 ** killed) is readable up to the last complete record; the checksum of a
 ** complete chunk tells a damaged file from a short one.
 **
@@ -102,6 +103,11 @@ struct meminst_trace_chunk {
 enum meminst_trace_stream {
 	MEMINST_TRACE_STREAM_EVENTS = 0,  /* written in normal context: calls, returns, ... */
 	MEMINST_TRACE_STREAM_SIGNAL = 1,  /* written by the sampling signal handler         */
+	/* padding (thread 0, seq 0): the writer's direct writes (O_DIRECT) must
+	** start and end at file-block boundaries, so it fills what lies
+	** between with chunks of this stream; readers skip them.  Their words
+	** are one PAD record (or none, for a 32-byte chunk).                  */
+	MEMINST_TRACE_STREAM_PAD = 2,
 };
 
 /* The checksum of a chunk's words: cheap, order-sensitive.  Four lanes of
@@ -262,6 +268,9 @@ enum meminst_trec_kind {
 	** failed (a full disk), and records after its last chunk are missing.
 	** Chunks of threads still running at exit may follow it.             */
 	MEMINST_TREC_END = 75,
+	/* [head (time 0), size word (n, 0), n - 2 zero words]: the words of a
+	** padding chunk (MEMINST_TRACE_STREAM_PAD); nothing happened.        */
+	MEMINST_TREC_PAD = 76,
 };
 
 /* Fixed sizes in words, by kind (0: unknown or variable), of the records

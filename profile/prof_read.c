@@ -339,6 +339,10 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	bool cut = bytes < (size_t)c.words * 8;
 	if (!cut && meminst_trace_checksum(*buf, c.words) != c.checksum)
 		return read_fail(o, tr->path, "corrupt chunk at byte %llu (checksum mismatch)", (unsigned long long)at);
+	if (c.stream == MEMINST_TRACE_STREAM_PAD) { /* the writer's padding: nothing in it */
+		tr->size = at + sizeof c + (cut ? bytes : 8 * (uint64_t)c.words);
+		return cut ? 1 : 0;
+	}
 	const uint64_t *recs = *buf;
 	size_t nrec;
 	bool wide = tr->h.version >= 2 && c.stream == MEMINST_TRACE_STREAM_EVENTS;

@@ -3,9 +3,9 @@
 ** map, per-thread buffers, chunks and flushing (the clock: trace_clock.c).
 **
 ** Every thread that records gets a trace_thr_t: one mmap holding the record
-** and its two streams (events, signal), each with room for a chunk header
-** in front of its words so that a chunk leaves with a single write(2) on an
-** O_APPEND descriptor.  The records of the process itself (PROCESS, MODULE)
+** and its signal stream, and an events buffer that goes round the writer
+** thread (trace_write.c); each has room for a chunk header in front of its
+** words so that a chunk leaves with a single write (trace_fio.c).  The records of the process itself (PROCESS, MODULE)
 ** go out as thread 0 chunks from a static buffer under a small lock.
 **
 ** Nothing here calls malloc: records and scratch buffers are mmap'd or on
@@ -39,10 +39,6 @@ int trace_want_clock;
 char trace_path[4096];
 int (*trace_sink)(const void *chunk, size_t bytes);
 
-static _Atomic int buf_fd = -1;
-static char buf_file[4096];          /* the path as opened (absolute)     */
-static dev_t buf_dev;                /* the file buf_fd must still be     */
-static ino_t buf_ino;
 static bool buf_open_failed;
 static bool buf_reopen_in_child;     /* forked: open the child's file on first use */
 static _Atomic int buf_open_lock;
@@ -115,100 +111,6 @@ int trace_path_expand(const char *in, int pid, char *out, size_t len)
 	return 0;
 }
 
-/* Create the file 0600, never through a symbolic link left at its name.
-** An existing regular file is replaced only if it is ours (effective uid),
-** not a symbolic link, and empty or a meminst trace (a rerun with the same
-** trace_file); anything else stays as it is.  A FIFO or a character device
-** (a pipe to a reader, /dev/null, /dev/stdout) is written to: there is
-** nothing there to overwrite. */
-int trace_file_create(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
-	if (fd >= 0 || errno != EEXIST)
-		goto done;
-	struct stat st;
-	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
-		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		goto done;
-	}
-	char magic[8] = {0};
-	int rd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	const char *bad = rd < 0 ? (errno == ELOOP ? "is a symbolic link" : strerror(errno)) : NULL;
-	if (!bad && (fstat(rd, &st) < 0 || !S_ISREG(st.st_mode)))
-		bad = "is not a regular file";
-	else if (!bad && st.st_uid != geteuid())
-		bad = "is owned by another user";
-	ssize_t n = bad ? -1 : read(rd, magic, sizeof magic);
-	if (!bad && n != 0 && !(n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
-		bad = "exists and is not a meminst trace";
-	if (!bad) /* the file just judged, not one swapped in at the name since */
-		fd = open(path, O_WRONLY | O_NOFOLLOW | O_APPEND | O_CLOEXEC);
-	struct stat now;
-	if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
-		close(fd);
-		fd = -1, bad = "was replaced while opening";
-	} else if (fd >= 0 && ftruncate(fd, 0) < 0) {
-		close(fd);
-		fd = -1;
-	}
-	if (rd >= 0)
-		close(rd);
-	if (bad) {
-		alloc_log("trace file %s %s; not overwriting it", path, bad);
-		return -1;
-	}
-done:
-	if (fd < 0)
-		alloc_log("cannot create trace file %s: %s", path, strerror(errno));
-	return fd;
-}
-
-/*
-** Every write to the trace file: all n bytes, or -1 with errno (EIO for a
-** write of 0 bytes) and *done the bytes that went out.  Async-signal-safe.
-** A file over the program's RLIMIT_FSIZE (ulimit -f) makes the kernel send
-** SIGXFSZ, whose default action kills the program with a core dump: the
-** program's behaviour would depend on the size of our file.  So SIGXFSZ is
-** blocked around the write, and the one our write raised is taken back
-** before it is unblocked (a SIGXFSZ the program blocked itself stays as the
-** kernel left it).  The writer thread has every signal blocked: one
-** system call per chunk there, three in a program's thread.
-*/
-int trace_fd_write(int fd, const void *p, size_t n, size_t *done)
-{
-	sigset_t xfsz, old;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	const char *c = p;
-	size_t left = n;
-	errno = 0;
-	while (left) {
-		ssize_t w = write(fd, c, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		c += w, left -= (size_t)w;
-	}
-	int e = left ? (errno ? errno : EIO) : 0;
-	if (!sigismember(&old, SIGXFSZ)) {
-		const struct timespec now = {0, 0};
-		if (e == EFBIG) /* raised by our write: it is not the program's */
-			syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-	if (done)
-		*done = n - left;
-	errno = e;
-	return left ? -1 : 0;
-}
-
-int trace_write_all(int fd, const void *p, size_t n)
-{
-	return trace_fd_write(fd, p, n, NULL);
-}
-
 void trace_header_fill(struct meminst_trace_header *hp)
 {
 	struct meminst_trace_header h;
@@ -240,50 +142,6 @@ static int buf_write_header(int fd)
 	trace_header_fill(&h);
 	h.flags |= MEMINST_TRACE_F_ENDS; /* trace_writer_close, trace_flush_at_death */
 	return trace_write_all(fd, &h, sizeof h);
-}
-
-/*
-** Hand one chunk to the sink or the file.  Async-signal-safe.  The first
-** write error (a full disk, a quota, an I/O error) is said at once, on one
-** line with the path; the bytes of the chunk that did go out are cut off
-** again, so that the file ends with its last complete chunk, and nothing
-** more is written.
-*/
-static _Atomic int buf_failed;
-static int buf_emit(const void *chunk, size_t bytes)
-{
-	if (trace_sink)
-		return trace_sink(chunk, bytes);
-	int fd = atomic_load_explicit(&buf_fd, memory_order_acquire);
-	if (fd < 0 || atomic_load_explicit(&buf_failed, memory_order_relaxed))
-		return -1;
-	size_t partial;
-	if (trace_fd_write(fd, chunk, bytes, &partial) == 0)
-		return 0;
-	int e = errno;
-	if (!atomic_exchange(&buf_failed, 1)) {
-		struct stat st;
-		if (partial && fstat(fd, &st) == 0 && (size_t)st.st_size >= partial) {
-			int rc = ftruncate(fd, st.st_size - (off_t)partial);
-			(void)rc; /* if it fails, the reader stops at the torn chunk */
-		}
-		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
-			  "complete chunk, tracing writes nothing more", buf_file, strerror(e), e);
-	}
-	return -1;
-}
-
-/* Checksum (for the file, not the sink) and out.  Async-signal-safe. */
-int trace_chunk_emit(struct meminst_trace_chunk *h)
-{
-	const uint64_t *w = (const uint64_t *)(h + 1);
-	/* the in-process profiler reads the words at once: no checksum */
-	h->checksum = trace_sink ? 0 : meminst_trace_checksum(w, h->words);
-	/* not only the writer thread writes chunks (samples, the exit flush):
-	** each write checks that the number is still the file's, so a chunk
-	** never goes into a file of a program that closed ours (a daemon) */
-	trace_file_check();
-	return buf_emit(h, sizeof *h + (size_t)h->words * 8);
 }
 
 /* Records in n words, for the LOST count of a chunk that could not be written. */
@@ -460,7 +318,7 @@ static int proc_counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
 ** last scan (dlopen, dlclose).  Normal context; cheap when nothing moved. */
 void trace_modules_check(void)
 {
-	if (atomic_load(&buf_fd) < 0 && !trace_sink)
+	if (atomic_load(&trace_fio_fd) < 0 && !trace_sink)
 		return;
 	unsigned long long c[2] = {0, 0};
 	trace_tls.busy++;
@@ -905,36 +763,10 @@ void trace_writer_close(void)
 	buf_lock(&proc.lock);
 	proc_end_locked();
 	buf_unlock(&proc.lock);
-	int fd = atomic_exchange(&buf_fd, -1);
-	if (fd >= 0)
-		close(fd);
+	trace_fio_close();
 }
 
-/* Programs that close every descriptor (daemons) close ours too, and may
-** get its number again for a file of theirs: before each batch the writer
-** thread makes sure that the descriptor is still the trace file, and opens
-** the file again if not (never closing the program's descriptor). */
-void trace_file_check(void)
-{
-	int fd = atomic_load(&buf_fd);
-	struct stat st;
-	if (fd < 0 || trace_sink || (fstat(fd, &st) == 0 && st.st_dev == buf_dev && st.st_ino == buf_ino))
-		return;
-	int nfd = open(buf_file, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (nfd < 0 || fstat(nfd, &st) != 0 || st.st_dev != buf_dev || st.st_ino != buf_ino) {
-		if (nfd >= 0)
-			close(nfd);
-		if (!atomic_exchange(&buf_failed, 1))
-			alloc_log("the program closed the trace file %s and it cannot be opened again; "
-				  "tracing writes nothing more", buf_file);
-		return;
-	}
-	if (atomic_compare_exchange_strong(&buf_fd, &fd, nfd))
-		return;
-	close(nfd); /* closed at exit meanwhile */
-}
-
-bool trace_file_is_open(void) { return atomic_load(&buf_fd) >= 0 || buf_reopen_in_child; }
+bool trace_file_is_open(void) { return atomic_load(&trace_fio_fd) >= 0 || buf_reopen_in_child; }
 
 /* ---------------------------------------------------------------- start -- */
 
@@ -983,24 +815,22 @@ static int buf_open_file(int pid, bool child)
 	}
 	if (path[0] != '/' && !child) { /* a later chdir must not move a forked child's file */
 		char cwd[4096];
-		if (getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(path) + 2 < sizeof buf_file)
-			alloc_fmt(buf_file, sizeof buf_file, "%s/%s", cwd, path);
+		if (getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(path) + 2 < sizeof trace_fio_path)
+			alloc_fmt(trace_fio_path, sizeof trace_fio_path, "%s/%s", cwd, path);
 		else
-			alloc_fmt(buf_file, sizeof buf_file, "%s", path);
+			alloc_fmt(trace_fio_path, sizeof trace_fio_path, "%s", path);
 	} else {
-		alloc_fmt(buf_file, sizeof buf_file, "%s", path);
+		alloc_fmt(trace_fio_path, sizeof trace_fio_path, "%s", path);
 	}
-	int fd = trace_file_create(buf_file);
+	int fd = trace_file_create(trace_fio_path);
 	if (fd < 0)
 		return -1;
-	struct stat st;
-	if (buf_write_header(fd) < 0 || fstat(fd, &st) != 0) {
-		alloc_log("cannot write trace file %s: %s (errno %d)", buf_file, strerror(errno), errno);
+	if (buf_write_header(fd) < 0) {
+		alloc_log("cannot write trace file %s: %s (errno %d)", trace_fio_path, strerror(errno), errno);
 		close(fd);
 		return -1;
 	}
-	buf_dev = st.st_dev, buf_ino = st.st_ino;
-	atomic_store_explicit(&buf_fd, fd, memory_order_release);
+	trace_fio_start(fd, sizeof(struct meminst_trace_header));
 	buf_owner_pid = getpid();
 	buf_proc_begin();
 	return 0;
@@ -1031,11 +861,8 @@ void trace_after_fork_child(void)
 	trace_writer_after_fork_child();
 	trace_clock_after_fork_child();
 	buf_owner_pid = getpid();
-	int fd = atomic_exchange(&buf_fd, -1);
-	if (fd >= 0) {
-		close(fd);
+	if (trace_fio_close()) /* the parent's */
 		buf_reopen_in_child = !trace_sink;
-	}
 	trace_thr_t *self = trace_tls.rec;
 	/* the other threads' trace_cur went with them */
 	atomic_store(&trace_armed, atomic_load(&trace_on) + (trace_call_hook != NULL) + (trace_cur != NULL));
@@ -1090,7 +917,7 @@ int trace_file_ensure(void)
 		buf_reopen_child();
 		buf_lock(&buf_open_lock);
 	}
-	if (atomic_load(&buf_fd) >= 0 || (trace_sink && trace_clock))
+	if (atomic_load(&trace_fio_fd) >= 0 || (trace_sink && trace_clock))
 		goto out;
 	if (buf_open_failed) {
 		rc = -1;

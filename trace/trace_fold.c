@@ -145,6 +145,8 @@ static int fold_each(struct fold_run *r, fold_rec_fn fn, void *ctx)
 		if (got != (ssize_t)c.words * 8)
 			break; /* a chunk being written: the data ends here */
 		at += (off_t)sizeof c + got;
+		if (c.stream == MEMINST_TRACE_STREAM_PAD)
+			continue; /* the writer's padding */
 		for (size_t i = 0, len; i < c.words; i += len) {
 			if ((len = fold_rec_size(r->buf + i, c.words - i)) == 0)
 				break;

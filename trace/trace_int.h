@@ -152,7 +152,9 @@ void trace_wall_block_end(void *slot);
 #define trace_likely(x) __builtin_expect(!!(x), 1)
 #define trace_unlikely(x) __builtin_expect(!!(x), 0)
 
-#define TRACE_EV_WORDS 8192     /* 64 KiB of records per events chunk   */
+/* records per events chunk: with its header and the padding chunk after
+** it (trace_fio.c), a full one fills its 64 KiB buffer */
+#define TRACE_EV_WORDS 8182
 #define TRACE_SIG_WORDS 2048    /* 16 KiB per signal chunk              */
 #define TRACE_RESERVE_WORDS 4   /* kept free for the CLOCK record of a flush */
 #define TRACE_CHUNK_WORDS (sizeof(struct meminst_trace_chunk) / 8)
@@ -346,9 +348,6 @@ void trace_arm(int delta);
 /* "trace_buf.c" */
 void trace_spin_lock(_Atomic int *l);       /* our own: pthread's are wrapped */
 void trace_spin_unlock(_Atomic int *l);
-int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
-int trace_write_all(int fd, const void *p, size_t n);
-int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
 void trace_header_fill(struct meminst_trace_header *h); /* from the settings */
 trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
 void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */
@@ -359,6 +358,15 @@ void trace_writer_close(void);              /* at exit: flush all, stop writing 
 bool trace_file_is_open(void);
 int trace_path_expand(const char *in, int pid, char *out, size_t len);
 void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve);
+
+/* "trace_fio.c": the file's writes (see there) */
+extern _Atomic int trace_fio_fd;             /* the trace file, or -1       */
+extern char trace_fio_path[4096];            /* its path as opened          */
+int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
+int trace_write_all(int fd, const void *p, size_t n);
+int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
+void trace_fio_start(int fd, size_t header); /* fd is the file, header written */
+bool trace_fio_close(void);                  /* true if it was open         */
 /* Checksum a sealed chunk (not for the sink) and write it; 0 or -1.  A
 ** write error is reported once, the file cut back to its last complete
 ** chunk, and nothing more is written.  Async-signal-safe. */
@@ -366,6 +374,11 @@ int trace_chunk_emit(struct meminst_trace_chunk *h);
 /* The writer thread checks that the descriptor is still the file's (the
 ** program may have closed it, or closed it and reused the number). */
 void trace_file_check(void);
+bool trace_fio_direct(void);                 /* the writer pads for O_DIRECT */
+size_t trace_pad_bytes(uint64_t bytes);      /* padding to the next 4 KiB   */
+void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t bytes);
+struct iovec;
+int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned);
 
 /* The tracer's own cost in picoseconds (TRACE_COST): per call event, per
 ** ALLOC record; 0 until measured (trace_call.c, at the first start).

@@ -36,20 +36,25 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #define WQ_MAX 256 /* queued buffers (16 MiB): beyond, a full thread waits */
-#define WQ_WAKE 4  /* a sleeping writer is woken for this many chunks  */
-#define WQ_BUF_WORDS (TRACE_CHUNK_WORDS + TRACE_EV_WORDS)
+#define WQ_WAKE 16 /* a sleeping writer is woken for this many chunks (1 MiB:
+		    * a direct write of less costs more CPU per byte) */
+#define WQ_BATCH 64 /* chunks a write takes at most */
+#define WQ_BUF_WORDS 8192 /* 64 KiB */
 
-/* One events buffer: its link, then the chunk header words, then records
-** (the stream's base points at the records). */
+/* One events buffer, page-aligned (its own mapping, for O_DIRECT): the
+** chunk header words, the records (the stream's base points at them), room
+** for the padding chunk after them, then its link. */
 typedef struct wq_buf_s {
-	struct wq_buf_s *next;
-	uint64_t pad;
 	uint64_t words[WQ_BUF_WORDS];
+	struct wq_buf_s *next;
 } wq_buf_t;
+_Static_assert(TRACE_CHUNK_WORDS + TRACE_EV_WORDS + 6 <= WQ_BUF_WORDS,
+	       "a full chunk leaves room for 48 bytes of padding in its buffer");
 
 static struct {
 	_Atomic int lock;
@@ -88,7 +93,7 @@ static void wq_futex_wake(_Atomic uint32_t *addr)
 
 static wq_buf_t *wq_of(uint64_t *base)
 {
-	return (wq_buf_t *)((char *)(base - TRACE_CHUNK_WORDS) - offsetof(wq_buf_t, words));
+	return (wq_buf_t *)(base - TRACE_CHUNK_WORDS);
 }
 
 /* A fresh buffer's record words, or NULL.  Normal context (mmap). */
@@ -112,20 +117,48 @@ static void wq_free_locked(wq_buf_t *b)
 
 /* ------------------------------------------------------------ the thread -- */
 
+/* Up to WQ_BATCH chunks from b on, checksummed (and padded to 4 KiB when
+** the file takes direct writes), into v; returns how many, the first one
+** after them in *rest. */
+static int wq_gather(wq_buf_t *b, struct iovec *v, size_t *bytes, bool direct, wq_buf_t **rest)
+{
+	int n = 0;
+	*bytes = 0;
+	for (; b && n < WQ_BATCH; b = b->next, n++) {
+		struct meminst_trace_chunk *h = (void *)b->words;
+		h->checksum = meminst_trace_checksum(b->words + TRACE_CHUNK_WORDS, h->words);
+		size_t len = sizeof *h + (size_t)h->words * 8, pad = direct ? trace_pad_bytes(len) : 0;
+		if (pad) /* the padding chunk after it, in its buffer */
+			trace_pad_chunk((void *)((char *)b->words + len), (uint64_t *)((char *)b->words + len) + 4,
+					pad);
+		v[n].iov_base = b->words;
+		v[n].iov_len = len + pad;
+		*bytes += len + pad;
+	}
+	*rest = b;
+	return n;
+}
+
 static void wq_write_list(wq_buf_t *b)
 {
 	while (b) {
-		wq_buf_t *next = b->next;
-		struct meminst_trace_chunk *h = (void *)b->words;
-		trace_chunk_emit(h);
+		struct iovec v[WQ_BATCH];
+		size_t bytes;
+		bool direct = trace_fio_direct();
+		wq_buf_t *first = b;
+		int n = wq_gather(b, v, &bytes, direct, &b);
+		trace_fio_batch(v, n, bytes, direct);
 		trace_spin_lock(&wq.lock);
-		wq_free_locked(b);
-		wq.queued--;
+		for (int i = 0; i < n; i++) {
+			wq_buf_t *next = first->next;
+			wq_free_locked(first);
+			first = next;
+		}
+		wq.queued -= (unsigned)n;
 		trace_spin_unlock(&wq.lock);
 		atomic_fetch_add(&wq.freed, 1);
 		if (atomic_load(&wq.waiters))
 			wq_futex_wake(&wq.freed);
-		b = next;
 	}
 }
 
@@ -135,28 +168,37 @@ static void *wq_main(void *arg)
 	alloc_tls.guard = 1;        /* for life: its allocations are ours */
 	trace_tls.busy = 1 << 20;   /* and nothing it does is traced      */
 	alloc_own_thread_enter();   /* not a program thread (alloc_exit.c) */
+	bool wrote = false;
 	for (;;) {
 		uint32_t seen = atomic_load(&wq.wake);
 		trace_spin_lock(&wq.lock);
-		wq_buf_t *list = wq.head;
-		wq.head = wq.tail = NULL;
-		wq.pending = 0;
-		bool stop = wq.stopping && !list;
+		/* right after a write, the few chunks queued meanwhile wait for
+		** more (a write of one chunk costs as much CPU as one of
+		** sixteen), unless someone waits for them */
+		bool take = !wrote || wq.pending >= WQ_WAKE || wq.stopping || atomic_load(&wq.waiters);
+		wq_buf_t *list = take ? wq.head : NULL;
+		if (take) {
+			wq.head = wq.tail = NULL;
+			wq.pending = 0;
+		}
+		bool stop = wq.stopping && !list, idle = take && !list;
 		if (stop)
 			wq.running = false;
 		atomic_store(&wq.busy, list != NULL);
 		trace_spin_unlock(&wq.lock);
 		if (stop)
 			break;
-		if (list) {
+		if ((wrote = list != NULL)) {
 			trace_file_check();
 			wq_write_list(list);
 			atomic_store(&wq.busy, 0);
 			continue;
 		}
-		atomic_fetch_add(&wq.done, 1);
-		if (atomic_load(&wq.waiters))
-			wq_futex_wake(&wq.done);
+		if (idle) {
+			atomic_fetch_add(&wq.done, 1);
+			if (atomic_load(&wq.waiters))
+				wq_futex_wake(&wq.done);
+		}
 		atomic_store(&wq.sleeping, 1);
 		wq_writer_sleep(seen);
 		atomic_store(&wq.sleeping, 0);

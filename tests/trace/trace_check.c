@@ -7,6 +7,7 @@
 **   chunks N [truncated AT]          the last incomplete chunk, if any
 **   eventbytes B                     bytes of events-stream records (the
 **                                    format's size per call)
+**   pads N                           padding chunks (the writer's O_DIRECT)
 **   modules N  process EXE
 **   end                              the file was closed in order (END)
 **   thread NO tid TID parent P calls C returns R suspend S (SUSPEND_NS ns)
@@ -117,6 +118,22 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 	return 0;
 }
 
+/* A padding chunk: thread 0, seq 0, no words or one PAD record of them
+** all, zeros after its two words.  True when it is not. */
+static int pad_bad(const struct meminst_trace_chunk *c, const uint64_t *w)
+{
+	if (c->thread != 0 || c->seq != 0 || c->words == 1)
+		return 1;
+	if (c->words == 0)
+		return 0;
+	if (w[0] != MEMINST_TREC_HEAD(MEMINST_TREC_PAD, 0) || w[1] != MEMINST_TREC_SIZE_WORD(c->words, 0))
+		return 1;
+	for (uint32_t i = 2; i < c->words; i++)
+		if (w[i])
+			return 1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2)
@@ -133,7 +150,7 @@ int main(int argc, char **argv)
 	tick_hz = h.tick_hz;
 	printf("header %u %u %u %u\n", h.clock, h.flags, h.pid, h.ppid);
 	fseek(f, h.header_size, SEEK_SET);
-	unsigned nchunks = 0, modules = 0;
+	unsigned nchunks = 0, modules = 0, npads = 0;
 	unsigned long long eventbytes = 0;
 	static uint64_t words[1 << 20], wide[MEMINST_TRACE_EXPAND_MAX << 20];
 	for (;;) {
@@ -148,7 +165,7 @@ int main(int argc, char **argv)
 		}
 		if (c.magic != MEMINST_TRACE_CHUNK_MAGIC)
 			return fail("bad chunk magic");
-		if (c.words > sizeof words / 8 || c.thread >= MAX_THREADS || c.stream > 1)
+		if (c.words > sizeof words / 8 || c.thread >= MAX_THREADS || c.stream > MEMINST_TRACE_STREAM_PAD)
 			return fail("chunk header out of range");
 		if (fread(words, 8, c.words, f) != c.words) {
 			printf("truncated %ld\n", at);
@@ -156,6 +173,12 @@ int main(int argc, char **argv)
 		}
 		if (meminst_trace_checksum(words, c.words) != c.checksum)
 			return fail("chunk checksum mismatch");
+		if (c.stream == MEMINST_TRACE_STREAM_PAD) { /* the writer's padding (O_DIRECT) */
+			if (pad_bad(&c, words))
+				return fail("bad padding chunk");
+			npads++;
+			continue;
+		}
 		struct thr *th = &thr[c.thread];
 		if (c.seq != th->seq[c.stream])
 			return fail("chunk out of sequence");
@@ -177,7 +200,7 @@ int main(int argc, char **argv)
 		if (records(c.thread, c.stream, recs, nrec, &modules))
 			return 1;
 	}
-	printf("chunks %u\nmodules %u\neventbytes %llu\n", nchunks, modules, eventbytes);
+	printf("chunks %u\nmodules %u\neventbytes %llu\npads %u\n", nchunks, modules, eventbytes, npads);
 	for (unsigned t = 1; t < MAX_THREADS; t++) {
 		struct thr *th = &thr[t];
 		if (!th->seen)

@@ -5,6 +5,8 @@
 # and reuses the trace file's number keeps its own file and a whole trace;
 # a writer held up (a pipe nobody reads yet) makes the threads wait, and the
 # wait is the <trace-wait> pseudo function, outside the program's times.
+# Where the file system takes O_DIRECT the writer pads its batches (padding
+# chunks both readers skip), also when the disk fills up.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "skip  writer: python3 is needed"; exit 77; }
 T=$MI_TMP
@@ -94,4 +96,69 @@ assert abs(total - own) <= len(rows), "folded %d, own %d" % (total, own)
 assert any(s.endswith("<trace-wait>") for s, _, _ in rows), "no <trace-wait> stack"
 EOF_PY
 mi_verdict "writer held up: <trace-wait>, outside the program's times" "$why" "$T/pipe.err" stderr
+
+# --- direct writes (O_DIRECT) and where they are refused -------------------
+# Where the file system takes O_DIRECT the writer pads its batches to 4 KiB
+# (padding chunks, which both readers skip); on tmpfs it writes as before.
+# Either way every call is in the trace.
+# direct_case NAME DIR PADS: PADS is "some" or "none"
+direct_case() {
+	why=
+	tr=$2/direct.$1.trace
+	rm -f "$tr"
+	MI_MEMINST="trace=wall,trace_file=$tr"
+	mi_x "$TR_TARGET" loop300000 >"$T/d.$1.out" 2>"$T/d.$1.err" || mi_why_add "the program failed"
+	unset MI_MEMINST
+	[ -s "$T/d.$1.err" ] && mi_why_add "stderr not empty"
+	"$TR_CHECK" "$tr" >"$T/d.$1.chk" 2>>"$T/d.$1.err" || mi_why_add "trace unreadable"
+	grep -q '^end$' "$T/d.$1.chk" || mi_why_add "no END record"
+	pads=$(awk '$1 == "pads" { print $2 }' "$T/d.$1.chk")
+	case $3 in
+	some) [ "${pads:-0}" -gt 0 ] || mi_why_add "no padding chunk: no direct write" ;;
+	none) [ "${pads:-1}" = 0 ] || mi_why_add "$pads padding chunks on a file system without O_DIRECT" ;;
+	esac
+	"$TR_INSPECT" analyse --json "$tr" >"$T/d.$1.json" 2>>"$T/d.$1.err" || mi_why_add "inspect analyse failed"
+	[ "$(leaf_cnt "$T/d.$1.json")" = 300000 ] || mi_why_add "leaf: $(leaf_cnt "$T/d.$1.json") calls, not 300000"
+	rm -f "$tr"
+	mi_verdict "direct writes: $1 ($pads padding chunks)" "$why" "$T/d.$1.err" stderr
+}
+# direct_probe DIR: "some" when DIR takes O_DIRECT writes, else "none"
+direct_probe() {
+	if dd if=/dev/zero of="$1/probe.$$" bs=4096 count=1 oflag=direct 2>/dev/null; then
+		echo some
+	else
+		echo none
+	fi
+	rm -f "$1/probe.$$"
+}
+direct_case build-tree "$T" "$(direct_probe "$T")"
+shm=$(df -P /dev/shm 2>/dev/null | awk 'NR == 2 { print $1 }')
+if [ "$shm" = tmpfs ] && [ -w /dev/shm ]; then # refuses O_DIRECT before Linux 6.6
+	direct_case tmpfs /dev/shm "$(direct_probe /dev/shm)"
+else
+	echo "skip  tmpfs: no writable tmpfs at /dev/shm"
+fi
+
+# --- a full disk under direct writes: an 8 MiB ext4 (root, loop device) ----
+mkdir -p "$T/ext4"
+if command -v mkfs.ext4 >/dev/null 2>&1 && dd if=/dev/zero of="$T/ext4.img" bs=1M count=8 2>/dev/null &&
+	mkfs.ext4 -q "$T/ext4.img" 2>/dev/null && mount -o loop "$T/ext4.img" "$T/ext4" 2>/dev/null; then
+	why=
+	tr=$T/ext4/f.trace
+	MI_MEMINST="trace=wall,trace_file=$tr"
+	mi_x "$TR_TARGET" loop2000000 >"$T/ext4.out" 2>"$T/ext4.err" || mi_why_add "the program failed"
+	unset MI_MEMINST
+	[ "$(grep -c . "$T/ext4.err")" = 1 ] || mi_why_add "not one line on stderr"
+	grep -q "cannot write trace file $tr: No space left on device (errno 28)" "$T/ext4.err" ||
+		mi_why_add "no line with the path and errno"
+	"$TR_CHECK" "$tr" >"$T/ext4.chk" 2>>"$T/ext4.err" || mi_why_add "trace unreadable"
+	grep -q '^truncated' "$T/ext4.chk" && mi_why_add "the file ends in a torn chunk"
+	"$TR_INSPECT" analyse "$tr" >/dev/null 2>>"$T/ext4.err" || mi_why_add "inspect analyse failed"
+	umount "$T/ext4"
+	mi_verdict "disk full under direct writes: one line, file whole up to its last chunk" "$why" \
+		"$T/ext4.err" stderr
+else
+	echo "skip  disk full under direct writes: cannot mount an ext4 image here (not root)"
+fi
+rm -f "$T/ext4.img"
 mi_finish

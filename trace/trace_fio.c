@@ -1,0 +1,387 @@
+/*
+** trace_fio.c — the trace file's writes: who writes where, the writer
+** thread's direct writes, and what a failed write leaves.
+**
+** Every write to a regular trace file goes to a range of its own, taken
+** from buf_end by an atomic add (async-signal-safe, no lock), and is made
+** with pwrite(2) there: chunks of different threads never mix, and within
+** a thread and stream they keep their order because each stream's chunks
+** are written one after the other.  A pipe or a character device (a reader
+** on a FIFO, /dev/null) is written with write(2) in the order of the calls.
+**
+** Direct writes.  The kernel's copy of every traced byte into the page
+** cache is CPU time of the program (sys time, whichever thread writes):
+** about 2 ns a traced call on ext4 here, a tenth of what the floor of any
+** tracer costs (bench/RESULTS.md).  So the writer thread writes its events
+** chunks through a second descriptor of the same file opened with O_DIRECT,
+** many chunks at once (pwritev): the device takes the bytes from our
+** buffers, and the process pays for one system call per batch instead of
+** a copy per byte.  O_DIRECT wants memory, lengths and file offsets
+** aligned to the file system's block: events buffers are page-aligned
+** mappings, each chunk is followed in its buffer by a padding chunk
+** (MEMINST_TRACE_STREAM_PAD) up to the next 4 KiB, and a batch's range is
+** taken at the next 4 KiB boundary of the file, the bytes before it filled
+** by a padding chunk written the ordinary way.  A file system that refuses
+** O_DIRECT (tmpfs: the open fails; others: EINVAL at the first write) gets
+** ordinary writes, the padding then being a few bytes a chunk.
+**
+** A failed write (a full disk, a quota, ulimit -f, an I/O error) is said
+** at once, on one line with the path; nothing more is written, and the
+** file is cut at the start of the lowest range whose write failed, so it
+** ends with its last complete chunk.  A write into a higher range that was
+** already under way when the failure came is cut again by its own writer
+** right after it (it looks at the failure after its write).
+*/
+#define _GNU_SOURCE
+#include "trace_int.h"
+#include "../alloc/alloc_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FIO_ALIGN 4096u /* direct writes: memory, length and offset */
+
+_Atomic int trace_fio_fd = -1;
+char trace_fio_path[4096];
+static _Atomic int fio_dfd = -1;           /* the same file, O_DIRECT, or -1   */
+static dev_t fio_dev;                      /* the file the descriptors must be */
+static ino_t fio_ino;
+static bool fio_regular;                   /* ranges and pwrite, else write(2) */
+static _Atomic uint64_t fio_end;           /* the next byte no range holds     */
+static _Atomic uint64_t fio_cut = UINT64_MAX; /* lowest range whose write failed */
+static _Atomic int fio_failed;             /* nothing more is written          */
+
+/* ---------------------------------------------------------- creating -- */
+
+/* Create the file 0600, never through a symbolic link left at its name.
+** An existing regular file is replaced only if it is ours (effective uid),
+** not a symbolic link, and empty or a meminst trace (a rerun with the same
+** trace_file); anything else stays as it is.  A FIFO or a character device
+** (a pipe to a reader, /dev/null, /dev/stdout) is written to: there is
+** nothing there to overwrite.  No O_APPEND: writes go where their range is. */
+int trace_file_create(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0 || errno != EEXIST)
+		goto done;
+	struct stat st;
+	if (stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+		fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		goto done;
+	}
+	char magic[8] = {0};
+	int rd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *bad = rd < 0 ? (errno == ELOOP ? "is a symbolic link" : strerror(errno)) : NULL;
+	if (!bad && (fstat(rd, &st) < 0 || !S_ISREG(st.st_mode)))
+		bad = "is not a regular file";
+	else if (!bad && st.st_uid != geteuid())
+		bad = "is owned by another user";
+	ssize_t n = bad ? -1 : read(rd, magic, sizeof magic);
+	if (!bad && n != 0 && !(n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
+		bad = "exists and is not a meminst trace";
+	if (!bad) /* the file just judged, not one swapped in at the name since */
+		fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat now;
+	if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)) {
+		close(fd);
+		fd = -1, bad = "was replaced while opening";
+	} else if (fd >= 0 && ftruncate(fd, 0) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	if (rd >= 0)
+		close(rd);
+	if (bad) {
+		alloc_log("trace file %s %s; not overwriting it", path, bad);
+		return -1;
+	}
+done:
+	if (fd < 0)
+		alloc_log("cannot create trace file %s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* ------------------------------------------------------------ writing -- */
+
+/*
+** All the bytes of v[0..n) at `off` (pwritev), or with write(2) when off
+** is negative; 0, or -1 with errno (EIO for a write of 0 bytes) and *done
+** the bytes that went out.  v is used up.  Async-signal-safe.
+** A file over the program's RLIMIT_FSIZE (ulimit -f) makes the kernel send
+** SIGXFSZ, whose default action kills the program with a core dump: the
+** program's behaviour would depend on the size of our file.  So SIGXFSZ is
+** blocked around the write, and the one our write raised is taken back
+** before it is unblocked (a SIGXFSZ the program blocked itself stays as the
+** kernel left it).  The writer thread has every signal blocked: one
+** system call per batch there, three in a program's thread.
+*/
+static int fio_writev(int fd, struct iovec *v, int n, int64_t off, size_t *done)
+{
+	sigset_t xfsz, old;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	size_t total = 0;
+	errno = 0;
+	while (n > 0) {
+		ssize_t w = off < 0 ? writev(fd, v, n) : pwritev(fd, v, n, off + (int64_t)total);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		total += (size_t)w;
+		for (; n > 0 && (size_t)w >= v->iov_len; v++, n--)
+			w -= (ssize_t)v->iov_len;
+		if (n > 0) {
+			v->iov_base = (char *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
+		}
+	}
+	int e = n > 0 ? (errno ? errno : EIO) : 0;
+	if (!sigismember(&old, SIGXFSZ)) {
+		const struct timespec now = {0, 0};
+		if (e == EFBIG) /* raised by our write: it is not the program's */
+			syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (done)
+		*done = total;
+	errno = e;
+	return n > 0 ? -1 : 0;
+}
+
+int trace_fd_write(int fd, const void *p, size_t n, size_t *done)
+{
+	struct iovec v = {(void *)p, n};
+	return fio_writev(fd, &v, 1, -1, done);
+}
+
+int trace_write_all(int fd, const void *p, size_t n)
+{
+	return trace_fd_write(fd, p, n, NULL);
+}
+
+/* The write of the range at `off` failed with e: say so once, cut the file
+** at the lowest failed range, write nothing more.  Async-signal-safe. */
+static void fio_fail(int fd, uint64_t off, int e)
+{
+	uint64_t cut = atomic_load(&fio_cut);
+	while (off < cut && !atomic_compare_exchange_weak(&fio_cut, &cut, off))
+		;
+	if (!atomic_exchange(&fio_failed, 1))
+		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
+			  "complete chunk, tracing writes nothing more",
+			  trace_fio_path, strerror(e), e);
+	if (fio_regular && ftruncate(fd, (off_t)atomic_load(&fio_cut)) < 0) {
+		/* the reader stops at the torn chunk */
+	}
+}
+
+/* After a write that went out: a failure meanwhile cut the file, and this
+** write, in a higher range, may have made it longer again. */
+static void fio_recut(int fd)
+{
+	uint64_t cut;
+	if (atomic_load_explicit(&fio_failed, memory_order_acquire) && fio_regular &&
+	    (cut = atomic_load(&fio_cut)) != UINT64_MAX && ftruncate(fd, (off_t)cut) < 0) {
+		/* as above */
+	}
+}
+
+/* v[0..n), `bytes` in all, to a range of their own (or the pipe).  0, or -1. */
+static int fio_put(int fd, struct iovec *v, int n, size_t bytes)
+{
+	int64_t off = fio_regular ? (int64_t)atomic_fetch_add(&fio_end, bytes) : -1;
+	if (fio_writev(fd, v, n, off, NULL) < 0) {
+		fio_fail(fd, off < 0 ? 0 : (uint64_t)off, errno);
+		return -1;
+	}
+	fio_recut(fd);
+	return 0;
+}
+
+/* A padding chunk of `bytes` (32, or 48 and up, a multiple of 8) at off. */
+static int fio_pad_at(int fd, uint64_t off, size_t bytes)
+{
+	static uint64_t words[(FIO_ALIGN + 64) / 8];
+	struct meminst_trace_chunk h;
+	trace_pad_chunk(&h, words, bytes);
+	struct iovec v[2] = {{&h, sizeof h}, {words, bytes - sizeof h}};
+	if (fio_writev(fd, v, 2, (int64_t)off, NULL) < 0) {
+		fio_fail(fd, off, errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* Fill h and words as a padding chunk of `bytes` in all (32, or 48 and up,
+** a multiple of 8): no words, or one PAD record of all of them. */
+void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t bytes)
+{
+	uint32_t n = (uint32_t)((bytes - sizeof *h) / 8);
+	if (n) {
+		words[0] = MEMINST_TREC_HEAD(MEMINST_TREC_PAD, 0);
+		words[1] = MEMINST_TREC_SIZE_WORD(n, 0);
+		memset(words + 2, 0, (n - 2) * 8u);
+	}
+	*h = (struct meminst_trace_chunk){MEMINST_TRACE_CHUNK_MAGIC, n, 0, MEMINST_TRACE_STREAM_PAD, 0, 0,
+					  meminst_trace_checksum(words, n)};
+}
+
+/* The bytes of padding after `bytes` that reach the next 4 KiB: 0, 32, or
+** 48 and up (a padding chunk is its 32-byte header and no words or at least
+** a two-word PAD record), at most 4 KiB + 40. */
+size_t trace_pad_bytes(uint64_t bytes)
+{
+	size_t pad = (size_t)(-bytes & (FIO_ALIGN - 1));
+	if (pad && (pad < 32 || pad == 40))
+		pad += FIO_ALIGN;
+	return pad;
+}
+
+/* Hand one chunk to the sink or the file.  Async-signal-safe. */
+static int fio_emit(const void *chunk, size_t bytes)
+{
+	if (trace_sink)
+		return trace_sink(chunk, bytes);
+	int fd = atomic_load_explicit(&trace_fio_fd, memory_order_acquire);
+	if (fd < 0 || atomic_load_explicit(&fio_failed, memory_order_relaxed))
+		return -1;
+	struct iovec v = {(void *)chunk, bytes};
+	return fio_put(fd, &v, 1, bytes);
+}
+
+/* Checksum (for the file, not the sink) and out.  Async-signal-safe. */
+int trace_chunk_emit(struct meminst_trace_chunk *h)
+{
+	const uint64_t *w = (const uint64_t *)(h + 1);
+	/* the in-process profiler reads the words at once: no checksum */
+	h->checksum = trace_sink ? 0 : meminst_trace_checksum(w, h->words);
+	/* not only the writer thread writes chunks (samples, the exit flush):
+	** each write checks that the number is still the file's, so a chunk
+	** never goes into a file of a program that closed ours (a daemon) */
+	trace_file_check();
+	return fio_emit(h, sizeof *h + (size_t)h->words * 8);
+}
+
+/* Can the writer write direct (its chunks then padded to 4 KiB)? */
+bool trace_fio_direct(void)
+{
+	return atomic_load_explicit(&fio_dfd, memory_order_relaxed) >= 0 && !trace_sink;
+}
+
+/*
+** The writer thread's batch: v[0..n), `bytes` in all, checksummed chunks.
+** When `aligned` (each piece page-aligned and a multiple of 4 KiB long:
+** chunks padded by the writer), direct at the next 4 KiB boundary, what
+** lies before it padded; otherwise as any write.  0, or -1.
+*/
+int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned)
+{
+	int fd = atomic_load_explicit(&trace_fio_fd, memory_order_acquire);
+	if (fd < 0 || atomic_load_explicit(&fio_failed, memory_order_relaxed))
+		return -1;
+	int dfd = aligned ? atomic_load(&fio_dfd) : -1;
+	if (dfd < 0 || !fio_regular)
+		return fio_put(fd, v, n, bytes);
+	uint64_t at = atomic_load(&fio_end), start;
+	size_t pad;
+	do {
+		pad = trace_pad_bytes(at);
+		start = at + pad;
+	} while (!atomic_compare_exchange_weak(&fio_end, &at, start + bytes));
+	if (pad && fio_pad_at(fd, at, pad) < 0)
+		return -1;
+	size_t done;
+	struct iovec copy[n];
+	memcpy(copy, v, sizeof copy);
+	if (fio_writev(dfd, copy, n, (int64_t)start, &done) == 0) {
+		fio_recut(fd);
+		return 0;
+	}
+	if (errno == EINVAL && done == 0) {
+		/* the file system takes O_DIRECT opens but not these writes:
+		** ordinary ones from now on, this batch too, in its range */
+		if (atomic_exchange(&fio_dfd, -1) == dfd)
+			close(dfd);
+		if (fio_writev(fd, v, n, (int64_t)start, NULL) == 0) {
+			fio_recut(fd);
+			return 0;
+		}
+	}
+	fio_fail(fd, start, errno);
+	return -1;
+}
+
+/* ----------------------------------------------------- the descriptors -- */
+
+/* The file fd (created, its header of `header` bytes written) is the
+** trace file from now on; a regular file also gets its O_DIRECT twin. */
+void trace_fio_start(int fd, size_t header)
+{
+	struct stat st;
+	fio_regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	fio_dev = st.st_dev, fio_ino = st.st_ino;
+	atomic_store(&fio_end, header);
+	atomic_store(&fio_cut, UINT64_MAX);
+	atomic_store(&fio_failed, 0);
+	int dfd = -1;
+#ifdef O_DIRECT
+	struct stat dst;
+	if (fio_regular && (dfd = open(trace_fio_path, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	    (fstat(dfd, &dst) != 0 || dst.st_dev != fio_dev || dst.st_ino != fio_ino)) {
+		close(dfd);
+		dfd = -1;
+	}
+#endif
+	atomic_store(&fio_dfd, dfd);
+	atomic_store_explicit(&trace_fio_fd, fd, memory_order_release);
+}
+
+/* Both descriptors closed (exit; or the parent's, in a forked child).
+** True if the file was open. */
+bool trace_fio_close(void)
+{
+	int dfd = atomic_exchange(&fio_dfd, -1), fd = atomic_exchange(&trace_fio_fd, -1);
+	if (dfd >= 0)
+		close(dfd);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+/* Programs that close every descriptor (daemons) close ours too, and may
+** get its number again for a file of theirs: before each batch the writer
+** thread makes sure that the descriptor is still the trace file, and opens
+** the file again if not (never closing the program's descriptor).  The
+** direct one is then given up. */
+void trace_file_check(void)
+{
+	int fd = atomic_load(&trace_fio_fd), dfd = atomic_load(&fio_dfd);
+	struct stat st;
+	if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != fio_dev || st.st_ino != fio_ino))
+		atomic_compare_exchange_strong(&fio_dfd, &dfd, -1);
+	if (fd < 0 || trace_sink || (fstat(fd, &st) == 0 && st.st_dev == fio_dev && st.st_ino == fio_ino))
+		return;
+	int nfd = open(trace_fio_path, O_WRONLY | (fio_regular ? 0 : O_APPEND) | O_CLOEXEC);
+	if (nfd < 0 || fstat(nfd, &st) != 0 || st.st_dev != fio_dev || st.st_ino != fio_ino) {
+		if (nfd >= 0)
+			close(nfd);
+		if (!atomic_exchange(&fio_failed, 1))
+			alloc_log("the program closed the trace file %s and it cannot be opened again; "
+				  "tracing writes nothing more",
+				  trace_fio_path);
+		return;
+	}
+	if (atomic_compare_exchange_strong(&trace_fio_fd, &fd, nfd))
+		return;
+	close(nfd); /* closed at exit meanwhile */
+}

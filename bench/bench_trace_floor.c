@@ -22,7 +22,11 @@
 
 #define FLOOR_WORDS 8192 /* 64 KiB, like meminst's events chunks */
 
-static __thread uint64_t floor_buf[FLOOR_WORDS] __attribute__((tls_model("initial-exec")));
+/* Not static: the compiler must keep the stores.  Static, nothing reading
+** it, the buffer let GCC drop them, and until 2026-11-25 (bench/RESULTS.md,
+** issue 12 session 7) the floor was two TSC reads and a counter. */
+__thread uint64_t bench_floor_buf[FLOOR_WORDS] __attribute__((tls_model("initial-exec")));
+#define floor_buf bench_floor_buf
 static __thread unsigned floor_pos __attribute__((tls_model("initial-exec")));
 
 #ifdef FLOOR_FILE

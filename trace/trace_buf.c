@@ -171,6 +171,10 @@ static void buf_chunk_out(uint32_t thread_no, trace_stream_t *s, unsigned stream
 		h->stream = (uint16_t)stream;
 		h->reserved = 0;
 		h->seq = s->seq++;
+		/* summed here, where the words are still in this core's cache:
+		** the writer thread then never reads them (direct writes) */
+		if (owner && !trace_sink)
+			h->checksum = meminst_trace_checksum(s->base, n);
 		if (owner && !trace_sink && trace_writer_handoff(owner) == 0)
 			goto lost; /* rebased onto a fresh buffer */
 		if (trace_chunk_emit(h) < 0)

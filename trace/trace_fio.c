@@ -279,19 +279,22 @@ bool trace_fio_direct(void)
 }
 
 /*
-** The writer thread's batch: v[0..n), `bytes` in all, checksummed chunks.
-** When `aligned` (each piece page-aligned and a multiple of 4 KiB long:
-** chunks padded by the writer), direct at the next 4 KiB boundary, what
-** lies before it padded; otherwise as any write.  0, or -1.
+** The writer thread's batch: v[0..n), `bytes` in all, checksummed chunks
+** (v itself is left as it is).  When `aligned` (each piece page-aligned and
+** a multiple of 4 KiB long: chunks padded by the writer), direct at the
+** next 4 KiB boundary, what lies before it padded; otherwise as any write.
+** 0, or -1.
 */
-int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned)
+int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned)
 {
 	int fd = atomic_load_explicit(&trace_fio_fd, memory_order_acquire);
 	if (fd < 0 || atomic_load_explicit(&fio_failed, memory_order_relaxed))
 		return -1;
+	struct iovec copy[n];
+	memcpy(copy, v, sizeof copy);
 	int dfd = aligned ? atomic_load(&fio_dfd) : -1;
 	if (dfd < 0 || !fio_regular)
-		return fio_put(fd, v, n, bytes);
+		return fio_put(fd, copy, n, bytes);
 	uint64_t at = atomic_load(&fio_end), start;
 	size_t pad;
 	do {
@@ -301,8 +304,6 @@ int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned)
 	if (pad && fio_pad_at(fd, at, pad) < 0)
 		return -1;
 	size_t done;
-	struct iovec copy[n];
-	memcpy(copy, v, sizeof copy);
 	if (fio_writev(dfd, copy, n, (int64_t)start, &done) == 0) {
 		fio_recut(fd);
 		return 0;
@@ -312,7 +313,8 @@ int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned)
 		** ordinary ones from now on, this batch too, in its range */
 		if (atomic_exchange(&fio_dfd, -1) == dfd)
 			close(dfd);
-		if (fio_writev(fd, v, n, (int64_t)start, NULL) == 0) {
+		memcpy(copy, v, sizeof copy);
+		if (fio_writev(fd, copy, n, (int64_t)start, NULL) == 0) {
 			fio_recut(fd);
 			return 0;
 		}

@@ -378,7 +378,7 @@ bool trace_fio_direct(void);                 /* the writer pads for O_DIRECT */
 size_t trace_pad_bytes(uint64_t bytes);      /* padding to the next 4 KiB   */
 void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t bytes);
 struct iovec;
-int trace_fio_batch(struct iovec *v, int n, size_t bytes, bool aligned);
+int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned);
 
 /* The tracer's own cost in picoseconds (TRACE_COST): per call event, per
 ** ALLOC record; 0 until measured (trace_call.c, at the first start).

@@ -388,6 +388,28 @@ static void call_calibrate(void)
 	trace_cost_record();
 }
 
+/* Tracing off for every thread: each one writes TRACE_OFF at its next call
+** and lets go of its record, and the hooks then cost what they cost off.
+** Lock-free (one exchange decides who turns it off), async-signal-safe. */
+static void call_turn_off(void)
+{
+	if (!atomic_exchange(&trace_on, 0))
+		return;
+	atomic_store(&call_fast_gen, 0);
+	atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
+	trace_alloc_watch = false;
+	alloc_route_flag(ALLOC_ROUTE_WATCH, false);
+	trace_arm(-1);
+}
+
+/* A write of the trace file failed (trace_fio.c, which said so): nothing
+** more can be written, so nothing more is recorded.  Any context: the
+** thread a signal handler interrupted may hold call_start_lock. */
+void trace_stop_after_failure(void)
+{
+	call_turn_off();
+}
+
 /* Start tracing with these settings; the calling thread heads the family.
 ** 0, or -1 with one line logged. */
 static int call_start(int clock, const char *file, size_t file_len, int threads, int output)
@@ -433,6 +455,8 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 		goto out;
 	if (trace_file_ensure() < 0)
 		goto out;
+	if (trace_fio_failed()) /* said when it failed: nothing can be written */
+		goto out;
 	uint32_t g = atomic_load(&trace_gen) + 1;
 	trace_tls.member_gen = g;
 	trace_alloc_watch = true;
@@ -441,6 +465,8 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
 	atomic_store(&call_fast_gen, trace_clock == MEMINST_TRACE_CLOCK_TSC ? g : 0);
+	if (trace_fio_failed()) /* a write failed meanwhile, before tracing was on */
+		call_turn_off();
 	rc = 0;
 out:
 	atomic_store(&call_start_lock, 0);
@@ -460,14 +486,7 @@ static int call_stop(bool write_profile)
 {
 	while (atomic_exchange(&call_start_lock, 1))
 		;
-	if (atomic_load(&trace_on)) {
-		atomic_store(&trace_on, 0);
-		atomic_store(&call_fast_gen, 0);
-		atomic_fetch_add_explicit(&trace_gen, 1, memory_order_release);
-		trace_alloc_watch = false;
-		alloc_route_flag(ALLOC_ROUTE_WATCH, false);
-		trace_arm(-1);
-	}
+	call_turn_off();
 	atomic_store(&call_start_lock, 0);
 	trace_thr_t *t = trace_cur;
 	if (t && trace_ev_claim(t, trace_sp_mark())) {

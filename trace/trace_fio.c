@@ -26,7 +26,9 @@
 ** ordinary writes, the padding then being a few bytes a chunk.
 **
 ** A failed write (a full disk, a quota, ulimit -f, an I/O error) is said
-** at once, on one line with the path; nothing more is written, and the
+** at once, on one line with the path; tracing stops (as by
+** meminst_trace_stop: the hooks go back to their cost with tracing off),
+** nothing more is written, and the
 ** file is cut at the start of the lowest range whose write failed, so it
 ** ends with its last complete chunk.  A write into a higher range that was
 ** already under way when the failure came is cut again by its own writer
@@ -176,10 +178,12 @@ static void fio_fail(int fd, uint64_t off, int e)
 	uint64_t cut = atomic_load(&fio_cut);
 	while (off < cut && !atomic_compare_exchange_weak(&fio_cut, &cut, off))
 		;
-	if (!atomic_exchange(&fio_failed, 1))
+	if (!atomic_exchange(&fio_failed, 1)) {
 		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
-			  "complete chunk, tracing writes nothing more",
+			  "complete chunk, tracing stops",
 			  trace_fio_path, strerror(e), e);
+		trace_stop_after_failure();
+	}
 	if (fio_regular && ftruncate(fd, (off_t)atomic_load(&fio_cut)) < 0) {
 		/* the reader stops at the torn chunk */
 	}
@@ -270,6 +274,12 @@ int trace_chunk_emit(struct meminst_trace_chunk *h)
 	** never goes into a file of a program that closed ours (a daemon) */
 	trace_file_check();
 	return fio_emit(h, sizeof *h + (size_t)h->words * 8);
+}
+
+/* Has a write failed (nothing more is written)? */
+bool trace_fio_failed(void)
+{
+	return atomic_load_explicit(&fio_failed, memory_order_acquire) != 0;
 }
 
 /* Can the writer write direct (its chunks then padded to 4 KiB)? */
@@ -377,10 +387,12 @@ void trace_file_check(void)
 	if (nfd < 0 || fstat(nfd, &st) != 0 || st.st_dev != fio_dev || st.st_ino != fio_ino) {
 		if (nfd >= 0)
 			close(nfd);
-		if (!atomic_exchange(&fio_failed, 1))
+		if (!atomic_exchange(&fio_failed, 1)) {
 			alloc_log("the program closed the trace file %s and it cannot be opened again; "
-				  "tracing writes nothing more",
+				  "tracing stops",
 				  trace_fio_path);
+			trace_stop_after_failure();
+		}
 		return;
 	}
 	if (atomic_compare_exchange_strong(&trace_fio_fd, &fd, nfd))

@@ -375,6 +375,8 @@ int trace_chunk_emit(struct meminst_trace_chunk *h);
 ** program may have closed it, or closed it and reused the number). */
 void trace_file_check(void);
 bool trace_fio_direct(void);                 /* the writer pads for O_DIRECT */
+bool trace_fio_failed(void);                 /* a write failed: nothing more */
+void trace_stop_after_failure(void);         /* trace_call.c: tracing off, any context */
 size_t trace_pad_bytes(uint64_t bytes);      /* padding to the next 4 KiB   */
 void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t bytes);
 struct iovec;

@@ -59,6 +59,23 @@ for blocks in 0 1 64; do
 		"$T/lim.err" stderr "$T/lim.chk" check
 done
 
+# After the failed write tracing stops: the hooks no longer record into
+# buffers nobody writes (meminst_trace_active says so; linked target).
+why=
+(
+	ulimit -f 64 || exit 98
+	MI_MEMINST="trace=wall,trace_file=$T/stop.trace"
+	mi_xl "$TR_LINKED" fullstop 300000 2>&1
+	echo "status $?"
+) | cat >"$T/stop.all"
+grep -q '^status 0$' "$T/stop.all" || mi_why_add "exit status not 0"
+grep -q '^active 0$' "$T/stop.all" || mi_why_add "still tracing after the failed write"
+[ "$(grep -c '^meminst:' "$T/stop.all")" = 1 ] || mi_why_add "not one line on stderr"
+grep -q "^meminst: cannot write trace file $T/stop.trace: .*(errno 27).*tracing stops" "$T/stop.all" ||
+	mi_why_add "no line with the path, errno 27 and that tracing stops"
+"$TR_CHECK" "$T/stop.trace" >"$T/stop.chk" 2>>"$T/stop.all" || mi_why_add "trace unreadable"
+mi_verdict "a failed write stops tracing" "$why" "$T/stop.all" output
+
 # Written to its end: the END record, and no word of a cut.
 why=
 if tr_run preload "$T/whole.out" "$T/whole.trace" "trace=wall,trace_file=$T/whole.trace" loop300000; then

@@ -367,6 +367,18 @@ int main(int argc, char **argv)
 		SHOW(apply_body, 1);
 		return 0;
 	}
+	/* fullstop N: leaf N times while the trace file reaches its limit (the
+	** test sets ulimit -f), the writer drained so that its failed write is
+	** done, one more leaf: tracing must be off by then */
+	if (strcmp(argv[1], "fullstop") == 0 && argc == 3) {
+		long n = atol(argv[2]);
+		for (long i = 0; i < n; i++)
+			leaf();
+		meminst_trace_flush();
+		leaf();
+		printf("active %d\n", meminst_trace_active());
+		return 0;
+	}
 	/* apiprof FILE: leaf 13 times between a start and a stop to an
 	** in-process profile; the file must be there right after the stop */
 	if (strcmp(argv[1], "apiprof") == 0 && argc == 3) {

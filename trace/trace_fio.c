@@ -111,6 +111,30 @@ done:
 	return fd;
 }
 
+/* May a file at path be replaced (by a rename over it)?  NULL when there
+** is none, or it is ours, regular, not a symbolic link, and empty or a
+** meminst trace: the rules of trace_file_create.  Else why not. */
+const char *trace_file_refuse(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (S_ISLNK(st.st_mode))
+		return "is a symbolic link";
+	if (!S_ISREG(st.st_mode))
+		return "is not a regular file";
+	if (st.st_uid != geteuid())
+		return "is owned by another user";
+	char magic[8];
+	int rd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	ssize_t n = rd < 0 ? -1 : read(rd, magic, sizeof magic);
+	if (rd >= 0)
+		close(rd);
+	if (n != 0 && !(n == 8 && memcmp(magic, MEMINST_TRACE_MAGIC, 8) == 0))
+		return "exists and is not a meminst trace";
+	return NULL;
+}
+
 /* ------------------------------------------------------------ writing -- */
 
 /*

@@ -27,6 +27,8 @@
 #include "../profile/prof_sim.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -214,6 +216,7 @@ struct prof_out {
 	uint32_t thread;
 	uint64_t seq;
 	bool failed;
+	int err;                 /* errno of the first failed write          */
 };
 
 #define PO_WORDS 8192
@@ -227,8 +230,8 @@ static void po_flush(struct prof_out *o)
 	*c = (struct meminst_trace_chunk){MEMINST_TRACE_CHUNK_MAGIC, (uint32_t)o->n, o->thread,
 					  MEMINST_TRACE_STREAM_EVENTS, 0, o->seq++,
 					  meminst_trace_checksum(w, o->n)};
-	if (trace_write_all(o->fd, o->buf, sizeof *c + o->n * 8) < 0)
-		o->failed = true;
+	if (!o->failed && trace_write_all(o->fd, o->buf, sizeof *c + o->n * 8) < 0)
+		o->failed = true, o->err = errno;
 	o->n = 0;
 }
 
@@ -332,6 +335,24 @@ static int prof_out_path(char *out, size_t len)
 	return 0;
 }
 
+/* The profile went to tmp (NULL: to path itself), its first failed write
+** with errno err (0: none): put it in place, or say why not. */
+static void prof_write_finish(const char *path, const char *tmp, int err)
+{
+	const char *bad = NULL;
+	if (err) {
+		alloc_log("cannot write the profile to %s: %s (errno %d)%s", path, strerror(err), err,
+			  tmp ? "; the file there is left as it was" : "");
+	} else if (tmp && (bad = trace_file_refuse(path)) != NULL) {
+		alloc_log("trace file %s %s; not overwriting it", path, bad);
+	} else if (tmp && rename(tmp, path) != 0) {
+		err = errno;
+		alloc_log("cannot write the profile to %s: %s (errno %d)", path, strerror(err), err);
+	}
+	if (tmp && (err || bad))
+		unlink(tmp);
+}
+
 static void prof_write_locked(void)
 {
 	char path[4096];
@@ -345,7 +366,17 @@ static void prof_write_locked(void)
 		alloc_log("the in-process profile is incomplete (%s); writing what it has",
 			  prof.err == PROF_E_NOMEM ? "out of memory" : "a bad record");
 	}
-	struct prof_out o = {.fd = trace_file_create(path)};
+	/* written under a name of its own and renamed over the last profile
+	** once whole: a failed write (a full disk, ulimit -f) leaves the last
+	** one, not a cut one; a pipe or a device is written to directly */
+	char tmp[sizeof path + 32];
+	struct stat st;
+	bool in_place = stat(path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+	if (!in_place && alloc_fmt(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid()) >= (int)sizeof tmp) {
+		alloc_log("trace file name too long: %s", path);
+		return;
+	}
+	struct prof_out o = {.fd = trace_file_create(in_place ? path : tmp)};
 	if (o.fd < 0)
 		return;
 	o.buf = pm_alloc((TRACE_CHUNK_WORDS + PO_WORDS) * 8);
@@ -356,7 +387,7 @@ static void prof_write_locked(void)
 	h.sample_hz = h.sample_clock = 0;
 	h.alloc_sample = 0;
 	if (!o.buf || trace_write_all(o.fd, &h, sizeof h) < 0) {
-		o.failed = true;
+		o.failed = true, o.err = o.buf ? errno : ENOMEM;
 	} else {
 		po_process(&o);
 		for (size_t i = 0; i < prof.sim.nthreads; i++)
@@ -364,11 +395,10 @@ static void prof_write_locked(void)
 				po_thread_rows(&o, prof.sim.threads[i]);
 		po_flush(&o);
 	}
-	if (o.failed)
-		alloc_log("cannot write the profile to %s", path);
 	if (o.buf)
 		pm_free_cb(NULL, o.buf);
 	close(o.fd);
+	prof_write_finish(path, in_place ? NULL : tmp, o.failed ? o.err : 0);
 }
 
 /* At a stop and at exit: the profile so far, written over the last one.

@@ -70,6 +70,30 @@ else
 fi
 mi_verdict "meminst_trace_start(trace_output=profile) and stop" "$why" "$f.err" stderr "$f.json.err" analyse
 
+# a profile that cannot be written whole (ulimit -f) leaves the last one
+# there as it was, and nothing half-written: one line, the program unchanged
+why=
+f=$T/lim.profile.trace
+rm -f "$f" "$f".*
+if MI_MEMINST="trace=wall,trace_output=profile,trace_file=$f" mi_x "$TR_TARGET" deep >/dev/null 2>"$f.err0" &&
+	cp "$f" "$f.before" && [ "$(wc -c <"$f")" -gt 1024 ]; then
+	(
+		ulimit -f 1 || exit 98
+		MI_MEMINST="trace=wall,trace_output=profile,trace_file=$f"
+		mi_x "$TR_TARGET" deep 2>&1 >/dev/null
+		echo "status $?"
+	) | cat >"$f.all"
+	grep -q '^status 0$' "$f.all" || mi_why_add "exit status not 0 (killed by SIGXFSZ?)"
+	[ "$(grep -c '^meminst:' "$f.all")" = 1 ] || mi_why_add "not one line on stderr"
+	grep -q "^meminst: cannot write the profile to $f: File too large (errno 27); the file there is left" \
+		"$f.all" || mi_why_add "no line with the path and errno"
+	cmp -s "$f" "$f.before" || mi_why_add "the last profile was changed"
+	ls "$f".*.tmp >/dev/null 2>&1 && mi_why_add "a half-written profile was left"
+else
+	mi_why_add "the first run failed"
+fi
+mi_verdict "a profile over ulimit -f: the last one kept, one line" "$why" "$f.all" output "$f.err0" stderr
+
 # sampling cannot go to a profile: refused, one line
 why=
 MI_MEMINST="trace=wall,trace_output=profile,sample=100"

@@ -38,12 +38,16 @@ callgrind=1
 build=
 baseline=
 workloads="pairs churn churn2"
+nice=
+fifo=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
 	--scale) shift; scale=$1 ;;
 	--no-callgrind) callgrind=0 ;;
 	--workloads) shift; workloads=$1 ;;
+	--nice) shift; nice=$1 ;;
+	--fifo) fifo=1 ;;
 	--baseline) shift; baseline=$1 ;;
 	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "alloc_cost.sh: unknown option $1" >&2; exit 2 ;;
@@ -141,7 +145,13 @@ fi
 
 # -------------------------------------------------------------- CPU time --
 echo
-echo "CPU time (user+sys) over $rounds interleaved rounds, bench_alloc -n $scale:"
+echo "CPU time (user+sys) over $rounds interleaved rounds, bench_alloc -n $scale${nice:+, nice -n $nice}${fifo:+, chrt -f 1}:"
+run_nice=
+[ -n "$nice" ] && run_nice="nice -n $nice"
+if [ -n "$fifo" ]; then
+	chrt -f 1 true 2>/dev/null || { echo "alloc_cost.sh: --fifo: chrt -f 1 is refused here" >&2; exit 2; }
+	run_nice="$run_nice chrt -f 1"
+fi
 nconf=$(echo $configs | wc -w)
 for r in $(seq 1 "$rounds"); do
 	order=$(echo $configs | awk -v k=$(( (r - 1) % nconf )) \
@@ -151,7 +161,7 @@ for r in $(seq 1 "$rounds"); do
 			arg=$w
 			[ "$w" = pairs ] && arg="-s 64 pairs"
 			# shellcheck disable=SC2046,SC2086
-			env $(cfg_env "$c") "$timer" "$tmp/t" "$bench" -n "$scale" $arg >"$tmp/out" 2>/dev/null
+			$run_nice env $(cfg_env "$c") "$timer" "$tmp/t" "$bench" -n "$scale" $arg >"$tmp/out" 2>/dev/null
 			ops=$(awk -v w="$w" '{ for (i = 1; i <= NF; i++) { split($i, kv, "=");
 				if (kv[1] == "iters" || kv[1] == "steps") n = kv[2]; if (kv[1] == "threads") t = kv[2] }
 				} END { print (t ? t : 1) * n }' "$tmp/out")
@@ -162,28 +172,30 @@ done >"$tmp/raw"
 
 awk -v configs="$configs" -v workloads="$workloads" "$BENCH_AWK"'
 { r = val("round"); c = val("config"); w = val("workload")
-  cpu[r, c, w] = val("cpu_ns"); ops[w] = val("ops"); seen[w] = 1; R[r] = 1 }
+  cpu[r, c, w] = val("cpu_ns"); wall[r, c, w] = val("wall_ns"); ops[w] = val("ops"); seen[w] = 1; R[r] = 1 }
 END {
 	nw = split(workloads, ws, " ")
 	nc = 0; na = split(configs, all, " ")
 	for (i = 1; i <= na; i++) if (all[i] != "bare") cs[++nc] = all[i]
-	printf "  %-8s %-9s %10s %12s %14s %22s\n", "workload", "config", "cpu_s", "extra ns/op", "vs memusage", "(min-max over rounds)"
+	printf "  %-8s %-9s %10s %12s %14s %22s %9s\n", "workload", "config", "cpu_s", "extra ns/op", "vs memusage",
+		"(min-max over rounds)", "cpu/wall"
 	for (i = 1; i <= nw; i++) {
 		w = ws[i]
-		lb = ""
-		for (r in R) lb = lb " " cpu[r, "bare", w] / 1e9
-		printf "  %-8s %-9s %10.3f\n", w, "bare", median(lb)
+		lb = ""; lp = ""
+		for (r in R) { lb = lb " " cpu[r, "bare", w] / 1e9; lp = lp " " cpu[r, "bare", w] / wall[r, "bare", w] }
+		printf "  %-8s %-9s %10.3f %58.2f\n", w, "bare", median(lb), median(lp)
 		for (j = 1; j <= nc; j++) {
-			c = cs[j]; lc = ""; le = ""; lr = ""
+			c = cs[j]; lc = ""; le = ""; lr = ""; lp = ""
 			for (r in R) {
 				e = (cpu[r, c, w] - cpu[r, "bare", w]) / ops[w]
 				em = (cpu[r, "memusage", w] - cpu[r, "bare", w]) / ops[w]
 				lc = lc " " cpu[r, c, w] / 1e9; le = le " " e
+				lp = lp " " cpu[r, c, w] / wall[r, c, w]
 				if (em > 0) lr = lr " " e / em
 			}
 			n = sorted(lr, a)
-			printf "  %-8s %-9s %10.3f %12.1f %14.2f %11.2f-%.2f\n", w, c, median(lc), median(le),
-				n ? median(lr) : 0, n ? a[1] : 0, n ? a[n] : 0
+			printf "  %-8s %-9s %10.3f %12.1f %14.2f %11.2f-%-10.2f %9.2f\n", w, c, median(lc), median(le),
+				n ? median(lr) : 0, n ? a[1] : 0, n ? a[n] : 0, median(lp)
 		}
 	}
 }' "$tmp/raw"

@@ -12,10 +12,11 @@
 ** tests when their answer is known.  The counting protocol (the `counting`
 ** flag, the gate, deferred frees) is the one alloc_core.c describes.
 **
-** mim adds the thread's own list of live blocks (alloc_map.c): its lock is
-** tried once, and a list held by another thread (a capture, a fork, a free
-** of one of our blocks) sends the operation to the general path, which
-** waits; so do a full array, a block whose place is not in the thread's
+** mim adds the thread's own list of live blocks (alloc_map.c): entered
+** without its lock while it is biased to the thread, its lock tried once
+** when it is not, and a list held by another thread (a capture, a fork, a
+** free of one of our blocks) sends the operation to the general path,
+** which waits; so do a full array, a block whose place is not in the thread's
 ** own list, an array due to shrink and a batch of allocation numbers used
 ** up.
 */
@@ -112,10 +113,12 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 /*
 ** A fresh backend block of `size` bytes (plus the header) from `site`:
 ** header, type, counts.  Not inlined into alloc_core_malloc_mis, so that
-** what must survive the backend call there is three registers, and here
-** nothing survives a call.
+** what must survive the backend call there is a few registers, and here
+** nothing survives a call.  malloc's own instance has the allocator as a
+** constant (its meta bits and its slot's address fold in: FAST_ENTRIES).
 */
-static ALLOC_NOINLINE void *fast_track(void *base, size_t size, unsigned allocator, uintptr_t site)
+static inline __attribute__((always_inline)) void *fast_track_body(void *base, size_t size, unsigned allocator,
+								   uintptr_t site)
 {
 	alloc_tls_t *tls = &alloc_tls;
 	alloc_thread_t *t = tls->thr;
@@ -149,15 +152,41 @@ slow:
 	return alloc_core_track_mis_slow(base, size, allocator, site);
 }
 
-void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site)
-{
-	if (unlikely(size > FAST_SIZE_MAX))
-		return errno = ENOMEM, NULL;
-	void *base = alloc_real.malloc(size + sizeof(alloc_hdr_t));
-	if (unlikely(!base))
-		return NULL;
-	return fast_track(base, size, allocator, site);
-}
+/*
+** The entry points of a mode: any allocator, and malloc's with the
+** allocator a constant all the way down (the hooks' malloc calls it).
+*/
+#define FAST_ENTRIES(mode, hdr_t)                                                                  \
+	static ALLOC_NOINLINE void *fast_track_##mode(void *base, size_t size, unsigned allocator, \
+						      uintptr_t site)                              \
+	{                                                                                          \
+		return fast_track_##mode##_body(base, size, allocator, site);                      \
+	}                                                                                          \
+	static ALLOC_NOINLINE void *fast_track_##mode##_malloc(void *base, size_t size, uintptr_t site) \
+	{                                                                                          \
+		return fast_track_##mode##_body(base, size, ALLOC_A_MALLOC, site);                 \
+	}                                                                                          \
+	void *alloc_core_malloc_##mode(size_t size, unsigned allocator, uintptr_t site)            \
+	{                                                                                          \
+		if (unlikely(size > FAST_SIZE_MAX))                                                \
+			return errno = ENOMEM, NULL;                                               \
+		void *base = alloc_real.malloc(size + sizeof(hdr_t));                              \
+		if (unlikely(!base))                                                               \
+			return NULL;                                                               \
+		return fast_track_##mode(base, size, allocator, site);                             \
+	}                                                                                          \
+	void *alloc_core_malloc_##mode##_plain(size_t size, uintptr_t site)                        \
+	{                                                                                          \
+		if (unlikely(size > FAST_SIZE_MAX))                                                \
+			return errno = ENOMEM, NULL;                                               \
+		void *base = alloc_real.malloc(size + sizeof(hdr_t));                              \
+		if (unlikely(!base))                                                               \
+			return NULL;                                                               \
+		return fast_track_##mode##_malloc(base, size, site);                               \
+	}
+
+#define fast_track_mis_body fast_track_body
+FAST_ENTRIES(mis, alloc_hdr_t)
 
 /*
 ** free: a block of this thread with a plain header (not aligned, not
@@ -212,22 +241,57 @@ slow:
 
 /* ------------------------------------------------------------- mim --- */
 
-/* Try the thread's own list once (a leaf cannot wait: the general path
-** does). */
-static inline __attribute__((always_inline)) bool fast_list_try(alloc_list_t *l)
+/*
+** Enter the thread's own list (after fast_enter, so that a signal handler
+** coming in between finds `counting` raised and leaves the list alone).
+** A biased list (alloc_int.h) is entered by raising `busy` when nothing
+** stops it; a shared one by its lock, tried once (a leaf cannot wait: the
+** general path does).  Each mim entry point has an instance for each
+** (`biased` a constant), so that neither keeps the way in in a register;
+** the biased one hands a list it finds shared to the other at its start.
+** False when the list is held by another thread: a capture, a fork, a
+** free of one of its blocks.
+*/
+static inline __attribute__((always_inline)) bool fast_list_enter(alloc_list_t *l, bool biased)
 {
-	return !atomic_exchange_explicit(&l->lock, 1, memory_order_acquire);
+	if (!biased)
+		return !atomic_exchange_explicit(&l->lock, 1, memory_order_acquire);
+	atomic_store_explicit(&l->busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (likely(!atomic_load_explicit(&l->stop, memory_order_relaxed)))
+		return true;
+	atomic_store_explicit(&l->busy, 0, memory_order_release);
+	return false;
 }
 
-/* Give up after fast_enter (and after taking the list): nothing changed. */
-static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *t, alloc_list_t *l)
+static inline __attribute__((always_inline)) void fast_list_leave(alloc_list_t *l, bool biased)
 {
-	if (l)
+	if (biased)
+		atomic_store_explicit(&l->busy, 0, memory_order_release);
+	else
 		alloc_list_unlock(l);
+}
+
+/* A list that another thread has freed into: the locked instance. */
+static inline __attribute__((always_inline)) bool fast_list_shared(const alloc_list_t *l)
+{
+	return unlikely(atomic_load_explicit(&l->stop, memory_order_relaxed) & ALLOC_LIST_SHARED);
+}
+
+/* Give up after fast_enter (and after entering the list, `in`): nothing
+** changed. */
+static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *t, alloc_list_t *l, bool in,
+								 bool biased)
+{
+	if (in)
+		fast_list_leave(l, biased);
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
-static ALLOC_NOINLINE void *fast_track_mim(void *base, size_t size, unsigned allocator, uintptr_t site)
+static ALLOC_NOINLINE void *fast_track_mim_locked(void *base, size_t size, unsigned allocator, uintptr_t site);
+
+static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base, size_t size, unsigned allocator,
+								      uintptr_t site, bool biased)
 {
 	alloc_tls_t *tls = &alloc_tls;
 	alloc_thread_t *t = tls->thr;
@@ -244,17 +308,19 @@ static ALLOC_NOINLINE void *fast_track_mim(void *base, size_t size, unsigned all
 		goto slow;
 	int64_t budget = fast_budget(t, size);
 	alloc_list_t *l = t->own_list;
+	if (biased && fast_list_shared(l))
+		return fast_track_mim_locked(base, size, allocator, site);
 	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end) || unlikely(!fast_enter(t)))
 		goto slow;
-	if (unlikely(!fast_list_try(l))) {
-		fast_back_out(t, NULL);
+	if (unlikely(!fast_list_enter(l, biased))) {
+		fast_back_out(t, l, false, biased);
 		goto slow;
 	}
 	/* (the orphans, a thread's list when it could have none, take
 	** blocks from exiting threads too: room is seen under the lock) */
 	uint32_t n = l->count;
 	if (unlikely(n == l->cap)) {
-		fast_back_out(t, l);
+		fast_back_out(t, l, true, biased);
 		goto slow;
 	}
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
@@ -262,7 +328,7 @@ static ALLOC_NOINLINE void *fast_track_mim(void *base, size_t size, unsigned all
 	l->arr[n] = m;
 	m->at = (uint64_t)t->own_id << 32 | n;
 	m->seq = t->seq_next++;
-	l->count = n + 1;
+	__atomic_store_n(&l->count, n + 1, __ATOMIC_RELAXED); /* (alloc_map_count) */
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	core_slot_add(&t->slots[0], one);
@@ -270,7 +336,7 @@ static ALLOC_NOINLINE void *fast_track_mim(void *base, size_t size, unsigned all
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
-	alloc_list_unlock(l);
+	fast_list_leave(l, biased);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
@@ -278,15 +344,18 @@ slow:
 	return alloc_core_track_mim_slow(base, size, allocator, site);
 }
 
-void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
+static ALLOC_NOINLINE void *fast_track_mim_locked(void *base, size_t size, unsigned allocator, uintptr_t site)
 {
-	if (unlikely(size > FAST_SIZE_MAX))
-		return errno = ENOMEM, NULL;
-	void *base = alloc_real.malloc(size + sizeof(alloc_mhdr_t));
-	if (unlikely(!base))
-		return NULL;
-	return fast_track_mim(base, size, allocator, site);
+	return fast_track_mim_any(base, size, allocator, site, false);
 }
+
+static inline __attribute__((always_inline)) void *fast_track_mim_body(void *base, size_t size,
+								       unsigned allocator, uintptr_t site)
+{
+	return fast_track_mim_any(base, size, allocator, site, true);
+}
+
+FAST_ENTRIES(mim, alloc_mhdr_t)
 
 /*
 ** free: as mis's, and the block's place in the map is in the thread's own
@@ -295,13 +364,18 @@ void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site)
 ** entry there must be the block (else the general path stops the process
 ** with its line).
 */
-void alloc_core_free_mim(void *user, uintptr_t site)
+static ALLOC_NOINLINE void fast_free_mim_locked(void *user, uintptr_t site);
+
+static inline __attribute__((always_inline)) void fast_free_mim(void *user, uintptr_t site, bool biased)
 {
 	alloc_thread_t *t = alloc_tls.thr;
 	alloc_slot_t *ts, *cs;
 	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) ||
 		     alloc_boot_owns(user)))
 		goto slow;
+	alloc_list_t *l = t->own_list;
+	if (biased && fast_list_shared(l))
+		return fast_free_mim_locked(user, site);
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	uint64_t meta = m->h.meta, sizew = m->h.size;
 	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
@@ -319,22 +393,24 @@ void alloc_core_free_mim(void *user, uintptr_t site)
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
 		goto slow;
-	alloc_list_t *l = t->own_list;
-	if (unlikely(!fast_list_try(l))) {
-		fast_back_out(t, NULL);
+	if (unlikely(!fast_list_enter(l, biased))) {
+		fast_back_out(t, l, false, biased);
 		goto slow;
 	}
+	/* under a shared list's lock, read again: another thread's free may
+	** have moved the block into its hole, or freed it first (a biased
+	** list has had no other thread in it) */
 	uint64_t at = m->at;
 	uint32_t i = alloc_at_index(at), n = l->count;
-	if (unlikely(m->h.meta != meta || alloc_at_list(at) != t->own_id || i >= n || l->arr[i] != m ||
-		     n - 1 == l->low)) {
-		fast_back_out(t, l);
+	if (unlikely((!biased && (m->h.meta != meta || alloc_at_list(at) != t->own_id)) || i >= n ||
+		     l->arr[i] != m || n - 1 == l->low)) {
+		fast_back_out(t, l, true, biased);
 		goto slow;
 	}
 	alloc_mhdr_t *last = l->arr[n - 1];
 	l->arr[i] = last;
 	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	l->count = n - 1;
+	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
@@ -343,11 +419,21 @@ void alloc_core_free_mim(void *user, uintptr_t site)
 	core_slot_sub(cs, one);
 	core_slot_sub(ts, one);
 	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
-	alloc_list_unlock(l);
+	fast_list_leave(l, biased);
 	if (fast_leave(t))
 		return alloc_core_free_mim_done(t, user);
 	alloc_real.free(m);
 	return;
 slow:
 	alloc_core_free_mim_slow(user, site);
+}
+
+static ALLOC_NOINLINE void fast_free_mim_locked(void *user, uintptr_t site)
+{
+	fast_free_mim(user, site, false);
+}
+
+void alloc_core_free_mim(void *user, uintptr_t site)
+{
+	fast_free_mim(user, site, true);
 }

@@ -104,9 +104,9 @@ ALLOC_EXPORT void *malloc(size_t size)
 	if (likely(r == ALLOC_ROUTE_OFF))
 		return alloc_real.malloc(size);
 	if (likely(r == ALLOC_ROUTE_MIS))
-		return alloc_core_malloc_mis(size, ALLOC_A_MALLOC, SITE());
+		return alloc_core_malloc_mis_plain(size, SITE());
 	if (likely(r == ALLOC_ROUTE_MIM))
-		return alloc_core_malloc_mim(size, ALLOC_A_MALLOC, SITE());
+		return alloc_core_malloc_mim_plain(size, SITE());
 	return routed_malloc(size, SITE());
 }
 

@@ -158,6 +158,8 @@ static inline uint32_t alloc_at_index(uint64_t at) { return (uint32_t)at; }
 /* mim: a list of live blocks (see the map section below). */
 typedef struct alloc_list_s {
 	_Atomic int lock;
+	_Atomic uint32_t busy; /* the owner is in its fast path without the lock */
+	_Atomic uint32_t stop; /* ALLOC_LIST_*: why the owner must take the lock */
 	uint32_t id;        /* its number, in its blocks' headers; 0: the orphans */
 	uint32_t owner;     /* thread number; 0: none (orphans, exited threads) */
 	uint32_t pool_next; /* in the pool of empty lists, the next one's id */
@@ -482,16 +484,33 @@ void alloc_tags_postfork_child(void);
 ** 0), which holds the blocks of threads that have exited with few blocks
 ** and of threads without a list.  A list is an array of pointers to the
 ** blocks' headers under one lock; a header says which list holds it and
-** where (alloc_mhdr_t.at).  The owner adds and counts under its own lock,
-** which no other thread takes except to free one of its blocks; whoever
-** holds every list lock (alloc_map_stop) sees blocks and counters that
-** agree.
+** where (alloc_mhdr_t.at).  The owner adds and counts holding its own list
+** (its lock, or without it while the list is biased, below), which no
+** other thread takes except to free one of its blocks; whoever holds every
+** list (alloc_map_stop) sees blocks and counters that agree.
 **
 ** Lock order: the set lock < the orphan list < the other lists, by number
 ** < tag table lock < registry lock.  The hot path holds at most one list
 ** lock, and never while it waits for another lock of ours.
 */
 /* (alloc_list_t, a thread's list of live blocks, is defined above.) */
+
+/*
+** A list is biased to its owner until another thread frees one of its
+** blocks: the owner's fast path (alloc_fast.c) then raises `busy` and, if
+** `stop` is clear, works on the list without its lock (two plain stores
+** where the lock took two locked exchanges).  Anyone else takes the lock
+** and makes the owner keep out: a free from another thread revokes the
+** bias for good (ALLOC_LIST_SHARED: from then on the owner takes the lock
+** too), a capture or a fork holds the owner off while it holds every list
+** (ALLOC_LIST_HELD); either one makes every thread pass a memory barrier
+** (membarrier, alloc_thread_fence_all) and then waits until `busy` is
+** down, so that the owner either has seen `stop` or was seen inside.
+** Without membarrier every list is shared from the start.
+*/
+enum { ALLOC_LIST_SHARED = 1, ALLOC_LIST_HELD = 2 };
+extern bool alloc_map_bias; /* lists start biased (membarrier works) */
+void alloc_thread_fence_all(void);
 
 /* "alloc_map.c" */
 extern alloc_list_t alloc_map_orphans;
@@ -628,6 +647,8 @@ void alloc_core_free(void *p, uintptr_t site);
 /* The same for one mode (the hooks' fast routes): */
 void *alloc_core_malloc_mis(size_t size, unsigned allocator, uintptr_t site);
 void *alloc_core_malloc_mim(size_t size, unsigned allocator, uintptr_t site);
+void *alloc_core_malloc_mis_plain(size_t size, uintptr_t site); /* ALLOC_A_MALLOC */
+void *alloc_core_malloc_mim_plain(size_t size, uintptr_t site);
 void alloc_core_free_mis(void *p, uintptr_t site);
 /* "alloc_core.c", what the mis fast paths ("alloc_fast.c") fall back on: */
 void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uintptr_t site);

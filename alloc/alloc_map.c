@@ -4,8 +4,10 @@
 ** Live blocks are kept in lists, one per thread: an array of pointers to
 ** the blocks' headers, with the block's list number and index written in
 ** its header (alloc_mhdr_t.at).  The thread that allocates a block appends
-** it to its own list under its own lock, so two threads meet on a lock only
-** when one frees a block of the other.  Freeing moves the list's last entry
+** it to its own list, without the lock while the list is biased to it (see
+** alloc_int.h: until another thread frees one of its blocks) and under its
+** own lock after that, so two threads meet only when one frees a block of
+** the other.  Freeing moves the list's last entry
 ** into the hole (and rewrites that block's index), after checking that the
 ** entry at the header's index is this block: a forged or overwritten
 ** header makes the process stop before anything is written.  Compared with
@@ -20,9 +22,9 @@
 ** so a lock found through a header stays a lock; their arrays are mappings
 ** of their own that grow and shrink with the number of blocks.
 **
-** The core adds a block and counts it while holding the list's lock, so
-** whoever holds every list lock sees blocks and counters that agree
-** (snapshots rely on that).
+** The core adds a block and counts it while holding the list (its lock,
+** or `busy` when biased), so whoever holds every list (alloc_map_stop)
+** sees blocks and counters that agree (snapshots rely on that).
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
@@ -33,6 +35,7 @@
 
 alloc_list_t alloc_map_orphans;
 _Atomic uint64_t alloc_seq_reserved;
+bool alloc_map_bias;
 
 /* The set lock: taken to hand out a list number, and by a capture or a
 ** fork to hold the set of lists still. */
@@ -172,6 +175,29 @@ alloc_list_t *alloc_map_list(uint32_t id)
 	return id < alloc_map_nlists() ? alloc_table_at(&map_lists, id) : NULL;
 }
 
+/* The owner of a held list has left its fast path (alloc_int.h, biased
+** lists): the caller has raised `stop` and fenced every thread. */
+static void map_wait_owner(alloc_list_t *l)
+{
+	for (unsigned spins = 0; atomic_load_explicit(&l->busy, memory_order_acquire); spins++) {
+		if (spins > 64)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+	}
+}
+
+/* Another thread than the owner holds the list: the first time, the
+** owner's bias goes for good (one membarrier in the list's life). */
+static void map_unbias(alloc_list_t *l)
+{
+	if (likely(atomic_load_explicit(&l->stop, memory_order_relaxed) & ALLOC_LIST_SHARED))
+		return;
+	atomic_fetch_or(&l->stop, ALLOC_LIST_SHARED);
+	alloc_thread_fence_all();
+	map_wait_owner(l);
+}
+
 /*
 ** Lock the list that holds a block (a free from another thread, or from
 ** a thread without a list).  The block may be moved to the orphans while
@@ -187,6 +213,7 @@ alloc_list_t *alloc_map_lock_block(const alloc_mhdr_t *m, uint64_t *at)
 		if (!l)
 			return NULL;
 		alloc_list_lock(l);
+		map_unbias(l);
 		if (likely(__atomic_load_n(&m->at, __ATOMIC_RELAXED) == a)) {
 			*at = a;
 			return l;
@@ -223,6 +250,8 @@ void alloc_map_unlock_other(alloc_list_t *l)
 void alloc_map_init(void)
 {
 	alloc_map_orphans.low = MAP_LOW_NEVER;
+	/* threads without a list of their own share the orphans */
+	atomic_store(&alloc_map_orphans.stop, ALLOC_LIST_SHARED);
 	atomic_store(&map_nlists, 1);
 }
 
@@ -255,6 +284,9 @@ alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 		alloc_list_lock(l);
 		l->pooled = 0;
 		l->owner = thread_no ? thread_no : ALLOC_THREAD_MAX;
+		/* biased to its new owner (no one frees into an empty list;
+		** a stale racing free takes the lock and revokes it) */
+		atomic_store_explicit(&l->stop, alloc_map_bias ? 0 : ALLOC_LIST_SHARED, memory_order_relaxed);
 		alloc_list_unlock(l);
 	}
 	return l;
@@ -290,18 +322,31 @@ void alloc_map_list_handover(alloc_list_t *l)
 	alloc_list_unlock(o);
 }
 
-/* Take the set lock and every list, in order (capture, fork). */
+/* Take the set lock and every list, in order (capture, fork), and keep
+** the owners of biased lists out of their fast paths. */
 void alloc_map_stop(void)
 {
 	alloc_spin_lock(&map_set_lock);
-	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
-		alloc_list_lock(alloc_map_list(id));
+	uint32_t n = alloc_map_nlists();
+	for (uint32_t id = 0; id < n; id++) {
+		alloc_list_t *l = alloc_map_list(id);
+		alloc_list_lock(l);
+		atomic_fetch_or_explicit(&l->stop, ALLOC_LIST_HELD, memory_order_relaxed);
+	}
+	if (n > 1) { /* the orphans are never biased */
+		alloc_thread_fence_all();
+		for (uint32_t id = 1; id < n; id++)
+			map_wait_owner(alloc_map_list(id));
+	}
 }
 
 void alloc_map_resume(void)
 {
-	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
-		alloc_list_unlock(alloc_map_list(id));
+	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++) {
+		alloc_list_t *l = alloc_map_list(id);
+		atomic_fetch_and_explicit(&l->stop, ~(uint32_t)ALLOC_LIST_HELD, memory_order_relaxed);
+		alloc_list_unlock(l);
+	}
 	alloc_spin_unlock(&map_set_lock);
 }
 
@@ -323,8 +368,8 @@ static size_t map_count(bool ownerless)
 	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
 		alloc_list_t *l = alloc_map_list(id);
 		alloc_list_lock(l);
-		if (!ownerless || !l->owner)
-			n += l->count;
+		if (!ownerless || !l->owner) /* (a biased owner may be changing it) */
+			n += __atomic_load_n(&l->count, __ATOMIC_RELAXED);
 		alloc_list_unlock(l);
 	}
 	alloc_spin_unlock(&map_set_lock);
@@ -339,5 +384,9 @@ size_t alloc_map_count_ownerless(void) { return map_count(true); }
 ** handed over by the caller. */
 void alloc_map_postfork_child(void)
 {
+	/* an owner that did not follow may have been between raising `busy`
+	** and seeing `stop` */
+	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
+		atomic_store_explicit(&alloc_map_list(id)->busy, 0, memory_order_relaxed);
 	alloc_map_resume();
 }

@@ -172,6 +172,17 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 ** the flag and wait in alloc_fork_wait until the fork is done.  In mim mode
 ** counting happens under the map list locks, which prefork takes anyway.
 */
+/* Every thread of the process passes a full memory barrier (biased
+** lists, alloc_map.c); without membarrier only this one does, and then no
+** list is biased. */
+void alloc_thread_fence_all(void)
+{
+	if (thr_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
 static void thread_quiesce_counting(int why)
 {
 	alloc_thread_t *self = alloc_tls.thr;
@@ -261,6 +272,7 @@ int alloc_thread_init(void)
 	thr_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	if (!thr_membarrier) /* then the hot path fences itself */
 		atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE);
+	alloc_map_bias = thr_membarrier;
 	if (pthread_atfork(thread_prefork, thread_postfork_parent, thread_postfork_child) != 0)
 		return -1;
 	return 0;

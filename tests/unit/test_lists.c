@@ -347,3 +347,162 @@ ParameterizedTest(int *mode, lists, cross_free_while_owners_exit)
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
 	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(92)), 0, 0);
 }
+
+/* ------------------------------------ biased lists, revoked in flight --- */
+
+/*
+** A list is biased to its owner (alloc_int.h): the owner's fast path works
+** on it without its lock until another thread frees one of its blocks.
+** Generations of two owners churn through the fast entry points; every so
+** often each hands one of its live blocks to the other, which frees it
+** (revoking the bias while its owner churns), and a third thread captures
+** all along: every capture must hold exactly as many blocks and bytes as
+** the status says are live, and nothing may be left at the end.
+*/
+#define BIAS_LIVE 256
+#define BIAS_STEPS 20000
+static struct bias_hand {
+	pthread_mutex_t lock;
+	void *slot[64];
+	unsigned n;
+} bias_hand = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static _Atomic int bias_stop;
+static _Atomic unsigned bias_captures;
+
+static void *bias_owner(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg * 0x9e3779b97f4a7c15ull | 1;
+	void *live[BIAS_LIVE] = {0};
+	for (unsigned i = 0; i < BIAS_STEPS; i++) {
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		void **p = &live[rng % BIAS_LIVE];
+		if (*p)
+			alloc_core_free_mim(*p, ut_site(95));
+		*p = alloc_core_malloc_mim(16 + (rng >> 32) % 500, ALLOC_A_MALLOC, ut_site(95));
+		cr_assert_not_null(*p);
+		if (i % 2000 == 1999) { /* hand one over, free one handed over */
+			void *mine = *p, *theirs = NULL;
+			*p = NULL;
+			pthread_mutex_lock(&bias_hand.lock);
+			if (bias_hand.n)
+				theirs = bias_hand.slot[--bias_hand.n];
+			if (bias_hand.n < 64)
+				bias_hand.slot[bias_hand.n++] = mine, mine = NULL;
+			pthread_mutex_unlock(&bias_hand.lock);
+			if (theirs)
+				alloc_core_free_mim(theirs, ut_site(96));
+			if (mine)
+				alloc_core_free_mim(mine, ut_site(96));
+		}
+	}
+	for (unsigned i = 0; i < BIAS_LIVE; i++)
+		if (live[i])
+			alloc_core_free_mim(live[i], ut_site(95));
+	return NULL;
+}
+
+static void *bias_capturer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&bias_stop)) {
+		alloc_snap_t *im = alloc_snap_capture(true, "api");
+		cr_assert_not_null(im);
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < im->nblocks; i++)
+			bytes += im->recs[im->keys[i].at].size;
+		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, im->nblocks,
+			     "a capture's blocks and status differ");
+		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
+		alloc_snap_free(im);
+		atomic_fetch_add(&bias_captures, 1);
+	}
+	return NULL;
+}
+
+ParameterizedTestParameters(lists, bias_revoked_while_owners_churn)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTest(int *mode, lists, bias_revoked_while_owners_churn)
+{
+	enum { GEN = 6 };
+	pthread_t cap, own[2];
+	ut_start(lists_modes[*mode]);
+	cr_assert_eq(pthread_create(&cap, NULL, bias_capturer, NULL), 0);
+	for (int g = 0; g < GEN; g++) {
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(pthread_create(&own[i], NULL, bias_owner, (void *)(uintptr_t)(2 * g + i + 1)), 0);
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(pthread_join(own[i], NULL), 0);
+	}
+	atomic_store(&bias_stop, 1);
+	cr_assert_eq(pthread_join(cap, NULL), 0);
+	cr_assert_gt(atomic_load(&bias_captures), 0);
+	for (unsigned i = 0; i < bias_hand.n; i++)
+		alloc_core_free_mim(bias_hand.slot[i], ut_site(96));
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+/*
+** The two waits of the protocol, one at a time: with its owner inside its
+** fast path (`busy` raised by hand), another thread's free of one of its
+** blocks and a capture must both wait until the owner is out; the free
+** leaves the list shared for good.  (Under load the other thread may not
+** have run yet when its progress is looked at: that can only hide a
+** failure, never make one up.)
+*/
+struct bias_other {
+	void *block;        /* to free; NULL: capture */
+	_Atomic int done;
+};
+
+static void *bias_other_run(void *arg)
+{
+	struct bias_other *o = arg;
+	if (o->block) {
+		alloc_core_free_mim(o->block, ut_site(97));
+	} else {
+		alloc_snap_t *im = alloc_snap_capture(true, "api");
+		cr_assert_not_null(im);
+		alloc_snap_free(im);
+	}
+	atomic_store(&o->done, 1);
+	return NULL;
+}
+
+static void bias_wait_while_busy(alloc_list_t *l, void *block)
+{
+	struct bias_other o = {.block = block};
+	pthread_t th;
+	atomic_store(&l->busy, 1);
+	cr_assert_eq(pthread_create(&th, NULL, bias_other_run, &o), 0);
+	for (int i = 0; i < 50 && !atomic_load(&o.done); i++)
+		usleep(1000);
+	cr_assert_eq(atomic_load(&o.done), 0, "another thread went in while the owner was inside");
+	atomic_store(&l->busy, 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(atomic_load(&o.done), 1);
+}
+
+Test(lists, bias_waits_for_the_owner)
+{
+	ut_start("mim");
+	void *a = alloc_core_malloc_mim(40, ALLOC_A_MALLOC, ut_site(97));
+	void *b = alloc_core_malloc_mim(50, ALLOC_A_MALLOC, ut_site(97));
+	alloc_thread_t *t = alloc_tls.thr;
+	cr_assert_not_null(t);
+	alloc_list_t *l = t->own_list;
+	cr_assert_neq(l, &alloc_map_orphans);
+	cr_assert_eq(atomic_load(&l->stop), 0, "a new thread's list is biased to it");
+	bias_wait_while_busy(l, NULL);
+	cr_assert_eq(atomic_load(&l->stop), 0, "a capture leaves the bias in place");
+	bias_wait_while_busy(l, a);
+	cr_assert_eq(atomic_load(&l->stop), ALLOC_LIST_SHARED, "a free from another thread revokes it");
+	cr_assert_eq(alloc_map_count(), 1);
+	alloc_core_free_mim(b, ut_site(97)); /* through the lock now */
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}

@@ -289,6 +289,9 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 	}
 	t->deferred[n] = user;
 	atomic_store_explicit(&t->ndeferred, n + 1, memory_order_relaxed);
+	/* for the fast paths' leave (alloc_fast.c, fast_leave) */
+	atomic_store_explicit(&t->counting, atomic_load_explicit(&t->counting, memory_order_relaxed) |
+						    ALLOC_COUNTING_DEFERRED, memory_order_relaxed);
 }
 
 /* mim, a block the map had no room for (a mapping failed, said once):

@@ -21,8 +21,16 @@ static inline alloc_slot_t *core_slot(alloc_thread_t *t, unsigned idx, uint32_t 
 ** and the high marks rise if passed. */
 static inline __attribute__((always_inline)) void core_slot_add(alloc_slot_t *s, int64_t one)
 {
-	int64_t d = s->d + one;
+	int64_t d;
+#if defined(__x86_64__)
+	/* an add to memory, then the sum read back: two instructions where a
+	** load, an add and a store were three (one writer, as for the
+	** subtract below) */
+	__asm__("addq %2, %0\n\tmovq %0, %1" : "+m"(s->d), "=r"(d) : "r"(one));
+#else
+	d = s->d + one;
 	__atomic_store_n(&s->d, d, __ATOMIC_RELAXED);
+#endif
 	if (d > s->hi)
 		__atomic_store_n(&s->hi, d, __ATOMIC_RELAXED);
 	if (alloc_slot_blocks(d) > s->hi_blocks)

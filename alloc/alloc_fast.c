@@ -41,6 +41,16 @@ static inline __attribute__((always_inline)) alloc_slot_t *fast_pin(alloc_slot_t
 	return s;
 }
 
+/* The thread's slot of an allocator: pinned when the allocator is not a
+** constant of the instance. */
+static inline __attribute__((always_inline)) alloc_slot_t *fast_allocator_slot(alloc_thread_t *t,
+									    unsigned allocator)
+{
+	if (__builtin_constant_p(allocator))
+		return &t->slots[1 + allocator];
+	return fast_pin(&t->slots[1 + allocator]);
+}
+
 /* The thread's type and class slots for a type, if they are in place
 ** (the class's is whenever the type's is: alloc_slot_t). */
 static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, uint32_t type,
@@ -95,12 +105,26 @@ static inline __attribute__((always_inline)) void fast_abort(alloc_thread_t *t)
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
-/* Leave counting: true when a signal handler put frees aside meanwhile. */
+/*
+** Leave counting: true when a signal handler put frees aside meanwhile
+** (core_defer raises ALLOC_COUNTING_DEFERRED in `counting`).  On x86-64 one
+** subtract to memory both leaves and tells: a signal lands before it or
+** after it, never inside; `counting` is then down either way.
+*/
 static inline __attribute__((always_inline)) bool fast_leave(alloc_thread_t *t)
 {
+#if defined(__x86_64__)
+	bool deferred;
+	__asm__ volatile("subl $1, %0" : "+m"(*(int *)&t->counting), "=@ccnz"(deferred) : : "memory");
+	if (likely(!deferred))
+		return false;
+	atomic_store_explicit(&t->counting, 0, memory_order_release);
+	return true;
+#else
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 	return unlikely(atomic_load_explicit(&t->ndeferred, memory_order_relaxed) != 0);
+#endif
 }
 
 /* The budget left after counting `size` bytes, negative when a flush is
@@ -139,7 +163,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	core_slot_add(&t->slots[0], one);
-	core_slot_add(fast_pin(&t->slots[1 + allocator]), one);
+	core_slot_add(fast_allocator_slot(t, allocator), one);
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
@@ -300,6 +324,9 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	alloc_slot_t *ts, *cs;
 	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
 		goto slow;
+	alloc_list_t *l = t->own_list;
+	if (biased && fast_list_shared(l))
+		return fast_track_mim_locked(base, size, allocator, site);
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
 	if (unlikely(t->site_cache[i].site != site))
@@ -307,9 +334,6 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	if (unlikely(!fast_slots(t, type, &ts, &cs)))
 		goto slow;
 	int64_t budget = fast_budget(t, size);
-	alloc_list_t *l = t->own_list;
-	if (biased && fast_list_shared(l))
-		return fast_track_mim_locked(base, size, allocator, site);
 	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end) || unlikely(!fast_enter(t)))
 		goto slow;
 	if (unlikely(!fast_list_enter(l, biased))) {
@@ -332,7 +356,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	t->budget = budget;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	core_slot_add(&t->slots[0], one);
-	core_slot_add(fast_pin(&t->slots[1 + allocator]), one);
+	core_slot_add(fast_allocator_slot(t, allocator), one);
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);

@@ -315,6 +315,7 @@ static inline int64_t alloc_slot_bytes(int64_t d) { return (d - alloc_slot_block
 #define ALLOC_SLOTS_ALL (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE + ALLOC_SLOTS_OTHER)
 #define ALLOC_SITE_CACHE 256
 #define ALLOC_DEFERRED_MAX 64
+#define ALLOC_COUNTING_DEFERRED 2 /* in alloc_thread_t.counting */
 
 struct alloc_thread_s;
 typedef struct alloc_thread_s alloc_thread_t;
@@ -344,7 +345,9 @@ struct alloc_thread_s {
 	uint64_t meta_own;     /* the meta bits of its own plain blocks: thread
 				  and header size (alloc_fast.c)               */
 	_Atomic int counting;  /* inside the core's counting (mis: see alloc_fork;
-				  both modes: alloc_thread_park)               */
+				  both modes: alloc_thread_park); a signal
+				  handler's deferred free adds
+				  ALLOC_COUNTING_DEFERRED (alloc_fast.c)       */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
 	int64_t budget;        /* bytes (and blocks) left before the next flush  */
 	int64_t peak_d;        /* slot 0's d past which the total passes

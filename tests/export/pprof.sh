@@ -38,7 +38,8 @@ pp -top -unit=ns s.pb.gz >t.txt || mi_why_add "pprof -top exited $?"
 pp -top -sample_index=alloc_space -unit=B s.pb.gz >b.txt || mi_why_add "pprof -top alloc_space exited $?"
 pp -top -sample_index=alloc_objects s.pb.gz >n.txt || mi_why_add "pprof -top alloc_objects exited $?"
 pp -raw s.pb.gz >raw.txt || mi_why_add "pprof -raw exited $?"
-/usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$top_builddir/tests/session/known" <<'PY' >e.check 2>&1 ||
+pp -top -unit=ns -ignore='^<preempted>$' s.pb.gz >u.txt || mi_why_add "pprof -top -ignore exited $?"
+/usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$top_builddir/tests/session/known" u.txt <<'PY' >e.check 2>&1 ||
 import json, re, sys
 a = json.load(open(sys.argv[1]))
 own = round(a["totals"]["own_ms"] * 1e6)
@@ -55,9 +56,14 @@ def top(path):
     return int(m.group(1)), rows
 t, rows = top(sys.argv[2])
 assert abs(t - own) <= 20, "wall total %d ns, the profile's own time %d ns" % (t, own)
-# (outside main: the allocator's calls before it starts and after it returns, and on a loaded
-# machine the <preempted> time around them)
-assert t >= rows["main"][1] >= 0.95 * t, "main's cumulative %d, not ~ the total %d" % (rows["main"][1], t)
+# Outside main: the allocator's calls before it starts and after it returns. The time the thread
+# was pre-empted there can be most of the run on a loaded machine (200 ms of 1.15 s seen at load
+# 14), so main's share is checked with <preempted> left out.
+u = int(re.search(r"accounting for (\d+)ns", open(sys.argv[7]).read()).group(1))
+urows = top(sys.argv[7])[1]
+assert t >= rows["main"][1] and u >= urows["main"][1] >= 0.95 * u, \
+    "main's cumulative %d, not ~ the total %d (without <preempted>: %d of %d)" % (
+        rows["main"][1], t, urows["main"][1], u)
 for name in ("work", "alloc_big", "<alloc>", "burn_a", "burn_b"):
     assert name in rows, "%s is not in pprof -top: %s" % (name, sorted(rows))
 work = [f for th in a["threads"] for f in th["functions"] if f["name"] == "work"][0]

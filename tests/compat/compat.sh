@@ -10,44 +10,7 @@
 # package named.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
-
-: "${MEMINST_TEST_MODES:=mis mim}"
-MEMINST_TEST_MODES=$(echo "$MEMINST_TEST_MODES" | sed 's/\boff\b//')
-LONG=${COMPAT_LONG:-0}
-scale() { if [ "$LONG" = 1 ]; then echo "$2"; else echo "$1"; fi; }
-
-# have PROGRAM PACKAGE: true when installed, else one skip line.
-have() {
-	if command -v "$1" >/dev/null 2>&1; then
-		return 0
-	fi
-	echo "skip  $1: not installed (apt-get install $2)"
-	return 1
-}
-
-# snapshots NAME COMMAND...: one mim run storing a snapshot at the exit of
-# every process it starts; each snapshot must be consistent.
-snapshots() {
-	sn_name=$1
-	shift
-	rm -f "$MI_TMP"/snap.*.db
-	(MI_MEMINST="mim,snapshot=$MI_TMP/snap.%p.db" "$@") >"$MI_TMP/snap.out" 2>"$MI_TMP/snap.err"
-	why=
-	snap_check_files "$MI_TMP"/snap.*.db
-	n=$snap_files
-	for db in "$MI_TMP"/snap.*.db; do
-		[ ! -f "$db" ] || [ "$(snap_sql "$db" "SELECT count(*) FROM snapshot WHERE content = 'map'")" -ge 1 ] ||
-			mi_why_add "$(basename "$db"): no map snapshot"
-	done
-	[ "$n" -gt 0 ] || mi_why_add "no snapshot was stored"
-	grep -q '^meminst:' "$MI_TMP/snap.err" && mi_why_add "meminst complained"
-	mi_verdict "$sn_name snapshots ($n processes)" "$why" "$MI_TMP/snap.err" stderr
-}
-
-# check NAME COMMAND...: the comparison and the snapshot run.
-check() {
-	mi_compare "$@" && snapshots "$@"
-}
+. "$top_srcdir/tests/compat/compat_lib.sh"
 
 # ---------------------------------------------------------- workloads --
 

@@ -1,5 +1,8 @@
 /*
-** insp_args.c — the one command-line parser every command uses.
+** insp_args.c — the one command-line parser every command uses: each
+** command of inspect, and the launcher meminst (a program of its own whose
+** options end at the program it runs: spec->prog, spec->options_first).
+** It needs nothing else of the toolkit, so that the launcher links it alone.
 **
 ** Each command has one table of options (struct insp_option): their names,
 ** the kind of value each takes and its range or words, and their help.
@@ -40,6 +43,41 @@ int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt
 	return INSP_EXIT_USAGE;
 }
 
+static void args_verror(const struct insp_opts *o, const struct insp_cmd_spec *spec, const char *fmt,
+			va_list ap)
+{
+	if (spec->prog)
+		fprintf(o->err, "%s: ", spec->prog);
+	else
+		fprintf(o->err, "inspect: %s: ", spec->name);
+	vfprintf(o->err, fmt, ap);
+	if (spec->prog)
+		fprintf(o->err, " (see '%s --help')\n", spec->prog);
+	else
+		fprintf(o->err, " (see 'inspect %s --help')\n", spec->name);
+}
+
+int insp_cmd_error(const struct insp_opts *o, const struct insp_cmd_spec *spec, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	args_verror(o, spec, fmt, ap);
+	va_end(ap);
+	return INSP_EXIT_USAGE;
+}
+
+static bool args_full_names;
+
+void insp_set_full_names(bool on)
+{
+	args_full_names = on;
+}
+
+bool insp_full_names(void)
+{
+	return args_full_names;
+}
+
 /* ------------------------------------------------------------- numbers -- */
 
 bool insp_parse_int(const char *s, int64_t *out)
@@ -61,9 +99,6 @@ bool insp_parse_int(const char *s, int64_t *out)
 
 bool insp_parse_size(const char *s, uint64_t *out)
 {
-	static const struct { const char *u; unsigned shift; } units[] = {
-		{"", 0}, {"B", 0}, {"k", 10}, {"K", 10}, {"KiB", 10}, {"m", 20}, {"M", 20},
-		{"MiB", 20}, {"g", 30}, {"G", 30}, {"GiB", 30}};
 	if (!s || *s < '0' || *s > '9')
 		return false;
 	char *end;
@@ -71,14 +106,39 @@ bool insp_parse_size(const char *s, uint64_t *out)
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno)
 		return false;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-		if (strcmp(end, units[i].u) == 0) {
-			if (v > (UINT64_MAX >> units[i].shift))
-				return false;
-			*out = (uint64_t)v << units[i].shift;
-			return true;
-		}
+	unsigned shift = 0;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	default: break;
 	}
+	if (shift && *++end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+bool insp_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct { const char *unit; uint64_t mul; } units[] = {
+		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000ull}};
+	if (!s || *s < '0' || *s > '9') /* strtoull takes " -1" as 2^64-1 */
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	if (!*end && v == 0)
+		return *ns = 0, true;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcmp(end, units[i].unit))
+			return !__builtin_mul_overflow(v, units[i].mul, ns);
 	return false;
 }
 
@@ -101,7 +161,7 @@ static void args_help_line(const struct insp_option *op, FILE *f)
 {
 	char left[160], val[120];
 	args_value_name(op, val, sizeof val);
-	const char *fmt_val = op->type == INSP_OT_MAYBE ? " [%s]" : *val ? " %s" : "%s";
+	const char *fmt_val = op->optional ? "[=%s]" : op->type == INSP_OT_MAYBE ? " [%s]" : *val ? " %s" : "%s";
 	int n = op->short_name ? snprintf(left, sizeof left, "-%c, --%s", op->short_name, op->name)
 			       : snprintf(left, sizeof left, "--%s", op->name);
 	snprintf(left + n, sizeof left - (size_t)n, fmt_val, val);
@@ -120,8 +180,13 @@ static void args_help_line(const struct insp_option *op, FILE *f)
 
 void insp_args_help(const struct insp_cmd_spec *spec, FILE *f)
 {
-	fprintf(f, "Usage: inspect %s %s\n\n%s", spec->name, spec->synopsis, spec->help);
-	fputs("\nOptions:\n", f);
+	if (spec->prog)
+		fprintf(f, "Usage: %s %s\n\n%s\n", spec->prog, spec->synopsis, spec->help);
+	else
+		fprintf(f, "Usage: inspect %s %s\n\n%s\n", spec->name, spec->synopsis, spec->help);
+	/* a table that begins with a heading of its own needs none */
+	if (!spec->options || !spec->options->name || *spec->options->name)
+		fputs("Options:\n", f);
 	for (const struct insp_option *op = spec->options; op && op->name; op++) {
 		if (!*op->name)
 			fprintf(f, "%s\n", op->help);
@@ -129,6 +194,8 @@ void insp_args_help(const struct insp_cmd_spec *spec, FILE *f)
 			args_help_line(op, f);
 	}
 	fputs("  -h, --help         this text\n", f);
+	if (spec->epilog)
+		fprintf(f, "\n%s", spec->epilog);
 }
 
 /* --------------------------------------------------------------- parse -- */
@@ -143,12 +210,16 @@ void insp_getopt_init(struct insp_getopt *g, const struct insp_cmd_spec *spec, i
 static int args_error(struct insp_getopt *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int args_error(struct insp_getopt *g, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	args_verror(g->o, g->spec, fmt, ap);
 	va_end(ap);
-	return insp_usage_error(g->o, g->spec->name, "%s", msg);
+	return INSP_EXIT_USAGE;
+}
+
+int insp_bad_value(struct insp_getopt *g, const char *expected)
+{
+	return args_error(g, "--%s takes %s, not '%s'", g->opt->name, expected, g->value);
 }
 
 /* name (len bytes, without "--") is no option of this command. */
@@ -161,7 +232,7 @@ static int args_unknown(struct insp_getopt *g, const char *given, const char *na
 			names[n++] = op->name;
 	names[n++] = "help";
 	if (name) {
-		for (size_t k = 0; k < sizeof args_vocabulary / sizeof args_vocabulary[0]; k++)
+		for (size_t k = 0; !g->spec->prog && k < sizeof args_vocabulary / sizeof args_vocabulary[0]; k++)
 			if (strlen(args_vocabulary[k]) == len && !strncmp(args_vocabulary[k], name, len))
 				return args_error(g, "option '--%.*s' does not apply here", (int)len, name);
 		const char *near = meminst_nearest(name, len, names, n);
@@ -185,7 +256,10 @@ static int args_bad_value(struct insp_getopt *g, const struct insp_option *op, c
 		return args_error(g, "--%s needs a number from %lld to %lld, not '%s'", op->name,
 				  (long long)op->lo, (long long)op->hi, v);
 	case INSP_OT_SIZE:
-		return args_error(g, "--%s needs a size like 4096, 4K or 1MiB, not '%s'", op->name, v);
+		return args_error(g, "--%s needs a size%s like 4096, 4K or 1MiB, not '%s'", op->name,
+				  op->lo > 0 ? " above 0" : "", v);
+	case INSP_OT_DURATION:
+		return args_error(g, "--%s needs a duration like 100ms or 1s (or 0), not '%s'", op->name, v);
 	default: {
 		size_t n = 0;
 		int k, last;
@@ -211,8 +285,13 @@ static int args_value(struct insp_getopt *g)
 			return args_bad_value(g, op, v);
 		break;
 	case INSP_OT_SIZE:
-		if (!insp_parse_size(v, &g->size))
+		if (!insp_parse_size(v, &g->size) || g->size < (uint64_t)op->lo)
 			return args_bad_value(g, op, v);
+		break;
+	case INSP_OT_DURATION:
+		if (!insp_parse_duration(v, &g->size) || g->size > INT64_MAX)
+			return args_bad_value(g, op, v);
+		g->num = (int64_t)g->size;
 		break;
 	case INSP_OT_REAL:
 		errno = 0;
@@ -276,6 +355,8 @@ static int args_take(struct insp_getopt *g, const char *attached, const char *sh
 		g->maybe_value = attached;
 		return INSP_OPTION;
 	}
+	if (op->optional && !attached) /* --trace: the next word is not its value */
+		return INSP_OPTION;
 	if (!attached) {
 		if (g->i >= g->argc)
 			return args_error(g, "option '%s' needs a value", shown);
@@ -333,30 +414,64 @@ int insp_getopt(struct insp_getopt *g)
 	return r;
 }
 
+/* The short option at p ("-o FILE", "-oFILE", "-fq": a flag's letters
+** may be followed by others). */
+static int args_short(struct insp_getopt *g, const char *p)
+{
+	char shown[3] = {'-', *p, 0};
+	g->cluster = NULL;
+	if (*p == 'h') {
+		insp_args_help(g->spec, g->o->out);
+		return INSP_EXIT_OK;
+	}
+	if (!(g->opt = args_find(g, NULL, 0, *p)))
+		return args_unknown(g, shown, NULL, 0);
+	if (g->opt->type == INSP_OT_FLAG) {
+		g->cluster = p[1] ? p + 1 : NULL;
+		return args_take(g, NULL, shown);
+	}
+	return args_take(g, p[1] ? p + 1 : NULL, shown);
+}
+
+/* The end of the options of an options_first command, at argument g->i:
+** the rest is another program's. */
+static int args_stop(struct insp_getopt *g)
+{
+	g->npos = g->argc - g->i;
+	if (g->npos < g->spec->min_pos)
+		return args_error(g, "missing argument: %s %s", g->spec->prog ? g->spec->prog : g->spec->name,
+				  g->spec->synopsis);
+	return INSP_CONTINUE;
+}
+
 static int args_next(struct insp_getopt *g)
 {
+	if (g->cluster)
+		return args_short(g, g->cluster);
 	while (g->i < g->argc) {
 		const char *arg = g->argv[g->i++];
 		if (g->dashdash || arg[0] != '-' || !strcmp(arg, "-")) {
+			if (g->spec->options_first) {
+				g->i--;
+				return args_stop(g);
+			}
 			int r = args_positional(g, arg);
 			if (r != INSP_CONTINUE)
 				return r;
 			continue;
 		}
 		if (!strcmp(arg, "--")) {
+			if (g->spec->options_first)
+				return args_stop(g);
 			g->dashdash = true;
 			continue;
 		}
-		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+		if (!strcmp(arg, "--help")) {
 			insp_args_help(g->spec, g->o->out);
 			return INSP_EXIT_OK;
 		}
-		if (arg[1] != '-') { /* -o FILE, -oFILE */
-			char shown[3] = {'-', arg[1], 0};
-			if (!(g->opt = args_find(g, NULL, 0, arg[1])))
-				return args_unknown(g, shown, NULL, 0);
-			return args_take(g, arg[2] ? arg + 2 : NULL, shown);
-		}
+		if (arg[1] != '-')
+			return args_short(g, arg + 1);
 		const char *name = arg + 2, *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		if (!(g->opt = args_find(g, name, len, 0)))
@@ -365,6 +480,8 @@ static int args_next(struct insp_getopt *g)
 		snprintf(shown, sizeof shown, "--%s", g->opt->name);
 		return args_take(g, eq ? eq + 1 : NULL, shown);
 	}
+	if (g->spec->options_first)
+		return args_stop(g);
 	return args_end(g);
 }
 

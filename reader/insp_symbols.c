@@ -54,19 +54,6 @@ static const Dwfl_Callbacks syms_callbacks = {
 	.debuginfo_path = &syms_debuginfo_path,
 };
 
-/*
-** Whether names keep their template arguments (--full-names).  A display
-** choice of the one command a process runs: each command's argument parser
-** sets it (to false unless asked), so a command run after another in the
-** same process (the unit tests) does not inherit it.
-*/
-static bool syms_full_names;
-
-void insp_set_full_names(bool on)
-{
-	syms_full_names = on;
-}
-
 /* The length of the operator spelled at p (after "operator"), so that its
 ** '<' or '>' is never taken for a template bracket. */
 static size_t fold_operator(const char *p)
@@ -163,7 +150,7 @@ char *insp_demangle(const char *name)
 		free(d);
 		return NULL;
 	}
-	if (!syms_full_names)
+	if (!insp_full_names())
 		insp_fold_templates(d);
 	return d;
 }
@@ -279,7 +266,7 @@ static char *syms_die_name(Dwarf_Die *die)
 		return d;
 	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
 	char *r = n ? insp_xstrdup(n) : ln ? insp_xstrdup(ln) : NULL;
-	if (!syms_full_names)
+	if (!insp_full_names())
 		insp_fold_templates(r);
 	return r;
 }

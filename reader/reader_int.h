@@ -6,6 +6,7 @@
 ** grouped under the file that defines them.
 **
 **   insp_args.c        the command-line parser shared by every command
+**                      (the launcher, session/meminst.c, links it too)
 **   insp_util.c        memory, the string pool, the growable vector, clock
 **   insp_db.c          the one snapshot reader: open read-only, check, pick
 **   insp_chunk.c       the block_chunk decoder (also in meminst_sqlite)
@@ -103,6 +104,8 @@ enum insp_opt_type {
 	INSP_OT_MAYBE,  /* a file name that may be left out (--dump [FILE]):
 			   "=FILE", or the next word when the positional
 			   arguments are complete without it               */
+	INSP_OT_DURATION, /* a number and a unit (ns, us, ms, s, m), or 0:
+			   g->num is in ns                                  */
 };
 
 /* One option of a command.  A command's options are one table, ended by
@@ -117,8 +120,11 @@ struct insp_option {
 				      WORD: NULL shows the words, a|b|c    */
 	const char *help;          /* '\n' starts an indented next line      */
 	int id;                    /* INSP_ID_*, or the command's own        */
-	int64_t lo, hi;            /* INT, REAL: the values allowed          */
+	int64_t lo, hi;            /* INT, REAL: the values allowed; SIZE:
+				      lo the least                         */
 	const char *const *words;  /* WORD: NULL-terminated                  */
+	bool optional;             /* the value may be left out, and is then
+				      given only attached: --trace[=cpu]   */
 };
 
 /* The option vocabulary every command shares: one spelling, one meaning,
@@ -162,11 +168,20 @@ enum {
 #define INSP_OPTION_END {NULL, 0, INSP_OT_FLAG, NULL, NULL, 0, 0, 0, NULL}
 
 struct insp_cmd_spec {
-	const char *name;
+	const char *name;          /* the command; NULL for a program of
+				      its own (prog)                      */
 	const char *synopsis;      /* after "inspect NAME "              */
 	const char *help;          /* what NAME --help says before the options */
 	const struct insp_option *options; /* the command's option table */
 	int min_pos, max_pos;
+	/* A program with no command word (meminst): its name in messages and
+	** --help; NULL: a command of inspect. */
+	const char *prog;
+	/* The options end at the first argument that is not one (or at
+	** "--"): the rest is another program's command line, untouched, from
+	** g->i on (meminst [OPTION]... PROGRAM ARG...). */
+	bool options_first;
+	const char *epilog;        /* --help's last lines, or NULL       */
 };
 
 #define INSP_CONTINUE (-1)
@@ -179,6 +194,7 @@ struct insp_getopt {
 	int argc, i;
 	char **argv;
 	bool dashdash;                /* after "--": positional only      */
+	const char *cluster;          /* "-fq": the letters still to read */
 	/* the option just read (INSP_OPTION) and its value, checked */
 	const struct insp_option *opt;
 	const char *value;            /* as given; NULL for a flag        */
@@ -210,6 +226,14 @@ void insp_getopt_init(struct insp_getopt *g, const struct insp_cmd_spec *spec, i
 int insp_getopt(struct insp_getopt *g);
 /* The command's --help, made from spec and its option table. */
 void insp_args_help(const struct insp_cmd_spec *spec, FILE *f);
+/* A usage error of the command of spec, worded as the parser's own:
+** "inspect: NAME: msg (see 'inspect NAME --help')", or "meminst: msg (see
+** 'meminst --help')" for a program of its own.  Returns INSP_EXIT_USAGE. */
+int insp_cmd_error(const struct insp_opts *o, const struct insp_cmd_spec *spec, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The value of g's option is not one it takes: "--NAME takes EXPECTED,
+** not 'VALUE'" (for a check the table cannot make).  Returns 2. */
+int insp_bad_value(struct insp_getopt *g, const char *expected);
 /* Parse the shared vocabulary into a (the memory commands and report):
 ** every option of spec's table must be an INSP_ID_* one.  Returns
 ** INSP_CONTINUE, or an exit code once --help was printed (0) or a usage
@@ -219,10 +243,19 @@ int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 /* Print "inspect: NAME: msg" and the --help hint; returns INSP_EXIT_USAGE. */
 int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* --full-names: keep template arguments in every name printed.  A display
+** choice of the one command a process runs, set by the parser (to false
+** unless asked) so that a command run after another in the same process
+** (the unit tests) does not inherit it. */
+void insp_set_full_names(bool on);
+bool insp_full_names(void);
 /* Strict numbers: decimal or 0x hex, the whole string. */
 bool insp_parse_int(const char *s, int64_t *out);
-/* Sizes: a number with an optional unit (B, K/KiB, M/MiB, G/GiB). */
+/* Sizes: a number with an optional unit k, M or G (powers of 1024, either
+** case), an optional i after it, and an optional B: 4096, 4K, 4KiB, 1MB. */
 bool insp_parse_size(const char *s, uint64_t *out);
+/* Durations: 0, or a number and a unit ns, us, ms, s or m, in ns. */
+bool insp_parse_duration(const char *s, uint64_t *ns);
 
 /* ------------------------------------------------------------ insp_util -- */
 
@@ -565,8 +598,6 @@ char *insp_demangle(const char *name);
 ** <=> …) kept, and a template instance's return type dropped; a name whose
 ** brackets do not balance is left whole. */
 void insp_fold_templates(char *name);
-/* --full-names: keep template arguments in every name printed. */
-void insp_set_full_names(bool on);
 /* A source file of a system header or library (/usr/include, /usr/lib,
 ** a compiler's own headers, glibc's build paths), not the user's code. */
 bool insp_path_is_system(const char *path);

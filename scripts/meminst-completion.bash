@@ -1,14 +1,15 @@
 # bash completion for meminst and inspect.  Installed as
 # $(datadir)/bash-completion/completions/{meminst,inspect}; source it by hand
 # with `. scripts/meminst-completion.bash` to try it from the source tree.
-# Commands, options and the values of inspect's options are read from the
-# programs' own --help, so this file never falls behind them; only the
-# values a --help names in words (--backend=NAME …) are listed here.
+# Commands, options and their values are read from the programs' own
+# --help, made from each command's option table (reader/insp_args.c, for
+# the launcher too), so this file never falls behind them; only the values
+# of the two launcher options whose --help names them in words
+# (--snapshot-at WHEN, --site-depth N|user) are listed here.
 
 # The values an option takes (OPTION COMMAND...), or nothing (then files
-# are offered): as the command's --help shows them, "--by type|class|site"
-# (inspect's are made from each command's option table), else for the
-# launcher's options whose --help names them in words, from this list.
+# are offered): as the command's --help shows them, "--by type|class|site",
+# else for the options whose --help names them in words, from this list.
 _meminst_option_values()
 {
 	local opt=$1 values
@@ -22,8 +23,6 @@ _meminst_option_values()
 		return
 	fi
 	case $opt in
-	--sample-clock) echo "cpu wall" ;;
-	--backend) echo "system jemalloc" ;;
 	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal none" ;;
 	--site-depth) echo "user 1 2 4 8" ;;
 	*) return 1 ;;
@@ -35,6 +34,16 @@ _meminst_help_options()
 {
 	"$@" --help 2>/dev/null |
 		sed -n 's/^ \{1,\}\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' | sort -u
+}
+
+# The options that take the next word as their value ("-o, --output FILE",
+# "--library PATH"; not a flag, nor "--trace[=wall|cpu]"), one a line, the
+# short name too.
+_meminst_value_options()
+{
+	"$@" --help 2>/dev/null |
+		sed -n 's/^ \{1,\}\(-\([A-Za-z]\), \)\{0,1\}\(--[a-z][a-z0-9-]*\) [^ ].*/\3\
+-\2/p' | grep -v '^-$'
 }
 
 # cur and prev of the word being completed.  bash splits "--output=FILE"
@@ -91,14 +100,17 @@ _inspect()
 # a command name, then files.
 _meminst()
 {
-	local cur prev value i
+	local cur prev value i takes
 	_meminst_cur_prev
+	takes=$(_meminst_value_options "${COMP_WORDS[0]}")
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
 		--) break ;;
-		-o | --output | --library) i=$((i + 1)) ;; # their value is the next word
-		=) i=$((i + 1)) ;;                          # "--opt" "=" "value"
-		-*) ;;
+		=) i=$((i + 1)) ;; # "--opt" "=" "value"
+		-*) # an option; its value is the next word when its --help says so
+			if [ "${COMP_WORDS[i + 1]}" != = ] && grep -qxF -- "${COMP_WORDS[i]}" <<<"$takes"; then
+				i=$((i + 1))
+			fi ;;
 		*) break ;;
 		esac
 	done

@@ -16,7 +16,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -27,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "meminst-nearest.h"
+#include "reader_int.h"
 
 #ifndef MEMINST_LIBDIR
 #define MEMINST_LIBDIR "/usr/local/lib"
@@ -46,126 +45,70 @@ void sess_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void usage(FILE *to)
-{
-	fputs("usage: meminst [OPTION]... [--] PROGRAM [ARGUMENT]...\n"
-	      "Run PROGRAM under libmeminst and write one session database with its memory\n"
-	      "timeline, snapshots (exit, peak, signal) and time profile.\n"
-	      "\n"
-	      "Memory:\n"
-	      "  --mis                  status only: 16-byte headers, every kind's figures (default)\n"
-	      "  --mim                  also the live block map: snapshots list every block\n"
-	      "  --no-memory            no memory instrumentation (time profiling only)\n"
-	      "  --backend=NAME         system (default) or jemalloc\n"
-	      "  --control              every process listens on a control channel (forked\n"
-	      "                         children too): 'inspect status --pid PID' while it runs\n"
-	      "  --interval=DURATION    memory timeline period, e.g. 100ms, 1s (default 100ms;\n"
-	      "                         0 for none)\n"
-	      "  --snapshot-at=WHEN     which events store a snapshot: exit, peak, signal joined\n"
-	      "                         by '+', or none (default exit+peak+signal)\n"
-	      "  --site-depth=N|user    key allocation sites by N return addresses, or up to the\n"
-	      "                         first frame in the program's own code (C++: the line\n"
-	      "                         that filled the std:: container); default 1\n"
-	      "  --site-skip=NAMES      allocation wrappers to see through when naming sites,\n"
-	      "                         e.g. zmalloc,ngx_alloc (NAME* matches a prefix)\n"
-	      "Time:\n"
-	      "  --trace[=wall|cpu]     exact tracing of -finstrument-functions code (default wall)\n"
-	      "  --sample[=HZ]          statistical sampling, HZ per second (default 100)\n"
-	      "  --sample-clock=CLOCK   cpu (default: CPU time only) or wall (also while blocked)\n"
-	      "  --alloc-sample=BYTES   a stack every BYTES allocated on average, e.g. 512k\n"
-	      "  --sample-depth=N       frames kept per stack, 1 to 1024 (default 64); deeper\n"
-	      "                         stacks end in a [truncated] frame\n"
-	      "  --no-time              no time profiling (the default without --trace/--sample is\n"
-	      "                         --sample=100)\n"
-	      "Output:\n"
-	      "  -o, --output=FILE      the session database (default meminst.PROGRAM.PID.db)\n"
-	      "  -f, --force            replace FILE if it exists\n"
-	      "  -q, --quiet            no summary line\n"
-	      "  --library=PATH         the libmeminst.so to preload (default: $MEMINST_LIBRARY,\n"
-	      "                         else " MEMINST_LIBDIR "/" MEMINST_SONAME ")\n"
-	      "  -h, --help             this text\n"
-	      "  -V, --version          the version\n"
-	      "\n"
-	      "Every process the program starts (fork, exec) writes into the same session,\n"
-	      "told apart by pid.  The exit status is the program's.  See meminst(1).\n",
-	      to);
-}
+/* ------------------------------------------------------ command line -- */
 
-/* DURATION: a decimal number and a unit (ns, us, ms, s, m), or 0. */
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || !isdigit((unsigned char)*s)) /* strtoull takes " -1" as 2^64-1 */
-		return -1;
-	static const struct { const char *unit; uint64_t mul; } units[] = {
-	    {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000ull}};
-	if (!*end && v == 0)
-		return *ns = 0, 0;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (!strcmp(end, units[i].unit) && !__builtin_mul_overflow(v, units[i].mul, ns))
-			return 0;
-	return -1;
-}
+/* The launcher's options: one table, read by the parser every command of
+** inspect uses (reader/insp_args.c), which makes --help from it, checks
+** the values it can (words, ranges, sizes, durations) and words every
+** mistake the same way; the bash completion reads that --help. */
+enum { OPT_MIS = INSP_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
+       OPT_SNAPSHOT_AT, OPT_SITE_DEPTH, OPT_SITE_SKIP, OPT_TRACE, OPT_SAMPLE, OPT_SAMPLE_CLOCK,
+       OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION };
 
-/* BYTES: a number with an optional k, M, G (powers of 1024). */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || !isdigit((unsigned char)*s) || v == 0)
-		return -1;
-	uint64_t mul = 1;
-	if (*end == 'k' || *end == 'K')
-		mul = 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		mul = 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		mul = 1024 * 1024 * 1024, end++;
-	if (*end == 'i' && mul > 1)
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	return *end || __builtin_mul_overflow(v, mul, out) ? -1 : 0;
-}
+static const char *const backend_words[] = {"system", "jemalloc", NULL};
+static const char *const clock_words[] = {"wall", "cpu", NULL};
+static const char *const sample_clock_words[] = {"cpu", "wall", NULL};
 
-/* A bad value: one line worded as inspect's ("--by takes type, class, …,
-** not 'x'"), and exit 2. */
-static void bad_value(const char *opt, const char *value, const char *expected)
-{
-	sess_error("--%s takes %s, not '%s' (see 'meminst --help')", opt, expected, value);
-	exit(2);
-}
+static const struct insp_option launcher_options[] = {
+	{"", 0, INSP_OT_FLAG, NULL, "Memory:"},
+	{"mis", 0, INSP_OT_FLAG, NULL, "status only: 16-byte headers, every kind's figures\n(the default)", OPT_MIS},
+	{"mim", 0, INSP_OT_FLAG, NULL, "also the live block map: snapshots list every block", OPT_MIM},
+	{"no-memory", 0, INSP_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
+	{"backend", 0, INSP_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
+	 backend_words},
+	{"control", 0, INSP_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"
+	 "too): 'inspect status --pid PID' while it runs", OPT_CONTROL},
+	{"interval", 0, INSP_OT_DURATION, "DURATION", "memory timeline period, e.g. 100ms, 1s (default 100ms; 0\n"
+	 "for none)", OPT_INTERVAL},
+	{"snapshot-at", 0, INSP_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal joined\n"
+	 "by '+', or none (default exit+peak+signal)", OPT_SNAPSHOT_AT},
+	{"site-depth", 0, INSP_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
+	 "up to the first frame in the program's own code (C++: the\n"
+	 "line that filled the std:: container); default 1", OPT_SITE_DEPTH},
+	{"site-skip", 0, INSP_OT_STR, "NAMES", "allocation wrappers to see through when naming sites,\n"
+	 "e.g. zmalloc,ngx_alloc (NAME* matches a prefix)", OPT_SITE_SKIP},
+	{"", 0, INSP_OT_FLAG, NULL, "Time:"},
+	{"trace", 0, INSP_OT_WORD, NULL, "exact tracing of code built with -finstrument-functions\n(default wall)",
+	 OPT_TRACE, 0, 0, clock_words, true},
+	{"sample", 0, INSP_OT_INT, "HZ", "statistical sampling, HZ per second, 1 to 10000\n(default 100)",
+	 OPT_SAMPLE, 1, 10000, NULL, true},
+	{"sample-clock", 0, INSP_OT_WORD, NULL, "cpu (default: CPU time only) or wall (also while blocked)", OPT_SAMPLE_CLOCK, 0, 0, sample_clock_words},
+	{"alloc-sample", 0, INSP_OT_SIZE, "BYTES", "a stack every BYTES allocated on average, e.g. 512k",
+	 OPT_ALLOC_SAMPLE, 1},
+	{"sample-depth", 0, INSP_OT_INT, "N", "frames kept per stack, 1 to 1024 (default 64); deeper\n"
+	 "stacks end in a [truncated] frame", OPT_SAMPLE_DEPTH, 1, 1024},
+	{"no-time", 0, INSP_OT_FLAG, NULL, "no time profiling (without --trace or --sample the default\n"
+	 "is --sample=100)", OPT_NO_TIME},
+	{"", 0, INSP_OT_FLAG, NULL, "Output:"},
+	INSP_OPTION_OUTPUT("the session database (default meminst.PROGRAM.PID.db)"),
+	{"force", 'f', INSP_OT_FLAG, NULL, "replace FILE if it exists", OPT_FORCE},
+	{"quiet", 'q', INSP_OT_FLAG, NULL, "no summary line", OPT_QUIET},
+	{"library", 0, INSP_OT_FILE, "PATH", "the libmeminst.so to preload (default: $MEMINST_LIBRARY,\n"
+	 "else " MEMINST_LIBDIR "/" MEMINST_SONAME ")", OPT_LIBRARY},
+	{"version", 'V', INSP_OT_FLAG, NULL, "the version", OPT_VERSION},
+	INSP_OPTION_END,
+};
 
-enum { OPT_MIS = 256, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_INTERVAL, OPT_TRACE, OPT_SAMPLE,
-       OPT_SAMPLE_CLOCK, OPT_SAMPLE_DEPTH, OPT_ALLOC_SAMPLE, OPT_NO_TIME, OPT_LIBRARY, OPT_SNAPSHOT_AT,
-       OPT_SITE_DEPTH, OPT_CONTROL, OPT_SITE_SKIP };
-
-static const struct option long_opts[] = {
-    {"mis", no_argument, NULL, OPT_MIS},
-    {"mim", no_argument, NULL, OPT_MIM},
-    {"no-memory", no_argument, NULL, OPT_NO_MEMORY},
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"interval", required_argument, NULL, OPT_INTERVAL},
-    {"trace", optional_argument, NULL, OPT_TRACE},
-    {"sample", optional_argument, NULL, OPT_SAMPLE},
-    {"sample-clock", required_argument, NULL, OPT_SAMPLE_CLOCK},
-    {"sample-depth", required_argument, NULL, OPT_SAMPLE_DEPTH},
-    {"alloc-sample", required_argument, NULL, OPT_ALLOC_SAMPLE},
-    {"no-time", no_argument, NULL, OPT_NO_TIME},
-    {"snapshot-at", required_argument, NULL, OPT_SNAPSHOT_AT},
-    {"site-depth", required_argument, NULL, OPT_SITE_DEPTH},
-    {"control", no_argument, NULL, OPT_CONTROL},
-    {"site-skip", required_argument, NULL, OPT_SITE_SKIP},
-    {"output", required_argument, NULL, 'o'},
-    {"force", no_argument, NULL, 'f'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"library", required_argument, NULL, OPT_LIBRARY},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0}};
+static const struct insp_cmd_spec launcher_spec = {
+	NULL, "[OPTION]... [--] PROGRAM [ARGUMENT]...",
+	"Run PROGRAM under libmeminst and write one session database with its memory\n"
+	"timeline, snapshots (exit, peak, signal) and time profile.  The options end\n"
+	"at PROGRAM: what follows it is the program's.\n",
+	launcher_options, 0, INT_MAX,
+	.prog = "meminst", .options_first = true,
+	.epilog = "Every process the program starts (fork, exec) writes into the same session,\n"
+		  "told apart by pid.  The exit status is the program's.  See meminst(1).\n",
+};
 
 /* WHEN of --snapshot-at: "none", or exit, peak and signal joined by '+',
 ** each at most once (MEMINST's snapshot_at= takes the same words). */
@@ -187,6 +130,13 @@ static bool valid_snapshot_at(const char *s)
 			return true;
 		s += n + 1;
 	}
+}
+
+/* N|user of --site-depth: "user" or 1 to 32. */
+static bool valid_site_depth(const char *s)
+{
+	int64_t n;
+	return !strcmp(s, "user") || (insp_parse_int(s, &n) && n >= 1 && n <= 32);
 }
 
 /* NAMES of --site-skip, joined by ',' or '+', as MEMINST's site_skip=
@@ -214,143 +164,104 @@ static const char *site_skip_value(const char *arg)
 	return v;
 }
 
-/* One option of the memory or time group. */
-static void parse_one(int c, const char *arg, struct sess_opts *o, bool *no_time)
+/* What the command line says, before the checks between options. */
+struct launcher_args {
+	struct sess_opts *o;
+	const char *library;
+	bool no_time;
+	int mode_opt; /* the one of --mis, --mim, --no-memory given */
+};
+
+/* One option, its value checked by the parser (or here, for those whose
+** values no table can say): 0, or an exit status. */
+static int take_option(struct insp_getopt *g, struct launcher_args *la)
 {
-	static int mode_opt; /* the one of --mis, --mim, --no-memory given */
-	uint64_t n;
-	if (c == OPT_MIS || c == OPT_MIM || c == OPT_NO_MEMORY) {
-		if (mode_opt && mode_opt != c) {
-			sess_error("--mis, --mim and --no-memory: give one of them (see 'meminst --help')");
-			exit(2);
-		}
-		mode_opt = c;
+	struct sess_opts *o = la->o;
+	int id = g->opt->id;
+	if (id == OPT_MIS || id == OPT_MIM || id == OPT_NO_MEMORY) {
+		if (la->mode_opt && la->mode_opt != id)
+			return insp_cmd_error(g->o, g->spec, "--mis, --mim and --no-memory: give one of them");
+		la->mode_opt = id;
+		o->mode = id == OPT_MIS ? "mis" : id == OPT_MIM ? "mim" : "off";
 	}
-	switch (c) {
-	case OPT_MIS: o->mode = "mis"; break;
-	case OPT_MIM: o->mode = "mim"; break;
-	case OPT_NO_MEMORY: o->mode = "off"; break;
-	case OPT_BACKEND:
-		if (strcmp(arg, "system") && strcmp(arg, "jemalloc"))
-			bad_value("backend", arg, "system or jemalloc");
-		o->backend = arg;
-		break;
-	case OPT_INTERVAL:
-		if (parse_duration(arg, &o->interval_ns) < 0)
-			bad_value("interval", arg, "a duration such as 100ms or 1s, or 0");
-		o->interval_text = arg;
-		break;
-	case OPT_TRACE:
-		if (arg && strcmp(arg, "wall") && strcmp(arg, "cpu"))
-			bad_value("trace", arg, "wall or cpu");
-		o->trace_clock = arg ? arg : "wall";
-		break;
-	case OPT_SAMPLE:
-		n = 100;
-		if (arg && (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) ||
-			    n > 10000))
-			bad_value("sample", arg, "a rate in Hz from 1 to 10000");
-		o->sample_hz = (unsigned)n;
-		break;
-	case OPT_SAMPLE_CLOCK:
-		if (strcmp(arg, "cpu") && strcmp(arg, "wall"))
-			bad_value("sample-clock", arg, "cpu or wall");
-		o->sample_clock = arg;
-		break;
-	case OPT_SAMPLE_DEPTH:
-		if (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) || n == 0 ||
-		    n > 1024)
-			bad_value("sample-depth", arg, "a number of frames from 1 to 1024");
-		o->sample_depth = (unsigned)n;
-		break;
-	case OPT_ALLOC_SAMPLE:
-		if (parse_bytes(arg, &o->alloc_sample) < 0)
-			bad_value("alloc-sample", arg, "a size in bytes such as 524288 or 512k");
-		break;
+	switch (id) {
+	case OPT_BACKEND: o->backend = g->value; break;
+	case OPT_CONTROL: o->control = true; break;
+	case OPT_INTERVAL: o->interval_ns = (uint64_t)g->num, o->interval_text = g->value; break;
 	case OPT_SNAPSHOT_AT:
-		if (!valid_snapshot_at(arg))
-			bad_value("snapshot-at", arg, "exit, peak and signal joined by '+', or none");
-		o->snapshot_at = arg;
+		if (!valid_snapshot_at(g->value))
+			return insp_bad_value(g, "exit, peak and signal joined by '+', or none");
+		o->snapshot_at = g->value;
 		break;
 	case OPT_SITE_DEPTH:
-		if (strcmp(arg, "user") && (parse_bytes(arg, &n) < 0 || strspn(arg, "0123456789") != strlen(arg) ||
-					    n == 0 || n > 32))
-			bad_value("site-depth", arg, "user or a number of frames from 1 to 32");
-		o->site_depth = arg;
+		if (!valid_site_depth(g->value))
+			return insp_bad_value(g, "user or a number of frames from 1 to 32");
+		o->site_depth = g->value;
 		break;
 	case OPT_SITE_SKIP:
-		if (!(o->site_skip = site_skip_value(arg)))
-			bad_value("site-skip", arg, "expected function names joined by ',' (NAME* matches the "
-				  "names it begins), at most 32");
+		if (!(o->site_skip = site_skip_value(g->value)))
+			return insp_bad_value(g, "function names joined by ',' (NAME* matches the names it "
+					      "begins), at most 32");
 		break;
-	case OPT_CONTROL: o->control = true; break;
-	case OPT_NO_TIME: *no_time = true; break;
+	case OPT_TRACE: o->trace_clock = g->value ? g->value : "wall"; break;
+	case OPT_SAMPLE: o->sample_hz = g->value ? (unsigned)g->num : 100; break;
+	case OPT_SAMPLE_CLOCK: o->sample_clock = g->value; break;
+	case OPT_ALLOC_SAMPLE: o->alloc_sample = g->size; break;
+	case OPT_SAMPLE_DEPTH: o->sample_depth = (unsigned)g->num; break;
+	case OPT_NO_TIME: la->no_time = true; break;
+	case INSP_ID_OUTPUT: o->output = g->value; break;
+	case OPT_FORCE: o->force = true; break;
+	case OPT_QUIET: o->quiet = true; break;
+	case OPT_LIBRARY: la->library = g->value; break;
+	case OPT_VERSION: puts("meminst " PACKAGE_VERSION); exit(0);
+	default: break;
 	}
+	return 0;
 }
 
-/* A mistyped option: one line, with the nearest option when it is a typo. */
-static void bad_option(const char *arg, int c)
+/* What contradicts itself across options: 0 or 2 after one line. */
+static int check_options(const struct insp_opts *io, struct launcher_args *la)
 {
-	const char *names[sizeof long_opts / sizeof long_opts[0]];
-	size_t n = 0;
-	for (const struct option *l = long_opts; l->name; l++)
-		names[n++] = l->name;
-	size_t len = strcspn(arg + 2, "=");
-	const char *near = strncmp(arg, "--", 2) ? NULL : meminst_nearest(arg + 2, len, names, n);
-	if (c == ':')
-		sess_error("option '%s' needs a value (see 'meminst --help')", arg);
-	else if (near)
-		sess_error("unknown option '%.*s' (did you mean '--%s'?) (see 'meminst --help')", (int)len + 2, arg,
-			   near);
-	else if (strncmp(arg, "--", 2) && optopt)
-		sess_error("unknown option '-%c' (see 'meminst --help')", optopt);
-	else
-		sess_error("unknown option '%s' (see 'meminst --help')", arg);
-	exit(2);
+	struct sess_opts *o = la->o;
+	if (la->no_time && (o->trace_clock || o->sample_hz))
+		return insp_cmd_error(io, &launcher_spec, "--no-time contradicts --trace and --sample");
+	if (!la->no_time && !o->trace_clock && !o->sample_hz)
+		o->sample_hz = 100;
+	if (o->sample_clock && !o->sample_hz)
+		return insp_cmd_error(io, &launcher_spec, "--sample-clock needs sampling; this run has none "
+				      "(--trace without --sample, or --no-time)");
+	if (o->control && !strcmp(o->mode, "off"))
+		return insp_cmd_error(io, &launcher_spec, "--control contradicts --no-memory (the channel "
+				      "stores memory snapshots)");
+	if (o->output && !*o->output)
+		return insp_cmd_error(io, &launcher_spec, "-o: an empty file name");
+	return 0;
 }
 
+/* Read the command line into o; returns the library given (or NULL), or
+** exits: 0 after --help or --version, 2 after a usage error. */
 static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 {
-	const char *library = getenv("MEMINST_LIBRARY");
-	bool no_time = false;
-	int c;
+	struct insp_opts io = {.out = stdout, .err = stderr};
+	struct launcher_args la = {.o = o, .library = getenv("MEMINST_LIBRARY")};
+	struct insp_getopt g;
+	int r;
 	o->mode = "mis";
 	o->interval_ns = 100000000;
 	o->interval_text = "100ms";
 	o->snapshot_at = "exit+peak+signal";
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:o:fqhV", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o->output = optarg; break;
-		case 'f': o->force = true; break;
-		case 'q': o->quiet = true; break;
-		case OPT_LIBRARY: library = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': puts("meminst " PACKAGE_VERSION); exit(0);
-		case '?': case ':': bad_option(argv[optind - 1], c); break;
-		default: parse_one(c, optarg, o, &no_time);
-		}
-	}
-	if (optind >= argc) {
-		sess_error("no program to run (meminst [OPTION]... -- PROGRAM [ARGUMENT]...)");
-		exit(2);
-	}
-	o->argv = argv + optind;
-	if (no_time && (o->trace_clock || o->sample_hz)) {
-		sess_error("--no-time contradicts --trace and --sample");
-		exit(2);
-	}
-	if (!no_time && !o->trace_clock && !o->sample_hz)
-		o->sample_hz = 100;
-	if (o->sample_clock && !o->sample_hz) {
-		sess_error("--sample-clock needs sampling; this run has none (--trace without --sample, or --no-time)");
-		exit(2);
-	}
-	if (o->control && !strcmp(o->mode, "off")) {
-		sess_error("--control contradicts --no-memory (the channel stores memory snapshots)");
-		exit(2);
-	}
-	return library;
+	insp_getopt_init(&g, &launcher_spec, argc, argv, &io);
+	while ((r = insp_getopt(&g)) == INSP_OPTION)
+		if ((r = take_option(&g, &la)) != 0)
+			exit(r);
+	if (r != INSP_CONTINUE)
+		exit(r);
+	if (g.i >= argc)
+		exit(insp_cmd_error(&io, &launcher_spec, "no program to run"));
+	if ((r = check_options(&io, &la)) != 0)
+		exit(r);
+	o->argv = argv + g.i;
+	return la.library;
 }
 
 /* The library to preload: an existing libmeminst, or exit. */
@@ -496,10 +407,6 @@ int main(int argc, char **argv)
 	const char *library = find_library(parse_args(argc, argv, &o));
 	sess_progress = isatty(2) && term_can_erase();
 	struct stat st;
-	if (o.output && !*o.output) {
-		sess_error("-o: an empty file name (see 'meminst --help')");
-		return 2;
-	}
 	if (o.output && !o.force && stat(o.output, &st) == 0) {
 		sess_error("%s exists; give another -o FILE, or -f to replace it", o.output);
 		return 2;

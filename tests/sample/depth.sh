@@ -75,7 +75,7 @@ done
 if [ -x "$M" ]; then
 	"$M" --sample-depth=2000 -- true >/dev/null 2>"$MI_TMP/$l.err"
 	[ $? -eq 2 ] || mi_why_add "meminst --sample-depth=2000: not exit status 2"
-	[ "$(wc -l <"$MI_TMP/$l.err")" -eq 1 ] && grep -q "sample-depth takes .*, not '2000'" "$MI_TMP/$l.err" ||
+	[ "$(wc -l <"$MI_TMP/$l.err")" -eq 1 ] && grep -q "sample-depth needs a number from 1 to 1024, not '2000'" "$MI_TMP/$l.err" ||
 		mi_why_add "meminst --sample-depth=2000: $(head -1 "$MI_TMP/$l.err")"
 fi
 st_verdict "$l: bad sample_depth values refused with one line"

@@ -7,7 +7,9 @@
 # option, a misspelt one, an option without its value and a bad value are
 # each one line on stderr, "inspect: CMD: …" with the --help hint, and exit
 # status 2; --json is one JSON document, --csv parses as CSV and --table
-# picks one table wherever --help offers them.
+# picks one table wherever --help offers them.  The launcher, meminst, is
+# held to the same at the end: its --help, every option of it, its
+# mistakes, and its options ending at the program.
 . "$top_srcdir/tests/integration/lib.sh"
 mi_need /usr/bin/python3 python3
 
@@ -245,4 +247,105 @@ print(next(k for k, v in json.load(sys.stdin).items() if isinstance(v, (list, di
 done
 [ -s failed ] && mi_why_add "$(head -n 4 failed)"
 mi_verdict "--json is JSON, --csv is CSV, --table picks one table, wherever --help offers them" "$why" err stderr
+
+# ------------------------------------------------------------ meminst --
+# The launcher's command line is read by the same parser from its own
+# table: --help as inspect's, each option of it run, its mistakes worded
+# the same, and its options end at the program.
+why=
+"$LAUNCH" --help >help 2>herr
+rc=$?
+[ $rc -eq 0 ] || mi_why_add "meminst --help: exit $rc"
+[ -s herr ] && mi_why_add "meminst --help wrote to stderr: $(head -n 1 herr)"
+head -n 1 help | grep -q "^Usage: meminst " || mi_why_add "meminst --help: no usage line"
+grep -q -- '-h, --help' help || mi_why_add "meminst --help: --help not listed"
+"$LAUNCH" -h >help2 2>&1
+cmp -s help help2 || mi_why_add "meminst -h differs from --help"
+awk 'length > 80 { print; exit 1 }' help >wide || mi_why_add "meminst --help: a line wider than 80 columns: $(cat wide)"
+mi_verdict "meminst --help: usage, options, 80 columns, exit 0" "$why" herr stderr
+
+# One case per line: EXIT ARGS... (the program follows them); @OUT@ is a
+# new session file, @LIB@ the library.
+lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-depth 2 --site-skip wrap_x -o @OUT@
+0 --mim --control --trace=cpu --sample=200 --sample-clock wall --alloc-sample 64k --sample-depth 16 --library @LIB@ -q -o @OUT@
+0 --no-memory --trace --output @OUT@ -q
+0 --no-time --mim --site-depth user -o @OUT@ -q
+0 -fqo @OUT@ --sample
+0 --force --quiet -o @OUT@
+0 --version
+0 -V'
+: >failed
+: >untested
+n=0
+echo "$lcases" | while read -r want args; do
+	n=$((n + 1))
+	line=$(echo "$args" | sed "s|@OUT@|l$n.db|g; s|@LIB@|$MEMINST_LIB|g")
+	"$LAUNCH" $line -- "$PROG" >out 2>cerr # word splitting intended
+	rc=$?
+	[ $rc -eq "$want" ] || echo "meminst $line: exit $rc, not $want: $(head -c 300 cerr)" >>failed
+	case $line in *-o*) [ -s "l$n.db" ] || echo "meminst $line: no session l$n.db" >>failed ;; esac
+	cat cerr >>err
+done
+"$LAUNCH" --help | sed -n 's/^ \{1,\}\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z0-9-]*\).*/\2/p' |
+	grep -v '^--help$' | while read -r opt; do
+	echo "$lcases" | grep -q -- "$opt\([ =]\|$\)" || echo "$opt" >>untested
+done
+[ -s untested ] && mi_why_add "meminst options without a case: $(tr '\n' ',' <untested)"
+[ -s failed ] && mi_why_add "$(head -n 4 failed)"
+mi_verdict "meminst: each option of its --help, on a run of the known program" "$why" err stderr
+
+# launcher_error WANT-PATTERN ARGS...: `meminst ARGS... -- touch ran`
+# exits 2 with one line "meminst: PATTERN (see 'meminst --help')", nothing
+# on stdout, and the program not run.
+launcher_error() {
+	pat=$1
+	shift
+	rm -f ran
+	"$LAUNCH" "$@" -- touch ran >out 2>cerr
+	rc=$?
+	[ $rc -eq 2 ] || mi_why_add "meminst $*: exit $rc, not 2"
+	[ "$(wc -l <cerr)" -eq 1 ] || mi_why_add "meminst $*: $(wc -l <cerr) lines on stderr"
+	grep -q "^meminst: $pat (see 'meminst --help')\$" cerr ||
+		mi_why_add "meminst $*: '$(head -n 1 cerr)' is not 'meminst: $pat (see …)'"
+	[ -s out ] && mi_why_add "meminst $*: wrote to stdout"
+	[ -e ran ] && mi_why_add "meminst $*: the program ran"
+	cat cerr >>err
+}
+why=
+: >err
+launcher_error "unknown option '--no-such-option'" --no-such-option
+launcher_error "unknown option '--hepl' (did you mean '--help'?)" --hepl
+launcher_error "unknown option '--sampel' (did you mean '--sample'?)" --sampel
+launcher_error "unknown option '-Z'" -Z
+launcher_error "option '--control' takes no value" --control=on
+launcher_error "--interval needs a duration .*, not 'x1'" --interval x1
+launcher_error "--interval needs a duration .*, not 'x1'" --interval=x1
+launcher_error "--sample-depth needs a number from 1 to 1024, not '0'" --sample-depth 0
+launcher_error "--alloc-sample needs a size .*, not '0'" --alloc-sample=0
+launcher_error "--backend takes system or jemalloc, not 'x1'" --backend x1
+launcher_error "--trace takes wall or cpu, not 'x1'" --trace=x1
+launcher_error "--snapshot-at takes .*, not 'x1'" --snapshot-at x1
+launcher_error "option '-o' needs a value, not the option '-o'" -o -o x
+launcher_error "--mis, --mim and --no-memory: give one of them" --mis --mim
+"$LAUNCH" --interval >out 2>cerr
+[ $? -eq 2 ] && grep -qx "meminst: option '--interval' needs a value (see 'meminst --help')" cerr ||
+	mi_why_add "meminst --interval: $(head -n 1 cerr)"
+"$LAUNCH" -q >out 2>cerr
+[ $? -eq 2 ] && grep -qx "meminst: no program to run (see 'meminst --help')" cerr ||
+	mi_why_add "meminst -q: $(head -n 1 cerr)"
+mi_verdict "meminst: unknown, misspelt, valueless and bad options, no program: one line, exit 2" "$why" err stderr
+
+# Options end at the program (or at "--"): the program's own options,
+# even the launcher's names, are its arguments.
+why=
+rm -f own.db
+"$LAUNCH" -q --no-time -o prog.db /bin/sh -c 'echo "$@"' sh --mim -o own.db >out 2>err
+rc=$?
+[ $rc -eq 0 ] || mi_why_add "exit $rc"
+[ "$(cat out)" = "--mim -o own.db" ] || mi_why_add "the program got '$(cat out)', not '--mim -o own.db'"
+[ -e own.db ] && mi_why_add "the program's -o was taken by meminst"
+[ -s prog.db ] || mi_why_add "no session prog.db"
+"$LAUNCH" -q --no-time -o dd.db -- /bin/sh -c 'echo "$@"' sh -- -q >out 2>>err
+[ "$(cat out)" = "-- -q" ] || mi_why_add "after --, the program got '$(cat out)', not '-- -q'"
+mi_verdict "meminst: its options end at the program or at --" "$why" err stderr
 mi_finish

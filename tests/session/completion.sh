@@ -57,6 +57,12 @@ has "value after =" jemalloc meminst --backend =
 has "value, one word" --backend=jemalloc meminst --backend=j
 has "program" python3 meminst --mim -o x.db pyth
 has "program after --" python3 meminst --mim -- pyth
+has "program after an option's value" python3 meminst --backend system pyth
+has "program after an option's value, split at =" python3 meminst --backend = system pyth
+has "program after --sample (its value only after =)" python3 meminst --sample pyth
+has "value of an option from the launcher's --help" wall meminst --sample-clock w
+has "value of an option with an optional one" --trace=cpu meminst --trace=c
+hasnt "the value of --library is a file, not a program" python3 meminst --library pyth
 touch data.txt
 has "program's argument" data.txt meminst --mim -- cat dat
 hasnt "no launcher options after the program" --mim meminst -- cat --m

@@ -91,7 +91,7 @@ static void exit_postfork_child(void)
 static pthread_key_t exit_main_key;
 static bool exit_main_key_ok;
 
-static void exit_main_gone(void *arg)
+ALLOC_EDGE static void exit_main_gone(void *arg)
 {
 	(void)arg;
 	pid_t pid = (pid_t)syscall(SYS_getpid);
@@ -217,6 +217,39 @@ void alloc_exit_fast(int status)
 		return;
 	int saved_errno = errno;
 	exit_arm_watchdog(status);
+	alloc_service_flush();
+	alloc_snap_at_exit();
+	errno = saved_errno;
+}
+
+bool alloc_exit_own_process(void)
+{
+	return (pid_t)syscall(SYS_getpid) == atomic_load(&exit_pid);
+}
+
+bool alloc_exit_death_wanted(void)
+{
+	return atomic_load(&alloc_state) == 2 && alloc_mode != MEMINST_MODE_OFF && alloc_opts.snapshot &&
+	       (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) && alloc_exit_own_process();
+}
+
+/*
+** The exit snapshot of a process a signal ends, as exit(3) would store it
+** (what the service thread still owes first).  The caller is a signal
+** handler whose thread was found outside meminst (trace_death.c), running
+** on a stack of its own.  If the exit snapshot is under way in another
+** thread (a signal during exit), wait for it: the process ends right after.
+*/
+void alloc_exit_at_death(void)
+{
+	if (alloc_snap_exit_done()) {
+		while (alloc_snap_exit_busy()) {
+			struct timespec ts = {0, 1000000};
+			syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+		}
+		return;
+	}
+	int saved_errno = errno;
 	alloc_service_flush();
 	alloc_snap_at_exit();
 	errno = saved_errno;

@@ -712,13 +712,28 @@ int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
 void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
+uintptr_t alloc_sqlite_code(void);  /* an address in SQLite's code, 0: not loaded */
 void alloc_snap_at_exit(void);     /* once: later calls do nothing */
 bool alloc_snap_exit_done(void);
+bool alloc_snap_exit_busy(void);
 
 /* "alloc_exit.c": the exit snapshot at _exit/_Exit where it is safe, and
 ** the tids of meminst's own threads (they do not keep a process alive). */
 void alloc_exit_init(void);
 void alloc_exit_fast(int status);
+/* Death by a signal (trace_death.c): is an exit snapshot due in this
+** process (not a vfork child's), and store it from the handler of a thread
+** found outside meminst; waits for one another thread has under way. */
+bool alloc_exit_own_process(void); /* not a vfork child */
+bool alloc_exit_death_wanted(void);
+void alloc_exit_at_death(void);
+/* The program/meminst boundary: the interposed calls that only pass the
+** program's call on (blocking calls, sigwait) and the frames that call
+** the program back (thread start, the main thread's end).  A thread
+** stopped with one of these as its innermost frame of libmeminst holds
+** nothing of meminst's (trace_death.c).  Their own section, never split
+** into hot and cold parts. */
+#define ALLOC_EDGE __attribute__((section("meminst_edge"), noinline))
 void alloc_own_thread_enter(void);
 void alloc_own_thread_leave(void);
 int alloc_program_threads(pid_t skip);

@@ -332,9 +332,16 @@ int alloc_snap_take_configured(const char *trigger, bool with_map)
 
 /* Set once the exit snapshot is under way: exit(3) and an _exit called
 ** from an atexit handler must not both store one. */
-static _Atomic bool snap_exit_done;
+static _Atomic bool snap_exit_done, snap_exit_stored;
 
 bool alloc_snap_exit_done(void) { return atomic_load(&snap_exit_done); }
+
+/* Under way, in some thread, and not finished: a death by a signal waits
+** for it (trace_death.c). */
+bool alloc_snap_exit_busy(void)
+{
+	return atomic_load(&snap_exit_done) && !atomic_load(&snap_exit_stored);
+}
 
 void alloc_snap_at_exit(void)
 {
@@ -342,6 +349,7 @@ void alloc_snap_at_exit(void)
 	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || atomic_exchange(&snap_exit_done, true))
 		return;
 	alloc_snap_take_configured("exit", true);
+	atomic_store(&snap_exit_stored, true);
 }
 
 /* ------------------------------------------------------------ sort ----- */

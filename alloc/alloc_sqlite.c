@@ -109,6 +109,14 @@ void alloc_sqlite_preload(void)
 	alloc_guard_exit();
 }
 
+/* An address in SQLite's code, 0 while it is not loaded (trace_death.c). */
+uintptr_t alloc_sqlite_code(void)
+{
+	uintptr_t a;
+	memcpy(&a, &sq.open_v2, sizeof a);
+	return a;
+}
+
 /* ---------------------------------------------------------- writing ---- */
 
 typedef struct sq_writer_s {

@@ -27,6 +27,7 @@ int trace_unwind_init(void);
 ** Async-signal-safe.  Returns the number of frames (0: none, e.g. the
 ** thread was already unwinding when the signal came). */
 unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max);
+unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned max, bool *whole);
 
 /* The caller's stack from normal context (inside malloc), leaving out the
 ** leading frames that are libmeminst's own: frames[0] is the return
@@ -50,6 +51,8 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 bool trace_unwind_busy(void);
 /* Is pc in libunwind's code?  (trace_sigwrap.c's pipe2) */
 bool trace_unwind_is_libunwind(uintptr_t pc);
+/* Is pc in libmeminst's code? */
+bool trace_unwind_in_self(uintptr_t pc);
 
 /* ------------------------------------------------------------ sample --- */
 /* "trace_sample.c" */

@@ -91,7 +91,7 @@ ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 */
 typedef int sigtimedwait_fn(const sigset_t *, siginfo_t *, const struct timespec *);
 
-static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+ALLOC_EDGE static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	static sigtimedwait_fn *real;
 	if (!real) {
@@ -129,17 +129,17 @@ static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const struct times
 	}
 }
 
-ALLOC_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+ALLOC_EXPORT ALLOC_EDGE int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	return sigwrap_wait(set, info, timeout);
 }
 
-ALLOC_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+ALLOC_EXPORT ALLOC_EDGE int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
 	return sigwrap_wait(set, info, NULL);
 }
 
-ALLOC_EXPORT int sigwait(const sigset_t *set, int *sig)
+ALLOC_EXPORT ALLOC_EDGE int sigwait(const sigset_t *set, int *sig)
 {
 	int saved_errno = errno, r;
 	do

@@ -69,26 +69,26 @@ static void *susp_next(const char *name)
 
 /* ------------------------------------------------------------- sleeps -- */
 
-ALLOC_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+ALLOC_EXPORT ALLOC_EDGE int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	REAL(nanosleep);
 	SUSPEND(int, MEMINST_TSUSPEND_SLEEP, real_(req, rem));
 }
 
-ALLOC_EXPORT int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
+ALLOC_EXPORT ALLOC_EDGE int clock_nanosleep(clockid_t id, int flags, const struct timespec *req,
 				 struct timespec *rem)
 {
 	REAL(clock_nanosleep);
 	SUSPEND(int, MEMINST_TSUSPEND_SLEEP, real_(id, flags, req, rem));
 }
 
-ALLOC_EXPORT int usleep(useconds_t us)
+ALLOC_EXPORT ALLOC_EDGE int usleep(useconds_t us)
 {
 	REAL(usleep);
 	SUSPEND(int, MEMINST_TSUSPEND_SLEEP, real_(us));
 }
 
-ALLOC_EXPORT unsigned sleep(unsigned s)
+ALLOC_EXPORT ALLOC_EDGE unsigned sleep(unsigned s)
 {
 	REAL(sleep);
 	SUSPEND(unsigned, MEMINST_TSUSPEND_SLEEP, real_(s));
@@ -96,38 +96,38 @@ ALLOC_EXPORT unsigned sleep(unsigned s)
 
 /* ------------------------------------------------------- multiplexing -- */
 
-ALLOC_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+ALLOC_EXPORT ALLOC_EDGE int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	REAL(poll);
 	SUSPEND(int, MEMINST_TSUSPEND_POLL, real_(fds, n, timeout));
 }
 
-ALLOC_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)
+ALLOC_EXPORT ALLOC_EDGE int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t, const sigset_t *m)
 {
 	REAL(ppoll);
 	SUSPEND(int, MEMINST_TSUSPEND_POLL, real_(fds, n, t, m));
 }
 
-ALLOC_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
+ALLOC_EXPORT ALLOC_EDGE int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
 {
 	REAL(select);
 	SUSPEND(int, MEMINST_TSUSPEND_POLL, real_(n, r, w, e, t));
 }
 
-ALLOC_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
+ALLOC_EXPORT ALLOC_EDGE int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
 			 const sigset_t *m)
 {
 	REAL(pselect);
 	SUSPEND(int, MEMINST_TSUSPEND_POLL, real_(n, r, w, e, t, m));
 }
 
-ALLOC_EXPORT int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout)
+ALLOC_EXPORT ALLOC_EDGE int epoll_wait(int fd, struct epoll_event *ev, int max, int timeout)
 {
 	REAL(epoll_wait);
 	SUSPEND(int, MEMINST_TSUSPEND_POLL, real_(fd, ev, max, timeout));
 }
 
-ALLOC_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeout,
+ALLOC_EXPORT ALLOC_EDGE int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeout,
 			     const sigset_t *m)
 {
 	REAL(epoll_pwait);
@@ -138,7 +138,7 @@ ALLOC_EXPORT int epoll_pwait(int fd, struct epoll_event *ev, int max, int timeou
 
 /* A lock counts only when it is contended: try first, then wait. */
 #define LOCK_WRAP(name, tryname, type)                                          \
-	ALLOC_EXPORT int name(type *l)                                          \
+	ALLOC_EXPORT ALLOC_EDGE int name(type *l)                                          \
 	{                                                                       \
 		REAL(name);                                                     \
 		if (trace_likely(!trace_cur && !trace_wall_on))                 \
@@ -163,26 +163,26 @@ LOCK_WRAP(pthread_mutex_lock, pthread_mutex_trylock, pthread_mutex_t)
 LOCK_WRAP(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, pthread_rwlock_t)
 LOCK_WRAP(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, pthread_rwlock_t)
 
-ALLOC_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+ALLOC_EXPORT ALLOC_EDGE int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	REAL(pthread_cond_wait);
 	SUSPEND(int, MEMINST_TSUSPEND_COND, real_(c, m));
 }
 
-ALLOC_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+ALLOC_EXPORT ALLOC_EDGE int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 					const struct timespec *t)
 {
 	REAL(pthread_cond_timedwait);
 	SUSPEND(int, MEMINST_TSUSPEND_COND, real_(c, m, t));
 }
 
-ALLOC_EXPORT int sem_wait(sem_t *s)
+ALLOC_EXPORT ALLOC_EDGE int sem_wait(sem_t *s)
 {
 	REAL(sem_wait);
 	SUSPEND(int, MEMINST_TSUSPEND_LOCK, real_(s));
 }
 
-ALLOC_EXPORT int sem_timedwait(sem_t *s, const struct timespec *t)
+ALLOC_EXPORT ALLOC_EDGE int sem_timedwait(sem_t *s, const struct timespec *t)
 {
 	REAL(sem_timedwait);
 	SUSPEND(int, MEMINST_TSUSPEND_LOCK, real_(s, t));
@@ -190,19 +190,19 @@ ALLOC_EXPORT int sem_timedwait(sem_t *s, const struct timespec *t)
 
 /* --------------------------------------------------- joins and children -- */
 
-ALLOC_EXPORT int pthread_join(pthread_t th, void **ret)
+ALLOC_EXPORT ALLOC_EDGE int pthread_join(pthread_t th, void **ret)
 {
 	REAL(pthread_join);
 	SUSPEND(int, MEMINST_TSUSPEND_JOIN, real_(th, ret));
 }
 
-ALLOC_EXPORT pid_t wait(int *status)
+ALLOC_EXPORT ALLOC_EDGE pid_t wait(int *status)
 {
 	REAL(wait);
 	SUSPEND(pid_t, MEMINST_TSUSPEND_JOIN, real_(status));
 }
 
-ALLOC_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+ALLOC_EXPORT ALLOC_EDGE pid_t waitpid(pid_t pid, int *status, int options)
 {
 	REAL(waitpid);
 	SUSPEND(pid_t, MEMINST_TSUSPEND_JOIN, real_(pid, status, options));
@@ -210,38 +210,38 @@ ALLOC_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 
 /* ------------------------------------------------------------ sockets -- */
 
-ALLOC_EXPORT int accept(int fd, struct sockaddr *a, socklen_t *len)
+ALLOC_EXPORT ALLOC_EDGE int accept(int fd, struct sockaddr *a, socklen_t *len)
 {
 	REAL(accept);
 	SUSPEND(int, MEMINST_TSUSPEND_IO, real_(fd, a, len));
 }
 
-ALLOC_EXPORT int accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
+ALLOC_EXPORT ALLOC_EDGE int accept4(int fd, struct sockaddr *a, socklen_t *len, int flags)
 {
 	REAL(accept4);
 	SUSPEND(int, MEMINST_TSUSPEND_IO, real_(fd, a, len, flags));
 }
 
-ALLOC_EXPORT int connect(int fd, const struct sockaddr *a, socklen_t len)
+ALLOC_EXPORT ALLOC_EDGE int connect(int fd, const struct sockaddr *a, socklen_t len)
 {
 	REAL(connect);
 	SUSPEND(int, MEMINST_TSUSPEND_IO, real_(fd, a, len));
 }
 
-ALLOC_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+ALLOC_EXPORT ALLOC_EDGE ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	REAL(recv);
 	SUSPEND(ssize_t, MEMINST_TSUSPEND_IO, real_(fd, buf, n, flags));
 }
 
-ALLOC_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a,
+ALLOC_EXPORT ALLOC_EDGE ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *a,
 			      socklen_t *len)
 {
 	REAL(recvfrom);
 	SUSPEND(ssize_t, MEMINST_TSUSPEND_IO, real_(fd, buf, n, flags, a, len));
 }
 
-ALLOC_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+ALLOC_EXPORT ALLOC_EDGE ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	REAL(recvmsg);
 	SUSPEND(ssize_t, MEMINST_TSUSPEND_IO, real_(fd, msg, flags));

@@ -41,7 +41,7 @@ static void thread_end(void *arg)
 
 /* The new thread's first frame.  The cleanup handler also runs when the
 ** thread leaves by pthread_exit or is cancelled. */
-static void *thread_main(void *p)
+ALLOC_EDGE static void *thread_main(void *p)
 {
 	struct thread_tramp tp = *(struct thread_tramp *)p;
 	alloc_real.free(p);

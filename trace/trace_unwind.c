@@ -67,6 +67,11 @@ bool trace_unwind_is_libunwind(uintptr_t pc)
 	return pc >= unwind_lib_lo && pc < unwind_lib_hi;
 }
 
+bool trace_unwind_in_self(uintptr_t pc)
+{
+	return pc >= unwind_self_lo && pc < unwind_self_hi;
+}
+
 int trace_unwind_init(void)
 {
 	static bool done;
@@ -138,6 +143,37 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 		unw_cursor_t c;
 		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
 			n = unwind_walk(&c, frames, max);
+	}
+	unwind_depth--;
+	return n;
+}
+
+/* The careful walk alone, from a signal's context; *whole: it reached the
+** outermost frame (an unwinding error, or max frames, leave it false). */
+unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned max, bool *whole)
+{
+	*whole = false;
+	if (unwind_depth)
+		return 0;
+	unwind_depth++;
+	unw_cursor_t c;
+	unsigned n = 0;
+	if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0) {
+		while (n < max) {
+			unw_word_t ip;
+			if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+				break;
+			if (ip == 0) {
+				*whole = true;
+				break;
+			}
+			frames[n++] = ip;
+			int r = unw_step(&c);
+			if (r <= 0) {
+				*whole = r == 0;
+				break;
+			}
+		}
 	}
 	unwind_depth--;
 	return n;

@@ -1,0 +1,97 @@
+/*
+** snap_death.c — a program that a signal ends while it allocates, for
+** tests/integration/snap_death.sh.
+**
+** Usage: snap_death churn THREADS   main and THREADS threads allocate and
+**                                   free in a loop until killed
+**        snap_death handler         the program's own SIGTERM handler
+**
+** Runs preloaded.  Main holds 100 blocks of 1000 bytes, in the class named
+** after the executable.  churn writes "pid N" on stderr and "ready" on
+** stdout once every thread has allocated, then churns for ever: only a
+** signal ends it.  handler reports the SIGTERM action the program sees
+** before and after it sets its own, writes "pid N" and "ready", waits for
+** the signal, then says "handled" and exits with status 3: its output and
+** status must be those of an uninstrumented run.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *volatile held[100];
+static atomic_int started;
+static volatile sig_atomic_t got;
+
+static void churn(void)
+{
+	void *volatile keep[64] = {0};
+	for (unsigned i = 0;; i++) {
+		unsigned k = i % 64;
+		free(keep[k]);
+		keep[k] = malloc(16 + k * 24);
+		if (keep[k])
+			memset(keep[k], 1, 16);
+		if (i == 1000)
+			atomic_fetch_add(&started, 1);
+	}
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	churn();
+	return NULL;
+}
+
+static void on_term(int sig)
+{
+	got = sig;
+}
+
+static const char *action(int sig)
+{
+	struct sigaction sa;
+	if (sigaction(sig, NULL, &sa) != 0)
+		return "error";
+	if (sa.sa_flags & SA_SIGINFO)
+		return "siginfo";
+	return sa.sa_handler == SIG_DFL ? "default" : sa.sa_handler == SIG_IGN ? "ignore" : "handler";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return 2;
+	for (int i = 0; i < 100; i++)
+		held[i] = malloc(1000);
+	if (strcmp(argv[1], "handler") == 0) {
+		printf("before: %s\n", action(SIGTERM));
+		signal(SIGTERM, on_term);
+		printf("after: %s\n", action(SIGTERM));
+		fprintf(stderr, "pid %d\n", (int)getpid());
+		printf("ready\n");
+		fflush(stdout);
+		while (!got)
+			pause();
+		printf("handled %d\n", (int)got);
+		return 3;
+	}
+	int n = argc > 2 ? atoi(argv[2]) : 0;
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, worker, NULL) != 0)
+			return 1;
+	}
+	for (unsigned i = 0; atomic_load(&started) < n; i++) {
+		free(malloc(32));
+	}
+	fprintf(stderr, "pid %d\n", (int)getpid());
+	printf("ready\n");
+	fflush(stdout);
+	churn();
+}

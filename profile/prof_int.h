@@ -2,20 +2,21 @@
 ** prof_int.h — internal interfaces of profile/, the exact profiler's
 ** analysis: `inspect profile` and `inspect analyse` (fprof's steps 2, 3).
 **
-**   prof_sim.c      the call-stack simulation engine (prof_sim.h; no stdio,
-**                   meant to be built into libmeminst as well)
 **   prof_read.c     the trace file reader: header, chunks, checks
 **   prof_sym.c      function addresses to names with the MODULE records
 **   prof_model.c    the profile as the commands use it (times in ns, names)
 **   prof_db.c       the profile database (<meminst-profile.h>)
 **   prof_analyse.c  the fprof-style text and the JSON of `inspect analyse`
 **   prof_dump.c     --dump: the records as text
-**   prof_cct.c      calling-context trees of samples (prof_cct.h; no stdio)
 **   prof_samples.c  samples of a trace: aggregation while reading, then
 **                   functions, threads and the figures of the displays
 **   prof_display.c  the sampling displays: flat, tree, callers, anomalies
 **   prof_procs.c    the processes of a session side by side, the heaviest
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
+**
+** Below it, in engine/ (shared with libmeminst): the call-stack simulation
+** of exact traces (prof_sim.h) and the calling-context trees of samples
+** (prof_cct.h).
 **
 ** Errors follow the reader toolkit's rules (reader/reader_int.h): a function that fails prints
 ** one line "inspect: PATH: reason" and returns an INSP_EXIT_* code.

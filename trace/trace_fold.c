@@ -19,7 +19,7 @@
 ** The cost: one read of the whole trace file per call (twice when it holds
 ** SAMPLE_RESET records: the first pass finds them), and memory in
 ** proportion to the distinct stacks (the calling-context trees of
-** profile/prof_cct.c), taken from mmap and returned before the call ends.
+** engine/prof_cct.c), taken from mmap and returned before the call ends.
 ** Nothing here runs on the sampling path, and libc's allocations made for
 ** us (dladdr's) go untracked under the allocation layer's guard.
 **
@@ -47,7 +47,7 @@
 #include <unistd.h>
 
 #include "../alloc/alloc_int.h"
-#include "../profile/prof_cct.h"
+#include "../engine/prof_cct.h"
 #include "meminst.h"
 
 /* ------------------------------------------------------------- memory -- */

@@ -431,7 +431,7 @@ void trace_at_exit(void);                   /* destructor                  */
 
 /* "trace_prof.c": the in-process profiler (trace_output=profile).  Chunks
 ** go to trace_prof_sink, which feeds them to the simulation engine of
-** profile/prof_sim.c; trace_prof_write writes the PROFILE file. */
+** engine/prof_sim.c; trace_prof_write writes the PROFILE file. */
 extern bool trace_prof_on;
 int trace_prof_start(void);                 /* set the sink; -1 logged  */
 void trace_prof_write(void);                /* flushed first by the caller */

@@ -4,7 +4,7 @@
 **
 ** The writer's chunks do not go to a file: trace_sink hands each one to
 ** trace_prof_sink, which feeds it to the simulation engine of `inspect
-** profile` (profile/prof_sim.c, built into libmeminst too) under one spin
+** profile` (engine/prof_sim.c, built into libmeminst too) under one spin
 ** lock.  Chunks are 64 KiB of records, so the lock is taken once per ~3000
 ** calls of a thread.  At a stop and at exit the engine's rows are written
 ** as a PROFILE file (meminst-trace(5)): the header, thread 0's PROCESS,
@@ -24,7 +24,7 @@
 #define _GNU_SOURCE
 #include "trace_int.h"
 #include "../alloc/alloc_int.h"
-#include "../profile/prof_sim.h"
+#include "../engine/prof_sim.h"
 
 #include <errno.h>
 #include <stdio.h>

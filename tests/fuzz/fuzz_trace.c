@@ -1,6 +1,6 @@
 /*
 ** fuzz_trace.c — libFuzzer target for the trace reader and the simulation
-** engine (profile/prof_read.c, prof_sim.c) and everything that consumes
+** engine (profile/prof_read.c, engine/prof_sim.c) and everything that consumes
 ** their result: the model, the fprof text and JSON, and --dump.
 **
 ** Each input is a whole trace file, read from memory (fmemopen).  Beyond

@@ -1,5 +1,5 @@
 /*
-** test_sim.c — the simulation engine (profile/prof_sim.c) on hand-made
+** test_sim.c — the simulation engine (engine/prof_sim.c) on hand-made
 ** records with exactly known time stamps: every CNT, ACC and OWN below is
 ** worked out by hand in the comment beside the events.
 */

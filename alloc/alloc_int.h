@@ -814,6 +814,7 @@ size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, s
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */
+int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way */
 
 #pragma GCC visibility pop
 

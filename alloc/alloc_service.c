@@ -504,7 +504,9 @@ static bool svc_launch(void)
 	for (int i = 0; i < SVC_CONN_MAX; i++)
 		svc_conn[i].fd = -1;
 	if (alloc_opts.control)
-		svc.listen_fd = svc_control_open();
+		svc.listen_fd = alloc_sys_fd_high(svc_control_open());
+	svc.wake[0] = alloc_sys_fd_high(svc.wake[0]);
+	svc.wake[1] = alloc_sys_fd_high(svc.wake[1]);
 	svc.wake_ino = svc_fd_ino(svc.wake[0]);
 	svc.listen_ino = svc_fd_ino(svc.listen_fd);
 	sigset_t all, old;
@@ -524,6 +526,14 @@ static bool svc_launch(void)
 		return false;
 	}
 	pthread_detach(th);
+	/* only the thread reads the pipe and the socket: with a table of its
+	** own, the program's keeps just the pipe's write end (for the signal
+	** handler and the peak trigger) */
+	if (svc.own_table) {
+		close(svc.wake[0]);
+		if (svc.listen_fd >= 0)
+			close(svc.listen_fd);
+	}
 	/* known as ours before the program goes on: an _exit right after must
 	** not take it for a thread of the program (alloc_exit.c) */
 	while (!atomic_load(&svc.registered))

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <link.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -264,6 +265,29 @@ int alloc_sys_own_fd_table(const int *keep, unsigned nkeep)
 			return 0;
 		from = next + 1;
 	}
+}
+
+/*
+** Move a descriptor of meminst's out of the numbers a program gets: to the
+** lowest free one at or above 32 under the lower of 1024 and RLIMIT_NOFILE
+** (a program's own open, dup or pipe returns the lowest free number, so
+** without this its first file would be 5 or 6 rather than 3 while
+** meminst's threads run; and a daemon that closes every descriptor and
+** opens its own files would get ours back).  Not higher: the kernel's
+** table grows to the number.  Returns the new number (the old one closed),
+** or fd itself when no high number is free.  Async-signal-safe.
+*/
+int alloc_sys_fd_high(int fd)
+{
+	struct rlimit lim;
+	long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 1024 ? (long)lim.rlim_cur : 1024;
+	if (fd < 0 || top <= 64)
+		return fd;
+	int high = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, top - 32);
+	if (high < 0)
+		return fd;
+	syscall(SYS_close, fd);
+	return high;
 }
 
 /* Read a small file into buf (NUL-terminated).  Returns bytes or -1. */

@@ -108,7 +108,7 @@ int trace_file_create(const char *path)
 done:
 	if (fd < 0)
 		alloc_log("cannot create trace file %s: %s", path, strerror(errno));
-	return fd;
+	return alloc_sys_fd_high(fd);
 }
 
 /* May a file at path be replaced (by a rename over it)?  NULL when there
@@ -372,7 +372,8 @@ void trace_fio_start(int fd, size_t header)
 	int dfd = -1;
 #ifdef O_DIRECT
 	struct stat dst;
-	if (fio_regular && (dfd = open(trace_fio_path, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC)) >= 0 &&
+	if (fio_regular &&
+	    (dfd = alloc_sys_fd_high(open(trace_fio_path, O_WRONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC))) >= 0 &&
 	    (fstat(dfd, &dst) != 0 || dst.st_dev != fio_dev || dst.st_ino != fio_ino)) {
 		close(dfd);
 		dfd = -1;
@@ -407,7 +408,7 @@ void trace_file_check(void)
 		atomic_compare_exchange_strong(&fio_dfd, &dfd, -1);
 	if (fd < 0 || trace_sink || (fstat(fd, &st) == 0 && st.st_dev == fio_dev && st.st_ino == fio_ino))
 		return;
-	int nfd = open(trace_fio_path, O_WRONLY | (fio_regular ? 0 : O_APPEND) | O_CLOEXEC);
+	int nfd = alloc_sys_fd_high(open(trace_fio_path, O_WRONLY | (fio_regular ? 0 : O_APPEND) | O_CLOEXEC));
 	if (nfd < 0 || fstat(nfd, &st) != 0 || st.st_dev != fio_dev || st.st_ino != fio_ino) {
 		if (nfd >= 0)
 			close(nfd);

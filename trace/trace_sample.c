@@ -296,7 +296,7 @@ static int sample_perf_make(pid_t tid)
 	a.exclude_hv = 1;
 	a.disabled = 1;
 	a.wakeup_events = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = alloc_sys_fd_high((int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 	if (fd < 0)
 		return -1;
 	struct f_owner_ex owner = {F_OWNER_TID, tid};

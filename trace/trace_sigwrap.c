@@ -20,7 +20,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -170,15 +169,8 @@ ALLOC_EXPORT int pipe2(int fd[2], int flags)
 		return -1;
 	if (!trace_unwind_is_libunwind((uintptr_t)__builtin_return_address(0)))
 		return 0;
-	struct rlimit lim;
-	long top = syscall(SYS_getrlimit, RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 1024 ? (long)lim.rlim_cur : 1024;
-	for (int i = 0; i < 2 && top > 64; i++) {
-		int high = (int)syscall(SYS_fcntl, fd[i], F_DUPFD_CLOEXEC, top - 32);
-		if (high >= 0) {
-			syscall(SYS_close, fd[i]);
-			fd[i] = high;
-		}
-	}
+	fd[0] = alloc_sys_fd_high(fd[0]);
+	fd[1] = alloc_sys_fd_high(fd[1]);
 	return 0;
 }
 

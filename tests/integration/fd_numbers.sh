@@ -1,0 +1,51 @@
+# fd_numbers.sh — the descriptor numbers a program gets are those it gets
+# without meminst, whatever runs beside it: the snapshot service (control
+# channel, signal, peak and interval snapshots), the trace file, per-thread
+# CPU sampling, wall-clock sampling, and every launcher run.  A program's
+# open, dup and pipe return the lowest free number: meminst's descriptors
+# took 3 to 5, so a program's first file was 6, not 3 (and a listing of
+# /proc/self/fd showed them).  python3 prints its first numbers and its
+# descriptors below 100; mis and mim with each backend, and `meminst`.
+. "$top_srcdir/tests/integration/lib.sh"
+
+PY=/usr/bin/python3
+mi_need "$PY" python3
+
+numbers() {
+	mi_x "$PY" -c 'import os, threading
+t = threading.Thread(target=lambda: sum(range(100000)))
+t.start(); t.join()
+print(os.open("/dev/null", os.O_RDONLY), os.dup(0), os.pipe())
+print(sorted(int(f) for f in os.listdir("/proc/self/fd") if int(f) < 100))'
+}
+
+mi_reference "descriptor numbers" numbers || mi_finish
+for backend in $MEMINST_BACKENDS; do
+	for set in "mis,control=on" "mim,control=on" \
+		"mim,snapshot=$MI_TMP/s.%p.db,snapshot_at=exit+peak+signal,interval=10ms" \
+		"mim,alloc_sample=1024,trace_file=$MI_TMP/a.%p.trace" \
+		"off,sample=1000,trace_file=$MI_TMP/c.%p.trace" \
+		"off,sample=1000,sample_clock=wall,trace_file=$MI_TMP/w.%p.trace"; do
+		mi_case "descriptor numbers, $(echo "$set" | sed "s|$MI_TMP/||g")/$backend" \
+			"$set,backend=$backend" numbers
+	done
+done
+
+# The launcher: the snapshot service, the trace and sampling at once.
+launched() {
+	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -o "$MI_TMP/sess" \
+		"$PY" -c 'import os
+print(os.open("/dev/null", os.O_RDONLY), os.dup(0), os.pipe())
+print(sorted(int(f) for f in os.listdir("/proc/self/fd") if int(f) < 100))' 2>"$MI_TMP/launch.err"
+}
+plain() {
+	"$PY" -c 'import os
+print(os.open("/dev/null", os.O_RDONLY), os.dup(0), os.pipe())
+print(sorted(int(f) for f in os.listdir("/proc/self/fd") if int(f) < 100))'
+}
+why=
+want=$(plain)
+got=$(launched)
+[ "$got" = "$want" ] || mi_why_add "meminst: '$got', plain: '$want'"
+mi_verdict "descriptor numbers under the launcher" "$why" "$MI_TMP/launch.err" stderr
+mi_finish

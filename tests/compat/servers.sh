@@ -5,7 +5,8 @@
 # mim with control=on: `inspect status --pid` and `inspect snapshot --pid`
 # must answer while the server runs, and every snapshot (live, and at the
 # exit of each process) must be consistent.  Helpers in compat_lib.sh.
-#   lighttpd          double-forks itself, serves files on a unix socket
+#   lighttpd          double-forks itself, 2 forked workers (a control
+#                     channel each), serves files on a unix socket
 #   redis-server      --daemonize, 8 connections of redis-benchmark
 #   memcached         -d, 2 worker threads, a python3 client
 #   python3           -m http.server, threads, on a free TCP port
@@ -97,6 +98,7 @@ server.bind = "$lt/sock"
 server.pid-file = "$lt/pid"
 server.errorlog = "$lt/error.log"
 server.modules = ( "mod_staticfile" )
+server.max-worker = 2
 mimetype.assign = ( ".txt" => "text/plain" )
 EOF
 	srv_lighttpd() {
@@ -113,6 +115,11 @@ EOF
 		done | cksum
 		curl -sS -o /dev/null -w '%{http_code}\n' --unix-socket "$lt/sock" http://localhost/none
 		srv_live "$pid"
+		workers=$(pgrep -P "$pid")
+		echo "$workers" | wc -w
+		for w in $workers; do # forked by a control=on process: a channel each
+			srv_live "$w"
+		done
 		kill -TERM "$pid"
 		srv_gone "$pid"
 	}

@@ -5,7 +5,8 @@
 #   check NAME COMMAND...    the comparison with the plain run, under every
 #                            mode and backend, then the snapshot run
 #   live_stdin NAME INPUT COMMAND...   a live snapshot of a running program
-#   poll, bg_track, live_snapshot       for programs run in the background
+#   poll, bg_track, live_snapshot,      for programs run in the background
+#   children
 
 : "${MEMINST_TEST_MODES:=mis mim}"
 MEMINST_TEST_MODES=$(echo "$MEMINST_TEST_MODES" | sed 's/\boff\b//')
@@ -58,6 +59,13 @@ trap compat_cleanup EXIT
 # bg_track PID: kill PID when the test ends.
 bg_track() {
 	echo "$1" >>"$COMPAT_PIDS"
+}
+
+# children PID: the pids of PID's children, from /proc (pgrep is in
+# procps, which a minimal system may lack).
+children() {
+	sed -n 's/^\([0-9]*\) (.*) [A-Za-z] \([0-9]*\) .*/\1 \2/p' /proc/[0-9]*/stat 2>/dev/null |
+		awk -v parent="$1" '$2 == parent { print $1 }'
 }
 
 # poll COUNT COMMAND...: run COMMAND every 50 ms until it succeeds, at most

@@ -115,7 +115,7 @@ EOF
 		done | cksum
 		curl -sS -o /dev/null -w '%{http_code}\n' --unix-socket "$lt/sock" http://localhost/none
 		srv_live "$pid"
-		workers=$(pgrep -P "$pid")
+		workers=$(children "$pid")
 		echo "$workers" | wc -w
 		for w in $workers; do # forked by a control=on process: a channel each
 			srv_live "$w"
@@ -312,8 +312,8 @@ if have daemon daemon; then
 			-- /usr/bin/sort -n -o "$MI_TMP/sorted" "$gate"
 		echo "start $?"
 		pid=$(srv_pidfile "$MI_TMP/daemon.pid") || { echo "no pid file"; return 1; }
-		poll 400 pgrep -P "$pid" >/dev/null
-		client=$(pgrep -P "$pid" | head -n 1)
+		poll 400 sh -c "grep -q '^[0-9]* (.*) [A-Za-z] $pid ' /proc/[0-9]*/stat 2>/dev/null"
+		client=$(children "$pid" | head -n 1)
 		srv_live "$pid"
 		[ -z "$client" ] || srv_live "$client"
 		cat "$MI_TMP/unsorted" >"$gate"

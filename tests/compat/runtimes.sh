@@ -129,7 +129,7 @@ EOF2
 		cd "$MI_TMP/gomod" || return 1
 		rm -rf "$MI_TMP/gocache" prog
 		export GOCACHE="$MI_TMP/gocache" GOPATH="$MI_TMP/gopath" GOFLAGS= \
-			GO111MODULE=on GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off
+			GO111MODULE=on GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off GOENV=off
 	}
 	gow() {
 		(

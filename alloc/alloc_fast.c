@@ -322,11 +322,13 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	char *user = (char *)base + sizeof(alloc_mhdr_t);
 	alloc_mhdr_t *m = (alloc_mhdr_t *)base;
 	alloc_slot_t *ts, *cs;
-	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_track_mim_locked(base, size, allocator, site);
+	if (unlikely(tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+		goto slow;
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
 	if (unlikely(t->site_cache[i].site != site))
@@ -394,12 +396,13 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 {
 	alloc_thread_t *t = alloc_tls.thr;
 	alloc_slot_t *ts, *cs;
-	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) ||
-		     alloc_boot_owns(user)))
+	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_free_mim_locked(user, site);
+	if (unlikely(((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) || alloc_boot_owns(user)))
+		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	uint64_t meta = m->h.meta, sizew = m->h.size;
 	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))

@@ -149,9 +149,16 @@ static void fast_check(fast_model_t *m, const uint32_t *types, uint32_t cls, uin
 		fast_reset(&m->thread, 1);
 }
 
+static bool fast_lists_shared; /* mim: every list as without membarrier */
+
 static void fast_same_counts(int mode)
 {
 	ut_start(ut_modes[mode]);
+	if (fast_lists_shared) { /* as alloc_thread_init leaves it then */
+		alloc_map_bias = false;
+		if (alloc_tls.thr)
+			atomic_fetch_or(&alloc_tls.thr->own_list->stop, ALLOC_LIST_SHARED);
+	}
 	static fast_block_t live[FAST_LIVE];
 	fast_model_t m;
 	uint32_t types[FAST_SITES];
@@ -331,4 +338,19 @@ ParameterizedTest(int *mode, fast, same_counts_with_the_fence_bit)
 {
 	atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE); /* as alloc_thread_init does then */
 	fast_same_counts(*mode);
+}
+
+/* Without membarrier no list is biased: mim's fast paths take the thread's
+** list by its lock (their locked instances) and count the same. */
+ParameterizedTestParameters(fast, same_counts_with_shared_lists)
+{
+	static int idx[] = {1, 3}; /* the mim modes of ut_modes */
+	return cr_make_param_array(int, idx, ut_nmodes > 2 ? 2 : 1);
+}
+
+ParameterizedTest(int *mode, fast, same_counts_with_shared_lists)
+{
+	fast_lists_shared = true;
+	fast_same_counts(*mode);
+	cr_assert(atomic_load(&alloc_tls.thr->own_list->stop) & ALLOC_LIST_SHARED);
 }

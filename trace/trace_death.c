@@ -337,7 +337,8 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 				continue;
 			atomic_store(&death_sig, sig);
 			atomic_store(&death_tid, self);
-			trace_death_flush();
+			if (!trace_sink) /* the in-process profiler is written at exit only */
+				trace_death_flush();
 			bool snap = sig != SIGABRT && alloc_exit_death_wanted();
 			atomic_store(&death_state, snap ? D_WAIT : D_DYING);
 			if (!snap)
@@ -346,7 +347,8 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 			st = D_WAIT;
 		}
 		if (st == D_FLUSH && atomic_load(&death_tid) != self) {
-			trace_death_flush(); /* waits for the one under way */
+			if (!trace_sink)
+				trace_death_flush(); /* waits for the one under way */
 			sched_yield();
 			continue;
 		}

@@ -8,6 +8,10 @@
 #   poll, bg_track, live_snapshot,      for programs run in the background
 #   children
 
+# Some of the programs (lighttpd, e2fsck, start-stop-daemon) live in sbin,
+# which is not in every user's PATH.
+case :$PATH: in *:/usr/sbin:*) ;; *) PATH=$PATH:/usr/sbin:/sbin ;; esac
+
 : "${MEMINST_TEST_MODES:=mis mim}"
 MEMINST_TEST_MODES=$(echo "$MEMINST_TEST_MODES" | sed 's/\boff\b//')
 LONG=${COMPAT_LONG:-0}

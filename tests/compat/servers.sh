@@ -10,7 +10,7 @@
 #   redis-server      --daemonize, 8 connections of redis-benchmark
 #   memcached         -d, 2 worker threads, a python3 client
 #   python3           -m http.server, threads, on a free TCP port
-#   tmux              the server double-forks and closes every descriptor;
+#   tmux              the client forks the server, which daemonizes; it
 #                     calls malloc_trim; panes run shell commands
 #   dbus-daemon       --fork, dbus-send clients
 #   daemon            double-forks, closes every descriptor, runs sort
@@ -236,9 +236,9 @@ fi
 
 # ---------------------------------------------------------------- tmux --
 
-# The first client starts the server, which forks twice and closes every
-# descriptor; the panes run shell commands (instrumented too, as the
-# server's children); the other clients run plain, and the last stops it.
+# The first client forks the server, which daemonizes (a second fork); the
+# panes run shell commands (instrumented too, as the server's children);
+# the other clients run plain, and the last stops it.
 if have tmux tmux; then
 	tm=$MI_TMP/tmux
 	mkdir -p "$tm"

@@ -345,14 +345,21 @@ static int svc_control_open(void)
 
 /* -------------------------------------------------------------- thread -- */
 
-static void svc_drain_wake(void)
+/*
+** Store what is pending.  The signal handler sets svc_sig_pending before it
+** writes its byte, so the flag alone says whether a signal came: the bytes
+** only wake the thread.  Only the thread reads the pipe (from_thread): with
+** a table of its own, the program's table no longer holds the read end, and
+** its number may be a file of the program's; a byte the exit's flush leaves
+** there wakes the thread for nothing (when the bytes counted too, a signal
+** raised just before exit gave two signal snapshots).
+*/
+static void svc_drain_wake(bool from_thread)
 {
 	char buf[64];
 	bool sig = atomic_exchange(&svc_sig_pending, false);
-	ssize_t n;
-	while ((n = read(svc.wake[0], buf, sizeof buf)) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			sig |= buf[i] == 's';
+	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
+		;
 	alloc_snap_t *im = atomic_exchange(&svc.peak_image, NULL);
 	if (im) {
 		alloc_snap_store_configured(im);
@@ -402,7 +409,7 @@ static void *svc_main(void *arg)
 		if ((r > 0 && (p[0].revents & POLLIN)) || atomic_load(&svc_sig_pending) ||
 		    atomic_load(&svc.peak_image)) {
 			pthread_mutex_lock(&svc.busy);
-			svc_drain_wake();
+			svc_drain_wake(true);
 			pthread_mutex_unlock(&svc.busy);
 		}
 		for (int i = 2; r > 0 && i < nfds; i++) {
@@ -442,7 +449,7 @@ void alloc_service_flush(void)
 	if (!svc.running)
 		return;
 	pthread_mutex_lock(&svc.busy);
-	svc_drain_wake();
+	svc_drain_wake(false);
 	pthread_mutex_unlock(&svc.busy);
 }
 

@@ -73,6 +73,18 @@ if have fzf fzf; then
 		mi_x fzf --filter "'item 99" --no-sort <"$MI_TMP/fzf.in" | cksum
 	}
 	mi_compare fzf fzw && live_stdin fzf "$MI_TMP/fzf.in" fzf --filter '12 3'
+	# as a new user runs it: the launcher's output and status are the
+	# program's, and the cut trace is explained
+	fzf --filter '12 3' <"$MI_TMP/fzf.in" >"$MI_TMP/fzf.plain"
+	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -q -o "$MI_TMP/fzf.sess" \
+		fzf --filter '12 3' <"$MI_TMP/fzf.in" >"$MI_TMP/fzf.out" 2>"$MI_TMP/fzf.err"
+	rc=$?
+	why=
+	[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
+	cmp -s "$MI_TMP/fzf.plain" "$MI_TMP/fzf.out" || mi_why_add "stdout differs"
+	grep -q 'cut after .*exit_group system call itself, as Go programs do' "$MI_TMP/fzf.err" ||
+		mi_why_add "the cut trace is not explained"
+	mi_verdict "fzf under meminst (the launcher)" "$why" "$MI_TMP/fzf.err" stderr
 fi
 
 # go itself (the go command is dynamically linked; the tools it runs are

@@ -91,6 +91,7 @@ typedef struct alloc_options_s {
 	size_t trace_file_len;
 	int trace_threads;      /* trace_threads=: 0 default(all), 1 all, 2 family */
 	int trace_output;       /* trace_output=: 0 default(events), 1 events, 2 profile */
+	int trace_sites;        /* trace_sites=: 0 default(off), 1 off, 2 on: CALL records with call sites */
 	bool control;           /* control=on                               */
 	int snapshot_signal;    /* snapshot_signal=USR2 (the default)       */
 	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */

@@ -242,7 +242,7 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 /* Every key, for the "did you mean" hint and the list of known keys. */
 #define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
-	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "control", \
+	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "trace_sites", "control", \
 	"print", "on_error", "quiet"
 static const char OPT_UNKNOWN_KEY[] = "unknown key";
 
@@ -327,6 +327,11 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			o->trace_output = 2;
 		else
 			return "expected events or profile";
+	} else if (opt_is(k, "trace_sites")) {
+		bool on;
+		const char *why = opt_switch(v, &on);
+		o->trace_sites = why ? 0 : on ? 2 : 1;
+		return why;
 	} else if (opt_is(k, "control")) {
 		return opt_switch(v, &o->control);
 	} else if (opt_is(k, "snapshot_signal")) {

@@ -173,7 +173,11 @@ static inline uint64_t meminst_trace_checksum(const uint64_t *w, uint64_t n)
 
 enum meminst_trec_kind {
 	/* fixed size ------------------------------------------------------- */
-	/* [head, fn, call_site]: entered fn, called from call_site          */
+	/* [head, fn, call_site]: entered fn, called from call_site (a return
+	** address into the caller; 0 unknown).  Versions 2 and 3 write it for
+	** calls when the run asked for sites (trace_sites=on), else one of
+	** the forms below; in events chunks it sets the bases of the one-word
+	** forms as CALL_FN does                                            */
 	MEMINST_TREC_CALL = 1,
 	/* [head, fn]: returned from fn                                      */
 	MEMINST_TREC_RETURN = 2,
@@ -207,7 +211,7 @@ enum meminst_trec_kind {
 	**   high half is that of the chunk's last CALL, RETURN or CALL_FN
 	**   (0 at the chunk's start).
 	** A writer uses CALL_FN or RETURN when the time or the address does not
-	** fit.  No call site is recorded.                                   */
+	** fit.  No call site is recorded (CALL records one: trace_sites=on). */
 	MEMINST_TREC_CALL32 = 11,
 	MEMINST_TREC_RET32 = 12,
 	/* [head, fn]: entered fn (version 2: CALL without the call site)    */

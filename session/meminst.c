@@ -53,7 +53,8 @@ void sess_error(const char *fmt, ...)
 ** mistake the same way; the bash completion reads that --help. */
 enum { OPT_MIS = INSP_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
        OPT_SNAPSHOT_AT, OPT_SITE_DEPTH, OPT_SITE_SKIP, OPT_TRACE, OPT_SAMPLE, OPT_SAMPLE_CLOCK,
-       OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION };
+       OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION,
+       OPT_TRACE_SITES };
 
 static const char *const backend_words[] = {"system", "jemalloc", NULL};
 static const char *const clock_words[] = {"wall", "cpu", NULL};
@@ -80,6 +81,8 @@ static const struct insp_option launcher_options[] = {
 	{"", 0, INSP_OT_FLAG, NULL, "Time:"},
 	{"trace", 0, INSP_OT_WORD, NULL, "exact tracing of code built with -finstrument-functions\n(default wall)",
 	 OPT_TRACE, 0, 0, clock_words, true},
+	{"trace-sites", 0, INSP_OT_FLAG, NULL, "with --trace: record each call's call site too (callgrind\n"
+	 "exports put calls on their lines; 24 bytes a call, not 8)", OPT_TRACE_SITES},
 	{"sample", 0, INSP_OT_INT, "HZ", "statistical sampling, HZ per second, 1 to 10000\n(default 100)",
 	 OPT_SAMPLE, 1, 10000, NULL, true},
 	{"sample-clock", 0, INSP_OT_WORD, NULL, "cpu (default: CPU time only) or wall (also while blocked)", OPT_SAMPLE_CLOCK, 0, 0, sample_clock_words},
@@ -204,6 +207,7 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 					      "begins), at most 32");
 		break;
 	case OPT_TRACE: o->trace_clock = g->value ? g->value : "wall"; break;
+	case OPT_TRACE_SITES: o->trace_sites = true; break;
 	case OPT_SAMPLE: o->sample_hz = g->value ? (unsigned)g->num : 100; break;
 	case OPT_SAMPLE_CLOCK: o->sample_clock = g->value; break;
 	case OPT_ALLOC_SAMPLE: o->alloc_sample = g->size; break;
@@ -227,6 +231,9 @@ static int check_options(const struct insp_opts *io, struct launcher_args *la)
 		return insp_cmd_error(io, &launcher_spec, "--no-time contradicts --trace and --sample");
 	if (!la->no_time && !o->trace_clock && !o->sample_hz)
 		o->sample_hz = 100;
+	if (o->trace_sites && !o->trace_clock)
+		return insp_cmd_error(io, &launcher_spec, "--trace-sites needs --trace (it records the call sites "
+				      "of traced calls)");
 	if (o->sample_clock && !o->sample_hz)
 		return insp_cmd_error(io, &launcher_spec, "--sample-clock needs sampling; this run has none "
 				      "(--trace without --sample, or --no-time)");
@@ -306,7 +313,7 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 			ADD(",site_skip=%s", o->site_skip);
 	}
 	if (o->trace_clock)
-		ADD(",trace=%s", o->trace_clock);
+		ADD(",trace=%s%s", o->trace_clock, o->trace_sites ? ",trace_sites=on" : "");
 	if (o->sample_hz)
 		ADD(",sample=%u", o->sample_hz);
 	if (o->sample_clock)

@@ -29,6 +29,7 @@ struct sess_opts {
 	const char *mode;        /* "off", "mis", "mim"                      */
 	const char *backend;     /* NULL: the library's default              */
 	const char *trace_clock; /* NULL, "wall", "cpu"                      */
+	bool trace_sites;        /* --trace-sites: MEMINST trace_sites=on     */
 	unsigned sample_hz;      /* 0: none                                  */
 	const char *sample_clock;
 	unsigned sample_depth;     /* --sample-depth; 0: the library's default */

@@ -31,6 +31,7 @@ __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
 _Atomic uint32_t trace_gen;
 _Atomic int trace_on;
 bool trace_all_threads = true;
+bool trace_sites;
 bool trace_alloc_watch;
 void (*trace_call_hook)(void *fn);
 _Atomic int trace_armed;
@@ -146,14 +147,22 @@ static inline __attribute__((always_inline)) bool call_leaf(trace_stream_t *s, u
 /* Append a call or return: one word (CALL32, RET32; a return right after
 ** its call: LEAF32) when the time since the chunk's last one fits 24 bits
 ** and the address shares its high half with the last full one, else two
-** (CALL_FN, RETURN) that set both again.  `now` is the time stamp (from
-** trace_t0); ev.last holds raw readings. */
+** (CALL_FN, RETURN) that set both again.  With trace_sites a call is the
+** three-word CALL [head, fn, site], which sets both too (returns stay as
+** they are).  `now` is the time stamp (from trace_t0); ev.last holds raw
+** readings. */
 static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsigned kind, void *fn,
-							   uint64_t now)
+							   void *site, uint64_t now)
 {
 	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, raw = now + trace_t0, d = raw - t->ev.last;
 	bool call = kind == MEMINST_TREC_CALL;
-	if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
+	if (call && trace_sites) {
+		p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, now);
+		p[1] = a;
+		p[2] = (uintptr_t)site;
+		t->ev.pos = t->ev.floor = p + 3; /* no LEAF32 over it */
+		t->ev.hi = a >> 32;
+	} else if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
 		if (call || !call_leaf(&t->ev, p, a, d)) {
 			p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
 			t->ev.pos = p + 1;
@@ -195,28 +204,28 @@ NOINST bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark)
 }
 
 /* call_slow's work on the claimed record t. */
-static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
+static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn, void *site)
 {
 	/* flush first: its CLOCK record must not be later (room for a
 	** SUSPEND of <preempted> too) */
 	if (t->ev.pos + 5 > t->ev.end)
 		trace_ev_flush(t);
-	if (t->ev.pos + 2 > t->ev.end) { /* the exit flush has the buffer */
+	if (t->ev.pos + 3 > t->ev.end) { /* the exit flush has the buffer */
 		t->ev.lost++;
 		return;
 	}
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
 		call_gap(t);
-	call_put(t, kind, fn, trace_now_inline());
+	call_put(t, kind, fn, site, trace_now_inline());
 }
 
 /* What the hooks' fast path leaves: other clocks, a full buffer, a time or
 ** address that does not fit one word, a thread to start or stop, a stream
 ** already claimed.  call_sync may stop the thread's record or start one:
-** each is claimed while written. */
+** each is claimed while written.  With trace_sites every call and return
+** comes here (call_fast_gen is 0), and a call records its site. */
 static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
 {
-	(void)site; /* not recorded (meminst-trace(5), version 2) */
 	uint32_t mark = trace_sp_mark();
 	trace_thr_t *held = trace_cur;
 	if (held && !trace_ev_claim(held, mark))
@@ -228,7 +237,7 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 		held = t && trace_ev_claim(t, mark) ? t : NULL;
 	}
 	if (held)
-		call_slow_put(held, kind, fn);
+		call_slow_put(held, kind, fn, site);
 	else if (!t && kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
 		trace_call_hook(fn);
 	if (held)
@@ -412,7 +421,7 @@ void trace_stop_after_failure(void)
 
 /* Start tracing with these settings; the calling thread heads the family.
 ** 0, or -1 with one line logged. */
-static int call_start(int clock, const char *file, size_t file_len, int threads, int output)
+static int call_start(int clock, const char *file, size_t file_len, int threads, int output, int sites)
 {
 	int rc = -1;
 	trace_tls.busy++;
@@ -451,6 +460,7 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	}
 	trace_want_clock = want;
 	trace_all_threads = threads != 2;
+	trace_sites = sites == 2;
 	if (profile && trace_prof_start() < 0)
 		goto out;
 	if (trace_file_ensure() < 0)
@@ -464,7 +474,9 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	trace_arm(1);
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
-	atomic_store(&call_fast_gen, trace_clock == MEMINST_TRACE_CLOCK_TSC ? g : 0);
+	/* the hooks' fast path writes no call site: with trace_sites every
+	** call goes to call_slow */
+	atomic_store(&call_fast_gen, trace_clock == MEMINST_TRACE_CLOCK_TSC && !trace_sites ? g : 0);
 	if (trace_fio_failed()) /* a write failed meanwhile, before tracing was on */
 		call_turn_off();
 	rc = 0;
@@ -505,7 +517,7 @@ int trace_start_from_env(void)
 	if (!alloc_opts.trace_clock)
 		return 0;
 	if (call_start(alloc_opts.trace_clock, alloc_opts.trace_file, alloc_opts.trace_file_len,
-		       alloc_opts.trace_threads, alloc_opts.trace_output) < 0) {
+		       alloc_opts.trace_threads, alloc_opts.trace_output, alloc_opts.trace_sites) < 0) {
 		alloc_log("tracing is off");
 		return -1;
 	}
@@ -537,7 +549,7 @@ static int call_parse(const char *options, const char *who, alloc_options_t *o)
 	}
 	if (o->mode != MEMINST_MODE_OFF || o->snapshot || o->interval_ns || o->sample_hz ||
 	    o->alloc_sample || o->control) {
-		alloc_log("%s: only trace, trace_file, trace_threads and trace_output are accepted", who);
+		alloc_log("%s: only trace, trace_file, trace_threads, trace_output and trace_sites are accepted", who);
 		return -1;
 	}
 	return 0;
@@ -562,7 +574,8 @@ ALLOC_EXPORT int meminst_trace_start(const char *options)
 			  own_file ? o.trace_file : alloc_opts.trace_file,
 			  own_file ? o.trace_file_len : alloc_opts.trace_file_len,
 			  o.trace_threads ? o.trace_threads : alloc_opts.trace_threads,
-			  o.trace_output ? o.trace_output : alloc_opts.trace_output);
+			  o.trace_output ? o.trace_output : alloc_opts.trace_output,
+			  o.trace_sites ? o.trace_sites : alloc_opts.trace_sites);
 }
 
 ALLOC_EXPORT int meminst_trace_stop(void)
@@ -600,7 +613,8 @@ ALLOC_EXPORT void *meminst_trace_apply(void *(*fn)(void *), void *arg, const cha
 	if (!atomic_load(&trace_on) && call_parse(options, "meminst_trace_apply", &o) == 0)
 		started = call_start(o.trace_clock, o.trace_file, o.trace_file_len,
 				     o.trace_threads ? o.trace_threads : 2,
-				     o.trace_output ? o.trace_output : alloc_opts.trace_output) == 0;
+				     o.trace_output ? o.trace_output : alloc_opts.trace_output,
+				     o.trace_sites ? o.trace_sites : alloc_opts.trace_sites) == 0;
 	void *r = fn(arg);
 	if (started && !(flags & MEMINST_TRACE_CONTINUE))
 		call_stop(true);

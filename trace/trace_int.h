@@ -319,6 +319,7 @@ extern __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
 extern _Atomic uint32_t trace_gen;
 extern _Atomic int trace_on;        /* exact call tracing is on           */
 extern bool trace_all_threads;      /* else only the starter's family     */
+extern bool trace_sites;            /* trace_sites=on: CALL with call site */
 
 /* The file's clock (enum meminst_trace_clock; 0 before the file is set). */
 extern int trace_clock;

@@ -203,7 +203,7 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	"--snapshot-at=peak+peak" "--snapshot-at=exit+" "--snapshot-at=later" \
 	"--site-depth=0" "--site-depth=33" "--site-depth=users" "--site-depth=+5" \
 	"--no-time --trace" "--control --no-memory" "--no-memory --control" "--control=on" \
-	"--trace --sample-clock=wall" "--no-time --sample-clock=wall" \
+	"--trace --sample-clock=wall" "--no-time --sample-clock=wall" "--trace-sites" "--sample --trace-sites" \
 	"--mis --mim" "--mim --no-memory" \
 	"--site-skip=a,,b" "--site-skip=*" "--site-skip=" "--site-skip=zmalloc-x" "--bogus" ""; do
 	why=

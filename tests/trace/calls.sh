@@ -2,7 +2,8 @@
 # calls.sh — exact tracing counts every call: recursion, mutual recursion,
 # a 10000-deep stack, four threads, a function that sleeps (suspend) and
 # one that allocates (<alloc>), and a fork; preloaded (gcc, and clang when
-# installed) and linked, wall and cpu clocks, modes off, mis and mim.
+# installed) and linked, wall and cpu clocks, modes off, mis and mim; with
+# trace_sites=on, every call has its call site and the figures are the same.
 . "$top_srcdir/tests/trace/trace_lib.sh"
 command -v python3 >/dev/null 2>&1 || { echo "skip  calls: python3 is needed"; exit 77; }
 
@@ -20,6 +21,10 @@ check_case() {
 		[ "$(tr_field "$chk" "$t" lost)" = 0 ] || mi_why_add "thread $t lost records"
 		[ "$(tr_field "$chk" "$t" calls)" = "$(tr_field "$chk" "$t" returns)" ] ||
 			[ "$case" = fork ] || mi_why_add "thread $t calls and returns differ"
+		# trace_sites=on: every call has its site; else none has
+		sites=0
+		case $label in *trace_sites=on*) sites=$(tr_field "$chk" "$t" calls) ;; esac
+		[ "$(tr_field "$chk" "$t" sites)" = "$sites" ] || mi_why_add "thread $t: $(tr_field "$chk" "$t" sites) call sites, not $sites"
 	done
 	if tr_analyse "$trace"; then
 		tr_assert "$trace.json" "$out" "$case" "$clock"
@@ -69,6 +74,8 @@ run_config preload gcc "mis," cpu
 run_config preload gcc "mim," wall
 run_config linked linked "" cpu
 run_config linked linked "mim," wall
+run_config preload sites "trace_sites=on," wall
+run_config linked sites "mis,trace_sites=on," cpu
 
 if command -v clang >/dev/null 2>&1; then
 	CLANG_TARGET=$MI_TMP/trace_target_clang

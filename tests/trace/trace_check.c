@@ -11,7 +11,8 @@
 **   modules N  process EXE
 **   end                              the file was closed in order (END)
 **   thread NO tid TID parent P calls C returns R suspend S (SUSPEND_NS ns)
-**          alloc A on N off M exit E lost L unordered U
+**          alloc A on N off M exit E lost L unordered U sites K
+**                                    (K: CALL records with a call site)
 **   call NO ADDR COUNT               per thread and function, CALL records
 **   alloc NO OP COUNT                per thread and allocation op
 **   suspend NO REASON COUNT
@@ -36,6 +37,7 @@ struct thr {
 	uint64_t tid, parent, calls, returns, suspend, suspend_ticks, alloc, on, off, exit, lost;
 	uint64_t unordered, last_time, seq[2];
 	uint64_t allocs[8], reasons[16];
+	uint64_t sites;   /* CALL records with a call site */
 };
 
 static struct thr thr[MAX_THREADS];
@@ -88,7 +90,11 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 			th->last_time = time;
 		}
 		switch (k) {
-		case MEMINST_TREC_CALL: th->calls++; count_call(t, w[i + 1]); break;
+		case MEMINST_TREC_CALL:
+			th->calls++;
+			th->sites += w[i + 2] != 0;
+			count_call(t, w[i + 1]);
+			break;
 		case MEMINST_TREC_RETURN: th->returns++; break;
 		case MEMINST_TREC_THREAD_START:
 			th->tid = (uint32_t)w[i + 1];
@@ -209,9 +215,9 @@ int main(int argc, char **argv)
 								    : (double)th->suspend_ticks;
 		printf("thread %u tid %" PRIu64 " parent %" PRIu64 " calls %" PRIu64 " returns %" PRIu64
 		       " suspend %" PRIu64 " %.0f ns alloc %" PRIu64 " on %" PRIu64 " off %" PRIu64
-		       " exit %" PRIu64 " lost %" PRIu64 " unordered %" PRIu64 "\n",
+		       " exit %" PRIu64 " lost %" PRIu64 " unordered %" PRIu64 " sites %" PRIu64 "\n",
 		       t, th->tid, th->parent, th->calls, th->returns, th->suspend, sus_ns, th->alloc,
-		       th->on, th->off, th->exit, th->lost, th->unordered);
+		       th->on, th->off, th->exit, th->lost, th->unordered, th->sites);
 		for (unsigned k = 0; k < 16; k++) {
 			if (k < 8 && th->allocs[k])
 				printf("alloc %u %u %" PRIu64 "\n", t, k, th->allocs[k]);

@@ -331,6 +331,18 @@ Test(options, tracing_and_sampling_items_are_supported)
 	opt_bad_item("trace_threads=most", "trace_threads=most", "all or family");
 }
 
+/* trace_sites=on|off: CALL records with call sites (0: not given). */
+Test(options, trace_sites)
+{
+	cr_assert_eq(opt_ok("trace=wall").trace_sites, 0);
+	cr_assert_eq(opt_ok("trace=wall,trace_sites=on").trace_sites, 2);
+	cr_assert_eq(opt_ok("trace_sites=yes,trace_sites=off").trace_sites, 1);
+	opt_bad_item("trace_sites=some", "trace_sites=some", "on/off");
+	alloc_options_t o = opt_ok("trace=cpu,trace_sites=on");
+	char err[ALLOC_OPTIONS_ERRMAX] = "";
+	cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), 0, "%s", err);
+}
+
 /* trace_output=events|profile; a profile holds no samples. */
 Test(options, trace_output)
 {

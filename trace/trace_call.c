@@ -147,22 +147,14 @@ static inline __attribute__((always_inline)) bool call_leaf(trace_stream_t *s, u
 /* Append a call or return: one word (CALL32, RET32; a return right after
 ** its call: LEAF32) when the time since the chunk's last one fits 24 bits
 ** and the address shares its high half with the last full one, else two
-** (CALL_FN, RETURN) that set both again.  With trace_sites a call is the
-** three-word CALL [head, fn, site], which sets both too (returns stay as
-** they are).  `now` is the time stamp (from trace_t0); ev.last holds raw
-** readings. */
+** (CALL_FN, RETURN) that set both again.  `now` is the time stamp (from
+** trace_t0); ev.last holds raw readings. */
 static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsigned kind, void *fn,
-							   void *site, uint64_t now)
+							   uint64_t now)
 {
 	uint64_t *p = t->ev.pos, a = (uintptr_t)fn, raw = now + trace_t0, d = raw - t->ev.last;
 	bool call = kind == MEMINST_TREC_CALL;
-	if (call && trace_sites) {
-		p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, now);
-		p[1] = a;
-		p[2] = (uintptr_t)site;
-		t->ev.pos = t->ev.floor = p + 3; /* no LEAF32 over it */
-		t->ev.hi = a >> 32;
-	} else if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
+	if (trace_likely((d >> MEMINST_TREC_DELTA_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {
 		if (call || !call_leaf(&t->ev, p, a, d)) {
 			p[0] = (call ? MEMINST_TREC_CALL32 : MEMINST_TREC_RET32) | d << 8 | a << 32;
 			t->ev.pos = p + 1;
@@ -203,28 +195,54 @@ NOINST bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark)
 	return nested;
 }
 
-/* call_slow's work on the claimed record t. */
-static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn, void *site)
+/* call_slow's work on the claimed record t: flush first when the buffer
+** is nearly full (its CLOCK record must not be later; room for a SUSPEND
+** of <preempted> too); false when the exit flush has the buffer (no room
+** for the `words` of the record). */
+static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t, unsigned words)
 {
-	/* flush first: its CLOCK record must not be later (room for a
-	** SUSPEND of <preempted> too) */
 	if (t->ev.pos + 5 > t->ev.end)
 		trace_ev_flush(t);
-	if (t->ev.pos + 3 > t->ev.end) { /* the exit flush has the buffer */
+	if (t->ev.pos + words > t->ev.end) {
 		t->ev.lost++;
-		return;
+		return false;
 	}
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
 		call_gap(t);
-	call_put(t, kind, fn, site, trace_now_inline());
+	return true;
+}
+
+static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
+{
+	if (call_slow_room(t, 2))
+		call_put(t, kind, fn, trace_now_inline());
+}
+
+/* trace_sites=on: a call is the three-word CALL [head, fn, site], which
+** sets the bases of the one-word forms as CALL_FN does (and ends the
+** floor: no LEAF32 is made over it). */
+static NOINST __attribute__((noinline)) void call_slow_put_site(trace_thr_t *t, void *fn, void *site)
+{
+	if (!call_slow_room(t, 3))
+		return;
+	uint64_t now = trace_now_inline(), *p = t->ev.pos, a = (uintptr_t)fn;
+	p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, now);
+	p[1] = a;
+	p[2] = (uintptr_t)site;
+	t->ev.pos = t->ev.floor = p + 3;
+	t->ev.hi = a >> 32;
+	t->ev.last = now + trace_t0;
 }
 
 /* What the hooks' fast path leaves: other clocks, a full buffer, a time or
 ** address that does not fit one word, a thread to start or stop, a stream
 ** already claimed.  call_sync may stop the thread's record or start one:
-** each is claimed while written.  With trace_sites every call and return
-** comes here (call_fast_gen is 0), and a call records its site. */
-static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, void *site)
+** each is claimed while written.  with_site (trace_sites=on, calls only):
+** the call is written with its site; call_slow and call_slow_site are
+** this, made twice so that call_slow keeps no site (no register to save
+** for it: the clocks other than the TSC take call_slow at every call). */
+static inline __attribute__((always_inline)) void call_slow_body(unsigned kind, void *fn, void *site,
+								bool with_site)
 {
 	uint32_t mark = trace_sp_mark();
 	trace_thr_t *held = trace_cur;
@@ -236,12 +254,24 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 			trace_ev_release(held);
 		held = t && trace_ev_claim(t, mark) ? t : NULL;
 	}
-	if (held)
-		call_slow_put(held, kind, fn, site);
+	if (held && with_site)
+		call_slow_put_site(held, fn, site);
+	else if (held)
+		call_slow_put(held, kind, fn);
 	else if (!t && kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
 		trace_call_hook(fn);
 	if (held)
 		trace_ev_release(held);
+}
+
+static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn)
+{
+	call_slow_body(kind, fn, NULL, false);
+}
+
+static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site)
+{
+	call_slow_body(MEMINST_TREC_CALL, fn, site, true);
 }
 
 /*
@@ -255,7 +285,9 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 ** clock needs no test of its own), the TSC read, the room and fit tests
 ** and three stores (two for a LEAF32); ev.last is a raw TSC reading, so no origin is
 ** subtracted.  The rest (other clocks, a full buffer, a long form, a
-** thread to start or stop) is call_slow's, by a tail call.  The two rdtsc
+** thread to start or stop, and every call and return with trace_sites,
+** which sets call_fast_gen to 0) is call_slow's, by a tail call (a call's
+** with trace_sites: call_slow_site's, with the site).  The two rdtsc
 ** are most of its cost.  A gap of 2^TRACE_GAP_BITS ticks or more since the
 ** last call or return goes to call_slow too, to look for a pre-emption
 ** (trace_preempt.c).  With nothing armed the hooks are a load, a branch
@@ -263,7 +295,7 @@ static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, 
 */
 static _Atomic uint32_t call_fast_gen;
 
-#define CALL_HOOK_BODY(kind, word_kind, exit)                                                              \
+#define CALL_HOOK_BODY(kind, word_kind, exit, slow)                                                        \
 	do {                                                                                               \
 		if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))               \
 			return;                                                                            \
@@ -287,20 +319,21 @@ static _Atomic uint32_t call_fast_gen;
 			}                                                                                  \
 			trace_ev_release(t);                                                               \
 		}                                                                                          \
-		call_slow(kind, fn, site);                                                                 \
+		slow;                                                                                      \
 	} while (0)
 
 /* Entered fn. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32, false);
+	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32, false,
+		       trace_unlikely(trace_sites) ? call_slow_site(fn, site) : call_slow(MEMINST_TREC_CALL, fn));
 }
 
 /* Returning from fn: RET32, the same word; or, right after fn's CALL32,
 ** that word becomes a LEAF32 (8 bytes for the call and its return). */
 ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32, true);
+	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32, true, call_slow(MEMINST_TREC_RETURN, fn));
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */
@@ -475,7 +508,7 @@ static int call_start(int clock, const char *file, size_t file_len, int threads,
 	atomic_store(&trace_on, 1);
 	atomic_store_explicit(&trace_gen, g, memory_order_release);
 	/* the hooks' fast path writes no call site: with trace_sites every
-	** call goes to call_slow */
+	** call and return goes to call_slow (call_slow_site) */
 	atomic_store(&call_fast_gen, trace_clock == MEMINST_TRACE_CLOCK_TSC && !trace_sites ? g : 0);
 	if (trace_fio_failed()) /* a write failed meanwhile, before tracing was on */
 		call_turn_off();

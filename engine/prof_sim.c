@@ -128,6 +128,61 @@ static uint32_t sim_pair(struct prof_sim *s, struct prof_thread *t, uint32_t cal
 	return idx;
 }
 
+static uint64_t sim_site_key(const void *rows, uint32_t i)
+{
+	const struct prof_site_row *r = &((const struct prof_site_row *)rows)[i];
+	return r->site ^ (uint64_t)r->pair << 40;
+}
+
+/* The row of (pair, site), created on first use; UINT32_MAX when out of
+** memory. */
+static uint32_t sim_site(struct prof_sim *s, struct prof_thread *t, uint32_t pair, uint64_t site)
+{
+	uint64_t key = site ^ (uint64_t)pair << 40;
+	size_t j = t->site_hcap ? sim_mix(key) & (t->site_hcap - 1) : 0;
+	if (t->site_hcap) {
+		for (uint32_t v; (v = t->site_hash[j]) != 0; j = (j + 1) & (t->site_hcap - 1))
+			if (t->sites[v - 1].pair == pair && t->sites[v - 1].site == site)
+				return v - 1;
+	}
+	if (t->nsites >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	struct prof_site_row *r = sim_grow(s, t->sites, &t->sites_cap, sizeof *r, t->nsites + 1);
+	if (!r)
+		return UINT32_MAX;
+	t->sites = r;
+	r[t->nsites] = (struct prof_site_row){.pair = pair, .site = site};
+	uint32_t idx = (uint32_t)t->nsites++;
+	if (2 * t->nsites > t->site_hcap) {
+		uint32_t *h = sim_rehash(s, t->site_hash, &t->site_hcap, t->nsites, sim_site_key, t->sites);
+		if (!h)
+			return UINT32_MAX;
+		t->site_hash = h;
+		return idx;
+	}
+	t->site_hash[j] = idx + 1;
+	return idx;
+}
+
+/* The site rows of pair `from` (settled: its caller is known now) go to
+** pair `to`.  A row that now has the key of an earlier one stays apart
+** (the readers sum rows of one key); the table is built again. */
+static enum prof_err sim_sites_move(struct prof_sim *s, struct prof_thread *t, uint32_t from, uint32_t to)
+{
+	bool moved = false;
+	for (size_t i = 0; i < t->nsites; i++)
+		if (t->sites[i].pair == from)
+			t->sites[i].pair = to, moved = true;
+	if (!moved)
+		return PROF_OK;
+	t->site_hcap /= 2; /* the same size again */
+	uint32_t *h = sim_rehash(s, t->site_hash, &t->site_hcap, t->nsites, sim_site_key, t->sites);
+	if (!h)
+		return PROF_E_NOMEM;
+	t->site_hash = h;
+	return PROF_OK;
+}
+
 /* ------------------------------------------------------------ threads -- */
 
 static enum prof_err sim_thread_new(struct prof_sim *s, uint32_t thread, struct prof_thread **out)
@@ -234,6 +289,11 @@ static void sim_pop(struct prof_thread *t, uint64_t ts)
 	if (fr->outermost)
 		m.acc_bytes = t->alloc_bytes - fr->bytes0, m.acc_blocks = t->alloc_blocks - fr->blocks0;
 	sim_charge_mem(t, fr->pair, &m);
+	if (fr->site) {
+		struct prof_site_row *r = &t->sites[fr->site - 1];
+		r->acc += fr->outermost ? ts - fr->start : 0;
+		r->acc_bytes += m.acc_bytes, r->acc_blocks += m.acc_blocks;
+	}
 }
 
 /* The caller index for a new call: the top frame's function, or PENDING. */
@@ -271,6 +331,8 @@ static enum prof_err sim_settle(struct prof_sim *s, struct prof_thread *t, uint3
 		uint32_t q = sim_pair(s, t, caller, called);
 		if (q == UINT32_MAX)
 			return PROF_E_NOMEM;
+		if (t->nsites && sim_sites_move(s, t, t->pending[i], q))
+			return PROF_E_NOMEM;
 		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
 		sim_mem_add(&t->pairs[q].mem, &mem);
 	}
@@ -298,7 +360,8 @@ static void sim_open(struct prof_thread *t, uint64_t ts)
 
 /* ------------------------------------------------------------- events -- */
 
-static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_t fn, uint64_t ts)
+static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_t fn, uint64_t site,
+			      uint64_t ts)
 {
 	uint32_t caller = sim_caller(t);
 	uint32_t f = sim_fn(s, t, fn);
@@ -313,8 +376,14 @@ static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_
 	if (!st)
 		return PROF_E_NOMEM;
 	t->stack = st;
+	uint32_t sr = UINT32_MAX;
+	if (site && s->keep_sites) {
+		if ((sr = sim_site(s, t, p, site)) == UINT32_MAX)
+			return PROF_E_NOMEM;
+		t->sites[sr].cnt++;
+	}
 	struct prof_fn_row *row = &t->fns[f];
-	st[t->depth++] = (struct prof_frame){.fn = f, .pair = p, .start = ts,
+	st[t->depth++] = (struct prof_frame){.fn = f, .pair = p, .site = sr + 1, .start = ts,
 					     .bytes0 = t->alloc_bytes, .blocks0 = t->alloc_blocks,
 					     .outermost = row->active == 0};
 	row->active++;
@@ -502,7 +571,7 @@ static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const 
 		sim_open(t, ts > t->now ? ts : t->now);
 	switch (kind) {
 	case MEMINST_TREC_CALL:
-		return sim_call(s, t, r[1], sim_advance(t, ts));
+		return sim_call(s, t, r[1], r[2], sim_advance(t, ts));
 	case MEMINST_TREC_RETURN:
 		return sim_return(s, t, r[1], sim_advance(t, ts));
 	case MEMINST_TREC_THREAD_START:
@@ -661,7 +730,8 @@ void prof_sim_free(struct prof_sim *s)
 	void *c = s->a.ctx;
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct prof_thread *t = s->threads[i];
-		void *bufs[] = {t->stack, t->fns, t->fn_hash, t->pairs, t->pair_hash, t->pending};
+		void *bufs[] = {t->stack, t->fns, t->fn_hash, t->pairs, t->pair_hash, t->pending, t->sites,
+				t->site_hash};
 		for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
 			if (bufs[j])
 				s->a.free(c, bufs[j]);

@@ -100,8 +100,19 @@ struct prof_pair_row {
 	bool pending;            /* listed in prof_thread.pending            */
 };
 
+/* The calls of one pair made from one call site (CALL records that carry
+** it: trace_sites=on), with the pair's rules: ACC and ACC bytes by the
+** called function's outermost instance only. */
+struct prof_site_row {
+	uint32_t pair;           /* index into the thread's pairs           */
+	uint64_t site;           /* the call site: a return address         */
+	uint64_t cnt, acc;       /* ticks                                   */
+	uint64_t acc_bytes, acc_blocks;
+};
+
 struct prof_frame {
 	uint32_t fn, pair;
+	uint32_t site;           /* site row + 1; 0: the call had no site   */
 	uint64_t start, own;
 	uint64_t bytes0, blocks0;       /* the thread's totals when entered  */
 	uint64_t own_bytes, own_blocks; /* allocated while on top            */
@@ -134,6 +145,10 @@ struct prof_thread {
 	size_t npairs, pairs_cap;
 	uint32_t *pair_hash;
 	size_t pair_hcap;
+	struct prof_site_row *sites; /* with prof_sim.keep_sites           */
+	size_t nsites, sites_cap;
+	uint32_t *site_hash;
+	size_t site_hcap;
 	uint32_t *pending;       /* pairs whose caller is PENDING            */
 	size_t npending, pending_cap;
 	uint32_t undef_idx, pend_idx; /* rows of PROF_FN_UNDEFINED/PENDING    */
@@ -149,6 +164,7 @@ struct prof_sim {
 	uint32_t *thr_hash;
 	size_t thr_hcap;
 	bool seen;
+	bool keep_sites;         /* the call sites of CALL records, per pair */
 	uint64_t first, last;    /* over every thread                       */
 	uint64_t events, lost;
 	/* CLOCK records: the first and the last (ticks, ns) */

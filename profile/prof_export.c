@@ -6,8 +6,9 @@
 **
 ** What each format is made from:
 **   callgrind  the exact profile (CNT, ACC, OWN and bytes per function and
-**              per caller->called pair): a trace, a session or a profile
-**              database; else the samples (prof_cg_samples.c)
+**              per caller->called pair, and per call site when the trace
+**              has them): a trace, a session or a profile database; else
+**              the samples (prof_cg_samples.c)
 **   folded     whole stacks: from an exact trace (prof_stacks.c), else from
 **              the timer samples (--metric time) or the allocation samples
 **              (--metric bytes)
@@ -69,9 +70,10 @@ static const struct insp_cmd_spec export_spec = {
 	"Write a profile in a format that other viewers read:\n"
 	"  callgrind  KCachegrind, QCachegrind, callgrind_annotate: functions with\n"
 	"             their own cost and their calls, events Time (ns) and Bytes\n"
-	"             (allocated); from an exact trace or a profile database, else\n"
-	"             from the samples with costs per source line (events Time,\n"
-	"             Samples, Bytes, Allocs)\n"
+	"             (allocated); from an exact trace or a profile database (calls\n"
+	"             at their source lines when traced with meminst --trace-sites),\n"
+	"             else from the samples with costs per source line (events\n"
+	"             Time, Samples, Bytes, Allocs)\n"
 	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
 	"             speedscope: own time in ns or bytes allocated per stack; from\n"
 	"             an exact trace, else from the samples\n"

@@ -5,8 +5,9 @@
 **   prof_stacks.c     whole call stacks: from an exact trace (a second
 **                     simulation of each thread's stack, per record) or from
 **                     the samples; the folded-stacks writer
-**   prof_callgrind.c  the Callgrind format (KCachegrind) from a profile
-**   prof_cg_samples.c the Callgrind format from samples, costs per line
+**   prof_callgrind.c  the Callgrind writer (KCachegrind), and its costs
+**                     from a profile (calls at their lines with sites)
+**   prof_cg_samples.c its costs from samples, per line
 **   prof_chrome.c     Chrome Trace Event JSON (Perfetto) from a trace
 **   prof_inline.c     the inline frames of sampled addresses
 **   prof_export.c     the command `inspect export`, and reading its input
@@ -116,7 +117,41 @@ void exp_inline_fold(struct exp_inline *x);
 size_t exp_inline_fold_frames(const struct exp_inline *x, uint32_t id, const struct exp_iframe **out,
 			      struct exp_iframe *one);
 
-/* "prof_callgrind.c" */
+/* "prof_callgrind.c": the Callgrind writer.  Costs by position: own
+** costs of functions and calls at the lines they are made from; ids are
+** indexes into the function table given to exp_cg_write. */
+enum { EXP_CG_TIME, EXP_CG_SAMPLES, EXP_CG_BYTES, EXP_CG_ALLOCS, EXP_CG_N };
+struct exp_cg_pos {
+	uint32_t file;           /* exp_cg_file's id (0: unknown)             */
+	int line;
+};
+struct exp_cg {
+	struct insp_pool pool;
+	struct prof_cct own;     /* roots: functions; children: positions     */
+	struct prof_cct calls;   /* roots: callers; positions; callees: self[]
+				 ** the inclusive costs, self[EXP_CG_N] the calls */
+	const char **files;      /* "???" first: unknown                       */
+	size_t nfiles;
+	uint32_t *fhash;
+	size_t fcap;
+	bool has[EXP_CG_N];      /* the events written                        */
+};
+struct exp_cg_head {
+	const struct prof_func *funcs;
+	size_t nfuncs;
+	int64_t pid;             /* 0: none                                   */
+	const char *cmd;         /* NULL: none                                */
+	const char *events;      /* the "event: NAME : description" lines     */
+	const char *comment;     /* NULL, or lines written as # comments      */
+};
+void exp_cg_init(struct exp_cg *c);
+void exp_cg_free(struct exp_cg *c);
+uint32_t exp_cg_file(struct exp_cg *c, const char *name);
+void exp_cg_own(struct exp_cg *c, uint32_t fn, struct exp_cg_pos at, const double *v);
+void exp_cg_call(struct exp_cg *c, uint32_t caller, struct exp_cg_pos at, uint32_t called, const double *v,
+		 double calls);
+void exp_cg_write(struct exp_cg *c, const struct exp_cg_head *h, FILE *f);
+/* The exact profile: calls at their call lines when the trace has sites. */
 void exp_callgrind_write(const struct prof_model *m, FILE *f);
 /* "prof_cg_samples.c": the samples, with the source lines of the sampled
 ** addresses and of the call sites. */

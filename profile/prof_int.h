@@ -170,6 +170,18 @@ struct prof_pair {
 	struct prof_mem mem;
 };
 
+/* The calls of a caller->called pair from one call site, every thread
+** (trace_sites=on), with the position of the call in the caller's code. */
+struct prof_csite {
+	uint32_t caller, called;
+	uint64_t site;           /* the return address                       */
+	const char *file;        /* in the model's pool; NULL when unknown   */
+	int line;                /* 0: unknown, or not in the caller's code  */
+	uint64_t cnt;
+	int64_t acc;             /* ns                                       */
+	uint64_t acc_bytes;
+};
+
 struct prof_mthread {
 	uint32_t thread, parent;
 	int64_t tid;
@@ -203,6 +215,8 @@ struct prof_model {
 	size_t nfuncs;
 	struct prof_mthread *threads;
 	size_t nthreads;
+	struct prof_csite *sites; /* by caller, called (none: no call sites) */
+	size_t nsites;
 	uint64_t cnt;
 	int64_t acc, own;
 	struct prof_tcost cost;

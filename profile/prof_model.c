@@ -28,6 +28,66 @@ static bool model_skip_fn(uint64_t fn)
 	return fn == PROF_FN_UNDEFINED || fn == PROF_FN_PENDING;
 }
 
+/*
+** The position of a call made from `site` (a return address) by the
+** function at `caller`: the line of site - 1 in the caller's own code.
+** Inside code inlined into the caller that is the caller's frame of the
+** inline chain (the line of its call into the inlined code); when the
+** caller was itself inlined (its hooks run inside another function), its
+** own frame of the chain, found by name.  0 when the site has no line or
+** is not in the caller's code (a comparator called by qsort: the site is
+** in qsort), or is nowhere known (a library since unloaded).
+*/
+#define MODEL_INLINE_MAX 64
+static int model_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, const char **file)
+{
+	*file = NULL;
+	if (site <= 1 || caller <= PROF_FN_PSEUDO_MAX)
+		return 0;
+	uint64_t a = site - 1;
+	struct prof_iframe ch[MODEL_INLINE_MAX];
+	size_t n = prof_symtab_inline(st, a, ch, MODEL_INLINE_MAX), nf;
+	const struct prof_func *funcs = prof_symtab_funcs(st, &nf);
+	uint32_t ci = prof_symtab_index(st, caller);
+	const char *name = ci < nf ? funcs[ci].name : NULL;
+	for (size_t k = 0; name && k < n; k++) /* innermost first */
+		if (ch[k].func && !strcmp(ch[k].func, name) && ch[k].line > 0)
+			return *file = ch[k].file, ch[k].line;
+	if (prof_symtab_entry(st, a) != caller)
+		return 0;
+	if (n)
+		return *file = ch[n - 1].file, ch[n - 1].line;
+	return prof_symtab_line(st, a, file);
+}
+
+static void model_sites(struct prof_model *m, const struct prof_thread *t, const uint32_t *map, prof_symtab_t *st)
+{
+	if (!t->nsites)
+		return;
+	m->sites = insp_xrealloc(m->sites, (m->nsites + t->nsites) * sizeof *m->sites);
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct prof_site_row *r = &t->sites[i];
+		const struct prof_pair_row *p = &t->pairs[r->pair];
+		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX || r->cnt == 0)
+			continue;
+		const char *file;
+		int line = model_site_line(st, t->fns[p->caller].fn, r->site, &file);
+		m->sites[m->nsites++] = (struct prof_csite){map[p->caller], map[p->called], r->site,
+							    file ? insp_pool_str(&m->pool, file) : NULL, line,
+							    r->cnt, model_ns(m, r->acc), r->acc_bytes};
+	}
+}
+
+static int model_cmp_site(const void *a, const void *b)
+{
+	const struct prof_csite *x = a, *y = b;
+	if (x->caller != y->caller)
+		return (x->caller > y->caller) - (x->caller < y->caller);
+	if (x->called != y->called)
+		return (x->called > y->called) - (x->called < y->called);
+	return (x->site > y->site) - (x->site < y->site);
+}
+
 static void model_thread(struct prof_model *m, struct prof_mthread *mt, const struct prof_thread *t,
 			 prof_symtab_t *st)
 {
@@ -41,6 +101,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_ns(m, f->acc),
 							  model_ns(m, f->own), f->mem};
 	}
+	model_sites(m, t, map, st);
 	mt->pairs = insp_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
 	for (size_t i = 0; i < t->npairs; i++) {
 		const struct prof_pair_row *p = &t->pairs[i];
@@ -147,6 +208,8 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 		m->nthreads++;
 	}
 	qsort(m->threads, m->nthreads, sizeof *m->threads, model_cmp_thread);
+	if (m->nsites)
+		qsort(m->sites, m->nsites, sizeof *m->sites, model_cmp_site);
 	m->own = model_ns(m, own);
 	model_cost(m, tr);
 	m->acc = tr->sim.seen ? model_ns(m, tr->sim.last - tr->sim.first) : 0;
@@ -170,6 +233,7 @@ void prof_model_free(struct prof_model *m)
 	for (size_t i = 0; i < m->nthreads; i++)
 		prof_mthread_free(&m->threads[i]);
 	free(m->threads);
+	free(m->sites);
 	free(m->funcs);
 	insp_pool_free(&m->pool);
 	memset(m, 0, sizeof *m);

@@ -382,6 +382,7 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	tr->path = path;
 	tr->samples = smp;
 	prof_sim_init(&tr->sim, &prof_libc_allocator);
+	tr->sim.keep_sites = true; /* (trace_sites=on: callgrind's call lines) */
 	tr->sim.other = read_other;
 	tr->sim.other_ctx = tr;
 	int r = read_header(f, o, tr);

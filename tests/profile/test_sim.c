@@ -333,3 +333,61 @@ Test(sim, bytes)
 	cr_assert_eq(pair(1, FA, FB)->mem.acc_bytes, 14);
 	cr_assert_eq(pair(1, FB, PROF_FN_ALLOC)->mem.own_bytes, 14);
 }
+
+/* keep_sites: the calls of each pair by call site, charged as the pair
+** (ACC by the outermost instance only), moved with the pair when its
+** caller becomes known (an untraced return), closed by a longjmp. */
+static void call_at(uint64_t t, uint64_t fn, uint64_t site)
+{
+	w[nw++] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, t);
+	w[nw++] = fn;
+	w[nw++] = site;
+}
+
+static const struct prof_site_row *site_row(uint32_t t, uint64_t caller, uint64_t called, uint64_t site)
+{
+	const struct prof_thread *th = thr(t);
+	for (size_t i = 0; i < th->nsites; i++) {
+		const struct prof_site_row *r = &th->sites[i];
+		const struct prof_pair_row *p = &th->pairs[r->pair];
+		if (r->site == site && th->fns[p->caller].fn == caller && th->fns[p->called].fn == called)
+			return r;
+	}
+	cr_assert_fail("no site %#llx of %#llx -> %#llx", (unsigned long long)site, (unsigned long long)caller,
+		       (unsigned long long)called);
+	return NULL;
+}
+
+#define SITE(t, a, b, s, c, ac) do { const struct prof_site_row *r_ = site_row(t, a, b, s); \
+	cr_expect_eq(r_->cnt, c, "%#x->%#x at %#x cnt %llu", a, b, s, (unsigned long long)r_->cnt); \
+	cr_expect_eq(r_->acc, ac, "%#x->%#x at %#x acc %llu", a, b, s, (unsigned long long)r_->acc); } while (0)
+
+Test(sim, call_sites)
+{
+	sim.keep_sites = true;
+	call_at(10, FA, 0x111); ret(20, FA); call_at(25, FA, 0x222); ret(30, FA);
+	ret(40, MAIN);                                   /* MAIN made both calls */
+	call_at(45, FB, 0x333); call_at(50, FB, 0x444);  /* FB -> FB: not outermost */
+	call_at(55, FA, 0x555); ret(60, FA); ret(65, FB); ret(70, FB);
+	call_at(75, FC, 0x666); call_at(80, FA, 0x777); ret(90, FC); /* FA left by a longjmp at 90 */
+	call_at(92, FX, 0); ret(94, FX);                 /* no site: no row */
+	finish(1);
+	SITE(1, MAIN, FA, 0x111, 1, 10);
+	SITE(1, MAIN, FA, 0x222, 1, 5);
+	PAIR(1, MAIN, FA, 2, 15, 15);
+	SITE(1, PROF_FN_UNDEFINED, FB, 0x333, 1, 25);
+	SITE(1, FB, FB, 0x444, 1, 0);
+	SITE(1, FB, FA, 0x555, 1, 5);
+	SITE(1, PROF_FN_UNDEFINED, FC, 0x666, 1, 15);
+	SITE(1, FC, FA, 0x777, 1, 10);
+	cr_expect_eq(thr(1)->nsites, 7);
+}
+
+/* Without keep_sites (libmeminst's in-process profile) no row is made. */
+Test(sim, call_sites_not_kept)
+{
+	call_at(10, FA, 0x111); ret(20, FA);
+	finish(1);
+	cr_expect_eq(thr(1)->nsites, 0);
+	PAIR(1, PROF_FN_UNDEFINED, FA, 1, 10, 10);
+}

@@ -164,22 +164,39 @@ static uint32_t sim_site(struct prof_sim *s, struct prof_thread *t, uint32_t pai
 	return idx;
 }
 
-/* The site rows of pair `from` (settled: its caller is known now) go to
-** pair `to`.  A row that now has the key of an earlier one stays apart
-** (the readers sum rows of one key); the table is built again. */
-static enum prof_err sim_sites_move(struct prof_sim *s, struct prof_thread *t, uint32_t from, uint32_t to)
+/* A site row of a pair whose caller is PENDING is listed, to be settled
+** with the pair (as sim_note_pending does for pairs). */
+static enum prof_err sim_note_pending_site(struct prof_sim *s, struct prof_thread *t, uint32_t row)
 {
-	bool moved = false;
-	for (size_t i = 0; i < t->nsites; i++)
-		if (t->sites[i].pair == from)
-			t->sites[i].pair = to, moved = true;
-	if (!moved)
+	if (t->sites[row].pending)
 		return PROF_OK;
-	t->site_hcap /= 2; /* the same size again */
-	uint32_t *h = sim_rehash(s, t->site_hash, &t->site_hcap, t->nsites, sim_site_key, t->sites);
-	if (!h)
+	uint32_t *v = sim_grow(s, t->pending_sites, &t->pending_sites_cap, sizeof *v, t->npending_sites + 1);
+	if (!v)
 		return PROF_E_NOMEM;
-	t->site_hash = h;
+	t->pending_sites = v;
+	v[t->npending_sites++] = row;
+	t->sites[row].pending = true;
+	return PROF_OK;
+}
+
+/* The calls from the empty stack were made by `caller`: their site rows go
+** to the pairs of that caller, as sim_settle moves the pairs (the listed
+** rows are emptied, and used again by the next such call). */
+static enum prof_err sim_settle_sites(struct prof_sim *s, struct prof_thread *t, uint32_t caller)
+{
+	for (size_t i = 0; i < t->npending_sites; i++) {
+		uint32_t k = t->pending_sites[i];
+		struct prof_site_row r = t->sites[k];
+		t->sites[k].cnt = t->sites[k].acc = t->sites[k].acc_bytes = t->sites[k].acc_blocks = 0;
+		t->sites[k].pending = false;
+		uint32_t q = sim_pair(s, t, caller, t->pairs[r.pair].called);
+		uint32_t to = q == UINT32_MAX ? UINT32_MAX : sim_site(s, t, q, r.site);
+		if (to == UINT32_MAX)
+			return PROF_E_NOMEM;
+		struct prof_site_row *d = &t->sites[to];
+		d->cnt += r.cnt, d->acc += r.acc, d->acc_bytes += r.acc_bytes, d->acc_blocks += r.acc_blocks;
+	}
+	t->npending_sites = 0;
 	return PROF_OK;
 }
 
@@ -331,13 +348,11 @@ static enum prof_err sim_settle(struct prof_sim *s, struct prof_thread *t, uint3
 		uint32_t q = sim_pair(s, t, caller, called);
 		if (q == UINT32_MAX)
 			return PROF_E_NOMEM;
-		if (t->nsites && sim_sites_move(s, t, t->pending[i], q))
-			return PROF_E_NOMEM;
 		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
 		sim_mem_add(&t->pairs[q].mem, &mem);
 	}
 	t->npending = 0;
-	return PROF_OK;
+	return sim_settle_sites(s, t, caller);
 }
 
 /* Close the segment at ts: pop everything, settle the untraced callers. */
@@ -378,7 +393,8 @@ static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_
 	t->stack = st;
 	uint32_t sr = UINT32_MAX;
 	if (site && s->keep_sites) {
-		if ((sr = sim_site(s, t, p, site)) == UINT32_MAX)
+		if ((sr = sim_site(s, t, p, site)) == UINT32_MAX ||
+		    (caller == t->pend_idx && sim_note_pending_site(s, t, sr)))
 			return PROF_E_NOMEM;
 		t->sites[sr].cnt++;
 	}
@@ -731,7 +747,7 @@ void prof_sim_free(struct prof_sim *s)
 	for (size_t i = 0; i < s->nthreads; i++) {
 		struct prof_thread *t = s->threads[i];
 		void *bufs[] = {t->stack, t->fns, t->fn_hash, t->pairs, t->pair_hash, t->pending, t->sites,
-				t->site_hash};
+				t->site_hash, t->pending_sites};
 		for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
 			if (bufs[j])
 				s->a.free(c, bufs[j]);

@@ -108,6 +108,7 @@ struct prof_site_row {
 	uint64_t site;           /* the call site: a return address         */
 	uint64_t cnt, acc;       /* ticks                                   */
 	uint64_t acc_bytes, acc_blocks;
+	bool pending;            /* listed in prof_thread.pending_sites      */
 };
 
 struct prof_frame {
@@ -149,6 +150,8 @@ struct prof_thread {
 	size_t nsites, sites_cap;
 	uint32_t *site_hash;
 	size_t site_hcap;
+	uint32_t *pending_sites; /* site rows of pairs whose caller is PENDING */
+	size_t npending_sites, pending_sites_cap;
 	uint32_t *pending;       /* pairs whose caller is PENDING            */
 	size_t npending, pending_cap;
 	uint32_t undef_idx, pend_idx; /* rows of PROF_FN_UNDEFINED/PENDING    */

@@ -64,7 +64,7 @@ static void dump_fixed(struct prof_dump *d, const uint64_t *r)
 	case MEMINST_TREC_CALL:
 		fputc(' ', f);
 		dump_name(d, r[1]);
-		if (r[2]) { /* version 2 records no call site */
+		if (r[2]) { /* 0: a one-word call, no site (trace_sites off) */
 			fputs(" from ", f);
 			dump_name(d, r[2]);
 		}

@@ -169,14 +169,17 @@ static inline __attribute__((always_inline)) void call_put(trace_thr_t *t, unsig
 }
 
 /* With the TSC clock: a gap since the thread's last call or return long
-** enough to look for a pre-emption (trace_preempt.c)?  Apart, so that
-** call_slow keeps few registers for trace=cpu, which never needs it. */
-static NOINST __attribute__((noinline)) void call_gap(trace_thr_t *t)
+** enough to look for a pre-emption (trace_preempt.c)?  Returns the TSC
+** reading, which is the call's or return's time too (one rdtsc, not two:
+** it is most of the cost).  Apart, so that call_slow keeps few registers
+** for trace=cpu, which never needs it. */
+static NOINST __attribute__((noinline)) uint64_t call_gap(trace_thr_t *t)
 {
 	uint64_t raw = __builtin_ia32_rdtsc();
 	uint64_t prev = t->ev.last != trace_t0 ? t->ev.last : t->pre.run_last;
 	if (raw - prev >= (uint64_t)1 << TRACE_GAP_BITS)
 		trace_preempt_gap(t, prev > trace_t0 ? prev - trace_t0 : 0, raw - trace_t0);
+	return raw;
 }
 
 /* A claim found on the stream (trace_int.h, Re-entrancy): by the code this
@@ -198,8 +201,8 @@ NOINST bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark)
 /* call_slow's work on the claimed record t: flush first when the buffer
 ** is nearly full (its CLOCK record must not be later; room for a SUSPEND
 ** of <preempted> too); false when the exit flush has the buffer (no room
-** for the `words` of the record). */
-static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t, unsigned words)
+** for the `words` of the record); else true with the time stamp in *now. */
+static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t, unsigned words, uint64_t *now)
 {
 	if (t->ev.pos + 5 > t->ev.end)
 		trace_ev_flush(t);
@@ -207,15 +210,15 @@ static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t,
 		t->ev.lost++;
 		return false;
 	}
-	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
-		call_gap(t);
+	*now = trace_clock == MEMINST_TRACE_CLOCK_TSC ? call_gap(t) - trace_t0 : trace_now_thread();
 	return true;
 }
 
 static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
 {
-	if (call_slow_room(t, 2))
-		call_put(t, kind, fn, trace_now_inline());
+	uint64_t now;
+	if (call_slow_room(t, 2, &now))
+		call_put(t, kind, fn, now);
 }
 
 /* trace_sites=on: a call is the three-word CALL [head, fn, site], which
@@ -223,9 +226,10 @@ static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
 ** floor: no LEAF32 is made over it). */
 static NOINST __attribute__((noinline)) void call_slow_put_site(trace_thr_t *t, void *fn, void *site)
 {
-	if (!call_slow_room(t, 3))
+	uint64_t now;
+	if (!call_slow_room(t, 3, &now))
 		return;
-	uint64_t now = trace_now_inline(), *p = t->ev.pos, a = (uintptr_t)fn;
+	uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
 	p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, now);
 	p[1] = a;
 	p[2] = (uintptr_t)site;

@@ -350,7 +350,7 @@ static const struct prof_site_row *site_row(uint32_t t, uint64_t caller, uint64_
 	for (size_t i = 0; i < th->nsites; i++) {
 		const struct prof_site_row *r = &th->sites[i];
 		const struct prof_pair_row *p = &th->pairs[r->pair];
-		if (r->site == site && th->fns[p->caller].fn == caller && th->fns[p->called].fn == called)
+		if (r->cnt && r->site == site && th->fns[p->caller].fn == caller && th->fns[p->called].fn == called)
 			return r;
 	}
 	cr_assert_fail("no site %#llx of %#llx -> %#llx", (unsigned long long)site, (unsigned long long)caller,
@@ -380,7 +380,31 @@ Test(sim, call_sites)
 	SITE(1, FB, FA, 0x555, 1, 5);
 	SITE(1, PROF_FN_UNDEFINED, FC, 0x666, 1, 15);
 	SITE(1, FC, FA, 0x777, 1, 10);
-	cr_expect_eq(thr(1)->nsites, 7);
+	size_t used = 0; /* (rows of calls from the empty stack stay, emptied, once settled) */
+	for (size_t i = 0; i < thr(1)->nsites; i++)
+		used += thr(1)->sites[i].cnt != 0;
+	cr_expect_eq(used, 7);
+}
+
+/* Calls from the empty stack, settled again and again (a trace started
+** deep in a recursion returns through every untraced frame): each settle
+** moves only the rows made since the last one. */
+Test(sim, call_sites_settled_often)
+{
+	sim.keep_sites = true;
+	for (uint64_t i = 0; i < 2000; i++) {
+		call_at(10 * i, FA, 0x100 + i % 7);
+		ret(10 * i + 4, FA);
+		ret(10 * i + 5, MAIN + 0x10 * (i % 3)); /* untraced: made that call */
+	}
+	finish(1);
+	uint64_t calls = 0, acc = 0;
+	for (size_t i = 0; i < thr(1)->nsites; i++)
+		calls += thr(1)->sites[i].cnt, acc += thr(1)->sites[i].acc;
+	cr_expect_eq(calls, 2000);
+	cr_expect_eq(acc, 2000 * 4);
+	SITE(1, MAIN, FA, 0x100, 96, 96 * 4); /* i % 3 == 0 and i % 7 == 0: i % 21 == 0 */
+	cr_expect_leq(thr(1)->nsites, 7 + 3 * 7, "%zu rows", thr(1)->nsites);
 }
 
 /* Without keep_sites (libmeminst's in-process profile) no row is made. */

@@ -1,7 +1,8 @@
 /*
 ** fuzz_trace.c — libFuzzer target for the trace reader and the simulation
 ** engine (profile/prof_read.c, engine/prof_sim.c) and everything that consumes
-** their result: the model, the fprof text and JSON, and --dump.
+** their result: the model, the fprof text and JSON, the callgrind export
+** (with call sites), and --dump.
 **
 ** Each input is a whole trace file, read from memory (fmemopen).  Beyond
 ** "no crash, no leak, no undefined behaviour": the reader returns 0 or
@@ -13,7 +14,7 @@
 ** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file, the
 ** sources of profile/libprof.a and inspect/libinsp.a.
 */
-#include "prof_int.h"
+#include "prof_export.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,9 @@ static void fz_check_model(const struct prof_model *m)
 			if (t->pairs[k].caller >= m->nfuncs || t->pairs[k].called >= m->nfuncs)
 				abort();
 	}
+	for (size_t k = 0; k < m->nsites; k++) /* call sites (CALL records that carry one) */
+		if (m->sites[k].caller >= m->nfuncs || m->sites[k].called >= m->nfuncs || m->sites[k].line < 0)
+			abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prof_analyse_text(&m, &ao, fz_null());
 		ao.sort = PROF_SORT_OWN;
 		prof_analyse_json(&m, &ao, fz_null());
+		exp_callgrind_write(&m, fz_null()); /* calls at their sites' lines */
 		struct insp_pool pool = {0};
 		struct prof_dump d = {fz_null(), prof_symtab_new(&tr, &o, true, &pool), prof_ns_per_tick(&tr), &tr};
 		struct prof_trace again;

@@ -268,7 +268,7 @@ mi_verdict "meminst --help: usage, options, 80 columns, exit 0" "$why" herr stde
 # new session file, @LIB@ the library.
 lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-depth 2 --site-skip wrap_x -o @OUT@
 0 --mim --control --trace=cpu --sample=200 --sample-clock wall --alloc-sample 64k --sample-depth 16 --library @LIB@ -q -o @OUT@
-0 --no-memory --trace --output @OUT@ -q
+0 --no-memory --trace --trace-sites --output @OUT@ -q
 0 --no-time --mim --site-depth user -o @OUT@ -q
 0 -fqo @OUT@ --sample
 0 --force --quiet -o @OUT@
@@ -317,6 +317,7 @@ launcher_error "unknown option '--no-such-option'" --no-such-option
 launcher_error "unknown option '--hepl' (did you mean '--help'?)" --hepl
 launcher_error "unknown option '--sampel' (did you mean '--sample'?)" --sampel
 launcher_error "unknown option '-Z'" -Z
+launcher_error "--trace-sites needs --trace (it records the call sites of traced calls)" --trace-sites
 launcher_error "option '--control' takes no value" --control=on
 launcher_error "--interval needs a duration .*, not 'x1'" --interval x1
 launcher_error "--interval needs a duration .*, not 'x1'" --interval=x1

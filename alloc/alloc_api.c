@@ -65,6 +65,10 @@ __attribute__((constructor(101))) static void api_constructor(void)
 		alloc_log("the program's malloc calls do not reach libmeminst: another allocator "
 			  "comes first (put libmeminst.so first in LD_PRELOAD); allocations are not "
 			  "instrumented");
+	/* before the program runs: no thread of it can be storing or forking */
+	alloc_guard_enter();
+	alloc_sqlite_fork_init();
+	alloc_guard_exit();
 	if (alloc_opts.snapshot) {
 		alloc_guard_enter();
 		atexit(api_at_exit);

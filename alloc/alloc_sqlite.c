@@ -531,13 +531,18 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 ** One store at a time, and no fork(2) during one: a child made while
 ** another thread was inside SQLite would find SQLite's mutexes held for
 ** ever by a thread it does not have, and hang in its own exit snapshot.
-** fork waits for a store under way (the prepare handler, registered at the
-** first store: after the backend's, so it runs before they take the
-** allocator's locks a store needs).  A fork from a signal handler that
-** interrupted this thread's own store does not wait for itself.
+** fork waits for a store under way (the prepare handler, registered from
+** the library's constructor, after the allocator's, so that it runs before
+** they take the locks a store needs; it was registered at the first store,
+** and a fork racing with the first store of a process left its child with
+** the store lock held for ever: 1 run in 40 of a thread storing while
+** another forks).  A fork from a signal handler that interrupted this
+** thread's own store does not wait for itself: that child finds SQLite in
+** the middle of the store and stores nothing (said when it tries).
 */
 static pthread_mutex_t sq_store_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool sq_storing ALLOC_TLS_MODEL, sq_fork_skipped ALLOC_TLS_MODEL;
+static bool sq_forked_mid_store; /* this process: such a child */
 
 static void sq_prefork(void)
 {
@@ -554,6 +559,8 @@ static void sq_postfork_parent(void)
 
 static void sq_postfork_child(void)
 {
+	if (sq_fork_skipped)
+		sq_forked_mid_store = true;
 	pthread_mutex_init(&sq_store_lock, NULL);
 }
 
@@ -564,9 +571,10 @@ static void sq_fork_register(void)
 
 static pthread_once_t sq_fork_once = PTHREAD_ONCE_INIT;
 
-/* Register the fork handlers now: the service thread's come after them, so
-** that in a child the store lock is made anew before a service thread of
-** the child's own can store (alloc_service.c). */
+/* Register the fork handlers now (the constructor: before any thread of
+** the program can store or fork): the service thread's come after them,
+** so that in a child the store lock is made anew before a service thread
+** of the child's own can store (alloc_service.c). */
 void alloc_sqlite_fork_init(void)
 {
 	pthread_once(&sq_fork_once, sq_fork_register);
@@ -613,7 +621,10 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size
 	pthread_mutex_lock(&sq_store_lock);
 	sq_storing = true;
 	sq_ident_t ident;
-	if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, &ident, err, errlen) == 0) {
+	if (sq_forked_mid_store)
+		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked by a signal handler "
+				       "in the middle of a snapshot store, SQLite's state is not whole", path);
+	else if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, &ident, err, errlen) == 0) {
 		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 			sq_fail(&w, "cannot open");
 		} else if (!sq_same_file(path, &ident)) {

@@ -51,7 +51,7 @@ static ALLOC_NOINLINE bool hook_start(void)
 ** caller's address either way.
 */
 #define INLINE static inline __attribute__((always_inline))
-#define TIMED(ret, name, op, sizeexpr, params, args)                             \
+#define TIMED_AT(ret, name, op, sizeexpr, blockexpr, params, args)              \
 	static ALLOC_NOINLINE ret timed_##name params                            \
 	{                                                                       \
 		if (!trace_alloc_watch) { /* allocation sampling only */        \
@@ -60,9 +60,10 @@ static ALLOC_NOINLINE bool hook_start(void)
 		}                                                               \
 		uint64_t begin_ = trace_alloc_begin();                          \
 		ret r_ = hook_##name args;                                      \
-		trace_alloc_end(begin_, op, sizeexpr);                          \
+		trace_alloc_end(begin_, op, sizeexpr, blockexpr);               \
 		return r_;                                                      \
 	}
+#define TIMED(ret, name, op, sizeexpr, params, args) TIMED_AT(ret, name, op, sizeexpr, r_, params, args)
 #define ENTRY(ret, name, params, args)                                         \
 	ALLOC_EXPORT ret name params                                           \
 	{                                                                      \
@@ -125,7 +126,7 @@ static ALLOC_NOINLINE void timed_free(void *p, uintptr_t site)
 {
 	uint64_t begin = trace_alloc_begin();
 	hook_free(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0);
+	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0, NULL);
 }
 static ALLOC_NOINLINE void routed_free(void *p, uintptr_t site)
 {
@@ -223,8 +224,8 @@ INLINE int hook_posix_memalign(void **out, size_t align, size_t size, uintptr_t 
 	*out = p;
 	return 0;
 }
-TIMED(int, posix_memalign, MEMINST_TALLOC_ALIGNED, size,
-      (void **out, size_t align, size_t size, uintptr_t site), (out, align, size, site))
+TIMED_AT(int, posix_memalign, MEMINST_TALLOC_ALIGNED, size, r_ ? NULL : *out,
+	 (void **out, size_t align, size_t size, uintptr_t site), (out, align, size, site))
 ENTRY(int, posix_memalign, (void **out, size_t align, size_t size), (out, align, size, site))
 
 INLINE void *hook_memalign(size_t align, size_t size, uintptr_t site)
@@ -368,7 +369,7 @@ static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned alloca
 	uint64_t begin = trace_alloc_begin();
 	void *p = align ? hook_new_aligned_body(size, align, allocator, site)
 			: hook_new_body(size, allocator, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size);
+	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size, p);
 	return p;
 }
 
@@ -376,7 +377,7 @@ static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
 {
 	uint64_t begin = trace_alloc_begin();
 	hook_delete_body(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0);
+	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0, NULL);
 }
 
 static ALLOC_NOINLINE void *routed_new(size_t size, unsigned allocator, uintptr_t site)

@@ -665,6 +665,8 @@ void alloc_core_free_mim_slow(void *p, uintptr_t site);
 void alloc_core_free_mim_done(alloc_thread_t *t, void *user);
 size_t alloc_core_usable_size(void *p);
 uint32_t alloc_core_block_type(const void *p);
+/* mim: the allocation number of a block in the map; UINT64_MAX else. */
+uint64_t alloc_core_block_seq(const void *p);
 void alloc_core_report_summary(void);
 
 /* ----------------------------------------------------------- snapshots -- */

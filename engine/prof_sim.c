@@ -653,6 +653,8 @@ enum prof_err prof_rec_size(const uint64_t *w, size_t avail, size_t *len)
 	}
 	case MEMINST_TREC_PROCESS_EXIT:
 		return n < 3 ? PROF_E_COUNT : PROF_OK;
+	case MEMINST_TREC_ALLOC_BLOCK:
+		return n != 4 && n != 5 ? PROF_E_COUNT : PROF_OK;
 	default:
 		return PROF_OK;
 	}

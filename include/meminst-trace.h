@@ -300,7 +300,25 @@ enum meminst_trec_kind {
 	/* [head (time 0), size word (n, 0), n - 2 zero words]: the words of a
 	** padding chunk (MEMINST_TRACE_STREAM_PAD); nothing happened.        */
 	MEMINST_TREC_PAD = 76,
+	/* [head = begin, size word (4, ticks), op | size << 8, allocation
+	** number], events chunks only: an ALLOC that returned a block of the
+	** map (MEMINST=mim), with the block's allocation number (the `seq` a
+	** snapshot gives each live block), so that a reader can tell which
+	** traced function was running when a block still live in a snapshot
+	** was allocated.  ticks: end - begin; when that does not fit in 32
+	** bits the record is 5 words, [head, size word (5, 0), end ticks,
+	** op | size << 8, allocation number].  meminst_trace_expand turns it
+	** into the ALLOC it stands for, followed by the record itself.       */
+	MEMINST_TREC_ALLOC_BLOCK = 96,
 };
+
+/* The parts of an ALLOC_BLOCK record of n words (4 or 5). */
+static inline uint64_t meminst_trec_block_end(const uint64_t *w, size_t n)
+{
+	return n >= 5 ? w[2] : MEMINST_TREC_TIME(w[0]) + (w[1] >> 32);
+}
+static inline uint64_t meminst_trec_block_op_size(const uint64_t *w, size_t n) { return w[n - 2]; }
+static inline uint64_t meminst_trec_block_seq(const uint64_t *w, size_t n) { return w[n - 1]; }
 
 /* Fixed sizes in words, by kind (0: unknown or variable), of the records
 ** readers take (version 1, and version 2 after meminst_trace_expand). */
@@ -329,7 +347,8 @@ static inline size_t meminst_trec_len(const uint64_t *w, size_t avail)
 /* A version 2 or 3 events chunk's n words at w, as version 1 records into
 ** out (room for MEMINST_TRACE_EXPAND_MAX * n words: a one-word call
 ** becomes [head, fn, 0], a return [head, fn], a LEAF32 both, CALL_FN a
-** CALL with call site 0; everything else is copied).  Returns the words written; *used is the words of w taken,
+** CALL with call site 0, an ALLOC_BLOCK the ALLOC it stands for and
+** then itself; everything else is copied).  Returns the words written; *used is the words of w taken,
 ** less than n when a record is cut short or of an unknown fixed kind. */
 static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t *out, size_t *used)
 {
@@ -359,6 +378,11 @@ static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t 
 			out[o++] = w[i + 1];
 			out[o++] = 0;
 		} else {
+			if (k == MEMINST_TREC_ALLOC_BLOCK && len >= 4) {
+				out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, MEMINST_TREC_TIME(w[i]));
+				out[o++] = meminst_trec_block_end(w + i, len);
+				out[o++] = meminst_trec_block_op_size(w + i, len);
+			}
 			if (k == MEMINST_TREC_CALL || k == MEMINST_TREC_RETURN)
 				last = MEMINST_TREC_TIME(w[i]), hi = w[i + 1] >> 32;
 			for (size_t j = 0; j < len; j++)

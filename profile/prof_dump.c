@@ -22,6 +22,8 @@ static const char *dump_kind(unsigned k)
 		return fixed[k];
 	if (k >= MEMINST_TREC_VARIABLE && k <= MEMINST_TREC_END)
 		return var[k - MEMINST_TREC_VARIABLE];
+	if (k == MEMINST_TREC_ALLOC_BLOCK) /* after the "alloc" line it stands for */
+		return "alloc_block";
 	return "unknown";
 }
 
@@ -162,6 +164,10 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 	}
 	case MEMINST_TREC_PROCESS_EXIT:
 		fprintf(f, " status %lld", (long long)r[2]);
+		break;
+	case MEMINST_TREC_ALLOC_BLOCK:
+		if (n >= 4)
+			fprintf(f, " allocation number %llu", (unsigned long long)meminst_trec_block_seq(r, n));
 		break;
 	}
 }

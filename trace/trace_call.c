@@ -360,16 +360,33 @@ uint64_t trace_alloc_begin(void)
 	return call_traced() ? trace_now_inline() : UINT64_MAX;
 }
 
-void trace_alloc_end(uint64_t begin, unsigned op, size_t size)
+/*
+** An ALLOC record, or with mim an ALLOC_BLOCK one for a block that went
+** into the map: the block's allocation number joins it to the block in a
+** snapshot (its address would not: addresses are reused, and a thread's
+** time stamps cannot be set against another's with trace=cpu).
+*/
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block)
 {
 	trace_thr_t *t;
 	if (begin != UINT64_MAX && (t = call_traced()) && trace_ev_claim(t, trace_sp_mark())) {
-		if (t->ev.pos + 3 > t->ev.end)
+		if (t->ev.pos + 5 > t->ev.end)
 			trace_ev_flush(t);
-		uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), trace_now_inline(),
-				 op | (uint64_t)size << 8};
-		trace_ev_append_to(t, w, 3);
-		t->pre.mark = w[1];
+		uint64_t end = trace_now_inline(), op_size = op | (uint64_t)size << 8;
+		uint64_t seq = block && alloc_mode == MEMINST_MODE_MIM ? alloc_core_block_seq(block) : UINT64_MAX;
+		if (seq == UINT64_MAX) {
+			uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), end, op_size};
+			trace_ev_append_to(t, w, 3);
+		} else if (end - begin <= UINT32_MAX) {
+			uint64_t w[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin),
+					 MEMINST_TREC_SIZE_WORD(4, end - begin), op_size, seq};
+			trace_ev_append_to(t, w, 4);
+		} else {
+			uint64_t w[5] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin),
+					 MEMINST_TREC_SIZE_WORD(5, 0), end, op_size, seq};
+			trace_ev_append_to(t, w, 5);
+		}
+		t->pre.mark = end;
 		trace_ev_release(t);
 	}
 	if (trace_asample_on && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)
@@ -421,7 +438,7 @@ static void call_calibrate(void)
 		uint64_t b = trace_now(), sum = 0;
 		uint64_t *p = t->ev.pos;
 		for (int i = 0; i < CAL_K; i++)
-			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0);
+			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL);
 		for (; p + 3 <= t->ev.pos; p += 3) /* ALLOC [begin, end, op] */
 			sum += p[1] - MEMINST_TREC_TIME(p[0]);
 		best_call = b - a < best_call ? b - a : best_call;

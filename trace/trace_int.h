@@ -114,7 +114,8 @@ void trace_sampler_stop(void);
 ** trace_asample_note directly, without time stamps. */
 extern bool trace_alloc_watch;
 uint64_t trace_alloc_begin(void);
-void trace_alloc_end(uint64_t begin, unsigned op, size_t size);
+/* block: what an allocation returned (NULL for frees and failures) */
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block);
 
 /* "trace_sample.c": called by trace_call.c's pthread_create wrapper in each
 ** new thread before its start routine, and when it ends; normal context. */

@@ -32,6 +32,15 @@ check_case() {
 		mi_why_add "inspect analyse failed: $(head -n 1 "$trace.json.err")"
 	fi
 	case $case in
+	alloc) # mim: each allocation is an ALLOC_BLOCK with its allocation number
+		made=$(awk '$1 == "alloc" && $2 == 1 && $3 != 5 && $3 != 7 { n += $4 } END { print n + 0 }' "$chk")
+		blocks=$(awk '$1 == "blocks" && $2 == 1 { print $3 }' "$chk")
+		case $label in
+		*mim,*) [ "$made" -ge 1000 ] && [ "${blocks:-0}" = "$made" ] ||
+			mi_why_add "mim: $made allocations, ${blocks:-0} with their block" ;;
+		*) [ -z "$blocks" ] || mi_why_add "ALLOC_BLOCK records without mim" ;;
+		esac
+		;;
 	threads)
 		for t in 2 3 4 5; do
 			[ "$(tr_field "$chk" $t parent)" = 1 ] || mi_why_add "thread $t: parent not 1"

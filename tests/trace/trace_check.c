@@ -34,7 +34,7 @@
 struct fn { uint64_t addr; unsigned thread; uint64_t count; };
 struct thr {
 	int seen;
-	uint64_t tid, parent, calls, returns, suspend, suspend_ticks, alloc, on, off, exit, lost;
+	uint64_t tid, parent, calls, returns, suspend, suspend_ticks, alloc, blocks, on, off, exit, lost;
 	uint64_t unordered, last_time, seq[2];
 	uint64_t allocs[8], reasons[16];
 	uint64_t sites;   /* CALL records with a call site */
@@ -83,7 +83,8 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 			return fail("record runs past its chunk");
 		if (stream == 0 && t != 0 && k != MEMINST_TREC_LOST) {
 			/* the events stream is in time order (SUSPEND/ALLOC carry their begin) */
-			if (time + 1 < th->last_time && k != MEMINST_TREC_SUSPEND && k != MEMINST_TREC_ALLOC)
+			if (time + 1 < th->last_time && k != MEMINST_TREC_SUSPEND && k != MEMINST_TREC_ALLOC &&
+			    k != MEMINST_TREC_ALLOC_BLOCK) /* the ALLOC before it, expanded */
 				th->unordered++, fprintf(stderr, "unordered kind %u t %u at %" PRIu64 " after %" PRIu64 "\n", k, t, time, th->last_time);
 			if (k == MEMINST_TREC_SUSPEND || k == MEMINST_TREC_ALLOC)
 				time = w[i + 1];
@@ -107,6 +108,7 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 			th->reasons[w[i + 2] & 15]++;
 			break;
 		case MEMINST_TREC_ALLOC: th->alloc++; th->allocs[w[i + 2] & 7]++; break;
+		case MEMINST_TREC_ALLOC_BLOCK: th->blocks++; break;
 		case MEMINST_TREC_TRACE_ON: th->on++; break;
 		case MEMINST_TREC_TRACE_OFF: th->off++; break;
 		case MEMINST_TREC_LOST: th->lost += w[i + 1]; break;
@@ -224,6 +226,8 @@ int main(int argc, char **argv)
 			if (th->reasons[k])
 				printf("suspend %u %u %" PRIu64 "\n", t, k, th->reasons[k]);
 		}
+		if (th->blocks) /* ALLOC_BLOCK records: allocations of mim's map */
+			printf("blocks %u %" PRIu64 "\n", t, th->blocks);
 	}
 	for (unsigned i = 0; i < nfns; i++)
 		printf("call %u 0x%" PRIx64 " %" PRIu64 "\n", fns[i].thread, fns[i].addr, fns[i].count);

@@ -859,15 +859,6 @@ size_t alloc_core_usable_size(void *user)
 	return alloc_real.usable_size((char *)user - pad) - pad;
 }
 
-uint64_t alloc_core_block_seq(const void *user)
-{
-	uint64_t meta;
-	if (!user || alloc_mode != MEMINST_MODE_MIM || alloc_boot_owns(user) ||
-	    core_verify(user, &meta, true) != CORE_OK || (meta & ALLOC_META_UNTRACKED))
-		return UINT64_MAX;
-	return ((const alloc_mhdr_t *)user - 1)->seq;
-}
-
 uint32_t alloc_core_block_type(const void *user)
 {
 	uint64_t meta;

@@ -665,8 +665,20 @@ void alloc_core_free_mim_slow(void *p, uintptr_t site);
 void alloc_core_free_mim_done(alloc_thread_t *t, void *user);
 size_t alloc_core_usable_size(void *p);
 uint32_t alloc_core_block_type(const void *p);
-/* mim: the allocation number of a block in the map; UINT64_MAX else. */
-uint64_t alloc_core_block_seq(const void *p);
+
+/*
+** mim: the allocation number of a block an allocating entry point has just
+** returned (never a pointer of the program's, so that its header is ours
+** and needs no checking); UINT64_MAX when the block is not in the map (an
+** untracked header, the bootstrap arena) or the mode is not mim.
+*/
+static inline uint64_t alloc_new_block_seq(const void *user)
+{
+	if (alloc_mode != MEMINST_MODE_MIM || alloc_boot_owns(user))
+		return UINT64_MAX;
+	const alloc_mhdr_t *m = (const alloc_mhdr_t *)user - 1;
+	return (m->h.meta & ALLOC_META_UNTRACKED) ? UINT64_MAX : m->seq;
+}
 void alloc_core_report_summary(void);
 
 /* ----------------------------------------------------------- snapshots -- */

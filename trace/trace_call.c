@@ -372,20 +372,23 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block
 	if (begin != UINT64_MAX && (t = call_traced()) && trace_ev_claim(t, trace_sp_mark())) {
 		if (t->ev.pos + 5 > t->ev.end)
 			trace_ev_flush(t);
-		uint64_t end = trace_now_inline(), op_size = op | (uint64_t)size << 8;
-		uint64_t seq = block && alloc_mode == MEMINST_MODE_MIM ? alloc_core_block_seq(block) : UINT64_MAX;
-		if (seq == UINT64_MAX) {
-			uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), end, op_size};
-			trace_ev_append_to(t, w, 3);
+		uint64_t *p = t->ev.pos, end = trace_now_inline(), op_size = op | (uint64_t)size << 8;
+		uint64_t seq = block ? alloc_new_block_seq(block) : UINT64_MAX;
+		if (trace_unlikely(p + 5 > t->ev.end)) { /* the flush could not write */
+			t->ev.lost++;
+		} else if (seq == UINT64_MAX) {
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), p[1] = end, p[2] = op_size;
+			t->ev.pos = p + 3;
 		} else if (end - begin <= UINT32_MAX) {
-			uint64_t w[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin),
-					 MEMINST_TREC_SIZE_WORD(4, end - begin), op_size, seq};
-			trace_ev_append_to(t, w, 4);
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin);
+			p[1] = MEMINST_TREC_SIZE_WORD(4, end - begin), p[2] = op_size, p[3] = seq;
+			t->ev.pos = p + 4;
 		} else {
-			uint64_t w[5] = {MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin),
-					 MEMINST_TREC_SIZE_WORD(5, 0), end, op_size, seq};
-			trace_ev_append_to(t, w, 5);
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin), p[1] = MEMINST_TREC_SIZE_WORD(5, 0);
+			p[2] = end, p[3] = op_size, p[4] = seq;
+			t->ev.pos = p + 5;
 		}
+		trace_stream_wrote(&t->ev);
 		t->pre.mark = end;
 		trace_ev_release(t);
 	}

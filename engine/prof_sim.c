@@ -690,6 +690,7 @@ enum prof_err prof_sim_feed(struct prof_sim *s, uint32_t thread, unsigned stream
 	enum prof_err e = sim_thread(s, thread, &t);
 	if (e)
 		return e;
+	s->feeding = t;
 	for (size_t i = 0, len; i < n; i += len) {
 		*bad = i;
 		if ((e = prof_rec_size(w + i, n - i, &len)) != PROF_OK)
@@ -741,6 +742,11 @@ void prof_thread_totals(const struct prof_thread *t, uint64_t *cnt, uint64_t *ow
 		*cnt += t->fns[i].cnt;
 		*own += t->fns[i].own;
 	}
+}
+
+uint64_t prof_thread_top(const struct prof_thread *t)
+{
+	return t->depth ? t->fns[t->stack[t->depth - 1].fn].fn : PROF_FN_UNDEFINED;
 }
 
 void prof_sim_free(struct prof_sim *s)

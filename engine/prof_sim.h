@@ -177,6 +177,7 @@ struct prof_sim {
 	** and every record when `all` is set; may be NULL */
 	void (*other)(void *ctx, uint32_t thread, const uint64_t *rec, size_t n);
 	void *other_ctx;
+	const struct prof_thread *feeding; /* the thread of the chunk being fed */
 };
 
 /* The size in words of the record at w (avail words left in the chunk),
@@ -199,5 +200,8 @@ void prof_sim_free(struct prof_sim *s);
 /* The thread's total CNT and OWN (pseudo rows excluded, except suspend and
 ** <alloc> which are calls too). */
 void prof_thread_totals(const struct prof_thread *t, uint64_t *cnt, uint64_t *own);
+/* The function on top of the thread's stack now (the innermost traced
+** function running), or PROF_FN_UNDEFINED with an empty stack. */
+uint64_t prof_thread_top(const struct prof_thread *t);
 
 #endif

@@ -49,6 +49,22 @@ static const struct insp_col top_cols[] = {
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
 
+/* with --live-at-exit and a trace that says: who allocated them */
+static const struct insp_col top_exit_cols[] = {
+	{"id", "no", INSP_K_INT, 0},
+	{"bytes", "bytes", INSP_K_SIZE, 0},
+	{"share", "share", INSP_K_PCT, 0},
+	{"blocks", "blocks", INSP_K_INT, 0},
+	{"name", "name", INSP_K_STR, 0},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"allocated_in", "allocated in", INSP_K_STR, INSP_C_TEXT_ONLY | INSP_C_OPTIONAL},
+	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY},
+};
+
+const struct insp_live_fns *insp_live_fns;
+
 static int top_parse_by(const struct insp_opts *o, const char *by, enum top_by *out)
 {
 	static const char *const names[] = {"type", "class", "thread", "site"};
@@ -108,7 +124,7 @@ static void top_fold(struct insp_session *s, enum top_by by, const struct insp_a
 }
 
 static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
-		    const struct insp_agg *g, uint64_t total)
+		    const struct insp_agg *g, uint64_t total, void *live)
 {
 	const char *name, *where = NULL, *chain = NULL;
 	insp_row(t);
@@ -129,20 +145,28 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 	insp_put_str(t, name);
 	insp_put_str(t, where);
 	insp_put_str(t, chain);
+	if (live && g->key != INT64_MIN) {
+		insp_live_fns->put(live, t, g->key);
+	} else if (live) {
+		insp_put_null(t);
+		insp_put_null(t);
+		insp_put_null(t);
+	}
 }
 
 static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
-		    const struct insp_aggmap *m, uint64_t total, size_t limit)
+		    const struct insp_aggmap *m, uint64_t total, size_t limit, void *live)
 {
 	static const char *const what[] = {"type", "class", "thread", "site"};
 	size_t n;
 	struct insp_agg *v = insp_aggmap_sorted(m, &n);
-	insp_table_t *t = insp_doc_table(d, "top", top_cols, NCOLS(top_cols), 0);
+	insp_table_t *t = live ? insp_doc_table(d, "top", top_exit_cols, NCOLS(top_exit_cols), 0)
+			       : insp_doc_table(d, "top", top_cols, NCOLS(top_cols), 0);
 	insp_table_title(t, "largest by %s:", what[by]);
 	uint64_t rest = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i < limit)
-			top_row(t, s, by, &v[i], total);
+			top_row(t, s, by, &v[i], total, live);
 		else
 			rest += v[i].bytes;
 	}
@@ -190,12 +214,21 @@ int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 	    !(r = top_collect(&s, o, &f, by == TOP_THREAD, &m, &total))) {
 		if (by == TOP_CLASS || by == TOP_SITE)
 			top_fold(&s, by, &m, &folded);
+		/* --live-at-exit by type or site: with the trace, who allocated them */
+		void *live = NULL;
+		if (a.live_at_exit && (by == TOP_TYPE || by == TOP_SITE) && insp_live_fns) {
+			struct insp_opts lo = *o;
+			lo.no_symbols = o->no_symbols || a.no_symbols;
+			live = insp_live_fns->open(a.pos[0], insp_db_snap(s.db)->pid, insp_db_snap(s.db)->id, &lo);
+		}
 		insp_doc_t *d = insp_doc_new(o, &a);
 		insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
 		top_doc(d, &s, by, by == TOP_CLASS || by == TOP_SITE ? &folded : &m, total,
-			a.limit >= 0 ? (size_t)a.limit : TOP_DEFAULT_LIMIT);
+			a.limit >= 0 ? (size_t)a.limit : TOP_DEFAULT_LIMIT, live);
 		r = insp_doc_print(d);
 		insp_doc_free(d);
+		if (live)
+			insp_live_fns->close(live);
 	}
 	insp_aggmap_free(&m);
 	insp_aggmap_free(&folded);

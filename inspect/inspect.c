@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 {
 	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1,
 			      .columns = insp_text_columns(stdout)};
+	insp_live_fns = &prof_live_fns; /* top --live-at-exit reads the trace too */
 	if (argc < 2) {
 		fputs("inspect: no command (see 'inspect --help')\n", stderr);
 		return INSP_EXIT_USAGE;

@@ -16,5 +16,7 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_report(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_export(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_html(int argc, char **argv, const struct insp_opts *o);
+/* "prof_live.c": what main sets insp_live_fns to */
+extern const struct insp_live_fns prof_live_fns;
 
 #endif /* PROF_CMDS_H */

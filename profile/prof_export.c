@@ -182,8 +182,8 @@ static int exp_read_trace(struct exp_input *in, const struct insp_opts *o, unsig
 	if (stacks)
 		exp_stacks_init(&in->stacks);
 	in->have_tr = true;
-	return prof_source_read(in->path, in->pid, o, &in->tr, stacks ? exp_stacks_record : NULL, &in->stacks,
-				stacks ? exp_stacks_restart : NULL, in->samples);
+	return prof_source_read_live(in->path, in->pid, o, &in->tr, stacks ? exp_stacks_record : NULL, &in->stacks,
+				     stacks ? exp_stacks_restart : NULL, in->samples, in->live);
 }
 
 int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned want)

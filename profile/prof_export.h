@@ -190,6 +190,7 @@ struct exp_input {
 	bool have_stacks;
 	struct prof_model model;
 	bool have_model;
+	struct prof_live *live;   /* set: the trace's ALLOC_BLOCK records go to it */
 };
 enum { EXP_IN_MODEL = 1, EXP_IN_STACKS = 2, EXP_IN_SAMPLES = 4 };
 /* Read path (a session, a trace or, for EXP_IN_MODEL alone, a profile

@@ -103,6 +103,7 @@ struct html_ctx {
 	int64_t pid;
 	struct exp_input in;
 	bool have_in;
+	struct prof_live live;   /* the exit snapshot's blocks, joined with the trace */
 };
 
 static void html_fact(FILE *f, const char *label, const char *value)
@@ -519,9 +520,23 @@ static void html_functions(struct html_ctx *h)
 	prof_mthread_free(&all);
 }
 
+/* The traced function that allocated most of the type's live bytes, and
+** how many did. */
+static void html_allocated_in(FILE *f, const struct prof_live *live, const struct prof_model *m, int64_t type)
+{
+	size_t n;
+	const char *fn = prof_live_function(live, m, type, &n);
+	fputs("<td class=\"name\">", f);
+	if (fn)
+		html_text(f, fn);
+	if (n > 1)
+		fprintf(f, " and %zu more", n - 1);
+	fputs("</td>", f);
+}
+
 /* --------------------------------------------------------------- peak -- */
 
-static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool types)
+static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool types, const struct prof_live *live)
 {
 	FILE *f = h->f;
 	sqlite3_stmt *st = NULL;
@@ -550,9 +565,10 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 	s.tags_loaded = labels;
 	if (labels)
 		s.tags.no_symbols = h->in.no_files;
+	bool fns = live && live->nsums; /* the trace named the functions that allocated them */
 	fprintf(f, "<h3>by %s</h3>\n<table><thead><tr><th>no</th><th>%s</th><th>bytes</th><th>share</th>"
-		   "<th>blocks</th>%s</tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class",
-		types ? "<th>location</th>" : "");
+		   "<th>blocks</th>%s%s</tr></thead><tbody>\n", types ? "type" : "class", types ? "type" : "class",
+		types ? "<th>location</th>" : "", fns ? "<th>allocated in</th>" : "");
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
 		double pct = total ? 100.0 * (double)bytes / (double)total : 0;
@@ -566,6 +582,8 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 			   "<td class=\"n\">%lld</td>", pct, pct, (long long)sqlite3_column_int64(st, 3));
 		if (types)
 			html_where(f, where, labels ? insp_type_chain(s.db, &s.tags, id) : NULL);
+		if (fns)
+			html_allocated_in(f, live, h->in.have_model ? &h->in.model : NULL, id);
 		fputs("</tr>\n", f);
 	}
 	fputs("</tbody></table>\n", f);
@@ -596,8 +614,8 @@ static void html_peak(struct html_ctx *h)
 			html_size(f, bytes);
 			fputs(":</p>\n", f);
 			sqlite3_finalize(st);
-			html_live(h, snap, bytes, false);
-			html_live(h, snap, bytes, true);
+			html_live(h, snap, bytes, false, NULL);
+			html_live(h, snap, bytes, true, NULL);
 			fputs("</section>\n", f);
 			return;
 		}
@@ -627,7 +645,7 @@ static void html_leaks(struct html_ctx *h)
 				   "or memory freed by nobody before exit).</p>\n", (long long)sqlite3_column_int64(st, 2));
 			sqlite3_finalize(st);
 			if (bytes)
-				html_live(h, snap, bytes, true);
+				html_live(h, snap, bytes, true, &h->live);
 			fputs("</section>\n", f);
 			return;
 		}
@@ -638,6 +656,22 @@ static void html_leaks(struct html_ctx *h)
 }
 
 /* ------------------------------------------------------------ command -- */
+
+/* The process's exit snapshot's blocks, to be joined with its trace
+** (the trace's ALLOC_BLOCK records, html_read). */
+static int html_live_load(struct html_ctx *h, const struct insp_opts *o)
+{
+	insp_db_t *db;
+	int r = insp_db_open(h->path, o, &db);
+	if (r)
+		return r;
+	int64_t snap = prof_live_exit_snapshot(db, h->pid);
+	if (snap)
+		r = prof_live_load(&h->live, db, snap);
+	insp_db_close(db);
+	h->in.live = h->live.n ? &h->live : NULL;
+	return r;
+}
 
 static int html_read(struct html_ctx *h, const struct insp_opts *o)
 {
@@ -736,7 +770,11 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 		return prof_input_fail(o, h.path, "not a session database (written by meminst(1)) or a trace file (a "
 					       "profile database has no stacks: give the trace)");
 	}
+	if (h.db && (r = html_live_load(&h, &so)))
+		return r;
 	r = html_read(&h, &so);
+	if (!r)
+		r = prof_live_join(&h.live, h.path, &so, h.pid, h.in.no_files, NULL);
 	if (!r && insp_out_is_input(o, output, h.path))
 		r = INSP_EXIT_USAGE;
 	else if (!r && !(h.f = fopen(output, "w"))) {
@@ -752,6 +790,7 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 	}
 	if (h.have_in)
 		exp_input_free(&h.in);
+	prof_live_free(&h.live);
 	sqlite3_close(h.db);
 	return r;
 }

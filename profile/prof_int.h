@@ -49,8 +49,11 @@ typedef void (*prof_each_fn)(void *ctx, const struct meminst_trace_header *h, ui
 
 struct prof_samples;
 
+struct prof_live;
+
 struct prof_trace {
 	const char *path;
+	struct prof_live *live;       /* ALLOC_BLOCK records go to it (prof_source_read_live) */
 	struct prof_samples *samples; /* set by prof_trace_read_samples       */
 	struct meminst_trace_header h;
 	struct prof_sim sim;
@@ -65,6 +68,44 @@ struct prof_trace {
 	uint64_t chunks;
 	uint64_t size;           /* bytes read                               */
 };
+
+/* "prof_live.c": the traced function that allocated the blocks still live
+** in a snapshot (its map's allocation numbers, the trace's ALLOC_BLOCK
+** records).  prof_live_load the snapshot's blocks (a status snapshot
+** gives none), read the trace with prof_trace.live set, prof_live_finish,
+** then ask per type. */
+struct prof_model;
+struct prof_live {
+	struct live_block *b;
+	size_t n;
+	uint32_t *hash;
+	size_t hcap;
+	struct live_sum *sums;  /* by type, after prof_live_finish       */
+	size_t nsums;
+	uint64_t records;       /* ALLOC_BLOCK records read               */
+};
+int prof_live_load(struct prof_live *l, insp_db_t *db, int64_t snap);
+void prof_live_note(struct prof_live *l, uint64_t seq, uint64_t fn);
+void prof_live_finish(struct prof_live *l);
+/* The function that allocated most of the type's live bytes (its name in
+** the model m), and in *fns how many functions allocated them (0 and
+** NULL: the trace named none). */
+const char *prof_live_function(const struct prof_live *l, const struct prof_model *m, int64_t type,
+			       size_t *fns);
+void prof_live_free(struct prof_live *l);
+/* A row's cells of the columns "allocated in" (text only: the function
+** and "and N more"), "function" and "functions" (JSON and CSV) for type. */
+void prof_live_put(insp_table_t *t, const struct prof_live *live, const struct prof_model *m, int64_t type,
+		   struct insp_pool *pool);
+/* The last exit snapshot of pid (0: none). */
+int64_t prof_live_exit_snapshot(insp_db_t *db, int64_t pid);
+/* After the blocks are loaded: when `own` is not NULL, read pid's trace of
+** the session at path into it with the blocks attached (the caller's
+** reading was of another process), then prof_live_finish.  0 or an exit
+** code. */
+struct exp_input;
+int prof_live_join(struct prof_live *l, const char *path, const struct insp_opts *o, int64_t pid,
+		   bool no_files, struct exp_input *own);
 
 /* "prof_read.c" */
 /* Read and simulate the whole trace.  Returns 0 or an exit code after one
@@ -88,6 +129,11 @@ FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o,
 ** before that reading so that each() starts afresh. */
 int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
 		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s);
+/* The same, handing each ALLOC_BLOCK record's allocation number with the
+** function then on top of its thread's stack to live (prof_live_note). */
+int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+			  prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s,
+			  struct prof_live *live);
 void prof_trace_free(struct prof_trace *tr);
 /* Nanoseconds per tick: tick_hz, refined by CLOCK records over >= 10 ms. */
 double prof_ns_per_tick(const struct prof_trace *tr);

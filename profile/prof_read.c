@@ -224,6 +224,10 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 	case MEMINST_TREC_END:
 		tr->ended = true;
 		break;
+	case MEMINST_TREC_ALLOC_BLOCK: /* after its ALLOC: the stack is the allocating function's */
+		if (tr->live && tr->sim.feeding)
+			prof_live_note(tr->live, meminst_trec_block_seq(r, n), prof_thread_top(tr->sim.feeding));
+		break;
 	case MEMINST_TREC_TRACE_COST:
 		if (n >= 4)
 			tr->cost_ps[0] = r[2], tr->cost_ps[1] = r[3];
@@ -376,10 +380,12 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 }
 
 static int read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
-		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *smp)
+		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *smp,
+		       struct prof_live *live)
 {
 	memset(tr, 0, sizeof *tr);
 	tr->path = path;
+	tr->live = live;
 	tr->samples = smp;
 	prof_sim_init(&tr->sim, &prof_libc_allocator);
 	tr->sim.keep_sites = true; /* (trace_sites=on: callgrind's call lines) */
@@ -413,13 +419,13 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
 			   struct prof_trace *tr, prof_each_fn each, void *ctx)
 {
-	return read_stream(f, path, size, o, tr, each, ctx, NULL);
+	return read_stream(f, path, size, o, tr, each, ctx, NULL, NULL);
 }
 
 int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
 		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s)
 {
-	return read_stream(f, path, size, o, tr, each, ctx, s);
+	return read_stream(f, path, size, o, tr, each, ctx, s, NULL);
 }
 
 /* A trace file opened for reading, with its size; NULL after one line. */
@@ -458,6 +464,13 @@ FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o,
 int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
 		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s)
 {
+	return prof_source_read_live(path, pid, o, tr, each, ctx, restart, s, NULL);
+}
+
+int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+			  prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s,
+			  struct prof_live *live)
+{
 	for (int pass = 0;; pass++) {
 		uint64_t size;
 		int r;
@@ -471,7 +484,7 @@ int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, s
 			prof_samples_begin(s);
 		if (pass && restart)
 			restart(ctx);
-		r = read_stream(f, path, size, o, tr, each, ctx, s);
+		r = read_stream(f, path, size, o, tr, each, ctx, s, live);
 		fclose(f);
 		if (r || !s || !prof_samples_reread(s) || pass > 0)
 			return r;

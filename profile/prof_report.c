@@ -313,21 +313,22 @@ static const struct insp_col exit_cols[] = {
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "stack", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"allocated_in", "allocated in", INSP_K_STR, INSP_C_TEXT_ONLY | INSP_C_OPTIONAL},
+	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY},
 };
 
 /*
 ** What was never freed, by type (an automatic type is a site, or with
 ** site_depth a short stack): the status of the process's last exit
-** snapshot, in either mode.  Its tables replace the peak's in s.
+** snapshot, in either mode, with the traced function that allocated
+** them when the trace says (live, m).  Its tables replace the peak's in s.
 */
-static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_t limit)
+static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_t limit,
+		       const struct prof_live *live, const struct prof_model *m)
 {
-	sqlite3_stmt *st = insp_db_prepare(s->db, "SELECT max(id) FROM snapshot WHERE pid = ? AND trigger = 'exit'");
-	if (!st)
-		return INSP_EXIT_DB;
-	sqlite3_bind_int64(st, 1, pid);
-	int64_t snap = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
+	int64_t snap = prof_live_exit_snapshot(s->db, pid);
+	sqlite3_stmt *st;
 	if (!snap)
 		return 0;
 	if (s->tags_loaded)
@@ -357,6 +358,7 @@ static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_
 		insp_put_str(t, insp_type_label(s->db, &s->tags, id, &where));
 		insp_put_str(t, where);
 		insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
+		prof_live_put(t, live, m, id, insp_db_pool(s->db));
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the exit snapshot");
@@ -533,17 +535,9 @@ static void report_sampled_rows(insp_doc_t *d, const struct prof_smodel *m, size
 
 /* The functions part: the exact profile of the session's stored trace, or
 ** its samples.  A session with neither gets one line on o->err. */
-static int report_functions(insp_doc_t *d, const char *path, const struct insp_opts *o, int64_t pid,
-			    bool no_files, size_t limit, struct exp_input *in)
+static void report_functions(insp_doc_t *d, const char *path, const struct insp_opts *o, size_t limit,
+			     const struct exp_input *in)
 {
-	in->path = path;
-	in->pid = pid;
-	in->no_files = no_files;
-	int r = exp_input_read(in, o, EXP_IN_MODEL | EXP_IN_SAMPLES);
-	if (r == INSP_EXIT_NOTFOUND)
-		return 0; /* no trace: said by insp_strace_open */
-	if (r)
-		return r;
 	if (in->have_model && in->model.cnt) {
 		report_fn_rows(d, &in->model, limit);
 		report_tracer(d, &in->model);
@@ -557,7 +551,34 @@ static int report_functions(insp_doc_t *d, const char *path, const struct insp_o
 		fprintf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
 			"function needs meminst --trace with code built with -finstrument-functions, or "
 			"--sample)\n", path);
-	return 0;
+}
+
+/*
+** The session's trace of pid (time_pid: the functions part), with the
+** blocks live at exit of mem_pid attached when it is the same process,
+** else read a second time for them (join); *have: a trace was found.
+*/
+static int report_read(const char *path, const struct insp_opts *o, struct insp_session *s, int64_t time_pid,
+		       int64_t mem_pid, bool no_files, struct exp_input *in, struct prof_live *live,
+		       struct exp_input *join, bool *have)
+{
+	int64_t prog = 0;
+	int64_t snap = mem_pid ? prof_live_exit_snapshot(s->db, mem_pid) : 0;
+	int r = snap ? prof_live_load(live, s->db, snap) : 0;
+	if (r)
+		return r;
+	if (!time_pid && (r = report_session_pid(s->db, &prog)))
+		return r;
+	bool same = (time_pid ? time_pid : prog) == mem_pid;
+	in->path = path;
+	in->pid = time_pid;
+	in->no_files = no_files;
+	in->live = same && live->n ? live : NULL;
+	r = exp_input_read(in, o, EXP_IN_MODEL | EXP_IN_SAMPLES);
+	*have = r != INSP_EXIT_NOTFOUND; /* no trace: said by insp_strace_open */
+	if (r && r != INSP_EXIT_NOTFOUND)
+		return r;
+	return prof_live_join(live, path, o, mem_pid, no_files, same || !*have ? NULL : join);
 }
 
 /* ------------------------------------------------------------ command -- */
@@ -641,7 +662,13 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	bool several = false, summary;
 	char of[96] = "";
 	struct prof_procs ps = {0};
+	struct exp_input in = {0}, join = {0};
+	struct prof_live live = {0};
+	bool have_trace = false;
 	r = report_processes(s.db, a.pos[0], o, a.pid, &ps, &mem_pid, &time_pid, &several);
+	if (!r)
+		r = report_read(a.pos[0], o, &s, time_pid, mem_pid, a.no_symbols || o->no_symbols, &in, &live, &join,
+				&have_trace);
 	summary = several && !a.pid;
 	if (summary)
 		snprintf(of, sizeof of, " of pid %lld", (long long)mem_pid);
@@ -657,14 +684,15 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
 		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)) &&
 		    !(r = report_live(d, &s, snap, true, total, limit, pk.held)))
-			r = report_exit(d, &s, mem_pid, limit);
+			r = report_exit(d, &s, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
 	}
-	struct exp_input in = {0};
-	if (!r)
-		r = report_functions(d, a.pos[0], o, time_pid, a.no_symbols || o->no_symbols, limit, &in);
+	if (!r && have_trace)
+		report_functions(d, a.pos[0], o, limit, &in);
 	if (!r)
 		r = insp_doc_print(d);
 	exp_input_free(&in);
+	exp_input_free(&join);
+	prof_live_free(&live);
 	prof_procs_free(&ps);
 	insp_doc_free(d);
 	insp_session_close(&s);

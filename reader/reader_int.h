@@ -340,6 +340,21 @@ typedef struct insp_blocks {
 	size_t nclass_types;
 } insp_blocks_t;
 
+/* Who allocated the blocks live at exit (`top --live-at-exit`): a session's
+** exit snapshot joined with its trace (profile/prof_live.c).  inspect's
+** main sets it; where the profile reader is not linked in (the unit tests,
+** the fuzzer) it stays NULL.  open gives NULL when the session at path has
+** no trace that names them (process pid, its exit snapshot snap); put adds
+** one row's cells of the columns "allocated in" (text), "function" and
+** "functions" (JSON, CSV) for a type. */
+struct insp_table;
+struct insp_live_fns {
+	void *(*open)(const char *path, int64_t pid, int64_t snap, const struct insp_opts *o);
+	void (*put)(void *ctx, struct insp_table *t, int64_t type);
+	void (*close)(void *ctx);
+};
+extern const struct insp_live_fns *insp_live_fns;
+
 /* "insp_db.c" */
 /* Open path read-only and check it is one of ours and intact.  Returns 0,
 ** or INSP_EXIT_DB after printing "inspect: PATH: reason". */

@@ -456,6 +456,9 @@ pid_t alloc_thread_tid(uint32_t thread_no);
 void alloc_thread_set_tid(uint32_t thread_no, pid_t tid);
 const char *alloc_allocator_name(uint32_t allocator);
 const char *alloc_class_module(uint32_t class_no);
+/* An automatic class's module's load bias when its first site was named
+** (0 for registered classes). */
+uintptr_t alloc_class_bias(uint32_t class_no);
 void alloc_thread_set_name(uint32_t thread_no, const char *name);
 int alloc_class_register(const char *name);
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site);
@@ -820,7 +823,7 @@ void *alloc_sys_remap(void *p, size_t old, size_t size);
 pid_t alloc_sys_gettid(void);
 bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
 void alloc_sys_write(int fd, const char *s, size_t n);
-bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,
+bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path, size_t plen, char *descr,
 		      size_t dlen);
 void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
 bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len);

@@ -297,6 +297,20 @@ static int sq_write_frames(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
+/* The load bias of each automatic class's module (class_load). */
+static int sq_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
+{
+	int rc = sq_exec(w, MEMINST_SNAPSHOT_CLASS_LOAD_TABLE); /* a file from before it */
+	sqlite3_stmt *st = rc == 0 ? sq_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
+	rc = st ? 0 : -1;
+	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_CLASS] && rc == 0; id++)
+		if (alloc_class_module(id))
+			rc = sq_row(w, st, "iii", w->id, (int64_t)id, (int64_t)alloc_class_bias(id));
+	if (st)
+		sq.finalize(st);
+	return rc;
+}
+
 /* /proc/self/maps, one row per mapping. */
 static int sq_write_segments(sq_writer_t *w)
 {
@@ -515,6 +529,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = sq_write_tables(w, im);
 	if (rc == 0)
 		rc = sq_write_frames(w, im);
+	if (rc == 0)
+		rc = sq_write_class_load(w, im);
 	if (rc == 0)
 		rc = sq_write_segments(w);
 	if (rc == 0)

@@ -396,15 +396,27 @@ bool alloc_readable(const void *p, size_t n)
 ** "function+0xoff (module)", or "0xoff (module)" without a symbol.  dladdr
 ** takes the loader's lock and may, in some libcs, allocate: call this with
 ** none of our locks held; it runs guarded.  Returns false when no module
-** holds the address (then descr is the bare address).
+** holds the address (then descr is the bare address).  *bias, when bias is
+** not NULL: the module's load bias (what its ELF addresses are moved by),
+** which readers need to find the site in the file once the module is
+** unloaded (dlclose).
 */
-bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, char *path, size_t plen, char *descr,
+bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path, size_t plen, char *descr,
 		      size_t dlen)
 {
 	Dl_info info;
 	int ok;
 	alloc_guard_enter();
+#ifdef RTLD_DL_LINKMAP
+	struct link_map *lm = NULL;
+	ok = dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP);
+	if (bias)
+		*bias = ok && lm ? (uintptr_t)lm->l_addr : ok ? (uintptr_t)info.dli_fbase : 0;
+#else
 	ok = dladdr((void *)addr, &info);
+	if (bias)
+		*bias = ok ? (uintptr_t)info.dli_fbase : 0;
+#endif
 	alloc_guard_exit();
 	*base = ok ? (uintptr_t)info.dli_fbase : 0;
 	path[0] = 0;
@@ -431,7 +443,7 @@ void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
 {
 	uintptr_t base;
 	char path[256];
-	alloc_sys_locate(addr, &base, path, sizeof path, buf, len);
+	alloc_sys_locate(addr, &base, NULL, path, sizeof path, buf, len);
 }
 
 /* The name of a live thread of this process; false once it is gone. */

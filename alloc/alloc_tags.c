@@ -33,6 +33,7 @@
 
 typedef struct tag_class_s {
 	uintptr_t module_base; /* 0 for registered classes */
+	uintptr_t module_bias; /* its load bias (snapshots: class_load) */
 	const char *module;    /* the module's path; NULL for registered classes */
 	const char *name;
 } tag_class_t;
@@ -154,11 +155,13 @@ static const char *tag_intern(const char *name)
 /* ------------------------------------------------------------ classes --- */
 
 /* Find or add the class of a module.  Tag lock held. */
-static uint32_t tag_class_of_module(uintptr_t base, const char *path)
+/* The class of the module loaded at base from path: by both, since after a
+** dlclose another module may be loaded at the same base. */
+static uint32_t tag_class_of_module(uintptr_t base, uintptr_t bias, const char *path)
 {
 	uint32_t n = atomic_load(&tag.nclasses);
 	for (uint32_t c = 1; c < n; c++)
-		if (tag_class(c)->module_base == base)
+		if (tag_class(c)->module_base == base && tag_class(c)->module && strcmp(tag_class(c)->module, path) == 0)
 			return c;
 	if (n >= TAG_CLASS_MAX ||
 	    !tag_reserve(ALLOC_K_CLASS, &tag.classes, n, "further modules get class 0 (unknown)"))
@@ -166,6 +169,7 @@ static uint32_t tag_class_of_module(uintptr_t base, const char *path)
 	const char *slash = strrchr(path, '/');
 	tag_class_t *c = tag_class(n);
 	c->module_base = base;
+	c->module_bias = bias;
 	c->module = tag_intern(path);
 	c->name = tag_intern(slash ? slash + 1 : path);
 	atomic_store(&tag.nclasses, n + 1);
@@ -251,9 +255,9 @@ static uint32_t tag_type_of_key(uint64_t key, uintptr_t site, uintptr_t loc, con
 	uint32_t t = tag_sites_find(atomic_load_explicit(&tag.sites, memory_order_acquire), key);
 	if (likely(t))
 		return t;
-	uintptr_t base;
+	uintptr_t base, bias;
 	char path[256], found[MEMINST_NAME_MAX];
-	alloc_sys_locate(loc, &base, path, sizeof path, found, sizeof found); /* before the lock */
+	alloc_sys_locate(loc, &base, &bias, path, sizeof path, found, sizeof found); /* before the lock */
 	pthread_mutex_lock(&tag.lock);
 	tag_sites_t *s = atomic_load(&tag.sites);
 	t = tag_sites_find(s, key);
@@ -270,7 +274,7 @@ static uint32_t tag_type_of_key(uint64_t key, uintptr_t site, uintptr_t loc, con
 				e->frames = tag_frames_copy(frames, n);
 				e->nframes = e->frames ? n : 0;
 			}
-			e->class_no = base ? tag_class_of_module(base, path) : 0;
+			e->class_no = base ? tag_class_of_module(base, bias, path) : 0;
 			atomic_store(&alloc_ntypes, m + 1);
 		}
 		if ((s = tag_sites_reserve(s)) != NULL)
@@ -333,12 +337,12 @@ unsigned alloc_type_frames(uint32_t type, const uint64_t **frames)
 
 uint32_t alloc_type_register(const char *name, int class_no, uintptr_t site)
 {
-	uintptr_t base = 0;
+	uintptr_t base = 0, bias = 0;
 	char path[256] = "", descr[MEMINST_NAME_MAX];
 	if (class_no < 0)
-		alloc_sys_locate(site, &base, path, sizeof path, descr, sizeof descr);
+		alloc_sys_locate(site, &base, &bias, path, sizeof path, descr, sizeof descr);
 	pthread_mutex_lock(&tag.lock);
-	uint32_t cls = class_no >= 0 ? (uint32_t)class_no : base ? tag_class_of_module(base, path) : 0;
+	uint32_t cls = class_no >= 0 ? (uint32_t)class_no : base ? tag_class_of_module(base, bias, path) : 0;
 	uint32_t n = atomic_load(&alloc_ntypes), found = 0;
 	if (cls >= atomic_load(&tag.nclasses))
 		goto out;
@@ -436,6 +440,11 @@ uint32_t alloc_tags_count(unsigned kind)
 const char *alloc_class_module(uint32_t class_no)
 {
 	return class_no < alloc_tags_count(ALLOC_K_CLASS) ? tag_class(class_no)->module : NULL;
+}
+
+uintptr_t alloc_class_bias(uint32_t class_no)
+{
+	return class_no < alloc_tags_count(ALLOC_K_CLASS) ? tag_class(class_no)->module_bias : 0;
 }
 
 const char *alloc_allocator_name(uint32_t a)

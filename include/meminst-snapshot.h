@@ -38,6 +38,16 @@
 	"  addr INTEGER NOT NULL,\n"                                              \
 	"  PRIMARY KEY(snapshot, type, depth)) WITHOUT ROWID;\n"
 
+/* The load bias each automatic class's module had when its sites were
+** named, so that a reader finds the sites of a module unloaded
+** (dlclose) before the snapshot, which the module table no longer lists,
+** in the file (class.module) at site - bias.  Added to schema 2 without a
+** new version, as type_frame. */
+#define MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
+	"CREATE TABLE IF NOT EXISTS class_load(\n"                               \
+	"  snapshot INTEGER NOT NULL, class INTEGER NOT NULL, bias INTEGER NOT NULL,\n" \
+	"  PRIMARY KEY(snapshot, class)) WITHOUT ROWID;\n"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -77,6 +87,7 @@
 	"  class INTEGER NOT NULL, site INTEGER,\n"                               \
 	"  PRIMARY KEY(snapshot, id)) WITHOUT ROWID;\n"                           \
 	MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
+	MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

@@ -69,6 +69,46 @@ static int names_modules(insp_db_t *db, struct insp_tags *t)
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "cannot read the module table");
 }
 
+/*
+** The modules of automatic classes that are not loaded at the snapshot (a
+** dlclose, or another module at their address since): their path and the
+** load bias they had when their sites were named (class_load; absent from
+** older files, whose sites of unloaded modules keep their stored names).
+*/
+static void names_gone(insp_db_t *db, struct insp_tags *t)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(insp_db_sqlite(db),
+			       "SELECT l.class, l.bias, c.module FROM class_load l JOIN class c ON c.snapshot = "
+			       "l.snapshot AND c.id = l.class WHERE l.snapshot = ?1 AND c.module IS NOT NULL AND "
+			       "NOT EXISTS (SELECT 1 FROM module m WHERE m.snapshot = l.snapshot AND m.base = l.bias "
+			       "AND m.path = c.module) ORDER BY l.class",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
+	size_t cap = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (t->ngone == cap) {
+			cap = cap ? 2 * cap : 8;
+			t->gone = insp_xrealloc(t->gone, cap * sizeof *t->gone);
+			t->gone_class = insp_xrealloc(t->gone_class, cap * sizeof *t->gone_class);
+		}
+		t->gone_class[t->ngone] = sqlite3_column_int64(st, 0);
+		t->gone[t->ngone++] = (struct insp_module){(uint64_t)sqlite3_column_int64(st, 1),
+							   insp_col_text(db, st, 2), NULL};
+	}
+	sqlite3_finalize(st);
+}
+
+/* The module, unloaded before the snapshot, of a class (NULL: loaded). */
+static const struct insp_module *names_gone_module(const struct insp_tags *t, int64_t class_)
+{
+	for (size_t i = 0; i < t->ngone; i++)
+		if (t->gone_class[i] == class_)
+			return &t->gone[i];
+	return NULL;
+}
+
 /* The stacks of site_depth types (type_frame; absent from older files). */
 static void names_frames(insp_db_t *db, struct insp_tags *t)
 {
@@ -114,6 +154,8 @@ int insp_tags_load(insp_db_t *db, struct insp_tags *t)
 		r = names_modules(db, t);
 	if (!r)
 		names_frames(db, t);
+	if (!r)
+		names_gone(db, t);
 	return r;
 }
 
@@ -126,6 +168,8 @@ void insp_tags_free(struct insp_tags *t)
 	free(t->types.v);
 	free(t->threads.v);
 	free(t->modules);
+	free(t->gone);
+	free(t->gone_class);
 	if (t->syms)
 		insp_syms_free(t->syms);
 	*t = (struct insp_tags){0};
@@ -290,7 +334,8 @@ static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *
 		return;
 	}
 	struct insp_sym sym;
-	if (insp_syms_lookup(t->syms, n->site, &sym) != 0)
+	const struct insp_module *gone = names_gone_module(t, n->class_);
+	if ((gone ? insp_syms_lookup_in(t->syms, gone, n->site, &sym) : insp_syms_lookup(t->syms, n->site, &sym)) != 0)
 		return;
 	names_from_sym(insp_db_pool(db), n, &sym);
 	if (sym.nchain > 1)

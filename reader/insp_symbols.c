@@ -39,10 +39,19 @@ struct syms_mod {
 	bool system; /* a system library: all its code is system code */
 };
 
+/* A module looked at alone: one unloaded before the snapshot. */
+struct syms_alone {
+	const struct insp_module *m;
+	Dwfl *dwfl;
+	struct syms_mod mod;
+};
+
 struct insp_syms {
 	Dwfl *dwfl;
 	struct syms_mod *mods;
 	size_t n;
+	struct syms_alone *alone;
+	size_t nalone;
 };
 
 static char *syms_debuginfo_path;
@@ -180,20 +189,28 @@ static bool syms_same_build_id(Dwfl_Module *mod, const char *want)
 	return true;
 }
 
-static void syms_report(struct insp_syms *s, const struct insp_module *m)
+/* Report m's file to dwfl at its load bias: its entry in *out, false when
+** the file is not there. */
+static bool syms_report_to(Dwfl *dwfl, const struct insp_module *m, struct syms_mod *out)
 {
 	struct stat st;
 	if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode))
-		return;
+		return false;
 	/* The base is the load bias: add the first segment's p_vaddr. */
-	Dwfl_Module *mod = dwfl_report_elf(s->dwfl, syms_basename(m->path), m->path, -1, m->base, true);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, syms_basename(m->path), m->path, -1, m->base, true);
 	if (!mod)
-		return;
+		return false;
 	/* libmeminst's own frames (its pthread_create wrapper) are not the
 	** program's: a type is named after the program's line that called it */
 	bool ours = strncmp(syms_basename(m->path), "libmeminst.so", 13) == 0;
-	s->mods[s->n++] = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id),
-					    ours || insp_path_is_system(m->path)};
+	*out = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id), ours || insp_path_is_system(m->path)};
+	return true;
+}
+
+static void syms_report(struct insp_syms *s, const struct insp_module *m)
+{
+	if (syms_report_to(s->dwfl, m, &s->mods[s->n]))
+		s->n++;
 }
 
 insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n)
@@ -375,14 +392,11 @@ bool insp_path_is_system(const char *path)
 	return false;
 }
 
-int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
+/* Resolve site in the module sm (found for it). */
+static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct insp_sym *sym)
 {
-	*sym = (struct insp_sym){0};
-	if (!s->dwfl || site == 0)
-		return -1;
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
-	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
-	if (!sm || !sm->usable)
+	Dwfl_Module *mod = sm->mod;
+	if (!sm->usable)
 		return -1;
 	sym->system_module = sm->system;
 	GElf_Off off = 0;
@@ -405,6 +419,47 @@ int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
 		syms_chain(mod, site - 1, sym);
 	}
 	return sym->func || sym->file ? 0 : -1;
+}
+
+int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym)
+{
+	*sym = (struct insp_sym){0};
+	if (!s->dwfl || site == 0)
+		return -1;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
+	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
+	return sm ? syms_lookup_mod(sm, site, sym) : -1;
+}
+
+/* The module m alone, in a Dwfl of its own (reported on first use). */
+static const struct syms_mod *syms_alone(struct insp_syms *s, const struct insp_module *m)
+{
+	for (size_t i = 0; i < s->nalone; i++)
+		if (s->alone[i].m == m)
+			return s->alone[i].dwfl ? &s->alone[i].mod : NULL;
+	s->alone = insp_xrealloc(s->alone, (s->nalone + 1) * sizeof *s->alone);
+	struct syms_alone *a = &s->alone[s->nalone++];
+	*a = (struct syms_alone){m, dwfl_begin(&syms_callbacks), {0}};
+	if (a->dwfl) {
+		dwfl_report_begin(a->dwfl);
+		bool ok = syms_report_to(a->dwfl, m, &a->mod);
+		if (dwfl_report_end(a->dwfl, NULL, NULL) != 0 || !ok) {
+			dwfl_end(a->dwfl);
+			a->dwfl = NULL;
+		}
+	}
+	return a->dwfl ? &a->mod : NULL;
+}
+
+int insp_syms_lookup_in(insp_syms_t *s, const struct insp_module *m, uint64_t site, struct insp_sym *sym)
+{
+	*sym = (struct insp_sym){0};
+	const struct syms_mod *sm = site ? syms_alone(s, m) : NULL;
+	Dwarf_Addr low = 0, high = 0;
+	if (!sm || !dwfl_module_info(sm->mod, NULL, &low, &high, NULL, NULL, NULL, NULL) || site - 1 < low ||
+	    site - 1 >= high)
+		return -1; /* not a site of that file: the stored name stays */
+	return syms_lookup_mod(sm, site, sym);
 }
 
 void insp_sym_clear(struct insp_sym *sym)
@@ -431,6 +486,10 @@ int insp_sym_user_frame(const struct insp_sym *sym)
 
 void insp_syms_free(insp_syms_t *s)
 {
+	for (size_t i = 0; i < s->nalone; i++)
+		if (s->alone[i].dwfl)
+			dwfl_end(s->alone[i].dwfl);
+	free(s->alone);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->mods);

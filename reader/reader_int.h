@@ -431,6 +431,9 @@ struct insp_tags {
 	struct insp_names allocators, classes, types, threads;
 	struct insp_module *modules;
 	size_t nmodules;
+	struct insp_module *gone; /* modules of automatic classes unloaded before */
+	int64_t *gone_class;      /* the snapshot (class_load), and their classes */
+	size_t ngone;
 	struct insp_syms *syms;  /* NULL until a label is asked for */
 	bool no_symbols;
 };
@@ -603,6 +606,10 @@ insp_syms_t *insp_syms_new(const struct insp_module *mods, size_t n);
 /* Resolve a call site (a return address).  Returns 0 and fills sym (free
 ** it with insp_sym_clear), or -1: no usable module covers the site. */
 int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym);
+/* The same in module m alone (one unloaded before the snapshot, at the
+** load bias it had: insp_tags.gone), whatever the module table says is
+** at that address now. */
+int insp_syms_lookup_in(insp_syms_t *s, const struct insp_module *m, uint64_t site, struct insp_sym *sym);
 void insp_sym_clear(struct insp_sym *sym);
 void insp_syms_free(insp_syms_t *s);
 /* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled;

@@ -41,7 +41,7 @@
 #define STORE_WAIT_MS 10000    /* for a process still storing a snapshot */
 
 /* The snapshot tables whose rows carry a `snapshot` column. */
-static const char *const store_tables[] = {"allocator", "class", "type", "type_frame", "thread",
+static const char *const store_tables[] = {"allocator", "class", "class_load", "type", "type_frame", "thread",
 					   "status", "segment", "module", "block_chunk"};
 
 struct store {

@@ -231,6 +231,9 @@ static void text_single(const insp_table_t *t, FILE *f)
 		if (!out_shown_in(t, &t->cols[c]))
 			continue;
 		text_cell(&t->cols[c], out_at(t, 0, c), -1, buf, sizeof buf, &w);
+		size_t width = t->doc->o->columns > 0 ? (size_t)t->doc->o->columns : 0;
+		if (width > lw + 2 && lw + 2 + w > width) /* a long value (a command line) */
+			insp_text_cut(buf, &w, width - lw - 2);
 		fprintf(f, "%s:%*s %s\n", t->cols[c].head,
 			(int)(lw - insp_text_width(t->cols[c].head)), "", buf);
 	}
@@ -313,11 +316,95 @@ static void out_fit(const insp_table_t *t, size_t *wid)
 	free(shown);
 }
 
+/* Text that is not a table's row (a title, a note, the snapshot heading)
+** in lines of at most `width` columns, broken at spaces (a word wider than
+** that on a line of its own, cut in the middle); whole without a width. */
+static void text_wrapped(FILE *f, const char *s, size_t width)
+{
+	if (!width) {
+		fprintf(f, "%s\n", s);
+		return;
+	}
+	while (*s) {
+		size_t nl = strcspn(s, "\n"), cols = 0, brk = 0, i = 0;
+		for (; i < nl; i++) { /* columns: bytes that start a character */
+			if (s[i] == ' ' && cols <= width)
+				brk = i;
+			if (((unsigned char)s[i] & 0xc0) != 0x80 && ++cols > width)
+				break;
+		}
+		size_t take = i == nl ? nl : brk ? brk : nl;
+		char *line = strndup(s, take);
+		if (!line)
+			abort();
+		size_t w = insp_text_width(line);
+		insp_text_cut(line, &w, width);
+		fprintf(f, "%s\n", line);
+		free(line);
+		s += take;
+		while (*s == ' ')
+			s++;
+		if (take == nl && *s == '\n')
+			s++;
+	}
+}
+
+/* The natural width of each column shown (its widest cell or heading). */
+static void text_widths(const insp_table_t *t, size_t rows, const int *unit, size_t *wid)
+{
+	char buf[1024];
+	size_t w;
+	for (int c = 0; c < t->ncols; c++) {
+		wid[c] = insp_text_width(t->cols[c].head);
+		for (size_t r = 0; r < rows; r++) {
+			text_cell(&t->cols[c], out_at(t, r, c), unit[c], buf, sizeof buf, &w);
+			wid[c] = w > wid[c] ? w : wid[c];
+		}
+	}
+}
+
+static size_t text_total(const insp_table_t *t, const size_t *wid)
+{
+	size_t total = 0, shown = 0;
+	for (int c = 0; c < t->ncols; c++)
+		if (out_shown_in(t, &t->cols[c]))
+			total += wid[c], shown++;
+	return total + (shown > 1 ? 2 * (shown - 1) : 0);
+}
+
+/*
+** Fit the table to the width: narrow its text columns (out_fit), and when
+** its figures alone are still wider, leave out columns from the right
+** (never the first) until it fits.  Returns the headings left out, for a
+** note ("" none).
+*/
+static const char *text_fit(insp_table_t *t, size_t rows, const int *unit, size_t *wid)
+{
+	size_t width = t->doc->o->columns > 0 ? (size_t)t->doc->o->columns : 0;
+	const char *left_out = "";
+	text_widths(t, rows, unit, wid);
+	out_fit(t, wid);
+	while (width && text_total(t, wid) > width) {
+		int last = t->ncols - 1;
+		while (last > 0 && !out_shown_in(t, &t->cols[last]))
+			last--;
+		if (last <= 0)
+			break;
+		t->vis[last] = 2; /* not shown in text */
+		left_out = insp_pool_fmt(&t->doc->pool, "%s%s%s", t->cols[last].head, *left_out ? ", " : "", left_out);
+		text_widths(t, rows, unit, wid);
+		out_fit(t, wid);
+	}
+	return left_out;
+}
+
 static void text_table(const insp_table_t *t, FILE *f)
 {
+	size_t width = t->doc->o->columns > 0 ? (size_t)t->doc->o->columns : 0;
 	if (t->title)
-		fprintf(f, "%s\n", t->title);
+		text_wrapped(f, t->title, width);
 	size_t rows = out_rows(t);
+	const char *left_out = "";
 	if (t->flags & INSP_T_SINGLE) {
 		if (rows)
 			text_single(t, f);
@@ -326,25 +413,20 @@ static void text_table(const insp_table_t *t, FILE *f)
 	} else {
 		size_t *wid = insp_xcalloc((size_t)t->ncols, sizeof *wid);
 		int *unit = insp_xcalloc((size_t)t->ncols, sizeof *unit);
-		char buf[1024];
-		size_t w;
-		for (int c = 0; c < t->ncols; c++) {
+		for (int c = 0; c < t->ncols; c++)
 			unit[c] = column_dur_unit(t, c, rows);
-			wid[c] = insp_text_width(t->cols[c].head);
-			for (size_t r = 0; r < rows; r++) {
-				text_cell(&t->cols[c], out_at(t, r, c), unit[c], buf, sizeof buf, &w);
-				wid[c] = w > wid[c] ? w : wid[c];
-			}
-		}
-		out_fit(t, wid);
+		left_out = text_fit((insp_table_t *)t, rows, unit, wid);
 		text_line(t, f, wid, unit, SIZE_MAX);
 		for (size_t r = 0; r < rows; r++)
 			text_line(t, f, wid, unit, r);
 		free(unit);
 		free(wid);
 	}
+	if (*left_out)
+		text_wrapped(f, insp_pool_fmt(&t->doc->pool, "(left out at %zu columns: %s; a wider terminal or --json "
+					      "shows them)", width, left_out), width);
 	if (t->note)
-		fprintf(f, "%s\n", t->note);
+		text_wrapped(f, t->note, width);
 }
 
 /* ------------------------------------------------------------ json, csv -- */
@@ -502,8 +584,10 @@ static int out_begin(insp_doc_t *d)
 		return out_no_such_table(d);
 	if (d->fmt == INSP_FMT_JSON)
 		fputs("{\n", d->o->out);
-	if (d->fmt == INSP_FMT_TEXT && d->heading && !d->only)
-		fprintf(d->o->out, "%s\n\n", d->heading);
+	if (d->fmt == INSP_FMT_TEXT && d->heading && !d->only) {
+		text_wrapped(d->o->out, d->heading, d->o->columns > 0 ? (size_t)d->o->columns : 0);
+		fputc('\n', d->o->out);
+	}
 	return 0;
 }
 

@@ -1,6 +1,8 @@
 # width.sh — text output takes the terminal's width ($COLUMNS here, as a
 # terminal would give it) and is never cut without one: `inspect top` fits
-# its widest name column (cut in the middle, '…'), `inspect analyse` cuts
+# its widest name column (cut in the middle, '…'), and narrower than its
+# figures leaves columns out from the right with a note (no line of any
+# command wider, headings and notes broken at spaces), `inspect analyse` cuts
 # names with '~' at --cols or
 # $COLUMNS, and to a file prints a long name whole on its own line with its
 # figures aligned on the next.
@@ -30,9 +32,19 @@ env LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot=w.db,trace=wall,trace_file=w.
 # top --by site: the site's name is wider than 70 columns
 COLUMNS=70 "$INSPECT" top --by site w.db >narrow 2>>err || mi_why_add "top exited $?"
 "$INSPECT" top --by site w.db >wide 2>>err
-over=$(sed 1,3d narrow | python3 -c 'import sys
-print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 70), ""))')
+over=$(python3 -c 'import sys
+print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 70), ""))' <narrow)
 [ -z "$over" ] || mi_why_add "a line of top wider than COLUMNS=70: $over"
+# narrower than its figures: columns left out from the right, said in a
+# note; the heading and the notes broken at spaces; no line wider
+for cmd in "top --by site" "top" "descr" "holes" "status --types" "sum"; do
+	COLUMNS=40 "$INSPECT" $cmd w.db >n40 2>>err || mi_why_add "$cmd exited $?"
+	over=$(python3 -c 'import sys
+print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 40), ""))' <n40)
+	[ -z "$over" ] || mi_why_add "a line of $cmd wider than COLUMNS=40: $over"
+done
+COLUMNS=40 "$INSPECT" top --by site w.db >n40 2>>err
+grep -q "^(left out at 40 columns: .*location" n40 || mi_why_add "top at 40 columns: no note of the columns left out"
 grep -q '…' narrow || mi_why_add "top cut nothing at 70 columns"
 grep -q "${long}_of_analyse" wide || mi_why_add "top to a file cut the name"
 grep -q '…' wide && mi_why_add "top to a file cut something"

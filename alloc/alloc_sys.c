@@ -407,7 +407,7 @@ bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *pa
 	Dl_info info;
 	int ok;
 	alloc_guard_enter();
-#ifdef RTLD_DL_LINKMAP
+#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
 	struct link_map *lm = NULL;
 	ok = dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP);
 	if (bias)
@@ -420,6 +420,10 @@ bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *pa
 	alloc_guard_exit();
 	*base = ok ? (uintptr_t)info.dli_fbase : 0;
 	path[0] = 0;
+#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
+	if (ok && lm && !lm->l_name[0]) /* the executable: dladdr says argv[0] ("./app") */
+		info.dli_fname = NULL;
+#endif
 	if (ok && info.dli_fname && info.dli_fname[0]) {
 		alloc_fmt(path, plen, "%s", info.dli_fname);
 	} else if (ok) {

@@ -69,6 +69,24 @@ static int names_modules(insp_db_t *db, struct insp_tags *t)
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "cannot read the module table");
 }
 
+/* The file name of a path (what dladdr and the module table may spell
+** differently: "./app" and "/home/u/app"). */
+static const char *names_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Whether the snapshot's module table has the class's module: the same
+** load bias and file name. */
+static bool names_loaded(const struct insp_tags *t, uint64_t bias, const char *path)
+{
+	for (size_t i = 0; i < t->nmodules; i++)
+		if (t->modules[i].base == bias && strcmp(names_base(t->modules[i].path), names_base(path)) == 0)
+			return true;
+	return false;
+}
+
 /*
 ** The modules of automatic classes that are not loaded at the snapshot (a
 ** dlclose, or another module at their address since): their path and the
@@ -80,22 +98,24 @@ static void names_gone(insp_db_t *db, struct insp_tags *t)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(insp_db_sqlite(db),
 			       "SELECT l.class, l.bias, c.module FROM class_load l JOIN class c ON c.snapshot = "
-			       "l.snapshot AND c.id = l.class WHERE l.snapshot = ?1 AND c.module IS NOT NULL AND "
-			       "NOT EXISTS (SELECT 1 FROM module m WHERE m.snapshot = l.snapshot AND m.base = l.bias "
-			       "AND m.path = c.module) ORDER BY l.class",
+			       "l.snapshot AND c.id = l.class WHERE l.snapshot = ?1 AND c.module IS NOT NULL "
+			       "ORDER BY l.class",
 			       -1, &st, NULL) != SQLITE_OK)
 		return;
 	sqlite3_bind_int64(st, 1, insp_db_snap(db)->id);
 	size_t cap = 0;
 	while (sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t bias = (uint64_t)sqlite3_column_int64(st, 1);
+		const char *path = insp_col_text(db, st, 2);
+		if (names_loaded(t, bias, path))
+			continue;
 		if (t->ngone == cap) {
 			cap = cap ? 2 * cap : 8;
 			t->gone = insp_xrealloc(t->gone, cap * sizeof *t->gone);
 			t->gone_class = insp_xrealloc(t->gone_class, cap * sizeof *t->gone_class);
 		}
 		t->gone_class[t->ngone] = sqlite3_column_int64(st, 0);
-		t->gone[t->ngone++] = (struct insp_module){(uint64_t)sqlite3_column_int64(st, 1),
-							   insp_col_text(db, st, 2), NULL};
+		t->gone[t->ngone++] = (struct insp_module){bias, path, NULL};
 	}
 	sqlite3_finalize(st);
 }

@@ -24,8 +24,9 @@ if ! { "$CC" -g -O1 -fPIC -shared -DPLUG_A "$src/dlclose_plug.c" -o "$IT_TMP/lib
 	it_fail "cc builds the program and its libraries" "$IT_TMP/cc.err"
 	it_finish
 fi
-env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" "$exe" "$IT_TMP/libplug_a.so" "$IT_TMP/libplug_b.so" \
-	>"$IT_TMP/run.out" 2>"$IT_TMP/run.err" || it_fail "the program runs" "$IT_TMP/run.err"
+mline=$(grep -n "line of main's block" "$src/dlclose_main.c" | cut -d: -f1)
+(cd "$IT_TMP" && env LD_PRELOAD="$MEMINST_LIB" MEMINST="mim,snapshot=$db" ./dlmain "$IT_TMP/libplug_a.so" \
+	"$IT_TMP/libplug_b.so") >"$IT_TMP/run.out" 2>"$IT_TMP/run.err" || it_fail "the program runs" "$IT_TMP/run.err"
 "$IT_INSPECT" top --by site --csv "$db" >"$IT_TMP/top.csv" 2>&1
 if grep -q "^[0-9]*,412,[0-9.]*,8,\"*keep_a+0x[0-9a-f]* (libplug_a.so)\"*,[^,]*dlclose_plug.c,$aline," "$IT_TMP/top.csv" &&
 	grep -q "^[0-9]*,1010,[0-9.]*,5,\"*keep_b+0x[0-9a-f]* (libplug_b.so)\"*,[^,]*dlclose_plug.c,$bline," "$IT_TMP/top.csv"
@@ -39,5 +40,11 @@ if grep -q ',412,[0-9.]*,8,libplug_a.so,' "$IT_TMP/class.csv" && grep -q ',1010,
 	it_ok "two libraries loaded one after the other are two classes"
 else
 	it_fail "two libraries loaded one after the other are two classes" "$IT_TMP/class.csv"
+fi
+# the program's own site, run as ./dlmain and read from elsewhere
+if grep -q "^[0-9]*,77,[0-9.]*,1,\"*main+0x[0-9a-f]* (dlmain)\"*,[^,]*dlclose_main.c,$mline," "$IT_TMP/top.csv"; then
+	it_ok "the program's own site (run by a relative path) keeps its line"
+else
+	it_fail "the program's own site (run by a relative path) keeps its line" "$IT_TMP/top.csv"
 fi
 it_finish

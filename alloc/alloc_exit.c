@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <libunwind.h>
 
@@ -167,20 +168,6 @@ static int exit_watchdog(void *arg)
 	return 0;
 }
 
-static void exit_arm_watchdog(int status)
-{
-	size_t size = 64 * 1024;
-	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (stack == MAP_FAILED)
-		return;
-	sigset_t all, old;
-	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
-	clone(exit_watchdog, (char *)stack + size,
-	      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM,
-	      (void *)(intptr_t)status);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
-}
 
 /*
 ** Is the caller inside a signal handler?  A handler may have interrupted
@@ -216,7 +203,7 @@ void alloc_exit_fast(int status)
 	if (alloc_program_threads(0) != 0 || exit_maybe_in_handler())
 		return;
 	int saved_errno = errno;
-	exit_arm_watchdog(status);
+	trace_bare_thread(exit_watchdog, (void *)(intptr_t)status);
 	alloc_service_flush();
 	alloc_snap_at_exit();
 	errno = saved_errno;

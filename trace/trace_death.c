@@ -191,18 +191,23 @@ __attribute__((optimize("no-stack-protector"))) static int death_watch(void *arg
 	return 0;
 }
 
-static void death_watch_start(void)
+/* Start fn(arg) on a bare thread: its own mapped 64 KiB stack, every
+** signal blocked, no libc thread state (clone, not pthread_create), so it
+** runs whatever state the process is in (exit, a death signal, a held
+** loader lock).  0 on success, -1 if it could not start. */
+int trace_bare_thread(int (*fn)(void *), void *arg)
 {
 	size_t size = 64 * 1024;
 	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (stack == MAP_FAILED)
-		return;
+		return -1;
 	sigset_t all, old;
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, _NSIG / 8);
-	clone(death_watch, (char *)stack + size,
-	      CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, NULL);
+	int tid = clone(fn, (char *)stack + size,
+			CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, arg);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	return tid < 0 ? -1 : 0;
 }
 
 /* ------------------------------------------------------- safe landing -- */
@@ -343,7 +348,7 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 			atomic_store(&death_state, snap ? D_WAIT : D_DYING);
 			if (!snap)
 				death_die(sig);
-			death_watch_start();
+			trace_bare_thread(death_watch, NULL);
 			st = D_WAIT;
 		}
 		if (st == D_FLUSH && atomic_load(&death_tid) != self) {

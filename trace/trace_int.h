@@ -47,6 +47,10 @@
 ** one-line message already logged. */
 int trace_file_ensure(void);
 
+/* Start fn(arg) on a bare thread (clone, its own stack, every signal
+** blocked, no libc thread state): the death and exit watchdogs.  0 or -1. */
+int trace_bare_thread(int (*fn)(void *), void *arg);
+
 /* Time stamp now, in the file's clock (ticks since t0).  Async-signal-safe. */
 uint64_t trace_now(void);
 

@@ -139,6 +139,13 @@ static void chrome_us(FILE *f, double us)
 	fprintf(f, "%.3f", us);
 }
 
+/* A time in ticks as whole ns (rounded). */
+static uint64_t chrome_ns(const struct chrome *c, uint64_t ticks)
+{
+	double ns = (double)ticks * c->ns_per_tick + 0.5;
+	return ns < 1.8e19 ? (uint64_t)ns : UINT64_MAX;
+}
+
 /* Digits of v; of a time in us as chrome_us prints it. */
 static size_t chrome_digits(uint64_t v)
 {
@@ -188,9 +195,13 @@ static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn
 	fputs("\",\"name\":", c->f);
 	insp_json_str(c->f, name);
 	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
-	chrome_us(c->f, (double)begin * c->ns_per_tick / 1000.0);
+	/* Both ends rounded to whole ns before the length is taken, so that an
+	** event nested in another never ends after it once printed (rounding
+	** the start and the length apart did, by 1 ns). */
+	uint64_t begin_ns = chrome_ns(c, begin), end_ns = chrome_ns(c, end);
+	chrome_us(c->f, (double)begin_ns / 1000.0);
 	fputs(",\"dur\":", c->f);
-	chrome_us(c->f, (double)(end - begin) * c->ns_per_tick / 1000.0);
+	chrome_us(c->f, (double)(end_ns - begin_ns) / 1000.0);
 	fputc('}', c->f);
 	c->written++;
 }

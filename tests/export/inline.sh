@@ -64,7 +64,7 @@ mixes = [e for e in xs if e["name"].startswith("mix_step")]
 churns = [e for e in xs if e["name"].startswith("churn")]
 assert mixes, "chrome: no mix_step event"
 for m in mixes:
-    assert any(c["tid"] == m["tid"] and c["ts"] <= m["ts"] + 1e-3 and m["ts"] + m["dur"] <= c["ts"] + c["dur"] + 1e-3
+    assert any(c["tid"] == m["tid"] and c["ts"] <= m["ts"] + 1e-6 and m["ts"] + m["dur"] <= c["ts"] + c["dur"] + 1e-6
                for c in churns), "chrome: mix_step outside churn: %s" % m
 h = open(sys.argv[6]).read()
 d = json.loads(re.search(r'<script type="application/json" id="flame-time">(.*?)</script>', h, re.S).group(1))

@@ -134,6 +134,19 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 	return t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
 }
 
+/* One allocation of size bytes counted in: the thread's total, its
+** allocator's, class's and type's slots, and the last fixed slot. */
+static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, unsigned allocator,
+								   alloc_slot_t *ts, alloc_slot_t *cs, size_t size)
+{
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_add(&t->slots[0], one);
+	core_slot_add(fast_allocator_slot(t, allocator), one);
+	core_slot_add(cs, one);
+	core_slot_add(ts, one);
+	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+}
+
 /*
 ** A fresh backend block of `size` bytes (plus the header) from `site`:
 ** header, type, counts.  Not inlined into alloc_core_malloc_mis, so that
@@ -161,12 +174,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
 	t->budget = budget;
-	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	core_slot_add(&t->slots[0], one);
-	core_slot_add(fast_allocator_slot(t, allocator), one);
-	core_slot_add(cs, one);
-	core_slot_add(ts, one);
-	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	fast_count_alloc(t, allocator, ts, cs, size);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
@@ -356,12 +364,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	m->seq = t->seq_next++;
 	__atomic_store_n(&l->count, n + 1, __ATOMIC_RELAXED); /* (alloc_map_count) */
 	t->budget = budget;
-	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	core_slot_add(&t->slots[0], one);
-	core_slot_add(fast_allocator_slot(t, allocator), one);
-	core_slot_add(cs, one);
-	core_slot_add(ts, one);
-	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	fast_count_alloc(t, allocator, ts, cs, size);
 	fast_list_leave(l, biased);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);

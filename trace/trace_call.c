@@ -468,12 +468,14 @@ static void call_turn_off(void)
 	trace_arm(-1);
 }
 
-/* A write of the trace file failed (trace_fio.c, which said so): nothing
-** more can be written, so nothing more is recorded.  Any context: the
-** thread a signal handler interrupted may hold call_start_lock. */
-void trace_stop_after_failure(void)
+/* A write of the trace file failed (trace_fio.c, which says so): nothing
+** more can be written, so nothing more is recorded, traced or sampled.
+** Any context: the thread a signal handler interrupted may hold
+** call_start_lock.  True if sampling was on. */
+bool trace_stop_after_failure(void)
 {
 	call_turn_off();
+	return trace_sampler_fail();
 }
 
 /* Start tracing with these settings; the calling thread heads the family.

@@ -203,10 +203,10 @@ static void fio_fail(int fd, uint64_t off, int e)
 	while (off < cut && !atomic_compare_exchange_weak(&fio_cut, &cut, off))
 		;
 	if (!atomic_exchange(&fio_failed, 1)) {
+		bool sampled = trace_stop_after_failure();
 		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
-			  "complete chunk, tracing stops",
-			  trace_fio_path, strerror(e), e);
-		trace_stop_after_failure();
+			  "complete chunk, tracing %s",
+			  trace_fio_path, strerror(e), e, sampled ? "and sampling stop" : "stops");
 	}
 	if (fio_regular && ftruncate(fd, (off_t)atomic_load(&fio_cut)) < 0) {
 		/* the reader stops at the torn chunk */
@@ -413,10 +413,10 @@ void trace_file_check(void)
 		if (nfd >= 0)
 			close(nfd);
 		if (!atomic_exchange(&fio_failed, 1)) {
+			bool sampled = trace_stop_after_failure();
 			alloc_log("the program closed the trace file %s and it cannot be opened again; "
-				  "tracing stops",
-				  trace_fio_path);
-			trace_stop_after_failure();
+				  "tracing %s",
+				  trace_fio_path, sampled ? "and sampling stop" : "stops");
 		}
 		return;
 	}

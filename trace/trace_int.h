@@ -93,6 +93,10 @@ bool trace_death_sigaction(int sig, const struct sigaction *act, struct sigactio
 /* Stop sampling from a signal handler (no lock, no join): nothing more is
 ** recorded by timers or the wall sampler. */
 void trace_sampler_halt(void);
+/* A write of the trace file failed: sampling stops for good, timers
+** disarmed (no more signals to the program).  Any context.  True if
+** anything was sampling. */
+bool trace_sampler_fail(void);
 
 /* Ticks per second of the file's clock (calibrated once for the TSC; 1e9
 ** for the others), 0 before the clock is set up.  The sampler's weights
@@ -385,7 +389,8 @@ int trace_chunk_emit(struct meminst_trace_chunk *h);
 void trace_file_check(void);
 bool trace_fio_direct(void);                 /* the writer pads for O_DIRECT */
 bool trace_fio_failed(void);                 /* a write failed: nothing more */
-void trace_stop_after_failure(void);         /* trace_call.c: tracing off, any context */
+bool trace_stop_after_failure(void);         /* trace_call.c: tracing and sampling off, any
+                                             ** context; true if sampling was on */
 size_t trace_pad_bytes(uint64_t bytes);      /* padding to the next 4 KiB   */
 void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t bytes);
 struct iovec;

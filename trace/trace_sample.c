@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -83,6 +84,14 @@ static struct sample_timer_s {
 	timer_t id;
 } sample_timers[SAMPLE_TIMERS_MAX];
 static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
+/* A write of the trace file failed (trace_sampler_fail): every timer is
+** disarmed and no new one is made.  The slots change only with
+** sample_slots_busy set (sample_lock held as well), so that a failure in
+** any context (the writer thread, a handler flushing its stream) can
+** disarm them without a lock: if a slot is changing, its changer disarms
+** them all when done. */
+static _Atomic bool sample_halted;
+static _Atomic int sample_slots_busy;
 static bool sample_handler_set, sample_warned_handler;
 /* The program's SIGPROF action while ours is installed (what it set last
 ** through sigaction or signal); the handler reads it, the wrapper writes it
@@ -344,6 +353,36 @@ static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
 	return 0;
 }
 
+/* Every timer stops sending anything (each stays made until
+** sample_timer_free; SAMPLE_FD_WALL slots: the sampler thread is halted
+** as a whole).  System calls only: any context, slots held. */
+static void sample_timers_disarm(void)
+{
+	static const struct itimerspec zero;
+	for (const struct sample_timer_s *t = sample_timers; t < sample_timers + SAMPLE_TIMERS_MAX; t++)
+		if (t->tid && t->fd >= 0)
+			ioctl(t->fd, PERF_EVENT_IOC_DISABLE, 0);
+		else if (t->tid && t->fd == -1)
+			timer_settime(t->id, 0, &zero, NULL);
+}
+
+/* Around every change of a slot (sample_lock held): a failure meanwhile
+** left the disarming to us. */
+static void sample_slots_enter(void)
+{
+	while (atomic_exchange(&sample_slots_busy, 1)) /* a failure disarming them */
+		sched_yield();
+}
+
+static void sample_slots_leave(void)
+{
+	atomic_store(&sample_slots_busy, 0);
+	if (atomic_load(&sample_halted) && !atomic_exchange(&sample_slots_busy, 1)) {
+		sample_timers_disarm();
+		atomic_store(&sample_slots_busy, 0);
+	}
+}
+
 static void sample_timer_free(struct sample_timer_s *t)
 {
 	if (t->fd == SAMPLE_FD_WALL)
@@ -356,7 +395,7 @@ static void sample_timer_free(struct sample_timer_s *t)
 }
 
 /* Give `tid` a timer unless it has one.  sample_lock held. */
-static void sample_timer_add(pid_t tid, bool replace)
+static void sample_timer_add_slots(pid_t tid, bool replace)
 {
 	struct sample_timer_s *free_slot = NULL;
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++) {
@@ -381,24 +420,35 @@ static void sample_timer_add(pid_t tid, bool replace)
 		if (!free_slot)
 			return; /* too many threads: this one goes unsampled */
 	}
-	if (sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
+	if (!atomic_load(&sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
 		free_slot->tid = tid;
+}
+
+static void sample_timer_add(pid_t tid, bool replace)
+{
+	sample_slots_enter();
+	sample_timer_add_slots(tid, replace);
+	sample_slots_leave();
 }
 
 static void sample_timer_remove(pid_t tid)
 {
+	sample_slots_enter();
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
 		if (sample_timers[i].tid == tid) {
 			sample_timer_free(&sample_timers[i]);
 		}
+	sample_slots_leave();
 }
 
 static void sample_timers_clear(void)
 {
+	sample_slots_enter();
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
 		if (sample_timers[i].tid) {
 			sample_timer_free(&sample_timers[i]);
 		}
+	sample_slots_leave();
 }
 
 /* Every thread that exists now (threads made before sampling started do
@@ -561,6 +611,10 @@ static int sample_start_locked(const sample_settings_t *s)
 	alloc_opts.alloc_sample = s->alloc_mean;
 	if (sample_set_path(s) < 0 || trace_file_ensure() < 0 || trace_unwind_init() < 0)
 		return -1;
+	if (trace_fio_failed()) { /* said when it failed (the constructor goes on) */
+		alloc_log("sampling not started: a write of the trace file failed");
+		return -1;
+	}
 	if (s->hz && sample_timers_start(s) < 0)
 		return -1;
 	if (s->alloc_mean)
@@ -606,6 +660,31 @@ void trace_sampler_halt(void)
 	trace_wall_halt();
 }
 
+/* A write of the trace file failed: nothing sampled could be written, so
+** nothing more is sampled, and the program gets no more ticks (timers
+** disarmed, the wall sampler halted, allocation sampling and counts off).
+** Any context, no lock.  True if anything was sampling. */
+bool trace_sampler_fail(void)
+{
+	bool was = atomic_exchange(&sample_running, false);
+	atomic_store(&sample_halted, true);
+	trace_wall_halt();
+	if (!atomic_exchange(&sample_slots_busy, 1)) {
+		sample_timers_disarm();
+		atomic_store(&sample_slots_busy, 0);
+	}
+	if (trace_asample_on) {
+		was = true;
+		trace_asample_stop();
+	}
+	if (trace_counts_on) {
+		was = true;
+		__atomic_store_n(&trace_counts_on, false, __ATOMIC_RELEASE);
+		trace_call_hook_set(NULL);
+	}
+	return was;
+}
+
 /* At exit, first thing in trace_at_exit (alloc_api.c's destructor), so
 ** that timers stop and counts go out before the writer's last flush,
 ** whatever order the library's destructors run in. */
@@ -639,6 +718,8 @@ static void sample_postfork_child(void)
 		if (sample_timers[i].tid && sample_timers[i].fd >= 0)
 			close(sample_timers[i].fd); /* the parent's threads' events */
 	memset(sample_timers, 0, sizeof sample_timers);
+	atomic_store(&sample_slots_busy, 0);
+	atomic_store(&sample_halted, false); /* the child's file is its own */
 	trace_wall_after_fork_child();
 	trace_asample_on = false;
 	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, false);
@@ -657,7 +738,7 @@ __attribute__((constructor(102))) static void sample_constructor(void)
 	pthread_mutex_lock(&sample_lock);
 	int rc = sample_start_locked(&s);
 	pthread_mutex_unlock(&sample_lock);
-	if (rc < 0) { /* never run silently without what was asked for */
+	if (rc < 0 && !trace_fio_failed()) { /* never run silently without what was asked for */
 		alloc_log("the program was not started; fix or unset MEMINST (see meminst(7))");
 		alloc_sys_exit(2);
 	}

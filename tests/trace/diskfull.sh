@@ -76,6 +76,32 @@ grep -q "^meminst: cannot write trace file $T/stop.trace: .*(errno 27).*tracing 
 "$TR_CHECK" "$T/stop.trace" >"$T/stop.chk" 2>>"$T/stop.all" || mi_why_add "trace unreadable"
 mi_verdict "a failed write stops tracing" "$why" "$T/stop.all" output
 
+# Sampling into the same file stops with it: its timers (cpu) or the wall
+# sampler send the program nothing more (SIGPROF blocked for 0.3 s of CPU
+# after the failure stays not pending), and the line says so.  The same
+# run without the limit shows the test can see ticks.
+for clock in cpu wall; do
+	why=
+	for lim in 64 unlimited; do
+		(
+			ulimit -f "$lim" || exit 98
+			MI_MEMINST="trace=wall,sample=1000,sample_clock=$clock,trace_file=$T/samp.trace"
+			mi_xl "$TR_LINKED" sampstop 300000 2>&1
+			echo "status $?"
+		) | cat >"$T/samp.$lim"
+		rm -f "$T/samp.trace"
+		grep -q '^status 0$' "$T/samp.$lim" || mi_why_add "ulimit $lim: exit status not 0"
+	done
+	grep -q '^sigprof pending 0$' "$T/samp.64" || mi_why_add "ticks still sent after the failed write"
+	grep -q '^sampling 0$' "$T/samp.64" || mi_why_add "still sampling after the failed write"
+	[ "$(grep -c '^meminst:' "$T/samp.64")" = 1 ] || mi_why_add "not one line on stderr"
+	grep -q "^meminst: cannot write trace file $T/samp.trace: .*(errno 27).*tracing and sampling stop" \
+		"$T/samp.64" || mi_why_add "the line does not say that sampling stops"
+	grep -q '^sigprof pending 1$' "$T/samp.unlimited" || mi_why_add "no tick pending without the limit"
+	grep -q '^sampling 0$' "$T/samp.unlimited" && mi_why_add "not sampling without the limit"
+	mi_verdict "a failed write stops $clock sampling" "$why" "$T/samp.64" limited "$T/samp.unlimited" unlimited
+done
+
 # Written to its end: the END record, and no word of a cut.
 why=
 if tr_run preload "$T/whole.out" "$T/whole.trace" "trace=wall,trace_file=$T/whole.trace" loop300000; then

@@ -379,6 +379,26 @@ int main(int argc, char **argv)
 		printf("active %d\n", meminst_trace_active());
 		return 0;
 	}
+	/* sampstop N: as fullstop, then with SIGPROF blocked 0.3 s of CPU:
+	** once the failed write has stopped the sampler too, no tick of its
+	** timers (or of the wall sampler) is left pending */
+	if (strcmp(argv[1], "sampstop") == 0 && argc == 3) {
+		long n = atol(argv[2]);
+		for (long i = 0; i < n; i++)
+			leaf();
+		meminst_trace_flush();
+		sigset_t prof, pending;
+		sigemptyset(&prof);
+		sigaddset(&prof, SIGPROF);
+		sigprocmask(SIG_BLOCK, &prof, NULL);
+		long long until = clock_ns_of(CLOCK_THREAD_CPUTIME_ID) + 300000000;
+		while (clock_ns_of(CLOCK_THREAD_CPUTIME_ID) < until)
+			spin();
+		sigpending(&pending);
+		printf("sigprof pending %d\n", sigismember(&pending, SIGPROF));
+		printf("sampling %d\n", meminst_sample_active());
+		return 0;
+	}
 	/* apiprof FILE: leaf 13 times between a start and a stop to an
 	** in-process profile; the file must be there right after the stop */
 	if (strcmp(argv[1], "apiprof") == 0 && argc == 3) {

@@ -270,8 +270,8 @@ static const char *names_chain_add(struct insp_pool *p, const char *r, const str
 	return r;
 }
 
-/* Name and location from one resolved address: the outermost frame of its
-** inline chain in the user's source, else the symbol with its own line. */
+/* Name and location from one resolved address: the user's frame of its
+** inline chain (insp_sym_user_frame), else the symbol with its own line. */
 static void names_from_sym(struct insp_pool *p, struct insp_name *n, const struct insp_sym *sym)
 {
 	int u = insp_sym_user_frame(sym);
@@ -334,7 +334,7 @@ static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_
 ** Resolve an automatic type once: "function+0xoff (module)" from the
 ** module file when it is there and matches, else the stored name.  When
 ** the site is inside inlined code, the name and line are those of the
-** outermost frame of the chain in the user's own source (where a C++
+** chain's frame in the user's own source (insp_sym_user_frame: where a C++
 ** allocation inside std:: templates was asked for), else the symbol's
 ** with the site's own line.
 */

@@ -476,10 +476,20 @@ void insp_sym_clear(struct insp_sym *sym)
 
 int insp_sym_user_frame(const struct insp_sym *sym)
 {
-	if (sym->system_module)
+	if (sym->system_module || !sym->nchain)
 		return -1;
+	const struct insp_frame *c = sym->chain;
+	if (c[0].file && insp_path_is_system(c[0].file)) {
+		/* Inside std:: templates: the user's frame that called into them. */
+		for (size_t i = 1; i < sym->nchain; i++)
+			if (c[i].file && !insp_path_is_system(c[i].file))
+				return (int)i;
+		return -1;
+	}
+	/* The allocation call is in the user's code itself: inline wrappers
+	** (a static inline xmalloc) are folded into the function they serve. */
 	for (size_t i = sym->nchain; i-- > 0;)
-		if (sym->chain[i].file && !insp_path_is_system(sym->chain[i].file))
+		if (c[i].file && !insp_path_is_system(c[i].file))
 			return (int)i;
 	return -1;
 }

@@ -623,8 +623,11 @@ void insp_fold_templates(char *name);
 /* A source file of a system header or library (/usr/include, /usr/lib,
 ** a compiler's own headers, glibc's build paths), not the user's code. */
 bool insp_path_is_system(const char *path);
-/* The frame of the chain a user acts on: the outermost one in the user's
-** own source, or -1 when every frame is in system code. */
+/* The frame of the chain a user acts on, or -1 when every frame is in
+** system code: when the site is inside system code (std:: templates
+** inlined into the program), the innermost frame in the user's own source,
+** the line that called into them; when the site is in the user's code
+** itself, the outermost one (inline wrappers folded into their callers). */
 int insp_sym_user_frame(const struct insp_sym *sym);
 /* ----------------------------------------------------------- insp_strace -- */
 

@@ -1,6 +1,6 @@
 // cxx_sites.cc — a C++ program whose allocations all go through the
 // standard headers: std::string keys of a std::map filled in build_cache
-// (the string is built in key_of, inlined), the map's nodes, a std::vector
+// (the string is built in key_of, inlined into it), the map's nodes, a std::vector
 // grown in main, vectors grown by two functions alike, and a thread that
 // fills the map too.  Built -O1 -g by
 // tests/inspect/cxx_sites.sh with g++ and clang++.  It ends with exit() so
@@ -18,7 +18,7 @@ static std::string key_of(int i)
 {
 	char buf[64];
 	snprintf(buf, sizeof buf, "a-key-long-enough-for-the-heap-%08d", i);
-	return std::string(buf);
+	return std::string(buf); // line of the key
 }
 
 __attribute__((noinline)) static void build_cache(int from, int n)

@@ -173,18 +173,20 @@ mi_verdict "snapshots: inuse_space and inuse_objects per site as inspect top --b
 # std::basic_string code inlined into key_of, itself inlined into
 # build_cache.  The keys' location carries that chain as its lines,
 # innermost first, build_cache last at the line of the insertion, with the
-# bytes and blocks `inspect top --by site` gives that site.
+# bytes and blocks `inspect top --by site` gives that site (which it
+# names after key_of's line).
 if command -v g++ >/dev/null; then
 	why=
 	: >pp.err
 	src=$top_srcdir/tests/inspect/cxx_sites.cc
 	line=$(grep -n '// line of the insertion' "$src" | cut -d: -f1)
+	kline=$(grep -n '// line of the key' "$src" | cut -d: -f1)
 	g++ -g -O1 -pthread "$src" -o cxx 2>i.err || mi_why_add "g++ exited $?"
 	MI_MEMINST="mim,snapshot=$MI_TMP/cxx.db" mi_x ./cxx 2000 >out 2>>i.err || mi_why_add "cxx exited $?"
 	"$INSPECT" top --by site --json cxx.db >ctop.json 2>>i.err || mi_why_add "top exited $?"
 	"$INSPECT" export --format pprof -o cxx.pb.gz cxx.db 2>>i.err || mi_why_add "export exited $?"
 	pp -raw cxx.pb.gz >craw.txt || mi_why_add "pprof -raw exited $?"
-	/usr/bin/python3 - craw.txt ctop.json "$line" <<'PY' >i.check 2>&1 ||
+	/usr/bin/python3 - craw.txt ctop.json "$line" "$kline" <<'PY' >i.check 2>&1 ||
 import json, re, sys
 raw = open(sys.argv[1]).read()
 locs, cur = {}, None
@@ -201,7 +203,8 @@ for m in re.finditer(r"^\s+(\d+)\s+(\d+): (\d+) $", raw.split("Locations\n", 1)[
 keys = [i for i, ls in locs.items() if ls[-1].startswith("build_cache") and
         ls[-1].endswith("cxx_sites.cc:" + sys.argv[3]) and any(x.startswith("key_of ") for x in ls[:-1])]
 assert len(keys) == 1, "no location of the keys inlined through key_of into build_cache: %s" % sorted(locs.items())[:5]
-row = [r for r in json.load(open(sys.argv[2]))["top"] if (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == sys.argv[3]]
+# top names the keys' site after key_of's line (the call into std::)
+row = [r for r in json.load(open(sys.argv[2]))["top"] if (r["file"] or "").endswith("cxx_sites.cc") and str(r["line"]) == sys.argv[4]]
 assert row and vals.get(keys[0]) == (4000, row[0]["bytes"]), "keys: %s, top: %s" % (vals.get(keys[0]), row)
 PY
 		mi_why_add "$(tail -n 1 i.check)"

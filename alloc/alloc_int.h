@@ -771,8 +771,11 @@ void alloc_service_flush(void);
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or
 ** added to).  Returns the snapshot's number, or -1 with one line in err;
-** a file that is not a meminst database of this version is left as it was. */
-int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen);
+** a file that is not a meminst database of this version is left as it was.
+** `keep`: snapshot=PATH, whose connection a thread that called
+** alloc_sqlite_keep_here keeps open for its next store. */
+int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
+void alloc_sqlite_keep_here(void);
 
 /* ---------------------------------------------------------------- sys --- */
 

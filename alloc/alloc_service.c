@@ -253,7 +253,7 @@ static void svc_control_request(int fd, char *line)
 	}
 	pthread_mutex_lock(&svc.busy);
 	alloc_snap_t *im = alloc_snap_capture(with_map, "control");
-	int id = im ? alloc_sqlite_store(path, im, err, sizeof err) : -1;
+	int id = im ? alloc_sqlite_store(path, im, false, err, sizeof err) : -1;
 	alloc_snap_free(im);
 	pthread_mutex_unlock(&svc.busy);
 	svc_answer(fd, id < 0 ? (im ? err : "out of memory") : NULL, id);
@@ -381,6 +381,8 @@ static void *svc_main(void *arg)
 	/* stores open files while the program runs: in a table of our own */
 	int keep[] = {STDERR_FILENO, svc.wake[0], svc.listen_fd};
 	svc.own_table = alloc_sys_own_fd_table(keep, sizeof keep / sizeof keep[0]) == 0;
+	if (svc.own_table) /* its snapshot file stays open between stores */
+		alloc_sqlite_keep_here();
 	atomic_store(&svc.table_ready, true);
 	for (;;) {
 		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};

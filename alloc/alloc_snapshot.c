@@ -282,7 +282,7 @@ static int snap_store_api(const char *path, bool with_map)
 		errno = ENOMEM;
 		return -1;
 	}
-	int id = alloc_sqlite_store(full, im, err, sizeof err);
+	int id = alloc_sqlite_store(full, im, false, err, sizeof err);
 	alloc_snap_free(im);
 	if (id < 0) {
 		alloc_log("%s", err);
@@ -311,7 +311,7 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 		alloc_log("snapshot path too long");
 		return -1;
 	}
-	int id = alloc_sqlite_store(full, im, err, sizeof err);
+	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
 	if (id < 0)
 		alloc_log("%s", err);
 	return id;

@@ -59,6 +59,7 @@ static struct sq_api {
 	void (*free)(void *);
 	int (*busy_timeout)(sqlite3 *, int);
 	int (*bind_blob)(sqlite3_stmt *, int, const void *, int, void (*)(void *));
+	int (*clear_bindings)(sqlite3_stmt *);
 	bool loaded;
 } sq;
 
@@ -68,7 +69,7 @@ static int sq_load(char *err, size_t errlen)
 		"sqlite3_open_v2", "sqlite3_close", "sqlite3_exec", "sqlite3_prepare_v2",
 		"sqlite3_bind_int64", "sqlite3_bind_text", "sqlite3_bind_null", "sqlite3_step",
 		"sqlite3_reset", "sqlite3_finalize", "sqlite3_errmsg", "sqlite3_column_int64",
-		"sqlite3_free", "sqlite3_busy_timeout", "sqlite3_bind_blob"};
+		"sqlite3_free", "sqlite3_busy_timeout", "sqlite3_bind_blob", "sqlite3_clear_bindings"};
 	if (sq.loaded)
 		return 0;
 	int saved_errno = errno;
@@ -119,12 +120,46 @@ uintptr_t alloc_sqlite_code(void)
 
 /* ---------------------------------------------------------- writing ---- */
 
+/*
+** The service thread's connection to its snapshot file, kept open from one
+** store to the next with its statements prepared: an interval status
+** snapshot every 100 ms opened the file, checked the schema, created and
+** deleted the journal and parsed a dozen statements each time (1.5-2.5 ms
+** of CPU a snapshot, more than the status itself).  Only a thread with a
+** descriptor table of its own keeps one (the program never sees the
+** descriptor), and only for snapshot=PATH: the name is checked to lead to
+** the same file before each store; otherwise it is closed and the store
+** opens the file as before.  It holds no lock between stores, so other
+** writers (the exit snapshot, a control request) and readers go on as
+** before.  A child of fork forgets it (its descriptors are not in the
+** child's table).
+*/
+typedef struct sq_ident_s {
+	dev_t dev;
+	ino_t ino;
+} sq_ident_t;
+
+#define SQ_KEPT_STMTS 16
+typedef struct sq_kept_s {
+	sqlite3 *db;
+	char path[4096];
+	sq_ident_t ident;
+	pid_t pid;
+	bool frames_made, class_load_made; /* the optional tables exist */
+	const char *sql[SQ_KEPT_STMTS];
+	sqlite3_stmt *st[SQ_KEPT_STMTS];
+} sq_kept_t;
+
+static sq_kept_t sq_kept;
+static __thread bool sq_keep_here ALLOC_TLS_MODEL;
+
 typedef struct sq_writer_s {
 	sqlite3 *db;
 	int64_t id;
 	char *err;
 	size_t errlen;
 	const char *path;
+	sq_kept_t *kept; /* the kept connection's statements, or NULL */
 } sq_writer_t;
 
 static int sq_fail(sq_writer_t *w, const char *what)
@@ -139,15 +174,50 @@ static int sq_exec(sq_writer_t *w, const char *sql)
 	return sq.exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_fail(w, "cannot write");
 }
 
+/*
+** A statement: with a kept connection, the one prepared at an earlier
+** store (statements are told apart by their text's address: the texts
+** here are constants); sq_release resets it for the next store.
+*/
+static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
+{
+	sq_kept_t *k = w->kept;
+	unsigned i = 0;
+	while (k && i < SQ_KEPT_STMTS && k->sql[i] && k->sql[i] != sql)
+		i++;
+	if (k && i < SQ_KEPT_STMTS && k->sql[i])
+		return k->st[i];
+	sqlite3_stmt *st = NULL;
+	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sq.finalize(st);
+		return NULL;
+	}
+	if (k && i < SQ_KEPT_STMTS)
+		k->sql[i] = sql, k->st[i] = st;
+	return st;
+}
+
+static void sq_release(sq_writer_t *w, sqlite3_stmt *st)
+{
+	sq_kept_t *k = w->kept;
+	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i]; i++)
+		if (k->st[i] == st) {
+			sq.reset(st);
+			sq.clear_bindings(st); /* a blob bound SQLITE_STATIC is unmapped */
+			return;
+		}
+	sq.finalize(st);
+}
+
 static int64_t sq_query_int(sq_writer_t *w, const char *sql)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = sq_statement(w, sql);
 	int64_t v = -1;
-	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return -1;
 	if (sq.step(st) == SQLITE_ROW)
 		v = sq.column_int64(st, 0);
-	sq.finalize(st);
+	sq_release(w, st);
 	return v;
 }
 
@@ -173,11 +243,9 @@ static int sq_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
 
 static sqlite3_stmt *sq_prepare(sq_writer_t *w, const char *sql)
 {
-	sqlite3_stmt *st = NULL;
-	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	sqlite3_stmt *st = sq_statement(w, sql);
+	if (!st)
 		sq_fail(w, "cannot prepare");
-		return NULL;
-	}
 	return st;
 }
 
@@ -232,7 +300,7 @@ static int sq_write_process(sq_writer_t *w, const alloc_snap_t *im)
 			alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis", alloc_real.name,
 			(int64_t)alloc_hdr_size, im->time_ns, im->elapsed_ns, im->pause_ns,
 			(int64_t)im->seq, (int64_t)im->nblocks, (int64_t)im->bytes);
-	sq.finalize(st);
+	sq_release(w, st);
 	return rc;
 }
 
@@ -272,7 +340,7 @@ static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 	}
 	for (int i = 0; i < 5; i++)
 		if (st[i])
-			sq.finalize(st[i]);
+			sq_release(w, st[i]);
 	return rc;
 }
 
@@ -285,7 +353,9 @@ static int sq_write_frames(sq_writer_t *w, const alloc_snap_t *im)
 		const uint64_t *f;
 		unsigned n = alloc_type_frames(id, &f);
 		if (n && !st) {
-			rc = sq_exec(w, MEMINST_SNAPSHOT_TYPE_FRAME_TABLE);
+			rc = w->kept && w->kept->frames_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_TYPE_FRAME_TABLE);
+			if (rc == 0 && w->kept)
+				w->kept->frames_made = true;
 			st = rc == 0 ? sq_prepare(w, "INSERT INTO type_frame VALUES(?,?,?,?)") : NULL;
 			rc = st ? 0 : -1;
 		}
@@ -293,21 +363,24 @@ static int sq_write_frames(sq_writer_t *w, const alloc_snap_t *im)
 			rc = sq_row(w, st, "iiii", w->id, (int64_t)id, (int64_t)d, (int64_t)f[d]);
 	}
 	if (st)
-		sq.finalize(st);
+		sq_release(w, st);
 	return rc;
 }
 
 /* The load bias of each automatic class's module (class_load). */
 static int sq_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
 {
-	int rc = sq_exec(w, MEMINST_SNAPSHOT_CLASS_LOAD_TABLE); /* a file from before it */
+	/* a file from before it; a kept connection made it at its first store */
+	int rc = w->kept && w->kept->class_load_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_CLASS_LOAD_TABLE);
+	if (rc == 0 && w->kept)
+		w->kept->class_load_made = true;
 	sqlite3_stmt *st = rc == 0 ? sq_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_CLASS] && rc == 0; id++)
 		if (alloc_class_module(id))
 			rc = sq_row(w, st, "iii", w->id, (int64_t)id, (int64_t)alloc_class_bias(id));
 	if (st)
-		sq.finalize(st);
+		sq_release(w, st);
 	return rc;
 }
 
@@ -338,7 +411,7 @@ static int sq_write_segments(sq_writer_t *w)
 		line = end ? end + 1 : NULL;
 	}
 	if (st)
-		sq.finalize(st);
+		sq_release(w, st);
 	if (buf)
 		alloc_sys_unmap(buf, cap);
 	return rc;
@@ -396,7 +469,7 @@ static int sq_write_modules(sq_writer_t *w)
 		rc = sq_row(w, st, "iiss", w->id, (int64_t)ms.m[i].base, ms.m[i].path,
 			    ms.m[i].build_id[0] ? ms.m[i].build_id : NULL);
 	if (st)
-		sq.finalize(st);
+		sq_release(w, st);
 	alloc_sys_unmap(ms.m, bytes);
 	return rc;
 }
@@ -443,7 +516,7 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 		i += n;
 	}
 	if (st)
-		sq.finalize(st);
+		sq_release(w, st);
 	alloc_sys_unmap(buf, cap);
 	return rc;
 }
@@ -462,11 +535,6 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 ** *id gets the file's identity, checked again once SQLite has it open.
 ** The open is O_NONBLOCK so that a FIFO at the name cannot stop us.
 */
-typedef struct sq_ident_s {
-	dev_t dev;
-	ino_t ino;
-} sq_ident_t;
-
 static int sq_prepare_file(const char *path, bool *created, sq_ident_t *id, char *err, size_t errlen)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path,
@@ -575,6 +643,7 @@ static void sq_postfork_parent(void)
 
 static void sq_postfork_child(void)
 {
+	memset(&sq_kept, 0, sizeof sq_kept); /* its descriptors are the service thread's */
 	if (sq_fork_skipped)
 		sq_forked_mid_store = true;
 	pthread_mutex_init(&sq_store_lock, NULL);
@@ -625,37 +694,102 @@ static void sq_xfsz_restore(const sigset_t *old, bool failed)
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-int alloc_sqlite_store(const char *path, const alloc_snap_t *im, char *err, size_t errlen)
+/* Open the file sq_prepare_file judged, with SQLite, and check that the
+** name still leads to it; 0, or -1 with the reason in w->err (-2: the
+** name leads to another file now, not ours to remove). */
+static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
+{
+	if (sq.open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+		return sq_fail(w, "cannot open");
+	if (!sq_same_file(w->path, ident)) {
+		alloc_fmt(w->err, w->errlen, "snapshot %s: replaced by another file while opening; left untouched",
+			  w->path);
+		return -2;
+	}
+	sq.busy_timeout(w->db, 10000);
+	/* No fsync: a snapshot file is a record of the run, as heaptrack's
+	** and massif's files are (neither syncs).  A process killed in the
+	** middle of a store still leaves the file whole (the journal rolls
+	** it back); only a crash of the system could lose the last stores. */
+	int rc = sq.exec(w->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+	if (rc == SQLITE_NOTADB) /* it reads the schema */
+		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
+	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : sq_fail(w, "cannot write");
+}
+
+static void sq_kept_close(void)
+{
+	for (unsigned i = 0; i < SQ_KEPT_STMTS && sq_kept.sql[i]; i++)
+		sq.finalize(sq_kept.st[i]);
+	if (sq_kept.db)
+		sq.close(sq_kept.db);
+	memset(&sq_kept, 0, sizeof sq_kept);
+}
+
+/* The calling thread (the service thread, with a descriptor table of its
+** own) keeps its connection to snapshot=PATH open between stores. */
+void alloc_sqlite_keep_here(void)
+{
+	sq_keep_here = true;
+}
+
+/* Store into the kept connection when it is still PATH's (0: not kept,
+** w->db NULL), else open PATH (and keep it when `keep`). */
+static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
+{
+	if (sq_kept.db && sq_kept.pid != getpid())
+		memset(&sq_kept, 0, sizeof sq_kept); /* a child's copy: not in its table */
+	if (keep && sq_kept.db && !strcmp(sq_kept.path, w->path) && sq_same_file(w->path, &sq_kept.ident)) {
+		w->db = sq_kept.db;
+		w->kept = &sq_kept;
+		int id = sq_store_locked(w, im);
+		if (id < 0)
+			sq_kept_close();
+		return id;
+	}
+	if (keep && sq_kept.db)
+		sq_kept_close(); /* another file now */
+	bool created = false;
+	sq_ident_t ident;
+	if (sq_prepare_file(w->path, &created, &ident, w->err, w->errlen) < 0)
+		return -1;
+	int id = sq_open(w, &ident);
+	if (id == -2)
+		created = false, id = -1;
+	keep = keep && id == 0 && strlen(w->path) < sizeof sq_kept.path;
+	if (keep) {
+		sq_kept.db = w->db;
+		strcpy(sq_kept.path, w->path);
+		sq_kept.ident = ident;
+		sq_kept.pid = getpid();
+		w->kept = &sq_kept;
+	}
+	if (id == 0)
+		id = sq_store_locked(w, im);
+	if (keep && id < 0)
+		sq_kept_close();
+	else if (!keep && w->db)
+		sq.close(w->db);
+	if (id < 0 && created) /* nothing of the user's was there: leave nothing */
+		unlink(w->path);
+	return id;
+}
+
+int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen)
 {
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
-	bool created = false;
 	sigset_t mask;
 	alloc_guard_enter();
 	sq_xfsz_block(&mask);
 	pthread_once(&sq_fork_once, sq_fork_register);
 	pthread_mutex_lock(&sq_store_lock);
 	sq_storing = true;
-	sq_ident_t ident;
 	if (sq_forked_mid_store)
 		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked by a signal handler "
 				       "in the middle of a snapshot store, SQLite's state is not whole", path);
-	else if (sq_load(err, errlen) == 0 && sq_prepare_file(path, &created, &ident, err, errlen) == 0) {
-		if (sq.open_v2(path, &w.db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
-			sq_fail(&w, "cannot open");
-		} else if (!sq_same_file(path, &ident)) {
-			alloc_fmt(err, errlen, "snapshot %s: replaced by another file while opening; "
-					       "left untouched", path);
-			created = false;
-		} else {
-			sq.busy_timeout(w.db, 10000);
-			id = sq_store_locked(&w, im);
-		}
-		if (w.db)
-			sq.close(w.db);
-		if (id < 0 && created) /* nothing of the user's was there: leave nothing */
-			unlink(path);
-	}
+	else if (sq_load(err, errlen) == 0)
+		id = sq_store_file(&w, im, keep && sq_keep_here);
 	sq_storing = false;
 	pthread_mutex_unlock(&sq_store_lock);
 	sq_xfsz_restore(&mask, id < 0);

@@ -725,6 +725,7 @@ void alloc_snap_init(void);
 int64_t alloc_snap_now(clockid_t clock);
 alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
+void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
 int alloc_snap_store_configured(alloc_snap_t *im);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
@@ -767,6 +768,7 @@ void alloc_service_start(void);
 void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
 void alloc_service_flush(void);
+bool alloc_service_running(void);
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or
@@ -823,6 +825,7 @@ void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
 void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 void *alloc_sys_remap(void *p, size_t old, size_t size);
+void alloc_sys_populate(void *p, size_t size);
 pid_t alloc_sys_gettid(void);
 bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
 void alloc_sys_write(int fd, const char *s, size_t n);

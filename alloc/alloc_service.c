@@ -345,6 +345,12 @@ static int svc_control_open(void)
 
 /* -------------------------------------------------------------- thread -- */
 
+static void svc_store(alloc_snap_t *im)
+{
+	alloc_snap_store_configured(im);
+	alloc_snap_free(im);
+}
+
 /*
 ** Store what is pending.  The signal handler sets svc_sig_pending before it
 ** writes its byte, so the flag alone says whether a signal came: the bytes
@@ -361,12 +367,31 @@ static void svc_drain_wake(bool from_thread)
 	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
 		;
 	alloc_snap_t *im = atomic_exchange(&svc.peak_image, NULL);
-	if (im) {
-		alloc_snap_store_configured(im);
-		alloc_snap_free(im);
-	}
+	if (im)
+		svc_store(im);
 	if (sig)
 		alloc_snap_take_configured("signal", true);
+}
+
+/*
+** An interval snapshot.  A peak captured while the thread was about to take
+** it is stored in the order the two were taken, so that the file numbers
+** its snapshots in time order (the launcher then takes the file for the
+** session as it is, rather than copying it to renumber them).
+*/
+static void svc_interval(void)
+{
+	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
+	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
+	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns);
+	if (peak_first)
+		svc_store(peak);
+	if (im)
+		svc_store(im);
+	else
+		alloc_log("no memory for the interval snapshot");
+	if (peak && !peak_first)
+		svc_store(peak);
 }
 
 static void *svc_main(void *arg)
@@ -397,6 +422,7 @@ static void *svc_main(void *arg)
 		if (timeout < 0 || timeout > SVC_RECHECK_MS)
 			timeout = SVC_RECHECK_MS;
 		int r = poll(p, (nfds_t)nfds, timeout);
+		alloc_snap_spare_trim();
 		if (r < 0 && errno != EINTR)
 			break;
 		if (r > 0 && ((p[0].revents | (nfds > 1 ? p[1].revents : 0)) & POLLNVAL)) {
@@ -427,7 +453,7 @@ static void *svc_main(void *arg)
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
 			pthread_mutex_lock(&svc.busy);
 			if (alloc_opts.snapshot)
-				alloc_snap_take_configured("interval", !alloc_opts.interval_status);
+				svc_interval();
 			pthread_mutex_unlock(&svc.busy);
 			next += period;
 			/* late by a period or more (the process was stopped, a long
@@ -446,6 +472,11 @@ static void *svc_main(void *arg)
 ** peak captured, a signal received, just before the end), waiting for a
 ** store in progress.  The process is going away with the thread in it.
 */
+bool alloc_service_running(void)
+{
+	return svc.running;
+}
+
 void alloc_service_flush(void)
 {
 	if (!svc.running)

@@ -361,10 +361,16 @@ void *alloc_sys_map_populated(size_t size)
 		munmap(m, (size_t)(p - m));
 	munmap(p + size, (size_t)(m + SYS_HUGE - p));
 	madvise(p, size, MADV_HUGEPAGE); /* refused when THP is off: small pages */
+	alloc_sys_populate(p, size);
+	return p;
+}
+
+/* Fault in what is not yet there (a mapping grown by alloc_sys_remap). */
+void alloc_sys_populate(void *p, size_t size)
+{
 	if (madvise(p, size, MADV_POPULATE_WRITE) != 0) /* before 5.14: touch every page */
 		for (size_t at = 0; at < size; at += 4096)
-			((volatile char *)p)[at] = 0;
-	return p;
+			((volatile char *)p)[at] = ((volatile char *)p)[at];
 }
 
 void alloc_sys_unmap(void *p, size_t size)

@@ -17,7 +17,8 @@
 #               triggers: peak snapshots too)
 #   heaptrack   heaptrack -o FILE (records, then interprets, as users run it)
 # Figure: CPU seconds (user+sys of the process tree, /usr/bin/time), median
-# and min-max; added/ht = CPU added over bare / heaptrack's added CPU.
+# and min-max; added/ht = CPU added over bare / heaptrack's added CPU.  The
+# target line is user-dflt's: the issue's command as written.
 #
 # usage: bench/site-depth.sh [--rounds N] [BUILD_DIR]
 set -eu
@@ -102,6 +103,6 @@ awk "$BENCH_AWK"'
 		for (k = 1; k <= 5; k++) { c = order[k]; n = sorted(cpu[c], a)
 			printf "%-10s %8.3f %8.3f %8.3f %10.2f\n", c, median(cpu[c]), a[1], a[n],
 				(h > 0 ? (median(cpu[c]) - b) / h : 0) }
-		u = median(cpu["user"]) - b
-		printf "target user added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && u <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? u / h : 0)
+		u = median(cpu["user-dflt"]) - b
+		printf "target user-dflt (the literal command) added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && u <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? u / h : 0)
 	}' "$tmp/runs"

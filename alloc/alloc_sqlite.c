@@ -478,11 +478,12 @@ static int sq_write_modules(sq_writer_t *w)
 ** The blocks, sorted by address, in chunks of MEMINST_SNAPSHOT_CHUNK
 ** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
 ** chunk, so that SQLite inserts a thousand times fewer rows.  The sort
-** moved only the keys; each record is read through its key, a few keys
-** ahead prefetched (the records are in capture order, not address
-** order).  The buffer is mapped, not malloc'd: we run guarded.
+** moved only the keys; each record is read through its key, 16 keys
+** ahead prefetched (the records are in capture order, not address order;
+** 8 ahead encoded the churn's 3.2 M peak blocks in 22-24 ms, 16 in 19-21).
+** The buffer is mapped, not malloc'd: we run guarded.
 */
-#define SQ_PREFETCH 8
+#define SQ_PREFETCH 16
 static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 {
 	if (!im->nblocks)

@@ -520,7 +520,7 @@ void trace_thread_exit(void)
 	if (!t)
 		return;
 	if (trace_cur) {
-		trace_cur = NULL;
+		trace_cur_set(NULL);
 		trace_arm(-1);
 	}
 	/* trace_now_thread like every other record of the thread: with

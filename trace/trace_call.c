@@ -6,9 +6,10 @@
 **
 ** The hot path is one test of trace_armed (zero while nothing is to be
 ** done: tracing off or stopped, no call counting, so that the hooks then
-** cost what empty hooks cost), one initial-exec TLS load (trace_cur, the
-** thread's record while it is traced), one compare against the tracing
-** generation, a time stamp and the stores into the thread's buffer.
+** cost what empty hooks cost), one initial-exec TLS load (trace_hot, the
+** thread's record while it is traced, never NULL), one compare against
+** the tracing generation, a time stamp and the stores into the thread's
+** buffer.
 ** Everything else — the first call of a thread, a full buffer, a stop —
 ** falls to call_slow.
 **
@@ -27,6 +28,11 @@
 #define NOINST __attribute__((no_instrument_function))
 
 __thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
+/* The hooks' fast path reads trace_hot: trace_cur, or while that is NULL
+** call_nobody, whose gen_hook no generation matches (in_hook set), so
+** that the fast path tests no NULL. */
+static trace_thr_t call_nobody = {.gen_hook = (uint64_t)1 << 32};
+static __thread trace_thr_t *trace_hot TRACE_TLS_MODEL = &call_nobody;
 __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
 _Atomic uint32_t trace_gen;
 _Atomic int trace_on;
@@ -60,9 +66,15 @@ __attribute__((weak)) void trace_sample_thread_end(void) {}
 
 /* ------------------------------------------------------------ threads -- */
 
+void trace_cur_set(trace_thr_t *t)
+{
+	trace_cur = t;
+	trace_hot = t ? t : &call_nobody;
+}
+
 static NOINST void call_thread_off(trace_thr_t *t)
 {
-	trace_cur = NULL;
+	trace_cur_set(NULL);
 	trace_arm(-1);
 	/* the thread's own clock, as for its calls: with trace=cpu a system
 	** call stamp can be behind the TSC-advanced last stamp */
@@ -101,7 +113,7 @@ static NOINST trace_thr_t *call_sync(void)
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
 		trace_preempt_start(t, on);
 	trace_arm(1);
-	trace_cur = t;
+	trace_cur_set(t);
 	return t;
 }
 
@@ -136,7 +148,7 @@ NOINST void trace_thread_parent(uint32_t *parent_no, uint32_t *member_gen)
 static inline __attribute__((always_inline)) bool call_leaf(trace_stream_t *s, uint64_t *p, uint64_t a,
 							    uint64_t d)
 {
-	if (p > s->floor && d >> MEMINST_TREC_LEAF_BITS == 0 &&
+	if (p > s->floor && d < (uint64_t)1 << MEMINST_TREC_LEAF_BITS &&
 	    ((p[-1] ^ (MEMINST_TREC_CALL32 | a << 32)) & CALL_LEAF_MASK) == 0) {
 		p[-1] ^= (MEMINST_TREC_CALL32 ^ MEMINST_TREC_LEAF32) | d << (8 + MEMINST_TREC_LEAF_BITS);
 		return true;
@@ -283,61 +295,124 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** last call or return, low half of fn], 8 bytes; a return right after its
 ** call turns that CALL32 into a LEAF32 and takes no word.  It runs on
 ** every call of the program, so it is a handful of instructions and calls
-** nothing (the compiler saves no registers for it): one TLS load (trace_cur), one
-** compare of the record's generation with call_fast_gen (which is the
-** tracing generation only while tracing with the TSC clock, so that the
-** clock needs no test of its own), the TSC read, the room and fit tests
-** and three stores (two for a LEAF32); ev.last is a raw TSC reading, so no origin is
-** subtracted.  The rest (other clocks, a full buffer, a long form, a
-** thread to start or stop, and every call and return with trace_sites,
-** which sets call_fast_gen to 0) is call_slow's, by a tail call (a call's
-** with trace_sites: call_slow_site's, with the site).  The two rdtsc
-** are most of its cost.  A gap of 2^TRACE_GAP_BITS ticks or more since the
-** last call or return goes to call_slow too, to look for a pre-emption
-** (trace_preempt.c).  With nothing armed the hooks are a load, a branch
-** and a return.
+** nothing (the compiler saves no registers for it): one TLS load
+** (trace_hot: no NULL test), one compare of the record's generation and
+** claim with call_fast_gen (which is the tracing generation only while
+** tracing with the TSC clock, so that the clock needs no test of its
+** own), the claim (the stack pointer stored as it is), the TSC read, the
+** room and fit tests and four stores (three for a LEAF32, whose test comes
+** first and needs neither room nor the gap test); ev.last is a raw TSC
+** reading, so no origin is subtracted.  The rest (other clocks, a full
+** buffer, a long form, a thread to start or stop, and every call and
+** return with trace_sites, which sets call_fast_gen to 0) is call_slow's,
+** by a tail call (a call's with trace_sites: call_slow_site's, with the
+** site).  The two rdtsc are most of its cost (three quarters of the
+** hooks' CPU samples fall on them).  A gap of 2^TRACE_GAP_BITS ticks or
+** more since the last call or return goes to call_slow too, to look for
+** a pre-emption (trace_preempt.c).  With nothing armed the hooks are a
+** compare with memory, a branch and a return.  Check changes with
+** objdump -d and bench/trace_insn.sh: 32 instructions on entry, 36 on a
+** leaf's exit (gcc 12 -O2).
 */
 static _Atomic uint32_t call_fast_gen;
 
-#define CALL_HOOK_BODY(kind, word_kind, exit, slow)                                                        \
-	do {                                                                                               \
-		if (trace_likely(!atomic_load_explicit(&trace_armed, memory_order_relaxed)))               \
-			return;                                                                            \
-		trace_thr_t *t = trace_cur;                                                                \
-		uint64_t fast = atomic_load_explicit(&call_fast_gen, memory_order_relaxed);                \
-		if (trace_likely(t != NULL) && trace_likely(t->gen_hook == fast)) {                        \
-			t->in_hook = trace_sp_low(); /* claimed */                                         \
-			atomic_signal_fence(memory_order_seq_cst);                                         \
-			uint64_t *p = t->ev.pos, a = (uintptr_t)fn;                                        \
-			uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;                       \
-			if (trace_likely(p < t->ev.end) &&                                                 \
-			    trace_likely((d >> TRACE_GAP_BITS | ((a >> 32) ^ t->ev.hi)) == 0)) {           \
-				if (!(exit) || !call_leaf(&t->ev, p, a, d)) {                              \
-					*p = (word_kind) | d << 8 | a << 32;                               \
-					t->ev.pos = p + 1;                                                 \
-				}                                                                          \
-				t->ev.last = now;                                                          \
-				atomic_signal_fence(memory_order_seq_cst);                                 \
-				t->gen_hook = fast; /* in_hook 0, by the width the next test loads */      \
-				return;                                                                    \
-			}                                                                                  \
-			trace_ev_release(t);                                                               \
-		}                                                                                          \
-		slow;                                                                                      \
-	} while (0)
+/* trace_armed (relaxed), tested by one compare with memory: the hooks'
+** cost with nothing armed is that compare, a branch and the return. */
+static inline __attribute__((always_inline)) bool call_armed(void)
+{
+#if defined(__x86_64__)
+	__asm__ goto("cmpl $0, %0\n\tjne %l[armed]" : : "m"(trace_armed) : "cc" : armed);
+	return false;
+armed:
+	return true;
+#else
+	return atomic_load_explicit(&trace_armed, memory_order_relaxed) != 0;
+#endif
+}
+
+/* The fast path's claim: trace_ev_claim's mark, stored straight from the
+** stack pointer (at a function's entry it is 8 past a multiple of 16:
+** never 0), the signal fence with it. */
+static inline __attribute__((always_inline)) void call_claim_fast(trace_thr_t *t)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("movl %%esp, %0" : "=m"(t->in_hook) : : "memory");
+#else
+	t->in_hook = trace_sp_low();
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* The fast path's start: nothing armed (return), or the thread's record
+** claimed (true), or not for the fast path (false: call_slow's). */
+#define CALL_FAST_CLAIM(t, fast)                                                                           \
+	if (trace_likely(!call_armed()))                                                                   \
+		return;                                                                                    \
+	trace_thr_t *t = trace_hot;                                                                        \
+	uint64_t fast = atomic_load_explicit(&call_fast_gen, memory_order_relaxed);                        \
+	if (trace_likely(t->gen_hook == fast) && (call_claim_fast(t), true))
+
+/* The fast path's end: the word written, the claim let go (gen_hook
+** stored whole: the next test loads 8 bytes, see trace_ev_release). */
+static inline __attribute__((always_inline)) void call_fast_done(trace_thr_t *t, uint64_t now, uint64_t fast)
+{
+	t->ev.last = now;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->gen_hook = fast;
+}
+
+/* A one-word call or return fits: room in the buffer, d under the gap
+** that looks for a pre-emption (so it fits the word's 24 bits too), the
+** address's high half that of the last full one. */
+static inline __attribute__((always_inline)) bool call_fast_fits(const trace_thr_t *t, const uint64_t *p,
+								  uint64_t a, uint64_t d)
+{
+	return trace_likely(p < t->ev.end) && trace_likely(d < (uint64_t)1 << TRACE_GAP_BITS) &&
+	       trace_likely(a >> 32 == t->ev.hi);
+}
 
 /* Entered fn. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_CALL, MEMINST_TREC_CALL32, false,
-		       trace_unlikely(trace_sites) ? call_slow_site(fn, site) : call_slow(MEMINST_TREC_CALL, fn));
+	CALL_FAST_CLAIM(t, fast) {
+		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
+		uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;
+		if (call_fast_fits(t, p, a, d)) {
+			*p = MEMINST_TREC_CALL32 | d << 8 | a << 32;
+			t->ev.pos = p + 1;
+			call_fast_done(t, now, fast);
+			return;
+		}
+		trace_ev_release(t);
+	}
+	if (trace_unlikely(trace_sites))
+		call_slow_site(fn, site);
+	else
+		call_slow(MEMINST_TREC_CALL, fn);
 }
 
 /* Returning from fn: RET32, the same word; or, right after fn's CALL32,
-** that word becomes a LEAF32 (8 bytes for the call and its return). */
+** that word becomes a LEAF32 (8 bytes for the call and its return).  The
+** leaf is tested first: it writes no word, so it needs no room, and its
+** 12-bit delta is under the gap. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 {
-	CALL_HOOK_BODY(MEMINST_TREC_RETURN, MEMINST_TREC_RET32, true, call_slow(MEMINST_TREC_RETURN, fn));
+	CALL_FAST_CLAIM(t, fast) {
+		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
+		uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;
+		if (trace_likely(a >> 32 == t->ev.hi) && trace_likely(call_leaf(&t->ev, p, a, d))) {
+			call_fast_done(t, now, fast);
+			return;
+		}
+		if (call_fast_fits(t, p, a, d)) {
+			*p = MEMINST_TREC_RET32 | d << 8 | a << 32;
+			t->ev.pos = p + 1;
+			call_fast_done(t, now, fast);
+			return;
+		}
+		trace_ev_release(t);
+	}
+	call_slow(MEMINST_TREC_RETURN, fn);
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */

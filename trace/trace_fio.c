@@ -28,6 +28,7 @@
 ** A failed write (a full disk, a quota, ulimit -f, an I/O error) is said
 ** at once, on one line with the path; tracing stops (as by
 ** meminst_trace_stop: the hooks go back to their cost with tracing off),
+** so does sampling (trace_sampler_fail: no more ticks for the program),
 ** nothing more is written, and the
 ** file is cut at the start of the lowest range whose write failed, so it
 ** ends with its last complete chunk.  A write into a higher range that was

@@ -254,8 +254,10 @@ typedef struct trace_thr_s {
 } trace_thr_t;
 
 /* The calling thread's record while its calls are being traced (NULL
-** otherwise); the hot path's only test together with trace_gen. */
+** otherwise).  Set it with trace_cur_set: the hooks read a copy that is
+** never NULL (trace_call.c). */
 extern __thread trace_thr_t *trace_cur TRACE_TLS_MODEL;
+void trace_cur_set(trace_thr_t *t);         /* trace_cur, and the hooks' copy */
 
 /*
 ** Re-entrancy.  A signal handler of the program runs on the thread it

@@ -332,6 +332,13 @@ static void wall_signal(wall_slot_t *s, pid_t tid, uint64_t periods)
 static void wall_tick(uint64_t periods)
 {
 	trace_spin_lock(&wall_lock);
+	/* halted (trace_wall_halt) since the loop looked: no signal after
+	** the halt saw the lock free */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load(&wall_run)) {
+		trace_spin_unlock(&wall_lock);
+		return;
+	}
 	for (unsigned i = 0; i < WALL_SLOTS; i++) {
 		wall_slot_t *s = &wall_slots[i];
 		pid_t tid = atomic_load(&s->tid);

@@ -70,6 +70,8 @@ __attribute__((constructor(101))) static void api_constructor(void)
 	alloc_sqlite_fork_init();
 	alloc_guard_exit();
 	if (alloc_opts.snapshot) {
+		if (alloc_opts.snapshot_at)
+			alloc_snap_check_configured();
 		alloc_guard_enter();
 		atexit(api_at_exit);
 		alloc_guard_exit();

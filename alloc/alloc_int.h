@@ -728,6 +728,8 @@ void alloc_snap_free(alloc_snap_t *im);
 void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
 int alloc_snap_store_configured(alloc_snap_t *im);
+/* At start: says at once that snapshot=PATH cannot be created there. */
+void alloc_snap_check_configured(void);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
 void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
 void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */

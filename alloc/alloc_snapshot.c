@@ -371,6 +371,30 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 	return id;
 }
 
+/* At start, with snapshot=PATH and a trigger: a path too long, or a
+** directory the file cannot be created in, is said now, in the program's
+** first lines.  At exit the line would often be lost: GNU programs close
+** stderr in an atexit handler (close_stdout), which runs before the exit
+** snapshot, so `MEMINST=mim,snapshot=/no/such/dir/x.db ls` said nothing. */
+void alloc_snap_check_configured(void)
+{
+	char full[4096];
+	if (alloc_snap_path(alloc_opts.snapshot, alloc_opts.snapshot_len, alloc_snap_cwd, full,
+			    sizeof full) < 0) {
+		alloc_log("snapshot path too long");
+		return;
+	}
+	char *slash = strrchr(full, '/');
+	if (!slash)
+		return;
+	char dir[sizeof full];
+	size_t n = slash == full ? 1 : (size_t)(slash - full); /* "/x.db": "/" */
+	memcpy(dir, full, n);
+	dir[n] = 0;
+	if (access(dir, W_OK | X_OK) != 0)
+		alloc_log("snapshot %s: cannot create: %s (checked at start)", full, strerror(errno));
+}
+
 /* Capture now and store into snapshot=PATH (exit, signal, interval). */
 int alloc_snap_take_configured(const char *trigger, bool with_map)
 {

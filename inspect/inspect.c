@@ -6,6 +6,7 @@
 #include "insp_int.h"
 #include "prof_cmds.h" /* the time commands and exports */
 
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -65,6 +66,9 @@ int main(int argc, char **argv)
 	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1,
 			      .columns = insp_text_columns(stdout)};
 	insp_live_fns = &prof_live_fns; /* top --live-at-exit reads the trace too */
+	/* A write past the file size limit (ulimit -f) is an error to report
+	** (EFBIG), not a death by SIGXFSZ that leaves a cut file behind. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		fputs("inspect: no command (see 'inspect --help')\n", stderr);
 		return INSP_EXIT_USAGE;

@@ -20,9 +20,11 @@ enum {
 
 static const struct insp_option profile_options[] = {
 	INSP_OPTION_OUTPUT("write the profile database FILE (meminst-profile(5));\n"
-			   "an existing FILE is replaced only if it is a profile"),
+			   "an existing FILE is replaced only if it is a profile\n"
+			   "(or with -f)"),
 	{"dump", 0, INSP_OT_MAYBE, "FILE", "write every record as a line of text to FILE\n"
 	 "(default: standard output)", PC_DUMP, 0, 0, NULL},
+	INSP_OPTION_FORCE,
 	INSP_OPTION_APPEND("append to the --dump FILE instead of replacing it"),
 	INSP_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
 	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
@@ -48,6 +50,7 @@ static const struct insp_option analyse_options[] = {
 	{"style", 0, INSP_OT_WORD, NULL, "the style (see above)", PC_STYLE, 0, 0, pc_styles},
 	INSP_OPTION_OUTPUT("write the analysis to FILE instead of standard output"),
 	{"dest", 0, INSP_OT_FILE, "FILE", "the older spelling of -o FILE", PC_DEST, 0, 0, NULL},
+	INSP_OPTION_FORCE,
 	INSP_OPTION_APPEND("append to the -o FILE"),
 	INSP_OPTION_JSON,
 	INSP_OPTION_CSV("comma-separated values (fprof: functions, then caller->\n"
@@ -98,7 +101,7 @@ static const struct insp_cmd_spec analyse_spec = {
 struct pc_args {
 	const char *pos, *pos2;
 	const char *output, *dump, *dest, *style;
-	bool dump_on, append, no_symbols, json;
+	bool dump_on, append, force, no_symbols, json;
 	bool metric_given;
 	int64_t pid;
 	const struct prof_procs *procs; /* a session of several: said first in text */
@@ -115,6 +118,7 @@ static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struc
 	switch (g->opt->id) {
 	case INSP_ID_OUTPUT: case PC_DEST: *(g->spec == &profile_spec ? &a->output : &a->dest) = g->value; break;
 	case INSP_ID_APPEND: a->append = true; break;
+	case INSP_ID_FORCE: a->force = true; break;
 	case INSP_ID_JSON: a->json = true; break;
 	case INSP_ID_CSV: a->ao.csv = true; break;
 	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
@@ -152,6 +156,10 @@ static int pc_check(const struct insp_opts *o, bool analyse, struct pc_args *a)
 		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
 	if (a->json && a->ao.csv)
 		return insp_usage_error(o, cmd, "--json and --csv: choose one");
+	const char *ins[] = {a->pos, a->pos2};
+	int r = insp_outfile_refused(o, analyse ? a->dest : a->dump, a->force, a->append, ins, 2); /* before the reading */
+	if (r)
+		return r;
 	if (a->ao.csv && a->so.style != PROF_ST_FPROF && a->so.style != PROF_ST_FLAT)
 		return insp_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
 	return INSP_CONTINUE;
@@ -189,48 +197,33 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 
 /* ------------------------------------------------------------ profile -- */
 
-static FILE *pc_open_out(const struct insp_opts *o, const struct pc_args *a, const char *path)
+static int pc_open_out(const struct insp_opts *o, const struct pc_args *a, const char *path,
+		       struct insp_outfile *of)
 {
-	if (!path || !strcmp(path, "-"))
-		return o->out;
-	if (insp_out_is_input(o, path, a->pos) || insp_out_is_input(o, path, a->pos2))
-		return NULL;
-	FILE *f = fopen(path, a->append ? "a" : "w");
-	if (!f)
-		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
-	return f;
-}
-
-static int pc_close_out(const struct insp_opts *o, const char *path, FILE *f)
-{
-	if (f == o->out)
-		return 0;
-	if (ferror(f) | fclose(f)) {
-		fprintf(o->err, "inspect: %s: write error\n", path);
-		return INSP_EXIT_DB;
-	}
-	return 0;
+	const char *ins[] = {a->pos, a->pos2};
+	return insp_outfile_open(o, of, path, a->force, a->append, ins, 2);
 }
 
 static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct prof_trace *tr)
 {
-	FILE *f = pc_open_out(o, a, a->dump);
-	if (!f)
-		return INSP_EXIT_USAGE;
+	struct insp_outfile of;
+	int r = pc_open_out(o, a, a->dump, &of);
+	if (r)
+		return r;
 	struct insp_pool pool = {0};
-	struct prof_dump d = {f, prof_symtab_new(tr, o, a->no_symbols || o->no_symbols, &pool),
+	struct prof_dump d = {of.f, prof_symtab_new(tr, o, a->no_symbols || o->no_symbols, &pool),
 			      prof_ns_per_tick(tr), tr};
 	struct insp_opts quiet = *o;
 	quiet.err = fopen("/dev/null", "w");
 	struct prof_trace again;
 	/* the second pass repeats the first one's messages: silence them */
-	int r = prof_source_read(tr->path, a->pid, quiet.err ? &quiet : o, &again, prof_dump_record, &d, NULL, NULL);
+	r = prof_source_read(tr->path, a->pid, quiet.err ? &quiet : o, &again, prof_dump_record, &d, NULL, NULL);
 	if (quiet.err)
 		fclose(quiet.err);
 	prof_trace_free(&again);
 	prof_symtab_free(d.syms);
 	insp_pool_free(&pool);
-	int w = pc_close_out(o, a->dump, f);
+	int w = insp_outfile_close(o, &of, r == 0);
 	return r ? r : w;
 }
 
@@ -266,7 +259,7 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 		struct prof_model m;
 		prof_model_from_trace(&m, &tr, o, a.no_symbols || o->no_symbols);
 		if (a.output)
-			r = prof_db_write(&m, a.output, o);
+			r = prof_db_write(&m, a.output, a.force, o);
 		if (!r && !dump_stdout)
 			pc_summary(o, &m, a.pos);
 		prof_model_free(&m);
@@ -370,13 +363,11 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 		r = pc_smodel(o, &a2, a->pos2, s2, NULL, &m2);
 		have2 = r == 0;
 	}
-	FILE *f = r ? NULL : pc_open_out(o, a, a->dest);
-	if (!r && !f)
-		r = INSP_EXIT_USAGE;
-	if (f) {
-		pc_preamble(o, a, f);
-		prof_display(&m, have2 ? &m2 : NULL, &a->so, f);
-		r = pc_close_out(o, a->dest, f);
+	struct insp_outfile of;
+	if (!r && !(r = pc_open_out(o, a, a->dest, &of))) {
+		pc_preamble(o, a, of.f);
+		prof_display(&m, have2 ? &m2 : NULL, &a->so, of.f);
+		r = insp_outfile_close(o, &of, true);
 	}
 	if (have2)
 		prof_smodel_free(&m2);
@@ -387,19 +378,20 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 
 static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, struct prof_model *m)
 {
-	FILE *f = pc_open_out(o, a, a->dest);
-	if (!f) {
+	struct insp_outfile of;
+	int r = pc_open_out(o, a, a->dest, &of);
+	if (r) {
 		prof_model_free(m);
-		return INSP_EXIT_USAGE;
+		return r;
 	}
-	pc_preamble(o, a, f);
+	pc_preamble(o, a, of.f);
 	if (a->json)
-		prof_analyse_json(m, &a->ao, f);
+		prof_analyse_json(m, &a->ao, of.f);
 	else if (a->ao.csv)
-		prof_analyse_csv(m, &a->ao, f);
+		prof_analyse_csv(m, &a->ao, of.f);
 	else
-		prof_analyse_text(m, &a->ao, f);
-	int r = pc_close_out(o, a->dest, f);
+		prof_analyse_text(m, &a->ao, of.f);
+	r = insp_outfile_close(o, &of, true);
 	prof_model_free(m);
 	return r;
 }

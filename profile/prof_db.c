@@ -210,11 +210,12 @@ static int db_fill(sqlite3 *db, const struct prof_model *m)
 	return 0;
 }
 
-int prof_db_write(const struct prof_model *m, const char *path, const struct insp_opts *o)
+int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct insp_opts *o)
 {
 	struct stat stb;
-	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || prof_db_is_profile(path) != 1)) {
-		fprintf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it\n",
+	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || (!force && prof_db_is_profile(path) != 1))) {
+		fprintf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it "
+			"(-f replaces a file)\n",
 			path);
 		return INSP_EXIT_USAGE;
 	}

@@ -32,6 +32,7 @@ enum exp_format { EXP_CALLGRIND, EXP_FOLDED, EXP_CHROME, EXP_PPROF };
 
 struct exp_args {
 	const char *pos, *output;
+	struct insp_outfile *of; /* the output, once open                    */
 	int format;              /* -1: not given */
 	int metric;
 	double min_us;
@@ -39,7 +40,7 @@ struct exp_args {
 	int64_t pid;
 	int64_t snapshot;        /* pprof: the memory of this snapshot (0: none) */
 	bool max_size_given, metric_given;
-	bool no_symbols;
+	bool no_symbols, force;
 };
 
 enum { EXP_O_FORMAT = INSP_ID_OWN, EXP_O_METRIC, EXP_O_MIN_DURATION, EXP_O_MAX_SIZE };
@@ -52,6 +53,7 @@ static const struct insp_option export_options[] = {
 	{"metric", 0, INSP_OT_WORD, NULL, "folded: own time (default) or bytes allocated (the\n"
 	 "default for allocation samples alone)", EXP_O_METRIC, 0, 0, exp_metrics},
 	INSP_OPTION_OUTPUT("write to FILE (default: standard output)"),
+	INSP_OPTION_FORCE,
 	INSP_OPTION_PID("sessions: the process (default: the program's)"),
 	{"min-duration", 0, INSP_OT_REAL, "US", "chrome: leave out events shorter than US microseconds",
 	 EXP_O_MIN_DURATION, 0, INSP_INT_MAX, NULL},
@@ -91,6 +93,7 @@ static const struct insp_cmd_spec export_spec = {
 
 static const struct insp_option html_options[] = {
 	INSP_OPTION_OUTPUT("the HTML file to write"),
+	INSP_OPTION_FORCE,
 	INSP_OPTION_PID("the process (default: the session's program)"),
 	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	INSP_OPTION_FULL_NAMES,
@@ -118,6 +121,7 @@ static void exp_option(const struct insp_getopt *g, struct exp_args *a)
 	case EXP_O_MIN_DURATION: a->min_us = g->real; break;
 	case EXP_O_MAX_SIZE: a->max_size = g->size, a->max_size_given = true; break;
 	case INSP_ID_OUTPUT: a->output = g->value; break;
+	case INSP_ID_FORCE: a->force = true; break;
 	case INSP_ID_PID: a->pid = g->num; break;
 	case INSP_ID_SNAPSHOT: a->snapshot = g->num; break;
 	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
@@ -148,7 +152,8 @@ static int exp_parse(const struct insp_opts *o, bool html, int argc, char **argv
 		return insp_usage_error(o, cmd, "--max-size is for --format chrome");
 	if (!html && a->snapshot && a->format != EXP_PPROF)
 		return insp_usage_error(o, cmd, "--snapshot is for --format pprof");
-	return INSP_CONTINUE;
+	int r2 = insp_outfile_refused(o, a->output, a->force, false, &a->pos, 1); /* before the reading */
+	return r2 ? r2 : INSP_CONTINUE;
 }
 
 /* ------------------------------------------------------------- input -- */
@@ -253,26 +258,7 @@ void exp_input_free(struct exp_input *in)
 
 static FILE *exp_out(const struct insp_opts *o, const struct exp_args *a)
 {
-	const char *path = a->output;
-	if (!path || !strcmp(path, "-"))
-		return o->out;
-	if (insp_out_is_input(o, path, a->pos))
-		return NULL;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
-	return f;
-}
-
-static int exp_close(const struct insp_opts *o, const char *path, FILE *f)
-{
-	if (f == o->out)
-		return fflush(f) || ferror(f) ? INSP_EXIT_DB : 0;
-	if (ferror(f) | fclose(f)) {
-		fprintf(o->err, "inspect: %s: write error\n", path);
-		return INSP_EXIT_DB;
-	}
-	return 0;
+	return insp_outfile_open(o, a->of, a->output, a->force, false, &a->pos, 1) ? NULL : a->of->f;
 }
 
 static int exp_no_stacks(const struct insp_opts *o, const char *path)
@@ -326,7 +312,7 @@ static int exp_pprof(const struct insp_opts *o, const struct exp_args *a, struct
 	if (!(*f = exp_out(o, a)))
 		r = INSP_EXIT_USAGE;
 	else if (pprof_write(&pp, *f) != 0)
-		r = INSP_EXIT_DB; /* exp_close says it */
+		r = INSP_EXIT_DB; /* insp_outfile_close says it */
 	pprof_free(&pp);
 	return r;
 }
@@ -368,7 +354,7 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 	if (!r && !(*f = exp_out(o, a)))
 		r = INSP_EXIT_USAGE;
 	else if (!r && pprof_write(&pp, *f) != 0)
-		r = INSP_EXIT_DB; /* exp_close says it */
+		r = INSP_EXIT_DB; /* insp_outfile_close says it */
 	pprof_free(&pp);
 	return r;
 }
@@ -407,13 +393,12 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 	struct insp_opts so = *o;
 	so.no_symbols = o->no_symbols || a.no_symbols;
 	FILE *f = NULL;
+	struct insp_outfile of = {0};
+	a.of = &of;
 	if (a.format == EXP_PPROF && (a.snapshot || !exp_has_trace(a.pos))) {
 		r = exp_pprof_memory(&so, &a, &f);
-		if (f) {
-			int w = exp_close(o, a.output, f);
-			r = r ? r : w;
-		}
-		return r;
+		int w = insp_outfile_close(o, &of, r == 0);
+		return r ? r : w;
 	}
 	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
 	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL | EXP_IN_SAMPLES
@@ -436,20 +421,18 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 	} else if (!r) {
 		r = exp_chrome(&so, &a, &in, &f);
 	}
-	if (f) {
-		int w = exp_close(o, a.output, f);
-		r = r ? r : w;
-	}
+	int w = insp_outfile_close(o, &of, r == 0);
+	r = r ? r : w;
 	exp_input_free(&in);
 	return r;
 }
 
 /* The parser for `inspect html` (prof_html.c). */
 int exp_html_args(int argc, char **argv, const struct insp_opts *o, const char **pos, const char **output,
-		  int64_t *pid, bool *no_symbols)
+		  int64_t *pid, bool *no_symbols, bool *force)
 {
 	struct exp_args a;
 	int r = exp_parse(o, true, argc, argv, &a);
-	*pos = a.pos, *output = a.output, *pid = a.pid, *no_symbols = a.no_symbols;
+	*pos = a.pos, *output = a.output, *pid = a.pid, *no_symbols = a.no_symbols, *force = a.force;
 	return r;
 }

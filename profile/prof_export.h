@@ -207,7 +207,7 @@ extern const char exp_html_css[], exp_html_js[];
 
 /* The arguments of `inspect html` (its parser is export's). */
 int exp_html_args(int argc, char **argv, const struct insp_opts *o, const char **pos, const char **output,
-		  int64_t *pid, bool *no_symbols);
+		  int64_t *pid, bool *no_symbols, bool *force);
 
 /* Commands. */
 int insp_cmd_export(int argc, char **argv, const struct insp_opts *o);

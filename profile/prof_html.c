@@ -727,8 +727,8 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 {
 	struct html_ctx h = {.o = o};
 	const char *output;
-	bool no_symbols;
-	int r = exp_html_args(argc, argv, o, &h.path, &output, &h.pid, &no_symbols);
+	bool no_symbols, force;
+	int r = exp_html_args(argc, argv, o, &h.path, &output, &h.pid, &no_symbols, &force);
 	if (r != INSP_CONTINUE)
 		return r;
 	struct insp_opts so = *o;
@@ -775,18 +775,11 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 	r = html_read(&h, &so);
 	if (!r)
 		r = prof_live_join(&h.live, h.path, &so, h.pid, h.in.no_files, NULL);
-	if (!r && insp_out_is_input(o, output, h.path))
-		r = INSP_EXIT_USAGE;
-	else if (!r && !(h.f = fopen(output, "w"))) {
-		fprintf(o->err, "inspect: %s: %s\n", output, strerror(errno));
-		r = INSP_EXIT_USAGE;
-	}
-	if (h.f) {
+	struct insp_outfile of;
+	if (!r && !(r = insp_outfile_open(o, &of, output, force, false, &h.path, 1))) {
+		h.f = of.f;
 		html_write(&h);
-		if (ferror(h.f) | fclose(h.f)) {
-			fprintf(o->err, "inspect: %s: write error\n", output);
-			r = INSP_EXIT_DB;
-		}
+		r = insp_outfile_close(o, &of, true);
 	}
 	if (h.have_in)
 		exp_input_free(&h.in);

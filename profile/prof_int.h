@@ -289,7 +289,7 @@ void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <t
 /* -------------------------------------------------------------- prof_db -- */
 
 /* "prof_db.c" */
-int prof_db_write(const struct prof_model *m, const char *path, const struct insp_opts *o);
+int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct insp_opts *o);
 int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model *m);
 /* Is path a profile database (1), another file (0), unreadable (-1)? */
 int prof_db_is_profile(const char *path);

@@ -29,7 +29,7 @@
 static const char *const args_vocabulary[] = {
 	"snapshot", "json", "csv", "table", "type", "class", "thread", "allocator", "limit", "min",
 	"all", "total", "allocators", "classes", "types", "threads", "pid", "output", "append",
-	"from", "to", "by", "no-symbols", "full-names", "live-at-exit",
+	"from", "to", "by", "no-symbols", "full-names", "live-at-exit", "force",
 };
 
 int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)

@@ -10,6 +10,7 @@
 #include "reader_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +169,134 @@ bool insp_out_is_input(const struct insp_opts *o, const char *out, const char *i
 		return false;
 	fprintf(o->err, "inspect: %s: is the file being read; give another -o FILE\n", out);
 	return true;
+}
+
+/* ------------------------------------------------------------- output -- */
+
+static bool outfile_holds_data(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/* Writes go through here so that the first failure's errno is kept for
+** the message (stdio keeps only that one happened). */
+static ssize_t outfile_write(void *cookie, const char *buf, size_t n)
+{
+	struct insp_outfile *of = cookie;
+	size_t done = 0;
+	while (done < n) {
+		ssize_t w = write(of->fd, buf + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!of->err)
+				of->err = w < 0 ? errno : ENOSPC;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)w;
+	}
+	return (ssize_t)done;
+}
+
+static int outfile_close(void *cookie)
+{
+	struct insp_outfile *of = cookie;
+	int r = close(of->fd);
+	if (r && !of->err)
+		of->err = errno;
+	return r;
+}
+
+/* The new file beside target, mode 0666 less the umask as fopen's; or
+** target itself (a device, a FIFO; append). */
+static FILE *outfile_fopen(struct insp_outfile *of, bool in_place, bool append)
+{
+	if (in_place) {
+		of->fd = open(of->target, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
+	} else {
+		size_t len = strlen(of->target) + 16;
+		of->tmp = insp_xmalloc(len);
+		snprintf(of->tmp, len, "%s.XXXXXX", of->target);
+		of->fd = mkostemp(of->tmp, O_CLOEXEC);
+		if (of->fd >= 0) {
+			mode_t mask = umask(0);
+			umask(mask);
+			fchmod(of->fd, 0666 & ~mask);
+		}
+	}
+	if (of->fd < 0)
+		return NULL;
+	FILE *f = fopencookie(of, "w", (cookie_io_functions_t){.write = outfile_write, .close = outfile_close});
+	if (!f) {
+		close(of->fd);
+		if (of->tmp)
+			unlink(of->tmp);
+	}
+	return f;
+}
+
+int insp_outfile_refused(const struct insp_opts *o, const char *out, bool force, bool append,
+			 const char *const *ins, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (insp_out_is_input(o, out, ins[i]))
+			return INSP_EXIT_USAGE;
+	if (!out || !strcmp(out, "-") || force || append || !outfile_holds_data(out))
+		return 0;
+	fprintf(o->err, "inspect: %s exists; give another -o FILE, or -f to replace it\n", out);
+	return INSP_EXIT_USAGE;
+}
+
+int insp_outfile_open(const struct insp_opts *o, struct insp_outfile *of, const char *out, bool force,
+		      bool append, const char *const *ins, size_t n)
+{
+	*of = (struct insp_outfile){.path = out && strcmp(out, "-") ? out : NULL};
+	if (!of->path) {
+		of->f = o->out;
+		return 0;
+	}
+	int r = insp_outfile_refused(o, out, force, append, ins, n);
+	if (r)
+		return r;
+	struct stat st;
+	char *real = realpath(out, NULL); /* a symbolic link: what it points to */
+	of->target = real ? real : insp_xstrdup(out);
+	of->f = outfile_fopen(of, append || (stat(of->target, &st) == 0 && !S_ISREG(st.st_mode)), append);
+	if (!of->f) {
+		fprintf(o->err, "inspect: %s: %s\n", out, strerror(errno));
+		free(of->tmp);
+		free(of->target);
+		of->tmp = of->target = NULL;
+		return INSP_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int insp_outfile_close(const struct insp_opts *o, struct insp_outfile *of, bool keep)
+{
+	int r = 0;
+	if (!of->f)
+		return 0;
+	if (of->f == o->out) {
+		r = fflush(of->f) || ferror(of->f) ? INSP_EXIT_DB : 0;
+	} else {
+		bool bad = fflush(of->f) != 0 || ferror(of->f);
+		bad |= fclose(of->f) != 0;
+		if (bad) {
+			fprintf(o->err, "inspect: %s: cannot write: %s\n", of->path,
+				strerror(of->err ? of->err : EIO));
+			r = INSP_EXIT_DB;
+		}
+		if (of->tmp && keep && !bad && rename(of->tmp, of->target) != 0) {
+			fprintf(o->err, "inspect: %s: %s\n", of->path, strerror(errno));
+			r = INSP_EXIT_DB;
+		}
+		if (of->tmp && (r || !keep))
+			unlink(of->tmp);
+	}
+	free(of->tmp);
+	free(of->target);
+	of->f = NULL, of->tmp = of->target = NULL;
+	return r;
 }

@@ -135,7 +135,7 @@ enum {
 	INSP_ID_MIN, INSP_ID_ALL, INSP_ID_KIND, /* + INSP_KIND_* */
 	INSP_ID_PID = INSP_ID_KIND + INSP_KIND_COUNT, INSP_ID_OUTPUT, INSP_ID_APPEND,
 	INSP_ID_FROM, INSP_ID_TO, INSP_ID_BY, INSP_ID_NO_SYMBOLS, INSP_ID_FULL_NAMES,
-	INSP_ID_LIVE_AT_EXIT,
+	INSP_ID_LIVE_AT_EXIT, INSP_ID_FORCE,
 	INSP_ID_OWN = 100,
 };
 
@@ -144,6 +144,8 @@ enum {
 #define INSP_OPTION_PID(help) {"pid", 0, INSP_OT_INT, "PID", help, INSP_ID_PID, 1, INSP_INT_MAX, NULL}
 #define INSP_OPTION_LIMIT(help) {"limit", 0, INSP_OT_INT, "N", help, INSP_ID_LIMIT, 0, INSP_INT_MAX, NULL}
 #define INSP_OPTION_OUTPUT(help) {"output", 'o', INSP_OT_FILE, "FILE", help, INSP_ID_OUTPUT, 0, 0, NULL}
+#define INSP_OPTION_FORCE {"force", 'f', INSP_OT_FLAG, NULL, "replace the -o FILE if it holds something", \
+	INSP_ID_FORCE, 0, 0, NULL}
 #define INSP_OPTION_APPEND(help) {"append", 0, INSP_OT_FLAG, NULL, help, INSP_ID_APPEND, 0, 0, NULL}
 #define INSP_OPTION_JSON {"json", 0, INSP_OT_FLAG, NULL, \
 	"one JSON document (sizes in bytes, times in ms)", INSP_ID_JSON, 0, 0, NULL}
@@ -264,6 +266,31 @@ bool insp_parse_duration(const char *s, uint64_t *ns);
 ** writing it would destroy what is read.  Says so on o->err and returns
 ** true; false for standard output ("-" or NULL) and a file not there yet. */
 bool insp_out_is_input(const struct insp_opts *o, const char *out, const char *in);
+/* The file a command writes (-o FILE), or standard output (NULL or "-").
+** A new file is written beside FILE and renamed into place once whole, so a
+** failed write (disk full, ulimit -f) leaves neither a cut file nor a lost
+** old one; a device, FIFO or symbolic link to one is written as it is. */
+struct insp_outfile {
+	FILE *f;
+	const char *path; /* as given (NULL: standard output)          */
+	char *tmp;        /* the new file, renamed to target when whole */
+	char *target;     /* path, through a symbolic link              */
+	int fd, err;      /* the file, and the errno of a failed write  */
+};
+/* Opens out, refusing an input of the command (ins, n of them: NULL ones
+** skipped) and a file that holds something (a regular file not empty)
+** unless force or append (which opens it as it is, for appending).
+** Returns 0, or the exit status after one line on o->err. */
+/* The checks insp_outfile_open makes of out, made early (before a long
+** read): 0, or the exit status after one line on o->err. */
+int insp_outfile_refused(const struct insp_opts *o, const char *out, bool force, bool append,
+			 const char *const *ins, size_t n);
+int insp_outfile_open(const struct insp_opts *o, struct insp_outfile *of, const char *out, bool force,
+		      bool append, const char *const *ins, size_t n);
+/* Closes it: keep puts the new file in place, !keep (the command failed)
+** removes it.  A write error is one line on o->err and INSP_EXIT_DB, and
+** the new file removed.  Returns 0 or the status. */
+int insp_outfile_close(const struct insp_opts *o, struct insp_outfile *of, bool keep);
 /* Allocation that cannot fail: out of memory prints one line and exits 3. */
 void *insp_xmalloc(size_t n);
 void *insp_xcalloc(size_t n, size_t size);

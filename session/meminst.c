@@ -444,6 +444,11 @@ int main(int argc, char **argv)
 		o.output = name;
 	}
 	struct sess_summary sum = {0};
+	/* Past the file size limit (ulimit -f) the session's write fails with
+	** EFBIG and the parts are kept, as for any failed write; SIGXFSZ's
+	** default would kill the launcher instead, the program's exit status
+	** lost.  (The program has been started: it keeps its own disposition.) */
+	signal(SIGXFSZ, SIG_IGN);
 	int stored = sess_store(o.output, parts, &o, &res, env, &sum);
 	if (sess_progress) /* the progress line goes: the closing line or an error follows */
 		fputs("\r\033[K", stderr);

@@ -176,7 +176,7 @@ awk 'BEGIN { print "header clock wall hz 1000000000"; print "1 start 0 100 main"
 full=$(wc -c <sp0.json)
 for pct in 30 50 74; do
 	bound=$((full * pct / 100))
-	"$INSPECT" export --format chrome --max-size $bound -o sp.json spread.trace 2>>sp.err ||
+	"$INSPECT" export --format chrome --max-size $bound -f -o sp.json spread.trace 2>>sp.err ||
 		mi_why_add "--max-size $bound exited $?"
 	got=$(wc -c <sp.json)
 	[ "$got" -le "$bound" ] && [ $((got * 100)) -ge $((bound * 85)) ] ||
@@ -229,7 +229,7 @@ for input in text empty magic db; do
 done
 # a profile database (inspect profile -o): callgrind reads it, the others say it has no stacks, exit 3
 "$INSPECT" profile -o prof.db t.trace >/dev/null 2>bad.err || mi_why_add "inspect profile -o exited $?"
-"$INSPECT" export --format callgrind -o bad.out prof.db 2>bad.err || mi_why_add "callgrind of a profile database exited $?"
+"$INSPECT" export --format callgrind -o prof.cg prof.db 2>bad.err || mi_why_add "callgrind of a profile database exited $?"
 for fmt in folded chrome pprof html; do
 	if [ $fmt = html ]; then
 		"$INSPECT" html -o bad.html prof.db >/dev/null 2>bad.err

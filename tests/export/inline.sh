@@ -33,10 +33,10 @@ for cxx in g++ clang++; do
 	"$INSPECT" analyse --style flat --json "$cxx.db" >a.json 2>>err || mi_why_add "analyse exited $?"
 	"$INSPECT" analyse --style flat --metric bytes --json "$cxx.db" >b.json 2>>err || mi_why_add "analyse bytes exited $?"
 	for fmt in folded chrome; do
-		"$INSPECT" export --format $fmt -o "x.$fmt" "$cxx.db" 2>>err || mi_why_add "$fmt exited $?"
+		"$INSPECT" export --format $fmt -f -o "x.$fmt" "$cxx.db" 2>>err || mi_why_add "$fmt exited $?"
 	done
-	"$INSPECT" export --format folded --metric bytes -o x.bytes "$cxx.db" 2>>err || mi_why_add "folded bytes exited $?"
-	"$INSPECT" html -o x.html "$cxx.db" 2>>err || mi_why_add "html exited $?"
+	"$INSPECT" export --format folded --metric bytes -f -o x.bytes "$cxx.db" 2>>err || mi_why_add "folded bytes exited $?"
+	"$INSPECT" html -f -o x.html "$cxx.db" 2>>err || mi_why_add "html exited $?"
 	/usr/bin/python3 - a.json b.json x.folded x.bytes x.chrome x.html <<'PY' >check 2>&1 || mi_why_add "$(tail -n 1 check)"
 import json, re, sys
 a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -71,7 +71,7 @@ d = json.loads(re.search(r'<script type="application/json" id="flame-time">(.*?)
 assert any(n.startswith("mix_step") for n in d["names"]), "html: no mix_step frame"
 PY
 	if command -v callgrind_annotate >/dev/null; then
-		"$INSPECT" export --format callgrind -o x.cg "$cxx.db" 2>>err || mi_why_add "callgrind exited $?"
+		"$INSPECT" export --format callgrind -f -o x.cg "$cxx.db" 2>>err || mi_why_add "callgrind exited $?"
 		callgrind_annotate --auto=yes --show=Samples --threshold=100 x.cg >cg.txt 2>cga.err ||
 			mi_why_add "callgrind_annotate exited $?"
 		grep -qi 'warning\|error' cga.err && mi_why_add "callgrind_annotate complained"

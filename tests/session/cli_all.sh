@@ -96,22 +96,22 @@ tsm 0 header-size --snapshot @MAP@ @DB@
 tsm 4 snapshot --pid 999999999 --output new.db
 tsm 4 snapshot --pid 999999999 -o new.db
 tsm 0 sql @DB@ SELECT count(*) FROM snapshot
-ts 0 profile --output prof.db --pid @PID@ --no-symbols @DB@
+ts 0 profile --output prof.db --force --pid @PID@ --no-symbols @DB@
 ts 0 profile --dump dump.txt --append --full-names @DB@
 ts 0 profile @DB@ --dump
 t 0 analyse --style fprof --output a.txt --append --pid @PID@ --no-symbols @DB@
-t 0 analyse --dest a.txt --full-names --sort own --no-callers --totals --no-details --cols 100 @DB@
+t 0 analyse --dest a.txt --force --full-names --sort own --no-callers --totals --no-details --cols 100 @DB@
 t 0 analyse --json --sort acc @DB@
 t 0 analyse --csv @DB@
 s 0 analyse --style flat --top 5 --cumulative --hide main --time percent --metric bytes --thread 1 @DB@
 s 0 analyse --style tree --cutoff 0.5 --time samples --limit 3 @DB@
 s 0 analyse --style callers --metric count @DB@
 s 0 analyse --style anomalies @DB@ @DB@
-ts 0 export --format callgrind --output cg.out --pid @PID@ --no-symbols @DB@
+ts 0 export --format callgrind --output cg.out --force --pid @PID@ --no-symbols @DB@
 ts 0 export --format folded --metric bytes --full-names @DB@
 t 0 export --format chrome --min-duration 0.5 --max-size 10M -o chrome.json @DB@
-tsm 0 export --format pprof --snapshot @MAP@ -o mem.pb.gz @DB@
-ts 0 html --output r.html --pid @PID@ --no-symbols --full-names @DB@
+tsm 0 export --format pprof --snapshot @MAP@ -f -o mem.pb.gz @DB@
+ts 0 html --output r.html --force --pid @PID@ --no-symbols --full-names @DB@
 m 0 html -o m.html @DB@'
 
 why=

@@ -742,7 +742,10 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 		insp_db_t *check;
 		if ((r = insp_db_open(h.path, o, &check)))
 			return r;
+		r = insp_session_run_check(check);
 		insp_db_close(check);
+		if (r)
+			return r;
 		if (sqlite3_open_v2(h.path, &h.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 			fprintf(o->err, "inspect: %s: %s\n", h.path, insp_sql_msg(h.db));
 			sqlite3_close(h.db);

@@ -652,6 +652,10 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		insp_session_close(&s);
 		return INSP_EXIT_DB;
 	}
+	if ((r = insp_session_run_check(s.db))) {
+		insp_session_close(&s);
+		return r;
+	}
 	if (a.pid && !report_known_pid(s.db, a.pid)) {
 		fprintf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
 		insp_session_close(&s);

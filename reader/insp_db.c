@@ -324,6 +324,37 @@ void insp_db_close(insp_db_t *db)
 	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("blocks_current") " ELSE blocks END, " \
 	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("sizes_current") " ELSE bytes END"
 
+/* A snapshot row no writer makes (a number of another type, a negative
+** count, a header no mode has): the figures from it would be wrong
+** without a word.  Returns what is wrong, or NULL. */
+static const char *db_snap_damage(sqlite3_stmt *st, const struct insp_snap *s)
+{
+	static const int cols[] = {0, 3, 4, 9, 10, 11, 12, 13, 14, 15};
+	static const char *const names[] = {"id", "", "", "pid", "ppid", "", "", "", "", "header_size",
+					    "time_ns", "elapsed_ns", "pause_ns", "seq", "blocks", "bytes"};
+	static char why[64];
+	for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+		if (sqlite3_column_type(st, cols[i]) != SQLITE_INTEGER) {
+			snprintf(why, sizeof why, "%s is not an integer", names[cols[i]]);
+			return why;
+		}
+	if (s->header_size < 0 || s->header_size > 4096)
+		return "header_size out of range";
+	if (s->pid <= 0 || s->ppid < 0)
+		return "pid out of range";
+	if (s->blocks < 0 || s->bytes < 0)
+		return "negative blocks or bytes";
+	if (s->time_ns < 0 || s->elapsed_ns < 0 || s->pause_ns < 0)
+		return "negative time";
+	return NULL;
+}
+
+static int db_snap_damaged(insp_db_t *db, const struct insp_snap *s, const char *why)
+{
+	fprintf(db->o->err, "inspect: %s: snapshot %lld is damaged (%s)\n", db->path, (long long)s->id, why);
+	return INSP_EXIT_DB;
+}
+
 static void db_snap_row(insp_db_t *db, sqlite3_stmt *st, struct insp_snap *s)
 {
 	s->id = sqlite3_column_int64(st, 0);
@@ -384,9 +415,14 @@ int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need)
 	sqlite3_bind_int64(st, 1, want);
 	sqlite3_bind_int(st, 2, (int)need);
 	int rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
+	const char *damage = NULL;
+	if (rc == SQLITE_ROW) {
 		db_snap_row(db, st, &db->snap);
+		damage = db_snap_damage(st, &db->snap);
+	}
 	sqlite3_finalize(st);
+	if (damage)
+		return db_snap_damaged(db, &db->snap, damage);
 	if (rc == SQLITE_DONE)
 		return db_not_found(db, want, need);
 	if (rc != SQLITE_ROW)
@@ -440,15 +476,21 @@ int insp_db_list(insp_db_t *db, struct insp_snap **out, size_t *n)
 	if (!st)
 		return INSP_EXIT_DB;
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		db_snap_row(db, st, insp_vec_push(&v));
+	const char *damage = NULL;
+	while (!damage && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct insp_snap *s = insp_vec_push(&v);
+		db_snap_row(db, st, s);
+		damage = db_snap_damage(st, s);
+	}
 	sqlite3_finalize(st);
 	*out = v.v;
 	*n = v.n;
-	if (rc != SQLITE_DONE) {
+	if (damage || rc != SQLITE_DONE) {
+		int r = damage ? db_snap_damaged(db, (struct insp_snap *)v.v + v.n - 1, damage)
+			       : insp_db_fail(db, "cannot read the snapshot table");
 		insp_vec_free(&v);
 		*out = NULL;
-		return insp_db_fail(db, "cannot read the snapshot table");
+		return r;
 	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 ** trace reader takes a stdio stream, so a stored trace is handed to it as
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
+** Also here: the check of a session's run row, which report and html print.
 */
 #include "reader_int.h"
 
@@ -154,4 +155,46 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 fail:
 	strace_close(s);
 	return NULL;
+}
+
+/* A run row (session_run) no meminst writes: printed as it is, it would be
+** wrong without a word (a duration of -5 ns, an exit code 'abc' shown as
+** 0, signal 999).  Names the first bad column. */
+int insp_session_run_check(insp_db_t *db)
+{
+	static const char sql[] =
+		"SELECT CASE WHEN (SELECT count(*) FROM session_run) <> 1 THEN 'not one run row' ELSE "
+		"(SELECT CASE "
+		"WHEN typeof(pid) <> 'integer' OR pid <= 0 THEN 'pid' "
+		"WHEN typeof(start_ns) <> 'integer' OR typeof(duration_ns) <> 'integer' OR duration_ns < 0 "
+		"THEN 'duration_ns' "
+		"WHEN (exit_code IS NULL) = (exit_signal IS NULL) THEN 'exit_code and exit_signal' "
+		"WHEN exit_code IS NOT NULL AND (typeof(exit_code) <> 'integer' OR exit_code NOT BETWEEN 0 AND 255) "
+		"THEN 'exit_code' "
+		"WHEN exit_signal IS NOT NULL AND (typeof(exit_signal) <> 'integer' OR exit_signal NOT BETWEEN 1 AND 64) "
+		"THEN 'exit_signal' "
+		"WHEN coalesce(mode, '') NOT IN ('off', 'mis', 'mim') THEN 'mode' "
+		"WHEN coalesce(backend, '') NOT IN ('system', 'jemalloc') THEN 'backend' "
+		"WHEN trace_clock IS NOT NULL AND trace_clock NOT IN ('wall', 'cpu') THEN 'trace_clock' "
+		"WHEN sample_hz IS NOT NULL AND (typeof(sample_hz) <> 'integer' OR sample_hz NOT BETWEEN 1 AND 10000) "
+		"THEN 'sample_hz' "
+		"WHEN alloc_sample IS NOT NULL AND (typeof(alloc_sample) <> 'integer' OR alloc_sample <= 0) "
+		"THEN 'alloc_sample' "
+		"WHEN interval_ns IS NOT NULL AND (typeof(interval_ns) <> 'integer' OR interval_ns < 0) "
+		"THEN 'interval_ns' END FROM session_run) END";
+	static char why[64];
+	sqlite3_stmt *st = NULL;
+	const char *r = "its columns";
+	if (sqlite3_prepare_v2(insp_db_sqlite(db), sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		r = NULL;
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+			snprintf(why, sizeof why, "%s", (const char *)sqlite3_column_text(st, 0));
+			r = why;
+		}
+	}
+	sqlite3_finalize(st);
+	if (!r)
+		return 0;
+	fprintf(insp_db_opts(db)->err, "inspect: %s: the session's run is damaged (%s)\n", insp_db_path(db), r);
+	return INSP_EXIT_DB;
 }

@@ -661,6 +661,10 @@ int insp_sym_user_frame(const struct insp_sym *sym);
 /* "insp_strace.c" */
 /* 1 when path is a session database (meminst(1)) with stored traces. */
 int insp_is_session(const char *path);
+/* 0, or a run row (session_run) no meminst writes said on one line (its
+** first bad column: "pid", "exit_code"..., or "not one run row") and
+** INSP_EXIT_DB. */
+int insp_session_run_check(insp_db_t *db);
 /* The trace of process *pid (0: the session's program, set on return)
 ** stored in a session, as a stream of *size bytes; NULL with *code set
 ** after one line on o->err. */

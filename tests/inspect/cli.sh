@@ -88,7 +88,8 @@ fi
 # in number columns, duplicate ids, huge and negative numbers): every
 # command must still exit 0 or 1 and, when it succeeds, print valid JSON,
 # or exit 3 with one line naming a damaged block (a size of -1, blocks
-# that overlap: figures from them would be wrong, not just odd).
+# that overlap) or a damaged snapshot row (a pid that is text, a header
+# size no mode has): figures from them would be wrong, not just odd.
 bad=
 for args in list "holes --all" limits sum descr "top --by site" "top --by class" "diff --from 1 --to 2" \
 	status types "type 1" "class 0" "allocator 0" header-size; do
@@ -102,7 +103,8 @@ for args in list "holes --all" limits sum descr "top --by site" "top --by class"
 		it_run "$cmd" odd.db "$@" $sel --json
 		damaged=false
 		[ $IT_RC -eq 3 ] && [ "$(wc -l <"$IT_TMP/err")" -eq 1 ] &&
-			grep -q "^inspect: odd.db: snapshot $snap: the block at 0x[0-9a-f]* of size [0-9]* is damaged (" "$IT_TMP/err" &&
+			grep -q -e "^inspect: odd.db: snapshot $snap: the block at 0x[0-9a-f]* of size [0-9]* is damaged (" \
+				-e "^inspect: odd.db: snapshot [12] is damaged (" "$IT_TMP/err" &&
 			damaged=true
 		if { [ $IT_RC -gt 1 ] && ! $damaged; } ||
 		   { [ $IT_RC -eq 0 ] && it_have_python && ! it_valid_json "$IT_TMP/out"; }; then
@@ -112,7 +114,7 @@ inspect $cmd odd.db $* $sel --json: exit $IT_RC $(cat "$IT_TMP/err" "$IT_TMP/why
 	done
 done
 if [ -z "$bad" ]; then
-	it_ok "every command on a file of odd values: exit 0 or 1 with valid JSON, or 3 naming a damaged block"
+	it_ok "every command on a file of odd values: exit 0 or 1 with valid JSON, or 3 naming a damaged block or row"
 else
 	echo "$bad" >"$IT_TMP/why"
 	it_fail "commands on a file of odd values" "$IT_TMP/why"

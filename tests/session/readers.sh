@@ -8,7 +8,10 @@
 #     taken for something else;
 #   - a block no process can have (size -1, one that overlaps the block
 #     before) is reported as damage with the block, not added up (a size of
-#     -1 printed as 16 EiB and holes then found none).
+#     -1 printed as 16 EiB and holes then found none);
+#   - so is a snapshot row no writer makes (a header size that is text or
+#     negative, negative blocks), rather than its figures printed, and a
+#     session's run row no meminst writes (report, html).
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -68,8 +71,41 @@ c.commit()' "${damage%%:*}"
 	done
 done
 
+# a snapshot row no writer makes: a number of another type, a header size
+# no mode has (the figures were printed from it: blocks 0 and a header of
+# 0 B, or 16 EiB in headers)
+for damage in "header_size = 'zz':header_size is not an integer" "header_size = -8:header_size out of range" \
+	"blocks = -5:negative blocks or bytes"; do
+	cp "$top_srcdir/tests/inspect/fixtures/v1.db" bad.db && chmod u+w bad.db
+	"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect("bad.db")
+c.execute("UPDATE snapshot SET " + sys.argv[1])
+c.commit()' "${damage%%:*}"
+	cmds="list holes sum header-size"
+	case $damage in blocks*) cmds="list holes sum" ;; esac # header-size: the status snapshot's
+	for cmd in $cmds; do
+		one_line "$cmd: snapshot ${damage%%:*} is damage" 3 "is damaged (${damage#*:})" "$I" $cmd bad.db
+	done
+done
+
 MEMINST_LIBRARY="$MEMINST_LIB" "$top_builddir/session/meminst" -q -o s.db -- "$PY" -c 'print(1)' >/dev/null 2>&1 ||
 	mi_why_add "the session run failed"
+# a run row no meminst writes (it was printed: a duration of -5 ns, an exit
+# code 'abc' as 0, signal 999, a mode of 'bogus')
+for damage in "duration_ns = -5:duration_ns" "exit_code = NULL, exit_signal = 999:exit_signal" \
+	"exit_code = 'abc':exit_code" "mode = 'bogus':mode" "DELETE:not one run row"; do
+	cp s.db bad.db
+	"$PY" -c 'import sqlite3, sys; c = sqlite3.connect("bad.db")
+c.execute("DELETE FROM session_run" if sys.argv[1] == "DELETE" else "UPDATE session_run SET " + sys.argv[1])
+c.commit()' "${damage%%:*}"
+	reason=${damage#*:}
+	for cmd in report "html -o bad.html"; do
+		rm -f bad.html
+		# shellcheck disable=SC2086
+		one_line "$cmd: run ${damage%%:*} is damage" 3 "the session's run is damaged ($reason)" "$I" $cmd bad.db
+	done
+done
+
 # the locker holds the lock until its stdin (a FIFO we keep open) ends
 mkfifo lockfifo
 exec 8<>lockfifo

@@ -332,29 +332,43 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	return v;
 }
 
+/* A path MEMINST and LD_PRELOAD carry as it is: MEMINST splits items at
+** ',' and expands '%p' in paths, LD_PRELOAD splits at ' ' and ':'. */
+static bool path_passes(const char *p)
+{
+	return !strpbrk(p, ",=%: \t\n");
+}
+
 /* A private directory for the processes' parts: beside the output when its
-** path can go into MEMINST (no comma), else in $TMPDIR. */
+** absolute path can go into MEMINST and LD_PRELOAD, else in $TMPDIR or
+** /tmp (a directory named 'a,b' or 'x%p' broke MEMINST: the program was not
+** started). */
 static char *make_parts_dir(const char *output)
 {
 	static char dir[PATH_MAX];
 	const char *slash = output ? strrchr(output, '/') : NULL;
 	int len = slash ? (int)(slash - output) : 1;
 	const char *base = slash ? output : ".";
+	char cwd[PATH_MAX], abs[PATH_MAX];
 	if (slash == output)
 		len = 1;
-	const char *tmp = getenv("TMPDIR");
-	if (memchr(base, ',', (size_t)len) || memchr(base, '=', (size_t)len))
-		base = tmp && *tmp && !strchr(tmp, ',') ? tmp : "/tmp", len = (int)strlen(base);
+	if (base[0] != '/') { /* the program may change directory */
+		bool dot = len == 1 && base[0] == '.'; /* the directory itself */
+		if (getcwd(cwd, sizeof cwd) && (size_t)snprintf(abs, sizeof abs, "%s%s%.*s", cwd, dot ? "" : "/",
+								 dot ? 0 : len, base) < sizeof abs)
+			base = abs, len = (int)strlen(abs);
+	}
+	snprintf(dir, sizeof dir, "%.*s", len, base);
+	if (!path_passes(dir) || dir[0] != '/') {
+		const char *tmp = getenv("TMPDIR");
+		base = tmp && tmp[0] == '/' && path_passes(tmp) ? tmp : "/tmp";
+		len = (int)strlen(base);
+	}
 	snprintf(dir, sizeof dir, "%.*s/.meminst-parts.XXXXXX", len, base);
 	if (!mkdtemp(dir)) {
 		sess_error("cannot create a directory for the run's data in %.*s: %s", len, base,
 			   strerror(errno));
 		exit(2);
-	}
-	if (dir[0] != '/') { /* the program may change directory */
-		char cwd[PATH_MAX], abs[PATH_MAX];
-		if (getcwd(cwd, sizeof cwd) && (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, dir) < sizeof abs)
-			strcpy(dir, abs);
 	}
 	return dir;
 }
@@ -374,8 +388,21 @@ static void remove_parts(const char *dir)
 	rmdir(dir);
 }
 
-static void set_preload(const char *library)
+/* The library goes into LD_PRELOAD by its full path (a relative one is not
+** found by a program that changed directory), through a link in the parts
+** directory when that path holds a space or ':' (LD_PRELOAD's separators:
+** it was split, the program ran uninstrumented with two lines of ld.so's). */
+static void set_preload(const char *library, const char *parts)
 {
+	static char full[PATH_MAX], link[PATH_MAX];
+	char cwd[PATH_MAX];
+	if (library[0] != '/' && getcwd(cwd, sizeof cwd) &&
+	    (size_t)snprintf(full, sizeof full, "%s/%s", cwd, library) < sizeof full)
+		library = full;
+	if (!path_passes(library) &&
+	    (size_t)snprintf(link, sizeof link, "%s/%s", parts, MEMINST_SONAME) < sizeof link &&
+	    symlink(library, link) == 0)
+		library = link;
 	const char *old = getenv("LD_PRELOAD");
 	static char v[PATH_MAX * 2];
 	snprintf(v, sizeof v, "%s%s%s", library, old && *old ? ":" : "", old && *old ? old : "");
@@ -428,7 +455,7 @@ int main(int argc, char **argv)
 	if (getenv("MEMINST") && !o.quiet)
 		sess_error("MEMINST in the environment is replaced by the options of meminst");
 	setenv("MEMINST", env, 1);
-	set_preload(library);
+	set_preload(library, parts);
 
 	struct sess_result res = {0};
 	int ran = sess_run(o.argv, &res);

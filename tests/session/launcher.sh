@@ -2,8 +2,9 @@
 # see the trace and sample tests for that): exit status passed through,
 # death by a signal passed on after the session is written, Ctrl-C of the
 # program, a program that forks and execs (every process in the one
-# session), an existing output refused without -f, bad options, and the
-# session read back by inspect.
+# session), an existing output refused without -f, bad options, the
+# session read back by inspect, paths MEMINST and LD_PRELOAD cannot carry
+# as they are, and a process that becomes another user.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -238,4 +239,47 @@ expect "status of a missing program" $? 127
 grep -q 'cannot run /nonexistent/prog' err || mi_why_add "no clear message"
 [ -e x.db ] && mi_why_add "a session was written for a program that did not run"
 mi_verdict "missing program" "$why" err stderr
+
+# Paths MEMINST and LD_PRELOAD cannot carry as they are: a directory named
+# 'a,b' or 'x%p' (MEMINST split the parts path at the comma, expanded %p:
+# the program was not started), a library path with a space (LD_PRELOAD
+# split it: the program ran uninstrumented, with ld.so's complaints), a
+# relative library path and a program that changes directory before it
+# runs another (the child did not find the library).
+for d in "a,b" "x%p"; do
+	why=
+	mkdir -p "$MI_TMP/$d"
+	(cd "$MI_TMP/$d" && "$M" -q -o s.db -- /bin/echo hi) >out 2>err
+	expect "exit status" $? 0
+	expect "output" "$(cat out)" hi
+	[ -s err ] && mi_why_add "lines on stderr"
+	expect "processes" "$(snap_sql "$MI_TMP/$d/s.db" 'SELECT count(*) FROM session_process')" 1
+	mi_verdict "run from a directory named '$d'" "$why" err stderr
+done
+why=
+mkdir -p "$MI_TMP/my lib"
+cp "$(readlink -f "$MEMINST_LIB")" "$MI_TMP/my lib/libmeminst.so"
+(cd "$MI_TMP/my lib" &&
+	"$M" -q -o "$MI_TMP/lib1.db" --library="$MI_TMP/my lib/libmeminst.so" -- /bin/echo hi &&
+	"$M" -q -o "$MI_TMP/lib2.db" --library=./libmeminst.so -- /bin/sh -c 'cd / && /bin/echo hi') >out 2>err
+expect "exit status" $? 0
+expect "output" "$(cat out)" "hi
+hi"
+[ -s err ] && mi_why_add "lines on stderr"
+expect "processes, a space in the path" "$(snap_sql lib1.db 'SELECT count(*) FROM session_process')" 1
+expect "processes, a relative path" "$(snap_sql lib2.db 'SELECT count(*) FROM session_process')" 2
+mi_verdict "--library with a space in its path, and a relative one" "$why" err stderr
+
+# A process that switched to another user cannot create its sample file in
+# the launcher's private directory: it says so and runs on, unsampled (it
+# was stopped with status 2, the program never run).  As root only.
+if [ "$(id -u)" = 0 ] && [ -x /usr/bin/setpriv ]; then
+	why=
+	"$M" -q -o priv.db --snapshot-at=exit --interval=0 -- \
+		/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /bin/echo hi >out 2>err
+	expect "exit status" $? 0
+	expect "output" "$(cat out)" hi
+	grep -q "^meminst: sampling is off$" err || mi_why_add "no line saying sampling is off"
+	mi_verdict "a process that became another user runs on, unsampled" "$why" err stderr
+fi
 mi_finish

@@ -108,6 +108,7 @@ struct pc_args {
 	struct prof_aopts ao;
 	struct prof_sopts so;
 	const char *hide[64];
+	const char *fprof_only, *sampling_only; /* the first option of each given */
 };
 
 /* ------------------------------------------------------------ parsing -- */
@@ -115,6 +116,15 @@ struct pc_args {
 /* One option of profile or analyse (g->opt, its value checked). */
 static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struct insp_opts *o)
 {
+	switch (g->opt->id) {
+	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS: case PC_COLS:
+		a->fprof_only = a->fprof_only ? a->fprof_only : g->opt->name;
+		break;
+	case INSP_ID_LIMIT: case PC_CUMULATIVE: case PC_HIDE: case PC_TIME: case PC_METRIC: case PC_THREAD:
+	case PC_CUTOFF:
+		a->sampling_only = a->sampling_only ? a->sampling_only : g->opt->name;
+		break;
+	}
 	switch (g->opt->id) {
 	case INSP_ID_OUTPUT: case PC_DEST: *(g->spec == &profile_spec ? &a->output : &a->dest) = g->value; break;
 	case INSP_ID_APPEND: a->append = true; break;
@@ -346,9 +356,26 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 	return prof_smodel_build(m, s, tr, o, a->no_symbols || o->no_symbols, &a->so);
 }
 
+/* An option of the other kind of display would be ignored without a word
+** (analyse --thread 2 of an exact trace printed every thread): known only
+** once the style is, which the trace decides when --style is not given. */
+static int pc_option_misplaced(const struct insp_opts *o, const struct pc_args *a, bool fprof)
+{
+	if (fprof && a->sampling_only)
+		return insp_usage_error(o, "analyse", "--%s is for the sampling styles (flat, tree, callers, "
+					"anomalies), not fprof's analysis of an exact trace", a->sampling_only);
+	if (!fprof && a->fprof_only)
+		return insp_usage_error(o, "analyse", "--%s is for the fprof style (exact traces), not --style %s",
+					a->fprof_only, pc_styles[a->so.style]);
+	return 0;
+}
+
 static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_samples *s,
 		      struct prof_trace *tr)
 {
+	int bad = pc_option_misplaced(o, a, false);
+	if (bad)
+		return bad;
 	struct prof_smodel m, m2;
 	struct prof_samples *s2 = a->pos2 ? prof_samples_new() : NULL;
 	bool have2 = false;
@@ -379,8 +406,8 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, struct prof_model *m)
 {
 	struct insp_outfile of;
-	int r = pc_open_out(o, a, a->dest, &of);
-	if (r) {
+	int r = pc_option_misplaced(o, a, true);
+	if (r || (r = pc_open_out(o, a, a->dest, &of))) {
 		prof_model_free(m);
 		return r;
 	}

@@ -169,6 +169,15 @@ pt_expect "profile flag: PROF_PAIR records" \
 	"$(pt_json "$IT_TMP/out" "fig(fn(j, 0, '0x1000')), fig(fn(j, 0, '0x2000')), rows(fn(j, 0, '0x2000'), 'callers'), j['threads'][0]['name']")" \
 	"((1, 100.0, 60.0), (2, 25.0, 25.0), {'0x1000': (2, 25.0, 25.0)}, 'worker')"
 
+# an option of the other kind of display is a usage error, not ignored
+# (--thread 2 printed every thread of the fprof analysis)
+it_run analyse --thread 2 inproc.trace
+pt_expect "analyse --thread of an exact trace" "$IT_RC $(grep -c -- '--thread is for the sampling styles' "$IT_TMP/err")" "2 1"
+it_run analyse --limit 5 inproc.trace
+pt_expect "analyse --limit of an exact trace" "$IT_RC $(grep -c -- '--limit is for the sampling styles' "$IT_TMP/err")" "2 1"
+it_run analyse --style tree --sort own inproc.trace
+pt_expect "analyse --style tree --sort" "$IT_RC $(grep -c -- '--sort is for the fprof style' "$IT_TMP/err")" "2 1"
+
 it_run profile --help
 pt_expect "profile --help" "$IT_RC $(grep -c -- '--dump \[FILE' "$IT_TMP/out")" "0 1"
 it_run analyse --help

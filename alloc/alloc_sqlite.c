@@ -624,22 +624,34 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 ** another forks).  A fork from a signal handler that interrupted this
 ** thread's own store does not wait for itself: that child finds SQLite in
 ** the middle of the store and stores nothing (said when it tries).
+** SQLite's own static mutexes, which the program's threads may hold (it is
+** the same libsqlite3), are taken around fork too (alloc_sqfork.c).
 */
 static pthread_mutex_t sq_store_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool sq_storing ALLOC_TLS_MODEL, sq_fork_skipped ALLOC_TLS_MODEL;
-static bool sq_forked_mid_store; /* this process: such a child */
+static bool sq_forked_mid_store;    /* this process: such a child */
+static bool sq_fork_sqlite_held;    /* this fork: another thread kept SQLite's lock */
+static bool sq_forked_sqlite_held;  /* this process: such a child */
 
+/* Lock order at fork: the store lock, then SQLite's static mutexes
+** (alloc_sqfork.c), then the allocator's (alloc_thread.c's handler runs
+** after this one); released the other way round. */
 static void sq_prefork(void)
 {
 	sq_fork_skipped = sq_storing;
-	if (!sq_fork_skipped)
-		pthread_mutex_lock(&sq_store_lock);
+	sq_fork_sqlite_held = false;
+	if (sq_fork_skipped)
+		return;
+	pthread_mutex_lock(&sq_store_lock);
+	sq_fork_sqlite_held = !alloc_sqfork_prepare();
 }
 
 static void sq_postfork_parent(void)
 {
-	if (!sq_fork_skipped)
-		pthread_mutex_unlock(&sq_store_lock);
+	if (sq_fork_skipped)
+		return;
+	alloc_sqfork_release();
+	pthread_mutex_unlock(&sq_store_lock);
 }
 
 static void sq_postfork_child(void)
@@ -647,6 +659,10 @@ static void sq_postfork_child(void)
 	memset(&sq_kept, 0, sizeof sq_kept); /* its descriptors are the service thread's */
 	if (sq_fork_skipped)
 		sq_forked_mid_store = true;
+	else
+		alloc_sqfork_release();
+	if (sq_fork_sqlite_held)
+		sq_forked_sqlite_held = true;
 	pthread_mutex_init(&sq_store_lock, NULL);
 }
 
@@ -789,6 +805,9 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char
 	if (sq_forked_mid_store)
 		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked by a signal handler "
 				       "in the middle of a snapshot store, SQLite's state is not whole", path);
+	else if (sq_forked_sqlite_held)
+		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked while another thread "
+				       "held SQLite's lock, SQLite's state is not whole", path);
 	else if (sq_load(err, errlen) == 0)
 		id = sq_store_file(&w, im, keep && sq_keep_here);
 	sq_storing = false;

@@ -20,19 +20,20 @@
 ** arena), and would wait for itself.  The handler looks at the
 ** interrupted stack (trace_death_safe): inside meminst (a frame of
 ** libmeminst that is not an ALLOC_EDGE pass-through, meminst's recursion
-** guard, counting), inside SQLite or inside libunwind, the thread goes on
-** and the signal is sent to it again 1 ms later by the death watchdog, until
-** it lands outside (any thread that takes one of these signals meanwhile
-** may store it instead).  Meanwhile the program may run those few
+** guard, counting), inside SQLite, libunwind or the dynamic loader, the
+** thread goes on and the signal is sent to it again 1 ms later by the death
+** watchdog, until it lands outside (any thread that takes one of these
+** signals meanwhile may store it instead).  Meanwhile the program may run those few
 ** milliseconds more, as if the signal had come that much later.  The
 ** snapshot is written on a stack of our own (a program's sigaltstack may
 ** be a few KiB).  The watchdog (a bare thread, raw system calls) also
 ** makes sure the process dies by that signal: after DEATH_WAIT_MS without
-** a safe landing, or DEATH_STORE_MS of storing (a lock the interrupted
-** code holds for good: the program's own SQLite call, the loader), it
-** ends the process by the signal without the snapshot.  A second signal of
-** these while the snapshot is written ends the process at once (a second
-** Ctrl-C); the first signal is the one it dies by.
+** a safe landing (a thread that stays inside the loader or SQLite, a
+** constructor that never returns), or DEATH_STORE_MS of storing (a lock
+** another thread holds for good), it ends the process by the signal
+** without the snapshot.  A second signal of these while the snapshot is
+** written ends the process at once (a second Ctrl-C); the first signal is
+** the one it dies by.
 **
 ** The program never sees this: its sigaction and signal calls for these
 ** signals are interposed (trace_sigwrap.c, trace_death_sigaction).  Setting
@@ -53,6 +54,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -86,6 +88,13 @@ static _Atomic int death_sig;     /* the first signal: the one it dies by */
 static _Atomic pid_t death_tid;   /* the thread it landed in first */
 static _Atomic int death_elapsed; /* ms the watchdog has counted */
 static uintptr_t death_sqlite_lo, death_sqlite_hi;
+/* The dynamic loader's code (ld.so): a thread inside dlopen or dlclose may
+** have an object half mapped or half unmapped while it is still listed,
+** and the store walks the list (dl_iterate_phdr, dladdr): it read an
+** unmapped object's headers (SIGSEGV, 2 kills in 12 of a program looping
+** on dlopen and dlclose); inside lazy binding it holds the scope flag that
+** another thread's dlopen waits for. */
+static uintptr_t death_ldso_lo, death_ldso_hi;
 /* The backends' entry points (glibc's malloc, free…): a thread inside one
 ** holds its arena's lock; meminst's fast paths reach free by a tail call,
 ** so no frame of ours is left above it. */
@@ -212,20 +221,25 @@ int trace_bare_thread(int (*fn)(void *), void *arg)
 
 /* ------------------------------------------------------- safe landing -- */
 
-/* The executable segments of the object holding arg[0]: into arg[1..2]. */
+/* The executable segments of the object that maps arg[0] (in any of its
+** segments: an address in its code, or its load address): into arg[1..2]. */
 static int death_object_range(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	uintptr_t *r = arg, lo = UINTPTR_MAX, hi = 0;
+	bool mine = false;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		mine |= r[0] >= a && r[0] < a + ph->p_memsz;
+		if (!(ph->p_flags & PF_X))
+			continue;
 		lo = a < lo ? a : lo;
 		hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
 	}
-	if (r[0] < lo || r[0] >= hi)
+	if (!mine || lo >= hi)
 		return 0;
 	r[1] = lo;
 	r[2] = hi;
@@ -265,7 +279,9 @@ static bool death_in_edge(uintptr_t pc)
 ** Did the signal interrupt the thread outside everything a snapshot
 ** needs?  Not inside meminst (its guard, counting, or a frame of libmeminst
 ** closer than any pass-through of ours: the allocator hooks with the
-** backend under them, the tracer), nor SQLite, nor libunwind.
+** backend under them, the tracer), nor SQLite, nor libunwind, nor the
+** dynamic loader (any frame of ld.so: dlopen and dlclose, the
+** constructors and destructors they run, lazy binding).
 */
 static bool death_safe(void *uc)
 {
@@ -280,7 +296,7 @@ static bool death_safe(void *uc)
 	for (unsigned i = 0; i < n; i++) {
 		uintptr_t pc = (uintptr_t)frames[i] - (i > 0); /* return addresses: the call */
 		if (trace_unwind_is_libunwind(pc) || (pc >= death_sqlite_lo && pc < death_sqlite_hi) ||
-		    death_in_backend(pc))
+		    (pc >= death_ldso_lo && pc < death_ldso_hi) || death_in_backend(pc))
 			return false;
 		if (!trace_unwind_in_self(pc))
 			continue;
@@ -441,6 +457,11 @@ void trace_death_arm_memory(uintptr_t sqlite_code)
 		uintptr_t r[3] = {sqlite_code, 0, 0};
 		dl_iterate_phdr(death_object_range, r);
 		death_sqlite_lo = r[1], death_sqlite_hi = r[2];
+	}
+	uintptr_t ld[3] = {(uintptr_t)getauxval(AT_BASE), 0, 0}; /* 0: no interpreter */
+	if (ld[0]) {
+		dl_iterate_phdr(death_object_range, ld);
+		death_ldso_lo = ld[1], death_ldso_hi = ld[2];
 	}
 	alloc_guard_enter(); /* dladdr1 may allocate */
 	death_backend_add(&alloc_real);

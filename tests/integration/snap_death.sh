@@ -11,6 +11,11 @@
 #     its exit(3) stores;
 #   - the launcher (meminst --mim, no time profiling) killed by a Ctrl-C
 #     (SIGINT to its process group) keeps the exit snapshot and its report.
+#   - a program looping on dlopen and dlclose of a library whose
+#     constructor and destructor allocate, killed by SIGTERM 10 times in
+#     each mode: the signal lands inside the loader most of the time, where
+#     the store read an object dlclose had unmapped but not yet unlisted
+#     (SIGSEGV, status 139, 2 kills in 12): status 143 and the snapshot.
 # The programs start with the three signals at their default action
 # (env --default-signal): a shell gives background jobs SIGINT ignored.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -80,6 +85,25 @@ for mode in mis mim; do
 		mi_verdict "$mode: SIG$sig while 4 threads allocate: exit snapshot kept, killed by SIG$sig" \
 			"$why" "$d.err" stderr
 	done
+done
+
+# Inside the loader: the store waits until the thread is out of ld.so.
+PLUG=$MI_TARGETS/.libs/libdlplug.so
+for mode in mis mim; do
+	why=
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		d=$MI_TMP/$mode-dlopen-$i
+		start "$d" "$mode,snapshot=$d/x.db" dlopen "$PLUG"
+		sleep 0.05
+		kill -TERM "$pid"
+		finish
+		snap_expect "kill $i: exit status" "$rc" 143
+		exit_snapshot "$d/x.db" "$mode"
+		snap_no_complaint "$d.err"
+		[ -n "$why" ] && break
+	done
+	mi_verdict "$mode: SIGTERM while the program opens and closes a library, 10 times: exit snapshot kept, killed by SIGTERM" \
+		"$why" "$d.err" stderr
 done
 
 # The program's own handler: it runs, its output and status are its own.

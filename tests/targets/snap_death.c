@@ -5,6 +5,8 @@
 ** Usage: snap_death churn THREADS   main and THREADS threads allocate and
 **                                   free in a loop until killed
 **        snap_death handler         the program's own SIGTERM handler
+**        snap_death dlopen LIB      opens LIB (dlopen), calls its plug_value
+**                                   and closes it, in a loop until killed
 **
 ** Runs preloaded.  Main holds 100 blocks of 1000 bytes, in the class named
 ** after the executable.  churn writes "pid N" on stderr and "ready" on
@@ -12,9 +14,12 @@
 ** signal ends it.  handler reports the SIGTERM action the program sees
 ** before and after it sets its own, writes "pid N" and "ready", waits for
 ** the signal, then says "handled" and exits with status 3: its output and
-** status must be those of an uninstrumented run.
+** status must be those of an uninstrumented run.  dlopen writes "pid N"
+** and "ready" after 100 rounds: from then on the signal most often lands
+** inside the loader.
 */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -53,6 +58,26 @@ static void on_term(int sig)
 	got = sig;
 }
 
+static void loop_dlopen(const char *lib)
+{
+	for (unsigned i = 0;; i++) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "snap_death: %s\n", dlerror());
+			exit(2);
+		}
+		int (*fn)(void) = (int (*)(void))dlsym(h, "plug_value");
+		if (!fn || fn() != 7)
+			exit(2);
+		dlclose(h);
+		if (i == 100) {
+			fprintf(stderr, "pid %d\n", (int)getpid());
+			printf("ready\n");
+			fflush(stdout);
+		}
+	}
+}
+
 static const char *action(int sig)
 {
 	struct sigaction sa;
@@ -81,6 +106,8 @@ int main(int argc, char **argv)
 		printf("handled %d\n", (int)got);
 		return 3;
 	}
+	if (strcmp(argv[1], "dlopen") == 0 && argc > 2)
+		loop_dlopen(argv[2]);
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 	for (int i = 0; i < n; i++) {
 		pthread_t t;

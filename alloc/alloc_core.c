@@ -303,17 +303,27 @@ static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 			       ALLOC_META_UNTRACKED);
 }
 
-/* mim, a thread without a record (exiting): add to the orphans and count
-** directly. */
+/*
+** mim, a thread without a record (exiting, after its key destructor: other
+** keys' destructors still allocate): add to the orphans and count
+** directly.  Such a thread has no `counting` to tell a signal handler that
+** it holds a list lock, so signals are blocked while it does: a handler's
+** malloc (the orphans' lock) or free (the lock of the block's list) spun
+** for ever on the lock the interrupted code held
+** (tests/integration/sig_threads.sh).  Also core_untrack_orphan.
+*/
 static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
 {
 	uint64_t seq = alloc_seq_take(NULL);
 	alloc_list_t *l = &alloc_map_orphans;
+	sigset_t old;
+	alloc_sys_signals_off(&old);
 	alloc_list_lock(l);
 	bool linked = alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 	if (linked)
 		core_count_direct(meta, size, +1);
 	alloc_list_unlock(l);
+	alloc_sys_signals_on(&old);
 	if (!linked)
 		core_unmapped(user, meta, size);
 }
@@ -464,6 +474,17 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 	return ours ? CORE_UNTRACKED : CORE_RACED;
 }
 
+/* mim, a thread without a record frees: signals blocked while it holds the
+** block's list (see core_link_orphan). */
+static ALLOC_NOINLINE enum core_untracked core_untrack_orphan(void *user, uint64_t meta, size_t size)
+{
+	sigset_t old;
+	alloc_sys_signals_off(&old);
+	enum core_untracked r = core_untrack_mim(NULL, user, meta, size);
+	alloc_sys_signals_on(&old);
+	return r;
+}
+
 /* Take a checked block out of the counts and the map.  CORE_RACED if
 ** another thread freed it first (a racing double free); CORE_DEFERRED if
 ** a signal handler frees it while the thread is inside counting. */
@@ -488,7 +509,7 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 	if (unlikely(turn != INT64_MIN) && likely(t) && core_total_view(t) - (int64_t)size < turn)
 		alloc_service_peak_turn(core_total_view(t));
 	if (mim)
-		return core_untrack_mim(t, user, meta, size);
+		return likely(t) ? core_untrack_mim(t, user, meta, size) : core_untrack_orphan(user, meta, size);
 	h->meta = meta | ALLOC_META_FREED;
 	if (unlikely(!t)) {
 		core_count_direct(meta, size, -1);

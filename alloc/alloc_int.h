@@ -41,6 +41,7 @@
 
 #include "config.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -849,6 +850,11 @@ int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */
 int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way */
+/* Every signal blocked (the old mask kept), and the old mask back: around
+** code that holds a lock a signal handler's malloc or free would wait on,
+** where nothing (`counting`, the guard) tells the handler so. */
+void alloc_sys_signals_off(sigset_t *old);
+void alloc_sys_signals_on(const sigset_t *old);
 
 #pragma GCC visibility pop
 

@@ -549,14 +549,13 @@ static bool svc_launch(void)
 	svc.wake[1] = alloc_sys_fd_high(svc.wake[1]);
 	svc.wake_ino = svc_fd_ino(svc.wake[0]);
 	svc.listen_ino = svc_fd_ino(svc.listen_fd);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	sigset_t old;
+	alloc_sys_signals_off(&old);
 	pthread_t th;
 	alloc_guard_enter();
 	int rc = pthread_create(&th, NULL, svc_main, NULL);
 	alloc_guard_exit();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	alloc_sys_signals_on(&old);
 	/* its table is a copy of the program's as it is when it is made: that
 	** must be before the program runs (it may close our descriptors) */
 	while (rc == 0 && !atomic_load(&svc.table_ready))

@@ -225,8 +225,13 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 			return false;
 		int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
 		/* one instant for the blocks and every kind's status: mim counts
-		** under the list locks, mis is stopped at its counting gate */
+		** under the list locks, mis is stopped at its counting gate.  A
+		** signal handler of this thread (a program's thread storing through
+		** the API, or at exit) would free into a list held here, or wait
+		** at the gate this thread closed: signals wait until the end. */
 		bool mim = alloc_mode == MEMINST_MODE_MIM;
+		sigset_t old;
+		alloc_sys_signals_off(&old);
 		atomic_fetch_add(&alloc_map_capturing, 1);
 		if (mim)
 			alloc_map_stop(); /* every list, in order */
@@ -240,6 +245,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 		else
 			alloc_thread_resume_counting();
 		atomic_fetch_sub(&alloc_map_capturing, 1);
+		alloc_sys_signals_on(&old);
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
 		if (ok)
 			return true;

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <string.h>
@@ -514,4 +515,16 @@ size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, s
 		}
 	}
 	return 0;
+}
+
+void alloc_sys_signals_off(sigset_t *old)
+{
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old); /* (returns its error, errno untouched) */
+}
+
+void alloc_sys_signals_on(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }

@@ -91,11 +91,10 @@ static void thread_destructor(void *arg)
 	tls->thr = NULL;
 	tls->state = ALLOC_TLS_DEAD;
 	if (alloc_mode == MEMINST_MODE_MIM) {
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
+		sigset_t old;
+		alloc_sys_signals_off(&old);
 		alloc_map_list_handover(t->own_list);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		alloc_sys_signals_on(&old);
 	}
 	alloc_thread_lock_registry();
 	thread_retire_locked(t);
@@ -118,12 +117,7 @@ static alloc_thread_t *thread_record_new(void)
 	return t;
 }
 
-/*
-** First allocation of a thread: give it a number and a record, register
-** it, and arrange for its retirement at exit.  Returns NULL when no record
-** can be had (the caller then counts directly).  Holds no lock on return.
-*/
-alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
+static alloc_thread_t *thread_start_blocked(alloc_tls_t *tls)
 {
 	alloc_thread_t *t = thread_record_new();
 	if (!t) {
@@ -158,6 +152,26 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 		pthread_setspecific(thr_g.key, t);
 		alloc_guard_exit();
 	}
+	return t;
+}
+
+/*
+** First allocation of a thread: give it a number and a record, register
+** it, and arrange for its retirement at exit.  Returns NULL when no record
+** can be had (the caller then counts directly).  Holds no lock on return.
+**
+** Signals are blocked meanwhile: the thread has no record yet (tls->thr
+** NULL, state NEW), so a signal handler's free here came back in to start
+** the thread again, and waited for ever on the registry lock the
+** interrupted start holds, or made a second record for the thread
+** (tests/integration/sig_threads.sh).  Once per thread, two system calls.
+*/
+alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
+{
+	sigset_t old;
+	alloc_sys_signals_off(&old);
+	alloc_thread_t *t = thread_start_blocked(tls);
+	alloc_sys_signals_on(&old);
 	return t;
 }
 

@@ -7,7 +7,6 @@
 ** by the main thread in pthread_create, so the total is not the measure).
 ** Linked with libmeminst; prints "ok" or what is wrong (exit status 1).
 */
-#include <meminst.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -15,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "worker_blocks.h"
 
 static _Atomic int stop;
 static _Atomic long caught;
@@ -38,17 +39,6 @@ static void *churn(void *arg)
 	for (int k = 0; k < 256; k++)
 		free(slot[k]);
 	return NULL;
-}
-
-/* Blocks still counted to threads other than the main one (number 1). */
-static uint64_t worker_blocks(void)
-{
-	static struct meminst_status_info t[64];
-	long n = meminst_status_read(MEMINST_STATUS_THREADS, t, 64);
-	uint64_t live = 0;
-	for (long i = 2; i < n && i < 64; i++)
-		live += t[i].blocks.current;
-	return live;
 }
 
 int main(void)

@@ -187,25 +187,19 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 		/* a type that depends on the stack above the site (site_depth)
 		** is not cached: the site's next allocation comes back here */
 		unsigned i = alloc_site_cache_index(site);
+		/* never a site with another's type, even for a signal handler
+		** that comes in between two of these stores (site 0 never hits) */
 		if (per_site) {
-			t->site_cache[i].site = site;
+			t->site_cache[i].site = 0;
+			atomic_signal_fence(memory_order_seq_cst);
 			t->site_cache[i].type = type;
+			atomic_signal_fence(memory_order_seq_cst);
+			t->site_cache[i].site = site;
 		} else if (t->site_cache[i].site == site) {
 			t->site_cache[i].site = 0;
 		}
 	}
 	return type;
-}
-
-/* The automatic type of a site, through the thread's small cache. */
-static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
-{
-	if (likely(t)) {
-		unsigned i = alloc_site_cache_index(site);
-		if (likely(t->site_cache[i].site == site))
-			return t->site_cache[i].type;
-	}
-	return core_site_type_slow(t, site);
 }
 
 /* ------------------------------------------------------ block life ----- */
@@ -262,6 +256,30 @@ static inline void core_leave(alloc_thread_t *t)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (unlikely(atomic_load_explicit(&t->ndeferred, memory_order_relaxed)))
 		core_run_deferred(t);
+}
+
+/*
+** The automatic type of a site, through the thread's small cache.  The
+** entry's site and type are read with `counting` raised: a signal handler
+** coming in between the two reads found it down, and its own allocation
+** could put another site's pair there (or this site's where another was),
+** so that the site matched and the type was the other's.  A handler now
+** finds it raised and leaves the cache alone (its allocation is untracked,
+** its free put aside until core_leave).
+*/
+static inline uint32_t core_site_type(alloc_thread_t *t, uintptr_t site)
+{
+	if (likely(t)) {
+		unsigned i = alloc_site_cache_index(site);
+		atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		bool hit = t->site_cache[i].site == site;
+		uint32_t type = t->site_cache[i].type;
+		core_leave(t);
+		if (likely(hit))
+			return type;
+	}
+	return core_site_type_slow(t, site);
 }
 
 /* Is this a signal handler that interrupted the thread inside counting? */

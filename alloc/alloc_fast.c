@@ -335,21 +335,21 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_track_mim_locked(base, size, allocator, site);
-	if (unlikely(tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)))
+	if (unlikely(tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
+	    unlikely(!fast_enter(t)))
 		goto slow;
+	/* the site cache, slots, budget and numbers only now (see fast_enter):
+	** read before, a signal handler's allocation in between could give the
+	** type's slot to another type, or take the last number */
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site))
-		goto slow;
-	if (unlikely(!fast_slots(t, type, &ts, &cs)))
-		goto slow;
+	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
+		goto abort;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end) || unlikely(!fast_enter(t)))
-		goto slow;
-	if (unlikely(!fast_list_enter(l, biased))) {
-		fast_back_out(t, l, false, biased);
-		goto slow;
-	}
+	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end))
+		goto abort;
+	if (unlikely(!fast_list_enter(l, biased)))
+		goto abort;
 	/* (the orphans, a thread's list when it could have none, take
 	** blocks from exiting threads too: room is seen under the lock) */
 	uint32_t n = l->count;
@@ -369,6 +369,8 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
+abort:
+	fast_back_out(t, l, false, biased);
 slow:
 	return alloc_core_track_mim_slow(base, size, allocator, site);
 }
@@ -415,15 +417,14 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 		     alloc_at_list(m->at) != t->own_id))
 		goto slow;
 	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
-		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN))
+		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	    unlikely(!fast_enter(t)))
 		goto slow;
+	/* slots and budget after fast_enter, as for an allocation */
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
-	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
-		goto slow;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0) || unlikely(!fast_enter(t)))
-		goto slow;
-	if (unlikely(!fast_list_enter(l, biased))) {
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) ||
+	    unlikely(!fast_list_enter(l, biased))) {
 		fast_back_out(t, l, false, biased);
 		goto slow;
 	}

@@ -716,7 +716,10 @@ static void sq_xfsz_restore(const sigset_t *old, bool failed)
 ** name leads to another file now, not ours to remove). */
 static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 {
-	if (sq.open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+	/* SQLite's own unix VFS, by name: a program that uses SQLite may have
+	** made a VFS of its own the default (encrypting, logging, not made
+	** for meminst's threads), and the snapshot went through it */
+	if (sq.open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, "unix") != SQLITE_OK)
 		return sq_fail(w, "cannot open");
 	if (!sq_same_file(w->path, ident)) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: replaced by another file while opening; left untouched",

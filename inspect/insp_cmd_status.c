@@ -43,6 +43,8 @@ static const struct insp_cmd_spec status_spec = {
 	status_options, 0, 1,
 };
 
+/* The types' table has two more columns: where each automatic type's site
+** is, as top has it; the other kinds stop before them. */
 static const struct insp_col status_cols[] = {
 	{"id", "no", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
@@ -52,15 +54,18 @@ static const struct insp_col status_cols[] = {
 	{"blocks_current", "blocks", INSP_K_INT, 0},
 	{"blocks_max_since_last", "max-since", INSP_K_INT, 0},
 	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},
+	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
+#define STATUS_TYPE_COLS 2
 
-static const char *status_name(struct insp_session *s, int kind, int64_t id)
+static const char *status_name(struct insp_session *s, int kind, int64_t id, const char **where)
 {
 	switch (kind) {
 	case INSP_KIND_TOTAL: return "total";
 	case INSP_KIND_ALLOCATORS: return insp_tag_name(s->db, &s->tags, INSP_TAG_ALLOCATOR, id);
 	case INSP_KIND_CLASSES: return insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id);
-	case INSP_KIND_TYPES: return insp_type_label(s->db, &s->tags, id, NULL);
+	case INSP_KIND_TYPES: return insp_type_label(s->db, &s->tags, id, where);
 	default: return insp_tag_name(s->db, &s->tags, INSP_TAG_THREAD, id);
 	}
 }
@@ -75,16 +80,23 @@ static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
 		return INSP_EXIT_DB;
 	sqlite3_bind_int64(st, 1, insp_db_snap(s->db)->id);
 	sqlite3_bind_text(st, 2, status_kinds[kind], -1, SQLITE_STATIC);
-	insp_table_t *t = insp_doc_table(d, status_kinds[kind], status_cols, NCOLS(status_cols), 0);
+	bool types = kind == INSP_KIND_TYPES;
+	insp_table_t *t = insp_doc_table(d, status_kinds[kind], status_cols,
+					 NCOLS(status_cols) - (types ? 0 : STATUS_TYPE_COLS), 0);
 	insp_table_title(t, "status: %s", status_kinds[kind]);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
+		const char *where = NULL;
 		insp_row(t);
 		insp_put_int(t, id);
-		insp_put_str(t, status_name(s, kind, id));
+		insp_put_str(t, status_name(s, kind, id, &where));
 		for (int c = 1; c <= 6; c++)
 			insp_put_int(t, sqlite3_column_int64(st, c));
+		if (types) {
+			insp_put_str(t, where);
+			insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
+		}
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "cannot read the status table");

@@ -8,7 +8,8 @@
 # build_cache through key_of.  Names have their template arguments
 # folded unless --full-names.  With MEMINST=site_depth=user the map's nodes
 # and the vector's buffer, allocated in std:: code that is not inlined, are
-# attributed to the user's lines too.  A missing compiler is skipped.
+# attributed to the user's lines too.  status --types shows the same
+# location.  A missing compiler is skipped.
 . "$top_srcdir/tests/inspect/lib.sh"
 
 : "${MEMINST_LIB:=$top_builddir/alloc/.libs/libmeminst.so}"
@@ -47,6 +48,22 @@ PY
 	else
 		it_fail "$cxx: the keys' site is key_of at cxx_sites.cc:$kline" "$IT_TMP/top.json" \
 			"$IT_TMP/top.err" "$IT_TMP/run.err"
+	fi
+	# status --types has the same location and chain for that type
+	"$IT_INSPECT" status --types --json "$db" >"$IT_TMP/status.json" 2>"$IT_TMP/status.err"
+	"$IT_INSPECT" status --types "$db" >"$IT_TMP/status.txt" 2>>"$IT_TMP/status.err"
+	if python3 - "$IT_TMP/status.json" "$line" <<'PY' && grep -q "build_cache(int, int)+0x.*/cxx_sites.cc:$line\$" "$IT_TMP/status.txt"
+import json, sys
+rows = json.load(open(sys.argv[1]))["types"]
+keys = [r for r in rows if r["blocks_current"] == 4000 and (r["file"] or "").endswith("cxx_sites.cc")
+        and str(r["line"]) == sys.argv[2] and "key_of" in (r["inlined"] or "")]
+sys.exit(0 if len(keys) == 1 else 1)
+PY
+	then
+		it_ok "$cxx: status --types: the keys' type at cxx_sites.cc:$line, inlined through key_of"
+	else
+		it_fail "$cxx: status --types: the keys' type at cxx_sites.cc:$line" "$IT_TMP/status.json" \
+			"$IT_TMP/status.txt" "$IT_TMP/status.err"
 	fi
 	# site_depth=user: the map's nodes (allocated in std::_Rb_tree code, not
 	# inlined) are the insertion line's too, 4000 of them across both

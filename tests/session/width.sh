@@ -1,6 +1,7 @@
 # width.sh — text output takes the terminal's width ($COLUMNS here, as a
 # terminal would give it) and is never cut without one: `inspect top` fits
-# its widest name column (cut in the middle, '…'), and narrower than its
+# its widest name column (cut in the middle, '…'), status --types its
+# location column beside the names, and narrower than its
 # figures leaves columns out from the right with a note (no line of any
 # command wider, headings and notes broken at spaces), `inspect analyse` cuts
 # names with '~' at --cols or
@@ -43,6 +44,13 @@ for cmd in "top --by site" "top" "descr" "holes" "status --types" "sum"; do
 print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 40), ""))' <n40)
 	[ -z "$over" ] || mi_why_add "a line of $cmd wider than COLUMNS=40: $over"
 done
+# status --types: its location column fits beside the cut names
+COLUMNS=100 "$INSPECT" status --types w.db >n100 2>>err || mi_why_add "status --types exited $?"
+over=$(python3 -c 'import sys
+print(next((l.rstrip("\n") for l in sys.stdin if len(l.rstrip("\n")) > 100), ""))' <n100)
+[ -z "$over" ] || mi_why_add "a line of status --types wider than COLUMNS=100: $over"
+grep -q ' location$' n100 && grep -q "….*w\.c:[0-9]*\$" n100 ||
+	mi_why_add "status --types at 100 columns: no location column beside a cut name"
 COLUMNS=40 "$INSPECT" top --by site w.db >n40 2>>err
 grep -q "^(left out at 40 columns: .*location" n40 || mi_why_add "top at 40 columns: no note of the columns left out"
 grep -q '…' narrow || mi_why_add "top cut nothing at 70 columns"

@@ -497,7 +497,10 @@ DELETE_3(_ZdaPvSt11align_val_tRKSt9nothrow_t, size_t, const void *)
 ** crossing between it and the rest of the program would reach the wrong
 ** allocator.  While instrumenting, the flag is removed, with a warning
 ** (heaptrack does the same).  The real dlopen is reached by a tail call so
-** that it still sees the original caller, whose RUNPATH it uses.
+** that it still sees the original caller, whose RUNPATH it uses.  Before
+** it, and after every dlclose, the sites of modules unloaded since the last
+** look leave the caches, so that a library loaded where a closed one was
+** has types of its own (alloc_unload.c).
 */
 ALLOC_EXPORT void *dlopen(const char *file, int flags)
 {
@@ -513,7 +516,22 @@ ALLOC_EXPORT void *dlopen(const char *file, int flags)
 				  "allocations go through meminst", file ? file : "NULL");
 		flags &= ~RTLD_DEEPBIND;
 	}
+	if (READY() && !OFF())
+		alloc_unload_check();
 	return real_dlopen(file, flags);
+}
+
+ALLOC_EXPORT int dlclose(void *handle)
+{
+	static int (*real_dlclose)(void *);
+	if (unlikely(!real_dlclose)) {
+		void *fn = dlsym(RTLD_NEXT, "dlclose");
+		memcpy(&real_dlclose, &fn, sizeof fn);
+	}
+	int r = real_dlclose(handle);
+	if (READY() && !OFF())
+		alloc_unload_check();
+	return r;
 }
 
 /*

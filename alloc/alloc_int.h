@@ -13,6 +13,7 @@
 **                    and the static bootstrap arena
 **   alloc_status.c   counters: per-thread pending slots, flush, read
 **   alloc_tags.c     allocators, classes, types (sites -> types), threads
+**   alloc_unload.c   sites of unloaded modules leave the caches (dlclose)
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
 **   alloc_map.c      mim mode: per-thread arrays of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
@@ -475,6 +476,21 @@ uint32_t alloc_type_of_stack(uint64_t key, const uint64_t *frames, unsigned n, c
 /* The stack of a type made by site_depth (0 frames for the others). */
 unsigned alloc_type_frames(uint32_t type, const uint64_t **frames);
 
+/* A loaded module as alloc_unload.c sees it: its load bias, the hash of
+** its path (0: the executable) and the range of its code. */
+typedef struct alloc_loaded_s {
+	uintptr_t bias, lo, hi;
+	uint64_t name_hash;
+} alloc_loaded_t;
+/* Modules unloaded: their classes die and their types' sites leave the
+** site table; true when a class died.  Takes the tag lock. */
+bool alloc_tags_unloaded(const alloc_loaded_t *now, size_t n);
+bool alloc_type_unloaded(uint32_t type); /* its class's module is gone */
+
+/* "alloc_unload.c": sites of unloaded modules (dlclose). */
+uint64_t alloc_name_hash(const char *path);
+void alloc_unload_check(void); /* after dlclose, before dlopen */
+
 /* "alloc_stack.c": deeper sites (site_depth=N|user). */
 #define ALLOC_SITE_DEPTH_USER (-1)
 #define ALLOC_SITE_DEPTH_MAX 32
@@ -483,6 +499,9 @@ extern bool alloc_site_skip; /* site_skip= names wrappers to see through */
 /* The type of an allocation from site with the stack above it; *per_site:
 ** the answer holds for every allocation from site (it may be cached). */
 uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site);
+/* Modules unloaded: the caches of caller chains start afresh and the
+** modules not among the n loaded now are forgotten. */
+void alloc_stack_unloaded(const alloc_loaded_t *now, size_t n);
 void alloc_stack_prefork(void);
 void alloc_stack_postfork_parent(void);
 void alloc_stack_postfork_child(void);

@@ -63,6 +63,7 @@ typedef struct stack_module_s {
 
 static stack_module_t stack_mods[STACK_MODULES_MAX];
 static _Atomic size_t stack_nmods; /* published entries, read without a lock */
+static _Atomic uint32_t stack_gen;  /* moves when modules are unloaded        */
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void alloc_stack_prefork(void) { pthread_mutex_lock(&stack_lock); }
@@ -267,6 +268,24 @@ static const stack_module_t *stack_module(uintptr_t addr)
 	return m;
 }
 
+void alloc_stack_unloaded(const alloc_loaded_t *now, size_t n)
+{
+	pthread_mutex_lock(&stack_lock);
+	size_t nm = atomic_load(&stack_nmods);
+	for (size_t i = 0; i < nm; i++) {
+		stack_module_t *m = &stack_mods[i];
+		bool loaded = false;
+		for (size_t j = 0; j < n && !loaded; j++)
+			loaded = now[j].lo == m->lo && now[j].hi == m->hi;
+		if (!loaded) { /* never matches again (hi first: no [0, hi) between) */
+			atomic_store((_Atomic uintptr_t *)&m->hi, 0);
+			atomic_store((_Atomic uintptr_t *)&m->lo, 0);
+		}
+	}
+	atomic_fetch_add(&stack_gen, 1);
+	pthread_mutex_unlock(&stack_lock);
+}
+
 /* Whether a is inside one of n sorted [lo, hi) pairs. */
 static bool stack_in_ranges(const uintptr_t *r, size_t n, uintptr_t a)
 {
@@ -364,6 +383,7 @@ typedef struct alloc_stack_cache_s {
 		uint64_t ra[STACK_CACHED - 1];
 	} e[STACK_CACHE];
 	uint64_t hits, learned; /* learning walks are slower: see stack_learn */
+	uint32_t gen;           /* stack_gen when the entries were learned     */
 } stack_cache_t;
 
 static unsigned stack_cache_index(uintptr_t site, uintptr_t sp)
@@ -381,6 +401,17 @@ static bool stack_cache_hit(const stack_cache_t *c, uintptr_t site, uintptr_t sp
 			return false;
 	*type = e->type;
 	return true;
+}
+
+/* Entries learned before a module was unloaded are forgotten: their
+** return addresses may be another module's now. */
+static void stack_cache_current(stack_cache_t *c)
+{
+	uint32_t gen = atomic_load_explicit(&stack_gen, memory_order_acquire);
+	if (unlikely(c->gen != gen)) {
+		memset(c->e, 0, sizeof c->e);
+		c->gen = gen;
+	}
 }
 
 /* Keep what the walk found: frames 1..cut-1 and their slots above sp. */
@@ -421,8 +452,11 @@ static bool stack_learn(alloc_thread_t *t)
 {
 	if (!t)
 		return false;
-	if (!t->stack_cache && !(t->stack_cache = alloc_sys_map(sizeof *t->stack_cache)))
-		return false;
+	if (!t->stack_cache) {
+		if (!(t->stack_cache = alloc_sys_map(sizeof *t->stack_cache)))
+			return false;
+		t->stack_cache->gen = atomic_load(&stack_gen);
+	}
 	stack_cache_t *c = t->stack_cache;
 	if (c->learned >= 256 && c->learned * 8 > c->hits)
 		return false;
@@ -481,6 +515,8 @@ uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 		return alloc_type_of_site(site);
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uint32_t type;
+	if (t && t->stack_cache)
+		stack_cache_current(t->stack_cache);
 	if (t && t->stack_cache && stack_cache_hit(t->stack_cache, site, sp, &type)) {
 		t->stack_cache->hits++;
 		return type;

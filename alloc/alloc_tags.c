@@ -14,7 +14,11 @@
 **
 ** Sites are found through an open-addressing hash table read without locks
 ** (a slot's type is published before its site, with release order); new
-** sites are inserted under tag_lock.  The table grows by copying into a new
+** sites are inserted under tag_lock.  When a module is unloaded (dlclose,
+** alloc_unload.c) the sites of its types leave the table (their slots
+** become TAG_TOMB) for a second table of dead keys: a module loaded there
+** later makes types of its own, and the same module loaded at the same
+** address again takes its old types back.  The table grows by copying into a new
 ** mapping; old mappings are kept, since a reader may still be probing one.
 ** Tables live in mmap'd memory, never in the user heap, and grow as
 ** numbers are handed out (alloc_table_t): a number is given only once its
@@ -36,6 +40,7 @@ typedef struct tag_class_s {
 	uintptr_t module_bias; /* its load bias (snapshots: class_load) */
 	const char *module;    /* the module's path; NULL for registered classes */
 	const char *name;
+	_Atomic bool dead;     /* its module was unloaded (alloc_tags_unloaded) */
 } tag_class_t;
 
 typedef struct tag_type_s {
@@ -72,6 +77,7 @@ static struct tag_global {
 	alloc_table_t types;   /* tag_type_t   */
 	alloc_table_t threads; /* tag_thread_t */
 	_Atomic(tag_sites_t *) sites;
+	_Atomic(tag_sites_t *) dead; /* keys of unloaded modules' types (tag lock) */
 	char *names;
 	size_t names_used;
 	_Atomic int warned[ALLOC_K_COUNT]; /* a kind's tables could not grow */
@@ -119,11 +125,15 @@ int alloc_tags_init(void)
 {
 	tag.names = alloc_sys_map(TAG_NAME_CHUNK);
 	tag_sites_t *s = tag_sites_new(4096);
-	if (!tag.names || !s || !alloc_table_ensure(&tag.classes, 0) ||
+	/* made now, not after a dlclose, where its mapping could take the
+	** place of the closed library from the next one */
+	tag_sites_t *dead = tag_sites_new(256);
+	if (!tag.names || !s || !dead || !alloc_table_ensure(&tag.classes, 0) ||
 	    !alloc_table_ensure(&tag.types, 0) || !alloc_table_ensure(&tag.types, ALLOC_TYPE_MAX) ||
 	    !alloc_table_ensure(&tag.threads, 0) || !alloc_table_ensure(&tag.threads, ALLOC_THREAD_MAX))
 		return -1;
 	atomic_store(&tag.sites, s);
+	atomic_store(&tag.dead, dead);
 	tag_class(0)->name = "unknown";
 	tag_type(0)->name = "unknown";
 	tag_type(ALLOC_TYPE_MAX)->name = "(types beyond the limit)";
@@ -161,8 +171,11 @@ static uint32_t tag_class_of_module(uintptr_t base, uintptr_t bias, const char *
 {
 	uint32_t n = atomic_load(&tag.nclasses);
 	for (uint32_t c = 1; c < n; c++)
-		if (tag_class(c)->module_base == base && tag_class(c)->module && strcmp(tag_class(c)->module, path) == 0)
+		if (tag_class(c)->module_base == base && tag_class(c)->module &&
+		    strcmp(tag_class(c)->module, path) == 0) {
+			atomic_store(&tag_class(c)->dead, false); /* loaded there again */
 			return c;
+		}
 	if (n >= TAG_CLASS_MAX ||
 	    !tag_reserve(ALLOC_K_CLASS, &tag.classes, n, "further modules get class 0 (unknown)"))
 		return 0;
@@ -196,6 +209,10 @@ int alloc_class_register(const char *name)
 
 /* ------------------------------------------------------------- types ---- */
 
+/* A slot whose site left the table: neither empty nor any key (keys are
+** return addresses, or stack hashes with the top bit set). */
+#define TAG_TOMB ((uintptr_t)1)
+
 static size_t tag_hash(uintptr_t site)
 {
 	uint64_t h = (uint64_t)site * 0x9e3779b97f4a7c15ull;
@@ -223,21 +240,41 @@ static void tag_sites_put(tag_sites_t *s, uintptr_t site, uint32_t type)
 	s->used++;
 }
 
-/* Keep the load under one half; a failed grow leaves the table as is. */
-static tag_sites_t *tag_sites_reserve(tag_sites_t *s)
+/* Keep the load under one half; a failed grow leaves the table as is.
+** `where` holds the table (tag.sites, tag.dead), made on first use. */
+static tag_sites_t *tag_sites_reserve(_Atomic(tag_sites_t *) *where)
 {
-	if ((s->used + 1) * 2 <= s->mask + 1)
+	tag_sites_t *s = atomic_load(where);
+	if (s && (s->used + 1) * 2 <= s->mask + 1)
 		return s;
-	tag_sites_t *bigger = tag_sites_new((s->mask + 1) * 2);
+	tag_sites_t *bigger = tag_sites_new(s ? (s->mask + 1) * 2 : 64);
 	if (!bigger)
-		return (s->used + 1 <= s->mask) ? s : NULL;
-	for (size_t i = 0; i <= s->mask; i++) {
+		return s && (s->used + 1 <= s->mask) ? s : NULL;
+	for (size_t i = 0; s && i <= s->mask; i++) {
 		uintptr_t v = atomic_load_explicit(&s->slot[i].site, memory_order_relaxed);
-		if (v)
+		if (v && v != TAG_TOMB)
 			tag_sites_put(bigger, v, atomic_load_explicit(&s->slot[i].type, memory_order_relaxed));
 	}
-	atomic_store_explicit(&tag.sites, bigger, memory_order_release);
+	atomic_store_explicit(where, bigger, memory_order_release);
 	return bigger;
+}
+
+/* A key of the dead table: a type's key with its class mixed in (one
+** address may have been a site of several modules, one after the other). */
+static uint64_t tag_dead_key(uint64_t key, uint32_t cls)
+{
+	uint64_t k = key ^ ((uint64_t)cls * 0x9e3779b97f4a7c15ull);
+	return k > TAG_TOMB ? k : k + 2;
+}
+
+/* The type of a key that left the table with its module, if its class is
+** `cls` (the module is back at the same address): that type again.  Tag
+** lock held. */
+static uint32_t tag_type_revived(uint64_t key, uint32_t cls)
+{
+	tag_sites_t *d = atomic_load(&tag.dead);
+	uint32_t t = d && cls ? tag_sites_find(d, tag_dead_key(key, cls)) : 0;
+	return t && tag_type(t)->class_no == cls ? t : 0;
 }
 
 static const uint64_t *tag_frames_copy(const uint64_t *frames, unsigned n);
@@ -261,7 +298,9 @@ static uint32_t tag_type_of_key(uint64_t key, uintptr_t site, uintptr_t loc, con
 	pthread_mutex_lock(&tag.lock);
 	tag_sites_t *s = atomic_load(&tag.sites);
 	t = tag_sites_find(s, key);
-	if (!t) {
+	bool known = t != 0;
+	uint32_t cls = known || !base ? 0 : tag_class_of_module(base, bias, path);
+	if (!known && !(t = tag_type_revived(key, cls))) {
 		uint32_t m = atomic_load(&alloc_ntypes);
 		t = m < ALLOC_TYPE_MAX &&
 		    tag_reserve(ALLOC_K_TYPE, &tag.types, m,
@@ -274,14 +313,76 @@ static uint32_t tag_type_of_key(uint64_t key, uintptr_t site, uintptr_t loc, con
 				e->frames = tag_frames_copy(frames, n);
 				e->nframes = e->frames ? n : 0;
 			}
-			e->class_no = base ? tag_class_of_module(base, bias, path) : 0;
+			e->class_no = cls;
 			atomic_store(&alloc_ntypes, m + 1);
 		}
-		if ((s = tag_sites_reserve(s)) != NULL)
-			tag_sites_put(s, key, t);
 	}
+	if (!known && (s = tag_sites_reserve(&tag.sites)) != NULL)
+		tag_sites_put(s, key, t);
 	pthread_mutex_unlock(&tag.lock);
 	return t;
+}
+
+/* Whether class c's module is among the n loaded now (by its load bias
+** and path; the executable has no name there). */
+static bool tag_class_loaded(const tag_class_t *c, const alloc_loaded_t *now, size_t n)
+{
+	uint64_t h = alloc_name_hash(c->module);
+	for (size_t i = 0; i < n; i++)
+		if (now[i].bias == c->module_bias && (now[i].name_hash == h || now[i].name_hash == 0))
+			return true;
+	return false;
+}
+
+/* The keys of types of dead classes leave the site table for the dead
+** one.  Tag lock held. */
+static void tag_sites_bury(void)
+{
+	tag_sites_t *s = atomic_load(&tag.sites);
+	for (size_t i = 0; i <= s->mask; i++) {
+		uintptr_t v = atomic_load_explicit(&s->slot[i].site, memory_order_relaxed);
+		uint32_t t = atomic_load_explicit(&s->slot[i].type, memory_order_relaxed);
+		if (!v || v == TAG_TOMB || !alloc_type_unloaded(t))
+			continue;
+		tag_sites_t *d = tag_sites_reserve(&tag.dead);
+		if (!d)
+			return; /* kept: counted under the old type, as before */
+		atomic_store_explicit(&s->slot[i].site, TAG_TOMB, memory_order_release);
+		uint64_t k = tag_dead_key(v, tag_type(t)->class_no);
+		if (!tag_sites_find(d, k)) /* (there already: the same type) */
+			tag_sites_put(d, k, t);
+	}
+}
+
+/*
+** Modules unloaded: the automatic classes whose module is not among the n
+** loaded now are dead, and the keys of their types leave the site table,
+** so that an allocation from the same address in a module loaded there
+** later is a type of that module.  True when a class died.
+*/
+bool alloc_tags_unloaded(const alloc_loaded_t *now, size_t n)
+{
+	bool died = false;
+	pthread_mutex_lock(&tag.lock);
+	uint32_t nc = atomic_load(&tag.nclasses);
+	for (uint32_t c = 1; c < nc; c++) {
+		tag_class_t *e = tag_class(c);
+		if (e->module && !atomic_load(&e->dead) && !tag_class_loaded(e, now, n)) {
+			atomic_store(&e->dead, true);
+			died = true;
+		}
+	}
+	if (died)
+		tag_sites_bury();
+	pthread_mutex_unlock(&tag.lock);
+	return died;
+}
+
+/* Whether a type's class is a module that was unloaded.  No lock. */
+bool alloc_type_unloaded(uint32_t type)
+{
+	tag_type_t *e = type < atomic_load(&alloc_ntypes) ? tag_type(type) : NULL;
+	return e && e->class_no && atomic_load_explicit(&tag_class(e->class_no)->dead, memory_order_relaxed);
 }
 
 /* The type number of an allocation site, creating it on first sight. */

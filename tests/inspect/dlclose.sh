@@ -4,7 +4,9 @@
 # library is likely mapped where the first one was.  Each site must still
 # be named from its own file with its source line (class_load: the load
 # bias each module had when its sites were named), never from the module
-# at that address now, and the two libraries are two classes.  Built with
+# at that address now, and the two libraries are two classes.  A library
+# loaded where a closed one was counts its allocations from the closed
+# one's site addresses under types of its own.  Built with
 # cc at test time; skipped without a compiler.
 . "$top_srcdir/tests/inspect/lib.sh"
 
@@ -47,4 +49,38 @@ if grep -q "^[0-9]*,77,[0-9.]*,1,\"*main+0x[0-9a-f]* (dlmain)\"*,[^,]*dlclose_ma
 else
 	it_fail "the program's own site (run by a relative path) keeps its line" "$IT_TMP/top.csv"
 fi
+
+# Two libraries of the same code (keep_same) loaded one after the other at
+# one address, then the first again: each allocates from the same site
+# address.  The second's blocks are a type of its own, in its class; the
+# first's two loads are one type (its 3 + 2 blocks), in every mode and with
+# site_depth (where a type is a stack).
+if ! { "$CC" -g -O1 -fPIC -shared -DPLUG_SAME=40 "$src/dlclose_plug.c" -o "$IT_TMP/libsame_a.so" &&
+	"$CC" -g -O1 -fPIC -shared -DPLUG_SAME=200 "$src/dlclose_plug.c" -o "$IT_TMP/libsame_b.so"; } 2>"$IT_TMP/cc.err"; then
+	it_fail "cc builds the two libraries of keep_same" "$IT_TMP/cc.err"
+	it_finish
+fi
+for how in mim mis mim,site_depth=2; do
+	db=$IT_DB/same-$(echo "$how" | tr ,= __).db
+	(cd "$IT_TMP" && env LD_PRELOAD="$MEMINST_LIB" MEMINST="$how,snapshot=$db" ./dlmain --same \
+		"$IT_TMP/libsame_a.so" "$IT_TMP/libsame_b.so") >"$IT_TMP/same.out" 2>"$IT_TMP/run.err" ||
+		it_fail "$how: the program runs (--same)" "$IT_TMP/run.err"
+	if [ "$(cat "$IT_TMP/same.out")" != same ]; then
+		echo "skip  $how: the loader put the libraries at different addresses ($(cat "$IT_TMP/same.out"))"
+		continue
+	fi
+	"$IT_INSPECT" status --types --csv "$db" >"$IT_TMP/same.csv" 2>&1
+	# id,name,bytes_current,…,blocks_current,…: one type of each library
+	a=$(grep -c '^[0-9]*,"*[^,]*(libsame_a.so)' "$IT_TMP/same.csv")
+	b=$(grep -c '^[0-9]*,"*[^,]*(libsame_b.so)' "$IT_TMP/same.csv")
+	if [ "$a" = 1 ] && [ "$b" = 1 ] &&
+		grep -q '^[0-9]*,"*[^,]*(libsame_a.so)[^,]*"*,200,200,200,5,5,5' "$IT_TMP/same.csv" &&
+		grep -q '^[0-9]*,"*[^,]*(libsame_b.so)[^,]*"*,800,800,800,4,4,4' "$IT_TMP/same.csv"
+	then
+		it_ok "$how: a library loaded where a closed one was has its own type; the first, loaded again, its old one"
+	else
+		it_fail "$how: a library loaded where a closed one was has its own type ($a of the first's, $b of the second's)" \
+			"$IT_TMP/same.csv"
+	fi
+done
 it_finish

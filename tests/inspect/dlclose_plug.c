@@ -1,7 +1,10 @@
 /*
 ** dlclose_plug.c — the libraries of dlclose_main.c: built twice, with
 ** -DPLUG_A (keeps 8 blocks in keep_a) and -DPLUG_B (keeps 5 in keep_b);
-** the blocks stay live after the library is unloaded.
+** the blocks stay live after the library is unloaded.  -DPLUG_SAME=SIZE
+** builds keep_same, whose code is the same for every SIZE (so two
+** libraries of it loaded one after the other at one address allocate from
+** the same site address), keeping n blocks of SIZE bytes.
 */
 #include <stdlib.h>
 
@@ -17,6 +20,17 @@ void plug_a(void)
 {
 	for (int i = 0; i < 8; i++)
 		keep_a(i);
+}
+#elif defined(PLUG_SAME)
+__attribute__((noinline)) static void *keep_same(int i)
+{
+	return plug_kept[i] = malloc(PLUG_SAME); /* line of keep_same */
+}
+
+void plug_same(int n)
+{
+	for (int i = 0; i < n; i++)
+		keep_same(i);
 }
 #else
 __attribute__((noinline)) static void *keep_b(int i)

@@ -17,6 +17,7 @@
 #define API_ON() (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF)
 
 static int api_print_fd = -1; /* stderr as it was at start, for print= */
+static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolise);
 
 static void api_ensure_started(void)
 {
@@ -96,7 +97,7 @@ __attribute__((destructor)) static void api_destructor(void)
 		return;
 	for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)
 		if (alloc_opts.print_kinds & (1u << k))
-			meminst_status_print((enum meminst_status_kind)k, api_print_fd >= 0 ? api_print_fd : 2);
+			api_status_print((enum meminst_status_kind)k, api_print_fd >= 0 ? api_print_fd : 2, true);
 	alloc_core_report_summary();
 }
 
@@ -172,20 +173,31 @@ static void api_human(uint64_t v, char *buf, size_t len)
 
 static const char *const api_kind_title[] = {"total", "allocators", "classes", "types", "threads"};
 
-static void api_print_row(int fd, const struct meminst_status_info *e)
+/* One row; with a name from meminst-symbolise (sym), that name, the
+** location after the figures and the inline chain on a line of its own. */
+static void api_print_row(int fd, const struct meminst_status_info *e, const alloc_sym_name_t *sym)
 {
-	char line[512], c[6][24];
+	char line[4096], c[6][24];
 	api_human(e->sizes.current, c[0], sizeof c[0]);
 	api_human(e->sizes.max_since_last, c[1], sizeof c[1]);
 	api_human(e->sizes.max_ever, c[2], sizeof c[2]);
-	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu\n", e->id,
-			  e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
+	bool named = sym && sym->label;
+	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu%s%s\n", e->id,
+			  named ? sym->label : e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
 			  (unsigned long long)e->blocks.max_since_last,
-			  (unsigned long long)e->blocks.max_ever);
+			  (unsigned long long)e->blocks.max_ever, named ? "  " : "",
+			  !named ? "" : sym->where ? sym->where : "-");
 	alloc_sys_write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+	if (named && sym->chain) {
+		alloc_sys_write(fd, "        inlined: ", 17);
+		alloc_sys_write(fd, sym->chain, strlen(sym->chain));
+		alloc_sys_write(fd, "\n", 1);
+	}
 }
 
-ALLOC_EXPORT int meminst_status_print(enum meminst_status_kind kind, int fd)
+/* The table of a kind on fd; `symbolise`: the types named by the helper
+** (print= at exit), else by dladdr. */
+static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolise)
 {
 	long n = meminst_status_count(kind);
 	if (n < 0)
@@ -195,19 +207,26 @@ ALLOC_EXPORT int meminst_status_print(enum meminst_status_kind kind, int fd)
 	if (!e)
 		return -1;
 	n = meminst_status_read(kind, e, (size_t)n);
+	alloc_sym_names_t *sym = symbolise && kind == MEMINST_STATUS_TYPES ? alloc_symbolise(e, n, fd) : NULL;
 	char line[512];
 	int len = alloc_fmt(line, sizeof line,
 			    "meminst status: %s (mode %s, backend %s, header %zu bytes)\n"
-			    "%6s  %-32s %12s %12s %12s %10s %10s %10s\n",
+			    "%6s  %-32s %12s %12s %12s %10s %10s %10s%s\n",
 			    api_kind_title[kind], alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis",
 			    meminst_backend(), alloc_hdr_size, "no", "name", "size", "max-since",
-			    "max-ever", "blocks", "max-since", "max-ever");
+			    "max-ever", "blocks", "max-since", "max-ever", sym ? "  location" : "");
 	alloc_sys_write(fd, line, (size_t)len);
 	for (long i = 0; i < n; i++)
 		if (e[i].blocks.max_ever > 0 || kind == MEMINST_STATUS_TOTAL)
-			api_print_row(fd, &e[i]);
+			api_print_row(fd, &e[i], sym ? &sym->names[i] : NULL);
+	alloc_symbolise_free(sym);
 	alloc_sys_unmap(e, bytes);
 	return 0;
+}
+
+ALLOC_EXPORT int meminst_status_print(enum meminst_status_kind kind, int fd)
+{
+	return api_status_print(kind, fd, false);
 }
 
 /* --------------------------------------------------- types and classes -- */

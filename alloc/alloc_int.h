@@ -14,6 +14,7 @@
 **   alloc_status.c   counters: per-thread pending slots, flush, read
 **   alloc_tags.c     allocators, classes, types (sites -> types), threads
 **   alloc_unload.c   sites of unloaded modules leave the caches (dlclose)
+**   alloc_symbolise.c  print=types named by a helper process at exit
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
 **   alloc_map.c      mim mode: per-thread arrays of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
@@ -486,6 +487,18 @@ typedef struct alloc_loaded_s {
 ** site table; true when a class died.  Takes the tag lock. */
 bool alloc_tags_unloaded(const alloc_loaded_t *now, size_t n);
 bool alloc_type_unloaded(uint32_t type); /* its class's module is gone */
+
+/* "alloc_symbolise.c": print=types named by meminst-symbolise. */
+typedef struct alloc_sym_name_s {
+	const char *label, *where, *chain; /* where, chain: NULL for none */
+} alloc_sym_name_t;
+typedef struct alloc_sym_names_s {
+	size_t bytes, answer_cap;
+	char *answer;
+	alloc_sym_name_t names[]; /* by type number; label NULL: not named */
+} alloc_sym_names_t;
+alloc_sym_names_t *alloc_symbolise(const struct meminst_status_info *e, long n, int fd);
+void alloc_symbolise_free(alloc_sym_names_t *r);
 
 /* "alloc_unload.c": sites of unloaded modules (dlclose). */
 uint64_t alloc_name_hash(const char *path);

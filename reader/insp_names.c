@@ -238,7 +238,7 @@ const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id)
 /* ------------------------------------------------------- symbolisation -- */
 
 /* A stored "_ZN3foo3barEv+0x1c (lib.so)" with its C++ name demangled. */
-static const char *names_demangled(insp_db_t *db, const char *stored)
+static const char *names_demangled(struct insp_pool *p, const char *stored)
 {
 	if (strncmp(stored, "_Z", 2) != 0)
 		return stored;
@@ -250,7 +250,7 @@ static const char *names_demangled(insp_db_t *db, const char *stored)
 	free(mangled);
 	if (!d)
 		return stored;
-	const char *r = insp_pool_fmt(insp_db_pool(db), "%s%s", d, stored + n);
+	const char *r = insp_pool_fmt(p, "%s%s", d, stored + n);
 	free(d);
 	return r;
 }
@@ -293,14 +293,13 @@ static void names_from_sym(struct insp_pool *p, struct insp_name *n, const struc
 ** the std:: container's memory), else after the call into the allocator;
 ** its chain is the whole short stack, outermost first.
 */
-static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_name *n)
+static void names_resolve_stack(struct insp_pool *p, insp_syms_t *syms, struct insp_name *n)
 {
-	struct insp_pool *p = insp_db_pool(db);
 	const char *chain = "";
 	bool named = false;
 	for (size_t i = n->nframes; i-- > 0;) {
 		struct insp_sym sym;
-		if (insp_syms_lookup(t->syms, n->frames[i], &sym) != 0) {
+		if (insp_syms_lookup(syms, n->frames[i], &sym) != 0) {
 			chain = insp_pool_fmt(p, "%s%s0x%llx", chain, *chain ? " > " : "",
 					      (unsigned long long)n->frames[i]);
 			continue;
@@ -310,7 +309,7 @@ static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_
 	}
 	for (size_t i = 0; i < n->nframes && !named; i++) {
 		struct insp_sym sym;
-		if (insp_syms_lookup(t->syms, n->frames[i], &sym) != 0)
+		if (insp_syms_lookup(syms, n->frames[i], &sym) != 0)
 			continue;
 		if (insp_sym_user_frame(&sym) >= 0) {
 			names_from_sym(p, n, &sym);
@@ -319,7 +318,7 @@ static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_
 		insp_sym_clear(&sym);
 	}
 	struct insp_sym sym; /* no user frame: the call into the allocator */
-	if (!named && insp_syms_lookup(t->syms, n->frames[0], &sym) == 0) {
+	if (!named && insp_syms_lookup(syms, n->frames[0], &sym) == 0) {
 		names_from_sym(p, n, &sym);
 		insp_sym_clear(&sym);
 	} else if (!named) { /* the stored short stack's first frame */
@@ -328,6 +327,25 @@ static void names_resolve_stack(insp_db_t *db, struct insp_tags *t, struct insp_
 			n->label = insp_pool_fmt(p, "%.*s", (int)(cut - n->label), n->label);
 	}
 	n->chain = chain;
+}
+
+/* Name an automatic type from syms, or from the module `gone` alone: what
+** names_resolve does, for a reader without a snapshot (meminst-symbolise). */
+void insp_name_resolve(struct insp_pool *p, insp_syms_t *syms, const struct insp_module *gone,
+		       struct insp_name *n)
+{
+	n->label = names_demangled(p, n->name);
+	if (n->nframes > 1) {
+		names_resolve_stack(p, syms, n);
+		return;
+	}
+	struct insp_sym sym;
+	if ((gone ? insp_syms_lookup_in(syms, gone, n->site, &sym) : insp_syms_lookup(syms, n->site, &sym)) != 0)
+		return;
+	names_from_sym(p, n, &sym);
+	if (sym.nchain > 1)
+		n->chain = names_chain_add(p, "", &sym);
+	insp_sym_clear(&sym);
 }
 
 /*
@@ -344,23 +362,13 @@ static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *
 	n->label = n->name;
 	if (!n->has_site)
 		return;
-	n->label = names_demangled(db, n->name);
-	if (t->no_symbols)
-		return;
-	if (!t->syms)
-		t->syms = insp_syms_new(t->modules, t->nmodules);
-	if (n->nframes > 1) {
-		names_resolve_stack(db, t, n);
+	if (t->no_symbols) {
+		n->label = names_demangled(insp_db_pool(db), n->name);
 		return;
 	}
-	struct insp_sym sym;
-	const struct insp_module *gone = names_gone_module(t, n->class_);
-	if ((gone ? insp_syms_lookup_in(t->syms, gone, n->site, &sym) : insp_syms_lookup(t->syms, n->site, &sym)) != 0)
-		return;
-	names_from_sym(insp_db_pool(db), n, &sym);
-	if (sym.nchain > 1)
-		n->chain = names_chain_add(insp_db_pool(db), "", &sym);
-	insp_sym_clear(&sym);
+	if (!t->syms)
+		t->syms = insp_syms_new(t->modules, t->nmodules);
+	insp_name_resolve(insp_db_pool(db), t->syms, names_gone_module(t, n->class_), n);
 }
 
 const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, const char **where)

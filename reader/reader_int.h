@@ -639,6 +639,12 @@ int insp_syms_lookup(insp_syms_t *s, uint64_t site, struct insp_sym *sym);
 int insp_syms_lookup_in(insp_syms_t *s, const struct insp_module *m, uint64_t site, struct insp_sym *sym);
 void insp_sym_clear(struct insp_sym *sym);
 void insp_syms_free(insp_syms_t *s);
+/* Name an automatic type (n: name, site, frames) from syms, or from the
+** module `gone` alone (unloaded before; NULL: none) as every reader names
+** it: n's label, where and chain, in p (insp_names.c). */
+struct insp_name;
+void insp_name_resolve(struct insp_pool *p, insp_syms_t *syms, const struct insp_module *gone,
+		       struct insp_name *n);
 /* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled;
 ** its template arguments folded unless insp_set_full_names(true). */
 char *insp_demangle(const char *name);

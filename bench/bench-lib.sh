@@ -5,10 +5,11 @@
 # (bench/PROGRAM relative to the build tree); exit 2 with a message if none.
 bench_build_dir() {
 	_script=$1 _prog=$2 _given=${3:-}
+	# absolute: the scripts run their programs from scratch directories
 	if [ -n "$_given" ]; then
-		echo "$_given"
+		(cd "$_given" 2>/dev/null && pwd) || { echo "$_script: $_given: no such directory" >&2; exit 2; }
 	elif [ -n "${top_builddir:-}" ]; then
-		echo "$top_builddir"
+		(cd "$top_builddir" && pwd)
 	elif [ -x "$(cd "$(dirname "$0")" && pwd)/$(basename "$_prog")" ]; then
 		dirname "$(cd "$(dirname "$0")" && pwd)"
 	else

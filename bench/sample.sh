@@ -113,9 +113,9 @@ summarise() {
 		}
 		split(m, ms, ",")
 		for (j in ms) {
-			r = med[ms[j]] / med["bare"]
+			r = med["bare"] > 0 ? med[ms[j]] / med["bare"] : -1 # no figure: never a PASS
 			printf "target %s <= %.2f x bare: %s (%.3f)\n", ms[j], 1 + target / 100,
-				(r <= 1 + target / 100) ? "PASS" : "MISS", r
+				(r > 0 && r <= 1 + target / 100) ? "PASS" : "MISS", r
 		}
 		np = split(pairs, ps, ",")
 		for (j = 1; j <= np; j++) {

@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -481,10 +482,20 @@ void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
 	alloc_sys_locate(addr, &base, NULL, path, sizeof path, buf, len);
 }
 
-/* The name of a live thread of this process; false once it is gone. */
+/* The name of a live thread of this process; false once it is gone.  The
+** calling thread's own name comes from prctl, not /proc: a thread that ends
+** (its name kept by thread_keep_name) after the program's join returned
+** would otherwise hold descriptor 3 for a moment while the program opens a
+** file, which then gets 4 (tests/integration/fd_numbers.sh). */
 bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
 {
 	char path[64];
+	if (tid == (pid_t)syscall(SYS_gettid) && len >= 17) {
+		if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
+			return false;
+		buf[16] = 0;
+		return true;
+	}
 	alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
 	if (alloc_sys_read_file(path, buf, len) <= 0)
 		return false;

@@ -32,25 +32,69 @@ static const char *seg_label(char *buf, size_t len, const struct insp_seg *segs,
 	return buf;
 }
 
+static void holes_add(void *scan, const struct insp_block *b)
+{
+	insp_scan_add(scan, b->addr, b->size);
+}
+
 /* Run the scan over the selected snapshot. */
 static int holes_scan(struct insp_session *s, const struct insp_opts *o,
 		      const struct insp_filter_ids *f, struct insp_scan *scan)
 {
-	insp_blocks_t it;
-	int r = insp_blocks_open(s->db, f, &it);
-	if (r)
-		return r;
-	struct insp_progress p;
-	insp_progress_start(&p, o, "reading blocks", (uint64_t)insp_db_snap(s->db)->blocks);
-	struct insp_block b;
-	uint64_t n = 0;
-	while ((r = insp_blocks_next(&it, &b)) == 1) {
-		insp_scan_add(scan, b.addr, b.size);
-		insp_progress_step(&p, ++n);
+	int r = insp_blocks_each(s->db, o, f, holes_add, scan);
+	if (!r)
+		insp_scan_finish(scan);
+	return r;
+}
+
+/* Start segment i's row with its start, end and perms (nulls for the
+** blocks outside every segment, i == nsegs). */
+static void seg_row(insp_table_t *t, const struct insp_scan *s, size_t i)
+{
+	insp_row(t);
+	if (i < s->nsegs) {
+		insp_put_uint(t, s->segs[i].start);
+		insp_put_uint(t, s->segs[i].end);
+		insp_put_str(t, s->segs[i].perms);
+	} else {
+		insp_put_null(t);
+		insp_put_null(t);
+		insp_put_null(t);
 	}
-	insp_progress_end(&p);
-	insp_blocks_close(&it);
-	insp_scan_finish(scan);
+}
+
+static const char *seg_path(const struct insp_scan *s, size_t i)
+{
+	return i < s->nsegs ? s->segs[i].path : seg_none(s->nsegs);
+}
+
+typedef void scan_doc_fn(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a);
+
+/* Scan the blocks of the snapshot open in s that pass f (NULL: all),
+** counting the holes of min bytes or more (UINT64_MAX: none), and print
+** the tables doc makes of the figures. */
+static int scan_print(struct insp_session *s, const struct insp_opts *o, const struct insp_args *a,
+		      const struct insp_filter_ids *f, uint64_t min, scan_doc_fn *doc)
+{
+	struct insp_seg *segs = NULL;
+	size_t nsegs = 0;
+	int r = insp_db_segments(s->db, &segs, &nsegs);
+	if (!r) {
+		struct insp_scan scan;
+		insp_scan_init(&scan, segs, nsegs, (uint64_t)insp_db_snap(s->db)->header_size);
+		scan.min = min;
+		scan.keep_all = a->all;
+		scan.keep = a->limit >= 0 ? (size_t)a->limit : HOLES_DEFAULT_LIMIT;
+		if (!(r = holes_scan(s, o, f, &scan))) {
+			insp_doc_t *d = insp_doc_new(o, a);
+			insp_doc_snapshot(d, "snapshot", a->pos[0], insp_db_snap(s->db));
+			doc(d, &scan, a);
+			r = insp_doc_print(d);
+			insp_doc_free(d);
+		}
+		insp_scan_free(&scan);
+	}
+	free(segs);
 	return r;
 }
 
@@ -152,22 +196,13 @@ static void holes_segments(insp_doc_t *d, const struct insp_scan *s)
 		const struct insp_seg_stat *st = &s->seg[i];
 		if (!st->blocks)
 			continue;
-		insp_row(t);
-		if (i < s->nsegs) {
-			insp_put_uint(t, s->segs[i].start);
-			insp_put_uint(t, s->segs[i].end);
-			insp_put_str(t, s->segs[i].perms);
-		} else {
-			insp_put_null(t);
-			insp_put_null(t);
-			insp_put_null(t);
-		}
+		seg_row(t, s, i);
 		insp_put_uint(t, st->blocks);
 		insp_put_uint(t, st->bytes);
 		insp_put_uint(t, st->holes);
 		insp_put_uint(t, st->hole_bytes);
 		insp_put_uint(t, st->largest);
-		insp_put_str(t, i < s->nsegs ? s->segs[i].path : seg_none(s->nsegs));
+		insp_put_str(t, seg_path(s, i));
 	}
 }
 
@@ -230,6 +265,15 @@ static void holes_list(insp_doc_t *d, const struct insp_scan *s, bool all)
 				(unsigned long long)(s->holes - s->kept.n));
 }
 
+static void holes_doc(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a)
+{
+	holes_summary(d, s);
+	holes_segments(d, s);
+	holes_between(d, s);
+	holes_histogram(d, s);
+	holes_list(d, s, a->all);
+}
+
 int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o)
 {
 	struct insp_args a;
@@ -237,30 +281,8 @@ int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o)
 	if (r != INSP_CONTINUE)
 		return r;
 	struct insp_session s;
-	struct insp_seg *segs = NULL;
-	size_t nsegs = 0;
 	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)))
-		r = insp_db_segments(s.db, &segs, &nsegs);
-	if (!r) {
-		struct insp_scan scan;
-		insp_scan_init(&scan, segs, nsegs, (uint64_t)insp_db_snap(s.db)->header_size);
-		scan.min = a.min;
-		scan.keep_all = a.all;
-		scan.keep = a.limit >= 0 ? (size_t)a.limit : HOLES_DEFAULT_LIMIT;
-		if (!(r = holes_scan(&s, o, NULL, &scan))) {
-			insp_doc_t *d = insp_doc_new(o, &a);
-			insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
-			holes_summary(d, &scan);
-			holes_segments(d, &scan);
-			holes_between(d, &scan);
-			holes_histogram(d, &scan);
-			holes_list(d, &scan, a.all);
-			r = insp_doc_print(d);
-			insp_doc_free(d);
-		}
-		insp_scan_free(&scan);
-	}
-	free(segs);
+		r = scan_print(&s, o, &a, NULL, a.min, holes_doc);
 	insp_session_close(&s);
 	return r;
 }
@@ -318,7 +340,7 @@ static void limits_put(insp_table_t *t, uint64_t blocks, uint64_t bytes, uint64_
 	insp_put_uint(t, high - low);
 }
 
-static void limits_doc(insp_doc_t *d, const struct insp_scan *s)
+static void limits_doc(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a)
 {
 	insp_table_t *t = insp_doc_table(d, "limits", limits_cols, NCOLS(limits_cols), INSP_T_SINGLE);
 	insp_row(t);
@@ -329,18 +351,9 @@ static void limits_doc(insp_doc_t *d, const struct insp_scan *s)
 		const struct insp_seg_stat *st = &s->seg[i];
 		if (!st->blocks)
 			continue;
-		insp_row(t);
-		if (i < s->nsegs) {
-			insp_put_uint(t, s->segs[i].start);
-			insp_put_uint(t, s->segs[i].end);
-			insp_put_str(t, s->segs[i].perms);
-		} else {
-			insp_put_null(t);
-			insp_put_null(t);
-			insp_put_null(t);
-		}
+		seg_row(t, s, i);
 		limits_put(t, st->blocks, st->bytes, st->low, st->high);
-		insp_put_str(t, i < s->nsegs ? s->segs[i].path : seg_none(s->nsegs));
+		insp_put_str(t, seg_path(s, i));
 	}
 }
 
@@ -351,26 +364,10 @@ int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o)
 	if (r != INSP_CONTINUE)
 		return r;
 	struct insp_session s;
-	struct insp_seg *segs = NULL;
-	size_t nsegs = 0;
 	struct insp_filter_ids f;
 	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) &&
 	    !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)))
-		r = insp_db_segments(s.db, &segs, &nsegs);
-	if (!r) {
-		struct insp_scan scan;
-		insp_scan_init(&scan, segs, nsegs, (uint64_t)insp_db_snap(s.db)->header_size);
-		scan.min = UINT64_MAX; /* no hole bookkeeping */
-		if (!(r = holes_scan(&s, o, &f, &scan))) {
-			insp_doc_t *d = insp_doc_new(o, &a);
-			insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
-			limits_doc(d, &scan);
-			r = insp_doc_print(d);
-			insp_doc_free(d);
-		}
-		insp_scan_free(&scan);
-	}
-	free(segs);
+		r = scan_print(&s, o, &a, &f, UINT64_MAX, limits_doc); /* no hole bookkeeping */
 	insp_session_close(&s);
 	return r;
 }

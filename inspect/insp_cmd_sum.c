@@ -61,6 +61,17 @@ static const struct insp_col sum_cols[] = {
 	{"with_headers_bytes", "with headers", INSP_K_SIZE, 0},
 };
 
+struct sum_figures {
+	uint64_t blocks, bytes;
+};
+
+static void sum_add(void *ctx, const struct insp_block *b)
+{
+	struct sum_figures *sum = ctx;
+	sum->blocks++;
+	sum->bytes += b->size;
+}
+
 int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o)
 {
 	struct insp_args a;
@@ -69,33 +80,21 @@ int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	struct insp_session s;
 	struct insp_filter_ids f;
-	insp_blocks_t it;
-	if (!(r = open_filtered(&s, o, &a, &f)) && !(r = insp_blocks_open(s.db, &f, &it))) {
-		struct insp_progress p;
-		insp_progress_start(&p, o, "reading blocks", (uint64_t)insp_db_snap(s.db)->blocks);
-		struct insp_block b;
-		uint64_t n = 0, bytes = 0;
-		while ((r = insp_blocks_next(&it, &b)) == 1) {
-			bytes += b.size;
-			insp_progress_step(&p, ++n);
-		}
-		insp_progress_end(&p);
-		insp_blocks_close(&it);
-		if (!r) {
-			uint64_t head = n * (uint64_t)insp_db_snap(s.db)->header_size;
-			char words[512];
-			insp_doc_t *d = insp_doc_new(o, &a);
-			insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
-			insp_table_t *t = insp_doc_table(d, "sum", sum_cols, NCOLS(sum_cols), INSP_T_SINGLE);
-			insp_row(t);
-			insp_put_str(t, insp_filter_any(&a.filter) ? filter_words(words, sizeof words, &a.filter) : "all");
-			insp_put_uint(t, n);
-			insp_put_uint(t, bytes);
-			insp_put_uint(t, head);
-			insp_put_uint(t, bytes + head);
-			r = insp_doc_print(d);
-			insp_doc_free(d);
-		}
+	struct sum_figures sum = {0, 0};
+	if (!(r = open_filtered(&s, o, &a, &f)) && !(r = insp_blocks_each(s.db, o, &f, sum_add, &sum))) {
+		uint64_t head = sum.blocks * (uint64_t)insp_db_snap(s.db)->header_size;
+		char words[512];
+		insp_doc_t *d = insp_doc_new(o, &a);
+		insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
+		insp_table_t *t = insp_doc_table(d, "sum", sum_cols, NCOLS(sum_cols), INSP_T_SINGLE);
+		insp_row(t);
+		insp_put_str(t, insp_filter_any(&a.filter) ? filter_words(words, sizeof words, &a.filter) : "all");
+		insp_put_uint(t, sum.blocks);
+		insp_put_uint(t, sum.bytes);
+		insp_put_uint(t, head);
+		insp_put_uint(t, sum.bytes + head);
+		r = insp_doc_print(d);
+		insp_doc_free(d);
 	}
 	insp_session_close(&s);
 	return r;

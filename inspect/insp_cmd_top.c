@@ -39,6 +39,8 @@ static const struct insp_cmd_spec top_spec = {
 
 enum top_by { TOP_TYPE, TOP_CLASS, TOP_THREAD, TOP_SITE };
 
+/* without --live-at-exit and a trace that says who allocated them, all
+** but the INSP_LIVE_COLS */
 static const struct insp_col top_cols[] = {
 	{"id", "no", INSP_K_INT, 0},
 	{"bytes", "bytes", INSP_K_SIZE, 0},
@@ -47,20 +49,7 @@ static const struct insp_col top_cols[] = {
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
-};
-
-/* with --live-at-exit and a trace that says: who allocated them */
-static const struct insp_col top_exit_cols[] = {
-	{"id", "no", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"share", "share", INSP_K_PCT, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"name", "name", INSP_K_STR, 0},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
-	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"allocated_in", "allocated in", INSP_K_STR, INSP_C_TEXT_ONLY | INSP_C_OPTIONAL},
-	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY},
+	INSP_LIVE_COLS,
 };
 
 const struct insp_live_fns *insp_live_fns;
@@ -77,29 +66,28 @@ static int top_parse_by(const struct insp_opts *o, const char *by, enum top_by *
 	return insp_usage_error(o, "top", "--by takes type, class, thread or site, not '%s'", by);
 }
 
+struct top_sums {
+	struct insp_aggmap *m;
+	uint64_t *total;
+	bool by_thread;
+};
+
+static void top_add(void *ctx, const struct insp_block *b)
+{
+	struct top_sums *c = ctx;
+	struct insp_agg *g = insp_aggmap_get(c->m, c->by_thread ? b->thread : b->type);
+	g->bytes += b->size;
+	g->blocks++;
+	*c->total += b->size;
+}
+
 /* Sizes per type or per thread over the filtered blocks. */
 static int top_collect(struct insp_session *s, const struct insp_opts *o,
 		       const struct insp_filter_ids *f, bool by_thread, struct insp_aggmap *m,
 		       uint64_t *total)
 {
-	insp_blocks_t it;
-	int r = insp_blocks_open(s->db, f, &it);
-	if (r)
-		return r;
-	struct insp_progress p;
-	insp_progress_start(&p, o, "reading blocks", (uint64_t)insp_db_snap(s->db)->blocks);
-	struct insp_block b;
-	uint64_t n = 0;
-	while ((r = insp_blocks_next(&it, &b)) == 1) {
-		struct insp_agg *g = insp_aggmap_get(m, by_thread ? b.thread : b.type);
-		g->bytes += b.size;
-		g->blocks++;
-		*total += b.size;
-		insp_progress_step(&p, ++n);
-	}
-	insp_progress_end(&p);
-	insp_blocks_close(&it);
-	return r;
+	struct top_sums c = {m, total, by_thread};
+	return insp_blocks_each(s->db, o, f, top_add, &c);
 }
 
 /* Fold the per-type figures into classes, or into sites plus one row
@@ -148,9 +136,8 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 	if (live && g->key != INT64_MIN) {
 		insp_live_fns->put(live, t, g->key);
 	} else if (live) {
-		insp_put_null(t);
-		insp_put_null(t);
-		insp_put_null(t);
+		for (int c = 0; c < INSP_LIVE_NCOLS; c++)
+			insp_put_null(t);
 	}
 }
 
@@ -160,8 +147,7 @@ static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
 	static const char *const what[] = {"type", "class", "thread", "site"};
 	size_t n;
 	struct insp_agg *v = insp_aggmap_sorted(m, &n);
-	insp_table_t *t = live ? insp_doc_table(d, "top", top_exit_cols, NCOLS(top_exit_cols), 0)
-			       : insp_doc_table(d, "top", top_cols, NCOLS(top_cols), 0);
+	insp_table_t *t = insp_doc_table(d, "top", top_cols, NCOLS(top_cols) - (live ? 0 : INSP_LIVE_NCOLS), 0);
 	insp_table_title(t, "largest by %s:", what[by]);
 	uint64_t rest = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -112,6 +112,18 @@ static const struct insp_col tracer_cols[] = {
 
 /* ---------------------------------------------------------------- run -- */
 
+/* Column c of the row st is on as a cell: a null for SQL's NULL, else its
+** text (str) or its integer. */
+static void report_put_col(insp_table_t *t, insp_db_t *db, sqlite3_stmt *st, int c, bool str)
+{
+	if (sqlite3_column_type(st, c) == SQLITE_NULL)
+		insp_put_null(t);
+	else if (str)
+		insp_put_str(t, insp_col_text(db, st, c));
+	else
+		insp_put_int(t, sqlite3_column_int64(st, c));
+}
+
 /* The run, or with --pid another process of it: that process's command
 ** line, and no duration or exit status (the session has the program's
 ** only). */
@@ -134,20 +146,11 @@ static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 		insp_put_str(t, insp_col_text(db, st, 0));
 		insp_put_int(t, pid);
 		for (int c = 1; c <= 3; c++)
-			if (sqlite3_column_type(st, c) == SQLITE_NULL)
-				insp_put_null(t);
-			else
-				insp_put_int(t, sqlite3_column_int64(st, c));
+			report_put_col(t, db, st, c, false);
 		insp_put_str(t, insp_col_text(db, st, 4));
 		insp_put_str(t, insp_col_text(db, st, 5));
-		if (sqlite3_column_type(st, 6) == SQLITE_NULL)
-			insp_put_null(t);
-		else
-			insp_put_str(t, insp_col_text(db, st, 6));
-		if (sqlite3_column_type(st, 7) == SQLITE_NULL)
-			insp_put_null(t);
-		else
-			insp_put_int(t, sqlite3_column_int64(st, 7));
+		report_put_col(t, db, st, 6, true);
+		report_put_col(t, db, st, 7, false);
 		insp_put_int(t, sqlite3_column_int64(st, 8));
 	}
 	sqlite3_finalize(st);
@@ -235,10 +238,7 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of
 		insp_put_uint(t, pk->bytes);
 		insp_put_int(t, sqlite3_column_int64(st, 3));
 		insp_put_int(t, sqlite3_column_int64(st, 1));
-		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
-			insp_put_null(t);
-		else
-			insp_put_int(t, sqlite3_column_int64(st, 5));
+		report_put_col(t, db, st, 5, false);
 		/* what the snapshots cost the program (in a trace: <snapshot>) */
 		insp_put_int(t, sqlite3_column_int64(st, 6));
 		insp_put_int(t, sqlite3_column_int64(st, 7));
@@ -313,9 +313,7 @@ static const struct insp_col exit_cols[] = {
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "stack", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"allocated_in", "allocated in", INSP_K_STR, INSP_C_TEXT_ONLY | INSP_C_OPTIONAL},
-	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY},
+	INSP_LIVE_COLS,
 };
 
 /*

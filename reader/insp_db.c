@@ -675,6 +675,26 @@ void insp_blocks_close(insp_blocks_t *it)
 	it->class_types = NULL;
 }
 
+int insp_blocks_each(insp_db_t *db, const struct insp_opts *o, const struct insp_filter_ids *f,
+		     insp_block_fn *fn, void *ctx)
+{
+	insp_blocks_t it;
+	int r = insp_blocks_open(db, f, &it);
+	if (r)
+		return r;
+	struct insp_progress p;
+	insp_progress_start(&p, o, "reading blocks", (uint64_t)db->snap.blocks);
+	struct insp_block b;
+	uint64_t n = 0;
+	while ((r = insp_blocks_next(&it, &b)) == 1) {
+		fn(ctx, &b);
+		insp_progress_step(&p, ++n);
+	}
+	insp_progress_end(&p);
+	insp_blocks_close(&it);
+	return r;
+}
+
 int insp_db_main_pid(insp_db_t *db, int64_t given, int64_t *pid)
 {
 	if (given) {

@@ -483,22 +483,28 @@ static void loc_fields(FILE *f, const struct insp_cell *c, bool json)
 	free(file);
 }
 
-static void json_row(const insp_table_t *t, FILE *f, size_t row)
+/* One row as a JSON object or a CSV line: the cells of the columns shown
+** in data output, each written by its kind. */
+static void data_row(const insp_table_t *t, FILE *f, size_t row, bool json)
 {
 	bool first = true;
-	fputc('{', f);
+	if (json)
+		fputc('{', f);
 	for (int c = 0; c < t->ncols; c++) {
 		if (!out_shown_in(t, &t->cols[c]))
 			continue;
 		bool loc = t->cols[c].kind == INSP_K_LOC;
-		fprintf(f, "%s\"%s\": ", first ? "" : ", ", loc ? "file" : t->cols[c].key);
+		if (json)
+			fprintf(f, "%s\"%s\": ", first ? "" : ", ", loc ? "file" : t->cols[c].key);
+		else if (!first)
+			fputc(',', f);
 		if (loc)
-			loc_fields(f, out_at(t, row, c), true);
+			loc_fields(f, out_at(t, row, c), json);
 		else
-			data_cell(f, &t->cols[c], out_at(t, row, c), true);
+			data_cell(f, &t->cols[c], out_at(t, row, c), json);
 		first = false;
 	}
-	fputc('}', f);
+	fputc(json ? '}' : '\n', f);
 }
 
 static void json_table(const insp_table_t *t, FILE *f)
@@ -507,7 +513,7 @@ static void json_table(const insp_table_t *t, FILE *f)
 	fprintf(f, "\"%s\": ", t->key);
 	if (t->flags & INSP_T_SINGLE) {
 		if (rows)
-			json_row(t, f, 0);
+			data_row(t, f, 0, true);
 		else
 			fputs("null", f);
 		return;
@@ -515,26 +521,9 @@ static void json_table(const insp_table_t *t, FILE *f)
 	fputc('[', f);
 	for (size_t r = 0; r < rows; r++) {
 		fputs(r ? ",\n  " : "\n  ", f);
-		json_row(t, f, r);
+		data_row(t, f, r, true);
 	}
 	fputs(rows ? "\n]" : "]", f);
-}
-
-static void csv_row(const insp_table_t *t, FILE *f, size_t row)
-{
-	bool first = true;
-	for (int c = 0; c < t->ncols; c++) {
-		if (!out_shown_in(t, &t->cols[c]))
-			continue;
-		if (!first)
-			fputc(',', f);
-		if (t->cols[c].kind == INSP_K_LOC)
-			loc_fields(f, out_at(t, row, c), false);
-		else
-			data_cell(f, &t->cols[c], out_at(t, row, c), false);
-		first = false;
-	}
-	fputc('\n', f);
 }
 
 static void csv_table(const insp_table_t *t, FILE *f)
@@ -549,7 +538,7 @@ static void csv_table(const insp_table_t *t, FILE *f)
 	}
 	fputc('\n', f);
 	for (size_t r = 0, rows = out_rows(t); r < rows; r++)
-		csv_row(t, f, r);
+		data_row(t, f, r, false);
 }
 
 /* -------------------------------------------------------------- document -- */
@@ -651,12 +640,9 @@ static void out_stream_row(insp_doc_t *d)
 {
 	insp_table_t *t = d->stream;
 	FILE *f = d->o->out;
-	if (d->fmt == INSP_FMT_JSON) {
+	if (d->fmt == INSP_FMT_JSON)
 		fputs(d->streamed ? ",\n  " : "\n  ", f);
-		json_row(t, f, 0);
-	} else {
-		csv_row(t, f, 0);
-	}
+	data_row(t, f, 0, d->fmt == INSP_FMT_JSON);
 	d->streamed++;
 	t->cells.n = 0;
 }

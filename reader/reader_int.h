@@ -372,8 +372,9 @@ typedef struct insp_blocks {
 ** main sets it; where the profile reader is not linked in (the unit tests,
 ** the fuzzer) it stays NULL.  open gives NULL when the session at path has
 ** no trace that names them (process pid, its exit snapshot snap); put adds
-** one row's cells of the columns "allocated in" (text), "function" and
-** "functions" (JSON, CSV) for a type. */
+** one row's cells of the INSP_LIVE_COLS, "allocated in" (text), "function"
+** and "functions" (JSON, CSV), for a type.  They end a table's columns
+** (top --live-at-exit, report's live at exit: prof_live_put fills them). */
 struct insp_table;
 struct insp_live_fns {
 	void *(*open)(const char *path, int64_t pid, int64_t snap, const struct insp_opts *o);
@@ -381,6 +382,11 @@ struct insp_live_fns {
 	void (*close)(void *ctx);
 };
 extern const struct insp_live_fns *insp_live_fns;
+#define INSP_LIVE_NCOLS 3
+#define INSP_LIVE_COLS \
+	{"allocated_in", "allocated in", INSP_K_STR, INSP_C_TEXT_ONLY | INSP_C_OPTIONAL}, \
+	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY}, \
+	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY}
 
 /* "insp_db.c" */
 /* Open path read-only and check it is one of ours and intact.  Returns 0,
@@ -429,6 +435,11 @@ struct insp_filter_ids;
 int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks_t *it);
 int insp_blocks_next(insp_blocks_t *it, struct insp_block *b);
 void insp_blocks_close(insp_blocks_t *it);
+/* The same blocks, each given to fn, with the "reading blocks" progress bar
+** of o.  Returns 0 after the last, or the exit status that ended it. */
+typedef void insp_block_fn(void *ctx, const struct insp_block *b);
+int insp_blocks_each(insp_db_t *db, const struct insp_opts *o, const struct insp_filter_ids *f,
+		     insp_block_fn *fn, void *ctx);
 /* ----------------------------------------------------------- insp_names -- */
 
 /* One entry of the allocator, class, type or thread table. */

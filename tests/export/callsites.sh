@@ -15,14 +15,11 @@
 #   - without --trace-sites the calls stay on the caller's first line and
 #     the file says why in a comment.
 # Skipped without callgrind_annotate (valgrind) or gcc.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
 SRC=$top_srcdir/tests/export/callsites.c
 command -v callgrind_annotate >/dev/null 2>&1 || { echo "skip  callsites: callgrind_annotate (valgrind) is not installed"; exit 77; }
 command -v gcc >/dev/null 2>&1 || { echo "skip  callsites: gcc is not installed"; exit 77; }
-cd "$MI_TMP" || exit 99
 at() { grep -n "/\* $1 \*/" "$SRC" | cut -d: -f1; }
 LINES="heavy=$(at CALL_HEAVY) light=$(at CALL_LIGHT) self=$(at CALL_REC_SELF) recwork=$(at CALL_REC_WORK)"
 
@@ -30,7 +27,7 @@ for opt in O0 O1; do
 	why=
 	gcc -g -$opt -finstrument-functions "$SRC" -o "cs-$opt" 2>cc.err ||
 		{ mi_verdict "gcc -$opt builds callsites.c" "exit $?" cc.err stderr; continue; }
-	"$top_builddir/session/meminst" -q --trace=cpu --trace-sites -o "$opt.db" -- "./cs-$opt" >out 2>err ||
+	"$LAUNCH" -q --trace=cpu --trace-sites -o "$opt.db" -- "./cs-$opt" >out 2>err ||
 		mi_why_add "meminst exited $?"
 	"$INSPECT" analyse --json "$opt.db" >"$opt.json" 2>>err || mi_why_add "analyse exited $?"
 	"$INSPECT" export --format callgrind -o "$opt.cg" "$opt.db" 2>>err || mi_why_add "export exited $?"
@@ -102,7 +99,7 @@ done
 
 # Without call sites: every call of work from caller on one line, and a comment says why.
 why=
-"$top_builddir/session/meminst" -q --trace=cpu -o plain.db -- ./cs-O0 >out 2>err || mi_why_add "meminst exited $?"
+"$LAUNCH" -q --trace=cpu -o plain.db -- ./cs-O0 >out 2>err || mi_why_add "meminst exited $?"
 "$INSPECT" export --format callgrind -o plain.cg plain.db 2>>err || mi_why_add "export exited $?"
 grep -q '^# calls are on their callers. first lines: the trace has no call sites' plain.cg ||
 	mi_why_add "no comment saying the trace has no call sites"

@@ -7,17 +7,9 @@
 # match the profile's (`inspect analyse --json`): own time to within 1 ns
 # per line (each line is rounded to ns), bytes exactly.  A program killed by
 # SIGKILL with calls open still leaves a session that exports.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
-
-"$top_builddir/session/meminst" -q --mim --trace=wall --interval=20ms -o s.db -- "$PROG" >out 2>err || {
-	mi_fail "meminst on tests/session/known" "exited $?" err stderr
-	mi_finish
-}
+ss_known s.db --mim --trace=wall --interval=20ms
 "$INSPECT" analyse --json s.db >a.json 2>a.err || mi_fail "analyse --json" "exited $?" a.err stderr
 # The profile's totals: own time in ns, bytes allocated by functions.
 /usr/bin/python3 - a.json <<'PY' >totals 2>&1
@@ -193,7 +185,7 @@ why=
 "$INSPECT" export --format callgrind --metric bytes s.db >/dev/null 2>>u.err
 [ $? -eq 2 ] || mi_why_add "--metric with callgrind: not exit status 2"
 [ "$(wc -l <u.err)" -eq 3 ] || mi_why_add "not one line per mistake"
-"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
+"$LAUNCH" -q --mim --no-time -o m.db -- "$KNOWN" >out 2>err
 "$INSPECT" export --format chrome m.db >/dev/null 2>m.err
 [ $? -eq 1 ] || mi_why_add "a session without a trace: not exit status 1"
 grep -q 'no trace' m.err || mi_why_add "no line saying there is no trace"
@@ -308,7 +300,7 @@ mi_verdict "a made-up trace: untraced entries, <alloc>, suspend in every format"
 # --------------------------------------------------------------- killed --
 why=
 # (in a subshell: the shell's own "Killed" line goes to /dev/null)
-("$top_builddir/session/meminst" -q --mim --trace=wall -o k.db -- "$top_builddir/tests/export/killed" \
+("$LAUNCH" -q --mim --trace=wall -o k.db -- "$top_builddir/tests/export/killed" \
 	>out 2>k.err; exit $?) 2>/dev/null
 [ $? -eq 137 ] || mi_why_add "meminst did not pass SIGKILL on (status $?)"
 "$INSPECT" export --format callgrind -o k.cg k.db 2>>k.err || mi_why_add "callgrind: exited $?"

@@ -6,17 +6,9 @@
 # installed, renders in headless Chromium with no console message and a
 # non-empty screenshot, the flame graphs drawn by the script; the views an
 # address can carry (#search=, #inverted, #thread=) show what they say.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
-
-"$top_builddir/session/meminst" -q --mim --trace=wall --interval=20ms -o s.db -- "$PROG" >out 2>err || {
-	mi_fail "meminst on tests/session/known" "exited $?" err stderr
-	mi_finish
-}
+ss_known s.db --mim --trace=wall --interval=20ms
 
 why=
 "$INSPECT" html s.db -o r.html 2>h.err || mi_why_add "exited $?"
@@ -113,7 +105,7 @@ PY
 	# #inverted puts the functions where the time is spent at the root, #thread=K keeps one thread
 	# (a run of tests/trace/trace_target threads: four workers calling leaf).
 	why=
-	"$top_builddir/session/meminst" -q --mim --trace=wall -o t.db -- "$top_builddir/tests/trace/trace_target" \
+	"$LAUNCH" -q --mim --trace=wall -o t.db -- "$top_builddir/tests/trace/trace_target" \
 		threads >out 2>err || mi_why_add "meminst (threads) exited $?"
 	"$INSPECT" html t.db -o t.html 2>>h.err || mi_why_add "html (threads) exited $?"
 	# the thread groups of main and of the busiest worker
@@ -195,7 +187,7 @@ why=
 "$INSPECT" html "$top_srcdir/README.md" -o x.html 2>>u.err
 [ $? -eq 3 ] || mi_why_add "a text file: not exit status 3 (inspect(1): not valid input)"
 [ -e x.html ] && mi_why_add "x.html written for a bad input"
-"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
+"$LAUNCH" -q --mim --no-time -o m.db -- "$KNOWN" >out 2>err
 "$INSPECT" html m.db -o m.html 2>m.err || mi_why_add "a session without a trace: exited $?"
 grep -q 'No time profile' m.html || mi_why_add "no line saying there is no time profile"
 grep -q 'Memory over time' m.html || mi_why_add "no memory chart without a trace"

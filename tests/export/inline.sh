@@ -12,12 +12,9 @@
 #   - chrome: mix_step events on the sample track, each inside a churn event;
 #   - html: the flame graph of the time has a mix_step frame.
 # Without inline frames none of those functions would be named at all.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
 SRC=$top_srcdir/tests/export/inline_target.cc
-cd "$MI_TMP" || exit 99
 CALL=$(grep -n '// line of the call of mix_step' "$SRC" | cut -d: -f1)
 HOT=$(grep -n '// line of the hot loop' "$SRC" | cut -d: -f1)
 
@@ -28,7 +25,7 @@ for cxx in g++ clang++; do
 	fi
 	why=
 	"$cxx" -g -O1 "$SRC" -o "inl-$cxx" 2>cc.err || { mi_verdict "$cxx builds inline_target.cc" "exit $?" cc.err stderr; continue; }
-	"$top_builddir/session/meminst" -q --sample=1000 --alloc-sample=64k -o "$cxx.db" -- "./inl-$cxx" >out 2>err ||
+	"$LAUNCH" -q --sample=1000 --alloc-sample=64k -o "$cxx.db" -- "./inl-$cxx" >out 2>err ||
 		mi_why_add "meminst exited $?"
 	"$INSPECT" analyse --style flat --json "$cxx.db" >a.json 2>>err || mi_why_add "analyse exited $?"
 	"$INSPECT" analyse --style flat --metric bytes --json "$cxx.db" >b.json 2>>err || mi_why_add "analyse bytes exited $?"

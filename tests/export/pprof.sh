@@ -14,11 +14,8 @@
 #     bytes and blocks of `inspect top --by site`;
 #   - inline frames (an -O1 C++ program built with g++): a site's inline
 #     chain as its location's lines.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-cd "$MI_TMP" || exit 99
 if ! command -v go >/dev/null || ! go tool pprof -h >/dev/null 2>&1; then
 	echo "skip  $MI_NAME: go tool pprof is not installed (apt-get install golang-go)"
 	exit 77
@@ -30,7 +27,7 @@ pp() { go tool pprof -nodefraction=0 -edgefraction=0 -nodecount=100000 "$@" 2>>p
 
 # --------------------------------------------------------- exact trace --
 why=
-"$top_builddir/session/meminst" -q --mim --trace=wall -o s.db -- "$top_builddir/tests/session/known" \
+"$LAUNCH" -q --mim --trace=wall -o s.db -- "$KNOWN" \
 	>out 2>err || mi_why_add "meminst exited $?"
 "$INSPECT" analyse --json s.db >a.json 2>a.err || mi_why_add "analyse exited $?"
 "$INSPECT" export --format pprof -o s.pb.gz s.db 2>x.err || mi_why_add "export exited $?"
@@ -39,7 +36,7 @@ pp -top -sample_index=alloc_space -unit=B s.pb.gz >b.txt || mi_why_add "pprof -t
 pp -top -sample_index=alloc_objects s.pb.gz >n.txt || mi_why_add "pprof -top alloc_objects exited $?"
 pp -raw s.pb.gz >raw.txt || mi_why_add "pprof -raw exited $?"
 pp -top -unit=ns -ignore='^<preempted>$' s.pb.gz >u.txt || mi_why_add "pprof -top -ignore exited $?"
-/usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$top_builddir/tests/session/known" u.txt <<'PY' >e.check 2>&1 ||
+/usr/bin/python3 - a.json t.txt b.txt n.txt raw.txt "$KNOWN" u.txt <<'PY' >e.check 2>&1 ||
 import json, re, sys
 a = json.load(open(sys.argv[1]))
 own = round(a["totals"]["own_ms"] * 1e6)
@@ -84,7 +81,7 @@ mi_verdict "exact trace: go tool pprof reads wall time, alloc_space and alloc_ob
 # ------------------------------------------------------------- samples --
 why=
 : >pp.err
-"$top_builddir/session/meminst" -q --sample=1000 --alloc-sample=64k -o smp.db -- \
+"$LAUNCH" -q --sample=1000 --alloc-sample=64k -o smp.db -- \
 	"$top_builddir/tests/sample/sample_target" alloc >out 2>err || mi_why_add "meminst exited $?"
 "$INSPECT" analyse --style flat --json smp.db >sa.json 2>sa.err || mi_why_add "analyse exited $?"
 "$INSPECT" analyse --style flat --metric bytes --json smp.db >sb.json 2>>sa.err ||
@@ -127,7 +124,7 @@ mi_verdict "samples: go tool pprof reads samples and allocation estimates as ana
 # bytes and blocks that `inspect top --by site` gives, at its source line.
 why=
 : >pp.err
-"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$top_builddir/tests/session/known" \
+"$LAUNCH" -q --mim --no-time -o m.db -- "$KNOWN" \
 	>out 2>err || mi_why_add "meminst exited $?"
 "$INSPECT" list --json m.db >l.json 2>m.err || mi_why_add "list exited $?"
 big=$(/usr/bin/python3 -c 'import json, sys

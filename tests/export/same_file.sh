@@ -4,18 +4,10 @@
 # link.  Each is refused with one line on stderr and exit status 2, and the
 # file is unchanged (they wrote the export over it: a session destroyed by
 # a typo).
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
-
-"$top_builddir/session/meminst" -q --mim --trace=wall -o s.db -- "$PROG" >out 2>err || {
-	mi_fail "meminst on tests/session/known" "exited $?" err stderr
-	mi_finish
-}
-env LD_PRELOAD="$MEMINST_LIB" MEMINST=trace=wall,trace_file=t.trace "$PROG" >/dev/null 2>&1
+ss_known s.db --mim --trace=wall
+env LD_PRELOAD="$MEMINST_LIB" MEMINST=trace=wall,trace_file=t.trace "$KNOWN" >/dev/null 2>&1
 ln -s s.db link.db
 sum0=$(cksum <s.db) tsum0=$(cksum <t.trace)
 refused() { # LABEL FILE COMMAND...

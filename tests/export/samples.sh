@@ -12,17 +12,14 @@
 #     in time whose events nest; main covers the samples' periods, burn_big
 #     its share of them as analyse counts it; allocation samples are instant
 #     events with the estimated bytes.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
 TARGET=$top_builddir/tests/sample/sample_target
-cd "$MI_TMP" || exit 99
 
 why=
-"$top_builddir/session/meminst" -q --sample=1000 -o split.db -- "$TARGET" split 300 >out 2>err ||
+"$LAUNCH" -q --sample=1000 -o split.db -- "$TARGET" split 300 >out 2>err ||
 	mi_why_add "meminst (split) exited $?"
-"$top_builddir/session/meminst" -q --sample=1000 --alloc-sample=64k -o alloc.db -- "$TARGET" alloc >out 2>>err ||
+"$LAUNCH" -q --sample=1000 --alloc-sample=64k -o alloc.db -- "$TARGET" alloc >out 2>>err ||
 	mi_why_add "meminst (alloc) exited $?"
 for s in split alloc; do
 	"$INSPECT" analyse --style flat --json "$s.db" >"$s.json" 2>>a.err || mi_why_add "analyse $s exited $?"
@@ -195,7 +192,7 @@ mi_verdict "chrome of samples: a sample of several periods starts where the one 
 # default (as analyse), adding up to analyse's estimate; --metric time has
 # none: exit 1 and one line, not an empty file and exit 0.
 why=
-"$top_builddir/session/meminst" -q --no-time --alloc-sample=64k -o aonly.db -- "$TARGET" alloc >out 2>ao.err ||
+"$LAUNCH" -q --no-time --alloc-sample=64k -o aonly.db -- "$TARGET" alloc >out 2>ao.err ||
 	mi_why_add "meminst --alloc-sample exited $?"
 "$INSPECT" analyse --style flat --metric bytes --json aonly.db >aonly.json 2>>ao.err || mi_why_add "analyse exited $?"
 "$INSPECT" export --format folded -o aonly.folded aonly.db 2>>ao.err || mi_why_add "folded exited $?"

@@ -147,6 +147,14 @@ mi_why_add() {
 	why="${why:+$why; }$1"
 }
 
+# mi_no_complaint FILE: append a reason to $why when FILE (a run's stderr)
+# has a line from meminst; the reason quotes the first.
+mi_no_complaint() {
+	if grep -q '^meminst:' "$1"; then
+		mi_why_add "meminst complained: $(grep '^meminst:' "$1" | head -n 1)"
+	fi
+}
+
 # mi_reference NAME COMMAND...: the uninstrumented run.  It must exit 0
 # and print something, or the comparison would prove nothing.
 mi_reference() {
@@ -175,7 +183,7 @@ mi_case() {
 	[ "$rc" -eq "$mi_ref_rc" ] ||
 		mi_why_add "exit status $rc, uninstrumented $mi_ref_rc"
 	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
-	grep -q '^meminst:' "$MI_TMP/run.err" && mi_why_add "meminst complained"
+	mi_no_complaint "$MI_TMP/run.err"
 	diff -u "$MI_TMP/ref.out" "$MI_TMP/run.out" >"$MI_TMP/run.diff" 2>&1
 	mi_verdict "$label" "$why" "$MI_TMP/run.diff" "stdout diff" \
 		"$MI_TMP/run.err" stderr

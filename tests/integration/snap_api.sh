@@ -109,7 +109,7 @@ for b in $MEMINST_BACKENDS; do
 	why=
 	snap_expect "exit status" "$rc" 0
 	snap_expect "results" "$(tr '\n' ' ' <"$dir.out")" "first 1 second 2 "
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "snapshots" "$(snap_ids "$dir/w.db")" "1 2 "
 	snap_check_consistent "$dir/w.db" 1 2
 	mi_verdict "a store waits for one in progress in a new file, mim/$b" "$why" "$dir.out" stdout \

@@ -16,7 +16,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-PROG=$MI_TARGETS/snap_wait
 PY=
 for p in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
 	[ -n "$p" ] && [ -x "$p" ] && { PY=$p; break; }
@@ -61,28 +60,6 @@ ask() {
 	"$@" "$PY" -c "$CLIENT" "$pid_" "$req_" 2>&1
 }
 
-# start DIR MEMINST: snap_wait in DIR, in the background; $pid once it
-# holds its blocks.
-start() {
-	dir=$1 MI_MEMINST=$2
-	mkdir -p "$dir"
-	rm -f "$dir.go"
-	(cd "$dir" && mi_x "$PROG" until "$dir.go") >"$dir.out" 2>"$dir.err" &
-	bg=$!
-	unset MI_MEMINST
-	why=
-	snap_wait_line "$dir.out" '^pid ' || mi_why_add "the program did not start"
-	pid=$(snap_pid_of "$dir.out")
-}
-
-finish() {
-	touch "$dir.go"
-	wait "$bg"
-	rc=$?
-	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
-}
-
 # answer REQUEST EXPECTED: the answer to REQUEST is EXPECTED (a shell
 # pattern).
 answer() {
@@ -95,7 +72,7 @@ answer() {
 
 for b in $MEMINST_BACKENDS; do
 	T=$MI_TMP/$b
-	start "$T/ctl" "mim,backend=$b,control=on"
+	snap_start "$T/ctl" "mim,backend=$b,control=on"
 	db=$T/ctl.db
 	printf 'some text\n' >"$T/text.txt"
 	cp "$T/text.txt" "$T/text.orig"
@@ -106,7 +83,7 @@ for b in $MEMINST_BACKENDS; do
 	answer "hello" "error bad request*"
 	answer "snapshot $T/text.txt map" "error snapshot $T/text.txt: not an SQLite database; left untouched"
 	cmp -s "$T/text.txt" "$T/text.orig" || mi_why_add "the text file was changed"
-	finish
+	snap_finish
 	snap_expect "files" "$(cd "$T/ctl" && echo *)" "*"
 	if [ -f "$db" ]; then
 		snap_expect "mode" "$(snap_mode "$db")" 600
@@ -122,26 +99,26 @@ for b in $MEMINST_BACKENDS; do
 		"$MI_TMP/incons" inconsistencies
 
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-		start "$T/other" "mim,backend=$b,control=on"
+		snap_start "$T/other" "mim,backend=$b,control=on"
 		got=$(ask "$pid" "snapshot $T/nobody.db map" setpriv --reuid=65534 --regid=65534 --clear-groups)
 		snap_expect "answer to another user" "$got" "error permission denied: not the same user"
-		finish
+		snap_finish
 		[ ! -e "$T/nobody.db" ] || mi_why_add "a snapshot was stored for another user"
 		mi_verdict "control=on refuses another user, mim/$b" "$why" "$dir.err" stderr
 	fi
 
-	start "$T/off" "mim,backend=$b"
+	snap_start "$T/off" "mim,backend=$b"
 	got=$(ask "$pid" "snapshot $T/off.db map")
-	finish
+	snap_finish
 	case $got in
 	"connect failed: "*) ;;
 	*) mi_why_add "without control=on, a connection was answered '$got'" ;;
 	esac
 	mi_verdict "no socket without control=on, mim/$b" "$why" "$dir.err" stderr
 
-	start "$T/mis" "mis,backend=$b,control=on"
+	snap_start "$T/mis" "mis,backend=$b,control=on"
 	answer "snapshot $T/mis.db map" "ok 1"
-	finish
+	snap_finish
 	snap_expect "snapshot" "$(snap_sql "$T/mis.db" "SELECT content, trigger, blocks FROM snapshot")" \
 		"status control 0"
 	snap_expect "snap_wait's status" "$(snap_own_status "$T/mis.db" 1 snap_wait)" "80 77015"

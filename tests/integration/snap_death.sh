@@ -39,21 +39,6 @@ start() {
 	snap_wait_line "$d.out" '^ready' || mi_why_add "the program did not get ready"
 }
 
-# finish: wait (30 s at most) for the target; its status in $rc.
-finish() {
-	n=0
-	while kill -0 "$pid" 2>/dev/null && [ $n -lt 300 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		mi_why_add "the signal did not end the process within 30 s"
-		kill -KILL "$pid"
-	fi
-	wait "$pid"
-	rc=$?
-}
-
 # exit_snapshot DB MODE: snapshot 1 is 'exit', consistent, main's blocks in it.
 exit_snapshot() {
 	if [ ! -f "$1" ]; then
@@ -78,10 +63,10 @@ for mode in mis mim; do
 		start "$d" "$mode,snapshot=$d/x.db" churn 3
 		sleep 0.2
 		kill -"$sig" "$pid"
-		finish
+		snap_wait_end "$pid"
 		snap_expect "exit status" "$rc" $((128 + $(kill -l "$sig")))
 		exit_snapshot "$d/x.db" "$mode"
-		snap_no_complaint "$d.err"
+		mi_no_complaint "$d.err"
 		mi_verdict "$mode: SIG$sig while 4 threads allocate: exit snapshot kept, killed by SIG$sig" \
 			"$why" "$d.err" stderr
 	done
@@ -112,17 +97,17 @@ why=
 pid=$!
 snap_wait_line "$MI_TMP/ref.out" '^ready' || mi_why_add "the uninstrumented program did not get ready"
 kill -TERM "$pid"
-finish
+snap_wait_end "$pid"
 ref_rc=$rc
 for mode in mis mim; do
 	d=$MI_TMP/$mode-handler
 	start "$d" "$mode,snapshot=$d/x.db" handler
 	kill -TERM "$pid"
-	finish
+	snap_wait_end "$pid"
 	snap_expect "exit status" "$rc" "$ref_rc"
 	cmp -s "$MI_TMP/ref.out" "$d.out" || mi_why_add "stdout differs: $(tr '\n' ' ' <"$d.out")"
 	exit_snapshot "$d/x.db" "$mode"
-	snap_no_complaint "$d.err"
+	mi_no_complaint "$d.err"
 done
 snap_expect "uninstrumented: status" "$ref_rc" 3
 snap_expect "uninstrumented: output" "$(tr '\n' ' ' <"$MI_TMP/ref.out")" \
@@ -143,7 +128,7 @@ if command -v setsid >/dev/null; then
 	sleep 0.2
 	kill -INT -- -"$lpid"
 	pid=$lpid
-	finish
+	snap_wait_end "$pid"
 	snap_expect "launcher exit status" "$rc" 130
 	snap_expect "exit snapshots" "$(snap_sql "$d/s.db" "SELECT count(*) FROM snapshot WHERE trigger = 'exit'")" 1
 	"$top_builddir/inspect/inspect" report "$d/s.db" >"$d.report" 2>&1

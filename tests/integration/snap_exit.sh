@@ -107,7 +107,7 @@ for b in $MEMINST_BACKENDS; do
 	run_live "$T/run" "mim,backend=$b,snapshot=app.db" sub
 	why=
 	expect_run
-	snap_no_complaint "$T/run.err"
+	mi_no_complaint "$T/run.err"
 	[ ! -e "$T/run/sub/app.db" ] || mi_why_add "the file went to the directory at exit"
 	check_file "$T/run/app.db"
 	pid=$(snap_pid_of "$T/run.out")
@@ -123,7 +123,7 @@ for b in $MEMINST_BACKENDS; do
 	run_live "$T/run" "mim,backend=$b,snapshot=app.db"
 	why=
 	expect_run
-	snap_no_complaint "$T/run.err"
+	mi_no_complaint "$T/run.err"
 	pid2=$(snap_pid_of "$T/run.out")
 	snap_expect "snapshots" "$(snap_ids "$T/run/app.db")" "1 2 "
 	snap_expect "pids" "$(snap_sql "$T/run/app.db" "SELECT group_concat(pid, ' ') FROM snapshot")" "$pid $pid2"
@@ -136,7 +136,7 @@ for b in $MEMINST_BACKENDS; do
 	run_live "$T/pct" "mim,backend=$b,snapshot=p.%p.db"
 	why=
 	expect_run
-	snap_no_complaint "$T/pct.err"
+	mi_no_complaint "$T/pct.err"
 	pid=$(snap_pid_of "$T/pct.out")
 	snap_expect "files" "$(cd "$T/pct" && echo *)" "p.$pid.db"
 	check_file "$T/pct/p.$pid.db"
@@ -189,7 +189,7 @@ for b in $MEMINST_BACKENDS; do
 	run_live "$T/mis" "mis,backend=$b,snapshot=mis.db"
 	why=
 	expect_run
-	snap_no_complaint "$T/mis.err"
+	mi_no_complaint "$T/mis.err"
 	check_file "$T/mis/mis.db"
 	snap_expect "snapshot 1" "$(snap_sql "$T/mis/mis.db" "SELECT content, trigger, mode, header_size,
 		blocks, (SELECT count(*) FROM meminst_blocks) FROM snapshot")" "status exit mis 16 0 0"
@@ -202,7 +202,7 @@ for b in $MEMINST_BACKENDS; do
 	run_live "$T/none" "mim,backend=$b,snapshot=none.db,snapshot_at=none"
 	why=
 	expect_run
-	snap_no_complaint "$T/none.err"
+	mi_no_complaint "$T/none.err"
 	snap_expect "files" "$(cd "$T/none" && echo *)" "*"
 	mi_verdict "snapshot_at=none stores nothing, mim/$b" "$why" "$T/none.err" stderr
 done

@@ -44,7 +44,7 @@ for how in _exit _Exit; do
 	run "$how" "$how" 3
 	snap_expect "exit status" "$rc" 3
 	exit_snapshot
-	snap_no_complaint "$d.err"
+	mi_no_complaint "$d.err"
 	mi_verdict "$how: the exit snapshot is stored, status kept" "$why" "$d.err" stderr
 done
 
@@ -81,17 +81,8 @@ unset MI_MEMINST
 snap_wait_line "$d.out" '^ready' || mi_why_add "the program did not start"
 sleep 0.5
 kill -TERM "$pid"
-n=0
-while kill -0 "$pid" 2>/dev/null && [ $n -lt 300 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-if kill -0 "$pid" 2>/dev/null; then
-	mi_why_add "SIGTERM did not end the process"
-	kill -KILL "$pid"
-fi
-wait "$pid"
-snap_expect "exit status" "$?" 143
+snap_wait_end "$pid"
+snap_expect "exit status" "$rc" 143
 mi_verdict "pthread_exit from main: SIGTERM still ends the process" "$why" "$d.err" stderr
 
 # A tree of dash processes under the launcher's defaults (sampling, the

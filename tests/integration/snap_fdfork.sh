@@ -32,7 +32,7 @@ for c in $(for b in $MEMINST_BACKENDS; do echo "mis/$b"; done) "mim/$first"; do
 	why=
 	snap_expect "exit status" "$rc" 0
 	snap_expect "output" "$(cat "$dir.out")" "hung 0 taken 0"
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "snapshot files" "$(ls "$dir" | grep -c '^f\.[0-9]*\.db$')" $((ROUNDS + 1))
 	mi_verdict "descriptors and forks with meminst's threads busy, $c" "$why" \
 		"$dir.out" stdout "$dir.err" stderr
@@ -49,7 +49,7 @@ for b in $MEMINST_BACKENDS; do
 	snap_expect "exit status" "$rc" 0
 	snap_expect "output" "$(cat "$dir.out")" "file 4 offset 0"
 	snap_expect "file" "$(od -An -c "$dir/log" | tr -s ' ')" " l o g \\n"
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "snapshots" "$(snap_sql "$dir/s.db" "SELECT group_concat(trigger, ' ')
 		FROM (SELECT trigger FROM snapshot ORDER BY trigger)")" "peak signal"
 	mi_verdict "a daemon's own files under the wake pipe's numbers, mis/$b" "$why" \
@@ -65,7 +65,7 @@ unset MI_MEMINST
 why=
 snap_expect "exit status" "$rc" 0
 snap_expect "output" "$(cat "$dir.out")" "size 300"
-snap_no_complaint "$dir.err"
+mi_no_complaint "$dir.err"
 mi_verdict "a program's own file under the trace file's number, wall-clock sampling" "$why" \
 	"$dir.out" stdout "$dir.err" stderr
 
@@ -79,7 +79,7 @@ for s in "mim,alloc_sample=1024" "off,sample=1000"; do
 	why=
 	snap_expect "exit status" "$rc" 0
 	snap_expect "output" "$(cat "$dir.out")" "sizes 300 300 300 300 300 300 300 300"
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	mi_verdict "a daemon's own files and libunwind's pipe, $s" "$why" "$dir.out" stdout "$dir.err" stderr
 done
 mi_finish

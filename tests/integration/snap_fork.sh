@@ -18,7 +18,7 @@ for b in $MEMINST_BACKENDS; do
 	unset MI_MEMINST
 	why=
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "processes" "$(awk '{ print $1 }' "$dir.out" | tr '\n' ' ')" "child1 child2 child3 parent "
 	parent=$(awk '$1 == "parent" { print $2 }' "$dir.out")
 	want=$(awk '{ printf "f.%s.db ", $2 }' "$dir.out" | tr ' ' '\n' | sort | tr '\n' ' ')

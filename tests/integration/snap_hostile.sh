@@ -16,7 +16,6 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-PROG=$MI_TARGETS/snap_wait
 PY=/usr/bin/python3
 mi_need "$PY" python3
 
@@ -80,25 +79,6 @@ print(answer.decode().strip())
 PYEOF
 )
 
-# start DIR: snap_wait with control=on until DIR.go; $pid, $bg.
-start() {
-	dir=$1
-	mkdir -p "$dir"
-	MI_MEMINST="mim,control=on"
-	(cd "$dir" && mi_x "$PROG" until "$dir.go") >"$dir.out" 2>"$dir.err" &
-	bg=$!
-	unset MI_MEMINST
-	why=
-	snap_wait_line "$dir.out" '^pid ' || mi_why_add "the program did not start"
-	pid=$(snap_pid_of "$dir.out")
-}
-
-finish() {
-	touch "$dir.go"
-	wait "$bg"
-	snap_expect "exit status" "$?" 0
-}
-
 # answered_within TEXT MAX-BYTES PATTERN: the drip client's line says it was
 # answered (PATTERN) after at most MAX-BYTES bytes.
 answered_within() {
@@ -117,20 +97,20 @@ answered_within() {
 }
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	start "$MI_TMP/other"
+	snap_start "$MI_TMP/other" mim,control=on
 	got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" -c "$DRIP" "$pid" 2>&1)
 	answered_within "$got" 3 "error permission denied*"
-	finish
+	snap_finish
 	mi_verdict "another user's client is refused at once ($got)" "$why" "$dir.err" stderr
 fi
 
-start "$MI_TMP/same"
+snap_start "$MI_TMP/same" mim,control=on
 got=$("$PY" -c "$DRIP" "$pid" 2>&1)
 answered_within "$got" 15 "error timeout*"
-finish
+snap_finish
 mi_verdict "a client that never ends its line is dropped at its deadline ($got)" "$why" "$dir.err" stderr
 
-start "$MI_TMP/idle"
+snap_start "$MI_TMP/idle" mim,control=on
 mkfifo "$MI_TMP/hold"
 exec 8<>"$MI_TMP/hold"
 "$PY" -c "$IDLE" "$pid" 11 <"$MI_TMP/hold" >"$MI_TMP/idle.held" 2>&1 8>&- &
@@ -140,7 +120,7 @@ got=$("$PY" -c "$ASK" "$pid" "snapshot $MI_TMP/idle.db status" 2>&1)
 snap_expect "answer while 11 connections are idle" "$got" "ok 1"
 exec 8>&-
 wait "$idle"
-finish
+snap_finish
 mi_verdict "eleven idle connections do not lock a request out" "$why" "$dir.err" stderr "$MI_TMP/idle.held" idle
 
 # A child made by fork of a control=on process opens a channel of its own:

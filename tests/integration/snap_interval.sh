@@ -13,30 +13,16 @@
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-PROG=$MI_TARGETS/snap_wait
-
 # interval_case DIR MEMINST DB: snap_wait in DIR until DB (%p for the pid)
 # holds three interval snapshots with its 80 blocks.
 interval_case() {
-	dir=$1 MI_MEMINST=$2
-	mkdir -p "$dir"
-	rm -f "$dir.go"
-	(cd "$dir" && mi_x "$PROG" until "$dir.go") >"$dir.out" 2>"$dir.err" &
-	bg=$!
-	unset MI_MEMINST
-	why=
-	snap_wait_line "$dir.out" '^pid ' || mi_why_add "the program did not start"
-	pid=$(snap_pid_of "$dir.out")
+	snap_start "$1" "$2"
 	db=$(echo "$3" | sed "s/%p/$pid/")
 	snap_wait_sql "$db" "SELECT count(*) >= 3 FROM status s JOIN class c ON c.snapshot = s.snapshot
 		AND c.id = s.id JOIN snapshot p ON p.id = s.snapshot WHERE p.trigger = 'interval'
 		AND s.kind = 'classes' AND c.name = 'snap_wait' AND s.blocks_current = 80" ||
 		mi_why_add "not three interval snapshots of the 80 blocks within 20 s"
-	touch "$dir.go"
-	wait "$bg"
-	rc=$?
-	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	snap_finish
 }
 
 # check_intervals DB CONTENT EXIT: interval snapshots of CONTENT, the

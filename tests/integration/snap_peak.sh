@@ -46,7 +46,7 @@ peak_case() {
 	wait "$bg"
 	rc=$?
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 }
 
 # check_peaks DB GROWTH CONTENT: the rules above.
@@ -108,7 +108,7 @@ for b in $MEMINST_BACKENDS; do
 	unset MI_MEMINST
 	why=
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "triggers" "$(snap_sql "$dir/p.db" "SELECT group_concat(trigger, ' ') FROM snapshot")" \
 		"peak exit"
 	snap_expect "the peak" "$(snap_sql "$dir/p.db" "SELECT sizes_current >= 2097152 FROM status

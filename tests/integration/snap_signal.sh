@@ -53,7 +53,7 @@ signal_case() {
 		mi_why_add "no signal snapshot within 20 s"
 	finish
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	check_signal_db "$db" "$content" "$7"
 	mi_verdict "$label" "$why" "$dir.out" stdout "$dir.err" stderr "$MI_TMP/incons" inconsistencies
 }
@@ -103,7 +103,7 @@ for b in $MEMINST_BACKENDS; do
 		mi_why_add "no signal snapshot within 20 s"
 	finish
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	check_signal_db "$T/hup/s.db" map "signal"
 	mi_verdict "kill -HUP from outside, mim/$b" "$why" "$dir.out" stdout "$dir.err" stderr \
 		"$MI_TMP/incons" inconsistencies
@@ -124,7 +124,7 @@ for b in $MEMINST_BACKENDS; do
 	unset MI_MEMINST
 	why=
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "triggers" "$(snap_sql "$dir/s.db" "SELECT group_concat(trigger, ' ') FROM snapshot")" \
 		"signal exit"
 	snap_check_consistent "$dir/s.db" 1 2

@@ -22,7 +22,7 @@ for b in $MEMINST_BACKENDS; do
 	unset MI_MEMINST
 	why=
 	snap_expect "exit status" "$rc" 0
-	snap_no_complaint "$dir.err"
+	mi_no_complaint "$dir.err"
 	snap_expect "results" "$(awk '{ printf "%s=%s ", $2, $3 }' "$dir.out")" \
 		"$(seq 20 | awk '{ printf "%s=%s ", $1, $1 }')"
 	if [ -f "$dir/t.db" ]; then

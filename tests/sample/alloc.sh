@@ -9,10 +9,7 @@
 
 for mode in off mis mim; do
 	l=alloc-$mode
-	st_run $l "$mode,alloc_sample=64k" "$ST_TARGET" alloc
-	rc=$?
-	why=
-	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
+	st_case $l "$mode,alloc_sample=64k" "$ST_TARGET" alloc
 	# the function that called the allocator: self figures
 	st_analyse $l --style flat --metric bytes
 	bb=$(st_j $l "int(fn('alloc_big').get('self_bytes', 0))")
@@ -23,7 +20,7 @@ for mode in off mis mim; do
 	st_within "${bs:-0}" 104857600 10485760 || mi_why_add "alloc_small: ${bs:-no} bytes estimated, not 100 MiB +/- 10%"
 	st_within "${cb:-0}" 76800 7680 || mi_why_add "alloc_big: ${cb:-no} allocations estimated, not 76800 +/- 10%"
 	st_within "${cs:-0}" 1638400 163840 || mi_why_add "alloc_small: ${cs:-no} allocations estimated, not 1638400 +/- 10%"
-	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	mi_no_complaint "$MI_TMP/$l.err"
 	st_verdict "$l estimates (big $bb B/$cb, small $bs B/$cs)"
 done
 

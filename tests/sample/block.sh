@@ -14,11 +14,8 @@
 
 ST_BLOCK=$top_builddir/tests/sample/sample_block
 l=block-wall
-st_run $l "sample=1000,sample_clock=wall" "$ST_BLOCK" block 200
-rc=$?
-why=
-[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-grep -q '^block done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+st_case $l "sample=1000,sample_clock=wall" "$ST_BLOCK" block 200
+st_done $l block
 bad=$(grep -E '^(eintr|short)' "$MI_TMP/$l.out" | tr '\n' ';')
 [ -z "$bad" ] || mi_why_add "waits cut short: $bad"
 st_analyse $l --style flat
@@ -30,7 +27,6 @@ for f in block_nanosleep block_poll block_read block_cond block_join; do
 done
 th=$(st_j $l "len(j['threads'])")
 [ "${th:-0}" -eq 4 ] || mi_why_add "samples of ${th:-0} threads, not the program's 4"
-grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 st_verdict "$l: no wait cut short, each wait sampled with its stack"
 
 
@@ -39,15 +35,11 @@ st_verdict "$l: no wait cut short, each wait sampled with its stack"
 # and still gets its own SIGPROF.
 for clock in cpu wall; do
 	l=sigwait-$clock
-	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" sigwait 300
-	rc=$?
-	why=
-	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-	grep -q '^sigwait done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
+	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" sigwait 300
+	st_done $l sigwait
 	bad=$(grep '^unexpected' "$MI_TMP/$l.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
 	[ -z "$bad" ] || mi_why_add "the program took signals that are not its own:$bad"
 	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
-	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
 	st_verdict "$l: the sigwait family gets the program's signals only"
 done
 
@@ -55,12 +47,8 @@ done
 # A program that executes itself 200 times under wall-clock sampling: a
 # tick pending through an exec killed the new program by SIGPROF.
 l=exec-wall
-st_run $l "sample=1000,sample_clock=wall" "$ST_BLOCK" exec 200
-rc=$?
-why=
-[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-grep -q '^exec done$' "$MI_TMP/$l.out" || mi_why_add "the last program did not finish"
-grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+st_case $l "sample=1000,sample_clock=wall" "$ST_BLOCK" exec 200
+st_done $l exec
 st_verdict "$l: 200 execs, none killed by a tick"
 
 # Code on a stack of 8 KiB with its signals on a sigaltstack (a Go
@@ -69,23 +57,15 @@ st_verdict "$l: 200 execs, none killed by a tick"
 # inconsistent mutex state" and the like, at the launcher's default 100 Hz).
 for clock in cpu wall; do
 	l=small-$clock
-	st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" small 300
-	rc=$?
-	why=
-	[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-	grep -q '^small done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
-	grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" small 300
+	st_done $l small
 	st_verdict "$l: a small stack with a signal stack survives sampling"
 	# a signal stack of 8 KiB, too small for the walk: the pc alone; one
 	# of 18160 bytes (Python's faulthandler): stacks walked to main
 	for size in 8192 18160; do
 		l=alt-$size-$clock
-		st_run $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" alt 300 $size
-		rc=$?
-		why=
-		[ $rc -eq 0 ] || mi_why_add "exit status $rc"
-		grep -q '^alt done$' "$MI_TMP/$l.out" || mi_why_add "the program did not finish"
-		grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+		st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" alt 300 $size
+		st_done $l alt
 		if [ $size = 18160 ]; then
 			st_analyse $l --style flat
 			m=$(st_j $l "round(fn('main').get('cum_ms', 0))")

@@ -34,7 +34,7 @@ b=$(own_in "$MI_TMP/$l.names")
 grep -q '<meminst>' "$MI_TMP/$l.folded" || mi_why_add "no <meminst> in the folded stacks"
 b=$(own_in "$MI_TMP/$l.folded")
 [ -z "$b" ] || mi_why_add "the folded stacks show $b"
-grep -q '^meminst:' "$MI_TMP/$l.err" && mi_why_add "meminst complained"
+mi_no_complaint "$MI_TMP/$l.err"
 st_verdict "$l: meminst's work is <meminst> ($mm%) in analyse and folded"
 
 if [ -x "$M" ]; then

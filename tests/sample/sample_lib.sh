@@ -29,6 +29,21 @@ st_run() {
 	return $st_rc
 }
 
+# st_case LABEL MEMINST PROGRAM ARGS...: a new case ($why empty): st_run,
+# and a reason when the program did not exit 0.
+st_case() {
+	st_run "$@"
+	why=
+	[ $st_rc -eq 0 ] || mi_why_add "exit status $st_rc"
+}
+
+# st_done LABEL WORD: a reason when the program did not print "WORD done",
+# or when meminst wrote a line on its stderr.
+st_done() {
+	grep -q "^$2 done\$" "$MI_TMP/$1.out" || mi_why_add "the program did not finish"
+	mi_no_complaint "$MI_TMP/$1.err"
+}
+
 # st_analyse LABEL [OPTIONS...]: `inspect analyse --json OPTIONS` of the
 # run's trace into $MI_TMP/LABEL.json (stderr in LABEL.aerr).
 ST_INSPECT=$top_builddir/inspect/inspect

@@ -10,21 +10,15 @@
 # picks one table wherever --help offers them.  The launcher, meminst, is
 # held to the same at the end: its --help, every option of it, its
 # mistakes, and its options ending at the program.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
-
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-LAUNCH=$top_builddir/session/meminst
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
 
 # ------------------------------------------------------------ sessions --
 why=
-"$LAUNCH" -q --mim --trace --interval=20ms -o t.db -- "$PROG" >out 2>err || mi_why_add "traced: exit $?"
-"$LAUNCH" -q --mim --sample=1000 --alloc-sample=64k -o s.db -- "$PROG" >out 2>>err ||
+"$LAUNCH" -q --mim --trace --interval=20ms -o t.db -- "$KNOWN" >out 2>err || mi_why_add "traced: exit $?"
+"$LAUNCH" -q --mim --sample=1000 --alloc-sample=64k -o s.db -- "$KNOWN" >out 2>>err ||
 	mi_why_add "sampled: exit $?"
-"$LAUNCH" -q --mim --no-time --interval=20ms -o m.db -- "$PROG" >out 2>>err || mi_why_add "snapshots: exit $?"
+"$LAUNCH" -q --mim --no-time --interval=20ms -o m.db -- "$KNOWN" >out 2>>err || mi_why_add "snapshots: exit $?"
 # what the cases refer to: the program's pid, the first and last map
 for db in t s m; do
 	"$INSPECT" list --json $db.db 2>>err | /usr/bin/python3 -c '
@@ -280,7 +274,7 @@ n=0
 echo "$lcases" | while read -r want args; do
 	n=$((n + 1))
 	line=$(echo "$args" | sed "s|@OUT@|l$n.db|g; s|@LIB@|$MEMINST_LIB|g")
-	"$LAUNCH" $line -- "$PROG" >out 2>cerr # word splitting intended
+	"$LAUNCH" $line -- "$KNOWN" >out 2>cerr # word splitting intended
 	rc=$?
 	[ $rc -eq "$want" ] || echo "meminst $line: exit $rc, not $want: $(head -c 300 cerr)" >>failed
 	case $line in *-o*) [ -s "l$n.db" ] || echo "meminst $line: no session l$n.db" >>failed ;; esac

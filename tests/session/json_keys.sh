@@ -5,18 +5,13 @@
 # the man page, and none of the words the vocabulary replaced (cnt, own,
 # acc, elapsed, seconds, size, location …): times end in _ms, sizes in
 # _bytes, counts of blocks in _blocks, locations are file and line.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
-
 why=
-"$top_builddir/session/meminst" -q --mim --trace --interval=20ms -o s.db -- "$PROG" >out 2>err ||
+"$LAUNCH" -q --mim --trace --interval=20ms -o s.db -- "$KNOWN" >out 2>err ||
 	mi_why_add "meminst --trace exited $?"
-"$top_builddir/session/meminst" -q --mis --sample=1000 --alloc-sample=64k -o p.db -- "$PROG" >out 2>>err ||
+"$LAUNCH" -q --mis --sample=1000 --alloc-sample=64k -o p.db -- "$KNOWN" >out 2>>err ||
 	mi_why_add "meminst --sample exited $?"
 
 # One command line per line; each must exit 0 and print one JSON document.

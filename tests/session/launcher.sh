@@ -5,13 +5,8 @@
 # session), an existing output refused without -f, bad options, the
 # session read back by inspect, paths MEMINST and LD_PRELOAD cannot carry
 # as they are, and a process that becomes another user.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
-
-M=$top_builddir/session/meminst
-INSPECT=$top_builddir/inspect/inspect
-export MEMINST_LIBRARY="$MEMINST_LIB"
-cd "$MI_TMP" || exit 99
 
 # expect LABEL GOT WANT
 expect() {
@@ -19,18 +14,18 @@ expect() {
 }
 
 why=
-"$M" -q --no-time -o rc.db -- /usr/bin/python3 -c 'import sys; sys.exit(3)' 2>err
+"$LAUNCH" -q --no-time -o rc.db -- /usr/bin/python3 -c 'import sys; sys.exit(3)' 2>err
 expect "exit status" $? 3
 expect "exit code stored" "$(snap_sql rc.db 'SELECT exit_code, exit_signal IS NULL FROM session_run')" "3 1"
 expect "one process" "$(snap_sql rc.db 'SELECT count(*) FROM session_process')" 1
 mi_verdict "exit status passed through and stored" "$why" err stderr
 
 why=
-"$M" -q --no-time -o rc.db -- true 2>err
+"$LAUNCH" -q --no-time -o rc.db -- true 2>err
 expect "status with an existing output" $? 2
 grep -q 'rc.db exists' err || mi_why_add "no message about the existing file"
 expect "old session kept" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 3
-"$M" -q --no-time -f -o rc.db -- true 2>>err
+"$LAUNCH" -q --no-time -f -o rc.db -- true 2>>err
 expect "status with -f" $? 0
 expect "replaced by -f" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 0
 ls -a | grep -q meminst-parts && mi_why_add "a parts directory was left behind"
@@ -41,7 +36,7 @@ mi_verdict "existing output: refused, replaced with -f" "$why" err stderr
 why=
 mkdir odir && mkfifo ofifo
 for out in odir ofifo ""; do
-	"$M" -q --no-time -f -o "$out" -- touch ran 2>err
+	"$LAUNCH" -q --no-time -f -o "$out" -- touch ran 2>err
 	expect "-f -o '$out': status" $? 2
 	[ "$(wc -l <err)" = 1 ] || mi_why_add "-f -o '$out': not one line on stderr"
 	[ -e ran ] && mi_why_add "-f -o '$out': the program ran"
@@ -55,7 +50,7 @@ mi_verdict "-f: only a regular file is replaced; an empty -o is refused" "$why" 
 # line (the parts are read in two passes), the real parts kept; an empty part
 # is what a process leaves that ends in the middle of its first store
 why=
-"$M" -q --no-time -o parts.db -- sh -c \
+"$LAUNCH" -q --no-time -o parts.db -- sh -c \
 	'for d in .meminst-parts.*; do echo junk >$d/mem.1.db; : >$d/mem.2.db; done; ls >/dev/null' 2>err
 expect "status with foreign parts" $? 0
 expect "lines on stderr" "$(wc -l <err)" 2
@@ -68,7 +63,7 @@ mi_verdict "foreign parts: skipped, said once each" "$why" err stderr
 # said in one line, not a silent empty session
 if file -L /sbin/ldconfig 2>/dev/null | grep -q 'static'; then
 	why=
-	"$M" -q -o static.db -- /sbin/ldconfig -p >/dev/null 2>err
+	"$LAUNCH" -q -o static.db -- /sbin/ldconfig -p >/dev/null 2>err
 	expect "status of ldconfig -p" $? 0
 	expect "lines on stderr" "$(wc -l <err)" 1
 	grep -q 'no process of the run loaded' err || mi_why_add "no line saying nothing was instrumented"
@@ -78,7 +73,7 @@ else
 fi
 
 why=
-"$M" -q --no-time -o sig.db -- sh -c 'kill -TERM $$' 2>err
+"$LAUNCH" -q --no-time -o sig.db -- sh -c 'kill -TERM $$' 2>err
 expect "status of a program killed by SIGTERM" $? 143
 expect "signal stored" "$(snap_sql sig.db 'SELECT exit_code IS NULL, exit_signal FROM session_run')" "1 15"
 mi_verdict "death by a signal: session written, same signal" "$why" err stderr
@@ -93,7 +88,7 @@ keep = [bytearray(4096) for i in range(2000)]
 print("ready", flush=True)
 time.sleep(60)
 PY
-setsid "$M" -q --no-time --mim --interval=20ms -o int.db -- /usr/bin/python3 slow.py >int.out 2>err &
+setsid "$LAUNCH" -q --no-time --mim --interval=20ms -o int.db -- /usr/bin/python3 slow.py >int.out 2>err &
 bg=$!
 snap_wait_line int.out '^ready' || mi_why_add "the program did not start"
 sleep 0.3
@@ -109,7 +104,7 @@ mi_verdict "Ctrl-C: the session is written and readable" "$why" err stderr
 # fork + exec: every process has its snapshots in the one session, each
 # consistent, numbered in time order.
 why=
-"$M" -q --no-time --mim -o fork.db -- bash -c '/usr/bin/python3 -c "print(1)"; ls / >/dev/null; echo done' >fork.out 2>err
+"$LAUNCH" -q --no-time --mim -o fork.db -- bash -c '/usr/bin/python3 -c "print(1)"; ls / >/dev/null; echo done' >fork.out 2>err
 expect "status" $? 0
 expect "output" "$(tail -n 1 fork.out)" done
 n=$(snap_sql fork.db 'SELECT count(*) FROM session_process')
@@ -132,9 +127,9 @@ cat >peaks.py <<'PY'
 keep = [bytearray(1000) for i in range(20000)]
 del keep
 PY
-"$M" -q --no-time --mim --interval=0 -o peaks.db -- /usr/bin/python3 peaks.py 2>err ||
+"$LAUNCH" -q --no-time --mim --interval=0 -o peaks.db -- /usr/bin/python3 peaks.py 2>err ||
 	mi_why_add "the default run failed"
-"$M" -q --no-time --mim --interval=0 --snapshot-at=exit -o exit.db -- /usr/bin/python3 peaks.py 2>>err ||
+"$LAUNCH" -q --no-time --mim --interval=0 --snapshot-at=exit -o exit.db -- /usr/bin/python3 peaks.py 2>>err ||
 	mi_why_add "the --snapshot-at=exit run failed"
 [ "$(snap_sql peaks.db "SELECT count(*) FROM snapshot WHERE trigger = 'peak'")" -ge 1 ] ||
 	mi_why_add "no peak snapshot by default"
@@ -144,7 +139,7 @@ mi_verdict "--snapshot-at: peak snapshots by default, exit alone when asked" "$w
 
 # --site-depth: the stacks of the types reach the session.
 why=
-"$M" -q --no-time --mim --interval=0 --snapshot-at=exit --site-depth=3 -o depth.db -- /usr/bin/python3 peaks.py 2>err ||
+"$LAUNCH" -q --no-time --mim --interval=0 --snapshot-at=exit --site-depth=3 -o depth.db -- /usr/bin/python3 peaks.py 2>err ||
 	mi_why_add "the --site-depth=3 run failed"
 expect "deepest frame of a type with --site-depth=3" "$(snap_sql depth.db "SELECT max(depth) FROM type_frame")" 2
 mi_verdict "--site-depth: stacks of types stored in the session" "$why" err stderr
@@ -155,7 +150,7 @@ mi_verdict "--site-depth: stacks of types stored in the session" "$why" err stde
 # _exit once asked, not by a SIGTERM that could come before its first
 # interval snapshot and leave it none).
 why=
-"$M" -q --no-time --control -o ctl.db -- /usr/bin/python3 -c '
+"$LAUNCH" -q --no-time --control -o ctl.db -- /usr/bin/python3 -c '
 import os, subprocess, sys, time
 r, w = os.pipe()
 r2, w2 = os.pipe()
@@ -184,7 +179,7 @@ mi_verdict "--control: a forked child answers inspect status --pid" "$why" err s
 # --site-skip: the wrapper's blocks are two types (its callers' 100 and 10
 # blocks) in the session, not one of 110.
 why=
-"$M" -q --no-time --interval=0 --site-skip=wrap_alloc,wrap_inner -o skip.db -- "$MI_TARGETS/site_wrap" \
+"$LAUNCH" -q --no-time --interval=0 --site-skip=wrap_alloc,wrap_inner -o skip.db -- "$MI_TARGETS/site_wrap" \
 	>skip.out 2>err
 expect "exit status with --site-skip" $? 0
 expect "site_skip in the session's MEMINST" \
@@ -210,9 +205,9 @@ for args in "--library=/etc/passwd" "--library=$LIBC" "--library=$MI_TMP" "--lib
 	why=
 	if [ -n "$args" ]; then
 		# shellcheck disable=SC2086
-		"$M" $args -- touch ran 2>err
+		"$LAUNCH" $args -- touch ran 2>err
 	else
-		"$M" 2>err
+		"$LAUNCH" 2>err
 	fi
 	rc=$?
 	expect "status" "$rc" 2
@@ -225,7 +220,7 @@ done
 
 # A typo of an option names the nearest one, on one line.
 why=
-"$M" --snaphsot-at=exit -- touch ran 2>err
+"$LAUNCH" --snaphsot-at=exit -- touch ran 2>err
 expect "status of a mistyped option" $? 2
 grep -qx "meminst: unknown option '--snaphsot-at' (did you mean '--snapshot-at'?) (see 'meminst --help')" err ||
 	mi_why_add "no 'did you mean' line"
@@ -234,7 +229,7 @@ rm -f ran
 mi_verdict "mistyped option: did you mean" "$why" err stderr
 
 why=
-"$M" --no-time -o x.db -- /nonexistent/prog 2>err
+"$LAUNCH" --no-time -o x.db -- /nonexistent/prog 2>err
 expect "status of a missing program" $? 127
 grep -q 'cannot run /nonexistent/prog' err || mi_why_add "no clear message"
 [ -e x.db ] && mi_why_add "a session was written for a program that did not run"
@@ -249,7 +244,7 @@ mi_verdict "missing program" "$why" err stderr
 for d in "a,b" "x%p"; do
 	why=
 	mkdir -p "$MI_TMP/$d"
-	(cd "$MI_TMP/$d" && "$M" -q -o s.db -- /bin/echo hi) >out 2>err
+	(cd "$MI_TMP/$d" && "$LAUNCH" -q -o s.db -- /bin/echo hi) >out 2>err
 	expect "exit status" $? 0
 	expect "output" "$(cat out)" hi
 	[ -s err ] && mi_why_add "lines on stderr"
@@ -260,8 +255,8 @@ why=
 mkdir -p "$MI_TMP/my lib"
 cp "$(readlink -f "$MEMINST_LIB")" "$MI_TMP/my lib/libmeminst.so"
 (cd "$MI_TMP/my lib" &&
-	"$M" -q -o "$MI_TMP/lib1.db" --library="$MI_TMP/my lib/libmeminst.so" -- /bin/echo hi &&
-	"$M" -q -o "$MI_TMP/lib2.db" --library=./libmeminst.so -- /bin/sh -c 'cd / && /bin/echo hi') >out 2>err
+	"$LAUNCH" -q -o "$MI_TMP/lib1.db" --library="$MI_TMP/my lib/libmeminst.so" -- /bin/echo hi &&
+	"$LAUNCH" -q -o "$MI_TMP/lib2.db" --library=./libmeminst.so -- /bin/sh -c 'cd / && /bin/echo hi') >out 2>err
 expect "exit status" $? 0
 expect "output" "$(cat out)" "hi
 hi"
@@ -275,7 +270,7 @@ mi_verdict "--library with a space in its path, and a relative one" "$why" err s
 # was stopped with status 2, the program never run).  As root only.
 if [ "$(id -u)" = 0 ] && [ -x /usr/bin/setpriv ]; then
 	why=
-	"$M" -q -o priv.db --snapshot-at=exit --interval=0 -- \
+	"$LAUNCH" -q -o priv.db --snapshot-at=exit --interval=0 -- \
 		/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /bin/echo hi >out 2>err
 	expect "exit status" $? 0
 	expect "output" "$(cat out)" hi

@@ -9,15 +9,12 @@
 # keeps 5 blocks of in_thread's.  Checked in inspect report (JSON and
 # text), inspect html and top --live-at-exit; exact counts.  Without mim (--mis) there is no
 # block map and no such column.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
 PROG=$top_builddir/tests/session/live_fn
-cd "$MI_TMP" || exit 99
 
 why=
-"$top_builddir/session/meminst" -q --mim --trace=cpu -o s.db -- "$PROG" >out 2>err ||
+"$LAUNCH" -q --mim --trace=cpu -o s.db -- "$PROG" >out 2>err ||
 	mi_why_add "meminst exited $?"
 "$INSPECT" report --json s.db >r.json 2>>err || mi_why_add "report --json exited $?"
 /usr/bin/python3 - r.json <<'PY' >check.out 2>&1 || mi_why_add "$(tail -n 1 check.out)"
@@ -53,7 +50,7 @@ grep -q '^[0-9]*,1500,[0-9.]*,5,"*in_thread[^,]*,.*,in_thread,1$' top.csv || mi_
 mi_verdict "top --live-at-exit: allocated in" "$why" top.csv csv class.csv class err stderr
 
 why=
-"$top_builddir/session/meminst" -q --mis --trace=cpu -o mis.db -- "$PROG" >out 2>err ||
+"$LAUNCH" -q --mis --trace=cpu -o mis.db -- "$PROG" >out 2>err ||
 	mi_why_add "meminst --mis exited $?"
 "$INSPECT" report mis.db >m.txt 2>>err || mi_why_add "report exited $?"
 grep -q "^still live at exit" m.txt || mi_why_add "no live-at-exit section with mis"

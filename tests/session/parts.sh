@@ -8,20 +8,17 @@
 #     ends: the launcher waits for the store (here the daemon holds its
 #     part's lock for 1 s), keeps what the daemon stored, and says once that
 #     the daemon was still running and what its data lacks.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-M=$top_builddir/session/meminst
 PY=/usr/bin/python3
 mi_need "$PY" python3
-export MEMINST_LIBRARY="$MEMINST_LIB"
-cd "$MI_TMP" || exit 99
 
 # The parts directory of the run, from MEMINST's snapshot= path.
 PARTS='import os; parts = os.path.dirname(os.environ["MEMINST"].split("snapshot=")[1].split(",")[0])'
 
 why=
-"$M" -q --no-time -o cut.db -- "$PY" -c "$PARTS"'
+"$LAUNCH" -q --no-time -o cut.db -- "$PY" -c "$PARTS"'
 import os, sqlite3
 r, w = os.pipe()
 pid = os.fork()
@@ -67,7 +64,7 @@ os.write(w, b"%d\n" % os.getpid())
 time.sleep(1)
 con.execute("ROLLBACK")
 time.sleep(4)'
-"$M" -q --no-time --interval=50ms -o daemon.db -- "$PY" -c "$PARTS"'
+"$LAUNCH" -q --no-time --interval=50ms -o daemon.db -- "$PY" -c "$PARTS"'
 import os, sys
 r, w = os.pipe()
 if os.fork() == 0:

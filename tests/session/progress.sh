@@ -2,19 +2,16 @@
 # it one): with TERM=xterm the line is drawn and erased (ESC [K) before the
 # closing line; with TERM=dumb or no TERM (an editor's shell buffer) no
 # escape sequence is written at all, and the closing line is the same.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 
 command -v script >/dev/null 2>&1 || { echo "skip  script(1) is not installed (apt-get install bsdutils)"; exit 77; }
-export MEMINST_LIBRARY="$MEMINST_LIB"
-MEMINST_BIN=$top_builddir/session/meminst
-cd "$MI_TMP" || exit 99
 esc=$(printf '\033')
 for term in xterm dumb none; do
 	rm -f p.db
 	if [ $term = none ]; then
-		env -u TERM script -qec "$MEMINST_BIN -o p.db -- true" /dev/null >out 2>&1
+		env -u TERM script -qec "$LAUNCH -o p.db -- true" /dev/null >out 2>&1
 	else
-		TERM=$term script -qec "$MEMINST_BIN -o p.db -- true" /dev/null >out 2>&1
+		TERM=$term script -qec "$LAUNCH -o p.db -- true" /dev/null >out 2>&1
 	fi
 	rc=$?
 	why=

@@ -4,15 +4,10 @@
 # function exact; the peak exact (max-ever) and held by a snapshot to 90%;
 # the accumulated-time ratio burn_a/burn_b (each calls work()) within
 # 3 +- 0.75.
-. "$top_srcdir/tests/integration/lib.sh"
-
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-PROG=$top_builddir/tests/session/known
-cd "$MI_TMP" || exit 99
+. "$top_srcdir/tests/session/session_lib.sh"
 
 why=
-"$top_builddir/session/meminst" -q --mim --trace=cpu --interval=20ms -o s.db -- "$PROG" >out 2>err ||
+"$LAUNCH" -q --mim --trace=cpu --interval=20ms -o s.db -- "$KNOWN" >out 2>err ||
 	mi_why_add "meminst exited $?"
 "$INSPECT" report --json s.db >r.json 2>>err || mi_why_add "report --json exited $?"
 /usr/bin/python3 - r.json <<'PY' >check.out 2>&1 || mi_why_add "$(tail -n 1 check.out)"
@@ -75,7 +70,7 @@ mi_verdict "report: text sections" "$why" r.txt text err stderr
 # 640000 +- 35% (about 78 allocation samples); own-time ratio burn_a/burn_b
 # 3 +- 1 (about 650 timer samples at 5000 Hz).
 why=
-"$top_builddir/session/meminst" -q --mis --sample=5000 --alloc-sample=8k -o smp.db -- "$PROG" >out 2>err ||
+"$LAUNCH" -q --mis --sample=5000 --alloc-sample=8k -o smp.db -- "$KNOWN" >out 2>err ||
 	mi_why_add "meminst exited $?"
 "$INSPECT" report --json smp.db >s.json 2>>err || mi_why_add "report --json exited $?"
 /usr/bin/python3 - s.json <<'PY' >scheck.out 2>&1 || mi_why_add "$(tail -n 1 scheck.out)"
@@ -94,18 +89,18 @@ mi_verdict "report from samples: bytes and time per function within tolerance" "
 
 # Without a trace: the memory part, and one line saying what is missing.
 why=
-"$top_builddir/session/meminst" -q --mim --no-time -o m.db -- "$PROG" >out 2>err
+"$LAUNCH" -q --mim --no-time -o m.db -- "$KNOWN" >out 2>err
 "$INSPECT" report m.db >m.txt 2>m.err || mi_why_add "exited $?"
 grep -q '^memory:' m.txt || mi_why_add "no memory section"
 grep -q 'no trace' m.err || mi_why_add "no line about the missing trace"
 "$INSPECT" report "$top_srcdir/README.md" >/dev/null 2>x.err
 [ $? -eq 3 ] || mi_why_add "a non-session file: not exit status 3"
 grep -q 'not an SQLite database' x.err || mi_why_add "no clear message for a non-session file"
-LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot="$MI_TMP/snap.db" "$PROG" >/dev/null 2>&1
+LD_PRELOAD="$MEMINST_LIB" MEMINST=mim,snapshot="$MI_TMP/snap.db" "$KNOWN" >/dev/null 2>&1
 "$INSPECT" report snap.db >/dev/null 2>y.err
 [ $? -eq 3 ] || mi_why_add "a snapshot file: not exit status 3"
 grep -q 'a snapshot database, not a session' y.err || mi_why_add "no clear message for a snapshot file"
-"$top_builddir/session/meminst" -q --no-memory --trace -o t.db -- "$PROG" >out 2>err
+"$LAUNCH" -q --no-memory --trace -o t.db -- "$KNOWN" >out 2>err
 "$INSPECT" report t.db >t.txt 2>>err || mi_why_add "a time-only session: exit status $?"
 grep -q 'no snapshot of this process' t.txt || mi_why_add "a time-only session: no line about memory"
 grep -q '^burn_a\|^ *burn_a\|burn_a ' t.txt || mi_why_add "a time-only session: no functions"
@@ -126,8 +121,8 @@ mi_verdict "report --pid of no process of the session" "$why" p.err stderr
 # by calls), not the shell that came first; --pid picks one, and report
 # --pid shows that process's command line (it showed the run's).
 why=
-"$top_builddir/session/meminst" -q --mim --trace=cpu --interval=0 -o multi.db -- \
-	/bin/dash -c "$PROG >/dev/null; :" 2>err || mi_why_add "meminst exited $?"
+"$LAUNCH" -q --mim --trace=cpu --interval=0 -o multi.db -- \
+	/bin/dash -c "$KNOWN >/dev/null; :" 2>err || mi_why_add "meminst exited $?"
 kpid=$(sqlite3 multi.db "SELECT pid FROM session_process WHERE exe LIKE '%/known'")
 spid=$(sqlite3 multi.db "SELECT pid FROM session_process WHERE exe LIKE '%dash'")
 "$INSPECT" report --json multi.db >m.json 2>>err || mi_why_add "report --json exited $?"
@@ -148,7 +143,7 @@ grep -q "^the heaviest by peak live bytes: pid $kpid (memory below); by calls: p
 	mi_why_add "report does not name the heaviest"
 grep -q "^memory of pid $kpid:" m.txt || mi_why_add "the memory part is not the program's"
 "$INSPECT" report --pid "$kpid" multi.db >p.txt 2>>err
-grep -q "^command: *$PROG\$" p.txt || mi_why_add "report --pid CHILD: $(grep '^command' p.txt)"
+grep -q "^command: *$KNOWN\$" p.txt || mi_why_add "report --pid CHILD: $(grep '^command' p.txt)"
 grep -q "^processes (" p.txt && mi_why_add "report --pid lists the processes"
 "$INSPECT" analyse multi.db >a.txt 2>>err || mi_why_add "analyse exited $?"
 grep -q "^analysed below: pid $kpid, the heaviest" a.txt || mi_why_add "analyse does not take the heaviest"

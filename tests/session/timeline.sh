@@ -3,12 +3,9 @@
 # 24 MiB, its snapshots are in time order, the chart is drawn in text (with
 # block characters under a UTF-8 locale, '#' otherwise) and left out of
 # --json; --pid picks a process, an unknown one is exit status 1.
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-export MEMINST_LIBRARY="$MEMINST_LIB"
-INSPECT=$top_builddir/inspect/inspect
-cd "$MI_TMP" || exit 99
 cat >steps.py <<'PY'
 import time
 keep = []
@@ -19,7 +16,7 @@ keep = []
 time.sleep(0.1)
 PY
 why=
-"$top_builddir/session/meminst" -q --no-time --interval=20ms -o s.db -- /usr/bin/python3 steps.py 2>err ||
+"$LAUNCH" -q --no-time --interval=20ms -o s.db -- /usr/bin/python3 steps.py 2>err ||
 	mi_why_add "meminst exited $?"
 "$INSPECT" timeline --json s.db >t.json 2>>err || mi_why_add "timeline --json exited $?"
 /usr/bin/python3 - t.json <<'PY' >check.out 2>&1 || mi_why_add "$(head -n 1 check.out)"
@@ -52,7 +49,7 @@ mi_verdict "timeline --pid" "$why" err stderr
 # A run too short for interval snapshots: a chart one or two columns wide,
 # whose time axis must still read "0 … END", the two labels apart.
 why=
-"$top_builddir/session/meminst" -q --no-time -o few.db -- /usr/bin/python3 -c pass 2>err ||
+"$LAUNCH" -q --no-time -o few.db -- /usr/bin/python3 -c pass 2>err ||
 	mi_why_add "meminst exited $?"
 LC_ALL=C "$INSPECT" timeline few.db >few.txt 2>>err || mi_why_add "timeline exited $?"
 axis=$(grep -E '^ +0 ' few.txt | tail -n 1)
@@ -62,7 +59,7 @@ mi_verdict "timeline of a short run: readable axis" "$why" err stderr few.txt te
 # a process stopped for 10 periods: after SIGCONT one interval snapshot,
 # then the period again, not a burst catching up the missed ones
 why=
-"$top_builddir/session/meminst" -q --no-time --interval=50ms -o stop.db -- \
+"$LAUNCH" -q --no-time --interval=50ms -o stop.db -- \
 	sh -c '(sleep 0.5; kill -CONT $$) & kill -STOP $$; sleep 0.3' 2>err || mi_why_add "meminst exited $?"
 pid=$(snap_sql stop.db "SELECT pid FROM session_run")
 close=$(snap_sql stop.db "SELECT count(*) FROM (SELECT elapsed_ns - lag(elapsed_ns) OVER (ORDER BY elapsed_ns)

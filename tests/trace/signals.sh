@@ -12,19 +12,25 @@
 . "$top_srcdir/tests/trace/trace_lib.sh"
 
 T=$MI_TMP
-for clock in wall cpu; do
+
+# storm NAME CLOCK CASE: a new case ($why empty): the target's CASE traced
+# into $T/NAME.trace (read into NAME.trace.chk), up to three runs (the
+# sender may get little CPU on a loaded machine) to see at least 20
+# signals handled; $runs is how many.  Fails when a run or its check did.
+storm() {
 	why=
-	# the sender may get little CPU on a loaded machine: up to three
-	# runs to see at least 20 signals handled
 	for try in 1 2 3; do
-		tr_run preload "$T/s.out" "$T/s.trace" "trace=$clock,trace_file=$T/s.trace" storm ||
-			{ mi_why_add "run or trace_check failed"; break; }
-		runs=$(awk '$1 == "storm" { print $3 }' "$T/s.out")
-		[ "${runs:-0}" -ge 20 ] && break
+		tr_run preload "$T/$1.out" "$T/$1.trace" "trace=$2,trace_file=$T/$1.trace" "$3" ||
+			{ mi_why_add "run or trace_check failed"; return 1; }
+		runs=$(awk '$1 == "storm" { print $3 }' "$T/$1.out")
+		[ "${runs:-0}" -ge 20 ] && return 0
 	done
-	if [ -z "$why" ]; then
+	mi_why_add "only ${runs:-0} signals handled"
+}
+
+for clock in wall cpu; do
+	if storm s "$clock" storm; then
 		chk=$T/s.trace.chk
-		[ "${runs:-0}" -ge 20 ] || mi_why_add "only ${runs:-0} signals handled"
 		leaf=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" leaf)")
 		on=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" on_signal)")
 		sig=$(tr_calls "$chk" 1 "$(tr_addr "$T/s.out" sig_leaf)")
@@ -48,15 +54,7 @@ done
 # a flush: tracing goes on (the abandoned claim is taken over, no flush is
 # left half done), final_leaf's 100,000 calls after the storm are all
 # there and the trace decodes in order.
-why=
-for try in 1 2 3; do
-	tr_run preload "$T/j.out" "$T/j.trace" "trace=wall,trace_file=$T/j.trace" jumps ||
-		{ mi_why_add "run or trace_check failed"; break; }
-	runs=$(awk '$1 == "storm" { print $3 }' "$T/j.out")
-	[ "${runs:-0}" -ge 20 ] && break
-done
-if [ -z "$why" ]; then
-	[ "${runs:-0}" -ge 20 ] || mi_why_add "only ${runs:-0} signals handled"
+if storm j wall jumps; then
 	final=$(tr_calls "$T/j.trace.chk" 1 "$(tr_addr "$T/j.out" final_leaf)")
 	[ "$final" = 100000 ] || mi_why_add "final_leaf: $final calls, not 100000"
 	[ "$(tr_field "$T/j.trace.chk" 1 unordered)" = 0 ] || mi_why_add "records out of time order"

@@ -17,6 +17,18 @@ leaf_cnt() {
 print(sum(f["calls"] for t in j["threads"] for f in t["functions"] if f["name"] == "leaf"))' "$1" 2>&1
 }
 
+# disk_full NAME TRACE: the run whose stderr is NAME.err wrote TRACE to a
+# disk that filled: one line on stderr, with the path and the errno, and
+# the file whole up to its last chunk (read into NAME.chk) for inspect.
+disk_full() {
+	[ "$(grep -c . "$1.err")" = 1 ] || mi_why_add "not one line on stderr"
+	grep -q "cannot write trace file $2: No space left on device (errno 28)" "$1.err" ||
+		mi_why_add "no line with the path and errno"
+	"$TR_CHECK" "$2" >"$1.chk" 2>>"$1.err" || mi_why_add "trace unreadable"
+	grep -q '^truncated' "$1.chk" && mi_why_add "the file ends in a torn chunk"
+	"$TR_INSPECT" analyse "$2" >/dev/null 2>>"$1.err" || mi_why_add "inspect analyse failed"
+}
+
 # --- disk full: a 1 MiB tmpfs (root only) -------------------------------
 mkdir -p "$T/full"
 if mount -t tmpfs -o size=1m tmpfs "$T/full" 2>/dev/null; then
@@ -29,12 +41,7 @@ if mount -t tmpfs -o size=1m tmpfs "$T/full" 2>/dev/null; then
 	# the same output but for the address (position-independent code)
 	[ "$(awk '{ print $1, $2, $4 }' "$T/ref.out")" = "$(awk '{ print $1, $2, $4 }' "$T/full.out")" ] ||
 		mi_why_add "stdout changed"
-	[ "$(grep -c . "$T/full.err")" = 1 ] || mi_why_add "not one line on stderr"
-	grep -q "cannot write trace file $tr: No space left on device (errno 28)" "$T/full.err" ||
-		mi_why_add "no line with the path and errno"
-	"$TR_CHECK" "$tr" >"$T/full.chk" 2>>"$T/full.err" || mi_why_add "trace unreadable"
-	grep -q '^truncated' "$T/full.chk" && mi_why_add "the file ends in a torn chunk"
-	"$TR_INSPECT" analyse "$tr" >/dev/null 2>>"$T/full.err" || mi_why_add "inspect analyse failed"
+	disk_full "$T/full" "$tr"
 	umount "$T/full"
 	mi_verdict "disk full: one line, file whole up to its last chunk" "$why" "$T/full.err" stderr
 else
@@ -148,12 +155,7 @@ if command -v mkfs.ext4 >/dev/null 2>&1 && dd if=/dev/zero of="$T/ext4.img" bs=1
 	MI_MEMINST="trace=wall,trace_file=$tr"
 	mi_x "$TR_TARGET" loop2000000 >"$T/ext4.out" 2>"$T/ext4.err" || mi_why_add "the program failed"
 	unset MI_MEMINST
-	[ "$(grep -c . "$T/ext4.err")" = 1 ] || mi_why_add "not one line on stderr"
-	grep -q "cannot write trace file $tr: No space left on device (errno 28)" "$T/ext4.err" ||
-		mi_why_add "no line with the path and errno"
-	"$TR_CHECK" "$tr" >"$T/ext4.chk" 2>>"$T/ext4.err" || mi_why_add "trace unreadable"
-	grep -q '^truncated' "$T/ext4.chk" && mi_why_add "the file ends in a torn chunk"
-	"$TR_INSPECT" analyse "$tr" >/dev/null 2>>"$T/ext4.err" || mi_why_add "inspect analyse failed"
+	disk_full "$T/ext4" "$tr"
 	umount "$T/ext4"
 	mi_verdict "disk full under direct writes: one line, file whole up to its last chunk" "$why" \
 		"$T/ext4.err" stderr

@@ -30,9 +30,7 @@ done
 build=$(cd "$(bench_build_dir launcher-peers.sh session/meminst "${1:-}")" && pwd)
 M=$build/session/meminst
 lib=$build/alloc/.libs/libmeminst.so
-for f in "$M" "$lib"; do
-	[ -e "$f" ] || { echo "launcher-peers.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need launcher-peers.sh "$build" "$M" "$lib"
 command -v heaptrack >/dev/null || { echo "launcher-peers.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
 command -v g++ >/dev/null || { echo "launcher-peers.sh: g++ not installed" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-launcher.XXXXXX")
@@ -66,30 +64,10 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	mim-exit) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./cxxmap ;;
 	heaptrack) set -- "$1" heaptrack -o ht ./cxxmap ;;
 	esac
-	c=$1; shift
-	/usr/bin/time -f '%U %S' -o t "$@" >/dev/null 2>&1 || { echo "launcher-peers.sh: $c failed" >&2; exit 1; }
+	bench_cpu launcher-peers.sh "$@"
 	rm -f s.db ht.*
-	echo "$c $(awk '{ printf "%.3f", $1 + $2 }' t)"
 }
 configs="bare mim mim-exit heaptrack"
-r=0
-while [ $r -lt "$rounds" ]; do
-	set -- $configs
-	i=0
-	while [ $i -lt $((r % 4)) ]; do set -- "$@" "$1"; shift; i=$((i + 1)); done
-	for c in "$@"; do run "$c"; done
-	r=$((r + 1))
-done >"$tmp/runs"
+bench_rotated "$rounds" run $configs >"$tmp/runs"
 echo "## meminst --mim vs heaptrack: C++ std::map of 200k strings, CPU s (user+sys), $rounds rounds"
-awk "$BENCH_AWK"'
-	{ cpu[$1] = cpu[$1] " " $2 }
-	END {
-		b = median(cpu["bare"]); h = median(cpu["heaptrack"]) - b
-		printf "%-10s %8s %8s %8s %10s\n", "config", "median", "min", "max", "added/ht"
-		split("bare mim mim-exit heaptrack", order, " ")
-		for (k = 1; k <= 4; k++) { c = order[k]; n = sorted(cpu[c], a)
-			printf "%-10s %8.3f %8.3f %8.3f %10.2f\n", c, median(cpu[c]), a[1], a[n],
-				(h > 0 ? (median(cpu[c]) - b) / h : 0) }
-		m = median(cpu["mim"]) - b
-		printf "target mim added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && m <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? m / h : 0)
-	}' "$tmp/runs"
+bench_vs_heaptrack mim mim $configs <"$tmp/runs"

@@ -58,29 +58,16 @@ reps=5
 quick=1
 cap=120
 build=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) reps=1 quick=10 ;;
-	--reps) shift; reps=$1 ;;
-	--cap) shift; cap=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "peers-time.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
-	esac
-	shift
-done
-case $reps in '' | *[!0-9]* | 0) echo "peers-time.sh: --reps needs a positive number" >&2; exit 2 ;; esac
-
 . "$(dirname "$0")/bench-lib.sh"
+bench_peer_options peers-time.sh "$@"
+
 build=$(bench_build_dir peers-time.sh bench/bench_trace "$build")
 b=$build/bench
 maxrss=$b/bench_maxrss
 lib=$build/alloc/.libs/libmeminst.so
 inspect=$build/inspect/inspect
 python=/usr/bin/python3
-for f in "$maxrss" "$lib" "$inspect" "$b/bench_trace" "$b/bench_trace_bare" "$b/bench_cpu" "$b/bench_cpu_fi"; do
-	[ -e "$f" ] || { echo "peers-time.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need peers-time.sh "$build" "$maxrss" "$lib" "$inspect" "$b/bench_trace" "$b/bench_trace_bare" "$b/bench_cpu" "$b/bench_cpu_fi"
 [ -d /dev/shm ] && [ -w /dev/shm ] && : "${TMPDIR:=/dev/shm}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-peers-time.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -229,11 +216,7 @@ run_one() {
 	_an=
 	case $_m in *status=0) _an=$(analyse "$_tool") ;; esac
 	echo "tool=$_tool wl=$_wl div=$_div calls=$(echo "$wl_cmd" | awk '{ print $NF }') inner=${_in:-0} data=$_data $_m ${_an:-an_wall_ns=0 an_maxrss_kb=0}" >>"$raw"
-	case $_m in
-	*status=0) ;;
-	*status=124 | *status=137) echo "peers-time.sh: $_tool $_wl: timeout after $cap s" >&2 ;;
-	*) echo "peers-time.sh: $_tool $_wl failed ($_m):" >&2; tail -n 3 "$tmp/out" >&2 ;;
-	esac
+	bench_run_status peers-time.sh "$_tool" "$_wl" "$_m" "$tmp/out"
 	rm -rf "$tmp/run"
 }
 
@@ -261,9 +244,7 @@ done
 awk "$BENCH_AWK"'
 function mb(kb) { return kb / 1024 }
 {
-	t = val("tool"); w = val("wl"); d = val("div"); k = t SUBSEP w SUBSEP d
-	if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
-	if (val("status") != 0) bad[k] = val("status") == 124 || val("status") == 137 ? "timeout" : "failed(" val("status") ")"
+	k = run_key()
 	wall[k] = wall[k] " " val("wall_ns") / 1e9; cpu[k] = cpu[k] " " val("cpu_ns") / 1e9
 	inner[k] = inner[k] " " val("inner"); rss[k] = rss[k] " " val("maxrss_kb"); data[k] = data[k] " " val("data")
 	an[k] = an[k] " " val("an_wall_ns") / 1e9; anrss[k] = anrss[k] " " val("an_maxrss_kb"); calls[k] = val("calls")

@@ -47,28 +47,16 @@ reps=3
 quick=1
 cap=120
 build=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--quick) reps=1 quick=10 ;;
-	--reps) shift; reps=$1 ;;
-	--cap) shift; cap=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "peers.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
-	esac
-	shift
-done
-
 . "$(dirname "$0")/bench-lib.sh"
+bench_peer_options peers.sh "$@"
+
 build=$(bench_build_dir peers.sh bench/bench_alloc "$build")
 bench=$build/bench/bench_alloc
 maxrss=$build/bench/bench_maxrss
 lib=$build/alloc/.libs/libmeminst.so
 tcm=${TCMALLOC_SO:-/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4}
 python=/usr/bin/python3
-for f in "$bench" "$maxrss" "$lib"; do
-	[ -e "$f" ] || { echo "peers.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need peers.sh "$build" "$bench" "$maxrss" "$lib"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-peers.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -150,11 +138,7 @@ run_one() {
 	# bench_alloc's own ns per step of its timed loop: no startup, no fill
 	_in=$(sed -n 's/.*ns_per_pair=\([0-9.]*\).*/\1/p' "$tmp/out" | head -n 1)
 	echo "tool=$_tool wl=$_wl div=$_div ops=$(ops "$_wl" "$wl_cmd") inner=${_in:-0} $_m" >>"$raw"
-	case $_m in
-	*status=0) ;;
-	*status=124|*status=137) echo "peers.sh: $_tool $_wl: timeout after $cap s" >&2 ;;
-	*) echo "peers.sh: $_tool $_wl failed ($_m):" >&2; tail -3 "$tmp/out" >&2 ;;
-	esac
+	bench_run_status peers.sh "$_tool" "$_wl" "$_m" "$tmp/out"
 }
 
 # Bare runs at every scale a tool uses: each ratio needs its own.
@@ -179,9 +163,7 @@ done
 # ---------------------------------------------------------------- table --
 awk -v cap="$cap" "$BENCH_AWK"'
 {
-	t = val("tool"); w = val("wl"); d = val("div"); k = t SUBSEP w SUBSEP d
-	if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
-	if (val("status") != 0) bad[k] = val("status") == 124 || val("status") == 137 ? "timeout" : "failed(" val("status") ")"
+	k = run_key()
 	wall[k] = wall[k] " " val("wall_ns") / 1e9; inner[k] = inner[k] " " val("inner"); rss[k] = rss[k] " " val("maxrss_kb"); ops[k] = val("ops")
 }
 END {

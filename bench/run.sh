@@ -51,9 +51,7 @@ build=$(bench_build_dir run.sh bench/bench_alloc "$build")
 bench=$build/bench/bench_alloc
 lib=$build/alloc/.libs/libmeminst.so
 je=${JEMALLOC_SO:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
-for f in "$bench" "$lib"; do
-	[ -e "$f" ] || { echo "run.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need run.sh "$build" "$bench" "$lib"
 
 # name, preload, MEMINST ("-" for none), one configuration a line
 configs="sys-bare - -

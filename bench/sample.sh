@@ -40,9 +40,7 @@ cpu=$build/bench/bench_cpu
 churn=$build/bench/bench_alloc
 wait=$build/bench/bench_wait
 lib=$build/alloc/.libs/libmeminst.so
-for f in "$cpu" "$churn" "$wait" "$lib"; do
-	[ -e "$f" ] || { echo "sample.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need sample.sh "$build" "$cpu" "$churn" "$wait" "$lib"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-sample.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

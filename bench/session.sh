@@ -36,10 +36,8 @@ build=$(bench_build_dir session.sh bench/bench_alloc "$build")
 launcher=$build/session/meminst
 inspect=$build/inspect/inspect
 export MEMINST_LIBRARY="$build/alloc/.libs/libmeminst.so"
-for f in "$launcher" "$inspect" "$MEMINST_LIBRARY" "$build/bench/bench_alloc" \
-	"$build/bench/bench_trace_bare" "$build/bench/bench_cpu"; do
-	[ -e "$f" ] || { echo "session.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need session.sh "$build" "$launcher" "$inspect" "$MEMINST_LIBRARY" "$build/bench/bench_alloc" \
+	"$build/bench/bench_trace_bare" "$build/bench/bench_cpu"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-session.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

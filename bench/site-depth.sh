@@ -33,9 +33,7 @@ done
 build=$(cd "$(bench_build_dir site-depth.sh session/meminst "${1:-}")" && pwd)
 M=$build/session/meminst
 lib=$build/alloc/.libs/libmeminst.so
-for f in "$M" "$lib"; do
-	[ -e "$f" ] || { echo "site-depth.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need site-depth.sh "$build" "$M" "$lib"
 command -v heaptrack >/dev/null || { echo "site-depth.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
 command -v g++ >/dev/null || { echo "site-depth.sh: g++ not installed" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-depth.XXXXXX")
@@ -79,30 +77,10 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	user-dflt) set -- "$1" "$M" -q -f --mim --site-depth=user -o s.db -- ./churn ;;
 	heaptrack) set -- "$1" heaptrack -o ht ./churn ;;
 	esac
-	c=$1; shift
-	/usr/bin/time -f '%U %S' -o t "$@" >/dev/null 2>&1 || { echo "site-depth.sh: $c failed" >&2; exit 1; }
+	bench_cpu site-depth.sh "$@"
 	rm -f s.db ht.*
-	echo "$c $(awk '{ printf "%.3f", $1 + $2 }' t)"
 }
 configs="bare mim user user-dflt heaptrack"
-r=0
-while [ $r -lt "$rounds" ]; do
-	set -- $configs
-	i=0
-	while [ $i -lt $((r % 5)) ]; do set -- "$@" "$1"; shift; i=$((i + 1)); done
-	for c in "$@"; do run "$c"; done
-	r=$((r + 1))
-done >"$tmp/runs"
+bench_rotated "$rounds" run $configs >"$tmp/runs"
 echo "## meminst --mim --site-depth=user vs heaptrack: C++ map/vector/string churn, CPU s (user+sys), $rounds rounds"
-awk "$BENCH_AWK"'
-	{ cpu[$1] = cpu[$1] " " $2 }
-	END {
-		b = median(cpu["bare"]); h = median(cpu["heaptrack"]) - b
-		printf "%-10s %8s %8s %8s %10s\n", "config", "median", "min", "max", "added/ht"
-		split("bare mim user user-dflt heaptrack", order, " ")
-		for (k = 1; k <= 5; k++) { c = order[k]; n = sorted(cpu[c], a)
-			printf "%-10s %8.3f %8.3f %8.3f %10.2f\n", c, median(cpu[c]), a[1], a[n],
-				(h > 0 ? (median(cpu[c]) - b) / h : 0) }
-		u = median(cpu["user-dflt"]) - b
-		printf "target user-dflt (the literal command) added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", (h > 0 && u <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? u / h : 0)
-	}' "$tmp/runs"
+bench_vs_heaptrack user-dflt "user-dflt (the literal command)" $configs <"$tmp/runs"

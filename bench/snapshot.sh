@@ -55,9 +55,7 @@ done
 build=$(bench_build_dir snapshot.sh bench/bench_snapshot "$build")
 bench=$build/bench/bench_snapshot
 lib=$build/alloc/.libs/libmeminst.so
-for f in "$bench" "$lib"; do
-	[ -e "$f" ] || { echo "snapshot.sh: $f not found; run make in $build first" >&2; exit 2; }
-done
+bench_need snapshot.sh "$build" "$bench" "$lib"
 command -v sqlite3 >/dev/null || { echo "snapshot.sh: needs sqlite3 (apt-get install sqlite3)" >&2; exit 2; }
 
 backends=system

@@ -8,6 +8,7 @@
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
+#include "meminst-size.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,25 +153,6 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	return n;
 }
 
-/* Human-readable byte count: "512 B", "1.5 KiB" …, rounded to the nearest
-** tenth of the whole value as inspect does (reader/insp_fmt.c). */
-static void api_human(uint64_t v, char *buf, size_t len)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	unsigned u = 0;
-	uint64_t scale = 1;
-	while (u < 4 && v / scale >= 1024)
-		scale *= 1024, u++;
-	if (u == 0) {
-		alloc_fmt(buf, len, "%llu B", (unsigned long long)v);
-		return;
-	}
-	uint64_t tenths = v / scale * 10 + ((v % scale) * 10 + scale / 2) / scale;
-	if (tenths >= 10240 && u < 4)
-		tenths = (tenths + 512) / 1024, u++;
-	alloc_fmt(buf, len, "%llu.%u %s", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10), unit[u]);
-}
-
 static const char *const api_kind_title[] = {"total", "allocators", "classes", "types", "threads"};
 
 /* One row; with a name from meminst-symbolise (sym), that name, the
@@ -178,9 +160,9 @@ static const char *const api_kind_title[] = {"total", "allocators", "classes", "
 static void api_print_row(int fd, const struct meminst_status_info *e, const alloc_sym_name_t *sym)
 {
 	char line[4096], c[6][24];
-	api_human(e->sizes.current, c[0], sizeof c[0]);
-	api_human(e->sizes.max_since_last, c[1], sizeof c[1]);
-	api_human(e->sizes.max_ever, c[2], sizeof c[2]);
+	meminst_fmt_size(alloc_fmt, e->sizes.current, c[0], sizeof c[0]);
+	meminst_fmt_size(alloc_fmt, e->sizes.max_since_last, c[1], sizeof c[1]);
+	meminst_fmt_size(alloc_fmt, e->sizes.max_ever, c[2], sizeof c[2]);
 	bool named = sym && sym->label;
 	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu%s%s\n", e->id,
 			  named ? sym->label : e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,

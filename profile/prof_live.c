@@ -30,10 +30,11 @@ struct live_block {
 };
 
 struct live_sum {
-	int64_t type;
+	int64_t type;                 /* first: insp_find_id's key          */
 	uint64_t fn, fn_bytes, bytes; /* the top function, its bytes; the joined bytes */
 	size_t fns;                   /* distinct functions (0: none joined) */
 };
+_Static_assert(offsetof(struct live_sum, type) == 0, "insp_find_id reads the key first");
 
 static uint64_t live_mix(uint64_t x)
 {
@@ -137,23 +138,10 @@ void prof_live_finish(struct prof_live *l)
 	l->n = 0;
 }
 
-static const struct live_sum *live_sum_of(const struct prof_live *l, int64_t type)
-{
-	size_t lo = 0, hi = l->nsums;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->sums[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < l->nsums && l->sums[lo].type == type ? &l->sums[lo] : NULL;
-}
-
 const char *prof_live_function(const struct prof_live *l, const struct prof_model *m, int64_t type,
 			       size_t *fns)
 {
-	const struct live_sum *s = l->sums ? live_sum_of(l, type) : NULL;
+	const struct live_sum *s = l->sums ? insp_find_id(l->sums, l->nsums, sizeof *l->sums, type) : NULL;
 	*fns = s ? s->fns : 0;
 	if (!s)
 		return NULL;

@@ -97,14 +97,23 @@ bool insp_parse_int(const char *s, int64_t *out)
 	return true;
 }
 
-bool insp_parse_size(const char *s, uint64_t *out)
+/* The decimal number s starts with, and where it ends: false unless s
+** starts with a digit (strtoull takes " -1" as 2^64-1) and the number
+** fits. */
+static bool args_leading_uint(const char *s, unsigned long long *v, char **end)
 {
 	if (!s || *s < '0' || *s > '9')
 		return false;
-	char *end;
 	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
+	*v = strtoull(s, end, 10);
+	return !errno;
+}
+
+bool insp_parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	if (!args_leading_uint(s, &v, &end))
 		return false;
 	unsigned shift = 0;
 	switch (*end) {
@@ -127,12 +136,9 @@ bool insp_parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct { const char *unit; uint64_t mul; } units[] = {
 		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}, {"m", 60000000000ull}};
-	if (!s || *s < '0' || *s > '9') /* strtoull takes " -1" as 2^64-1 */
-		return false;
+	unsigned long long v;
 	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
+	if (!args_leading_uint(s, &v, &end))
 		return false;
 	if (!*end && v == 0)
 		return *ns = 0, true;

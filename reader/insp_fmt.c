@@ -11,29 +11,15 @@
 ** and columns stay aligned.
 */
 #include "reader_int.h"
+#include "meminst-size.h"
 
 #include <string.h>
 #include <time.h>
 
-/* A size in the largest binary unit it reaches, rounded to the nearest
-** tenth (14,320,000 B is 13.7 MiB, not 13.6): the tenths are counted from
-** the whole value, not from the last step's remainder. */
+/* A size as meminst-size.h writes it (the runtime's status printout too). */
 void insp_fmt_size(uint64_t v, char *buf, size_t len)
 {
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	unsigned u = 0;
-	uint64_t scale = 1;
-	while (u < 6 && v / scale >= 1024)
-		scale *= 1024, u++;
-	if (u == 0) {
-		snprintf(buf, len, "%llu B", (unsigned long long)v);
-		return;
-	}
-	/* (v % scale) < 2^60, so ten times it fits */
-	uint64_t tenths = v / scale * 10 + ((v % scale) * 10 + scale / 2) / scale;
-	if (tenths >= 10240 && u < 6) /* 1023.96 KiB rounds to 1.0 MiB */
-		tenths = (tenths + 512) / 1024, u++;
-	snprintf(buf, len, "%llu.%u %s", (unsigned long long)(tenths / 10), (unsigned)(tenths % 10), unit[u]);
+	meminst_fmt_size(snprintf, v, buf, len);
 }
 
 void insp_fmt_delta(int64_t v, char *buf, size_t len)

@@ -205,17 +205,11 @@ const struct insp_names *insp_tags_of(const struct insp_tags *t, enum insp_tag_k
 	}
 }
 
+_Static_assert(offsetof(struct insp_name, id) == 0, "insp_find_id reads the key first");
+
 const struct insp_name *insp_name_find(const struct insp_names *n, int64_t id)
 {
-	size_t lo = 0, hi = n->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (n->v[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n->n && n->v[lo].id == id ? &n->v[lo] : NULL;
+	return insp_find_id(n->v, n->n, sizeof *n->v, id);
 }
 
 const char *insp_tag_name(insp_db_t *db, struct insp_tags *t, enum insp_tag_kind k, int64_t id)

@@ -81,6 +81,20 @@ void insp_vec_free(struct insp_vec *vec)
 	insp_vec_init(vec, vec->elem);
 }
 
+const void *insp_find_id(const void *v, size_t n, size_t size, int64_t id)
+{
+	const char *base = v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (*(const int64_t *)(base + mid * size) < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && *(const int64_t *)(base + lo * size) == id ? base + lo * size : NULL;
+}
+
 /* ----------------------------------------------------------------- pool -- */
 
 /* Strings are packed into chunks of at least 64 KiB; a longer string gets

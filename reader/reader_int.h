@@ -305,6 +305,9 @@ struct insp_vec {
 void insp_vec_init(struct insp_vec *vec, size_t elem);
 void *insp_vec_push(struct insp_vec *vec); /* a zeroed new element */
 void insp_vec_free(struct insp_vec *vec);
+/* The element of the n at v, `size` bytes each, sorted by the int64_t each
+** starts with, that starts with id (the first, if several); NULL if none. */
+const void *insp_find_id(const void *v, size_t n, size_t size, int64_t id);
 
 /* A pool of strings freed all at once. */
 struct insp_pool {

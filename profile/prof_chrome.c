@@ -169,6 +169,18 @@ static size_t chrome_len(const struct chrome *c, int64_t tid, const char *cat, c
 	       chrome_digits((uint64_t)(tid < 0 ? -tid : tid)) + 2;
 }
 
+/* The start of an event, up to its time stamp: {"ph":PH,"cat":"CAT",
+** "name":NAME,"pid":..,"tid":TID,"ts": (PH is JSON: "X", or "i","s":"t"). */
+static void chrome_head(struct chrome *c, const char *ph, int64_t tid, const char *cat, const char *name)
+{
+	chrome_sep(c);
+	fprintf(c->f, "{\"ph\":%s,\"cat\":\"", ph);
+	fputs(cat, c->f);
+	fputs("\",\"name\":", c->f);
+	insp_json_str(c->f, name);
+	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
+}
+
 /* One complete event on track tid; the name is a function address (cat
 ** "call"), or a given string. */
 static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn, const char *name,
@@ -189,12 +201,7 @@ static void chrome_x(struct chrome *c, int64_t tid, const char *cat, uint64_t fn
 						     chrome_us_len(c, end - begin));
 		return;
 	}
-	chrome_sep(c);
-	fputs("{\"ph\":\"X\",\"cat\":\"", c->f);
-	fputs(cat, c->f);
-	fputs("\",\"name\":", c->f);
-	insp_json_str(c->f, name);
-	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
+	chrome_head(c, "\"X\"", tid, cat, name);
 	/* Both ends rounded to whole ns before the length is taken, so that an
 	** event nested in another never ends after it once printed (rounding
 	** the start and the length apart did, by 1 ns). */
@@ -217,12 +224,7 @@ static void chrome_i(struct chrome *c, int64_t tid, const char *cat, const char 
 		chrome_count(c, d, chrome_len(c, tid, cat, name, 75) + chrome_us_len(c, ts) + chrome_digits(bytes));
 		return;
 	}
-	chrome_sep(c);
-	fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"", c->f);
-	fputs(cat, c->f);
-	fputs("\",\"name\":", c->f);
-	insp_json_str(c->f, name);
-	fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld,\"ts\":", (long long)c->pid, (long long)tid);
+	chrome_head(c, "\"i\",\"s\":\"t\"", tid, cat, name);
 	chrome_us(c->f, (double)ts * c->ns_per_tick / 1000.0);
 	fprintf(c->f, ",\"args\":{\"bytes\":%llu}}", (unsigned long long)bytes);
 	c->written++;
@@ -398,14 +400,20 @@ static void chrome_record(void *ctx, const struct meminst_trace_header *h, uint3
 
 /* -------------------------------------------------------------- extras -- */
 
+/* A metadata event: the name (process_name, thread_name) of tid. */
+static void chrome_name(struct chrome *c, const char *what, int64_t tid, const char *name)
+{
+	chrome_sep(c);
+	fprintf(c->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":", what,
+		(long long)c->pid, (long long)tid);
+	insp_json_str(c->f, name);
+	fputs("}}", c->f);
+}
+
 static void chrome_meta(struct chrome *c, const struct prof_trace *tr)
 {
 	const char *exe = tr->exe ? strrchr(tr->exe, '/') : NULL;
-	chrome_sep(c);
-	fprintf(c->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
-		(long long)c->pid);
-	insp_json_str(c->f, exe ? exe + 1 : tr->exe ? tr->exe : "program");
-	fputs("}}", c->f);
+	chrome_name(c, "process_name", 0, exe ? exe + 1 : tr->exe ? tr->exe : "program");
 	for (size_t i = 0; i < tr->sim.nthreads; i++) {
 		const struct prof_thread *pt = tr->sim.threads[i];
 		if (!pt->seen || pt->thread == 0)
@@ -417,21 +425,13 @@ static void chrome_meta(struct chrome *c, const struct prof_trace *tr)
 			snprintf(name, sizeof name, "%s (thread %u)", pt->name, pt->thread);
 		else
 			snprintf(name, sizeof name, "thread %u", pt->thread);
-		chrome_sep(c);
-		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
-			(long long)c->pid, (long long)t->tid);
-		insp_json_str(c->f, name);
-		fputs("}}", c->f);
+		chrome_name(c, "thread_name", t->tid, name);
 	}
 	for (size_t i = 0; c->sm && i < c->sm->nthreads; i++) {
 		const struct prof_sthread *st = &c->sm->threads[i];
 		char name[64];
 		snprintf(name, sizeof name, "samples of %s (thread %u)", st->name ? st->name : "thread", st->thread);
-		chrome_sep(c);
-		fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
-			(long long)c->pid, (long long)(CHROME_SAMPLE_TID + st->thread));
-		insp_json_str(c->f, name);
-		fputs("}}", c->f);
+		chrome_name(c, "thread_name", CHROME_SAMPLE_TID + st->thread, name);
 	}
 }
 

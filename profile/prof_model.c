@@ -252,6 +252,12 @@ static void model_mem_add(struct prof_mem *to, const struct prof_mem *m)
 	to->acc_bytes += m->acc_bytes, to->acc_blocks += m->acc_blocks;
 }
 
+/* Add the figures of row or pair s to d, the same key's (both types have
+** cnt, acc, own and mem). */
+#define MODEL_MERGE(d, s) \
+	((d)->cnt += (s)->cnt, (d)->acc = model_add((d)->acc, (s)->acc), \
+	 (d)->own = model_add((d)->own, (s)->own), model_mem_add(&(d)->mem, &(s)->mem))
+
 static int model_cmp_row(const void *a, const void *b)
 {
 	const struct prof_row *x = a, *y = b;
@@ -301,26 +307,18 @@ void prof_model_merge(const struct prof_model *m, struct prof_mthread *out)
 	qsort(p, np, sizeof *p, model_cmp_pair);
 	size_t k = 0;
 	for (size_t i = 0; i < nr; i++) {
-		if (k && r[k - 1].fn == r[i].fn) {
-			r[k - 1].cnt += r[i].cnt;
-			r[k - 1].acc = model_add(r[k - 1].acc, r[i].acc);
-			r[k - 1].own = model_add(r[k - 1].own, r[i].own);
-			model_mem_add(&r[k - 1].mem, &r[i].mem);
-			continue;
-		}
-		r[k++] = r[i];
+		if (k && r[k - 1].fn == r[i].fn)
+			MODEL_MERGE(&r[k - 1], &r[i]);
+		else
+			r[k++] = r[i];
 	}
 	out->rows = r, out->nrows = k;
 	k = 0;
 	for (size_t i = 0; i < np; i++) {
-		if (k && p[k - 1].caller == p[i].caller && p[k - 1].called == p[i].called) {
-			p[k - 1].cnt += p[i].cnt;
-			p[k - 1].acc = model_add(p[k - 1].acc, p[i].acc);
-			p[k - 1].own = model_add(p[k - 1].own, p[i].own);
-			model_mem_add(&p[k - 1].mem, &p[i].mem);
-			continue;
-		}
-		p[k++] = p[i];
+		if (k && p[k - 1].caller == p[i].caller && p[k - 1].called == p[i].called)
+			MODEL_MERGE(&p[k - 1], &p[i]);
+		else
+			p[k++] = p[i];
 	}
 	out->pairs = p, out->npairs = k;
 	out->cnt = m->cnt, out->own = m->own, out->acc = m->acc;

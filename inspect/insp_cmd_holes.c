@@ -365,8 +365,7 @@ int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	struct insp_session s;
 	struct insp_filter_ids f;
-	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) &&
-	    !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)))
+	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) && !(r = insp_session_filter(&s, &a, &f)))
 		r = scan_print(&s, o, &a, &f, UINT64_MAX, limits_doc); /* no hole bookkeeping */
 	insp_session_close(&s);
 	return r;

@@ -29,11 +29,7 @@ static int open_filtered(struct insp_session *s, const struct insp_opts *o,
 			 const struct insp_args *a, struct insp_filter_ids *f)
 {
 	int r = insp_session_open(s, o, a, a->pos[0], INSP_NEED_MAP);
-	if (!r)
-		r = insp_session_tags(s, a);
-	if (!r)
-		r = insp_filter_resolve(s->db, &s->tags, &a->filter, f);
-	return r;
+	return r ? r : insp_session_filter(s, a, f);
 }
 
 /* ------------------------------------------------------------------ sum -- */

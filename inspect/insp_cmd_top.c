@@ -196,7 +196,7 @@ int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 	insp_aggmap_init(&m);
 	insp_aggmap_init(&folded);
 	uint64_t total = 0;
-	if (!(r = top_open(&s, o, &a)) && !(r = insp_session_tags(&s, &a)) && !(r = insp_filter_resolve(s.db, &s.tags, &a.filter, &f)) &&
+	if (!(r = top_open(&s, o, &a)) && !(r = insp_session_filter(&s, &a, &f)) &&
 	    !(r = top_collect(&s, o, &f, by == TOP_THREAD, &m, &total))) {
 		if (by == TOP_CLASS || by == TOP_SITE)
 			top_fold(&s, by, &m, &folded);

@@ -464,6 +464,12 @@ int insp_session_tags(struct insp_session *s, const struct insp_args *a)
 	return r;
 }
 
+int insp_session_filter(struct insp_session *s, const struct insp_args *a, struct insp_filter_ids *f)
+{
+	int r = insp_session_tags(s, a);
+	return r ? r : insp_filter_resolve(s->db, &s->tags, &a->filter, f);
+}
+
 void insp_session_close(struct insp_session *s)
 {
 	if (s->tags_loaded)

@@ -704,6 +704,8 @@ struct insp_session {
 int insp_session_open(struct insp_session *s, const struct insp_opts *o,
 		      const struct insp_args *a, const char *path, enum insp_need need);
 int insp_session_tags(struct insp_session *s, const struct insp_args *a);
+/* The tags, and the command's filters (a->filter) resolved against them. */
+int insp_session_filter(struct insp_session *s, const struct insp_args *a, struct insp_filter_ids *f);
 void insp_session_close(struct insp_session *s);
 
 #endif /* READER_INT_H */

@@ -97,6 +97,35 @@ bench_need() {
 	done
 }
 
+# bench_heaptrack_peer SCRIPT PROGRAM ARGS... <SOURCE: the start of a
+# script that runs the launcher next to heaptrack on a C++ program: its
+# arguments ARGS ([--rounds N] [BUILD_DIR]) into $rounds (default 5) and
+# $build, that build's launcher $M and library $lib (MEMINST_LIBRARY),
+# heaptrack and g++ there or exit 2, a scratch directory $tmp removed at
+# exit, and the C++ SOURCE built there (g++ -O1 -g) as $tmp/PROGRAM.
+bench_heaptrack_peer() {
+	_script=$1 _prog=$2
+	shift 2
+	rounds=5
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--rounds) rounds=$2; shift 2 ;;
+		*) break ;;
+		esac
+	done
+	build=$(cd "$(bench_build_dir "$_script" session/meminst "${1:-}")" && pwd)
+	M=$build/session/meminst
+	lib=$build/alloc/.libs/libmeminst.so
+	bench_need "$_script" "$build" "$M" "$lib"
+	command -v heaptrack >/dev/null || { echo "$_script: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
+	command -v g++ >/dev/null || { echo "$_script: g++ not installed" >&2; exit 2; }
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-$_prog.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	cat >"$tmp/$_prog.cpp"
+	g++ -O1 -g -o "$tmp/$_prog" "$tmp/$_prog.cpp"
+	export MEMINST_LIBRARY="$lib"
+}
+
 # bench_rotated ROUNDS RUN CONFIG...: ROUNDS rounds of `RUN CONFIG` for
 # every CONFIG, interleaved; round r (from 0) starts at CONFIG number
 # r mod n, so that none always runs first.

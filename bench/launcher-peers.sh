@@ -20,22 +20,7 @@
 # usage: bench/launcher-peers.sh [--rounds N] [BUILD_DIR]
 set -eu
 . "$(dirname "$0")/bench-lib.sh"
-rounds=5
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rounds) rounds=$2; shift 2 ;;
-	*) break ;;
-	esac
-done
-build=$(cd "$(bench_build_dir launcher-peers.sh session/meminst "${1:-}")" && pwd)
-M=$build/session/meminst
-lib=$build/alloc/.libs/libmeminst.so
-bench_need launcher-peers.sh "$build" "$M" "$lib"
-command -v heaptrack >/dev/null || { echo "launcher-peers.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
-command -v g++ >/dev/null || { echo "launcher-peers.sh: g++ not installed" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-launcher.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/cxxmap.cpp" <<'CPP'
+bench_heaptrack_peer launcher-peers.sh cxxmap "$@" <<'CPP'
 #include <cstdio>
 #include <map>
 #include <string>
@@ -54,8 +39,6 @@ int main()
 	return 0;
 }
 CPP
-g++ -O1 -g -o "$tmp/cxxmap" "$tmp/cxxmap.cpp"
-export MEMINST_LIBRARY="$lib"
 run() { # CONFIG: prints "CONFIG cpu_s"
 	cd "$tmp"
 	case $1 in

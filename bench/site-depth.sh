@@ -23,22 +23,7 @@
 # usage: bench/site-depth.sh [--rounds N] [BUILD_DIR]
 set -eu
 . "$(dirname "$0")/bench-lib.sh"
-rounds=5
-while [ $# -gt 0 ]; do
-	case $1 in
-	--rounds) rounds=$2; shift 2 ;;
-	*) break ;;
-	esac
-done
-build=$(cd "$(bench_build_dir site-depth.sh session/meminst "${1:-}")" && pwd)
-M=$build/session/meminst
-lib=$build/alloc/.libs/libmeminst.so
-bench_need site-depth.sh "$build" "$M" "$lib"
-command -v heaptrack >/dev/null || { echo "site-depth.sh: heaptrack not installed (apt-get install heaptrack)" >&2; exit 2; }
-command -v g++ >/dev/null || { echo "site-depth.sh: g++ not installed" >&2; exit 2; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-bench-depth.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/churn.cpp" <<'CPP'
+bench_heaptrack_peer site-depth.sh churn "$@" <<'CPP'
 #include <cstdio>
 #include <map>
 #include <string>
@@ -66,8 +51,6 @@ int main()
 	return 0;
 }
 CPP
-g++ -O1 -g -o "$tmp/churn" "$tmp/churn.cpp"
-export MEMINST_LIBRARY="$lib"
 run() { # CONFIG: prints "CONFIG cpu_s"
 	cd "$tmp"
 	case $1 in

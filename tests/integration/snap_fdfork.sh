@@ -24,13 +24,7 @@ ROUNDS=150
 first=${MEMINST_BACKENDS%% *}
 for c in $(for b in $MEMINST_BACKENDS; do echo "mis/$b"; done) "mim/$first"; do
 	dir=$MI_TMP/${c%/*}-${c#*/}
-	mkdir -p "$dir"
-	MI_MEMINST="${c%/*},backend=${c#*/},snapshot=f.%p.db,interval=1ms,snapshot_at=exit"
-	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" $ROUNDS) >"$dir.out" 2>"$dir.err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	snap_expect "exit status" "$rc" 0
+	snap_case "$dir" "${c%/*},backend=${c#*/},snapshot=f.%p.db,interval=1ms,snapshot_at=exit" mi_x "$MI_TARGETS/snap_fdfork" $ROUNDS
 	snap_expect "output" "$(cat "$dir.out")" "hung 0 taken 0"
 	mi_no_complaint "$dir.err"
 	snap_expect "snapshot files" "$(ls "$dir" | grep -c '^f\.[0-9]*\.db$')" $((ROUNDS + 1))
@@ -40,13 +34,7 @@ done
 
 for b in $MEMINST_BACKENDS; do
 	dir=$MI_TMP/daemon-$b
-	mkdir -p "$dir"
-	MI_MEMINST="mis,backend=$b,snapshot=s.db,snapshot_at=signal+peak"
-	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" daemon log) >"$dir.out" 2>"$dir.err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	snap_expect "exit status" "$rc" 0
+	snap_case "$dir" "mis,backend=$b,snapshot=s.db,snapshot_at=signal+peak" mi_x "$MI_TARGETS/snap_fdfork" daemon log
 	snap_expect "output" "$(cat "$dir.out")" "file 4 offset 0"
 	snap_expect "file" "$(od -An -c "$dir/log" | tr -s ' ')" " l o g \\n"
 	mi_no_complaint "$dir.err"
@@ -57,13 +45,7 @@ for b in $MEMINST_BACKENDS; do
 done
 
 dir=$MI_TMP/trace
-mkdir -p "$dir"
-MI_MEMINST="off,sample=1000,sample_clock=wall,trace_file=$dir/t.trace"
-(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" trace own) >"$dir.out" 2>"$dir.err"
-rc=$?
-unset MI_MEMINST
-why=
-snap_expect "exit status" "$rc" 0
+snap_case "$dir" "off,sample=1000,sample_clock=wall,trace_file=$dir/t.trace" mi_x "$MI_TARGETS/snap_fdfork" trace own
 snap_expect "output" "$(cat "$dir.out")" "size 300"
 mi_no_complaint "$dir.err"
 mi_verdict "a program's own file under the trace file's number, wall-clock sampling" "$why" \
@@ -71,13 +53,7 @@ mi_verdict "a program's own file under the trace file's number, wall-clock sampl
 
 for s in "mim,alloc_sample=1024" "off,sample=1000"; do
 	dir=$MI_TMP/files-${s%%,*}
-	mkdir -p "$dir"
-	MI_MEMINST="$s,trace_file=$dir/t.trace"
-	(cd "$dir" && mi_x "$MI_TARGETS/snap_fdfork" files f) >"$dir.out" 2>"$dir.err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	snap_expect "exit status" "$rc" 0
+	snap_case "$dir" "$s,trace_file=$dir/t.trace" mi_x "$MI_TARGETS/snap_fdfork" files f
 	snap_expect "output" "$(cat "$dir.out")" "sizes 300 300 300 300 300 300 300 300"
 	mi_no_complaint "$dir.err"
 	mi_verdict "a daemon's own files and libunwind's pipe, $s" "$why" "$dir.out" stdout "$dir.err" stderr

@@ -11,13 +11,7 @@
 
 for b in $MEMINST_BACKENDS; do
 	dir=$MI_TMP/$b
-	mkdir -p "$dir"
-	MI_MEMINST="mim,backend=$b,snapshot=f.%p.db"
-	(cd "$dir" && mi_x "$MI_TARGETS/snap_fork") >"$dir.out" 2>"$dir.err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	snap_expect "exit status" "$rc" 0
+	snap_case "$dir" "mim,backend=$b,snapshot=f.%p.db" mi_x "$MI_TARGETS/snap_fork"
 	mi_no_complaint "$dir.err"
 	snap_expect "processes" "$(awk '{ print $1 }' "$dir.out" | tr '\n' ' ')" "child1 child2 child3 parent "
 	parent=$(awk '$1 == "parent" { print $2 }' "$dir.out")

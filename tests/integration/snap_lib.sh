@@ -85,6 +85,21 @@ snap_wait_end() {
 	rc=$?
 }
 
+# snap_case DIR MEMINST RUN PROGRAM ARGS...: a new case ($why empty):
+# PROGRAM run in DIR (made) by RUN (mi_x preloads it, mi_xl for a program
+# linked with -lmeminst) under MEMINST, stdout in DIR.out and stderr in
+# DIR.err; it must exit 0 ($rc).
+snap_case() {
+	dir=$1 MI_MEMINST=$2
+	shift 2
+	mkdir -p "$dir"
+	(cd "$dir" && "$@") >"$dir.out" 2>"$dir.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+}
+
 # snap_start DIR MEMINST: a new case ($why empty): tests/targets/snap_wait
 # run in DIR under MEMINST, in the background ($bg), until DIR.go is made
 # (snap_finish); stdout in DIR.out, stderr in DIR.err; $pid once it says

@@ -15,13 +15,7 @@
 for m in mim mis; do
 for b in $MEMINST_BACKENDS; do
 	dir=$MI_TMP/$m-$b
-	mkdir -p "$dir"
-	MI_MEMINST="$m,backend=$b"
-	(cd "$dir" && mi_xl "$MI_TARGETS/snap_threads" t.db) >"$dir.out" 2>"$dir.err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	snap_expect "exit status" "$rc" 0
+	snap_case "$dir" "$m,backend=$b" mi_xl "$MI_TARGETS/snap_threads" t.db
 	mi_no_complaint "$dir.err"
 	snap_expect "results" "$(awk '{ printf "%s=%s ", $2, $3 }' "$dir.out")" \
 		"$(seq 20 | awk '{ printf "%s=%s ", $1, $1 }')"

@@ -82,24 +82,28 @@ insp_table_t *insp_doc_table(insp_doc_t *d, const char *key, const struct insp_c
 	return t;
 }
 
-void insp_table_title(insp_table_t *t, const char *fmt, ...)
+/* A title or note: the text of fmt, up to 511 bytes, kept in the pool. */
+static const char *out_line(insp_table_t *t, const char *fmt, va_list ap)
 {
 	char buf[512];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	return insp_pool_str(&t->doc->pool, buf);
+}
+
+void insp_table_title(insp_table_t *t, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	t->title = out_line(t, fmt, ap);
 	va_end(ap);
-	t->title = insp_pool_str(&t->doc->pool, buf);
 }
 
 void insp_table_note(insp_table_t *t, const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	t->note = out_line(t, fmt, ap);
 	va_end(ap);
-	t->note = insp_pool_str(&t->doc->pool, buf);
 }
 
 /* ---------------------------------------------------------------- cells -- */

@@ -31,6 +31,7 @@
 #                   build tree (an earlier commit), in the same rounds
 # Environment: MEMUSAGE_SO (default Debian's libmemusage.so).
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=5
 scale=1
@@ -49,14 +50,11 @@ while [ $# -gt 0 ]; do
 	--nice) shift; nice=$1 ;;
 	--fifo) fifo=1 ;;
 	--baseline) shift; baseline=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "alloc_cost.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) bench_arg alloc_cost.sh "$1" ;;
 	esac
 	shift
 done
 
-. "$(dirname "$0")/bench-lib.sh"
 build=$(bench_build_dir alloc_cost.sh bench/bench_alloc "$build")
 bench=$build/bench/bench_alloc
 timer=$build/bench/bench_maxrss

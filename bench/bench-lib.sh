@@ -54,6 +54,18 @@ function run_key(   k) {
 }
 '
 
+# bench_arg SCRIPT ARG: an argument no option of the script took: -h or
+# --help prints the script's header (its usage) and exits 0, another
+# option is an error (exit 2), anything else is the build directory
+# ($build).
+bench_arg() {
+	case $2 in
+	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "$1: unknown option $2" >&2; exit 2 ;;
+	*) build=$2 ;;
+	esac
+}
+
 # bench_peer_options SCRIPT ARGS...: the options of the scripts that put
 # meminst next to its peers (see their usage): --quick, --reps N, --cap S,
 # -h and the build directory, into $reps, $quick, $cap and $build, whose
@@ -66,9 +78,7 @@ bench_peer_options() {
 		--quick) reps=1 quick=10 ;;
 		--reps) shift; reps=$1 ;;
 		--cap) shift; cap=$1 ;;
-		-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-		-*) echo "$_script: unknown option $1" >&2; exit 2 ;;
-		*) build=$1 ;;
+		*) bench_arg "$_script" "$1" ;;
 		esac
 		shift
 	done

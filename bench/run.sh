@@ -29,6 +29,7 @@
 #               configuration under valgrind (exact and repeatable)
 # Environment: JEMALLOC_SO (default Debian's libjemalloc.so.2).
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=7
 scale=1
@@ -39,14 +40,11 @@ while [ $# -gt 0 ]; do
 	--quick) rounds=2 scale=0.1 ;;
 	--rounds) shift; rounds=$1 ;;
 	--callgrind) callgrind=1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) bench_arg run.sh "$1" ;;
 	esac
 	shift
 done
 
-. "$(dirname "$0")/bench-lib.sh"
 build=$(bench_build_dir run.sh bench/bench_alloc "$build")
 bench=$build/bench/bench_alloc
 lib=$build/alloc/.libs/libmeminst.so

@@ -21,20 +21,18 @@
 #
 # usage: bench/sample.sh [--rounds N] [BUILD_DIR]
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=7
 build=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "sample.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) bench_arg sample.sh "$1" ;;
 	esac
 	shift
 done
 
-. "$(dirname "$0")/bench-lib.sh"
 build=$(bench_build_dir sample.sh bench/bench_cpu "$build")
 cpu=$build/bench/bench_cpu
 churn=$build/bench/bench_alloc

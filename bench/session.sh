@@ -18,20 +18,18 @@
 #
 # usage: bench/session.sh [--rounds N] [BUILD_DIR]
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=5
 build=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "session.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) bench_arg session.sh "$1" ;;
 	esac
 	shift
 done
 
-. "$(dirname "$0")/bench-lib.sh"
 build=$(bench_build_dir session.sh bench/bench_alloc "$build")
 launcher=$build/session/meminst
 inspect=$build/inspect/inspect

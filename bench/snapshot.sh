@@ -34,6 +34,7 @@
 # Needs sqlite3 (package sqlite3).  The files go to $TMPDIR (default /tmp):
 # the write is timed, so give it a local disk.
 set -eu
+. "$(dirname "$0")/bench-lib.sh"
 
 rounds=5
 blocks=1000000
@@ -44,14 +45,11 @@ while [ $# -gt 0 ]; do
 	--blocks) shift; blocks=$1 ;;
 	--rounds) shift; rounds=$1 ;;
 	--part) shift; part=$1 ;;
-	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-	-*) echo "snapshot.sh: unknown option $1" >&2; exit 2 ;;
-	*) build=$1 ;;
+	*) bench_arg snapshot.sh "$1" ;;
 	esac
 	shift
 done
 
-. "$(dirname "$0")/bench-lib.sh"
 build=$(bench_build_dir snapshot.sh bench/bench_snapshot "$build")
 bench=$build/bench/bench_snapshot
 lib=$build/alloc/.libs/libmeminst.so

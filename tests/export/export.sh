@@ -219,15 +219,20 @@ for input in text empty magic db; do
 		cat bad.err >>bad.all
 	done
 done
+# export_bad FORMAT INPUT: INPUT exported in FORMAT (html: inspect html),
+# stderr in bad.err; the exit status is inspect's.
+export_bad() {
+	if [ "$1" = html ]; then
+		"$INSPECT" html -o bad.html "$2" >/dev/null 2>bad.err
+	else
+		"$INSPECT" export --format "$1" -o bad.out "$2" >/dev/null 2>bad.err
+	fi
+}
 # a profile database (inspect profile -o): callgrind reads it, the others say it has no stacks, exit 3
 "$INSPECT" profile -o prof.db t.trace >/dev/null 2>bad.err || mi_why_add "inspect profile -o exited $?"
 "$INSPECT" export --format callgrind -o prof.cg prof.db 2>bad.err || mi_why_add "callgrind of a profile database exited $?"
 for fmt in folded chrome pprof html; do
-	if [ $fmt = html ]; then
-		"$INSPECT" html -o bad.html prof.db >/dev/null 2>bad.err
-	else
-		"$INSPECT" export --format $fmt -o bad.out prof.db >/dev/null 2>bad.err
-	fi
+	export_bad $fmt prof.db
 	rc=$?
 	[ $rc -eq 3 ] || mi_why_add "$fmt of a profile database: exit status $rc, not 3"
 	[ "$(wc -l <bad.err)" -eq 1 ] && grep -q 'profile database' bad.err ||
@@ -237,11 +242,7 @@ done
 # a trace cut before its first call: the same exit status 1 and line in every format
 head -c 1000 t.trace >nothing.trace
 for fmt in callgrind folded chrome pprof html; do
-	if [ $fmt = html ]; then
-		"$INSPECT" html -o bad.html nothing.trace >/dev/null 2>bad.err
-	else
-		"$INSPECT" export --format $fmt -o bad.out nothing.trace >/dev/null 2>bad.err
-	fi
+	export_bad $fmt nothing.trace
 	rc=$?
 	[ $rc -eq 1 ] || mi_why_add "$fmt of a trace of nothing: exit status $rc, not 1"
 	tail -n 1 bad.err | grep -q 'no function calls and no samples' || mi_why_add "$fmt of a trace of nothing: $(cat bad.err)"

@@ -8,15 +8,10 @@
 #     (SIGXFSZ killed inspect, status 153, leaving the cut file);
 #   - meminst past the limit keeps the program's exit status and says
 #     where the run's data is (SIGXFSZ killed the launcher: status 153).
-. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/session/session_lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-M=$top_builddir/session/meminst
-I=$top_builddir/inspect/inspect
-export MEMINST_LIBRARY="$MEMINST_LIB"
-cd "$MI_TMP" || exit 99
-
-"$M" -q --mim --trace -o s.db -- "$top_builddir/tests/session/known" >/dev/null 2>&1 ||
+"$LAUNCH" -q --mim --trace -o s.db -- "$KNOWN" >/dev/null 2>&1 ||
 	{ echo "FAIL  the session could not be made"; exit 1; }
 
 # limited CMD...: CMD with a file size limit of 0, its stderr to err and
@@ -44,28 +39,28 @@ for w in $writers; do
 	set -- $w
 	[ "$w" = "profile --dump" ] && o=--dump && shift 2 && set -- profile || o=-o
 	echo precious >kept
-	"$I" "$@" "$o" kept s.db >/dev/null 2>err
+	"$INSPECT" "$@" "$o" kept s.db >/dev/null 2>err
 	rc=$?
 	ones "an existing file" 2 "kept exists; give another -o FILE, or -f"
 	snap_expect "the existing file" "$(cat kept)" precious
-	"$I" "$@" -f "$o" kept s.db >/dev/null 2>err
+	"$INSPECT" "$@" -f "$o" kept s.db >/dev/null 2>err
 	snap_expect "with -f: exit status" $? 0
 	echo precious | cmp -s - kept && mi_why_add "-f did not replace the file"
 	: >empty
-	"$I" "$@" "$o" empty s.db >/dev/null 2>>err
+	"$INSPECT" "$@" "$o" empty s.db >/dev/null 2>>err
 	snap_expect "an empty file: exit status" $? 0
 	[ -s empty ] || mi_why_add "the empty file was not written"
-	"$I" "$@" "$o" /dev/null s.db >/dev/null 2>>err
+	"$INSPECT" "$@" "$o" /dev/null s.db >/dev/null 2>>err
 	snap_expect "/dev/null: exit status" $? 0
 	mi_verdict "$w: an existing file refused, replaced with -f" "$why" err stderr
 
 	why=
 	rm -f new new.* kept.*
-	limited "$I" "$@" "$o" new s.db
+	limited "$INSPECT" "$@" "$o" new s.db
 	ones "past ulimit -f" 3 "new: cannot write: File too large"
 	ls new new.* >/dev/null 2>&1 && mi_why_add "a cut file was left: $(ls new new.* 2>/dev/null | head -n 1)"
 	echo precious >kept
-	limited "$I" "$@" -f "$o" kept s.db
+	limited "$INSPECT" "$@" -f "$o" kept s.db
 	ones "past ulimit -f with -f" 3 "kept: cannot write: File too large"
 	snap_expect "the file -f would have replaced" "$(cat kept)" precious
 	ls kept.* >/dev/null 2>&1 && mi_why_add "a new file was left beside it: $(ls kept.* | head -n 1)"
@@ -75,7 +70,7 @@ done
 IFS=$old_ifs
 
 why=
-(ulimit -f 4; exec "$M" -q --mim -o big.db -- "$top_builddir/tests/session/known") >/dev/null 2>err
+(ulimit -f 4; exec "$LAUNCH" -q --mim -o big.db -- "$KNOWN") >/dev/null 2>err
 rc=$?
 snap_expect "meminst past ulimit -f: exit status (the program's)" "$rc" 0
 grep -q "the run's data is kept in" err || mi_why_add "no word of where the run's data is"

@@ -39,6 +39,11 @@ start() {
 	snap_wait_line "$d.out" '^ready' || mi_why_add "the program did not get ready"
 }
 
+# finish: wait for the target (snap_wait_end); its status in $rc.
+finish() {
+	snap_wait_end "$pid"
+}
+
 # exit_snapshot DB MODE: snapshot 1 is 'exit', consistent, main's blocks in it.
 exit_snapshot() {
 	if [ ! -f "$1" ]; then
@@ -63,7 +68,7 @@ for mode in mis mim; do
 		start "$d" "$mode,snapshot=$d/x.db" churn 3
 		sleep 0.2
 		kill -"$sig" "$pid"
-		snap_wait_end "$pid"
+		finish
 		snap_expect "exit status" "$rc" $((128 + $(kill -l "$sig")))
 		exit_snapshot "$d/x.db" "$mode"
 		mi_no_complaint "$d.err"
@@ -97,13 +102,13 @@ why=
 pid=$!
 snap_wait_line "$MI_TMP/ref.out" '^ready' || mi_why_add "the uninstrumented program did not get ready"
 kill -TERM "$pid"
-snap_wait_end "$pid"
+finish
 ref_rc=$rc
 for mode in mis mim; do
 	d=$MI_TMP/$mode-handler
 	start "$d" "$mode,snapshot=$d/x.db" handler
 	kill -TERM "$pid"
-	snap_wait_end "$pid"
+	finish
 	snap_expect "exit status" "$rc" "$ref_rc"
 	cmp -s "$MI_TMP/ref.out" "$d.out" || mi_why_add "stdout differs: $(tr '\n' ' ' <"$d.out")"
 	exit_snapshot "$d/x.db" "$mode"
@@ -128,7 +133,7 @@ if command -v setsid >/dev/null; then
 	sleep 0.2
 	kill -INT -- -"$lpid"
 	pid=$lpid
-	snap_wait_end "$pid"
+	finish
 	snap_expect "launcher exit status" "$rc" 130
 	snap_expect "exit snapshots" "$(snap_sql "$d/s.db" "SELECT count(*) FROM snapshot WHERE trigger = 'exit'")" 1
 	"$top_builddir/inspect/inspect" report "$d/s.db" >"$d.report" 2>&1

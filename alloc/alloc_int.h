@@ -878,6 +878,10 @@ void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guard
 bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len);
 struct dl_phdr_info;
 size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap);
+void alloc_sys_build_id_hex(const struct dl_phdr_info *info, char *out, size_t len);
+void alloc_sys_exe_path(char *path, size_t len);
+void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len);
+void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

@@ -89,13 +89,6 @@ static bool sqfork_round(void)
 	return true;
 }
 
-static int64_t sqfork_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The address of a defined function NAME of a loaded object, by its GNU
 ** hash table, 0 when not found.  Not dlsym: every dl* call clears the
 ** thread's pending dlerror(), which belongs to the program. */
@@ -175,13 +168,13 @@ bool alloc_sqfork_prepare(void)
 	sqf.nheld = 0;
 	bool ok = true;
 	if (sqfork_resolve()) {
-		int64_t start = sqfork_now();
+		int64_t start = alloc_snap_now(CLOCK_MONOTONIC);
 		for (unsigned round = 0; !sqfork_round(); round++) {
 			if (round < 16) {
 				sched_yield();
 				continue;
 			}
-			if (sqfork_now() - start > SQFORK_WAIT_NS) {
+			if (alloc_snap_now(CLOCK_MONOTONIC) - start > SQFORK_WAIT_NS) {
 				ok = false;
 				break;
 			}

@@ -286,8 +286,7 @@ static int sq_check_or_create(sq_writer_t *w)
 static int sq_write_process(sq_writer_t *w, const alloc_snap_t *im)
 {
 	char exe[1024] = "", cmd[4096] = "";
-	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = 0;
+	alloc_sys_exe_path(exe, sizeof exe);
 	int len = alloc_sys_read_file("/proc/self/cmdline", cmd, sizeof cmd);
 	for (int i = 0; i < len - 1; i++)
 		if (!cmd[i])
@@ -430,15 +429,6 @@ typedef struct sq_modules_s {
 } sq_modules_t;
 
 /* The build-id as hex text ("" when there is none). */
-static void sq_build_id(const struct dl_phdr_info *info, char *out, size_t len)
-{
-	unsigned char id[64];
-	size_t n = alloc_sys_build_id(info, id, sizeof id);
-	out[0] = 0;
-	for (size_t j = 0; j < n && 2 * j + 2 < len; j++)
-		alloc_fmt(out + 2 * j, 3, "%02x", id[j]);
-}
-
 static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	sq_modules_t *ms = arg;
@@ -446,13 +436,8 @@ static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	sq_module_t *m = &ms->m[ms->n++];
 	m->base = info->dlpi_addr;
-	if (info->dlpi_name && info->dlpi_name[0]) {
-		alloc_fmt(m->path, sizeof m->path, "%s", info->dlpi_name);
-	} else {
-		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", m->path, sizeof m->path - 1);
-		m->path[n > 0 ? n : 0] = 0;
-	}
-	sq_build_id(info, m->build_id, sizeof m->build_id);
+	alloc_sys_module_path(info, m->path, sizeof m->path);
+	alloc_sys_build_id_hex(info, m->build_id, sizeof m->build_id);
 	return 0;
 }
 

@@ -101,20 +101,13 @@ static int sym_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	struct sym_buf *b = arg;
-	char path[4096];
-	if (info->dlpi_name && info->dlpi_name[0]) {
-		alloc_fmt(path, sizeof path, "%s", info->dlpi_name);
-	} else { /* the executable */
-		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, sizeof path - 1);
-		path[n > 0 ? n : 0] = 0;
-	}
+	char path[4096], hex[2 * 64 + 2];
+	alloc_sys_module_path(info, path, sizeof path);
 	if (!path[0] || strchr(path, '\n'))
 		return 0;
-	unsigned char id[64];
-	size_t n = alloc_sys_build_id(info, id, sizeof id);
-	char hex[2 * sizeof id + 2] = "-";
-	for (size_t i = 0; i < n; i++)
-		alloc_fmt(hex + 2 * i, 3, "%02x", id[i]);
+	alloc_sys_build_id_hex(info, hex, sizeof hex);
+	if (!hex[0])
+		alloc_fmt(hex, sizeof hex, "-");
 	sym_putf(b, "M %lx %s %s\n", (unsigned long)info->dlpi_addr, hex, path);
 	return 0;
 }
@@ -159,11 +152,10 @@ static bool sym_request(struct sym_buf *b, const struct meminst_status_info *e, 
 
 /* --------------------------------------------------------------- spawn -- */
 
+/* Milliseconds of CLOCK_MONOTONIC, for the helper's deadlines. */
 static long sym_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long)(alloc_snap_now(CLOCK_MONOTONIC) / 1000000);
 }
 
 /*

@@ -459,8 +459,7 @@ bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *pa
 	if (ok && info.dli_fname && info.dli_fname[0]) {
 		alloc_fmt(path, plen, "%s", info.dli_fname);
 	} else if (ok) {
-		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, plen - 1);
-		path[n > 0 ? n : 0] = 0;
+		alloc_sys_exe_path(path, plen);
 	}
 	const char *mod = strrchr(path, '/');
 	mod = mod ? mod + 1 : path;
@@ -490,7 +489,7 @@ void alloc_sys_describe(uintptr_t addr, char *buf, size_t len)
 bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
 {
 	char path[64];
-	if (tid == (pid_t)syscall(SYS_gettid) && len >= 17) {
+	if (tid == alloc_sys_gettid() && len >= 17) {
 		if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
 			return false;
 		buf[16] = 0;
@@ -526,6 +525,52 @@ size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, s
 		}
 	}
 	return 0;
+}
+
+/* The executable's path, from /proc/self/exe ("" when it cannot be read). */
+void alloc_sys_exe_path(char *path, size_t len)
+{
+	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, len - 1);
+	path[n > 0 ? n : 0] = 0;
+}
+
+/* A loaded object's path: the loader's name, the executable's from /proc
+** (the loader gives the executable no name). */
+void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len)
+{
+	if (info->dlpi_name && info->dlpi_name[0])
+		alloc_fmt(path, len, "%s", info->dlpi_name);
+	else
+		alloc_sys_exe_path(path, len);
+}
+
+/* Its GNU build-id in hex, "" when it has none (or len is too short). */
+void alloc_sys_build_id_hex(const struct dl_phdr_info *info, char *out, size_t len)
+{
+	unsigned char id[64];
+	size_t n = alloc_sys_build_id(info, id, sizeof id);
+	out[0] = 0;
+	for (size_t j = 0; j < n && 2 * j + 2 < len; j++)
+		alloc_fmt(out + 2 * j, 3, "%02x", id[j]);
+}
+
+/* The loader's counts of objects loaded and unloaded so far (dlpi_adds,
+** dlpi_subs): when neither moved, the set of loaded objects is the same. */
+static int sys_loader_counts_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;
+}
+
+void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs)
+{
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(sys_loader_counts_cb, c);
+	*adds = c[0], *subs = c[1];
 }
 
 void alloc_sys_signals_off(sigset_t *old)

@@ -37,13 +37,6 @@ uint64_t alloc_name_hash(const char *name)
 	return h | 1;
 }
 
-static int unload_subs_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-		*(unsigned long long *)arg = info->dlpi_subs;
-	return 1;
-}
-
 struct unload_list {
 	alloc_loaded_t *v;
 	size_t n, cap;
@@ -112,8 +105,8 @@ static alloc_loaded_t *unload_list_now(size_t *n, size_t *bytes)
 */
 void alloc_unload_check(void)
 {
-	unsigned long long subs = 0;
-	dl_iterate_phdr(unload_subs_cb, &subs);
+	unsigned long long adds, subs;
+	alloc_sys_loader_counts(&adds, &subs);
 	if (subs == atomic_load_explicit(&unload_subs_seen, memory_order_relaxed))
 		return;
 	int saved_errno = errno;

@@ -267,9 +267,8 @@ static void proc_append_var(unsigned kind, uint32_t extra, const uint64_t *paylo
 static void proc_process_record(void)
 {
 	char text[4096];
-	ssize_t n = readlink("/proc/self/exe", text, sizeof text - 1);
-	n = n < 0 ? 0 : n;
-	text[n++] = 0;
+	alloc_sys_exe_path(text, sizeof text);
+	size_t n = strlen(text) + 1;
 	int c = alloc_sys_read_file("/proc/self/cmdline", text + n, sizeof text - (size_t)n);
 	size_t len = (size_t)n + (c > 0 ? (size_t)c : 0);
 	if (c > 0 && text[len - 1] != 0) /* cut short: keep the last argument terminated */
@@ -282,13 +281,8 @@ static void proc_process_record(void)
 static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size, (void)arg;
-	char exe[4096];
-	const char *path = info->dlpi_name;
-	if (!path || !*path) {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-		exe[n < 0 ? 0 : n] = 0;
-		path = exe;
-	}
+	char path[4096];
+	alloc_sys_module_path(info, path, sizeof path);
 	size_t plen = strlen(path) + 1;
 	uint64_t pay[4 + 8];
 	unsigned char *bid = (unsigned char *)(pay + 4);
@@ -308,25 +302,15 @@ static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static int proc_counters_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long *c = arg;
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-		c[0] = info->dlpi_adds;
-		c[1] = info->dlpi_subs;
-	}
-	return 1;
-}
-
 /* Write MODULE records again when objects were loaded or unloaded since the
 ** last scan (dlopen, dlclose).  Normal context; cheap when nothing moved. */
 void trace_modules_check(void)
 {
 	if (atomic_load(&trace_fio_fd) < 0 && !trace_sink)
 		return;
-	unsigned long long c[2] = {0, 0};
+	unsigned long long c[2];
 	trace_tls.busy++;
-	dl_iterate_phdr(proc_counters_cb, c);
+	alloc_sys_loader_counts(&c[0], &c[1]);
 	buf_lock(&proc.lock);
 	if (!proc.scanned || c[0] != proc.adds || c[1] != proc.subs) {
 		proc.adds = c[0], proc.subs = c[1], proc.scanned = true;

@@ -97,8 +97,9 @@ static const struct insp_option launcher_options[] = {
 	{"force", 'f', INSP_OT_FLAG, NULL, "replace FILE if it exists", OPT_FORCE},
 	{"quiet", 'q', INSP_OT_FLAG, NULL, "no summary line", OPT_QUIET},
 	{"library", 0, INSP_OT_FILE, "PATH", "the libmeminst.so to preload (default: $MEMINST_LIBRARY,\n"
-	 "else " MEMINST_LIBDIR "/" MEMINST_SONAME ")", OPT_LIBRARY},
-	{"version", 'V', INSP_OT_FLAG, NULL, "the version", OPT_VERSION},
+	 "else the one installed with meminst, named by --version)", OPT_LIBRARY},
+	{"version", 'V', INSP_OT_FLAG, NULL, "the version and the library preloaded by default",
+	 OPT_VERSION},
 	INSP_OPTION_END,
 };
 
@@ -217,7 +218,9 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 	case OPT_FORCE: o->force = true; break;
 	case OPT_QUIET: o->quiet = true; break;
 	case OPT_LIBRARY: la->library = g->value; break;
-	case OPT_VERSION: puts("meminst " PACKAGE_VERSION); exit(0);
+	case OPT_VERSION:
+		printf("meminst %s\nlibrary: %s/%s\n", PACKAGE_VERSION, MEMINST_LIBDIR, MEMINST_SONAME);
+		exit(0);
 	default: break;
 	}
 	return 0;

@@ -48,6 +48,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +81,16 @@ static uint64_t wall_period_ns, wall_weight;
 static pthread_t wall_thread;
 static _Atomic bool wall_run;
 static _Atomic int wall_thread_tid;
+
+/* The probe thread (see "probe" below): asked and done count the ticks. */
+static pthread_t wall_probe_thread;
+static _Atomic int wall_probe_tid;    /* 0: none, the sampler reads itself */
+static _Atomic int wall_probe_ready;  /* 0: starting, 1: private table, -1: none */
+static _Atomic bool wall_probe_quit;
+static _Atomic uint32_t wall_probe_asked, wall_probe_done;
+static unsigned wall_probe_n;         /* tids asked about this tick */
+static pid_t wall_probe_tids[WALL_SLOTS];
+static char wall_probe_states[WALL_SLOTS];
 _Atomic bool trace_wall_on;          /* the wrappers' one test */
 
 static __thread int wall_my_slot ALLOC_TLS_MODEL; /* index + 1, 0: unknown */
@@ -104,7 +116,7 @@ static wall_slot_t *wall_self(void)
 /* `tid` is sampled from now on.  Normal context. */
 int trace_wall_thread_add(int tid)
 {
-	if (!wall_frames || tid == atomic_load(&wall_thread_tid))
+	if (!wall_frames || tid == atomic_load(&wall_thread_tid) || tid == atomic_load(&wall_probe_tid))
 		return -1;
 	int rc = -1;
 	trace_spin_lock(&wall_lock);
@@ -293,6 +305,90 @@ static char wall_proc_state(pid_t tid)
 	return nr < 0 || wall_restartable(nr) ? 'R' : 'S';
 }
 
+/* ------------------------------------------------------------ probe --- */
+
+/* wall_proc_state opens /proc/self/task/TID/syscall.  In the program's
+** table of descriptors each open took the lowest free number for a moment,
+** and a program thread opening a file just then got the next number
+** (tests/integration/fd_numbers.sh, make distcheck).  So the opens are made
+** by a thread of ours with a table of its own (unshare CLONE_FILES),
+** emptied at once (holding the program's descriptors would keep, say, a
+** pipe's write end open behind its back).  The sampler thread cannot be that
+** thread: it writes full signal streams to the trace file, a descriptor of
+** the shared table.  Each tick the sampler asks once for every thread it
+** looks at and waits (futex) for the answer.  Where unshare is refused, no
+** probe thread: the sampler reads itself, as before. */
+static void wall_futex_wait(_Atomic uint32_t *word, uint32_t seen)
+{
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void wall_futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static bool wall_private_descriptors(void)
+{
+	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+		return false;
+	if (syscall(SYS_close_range, 0u, ~0u, 0u) != 0) { /* kernels before 5.9 */
+		struct rlimit r;
+		long max = getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < (1u << 20) ? (long)r.rlim_cur
+											: 1 << 20;
+		for (long fd = 0; fd < max; fd++)
+			(void)close((int)fd);
+	}
+	return true;
+}
+
+static void *wall_probe_main(void *arg)
+{
+	(void)arg;
+	alloc_own_thread_enter(); /* not a program thread (alloc_exit.c) */
+	trace_tls.busy = 1 << 20;
+	atomic_store(&wall_probe_tid, alloc_sys_gettid());
+	if (!wall_private_descriptors()) {
+		pthread_detach(pthread_self()); /* no one joins a probe that never ran */
+		atomic_store(&wall_probe_tid, 0);
+		atomic_store(&wall_probe_ready, -1);
+		alloc_own_thread_leave();
+		return NULL;
+	}
+	atomic_store(&wall_probe_ready, 1);
+	uint32_t seen = 0;
+	for (;;) {
+		uint32_t asked;
+		while ((asked = atomic_load(&wall_probe_asked)) == seen)
+			wall_futex_wait(&wall_probe_asked, seen);
+		seen = asked;
+		if (atomic_load(&wall_probe_quit))
+			break;
+		for (unsigned i = 0; i < wall_probe_n; i++)
+			wall_probe_states[i] = wall_proc_state(wall_probe_tids[i]);
+		atomic_store(&wall_probe_done, asked);
+		wall_futex_wake(&wall_probe_done);
+	}
+	alloc_own_thread_leave();
+	return NULL;
+}
+
+/* The states of wall_probe_tids[0 .. wall_probe_n): the sampler thread,
+** wall_lock held. */
+static void wall_probe_all(void)
+{
+	if (atomic_load(&wall_probe_ready) != 1) {
+		for (unsigned i = 0; i < wall_probe_n; i++)
+			wall_probe_states[i] = wall_proc_state(wall_probe_tids[i]);
+		return;
+	}
+	uint32_t asked = atomic_fetch_add(&wall_probe_asked, 1) + 1;
+	wall_futex_wake(&wall_probe_asked);
+	uint32_t done;
+	while ((done = atomic_load(&wall_probe_done)) != asked)
+		wall_futex_wait(&wall_probe_done, done);
+}
+
 /* A sample of a thread that is not running, written by the sampler into
 ** its signal stream: its stack at the wrapped call, or its last one. */
 static void wall_record_blocked(wall_slot_t *s, pid_t tid, bool wrapped, uint64_t periods)
@@ -339,16 +435,30 @@ static void wall_tick(uint64_t periods)
 		trace_spin_unlock(&wall_lock);
 		return;
 	}
+	/* the threads the kernel is asked about: those not in a wrapped wait */
+	unsigned slot_of[WALL_SLOTS];
+	wall_probe_n = 0;
 	for (unsigned i = 0; i < WALL_SLOTS; i++) {
+		pid_t tid = atomic_load(&wall_slots[i].tid);
+		if (tid && atomic_load(&wall_slots[i].state) != WALL_BLOCKED) {
+			slot_of[wall_probe_n] = i;
+			wall_probe_tids[wall_probe_n++] = tid;
+		}
+	}
+	if (wall_probe_n)
+		wall_probe_all();
+	for (unsigned i = 0, asked = 0; i < WALL_SLOTS; i++) {
 		wall_slot_t *s = &wall_slots[i];
 		pid_t tid = atomic_load(&s->tid);
-		if (!tid)
-			continue;
+		bool probed = asked < wall_probe_n && slot_of[asked] == i;
+		char st = probed ? wall_probe_states[asked] : '?';
+		asked += probed;
+		if (!tid || (probed && tid != wall_probe_tids[asked - 1]))
+			continue; /* gone, or its slot taken again, since the look */
 		if (atomic_load(&s->state) == WALL_BLOCKED) {
 			wall_record_blocked(s, tid, true, periods);
 			continue;
 		}
-		char st = wall_proc_state(tid);
 		if (st == 'R') {
 			wall_signal(s, tid, periods);
 		} else if (st == 'S') {
@@ -397,6 +507,30 @@ static void *wall_main(void *arg)
 /* ----------------------------------------------------- start / stop --- */
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int join_fn(pthread_t, void **);
+
+static join_fn *wall_real_join(void)
+{
+	void *fn = dlsym(RTLD_NEXT, "pthread_join");
+	join_fn *join;
+	memcpy(&join, &fn, sizeof fn);
+	return join;
+}
+
+/* The probe thread ends (the sampler thread has, or never started). */
+static void wall_probe_end(void)
+{
+	int ready = atomic_exchange(&wall_probe_ready, -1);
+	if (ready == -1 && !atomic_load(&wall_probe_tid))
+		return; /* never ran, or ended by itself (joined below) */
+	atomic_store(&wall_probe_quit, true);
+	atomic_fetch_add(&wall_probe_asked, 1);
+	wall_futex_wake(&wall_probe_asked);
+	join_fn *join = wall_real_join();
+	if (join)
+		join(wall_probe_thread, NULL);
+	atomic_store(&wall_probe_tid, 0);
+}
 
 /* Start the sampler thread.  sample_lock held. */
 int trace_wall_start(uint64_t period_ns, uint64_t weight)
@@ -414,7 +548,7 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 			return -1;
 		}
 	}
-	/* not a program thread: the real pthread_create, every signal blocked */
+	/* not program threads: the real pthread_create, every signal blocked */
 	void *fn = dlsym(RTLD_NEXT, "pthread_create");
 	create_fn *create;
 	memcpy(&create, &fn, sizeof fn);
@@ -422,12 +556,19 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	atomic_store(&wall_run, true);
-	alloc_guard_enter(); /* its stack and TLS are not the program's */
+	alloc_guard_enter(); /* their stacks and TLS are not the program's */
+	atomic_store(&wall_probe_quit, false);
+	atomic_store(&wall_probe_ready, 0);
+	if (!create || create(&wall_probe_thread, NULL, wall_probe_main, NULL) != 0)
+		atomic_store(&wall_probe_ready, -1);
+	while (!atomic_load(&wall_probe_ready))
+		sched_yield();
 	int rc = create ? create(&wall_thread, NULL, wall_main, NULL) : ENOSYS;
 	alloc_guard_exit();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		atomic_store(&wall_run, false);
+		wall_probe_end();
 		alloc_log("cannot start the wall-clock sampler thread: %s", strerror(rc));
 		return -1;
 	}
@@ -444,13 +585,11 @@ void trace_wall_stop(void)
 	if (!atomic_exchange(&wall_run, false))
 		return;
 	atomic_store(&trace_wall_on, false);
-	typedef int join_fn(pthread_t, void **);
-	void *fn = dlsym(RTLD_NEXT, "pthread_join");
-	join_fn *join;
-	memcpy(&join, &fn, sizeof fn);
+	join_fn *join = wall_real_join();
 	if (join)
 		join(wall_thread, NULL);
 	atomic_store(&wall_thread_tid, 0);
+	wall_probe_end();
 }
 
 void trace_wall_halt(void)
@@ -470,6 +609,8 @@ void trace_wall_after_fork_child(void)
 	atomic_store(&trace_wall_on, false);
 	atomic_store(&wall_lock, 0);
 	atomic_store(&wall_thread_tid, 0);
+	atomic_store(&wall_probe_tid, 0);
+	atomic_store(&wall_probe_ready, -1);
 	for (unsigned i = 0; i < WALL_SLOTS; i++)
 		atomic_store(&wall_slots[i].tid, 0);
 	wall_my_slot = 0;

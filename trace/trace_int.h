@@ -154,6 +154,11 @@ static inline void trace_asample_count(size_t size)
 extern _Atomic bool trace_wall_on;
 void *trace_wall_block_begin(void *fn);
 void trace_wall_block_end(void *slot);
+/* Around an exec (trace_sigwrap.c): the calling thread's CPU-time timer
+** stops, and a tick of it still pending is taken off; begin says whether
+** there was one, which end starts again (the exec failed). */
+bool trace_sample_exec_begin(void);
+void trace_sample_exec_end(bool stopped);
 
 /* ====================================================== writer internals == */
 /* Shared by trace_buf.c, trace_call.c and trace_suspend.c (the writer and

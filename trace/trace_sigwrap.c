@@ -182,15 +182,28 @@ ALLOC_EXPORT int pipe2(int fd[2], int flags)
 ** wrapped call (trace_wall.c): no tick is sent during it, and one on its
 ** way lands before it.  Not in a vfork child: the slot is its parent's.
 */
-static void *sigwrap_exec_begin(void *fn)
+/* The same for a CPU-time tick (perf event or POSIX timer of the thread):
+** one sent during the exec itself, which runs in the kernel, killed the new
+** program; the thread's timer stops first (trace_sample_exec_begin) and
+** starts again if the exec fails. */
+typedef struct sigwrap_exec_s {
+	void *wall;
+	bool cpu;
+} sigwrap_exec_t;
+
+static sigwrap_exec_t sigwrap_exec_begin(void *fn)
 {
-	return trace_wall_on && trace_flush_owner() ? trace_wall_block_begin(fn) : NULL;
+	sigwrap_exec_t x;
+	x.wall = trace_wall_on && trace_flush_owner() ? trace_wall_block_begin(fn) : NULL;
+	x.cpu = trace_sample_exec_begin();
+	return x;
 }
 
-static int sigwrap_exec_end(void *wall, int r)
+static int sigwrap_exec_end(sigwrap_exec_t x, int r)
 {
 	int e = errno;
-	trace_wall_block_end(wall);
+	trace_sample_exec_end(x.cpu);
+	trace_wall_block_end(x.wall);
 	errno = e;
 	return r;
 }
@@ -213,35 +226,35 @@ typedef int fexecve_fn(int, char *const[], char *const[]);
 ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(execve, execve_fn);
-	void *wall = sigwrap_exec_begin((void *)real_);
+	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv, envp));
 }
 
 ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(execvpe, execve_fn);
-	void *wall = sigwrap_exec_begin((void *)real_);
+	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(file, argv, envp));
 }
 
 ALLOC_EXPORT int execv(const char *path, char *const argv[])
 {
 	EXEC_REAL(execv, execv_fn);
-	void *wall = sigwrap_exec_begin((void *)real_);
+	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv));
 }
 
 ALLOC_EXPORT int execvp(const char *file, char *const argv[])
 {
 	EXEC_REAL(execvp, execv_fn);
-	void *wall = sigwrap_exec_begin((void *)real_);
+	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(file, argv));
 }
 
 ALLOC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(fexecve, fexecve_fn);
-	void *wall = sigwrap_exec_begin((void *)real_);
+	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(fd, argv, envp));
 }
 

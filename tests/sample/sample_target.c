@@ -8,6 +8,8 @@
 **                 (sleeper_wait) until the main thread is done
 **   alloc         alloc_big allocates 300 MB in 4 KiB blocks, alloc_small
 **                 100 MB in 64-byte blocks (each freed at once)
+**   syscalls MS   burn_kernel: system calls for MS ms of CPU time, most
+**                 of it in the kernel; its user+sys time on stderr
 **   api MS        burn_small for MS/2 ms, meminst_sample_reset, then split,
 **                 sampled by meminst_sample_start/stop (found with dlsym:
 **                 the target runs preloaded); prints what each call said
@@ -23,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static volatile uint64_t sink;
 
@@ -73,12 +78,14 @@ static void split(double ms)
 /* Set by main when its CPU work is done. */
 static volatile int sleeper_stop;
 
-/* Sleep in 1 ms naps until main is done, so that both threads live for the
-** same wall time however long main's CPU time takes on a loaded machine (a
-** wall-clock tick ends a nap early, EINTR: nap again). */
+/* Sleep in 10 ms naps until main is done, so that both threads live for
+** the same wall time however long main's CPU time takes on a loaded machine
+** (a wall-clock tick ends a nap early, EINTR: nap again).  Not shorter: each
+** wake-up is CPU time in the kernel, which cpu sampling counts (1 ms naps
+** were 5% of the samples on a loaded machine). */
 __attribute__((noinline)) void sleeper_wait(void)
 {
-	struct timespec nap = {0, 1000000};
+	struct timespec nap = {0, 10000000};
 	while (!__atomic_load_n(&sleeper_stop, __ATOMIC_ACQUIRE))
 		nanosleep(&nap, NULL);
 }
@@ -98,6 +105,17 @@ __attribute__((noinline)) void alloc_big(void)
 		sink += (uint64_t)p[0];
 		free(p);
 	}
+}
+
+/* CPU time spent mostly in the kernel: each call adds up the CPU clocks of
+** the process's threads there. */
+__attribute__((noinline)) void burn_kernel(double ms)
+{
+	struct timespec ts;
+	double end = cpu_ms() + ms;
+	while (cpu_ms() < end)
+		for (int i = 0; i < 1000; i++)
+			syscall(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, &ts);
 }
 
 __attribute__((noinline)) void alloc_small(void)
@@ -150,10 +168,17 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "alloc")) {
 		alloc_big();
 		alloc_small();
+	} else if (!strcmp(what, "syscalls")) {
+		burn_kernel(ms);
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "user+sys %.0f ms\n",
+			(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+				(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
 	} else if (!strcmp(what, "api")) {
 		return api(ms);
 	} else {
-		fprintf(stderr, "usage: sample_target split|sleeper|alloc|api [MS]\n");
+		fprintf(stderr, "usage: sample_target split|sleeper|alloc|syscalls|api [MS]\n");
 		return 2;
 	}
 	printf("%s done\n", what);

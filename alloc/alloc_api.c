@@ -71,13 +71,13 @@ __attribute__((constructor(101))) static void api_constructor(void)
 	alloc_guard_enter();
 	alloc_sqlite_fork_init();
 	alloc_guard_exit();
-	if (alloc_opts.snapshot) {
-		if (alloc_opts.snapshot_at)
-			alloc_snap_check_configured();
+	if (alloc_opts.snapshot && alloc_opts.snapshot_at)
+		alloc_snap_check_configured();
+	if (alloc_opts.snapshot || alloc_opts.leak_exit_code) {
 		alloc_guard_enter();
 		atexit(api_at_exit);
 		alloc_guard_exit();
-		if (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) {
+		if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT)) {
 			alloc_sqlite_preload();
 			/* a Ctrl-C or a kill keeps the exit snapshot too */
 			trace_death_arm_memory(alloc_sqlite_code());
@@ -100,6 +100,14 @@ __attribute__((destructor)) static void api_destructor(void)
 		if (alloc_opts.print_kinds & (1u << k))
 			api_status_print((enum meminst_status_kind)k, api_print_fd >= 0 ? api_print_fd : 2, true);
 	alloc_core_report_summary();
+	/* leak_exit_code=N: after the program's destructors (they ran before
+	** this one, which a preloaded library's runs after), its streams
+	** flushed as exit would, then the status asked for */
+	int status = alloc_snap_leak_exit_status();
+	if (status) {
+		fflush(NULL);
+		alloc_sys_exit(status);
+	}
 }
 
 ALLOC_EXPORT enum meminst_mode meminst_mode(void)

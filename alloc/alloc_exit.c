@@ -128,11 +128,12 @@ struct exit_dirent {
 };
 
 /*
-** How many threads of the program run besides the caller, `skip` (0:
-** none) and meminst's own: read from /proc/self/task with raw system
-** calls (no allocation, usable from _exit).  -1 when it cannot be read.
+** Every thread of the program besides the caller, `skip` (0: none) and
+** meminst's own, each handed to fn: read from /proc/self/task with raw
+** system calls (no allocation, usable from _exit and with every lock of
+** ours held).  Returns how many, or -1 when it cannot be read.
 */
-int alloc_program_threads(pid_t skip)
+int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg)
 {
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -148,12 +149,22 @@ int alloc_program_threads(pid_t skip)
 			pid_t tid = 0;
 			for (const char *c = d->name; *c >= '0' && *c <= '9'; c++)
 				tid = tid * 10 + (*c - '0');
-			if (tid > 0 && tid != self && tid != skip && !exit_is_own(tid))
+			if (tid > 0 && tid != self && tid != skip && !exit_is_own(tid)) {
 				others++;
+				if (fn)
+					fn(tid, arg);
+			}
 		}
 	}
 	syscall(SYS_close, fd);
 	return n < 0 ? -1 : others;
+}
+
+/* How many threads of the program run besides the caller, `skip` and
+** meminst's own; -1 when it cannot be read. */
+int alloc_program_threads(pid_t skip)
+{
+	return alloc_program_threads_each(skip, NULL, NULL);
 }
 
 /* The watchdog: a bare thread (no libc state of its own, every signal

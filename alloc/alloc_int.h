@@ -107,7 +107,12 @@ typedef struct alloc_options_s {
 	bool on_error_abort;    /* on_error=abort                           */
 	bool quiet;             /* quiet=on: no invalid-free reports        */
 	unsigned print_kinds;   /* print=total+classes…: at exit, to stderr */
+	int leak_check;         /* ALLOC_LEAK_CHECK_*: when the leak scan runs */
+	int leak_exit_code;     /* leak_exit_code=N: 0 none                */
+	uint64_t leak_threshold; /* leak_threshold=BYTES of definitely lost */
 } alloc_options_t;
+
+enum { ALLOC_LEAK_CHECK_EXIT = 0, ALLOC_LEAK_CHECK_ON = 1, ALLOC_LEAK_CHECK_OFF = 2 };
 
 enum { ALLOC_BACKEND_SYSTEM = 0, ALLOC_BACKEND_JEMALLOC = 1 };
 enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4 };
@@ -740,6 +745,16 @@ typedef struct alloc_snap_rec_s {
 	uint32_t thread : 24, allocator : 8;
 } alloc_snap_rec_t;
 
+/* A block's leak class (memcheck's), as stored in leak_block.class. */
+enum { ALLOC_LEAK_REACHABLE = 0, ALLOC_LEAK_DEFINITE = 1, ALLOC_LEAK_INDIRECT = 2,
+       ALLOC_LEAK_POSSIBLE = 3, ALLOC_LEAK_CLASSES = 4 };
+typedef struct alloc_leak_sum_s {
+	uint64_t bytes[ALLOC_LEAK_CLASSES], blocks[ALLOC_LEAK_CLASSES];
+	uint64_t scanned_bytes;            /* roots and blocks read */
+	uint32_t threads, threads_unstopped; /* unstopped: stack pointer only */
+	int64_t scan_ns;
+} alloc_leak_sum_t;
+
 /* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
 typedef struct alloc_snap_s {
 	bool with_map;
@@ -756,6 +771,11 @@ typedef struct alloc_snap_s {
 	struct meminst_status_info *status[ALLOC_K_COUNT];
 	uint32_t nstatus[ALLOC_K_COUNT];
 	size_t status_bytes[ALLOC_K_COUNT];
+	bool sorted;                      /* keys already in address order */
+	bool leak_done;                   /* leak_class and leak are filled */
+	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
+	size_t leak_class_bytes;
+	alloc_leak_sum_t leak;
 } alloc_snap_t;
 
 /* "alloc_snapshot.c" */
@@ -763,6 +783,8 @@ extern char alloc_snap_cwd[4096]; /* where relative snapshot paths start */
 void alloc_snap_init(void);
 int64_t alloc_snap_now(clockid_t clock);
 alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
+/* With the map and its leak classes (mim), whatever leak_check says. */
+alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
 void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
@@ -776,6 +798,7 @@ bool alloc_sqfork_prepare(void);   /* "alloc_sqfork.c": SQLite's static mutexes,
 void alloc_sqfork_release(void);
 uintptr_t alloc_sqlite_code(void);  /* an address in SQLite's code, 0: not loaded */
 void alloc_snap_at_exit(void);     /* once: later calls do nothing */
+int alloc_snap_leak_exit_status(void); /* leak_exit_code=N due: N, else 0 */
 bool alloc_snap_exit_done(void);
 bool alloc_snap_exit_busy(void);
 
@@ -799,6 +822,12 @@ void alloc_exit_at_death(void);
 void alloc_own_thread_enter(void);
 void alloc_own_thread_leave(void);
 int alloc_program_threads(pid_t skip);
+int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
+
+/* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
+** held (the loader's lock), scan with it held and the keys sorted. */
+bool alloc_leak_prepare(void);
+bool alloc_leak_scan(alloc_snap_t *im);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);

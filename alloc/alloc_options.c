@@ -243,8 +243,37 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 #define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "trace_sites", "control", \
-	"print", "on_error", "quiet"
+	"print", "on_error", "quiet", "leak_check", "leak_exit_code", "leak_threshold"
 static const char OPT_UNKNOWN_KEY[] = "unknown key";
+
+/* leak_check=on|off|exit, leak_exit_code=N, leak_threshold=BYTES; NULL
+** when fine, OPT_UNKNOWN_KEY when k is none of them. */
+static const char *opt_leak(opt_span_t k, opt_span_t v, alloc_options_t *o)
+{
+	uint64_t n;
+	size_t used;
+	if (opt_is(k, "leak_check")) {
+		if (opt_is(v, "on"))
+			o->leak_check = ALLOC_LEAK_CHECK_ON;
+		else if (opt_is(v, "off"))
+			o->leak_check = ALLOC_LEAK_CHECK_OFF;
+		else if (opt_is(v, "exit"))
+			o->leak_check = ALLOC_LEAK_CHECK_EXIT;
+		else
+			return "expected on, off or exit";
+	} else if (opt_is(k, "leak_exit_code")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 255)
+			return "expected an exit status from 1 to 255";
+		o->leak_exit_code = (int)n;
+	} else if (opt_is(k, "leak_threshold")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n)
+			return "expected a number of bytes";
+		o->leak_threshold = n;
+	} else {
+		return OPT_UNKNOWN_KEY;
+	}
+	return NULL;
+}
 
 /* Apply one key=value item.  Returns NULL or what is wrong with it. */
 static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
@@ -352,7 +381,7 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "quiet")) {
 		return opt_switch(v, &o->quiet);
 	} else {
-		return OPT_UNKNOWN_KEY;
+		return opt_leak(k, v, o);
 	}
 	return NULL;
 }
@@ -445,6 +474,11 @@ int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen
 	if (o->mode == MEMINST_MODE_OFF && (o->snapshot || o->control)) {
 		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at, interval and control "
 				       "need mode mis or mim");
+		return -1;
+	}
+	if (o->mode != MEMINST_MODE_MIM && (o->leak_check == ALLOC_LEAK_CHECK_ON || o->leak_exit_code)) {
+		alloc_fmt(err, errlen, "MEMINST items leak_check=on and leak_exit_code need mode mim "
+				       "(the leak scan reads the map of live blocks)");
 		return -1;
 	}
 	if (!what)

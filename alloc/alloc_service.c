@@ -242,17 +242,21 @@ static void svc_control_request(int fd, char *line)
 {
 	char err[512], *path = line + 9, *content;
 	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
-		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status>)", 0);
+		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status|leaks>)", 0);
 		return;
 	}
 	*content++ = 0;
-	bool with_map = strcmp(content, "map") == 0;
+	bool leaks = strcmp(content, "leaks") == 0, with_map = leaks || strcmp(content, "map") == 0;
 	if (!with_map && strcmp(content, "status") != 0) {
-		svc_answer(fd, "bad request: content is map or status", 0);
+		svc_answer(fd, "bad request: content is map, status or leaks", 0);
+		return;
+	}
+	if (leaks && alloc_mode != MEMINST_MODE_MIM) {
+		svc_answer(fd, "a leak check needs mode mim (the process runs in mis)", 0);
 		return;
 	}
 	pthread_mutex_lock(&svc.busy);
-	alloc_snap_t *im = alloc_snap_capture(with_map, "control");
+	alloc_snap_t *im = leaks ? alloc_snap_capture_leaks("control") : alloc_snap_capture(with_map, "control");
 	int id = im ? alloc_sqlite_store(path, im, false, err, sizeof err) : -1;
 	alloc_snap_free(im);
 	pthread_mutex_unlock(&svc.busy);

@@ -56,6 +56,8 @@ static void snap_unmap(alloc_snap_t *im)
 			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
 	if (im->blocks_map)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
+	if (im->leak_class)
+		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
 }
 
@@ -212,10 +214,21 @@ static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 	return true;
 }
 
+/* Under the map's locks, for a leak check: the keys in address order and
+** each block's class (alloc_leak.c).  False when out of memory. */
+static bool snap_leak_check(alloc_snap_t *im)
+{
+	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+	im->sorted = true;
+	return alloc_leak_scan(im);
+}
+
 /* Stop the world of allocations, copy, let go.  Returns false on no memory. */
-static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
+static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 {
 	for (;;) {
+		if (leaks && !alloc_leak_prepare())
+			leaks = false; /* no memory, or no signal: the snapshot without */
 		if (with_map) {
 			size_t live = alloc_map_count();
 			if (!snap_reserve_blocks(im, live + live / 8 + 1024))
@@ -239,6 +252,8 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 			alloc_thread_stop_counting();
 		im->bytes = 0;
 		bool ok = (!with_map || snap_copy_map(im, im->room)) && snap_read_status(im);
+		if (ok && leaks && !snap_leak_check(im))
+			alloc_log("no memory for the leak check");
 		im->seq = atomic_load(&alloc_seq_reserved);
 		if (mim)
 			alloc_map_resume();
@@ -258,14 +273,18 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map)
 ** memory.  Takes no lock on entry; runs guarded (the process must not
 ** allocate through itself while copying).
 */
-alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
+static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger)
 {
 	with_map = with_map && alloc_mode == MEMINST_MODE_MIM;
 	alloc_snap_t *im = with_map ? snap_spare_take() : NULL;
 	if (!im && !(im = alloc_sys_map(snap_round(sizeof *im))))
 		return NULL;
+	if (im->leak_class)
+		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+	im->leak_class = NULL;
+	im->leak_done = im->sorted = false;
 	alloc_guard_enter();
-	bool ok = snap_copy_locked(im, with_map);
+	bool ok = snap_copy_locked(im, with_map, with_map && leaks);
 	alloc_guard_exit();
 	if (!ok) {
 		alloc_snap_free(im);
@@ -280,6 +299,20 @@ alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
 	im->time_ns = alloc_snap_now(CLOCK_REALTIME);
 	im->elapsed_ns = alloc_snap_now(CLOCK_MONOTONIC) - snap_start_ns;
 	return im;
+}
+
+/* leak_check=on: every map snapshot; exit (the default): the exit one. */
+alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
+{
+	/* not at peaks: they are captured inside the allocating thread */
+	bool leaks = (alloc_opts.leak_check == ALLOC_LEAK_CHECK_ON && strcmp(trigger, "peak") != 0) ||
+		     (alloc_opts.leak_check == ALLOC_LEAK_CHECK_EXIT && !strcmp(trigger, "exit"));
+	return snap_capture(with_map, leaks, trigger);
+}
+
+alloc_snap_t *alloc_snap_capture_leaks(const char *trigger)
+{
+	return snap_capture(true, true, trigger);
 }
 
 /* ------------------------------------------------------------ paths ---- */
@@ -427,13 +460,41 @@ bool alloc_snap_exit_busy(void)
 	return atomic_load(&snap_exit_done) && !atomic_load(&snap_exit_stored);
 }
 
+/* Definitely lost bytes and blocks at the exit leak check, -1: none. */
+static int64_t snap_exit_lost = -1, snap_exit_lost_blocks;
+
 void alloc_snap_at_exit(void)
 {
-	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
-	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || atomic_exchange(&snap_exit_done, true))
+	bool store = alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT);
+	bool gate = alloc_opts.leak_exit_code && alloc_mode == MEMINST_MODE_MIM &&
+		    alloc_opts.leak_check != ALLOC_LEAK_CHECK_OFF;
+	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !(store || gate) ||
+	    atomic_exchange(&snap_exit_done, true))
 		return;
-	alloc_snap_take_configured("exit", true);
+	alloc_snap_t *im = gate ? alloc_snap_capture_leaks("exit") : alloc_snap_capture(true, "exit");
+	if (!im)
+		alloc_log("no memory for the exit snapshot");
+	else if (store)
+		alloc_snap_store_configured(im);
+	if (im && im->leak_done) {
+		snap_exit_lost = (int64_t)im->leak.bytes[ALLOC_LEAK_DEFINITE];
+		snap_exit_lost_blocks = (int64_t)im->leak.blocks[ALLOC_LEAK_DEFINITE];
+	}
+	alloc_snap_free(im);
 	atomic_store(&snap_exit_stored, true);
+}
+
+/* leak_exit_code=N: the status the process ends with instead of its own
+** (definitely lost bytes above leak_threshold at the exit check), 0: its
+** own.  Said once on stderr, as LeakSanitizer reports before its exitcode. */
+int alloc_snap_leak_exit_status(void)
+{
+	if (!alloc_opts.leak_exit_code || snap_exit_lost < 0 || (uint64_t)snap_exit_lost <= alloc_opts.leak_threshold)
+		return 0;
+	alloc_log("%lld bytes definitely lost in %lld blocks (leak_threshold=%llu): exit status %d "
+		  "(leak_exit_code); see inspect leaks", (long long)snap_exit_lost, (long long)snap_exit_lost_blocks,
+		  (unsigned long long)alloc_opts.leak_threshold, alloc_opts.leak_exit_code);
+	return alloc_opts.leak_exit_code;
 }
 
 /* ------------------------------------------------------------ sort ----- */

@@ -383,6 +383,33 @@ static int sq_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
+/* A leak check's sums, and the class of each block not still reachable. */
+static int sq_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
+{
+	if (!im->leak_done)
+		return 0;
+	int rc = sq_exec(w, MEMINST_SNAPSHOT_LEAK_TABLES);
+	sqlite3_stmt *st = rc == 0 ? sq_prepare(w, "INSERT INTO leak_check VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
+	const alloc_leak_sum_t *l = &im->leak;
+	rc = st ? sq_row(w, st, "iiiiiiiiiiiii", w->id, (int64_t)l->bytes[ALLOC_LEAK_DEFINITE],
+			 (int64_t)l->blocks[ALLOC_LEAK_DEFINITE], (int64_t)l->bytes[ALLOC_LEAK_INDIRECT],
+			 (int64_t)l->blocks[ALLOC_LEAK_INDIRECT], (int64_t)l->bytes[ALLOC_LEAK_POSSIBLE],
+			 (int64_t)l->blocks[ALLOC_LEAK_POSSIBLE], (int64_t)l->bytes[ALLOC_LEAK_REACHABLE],
+			 (int64_t)l->blocks[ALLOC_LEAK_REACHABLE], (int64_t)l->scanned_bytes, (int64_t)l->threads,
+			 (int64_t)l->threads_unstopped, l->scan_ns)
+		: -1;
+	if (st)
+		sq_release(w, st);
+	st = rc == 0 ? sq_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
+	rc = st ? 0 : -1;
+	for (size_t i = 0; i < im->nblocks && rc == 0; i++)
+		if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
+			rc = sq_row(w, st, "iii", w->id, (int64_t)im->keys[i].addr, (int64_t)im->leak_class[i]);
+	if (st)
+		sq_release(w, st);
+	return rc;
+}
+
 /* /proc/self/maps, one row per mapping. */
 static int sq_write_segments(sq_writer_t *w)
 {
@@ -478,7 +505,8 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	if (!buf)
 		return sq_fail(w, "out of memory");
 	const alloc_snap_key_t *keys = im->keys;
-	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+	if (!im->sorted)
+		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
 	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0;) {
@@ -591,6 +619,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = sq_write_modules(w);
 	if (rc == 0)
 		rc = sq_write_blocks(w, im);
+	if (rc == 0)
+		rc = sq_write_leaks(w, im);
 	if (rc == 0 && sq_exec(w, "COMMIT") == 0)
 		return (int)w->id;
 	sq.exec(w->db, "ROLLBACK", NULL, NULL, NULL);

@@ -48,6 +48,30 @@
 	"  snapshot INTEGER NOT NULL, class INTEGER NOT NULL, bias INTEGER NOT NULL,\n" \
 	"  PRIMARY KEY(snapshot, class)) WITHOUT ROWID;\n"
 
+/* A leak check (mim: at exit, with leak_check=on at every map snapshot but
+** peaks, on request through the control channel): one leak_check row per
+** checked snapshot with the bytes and blocks of each of memcheck's classes
+** and what the scan saw, and one leak_block row per block that is not
+** still reachable (class 1 definitely lost, 2 indirectly lost, 3 possibly
+** lost; MEMINST_LEAK_CLASS_NAMES).  A block of a checked snapshot without a
+** row is still reachable.  Added to schema 2 without a new version, as
+** type_frame: a snapshot without a leak_check row was not checked. */
+#define MEMINST_LEAK_CLASS_NAMES "still reachable", "definitely lost", "indirectly lost", "possibly lost"
+#define MEMINST_SNAPSHOT_LEAK_TABLES                                              \
+	"CREATE TABLE IF NOT EXISTS leak_check(\n"                               \
+	"  snapshot INTEGER PRIMARY KEY,\n"                                      \
+	"  definite_bytes INTEGER NOT NULL, definite_blocks INTEGER NOT NULL,\n" \
+	"  indirect_bytes INTEGER NOT NULL, indirect_blocks INTEGER NOT NULL,\n" \
+	"  possible_bytes INTEGER NOT NULL, possible_blocks INTEGER NOT NULL,\n" \
+	"  reachable_bytes INTEGER NOT NULL, reachable_blocks INTEGER NOT NULL,\n" \
+	"  scanned_bytes INTEGER NOT NULL,\n"  /* roots and blocks read */       \
+	"  threads INTEGER NOT NULL,\n"        /* the process's, meminst's not counted */ \
+	"  threads_unstopped INTEGER NOT NULL,\n" /* stack only: registers not seen */ \
+	"  scan_ns INTEGER NOT NULL);\n"                                         \
+	"CREATE TABLE IF NOT EXISTS leak_block(\n"                               \
+	"  snapshot INTEGER NOT NULL, addr INTEGER NOT NULL, class INTEGER NOT NULL,\n" \
+	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \

@@ -269,7 +269,7 @@ bool trace_wall_signal(const void *info, void *uc, uint64_t *periods, uint64_t *
 ** signalled like a running one, for its exact stack.  Others (nanosleep,
 ** poll, select, epoll_wait, futex with a time-out, pause …) end with EINTR
 ** after any handler, SA_RESTART or not. */
-static bool wall_restartable(long nr)
+bool trace_syscall_restartable(long nr)
 {
 	switch (nr) {
 	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
@@ -302,7 +302,7 @@ static char wall_proc_state(pid_t tid)
 	if (buf[0] == 'r') /* "running" */
 		return 'R';
 	long nr = strtol(buf, NULL, 10); /* -1: blocked outside a system call */
-	return nr < 0 || wall_restartable(nr) ? 'R' : 'S';
+	return nr < 0 || trace_syscall_restartable(nr) ? 'R' : 'S';
 }
 
 /* ------------------------------------------------------------ probe --- */

@@ -1,0 +1,635 @@
+/*
+** alloc_leak.c — memcheck's leak classes from the live map (mim).
+**
+** A reachability scan as LeakSanitizer and Valgrind's memcheck make it.
+** The roots are the writable segments (PT_LOAD with PF_W: .data, .bss,
+** the GOT) of every loaded object but meminst's own and the libraries it
+** loads for itself (SQLite, jemalloc), the stack of every thread from its
+** stack pointer (less the 128-byte red zone) to the top of its mapping,
+** every thread's registers, and its static TLS block and thread descriptor
+** around its thread pointer (a thread's dynamic TLS blocks and its DTV are
+** malloc'd by glibc and reached from there; the loader's own malloc'd
+** blocks from ld.so's data).  From the roots a flood fill follows every
+** aligned 8-byte word that points into a live block, and each block gets
+** memcheck's class (mc_leakcheck.c):
+**   still reachable   a start pointer from a root or a reachable block;
+**   possibly lost     reached, but only through an interior pointer (or
+**                     from a possibly lost block);
+**   definitely lost   no pointer at all: the leader of a clique of lost
+**                     blocks, the first in address order not reached from
+**                     another lost block;
+**   indirectly lost   reachable only from lost blocks.
+**
+** The scan runs inside a snapshot's capture (alloc_snapshot.c), with every
+** map list held, so no tracked block can be freed meanwhile.  The other
+** threads of the program are stopped first: each gets LEAK_SIGNAL, whose
+** handler saves its registers and thread pointer and waits on a futex until
+** released.  A thread waiting in a system call that a handler would cut
+** short (nanosleep, poll, futex with a time-out …: trace_syscall_restartable)
+** is not signalled, as the wall-clock sampler does: the kernel gives its
+** stack pointer (/proc/self/task/TID/syscall) and it cannot run meanwhile
+** without first waking; its registers are not seen.  A thread that blocks
+** the signal is treated the same way.  Roots are read with
+** process_vm_readv, so a mapping that goes away cannot fault the scan;
+** blocks are read in place (they cannot be freed while the map is held).
+** Nothing here allocates: working memory is mapped and unmapped.
+*/
+#define _GNU_SOURCE
+#include "alloc_int.h"
+#include "../trace/trace_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define LEAK_SIGNAL (SIGRTMAX - 3)
+#define LEAK_REDZONE 128
+#define LEAK_WAIT_NS 3000000000ll /* a signalled thread that never answers */
+#define LEAK_MODULES_MAX 4096
+#define LEAK_MAPS_MAX 65536
+#define LEAK_THREADS_MAX 4096
+
+/* A block's state during the scan (memcheck's names). */
+enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
+
+typedef struct leak_range_s {
+	uintptr_t lo, hi;
+} leak_range_t;
+
+/* One stopped (or looked-at) thread; written by its handler. */
+typedef struct leak_thread_s {
+	_Atomic pid_t tid;
+	_Atomic int state; /* 0 none, 1 signalled, 2 parked, 3 left, 4 not signalled */
+	uintptr_t sp, tp;
+	uintptr_t regs[NGREG];
+	unsigned nregs;
+} leak_thread_t;
+
+/* The slots outlive a scan (a late handler may still look at them), so
+** they are one static array: mapped once, reused. */
+static leak_thread_t *leak_slots;
+static _Atomic uint32_t leak_nslots;
+static _Atomic uint32_t leak_gen, leak_released, leak_parked;
+static _Atomic bool leak_active;
+static struct sigaction leak_old_action;
+static bool leak_installed;
+static size_t leak_tls_static = 8192;
+
+/* Everything one scan works on. */
+typedef struct leak_s {
+	size_t n;                   /* blocks */
+	const uint64_t *start, *end; /* by address */
+	uint8_t *state;
+	uint32_t *bucket;           /* first block of each address bucket */
+	unsigned shift;
+	uint64_t lo, span;
+	uint32_t *stack;            /* blocks to scan */
+	size_t depth, stack_cap;
+	uint32_t clique;            /* the leader, in the clique phase; else UINT32_MAX */
+	void *map;
+	size_t map_bytes;
+	leak_range_t *modules, *maps;
+	size_t nmodules, nmaps;
+	char *buf;                  /* for roots read with process_vm_readv */
+	bool vm_readv;              /* process_vm_readv works here */
+	uint64_t scanned;
+} leak_t;
+
+static leak_t leak_ctx; /* prepared before the map is held */
+
+/* ------------------------------------------------------- the flood --- */
+
+/* The block v points into, or -1. */
+static inline int64_t leak_find(const leak_t *k, uint64_t v)
+{
+	uint64_t off = v - k->lo;
+	if (off >= k->span)
+		return -1;
+	size_t b = off >> k->shift;
+	size_t lo = k->bucket[b], hi = k->bucket[b + 1]; /* the answer is in [lo-1, hi) */
+	if (lo > 0)
+		lo--;
+	while (lo < hi) { /* the last block starting at or below v */
+		size_t mid = (lo + hi) / 2;
+		if (k->start[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -1;
+	lo--;
+	return v < k->end[lo] ? (int64_t)lo : -1;
+}
+
+static inline void leak_push(leak_t *k, uint32_t i)
+{
+	if (k->depth < k->stack_cap)
+		k->stack[k->depth++] = i;
+}
+
+/* A word v found in a root (prior_definite) or in a block. */
+static inline void leak_word(leak_t *k, uint64_t v, bool prior_definite)
+{
+	int64_t f = leak_find(k, v);
+	if (f < 0)
+		return;
+	uint32_t i = (uint32_t)f;
+	uint8_t *s = &k->state[i];
+	if (k->clique != UINT32_MAX) { /* memcheck: start or interior alike */
+		if (*s == ST_UNREACHED && i != k->clique) {
+			*s = ST_INDIRECT;
+			leak_push(k, i);
+		}
+	} else if (v == k->start[i] && prior_definite && *s != ST_REACHABLE) {
+		*s = ST_REACHABLE;
+		leak_push(k, i);
+	} else if (*s == ST_UNREACHED) {
+		*s = ST_POSSIBLE;
+		leak_push(k, i);
+	}
+}
+
+static void leak_words(leak_t *k, const uint64_t *w, size_t n, bool prior_definite)
+{
+	k->scanned += n * 8;
+	for (size_t j = 0; j < n; j++) {
+		uint64_t v = w[j];
+		if (v - k->lo < k->span)
+			leak_word(k, v, prior_definite);
+	}
+}
+
+/* Scan what the stack holds until it is empty. */
+static void leak_drain(leak_t *k)
+{
+	while (k->depth) {
+		uint32_t i = k->stack[--k->depth];
+		bool definite = k->state[i] == ST_REACHABLE;
+		leak_words(k, (const uint64_t *)k->start[i], (k->end[i] - k->start[i]) / 8, definite);
+	}
+}
+
+/*
+** A root range, read through process_vm_readv (a mapping unmapped meanwhile
+** reads as nothing) a chunk at a time; a chunk that does not read whole is
+** read a page at a time.  Without the system call, in place when readable.
+*/
+#define LEAK_CHUNK 65536
+static size_t leak_read(leak_t *k, uintptr_t at, size_t n)
+{
+	if (!k->vm_readv)
+		return alloc_readable((void *)at, n) && alloc_readable((void *)(at + n - 1), 1)
+			       ? (memcpy(k->buf, (void *)at, n), n)
+			       : 0;
+	struct iovec local = {k->buf, n}, remote = {(void *)at, n};
+	ssize_t r = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL);
+	return r < 0 ? 0 : (size_t)r;
+}
+
+static void leak_root(leak_t *k, uintptr_t lo, uintptr_t hi)
+{
+	lo = (lo + 7) & ~(uintptr_t)7;
+	while (lo + 8 <= hi) {
+		size_t n = hi - lo < LEAK_CHUNK ? (hi - lo) & ~(size_t)7 : LEAK_CHUNK;
+		size_t page = 4096 - (lo & 4095);
+		size_t got = leak_read(k, lo, n);
+		if (got < n && got < page) /* a hole: this page only */
+			got = leak_read(k, lo, n < page ? n : page), n = n < page ? n : page;
+		leak_words(k, (const uint64_t *)k->buf, got / 8, true);
+		lo += n;
+	}
+	leak_drain(k);
+}
+
+/* ----------------------------------------------------- the roots --- */
+
+static bool leak_module_own(const struct dl_phdr_info *info)
+{
+	uintptr_t own[3] = {(uintptr_t)&leak_ctx, alloc_sqlite_code(),
+			    alloc_opts.backend != ALLOC_BACKEND_SYSTEM ? (uintptr_t)alloc_real.malloc : 0};
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		for (int j = 0; ph->p_type == PT_LOAD && j < 3; j++)
+			if (own[j] && own[j] >= lo && own[j] < hi)
+				return true;
+	}
+	return false;
+}
+
+static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	leak_t *k = arg;
+	if (leak_module_own(info))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && k->nmodules < LEAK_MODULES_MAX; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W))
+			k->modules[k->nmodules++] = (leak_range_t){info->dlpi_addr + ph->p_vaddr,
+								   info->dlpi_addr + ph->p_vaddr + ph->p_memsz};
+	}
+	return 0;
+}
+
+/* /proc/self/maps, parsed into ranges (sorted, as the kernel lists them). */
+static void leak_read_maps(leak_t *k)
+{
+	k->nmaps = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char line[512];
+	size_t len = 0;
+	long r;
+	while ((r = syscall(SYS_read, fd, k->buf, LEAK_CHUNK)) > 0) {
+		for (long i = 0; i < r; i++) {
+			char c = k->buf[i];
+			if (c != '\n') {
+				if (len < sizeof line - 1)
+					line[len++] = c;
+				continue;
+			}
+			line[len] = 0;
+			len = 0;
+			uintptr_t lo = 0, hi = 0;
+			const char *p = line;
+			for (; *p && *p != '-'; p++)
+				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+			for (p += *p == '-'; *p && *p != ' '; p++)
+				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+			if (k->nmaps < LEAK_MAPS_MAX && hi > lo)
+				k->maps[k->nmaps++] = (leak_range_t){lo, hi};
+		}
+	}
+	syscall(SYS_close, fd);
+}
+
+/* The end of the mapping holding a (0: none); a run of adjacent mappings
+** (a stack the kernel split by permissions) counts as one. */
+static uintptr_t leak_map_end(const leak_t *k, uintptr_t a)
+{
+	size_t lo = 0, hi = k->nmaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (k->maps[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == k->nmaps || k->maps[lo].lo > a)
+		return 0;
+	return k->maps[lo].hi;
+}
+
+/* A thread's stack from sp up, its registers, its TLS and descriptor. */
+static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintptr_t *regs, unsigned nregs)
+{
+	leak_words(k, (const uint64_t *)regs, nregs, true);
+	leak_drain(k);
+	if (sp) {
+		int64_t in = leak_find(k, sp); /* a stack inside a block (a coroutine's) */
+		uintptr_t top = in >= 0 ? k->end[in] : leak_map_end(k, sp);
+		uintptr_t from = sp - LEAK_REDZONE;
+		if (leak_map_end(k, from) == 0)
+			from = sp;
+		if (top)
+			leak_root(k, from, top);
+	}
+	if (tp) {
+		uintptr_t end = leak_map_end(k, tp), lo = tp > leak_tls_static ? tp - leak_tls_static : 0;
+		uintptr_t hi = tp + 4096 < end ? tp + 4096 : end;
+		if (end)
+			leak_root(k, lo, hi);
+	}
+}
+
+/* ------------------------------------------------ stopping threads --- */
+
+static inline long leak_futex(_Atomic uint32_t *w, int op, uint32_t v, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, v, ts, NULL, 0);
+}
+
+static void leak_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved = errno;
+	uint32_t gen = atomic_load(&leak_gen);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	leak_thread_t *t = NULL;
+	bool ours = si->si_code == SI_TKILL && si->si_pid == getpid();
+	for (uint32_t i = 0, n = atomic_load(&leak_nslots); ours && i < n; i++)
+		if (atomic_load(&leak_slots[i].tid) == tid)
+			t = &leak_slots[i];
+	if (!ours) { /* the program's own signal of that number */
+		struct sigaction a = leak_old_action;
+		if ((a.sa_flags & SA_SIGINFO) && a.sa_sigaction)
+			a.sa_sigaction(sig, si, ucv);
+		else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+			a.sa_handler(sig);
+		errno = saved;
+		return;
+	}
+	if (!t || !atomic_load(&leak_active) || atomic_load(&t->state) != 1) {
+		errno = saved; /* late: that scan is over */
+		return;
+	}
+	ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+	t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	t->sp = (uintptr_t)uc->uc_mcontext.sp;
+#endif
+	t->nregs = NGREG;
+	memcpy(t->regs, &uc->uc_mcontext.gregs, sizeof t->regs);
+	t->tp = (uintptr_t)__builtin_thread_pointer();
+	atomic_store(&t->state, 2);
+	atomic_fetch_add(&leak_parked, 1);
+	leak_futex(&leak_parked, FUTEX_WAKE, 1, NULL);
+	uint32_t r;
+	while ((r = atomic_load(&leak_released)) != gen)
+		leak_futex(&leak_released, FUTEX_WAIT, r, NULL);
+	atomic_store(&t->state, 3);
+	errno = saved;
+}
+
+/* From /proc/self/task/TID/syscall: the thread's stack pointer, and whether
+** a handler would leave its wait alone (running, or a restarted call). */
+static bool leak_proc_syscall(leak_t *k, pid_t tid, uintptr_t *sp)
+{
+	char path[64];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	*sp = 0;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	long n = syscall(SYS_read, fd, k->buf, 255);
+	syscall(SYS_close, fd);
+	if (n <= 0 || k->buf[0] == 'r') /* "running" */
+		return true;
+	k->buf[n] = 0;
+	long field[9] = {0};
+	int nf = 0;
+	bool neg = k->buf[0] == '-';
+	for (char *p = k->buf + neg; *p && nf < 9; nf++) { /* nr, 6 args, sp, pc */
+		bool hex = p[0] == '0' && p[1] == 'x';
+		long v = 0;
+		for (p += hex ? 2 : 0; *p && *p != ' ' && *p != '\n'; p++)
+			v = v * (hex ? 16 : 10) + (*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+		field[nf] = nf == 0 && neg ? -v : v;
+		while (*p == ' ' || *p == '\n')
+			p++;
+	}
+	*sp = (uintptr_t)(field[0] < 0 ? field[1] : field[7]);
+	long op = field[2] & 127;
+	bool untimed_futex = field[0] == SYS_futex && field[4] == 0 && (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET);
+	return field[0] < 0 || trace_syscall_restartable(field[0]) || untimed_futex;
+}
+
+static void leak_add_thread(pid_t tid, void *arg)
+{
+	(void)arg;
+	uint32_t i = atomic_load(&leak_nslots);
+	if (i == LEAK_THREADS_MAX)
+		return;
+	leak_thread_t *t = &leak_slots[i];
+	memset(t, 0, sizeof *t);
+	atomic_store(&t->tid, tid);
+	atomic_store(&leak_nslots, i + 1);
+}
+
+static bool leak_signal_blocked(leak_t *k, pid_t tid)
+{
+	char path[64];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	long n = syscall(SYS_read, fd, k->buf, 4095);
+	syscall(SYS_close, fd);
+	k->buf[n > 0 ? n : 0] = 0;
+	const char *p = strstr(k->buf, "SigBlk:");
+	if (!p)
+		return true;
+	uint64_t mask = 0;
+	for (p += 7; *p == '\t' || *p == ' '; p++)
+		;
+	for (; (*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'); p++)
+		mask = mask * 16 + (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+	return mask >> (LEAK_SIGNAL - 1) & 1;
+}
+
+/* Signal every program thread that can take it; wait for each to park. */
+static void leak_stop_threads(leak_t *k, alloc_leak_sum_t *sum)
+{
+	atomic_store(&leak_nslots, 0);
+	alloc_program_threads_each(0, leak_add_thread, NULL);
+	uint32_t n = atomic_load(&leak_nslots), sent = 0;
+	atomic_store(&leak_parked, 0);
+	for (uint32_t i = 0; i < n; i++) {
+		leak_thread_t *t = &leak_slots[i];
+		uintptr_t sp;
+		if (!leak_proc_syscall(k, t->tid, &sp) || leak_signal_blocked(k, t->tid)) {
+			t->sp = sp;
+			atomic_store(&t->state, 4);
+			continue;
+		}
+		atomic_store(&t->state, 1);
+		if (syscall(SYS_tgkill, getpid(), t->tid, LEAK_SIGNAL) == 0)
+			sent++;
+		else
+			atomic_store(&t->state, 0); /* gone */
+	}
+	int64_t deadline = alloc_snap_now(CLOCK_MONOTONIC) + LEAK_WAIT_NS;
+	uint32_t parked;
+	while ((parked = atomic_load(&leak_parked)) < sent && alloc_snap_now(CLOCK_MONOTONIC) < deadline) {
+		struct timespec ts = {0, 10000000};
+		leak_futex(&leak_parked, FUTEX_WAIT, parked, &ts);
+		for (uint32_t i = 0; i < n; i++) { /* exited meanwhile */
+			leak_thread_t *t = &leak_slots[i];
+			char path[64];
+			alloc_fmt(path, sizeof path, "/proc/self/task/%d", (int)t->tid);
+			if (atomic_load(&t->state) == 1 && syscall(SYS_faccessat, AT_FDCWD, path, F_OK, 0) != 0) {
+				int one = 1;
+				if (atomic_compare_exchange_strong(&t->state, &one, 0))
+					sent--;
+			}
+		}
+	}
+	sum->threads = n + 1;
+	for (uint32_t i = 0; i < n; i++)
+		if (atomic_load(&leak_slots[i].state) == 1 || atomic_load(&leak_slots[i].state) == 4)
+			sum->threads_unstopped++;
+}
+
+static void leak_resume_threads(void)
+{
+	uint32_t n = atomic_load(&leak_nslots);
+	atomic_store(&leak_released, atomic_load(&leak_gen));
+	leak_futex(&leak_released, FUTEX_WAKE, INT32_MAX, NULL);
+	for (uint32_t i = 0; i < n; i++) /* out of the handler: the slots are reused */
+		while (atomic_load(&leak_slots[i].state) == 2)
+			sched_yield();
+	atomic_store(&leak_active, false);
+}
+
+/* ------------------------------------------------------ the scan --- */
+
+/* Before the map is held: the loaded objects' segments (dl_iterate_phdr
+** takes the loader's lock, which a thread waiting for a map lock may hold),
+** the handler, the size of static TLS.  False when out of memory. */
+bool alloc_leak_prepare(void)
+{
+	leak_t *k = &leak_ctx;
+	if (!leak_slots && !(leak_slots = alloc_sys_map(LEAK_THREADS_MAX * sizeof *leak_slots)))
+		return false;
+	size_t bytes = (LEAK_MODULES_MAX + LEAK_MAPS_MAX) * sizeof(leak_range_t) + LEAK_CHUNK;
+	if (!k->buf && !(k->buf = alloc_sys_map(bytes)))
+		return false;
+	k->modules = (leak_range_t *)(k->buf + LEAK_CHUNK);
+	k->maps = k->modules + LEAK_MODULES_MAX;
+	k->nmodules = 0;
+	alloc_guard_enter();
+	dl_iterate_phdr(leak_module_cb, k);
+	static bool tls_asked;
+	if (!tls_asked) {
+		void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+		size_t size = 0, align = 0;
+		if (info)
+			info(&size, &align);
+		if (size)
+			leak_tls_static = size;
+		tls_asked = true;
+	}
+	alloc_guard_exit();
+	struct iovec local = {k->buf, 8}, remote = {&leak_ctx, 8};
+	k->vm_readv = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == 8;
+	if (!leak_installed) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = leak_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigfillset(&sa.sa_mask);
+		/* kept once installed: a handler of a thread that took long to
+		** answer may come after the scan (it returns at once) */
+		extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+		leak_installed = __sigaction(LEAK_SIGNAL, &sa, &leak_old_action) == 0;
+	}
+	return leak_installed;
+}
+
+/* Working memory for n blocks and the address index. */
+static bool leak_index(leak_t *k, const alloc_snap_t *im)
+{
+	size_t n = im->nblocks, nb = 1;
+	while (nb < n)
+		nb <<= 1;
+	k->stack_cap = 2 * n + 16;
+	k->map_bytes = (n * 16 + (nb + 2) * 4 + k->stack_cap * 4 + n + 4095) & ~(size_t)4095;
+	if (!(k->map = alloc_sys_map(k->map_bytes)))
+		return false;
+	uint64_t *start = k->map, *end = start + n;
+	k->bucket = (uint32_t *)(end + n);
+	k->stack = k->bucket + nb + 2;
+	k->state = (uint8_t *)(k->stack + k->stack_cap);
+	for (size_t i = 0; i < n; i++) {
+		start[i] = im->keys[i].addr;
+		uint64_t size = im->recs[im->keys[i].at].size;
+		end[i] = start[i] + (size ? size : 1); /* a pointer to a 0-byte block is its start */
+	}
+	k->start = start, k->end = end, k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0;
+	k->lo = n ? start[0] : 1;
+	k->span = n ? end[n - 1] - start[0] : 0;
+	k->shift = 0;
+	while (n && (k->span >> k->shift) >= nb)
+		k->shift++;
+	for (size_t b = 0, i = 0; b <= nb + 1; b++) {
+		while (i < n && ((start[i] - k->lo) >> k->shift) < b)
+			i++;
+		k->bucket[b] = (uint32_t)i;
+	}
+	return true;
+}
+
+/* Every root: threads (this one first), then the loaded objects. */
+static void leak_scan_roots(leak_t *k)
+{
+	ucontext_t uc;
+	getcontext(&uc);
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	leak_thread_roots(k, here, (uintptr_t)__builtin_thread_pointer(), (const uintptr_t *)&uc.uc_mcontext.gregs,
+			  NGREG);
+	for (uint32_t i = 0, n = atomic_load(&leak_nslots); i < n; i++) {
+		leak_thread_t *t = &leak_slots[i];
+		int st = atomic_load(&t->state);
+		if (st == 2)
+			leak_thread_roots(k, t->sp, t->tp, t->regs, t->nregs);
+		else if (st == 4 || st == 1)
+			leak_thread_roots(k, t->sp, 0, NULL, 0);
+	}
+	for (size_t i = 0; i < k->nmodules; i++)
+		leak_root(k, k->modules[i].lo, k->modules[i].hi);
+}
+
+/* The clique phase, then each block's class and the sums. */
+static void leak_classify(leak_t *k, alloc_snap_t *im)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		if (k->state[i] != ST_UNREACHED)
+			continue;
+		k->clique = (uint32_t)i;
+		leak_push(k, (uint32_t)i);
+		leak_drain(k);
+	}
+	k->clique = UINT32_MAX;
+	static const uint8_t cls[] = {[ST_UNREACHED] = ALLOC_LEAK_DEFINITE, [ST_POSSIBLE] = ALLOC_LEAK_POSSIBLE,
+				      [ST_REACHABLE] = ALLOC_LEAK_REACHABLE, [ST_INDIRECT] = ALLOC_LEAK_INDIRECT};
+	for (size_t i = 0; i < k->n; i++) {
+		uint8_t c = cls[k->state[i]];
+		im->leak_class[i] = c;
+		im->leak.bytes[c] += im->recs[im->keys[i].at].size;
+		im->leak.blocks[c]++;
+	}
+}
+
+/*
+** The scan, with the map held and the captured keys sorted by address:
+** im->leak_class[i] is the class of the block of keys[i].  False when out
+** of memory (the snapshot then has no classes).
+*/
+bool alloc_leak_scan(alloc_snap_t *im)
+{
+	leak_t *k = &leak_ctx;
+	int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
+	memset(&im->leak, 0, sizeof im->leak);
+	im->leak_class_bytes = (im->nblocks + 4095) & ~(size_t)4095;
+	if (im->nblocks && !(im->leak_class = alloc_sys_map(im->leak_class_bytes)))
+		return false;
+	if (!leak_index(k, im)) {
+		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+		im->leak_class = NULL;
+		return false;
+	}
+	atomic_fetch_add(&leak_gen, 1);
+	atomic_store(&leak_active, true);
+	leak_stop_threads(k, &im->leak);
+	leak_read_maps(k);
+	leak_scan_roots(k);
+	leak_classify(k, im);
+	leak_resume_threads();
+	im->leak.scanned_bytes = k->scanned;
+	alloc_sys_unmap(k->map, k->map_bytes);
+	k->map = NULL;
+	im->leak.scan_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
+	im->leak_done = true;
+	return true;
+}

@@ -45,11 +45,30 @@ static bool api_hooks_reached(void)
 	return hit;
 }
 
+/*
+** leak_exit_code=N due: the program's streams flushed, as exit would, then
+** status N.  Only once the program's destructors have run: this library's
+** destructor runs after them (a preloaded or linked library is set up
+** before the program and torn down after it), and the exit handler below,
+** registered from our constructor before libc registers the loader's
+** teardown, runs after it, so whichever of the two comes second ends it.
+*/
+static bool api_destructor_done;
+static void api_leak_exit(void)
+{
+	int status = api_destructor_done ? alloc_snap_leak_exit_status() : 0;
+	if (status) {
+		fflush(NULL);
+		alloc_sys_exit(status);
+	}
+}
+
 /* Snapshots the service thread still owes, then the exit snapshot. */
 static void api_at_exit(void)
 {
 	alloc_service_flush();
 	alloc_snap_at_exit();
+	api_leak_exit();
 }
 
 /* After libc is up (never from inside malloc): the exit snapshot handler
@@ -103,11 +122,8 @@ __attribute__((destructor)) static void api_destructor(void)
 	/* leak_exit_code=N: after the program's destructors (they ran before
 	** this one, which a preloaded library's runs after), its streams
 	** flushed as exit would, then the status asked for */
-	int status = alloc_snap_leak_exit_status();
-	if (status) {
-		fflush(NULL);
-		alloc_sys_exit(status);
-	}
+	api_destructor_done = true;
+	api_leak_exit();
 }
 
 ALLOC_EXPORT enum meminst_mode meminst_mode(void)

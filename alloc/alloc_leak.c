@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>

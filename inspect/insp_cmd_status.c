@@ -125,31 +125,10 @@ static int status_show(const struct insp_opts *o, struct insp_args *a, const cha
 	return r;
 }
 
-/* A private empty file for the process to write into: its absolute path
-** in buf, or an exit code after a message. */
-static int status_tempfile(const struct insp_opts *o, char *buf, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	char abs[PATH_MAX];
-	if (!dir || !*dir || !realpath(dir, abs))
-		snprintf(abs, sizeof abs, "/tmp");
-	if ((size_t)snprintf(buf, len, "%s/inspect-status-XXXXXX", abs) >= len) {
-		fprintf(o->err, "inspect: the temporary directory name is too long\n");
-		return INSP_EXIT_USAGE;
-	}
-	int fd = mkstemp(buf);
-	if (fd < 0) {
-		fprintf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
-		return INSP_EXIT_LIVE;
-	}
-	close(fd);
-	return 0;
-}
-
 static int status_live(const struct insp_opts *o, struct insp_args *a)
 {
-	char path[PATH_MAX], journal[PATH_MAX + 16];
-	int r = status_tempfile(o, path, sizeof path);
+	char path[PATH_MAX];
+	int r = insp_control_tempfile(o, path, sizeof path);
 	if (r)
 		return r;
 	int64_t id = 0;
@@ -160,9 +139,7 @@ static int status_live(const struct insp_opts *o, struct insp_args *a)
 		a->snapshot = id;
 		r = status_show(o, a, path, label);
 	}
-	unlink(path);
-	snprintf(journal, sizeof journal, "%s-journal", path);
-	unlink(journal);
+	insp_control_tempfile_remove(path);
 	return r;
 }
 

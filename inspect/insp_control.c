@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -215,4 +217,32 @@ int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *ab
 	free(line);
 	close(fd);
 	return r;
+}
+
+/* A new empty file in $TMPDIR (or /tmp) for a live process's snapshot. */
+int insp_control_tempfile(const struct insp_opts *o, char *buf, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	char abs[PATH_MAX];
+	if (!dir || !*dir || !realpath(dir, abs))
+		snprintf(abs, sizeof abs, "/tmp");
+	if ((size_t)snprintf(buf, len, "%s/inspect-live-XXXXXX", abs) >= len) {
+		fprintf(o->err, "inspect: the temporary directory name is too long\n");
+		return INSP_EXIT_USAGE;
+	}
+	int fd = mkstemp(buf);
+	if (fd < 0) {
+		fprintf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
+		return INSP_EXIT_LIVE;
+	}
+	close(fd);
+	return 0;
+}
+
+void insp_control_tempfile_remove(const char *path)
+{
+	char journal[PATH_MAX + 16];
+	unlink(path);
+	snprintf(journal, sizeof journal, "%s-journal", path);
+	unlink(journal);
 }

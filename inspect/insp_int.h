@@ -106,11 +106,16 @@ int insp_merge(insp_blocks_t *a, insp_blocks_t *b, const struct insp_merge_cb *c
 /* --------------------------------------------------------- insp_control -- */
 
 /* "insp_control.c" */
-/* Ask process pid to store a snapshot of `what` ("map" or "status") in the
+/* Ask process pid to store a snapshot of `what` ("map", "status" or
+** "leaks": a map with its leak check) in the
 ** database at abs_path.  Returns 0 with *id set, or INSP_EXIT_LIVE or
 ** INSP_EXIT_USAGE after a message. */
 int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *abs_path,
 			  const char *what, int64_t *id);
+/* A new empty file (absolute path in buf) for a live process's snapshot:
+** 0, or an exit code after one line; and its removal with its journal. */
+int insp_control_tempfile(const struct insp_opts *o, char *buf, size_t len);
+void insp_control_tempfile_remove(const char *path);
 /* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
 int insp_control_timeout(void);
 /* ------------------------------------------------------------- commands -- */
@@ -130,6 +135,7 @@ int insp_cmd_types(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_status(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
+int insp_cmd_leaks(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
 

@@ -26,6 +26,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"sum", insp_cmd_sum, "number and total size of blocks"},
 	{"descr", insp_cmd_descr, "the map by address, with names"},
 	{"top", insp_cmd_top, "largest consumers by type, class, thread or site"},
+	{"leaks", insp_cmd_leaks, "memcheck's leak classes: definitely, indirectly, possibly lost"},
 	{"diff", insp_cmd_diff, "growth and new blocks between two snapshots"},
 	{"status", insp_cmd_status, "status counters, from a database or a live process"},
 	{"timeline", insp_cmd_timeline, "memory of a process over time, with a chart"},

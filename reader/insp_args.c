@@ -526,12 +526,24 @@ static void args_shared(const struct insp_getopt *g, struct insp_args *a)
 int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a)
 {
+	return insp_args_parse_own(spec, argc, argv, o, a, NULL, NULL);
+}
+
+int insp_args_parse_own(const struct insp_cmd_spec *spec, int argc, char **argv, const struct insp_opts *o,
+			struct insp_args *a, int (*own)(struct insp_getopt *g, void *ctx), void *ctx)
+{
 	*a = (struct insp_args){.cmd = spec->name, .limit = -1};
 	struct insp_getopt g;
 	insp_getopt_init(&g, spec, argc, argv, o);
 	int r;
-	while ((r = insp_getopt(&g)) == INSP_OPTION)
-		args_shared(&g, a);
+	while ((r = insp_getopt(&g)) == INSP_OPTION) {
+		if (own && g.opt->id >= INSP_ID_OWN) {
+			if ((r = own(&g, ctx)) != INSP_CONTINUE)
+				return r;
+		} else {
+			args_shared(&g, a);
+		}
+	}
 	if (r != INSP_CONTINUE)
 		return r;
 	for (int k = 0; k < g.npos && k < 2; k++)

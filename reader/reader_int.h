@@ -242,6 +242,10 @@ int insp_bad_value(struct insp_getopt *g, const char *expected);
 ** error (2). */
 int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 		    const struct insp_opts *o, struct insp_args *a);
+/* The same, with the command's own options (INSP_ID_OWN and above) given to
+** own, which returns INSP_CONTINUE or an exit code. */
+int insp_args_parse_own(const struct insp_cmd_spec *spec, int argc, char **argv, const struct insp_opts *o,
+			struct insp_args *a, int (*own)(struct insp_getopt *g, void *ctx), void *ctx);
 /* Print "inspect: NAME: msg" and the --help hint; returns INSP_EXIT_USAGE. */
 int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -443,6 +447,28 @@ void insp_blocks_close(insp_blocks_t *it);
 typedef void insp_block_fn(void *ctx, const struct insp_block *b);
 int insp_blocks_each(insp_db_t *db, const struct insp_opts *o, const struct insp_filter_ids *f,
 		     insp_block_fn *fn, void *ctx);
+/* ------------------------------------------------------------ insp_leak -- */
+
+/* A snapshot's leak check: memcheck's classes (the numbers of
+** leak_block.class; MEMINST_LEAK_CLASS_NAMES) and each lost block's. */
+enum { INSP_LEAK_REACHABLE = 0, INSP_LEAK_DEFINITE, INSP_LEAK_INDIRECT, INSP_LEAK_POSSIBLE, INSP_LEAK_CLASSES };
+struct insp_leak_check {
+	uint64_t bytes[INSP_LEAK_CLASSES], blocks[INSP_LEAK_CLASSES];
+	uint64_t scanned_bytes;
+	int64_t threads, threads_unstopped, scan_ns;
+	uint64_t *addr;      /* the blocks not still reachable, by address */
+	unsigned char *cls;  /* and their classes                          */
+	size_t n;
+};
+/* "insp_leak.c" */
+/* The latest snapshot with a leak check, 0 if none: 0 or INSP_EXIT_DB. */
+int insp_leak_latest(insp_db_t *db, int64_t *snap);
+/* The selected snapshot's: 0, or INSP_EXIT_NOTFOUND / INSP_EXIT_DB after
+** one line. */
+int insp_leak_load(insp_db_t *db, struct insp_leak_check *c);
+int insp_leak_class(const struct insp_leak_check *c, uint64_t addr);
+void insp_leak_free(struct insp_leak_check *c);
+
 /* ----------------------------------------------------------- insp_names -- */
 
 /* One entry of the allocator, class, type or thread table. */

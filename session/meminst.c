@@ -54,7 +54,7 @@ void sess_error(const char *fmt, ...)
 enum { OPT_MIS = INSP_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
        OPT_SNAPSHOT_AT, OPT_SITE_DEPTH, OPT_SITE_SKIP, OPT_TRACE, OPT_SAMPLE, OPT_SAMPLE_CLOCK,
        OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION,
-       OPT_TRACE_SITES };
+       OPT_TRACE_SITES, OPT_LEAK_CHECK, OPT_LEAK_EXIT_CODE, OPT_LEAK_THRESHOLD };
 
 static const char *const backend_words[] = {"system", "jemalloc", NULL};
 static const char *const clock_words[] = {"wall", "cpu", NULL};
@@ -78,6 +78,12 @@ static const struct insp_option launcher_options[] = {
 	 "line that filled the std:: container); default 1", OPT_SITE_DEPTH},
 	{"site-skip", 0, INSP_OT_STR, "NAMES", "allocation wrappers to see through when naming sites,\n"
 	 "e.g. zmalloc,ngx_alloc (NAME* matches a prefix)", OPT_SITE_SKIP},
+	{"leak-check", 0, INSP_OT_FLAG, NULL, "with --mim: memcheck's leak classes in every map snapshot\n"
+	 "(the exit snapshot has them without it): 'inspect leaks'", OPT_LEAK_CHECK},
+	{"leak-exit-code", 0, INSP_OT_INT, "N", "with --mim: end with status N when more bytes than\n"
+	 "--leak-threshold are definitely lost at exit (for CI)", OPT_LEAK_EXIT_CODE, 1, 255},
+	{"leak-threshold", 0, INSP_OT_SIZE, "BYTES", "definitely lost bytes allowed by --leak-exit-code\n"
+	 "(default 0)", OPT_LEAK_THRESHOLD, 0},
 	{"", 0, INSP_OT_FLAG, NULL, "Time:"},
 	{"trace", 0, INSP_OT_WORD, NULL, "exact tracing of code built with -finstrument-functions\n(default wall)",
 	 OPT_TRACE, 0, 0, clock_words, true},
@@ -191,6 +197,9 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 	switch (id) {
 	case OPT_BACKEND: o->backend = g->value; break;
 	case OPT_CONTROL: o->control = true; break;
+	case OPT_LEAK_CHECK: o->leak_check = true; break;
+	case OPT_LEAK_EXIT_CODE: o->leak_exit_code = g->num; break;
+	case OPT_LEAK_THRESHOLD: o->leak_threshold = g->size; break;
 	case OPT_INTERVAL: o->interval_ns = (uint64_t)g->num, o->interval_text = g->value; break;
 	case OPT_SNAPSHOT_AT:
 		if (!valid_snapshot_at(g->value))
@@ -243,6 +252,11 @@ static int check_options(const struct insp_opts *io, struct launcher_args *la)
 	if (o->control && !strcmp(o->mode, "off"))
 		return insp_cmd_error(io, &launcher_spec, "--control contradicts --no-memory (the channel "
 				      "stores memory snapshots)");
+	if ((o->leak_check || o->leak_exit_code) && strcmp(o->mode, "mim"))
+		return insp_cmd_error(io, &launcher_spec, "--leak-check and --leak-exit-code need --mim (the scan "
+				      "reads the map of live blocks)");
+	if (o->leak_threshold && !o->leak_exit_code)
+		return insp_cmd_error(io, &launcher_spec, "--leak-threshold needs --leak-exit-code");
 	if (o->output && !*o->output)
 		return insp_cmd_error(io, &launcher_spec, "-o: an empty file name");
 	return 0;
@@ -312,6 +326,11 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 			ADD(",site_depth=%s", o->site_depth);
 		if (o->control)
 			ADD(",control=on");
+		if (o->leak_check)
+			ADD(",leak_check=on");
+		if (o->leak_exit_code)
+			ADD(",leak_exit_code=%lld,leak_threshold=%llu", (long long)o->leak_exit_code,
+			    (unsigned long long)o->leak_threshold);
 		if (o->site_skip)
 			ADD(",site_skip=%s", o->site_skip);
 	}

@@ -40,6 +40,9 @@ struct sess_opts {
 	const char *interval_text;
 	const char *snapshot_at;   /* --snapshot-at: MEMINST snapshot_at= words */
 	bool control;              /* --control: MEMINST control=on            */
+	bool leak_check;           /* --leak-check: leak_check=on              */
+	int64_t leak_exit_code;    /* --leak-exit-code=N (0: none)             */
+	uint64_t leak_threshold;   /* --leak-threshold=BYTES                   */
 	char **argv;             /* the program and its arguments            */
 };
 

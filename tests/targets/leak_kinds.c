@@ -13,7 +13,9 @@
 ** rows by site name them (built -O0: no tail calls, no dead allocation
 ** removed).  Two threads stay blocked (read on a pipe, a
 ** condition variable) while main returns; they end with the process.
-** Prints "ready" once everything is in place.
+** Prints "ready" once everything is in place; with the argument "wait",
+** prints "pid N" and waits in read until its standard input ends
+** (inspect leaks --pid).
 */
 #pragma GCC optimize("O0")
 #include <pthread.h>
@@ -116,7 +118,7 @@ static void *tls_thread(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (pipe(wake_pipe) != 0)
 		return 1;
@@ -137,5 +139,12 @@ int main(void)
 	clear_stack();
 	printf("ready %p\n", main_tls ? (void *)1 : NULL);
 	fflush(stdout);
+	if (argc > 1 && !strcmp(argv[1], "wait")) { /* until stdin ends: checked live */
+		char c;
+		printf("pid %d\n", (int)getpid());
+		fflush(stdout);
+		while (read(0, &c, 1) > 0)
+			;
+	}
 	return 0;
 }

@@ -72,6 +72,9 @@ tsm 0 descr --limit 5 --full-names @DB@
 tsm 0 top --by site --limit 3 --snapshot @MAP0@ --type 1 --class 1 --thread 1 --allocator 0 @DB@
 tsm 0 top --live-at-exit --pid @PID@ --no-symbols @DB@
 tsm 0 top --by class --full-names @DB@
+tsm 0 leaks --snapshot @MAP@ --all --limit 2 --suppress main --suppressions /dev/null --no-default-suppressions --no-symbols @DB@
+tsm 0 leaks --full-names @DB@
+tsm 4 leaks --pid 999999999
 tsm 0 diff --from @MAP0@ --to @MAP@ --limit 2 --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
 tsm 0 diff --full-names @DB@:@MAP0@ @DB@:@MAP@
 tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-symbols @DB@
@@ -194,6 +197,7 @@ tsm top @DB@
 tsm diff @DB@
 tsm status @DB@
 tsm timeline @DB@
+tsm leaks @DB@
 tsm report @DB@
 tsm types @DB@
 tsm type @DB@ 1
@@ -264,6 +268,7 @@ lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-
 0 --mim --control --trace=cpu --sample=200 --sample-clock wall --alloc-sample 64k --sample-depth 16 --library @LIB@ -q -o @OUT@
 0 --no-memory --trace --trace-sites --output @OUT@ -q
 0 --no-time --mim --site-depth user -o @OUT@ -q
+0 --mim --leak-check --leak-exit-code 7 --leak-threshold 1G -o @OUT@ -q
 0 -fqo @OUT@ --sample
 0 --force --quiet -o @OUT@
 0 --version
@@ -313,6 +318,8 @@ launcher_error "unknown option '--sampel' (did you mean '--sample'?)" --sampel
 launcher_error "unknown option '-Z'" -Z
 launcher_error "--trace-sites needs --trace (it records the call sites of traced calls)" --trace-sites
 launcher_error "option '--control' takes no value" --control=on
+launcher_error "--leak-check and --leak-exit-code need --mim (the scan reads the map of live blocks)" --leak-check
+launcher_error "--leak-threshold needs --leak-exit-code" --mim --leak-threshold 1K
 launcher_error "--interval needs a duration .*, not 'x1'" --interval x1
 launcher_error "--interval needs a duration .*, not 'x1'" --interval=x1
 launcher_error "--sample-depth needs a number from 1 to 1024, not '0'" --sample-depth 0

@@ -64,6 +64,47 @@ static void api_leak_exit(void)
 	}
 }
 
+/* "a, b and c" of the names in `set`, into out. */
+static void api_names(unsigned set, char *out, size_t len)
+{
+	size_t o = 0;
+	unsigned left = (unsigned)__builtin_popcount(set);
+	out[0] = 0;
+	for (unsigned i = 0; i < ALLOC_FAMILY_N && o < len; i++) {
+		if (!(set & (1u << i)))
+			continue;
+		left--;
+		o += (size_t)alloc_fmt(out + o, len - o, "%s%s", alloc_family_names[i],
+				       left > 1 ? ", " : left == 1 ? " and " : "");
+	}
+}
+
+/*
+** Part or all of the malloc family is defined before libmeminst
+** (alloc_backend_replaced): say what, where, and what would help.  The
+** executable's own allocator cannot be put behind us; a library's can, by
+** the preload order.
+*/
+void alloc_replaced_report(unsigned replaced, bool exe, const char *lib)
+{
+	enum { CORE = 0xf }; /* malloc, free, calloc, realloc */
+	char has[160], lacks[80];
+	api_names(replaced, has, sizeof has);
+	api_names(CORE & ~replaced, lacks, sizeof lacks);
+	const char *where = exe ? "the executable" : lib && lib[0] ? lib : "a library";
+	const char *advice = exe ? "build it without its own allocator to measure it"
+				 : "put libmeminst.so first in LD_PRELOAD";
+	if (!(replaced & ALLOC_FAMILY_C))
+		alloc_log("%s defines %s: backend=jemalloc is not used (the blocks it makes are the "
+			  "system allocator's)", where, has);
+	else if ((replaced & CORE) == CORE)
+		alloc_log("the program's malloc calls do not reach libmeminst: %s defines %s; "
+			  "allocations are not instrumented (%s)", where, has, advice);
+	else
+		alloc_log("%s defines %s but not %s: allocations are not instrumented, and "
+			  "the rest go to the system allocator untouched (%s)", where, has, lacks, advice);
+}
+
 /* Snapshots the service thread still owes, then the exit snapshot. */
 static void api_at_exit(void)
 {

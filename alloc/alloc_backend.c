@@ -19,6 +19,7 @@
 #include "alloc_int.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -113,6 +114,58 @@ int alloc_backend_resolve_system(void)
 		b.free(probe);
 	errno = saved_errno;
 	return 0;
+}
+
+/* ------------------------------------------------- another allocator --- */
+
+/*
+** The malloc family as the program's symbol lookup sees it: each name
+** found first in an object other than libmeminst (the executable, or a
+** library preloaded before it) is a replacement, and a block one of ours
+** made (with a header) would reach the other's free, or the other's block
+** ours.  So when any name is replaced, every entry point meminst still
+** receives serves the system allocator with no header, for the whole
+** process (alloc_init: mode off, backend system), from the first
+** allocation: this runs before any block is made.  C++'s operators alone
+** (ALLOC_FAMILY_CXX) are commonly replaced on top of malloc: those keep the
+** instrumentation, and only the system backend is used (blocks of the
+** program's operator new reach meminst's delete, which hands blocks it did
+** not make to glibc).  Returns the bit set of ALLOC_FAMILY names replaced;
+** *exe: they were found in the executable, else *lib names the (first)
+** library.
+*/
+const char *const alloc_family_names[ALLOC_FAMILY_N] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
+	"operator new", "operator new[]", "operator delete", "operator delete[]",
+};
+static const char *const family_symbols[ALLOC_FAMILY_N] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
+	"_Znwm", "_Znam", "_ZdlPv", "_ZdaPv",
+};
+
+unsigned alloc_backend_replaced(bool *exe, const char **lib)
+{
+	Dl_info self;
+	*exe = false;
+	*lib = NULL;
+	if (!dladdr((void *)&alloc_backend_replaced, &self))
+		return 0;
+	unsigned replaced = 0;
+	for (unsigned i = 0; i < ALLOC_FAMILY_N; i++) {
+		void *fn = dlsym(RTLD_DEFAULT, family_symbols[i]);
+		Dl_info at;
+		struct link_map *lm = NULL;
+		if (!fn || !dladdr1(fn, &at, (void **)&lm, RTLD_DL_LINKMAP) || at.dli_fbase == self.dli_fbase)
+			continue;
+		replaced |= 1u << i;
+		if (lm && !lm->l_name[0])
+			*exe = true;
+		else if (!*lib)
+			*lib = at.dli_fname;
+	}
+	return replaced;
 }
 
 /*

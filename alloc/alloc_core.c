@@ -69,6 +69,23 @@ static const char *core_settings_copy(void)
 	return copy;
 }
 
+/* Another allocator defines part of the malloc family: every block is the
+** system allocator's, untouched (alloc_backend.c). */
+static void core_replaced_check(void)
+{
+	bool exe;
+	const char *lib;
+	unsigned replaced = alloc_backend_replaced(&exe, &lib);
+	if (!replaced)
+		return;
+	bool c = replaced & ALLOC_FAMILY_C;
+	if ((c && alloc_opts.mode != MEMINST_MODE_OFF) || alloc_opts.backend != ALLOC_BACKEND_SYSTEM)
+		alloc_replaced_report(replaced, exe, lib);
+	if (c)
+		alloc_opts.mode = MEMINST_MODE_OFF;
+	alloc_opts.backend = ALLOC_BACKEND_SYSTEM;
+}
+
 /*
 ** Start the layer: resolve the system allocator, read MEMINST, pick the
 ** backend and mode.  Runs once, on the first allocation or from our
@@ -86,8 +103,10 @@ void alloc_init(void)
 	if (alloc_backend_resolve_system() < 0)
 		alloc_sys_exit(127);
 	if (alloc_options_parse(core_settings_copy(), &alloc_opts, err, sizeof err) < 0 ||
-	    alloc_options_unsupported(&alloc_opts, err, sizeof err) < 0 ||
-	    alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
+	    alloc_options_unsupported(&alloc_opts, err, sizeof err) < 0)
+		core_fatal_option(err);
+	core_replaced_check();
+	if (alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
 	alloc_site_depth = alloc_opts.site_depth;

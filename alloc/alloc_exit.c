@@ -44,6 +44,7 @@
 
 static _Atomic pid_t exit_own[ALLOC_OWN_MAX]; /* tids of meminst's threads */
 static _Atomic pid_t exit_pid;                /* this process, as started or forked */
+static _Atomic int *exit_copy_mark;           /* 1, wiped in a copy of the memory */
 
 void alloc_own_thread_enter(void)
 {
@@ -79,6 +80,79 @@ static void exit_postfork_child(void)
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
 	for (int i = 0; i < ALLOC_OWN_MAX; i++)
 		atomic_store(&exit_own[i], 0);
+	if (exit_copy_mark)
+		atomic_store(exit_copy_mark, 1);
+}
+
+/* A page the kernel zeroes in a child that does not share the memory
+** (MADV_WIPEONFORK: fork, clone without CLONE_VM), and leaves as it is in
+** one that does (vfork, CLONE_VM). */
+static void exit_copy_mark_init(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, 4096, MADV_WIPEONFORK) != 0) {
+		munmap(p, 4096);
+		return;
+	}
+	exit_copy_mark = p;
+	atomic_store(exit_copy_mark, 1);
+}
+
+/* 1: this process has memory of its own, 0: its parent's, -1: unknown. */
+static int exit_memory_own(pid_t pid)
+{
+	if (exit_copy_mark)
+		return atomic_load(exit_copy_mark) == 0;
+	long same = syscall(SYS_kcmp, pid, (pid_t)syscall(SYS_getppid), 1 /* KCMP_VM */, 0, 0);
+	return same < 0 ? -1 : same != 0;
+}
+
+/*
+** A process made by clone(2) or clone3 without fork (systemd, container
+** runtimes, sandboxes, syscall(SYS_clone)): glibc ran no fork handler, so
+** it holds the parent's records and locks as they were, some held or
+** counted by threads it does not have, and its exit snapshot waited for
+** them for ever.  It is found lazily where that matters (a snapshot's
+** capture, _exit, pthread_create, a lock waited for long: the pid is not
+** the one recorded at start or at the last fork) and taken as alone, as a
+** fork child is: the fork child handlers run here, in the order glibc runs
+** them (the registry keeps only the calling thread, every lock is made
+** anew, the gates are lowered).  Unlike after fork, nothing was held still
+** while the process was copied: a counter another thread was updating at
+** that instant may be off by that one update.  A child that shares its
+** parent's memory (vfork, CLONE_VM: exit_memory_own) is left alone, as it
+** must not write to it; when that cannot be told, it is treated as one and
+** its snapshots are not stored (said once).  True: this process is ours.
+*/
+static atomic_flag exit_unknown_said = ATOMIC_FLAG_INIT;
+
+bool alloc_clone_adopt(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_getpid), was = atomic_load(&exit_pid);
+	if (pid == was)
+		return true;
+	int own = exit_memory_own(pid);
+	if (own <= 0) {
+		if (own < 0 && !atomic_flag_test_and_set(&exit_unknown_said))
+			alloc_log("process %d was made by clone without fork, and whether it shares its "
+				  "parent's memory cannot be told (no MADV_WIPEONFORK, no kcmp): its "
+				  "snapshots are not stored", (int)pid);
+		return false;
+	}
+	if (!atomic_compare_exchange_strong(&exit_pid, &was, pid))
+		return true; /* a recursive call (a lock taken while resetting) */
+	alloc_sys_pid_refresh();
+	if (alloc_mode != MEMINST_MODE_OFF)
+		alloc_thread_child_reset();
+	else
+		trace_sample_postfork_child();
+	exit_postfork_child();
+	alloc_sqlite_child_reset();
+	alloc_service_child_reset(false);
+	trace_child_reset();
+	return true;
 }
 
 /*
@@ -113,6 +187,7 @@ void alloc_exit_main_leaving(void)
 void alloc_exit_init(void)
 {
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
+	exit_copy_mark_init();
 	pthread_atfork(NULL, NULL, exit_postfork_child);
 	alloc_guard_enter();
 	exit_main_key_ok = pthread_key_create(&exit_main_key, exit_main_gone) == 0;
@@ -208,7 +283,7 @@ void alloc_exit_fast(int status)
 	if (atomic_load(&alloc_state) != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
 	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || alloc_snap_exit_done())
 		return;
-	if ((pid_t)syscall(SYS_getpid) != atomic_load(&exit_pid) || alloc_tls.guard ||
+	if (!alloc_clone_adopt() || alloc_tls.guard ||
 	    (alloc_tls.thr && atomic_load(&alloc_tls.thr->counting)))
 		return; /* a vfork child, or a handler that interrupted meminst's own code */
 	if (alloc_program_threads(0) != 0 || exit_maybe_in_handler())

@@ -33,10 +33,17 @@
 **   lock < thread registry lock
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
-** fork's prepare handlers take, in this order: the snapshot store lock
+** fork's prepare handlers take, in this order: the sampling lock, then
+** no thread inside libunwind (trace_sample.c, trace_unwind.c: its own
+** locks cannot be taken from outside, so walks are held at a gate and the
+** fork waits for those under way), the snapshot store lock
 ** (alloc_sqlite.c), SQLite's static mutexes (alloc_sqfork.c, by try-lock),
 ** then the map locks, the tag table, the stack table and the registry
-** (alloc_thread.c); the parent and child handlers release them.
+** (alloc_thread.c); the parent and child handlers release them.  The
+** sampler's reset in the child runs first of all (alloc_thread.c's child
+** handler calls it), before alloc_service.c's starts a thread there.
+** A child of clone without fork got none of this: alloc_clone_adopt
+** (alloc_exit.c) finds it by its pid and runs the child handlers then.
 */
 #ifndef ALLOC_INT_H
 #define ALLOC_INT_H
@@ -243,6 +250,12 @@ bool alloc_libc_owns(const void *p);         /* a glibc block not from us */
 bool alloc_brk_mapped(const void *p, size_t n); /* in the program break's heap */
 int alloc_backend_resolve_system(void);      /* 0 or -1                   */
 int alloc_backend_load(int which, char *err, size_t errlen);
+#define ALLOC_FAMILY_N 15
+#define ALLOC_FAMILY_C 0x7ffu    /* malloc .. malloc_usable_size      */
+#define ALLOC_FAMILY_CXX 0x7800u /* operator new, new[], delete, delete[] */
+extern const char *const alloc_family_names[ALLOC_FAMILY_N];
+unsigned alloc_backend_replaced(bool *exe, const char **lib); /* names defined before us */
+void alloc_replaced_report(unsigned replaced, bool exe, const char *lib);
 void *alloc_boot_malloc(size_t size, size_t align);
 #define ALLOC_BOOT_ARENA_SIZE (1u << 20)
 extern char alloc_boot_arena[ALLOC_BOOT_ARENA_SIZE];
@@ -810,6 +823,12 @@ void alloc_exit_fast(int status);
 ** process (not a vfork child's), and store it from the handler of a thread
 ** found outside meminst; waits for one another thread has under way. */
 bool alloc_exit_own_process(void); /* not a vfork child */
+/* A process made by clone without fork is taken as alone (alloc_exit.c):
+** false for a child sharing its parent's memory (leave everything as is). */
+bool alloc_clone_adopt(void);
+void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
+void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
+void alloc_service_child_reset(bool relaunch); /* alloc_service.c */
 bool alloc_exit_death_wanted(void);
 void alloc_exit_at_death(void);
 /* The program/meminst boundary: the interposed calls that only pass the

@@ -103,6 +103,8 @@ void alloc_spin_lock_slow(_Atomic int *lock)
 			sched_yield();
 		else
 			__builtin_ia32_pause();
+		if ((spins & 4095) == 4095) /* held by a thread a clone left behind? */
+			alloc_clone_adopt();
 	}
 }
 

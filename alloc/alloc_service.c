@@ -491,6 +491,7 @@ void alloc_service_flush(void)
 }
 
 static bool svc_launch(void);
+static void svc_postfork_child(void);
 
 /*
 ** In a child of fork the thread is gone: forget it, and drop what was
@@ -501,11 +502,12 @@ static bool svc_launch(void);
 ** and signal snapshots); otherwise its exit snapshot and API calls still
 ** work.  Child handlers run in the order they were registered, so those of
 ** the locks and of alloc_exit.c have run: the new thread can allocate and
-** register itself.
+** register itself.  After a clone without fork (alloc_clone_adopt) no
+** thread is started (relaunch false): that is found inside the allocator.
 */
-static void svc_postfork_child(void)
+void alloc_service_child_reset(bool relaunch)
 {
-	bool had_channel = svc.listen_fd >= 0;
+	bool had_channel = relaunch && svc.listen_fd >= 0;
 	svc.running = false;
 	atomic_store(&svc.registered, false);
 	atomic_store(&svc.table_ready, false);
@@ -607,4 +609,9 @@ void alloc_service_start(void)
 		sigemptyset(&sa.sa_mask);
 		sigaction(o->snapshot_signal, &sa, NULL);
 	}
+}
+
+static void svc_postfork_child(void)
+{
+	alloc_service_child_reset(true);
 }

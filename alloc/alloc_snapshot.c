@@ -275,6 +275,8 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 */
 static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger)
 {
+	if (!alloc_clone_adopt()) /* a child in its parent's memory: hands off */
+		return NULL;
 	with_map = with_map && alloc_mode == MEMINST_MODE_MIM;
 	alloc_snap_t *im = with_map ? snap_spare_take() : NULL;
 	if (!im && !(im = alloc_sys_map(snap_round(sizeof *im))))
@@ -437,6 +439,8 @@ void alloc_snap_check_configured(void)
 /* Capture now and store into snapshot=PATH (exit, signal, interval). */
 int alloc_snap_take_configured(const char *trigger, bool with_map)
 {
+	if (!alloc_clone_adopt())
+		return -1;
 	alloc_snap_t *im = alloc_snap_capture(with_map, trigger);
 	if (!im) {
 		alloc_log("no memory for the %s snapshot", trigger);

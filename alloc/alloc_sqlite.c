@@ -681,6 +681,15 @@ static void sq_postfork_child(void)
 	pthread_mutex_init(&sq_store_lock, NULL);
 }
 
+/* A child of clone without fork: no prepare handler ran, so SQLite's
+** mutexes were not taken by us (a thread that held one is gone: the store
+** may then find it held; meminst(7) BUGS). */
+void alloc_sqlite_child_reset(void)
+{
+	memset(&sq_kept, 0, sizeof sq_kept);
+	pthread_mutex_init(&sq_store_lock, NULL);
+}
+
 static void sq_fork_register(void)
 {
 	pthread_atfork(sq_prefork, sq_postfork_parent, sq_postfork_child);

@@ -346,7 +346,7 @@ static unsigned stack_walk(uintptr_t site, uint64_t *frames, unsigned max)
 		return n;
 	/* the walk did not pass the site (a tail call into the allocator):
 	** the site and the callers of the code that called it */
-	n = trace_unwind_here(frames + 1, max - 1);
+	n = trace_unwind_here(frames + 1, max - 1, true);
 	frames[0] = site;
 	return n + 1;
 }

@@ -20,6 +20,7 @@
 ** there are flushed, their lists handed over, and retired.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -208,10 +209,15 @@ static void thread_quiesce_counting(int why)
 			sched_yield();
 }
 
+/* Waits that a thread a clone left behind would make endless (it raised the
+** gate and never will lower it): alloc_clone_adopt every so often. */
 void alloc_fork_wait(void)
 {
-	while (atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP)
+	for (unsigned i = 1; atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP; i++) {
 		sched_yield();
+		if ((i & 4095) == 0)
+			alloc_clone_adopt();
+	}
 }
 
 /*
@@ -255,11 +261,12 @@ static void thread_postfork_parent(void)
 /* In the child only the forking thread exists: retire every other record
 ** (their blocks were copied and stay counted; their pending deltas are
 ** folded in), and give the surviving thread its new tid. */
-static void thread_postfork_child(void)
+void alloc_thread_child_reset(void)
 {
 	/* a capture by a thread that did not follow would never clear its bit */
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_STOP);
 	alloc_sys_pid_refresh();
+	trace_sample_postfork_child(); /* before alloc_service.c's handler starts a thread */
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_stack_postfork_child();
 	alloc_tags_postfork_child();
@@ -287,7 +294,7 @@ int alloc_thread_init(void)
 	if (!thr_membarrier) /* then the hot path fences itself */
 		atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE);
 	alloc_map_bias = thr_membarrier;
-	if (pthread_atfork(thread_prefork, thread_postfork_parent, thread_postfork_child) != 0)
+	if (pthread_atfork(thread_prefork, thread_postfork_parent, alloc_thread_child_reset) != 0)
 		return -1;
 	return 0;
 }

@@ -893,6 +893,13 @@ static void buf_atfork_child(void)
 	trace_prof_after_fork_child();
 }
 
+void trace_child_reset(void)
+{
+	if (reg.atfork_done) /* else nothing was open */
+		buf_atfork_child();
+	trace_death_postfork_child();
+}
+
 /* Open the trace file and write its header, PROCESS and MODULE records,
 ** once.  Normal context. */
 int trace_file_ensure(void)

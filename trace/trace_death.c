@@ -426,7 +426,7 @@ static void death_arm_all(void)
 }
 
 /* A fork child did not get the signal its parent is dying of. */
-static void death_postfork_child(void)
+void trace_death_postfork_child(void)
 {
 	atomic_store(&death_state, D_IDLE);
 	atomic_store(&death_flushing, 0);
@@ -466,7 +466,7 @@ void trace_death_arm_memory(uintptr_t sqlite_code)
 	alloc_guard_enter(); /* dladdr1 may allocate */
 	death_backend_add(&alloc_real);
 	death_backend_add(&alloc_libc);
-	pthread_atfork(NULL, NULL, death_postfork_child);
+	pthread_atfork(NULL, NULL, trace_death_postfork_child);
 	alloc_guard_exit();
 	death_arm_all();
 }

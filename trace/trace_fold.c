@@ -35,8 +35,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,11 +278,8 @@ static uint64_t fold_entry(uint64_t addr)
 	Dl_info di;
 	if (dladdr((void *)addr, &di) && di.dli_sname && di.dli_saddr)
 		return (uint64_t)di.dli_saddr;
-	unw_proc_info_t pi;
-	if (unw_get_proc_info_by_ip(unw_local_addr_space, (unw_word_t)addr, &pi, NULL) == 0 && pi.start_ip &&
-	    pi.start_ip <= addr)
-		return (uint64_t)pi.start_ip;
-	return addr;
+	uint64_t start;
+	return trace_unwind_proc_entry(addr, &start) ? start : addr;
 }
 
 static uint32_t fold_fid(void *ctx, uint32_t node, uint64_t addr)

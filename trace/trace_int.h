@@ -431,6 +431,17 @@ void trace_clock_after_fork_child(void);
 void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns); /* at t0 */
 void trace_after_fork_child(void);
 
+/* fork (see trace_sample.c): no walk inside libunwind while a fork copies
+** the process ("trace_unwind.c"), and the sampler's reset in the child,
+** which alloc_thread.c's child handler runs before any other of ours. */
+void trace_unwind_prefork(void);
+void trace_unwind_postfork(bool child);
+void trace_sample_postfork_child(void);
+/* After a clone without fork (alloc_clone_adopt): the child handlers of the
+** trace buffers ("trace_buf.c") and of the death handlers ("trace_death.c"). */
+void trace_child_reset(void);
+void trace_death_postfork_child(void);
+
 /* "trace_preempt.c": <preempted> in wall time.  The hooks' fast path
 ** leaves every gap of at least 2^TRACE_GAP_BITS ticks between a thread's
 ** calls and returns (about 50 us) to call_slow, which passes it here. */

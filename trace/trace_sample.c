@@ -169,7 +169,7 @@ unsigned trace_sample_walk(void *uc, uint64_t *frames)
 
 unsigned trace_sample_walk_here(uint64_t *frames, unsigned first)
 {
-	return sample_cut(frames, first + trace_unwind_here(frames + first, trace_sample_depth + 1 - first));
+	return sample_cut(frames, first + trace_unwind_here(frames + first, trace_sample_depth + 1 - first, false));
 }
 
 static void sample_handler(int sig, siginfo_t *si, void *uc)
@@ -558,7 +558,7 @@ void trace_sample_thread_begin(void)
 	if (atomic_load(&sample_running) && sample_check_handler()) {
 		(void)trace_thread_record(); /* the handler writes into it */
 		uint64_t warm[4]; /* libunwind's per-thread set-up, out of the handler */
-		(void)trace_unwind_here(warm, 4);
+		(void)trace_unwind_here(warm, 4, false);
 		sample_timer_add(alloc_sys_gettid(), true);
 	}
 	pthread_mutex_unlock(&sample_lock);
@@ -768,9 +768,33 @@ static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
 	return s->hz || s->alloc_mean || s->counts;
 }
 
-/* A child of fork: no timers came with it; it samples nothing more. */
-static void sample_postfork_child(void)
+/*
+** fork: the sampling lock is held across the copy, so that the child finds
+** the timer slots whole (it closes their descriptors), and no thread is
+** inside libunwind (trace_unwind.c).  The lock first: a thread holding it
+** may walk (trace_sample_thread_begin) or allocate, which the later prepare
+** handlers (alloc_thread.c's counting gate) would hold up.  The child's
+** reset must come before any handler that starts a thread in the child
+** (alloc_service.c's, with control=on: the new thread registers with the
+** sampler), so alloc_thread.c's child handler, registered first, calls it;
+** the sampler's own registration covers mode=off.  Twice is harmless.
+*/
+static void sample_prefork(void)
 {
+	pthread_mutex_lock(&sample_lock);
+	trace_unwind_prefork();
+}
+
+static void sample_postfork_parent(void)
+{
+	trace_unwind_postfork(false);
+	pthread_mutex_unlock(&sample_lock);
+}
+
+/* A child of fork: no timers came with it; it samples nothing more. */
+void trace_sample_postfork_child(void)
+{
+	trace_unwind_postfork(true);
 	pthread_mutex_init(&sample_lock, NULL);
 	atomic_store(&sample_running, false);
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
@@ -789,7 +813,7 @@ static void sample_postfork_child(void)
 ** allocation layer (constructor 101) and before main. */
 __attribute__((constructor(102))) static void sample_constructor(void)
 {
-	pthread_atfork(NULL, NULL, sample_postfork_child);
+	pthread_atfork(sample_prefork, sample_postfork_parent, trace_sample_postfork_child);
 	alloc_init();
 	sample_settings_t s;
 	if (!sample_settings_of(&alloc_opts, &s))

@@ -31,8 +31,10 @@ unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned ma
 
 /* The caller's stack from normal context (inside malloc), leaving out the
 ** leading frames that are libmeminst's own: frames[0] is the return
-** address into the code that called the allocator.  Never allocates. */
-unsigned trace_unwind_here(uint64_t *frames, unsigned max);
+** address into the code that called the allocator.  Never allocates.
+** may_wait: the caller holds no lock and is not a signal handler, so it may
+** wait while a fork copies the process (else 0 frames then). */
+unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait);
 
 /* The stack from the call into the allocator at `site` (a return address
 ** into the program) on: frames[0] == site, then up to max - 1 callers.
@@ -43,8 +45,12 @@ unsigned trace_unwind_from(uint64_t site, uint64_t *frames, unsigned max);
 /* The same walk, step by step (slower), also giving where each return
 ** address is stored: slots[k] is the stack address holding frames[k].
 ** site_depth learns these once per caller chain and then only compares
-** the words there (alloc_stack.c). */
+** the words there (alloc_stack.c).  Both wait while a fork copies the
+** process (they run inside malloc with no lock held). */
 unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, unsigned max);
+/* The start of the function holding addr, from its unwind tables (normal
+** context): false when unknown. */
+bool trace_unwind_proc_entry(uint64_t addr, uint64_t *start);
 
 /* True while this thread is inside libunwind from normal context: a signal
 ** handler must not unwind then (the per-thread cache is being updated). */

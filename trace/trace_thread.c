@@ -61,6 +61,10 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 				void *arg)
 {
 	create_fn *real = thread_real_create();
+	/* a process made by clone without fork is taken as alone before it
+	** has a second thread (alloc_exit.c) */
+	if (atomic_load(&alloc_state) == 2)
+		alloc_clone_adopt();
 	alloc_thread_park(); /* the new thread starts from the true counts */
 	if (!real)
 		return EAGAIN;

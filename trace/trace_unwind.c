@@ -17,6 +17,22 @@
 ** walk is halfway through.  unwind_depth tells the handler so, and that
 ** sample is dropped.
 **
+** fork.  libunwind's own locks (taken inside unw_step even with the
+** per-thread cache, e.g. while it looks up an object's unwind tables)
+** cannot be taken from outside, and a child that inherited one held by a
+** thread it does not have waited for ever at its first walk (site_depth,
+** alloc_sample, the sampler).  So no thread is inside libunwind while a
+** fork copies the process: every walk counts itself in unwind_inside, and
+** fork's prepare handler (trace_unwind_prefork, from alloc_thread.c) raises
+** unwind_gate and waits for the count to fall to zero.  A walk that finds
+** the gate raised counts itself out again; from normal context with no lock
+** of ours held (the allocation-site walks) it waits for the fork to end,
+** anywhere else (signal handlers, the forking thread itself) it returns no
+** frames: that sample keeps its pc only, or is dropped.  The wait is
+** bounded (UNWIND_WAIT_YIELDS): a thread inside libunwind may need a lock
+** the waiting one holds (the loader's, when dlopen allocates); past the
+** bound the allocation's type is its site's alone.
+**
 ** The handler starts from the signal's ucontext with UNW_INIT_SIGNAL_FRAME
 ** (on x86-64 unw_context_t is ucontext_t), so frame 0 is the interrupted pc
 ** and neither the handler nor the kernel's trampoline appear.  Frames after
@@ -27,16 +43,85 @@
 
 #include <libunwind.h>
 #include <link.h>
+#include <sched.h>
 #include <stdint.h>
 #include <ucontext.h>
 
 static __thread int unwind_depth ALLOC_TLS_MODEL;
+static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
+static _Atomic unsigned unwind_inside;  /* walks inside libunwind now */
+static _Atomic bool unwind_gate;        /* a fork is copying the process */
+#define UNWIND_WAIT_YIELDS 100000       /* a fork's prepare handlers take far less */
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
 static uintptr_t unwind_lib_lo, unwind_lib_hi;   /* libunwind's */
 
 bool trace_unwind_busy(void)
 {
 	return unwind_depth != 0;
+}
+
+/*
+** Before a walk: false when a fork is under way and the caller must not
+** wait (then no walk).  Counted in first, gate read second (both sequentially
+** consistent), as the fork raises the gate first and reads the count second:
+** either the walk sees the gate or the fork sees the walk.
+*/
+static bool unwind_enter(bool may_wait)
+{
+	for (;;) {
+		atomic_fetch_add(&unwind_inside, 1);
+		if (__builtin_expect(!atomic_load(&unwind_gate), 1)) {
+			unwind_depth++;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before libunwind runs */
+			return true;
+		}
+		atomic_fetch_sub(&unwind_inside, 1);
+		if (!may_wait || unwind_forker)
+			return false;
+		/* bounded: this thread may hold the loader's lock (a malloc
+		** inside dlopen) that a walk the fork waits for needs */
+		for (int i = 0; atomic_load(&unwind_gate); i++) {
+			if (i == UNWIND_WAIT_YIELDS)
+				return false;
+			sched_yield();
+		}
+	}
+}
+
+static void unwind_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	unwind_depth--;
+	atomic_fetch_sub(&unwind_inside, 1);
+}
+
+void trace_unwind_prefork(void)
+{
+	unwind_forker = true;
+	atomic_store(&unwind_gate, true);
+	while (atomic_load(&unwind_inside))
+		sched_yield();
+}
+
+void trace_unwind_postfork(bool child)
+{
+	if (child) /* a walk that was counting itself out went with its thread */
+		atomic_store(&unwind_inside, 0);
+	atomic_store(&unwind_gate, false);
+	unwind_forker = false;
+}
+
+bool trace_unwind_proc_entry(uint64_t addr, uint64_t *start)
+{
+	if (!unwind_enter(true))
+		return false;
+	unw_proc_info_t pi;
+	bool ok = unw_get_proc_info_by_ip(unw_local_addr_space, (unw_word_t)addr, &pi, NULL) == 0 &&
+		  pi.start_ip && pi.start_ip <= addr;
+	unwind_leave();
+	if (ok)
+		*start = (uint64_t)pi.start_ip;
+	return ok;
 }
 
 /* The executable segments of the object holding the code at arg[0]:
@@ -90,7 +175,7 @@ int trace_unwind_init(void)
 	** descriptor) happens on the first walk: do it here, in normal
 	** context, rather than inside malloc or a handler. */
 	uint64_t frames[4];
-	trace_unwind_here(frames, 4);
+	trace_unwind_here(frames, 4, true);
 	return 0;
 }
 
@@ -134,9 +219,8 @@ static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
 
 unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 {
-	if (unwind_depth)
+	if (unwind_depth || !unwind_enter(false))
 		return 0;
-	unwind_depth++;
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
 	unsigned n = unwind_fast(pc, frames, max);
 	if (n == 0) { /* from the signal's context: slower, always right */
@@ -144,7 +228,7 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
 			n = unwind_walk(&c, frames, max);
 	}
-	unwind_depth--;
+	unwind_leave();
 	return n;
 }
 
@@ -153,9 +237,8 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned max, bool *whole)
 {
 	*whole = false;
-	if (unwind_depth)
+	if (unwind_depth || !unwind_enter(false))
 		return 0;
-	unwind_depth++;
 	unw_cursor_t c;
 	unsigned n = 0;
 	if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0) {
@@ -175,20 +258,19 @@ unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned ma
 			}
 		}
 	}
-	unwind_depth--;
+	unwind_leave();
 	return n;
 }
 
-unsigned trace_unwind_here(uint64_t *frames, unsigned max)
+unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 {
 	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
 	unsigned want = max + SELF_MAX;
 	void *buf[want];
-	unwind_depth++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before libunwind runs */
+	if (!unwind_enter(may_wait))
+		return 0;
 	int n = unw_backtrace(buf, (int)want);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	unwind_depth--;
+	unwind_leave();
 	/* Our own frames first (sampler, tracer, allocation hooks): the
 	** sample starts at the first frame outside libmeminst. */
 	int i = 0;
@@ -206,11 +288,10 @@ static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsig
 {
 	unsigned want = max + own;
 	void *buf[want];
-	unwind_depth++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!unwind_enter(true))
+		return 0;
 	int n = unw_backtrace(buf, (int)want);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	unwind_depth--;
+	unwind_leave();
 	for (int i = 0; i < n && i < (int)own; i++)
 		if ((uint64_t)(uintptr_t)buf[i] == site) {
 			unsigned k = 0;
@@ -243,8 +324,8 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 	unw_context_t uc;
 	unw_cursor_t c;
 	unsigned n = 0, seen = 0;
-	unwind_depth++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!unwind_enter(true))
+		return 0;
 	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
 		while (n < max && (n || seen++ <= OWN_MAX)) {
 			unw_word_t ip, sp;
@@ -260,7 +341,6 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 				break;
 		}
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	unwind_depth--;
+	unwind_leave();
 	return n;
 }

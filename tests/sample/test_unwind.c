@@ -169,7 +169,7 @@ Test(unwind, busy_only_during_a_walk)
 	cr_assert_eq(trace_unwind_init(), 0);
 	cr_assert_not(trace_unwind_busy());
 	uint64_t f[8];
-	(void)trace_unwind_here(f, 8);
+	(void)trace_unwind_here(f, 8, true);
 	cr_assert_not(trace_unwind_busy());
 	install(after_handler);
 	raise(SIGPROF);

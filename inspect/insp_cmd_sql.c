@@ -63,10 +63,10 @@ int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o)
 		   (rc & 0xff) != SQLITE_ERROR) {
 		r = insp_db_fail(db, "cannot read it"); /* the file, not the query */
 	} else if (rc != SQLITE_OK || !st) {
-		fprintf(o->err, "inspect: sql: %s\n", st || rc != SQLITE_OK ? insp_sql_msg(h) : "the query is empty");
+		insp_errf(o->err, "inspect: sql: %s\n", st || rc != SQLITE_OK ? insp_sql_msg(h) : "the query is empty");
 		r = INSP_EXIT_USAGE;
 	} else if (tail[strspn(tail, " \t\r\n;")]) {
-		fprintf(o->err, "inspect: sql: one statement at a time (more after \"%.*s\")\n",
+		insp_errf(o->err, "inspect: sql: one statement at a time (more after \"%.*s\")\n",
 			(int)(tail - a.pos[1]), a.pos[1]);
 		r = INSP_EXIT_USAGE;
 	} else {
@@ -80,7 +80,7 @@ int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o)
 		}
 		if (rc != SQLITE_DONE) {
 			const char *msg = insp_sql_msg(h);
-			fprintf(o->err, "inspect: %s: %s\n", a.pos[0], msg);
+			insp_errf(o->err, "inspect: %s: %s\n", a.pos[0], msg);
 			r = INSP_EXIT_DB;
 		}
 	}

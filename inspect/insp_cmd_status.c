@@ -134,12 +134,12 @@ static int status_tempfile(const struct insp_opts *o, char *buf, size_t len)
 	if (!dir || !*dir || !realpath(dir, abs))
 		snprintf(abs, sizeof abs, "/tmp");
 	if ((size_t)snprintf(buf, len, "%s/inspect-status-XXXXXX", abs) >= len) {
-		fprintf(o->err, "inspect: the temporary directory name is too long\n");
+		insp_errf(o->err, "inspect: the temporary directory name is too long\n");
 		return INSP_EXIT_USAGE;
 	}
 	int fd = mkstemp(buf);
 	if (fd < 0) {
-		fprintf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
+		insp_errf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
 		return INSP_EXIT_LIVE;
 	}
 	close(fd);

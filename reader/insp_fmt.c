@@ -191,6 +191,15 @@ void insp_csv_str(FILE *f, const char *raw)
 		free(shown);
 }
 
+void insp_text_put(FILE *f, const char *s)
+{
+	char buf[512];
+	char *shown = fmt_shown(s, buf, sizeof buf);
+	fputs(shown, f);
+	if (shown != buf)
+		free(shown);
+}
+
 void insp_verrf(FILE *f, const char *fmt, va_list ap)
 {
 	char msg[1024], buf[1024];

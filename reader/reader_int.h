@@ -614,6 +614,8 @@ void insp_csv_str(FILE *f, const char *s);
 /* s made printable on one line (controls and bad UTF-8 as \xNN); the
 ** result is in buf, *width gets its width in columns. */
 void insp_text_str(const char *s, char *buf, size_t len, size_t *width);
+/* s written to f as insp_text_str shows it, whatever its length. */
+void insp_text_put(FILE *f, const char *s);
 /* Display width of a valid UTF-8 string (code points). */
 size_t insp_text_width(const char *s);
 /* A text cell of *width characters cut to max in its middle ("…"). */

@@ -258,6 +258,8 @@ int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out)
 		r = insp_sqlite_check(db->o, db->path, db->db);
 	if (!r)
 		r = db_check_tables(db);
+	if (!r)
+		r = insp_check_figures(db);
 	if (r) {
 		insp_db_close(db);
 		return r;

@@ -445,6 +445,12 @@ int insp_sqlite_fail(const struct insp_opts *o, const char *path, sqlite3 *db, c
 /* A file that is not ours beside a journal or WAL file a killed store left:
 ** one line naming the journal and INSP_EXIT_DB, else 0 (nothing said). */
 int insp_sqlite_interrupted(const struct insp_opts *o, const char *path);
+/* "insp_check.c" */
+/* Every stored figure of the snapshot, name and status tables of the type
+** and range meminst writes (an integer, not negative where a size or count,
+** no NULL where not allowed, no key twice): 0, or INSP_EXIT_DB after one
+** line naming the table, the row and the column.  insp_db_open calls it. */
+int insp_check_figures(insp_db_t *db);
 /* Prepare SQL on the database; on error reports and returns NULL. */
 sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql);
 /* Strings owned by the database handle (live until insp_db_close). */

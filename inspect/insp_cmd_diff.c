@@ -362,7 +362,7 @@ static int diff_open(struct diff_ctx *c, const struct insp_opts *o, const struct
 		if ((r = insp_db_previous_map(c->b.s.db, insp_db_snap(c->b.s.db)->id, &na)))
 			return r;
 		if (!na) {
-			fprintf(o->err, "inspect: %s: no map snapshot before %lld to compare with\n",
+			insp_errf(o->err, "inspect: %s: no map snapshot before %lld to compare with\n",
 				files[0], (long long)insp_db_snap(c->b.s.db)->id);
 			return INSP_EXIT_NOTFOUND;
 		}

@@ -133,9 +133,9 @@ int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o)
 	int64_t pid = 0;
 	r = insp_db_main_pid(db, a.pid, &pid);
 	if (r == INSP_EXIT_NOTFOUND)
-		fprintf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
+		insp_errf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
 	if (!r && !(r = timeline_points(db, pid, &pts)) && pts.n == 0) {
-		fprintf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
+		insp_errf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
 		r = INSP_EXIT_NOTFOUND;
 	}
 	if (!r) {

@@ -69,21 +69,21 @@ static bool ctl_started_with_control(int64_t pid)
 static int ctl_unreachable(const struct insp_opts *o, int64_t pid)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		fprintf(o->err, "inspect: no process %lld\n", (long long)pid);
+		insp_errf(o->err, "inspect: no process %lld\n", (long long)pid);
 	else if (ctl_started_with_control(pid))
-		fprintf(o->err, "inspect: process %lld has no meminst control channel although it was "
+		insp_errf(o->err, "inspect: process %lld has no meminst control channel although it was "
 			"started with control=on: the channel could not be opened, or the program closed it "
 			"(its stderr says why; see meminst(7))\n",
 			(long long)pid);
 	else
-		fprintf(o->err, "inspect: process %lld has no meminst control channel "
+		insp_errf(o->err, "inspect: process %lld has no meminst control channel "
 			"(start it with MEMINST=mim,control=on)\n", (long long)pid);
 	return INSP_EXIT_LIVE;
 }
 
 static int ctl_fail(const struct insp_opts *o, int64_t pid, const char *why, const char *detail)
 {
-	fprintf(o->err, "inspect: process %lld: %s%s%s\n", (long long)pid, why, detail ? ": " : "",
+	insp_errf(o->err, "inspect: process %lld: %s%s%s\n", (long long)pid, why, detail ? ": " : "",
 		detail ? detail : "");
 	return INSP_EXIT_LIVE;
 }
@@ -196,7 +196,7 @@ int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *ab
 	if (o->no_control)
 		return ctl_unreachable(o, pid);
 	if (abs_path[0] != '/' || strpbrk(abs_path, "\n\r")) {
-		fprintf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
+		insp_errf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
 		return INSP_EXIT_USAGE;
 	}
 	int fd = -1;
@@ -227,12 +227,12 @@ int insp_control_tempfile(const struct insp_opts *o, char *buf, size_t len)
 	if (!dir || !*dir || !realpath(dir, abs))
 		snprintf(abs, sizeof abs, "/tmp");
 	if ((size_t)snprintf(buf, len, "%s/inspect-live-XXXXXX", abs) >= len) {
-		fprintf(o->err, "inspect: the temporary directory name is too long\n");
+		insp_errf(o->err, "inspect: the temporary directory name is too long\n");
 		return INSP_EXIT_USAGE;
 	}
 	int fd = mkstemp(buf);
 	if (fd < 0) {
-		fprintf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
+		insp_errf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
 		return INSP_EXIT_LIVE;
 	}
 	close(fd);

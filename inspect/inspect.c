@@ -98,8 +98,8 @@ int main(int argc, char **argv)
 		names[i] = insp_cmds[i].name;
 	const char *near = meminst_nearest(argv[1], strlen(argv[1]), names, INSP_NCMDS);
 	if (near)
-		fprintf(stderr, "inspect: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
+		insp_errf(stderr, "inspect: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
 	else
-		fprintf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
+		insp_errf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
 	return INSP_EXIT_USAGE;
 }

@@ -32,7 +32,7 @@
 
 static int sym_bad(const char *what, size_t lineno)
 {
-	fprintf(stderr, "meminst-symbolise: bad request line %zu: %s\n", lineno, what);
+	insp_errf(stderr, "meminst-symbolise: bad request line %zu: %s\n", lineno, what);
 	return 2;
 }
 
@@ -211,13 +211,13 @@ int main(int argc, char **argv)
 {
 	(void)argv;
 	if (argc > 1) {
-		fprintf(stderr, "usage: meminst-symbolise < request (libmeminst's helper for print=: "
+		insp_errf(stderr, "usage: meminst-symbolise < request (libmeminst's helper for print=: "
 				"see meminst(7))\n");
 		return 2;
 	}
 	char *req = sym_read_all();
 	if (!req) {
-		fprintf(stderr, "meminst-symbolise: the request is larger than %zu MiB\n", SYM_REQUEST_MAX >> 20);
+		insp_errf(stderr, "meminst-symbolise: the request is larger than %zu MiB\n", SYM_REQUEST_MAX >> 20);
 		return 2;
 	}
 	int r = sym_answer(req);

@@ -344,12 +344,12 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 		return r;
 	}
 	if (!prof_samples_count(s) && (tr->h.sample_hz || tr->h.alloc_sample)) {
-		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its threads "
+		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its threads "
 			"kept SIGPROF blocked (other processes of a session: --pid)\n", path, tr->h.pid);
 		return INSP_EXIT_NOTFOUND;
 	}
 	if (!prof_samples_count(s)) {
-		fprintf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
+		insp_errf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
 			"alloc_sample=BYTES); --style fprof analyses exact traces\n", path);
 		return INSP_EXIT_NOTFOUND;
 	}
@@ -464,9 +464,9 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		return insp_usage_error(o, "analyse", "--pid is for session databases");
 	if (a.so.style != PROF_ST_FPROF) {
 		if (prof_is_trace(a.pos) < 0)
-			fprintf(o->err, "inspect: %s: %s\n", a.pos, strerror(errno));
+			insp_errf(o->err, "inspect: %s: %s\n", a.pos, strerror(errno));
 		else
-			fprintf(o->err, "inspect: %s: --style %s needs a trace with samples (or a session), not a "
+			insp_errf(o->err, "inspect: %s: --style %s needs a trace with samples (or a session), not a "
 				"profile database\n", a.pos, a.style);
 		return prof_is_trace(a.pos) < 0 ? INSP_EXIT_DB : INSP_EXIT_USAGE;
 	}

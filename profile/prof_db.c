@@ -18,7 +18,7 @@
 
 static int db_sqlerr(const struct insp_opts *o, const char *path, sqlite3 *db, const char *what)
 {
-	fprintf(o->err, "inspect: %s: %s: %s\n", path, what, insp_sql_msg(db));
+	insp_errf(o->err, "inspect: %s: %s: %s\n", path, what, insp_sql_msg(db));
 	return INSP_EXIT_DB;
 }
 
@@ -27,7 +27,7 @@ int prof_db_is_profile(const char *path)
 {
 	sqlite3 *db = NULL;
 	int r = -1;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+	if ((db = insp_sqlite_connect(path)) && sqlite3_errcode(db) == SQLITE_OK) {
 		sqlite3_stmt *st = NULL;
 		int64_t app = 0, ver = 0;
 		r = 0;
@@ -214,7 +214,7 @@ int prof_db_write(const struct prof_model *m, const char *path, bool force, cons
 {
 	struct stat stb;
 	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || (!force && prof_db_is_profile(path) != 1))) {
-		fprintf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it "
+		insp_errf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it "
 			"(-f replaces a file)\n",
 			path);
 		return INSP_EXIT_USAGE;
@@ -231,7 +231,7 @@ int prof_db_write(const struct prof_model *m, const char *path, bool force, cons
 	if (sqlite3_close(db) != SQLITE_OK && !r)
 		r = db_sqlerr(o, path, db, "cannot write the profile");
 	if (!r && rename(tmp, path) != 0) {
-		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
+		insp_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
 		r = INSP_EXIT_DB;
 	}
 	if (r)
@@ -392,11 +392,11 @@ int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model 
 	memset(m, 0, sizeof *m);
 	struct stat stb;
 	if (stat(path, &stb) != 0) {
-		fprintf(o->err, "inspect: %s: %s\n", path, strerror(errno));
+		insp_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
 		return INSP_EXIT_DB;
 	}
 	if (!S_ISREG(stb.st_mode)) {
-		fprintf(o->err, "inspect: %s: not a regular file\n", path);
+		insp_errf(o->err, "inspect: %s: not a regular file\n", path);
 		return INSP_EXIT_DB;
 	}
 	if (prof_db_is_profile(path) != 1)
@@ -404,10 +404,12 @@ int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model 
 	sqlite3 *db = NULL;
 	int64_t schema = 0;
 	int r = 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || db_read_meta(db, m, &schema))
+	if ((r = insp_sqlite_open(o, path, &db)))
+		return r;
+	if (db_read_meta(db, m, &schema))
 		r = db_sqlerr(o, path, db, "not a valid profile database");
 	else if (schema < MEMINST_PROFILE_MIN_READABLE || schema > MEMINST_PROFILE_VERSION) {
-		fprintf(o->err, "inspect: %s: profile schema %lld, this inspect reads %d up to %d\n", path,
+		insp_errf(o->err, "inspect: %s: profile schema %lld, this inspect reads %d up to %d\n", path,
 			(long long)schema, MEMINST_PROFILE_MIN_READABLE, MEMINST_PROFILE_VERSION);
 		r = INSP_EXIT_DB;
 	} else if (db_read_functions(db, m) || db_read_threads(db, m))

@@ -201,7 +201,7 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 	int is_trace = prof_is_trace(in->path);
 	if (!in->session && is_trace != 1) {
 		if (is_trace < 0) {
-			fprintf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
+			insp_errf(o->err, "inspect: %s: %s\n", in->path, strerror(errno));
 			return INSP_EXIT_DB;
 		}
 		if (!(want & EXP_IN_MODEL))
@@ -263,7 +263,7 @@ static FILE *exp_out(const struct insp_opts *o, const struct exp_args *a)
 
 static int exp_no_stacks(const struct insp_opts *o, const char *path)
 {
-	fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
+	insp_errf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
 		"meminst --trace or --sample)\n", path);
 	return INSP_EXIT_NOTFOUND;
 }
@@ -284,7 +284,7 @@ static int exp_folded(const struct insp_opts *o, const struct exp_args *a, struc
 		metric = EXP_BYTES;
 	if (in->stacks.total[metric] == 0) { /* no empty file that looks like a success */
 		bool samples = in->sm.s && !exp_trace_calls(&in->tr);
-		fprintf(o->err, "inspect: %s: no %s in the %s%s\n", a->pos,
+		insp_errf(o->err, "inspect: %s: no %s in the %s%s\n", a->pos,
 			metric == EXP_BYTES ? "bytes allocated" : "time", samples ? "samples" : "trace",
 			metric == EXP_BYTES ? "" : samples ? " (timer samples need meminst --sample)" : "");
 		return INSP_EXIT_NOTFOUND;
@@ -327,7 +327,7 @@ static bool exp_has_trace(const char *path)
 		return false;
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	bool yes = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	bool yes = (db = insp_sqlite_connect(path)) && sqlite3_errcode(db) == SQLITE_OK &&
 		   sqlite3_prepare_v2(db, "SELECT count(*) FROM session_trace", -1, &st, NULL) == SQLITE_OK &&
 		   sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
 	sqlite3_finalize(st);
@@ -344,7 +344,7 @@ static int exp_pprof_memory(const struct insp_opts *o, const struct exp_args *a,
 	if (r)
 		return r;
 	if (prof_db_is_profile(a->pos) == 1) { /* the same application id as snapshots: not "newer schema" */
-		fprintf(o->err, "inspect: %s: a profile database has no stacks and no memory: give the session or "
+		insp_errf(o->err, "inspect: %s: a profile database has no stacks and no memory: give the session or "
 			"the trace\n", a->pos);
 		return INSP_EXIT_DB;
 	}
@@ -372,14 +372,14 @@ static int exp_chrome(const struct insp_opts *o, const struct exp_args *a, struc
 	char max[32];
 	insp_fmt_size(a->max_size, max, sizeof max);
 	if (res.capped)
-		fprintf(o->err, "inspect: %s: %llu events shorter than %.3g us left out to keep the file under %s, "
+		insp_errf(o->err, "inspect: %s: %llu events shorter than %.3g us left out to keep the file under %s, "
 			"%llu written (--max-size 0 writes every event; --min-duration US sets the cut)\n", a->pos,
 			(unsigned long long)res.dropped, res.cut_us, max, (unsigned long long)res.written);
 	else if (res.dropped)
-		fprintf(o->err, "inspect: %s: %llu events shorter than %g us left out, %llu written\n", a->pos,
+		insp_errf(o->err, "inspect: %s: %llu events shorter than %g us left out, %llu written\n", a->pos,
 			(unsigned long long)res.dropped, a->min_us, (unsigned long long)res.written);
 	else if (res.written > 1000000)
-		fprintf(o->err, "inspect: %s: %llu events written (--min-duration US leaves out the short ones)\n",
+		insp_errf(o->err, "inspect: %s: %llu events written (--min-duration US leaves out the short ones)\n",
 			a->pos, (unsigned long long)res.written);
 	return r;
 }

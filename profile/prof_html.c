@@ -681,7 +681,7 @@ static int html_read(struct html_ctx *h, const struct insp_opts *o)
 	if (r == INSP_EXIT_NOTFOUND && h->db)
 		return 0; /* a session without a trace: the memory parts */
 	if (!r && !h->db && !h->in.have_model && !h->in.have_sm) { /* a trace file of nothing: as export */
-		fprintf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
+		insp_errf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
 			"meminst --trace or --sample)\n", h->path);
 		return INSP_EXIT_NOTFOUND;
 	}
@@ -746,11 +746,8 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 		insp_db_close(check);
 		if (r)
 			return r;
-		if (sqlite3_open_v2(h.path, &h.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-			fprintf(o->err, "inspect: %s: %s\n", h.path, insp_sql_msg(h.db));
-			sqlite3_close(h.db);
-			return INSP_EXIT_DB;
-		}
+		if ((r = insp_sqlite_open(o, h.path, &h.db)))
+			return r;
 		sqlite3_stmt *st = NULL;
 		if (h.pid) { /* --pid: one of the session's processes, or no page of nothing */
 			bool known = sqlite3_prepare_v2(h.db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
@@ -759,7 +756,7 @@ int insp_cmd_html(int argc, char **argv, const struct insp_opts *o)
 			sqlite3_finalize(st);
 			st = NULL;
 			if (!known) {
-				fprintf(o->err, "inspect: %s: no process %lld in this session\n", h.path, (long long)h.pid);
+				insp_errf(o->err, "inspect: %s: no process %lld in this session\n", h.path, (long long)h.pid);
 				sqlite3_close(h.db);
 				return INSP_EXIT_NOTFOUND;
 			}

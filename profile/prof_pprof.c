@@ -337,7 +337,7 @@ int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t
 	if (!r)
 		r = insp_db_select(db, snap, INSP_NEED_ANY);
 	if (!r && pid && insp_db_snap(db)->pid != pid) {
-		fprintf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
+		insp_errf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
 			(long long)insp_db_snap(db)->pid, (long long)pid);
 		r = INSP_EXIT_NOTFOUND;
 	}

@@ -44,15 +44,16 @@ int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_pro
 	memset(ps, 0, sizeof *ps);
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(db,
+	int rc = insp_sqlite_open(o, path, &db);
+	if (rc)
+		return rc;
+	rc = sqlite3_prepare_v2(db,
 		    "SELECT p.pid, p.ppid, CASE WHEN p.cmdline <> '' THEN p.cmdline ELSE p.exe END, p.snapshots, "
 		    " p.traced, (SELECT max(u.sizes_max_ever) FROM status u JOIN snapshot v ON v.id = u.snapshot "
 		    "  WHERE v.pid = p.pid AND u.kind = 'total') "
 		    "FROM session_process p ORDER BY p.pid", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
+		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
 		sqlite3_finalize(st);
 		sqlite3_close(db);
 		return INSP_EXIT_DB;
@@ -70,7 +71,7 @@ int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_pro
 		p->peak_bytes = (uint64_t)sqlite3_column_int64(st, 5);
 	}
 	if (rc != SQLITE_DONE)
-		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
+		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (rc != SQLITE_DONE) {

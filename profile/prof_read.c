@@ -49,11 +49,11 @@ static int read_fail(const struct insp_opts *o, const char *path, const char *fm
 static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(o->err, "inspect: %s: ", path);
+	char msg[1024];
 	va_start(ap, fmt);
-	vfprintf(o->err, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', o->err);
+	insp_errf(o->err, "inspect: %s: %s\n", path, msg);
 	return INSP_EXIT_DB;
 }
 
@@ -325,7 +325,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 		return 1;
 	if (got < sizeof c) {
 		tr->torn = true;
-		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+		insp_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)at);
 		return 1;
 	}
@@ -371,7 +371,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	if (cut) {
 		tr->torn = true;
 		tr->size = at + sizeof c + 8 * n;
-		fprintf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+		insp_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)tr->size);
 		return 1;
 	}
@@ -408,7 +408,7 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	else if (r == 1)
 		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
 	if (r == 0 && !tr->torn && !tr->ended && (tr->h.flags & MEMINST_TRACE_F_ENDS))
-		fprintf(o->err, "inspect: %s: the trace was cut at byte %llu (it has no end record: the process "
+		insp_errf(o->err, "inspect: %s: the trace was cut at byte %llu (it has no end record: the process "
 			"crashed, was killed or is still running, or a write failed); read up to there\n",
 			path, (unsigned long long)tr->size);
 	free(b.raw);
@@ -454,7 +454,7 @@ FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o,
 	if (insp_is_session(path))
 		return insp_strace_open(path, o, &pid, size, code);
 	if (pid) {
-		fprintf(o->err, "inspect: %s: --pid is for session databases\n", path);
+		insp_errf(o->err, "inspect: %s: --pid is for session databases\n", path);
 		*code = INSP_EXIT_USAGE;
 		return NULL;
 	}

@@ -543,10 +543,10 @@ static void report_functions(insp_doc_t *d, const char *path, const struct insp_
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample))
-		fprintf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
+		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
 			"threads kept SIGPROF blocked (other processes of a session: --pid)\n", path, in->tr.h.pid);
 	else
-		fprintf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
+		insp_errf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
 			"function needs meminst --trace with code built with -finstrument-functions, or "
 			"--sample)\n", path);
 }
@@ -634,7 +634,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	if ((r = insp_input_check(o, a.pos[0])))
 		return r;
 	if (prof_is_trace(a.pos[0]) == 1) {
-		fprintf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
+		insp_errf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
 			"inspect analyse reads traces\n", a.pos[0]);
 		return INSP_EXIT_USAGE;
 	}
@@ -645,7 +645,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	if ((r = insp_db_open(a.pos[0], o, &s.db)))
 		return r;
 	if (!insp_is_session(a.pos[0])) {
-		fprintf(o->err, "inspect: %s: a snapshot database, not a session (inspect status and timeline "
+		insp_errf(o->err, "inspect: %s: a snapshot database, not a session (inspect status and timeline "
 			"read it; meminst -o FILE writes sessions)\n", a.pos[0]);
 		insp_session_close(&s);
 		return INSP_EXIT_DB;
@@ -655,7 +655,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	}
 	if (a.pid && !report_known_pid(s.db, a.pid)) {
-		fprintf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
+		insp_errf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
 		insp_session_close(&s);
 		return INSP_EXIT_NOTFOUND;
 	}

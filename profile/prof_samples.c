@@ -354,7 +354,7 @@ static void model_marks(struct prof_smodel *m, const struct insp_opts *o, const 
 			if (!strcmp(m->funcs[i].name, so->hide[h]))
 				m->hidden[i] = found = true;
 		if (!found)
-			fprintf(o->err, "inspect: warning: --hide %s: no such function in %s\n", so->hide[h],
+			insp_errf(o->err, "inspect: warning: --hide %s: no such function in %s\n", so->hide[h],
 				m->source);
 	}
 }
@@ -440,7 +440,7 @@ int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof
 		for (size_t i = 0; i < m->nthreads; i++)
 			found |= m->threads[i].thread == so->thread;
 		if (!found) {
-			fprintf(o->err, "inspect: %s: no samples of thread %u\n", tr->path, so->thread);
+			insp_errf(o->err, "inspect: %s: no samples of thread %u\n", tr->path, so->thread);
 			return INSP_EXIT_NOTFOUND;
 		}
 	}

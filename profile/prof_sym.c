@@ -167,7 +167,7 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 			for (size_t j = 0; j < i; j++)
 				told |= strcmp(tr->mods[j].path, m->path) == 0;
 			if (!told)
-				fprintf(o->err, "inspect: warning: %s: its build-id differs from the traced one; "
+				insp_errf(o->err, "inspect: warning: %s: its build-id differs from the traced one; "
 					"its functions are shown as %s+offset\n", m->path, sm->base);
 		}
 		sm->meminst = strncmp(sm->base, "libmeminst", 10) == 0;

@@ -35,26 +35,23 @@ static const char *const args_vocabulary[] = {
 int insp_usage_error(const struct insp_opts *o, const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(o->err, "inspect: %s: ", cmd);
+	char msg[1024];
 	va_start(ap, fmt);
-	vfprintf(o->err, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(o->err, " (see 'inspect %s --help')\n", cmd);
+	insp_errf(o->err, "inspect: %s: %s (see 'inspect %s --help')\n", cmd, msg, cmd);
 	return INSP_EXIT_USAGE;
 }
 
 static void args_verror(const struct insp_opts *o, const struct insp_cmd_spec *spec, const char *fmt,
 			va_list ap)
 {
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	if (spec->prog)
-		fprintf(o->err, "%s: ", spec->prog);
+		insp_errf(o->err, "%s: %s (see '%s --help')\n", spec->prog, msg, spec->prog);
 	else
-		fprintf(o->err, "inspect: %s: ", spec->name);
-	vfprintf(o->err, fmt, ap);
-	if (spec->prog)
-		fprintf(o->err, " (see '%s --help')\n", spec->prog);
-	else
-		fprintf(o->err, " (see 'inspect %s --help')\n", spec->name);
+		insp_errf(o->err, "inspect: %s: %s (see 'inspect %s --help')\n", spec->name, msg, spec->name);
 }
 
 int insp_cmd_error(const struct insp_opts *o, const struct insp_cmd_spec *spec, const char *fmt, ...)

@@ -36,18 +36,15 @@ struct insp_db {
 
 /* Every table of the schema; the blocks are in block_chunk from schema 2
 ** on, in block before. */
-/* How long a reader waits for a writer (a process storing a snapshot). */
-#define INSP_BUSY_MS 5000
-#define INSP_LOCKED_MSG "database is locked (a process is writing it; try again when it has finished)"
 
 static const char *const db_tables[] = {"meminst_meta", "snapshot", "allocator", "class", "type",
 					"thread", "status", "segment", "module", "block_chunk"};
 
 static int db_error(const struct insp_opts *o, const char *path, const char *fmt, const char *arg)
 {
-	fprintf(o->err, "inspect: %s: ", path);
-	fprintf(o->err, fmt, arg);
-	fputc('\n', o->err);
+	char what[1024];
+	snprintf(what, sizeof what, fmt, arg);
+	insp_errf(o->err, "inspect: %s: %s\n", path, what);
 	return INSP_EXIT_DB;
 }
 
@@ -66,20 +63,7 @@ const char *insp_sql_msg(sqlite3 *db)
 
 int insp_db_fail(insp_db_t *db, const char *what)
 {
-	int code = sqlite3_errcode(db->db) & 0xff;
-	const char *msg = insp_sql_msg(db->db);
-	/* A writer died mid-transaction: only a read-write open rolls back. */
-	if (sqlite3_extended_errcode(db->db) == SQLITE_READONLY_ROLLBACK)
-		return db_error(db->o, db->path, "an interrupted write left a hot journal beside it; open it "
-				"once read-write (sqlite3 FILE 'PRAGMA quick_check') to roll that back%s", "");
-	if (code == SQLITE_CORRUPT)
-		return db_error(db->o, db->path, "the database is damaged (%s)", msg);
-	if (code == SQLITE_NOTADB)
-		return db_error(db->o, db->path, "not an SQLite database%s", "");
-	if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
-		return db_error(db->o, db->path, "%s", INSP_LOCKED_MSG);
-	fprintf(db->o->err, "inspect: %s: %s: %s\n", db->path, what, msg);
-	return INSP_EXIT_DB;
+	return insp_sqlite_fail(db->o, db->path, db->db, what);
 }
 
 sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql)
@@ -126,11 +110,9 @@ static int db_check_file(const struct insp_opts *o, const char *path)
 */
 static bool db_locked(const char *path)
 {
-	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
-	if (rc == SQLITE_OK)
-		sqlite3_busy_timeout(db, INSP_BUSY_MS);
+	sqlite3 *db = insp_sqlite_connect(path);
+	int rc = db ? sqlite3_errcode(db) : SQLITE_NOMEM;
 	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_schema", -1, &st,
 							  NULL)) == SQLITE_OK)
 		rc = sqlite3_step(st);
@@ -178,13 +160,15 @@ static int db_check_id(insp_db_t *db)
 	if (db_int(db, "PRAGMA application_id", &app) || db_int(db, "PRAGMA user_version", &ver))
 		return INSP_EXIT_DB;
 	if ((uint32_t)app != MEMINST_SNAPSHOT_APP_ID) {
-		fprintf(db->o->err, "inspect: %s: not a meminst snapshot database "
+		if (insp_sqlite_interrupted(db->o, db->path))
+			return INSP_EXIT_DB;
+		insp_errf(db->o->err, "inspect: %s: not a meminst snapshot database "
 			"(application_id 0x%08x, expected 0x%08x)\n", db->path,
 			(unsigned)app, (unsigned)MEMINST_SNAPSHOT_APP_ID);
 		return INSP_EXIT_DB;
 	}
 	if (ver > MEMINST_SNAPSHOT_VERSION || ver < MEMINST_SNAPSHOT_MIN_READABLE) {
-		fprintf(db->o->err, "inspect: %s: %s (schema %lld, this inspect reads %d up to %d)\n",
+		insp_errf(db->o->err, "inspect: %s: %s (schema %lld, this inspect reads %d up to %d)\n",
 			db->path, ver > MEMINST_SNAPSHOT_VERSION ? "written by a newer meminst"
 								 : "schema version not readable",
 			(long long)ver, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
@@ -248,33 +232,12 @@ static int db_check_tables(insp_db_t *db)
 	return r;
 }
 
-/* Views and triggers off, no trust in the schema: reading a file must not
-** run anything it defines.  A relative name gets "./" so that SQLite never
-** reads it as ":memory:" or a URI. */
 static int db_connect(insp_db_t *db)
 {
-	char *name = db->path;
-	if (name[0] != '/') {
-		name = insp_xmalloc(strlen(db->path) + 3);
-		strcpy(name, "./");
-		strcat(name, db->path);
-	}
-	int rc = sqlite3_open_v2(name, &db->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (name != db->path)
-		free(name);
-	if (rc != SQLITE_OK)
-		return db->db ? insp_db_fail(db, "cannot open") : db_error(db->o, db->path, "%s", "cannot open");
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-#ifdef SQLITE_DBCONFIG_ENABLE_VIEW
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-#endif
-#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
-	sqlite3_db_config(db->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-#endif
-	sqlite3_busy_timeout(db->db, INSP_BUSY_MS);
-	sqlite3_exec(db->db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
-	return 0;
+	db->db = insp_sqlite_connect(db->path);
+	if (!db->db)
+		return db_error(db->o, db->path, "%s", "cannot open");
+	return sqlite3_errcode(db->db) != SQLITE_OK ? insp_db_fail(db, "cannot open") : 0;
 }
 
 int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out)
@@ -292,7 +255,11 @@ int insp_db_open(const char *path, const struct insp_opts *o, insp_db_t **out)
 	if (!r)
 		r = db_quick_check(db);
 	if (!r)
+		r = insp_sqlite_check(db->o, db->path, db->db);
+	if (!r)
 		r = db_check_tables(db);
+	if (!r)
+		r = insp_check_figures(db);
 	if (r) {
 		insp_db_close(db);
 		return r;
@@ -351,7 +318,7 @@ static const char *db_snap_damage(sqlite3_stmt *st, const struct insp_snap *s)
 
 static int db_snap_damaged(insp_db_t *db, const struct insp_snap *s, const char *why)
 {
-	fprintf(db->o->err, "inspect: %s: snapshot %lld is damaged (%s)\n", db->path, (long long)s->id, why);
+	insp_errf(db->o->err, "inspect: %s: snapshot %lld is damaged (%s)\n", db->path, (long long)s->id, why);
 	return INSP_EXIT_DB;
 }
 
@@ -393,14 +360,14 @@ static int db_not_found(insp_db_t *db, int64_t want, enum insp_need need)
 	char there[128];
 	db_what_is_there(db, there, sizeof there);
 	if (want)
-		fprintf(db->o->err, "inspect: %s: no snapshot %lld (%s)\n", db->path, (long long)want, there);
+		insp_errf(db->o->err, "inspect: %s: no snapshot %lld (%s)\n", db->path, (long long)want, there);
 	else if (need == INSP_NEED_MAP)
-		fprintf(db->o->err, "inspect: %s: no map snapshot (%s, none of them a block map)\n",
+		insp_errf(db->o->err, "inspect: %s: no map snapshot (%s, none of them a block map)\n",
 			db->path, there);
 	else if (need == INSP_NEED_STATUS)
-		fprintf(db->o->err, "inspect: %s: no snapshot with status counters (%s)\n", db->path, there);
+		insp_errf(db->o->err, "inspect: %s: no snapshot with status counters (%s)\n", db->path, there);
 	else
-		fprintf(db->o->err, "inspect: %s: %s\n", db->path, there);
+		insp_errf(db->o->err, "inspect: %s: %s\n", db->path, there);
 	return INSP_EXIT_NOTFOUND;
 }
 
@@ -428,7 +395,7 @@ int insp_db_select(insp_db_t *db, int64_t want, enum insp_need need)
 	if (rc != SQLITE_ROW)
 		return insp_db_fail(db, "cannot read the snapshot table");
 	if (need == INSP_NEED_MAP && strcmp(db->snap.content, "map") != 0) {
-		fprintf(db->o->err, "inspect: %s: snapshot %lld holds '%s' only, not a block map\n",
+		insp_errf(db->o->err, "inspect: %s: snapshot %lld holds '%s' only, not a block map\n",
 			db->path, (long long)db->snap.id, db->snap.content);
 		return INSP_EXIT_NOTFOUND;
 	}
@@ -449,7 +416,7 @@ int insp_db_exit_map(insp_db_t *db, int64_t pid, int64_t *out)
 		return insp_db_fail(db, "cannot read the snapshot table");
 	if (*out)
 		return 0;
-	fprintf(db->o->err, "inspect: %s: no exit snapshot with a block map%s (MEMINST=mim,snapshot=… or "
+	insp_errf(db->o->err, "inspect: %s: no exit snapshot with a block map%s (MEMINST=mim,snapshot=… or "
 		"meminst --mim store one unless --snapshot-at leaves exit out)\n", db->path,
 		pid ? " of that process" : "");
 	return INSP_EXIT_NOTFOUND;
@@ -574,7 +541,7 @@ int insp_blocks_open(insp_db_t *db, const struct insp_filter_ids *f, insp_blocks
 
 static int blocks_damaged(insp_blocks_t *it, const char *why)
 {
-	fprintf(it->db->o->err, "inspect: %s: snapshot %lld: the block chunk at 0x%llx is damaged (%s)\n",
+	insp_errf(it->db->o->err, "inspect: %s: snapshot %lld: the block chunk at 0x%llx is damaged (%s)\n",
 		it->db->path, (long long)it->db->snap.id, (unsigned long long)it->chunk_first, why);
 	return INSP_EXIT_DB;
 }
@@ -597,7 +564,7 @@ static int blocks_check(insp_blocks_t *it, const struct insp_block *b)
 	it->end = b->addr + b->size;
 	if (!why)
 		return 1;
-	fprintf(it->db->o->err, "inspect: %s: snapshot %lld: the block at 0x%llx of size %llu is damaged (%s)\n",
+	insp_errf(it->db->o->err, "inspect: %s: snapshot %lld: the block at 0x%llx of size %llu is damaged (%s)\n",
 		it->db->path, (long long)it->db->snap.id, (unsigned long long)b->addr,
 		(unsigned long long)b->size, why);
 	return INSP_EXIT_DB;

@@ -5,14 +5,17 @@
 ** Names in a snapshot are whatever the program registered or the loader
 ** reported, so they may hold any bytes.  JSON output must still be valid
 ** UTF-8: bytes that do not form valid UTF-8 become U+FFFD, controls are
-** escaped.  CSV keeps the bytes and quotes a field when it holds a comma,
-** a quote, a line break or surrounding spaces (RFC 4180).  Text output
-** shows controls and invalid bytes as \xNN so that a name stays on its line
-** and columns stay aligned.
+** escaped.  Text output, CSV and every message show controls and invalid
+** bytes as \xNN (\n, \t) through insp_text_str, so that a name stays on
+** its line, columns stay aligned and no terminal escape reaches the
+** terminal; CSV then quotes a field when it holds a comma, a quote or
+** surrounding spaces (RFC 4180).
 */
 #include "reader_int.h"
 #include "meminst-size.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -156,21 +159,78 @@ void insp_json_str(FILE *f, const char *str)
 	putc('"', f);
 }
 
-void insp_csv_str(FILE *f, const char *s)
+/* s through insp_text_str, in buf when it fits, else in memory the caller
+** frees when the result is not buf. */
+static char *fmt_shown(const char *s, char *buf, size_t len)
 {
+	size_t need = 4 * strlen(s) + 8; /* \xNN per byte at most */
+	char *out = need <= len ? buf : insp_xmalloc(need);
+	insp_text_str(s, out, need <= len ? len : need, NULL);
+	return out;
+}
+
+void insp_csv_str(FILE *f, const char *raw)
+{
+	char buf[512];
+	char *shown = fmt_shown(raw, buf, sizeof buf);
+	const char *s = shown;
 	size_t n = strlen(s);
 	bool quote = strpbrk(s, ",\"\r\n") != NULL || (n && (s[0] == ' ' || s[n - 1] == ' '));
 	if (!quote) {
 		fputs(s, f);
-		return;
+	} else {
+		putc('"', f);
+		for (; *s; s++) {
+			if (*s == '"')
+				putc('"', f);
+			putc(*s, f);
+		}
+		putc('"', f);
 	}
-	putc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			putc('"', f);
-		putc(*s, f);
+	if (shown != buf)
+		free(shown);
+}
+
+void insp_text_put(FILE *f, const char *s)
+{
+	char buf[512];
+	char *shown = fmt_shown(s, buf, sizeof buf);
+	fputs(shown, f);
+	if (shown != buf)
+		free(shown);
+}
+
+void insp_verrf(FILE *f, const char *fmt, va_list ap)
+{
+	char msg[1024], buf[1024];
+	va_list again;
+	va_copy(again, ap);
+	int n = vsnprintf(msg, sizeof msg, fmt, ap);
+	char *m = msg;
+	if (n >= (int)sizeof msg) { /* a long name: the whole of it */
+		m = insp_xmalloc((size_t)n + 1);
+		vsnprintf(m, (size_t)n + 1, fmt, again);
 	}
-	putc('"', f);
+	va_end(again);
+	bool end = n > 0 && m[n - 1] == '\n';
+	if (end)
+		m[n - 1] = 0;
+	char *shown = fmt_shown(m, buf, sizeof buf);
+	fputs(shown, f);
+	if (end)
+		putc('\n', f);
+	if (shown != buf)
+		free(shown);
+	if (m != msg)
+		free(m);
+}
+
+void insp_errf(FILE *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	insp_verrf(f, fmt, ap);
+	va_end(ap);
 }
 
 void insp_text_str(const char *str, char *buf, size_t len, size_t *width)
@@ -179,6 +239,8 @@ void insp_text_str(const char *str, char *buf, size_t len, size_t *width)
 	size_t o = 0, w = 0;
 	while (*s && o + 5 < len) {
 		size_t n = utf8_len(s);
+		if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) /* a C1 control (U+009B is CSI) */
+			n = 0;
 		if (n == 0 || *s < 0x20 || *s == 0x7f) {
 			const char *e = *s == '\n' ? "\\n" : *s == '\t' ? "\\t" : NULL;
 			int k = e ? snprintf(buf + o, len - o, "%s", e)

@@ -437,7 +437,7 @@ int insp_filter_resolve(insp_db_t *db, const struct insp_tags *t, const struct i
 	const char *what, *given;
 	if (insp_filter_lookup(t, f, ids, &what, &given) == 0)
 		return 0;
-	fprintf(insp_db_opts(db)->err, "inspect: %s: snapshot %lld has no %s '%s'\n",
+	insp_errf(insp_db_opts(db)->err, "inspect: %s: snapshot %lld has no %s '%s'\n",
 		insp_db_path(db), (long long)insp_db_snap(db)->id, what, given);
 	return INSP_EXIT_NOTFOUND;
 }

@@ -104,7 +104,7 @@ int insp_is_session(const char *path)
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) /* a FIFO would block SQLite's open */
 		return 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+	if ((db = insp_sqlite_connect(path)) && sqlite3_errcode(db) == SQLITE_OK)
 		yes = strace_int(db, "PRAGMA application_id", 0, 0) == MEMINST_SNAPSHOT_APP_ID &&
 		      strace_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
 				     "name IN ('session_run', 'session_trace')", 0, 0) == 2;
@@ -117,10 +117,8 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 {
 	struct strace *s = insp_xcalloc(1, sizeof *s);
 	*code = INSP_EXIT_DB;
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(s->db));
+	if (insp_sqlite_open(o, path, &s->db))
 		goto fail;
-	}
 	if (!*pid) /* the program's first process, else the first traced one */
 		*pid = strace_int(s->db, "SELECT pid FROM session_run WHERE pid IN "
 					 "(SELECT pid FROM session_trace)", 0, 0);
@@ -130,20 +128,20 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 				     *pid, 0);
 	if (*pid && !*size && strace_int(s->db, "SELECT count(*) FROM session_trace", 0, 0) &&
 	    strace_int(s->db, "SELECT count(*) FROM session_process WHERE pid = ?", *pid, 0)) {
-		fprintf(o->err, "inspect: %s: no trace of process %lld in this session (it recorded no event "
+		insp_errf(o->err, "inspect: %s: no trace of process %lld in this session (it recorded no event "
 			"before it ended; inspect report lists the processes)\n", path, (long long)*pid);
 		*code = INSP_EXIT_NOTFOUND;
 		goto fail;
 	}
 	if (!*pid || !*size) {
-		fprintf(o->err, "inspect: %s: no trace%s in this session (run meminst with --trace or "
+		insp_errf(o->err, "inspect: %s: no trace%s in this session (run meminst with --trace or "
 			"--sample)\n", path, *pid ? " of that process" : "");
 		*code = INSP_EXIT_NOTFOUND;
 		goto fail;
 	}
 	if (sqlite3_prepare_v2(s->db, "SELECT data FROM session_trace WHERE pid = ? ORDER BY seq", -1,
 			       &s->st, NULL) != SQLITE_OK) {
-		fprintf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(s->db));
+		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(s->db));
 		goto fail;
 	}
 	sqlite3_bind_int64(s->st, 1, *pid);
@@ -151,7 +149,7 @@ FILE *insp_strace_open(const char *path, const struct insp_opts *o, int64_t *pid
 							     .close = strace_close});
 	if (f)
 		return f;
-	fprintf(o->err, "inspect: %s: cannot read the stored trace\n", path);
+	insp_errf(o->err, "inspect: %s: cannot read the stored trace\n", path);
 fail:
 	strace_close(s);
 	return NULL;
@@ -195,6 +193,6 @@ int insp_session_run_check(insp_db_t *db)
 	sqlite3_finalize(st);
 	if (!r)
 		return 0;
-	fprintf(insp_db_opts(db)->err, "inspect: %s: the session's run is damaged (%s)\n", insp_db_path(db), r);
+	insp_errf(insp_db_opts(db)->err, "inspect: %s: the session's run is damaged (%s)\n", insp_db_path(db), r);
 	return INSP_EXIT_DB;
 }

@@ -181,7 +181,7 @@ bool insp_out_is_input(const struct insp_opts *o, const char *out, const char *i
 	if (!out || !in || !strcmp(out, "-") || stat(out, &so) != 0 || stat(in, &si) != 0 ||
 	    so.st_dev != si.st_dev || so.st_ino != si.st_ino)
 		return false;
-	fprintf(o->err, "inspect: %s: is the file being read; give another -o FILE\n", out);
+	insp_errf(o->err, "inspect: %s: is the file being read; give another -o FILE\n", out);
 	return true;
 }
 
@@ -258,7 +258,7 @@ int insp_outfile_refused(const struct insp_opts *o, const char *out, bool force,
 			return INSP_EXIT_USAGE;
 	if (!out || !strcmp(out, "-") || force || append || !outfile_holds_data(out))
 		return 0;
-	fprintf(o->err, "inspect: %s exists; give another -o FILE, or -f to replace it\n", out);
+	insp_errf(o->err, "inspect: %s exists; give another -o FILE, or -f to replace it\n", out);
 	return INSP_EXIT_USAGE;
 }
 
@@ -278,7 +278,7 @@ int insp_outfile_open(const struct insp_opts *o, struct insp_outfile *of, const 
 	of->target = real ? real : insp_xstrdup(out);
 	of->f = outfile_fopen(of, append || (stat(of->target, &st) == 0 && !S_ISREG(st.st_mode)), append);
 	if (!of->f) {
-		fprintf(o->err, "inspect: %s: %s\n", out, strerror(errno));
+		insp_errf(o->err, "inspect: %s: %s\n", out, strerror(errno));
 		free(of->tmp);
 		free(of->target);
 		of->tmp = of->target = NULL;
@@ -298,12 +298,12 @@ int insp_outfile_close(const struct insp_opts *o, struct insp_outfile *of, bool 
 		bool bad = fflush(of->f) != 0 || ferror(of->f);
 		bad |= fclose(of->f) != 0;
 		if (bad) {
-			fprintf(o->err, "inspect: %s: cannot write: %s\n", of->path,
+			insp_errf(o->err, "inspect: %s: cannot write: %s\n", of->path,
 				strerror(of->err ? of->err : EIO));
 			r = INSP_EXIT_DB;
 		}
 		if (of->tmp && keep && !bad && rename(of->tmp, of->target) != 0) {
-			fprintf(o->err, "inspect: %s: %s\n", of->path, strerror(errno));
+			insp_errf(o->err, "inspect: %s: %s\n", of->path, strerror(errno));
 			r = INSP_EXIT_DB;
 		}
 		if (of->tmp && (r || !keep))

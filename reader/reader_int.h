@@ -29,6 +29,7 @@
 
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -429,6 +430,31 @@ const char *insp_sql_msg(sqlite3 *db);
 ** a readable regular file (a FIFO would block the reader), and an SQLite
 ** file no writer holds locked.  0, or INSP_EXIT_DB after one line. */
 int insp_input_check(const struct insp_opts *o, const char *path);
+/* "insp_open.c" */
+#define INSP_LOCKED_MSG "database is locked (a process is writing it; try again when it has finished)"
+/* path opened read-only as every reader opens a file (never created; views,
+** triggers and extension loading off; the schema not trusted; a writer
+** waited for): the handle, whose errcode says whether the open worked, or
+** NULL when out of memory.  For probes; readers use insp_sqlite_open. */
+sqlite3 *insp_sqlite_connect(const char *path);
+/* insp_sqlite_connect, then insp_sqlite_check: 0 and *db, or the exit
+** status after one line. */
+int insp_sqlite_open(const struct insp_opts *o, const char *path, sqlite3 **db);
+/* A schema meminst never writes (a view, a trigger or a virtual table, by
+** any name) refused: 0, or INSP_EXIT_DB after one line naming it. */
+int insp_sqlite_check(const struct insp_opts *o, const char *path, sqlite3 *db);
+/* SQLite's last error on db, said as every reader says it (hot journal,
+** damage, not SQLite, locked, else "what: message"); returns 3. */
+int insp_sqlite_fail(const struct insp_opts *o, const char *path, sqlite3 *db, const char *what);
+/* A file that is not ours beside a journal or WAL file a killed store left:
+** one line naming the journal and INSP_EXIT_DB, else 0 (nothing said). */
+int insp_sqlite_interrupted(const struct insp_opts *o, const char *path);
+/* "insp_check.c" */
+/* Every stored figure of the snapshot, name and status tables of the type
+** and range meminst writes (an integer, not negative where a size or count,
+** no NULL where not allowed, no key twice): 0, or INSP_EXIT_DB after one
+** line naming the table, the row and the column.  insp_db_open calls it. */
+int insp_check_figures(insp_db_t *db);
 /* Prepare SQL on the database; on error reports and returns NULL. */
 sqlite3_stmt *insp_db_prepare(insp_db_t *db, const char *sql);
 /* Strings owned by the database handle (live until insp_db_close). */
@@ -609,10 +635,19 @@ void insp_fmt_dur_in(int64_t ns, int unit, char *buf, size_t len);
 /* ns as milliseconds with three decimals ("1500.000"). */
 void insp_fmt_ms(int64_t ns, char *buf, size_t len);
 void insp_json_str(FILE *f, const char *s);
+/* A message on f (stderr): printf's format, then every control byte and
+** invalid UTF-8 of the result but a final newline written as insp_text_str
+** writes it, so that a file or stored name holding a newline or a terminal
+** escape stays on the one line.  Every message of the readers goes
+** through it. */
+void insp_errf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void insp_verrf(FILE *f, const char *fmt, va_list ap);
 void insp_csv_str(FILE *f, const char *s);
 /* s made printable on one line (controls and bad UTF-8 as \xNN); the
 ** result is in buf, *width gets its width in columns. */
 void insp_text_str(const char *s, char *buf, size_t len, size_t *width);
+/* s written to f as insp_text_str shows it, whatever its length. */
+void insp_text_put(FILE *f, const char *s);
 /* Display width of a valid UTF-8 string (code points). */
 size_t insp_text_width(const char *s);
 /* A text cell of *width characters cut to max in its middle ("…"). */

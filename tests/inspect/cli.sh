@@ -89,7 +89,9 @@ fi
 # command must still exit 0 or 1 and, when it succeeds, print valid JSON,
 # or exit 3 with one line naming a damaged block (a size of -1, blocks
 # that overlap) or a damaged snapshot row (a pid that is text, a header
-# size no mode has): figures from them would be wrong, not just odd.
+# size no mode has) or a bad stored value (NULL, text or a negative count
+# where meminst stores a number, a key twice): figures from them would be
+# wrong, not just odd.
 bad=
 for args in list "holes --all" limits sum descr "top --by site" "top --by class" "diff --from 1 --to 2" \
 	status types "type 1" "class 0" "allocator 0" header-size; do
@@ -104,7 +106,9 @@ for args in list "holes --all" limits sum descr "top --by site" "top --by class"
 		damaged=false
 		[ $IT_RC -eq 3 ] && [ "$(wc -l <"$IT_TMP/err")" -eq 1 ] &&
 			grep -q -e "^inspect: odd.db: snapshot $snap: the block at 0x[0-9a-f]* of size [0-9]* is damaged (" \
-				-e "^inspect: odd.db: snapshot [12] is damaged (" "$IT_TMP/err" &&
+				-e "^inspect: odd.db: snapshot [12] is damaged (" \
+				-e "^inspect: odd.db: table [a-z_]*, row (.*): [a-z_]* \(is NULL\|is negative\|holds a value\|the row is there twice\)" \
+				"$IT_TMP/err" &&
 			damaged=true
 		if { [ $IT_RC -gt 1 ] && ! $damaged; } ||
 		   { [ $IT_RC -eq 0 ] && it_have_python && ! it_valid_json "$IT_TMP/out"; }; then

@@ -409,6 +409,9 @@ int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned);
 ** child's file gets it again). */
 extern uint64_t trace_cost_ps[MEMINST_TCOST_N];
 void trace_cost_record(void);
+/* "trace_clock.c": measure trace_cost_ps once (the first start, on the
+** starting thread, tracing on) and write the TRACE_COST record. */
+void trace_calibrate(void);
 
 /* "trace_write.c": the writer thread (see there) */
 uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */

@@ -188,6 +188,7 @@ static enum prof_err sim_settle_sites(struct prof_sim *s, struct prof_thread *t,
 		uint32_t k = t->pending_sites[i];
 		struct prof_site_row r = t->sites[k];
 		t->sites[k].cnt = t->sites[k].acc = t->sites[k].acc_bytes = t->sites[k].acc_blocks = 0;
+		memset(t->sites[k].acc_ev, 0, sizeof t->sites[k].acc_ev);
 		t->sites[k].pending = false;
 		uint32_t q = sim_pair(s, t, caller, t->pairs[r.pair].called);
 		uint32_t to = q == UINT32_MAX ? UINT32_MAX : sim_site(s, t, q, r.site);
@@ -195,6 +196,7 @@ static enum prof_err sim_settle_sites(struct prof_sim *s, struct prof_thread *t,
 			return PROF_E_NOMEM;
 		struct prof_site_row *d = &t->sites[to];
 		d->cnt += r.cnt, d->acc += r.acc, d->acc_bytes += r.acc_bytes, d->acc_blocks += r.acc_blocks;
+		prof_ev_add(d->acc_ev, r.acc_ev);
 	}
 	t->npending_sites = 0;
 	return PROF_OK;
@@ -258,20 +260,32 @@ static enum prof_err sim_thread(struct prof_sim *s, uint32_t thread, struct prof
 
 /* --------------------------------------------------------------- time -- */
 
-/* Give the time up to t to the top of the stack; returns the time used
-** (never before `now`). */
+/* Give the time up to t to the top of the stack, with the tracer's half
+** events in it; returns the time used (never before `now`). */
 static uint64_t sim_advance(struct prof_thread *t, uint64_t ts)
 {
 	if (ts < t->now)
 		return t->now;
 	if (!t->off) {
+		uint64_t *ev = t->root_ev;
 		if (t->depth)
-			t->stack[t->depth - 1].own += ts - t->now;
+			t->stack[t->depth - 1].own += ts - t->now, ev = t->stack[t->depth - 1].own_ev;
 		else
 			t->root_own += ts - t->now;
+		prof_ev_add(ev, t->ev_pend);
 	}
+	memset(t->ev_pend, 0, sizeof t->ev_pend);
 	t->now = ts;
 	return ts;
+}
+
+/* The interval that ends at an event of this kind (prof_evs). */
+static void sim_interval(struct prof_thread *t, unsigned kind)
+{
+	uint64_t add[PROF_EV_N] = {0};
+	prof_ev_interval(&t->ev_prev, kind, add);
+	prof_ev_add(t->ev_cum, add);
+	prof_ev_add(t->ev_pend, add);
 }
 
 static void sim_charge(struct prof_thread *t, uint32_t pair, uint64_t cnt, uint64_t acc, uint64_t own)
@@ -280,6 +294,12 @@ static void sim_charge(struct prof_thread *t, uint32_t pair, uint64_t cnt, uint6
 	struct prof_fn_row *f = &t->fns[p->called];
 	p->cnt += cnt, p->acc += acc, p->own += own;
 	f->cnt += cnt, f->acc += acc, f->own += own;
+}
+
+static void sim_charge_ev(struct prof_thread *t, uint32_t pair, const struct prof_evs *e)
+{
+	prof_evs_add(&t->pairs[pair].ev, e);
+	prof_evs_add(&t->fns[t->pairs[pair].called].ev, e);
 }
 
 static void sim_mem_add(struct prof_mem *to, const struct prof_mem *m)
@@ -306,10 +326,16 @@ static void sim_pop(struct prof_thread *t, uint64_t ts)
 	if (fr->outermost)
 		m.acc_bytes = t->alloc_bytes - fr->bytes0, m.acc_blocks = t->alloc_blocks - fr->blocks0;
 	sim_charge_mem(t, fr->pair, &m);
+	struct prof_evs e = {{0}, {0}};
+	prof_ev_add(e.own, fr->own_ev);
+	for (int k = 0; fr->outermost && k < PROF_EV_N; k++)
+		e.acc[k] = t->ev_cum[k] - fr->ev0[k];
+	sim_charge_ev(t, fr->pair, &e);
 	if (fr->site) {
 		struct prof_site_row *r = &t->sites[fr->site - 1];
 		r->acc += fr->outermost ? ts - fr->start : 0;
 		r->acc_bytes += m.acc_bytes, r->acc_blocks += m.acc_blocks;
+		prof_ev_add(r->acc_ev, e.acc);
 	}
 }
 
@@ -342,14 +368,17 @@ static enum prof_err sim_settle(struct prof_sim *s, struct prof_thread *t, uint3
 		uint32_t called = p->called;
 		uint64_t cnt = p->cnt, acc = p->acc, own = p->own;
 		struct prof_mem mem = p->mem;
+		struct prof_evs ev = p->ev;
 		p->cnt = p->acc = p->own = 0;
 		p->mem = (struct prof_mem){0};
+		p->ev = (struct prof_evs){0};
 		p->pending = false;
 		uint32_t q = sim_pair(s, t, caller, called);
 		if (q == UINT32_MAX)
 			return PROF_E_NOMEM;
 		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
 		sim_mem_add(&t->pairs[q].mem, &mem);
+		prof_evs_add(&t->pairs[q].ev, &ev);
 	}
 	t->npending = 0;
 	return sim_settle_sites(s, t, caller);
@@ -361,6 +390,7 @@ static enum prof_err sim_close(struct prof_sim *s, struct prof_thread *t, uint64
 	while (t->depth)
 		sim_pop(t, ts);
 	t->root_own = 0;
+	memset(t->root_ev, 0, sizeof t->root_ev);
 	t->off = true;
 	return sim_settle(s, t, t->undef_idx);
 }
@@ -370,6 +400,9 @@ static void sim_open(struct prof_thread *t, uint64_t ts)
 	t->off = false;
 	t->now = t->seg_start = ts;
 	t->root_own = 0;
+	memset(t->root_ev, 0, sizeof t->root_ev);
+	memcpy(t->seg_ev0, t->ev_cum, sizeof t->seg_ev0);
+	t->ev_prev = -1;
 	t->seg++;
 }
 
@@ -402,6 +435,7 @@ static enum prof_err sim_call(struct prof_sim *s, struct prof_thread *t, uint64_
 	st[t->depth++] = (struct prof_frame){.fn = f, .pair = p, .site = sr + 1, .start = ts,
 					     .bytes0 = t->alloc_bytes, .blocks0 = t->alloc_blocks,
 					     .outermost = row->active == 0};
+	memcpy(st[t->depth - 1].ev0, t->ev_cum, sizeof t->ev_cum);
 	row->active++;
 	t->pairs[p].cnt++;
 	row->cnt++;
@@ -425,13 +459,20 @@ static enum prof_err sim_untraced_return(struct prof_sim *s, struct prof_thread 
 		return PROF_E_NOMEM;
 	struct prof_fn_row *row = &t->fns[f];
 	uint64_t acc = ts - t->seg_start;
-	/* an untraced function returning twice: recursion, the outer one counts */
+	struct prof_evs e = {{0}, {0}};
+	prof_ev_add(e.own, t->root_ev);
+	for (int k = 0; k < PROF_EV_N; k++)
+		e.acc[k] = t->ev_cum[k] - t->seg_ev0[k];
+	/* an untraced function returning twice: recursion, the outer one counts
+	** (its ACC's half events: counted again, a small excess of compensation) */
 	if (row->seg == t->seg)
 		row->acc -= row->seg_acc;
 	row->seg = t->seg;
 	row->seg_acc = acc;
 	sim_charge(t, p, 0, acc, t->root_own);
+	sim_charge_ev(t, p, &e);
 	t->root_own = 0;
+	t->root_ev[0] = t->root_ev[1] = 0;
 	t->untraced++;
 	return PROF_OK;
 }
@@ -576,6 +617,9 @@ static enum prof_err sim_prof_pair(struct prof_sim *s, struct prof_thread *t, co
 	return PROF_OK;
 }
 
+static enum prof_err sim_event_act(struct prof_sim *s, struct prof_thread *t, const uint64_t *r, size_t n,
+				   unsigned kind, uint64_t ts);
+
 static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const uint64_t *r,
 			       size_t n)
 {
@@ -585,6 +629,13 @@ static enum prof_err sim_event(struct prof_sim *s, struct prof_thread *t, const 
 		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_TRACE_ON ||
 		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC))
 		sim_open(t, ts > t->now ? ts : t->now);
+	sim_interval(t, kind);
+	return sim_event_act(s, t, r, n, kind, ts);
+}
+
+static enum prof_err sim_event_act(struct prof_sim *s, struct prof_thread *t, const uint64_t *r, size_t n,
+				   unsigned kind, uint64_t ts)
+{
 	switch (kind) {
 	case MEMINST_TREC_CALL:
 		return sim_call(s, t, r[1], r[2], sim_advance(t, ts));

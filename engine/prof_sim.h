@@ -79,6 +79,56 @@ enum prof_err {
 	PROF_E_COUNT,     /* a count inside a record does not fit it     */
 };
 
+/*
+** The tracer's events inside a figure, for compensation (the reader takes
+** their calibrated cost off, prof_model.c): each interval between two
+** events holds the tracer's work after the first stamp and before the
+** second, which depends on the two kinds: CC, CR, RR, RC for calls and
+** returns, LRR and LRC after the return of a leaf (a return right after
+** its call: the tracer writes it otherwise) (MEMINST_TCOST_CC … order),
+** and next to an ALLOC record or the
+** start of a segment one half event of a call or return (XH) and one half
+** of an ALLOC's out cost (AH).  OWN counts the intervals it was given, ACC
+** (outermost instance) every interval from its CALL to its RETURN.
+*/
+enum { PROF_EV_CC, PROF_EV_CR, PROF_EV_RR, PROF_EV_RC, PROF_EV_LRR, PROF_EV_LRC, PROF_EV_XH, PROF_EV_AH,
+       PROF_EV_N };
+struct prof_evs {
+	uint64_t own[PROF_EV_N], acc[PROF_EV_N];
+};
+
+static inline void prof_ev_add(uint64_t *to, const uint64_t *e)
+{
+	for (int k = 0; k < PROF_EV_N; k++)
+		to[k] += e[k];
+}
+
+/* The interval that ends at an event of this kind, counted into add
+** (before the event acts); *prev is the last event's: 0 call, 1 return,
+** 2 ALLOC, 3 a leaf's return, -1 none (the segment's start).  Other kinds
+** count nothing. */
+static inline void prof_ev_interval(int *prev, unsigned kind, uint64_t add[PROF_EV_N])
+{
+	int cur = kind == MEMINST_TREC_CALL ? 0 : kind == MEMINST_TREC_RETURN ? 1 : kind == MEMINST_TREC_ALLOC ? 2 : -1;
+	if (cur < 0)
+		return;
+	if ((*prev == 0 || *prev == 1) && cur < 2) {
+		add[2 * *prev + (cur != *prev)]++;
+	} else if (*prev == 3 && cur < 2) {
+		add[cur ? PROF_EV_LRR : PROF_EV_LRC]++;
+	} else {
+		add[*prev == 2 ? PROF_EV_AH : PROF_EV_XH]++; /* after an ALLOC, a call, the start */
+		add[cur == 2 ? PROF_EV_AH : PROF_EV_XH]++;
+	}
+	*prev = cur == 1 && *prev == 0 ? 3 : cur;
+}
+
+static inline void prof_evs_add(struct prof_evs *to, const struct prof_evs *e)
+{
+	prof_ev_add(to->own, e->own);
+	prof_ev_add(to->acc, e->acc);
+}
+
 /* Memory allocated: requested bytes and blocks, own and accumulated. */
 struct prof_mem {
 	uint64_t own_bytes, own_blocks, acc_bytes, acc_blocks;
@@ -88,6 +138,7 @@ struct prof_fn_row {
 	uint64_t fn;             /* code address or PROF_FN_*               */
 	uint64_t cnt, acc, own;  /* ticks                                   */
 	struct prof_mem mem;
+	struct prof_evs ev;
 	uint32_t active;         /* instances on the stack now              */
 	uint32_t seg;            /* segment of the last untraced-entry charge */
 	uint64_t seg_acc;        /* that charge                             */
@@ -97,6 +148,7 @@ struct prof_pair_row {
 	uint32_t caller, called; /* indexes into the thread's fns           */
 	uint64_t cnt, acc, own;  /* of `called` while called from `caller`  */
 	struct prof_mem mem;
+	struct prof_evs ev;
 	bool pending;            /* listed in prof_thread.pending            */
 };
 
@@ -108,6 +160,7 @@ struct prof_site_row {
 	uint64_t site;           /* the call site: a return address         */
 	uint64_t cnt, acc;       /* ticks                                   */
 	uint64_t acc_bytes, acc_blocks;
+	uint64_t acc_ev[PROF_EV_N]; /* the tracer's intervals in acc        */
 	bool pending;            /* listed in prof_thread.pending_sites      */
 };
 
@@ -117,6 +170,7 @@ struct prof_frame {
 	uint64_t start, own;
 	uint64_t bytes0, blocks0;       /* the thread's totals when entered  */
 	uint64_t own_bytes, own_blocks; /* allocated while on top            */
+	uint64_t own_ev[PROF_EV_N], ev0[PROF_EV_N]; /* intervals on top; ev_cum entered */
 	bool outermost;
 };
 
@@ -135,6 +189,10 @@ struct prof_thread {
 	uint64_t root_own;       /* empty-stack time in the segment         */
 	uint64_t alloc_bytes, alloc_blocks; /* allocated so far (all ALLOCs)  */
 	uint64_t root_bytes, root_blocks;   /* of those, with an empty stack   */
+	uint64_t ev_cum[PROF_EV_N];  /* the tracer's intervals so far (prof_evs) */
+	uint64_t ev_pend[PROF_EV_N]; /*   of those, not yet given to a figure */
+	uint64_t root_ev[PROF_EV_N], seg_ev0[PROF_EV_N]; /* in root_own; at seg_start */
+	int ev_prev;             /* the last event: 0 call, 1 return, 2 ALLOC, -1 none */
 	uint32_t seg;            /* segment number (from 1)                 */
 	struct prof_frame *stack;
 	size_t depth, stack_cap;

@@ -281,13 +281,15 @@ enum meminst_trec_kind {
 	** profiler's own share (distortion) and drop records before a reset
 	** like samples.                                                      */
 	MEMINST_TREC_SAMPLE_COST = 73,
-	/* [head, size word (4, 0), call ps, alloc ps] (thread 0): the exact
-	** tracer's own cost, measured at the start: call ps is what one traced
-	** call or return costs the program (the hook with its record), alloc
-	** ps the part of each ALLOC record's time that is the tracer's own
-	** (its two time stamps), with nothing in between.  Readers show calls
-	** x 2 x call ps as the tracer's distortion and take allocations x
-	** alloc ps off <alloc>.                                             */
+	/* [head, size word (n, 0), n - 2 costs in ps, MEMINST_TCOST_*]
+	** (thread 0): the exact tracer's own cost, measured at the start.
+	** Files before compensation have n = 4 (call, alloc in); readers take
+	** what is there and 0 for the rest.  Readers take allocations x alloc
+	** in off <alloc> and compensate the functions' times: each interval
+	** between two events holds the tracer's cost of its kind (the CC …
+	** RC costs; next to an ALLOC record half the mean event cost and half
+	** its alloc out cost), taken off the OWN it went to and off the ACC
+	** it is inside (meminst-trace(5)).                                  */
 	MEMINST_TREC_TRACE_COST = 74,
 	/* [head, size word (2, 0)] (thread 0, a chunk of its own): the file
 	** was closed in order (exit, _exit, or a fatal signal libmeminst
@@ -393,6 +395,20 @@ static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t 
 	*used = i;
 	return o;
 }
+
+/* The costs of a TRACE_COST record, in ps, in order. */
+enum meminst_tcost {
+	MEMINST_TCOST_CALL,      /* a traced call or return, the mean        */
+	MEMINST_TCOST_ALLOC_IN,  /* an ALLOC record's, inside its two stamps */
+	MEMINST_TCOST_ALLOC_OUT, /* an ALLOC record's, outside them          */
+	MEMINST_TCOST_CC,        /* stamp to stamp with nothing done between: */
+	MEMINST_TCOST_CR,        /*   call->call, call->return,               */
+	MEMINST_TCOST_RR,        /*   return->return, return->call            */
+	MEMINST_TCOST_RC,
+	MEMINST_TCOST_LRR,       /* the same after a leaf's return (a return */
+	MEMINST_TCOST_LRC,       /*   right after its call): ->return, ->call */
+	MEMINST_TCOST_N
+};
 
 /* Words per PROF_PAIR row: the size word's extra (0 means the first). */
 #define MEMINST_TPROF_ROW_TIME 5

@@ -272,26 +272,45 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 
 /* -------------------------------------------------------- tracer cost -- */
 
-/* The tracer's share of the run, in % of the profile's OWN time. */
+/* The tracer's share of the run, in % of the profile's OWN time before
+** compensation. */
 double prof_cost_percent(const struct prof_model *m)
 {
 	const struct prof_tcost *c = &m->cost;
-	int64_t all = m->own + c->alloc_taken_ns;
+	int64_t raw = c->raw_own_ns ? c->raw_own_ns : m->own + c->taken_ns; /* older databases */
+	int64_t all = raw + c->alloc_taken_ns;
 	return all > 0 ? 100.0 * (double)(c->hooks_ns + c->alloc_taken_ns) / (double)all : 0.0;
 }
 
+/* Whether the times are compensated, in a few words (every display and
+** export says it). */
+const char *prof_cost_state(const struct prof_model *m)
+{
+	const struct prof_tcost *c = &m->cost;
+	return !c->known ? "raw (the trace does not say the tracer's cost)"
+	       : c->failed ? "raw: CALIBRATION FAILED"
+	       : c->compensated ? "compensated" : "raw (--no-compensate)";
+}
+
 /* One paragraph under the head: what tracing cost the program (measured at
-** its start), and what was taken off <alloc>. */
+** its start), what was taken off, or why nothing was. */
 void prof_cost_text(const struct prof_model *m, FILE *f)
 {
 	const struct prof_tcost *c = &m->cost;
 	if (!c->known) {
-		fputs("Tracer's own cost: not in this trace (written before meminst measured it).\n", f);
+		fputs("Tracer's own cost: not in this trace (written before meminst measured it); times raw.\n", f);
 		return;
 	}
-	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return; %llu calls: %.3f ms "
-		"(%.1f%%) inside the functions' times, not taken off.\n",
-		c->call_ns, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6, prof_cost_percent(m));
+	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return, %.1f ns an <alloc> call; "
+		"estimated %.3f ms (%.1f%%) inside the functions' times", c->call_ns, c->alloc_out_ns,
+		(double)c->hooks_ns / 1e6, prof_cost_percent(m));
+	if (c->failed)
+		fprintf(f, ".\nWARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
+			"them.\n", c->why);
+	else if (c->compensated)
+		fprintf(f, ", taken off (compensated times; --no-compensate for raw ones).\n");
+	else
+		fputs(", not taken off (--no-compensate).\n", f);
 	if (c->allocs)
 		fprintf(f, "<alloc> corrected: %llu calls x %.1f ns of the tracer's time stamps = %.3f ms "
 			"taken off.\n", (unsigned long long)c->allocs, c->alloc_ns, (double)c->alloc_taken_ns / 1e6);
@@ -322,14 +341,17 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 {
 	const struct prof_tcost *c = &m->cost;
 	if (!c->known) {
-		fputs(",\"tracer_cost\":null", f);
+		fputs(",\"tracer_cost\":null,\"compensated\":false", f);
 		return;
 	}
-	fprintf(f, ",\"tracer_cost\":{\"percent\":%.4f,\"event_ps\":%.0f,\"calls\":%llu,"
-		"\"hooks_ms\":%.6f,\"hooks_taken_off\":false,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
+	fprintf(f, ",\"compensated\":%s,\"tracer_cost\":{\"percent\":%.4f,\"event_ps\":%.0f,"
+		"\"alloc_event_ps\":%.0f,\"calls\":%llu,\"hooks_ms\":%.6f,\"hooks_taken_off\":%s,"
+		"\"taken_off_ms\":%.6f,\"calibration_failed\":%s,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f}",
-		prof_cost_percent(m), c->call_ns * 1e3, (unsigned long long)c->calls, (double)c->hooks_ns / 1e6,
-		c->alloc_ns * 1e3, (unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
+		c->compensated ? "true" : "false", prof_cost_percent(m), c->call_ns * 1e3, c->alloc_out_ns * 1e3,
+		(unsigned long long)c->calls, (double)c->hooks_ns / 1e6, c->compensated ? "true" : "false",
+		(double)c->taken_ns / 1e6, c->failed ? "true" : "false", c->alloc_ns * 1e3,
+		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
 }
 
 /* --------------------------------------------------------------- JSON -- */

@@ -334,9 +334,12 @@ void exp_callgrind_write(const struct prof_model *m, FILE *f)
 	snprintf(events, sizeof events, "event: Time : time (ns, %s clock)\nevent: Bytes : bytes allocated\n",
 		 prof_clock_name(m->clock));
 	const char *cmd = m->cmdline && *m->cmdline ? m->cmdline : m->exe;
-	struct exp_cg_head h = {m->funcs, m->nfuncs, m->pid, cmd, events,
-				m->nsites ? NULL : "calls are on their callers' first lines: the trace has no call "
-						  "sites (trace with trace_sites=on, meminst --trace-sites)"};
+	char comment[512];
+	snprintf(comment, sizeof comment, "times %s: %.3f ms of the tracer's calibrated cost taken off%s",
+		 prof_cost_state(m), (double)m->cost.taken_ns / 1e6,
+		 m->nsites ? "" : "\ncalls are on their callers' first lines: the trace has no call sites (trace "
+				  "with trace_sites=on, meminst --trace-sites)");
+	struct exp_cg_head h = {m->funcs, m->nfuncs, m->pid, cmd, events, comment};
 	exp_cg_write(&c, &h, f);
 	exp_cg_free(&c);
 	prof_mthread_free(&all);

@@ -15,8 +15,12 @@
 
 enum {
 	PC_STYLE = INSP_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
-	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP,
+	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP, PC_NO_COMPENSATE,
 };
+
+#define PC_OPTION_NO_COMPENSATE \
+	{"no-compensate", 0, INSP_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n" \
+	 "left in them (default: taken off)", PC_NO_COMPENSATE, 0, 0, NULL}
 
 static const struct insp_option profile_options[] = {
 	INSP_OPTION_OUTPUT("write the profile database FILE (meminst-profile(5));\n"
@@ -29,6 +33,7 @@ static const struct insp_option profile_options[] = {
 	INSP_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
 	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	INSP_OPTION_FULL_NAMES,
+	PC_OPTION_NO_COMPENSATE,
 	INSP_OPTION_END,
 };
 
@@ -58,6 +63,7 @@ static const struct insp_option analyse_options[] = {
 	INSP_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
 	INSP_OPTION_FULL_NAMES,
 	INSP_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
+	PC_OPTION_NO_COMPENSATE,
 	{"", 0, INSP_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
 	{"sort", 0, INSP_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
 	{"no-callers", 0, INSP_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
@@ -101,7 +107,7 @@ static const struct insp_cmd_spec analyse_spec = {
 struct pc_args {
 	const char *pos, *pos2;
 	const char *output, *dump, *dest, *style;
-	bool dump_on, append, force, no_symbols, json;
+	bool dump_on, append, force, no_symbols, json, raw_times;
 	bool metric_given;
 	int64_t pid;
 	const struct prof_procs *procs; /* a session of several: said first in text */
@@ -134,6 +140,7 @@ static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struc
 	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
 	case INSP_ID_PID: a->pid = g->num; break;
 	case PC_DUMP: a->dump_on = true; break;
+	case PC_NO_COMPENSATE: a->raw_times = true; break;
 	case PC_STYLE: a->style = g->value, a->so.style = (enum prof_style)g->word; break;
 	case PC_SORT: a->ao.sort = g->word ? PROF_SORT_OWN : PROF_SORT_ACC; break;
 	case PC_NO_CALLERS: a->ao.callers = false; break;
@@ -267,6 +274,7 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 	bool dump_stdout = a.dump_on && (!a.dump || !strcmp(a.dump, "-"));
 	if (!r && (a.output || !dump_stdout)) {
 		struct prof_model m;
+		tr.raw_times = a.raw_times;
 		prof_model_from_trace(&m, &tr, o, a.no_symbols || o->no_symbols);
 		if (a.output)
 			r = prof_db_write(&m, a.output, a.force, o);
@@ -450,8 +458,10 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 			a.so.metric = PROF_MT_BYTES; /* --alloc-sample alone: no timer sample to show */
 		if (!r && a.so.style != PROF_ST_FPROF)
 			r = pc_sampled(o, &a, s, &tr);
-		else if (!r)
+		else if (!r) {
+			tr.raw_times = a.raw_times;
 			prof_model_from_trace(&m, &tr, o, a.no_symbols || o->no_symbols);
+		}
 		bool fprof = !r && a.so.style == PROF_ST_FPROF;
 		prof_trace_free(&tr);
 		prof_samples_free(s);

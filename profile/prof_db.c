@@ -90,7 +90,10 @@ static int db_meta(sqlite3 *db, const struct prof_model *m)
 	const struct { const char *k; double v; } reals[] = {
 		{"ns_per_tick", m->ns_per_tick}, {"tracer_call_ns", c->call_ns}, {"tracer_alloc_ns", c->alloc_ns},
 		{"tracer_calls", (double)c->calls}, {"tracer_allocs", (double)c->allocs},
-		{"tracer_hooks_ns", (double)c->hooks_ns}, {"tracer_alloc_taken_ns", (double)c->alloc_taken_ns}};
+		{"tracer_hooks_ns", (double)c->hooks_ns}, {"tracer_alloc_taken_ns", (double)c->alloc_taken_ns},
+		{"tracer_alloc_out_ns", c->alloc_out_ns}, {"tracer_taken_ns", (double)c->taken_ns},
+		{"tracer_raw_own_ns", (double)c->raw_own_ns}, {"tracer_compensated", c->compensated},
+		{"tracer_failed", c->failed}};
 	/* the tracer's cost only when the trace said it */
 	for (size_t i = 0; i < (c->known ? sizeof reals / sizeof reals[0] : 1) && !rc; i++) {
 		sqlite3_bind_text(st, 1, reals[i].k, -1, SQLITE_STATIC);
@@ -252,6 +255,11 @@ static void db_read_cost(struct prof_tcost *c, const char *k, double v)
 	else if (!strcmp(k, "allocs")) c->allocs = (uint64_t)v;
 	else if (!strcmp(k, "hooks_ns")) c->hooks_ns = (int64_t)v;
 	else if (!strcmp(k, "alloc_taken_ns")) c->alloc_taken_ns = (int64_t)v;
+	else if (!strcmp(k, "alloc_out_ns")) c->alloc_out_ns = v;
+	else if (!strcmp(k, "taken_ns")) c->taken_ns = (int64_t)v;
+	else if (!strcmp(k, "raw_own_ns")) c->raw_own_ns = (int64_t)v;
+	else if (!strcmp(k, "compensated")) c->compensated = v != 0;
+	else if (!strcmp(k, "failed")) c->failed = v != 0, c->why = "as the profile database says";
 }
 
 static int db_read_meta(sqlite3 *db, struct prof_model *m, int64_t *schema)

@@ -169,6 +169,12 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 		if (n >= 4)
 			fprintf(f, " allocation number %llu", (unsigned long long)meminst_trec_block_seq(r, n));
 		break;
+	case MEMINST_TREC_TRACE_COST: { /* MEMINST_TCOST_* order */
+		static const char *const names[] = {"call", "alloc_in", "alloc_out", "cc", "cr", "rr", "rc", "lrr", "lrc"};
+		for (size_t i = 2; i < n && i - 2 < sizeof names / sizeof names[0]; i++)
+			fprintf(f, " %s %llu ps", names[i - 2], (unsigned long long)r[i]);
+		break;
+	}
 	}
 }
 

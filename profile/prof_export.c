@@ -40,10 +40,10 @@ struct exp_args {
 	int64_t pid;
 	int64_t snapshot;        /* pprof: the memory of this snapshot (0: none) */
 	bool max_size_given, metric_given;
-	bool no_symbols, force;
+	bool no_symbols, force, raw_times;
 };
 
-enum { EXP_O_FORMAT = INSP_ID_OWN, EXP_O_METRIC, EXP_O_MIN_DURATION, EXP_O_MAX_SIZE };
+enum { EXP_O_FORMAT = INSP_ID_OWN, EXP_O_METRIC, EXP_O_MIN_DURATION, EXP_O_MAX_SIZE, EXP_O_NO_COMPENSATE };
 
 static const char *const exp_formats[] = {"callgrind", "folded", "chrome", "pprof", NULL};
 static const char *const exp_metrics[] = {"time", "bytes", NULL};
@@ -64,6 +64,9 @@ static const struct insp_option export_options[] = {
 			     "without a trace: its process's latest snapshot)"),
 	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	INSP_OPTION_FULL_NAMES,
+	{"no-compensate", 0, INSP_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n"
+	 "left in them (default: taken off; chrome's events are\nalways the raw time stamps)", EXP_O_NO_COMPENSATE, 0, 0,
+	 NULL},
 	INSP_OPTION_END,
 };
 
@@ -120,6 +123,7 @@ static void exp_option(const struct insp_getopt *g, struct exp_args *a)
 	case EXP_O_METRIC: a->metric = g->word, a->metric_given = true; break;
 	case EXP_O_MIN_DURATION: a->min_us = g->real; break;
 	case EXP_O_MAX_SIZE: a->max_size = g->size, a->max_size_given = true; break;
+	case EXP_O_NO_COMPENSATE: a->raw_times = true; break;
 	case INSP_ID_OUTPUT: a->output = g->value; break;
 	case INSP_ID_FORCE: a->force = true; break;
 	case INSP_ID_PID: a->pid = g->num; break;
@@ -220,6 +224,7 @@ int exp_input_read(struct exp_input *in, const struct insp_opts *o, unsigned wan
 	r = exp_read_trace(in, o, want);
 	if (r)
 		return r;
+	in->tr.raw_times = in->raw_times;
 	bool calls = exp_trace_calls(&in->tr) > 0;
 	if ((want & EXP_IN_STACKS) && calls) {
 		exp_stacks_finish(&in->stacks, &in->tr, o, in->no_files);
@@ -400,7 +405,7 @@ int insp_cmd_export(int argc, char **argv, const struct insp_opts *o)
 		int w = insp_outfile_close(o, &of, r == 0);
 		return r ? r : w;
 	}
-	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols};
+	struct exp_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols, .raw_times = a.raw_times};
 	unsigned want = a.format == EXP_CALLGRIND ? EXP_IN_MODEL | EXP_IN_SAMPLES
 			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? EXP_IN_STACKS | EXP_IN_SAMPLES
 									      : EXP_IN_SAMPLES;

@@ -39,12 +39,18 @@ struct exp_stacks {
 	/* the simulation (exact traces) */
 	struct exp_sthread *thr;
 	size_t nthr, last_thr;
+	struct prof_tcost cost;  /* the compensation (prof_calibration)       */
+	double taken_ns;         /* what it took off the nodes' own times      */
 	uint64_t calls;
 	/* the tracer's stamps in each <alloc> call (TRACE_COST), taken off at
 	** the end as the profile does: ALLOC records per <alloc> node */
 	uint64_t alloc_ps;
 	uint64_t *alloc_cnt;
 	size_t alloc_cap;
+	/* the tracer's intervals in each node's own time (prof_evs), taken off
+	** at the end (compensation) */
+	uint64_t (*ev)[PROF_EV_N];
+	size_t ev_cap;
 };
 
 /* "prof_stacks.c" */
@@ -181,6 +187,7 @@ struct exp_input {
 	const struct insp_opts *o;
 	int64_t pid;
 	bool session, no_files;
+	bool raw_times;           /* --no-compensate                          */
 	struct prof_trace tr;
 	bool have_tr;
 	struct prof_samples *samples;

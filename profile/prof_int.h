@@ -64,7 +64,8 @@ struct prof_trace {
 	int64_t exit_status;
 	bool ended;              /* END: the writer closed the file in order  */
 	bool torn;               /* the file ends inside a chunk              */
-	uint64_t cost_ps[2];     /* TRACE_COST: per call event, per ALLOC; 0 unknown */
+	uint64_t cost_ps[MEMINST_TCOST_N]; /* TRACE_COST; 0 unknown */
+	bool raw_times;          /* --no-compensate: the model keeps raw times */
 	uint64_t chunks;
 	uint64_t size;           /* bytes read                               */
 };
@@ -244,9 +245,18 @@ struct prof_mthread {
 struct prof_tcost {
 	bool known;
 	double call_ns, alloc_ns;   /* per call event (enter or exit), per ALLOC */
+	double alloc_out_ns;        /* per ALLOC, the tracer's work outside its stamps */
+	double iv_ns[PROF_EV_N];    /* per interval of each kind (prof_evs)      */
 	uint64_t calls, allocs;     /* traced calls, <alloc> calls               */
-	int64_t hooks_ns;           /* calls x 2 x call_ns: the distortion       */
+	int64_t hooks_ns;           /* the tracer's events x their cost          */
 	int64_t alloc_taken_ns;     /* taken off <alloc> (allocs x alloc_ns)     */
+	/* compensation: the events' cost taken off each OWN and ACC */
+	bool compensated;           /* taken off (not --no-compensate, not failed) */
+	bool failed;                /* the calibration does not fit the run      */
+	const char *why;            /* how it does not (static text)             */
+	int64_t taken_ns;           /* taken off the functions' OWN              */
+	int64_t short_ns;           /* estimates above a function's OWN: cut     */
+	int64_t raw_own_ns;         /* the profile's OWN before                  */
 };
 
 struct prof_model {
@@ -279,11 +289,19 @@ void prof_model_merge(const struct prof_model *m, struct prof_mthread *out);
 ** function's), its calls in *cnt and its name in *name (when called). */
 int64_t prof_model_fn_own(const struct prof_model *m, uint64_t fn, uint64_t *cnt, const char **name);
 void prof_mthread_free(struct prof_mthread *t);
+/* The tracer's calibrated cost of the trace checked against its run
+** (the engine's rows): c->compensated when the times are to be
+** compensated.  prof_comp_ns: v ns less the cost of the half events h
+** (prof_evs), never below 0; *cut (may be NULL) gets the excess. */
+void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c);
+int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[PROF_EV_N], int64_t *cut);
 /* "prof_analyse.c": the tracer's cost (model.cost), as a paragraph and as
 ** a JSON member (",\"tracer_cost\":…"). */
 void prof_cost_text(const struct prof_model *m, FILE *f);
 void prof_cost_json(const struct prof_model *m, FILE *f);
 double prof_cost_percent(const struct prof_model *m); /* hooks + <alloc> taken off, % of OWN */
+/* "compensated", "raw (--no-compensate)", "raw: CALIBRATION FAILED" … */
+const char *prof_cost_state(const struct prof_model *m);
 void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <trace-wait>, <snapshot> */
 
 /* -------------------------------------------------------------- prof_db -- */

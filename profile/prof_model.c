@@ -60,6 +60,34 @@ static int model_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, co
 	return prof_symtab_line(st, a, file);
 }
 
+/*
+** Compensation (TAU's): each traced event costs the program its calibrated
+** time, half before its stamp and half after (prof_evs); the halves inside
+** a figure times that cost come off it.  comp_ns of a figure's halves.
+*/
+static double model_comp_ns(const struct prof_tcost *c, const uint64_t h[PROF_EV_N])
+{
+	double d = 0;
+	for (int k = 0; c->compensated && k < PROF_EV_N; k++)
+		d += (double)h[k] * c->iv_ns[k];
+	return d;
+}
+
+int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[PROF_EV_N], int64_t *cut)
+{
+	int64_t d = (int64_t)(model_comp_ns(c, h) + 0.5);
+	if (d <= v)
+		return v - d;
+	if (cut)
+		*cut += d - v;
+	return 0;
+}
+
+static int64_t model_comp(const struct prof_model *m, uint64_t ticks, const uint64_t h[PROF_EV_N], int64_t *cut)
+{
+	return prof_comp_ns(&m->cost, model_ns(m, ticks), h, cut);
+}
+
 static void model_sites(struct prof_model *m, const struct prof_thread *t, const uint32_t *map, prof_symtab_t *st)
 {
 	if (!t->nsites)
@@ -74,7 +102,7 @@ static void model_sites(struct prof_model *m, const struct prof_thread *t, const
 		int line = model_site_line(st, t->fns[p->caller].fn, r->site, &file);
 		m->sites[m->nsites++] = (struct prof_csite){map[p->caller], map[p->called], r->site,
 							    file ? insp_pool_str(&m->pool, file) : NULL, line,
-							    r->cnt, model_ns(m, r->acc), r->acc_bytes};
+							    r->cnt, model_comp(m, r->acc, r->acc_ev, NULL), r->acc_bytes};
 	}
 }
 
@@ -92,14 +120,18 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 			 prof_symtab_t *st)
 {
 	uint32_t *map = insp_xcalloc(t->nfns, sizeof *map);
+	int64_t taken = 0;
 	mt->rows = insp_xcalloc(t->nfns, sizeof *mt->rows);
 	for (size_t i = 0; i < t->nfns; i++) {
 		const struct prof_fn_row *f = &t->fns[i];
 		map[i] = f->fn == PROF_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
 		if (model_skip_fn(f->fn) || (f->cnt == 0 && f->acc == 0 && f->own == 0))
 			continue;
-		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_ns(m, f->acc),
-							  model_ns(m, f->own), f->mem};
+		int64_t own = model_comp(m, f->own, f->ev.own, &m->cost.short_ns);
+		if (!model_skip_fn(f->fn))
+			taken += model_ns(m, f->own) - own;
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp(m, f->acc, f->ev.acc, NULL),
+							  own, f->mem};
 	}
 	model_sites(m, t, map, st);
 	mt->pairs = insp_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
@@ -109,7 +141,8 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
 			continue;
 		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
-							     model_ns(m, p->acc), model_ns(m, p->own), p->mem};
+							     model_comp(m, p->acc, p->ev.acc, NULL),
+							     model_comp(m, p->own, p->ev.own, NULL), p->mem};
 	}
 	free(map);
 	uint64_t cnt, own;
@@ -119,8 +152,9 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 	mt->tid = (int64_t)t->tid;
 	mt->name = t->name[0] ? insp_pool_str(&m->pool, t->name) : NULL;
 	mt->cnt = cnt;
-	mt->own = model_ns(m, own);
+	mt->own = model_ns(m, own) - taken;
 	mt->acc = t->seen ? model_ns(m, t->last - t->first) : 0;
+	m->cost.taken_ns += taken;
 }
 
 static int model_cmp_thread(const void *a, const void *b)
@@ -136,19 +170,60 @@ static int64_t model_less(int64_t v, int64_t d)
 }
 
 /*
-** The tracer's own cost (TRACE_COST).  The stamps' share of every <alloc>
-** call is exact to take off: <alloc>'s own rows, its pairs, and the
-** thread's OWN.  The hooks' cost falls here and there in the callers and
-** the called (before and after each time stamp): it is only reported.
+** The calibration (TRACE_COST) checked against the run before it is used:
+** the events' estimated cost above CHECK_MAX_SHARE of the profile's OWN,
+** or above the OWN of functions by more than CHECK_MAX_CUT of it in all
+** (negative own times beyond noise), means the measure at the start does
+** not hold for this run: the times stay raw and are flagged.
 */
-static void model_cost(struct prof_model *m, const struct prof_trace *tr)
+#define CHECK_MAX_SHARE 0.90
+#define CHECK_MAX_CUT 0.02
+void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 {
-	struct prof_tcost *c = &m->cost;
+	memset(c, 0, sizeof *c);
 	if (!tr->cost_ps[0])
 		return;
+	double ns = prof_ns_per_tick(tr);
 	c->known = true;
 	c->call_ns = (double)tr->cost_ps[0] / 1000.0;
 	c->alloc_ns = (double)tr->cost_ps[1] / 1000.0;
+	c->alloc_out_ns = (double)tr->cost_ps[MEMINST_TCOST_ALLOC_OUT] / 1000.0;
+	for (int k = 0; k < 6; k++) /* files before the kinds were measured: one event each */
+		c->iv_ns[k] = tr->cost_ps[MEMINST_TCOST_CC + k] ? (double)tr->cost_ps[MEMINST_TCOST_CC + k] / 1000.0
+								: 2 * c->call_ns;
+	c->iv_ns[PROF_EV_XH] = c->call_ns / 2;
+	c->iv_ns[PROF_EV_AH] = c->alloc_out_ns / 2;
+	c->compensated = true; /* for model_comp_ns below */
+	double est = 0, cut = 0, own = 0;
+	for (size_t i = 0; i < tr->sim.nthreads; i++) {
+		const struct prof_thread *t = tr->sim.threads[i];
+		for (size_t j = 0; j < t->nfns; j++) {
+			const struct prof_fn_row *f = &t->fns[j];
+			if (model_skip_fn(f->fn))
+				continue;
+			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns;
+			est += d, own += v, cut += d > v ? d - v : 0;
+		}
+	}
+	c->hooks_ns = (int64_t)(est + 0.5);
+	c->why = est > CHECK_MAX_SHARE * own ? "its estimate is above 90% of the profile"
+		 : cut > CHECK_MAX_CUT * own ? "it is above some functions' own times by more than 2% of the profile"
+					      : NULL;
+	c->failed = c->why != NULL;
+	c->compensated = !c->failed && !tr->raw_times;
+}
+
+/*
+** The tracer's own cost (TRACE_COST).  The stamps' share of every <alloc>
+** call is exact to take off: <alloc>'s own rows, its pairs, and the
+** thread's OWN.  The hooks' cost is compensated (model_comp) unless the
+** calibration failed or --no-compensate.
+*/
+static void model_cost(struct prof_model *m)
+{
+	struct prof_tcost *c = &m->cost;
+	if (!c->known)
+		return;
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct prof_mthread *t = &m->threads[i];
 		int64_t taken = 0;
@@ -174,7 +249,6 @@ static void model_cost(struct prof_model *m, const struct prof_trace *tr)
 		m->own = model_less(m->own, taken);
 		c->alloc_taken_ns += taken;
 	}
-	c->hooks_ns = (int64_t)((double)c->calls * 2.0 * c->call_ns + 0.5);
 }
 
 void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
@@ -190,6 +264,7 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	m->events = tr->sim.events;
 	m->lost = tr->sim.lost;
 	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &m->pool);
+	prof_calibration(tr, &m->cost);
 	m->threads = insp_xcalloc(tr->sim.nthreads + 1, sizeof *m->threads);
 	uint64_t own = 0;
 	for (size_t i = 0; i < tr->sim.nthreads; i++) {
@@ -210,8 +285,9 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	qsort(m->threads, m->nthreads, sizeof *m->threads, model_cmp_thread);
 	if (m->nsites)
 		qsort(m->sites, m->nsites, sizeof *m->sites, model_cmp_site);
-	m->own = model_ns(m, own);
-	model_cost(m, tr);
+	m->cost.raw_own_ns = model_ns(m, own);
+	m->own = m->cost.raw_own_ns - m->cost.taken_ns;
+	model_cost(m);
 	m->acc = tr->sim.seen ? model_ns(m, tr->sim.last - tr->sim.first) : 0;
 	size_t n;
 	const struct prof_func *f = prof_symtab_funcs(st, &n);

@@ -103,6 +103,11 @@ void pprof_from_stacks(struct pprof *pp, const struct exp_stacks *s, const struc
 	pprof_default_type(pp, clock);
 	pprof_times(pp, tr->h.t0_realtime_ns, 0);
 	pprof_comment(pp, "meminst exact trace: own time, bytes and allocations per call stack");
+	char comp[160];
+	snprintf(comp, sizeof comp, "times %s: %.3f ms of the tracer's calibrated cost taken off",
+		 s->cost.compensated ? "compensated" : s->cost.failed ? "raw: CALIBRATION FAILED" : "raw",
+		 (double)s->taken_ns / 1e6);
+	pprof_comment(pp, comp);
 	pp_modules(pp, tr);
 	/* by function path and thread (exp_paths_build: linear in the stacks,
 	** frames past EXP_MAX_DEPTH cut into one [truncated] frame) */

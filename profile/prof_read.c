@@ -229,8 +229,8 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 			prof_live_note(tr->live, meminst_trec_block_seq(r, n), prof_thread_top(tr->sim.feeding));
 		break;
 	case MEMINST_TREC_TRACE_COST:
-		if (n >= 4)
-			tr->cost_ps[0] = r[2], tr->cost_ps[1] = r[3];
+		for (size_t k = 0; k < MEMINST_TCOST_N; k++)
+			tr->cost_ps[k] = k + 2 < n ? r[k + 2] : 0;
 		break;
 	case MEMINST_TREC_SAMPLE:
 	case MEMINST_TREC_ALLOC_SAMPLE:

@@ -103,6 +103,7 @@ static const struct insp_col tracer_cols[] = {
 	{"hooks_ms", "in the functions' times", INSP_K_DUR, 0},
 	{"percent", "share of the profile", INSP_K_PCT, 0},
 	{"hooks_taken_off", "taken off", INSP_K_BOOL, 0},
+	{"calibration_failed", "calibration failed", INSP_K_BOOL, 0},
 	{"alloc_calls", "<alloc> calls corrected", INSP_K_INT, 0},
 	{"alloc_taken_off_ms", "taken off <alloc>", INSP_K_DUR, 0},
 	{"preempted_ms", "<preempted>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
@@ -474,7 +475,8 @@ static void report_tracer(insp_doc_t *d, const struct prof_model *m)
 	insp_put_uint(t, c->calls);
 	insp_put_int(t, c->hooks_ns);
 	insp_put_pct(t, prof_cost_percent(m));
-	insp_put_int(t, 0);
+	insp_put_int(t, c->compensated);
+	insp_put_int(t, c->failed);
 	insp_put_uint(t, c->allocs);
 	insp_put_int(t, c->alloc_taken_ns);
 	static const uint64_t kept[] = {PROF_FN_PREEMPTED, PROF_FN_TRACE_WAIT, PROF_FN_SNAPSHOT};
@@ -487,8 +489,15 @@ static void report_tracer(insp_doc_t *d, const struct prof_model *m)
 		else
 			insp_put_null(t);
 	}
-	insp_table_note(t, "(the hooks' cost falls before and after each time stamp, in callers and called "
-			"alike: told, not taken off; each <alloc> call's share of the stamps is taken off)");
+	if (c->failed)
+		insp_table_note(t, "WARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
+				"them", c->why);
+	else if (c->compensated)
+		insp_table_note(t, "(times compensated: the hooks' calibrated cost is taken off each function's own "
+				"and cumulative times; each <alloc> call's share of the stamps too)");
+	else
+		insp_table_note(t, "(times raw: the hooks' cost is left in them; each <alloc> call's share of the "
+				"stamps is taken off)");
 }
 
 /* Without an exact trace: the functions of the samples (estimates): self

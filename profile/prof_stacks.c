@@ -37,6 +37,8 @@ struct exp_sthread {
 	uint32_t thread;
 	bool off, seen;
 	uint64_t now, last;
+	uint64_t pend[PROF_EV_N]; /* intervals not yet given (prof_sim's)    */
+	int prev;                /* the last event's kind (prof_ev_interval)  */
 	uint32_t ph, nph;        /* the current placeholder, placeholders made */
 	struct exp_frame *stack;
 	size_t depth, cap;
@@ -76,6 +78,7 @@ void exp_stacks_free(struct exp_stacks *s)
 	free(s->fid);
 	free(s->funcs);
 	free(s->alloc_cnt);
+	free(s->ev);
 	prof_cct_free(&s->t);
 	insp_pool_free(&s->pool);
 	memset(s, 0, sizeof *s);
@@ -102,12 +105,27 @@ static uint32_t stk_top(const struct exp_sthread *t)
 	return t->depth ? t->stack[t->depth - 1].node : t->ph;
 }
 
+/* The node's intervals (prof_evs), the array grown to hold it. */
+static uint64_t *stk_ev(struct exp_stacks *s, uint32_t node)
+{
+	if (node >= s->ev_cap) {
+		size_t cap = 2 * (size_t)node + 64;
+		s->ev = insp_xrealloc(s->ev, cap * sizeof *s->ev);
+		memset(s->ev + s->ev_cap, 0, (cap - s->ev_cap) * sizeof *s->ev);
+		s->ev_cap = cap;
+	}
+	return s->ev[node];
+}
+
 static uint64_t stk_advance(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
 {
 	if (ts < t->now)
 		return t->now;
-	if (!t->off)
+	if (!t->off) {
 		s->t.nodes[stk_top(t)].self[EXP_TIME] += (double)(ts - t->now);
+		prof_ev_add(stk_ev(s, stk_top(t)), t->pend);
+	}
+	memset(t->pend, 0, sizeof t->pend);
 	t->now = ts;
 	return ts;
 }
@@ -123,19 +141,25 @@ static void stk_open(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
 	t->now = ts;
 	t->ph = stk_new_ph(s, t);
 	t->depth = 0;
+	t->prev = -1;
 }
 
 static void stk_close(struct exp_stacks *s, struct exp_sthread *t)
 {
 	t->depth = 0;
-	if (!t->off)
-		s->t.nodes[t->ph].self[EXP_TIME] = 0; /* the unknown caller's */
+	if (!t->off) { /* the unknown caller's */
+		s->t.nodes[t->ph].self[EXP_TIME] = 0;
+		memset(stk_ev(s, t->ph), 0, sizeof *s->ev);
+	}
 	t->off = true;
 }
 
 /* Add the sums of the subtree at src to the one at dst, and clear src. */
 static void stk_move(struct exp_stacks *s, uint32_t src, uint32_t dst)
 {
+	stk_ev(s, src > dst ? src : dst); /* grown once: no pointer kept across */
+	prof_ev_add(s->ev[dst], s->ev[src]);
+	memset(s->ev[src], 0, sizeof *s->ev);
 	for (int m = 0; m < EXP_N; m++) {
 		s->t.nodes[dst].self[m] += s->t.nodes[src].self[m];
 		s->t.nodes[src].self[m] = 0;
@@ -200,6 +224,8 @@ static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64
 		t->now = end;
 }
 
+static void stk_act(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, unsigned kind, uint64_t ts);
+
 static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r)
 {
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
@@ -208,6 +234,12 @@ static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_
 		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_TRACE_ON ||
 		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC))
 		stk_open(s, t, ts > t->now ? ts : t->now);
+	prof_ev_interval(&t->prev, kind, t->pend); /* as the engine's sim_interval */
+	stk_act(s, t, r, kind, ts);
+}
+
+static void stk_act(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, unsigned kind, uint64_t ts)
+{
 	switch (kind) {
 	case MEMINST_TREC_CALL:
 		stk_advance(s, t, ts);
@@ -281,11 +313,17 @@ void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct
 		stk_close(s, t);
 	}
 	double ns = prof_ns_per_tick(tr);
+	prof_calibration(tr, &s->cost);
 	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &s->pool);
 	s->fid = insp_xcalloc(s->t.n + 1, sizeof *s->fid);
 	for (size_t i = 0; i < s->t.n; i++) {
 		struct prof_cct_node *nd = &s->t.nodes[i];
 		nd->self[EXP_TIME] = (double)(uint64_t)(nd->self[EXP_TIME] * ns + 0.5);
+		if (i < s->ev_cap) {
+			double raw = nd->self[EXP_TIME];
+			nd->self[EXP_TIME] = (double)prof_comp_ns(&s->cost, (int64_t)raw, s->ev[i], NULL);
+			s->taken_ns += raw - nd->self[EXP_TIME];
+		}
 		if (i < s->alloc_cap && s->alloc_cnt[i] && s->alloc_ps) { /* as prof_model.c's model_cost */
 			double d = (double)(int64_t)((double)s->alloc_cnt[i] * (double)s->alloc_ps / 1000.0 + 0.5);
 			nd->self[EXP_TIME] = d < nd->self[EXP_TIME] ? nd->self[EXP_TIME] - d : 0;

@@ -758,12 +758,12 @@ bool trace_file_is_open(void) { return atomic_load(&trace_fio_fd) >= 0 || buf_re
 
 /* ---------------------------------------------------------------- start -- */
 
-uint64_t trace_cost_ps[2];
+uint64_t trace_cost_ps[MEMINST_TCOST_N];
 
 static void proc_cost_locked(void)
 {
 	if (trace_cost_ps[0])
-		proc_append_var(MEMINST_TREC_TRACE_COST, 0, trace_cost_ps, 2, "", 0);
+		proc_append_var(MEMINST_TREC_TRACE_COST, 0, trace_cost_ps, MEMINST_TCOST_N, "", 0);
 }
 
 void trace_cost_record(void)

@@ -491,44 +491,6 @@ void trace_suspend_end(uint64_t begin, unsigned reason)
 
 /* -------------------------------------------------------- start, stop -- */
 
-/*
-** The tracer's own cost, measured once, at the first start, on the starting
-** thread (trace_cost_ps, the TRACE_COST record): CAL_K call+return pairs
-** through the exported hooks into the thread's buffer, and CAL_K empty
-** <alloc> intervals; the best of CAL_ROUNDS rounds, so that an interrupt
-** does not count.  The records are dropped again.
-*/
-#define CAL_K 64
-#define CAL_ROUNDS 4
-static void call_calibrate(void)
-{
-	trace_thr_t *t = trace_cur;
-	if (trace_cost_ps[0] || !t || t->ev.pos + CAL_K * 7 + 8 > t->ev.end)
-		return;
-	trace_stream_t save = t->ev;
-	uint64_t best_call = UINT64_MAX, best_alloc = UINT64_MAX;
-	for (int r = 0; r < CAL_ROUNDS; r++) {
-		uint64_t a = trace_now();
-		for (int i = 0; i < CAL_K; i++) {
-			__cyg_profile_func_enter((void *)call_calibrate, NULL);
-			__cyg_profile_func_exit((void *)call_calibrate, NULL);
-		}
-		uint64_t b = trace_now(), sum = 0;
-		uint64_t *p = t->ev.pos;
-		for (int i = 0; i < CAL_K; i++)
-			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL);
-		for (; p + 3 <= t->ev.pos; p += 3) /* ALLOC [begin, end, op] */
-			sum += p[1] - MEMINST_TREC_TIME(p[0]);
-		best_call = b - a < best_call ? b - a : best_call;
-		best_alloc = sum < best_alloc ? sum : best_alloc;
-		t->ev = save;
-	}
-	double ps = 1e12 / trace_ticks_per_second();
-	trace_cost_ps[1] = (uint64_t)((double)best_alloc * ps / CAL_K);
-	trace_cost_ps[0] = (uint64_t)((double)best_call * ps / (2 * CAL_K)) | 1; /* never 0: measured */
-	trace_cost_record();
-}
-
 /* Tracing off for every thread: each one writes TRACE_OFF at its next call
 ** and lets go of its record, and the hooks then cost what they cost off.
 ** Lock-free (one exchange decides who turns it off), async-signal-safe. */
@@ -619,7 +581,7 @@ out:
 	trace_tls.busy--;
 	if (rc == 0) {
 		call_sync(); /* the starter's TRACE_ON now, not at its next call */
-		call_calibrate();
+		trace_calibrate();
 	}
 	return rc;
 }

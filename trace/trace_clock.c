@@ -2,7 +2,8 @@
 ** trace_clock.c — the clock of a trace file: what its time stamps count
 ** (the invariant TSC for wall time, else CLOCK_MONOTONIC; each thread's
 ** CPU time for trace=cpu), its rate, and its origin.  Fixed once per
-** process by trace_clock_setup; trace_now is async-signal-safe.
+** process by trace_clock_setup; trace_now is async-signal-safe.  And
+** what the tracer costs on that clock (trace_calibrate, TRACE_COST).
 */
 #define _GNU_SOURCE
 #include "trace_int.h"
@@ -134,4 +135,133 @@ void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns)
 {
 	*realtime_ns = clock_t0_real;
 	*mono_ns = clock_t0_mono;
+}
+
+/* ------------------------------------------------ the tracer's cost -- */
+
+/*
+** The tracer's own cost, measured once, at the first start, on the starting
+** thread (trace_cost_ps, the TRACE_COST record), through the exported hooks
+** into the thread's buffer, the best of CAL_ROUNDS rounds so that an
+** interrupt does not count; the records are dropped again:
+**   - CAL_K rounds of enter(f) W enter(g) W exit(g) W exit(f) W, where W
+**     is a little work of the program's kind (cal_work): from the
+**     records' own stamps, the time of each of the four kinds of interval
+**     (call->call, call->return, return->return, return->call) less W
+**     timed alone is what a function's OWN holds of the tracer for such
+**     an interval, which readers take off (compensation).  With work in
+**     between, the processor overlaps part of the hooks with it, as in a
+**     real run: empty intervals would overstate the cost;
+**   - CAL_K empty <alloc> intervals: the time inside their stamps, and the
+**     rest of the time they took (outside).
+*/
+#define CAL_K 32
+#define CAL_ROUNDS 5
+static uint64_t cal_wide[CAL_K * 8 * 3 * MEMINST_TRACE_EXPAND_MAX];
+static volatile unsigned cal_sink;
+
+static __attribute__((noinline)) void cal_work(void)
+{
+	for (unsigned i = 0; i < 16; i++)
+		cal_sink += i;
+}
+
+/* CAL_K times f: f { W g W }, g { W h W h W }, h { W }, W = cal_work, as
+** functions built with -finstrument-functions: each calls the hooks at its
+** entry and exit through a pointer (as through the PLT), so that every
+** kind of interval (MEMINST_TCOST_CC …) holds one W, calls and returns of
+** real functions and the hooks' cost; without the hooks, the rest alone. */
+#define CAL_EVENTS 8
+static void (*volatile cal_enter)(void *, void *) = __cyg_profile_func_enter;
+static void (*volatile cal_exit)(void *, void *) = __cyg_profile_func_exit;
+static bool cal_on;
+#define CAL_FN(name, body)                                                     \
+	static __attribute__((noinline)) void name(void)                       \
+	{                                                                      \
+		if (cal_on)                                                    \
+			cal_enter((void *)name, __builtin_return_address(0));  \
+		body;                                                          \
+		if (cal_on)                                                    \
+			cal_exit((void *)name, __builtin_return_address(0));   \
+	}
+CAL_FN(cal_h, cal_work())
+CAL_FN(cal_g, (cal_work(), cal_h(), cal_work(), cal_h(), cal_work()))
+CAL_FN(cal_f, (cal_work(), cal_g(), cal_work()))
+
+static void cal_hooks(bool hooks)
+{
+	cal_on = hooks;
+	for (int i = 0; i < CAL_K; i++)
+		cal_f();
+	cal_on = false;
+}
+
+/* The sums of the six kinds of interval in the records from p to the
+** buffer's position (MEMINST_TCOST_CC … LRC order), in ticks. */
+static void cal_intervals(const trace_thr_t *t, const uint64_t *p, uint64_t sum[6], uint64_t cnt[6])
+{
+	size_t used, n = meminst_trace_expand(p, (size_t)(t->ev.pos - p), cal_wide, &used), len;
+	uint64_t last = 0;
+	int prev = -1;
+	for (size_t i = 0; i < n && (len = meminst_trec_len(cal_wide + i, n - i)); i += len) {
+		unsigned k = MEMINST_TREC_KIND(cal_wide[i]);
+		if (k != MEMINST_TREC_CALL && k != MEMINST_TREC_RETURN)
+			continue;
+		int cur = k == MEMINST_TREC_RETURN;
+		uint64_t ts = MEMINST_TREC_TIME(cal_wide[i]);
+		int kind = prev == 3 ? 4 + !cur : 2 * prev + (cur != prev); /* as prof_ev_interval */
+		if (prev >= 0 && ts >= last)
+			sum[kind] += ts - last, cnt[kind]++;
+		prev = cur && prev == 0 ? 3 : cur, last = ts;
+	}
+}
+
+/* The cost of the interval kinds: min_iv less the work alone. */
+static void cal_kinds(const double min_iv[6], double work, double ps)
+{
+	for (int k = 0; k < 6; k++) {
+		double c = min_iv[k] - work;
+		trace_cost_ps[MEMINST_TCOST_CC + k] = c > 0 && min_iv[k] < 1e300 ? (uint64_t)(c * ps) : 1;
+	}
+}
+
+void trace_calibrate(void)
+{
+	trace_thr_t *t = trace_cur;
+	if (trace_cost_ps[0] || !t || t->ev.pos + CAL_K * 8 * 3 + CAL_K * 5 + 8 > t->ev.end)
+		return;
+	trace_stream_t save = t->ev;
+	uint64_t best_call = UINT64_MAX, best_in = UINT64_MAX, best_out = UINT64_MAX, best_work = UINT64_MAX;
+	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
+	for (int r = 0; r < CAL_ROUNDS; r++) { /* the hooks' clock (trace=cpu: mostly the TSC) */
+		uint64_t a = trace_now_thread();
+		cal_hooks(false);
+		uint64_t *p = t->ev.pos, b = trace_now_thread();
+		cal_hooks(true);
+		uint64_t c = trace_now_thread(), sum = 0, iv[6] = {0}, ivn[6] = {0};
+		cal_intervals(t, p, iv, ivn);
+		best_work = b - a < best_work ? b - a : best_work;
+		uint64_t hooked = c - b > b - a ? c - b - (b - a) : 0;
+		best_call = hooked < best_call ? hooked : best_call;
+		for (int k = 0; k < 6; k++)
+			if (ivn[k] && (double)iv[k] / (double)ivn[k] < min_iv[k])
+				min_iv[k] = (double)iv[k] / (double)ivn[k];
+		b = trace_now();
+		p = t->ev.pos;
+		for (int i = 0; i < CAL_K; i++)
+			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL);
+		c = trace_now();
+		for (; p + 3 <= t->ev.pos; p += 3) /* ALLOC [begin, end, op] */
+			sum += p[1] - MEMINST_TREC_TIME(p[0]);
+		uint64_t out = c - b > sum ? c - b - sum : 0;
+		best_in = sum < best_in ? sum : best_in;
+		best_out = out < best_out ? out : best_out;
+		t->ev = save;
+	}
+	double ps = 1e12 / trace_ticks_per_second();
+	trace_cost_ps[MEMINST_TCOST_ALLOC_IN] = (uint64_t)((double)best_in * ps / CAL_K);
+	trace_cost_ps[MEMINST_TCOST_ALLOC_OUT] = (uint64_t)((double)best_out * ps / CAL_K);
+	cal_kinds(min_iv, (double)best_work / (CAL_EVENTS * CAL_K), ps);
+	trace_cost_ps[MEMINST_TCOST_CALL] = (uint64_t)((double)best_call * ps / (CAL_EVENTS * CAL_K)) | 1; /* never 0 */
+	trace_cost_record();
 }

@@ -408,12 +408,15 @@ void trace_pad_chunk(struct meminst_trace_chunk *h, uint64_t *words, size_t byte
 struct iovec;
 int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned);
 
-/* The tracer's own cost in picoseconds (TRACE_COST): per call event, per
-** ALLOC record; 0 until measured (trace_call.c, at the first start).
+/* The tracer's own cost in picoseconds (TRACE_COST, MEMINST_TCOST_*);
+** 0 until measured (trace_call.c, at the first start).
 ** trace_cost_record writes it into thread 0's stream (and every forked
 ** child's file gets it again). */
-extern uint64_t trace_cost_ps[2];
+extern uint64_t trace_cost_ps[MEMINST_TCOST_N];
 void trace_cost_record(void);
+/* "trace_clock.c": measure trace_cost_ps once (the first start, on the
+** starting thread, tracing on) and write the TRACE_COST record. */
+void trace_calibrate(void);
 
 /* "trace_write.c": the writer thread (see there) */
 uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */

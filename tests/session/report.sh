@@ -38,15 +38,14 @@ assert top_type["bytes"] == 40 * 256 * 1024, "alloc_big's bytes at the peak: %d"
 assert r["peak_classes"][0]["name"] == "known", "top class: %s" % r["peak_classes"][0]["name"]
 assert r["run"]["exit_code"] == 0 and r["run"]["mode"] == "mim"
 # the tracer's own cost, measured at the program's start, and what it
-# distorts: calls x 2 events x the cost, told and not taken off; the
-# stamps' share of each allocation call taken off <alloc>
+# distorts: the calibrated cost of the intervals between events, taken off
+# (compensation); the stamps' share of each allocation call taken off <alloc>
 tc = r["tracer"]
 ncalls = sum(f["calls"] for f in r["functions"] if not f["name"].startswith("<") and f["name"] != "suspend")
 assert 0 < tc["event_ps"] < 10000000, "tracer cost per event %r ps" % tc["event_ps"]
 assert tc["calls"] >= ncalls, "tracer calls %d, the top functions alone made %d" % (tc["calls"], ncalls)
-want = tc["calls"] * 2 * tc["event_ps"] / 1e9
-assert abs(tc["hooks_ms"] - want) <= 0.002 + 0.01 * want, "hooks %r ms, calls x 2 x cost %r" % (tc["hooks_ms"], want)
-assert tc["hooks_taken_off"] is False
+assert tc["hooks_ms"] > 0, "hooks %r ms" % tc["hooks_ms"]
+assert tc["hooks_taken_off"] is True and tc["calibration_failed"] is False, tc
 assert tc["alloc_calls"] >= 2 * 10040, "<alloc> calls corrected %d" % tc["alloc_calls"]
 assert tc["alloc_calls"] == fns["<alloc>"]["calls"], "corrected %d of %d <alloc>" % (tc["alloc_calls"], fns["<alloc>"]["calls"])
 assert tc["alloc_taken_off_ms"] > 0, "nothing taken off <alloc>"

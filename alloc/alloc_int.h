@@ -20,8 +20,8 @@
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
-**   alloc_sqlite.c   storing snapshots with SQLite (loaded with dlopen)
-**   alloc_sqfork.c   SQLite's static mutexes around fork
+**   alloc_sqlite.c   storing snapshots with meminst's private SQLite
+**                    (libsqlite3.a linked in, names hidden)
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -34,8 +34,8 @@
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
 ** fork's prepare handlers take, in this order: the snapshot store lock
-** (alloc_sqlite.c), SQLite's static mutexes (alloc_sqfork.c, by try-lock),
-** then the map locks, the tag table, the stack table and the registry
+** (alloc_sqlite.c; every call into the private SQLite, which has no mutex
+** of its own, is made under it), then the map locks, the tag table, the stack table and the registry
 ** (alloc_thread.c); the parent and child handlers release them.
 */
 #ifndef ALLOC_INT_H
@@ -770,11 +770,7 @@ int alloc_snap_store_configured(alloc_snap_t *im);
 /* At start: says at once that snapshot=PATH cannot be created there. */
 void alloc_snap_check_configured(void);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
-void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
 void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
-bool alloc_sqfork_prepare(void);   /* "alloc_sqfork.c": SQLite's static mutexes, at fork */
-void alloc_sqfork_release(void);
-uintptr_t alloc_sqlite_code(void);  /* an address in SQLite's code, 0: not loaded */
 void alloc_snap_at_exit(void);     /* once: later calls do nothing */
 bool alloc_snap_exit_done(void);
 bool alloc_snap_exit_busy(void);

@@ -817,6 +817,11 @@ bool alloc_service_running(void);
 ** alloc_sqlite_keep_here keeps open for its next store. */
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
 void alloc_sqlite_keep_here(void);
+/* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
+** said, when another process is storing into the file (the service
+** thread); other threads wait for their turn, without the store lock. */
+void alloc_sqlite_no_wait(bool on);
+#define ALLOC_SQ_BUSY (-2)
 
 /* ---------------------------------------------------------------- sys --- */
 

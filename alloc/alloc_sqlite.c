@@ -566,9 +566,22 @@ static bool sq_same_file(const char *path, const sq_ident_t *id)
 	       st.st_ino == id->ino;
 }
 
+/*
+** The file's write lock is taken without waiting: when another process is
+** storing into the same file, SQ_BUSY comes back at once, nothing done,
+** and alloc_sqlite_store waits outside the store lock (or not at all, for
+** the service thread), so that a fork in the program never waits for
+** another process's store.  Once the lock is ours, the statements wait
+** (busy timeout) only for readers' momentary shared locks.
+*/
+#define SQ_BUSY (-3)
 static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 {
+	sqlite3_busy_timeout(w->db, 0);
 	int rc = sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	sqlite3_busy_timeout(w->db, 10000);
+	if (rc == SQLITE_BUSY)
+		return SQ_BUSY;
 	if (rc == SQLITE_NOTADB) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 		return -1;
@@ -738,7 +751,7 @@ static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
 		w->db = sq_kept.db;
 		w->kept = &sq_kept;
 		int id = sq_store_locked(w, im);
-		if (id < 0)
+		if (id < 0 && id != SQ_BUSY)
 			sq_kept_close();
 		return id;
 	}
@@ -761,14 +774,45 @@ static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
 	}
 	if (id == 0)
 		id = sq_store_locked(w, im);
-	if (keep && id < 0)
+	if (keep && id < 0 && id != SQ_BUSY)
 		sq_kept_close();
 	else if (!keep && w->db)
 		sqlite3_close(w->db);
-	if (id < 0 && created) /* nothing of the user's was there: leave nothing */
+	/* nothing of the user's was there: leave nothing (busy: another
+	** process is filling it) */
+	if (id < 0 && id != SQ_BUSY && created)
 		unlink(w->path);
 	return id;
 }
+
+/* One attempt, under the store lock. */
+static int sq_store_once(sq_writer_t *w, const alloc_snap_t *im, bool keep)
+{
+	int id = -1;
+	pthread_mutex_lock(&sq_store_lock);
+	sq_storing = true;
+	if (sq_forked_mid_store)
+		alloc_fmt(w->err, w->errlen, "snapshot %s: not stored: this process was forked by a signal "
+					     "handler in the middle of a snapshot store, SQLite's state is not whole",
+			  w->path);
+	else if (sq_init(w->err, w->errlen) == 0)
+		id = sq_store_file(w, im, keep);
+	sq_storing = false;
+	pthread_mutex_unlock(&sq_store_lock);
+	return id;
+}
+
+/* The service thread: a file another process is storing into is not
+** waited for (ALLOC_SQ_BUSY); it tries again later. */
+static __thread bool sq_no_wait ALLOC_TLS_MODEL;
+
+void alloc_sqlite_no_wait(bool on)
+{
+	sq_no_wait = on;
+}
+
+#define SQ_WAIT_NS 10000000000LL   /* another process's stores, at most */
+#define SQ_NAP_MAX_NS 5000000L     /* between two attempts, at most */
 
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen)
 {
@@ -778,15 +822,26 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char
 	alloc_guard_enter();
 	sq_xfsz_block(&mask);
 	pthread_once(&sq_fork_once, sq_fork_register);
-	pthread_mutex_lock(&sq_store_lock);
-	sq_storing = true;
-	if (sq_forked_mid_store)
-		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked by a signal handler "
-				       "in the middle of a snapshot store, SQLite's state is not whole", path);
-	else if (sq_init(err, errlen) == 0)
-		id = sq_store_file(&w, im, keep && sq_keep_here);
-	sq_storing = false;
-	pthread_mutex_unlock(&sq_store_lock);
+	int64_t deadline = 0;
+	long nap = 100000;
+	while ((id = sq_store_once(&w, im, keep && sq_keep_here)) == SQ_BUSY) {
+		int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
+		if (sq_no_wait) {
+			id = ALLOC_SQ_BUSY;
+			break;
+		}
+		if (!deadline) {
+			deadline = now + SQ_WAIT_NS;
+		} else if (now > deadline) {
+			alloc_fmt(err, errlen, "snapshot %s: cannot start a transaction: another process kept "
+					       "the file locked for 10 s", path);
+			id = -1;
+			break;
+		}
+		struct timespec t = {0, nap};
+		syscall(SYS_nanosleep, &t, NULL); /* no lock held: a fork goes on meanwhile */
+		nap = nap * 2 < SQ_NAP_MAX_NS ? nap * 2 : SQ_NAP_MAX_NS;
+	}
 	sq_xfsz_restore(&mask, id < 0);
 	alloc_guard_exit();
 	errno = saved_errno;

@@ -138,11 +138,8 @@ __attribute__((constructor(101))) static void api_constructor(void)
 		alloc_guard_enter();
 		atexit(api_at_exit);
 		alloc_guard_exit();
-		if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT)) {
-			alloc_sqlite_preload();
-			/* a Ctrl-C or a kill keeps the exit snapshot too */
-			trace_death_arm_memory(alloc_sqlite_code());
-		}
+		if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
+			trace_death_arm_memory(); /* a Ctrl-C or a kill keeps the exit snapshot too */
 	}
 	if (alloc_opts.print_kinds) /* see api_destructor */
 		api_print_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);

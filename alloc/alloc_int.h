@@ -20,8 +20,8 @@
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
-**   alloc_sqlite.c   storing snapshots with SQLite (loaded with dlopen)
-**   alloc_sqfork.c   SQLite's static mutexes around fork
+**   alloc_sqlite.c   storing snapshots with meminst's private SQLite
+**                    (libsqlite3.a linked in, names hidden)
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -37,11 +37,12 @@
 ** no thread inside libunwind (trace_sample.c, trace_unwind.c: its own
 ** locks cannot be taken from outside, so walks are held at a gate and the
 ** fork waits for those under way), the snapshot store lock
-** (alloc_sqlite.c), SQLite's static mutexes (alloc_sqfork.c, by try-lock),
-** then the map locks, the tag table, the stack table and the registry
-** (alloc_thread.c); the parent and child handlers release them.  The
-** sampler's reset in the child runs first of all (alloc_thread.c's child
-** handler calls it), before alloc_service.c's starts a thread there.
+** (alloc_sqlite.c; every call into the private SQLite, which has no mutex
+** of its own, is made under it), then the map locks, the tag table, the
+** stack table and the registry (alloc_thread.c); the parent and child
+** handlers release them.  The sampler's reset in the child runs first of
+** all (alloc_thread.c's child handler calls it), before alloc_service.c's
+** starts a thread there.
 ** A child of clone without fork got none of this: alloc_clone_adopt
 ** (alloc_exit.c) finds it by its pid and runs the child handlers then.
 */
@@ -805,11 +806,7 @@ int alloc_snap_store_configured(alloc_snap_t *im);
 /* At start: says at once that snapshot=PATH cannot be created there. */
 void alloc_snap_check_configured(void);
 int alloc_snap_take_configured(const char *trigger, bool with_map);
-void alloc_sqlite_preload(void);  /* "alloc_sqlite.c": load it at start */
 void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
-bool alloc_sqfork_prepare(void);   /* "alloc_sqfork.c": SQLite's static mutexes, at fork */
-void alloc_sqfork_release(void);
-uintptr_t alloc_sqlite_code(void);  /* an address in SQLite's code, 0: not loaded */
 void alloc_snap_at_exit(void);     /* once: later calls do nothing */
 int alloc_snap_leak_exit_status(void); /* leak_exit_code=N due: N, else 0 */
 bool alloc_snap_exit_done(void);
@@ -869,6 +866,11 @@ bool alloc_service_running(void);
 ** alloc_sqlite_keep_here keeps open for its next store. */
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
 void alloc_sqlite_keep_here(void);
+/* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
+** said, when another process is storing into the file (the service
+** thread); other threads wait for their turn, without the store lock. */
+void alloc_sqlite_no_wait(bool on);
+#define ALLOC_SQ_BUSY (-2)
 
 /* ---------------------------------------------------------------- sys --- */
 

@@ -257,7 +257,9 @@ static void svc_control_request(int fd, char *line)
 	}
 	pthread_mutex_lock(&svc.busy);
 	alloc_snap_t *im = leaks ? alloc_snap_capture_leaks("control") : alloc_snap_capture(with_map, "control");
+	alloc_sqlite_no_wait(false); /* a client waits for this one */
 	int id = im ? alloc_sqlite_store(path, im, false, err, sizeof err) : -1;
+	alloc_sqlite_no_wait(true);
 	alloc_snap_free(im);
 	pthread_mutex_unlock(&svc.busy);
 	svc_answer(fd, id < 0 ? (im ? err : "out of memory") : NULL, id);
@@ -349,10 +351,48 @@ static int svc_control_open(void)
 
 /* -------------------------------------------------------------- thread -- */
 
-static void svc_store(alloc_snap_t *im)
+/*
+** Processes sharing one snapshot file take turns.  The thread never waits
+** for another process's store: its stores return ALLOC_SQ_BUSY at once
+** (alloc_sqlite_no_wait), and it tries again once svc_busy_until has
+** passed, after a pause that doubles from 1 ms to 64 ms while the file
+** stays busy.  Meanwhile a peak image waits (the latest one), a signal
+** stays pending, and an interval snapshot is taken afresh when the turn
+** comes; the store lock is never held while waiting, so a fork in the
+** program does not wait for another process either.  (Waiting in SQLite's
+** busy handler, under the store lock, made a parent forking children
+** that store into its file wait for their stores in every fork.)
+*/
+#define SVC_BUSY_PAUSE_MAX_NS 64000000LL
+static int64_t svc_busy_until, svc_busy_pause;
+
+static bool svc_busy(void)
 {
-	alloc_snap_store_configured(im);
-	alloc_snap_free(im);
+	return svc_busy_until && alloc_snap_now(CLOCK_MONOTONIC) < svc_busy_until;
+}
+
+static void svc_busy_note(int id)
+{
+	if (id != ALLOC_SQ_BUSY) {
+		svc_busy_pause = 0;
+		return;
+	}
+	svc_busy_pause = svc_busy_pause ? svc_busy_pause * 2 : 1000000;
+	if (svc_busy_pause > SVC_BUSY_PAUSE_MAX_NS)
+		svc_busy_pause = SVC_BUSY_PAUSE_MAX_NS;
+	svc_busy_until = alloc_snap_now(CLOCK_MONOTONIC) + svc_busy_pause;
+}
+
+/* Store an image and free it; false when the file was busy: a peak then
+** waits for the next turn (unless a newer one came), other images go. */
+static bool svc_store(alloc_snap_t *im, bool peak)
+{
+	int id = svc_busy() ? ALLOC_SQ_BUSY : alloc_snap_store_configured(im);
+	svc_busy_note(id);
+	alloc_snap_t *none = NULL;
+	if (id != ALLOC_SQ_BUSY || !peak || !atomic_compare_exchange_strong(&svc.peak_image, &none, im))
+		alloc_snap_free(im);
+	return id != ALLOC_SQ_BUSY;
 }
 
 /*
@@ -370,11 +410,15 @@ static void svc_drain_wake(bool from_thread)
 	bool sig = atomic_exchange(&svc_sig_pending, false);
 	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
 		;
+	if (!from_thread)
+		svc_busy_until = 0; /* the exit's flush waits for its turn */
 	alloc_snap_t *im = atomic_exchange(&svc.peak_image, NULL);
 	if (im)
-		svc_store(im);
-	if (sig)
-		alloc_snap_take_configured("signal", true);
+		svc_store(im, true);
+	if (sig && !svc_busy())
+		svc_busy_note(alloc_snap_take_configured("signal", true));
+	if (sig && svc_busy()) /* at the file's next turn */
+		atomic_store(&svc_sig_pending, true);
 }
 
 /*
@@ -383,19 +427,20 @@ static void svc_drain_wake(bool from_thread)
 ** its snapshots in time order (the launcher then takes the file for the
 ** session as it is, rather than copying it to renumber them).
 */
-static void svc_interval(void)
+static bool svc_interval(void)
 {
 	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
 	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
-	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns);
+	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns), stored = true;
 	if (peak_first)
-		svc_store(peak);
+		svc_store(peak, true);
 	if (im)
-		svc_store(im);
+		stored = svc_store(im, false);
 	else
 		alloc_log("no memory for the interval snapshot");
 	if (peak && !peak_first)
-		svc_store(peak);
+		svc_store(peak, true);
+	return stored;
 }
 
 static void *svc_main(void *arg)
@@ -412,14 +457,23 @@ static void *svc_main(void *arg)
 	svc.own_table = alloc_sys_own_fd_table(keep, sizeof keep / sizeof keep[0]) == 0;
 	if (svc.own_table) /* its snapshot file stays open between stores */
 		alloc_sqlite_keep_here();
+	alloc_sqlite_no_wait(true); /* another process's store: later, not waited for */
 	atomic_store(&svc.table_ready, true);
 	for (;;) {
 		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
 		int nfds = svc.listen_fd >= 0 ? 2 : 1, timeout = -1;
 		for (int i = 0; i < SVC_CONN_MAX && svc.listen_fd >= 0; i++)
 			p[nfds++] = (struct pollfd){svc_conn[i].fd, POLLIN, 0}; /* -1: skipped by poll */
-		if (period) {
-			int64_t left = next - alloc_snap_now(CLOCK_MONOTONIC);
+		/* the next interval, not before the file's turn; a pending
+		** peak or signal at its turn */
+		int64_t at = INT64_MAX;
+		if (period)
+			at = next > svc_busy_until ? next : svc_busy_until;
+		if ((atomic_load(&svc_sig_pending) || atomic_load(&svc.peak_image)) && svc_busy() &&
+		    svc_busy_until < at)
+			at = svc_busy_until;
+		if (at != INT64_MAX) {
+			int64_t left = at - alloc_snap_now(CLOCK_MONOTONIC);
 			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
 		}
 		timeout = svc_conn_expire(timeout);
@@ -438,8 +492,8 @@ static void *svc_main(void *arg)
 			svc.running = false;
 			break;
 		}
-		if ((r > 0 && (p[0].revents & POLLIN)) || atomic_load(&svc_sig_pending) ||
-		    atomic_load(&svc.peak_image)) {
+		if ((r > 0 && (p[0].revents & POLLIN)) ||
+		    ((atomic_load(&svc_sig_pending) || atomic_load(&svc.peak_image)) && !svc_busy())) {
 			pthread_mutex_lock(&svc.busy);
 			svc_drain_wake(true);
 			pthread_mutex_unlock(&svc.busy);
@@ -454,11 +508,12 @@ static void *svc_main(void *arg)
 		}
 		if (r > 0 && nfds > 1 && (p[1].revents & POLLIN))
 			svc_conn_accept();
-		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next) {
+		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next && !svc_busy()) {
 			pthread_mutex_lock(&svc.busy);
-			if (alloc_opts.snapshot)
-				svc_interval();
+			bool stored = !alloc_opts.snapshot || svc_interval();
 			pthread_mutex_unlock(&svc.busy);
+			if (!stored) /* taken afresh at the next turn */
+				continue;
 			next += period;
 			/* late by a period or more (the process was stopped, a long
 			** snapshot): one snapshot, not a burst catching up the missed ones */

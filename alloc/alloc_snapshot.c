@@ -407,7 +407,7 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 		return -1;
 	}
 	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
-	if (id < 0)
+	if (id < 0 && id != ALLOC_SQ_BUSY)
 		alloc_log("%s", err);
 	return id;
 }

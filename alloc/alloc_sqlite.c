@@ -1,12 +1,29 @@
 /*
 ** alloc_sqlite.c — storing a captured snapshot with SQLite.
 **
-** SQLite is loaded with dlopen when the library starts if the exit
-** snapshot is asked for (alloc_sqlite_preload: by the end a program may have
-** used up its descriptors), else the first time a snapshot is stored, so
-** that a process that never stores one does not carry it.  Everything here runs
-** guarded: SQLite's own allocations go to the backend untracked.  It runs
-** on an ordinary thread with none of our locks held (see alloc_snapshot.c).
+** The SQLite here is meminst's own: Debian's static libsqlite3.a linked into
+** libmeminst, every name of it hidden (alloc/libmeminst.map), so it shares
+** nothing with a libsqlite3 the program uses — not its global
+** configuration (a log callback, SQLITE_CONFIG_SINGLETHREAD, mutex, malloc
+** or page-cache methods, sqlite3_temp_directory, a default VFS), not its
+** static mutexes.  When the stores went through the program's libsqlite3
+** (loaded with dlopen), the sqlite3 shell's log callback, which writes to a
+** FILE on main's stack, got meminst's messages after main had returned
+** (SIGSEGV), and the service thread's first store initialised SQLite before
+** the shell's main could configure it ("attempt to configure SQLite after
+** initialization").
+**
+** sq_init configures the copy at the first store, so that a process that
+** never stores pays nothing for it: single-threaded (every call into it is
+** made under sq_store_lock, which fork's prepare handler takes too, so no
+** mutex of SQLite's is needed nor can be left held in a child), its memory
+** straight from the backend allocator (no header, not counted, never
+** through the interposed malloc), no log callback, statistics off.  Files
+** go through its own unix VFS; temporary data (statement journals) stays
+** in memory, so TMPDIR and the program's descriptors are not involved.
+** Everything here still runs guarded: libc calls of ours (dl_iterate_phdr,
+** stdio) may allocate.  It runs on an ordinary thread with none of our
+** locks held (see alloc_snapshot.c).
 **
 ** Files: a missing file is created with mode 0600; an existing file (a
 ** regular file of our effective uid, not a symbolic link) gets a new
@@ -17,7 +34,6 @@
 */
 #include "alloc_int.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,87 +51,74 @@
 
 #include "meminst-snapshot.h"
 
-/* Refuse a symbolic link at the database's name (SQLite 3.31 and later;
-** the checks of sq_prepare_file hold without it). */
-#ifndef SQLITE_OPEN_NOFOLLOW
-#define SQLITE_OPEN_NOFOLLOW 0x01000000
-#endif
-#define SQ_OPEN_NOFOLLOW SQLITE_OPEN_NOFOLLOW
+/* ------------------------------------------------- the private SQLite -- */
 
-/* The SQLite functions we use, from dlopen. */
-static struct sq_api {
-	int (*open_v2)(const char *, sqlite3 **, int, const char *);
-	int (*close)(sqlite3 *);
-	int (*exec)(sqlite3 *, const char *, int (*)(void *, int, char **, char **), void *, char **);
-	int (*prepare_v2)(sqlite3 *, const char *, int, sqlite3_stmt **, const char **);
-	int (*bind_int64)(sqlite3_stmt *, int, sqlite3_int64);
-	int (*bind_text)(sqlite3_stmt *, int, const char *, int, void (*)(void *));
-	int (*bind_null)(sqlite3_stmt *, int);
-	int (*step)(sqlite3_stmt *);
-	int (*reset)(sqlite3_stmt *);
-	int (*finalize)(sqlite3_stmt *);
-	const char *(*errmsg)(sqlite3 *);
-	sqlite3_int64 (*column_int64)(sqlite3_stmt *, int);
-	void (*free)(void *);
-	int (*busy_timeout)(sqlite3 *, int);
-	int (*bind_blob)(sqlite3_stmt *, int, const void *, int, void (*)(void *));
-	int (*clear_bindings)(sqlite3_stmt *);
-	bool loaded;
-} sq;
-
-static int sq_load(char *err, size_t errlen)
+/* SQLite's memory, from the backend allocator directly.  Its blocks carry
+** no header of ours and are never counted; the backend's usable size is at
+** least what was asked, which is all xSize must give. */
+static void *sq_mem_malloc(int n)
 {
-	static const char *const names[] = {
-		"sqlite3_open_v2", "sqlite3_close", "sqlite3_exec", "sqlite3_prepare_v2",
-		"sqlite3_bind_int64", "sqlite3_bind_text", "sqlite3_bind_null", "sqlite3_step",
-		"sqlite3_reset", "sqlite3_finalize", "sqlite3_errmsg", "sqlite3_column_int64",
-		"sqlite3_free", "sqlite3_busy_timeout", "sqlite3_bind_blob", "sqlite3_clear_bindings"};
-	if (sq.loaded)
-		return 0;
-	int saved_errno = errno;
-	errno = 0;
-	void *h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		/* the loader's own words: a missing file, or no descriptor left */
-		const char *why = dlerror();
-		bool missing = why && strstr(why, "No such file");
-		alloc_fmt(err, errlen, "cannot store snapshots: libsqlite3.so.0 cannot be loaded: %s%s",
-			  why ? why : strerror(errno ? errno : ENOENT),
-			  missing ? " (apt-get install libsqlite3-0)" : "");
-		errno = saved_errno;
-		return -1;
-	}
-	errno = saved_errno;
-	void **slot = (void **)&sq;
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (!(slot[i] = dlsym(h, names[i]))) {
-			alloc_fmt(err, errlen, "cannot store snapshots: %s missing from libsqlite3", names[i]);
-			return -1;
-		}
-	sq.loaded = true;
-	return 0;
+	return alloc_real.malloc((size_t)n);
+}
+
+static void sq_mem_free(void *p)
+{
+	alloc_real.free(p);
+}
+
+static void *sq_mem_realloc(void *p, int n)
+{
+	return alloc_real.realloc(p, (size_t)n);
+}
+
+static int sq_mem_size(void *p)
+{
+	return p ? (int)alloc_real.usable_size(p) : 0;
+}
+
+static int sq_mem_roundup(int n)
+{
+	return (n + 7) & ~7;
+}
+
+static int sq_mem_init(void *unused)
+{
+	(void)unused;
+	return SQLITE_OK;
+}
+
+static void sq_mem_shutdown(void *unused)
+{
+	(void)unused;
 }
 
 /*
-** Load SQLite now, when the exit snapshot is asked for: a program that has
-** used up its descriptors by the time it exits (ulimit -n) could not load
-** it then.  Runs from the library's constructor; a failure is said then.
+** Configure and initialise the private copy, once (under sq_store_lock).
+** 0, or -1 with the reason in err.
 */
-void alloc_sqlite_preload(void)
+static int sq_init(char *err, size_t errlen)
 {
-	char err[300];
-	alloc_guard_enter();
-	if (sq_load(err, sizeof err) < 0)
-		alloc_log("%s", err);
-	alloc_guard_exit();
-}
-
-/* An address in SQLite's code, 0 while it is not loaded (trace_death.c). */
-uintptr_t alloc_sqlite_code(void)
-{
-	uintptr_t a;
-	memcpy(&a, &sq.open_v2, sizeof a);
-	return a;
+	static bool done;
+	static const sqlite3_mem_methods mem = {sq_mem_malloc, sq_mem_free,    sq_mem_realloc,  sq_mem_size,
+						sq_mem_roundup, sq_mem_init, sq_mem_shutdown, NULL};
+	if (done)
+		return 0;
+	int rc = sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &mem);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_config(SQLITE_CONFIG_LOG, (void (*)(void *, int, const char *))NULL, (void *)NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_initialize();
+	if (rc != SQLITE_OK) {
+		alloc_fmt(err, errlen, "cannot store snapshots: SQLite cannot be initialised: %s",
+			  sqlite3_errstr(rc));
+		return -1;
+	}
+	done = true;
+	return 0;
 }
 
 /* ---------------------------------------------------------- writing ---- */
@@ -165,13 +168,13 @@ typedef struct sq_writer_s {
 static int sq_fail(sq_writer_t *w, const char *what)
 {
 	alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
-		  w->db ? sq.errmsg(w->db) : "cannot open");
+		  w->db ? sqlite3_errmsg(w->db) : "cannot open");
 	return -1;
 }
 
 static int sq_exec(sq_writer_t *w, const char *sql)
 {
-	return sq.exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_fail(w, "cannot write");
+	return sqlite3_exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_fail(w, "cannot write");
 }
 
 /*
@@ -188,8 +191,8 @@ static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
 	if (k && i < SQ_KEPT_STMTS && k->sql[i])
 		return k->st[i];
 	sqlite3_stmt *st = NULL;
-	if (sq.prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		sq.finalize(st);
+	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
 		return NULL;
 	}
 	if (k && i < SQ_KEPT_STMTS)
@@ -202,11 +205,11 @@ static void sq_release(sq_writer_t *w, sqlite3_stmt *st)
 	sq_kept_t *k = w->kept;
 	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i]; i++)
 		if (k->st[i] == st) {
-			sq.reset(st);
-			sq.clear_bindings(st); /* a blob bound SQLITE_STATIC is unmapped */
+			sqlite3_reset(st);
+			sqlite3_clear_bindings(st); /* a blob bound SQLITE_STATIC is unmapped */
 			return;
 		}
-	sq.finalize(st);
+	sqlite3_finalize(st);
 }
 
 static int64_t sq_query_int(sq_writer_t *w, const char *sql)
@@ -215,8 +218,8 @@ static int64_t sq_query_int(sq_writer_t *w, const char *sql)
 	int64_t v = -1;
 	if (!st)
 		return -1;
-	if (sq.step(st) == SQLITE_ROW)
-		v = sq.column_int64(st, 0);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
 	sq_release(w, st);
 	return v;
 }
@@ -229,15 +232,15 @@ static int sq_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
 	va_start(ap, fmt);
 	for (int i = 0; fmt[i]; i++) {
 		if (fmt[i] == 'i') {
-			sq.bind_int64(st, i + 1, va_arg(ap, int64_t));
+			sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
 		} else {
 			const char *s = va_arg(ap, const char *);
-			s ? sq.bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT) : sq.bind_null(st, i + 1);
+			s ? sqlite3_bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i + 1);
 		}
 	}
 	va_end(ap);
-	int rc = sq.step(st);
-	sq.reset(st);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
 	return rc == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
 }
 
@@ -521,12 +524,12 @@ static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 							   r->seq};
 			p = meminst_snapshot_put_block(p, &prev, &e);
 		}
-		sq.bind_int64(st, 1, w->id);
-		sq.bind_int64(st, 2, (int64_t)keys[i].addr);
-		sq.bind_int64(st, 3, (int64_t)n);
-		sq.bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
-		rc = sq.step(st) == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
-		sq.reset(st);
+		sqlite3_bind_int64(st, 1, w->id);
+		sqlite3_bind_int64(st, 2, (int64_t)keys[i].addr);
+		sqlite3_bind_int64(st, 3, (int64_t)n);
+		sqlite3_bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
+		sqlite3_reset(st);
 		i += n;
 	}
 	if (st)
@@ -591,9 +594,22 @@ static bool sq_same_file(const char *path, const sq_ident_t *id)
 	       st.st_ino == id->ino;
 }
 
+/*
+** The file's write lock is taken without waiting: when another process is
+** storing into the same file, SQ_BUSY comes back at once, nothing done,
+** and alloc_sqlite_store waits outside the store lock (or not at all, for
+** the service thread), so that a fork in the program never waits for
+** another process's store.  Once the lock is ours, the statements wait
+** (busy timeout) only for readers' momentary shared locks.
+*/
+#define SQ_BUSY (-3)
 static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 {
-	int rc = sq.exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	sqlite3_busy_timeout(w->db, 0);
+	int rc = sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+	sqlite3_busy_timeout(w->db, 10000);
+	if (rc == SQLITE_BUSY)
+		return SQ_BUSY;
 	if (rc == SQLITE_NOTADB) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 		return -1;
@@ -623,50 +639,42 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = sq_write_leaks(w, im);
 	if (rc == 0 && sq_exec(w, "COMMIT") == 0)
 		return (int)w->id;
-	sq.exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }
 
 /*
-** One store at a time, and no fork(2) during one: a child made while
-** another thread was inside SQLite would find SQLite's mutexes held for
-** ever by a thread it does not have, and hang in its own exit snapshot.
-** fork waits for a store under way (the prepare handler, registered from
-** the library's constructor, after the allocator's, so that it runs before
-** they take the locks a store needs; it was registered at the first store,
-** and a fork racing with the first store of a process left its child with
-** the store lock held for ever: 1 run in 40 of a thread storing while
-** another forks).  A fork from a signal handler that interrupted this
-** thread's own store does not wait for itself: that child finds SQLite in
-** the middle of the store and stores nothing (said when it tries).
-** SQLite's own static mutexes, which the program's threads may hold (it is
-** the same libsqlite3), are taken around fork too (alloc_sqfork.c).
+** One store at a time, and no fork(2) during one: every call into the
+** private SQLite is made under sq_store_lock (it is configured single-
+** threaded), so a child made while another thread was inside it would find
+** its state half changed.  fork waits for a store under way (the prepare
+** handler, registered from the library's constructor, after the
+** allocator's, so that it runs before they take the locks a store needs;
+** it was registered at the first store, and a fork racing with the first
+** store of a process left its child with the store lock held for ever: 1
+** run in 40 of a thread storing while another forks).  A fork from a
+** signal handler that interrupted this thread's own store does not wait
+** for itself: that child finds SQLite in the middle of the store and
+** stores nothing (said when it tries).  The program's own SQLite, if it
+** has one, is another copy whose locks are none of meminst's business.
 */
 static pthread_mutex_t sq_store_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool sq_storing ALLOC_TLS_MODEL, sq_fork_skipped ALLOC_TLS_MODEL;
-static bool sq_forked_mid_store;    /* this process: such a child */
-static bool sq_fork_sqlite_held;    /* this fork: another thread kept SQLite's lock */
-static bool sq_forked_sqlite_held;  /* this process: such a child */
+static bool sq_forked_mid_store; /* this process: such a child */
 
-/* Lock order at fork: the store lock, then SQLite's static mutexes
-** (alloc_sqfork.c), then the allocator's (alloc_thread.c's handler runs
-** after this one); released the other way round. */
+/* Lock order at fork: the store lock, then the allocator's (alloc_thread.c's
+** handler runs after this one); released the other way round. */
 static void sq_prefork(void)
 {
 	sq_fork_skipped = sq_storing;
-	sq_fork_sqlite_held = false;
-	if (sq_fork_skipped)
-		return;
-	pthread_mutex_lock(&sq_store_lock);
-	sq_fork_sqlite_held = !alloc_sqfork_prepare();
+	if (!sq_fork_skipped)
+		pthread_mutex_lock(&sq_store_lock);
 }
 
 static void sq_postfork_parent(void)
 {
-	if (sq_fork_skipped)
-		return;
-	alloc_sqfork_release();
-	pthread_mutex_unlock(&sq_store_lock);
+	if (!sq_fork_skipped)
+		pthread_mutex_unlock(&sq_store_lock);
 }
 
 static void sq_postfork_child(void)
@@ -674,10 +682,6 @@ static void sq_postfork_child(void)
 	memset(&sq_kept, 0, sizeof sq_kept); /* its descriptors are the service thread's */
 	if (sq_fork_skipped)
 		sq_forked_mid_store = true;
-	else
-		alloc_sqfork_release();
-	if (sq_fork_sqlite_held)
-		sq_forked_sqlite_held = true;
 	pthread_mutex_init(&sq_store_lock, NULL);
 }
 
@@ -740,22 +744,21 @@ static void sq_xfsz_restore(const sigset_t *old, bool failed)
 ** name leads to another file now, not ours to remove). */
 static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 {
-	/* SQLite's own unix VFS, by name: a program that uses SQLite may have
-	** made a VFS of its own the default (encrypting, logging, not made
-	** for meminst's threads), and the snapshot went through it */
-	if (sq.open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQ_OPEN_NOFOLLOW, "unix") != SQLITE_OK)
+	/* the private copy's unix VFS, by name (the only one it has: a VFS
+	** the program registers goes into its own SQLite) */
+	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, "unix") != SQLITE_OK)
 		return sq_fail(w, "cannot open");
 	if (!sq_same_file(w->path, ident)) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: replaced by another file while opening; left untouched",
 			  w->path);
 		return -2;
 	}
-	sq.busy_timeout(w->db, 10000);
+	sqlite3_busy_timeout(w->db, 10000);
 	/* No fsync: a snapshot file is a record of the run, as heaptrack's
 	** and massif's files are (neither syncs).  A process killed in the
 	** middle of a store still leaves the file whole (the journal rolls
 	** it back); only a crash of the system could lose the last stores. */
-	int rc = sq.exec(w->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
 	if (rc == SQLITE_NOTADB) /* it reads the schema */
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : sq_fail(w, "cannot write");
@@ -764,9 +767,9 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 static void sq_kept_close(void)
 {
 	for (unsigned i = 0; i < SQ_KEPT_STMTS && sq_kept.sql[i]; i++)
-		sq.finalize(sq_kept.st[i]);
+		sqlite3_finalize(sq_kept.st[i]);
 	if (sq_kept.db)
-		sq.close(sq_kept.db);
+		sqlite3_close(sq_kept.db);
 	memset(&sq_kept, 0, sizeof sq_kept);
 }
 
@@ -787,7 +790,7 @@ static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
 		w->db = sq_kept.db;
 		w->kept = &sq_kept;
 		int id = sq_store_locked(w, im);
-		if (id < 0)
+		if (id < 0 && id != SQ_BUSY)
 			sq_kept_close();
 		return id;
 	}
@@ -810,14 +813,45 @@ static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
 	}
 	if (id == 0)
 		id = sq_store_locked(w, im);
-	if (keep && id < 0)
+	if (keep && id < 0 && id != SQ_BUSY)
 		sq_kept_close();
 	else if (!keep && w->db)
-		sq.close(w->db);
-	if (id < 0 && created) /* nothing of the user's was there: leave nothing */
+		sqlite3_close(w->db);
+	/* nothing of the user's was there: leave nothing (busy: another
+	** process is filling it) */
+	if (id < 0 && id != SQ_BUSY && created)
 		unlink(w->path);
 	return id;
 }
+
+/* One attempt, under the store lock. */
+static int sq_store_once(sq_writer_t *w, const alloc_snap_t *im, bool keep)
+{
+	int id = -1;
+	pthread_mutex_lock(&sq_store_lock);
+	sq_storing = true;
+	if (sq_forked_mid_store)
+		alloc_fmt(w->err, w->errlen, "snapshot %s: not stored: this process was forked by a signal "
+					     "handler in the middle of a snapshot store, SQLite's state is not whole",
+			  w->path);
+	else if (sq_init(w->err, w->errlen) == 0)
+		id = sq_store_file(w, im, keep);
+	sq_storing = false;
+	pthread_mutex_unlock(&sq_store_lock);
+	return id;
+}
+
+/* The service thread: a file another process is storing into is not
+** waited for (ALLOC_SQ_BUSY); it tries again later. */
+static __thread bool sq_no_wait ALLOC_TLS_MODEL;
+
+void alloc_sqlite_no_wait(bool on)
+{
+	sq_no_wait = on;
+}
+
+#define SQ_WAIT_NS 10000000000LL   /* another process's stores, at most */
+#define SQ_NAP_MAX_NS 5000000L     /* between two attempts, at most */
 
 int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen)
 {
@@ -827,18 +861,26 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char
 	alloc_guard_enter();
 	sq_xfsz_block(&mask);
 	pthread_once(&sq_fork_once, sq_fork_register);
-	pthread_mutex_lock(&sq_store_lock);
-	sq_storing = true;
-	if (sq_forked_mid_store)
-		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked by a signal handler "
-				       "in the middle of a snapshot store, SQLite's state is not whole", path);
-	else if (sq_forked_sqlite_held)
-		alloc_fmt(err, errlen, "snapshot %s: not stored: this process was forked while another thread "
-				       "held SQLite's lock, SQLite's state is not whole", path);
-	else if (sq_load(err, errlen) == 0)
-		id = sq_store_file(&w, im, keep && sq_keep_here);
-	sq_storing = false;
-	pthread_mutex_unlock(&sq_store_lock);
+	int64_t deadline = 0;
+	long nap = 100000;
+	while ((id = sq_store_once(&w, im, keep && sq_keep_here)) == SQ_BUSY) {
+		int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
+		if (sq_no_wait) {
+			id = ALLOC_SQ_BUSY;
+			break;
+		}
+		if (!deadline) {
+			deadline = now + SQ_WAIT_NS;
+		} else if (now > deadline) {
+			alloc_fmt(err, errlen, "snapshot %s: cannot start a transaction: another process kept "
+					       "the file locked for 10 s", path);
+			id = -1;
+			break;
+		}
+		struct timespec t = {0, nap};
+		syscall(SYS_nanosleep, &t, NULL); /* no lock held: a fork goes on meanwhile */
+		nap = nap * 2 < SQ_NAP_MAX_NS ? nap * 2 : SQ_NAP_MAX_NS;
+	}
 	sq_xfsz_restore(&mask, id < 0);
 	alloc_guard_exit();
 	errno = saved_errno;

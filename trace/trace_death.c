@@ -14,13 +14,14 @@
 ** back and raises the signal again, so the program still dies by it (same
 ** status, same core dump).
 **
-** The snapshot needs SQLite and meminst's locks, which a signal handler
+** The snapshot needs meminst's locks (its private SQLite is inside
+** libmeminst, under the store lock), which a signal handler
 ** may only take if the thread it interrupted holds none of them: a thread
 ** stopped inside malloc holds a map lock, or the backend's own (glibc's
 ** arena), and would wait for itself.  The handler looks at the
 ** interrupted stack (trace_death_safe): inside meminst (a frame of
 ** libmeminst that is not an ALLOC_EDGE pass-through, meminst's recursion
-** guard, counting), inside SQLite, libunwind or the dynamic loader, the
+** guard, counting), inside libunwind or the dynamic loader, the
 ** thread goes on and the signal is sent to it again 1 ms later by the death
 ** watchdog, until it lands outside (any thread that takes one of these
 ** signals meanwhile may store it instead).  Meanwhile the program may run those few
@@ -28,7 +29,7 @@
 ** snapshot is written on a stack of our own (a program's sigaltstack may
 ** be a few KiB).  The watchdog (a bare thread, raw system calls) also
 ** makes sure the process dies by that signal: after DEATH_WAIT_MS without
-** a safe landing (a thread that stays inside the loader or SQLite, a
+** a safe landing (a thread that stays inside the loader, a
 ** constructor that never returns), or DEATH_STORE_MS of storing (a lock
 ** another thread holds for good), it ends the process by the signal
 ** without the snapshot.  A second signal of these while the snapshot is
@@ -87,7 +88,6 @@ static _Atomic int death_state;
 static _Atomic int death_sig;     /* the first signal: the one it dies by */
 static _Atomic pid_t death_tid;   /* the thread it landed in first */
 static _Atomic int death_elapsed; /* ms the watchdog has counted */
-static uintptr_t death_sqlite_lo, death_sqlite_hi;
 /* The dynamic loader's code (ld.so): a thread inside dlopen or dlclose may
 ** have an object half mapped or half unmapped while it is still listed,
 ** and the store walks the list (dl_iterate_phdr, dladdr): it read an
@@ -279,7 +279,7 @@ static bool death_in_edge(uintptr_t pc)
 ** Did the signal interrupt the thread outside everything a snapshot
 ** needs?  Not inside meminst (its guard, counting, or a frame of libmeminst
 ** closer than any pass-through of ours: the allocator hooks with the
-** backend under them, the tracer), nor SQLite, nor libunwind, nor the
+** backend under them, the tracer, the private SQLite), nor libunwind, nor the
 ** dynamic loader (any frame of ld.so: dlopen and dlclose, the
 ** constructors and destructors they run, lazy binding).
 */
@@ -295,8 +295,8 @@ static bool death_safe(void *uc)
 		return false;
 	for (unsigned i = 0; i < n; i++) {
 		uintptr_t pc = (uintptr_t)frames[i] - (i > 0); /* return addresses: the call */
-		if (trace_unwind_is_libunwind(pc) || (pc >= death_sqlite_lo && pc < death_sqlite_hi) ||
-		    (pc >= death_ldso_lo && pc < death_ldso_hi) || death_in_backend(pc))
+		if (trace_unwind_is_libunwind(pc) || (pc >= death_ldso_lo && pc < death_ldso_hi) ||
+		    death_in_backend(pc))
 			return false;
 		if (!trace_unwind_in_self(pc))
 			continue;
@@ -441,11 +441,12 @@ void trace_death_arm(void)
 }
 
 /*
-** An exit snapshot is asked for (the library's constructor, after SQLite
-** is loaded): the signals are taken for it, the ranges the handler checks
-** are found now, in normal context.
+** An exit snapshot is asked for (the library's constructor): the signals
+** are taken for it, the ranges the handler checks are found now, in normal
+** context.  A program's own libsqlite3 is not among them: the store does
+** not use it, whatever its threads hold there.
 */
-void trace_death_arm_memory(uintptr_t sqlite_code)
+void trace_death_arm_memory(void)
 {
 	static bool once;
 	if (once)
@@ -453,11 +454,6 @@ void trace_death_arm_memory(uintptr_t sqlite_code)
 	once = true;
 	death_memory = true;
 	trace_unwind_init();
-	if (sqlite_code) {
-		uintptr_t r[3] = {sqlite_code, 0, 0};
-		dl_iterate_phdr(death_object_range, r);
-		death_sqlite_lo = r[1], death_sqlite_hi = r[2];
-	}
 	uintptr_t ld[3] = {(uintptr_t)getauxval(AT_BASE), 0, 0}; /* 0: no interpreter */
 	if (ld[0]) {
 		dl_iterate_phdr(death_object_range, ld);

@@ -85,8 +85,8 @@ bool trace_flush_owner(void);
 ** left at their default get a handler that flushes, then dies by the same
 ** signal; trace_death_sigaction keeps the program's view (trace_sigwrap.c). */
 void trace_death_arm(void);
-/* The same for the exit snapshot (the constructor, SQLite loaded). */
-void trace_death_arm_memory(uintptr_t sqlite_code);
+/* The same for the exit snapshot (the constructor). */
+void trace_death_arm_memory(void);
 void trace_death_flush(void);               /* also from the _exit wrapper */
 struct sigaction;
 bool trace_death_sigaction(int sig, const struct sigaction *act, struct sigaction *old);

@@ -102,7 +102,7 @@ mi_verdict "snapshot: an own empty file is taken" "$why" err stderr
 
 # Descriptors used up by the end (ulimit -n 16): the message names that
 # cause (it blamed a missing libsqlite3); with two left the exit snapshot
-# is written (SQLite was loaded at start).
+# is written (meminst's SQLite is linked in: nothing to load).
 FDS='import os, sys
 fds = []
 try:

@@ -1,13 +1,15 @@
 # snap_sqfork.sh — a program that uses SQLite itself forks while one of its
-# threads holds one of SQLite's static mutexes (tests/targets/snap_sqfork).
-# libsqlite3 is one library per process, so the child's exit snapshot
-# needs those mutexes, copied held by a thread the child does not have: it
-# waited for ever.  The fork handlers now take them around fork (try-lock,
-# bounded).  Cases: STATIC_MAIN, STATIC_MEM, STATIC_VFS1 held when the fork
-# begins and let go 200 ms later (fork waits; the child stores its exit
-# snapshot); STATIC_MEM held until the fork is over (fork gives up after
-# its wait, the child says its snapshot is not stored, and ends); two
-# threads using SQLite without a pause while 100 children are forked.
+# threads holds one of its SQLite's static mutexes (tests/targets/snap_sqfork):
+# STATIC_MAIN, STATIC_MEM, STATIC_VFS1 held from before the fork until it
+# is over, then two threads using SQLite without a pause while 100
+# children are forked.  Every child stores its exit snapshot and ends, with
+# not a word from meminst.  meminst's SQLite is its own copy, whose every
+# call is made under the store lock that fork's prepare handler takes, so
+# the program's mutexes are not its business.  When meminst stored through
+# the program's libsqlite3, a child's exit snapshot needed those mutexes,
+# copied held by a thread the child does not have: it waited for ever; then
+# fork took them by try-lock for 2 s at most, and a child forked while one
+# stayed held said its snapshot was not stored.
 : "${MEMINST_TEST_TIMEOUT:=300}"
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
@@ -26,14 +28,16 @@ for mode in mis mim; do
 		mi_why_add "$mode: $(grep -E '^(stuck|case)' "$MI_TMP/out" | tr '\n' ' ')"
 	for c in main mem vfs1 busy; do
 		pid=$(sed -n "s/^case $c pid \([0-9]*\)$/\1/p" "$MI_TMP/out")
-		[ -n "$pid" ] && [ -f "$d/c.$pid.db" ] ||
+		if [ -n "$pid" ] && [ -f "$d/c.$pid.db" ]; then
+			snap_expect "$mode: case $c: the child's snapshots" "$(snap_ids "$d/c.$pid.db" "trigger = 'exit'")" "1 "
+			snap_check_consistent "$d/c.$pid.db" 1
+		else
 			mi_why_add "$mode: case $c: no exit snapshot of the child (${pid:-no pid})"
+		fi
 	done
-	kept=$(sed -n 's/^case kept pid \([0-9]*\)$/\1/p' "$MI_TMP/out")
-	grep -q "^meminst: snapshot $d/c.$kept.db: not stored: this process was forked while another thread held SQLite's lock" "$MI_TMP/err" ||
-		mi_why_add "$mode: case kept: the child did not say its snapshot is not stored"
-	grep -v "c\.$kept\.db: not stored" "$MI_TMP/err" >"$MI_TMP/err2"
-	snap_no_complaint "$MI_TMP/err2"
+	# the parent and its 103 children
+	snap_expect "$mode: snapshot files" "$(ls "$d" | grep -c '^c\.[0-9]*\.db$')" 104
+	snap_no_complaint "$MI_TMP/err"
 	[ -n "$why" ] && break
 done
 mi_verdict "forks while SQLite's static mutexes are held: no child stuck" "$why" \

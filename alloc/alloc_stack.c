@@ -35,6 +35,7 @@
 */
 #include "alloc_int.h"
 #include "../trace/trace_sampler.h"
+#include "meminst-wrappers.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -101,18 +102,10 @@ static void stack_sort(uintptr_t *r, size_t n) /* pairs by lo; shell sort, no he
 			}
 }
 
-/* Is this symbol one of site_skip's names (a trailing '*': a prefix)? */
+/* Is this symbol a wrapper: a built-in one or one of site_skip's names? */
 static bool stack_skip_name(const char *n)
 {
-	const char *v = alloc_opts.site_skip, *end = v + alloc_opts.site_skip_len;
-	while (v < end) {
-		const char *plus = memchr(v, '+', (size_t)(end - v));
-		size_t len = (size_t)((plus ? plus : end) - v);
-		if (v[len - 1] == '*' ? strncmp(n, v, len - 1) == 0 : strncmp(n, v, len) == 0 && !n[len])
-			return true;
-		v += len + 1;
-	}
-	return false;
+	return meminst_wrapper(n) || meminst_wrapper_in(alloc_opts.site_skip, alloc_opts.site_skip_len, n);
 }
 
 /*

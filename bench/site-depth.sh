@@ -15,6 +15,10 @@
 #   user        meminst --mim --site-depth=user --snapshot-at=exit
 #   user-dflt   meminst --mim --site-depth=user (the launcher's default
 #               triggers: peak snapshots too)
+#   dflt        meminst -o FILE, the launcher's default (issue 26: mis,
+#               site_depth=user, the built-in wrapper list)
+#   mis-1       meminst --site-depth=1 --site-skip=none (the default
+#               before issue 26)
 #   heaptrack   heaptrack -o FILE (records, then interprets, as users run it)
 # Figure: CPU seconds (user+sys of the process tree, /usr/bin/time), median
 # and min-max; added/ht = CPU added over bare / heaptrack's added CPU.  The
@@ -58,12 +62,16 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	mim) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./churn ;;
 	user) set -- "$1" "$M" -q -f --mim --site-depth=user --snapshot-at=exit -o s.db -- ./churn ;;
 	user-dflt) set -- "$1" "$M" -q -f --mim --site-depth=user -o s.db -- ./churn ;;
+	dflt) set -- "$1" "$M" -q -f -o s.db -- ./churn ;;
+	mis-1) set -- "$1" "$M" -q -f --site-depth=1 --site-skip=none -o s.db -- ./churn ;;
 	heaptrack) set -- "$1" heaptrack -o ht ./churn ;;
 	esac
 	bench_cpu site-depth.sh "$@"
 	rm -f s.db ht.*
 }
-configs="bare mim user user-dflt heaptrack"
+configs="bare mim user user-dflt dflt mis-1 heaptrack"
 bench_rotated "$rounds" run $configs >"$tmp/runs"
 echo "## meminst --mim --site-depth=user vs heaptrack: C++ map/vector/string churn, CPU s (user+sys), $rounds rounds"
 bench_vs_heaptrack user-dflt "user-dflt (the literal command)" $configs <"$tmp/runs"
+echo "## the launcher's default (meminst -o S.db -- PROG: mis, site_depth=user, the built-in wrappers) vs heaptrack"
+bench_vs_heaptrack dflt "dflt (the launcher's default)" $configs <"$tmp/runs"

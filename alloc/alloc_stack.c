@@ -26,12 +26,15 @@
 ** The symbol ranges of a module are read once, the first time one of its
 ** addresses is classified, and kept (memory from mmap, never the heap).
 **
-** site_skip=NAME+NAME… names allocation wrappers (zmalloc, ngx_alloc,
-** g_malloc): frames inside them are skipped, and the site is the first
-** frame outside, then site_depth applies from there as from the call into
-** the allocator.  Their ranges come from every module's .symtab and
-** .dynsym (a wrapper may be in a system library).  An allocation from a
-** wrapper walks the stack, through the cache of caller chains.
+** Allocation wrappers (the built-in list of meminst-wrappers.h: g_malloc,
+** xmalloc, zmalloc …, and the names of site_skip=NAME+NAME…; none with
+** site_skip=none): frames inside them are skipped, and the site is the
+** first frame outside, then site_depth applies from there as from the call
+** into the allocator.  Their ranges come from every module's .symtab and
+** .dynsym (a wrapper may be in a system library), read once per module.
+** A site outside them is classified once and then cached per thread like
+** any site (alloc_core.c); an allocation from a wrapper walks the stack,
+** through the cache of caller chains.
 */
 #include "alloc_int.h"
 #include "../trace/trace_sampler.h"

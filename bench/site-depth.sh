@@ -29,16 +29,18 @@ set -eu
 . "$(dirname "$0")/bench-lib.sh"
 bench_heaptrack_peer site-depth.sh churn "$@" <<'CPP'
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
-int main()
+int main(int argc, char **argv) /* [ROUNDS [KEYS]]: 20 rounds of 20000 keys */
 {
 	std::map<std::string, int> m;
 	char key[48];
 	long sum = 0;
-	for (int r = 0; r < 20; r++) {
-		for (int i = 0; i < 20000; i++) {
+	int rounds = argc > 1 ? atoi(argv[1]) : 20, keys = argc > 2 ? atoi(argv[2]) : 20000;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < keys; i++) {
 			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
 			m[key] = i;
 		}
@@ -46,7 +48,7 @@ int main()
 		for (auto &kv : m)
 			words.push_back(kv.first);
 		sum += (long)words.size();
-		for (int i = 0; i < 20000; i += 2) {
+		for (int i = 0; i < keys; i += 2) {
 			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
 			m.erase(key);
 		}
@@ -59,7 +61,7 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	cd "$tmp"
 	case $1 in
 	bare) set -- "$1" ./churn ;;
-	mim) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./churn ;;
+	mim) set -- "$1" "$M" -q -f --mim --site-depth=1 --snapshot-at=exit -o s.db -- ./churn ;;
 	user) set -- "$1" "$M" -q -f --mim --site-depth=user --snapshot-at=exit -o s.db -- ./churn ;;
 	user-dflt) set -- "$1" "$M" -q -f --mim --site-depth=user -o s.db -- ./churn ;;
 	dflt) set -- "$1" "$M" -q -f -o s.db -- ./churn ;;

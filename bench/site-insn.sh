@@ -5,7 +5,7 @@
 # +300 instructions an allocation on the bench/ C++ program).
 #
 # The program is bench/site-depth.sh's map/vector/string churn (g++ -O1
-# -g), R rounds given on its command line: nearly every allocation comes
+# -g), R rounds of 5000 keys given on its command line: nearly every allocation comes
 # from std:: code in libstdc++ or inlined into main, so site_depth=user
 # walks (or finds in its cache) the stack for almost every one.  callgrind
 # counts the instructions of runs of 2 and 4 rounds under MEMINST=MODE,...
@@ -30,40 +30,12 @@ lib=$build/alloc/.libs/libmeminst.so
 memusage=${MEMUSAGE_SO:-$(ls /usr/lib/*/libmemusage.so 2>/dev/null | head -n 1)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/churn.cc" <<'CPP'
-#include <cstdio>
-#include <cstdlib>
-#include <map>
-#include <string>
-#include <vector>
-int main(int argc, char **argv)
-{
-	std::map<std::string, int> m;
-	char key[48];
-	long sum = 0;
-	int rounds = argc > 1 ? atoi(argv[1]) : 2;
-	for (int r = 0; r < rounds; r++) {
-		for (int i = 0; i < 5000; i++) {
-			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
-			m[key] = i;
-		}
-		std::vector<std::string> words;
-		for (auto &kv : m)
-			words.push_back(kv.first);
-		sum += (long)words.size();
-		for (int i = 0; i < 5000; i += 2) {
-			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
-			m.erase(key);
-		}
-	}
-	printf("%zu %ld\n", m.size(), sum);
-	return 0;
-}
-CPP
+# site-depth.sh's program, at 5000 keys a round
+sed -n "/^bench_heaptrack_peer/,/^CPP\$/p" "$(dirname "$0")/site-depth.sh" | sed '1d;$d' >"$tmp/churn.cc"
 g++ -O1 -g "$tmp/churn.cc" -o "$tmp/churn"
 
 mallocs() { # ROUNDS: malloc calls (libmemusage's count)
-	LD_PRELOAD=$memusage "$tmp/churn" "$1" 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' |
+	LD_PRELOAD=$memusage "$tmp/churn" "$1" 5000 2>&1 >/dev/null | sed 's/\x1b\[[0-9;]*m//g' |
 		awk -F'|' '/^ *malloc\|/ { split($2, f, " "); print f[1] }'
 }
 insns() { # SETTING ROUNDS: instructions of the whole run
@@ -78,10 +50,10 @@ insns() { # SETTING ROUNDS: instructions of the whole run
 	rm -f "$tmp/cg.out"
 	if [ -z "$env" ]; then
 		env -u LD_PRELOAD -u MEMINST valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-			"$tmp/churn" "$2" >/dev/null 2>&1
+			"$tmp/churn" "$2" 5000 >/dev/null 2>&1
 	else
 		env LD_PRELOAD="$lib" MEMINST="$env,backend=system" valgrind --tool=callgrind \
-			--callgrind-out-file="$tmp/cg.out" "$tmp/churn" "$2" >/dev/null 2>&1
+			--callgrind-out-file="$tmp/cg.out" "$tmp/churn" "$2" 5000 >/dev/null 2>&1
 	fi
 	awk '/^summary:|^totals:/ { print $2; exit }' "$tmp/cg.out"
 }

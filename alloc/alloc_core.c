@@ -110,7 +110,7 @@ void alloc_init(void)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
 	alloc_site_depth = alloc_opts.site_depth;
-	alloc_site_skip = alloc_opts.site_skip_len > 0;
+	alloc_site_skip = !alloc_opts.site_skip_none;
 	alloc_snap_init();
 	alloc_map_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)

@@ -104,6 +104,7 @@ typedef struct alloc_options_s {
 	int site_depth;         /* site_depth=N|user; 0: one return address  */
 	const char *site_skip;  /* site_skip=NAME+NAME…: wrappers to see through */
 	size_t site_skip_len;
+	bool site_skip_none;    /* site_skip=none: not even the built-in list */
 	const char *trace_file; /* trace_file=PATH                          */
 	size_t trace_file_len;
 	int trace_threads;      /* trace_threads=: 0 default(all), 1 all, 2 family */
@@ -527,7 +528,7 @@ void alloc_unload_check(void); /* after dlclose, before dlopen */
 #define ALLOC_SITE_DEPTH_USER (-1)
 #define ALLOC_SITE_DEPTH_MAX 32
 extern int alloc_site_depth; /* 0: a type per return address (default) */
-extern bool alloc_site_skip; /* site_skip= names wrappers to see through */
+extern bool alloc_site_skip; /* wrappers seen through: the built-in list (meminst-wrappers.h), site_skip='s names */
 /* The type of an allocation from site with the stack above it; *per_site:
 ** the answer holds for every allocation from site (it may be cached). */
 uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site);

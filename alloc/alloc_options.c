@@ -208,9 +208,10 @@ static const char *opt_switch(opt_span_t v, bool *out)
 }
 
 /*
-** site_skip=NAME+NAME…: allocation wrappers (redis's zmalloc, nginx's
-** ngx_alloc, GLib's g_malloc) whose frames are skipped when naming a site.
-** A name is a symbol as the object file has it (C++: mangled), of letters,
+** site_skip=NAME+NAME…: allocation wrappers whose frames are skipped when
+** naming a site, besides the built-in list (meminst-wrappers.h: GLib's
+** g_malloc, xmalloc, zmalloc …); site_skip=none: not even those.  A name
+** is a symbol as the object file has it (C++: mangled), of letters,
 ** digits, '_', '.' and '$'; a trailing '*' matches every name it begins.
 */
 #define OPT_SITE_SKIP_MAX 32
@@ -219,6 +220,11 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 	static const char why[] = "expected function names joined by '+' (a trailing * matches the names "
 				  "it begins), at most 32";
 	unsigned names = 0;
+	o->site_skip_none = opt_is(v, "none");
+	if (o->site_skip_none) {
+		o->site_skip_len = 0;
+		return NULL;
+	}
 	for (size_t at = 0; at <= v.n; names++) {
 		size_t len = 0;
 		while (at + len < v.n && v.p[at + len] != '+')

@@ -26,15 +26,19 @@
 ** The symbol ranges of a module are read once, the first time one of its
 ** addresses is classified, and kept (memory from mmap, never the heap).
 **
-** site_skip=NAME+NAME… names allocation wrappers (zmalloc, ngx_alloc,
-** g_malloc): frames inside them are skipped, and the site is the first
-** frame outside, then site_depth applies from there as from the call into
-** the allocator.  Their ranges come from every module's .symtab and
-** .dynsym (a wrapper may be in a system library).  An allocation from a
-** wrapper walks the stack, through the cache of caller chains.
+** Allocation wrappers (the built-in list of meminst-wrappers.h: g_malloc,
+** xmalloc, zmalloc …, and the names of site_skip=NAME+NAME…; none with
+** site_skip=none): frames inside them are skipped, and the site is the
+** first frame outside, then site_depth applies from there as from the call
+** into the allocator.  Their ranges come from every module's .symtab and
+** .dynsym (a wrapper may be in a system library), read once per module.
+** A site outside them is classified once and then cached per thread like
+** any site (alloc_core.c); an allocation from a wrapper walks the stack,
+** through the cache of caller chains.
 */
 #include "alloc_int.h"
 #include "../trace/trace_sampler.h"
+#include "meminst-wrappers.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -101,18 +105,10 @@ static void stack_sort(uintptr_t *r, size_t n) /* pairs by lo; shell sort, no he
 			}
 }
 
-/* Is this symbol one of site_skip's names (a trailing '*': a prefix)? */
+/* Is this symbol a wrapper: a built-in one or one of site_skip's names? */
 static bool stack_skip_name(const char *n)
 {
-	const char *v = alloc_opts.site_skip, *end = v + alloc_opts.site_skip_len;
-	while (v < end) {
-		const char *plus = memchr(v, '+', (size_t)(end - v));
-		size_t len = (size_t)((plus ? plus : end) - v);
-		if (v[len - 1] == '*' ? strncmp(n, v, len - 1) == 0 : strncmp(n, v, len) == 0 && !n[len])
-			return true;
-		v += len + 1;
-	}
-	return false;
+	return meminst_wrapper(n) || meminst_wrapper_in(alloc_opts.site_skip, alloc_opts.site_skip_len, n);
 }
 
 /*

@@ -12,6 +12,10 @@
 #   mim        meminst --mim -o S.db (default: --sample=100, interval 100ms,
 #              snapshot_at=exit+peak+signal)
 #   mim-exit   the same with --snapshot-at=exit
+#   mim-1      meminst --mim --site-depth=1 --site-skip=none (mim's sites
+#              before issue 26 made site_depth=user the launcher's default)
+#   dflt       meminst -o S.db, the launcher's default (mis, site_depth=user,
+#              the built-in wrapper list)
 #   heaptrack  heaptrack -o FILE (records, then interprets, as users run it)
 # Figure: CPU seconds (user+sys of the whole process tree, /usr/bin/time),
 # median and min-max over the rounds; ratio = added CPU over bare's,
@@ -45,12 +49,16 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	bare) set -- "$1" ./cxxmap ;;
 	mim) set -- "$1" "$M" -q -f --mim -o s.db -- ./cxxmap ;;
 	mim-exit) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./cxxmap ;;
+	dflt) set -- "$1" "$M" -q -f -o s.db -- ./cxxmap ;;
+	mim-1) set -- "$1" "$M" -q -f --mim --site-depth=1 --site-skip=none -o s.db -- ./cxxmap ;;
 	heaptrack) set -- "$1" heaptrack -o ht ./cxxmap ;;
 	esac
 	bench_cpu launcher-peers.sh "$@"
 	rm -f s.db ht.*
 }
-configs="bare mim mim-exit heaptrack"
+configs="bare mim mim-exit mim-1 dflt heaptrack"
 bench_rotated "$rounds" run $configs >"$tmp/runs"
 echo "## meminst --mim vs heaptrack: C++ std::map of 200k strings, CPU s (user+sys), $rounds rounds"
 bench_vs_heaptrack mim mim $configs <"$tmp/runs"
+echo "## the launcher's default (mis, site_depth=user, the built-in wrappers) vs heaptrack"
+bench_vs_heaptrack dflt "dflt (meminst -o S.db -- PROG)" $configs <"$tmp/runs"

@@ -15,6 +15,10 @@
 #   user        meminst --mim --site-depth=user --snapshot-at=exit
 #   user-dflt   meminst --mim --site-depth=user (the launcher's default
 #               triggers: peak snapshots too)
+#   dflt        meminst -o FILE, the launcher's default (issue 26: mis,
+#               site_depth=user, the built-in wrapper list)
+#   mis-1       meminst --site-depth=1 --site-skip=none (the default
+#               before issue 26)
 #   heaptrack   heaptrack -o FILE (records, then interprets, as users run it)
 # Figure: CPU seconds (user+sys of the process tree, /usr/bin/time), median
 # and min-max; added/ht = CPU added over bare / heaptrack's added CPU.  The
@@ -25,16 +29,18 @@ set -eu
 . "$(dirname "$0")/bench-lib.sh"
 bench_heaptrack_peer site-depth.sh churn "$@" <<'CPP'
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
-int main()
+int main(int argc, char **argv) /* [ROUNDS [KEYS]]: 20 rounds of 20000 keys */
 {
 	std::map<std::string, int> m;
 	char key[48];
 	long sum = 0;
-	for (int r = 0; r < 20; r++) {
-		for (int i = 0; i < 20000; i++) {
+	int rounds = argc > 1 ? atoi(argv[1]) : 20, keys = argc > 2 ? atoi(argv[2]) : 20000;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < keys; i++) {
 			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
 			m[key] = i;
 		}
@@ -42,7 +48,7 @@ int main()
 		for (auto &kv : m)
 			words.push_back(kv.first);
 		sum += (long)words.size();
-		for (int i = 0; i < 20000; i += 2) {
+		for (int i = 0; i < keys; i += 2) {
 			snprintf(key, sizeof key, "key-%019d-%d", i * 7919, r);
 			m.erase(key);
 		}
@@ -55,15 +61,19 @@ run() { # CONFIG: prints "CONFIG cpu_s"
 	cd "$tmp"
 	case $1 in
 	bare) set -- "$1" ./churn ;;
-	mim) set -- "$1" "$M" -q -f --mim --snapshot-at=exit -o s.db -- ./churn ;;
+	mim) set -- "$1" "$M" -q -f --mim --site-depth=1 --snapshot-at=exit -o s.db -- ./churn ;;
 	user) set -- "$1" "$M" -q -f --mim --site-depth=user --snapshot-at=exit -o s.db -- ./churn ;;
 	user-dflt) set -- "$1" "$M" -q -f --mim --site-depth=user -o s.db -- ./churn ;;
+	dflt) set -- "$1" "$M" -q -f -o s.db -- ./churn ;;
+	mis-1) set -- "$1" "$M" -q -f --site-depth=1 --site-skip=none -o s.db -- ./churn ;;
 	heaptrack) set -- "$1" heaptrack -o ht ./churn ;;
 	esac
 	bench_cpu site-depth.sh "$@"
 	rm -f s.db ht.*
 }
-configs="bare mim user user-dflt heaptrack"
+configs="bare mim user user-dflt dflt mis-1 heaptrack"
 bench_rotated "$rounds" run $configs >"$tmp/runs"
 echo "## meminst --mim --site-depth=user vs heaptrack: C++ map/vector/string churn, CPU s (user+sys), $rounds rounds"
 bench_vs_heaptrack user-dflt "user-dflt (the literal command)" $configs <"$tmp/runs"
+echo "## the launcher's default (meminst -o S.db -- PROG: mis, site_depth=user, the built-in wrappers) vs heaptrack"
+bench_vs_heaptrack dflt "dflt (the launcher's default)" $configs <"$tmp/runs"

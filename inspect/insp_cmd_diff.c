@@ -27,6 +27,8 @@ static const struct insp_option diff_options[] = {
 	{"from", 0, INSP_OT_INT, "N", "with one DB: the older snapshot", INSP_ID_FROM, 1, INSP_INT_MAX, NULL},
 	{"to", 0, INSP_OT_INT, "M", "with one DB: the newer snapshot", INSP_ID_TO, 1, INSP_INT_MAX, NULL},
 	INSP_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
+	INSP_OPTION_STACKS("the frames of the first N types of the growth under them\n"
+			   "(text default none; JSON and CSV: every row)"),
 	INSP_OPTIONS_FILTER,
 	INSP_OPTIONS_FORMAT,
 	INSP_OPTIONS_SYMBOLS,
@@ -101,7 +103,7 @@ static void diff_both(void *ctx, const struct insp_block *x, const struct insp_b
 /* ------------------------------------------------------------- growth -- */
 
 struct diff_row {
-	const char *key, *label;
+	const char *key, *label, *stack;
 	int64_t bytes[2], blocks[2];
 };
 
@@ -109,7 +111,7 @@ enum diff_by { DIFF_TYPE, DIFF_CLASS, DIFF_THREAD };
 
 /* The matching key and the label of one aggregate of one side. */
 static void diff_key(struct diff_side *s, enum diff_by by, int64_t id, const char **key,
-		     const char **label)
+		     const char **label, const char **stack)
 {
 	struct insp_pool *p = insp_db_pool(s->s.db);
 	const struct insp_name *ty = insp_name_find(&s->s.tags.types, id);
@@ -117,6 +119,7 @@ static void diff_key(struct diff_side *s, enum diff_by by, int64_t id, const cha
 	case DIFF_TYPE:
 		*key = ty ? ty->name : insp_pool_fmt(p, "#%lld", (long long)id);
 		*label = insp_type_label(s->s.db, &s->s.tags, id, NULL);
+		*stack = insp_type_stack(s->s.db, &s->s.tags, id);
 		break;
 	case DIFF_CLASS:
 		*key = *label = ty ? insp_tag_name(s->s.db, &s->s.tags, INSP_TAG_CLASS, ty->class_) : "#?";
@@ -135,7 +138,8 @@ static void diff_collect(struct insp_vec *rows, struct diff_side *s, int side, e
 		if (!m->used[i])
 			continue;
 		struct diff_row *r = insp_vec_push(rows);
-		diff_key(s, by, m->slot[i].key, &r->key, &r->label);
+		r->stack = NULL;
+		diff_key(s, by, m->slot[i].key, &r->key, &r->label, &r->stack);
 		r->bytes[side] = (int64_t)m->slot[i].bytes;
 		r->blocks[side] = (int64_t)m->slot[i].blocks;
 	}
@@ -187,8 +191,8 @@ static size_t diff_fold(struct diff_row *v, size_t n)
 				v[k - 1].bytes[s] = diff_add(v[k - 1].bytes[s], v[i].bytes[s]);
 				v[k - 1].blocks[s] = diff_add(v[k - 1].blocks[s], v[i].blocks[s]);
 			}
-			if (v[i].bytes[1] || v[i].blocks[1])
-				v[k - 1].label = v[i].label; /* prefer B's label */
+			if (v[i].bytes[1] || v[i].blocks[1]) /* prefer B's label */
+				v[k - 1].label = v[i].label, v[k - 1].stack = v[i].stack;
 		} else {
 			v[k++] = v[i];
 		}
@@ -210,9 +214,11 @@ static const struct insp_col growth_cols[] = {
 	{"blocks_a", "blocks in A", INSP_K_INT, 0},
 	{"blocks_b", "blocks in B", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
+	{"stack", "stack", INSP_K_STACK, 0},
 };
 
-static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, size_t limit)
+static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, const struct insp_args *a,
+			size_t limit)
 {
 	static const char *const keys[] = {"types", "classes", "threads"};
 	struct insp_vec rows;
@@ -233,6 +239,7 @@ static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, size
 		insp_put_int(t, v[i].blocks[0]);
 		insp_put_int(t, v[i].blocks[1]);
 		insp_put_str(t, v[i].label);
+		insp_put_str(t, insp_stack_row(a, i, 0) ? v[i].stack : NULL);
 	}
 	if (n > limit)
 		insp_table_note(t, "(%zu more)", n - limit);
@@ -438,9 +445,9 @@ int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o)
 		insp_doc_snapshot(d, "a", c.a.file, insp_db_snap(c.a.s.db));
 		insp_doc_snapshot(d, "b", c.b.file, insp_db_snap(c.b.s.db));
 		diff_summary(d, &c);
-		diff_growth(d, &c, DIFF_TYPE, limit);
-		diff_growth(d, &c, DIFF_CLASS, limit);
-		diff_growth(d, &c, DIFF_THREAD, limit);
+		diff_growth(d, &c, DIFF_TYPE, &a, limit);
+		diff_growth(d, &c, DIFF_CLASS, &a, limit);
+		diff_growth(d, &c, DIFF_THREAD, &a, limit);
 		diff_leaks(d, &c);
 		r = insp_doc_print(d);
 		insp_doc_free(d);

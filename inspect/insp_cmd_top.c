@@ -25,6 +25,8 @@ static const struct insp_option top_options[] = {
 	 "unless --by says otherwise", INSP_ID_LIVE_AT_EXIT, 0, 0, NULL},
 	INSP_OPTION_PID("with --live-at-exit: that process's exit snapshot"),
 	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	INSP_OPTION_STACKS("the frames of the first N sites under them (text default:\n"
+			   "none, 5 with --live-at-exit; JSON and CSV: every row)"),
 	INSP_OPTIONS_FILTER,
 	INSP_OPTIONS_FORMAT,
 	INSP_OPTIONS_SYMBOLS,
@@ -49,6 +51,7 @@ static const struct insp_col top_cols[] = {
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"stack", "stack", INSP_K_STACK, 0},
 	INSP_LIVE_COLS,
 };
 
@@ -112,9 +115,9 @@ static void top_fold(struct insp_session *s, enum top_by by, const struct insp_a
 }
 
 static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
-		    const struct insp_agg *g, uint64_t total, void *live)
+		    const struct insp_agg *g, uint64_t total, void *live, bool stack)
 {
-	const char *name, *where = NULL, *chain = NULL;
+	const char *name, *where = NULL, *chain = NULL, *frames = NULL;
 	insp_row(t);
 	if (g->key == INT64_MIN) {
 		insp_put_null(t);
@@ -126,6 +129,8 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 				       : insp_type_label(s->db, &s->tags, g->key, &where);
 		if (by == TOP_TYPE || by == TOP_SITE)
 			chain = insp_type_chain(s->db, &s->tags, g->key);
+		if ((by == TOP_TYPE || by == TOP_SITE) && stack)
+			frames = insp_type_stack(s->db, &s->tags, g->key);
 	}
 	insp_put_uint(t, g->bytes);
 	insp_put_pct(t, total ? 100.0 * (double)g->bytes / (double)total : 0.0);
@@ -133,6 +138,7 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 	insp_put_str(t, name);
 	insp_put_str(t, where);
 	insp_put_str(t, chain);
+	insp_put_str(t, frames);
 	if (live && g->key != INT64_MIN) {
 		insp_live_fns->put(live, t, g->key);
 	} else if (live) {
@@ -141,9 +147,10 @@ static void top_row(insp_table_t *t, struct insp_session *s, enum top_by by,
 	}
 }
 
-static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
-		    const struct insp_aggmap *m, uint64_t total, size_t limit, void *live)
+static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by, const struct insp_args *a,
+		    const struct insp_aggmap *m, uint64_t total, void *live)
 {
+	size_t limit = a->limit >= 0 ? (size_t)a->limit : TOP_DEFAULT_LIMIT;
 	static const char *const what[] = {"type", "class", "thread", "site"};
 	size_t n;
 	struct insp_agg *v = insp_aggmap_sorted(m, &n);
@@ -152,7 +159,8 @@ static void top_doc(insp_doc_t *d, struct insp_session *s, enum top_by by,
 	uint64_t rest = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i < limit)
-			top_row(t, s, by, &v[i], total, live);
+			top_row(t, s, by, &v[i], total, live,
+				insp_stack_row(a, i, a->live_at_exit ? INSP_STACKS_DEFAULT : 0));
 		else
 			rest += v[i].bytes;
 	}
@@ -209,8 +217,7 @@ int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 		}
 		insp_doc_t *d = insp_doc_new(o, &a);
 		insp_doc_snapshot(d, "snapshot", a.pos[0], insp_db_snap(s.db));
-		top_doc(d, &s, by, by == TOP_CLASS || by == TOP_SITE ? &folded : &m, total,
-			a.limit >= 0 ? (size_t)a.limit : TOP_DEFAULT_LIMIT, live);
+		top_doc(d, &s, by, &a, by == TOP_CLASS || by == TOP_SITE ? &folded : &m, total, live);
 		r = insp_doc_print(d);
 		insp_doc_free(d);
 		if (live)

@@ -34,6 +34,8 @@
 static const struct insp_option report_options[] = {
 	INSP_OPTION_PID("the process (default: the session's program; a session of\nseveral: each one's weight, then the heaviest)"),
 	INSP_OPTION_LIMIT("N rows per table (default 15)"),
+	INSP_OPTION_STACKS("the frames of the first N sites of each table under them\n"
+			   "(text default 5; JSON and CSV: every row)"),
 	INSP_OPTIONS_FORMAT,
 	INSP_OPTIONS_SYMBOLS,
 	INSP_OPTION_END,
@@ -82,6 +84,7 @@ static const struct insp_col live_cols[] = {
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"stack", "stack", INSP_K_STACK, 0},
 };
 
 static const struct insp_col fn_cols[] = {
@@ -266,8 +269,8 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of
 /* What was live at the peak, by class or by type: the current figures of
 ** the snapshot nearest to the peak, or, when none came near (held), each
 ** entry's own max-ever in the process's last snapshot. */
-static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool types,
-		       uint64_t total, size_t limit, bool held)
+static int report_live(insp_doc_t *d, struct insp_session *s, const struct insp_args *a, int64_t snap,
+		       bool types, uint64_t total, size_t limit, bool held)
 {
 	sqlite3_stmt *st = insp_db_prepare(s->db, held
 	    ? "SELECT id, sizes_current, blocks_current FROM status "
@@ -289,7 +292,7 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 		insp_table_title(t, "peak of each %s (max-ever; no snapshot came near the total's peak):",
 				 types ? "type" : "class");
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (size_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
 		const char *where = NULL;
@@ -302,6 +305,8 @@ static int report_live(insp_doc_t *d, struct insp_session *s, int64_t snap, bool
 		insp_put_int(t, sqlite3_column_int64(st, 2));
 		insp_put_str(t, where);
 		insp_put_str(t, types ? insp_type_chain(s->db, &s->tags, id) : NULL);
+		insp_put_str(t, types && insp_stack_row(a, row, INSP_STACKS_DEFAULT)
+					? insp_type_stack(s->db, &s->tags, id) : NULL);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the peak snapshot");
@@ -313,7 +318,8 @@ static const struct insp_col exit_cols[] = {
 	{"blocks", "blocks", INSP_K_INT, 0},
 	{"name", "name", INSP_K_STR, 0},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
-	{"inlined", "stack", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"stack", "stack", INSP_K_STACK, 0},
 	INSP_LIVE_COLS,
 };
 
@@ -323,7 +329,7 @@ static const struct insp_col exit_cols[] = {
 ** snapshot, in either mode, with the traced function that allocated
 ** them when the trace says (live, m).  Its tables replace the peak's in s.
 */
-static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_t limit,
+static int report_exit(insp_doc_t *d, struct insp_session *s, const struct insp_args *a, int64_t pid, size_t limit,
 		       const struct prof_live *live, const struct prof_model *m)
 {
 	int64_t snap = prof_live_exit_snapshot(s->db, pid);
@@ -347,7 +353,7 @@ static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_
 	insp_table_t *t = insp_doc_table(d, "live_at_exit", exit_cols, NCOLS(exit_cols), 0);
 	insp_table_title(t, "still live at exit (snapshot %lld), by site:", (long long)snap);
 	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (size_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *where;
 		insp_row(t);
@@ -357,6 +363,7 @@ static int report_exit(insp_doc_t *d, struct insp_session *s, int64_t pid, size_
 		insp_put_str(t, insp_type_label(s->db, &s->tags, id, &where));
 		insp_put_str(t, where);
 		insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
+		insp_put_str(t, insp_stack_row(a, row, INSP_STACKS_DEFAULT) ? insp_type_stack(s->db, &s->tags, id) : NULL);
 		prof_live_put(t, live, m, id, insp_db_pool(s->db));
 	}
 	sqlite3_finalize(st);
@@ -693,9 +700,9 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
-		    !(r = report_live(d, &s, snap, false, total, limit, pk.held)) &&
-		    !(r = report_live(d, &s, snap, true, total, limit, pk.held)))
-			r = report_exit(d, &s, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
+		    !(r = report_live(d, &s, &a, snap, false, total, limit, pk.held)) &&
+		    !(r = report_live(d, &s, &a, snap, true, total, limit, pk.held)))
+			r = report_exit(d, &s, &a, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
 	}
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in);

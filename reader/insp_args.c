@@ -516,6 +516,12 @@ static void args_shared(const struct insp_getopt *g, struct insp_args *a)
 	case INSP_ID_BY: a->by = g->value; break;
 	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
 	case INSP_ID_LIVE_AT_EXIT: a->live_at_exit = true; break;
+	case INSP_ID_STACKS:
+		if (strcmp(g->value, "none") == 0)
+			a->stacks = 0;
+		else if (!insp_parse_int(g->value, &a->stacks) || a->stacks < 1 || a->stacks > INT32_MAX)
+			a->stacks = -2; /* refused once the options are read */
+		break;
 	default: break; /* --full-names: set by the parser */
 	}
 }
@@ -529,7 +535,7 @@ int insp_args_parse(const struct insp_cmd_spec *spec, int argc, char **argv,
 int insp_args_parse_own(const struct insp_cmd_spec *spec, int argc, char **argv, const struct insp_opts *o,
 			struct insp_args *a, int (*own)(struct insp_getopt *g, void *ctx), void *ctx)
 {
-	*a = (struct insp_args){.cmd = spec->name, .limit = -1};
+	*a = (struct insp_args){.cmd = spec->name, .limit = -1, .stacks = -1};
 	struct insp_getopt g;
 	insp_getopt_init(&g, spec, argc, argv, o);
 	int r;
@@ -543,6 +549,8 @@ int insp_args_parse_own(const struct insp_cmd_spec *spec, int argc, char **argv,
 	}
 	if (r != INSP_CONTINUE)
 		return r;
+	if (a->stacks == -2)
+		return insp_usage_error(o, spec->name ? spec->name : "inspect", "--stacks takes a number of rows (1 or more) or none");
 	for (int k = 0; k < g.npos && k < 2; k++)
 		a->pos[a->npos++] = g.pos[k];
 	return INSP_CONTINUE;

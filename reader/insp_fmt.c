@@ -324,3 +324,133 @@ void insp_fit_widths(size_t *wid, const bool *can_cut, int n, size_t width)
 		total -= cut;
 	}
 }
+
+/* ---------------------------------------------------------------- stacks -- */
+
+/* One part of a frame, its tabs and line breaks made spaces. */
+static void stack_part(FILE *f, const char *s)
+{
+	for (; s && *s; s++)
+		putc(*s == '\t' || *s == '\n' ? ' ' : *s, f);
+	putc('\t', f);
+}
+
+const char *insp_stack_add(struct insp_pool *p, const char *stack, const char *func, const char *file,
+			   int line, const char *module, bool inlined)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		abort();
+	fputs(stack ? stack : "", f);
+	stack_part(f, func);
+	stack_part(f, file);
+	fprintf(f, "%d\t", file ? line : 0);
+	stack_part(f, module);
+	fprintf(f, "%d\n", inlined);
+	fclose(f);
+	const char *r = insp_pool_str(p, buf);
+	free(buf);
+	return r;
+}
+
+struct stack_frame {
+	char func[512], file[512], module[256];
+	int line;
+	bool inlined;
+};
+
+/* The frame at *s, and *s moved past it; false at the end. */
+static bool stack_next(const char **s, struct stack_frame *fr)
+{
+	if (!*s || !**s)
+		return false;
+	char *parts[3] = {fr->func, fr->file, fr->module};
+	size_t cap[3] = {sizeof fr->func, sizeof fr->file, sizeof fr->module};
+	const char *q = *s;
+	for (int i = 0, k = 0; i < 5; i++) {
+		size_t n = strcspn(q, i == 4 ? "\n" : "\t");
+		if (i == 2 || i == 4) {
+			long v = strtol(q, NULL, 10);
+			if (i == 2)
+				fr->line = (int)v;
+			else
+				fr->inlined = v != 0;
+		} else {
+			snprintf(parts[k], cap[k], "%.*s", (int)n, q);
+			k++;
+		}
+		q += n + (q[n] != 0);
+	}
+	*s = q;
+	return true;
+}
+
+/* "func at file:line (module, inlined)": one frame on one line. */
+static void stack_one(const struct stack_frame *fr, char *buf, size_t len)
+{
+	char at[600] = "";
+	if (fr->file[0])
+		snprintf(at, sizeof at, " at %s:%d", fr->file, fr->line);
+	snprintf(buf, len, "%s%s (%s%s)", fr->func[0] ? fr->func : "??", at, fr->module[0] ? fr->module : "??",
+		 fr->inlined ? ", inlined" : "");
+}
+
+void insp_stack_text(FILE *f, const char *stack, size_t width)
+{
+	struct stack_frame fr;
+	char one[1400], shown[1500];
+	size_t w;
+	for (bool first = true; stack_next(&stack, &fr); first = false) {
+		stack_one(&fr, one, sizeof one);
+		insp_text_str(one, shown, sizeof shown, &w);
+		if (width > 10)
+			insp_text_cut(shown, &w, width - 7);
+		fprintf(f, "    %s %s\n", first ? "  " : "<-", shown);
+	}
+}
+
+void insp_stack_json(FILE *f, const char *stack)
+{
+	struct stack_frame fr;
+	putc('[', f);
+	for (bool first = true; stack_next(&stack, &fr); first = false) {
+		fputs(first ? "{\"function\": " : ", {\"function\": ", f);
+		insp_json_str(f, fr.func[0] ? fr.func : "??");
+		fputs(", \"file\": ", f);
+		if (fr.file[0])
+			insp_json_str(f, fr.file), fprintf(f, ", \"line\": %d", fr.line);
+		else
+			fputs("null, \"line\": null", f);
+		fputs(", \"module\": ", f);
+		insp_json_str(f, fr.module);
+		fprintf(f, ", \"inlined\": %s}", fr.inlined ? "true" : "false");
+	}
+	putc(']', f);
+}
+
+void insp_stack_csv(FILE *f, const char *stack)
+{
+	struct stack_frame fr;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		abort();
+	char one[1400];
+	for (bool first = true; stack_next(&stack, &fr); first = false) {
+		stack_one(&fr, one, sizeof one);
+		fprintf(m, "%s%s", first ? "" : " <- ", one);
+	}
+	fclose(m);
+	insp_csv_str(f, buf);
+	free(buf);
+}
+
+bool insp_stack_row(const struct insp_args *a, size_t row, size_t dflt)
+{
+	if (a->stacks >= 0)
+		return row < (size_t)a->stacks;
+	return a->format != INSP_FMT_TEXT || row < dflt;
+}

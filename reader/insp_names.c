@@ -264,6 +264,45 @@ static const char *names_chain_add(struct insp_pool *p, const char *r, const str
 	return r;
 }
 
+/* `stack` with the frames of one address: its inline chain innermost
+** first, else its symbol, else the bare address (sym NULL). */
+static const char *names_stack_add(struct insp_pool *p, const char *stack, uint64_t addr,
+				   const struct insp_sym *sym)
+{
+	if (!sym)
+		return insp_stack_add(p, stack, insp_pool_fmt(p, "0x%llx", (unsigned long long)addr), NULL, 0,
+				      NULL, false);
+	for (size_t j = 0; j < sym->nchain; j++)
+		stack = insp_stack_add(p, stack, sym->chain[j].func, sym->chain[j].file, sym->chain[j].line,
+				       sym->module, j + 1 < sym->nchain);
+	if (!sym->nchain)
+		stack = insp_stack_add(p, stack,
+				       sym->func ? insp_pool_fmt(p, "%s+0x%llx", sym->func, (unsigned long long)sym->off)
+						 : insp_pool_fmt(p, "0x%llx", (unsigned long long)addr),
+				       sym->file, sym->line, sym->module, false);
+	return stack;
+}
+
+/* The stack of a type named as stored ("f+0x1 (m) < g+0x2 (m)"), with
+** --no-symbols: a frame per part, C++ names demangled. */
+static const char *names_stack_stored(struct insp_pool *p, const char *stored)
+{
+	const char *stack = NULL;
+	while (*stored) {
+		size_t n = strstr(stored, " < ") ? (size_t)(strstr(stored, " < ") - stored) : strlen(stored);
+		const char *part = names_demangled(p, insp_pool_fmt(p, "%.*s", (int)n, stored));
+		const char *open = strrchr(part, '(');
+		const char *module = open && part[strlen(part) - 1] == ')'
+					     ? insp_pool_fmt(p, "%.*s", (int)strlen(open + 1) - 1, open + 1) : NULL;
+		size_t flen = module ? (size_t)(open - part) : strlen(part);
+		while (flen && part[flen - 1] == ' ')
+			flen--;
+		stack = insp_stack_add(p, stack, insp_pool_fmt(p, "%.*s", (int)flen, part), NULL, 0, module, false);
+		stored += n + (stored[n] ? 3 : 0);
+	}
+	return stack;
+}
+
 /* Name and location from one resolved address: the user's frame of its
 ** inline chain (insp_sym_user_frame), else the symbol with its own line. */
 static void names_from_sym(struct insp_pool *p, struct insp_name *n, const struct insp_sym *sym)
@@ -301,6 +340,14 @@ static void names_resolve_stack(struct insp_pool *p, insp_syms_t *syms, struct i
 		chain = names_chain_add(p, chain, &sym);
 		insp_sym_clear(&sym);
 	}
+	n->stack = NULL;
+	for (size_t i = 0; i < n->nframes; i++) {
+		struct insp_sym sym;
+		bool found = insp_syms_lookup(syms, n->frames[i], &sym) == 0;
+		n->stack = names_stack_add(p, n->stack, n->frames[i], found ? &sym : NULL);
+		if (found)
+			insp_sym_clear(&sym);
+	}
 	for (size_t i = 0; i < n->nframes && !named; i++) {
 		struct insp_sym sym;
 		if (insp_syms_lookup(syms, n->frames[i], &sym) != 0)
@@ -334,9 +381,12 @@ void insp_name_resolve(struct insp_pool *p, insp_syms_t *syms, const struct insp
 		return;
 	}
 	struct insp_sym sym;
-	if ((gone ? insp_syms_lookup_in(syms, gone, n->site, &sym) : insp_syms_lookup(syms, n->site, &sym)) != 0)
+	if ((gone ? insp_syms_lookup_in(syms, gone, n->site, &sym) : insp_syms_lookup(syms, n->site, &sym)) != 0) {
+		n->stack = names_stack_stored(p, n->label);
 		return;
+	}
 	names_from_sym(p, n, &sym);
+	n->stack = names_stack_add(p, NULL, n->site, &sym);
 	if (sym.nchain > 1)
 		n->chain = names_chain_add(p, "", &sym);
 	insp_sym_clear(&sym);
@@ -358,6 +408,7 @@ static void names_resolve(insp_db_t *db, struct insp_tags *t, struct insp_name *
 		return;
 	if (t->no_symbols) {
 		n->label = names_demangled(insp_db_pool(db), n->name);
+		n->stack = names_stack_stored(insp_db_pool(db), n->name);
 		return;
 	}
 	if (!t->syms)
@@ -385,6 +436,14 @@ const char *insp_type_chain(insp_db_t *db, struct insp_tags *t, int64_t id)
 	if (n && !n->resolved)
 		names_resolve(db, t, n);
 	return n ? n->chain : NULL;
+}
+
+const char *insp_type_stack(insp_db_t *db, struct insp_tags *t, int64_t id)
+{
+	struct insp_name *n = (struct insp_name *)insp_name_find(&t->types, id);
+	if (n && !n->resolved)
+		names_resolve(db, t, n);
+	return n ? n->stack : NULL;
 }
 
 /* ------------------------------------------------------------- filters -- */

@@ -175,7 +175,7 @@ static bool out_visible(const insp_table_t *t, const struct insp_col *c)
 {
 	if (t->doc->fmt != INSP_FMT_TEXT)
 		return !(c->flags & INSP_C_TEXT_ONLY);
-	if (c->flags & INSP_C_DATA_ONLY)
+	if ((c->flags & INSP_C_DATA_ONLY) || c->kind == INSP_K_STACK) /* stacks: under the row */
 		return false;
 	return !(c->flags & INSP_C_OPTIONAL) || (t->flags & INSP_T_SINGLE) || !out_all_null(t, c);
 }
@@ -205,7 +205,7 @@ static void text_cell(const struct insp_col *col, const struct insp_cell *c, int
 		return;
 	}
 	switch (col->kind) {
-	case INSP_K_STR: case INSP_K_LOC: insp_text_str(c->v.s, buf, len, width); return;
+	case INSP_K_STR: case INSP_K_LOC: case INSP_K_STACK: insp_text_str(c->v.s, buf, len, width); return;
 	case INSP_K_INT: snprintf(tmp, sizeof tmp, "%lld", (long long)c->v.i); break;
 	case INSP_K_SIZE: insp_fmt_size((uint64_t)c->v.i, tmp, sizeof tmp); break;
 	case INSP_K_DELTA: insp_fmt_delta(c->v.i, tmp, sizeof tmp); break;
@@ -402,6 +402,16 @@ static const char *text_fit(insp_table_t *t, size_t rows, const int *unit, size_
 	return left_out;
 }
 
+/* The frames of a row's stack cells, indented under it. */
+static void text_stacks(const insp_table_t *t, FILE *f, size_t row, size_t width)
+{
+	for (int c = 0; c < t->ncols; c++) {
+		const struct insp_cell *cell = out_at(t, row, c);
+		if (t->cols[c].kind == INSP_K_STACK && !cell->null && !(t->cols[c].flags & INSP_C_DATA_ONLY))
+			insp_stack_text(f, cell->v.s, width);
+	}
+}
+
 static void text_table(const insp_table_t *t, FILE *f)
 {
 	size_t width = t->doc->o->columns > 0 ? (size_t)t->doc->o->columns : 0;
@@ -421,8 +431,10 @@ static void text_table(const insp_table_t *t, FILE *f)
 			unit[c] = column_dur_unit(t, c, rows);
 		left_out = text_fit((insp_table_t *)t, rows, unit, wid);
 		text_line(t, f, wid, unit, SIZE_MAX);
-		for (size_t r = 0; r < rows; r++)
+		for (size_t r = 0; r < rows; r++) {
 			text_line(t, f, wid, unit, r);
+			text_stacks(t, f, r, width);
+		}
 		free(unit);
 		free(wid);
 	}
@@ -445,6 +457,9 @@ static void data_cell(FILE *f, const struct insp_col *col, const struct insp_cel
 	switch (col->kind) {
 	case INSP_K_STR: case INSP_K_LOC:
 		(json ? insp_json_str : insp_csv_str)(f, c->v.s);
+		return;
+	case INSP_K_STACK:
+		(json ? insp_stack_json : insp_stack_csv)(f, c->v.s);
 		return;
 	case INSP_K_INT: case INSP_K_DELTA:
 		fprintf(f, "%lld", (long long)c->v.i);

@@ -22,6 +22,7 @@
 ** the caller that it was inlined at.
 */
 #include "reader_int.h"
+#include "meminst-wrappers.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -486,10 +487,14 @@ int insp_sym_user_frame(const struct insp_sym *sym)
 				return (int)i;
 		return -1;
 	}
-	/* The allocation call is in the user's code itself: inline wrappers
-	** (a static inline xmalloc) are folded into the function they serve. */
-	for (size_t i = sym->nchain; i-- > 0;)
-		if (c[i].file && !insp_path_is_system(c[i].file))
+	/* The allocation call is in the user's code itself: the line of that
+	** call (a malloc in a function inlined into its caller is named after
+	** its own line, as the exports name it), unless it is inside an inlined
+	** allocation wrapper of the built-in list (a static inline xmalloc):
+	** then the frame that called the wrapper. */
+	for (size_t i = 0; i < sym->nchain; i++)
+		if (c[i].file && !insp_path_is_system(c[i].file) &&
+		    (i + 1 == sym->nchain || !c[i].func || !meminst_wrapper(c[i].func)))
 			return (int)i;
 	return -1;
 }

@@ -91,6 +91,7 @@ struct insp_args {
 	const char *by;
 	bool no_symbols;
 	bool live_at_exit;
+	int64_t stacks;            /* --stacks N; 0 none; -1 not given    */
 };
 
 /* The kind of value an option takes. */
@@ -136,7 +137,7 @@ enum {
 	INSP_ID_MIN, INSP_ID_ALL, INSP_ID_KIND, /* + INSP_KIND_* */
 	INSP_ID_PID = INSP_ID_KIND + INSP_KIND_COUNT, INSP_ID_OUTPUT, INSP_ID_APPEND,
 	INSP_ID_FROM, INSP_ID_TO, INSP_ID_BY, INSP_ID_NO_SYMBOLS, INSP_ID_FULL_NAMES,
-	INSP_ID_LIVE_AT_EXIT, INSP_ID_FORCE,
+	INSP_ID_LIVE_AT_EXIT, INSP_ID_FORCE, INSP_ID_STACKS,
 	INSP_ID_OWN = 100,
 };
 
@@ -168,6 +169,10 @@ enum {
 #define INSP_OPTIONS_SYMBOLS \
 	INSP_OPTION_NO_SYMBOLS("show call sites as stored, without reading module files"), \
 	INSP_OPTION_FULL_NAMES
+/* --stacks N|none: the frames of the first N site rows under them in text
+** (`dflt` rows unless given), in a "stack" field of every row in JSON and
+** CSV unless given. */
+#define INSP_OPTION_STACKS(help) {"stacks", 0, INSP_OT_STR, "N|none", help, INSP_ID_STACKS, 0, 0, NULL}
 #define INSP_OPTION_END {NULL, 0, INSP_OT_FLAG, NULL, NULL, 0, 0, 0, NULL}
 
 struct insp_cmd_spec {
@@ -509,6 +514,7 @@ struct insp_name {
 	const char *label;       /* types: the resolved label (lazily)    */
 	const char *where;       /* types: file:line when known           */
 	const char *chain;       /* types: the inline chain, or NULL      */
+	const char *stack;       /* types: the frames (insp_stack_*), or NULL */
 	uint64_t *frames;        /* types made by site_depth: the stack,  */
 	size_t nframes;          /* frames[0] == site (type_frame table)  */
 	bool resolved;
@@ -546,6 +552,9 @@ const char *insp_type_label(insp_db_t *db, struct insp_tags *t, int64_t id, cons
 /* The inline chain of an automatic type's site, outermost first
 ** ("f at file:line > g at file:line …"), or NULL when not inlined. */
 const char *insp_type_chain(insp_db_t *db, struct insp_tags *t, int64_t id);
+/* An automatic type's stack (insp_stack_add): its site_depth frames with
+** their inline chains, innermost first; NULL for a registered type. */
+const char *insp_type_stack(insp_db_t *db, struct insp_tags *t, int64_t id);
 /* "N name" for a thread. */
 const char *insp_thread_label(insp_db_t *db, struct insp_tags *t, int64_t id);
 /* Resolve the filter strings of a snapshot to numbers.  lookup returns 0,
@@ -570,6 +579,9 @@ enum insp_kind {
 	INSP_K_BOOL,   /* yes/no in text, true/false elsewhere        */
 	INSP_K_LOC,    /* "file:line" in text; "file" and "line" fields in
 			  JSON and CSV (the column's key is not used) */
+	INSP_K_STACK,  /* frames (insp_stack_add): lines indented under
+			  the row in text, an array of frame objects in
+			  JSON, one cell of frames joined by " <- " in CSV */
 };
 
 /* Column flags: shown in text only, in JSON and CSV only, or (OPTIONAL)
@@ -652,6 +664,22 @@ void insp_text_put(FILE *f, const char *s);
 size_t insp_text_width(const char *s);
 /* A text cell of *width characters cut to max in its middle ("…"). */
 void insp_text_cut(char *buf, size_t *width, size_t max);
+/* A site's stack as one string, innermost frame first: each frame a line
+** of function, file, line, module and whether it was inlined into the next
+** frame, tab-separated (a NULL or 0 part: unknown).  insp_stack_add returns
+** `stack` with one frame more, in the pool; the others print one. */
+const char *insp_stack_add(struct insp_pool *p, const char *stack, const char *func, const char *file,
+			   int line, const char *module, bool inlined);
+void insp_stack_text(FILE *f, const char *stack, size_t width);
+void insp_stack_json(FILE *f, const char *stack);
+void insp_stack_csv(FILE *f, const char *stack);
+/* Whether site row `row` (from 0) of a command shows its stack: the first
+** --stacks N rows; without --stacks, the first `dflt` rows in text and
+** every row in JSON and CSV. */
+bool insp_stack_row(const struct insp_args *a, size_t row, size_t dflt);
+/* The rows with stacks in text by default where they are (report, the
+** list of what was live at exit). */
+#define INSP_STACKS_DEFAULT 5
 /* Narrow the widest columns that may be cut (to 16 at least) until the n
 ** columns of widths wid (0: not shown), two spaces apart, fit width. */
 void insp_fit_widths(size_t *wid, const bool *can_cut, int n, size_t width);

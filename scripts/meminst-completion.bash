@@ -4,8 +4,9 @@
 # Commands, options and their values are read from the programs' own
 # --help, made from each command's option table (reader/insp_args.c, for
 # the launcher too), so this file never falls behind them; only the values
-# of the two launcher options whose --help names them in words
-# (--snapshot-at WHEN, --site-depth N|user) are listed here.
+# of the options whose --help names them in words (--snapshot-at WHEN,
+# --site-depth N|user, --site-skip NAMES, inspect's --stacks N|none) are
+# listed here.
 
 # The values an option takes (OPTION COMMAND...), or nothing (then files
 # are offered): as the command's --help shows them, "--by type|class|site",
@@ -25,6 +26,8 @@ _meminst_option_values()
 	case $opt in
 	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal none" ;;
 	--site-depth) echo "user 1 2 4 8" ;;
+	--site-skip) echo "none" ;;
+	--stacks) echo "none 1 3 5 10" ;;
 	*) return 1 ;;
 	esac
 }

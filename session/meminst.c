@@ -75,9 +75,11 @@ static const struct insp_option launcher_options[] = {
 	 "by '+', or none (default exit+peak+signal)", OPT_SNAPSHOT_AT},
 	{"site-depth", 0, INSP_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
 	 "up to the first frame in the program's own code (C++: the\n"
-	 "line that filled the std:: container); default 1", OPT_SITE_DEPTH},
+	 "line that filled the std:: container); default user", OPT_SITE_DEPTH},
 	{"site-skip", 0, INSP_OT_STR, "NAMES", "allocation wrappers to see through when naming sites,\n"
-	 "e.g. zmalloc,ngx_alloc (NAME* matches a prefix)", OPT_SITE_SKIP},
+	 "besides the built-in list (g_malloc, xmalloc, …), e.g.\n"
+	 "my_alloc,pool_get* (NAME* matches a prefix); none: not even\n"
+	 "the built-in ones", OPT_SITE_SKIP},
 	{"leak-check", 0, INSP_OT_FLAG, NULL, "with --mim: memcheck's leak classes in every map snapshot\n"
 	 "(the exit snapshot has them without it): 'inspect leaks'", OPT_LEAK_CHECK},
 	{"leak-exit-code", 0, INSP_OT_INT, "N", "with --mim: end with status N when more bytes than\n"
@@ -274,6 +276,7 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	o->interval_ns = 100000000;
 	o->interval_text = "100ms";
 	o->snapshot_at = "exit+peak+signal";
+	o->site_depth = "user"; /* sites the user can act on: see meminst(1) */
 	insp_getopt_init(&g, &launcher_spec, argc, argv, &io);
 	while ((r = insp_getopt(&g)) == INSP_OPTION)
 		if ((r = take_option(&g, &la)) != 0)

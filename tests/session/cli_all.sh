@@ -70,19 +70,19 @@ tsm 0 sum --snapshot @MAP0@ --type 1 --class known --thread 1 --allocator malloc
 tsm 0 descr --limit 5 --snapshot @MAP0@ --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
 tsm 0 descr --limit 5 --full-names @DB@
 tsm 0 top --by site --limit 3 --snapshot @MAP0@ --type 1 --class 1 --thread 1 --allocator 0 @DB@
-tsm 0 top --live-at-exit --pid @PID@ --no-symbols @DB@
+tsm 0 top --live-at-exit --pid @PID@ --no-symbols --stacks 2 @DB@
 tsm 0 top --by class --full-names @DB@
 tsm 0 leaks --snapshot @MAP@ --all --limit 2 --suppress main --suppressions /dev/null --no-default-suppressions --no-symbols @DB@
 tsm 0 leaks --full-names @DB@
 tsm 4 leaks --pid 999999999
 tsm 0 diff --from @MAP0@ --to @MAP@ --limit 2 --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
-tsm 0 diff --full-names @DB@:@MAP0@ @DB@:@MAP@
+tsm 0 diff --full-names --stacks none @DB@:@MAP0@ @DB@:@MAP@
 tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-symbols @DB@
 tsm 0 status --full-names @DB@
 tsm 4 status --pid 999999999
 tsm 0 timeline --pid @PID@ --limit 3 @DB@
 tsm 0 report --pid @PID@ --limit 3 --no-symbols @DB@
-tsm 0 report --full-names @DB@
+tsm 0 report --full-names --stacks 1 @DB@
 tsm 0 types --snapshot @MAP@ --no-symbols @DB@
 tsm 0 types --full-names @DB@
 tsm 0 type --snapshot @MAP@ --no-symbols @DB@ 1

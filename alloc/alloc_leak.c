@@ -215,12 +215,14 @@ static void leak_root(leak_t *k, uintptr_t lo, uintptr_t hi)
 
 static bool leak_module_own(const struct dl_phdr_info *info)
 {
-	uintptr_t own[3] = {(uintptr_t)&leak_ctx, alloc_sqlite_code(),
+	/* libmeminst (its private SQLite inside it) and the backend's
+	** library: a libsqlite3 the program loaded is the program's */
+	uintptr_t own[2] = {(uintptr_t)&leak_ctx,
 			    alloc_opts.backend != ALLOC_BACKEND_SYSTEM ? (uintptr_t)alloc_real.malloc : 0};
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		for (int j = 0; ph->p_type == PT_LOAD && j < 3; j++)
+		for (int j = 0; ph->p_type == PT_LOAD && j < 2; j++)
 			if (own[j] && own[j] >= lo && own[j] < hi)
 				return true;
 	}

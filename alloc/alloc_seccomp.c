@@ -45,6 +45,7 @@ struct sc_call {
 	const char *name;
 	unsigned need; /* ALLOC_SC_* */
 	uint64_t args[6];
+	bool error_harmless; /* refused with an error (not killed), the feature works */
 };
 
 #define SNAP ALLOC_SC_SNAPSHOT
@@ -66,7 +67,7 @@ static const struct sc_call sc_calls[] = {
 	{SYS_ftruncate, "ftruncate", SNAP, {3}},
 	{SYS_unlink, "unlink", SNAP, {0}},
 	{SYS_newfstatat, "newfstatat", SNAP, {(uint64_t)-100}},
-	{SYS_getpid, "getpid", SNAP, {0}},
+	{SYS_getpid, "getpid", SNAP, {0}, true}, /* SQLite's; refused, it reseeds */
 	{SYS_geteuid, "geteuid", SNAP, {0}},
 	{SYS_mmap, "mmap", SNAP, {0, 1 << 20, 3 /* PROT_READ|PROT_WRITE */, 0x22 /* MAP_PRIVATE|ANONYMOUS */,
 				  (uint64_t)-1}},
@@ -253,7 +254,8 @@ static void sc_filter(const struct sock_fprog *prog)
 		memcpy(d.args, sc_calls[i].args, sizeof d.args);
 		uint32_t r = sc_run(prog, &d);
 		unsigned bit = (unsigned)__builtin_ctz(sc_calls[i].need);
-		if (sc_allows(r) || (refused & sc_calls[i].need))
+		if (sc_allows(r) || (refused & sc_calls[i].need) ||
+		    (sc_calls[i].error_harmless && (r & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO))
 			continue;
 		refused |= sc_calls[i].need;
 		call_of[bit] = sc_calls[i].name;

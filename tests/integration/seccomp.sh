@@ -14,14 +14,19 @@
 TARGET=$MI_TARGETS/seccomp_filter
 LAUNCH=$top_builddir/session/meminst
 INSPECT=$top_builddir/inspect/inspect
+export MEMINST_LIBRARY="$MEMINST_LIB"
 case $(uname -m) in x86_64) ;; *)
 	echo "skip  $MI_NAME: filters are evaluated on x86_64 only"
 	exit 77 ;;
 esac
 
 for how in kill syscall errno nopid strict; do
-	mi_reference "seccomp $how" "$TARGET" $how || continue
-	[ "$mi_ref_rc" = 0 ] || true
+	# the plain run: exit status 3 and its lines (mi_reference wants 0)
+	"$TARGET" $how >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
+	if [ $? != 3 ] || [ ! -s "$MI_TMP/ref.out" ]; then
+		mi_fail "seccomp $how (uninstrumented)" "not exit status 3 with output" "$MI_TMP/ref.err" stderr
+		continue
+	fi
 	for backend in $MEMINST_BACKENDS; do
 		for set in mis mim "mim,snapshot=$MI_TMP/s.%p.db,print=total+types" \
 			"mis,snapshot=$MI_TMP/s.%p.db,snapshot_at=exit+peak+signal,control=on,interval=1ms" \
@@ -60,8 +65,10 @@ for how in kill syscall errno nopid strict; do
 		[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
 		cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
-		grep -q SIGPROF "$MI_TMP/rep.err" && mi_why_add "the report blames SIGPROF"
+		# where the filter stopped sampling (a run too brief for samples is
+		# said as such otherwise: nopid, strict)
 		case $how in kill | errno | syscall)
+			grep -q SIGPROF "$MI_TMP/rep.err" && mi_why_add "the report blames SIGPROF"
 			grep -q "seccomp filter" "$MI_TMP/rep.out" || mi_why_add "the report has no note of the filter" ;;
 		esac
 		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.err" "report's stderr"

@@ -30,7 +30,7 @@ for mode in --mis --mim; do
 	rc=$?
 	[ $rc = 0 ] || mi_why_add "exit status $rc"
 	"$INSPECT" report sess.db >rep.out 2>rep.err || mi_why_add "inspect report exited $?"
-	grep -A3 '^notes of meminst' rep.out | grep -q 'cannot write' ||
+	grep -A3 '^notes of meminst' rep.out | grep -q 'snapshot .*: cannot' ||
 		mi_why_add "inspect report does not show the failed snapshot"
 	"$INSPECT" report --json sess.db 2>/dev/null | grep -q '"notes"' ||
 		mi_why_add "no notes in the report's JSON"

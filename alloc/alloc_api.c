@@ -18,7 +18,6 @@
 
 #define API_ON() (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF)
 
-static int api_print_fd = -1; /* stderr as it was at start, for print= */
 static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolise);
 
 static void api_ensure_started(void)
@@ -120,6 +119,8 @@ static void api_at_exit(void)
 __attribute__((constructor(101))) static void api_constructor(void)
 {
 	api_ensure_started();
+	alloc_sys_err_init(); /* before anything is said: see alloc_sys_err_fd */
+	alloc_seccomp_init();
 	alloc_exit_init();
 	trace_start_from_env(); /* in every mode, off included */
 	if (!API_ON())
@@ -141,22 +142,28 @@ __attribute__((constructor(101))) static void api_constructor(void)
 		if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT))
 			trace_death_arm_memory(); /* a Ctrl-C or a kill keeps the exit snapshot too */
 	}
-	if (alloc_opts.print_kinds) /* see api_destructor */
-		api_print_fd = fcntl(2, F_DUPFD_CLOEXEC, 10);
 	alloc_service_start();
 }
 
 /* At exit: the kinds asked for with print=…, then the invalid-free count.
-** The tables go to a copy of stderr taken at start: GNU programs close
-** stderr in an atexit handler (close_stdout), which runs before us. */
+** The tables go to the stderr of the start, checked before each write
+** (alloc_sys_err_fd): GNU programs close stderr in an atexit handler
+** (close_stdout), which runs before us, and a program may have put a file
+** of its own on any number, the copy's among them. */
 __attribute__((destructor)) static void api_destructor(void)
 {
 	trace_at_exit();
 	if (!API_ON())
 		return;
-	for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)
-		if (alloc_opts.print_kinds & (1u << k))
-			api_status_print((enum meminst_status_kind)k, api_print_fd >= 0 ? api_print_fd : 2, true);
+	if (alloc_opts.print_kinds && alloc_sys_err_fd() < 0)
+		alloc_log("print= tables not written: the program closed stderr or put a file of its own on "
+			  "its descriptor, and on meminst's copy of it");
+	else if (alloc_opts.print_kinds && alloc_seccomp_refuses(ALLOC_SC_WRITE))
+		; /* said when the filter came */
+	else
+		for (unsigned k = 0; k < MEMINST_STATUS_KINDS; k++)
+			if (alloc_opts.print_kinds & (1u << k))
+				api_status_print((enum meminst_status_kind)k, ALLOC_FD_STDERR, true);
 	alloc_core_report_summary();
 	/* leak_exit_code=N: after the program's destructors (they ran before
 	** this one, which a preloaded library's runs after), its streams
@@ -252,7 +259,8 @@ static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolis
 	if (!e)
 		return -1;
 	n = meminst_status_read(kind, e, (size_t)n);
-	alloc_sym_names_t *sym = symbolise && kind == MEMINST_STATUS_TYPES ? alloc_symbolise(e, n, fd) : NULL;
+	alloc_sym_names_t *sym = symbolise && kind == MEMINST_STATUS_TYPES && !alloc_seccomp_refuses(ALLOC_SC_SYMBOLISE)
+					 ? alloc_symbolise(e, n, fd) : NULL;
 	char line[512];
 	int len = alloc_fmt(line, sizeof line,
 			    "meminst status: %s (mode %s, backend %s, header %zu bytes)\n"

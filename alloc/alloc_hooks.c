@@ -18,7 +18,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))
@@ -556,3 +559,33 @@ ALLOC_EXPORT void pthread_exit(void *ret)
 	real_exit(ret);
 	__builtin_unreachable();
 }
+
+#if defined(__x86_64__)
+/* The two libc ways a seccomp filter is installed (libseccomp's
+** seccomp_load uses the first, or the second on kernels before 3.17): the
+** filter is evaluated before it takes effect (alloc_seccomp.c).  meminst's
+** own raw calls come through `syscall` too: the number compare is all
+** they pay. */
+ALLOC_EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (unlikely(nr == SYS_seccomp))
+		alloc_seccomp_before((unsigned long)a1, (const void *)a3, false);
+	return alloc_seccomp_raw(nr, a1, a2, a3, a4, a5, a6);
+}
+
+ALLOC_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	long a2 = va_arg(ap, long), a3 = va_arg(ap, long), a4 = va_arg(ap, long), a5 = va_arg(ap, long);
+	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		alloc_seccomp_before((unsigned long)a2, (const void *)a3, true);
+	return (int)alloc_seccomp_raw(SYS_prctl, option, a2, a3, a4, a5, 0);
+}
+#endif

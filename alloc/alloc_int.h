@@ -22,6 +22,7 @@
 **   alloc_api.c      the public meminst_* functions
 **   alloc_sqlite.c   storing snapshots with meminst's private SQLite
 **                    (libsqlite3.a linked in, names hidden)
+**   alloc_seccomp.c  seccomp filters evaluated before they take effect
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -858,6 +859,7 @@ void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
 void alloc_service_flush(void);
 bool alloc_service_running(void);
+void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or
@@ -910,11 +912,51 @@ static inline void *alloc_table_at(alloc_table_t *t, uint32_t i)
 ** mapped (the caller falls back on an overflow number and warns, once). */
 bool alloc_table_ensure(alloc_table_t *t, uint32_t i);
 void alloc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void alloc_log_noted(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
 bool alloc_readable(const void *p, size_t n);
 void alloc_sys_pid_refresh(void);   /* after fork */
+pid_t alloc_sys_pid(void);          /* cached; 0 when getpid was refused */
+/* A descriptor of meminst's and the file it was opened on (fstat's device
+** and inode), checked before each write: the program may have put a file
+** of its own on the number. */
+typedef struct alloc_fdid_s {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+} alloc_fdid_t;
+bool alloc_fdid_take(alloc_fdid_t *id, int fd);
+bool alloc_fdid_same(const alloc_fdid_t *id);
+void alloc_sys_err_init(void); /* the constructor: stderr as it is now */
+int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
+/* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
+** fuzzer links alloc_sys.c alone). */
+void alloc_snap_note(const char *line, size_t n) __attribute__((weak));
+
+/* System calls a seccomp filter refuses or kills on (alloc_seccomp.c sets
+** them when the program installs one; alloc_sys.c holds the set). */
+enum {
+	ALLOC_SC_WRITE = 1u << 0,    /* messages, print= tables */
+	ALLOC_SC_FSTAT = 1u << 1,    /* descriptor checks */
+	ALLOC_SC_GETPID = 1u << 2,   /* %p, the snapshot's pid */
+	ALLOC_SC_VM_READV = 1u << 3, /* alloc_readable */
+	ALLOC_SC_MINCORE = 1u << 4,
+	ALLOC_SC_SNAPSHOT = 1u << 5, /* storing snapshots (SQLite's calls) */
+	ALLOC_SC_SYMBOLISE = 1u << 6, /* print=types: the helper process */
+	ALLOC_SC_TRACE = 1u << 7,    /* trace file, sampling timers */
+	ALLOC_SC_THREADS = 1u << 8,  /* meminst's threads beside the program's */
+};
+extern _Atomic unsigned alloc_sc_refused;
+/* "alloc_seccomp.c" */
+void alloc_seccomp_init(void); /* the constructor: a filter from the start */
+void alloc_seccomp_before(unsigned long mode, const void *prog, bool by_prctl);
+long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+static inline bool alloc_seccomp_refuses(unsigned what)
+{
+	return unlikely(atomic_load_explicit(&alloc_sc_refused, memory_order_relaxed) & what);
+}
 void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
 void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
@@ -922,7 +964,10 @@ void *alloc_sys_remap(void *p, size_t old, size_t size);
 void alloc_sys_populate(void *p, size_t size);
 pid_t alloc_sys_gettid(void);
 bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
+/* All of s on fd; fd ALLOC_FD_STDERR: on meminst's stderr, looked up
+** (alloc_sys_err_fd) at each call, nothing when there is none. */
 void alloc_sys_write(int fd, const char *s, size_t n);
+#define ALLOC_FD_STDERR (-2)
 bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path, size_t plen, char *descr,
 		      size_t dlen);
 void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
@@ -940,6 +985,10 @@ int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way
 /* Every signal blocked (the old mask kept), and the old mask back: around
 ** code that holds a lock a signal handler's malloc or free would wait on,
 ** where nothing (`counting`, the guard) tells the handler so. */
+/* glibc's own sigaction, under the name meminst interposes
+** (trace_sigwrap.c): the action as the kernel has it. */
+extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+	__attribute__((visibility("default")));
 void alloc_sys_signals_off(sigset_t *old);
 void alloc_sys_signals_on(const sigset_t *old);
 

@@ -53,6 +53,7 @@ static struct service {
 	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
+	_Atomic bool quit, gone;  /* alloc_service_stop: asked, done */
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
 
 _Atomic int64_t alloc_peak_next = INT64_MAX;
@@ -443,13 +444,50 @@ static bool svc_interval(void)
 	return stored;
 }
 
+/*
+** With snapshot_at=signal: is the signal still ours to take?  Looked at on
+** the thread's recheck (SVC_RECHECK_MS): the program may have set its
+** action (SIG_IGN, a handler of its own), or block the signal in every
+** thread, so that a kill sent for a snapshot stays pending (ShdPnd) and
+** no snapshot comes.  Each is said once, on one line.
+*/
+static void svc_signal_check(void)
+{
+	static bool said_action, said_blocked;
+	static int pending_seen; /* consecutive checks that found it pending */
+	int sig = alloc_opts.snapshot_signal;
+	if (!alloc_opts.snapshot || !(alloc_opts.snapshot_at & ALLOC_SNAP_SIGNAL))
+		return;
+	struct sigaction cur;
+	if (!said_action && __sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != svc_signal_handler) {
+		said_action = true;
+		alloc_log("the program set its own action for signal %d (%s), the snapshot signal: snapshots "
+			  "on signal are not taken (snapshot_signal= chooses another)", sig,
+			  cur.sa_handler == SIG_IGN ? "ignored" : cur.sa_handler == SIG_DFL ? "the default" :
+			  "a handler of its own");
+	}
+	char buf[4096];
+	const char *p;
+	unsigned long long pend = 0;
+	if (said_blocked || alloc_sys_read_file("/proc/self/status", buf, sizeof buf) < 0 ||
+	    !(p = strstr(buf, "\nShdPnd:")))
+		return;
+	pend = strtoull(p + 8, NULL, 16);
+	pending_seen = sig <= 64 && (pend >> (sig - 1)) & 1 ? pending_seen + 1 : 0;
+	if (pending_seen >= 2) {
+		said_blocked = true;
+		alloc_log("signal %d, the snapshot signal, is pending: the program blocks it in every thread "
+			  "(sigprocmask, pthread_sigmask); no snapshot comes until it unblocks it", sig);
+	}
+}
+
 static void *svc_main(void *arg)
 {
 	(void)arg;
 	alloc_tls.guard = 1; /* for life: this thread's allocations are ours */
 	alloc_own_thread_enter();
 	atomic_store(&svc.registered, true);
-	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0;
+	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0, checked_ms = 0;
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
 	/* stores open files while the program runs: in a table of our own */
@@ -481,7 +519,12 @@ static void *svc_main(void *arg)
 			timeout = SVC_RECHECK_MS;
 		int r = poll(p, (nfds_t)nfds, timeout);
 		alloc_snap_spare_trim();
-		if (r < 0 && errno != EINTR)
+		int64_t now_ms = alloc_snap_now(CLOCK_MONOTONIC) / 1000000;
+		if (now_ms - checked_ms >= SVC_RECHECK_MS) {
+			checked_ms = now_ms;
+			svc_signal_check();
+		}
+		if ((r < 0 && errno != EINTR) || atomic_load(&svc.quit))
 			break;
 		if (r > 0 && ((p[0].revents | (nfds > 1 ? p[1].revents : 0)) & POLLNVAL)) {
 			/* The program closed our descriptors (daemons close them
@@ -523,7 +566,27 @@ static void *svc_main(void *arg)
 		}
 	}
 	alloc_own_thread_leave();
+	atomic_store(&svc.gone, true);
 	return NULL;
+}
+
+/*
+** End the thread (a seccomp filter is coming that refuses futex: with a
+** thread of ours beside it, the program's own locks would wait in futex
+** and be killed).  Waits for a store in progress.  Signal, interval, peak
+** and control snapshots stop; exit and API snapshots are the caller's.
+*/
+void alloc_service_stop(void)
+{
+	if (!svc.running)
+		return;
+	svc_peak_next_set(INT64_MAX);
+	atomic_store(&alloc_peak_turn, INT64_MIN);
+	atomic_store(&svc.quit, true);
+	svc_wake('q');
+	while (!atomic_load(&svc.gone))
+		sched_yield(); /* at most a poll timeout (SVC_RECHECK_MS) without the pipe */
+	svc.running = false;
 }
 
 /*

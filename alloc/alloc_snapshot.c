@@ -19,6 +19,7 @@
 #include "alloc_int.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -296,7 +297,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 		alloc_status_describe(k, im->nstatus[k], im->status[k]);
 	im->with_map = with_map;
 	im->trigger = trigger;
-	im->pid = getpid();
+	im->pid = alloc_sys_pid();
 	im->ppid = getppid();
 	im->time_ns = alloc_snap_now(CLOCK_REALTIME);
 	im->elapsed_ns = alloc_snap_now(CLOCK_MONOTONIC) - snap_start_ns;
@@ -336,7 +337,9 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 		char num[24];
 		const char *add = NULL;
 		if (in[i] == '%' && i + 1 < n && in[i + 1] == 'p') {
-			alloc_fmt(num, sizeof num, "%d", (int)getpid());
+			if (!alloc_sys_pid())
+				return -1; /* never "-1": getpid refused in a child of fork */
+			alloc_fmt(num, sizeof num, "%d", (int)alloc_sys_pid());
 			add = num;
 			i++;
 		} else if (in[i] == '%' && i + 1 < n && in[i + 1] == '%') {
@@ -366,6 +369,10 @@ static int snap_store_api(const char *path, bool with_map)
 	char full[4096], err[512];
 	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF) {
 		errno = ENOTSUP;
+		return -1;
+	}
+	if (alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT)) {
+		errno = EPERM; /* the program's seccomp filter (said when it came) */
 		return -1;
 	}
 	if (!path || alloc_snap_path(path, strlen(path), alloc_snap_cwd, full, sizeof full) < 0) {
@@ -401,15 +408,45 @@ ALLOC_EXPORT int meminst_store_memory_status(const char *path)
 int alloc_snap_store_configured(alloc_snap_t *im)
 {
 	char full[4096], err[512];
+	if (alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT))
+		return -1; /* said once, when the filter came (alloc_seccomp.c) */
 	if (alloc_snap_path(alloc_opts.snapshot, alloc_opts.snapshot_len, alloc_snap_cwd, full,
 			    sizeof full) < 0) {
-		alloc_log("snapshot path too long");
+		if (alloc_sys_pid())
+			alloc_log("snapshot path too long");
+		else
+			alloc_log("snapshot not stored: its name needs the process id (%%p), and a seccomp "
+				  "filter refuses getpid in this child of fork");
 		return -1;
 	}
 	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
 	if (id < 0 && id != ALLOC_SQ_BUSY)
 		alloc_log("%s", err);
 	return id;
+}
+
+/*
+** A line meminst could not write to the stderr of the start (the program
+** closed it, or put a file of its own on its number) is appended to a
+** notes file beside the snapshot: PATH.log for snapshot=PATH (%p
+** expanded).  The launcher keeps these files in the session, where
+** `inspect report` shows them; without the launcher the user finds the
+** file beside the snapshot.  Async-signal-safe; never allocates.
+*/
+void alloc_snap_note(const char *line, size_t n)
+{
+	char full[4096];
+	if (!alloc_opts.snapshot || alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT) ||
+	    alloc_snap_path(alloc_opts.snapshot, alloc_opts.snapshot_len, alloc_snap_cwd, full,
+			    sizeof full - 4) < 0)
+		return;
+	memcpy(full + strlen(full), ".log", 5);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, full, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			      0644);
+	if (fd < 0)
+		return;
+	alloc_sys_write(fd, line, n);
+	syscall(SYS_close, fd);
 }
 
 /* At start, with snapshot=PATH and a trigger: a path too long, or a
@@ -469,8 +506,11 @@ static int64_t snap_exit_lost = -1, snap_exit_lost_blocks;
 
 void alloc_snap_at_exit(void)
 {
-	bool store = alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT);
-	bool gate = alloc_opts.leak_exit_code && alloc_mode == MEMINST_MODE_MIM &&
+	/* under a seccomp filter that refuses what a store or a scan needs:
+	** neither (alloc_seccomp.c said so) */
+	bool allowed = !alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT);
+	bool store = allowed && alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT);
+	bool gate = allowed && alloc_opts.leak_exit_code && alloc_mode == MEMINST_MODE_MIM &&
 		    alloc_opts.leak_check != ALLOC_LEAK_CHECK_OFF;
 	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !(store || gate) ||
 	    atomic_exchange(&snap_exit_done, true))

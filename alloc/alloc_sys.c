@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
@@ -167,6 +168,8 @@ int alloc_fmt(char *buf, size_t len, const char *fmt, ...)
 
 void alloc_sys_write(int fd, const char *s, size_t n)
 {
+	if (fd == ALLOC_FD_STDERR && (fd = alloc_sys_err_fd()) < 0)
+		return;
 	while (n > 0) {
 		ssize_t w = syscall(SYS_write, fd, s, n);
 		if (w < 0 && errno == EINTR)
@@ -178,20 +181,100 @@ void alloc_sys_write(int fd, const char *s, size_t n)
 	}
 }
 
-/* One line on stderr, prefixed with "meminst: ".  Never allocates. */
-void alloc_log(const char *fmt, ...)
+/* ------------------------------------------------------------ stderr --- */
+
+_Atomic unsigned alloc_sc_refused; /* set by alloc_seccomp.c */
+
+/* Remember what fd is open on (false: it is not open). */
+bool alloc_fdid_take(alloc_fdid_t *id, int fd)
+{
+	struct stat st;
+	id->fd = -1;
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return false;
+	id->dev = st.st_dev, id->ino = st.st_ino, id->fd = fd;
+	return true;
+}
+
+/* Is id's number still open on the file it was taken on?  A program may
+** close any number and open or dup2 a file of its own onto it (a data
+** file over 3..1023, stderr closed by close_stdout and the number reused):
+** meminst writes only where this holds.  Async-signal-safe. */
+bool alloc_fdid_same(const alloc_fdid_t *id)
+{
+	struct stat st;
+	return id->fd >= 0 && !alloc_seccomp_refuses(ALLOC_SC_FSTAT) && fstat(id->fd, &st) == 0 &&
+	       st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+/* stderr as it was at start, and a copy of it at a high number (CLOEXEC)
+** for when the program has closed or replaced its descriptor 2. */
+static alloc_fdid_t sys_err = {.fd = -1}, sys_err_copy = {.fd = -1};
+static _Atomic bool sys_err_known;
+
+void alloc_sys_err_init(void)
+{
+	if (atomic_load(&sys_err_known) || !alloc_fdid_take(&sys_err, 2))
+		return;
+	int copy = (int)syscall(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 3);
+	if (copy >= 0)
+		alloc_fdid_take(&sys_err_copy, alloc_sys_fd_high(copy));
+	atomic_store(&sys_err_known, true);
+}
+
+/* Where meminst's lines go: descriptor 2 while it is the stderr of the
+** start, else the copy of it while that holds, else nowhere (-1).  Before
+** the constructor has looked, 2.  When fstat is refused (a seccomp filter)
+** nothing can be checked: 2, as the program's own messages. */
+int alloc_sys_err_fd(void)
+{
+	if (!atomic_load(&sys_err_known) || alloc_seccomp_refuses(ALLOC_SC_FSTAT))
+		return 2;
+	if (alloc_fdid_same(&sys_err))
+		return 2;
+	return alloc_fdid_same(&sys_err_copy) ? sys_err_copy.fd : -1;
+}
+
+/* One line on stderr, prefixed with "meminst: ".  Never allocates.  When
+** the program's stderr is no longer the one it started with, the line also
+** goes to the notes file beside the snapshot (alloc_snap_note), which the
+** launcher keeps in the session: `inspect report` shows it. */
+static void sys_vlog(bool keep, const char *fmt, va_list ap)
 {
 	char line[512];
 	int saved = errno;
 	size_t n = (size_t)alloc_fmt(line, sizeof line, "meminst: ");
-	va_list ap;
-	va_start(ap, fmt);
 	alloc_vfmt(line + n, sizeof line - n - 1, fmt, ap);
-	va_end(ap);
 	n = strlen(line);
 	line[n++] = '\n';
-	alloc_sys_write(2, line, n);
+	if (alloc_seccomp_refuses(ALLOC_SC_WRITE)) {
+		errno = saved;
+		return;
+	}
+	int fd = alloc_sys_err_fd();
+	if (fd >= 0)
+		alloc_sys_write(fd, line, n);
+	if ((fd != 2 || keep) && alloc_snap_note)
+		alloc_snap_note(line, n);
 	errno = saved;
+}
+
+void alloc_log(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sys_vlog(false, fmt, ap);
+	va_end(ap);
+}
+
+/* The same, and in the notes beside the snapshot in any case: for what a
+** session must keep (a seccomp filter that turned features off). */
+void alloc_log_noted(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sys_vlog(true, fmt, ap);
+	va_end(ap);
 }
 
 void alloc_assert_fail(const char *expr, const char *file, int line)
@@ -397,9 +480,24 @@ void *alloc_sys_remap(void *p, size_t old, size_t size)
 */
 static _Atomic pid_t sys_pid; /* filled lazily, by whichever thread comes first */
 
+/* 0 (unknown) when getpid fails: a seccomp filter may refuse it. */
 void alloc_sys_pid_refresh(void)
 {
-	atomic_store_explicit(&sys_pid, (pid_t)syscall(SYS_getpid), memory_order_relaxed);
+	long pid = alloc_seccomp_refuses(ALLOC_SC_GETPID) ? -1 : syscall(SYS_getpid);
+	atomic_store_explicit(&sys_pid, pid > 0 ? (pid_t)pid : 0, memory_order_relaxed);
+}
+
+/* The process's id, taken once (and again in a child of fork): after a
+** seccomp filter that refuses getpid, the one known before it.  0 when it
+** was never known (a child forked under such a filter). */
+pid_t alloc_sys_pid(void)
+{
+	pid_t pid = atomic_load_explicit(&sys_pid, memory_order_relaxed);
+	if (!pid) {
+		alloc_sys_pid_refresh();
+		pid = atomic_load_explicit(&sys_pid, memory_order_relaxed);
+	}
+	return pid;
 }
 
 bool alloc_readable(const void *p, size_t n)
@@ -408,14 +506,17 @@ bool alloc_readable(const void *p, size_t n)
 	if (n > sizeof tmp)
 		n = sizeof tmp;
 	struct iovec local = {tmp, n}, remote = {(void *)p, n};
-	if (unlikely(!atomic_load_explicit(&sys_pid, memory_order_relaxed)))
-		alloc_sys_pid_refresh();
-	ssize_t r = syscall(SYS_process_vm_readv, atomic_load_explicit(&sys_pid, memory_order_relaxed),
-			    &local, 1UL, &remote, 1UL, 0UL);
-	if (r == (ssize_t)n)
-		return true;
-	if (r < 0 && errno == EFAULT)
-		return false;
+	if (alloc_seccomp_refuses(ALLOC_SC_VM_READV)) {
+		/* under a seccomp filter: mincore, else trust the header check */
+		if (alloc_seccomp_refuses(ALLOC_SC_MINCORE))
+			return true;
+	} else {
+		ssize_t r = syscall(SYS_process_vm_readv, alloc_sys_pid(), &local, 1UL, &remote, 1UL, 0UL);
+		if (r == (ssize_t)n)
+			return true;
+		if (r < 0 && errno == EFAULT)
+			return false;
+	}
 	uintptr_t page = (uintptr_t)p & ~(uintptr_t)4095;
 	unsigned char vec[2];
 	size_t span = ((uintptr_t)p + n - page + 4095) & ~(size_t)4095;
@@ -527,11 +628,28 @@ size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, s
 	return 0;
 }
 
-/* The executable's path, from /proc/self/exe ("" when it cannot be read). */
+/* The executable's path, from /proc/self/exe ("" when it cannot be read).
+** Read once and kept: a seccomp filter may refuse readlink later
+** (alloc_seccomp.c reads it before a filter comes). */
 void alloc_sys_exe_path(char *path, size_t len)
 {
-	ssize_t n = syscall(SYS_readlink, "/proc/self/exe", path, len - 1);
-	path[n > 0 ? n : 0] = 0;
+	static char exe[4096];
+	static _Atomic int state; /* 0 not read, 1 being stored, 2 kept */
+	if (atomic_load_explicit(&state, memory_order_acquire) != 2) {
+		char now[sizeof exe];
+		ssize_t n = syscall(SYS_readlink, "/proc/self/exe", now, sizeof now - 1);
+		now[n > 0 ? n : 0] = 0;
+		int none = 0;
+		if (n <= 0 || !atomic_compare_exchange_strong(&state, &none, 1)) {
+			if (len)
+				alloc_fmt(path, len, "%s", now);
+			return;
+		}
+		memcpy(exe, now, (size_t)n + 1);
+		atomic_store_explicit(&state, 2, memory_order_release);
+	}
+	if (len)
+		alloc_fmt(path, len, "%s", exe);
 }
 
 /* A loaded object's path: the loader's name, the executable's from /proc

@@ -46,6 +46,15 @@
 	"  cmdline TEXT NOT NULL,\n"                                               \
 	"  snapshots INTEGER NOT NULL,\n"     /* how many it stored             */ \
 	"  traced INTEGER NOT NULL\n"         /* 1 when it left a trace file    */ \
+	");\n"                                                                     \
+	/* lines libmeminst could not write to the program's stderr (closed or \
+	** replaced): a failed snapshot, a seccomp filter; `inspect report`     \
+	** shows them */                                                          \
+	"CREATE TABLE IF NOT EXISTS session_note(\n"                               \
+	"  pid INTEGER NOT NULL,\n"                                                \
+	"  seq INTEGER NOT NULL,\n"                                                \
+	"  line TEXT NOT NULL,\n"                                                  \
+	"  PRIMARY KEY(pid, seq)\n"                                               \
 	");\n"
 
 #endif

@@ -161,6 +161,41 @@ static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the run");
 }
 
+static const struct insp_col note_cols[] = {
+	{"pid", "pid", INSP_K_INT, 0},
+	{"message", "message", INSP_K_STR, 0},
+};
+
+/* What libmeminst could not say on the program's stderr (it was closed or
+** replaced): a snapshot that failed, a seccomp filter.  Sessions written
+** before session_note existed have none. */
+static int report_notes(insp_doc_t *d, insp_db_t *db, bool *sampling_off)
+{
+	sqlite3_stmt *st = insp_db_prepare(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+					       "name = 'session_note'");
+	int have = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	if (!have)
+		return st ? 0 : INSP_EXIT_DB;
+	if (!(st = insp_db_prepare(db, "SELECT pid, line FROM session_note ORDER BY pid, seq")))
+		return INSP_EXIT_DB;
+	insp_table_t *t = NULL;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!t) {
+			t = insp_doc_table(d, "notes", note_cols, NCOLS(note_cols), 0);
+			insp_table_title(t, "notes of meminst (lines the program's stderr may not have shown):");
+		}
+		insp_row(t);
+		insp_put_int(t, sqlite3_column_int64(st, 0));
+		const char *line = insp_col_text(db, st, 1);
+		*sampling_off |= strstr(line, "sampling") != NULL;
+		insp_put_str(t, line);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the notes");
+}
+
 /* The program's pid from session_run (a session without snapshots). */
 static int report_session_pid(insp_db_t *db, int64_t *pid)
 {
@@ -548,9 +583,10 @@ static void report_sampled_rows(insp_doc_t *d, const struct prof_smodel *m, size
 }
 
 /* The functions part: the exact profile of the session's stored trace, or
-** its samples.  A session with neither gets one line on o->err. */
+** its samples.  A session with neither gets one line on o->err; when
+** meminst stopped sampling (a seccomp filter: the notes say), that is why. */
 static void report_functions(insp_doc_t *d, const char *path, const struct insp_opts *o, size_t limit,
-			     const struct exp_input *in)
+			     const struct exp_input *in, bool sampling_off)
 {
 	if (in->have_model && in->model.cnt) {
 		report_fn_rows(d, &in->model, limit);
@@ -558,6 +594,9 @@ static void report_functions(insp_doc_t *d, const char *path, const struct insp_
 	}
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
+	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample) && sampling_off)
+		fprintf(o->err, "inspect: %s: no samples of process %u: meminst stopped sampling (the notes "
+			"say why)\n", path, in->tr.h.pid);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample))
 		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
 			"threads kept SIGPROF blocked (other processes of a session: --pid)\n", path, in->tr.h.pid);
@@ -694,6 +733,9 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		r = report_session_pid(s.db, &run_pid);
 	if (!r)
 		r = report_run(d, s.db, run_pid);
+	bool sampling_off = false;
+	if (!r)
+		r = report_notes(d, s.db, &sampling_off);
 	if (!r && summary)
 		report_heaviest(d, &ps, limit, mem_pid, time_pid);
 	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest) {
@@ -705,7 +747,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 			r = report_exit(d, &s, &a, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
 	}
 	if (!r && have_trace)
-		report_functions(d, a.pos[0], o, limit, &in);
+		report_functions(d, a.pos[0], o, limit, &in, sampling_off);
 	if (!r)
 		r = insp_doc_print(d);
 	exp_input_free(&in);

@@ -519,8 +519,14 @@ int main(int argc, char **argv)
 				   "call itself, as Go programs do); the session holds what was written%s",
 				   sum.cut_pid, sum.cut_text,
 				   sum.traces_cut > 1 ? " (and so for other processes)" : "");
+		/* the loader ignores LD_PRELOAD in secure-execution mode */
+		const char *secure = sum.processes ? NULL : sess_secure_exec(o.argv[0]);
+		if (secure)
+			sess_error("no process of the run loaded %s: %s is %s, which the loader runs in "
+				   "secure-execution mode, ignoring LD_PRELOAD; it is not instrumented",
+				   library, o.argv[0], secure);
 		/* with time profiling every process that loads the library writes a trace */
-		if (!sum.processes && (o.trace_clock || o.sample_hz || o.alloc_sample))
+		else if (!sum.processes && (o.trace_clock || o.sample_hz || o.alloc_sample))
 			sess_error("no process of the run loaded %s (a statically linked program is not "
 				   "instrumented)", library);
 	} else {

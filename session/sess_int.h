@@ -58,6 +58,9 @@ struct sess_result {
 /* "sess_run.c": run argv with the given environment additions; returns 0
 ** and fills *res, or -1 (the program could not be started: message said). */
 int sess_run(char **argv, struct sess_result *res);
+/* Why the loader ignores LD_PRELOAD for prog (setuid, setgid, file
+** capabilities), or NULL. */
+const char *sess_secure_exec(const char *prog);
 
 /* What went into a session, for the closing line. */
 struct sess_summary {

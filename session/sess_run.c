@@ -16,8 +16,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,4 +120,39 @@ int sess_run(char **argv, struct sess_result *res)
 		res->exit_signal = 0;
 	}
 	return 0;
+}
+
+/*
+** Why the loader would run prog in secure-execution mode (AT_SECURE), where
+** it ignores LD_PRELOAD: set-user-ID to another user, set-group-ID to
+** another group, or file capabilities.  NULL when none holds (a root-owned
+** setuid program run by root gets no AT_SECURE).  prog is found as execvp
+** finds it.
+*/
+const char *sess_secure_exec(const char *prog)
+{
+	char path[4096];
+	struct stat st;
+	const char *dirs = getenv("PATH");
+	bool found = false;
+	if (strchr(prog, '/') || !dirs) {
+		found = snprintf(path, sizeof path, "%s", prog) < (int)sizeof path && stat(path, &st) == 0;
+	} else {
+		for (const char *d = dirs; !found && d;) {
+			const char *end = strchr(d, ':');
+			int len = end ? (int)(end - d) : (int)strlen(d);
+			found = snprintf(path, sizeof path, "%.*s/%s", len, len ? d : ".", prog) < (int)sizeof path &&
+				stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+			d = end ? end + 1 : NULL;
+		}
+	}
+	if (!found || !S_ISREG(st.st_mode))
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return "a set-user-ID program";
+	if ((st.st_mode & S_ISGID) && st.st_gid != getegid() && (st.st_mode & S_IXGRP))
+		return "a set-group-ID program";
+	if (getxattr(path, "security.capability", NULL, 0) > 0)
+		return "a program with file capabilities";
+	return NULL;
 }

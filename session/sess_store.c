@@ -348,13 +348,44 @@ static void store_progress(struct store *s, int pass, size_t i, size_t n)
 			i + 1, n);
 }
 
-/* Is name a part of this kind, "mem.PID.db" or "trace.PID"?  Its pid. */
+/* Is name a part of this kind, "mem.PID.db", "mem.PID.db.log" (note) or
+** "trace.PID"?  Its pid. */
 static bool store_name(const char *name, const char *kind, long *pid)
 {
 	char tail[8];
 	if (!strcmp(kind, "mem"))
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b");
+	if (!strcmp(kind, "note"))
+		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b.log");
 	return sscanf(name, "trace.%ld%1s", pid, tail) == 1;
+}
+
+/* The notes of a process (alloc_snapshot.c, alloc_snap_note): its lines
+** meminst could not write to the program's stderr, one row each. */
+static int store_note(struct store *s, const char *file, long pid)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return 0;
+	sqlite3_stmt *st = store_prepare(s, "INSERT OR IGNORE INTO session_note VALUES(?1, ?2, ?3)");
+	char line[1024];
+	for (int seq = 1; st && fgets(line, sizeof line, f); seq++) {
+		line[strcspn(line, "\n")] = 0;
+		sqlite3_bind_int64(st, 1, pid);
+		sqlite3_bind_int(st, 2, seq);
+		const char *text = strncmp(line, "meminst: ", 9) ? line : line + 9;
+		sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+			sqlite3_finalize(st);
+			fclose(f);
+			return -1;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	fclose(f);
+	return st ? 0 : -1;
 }
 
 /* Settle a snapshot part (store_settle) and say, once, why one is left
@@ -454,6 +485,8 @@ static int store_parts(struct store *s)
 				rc = store_part(s, path, (int)i, pass);
 			else if (pass == 3 && store_name(names[i], "trace", &pid))
 				rc = store_trace(s, path, pid);
+			else if (pass == 3 && store_name(names[i], "note", &pid))
+				rc = store_note(s, path, pid);
 		}
 	}
 	if (rc == 0)

@@ -64,7 +64,6 @@
 
 #include "../alloc/alloc_int.h"
 
-extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 static const int death_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGPIPE, SIGALRM};
 #define DEATH_N (sizeof death_signals / sizeof death_signals[0])

@@ -26,8 +26,6 @@
 
 #include "../alloc/alloc_int.h"
 
-extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-
 ALLOC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (sig == SIGPROF && trace_sample_sigaction(act, old))

@@ -1,0 +1,77 @@
+# seccomp.sh — a program that locks itself in a seccomp filter
+# (tests/targets/seccomp_filter.c) ends as it does without meminst: same
+# stdout (its buffered lines were lost when meminst's exit calls met a
+# kill-on-unknown filter: SIGSYS), same exit status, under mis and mim with
+# snapshots, print=, the service thread and tracing, and under the launcher.
+# The filter installed by prctl and by syscall(SYS_seccomp) (libseccomp's
+# way) is evaluated before it takes effect: one line names what goes off
+# and the first system call refused.  A "return error" filter: the same,
+# and the launcher's report names meminst's notes, not SIGPROF, for the
+# missing samples.  A filter refusing getpid alone: the snapshot keeps the
+# process's id in its name (it was s.-1.db).  Strict mode: the same.
+. "$top_srcdir/tests/integration/lib.sh"
+
+TARGET=$MI_TARGETS/seccomp_filter
+LAUNCH=$top_builddir/session/meminst
+INSPECT=$top_builddir/inspect/inspect
+export MEMINST_LIBRARY="$MEMINST_LIB"
+case $(uname -m) in x86_64) ;; *)
+	echo "skip  $MI_NAME: filters are evaluated on x86_64 only"
+	exit 77 ;;
+esac
+
+for how in kill syscall errno nopid strict; do
+	# the plain run: exit status 3 and its lines (mi_reference wants 0)
+	"$TARGET" $how >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
+	if [ $? != 3 ] || [ ! -s "$MI_TMP/ref.out" ]; then
+		mi_fail "seccomp $how (uninstrumented)" "not exit status 3 with output" "$MI_TMP/ref.err" stderr
+		continue
+	fi
+	for backend in $MEMINST_BACKENDS; do
+		for set in mis mim "mim,snapshot=$MI_TMP/s.%p.db,print=total+types" \
+			"mis,snapshot=$MI_TMP/s.%p.db,snapshot_at=exit+peak+signal,control=on,interval=1ms" \
+			"mim,sample=1000,alloc_sample=4096,trace_file=$MI_TMP/t.%p.trace"; do
+			[ $how = strict ] && case $set in *control* | *sample*) continue ;; esac
+			label="seccomp $how, $(echo "$set" | sed "s|$MI_TMP/||g")/$backend"
+			rm -f "$MI_TMP"/s.* "$MI_TMP"/t.*
+			MI_MEMINST="$set,backend=$backend"
+			mi_x "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+			rc=$?
+			unset MI_MEMINST
+			why=
+			[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
+			cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+			n=$(grep -c '^meminst:' "$MI_TMP/run.err")
+			[ "$n" -le 1 ] || mi_why_add "$n lines from meminst, not at most one"
+			case $how,$set in
+			nopid,*snapshot*)
+				ls "$MI_TMP"/s.*.db >/dev/null 2>&1 || mi_why_add "no snapshot"
+				ls "$MI_TMP"/s.-*.db >/dev/null 2>&1 && mi_why_add "a snapshot named $(ls "$MI_TMP"/s.-*)" ;;
+			kill,*snapshot* | errno,*snapshot* | syscall,*snapshot*)
+				grep -q "seccomp filter .*snapshots (openat)" "$MI_TMP/run.err" ||
+					mi_why_add "no line naming snapshots and openat" ;;
+			esac
+			mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr
+		done
+	done
+	# the launcher: its default (mis, exit+peak+signal snapshots, 100 Hz
+	# sampling) and a heavier one
+	for opts in "" "--mim --control --interval=1ms --sample=1000"; do
+		[ $how = strict ] && [ -n "$opts" ] && continue
+		label="seccomp $how, meminst ${opts:-(defaults)}"
+		"$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+		rc=$?
+		why=
+		[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
+		cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
+		# where the filter stopped sampling (a run too brief for samples is
+		# said as such otherwise: nopid, strict)
+		case $how in kill | errno | syscall)
+			grep -q SIGPROF "$MI_TMP/rep.err" && mi_why_add "the report blames SIGPROF"
+			grep -q "seccomp filter" "$MI_TMP/rep.out" || mi_why_add "the report has no note of the filter" ;;
+		esac
+		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.err" "report's stderr"
+	done
+done
+mi_finish

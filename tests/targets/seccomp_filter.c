@@ -1,0 +1,111 @@
+/*
+** seccomp_filter.c — a program that locks itself in a seccomp filter, as
+** sandboxed tools do (a parser, a codec, a browser's renderer).
+**
+**   seccomp_filter kill|errno|syscall|strict|nopid
+**
+** It allocates, writes lines to stdout through stdio (buffered when stdout
+** is a pipe, so they are lost if the process is killed before exit), then
+** installs a filter that allows only the system calls the program itself
+** needs from there on (write, brk, mmap, munmap, exit_group, ...):
+**   kill     prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER), anything else
+**            kills the process (SECCOMP_RET_KILL_PROCESS)
+**   errno    the same, anything else fails with EPERM (SECCOMP_RET_ERRNO)
+**   syscall  the kill filter through syscall(SYS_seccomp, ...), the way
+**            libseccomp's seccomp_load installs it
+**   strict   prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT): read, write,
+**            _exit and sigreturn only; it ends with SYS_exit
+**   nopid    everything is allowed but getpid, which fails with EPERM
+** Then it allocates and frees some more, prints, and exits with status 3.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static void install(const char *how)
+{
+	unsigned deny = strcmp(how, "errno") == 0 ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_KILL_PROCESS;
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		ALLOW(SYS_write),
+		ALLOW(SYS_brk),
+		ALLOW(SYS_mmap),
+		ALLOW(SYS_munmap),
+		ALLOW(SYS_mremap),
+		ALLOW(SYS_exit_group),
+		ALLOW(SYS_exit),
+		ALLOW(SYS_rt_sigreturn),
+		ALLOW(SYS_newfstatat), /* stdio's first look at stdout */
+		ALLOW(SYS_fstat),
+		BPF_STMT(BPF_RET | BPF_K, deny),
+	};
+	struct sock_filter nopid[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+	if (strcmp(how, "nopid") == 0)
+		prog = (struct sock_fprog){.len = sizeof nopid / sizeof nopid[0], .filter = nopid};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+		perror("PR_SET_NO_NEW_PRIVS");
+		exit(1);
+	}
+	long r;
+	if (strcmp(how, "strict") == 0)
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0);
+	else if (strcmp(how, "syscall") == 0)
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	else
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	if (r != 0) {
+		perror("seccomp");
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: seccomp_filter kill|errno|syscall|strict|nopid\n");
+		return 2;
+	}
+	static char *keep[64];
+	for (int i = 0; i < 64; i++)
+		keep[i] = malloc(100 + (size_t)i);
+	printf("before the filter: %d blocks\n", 64);
+	install(argv[1]);
+	size_t total = 0;
+	for (int round = 0; round < 100; round++) {
+		char *p = malloc(1000 + (size_t)round);
+		if (!p)
+			return 1;
+		memset(p, round, 1000);
+		total += (unsigned char)p[999];
+		free(p);
+	}
+	printf("in the filter: checksum %zu\n", total);
+	for (int i = 0; i < 32; i++)
+		free(keep[i]);
+	printf("done\n");
+	if (strcmp(argv[1], "strict") == 0) {
+		fflush(stdout);
+		syscall(SYS_exit, 3);
+	}
+	return 3;
+}

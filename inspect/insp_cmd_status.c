@@ -58,7 +58,7 @@ static const struct insp_col status_cols[] = {
 	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},
 	/* events (null in files from before them: the columns then go) */
 	{"calls", "calls", INSP_K_INT, INSP_C_OPTIONAL},
-	{"allocated", "allocated", INSP_K_SIZE, INSP_C_OPTIONAL},
+	{"allocated_bytes", "allocated", INSP_K_SIZE, INSP_C_OPTIONAL},
 	{"frees", "frees", INSP_K_INT, INSP_C_OPTIONAL},
 	{"temporary", "temporary", INSP_K_INT, INSP_C_OPTIONAL},
 	{"reallocs", "reallocs", INSP_K_INT, INSP_C_OPTIONAL},

@@ -72,6 +72,9 @@ tsm 0 descr --limit 5 --full-names @DB@
 tsm 0 top --by site --limit 3 --snapshot @MAP0@ --type 1 --class 1 --thread 1 --allocator 0 @DB@
 tsm 0 top --live-at-exit --pid @PID@ --no-symbols @DB@
 tsm 0 top --by class --full-names @DB@
+tsm 0 top --by temporary --limit 3 --pid @PID@ --no-symbols @DB@
+tsm 0 sizes --by site --limit 2 --snapshot @MAP@ --no-symbols @DB@
+tsm 0 sizes --pid @PID@ --full-names @DB@
 tsm 0 diff --from @MAP0@ --to @MAP@ --limit 2 --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
 tsm 0 diff --full-names @DB@:@MAP0@ @DB@:@MAP@
 tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-symbols @DB@
@@ -191,6 +194,7 @@ tsm limits @DB@
 tsm sum @DB@
 tsm descr --limit 5 @DB@
 tsm top @DB@
+tsm sizes @DB@
 tsm diff @DB@
 tsm status @DB@
 tsm timeline @DB@

@@ -234,10 +234,11 @@ static void api_print_row(int fd, const struct meminst_status_info *e, const all
 	meminst_fmt_size(alloc_fmt, e->sizes.max_since_last, c[1], sizeof c[1]);
 	meminst_fmt_size(alloc_fmt, e->sizes.max_ever, c[2], sizeof c[2]);
 	bool named = sym && sym->label;
-	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu%s%s\n", e->id,
-			  named ? sym->label : e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
+	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu %10llu %10llu%s%s\n",
+			  e->id, named ? sym->label : e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
 			  (unsigned long long)e->blocks.max_since_last,
-			  (unsigned long long)e->blocks.max_ever, named ? "  " : "",
+			  (unsigned long long)e->blocks.max_ever, (unsigned long long)e->events.calls,
+			  (unsigned long long)e->events.temporary, named ? "  " : "",
 			  !named ? "" : sym->where ? sym->where : "-");
 	alloc_sys_write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	if (named && sym->chain) {
@@ -264,10 +265,11 @@ static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolis
 	char line[512];
 	int len = alloc_fmt(line, sizeof line,
 			    "meminst status: %s (mode %s, backend %s, header %zu bytes)\n"
-			    "%6s  %-32s %12s %12s %12s %10s %10s %10s%s\n",
+			    "%6s  %-32s %12s %12s %12s %10s %10s %10s %10s %10s%s\n",
 			    api_kind_title[kind], alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis",
 			    meminst_backend(), alloc_hdr_size, "no", "name", "size", "max-since",
-			    "max-ever", "blocks", "max-since", "max-ever", sym ? "  location" : "");
+			    "max-ever", "blocks", "max-since", "max-ever", "calls", "temporary",
+			    sym ? "  location" : "");
 	alloc_sys_write(fd, line, (size_t)len);
 	for (long i = 0; i < n; i++)
 		if (e[i].blocks.max_ever > 0 || kind == MEMINST_STATUS_TOTAL)

@@ -358,7 +358,7 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 	alloc_list_lock(l);
 	bool linked = alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 	if (linked)
-		core_count_direct(meta, size, +1);
+		core_count_direct(meta, size, +1, true);
 	alloc_list_unlock(l);
 	alloc_sys_signals_on(&old);
 	if (!linked)
@@ -369,13 +369,13 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 ** thread without a record counts straight into the global entries. */
 static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t, void *user, uint64_t meta,
 								uint32_t type, unsigned allocator,
-								size_t size, bool mim)
+								size_t size, bool mim, bool event)
 {
 	if (unlikely(!t)) {
 		if (mim)
 			core_link_orphan(user, meta, size);
 		else
-			core_count_direct(meta, size, +1);
+			core_count_direct(meta, size, +1, event);
 		return;
 	}
 	core_enter(t, mim);
@@ -391,10 +391,10 @@ static inline __attribute__((always_inline)) void core_install(alloc_thread_t *t
 			core_unmapped(user, meta, size);
 			return;
 		}
-		core_count_in(t, meta, type, allocator, size);
+		core_count_in(t, meta, type, allocator, size, event ? user : NULL);
 		alloc_list_unlock(l);
 	} else {
-		core_count_in(t, meta, type, allocator, size);
+		core_count_in(t, meta, type, allocator, size, event ? user : NULL);
 	}
 	core_leave(t);
 	/* a new peak to snapshot? (this thread's view of the total) */
@@ -452,7 +452,7 @@ static inline __attribute__((always_inline)) void *core_track(void *base, size_t
 		type = tls->scope ? tls->scope : core_site_type(t, site);
 	meta = alloc_meta_pack(type, tls->thread_no, allocator, pad_log2);
 	alloc_hdr_seal(h, user, size, meta);
-	core_install(t, user, meta, type, allocator, size, mim);
+	core_install(t, user, meta, type, allocator, size, mim, true);
 	return user;
 untracked:
 	meta = alloc_meta_pack(0, 0, allocator, pad_log2) | ALLOC_META_UNTRACKED;
@@ -498,9 +498,9 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 		alloc_map_unlink(l, m, at);
 		h->meta = meta | ALLOC_META_FREED;
 		if (likely(t))
-			core_count_out(t, meta, size);
+			core_count_out(t, meta, size, user);
 		else
-			core_count_direct(meta, size, -1);
+			core_count_direct(meta, size, -1, false);
 	}
 	if (likely(own))
 		alloc_list_unlock(l);
@@ -549,11 +549,11 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack(vo
 		return likely(t) ? core_untrack_mim(t, user, meta, size) : core_untrack_orphan(user, meta, size);
 	h->meta = meta | ALLOC_META_FREED;
 	if (unlikely(!t)) {
-		core_count_direct(meta, size, -1);
+		core_count_direct(meta, size, -1, false);
 		return CORE_UNTRACKED;
 	}
 	core_enter(t, mim);
-	core_count_out(t, meta, size);
+	core_count_out(t, meta, size, user);
 	core_leave(t);
 	return CORE_UNTRACKED;
 }
@@ -898,7 +898,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	if (unlikely(!base)) { /* the old block is intact: count it back */
 		alloc_hdr_of(user)->meta = meta;
 		core_install(core_thread(), user, meta, alloc_meta_type(meta), alloc_meta_allocator(meta),
-			     old, mim);
+			     old, mim, false);
 		return NULL;
 	}
 	return core_track(base, size, allocator, site, type, core_log2(hs), mim);

@@ -51,10 +51,67 @@ static inline __attribute__((always_inline)) void core_slot_sub(alloc_slot_t *s,
 #endif
 }
 
-static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign)
+/*
+** The events of a block counted in (`one_in` is alloc_slot_pack(size, 1)):
+** a call and its bytes in each slot, the size in the type's histogram, and
+** the block as the thread's last (for temporaries).  One add to memory a
+** slot, as core_slot_add.
+*/
+static inline __attribute__((always_inline)) void core_slot_in(alloc_slot_t *s, int64_t one_in)
+{
+#if defined(__x86_64__)
+	__asm__("addq %1, %0" : "+m"(s->in) : "r"(one_in));
+#else
+	__atomic_store_n(&s->in, s->in + one_in, __ATOMIC_RELAXED);
+#endif
+}
+
+static inline __attribute__((always_inline)) void core_events_in(alloc_thread_t *t, alloc_slot_t *total,
+								 alloc_slot_t *as, alloc_slot_t *cs,
+								 alloc_slot_t *ts, uint32_t type,
+								 unsigned allocator, uint64_t size,
+								 const void *user)
+{
+	int64_t one_in = alloc_slot_pack((int64_t)size, 1);
+	core_slot_in(total, one_in);
+	core_slot_in(as, one_in);
+	core_slot_in(cs, one_in);
+	core_slot_in(ts, one_in);
+	core_slot_in(&t->slots[ALLOC_SLOTS_FIXED - 1], one_in);
+	t->hist[type & (ALLOC_SLOTS_TYPE - 1)][alloc_hist_bucket(size)]++;
+	t->last_block = user;
+	if (allocator == ALLOC_A_REALLOC) {
+		total->reallocs++, as->reallocs++, cs->reallocs++, ts->reallocs++;
+		t->slots[ALLOC_SLOTS_FIXED - 1].reallocs++;
+	}
+}
+
+/* A free by the thread: temporary if the block is the last it allocated
+** (and it has freed nothing since); either way the next free is not. */
+static inline __attribute__((always_inline)) bool core_take_temp(alloc_thread_t *t, const void *user)
+{
+	bool temp = t->last_block == user;
+	t->last_block = NULL;
+	return temp;
+}
+
+/* A temporary block counted out: one more in its five slots (the thread's
+** own: a temporary block is the freeing thread's). */
+static inline __attribute__((always_inline)) void core_events_temp(alloc_thread_t *t, alloc_slot_t *total,
+								   alloc_slot_t *as, alloc_slot_t *cs,
+								   alloc_slot_t *ts)
+{
+	total->temps++, as->temps++, cs->temps++, ts->temps++;
+	t->slots[ALLOC_SLOTS_FIXED - 1].temps++;
+}
+
+/* `event`: in, a new block (not one counted back); out, a temporary one. */
+static ALLOC_NOINLINE void core_count_direct(uint64_t meta, uint64_t size, int sign, bool event)
 {
 	uint32_t type = alloc_meta_type(meta);
 	int64_t ds = sign * (int64_t)size, db = sign;
+	if (event)
+		alloc_stat_direct_events(meta, size, sign < 0);
 	alloc_stat_direct(ALLOC_KEY(ALLOC_K_TOTAL, 0), ds, db);
 	alloc_stat_direct(ALLOC_KEY(ALLOC_K_ALLOCATOR, alloc_meta_allocator(meta)), ds, db);
 	alloc_stat_direct(ALLOC_KEY(ALLOC_K_CLASS, alloc_type_class(type)), ds, db);
@@ -83,10 +140,11 @@ static inline alloc_slot_t *core_owner_slot(alloc_thread_t *t, uint32_t owner)
 ** the block straight into the entries, and restart the slots from there,
 ** so that a single thread's figures stay exact.
 */
-static ALLOC_NOINLINE void core_count_big(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign)
+static ALLOC_NOINLINE void core_count_big(alloc_thread_t *t, uint64_t meta, uint64_t size, int sign,
+					  bool event)
 {
 	alloc_slots_flush_all(t);
-	core_count_direct(meta, size, sign);
+	core_count_direct(meta, size, sign, event);
 	alloc_slots_flush_all(t);
 }
 
@@ -94,7 +152,7 @@ static ALLOC_NOINLINE void core_count_big(alloc_thread_t *t, uint64_t meta, uint
 ** slots in when the thread's budget has run out.  False: a big block,
 ** counted already. */
 static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_t *t, uint64_t meta,
-								    uint64_t size, int sign)
+								    uint64_t size, int sign, bool event)
 {
 	uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_acquire);
 	if (unlikely(gate != t->epoch_seen) && (gate & ~(uint32_t)ALLOC_GATE_BITS) != t->epoch_seen)
@@ -103,7 +161,7 @@ static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_
 	t->budget = b;
 	if (unlikely(b < 0)) {
 		if (unlikely(size >= ALLOC_COUNT_BIG)) {
-			core_count_big(t, meta, size, sign);
+			core_count_big(t, meta, size, sign, event);
 			return false;
 		}
 		alloc_slots_flush_budget(t);
@@ -116,13 +174,15 @@ static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_
 ** thread.  `t` is the calling thread's record (the caller has dealt with
 ** NULL).  The block is the thread's own, so the thread slot is fixed.
 ** Type and allocator come as they are, not from `meta` (which holds them
-** too): an entry point passes its allocator as a constant.
+** too): an entry point passes its allocator as a constant.  `user`: the
+** block, whose events are counted; NULL for a block counted back in (a
+** realloc that failed), which is no new event.
 */
 static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *t, uint64_t meta,
 								 uint32_t type, unsigned allocator,
-								 uint64_t size)
+								 uint64_t size, const void *user)
 {
-	if (unlikely(!core_count_begin(t, meta, size, +1)))
+	if (unlikely(!core_count_begin(t, meta, size, +1, user != NULL)))
 		return;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	alloc_slot_t *ts = core_type_slot(t, type);
@@ -131,20 +191,29 @@ static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *
 	core_slot_add(ts->cls_slot, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	if (user)
+		core_events_in(t, &t->slots[0], &t->slots[1 + allocator], ts->cls_slot, ts, type, allocator,
+			       size, user);
 }
 
-/* Count a block out: the same five entries, found from its meta bits. */
-static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t *t, uint64_t meta, uint64_t size)
+/* Count a block out: the same five entries, found from its meta bits;
+** `user` tells a temporary block (core_take_temp). */
+static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t *t, uint64_t meta, uint64_t size,
+								  const void *user)
 {
-	if (unlikely(!core_count_begin(t, meta, size, -1)))
+	bool temp = core_take_temp(t, user) && alloc_meta_thread(meta) == t->thread_no;
+	if (unlikely(!core_count_begin(t, meta, size, -1, temp)))
 		return;
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
 	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
+	alloc_slot_t *as = &t->slots[1 + alloc_meta_allocator(meta)];
 	core_slot_sub(&t->slots[0], one);
-	core_slot_sub(&t->slots[1 + alloc_meta_allocator(meta)], one);
+	core_slot_sub(as, one);
 	core_slot_sub(ts->cls_slot, one);
 	core_slot_sub(ts, one);
 	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), one);
+	if (temp)
+		core_events_temp(t, &t->slots[0], as, ts->cls_slot, ts);
 }
 
 /* The total bytes as this thread sees them: the value at its last flush

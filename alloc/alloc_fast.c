@@ -137,14 +137,34 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 /* One allocation of size bytes counted in: the thread's total, its
 ** allocator's, class's and type's slots, and the last fixed slot. */
 static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, unsigned allocator,
-								   alloc_slot_t *ts, alloc_slot_t *cs, size_t size)
+								   alloc_slot_t *ts, alloc_slot_t *cs, size_t size,
+								   uint32_t type, const void *user)
 {
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	alloc_slot_t *as = fast_allocator_slot(t, allocator);
 	core_slot_add(&t->slots[0], one);
-	core_slot_add(fast_allocator_slot(t, allocator), one);
+	core_slot_add(as, one);
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	core_events_in(t, &t->slots[0], as, cs, ts, type, allocator, size, user);
+}
+
+/* One block of the thread's own counted out (and, if temporary, its
+** event). */
+static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t *t, unsigned allocator,
+								  alloc_slot_t *ts, alloc_slot_t *cs, uint64_t size,
+								  const void *user)
+{
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	alloc_slot_t *as = fast_pin(&t->slots[1 + allocator]);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(as, one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	if (core_take_temp(t, user))
+		core_events_temp(t, &t->slots[0], as, cs, ts);
 }
 
 /*
@@ -174,7 +194,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
 	t->budget = budget;
-	fast_count_alloc(t, allocator, ts, cs, size);
+	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
@@ -255,12 +275,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 		goto abort;
 	h->meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	core_slot_sub(&t->slots[0], one);
-	core_slot_sub(fast_pin(&t->slots[1 + allocator]), one);
-	core_slot_sub(cs, one);
-	core_slot_sub(ts, one);
-	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	fast_count_free(t, allocator, ts, cs, size, user);
 	if (fast_leave(t))
 		return alloc_core_free_mis_done(t, user);
 	alloc_real.free(h);
@@ -364,7 +379,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	m->seq = t->seq_next++;
 	__atomic_store_n(&l->count, n + 1, __ATOMIC_RELAXED); /* (alloc_map_count) */
 	t->budget = budget;
-	fast_count_alloc(t, allocator, ts, cs, size);
+	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	fast_list_leave(l, biased);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
@@ -444,12 +459,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	core_slot_sub(&t->slots[0], one);
-	core_slot_sub(fast_pin(&t->slots[1 + allocator]), one);
-	core_slot_sub(cs, one);
-	core_slot_sub(ts, one);
-	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	fast_count_free(t, allocator, ts, cs, size, user);
 	fast_list_leave(l, biased);
 	if (fast_leave(t))
 		return alloc_core_free_mim_done(t, user);

@@ -271,6 +271,22 @@ size_t alloc_boot_size(const void *p);
 /* ------------------------------------------------------------ status --- */
 
 /*
+** Event counters, cumulative from the start: blocks counted in (calls to
+** an allocation function that returned a block), their requested bytes,
+** temporary blocks (freed by the thread that allocated them before it
+** allocated or freed anything else: meminst(7)), and blocks made by
+** realloc.  Frees are not counted: they are calls less live blocks.
+*/
+enum { ALLOC_EV_CALLS = 0, ALLOC_EV_BYTES, ALLOC_EV_TEMPS, ALLOC_EV_REALLOCS, ALLOC_EV_COUNT };
+/* Requested sizes by log2: bucket b holds [2^b, 2^(b+1)), bucket 0 also 0;
+** requests stop at 2^47 (the header's size field). */
+#define ALLOC_HIST_BUCKETS 48
+static inline unsigned alloc_hist_bucket(uint64_t size)
+{
+	return 63u - (unsigned)__builtin_clzll(size | 1);
+}
+
+/*
 ** One status entry: the global part of a counter pair (sizes, blocks).
 ** Threads keep pending deltas in alloc_slot_t and fold them in here now and
 ** then; see alloc_status.c for the precision this gives.
@@ -279,7 +295,7 @@ typedef struct alloc_stat_s {
 	_Atomic int64_t cur[2];
 	_Atomic uint64_t max_sl[2];
 	_Atomic uint64_t max_ever[2];
-	uint64_t pad_;
+	_Atomic uint64_t ev[ALLOC_EV_COUNT]; /* events, cumulative (ALLOC_EV_*) */
 } __attribute__((aligned(64))) alloc_stat_t;
 
 enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
@@ -311,14 +327,19 @@ enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
 typedef struct alloc_slot_s {
 	uint32_t key;
 	uint32_t epoch;    /* the kind's reset epoch this slot's hi belongs to */
-	uint32_t cls;      /* type slots: the class of the type               */
-	int32_t hi_blocks; /* highest block change since the last flush       */
+	uint16_t cls;      /* type slots: the class of the type (< 2^16)      */
+	uint16_t temps;    /* temporary blocks since the last flush          */
+	int16_t hi_blocks; /* highest block change since the last flush       */
+	uint16_t reallocs; /* blocks made by realloc since the last flush    */
 	int64_t d;         /* change since the last flush, packed             */
 	int64_t hi;        /* highest d since the last flush                  */
 	int64_t base[2];   /* global values (bytes, blocks) at the last flush */
 	struct alloc_slot_s *cls_slot; /* type slots: the slot of the class  */
-	int64_t pad_;      /* 64 bytes: a slot's address is one shift away,
-			      which gcc keeps to better than 32 or 48 (bench) */
+	int64_t in;        /* blocks counted in since the last flush, packed as
+			      d (bytes, calls): the events of ALLOC_EV_*.  64
+			      bytes in all: a slot's address is one shift away,
+			      which gcc keeps to better than 32 or 48 (bench);
+			      the budget below keeps the 16-bit counts small */
 } alloc_slot_t;
 
 #define ALLOC_COUNT_BIG ((uint64_t)1 << 30)
@@ -364,6 +385,11 @@ void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, uint32_t cap,
 		     bool reset);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
+/* The size histograms of types [0, n) into out[type][bucket], the threads'
+** pending counts added (a snapshot calls it with counting stopped). */
+void alloc_hist_read(uint32_t n, uint64_t (*out)[ALLOC_HIST_BUCKETS]);
+/* The event counters of one block counted straight into the entries. */
+void alloc_stat_direct_events(uint64_t meta, uint64_t size, bool temp);
 
 /* ------------------------------------------------------------ threads -- */
 
@@ -389,7 +415,11 @@ struct alloc_thread_s {
 	uint32_t probe_epoch;       /* alloc_unmap_epoch when probe_pages was valid  */
 	uintptr_t probe_pages[8];   /* pages near which headers were found readable  */
 	pid_t tid;
+	const void *last_block; /* the last block it allocated, until it frees
+				  anything: a free of it is temporary        */
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
+	/* pending size histograms of the type slots, folded in with them */
+	uint16_t hist[ALLOC_SLOTS_TYPE][ALLOC_HIST_BUCKETS];
 	uint64_t keyed[(ALLOC_SLOTS_ALL + 63) / 64]; /* slots with a key: what a
 				  flush looks at (most of the others are cold) */
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
@@ -792,6 +822,8 @@ typedef struct alloc_snap_s {
 	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
 	size_t leak_class_bytes;
 	alloc_leak_sum_t leak;
+	uint64_t (*hist)[ALLOC_HIST_BUCKETS]; /* types' size histograms */
+	size_t hist_bytes;
 } alloc_snap_t;
 
 /* "alloc_snapshot.c" */

@@ -55,6 +55,8 @@ static void snap_unmap(alloc_snap_t *im)
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		if (im->status[k])
 			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
+	if (im->hist)
+		alloc_sys_unmap(im->hist, im->hist_bytes);
 	if (im->blocks_map)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 	if (im->leak_class)
@@ -126,7 +128,14 @@ static bool snap_reserve_status(alloc_snap_t *im)
 		if (!im->status[k])
 			return false;
 	}
-	return true;
+	size_t bytes = snap_round((size_t)(alloc_tags_count(ALLOC_K_TYPE) + 256) * sizeof *im->hist);
+	if (im->hist && im->hist_bytes >= bytes)
+		return true;
+	if (im->hist)
+		alloc_sys_unmap(im->hist, im->hist_bytes);
+	im->hist = alloc_sys_map(bytes);
+	im->hist_bytes = bytes;
+	return im->hist != NULL;
 }
 
 /* Read every kind (resetting max_since_last).  False if a kind grew past
@@ -139,8 +148,11 @@ static bool snap_read_status(alloc_snap_t *im)
 			return false;
 		im->nstatus[k] = n;
 	}
+	if ((size_t)im->nstatus[ALLOC_K_TYPE] * sizeof *im->hist > im->hist_bytes)
+		return false;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		alloc_stat_read(k, im->nstatus[k], im->status[k], im->nstatus[k], true);
+	alloc_hist_read(im->nstatus[ALLOC_K_TYPE], im->hist);
 	return true;
 }
 

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -148,7 +149,7 @@ typedef struct sq_kept_s {
 	char path[4096];
 	sq_ident_t ident;
 	pid_t pid;
-	bool frames_made, class_load_made; /* the optional tables exist */
+	bool frames_made, class_load_made, events_made; /* the optional tables exist */
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];
 } sq_kept_t;
@@ -306,17 +307,41 @@ static int sq_write_process(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
+/* The resident set now and at its highest (snapshot_rss), in bytes. */
+static int sq_write_rss(sq_writer_t *w)
+{
+	char statm[256];
+	long pages = 0, resident = 0;
+	struct rusage ru;
+	int len = alloc_sys_read_file("/proc/self/statm", statm, sizeof statm - 1);
+	statm[len > 0 ? len : 0] = 0;
+	sscanf(statm, "%ld %ld", &pages, &resident);
+	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
+		ru.ru_maxrss = 0;
+	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");
+	int rc = st ? sq_row(w, st, "iii", w->id, (int64_t)resident * sysconf(_SC_PAGESIZE),
+			     (int64_t)ru.ru_maxrss * 1024) : -1;
+	if (st)
+		sq_release(w, st);
+	return rc;
+}
+
 static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 {
 	static const char *const kinds[] = {MEMINST_SNAPSHOT_KINDS};
-	sqlite3_stmt *st[5] = {
+	/* a file from before the event tables; a kept connection made them at its first store */
+	int rc = w->kept && w->kept->events_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_EVENT_TABLES);
+	if (rc == 0 && w->kept)
+		w->kept->events_made = true;
+	sqlite3_stmt *st[7] = {
 		sq_prepare(w, "INSERT INTO allocator VALUES(?,?,?)"),
 		sq_prepare(w, "INSERT INTO class VALUES(?,?,?,?)"),
 		sq_prepare(w, "INSERT INTO type VALUES(?,?,?,?,?)"),
 		sq_prepare(w, "INSERT INTO thread VALUES(?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO status VALUES(?,?,?,?,?,?,?,?,?)")};
-	int rc = 0;
-	for (int i = 0; i < 5; i++)
+		sq_prepare(w, "INSERT INTO status VALUES(?,?,?,?,?,?,?,?,?)"),
+		sq_prepare(w, "INSERT INTO status_event VALUES(?,?,?,?,?,?,?,?)"),
+		sq_prepare(w, "INSERT INTO size_hist VALUES(?,?,?,?)")};
+	for (int i = 0; i < 7; i++)
 		if (!st[i])
 			rc = -1;
 	for (unsigned k = 0; k < ALLOC_K_COUNT && rc == 0; k++) {
@@ -338,9 +363,18 @@ static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 					    (int64_t)e->sizes.current, (int64_t)e->sizes.max_since_last,
 					    (int64_t)e->sizes.max_ever, (int64_t)e->blocks.current,
 					    (int64_t)e->blocks.max_since_last, (int64_t)e->blocks.max_ever);
+			if (rc == 0 && e->events.calls)
+				rc = sq_row(w, st[5], "isiiiiii", w->id, kinds[k], (int64_t)id,
+					    (int64_t)e->events.calls, (int64_t)e->events.allocated,
+					    (int64_t)e->events.frees, (int64_t)e->events.temporary,
+					    (int64_t)e->events.reallocs);
 		}
 	}
-	for (int i = 0; i < 5; i++)
+	for (uint32_t id = 0; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++)
+		for (unsigned b = 0; b < ALLOC_HIST_BUCKETS && rc == 0; b++)
+			if (im->hist[id][b])
+				rc = sq_row(w, st[6], "iiii", w->id, (int64_t)id, (int64_t)b, (int64_t)im->hist[id][b]);
+	for (int i = 0; i < 7; i++)
 		if (st[i])
 			sq_release(w, st[i]);
 	return rc;
@@ -625,6 +659,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = sq_write_process(w, im);
 	if (rc == 0)
 		rc = sq_write_tables(w, im);
+	if (rc == 0)
+		rc = sq_write_rss(w);
 	if (rc == 0)
 		rc = sq_write_frames(w, im);
 	if (rc == 0)

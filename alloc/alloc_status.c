@@ -42,6 +42,12 @@ static alloc_table_t stat_tables[ALLOC_K_COUNT] = {
 	ALLOC_TABLE("threads", alloc_stat_t, ALLOC_THREAD_MAX + 1, 12),
 };
 
+/* Each type's size histogram (the total's is their sum). */
+typedef struct alloc_hist_s {
+	_Atomic uint64_t n[ALLOC_HIST_BUCKETS];
+} alloc_hist_t;
+static alloc_table_t hist_table = ALLOC_TABLE("size histograms", alloc_hist_t, ALLOC_TYPE_MAX + 1, 11);
+
 /* The entries every process uses from the start: the total, the
 ** allocators, number 0 of each kind and the overflow type and thread.
 ** Called from alloc_init. */
@@ -52,6 +58,7 @@ int alloc_stat_init(void)
 			return -1;
 	if (!alloc_table_ensure(&stat_tables[ALLOC_K_ALLOCATOR], ALLOC_A_COUNT - 1) ||
 	    !alloc_table_ensure(&stat_tables[ALLOC_K_TYPE], ALLOC_TYPE_MAX) ||
+	    !alloc_table_ensure(&hist_table, 0) || !alloc_table_ensure(&hist_table, ALLOC_TYPE_MAX) ||
 	    !alloc_table_ensure(&stat_tables[ALLOC_K_THREAD], ALLOC_THREAD_MAX))
 		return -1;
 	return 0;
@@ -61,7 +68,8 @@ int alloc_stat_init(void)
 ** be mapped. */
 bool alloc_stat_reserve(unsigned kind, uint32_t id)
 {
-	return alloc_table_ensure(&stat_tables[kind], id);
+	return alloc_table_ensure(&stat_tables[kind], id) &&
+	       (kind != ALLOC_K_TYPE || alloc_table_ensure(&hist_table, id));
 }
 
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id)
@@ -87,6 +95,31 @@ static void slot_restart(alloc_slot_t *s, int64_t base[2], const int64_t g[2])
 	__atomic_store_n(&s->d, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->hi, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->hi_blocks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->in, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->temps, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->reallocs, 0, __ATOMIC_RELAXED);
+}
+
+/* A slot's pending events into its entry (its type's histogram too). */
+static void slot_fold_events(alloc_thread_t *t, unsigned i, alloc_stat_t *e)
+{
+	alloc_slot_t *s = &t->slots[i];
+	int64_t in = s->in;
+	uint64_t ev[ALLOC_EV_COUNT] = {(uint64_t)alloc_slot_blocks(in), (uint64_t)alloc_slot_bytes(in),
+				       s->temps, s->reallocs};
+	for (int k = 0; k < ALLOC_EV_COUNT; k++)
+		if (ev[k])
+			atomic_fetch_add_explicit(&e->ev[k], ev[k], memory_order_relaxed);
+	if (ALLOC_KEY_KIND(s->key) != ALLOC_K_TYPE || !ev[ALLOC_EV_CALLS])
+		return;
+	alloc_hist_t *h = alloc_table_at(&hist_table, ALLOC_KEY_ID(s->key));
+	uint16_t *p = t->hist[i - (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS)];
+	for (unsigned b = 0; b < ALLOC_HIST_BUCKETS; b++)
+		if (p[b]) {
+			if (h)
+				atomic_fetch_add_explicit(&h->n[b], p[b], memory_order_relaxed);
+			__atomic_store_n(&p[b], 0, __ATOMIC_RELAXED);
+		}
 }
 
 /*
@@ -144,6 +177,7 @@ void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 	int64_t hi[2] = {base[0] + alloc_slot_bytes(s->hi), base[1] + s->hi_blocks};
 	int64_t g[2];
 	stat_fold(e, d, hi, s->epoch == epoch, g);
+	slot_fold_events(t, i, e);
 	slot_restart(s, base, g);
 	s->epoch = epoch;
 	if (i == 0)
@@ -240,7 +274,7 @@ void alloc_slots_flush_budget(alloc_thread_t *t)
 {
 	for SLOTS_KEYED(t, i) {
 		alloc_slot_t *s = &t->slots[i];
-		if (s->d | s->hi | s->hi_blocks)
+		if (s->d | s->hi | s->hi_blocks | s->in | s->temps)
 			alloc_slot_flush(t, i);
 	}
 	t->budget = ALLOC_FLUSH_BYTES;
@@ -257,11 +291,57 @@ void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
 	stat_fold(e, d, none, true, g);
 }
 
+void alloc_stat_direct_events(uint64_t meta, uint64_t size, bool temp)
+{
+	uint32_t type = alloc_meta_type(meta);
+	unsigned allocator = alloc_meta_allocator(meta);
+	alloc_stat_t *e[5] = {alloc_stat_entry(ALLOC_K_TOTAL, 0), alloc_stat_entry(ALLOC_K_ALLOCATOR, allocator),
+			      alloc_stat_entry(ALLOC_K_CLASS, alloc_type_class(type)),
+			      alloc_stat_entry(ALLOC_K_TYPE, type),
+			      alloc_stat_entry(ALLOC_K_THREAD, alloc_meta_thread(meta))};
+	for (int k = 0; k < 5; k++) {
+		if (!e[k])
+			continue;
+		if (temp) {
+			atomic_fetch_add_explicit(&e[k]->ev[ALLOC_EV_TEMPS], 1, memory_order_relaxed);
+			continue;
+		}
+		atomic_fetch_add_explicit(&e[k]->ev[ALLOC_EV_CALLS], 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e[k]->ev[ALLOC_EV_BYTES], size, memory_order_relaxed);
+		if (allocator == ALLOC_A_REALLOC)
+			atomic_fetch_add_explicit(&e[k]->ev[ALLOC_EV_REALLOCS], 1, memory_order_relaxed);
+	}
+	alloc_hist_t *h = temp ? NULL : alloc_table_at(&hist_table, type);
+	if (h)
+		atomic_fetch_add_explicit(&h->n[alloc_hist_bucket(size)], 1, memory_order_relaxed);
+}
+
+void alloc_hist_read(uint32_t n, uint64_t (*out)[ALLOC_HIST_BUCKETS])
+{
+	for (uint32_t id = 0; id < n; id++) {
+		alloc_hist_t *h = alloc_table_at(&hist_table, id);
+		for (unsigned b = 0; b < ALLOC_HIST_BUCKETS; b++)
+			out[id][b] = h ? atomic_load_explicit(&h->n[b], memory_order_relaxed) : 0;
+	}
+	alloc_thread_lock_registry();
+	for (alloc_thread_t *t = alloc_thread_first(); t; t = t->reg_next)
+		for (unsigned i = 0; i < ALLOC_SLOTS_TYPE; i++) {
+			uint32_t key = __atomic_load_n(&t->slots[ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + i].key,
+						       __ATOMIC_ACQUIRE);
+			if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != ALLOC_K_TYPE || ALLOC_KEY_ID(key) >= n)
+				continue;
+			for (unsigned b = 0; b < ALLOC_HIST_BUCKETS; b++)
+				out[ALLOC_KEY_ID(key)][b] += __atomic_load_n(&t->hist[i][b], __ATOMIC_RELAXED);
+		}
+	alloc_thread_unlock_registry();
+}
+
 /* ---------------------------------------------------------- reading ----- */
 
 typedef struct stat_acc_s {
 	int64_t d[2];
 	int64_t hi_sl[2], hi_ever[2];
+	uint64_t ev[ALLOC_EV_COUNT];
 } stat_acc_t;
 
 /* Add a thread's pending deltas of entries [lo, hi) of a kind to acc[id - lo]. */
@@ -279,6 +359,11 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t 
 		int64_t dk[2] = {alloc_slot_bytes(d), alloc_slot_blocks(d)};
 		int64_t hk[2] = {alloc_slot_bytes(__atomic_load_n(&s->hi, __ATOMIC_RELAXED)),
 				 __atomic_load_n(&s->hi_blocks, __ATOMIC_RELAXED)};
+		int64_t in = __atomic_load_n(&s->in, __ATOMIC_RELAXED);
+		a->ev[ALLOC_EV_CALLS] += (uint64_t)alloc_slot_blocks(in);
+		a->ev[ALLOC_EV_BYTES] += (uint64_t)alloc_slot_bytes(in);
+		a->ev[ALLOC_EV_TEMPS] += __atomic_load_n(&s->temps, __ATOMIC_RELAXED);
+		a->ev[ALLOC_EV_REALLOCS] += __atomic_load_n(&s->reallocs, __ATOMIC_RELAXED);
 		for (int k = 0; k < 2; k++) {
 			int64_t base = __atomic_load_n(&s->base[k], __ATOMIC_RELAXED);
 			int64_t hi = base + hk[k];
@@ -301,8 +386,12 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 	if (!e) { /* a thread number whose entries could not be mapped */
 		memset(c[0], 0, sizeof *c[0]);
 		memset(c[1], 0, sizeof *c[1]);
+		memset(&out->events, 0, sizeof out->events);
 		return;
 	}
+	uint64_t ev[ALLOC_EV_COUNT];
+	for (int k = 0; k < ALLOC_EV_COUNT; k++)
+		ev[k] = atomic_load_explicit(&e->ev[k], memory_order_relaxed) + a->ev[k];
 	for (int k = 0; k < 2; k++) {
 		int64_t cur = atomic_load(&e->cur[k]) + a->d[k];
 		uint64_t ever = atomic_load(&e->max_ever[k]), sl = atomic_load(&e->max_sl[k]);
@@ -320,6 +409,12 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 		else
 			stat_atomic_max(&e->max_sl[k], sl);
 	}
+	/* frees: blocks counted in less those live (a free seen before its
+	** block's allocation, in another thread's pending counts, reads 0) */
+	out->events = (struct meminst_events){
+		.calls = ev[ALLOC_EV_CALLS], .allocated = ev[ALLOC_EV_BYTES],
+		.frees = ev[ALLOC_EV_CALLS] > c[1]->current ? ev[ALLOC_EV_CALLS] - c[1]->current : 0,
+		.temporary = ev[ALLOC_EV_TEMPS], .reallocs = ev[ALLOC_EV_REALLOCS]};
 }
 
 /* Entries a read adds up on the stack; more take an mmap'd scratch. */

@@ -72,6 +72,30 @@
 	"  snapshot INTEGER NOT NULL, addr INTEGER NOT NULL, class INTEGER NOT NULL,\n" \
 	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"
 
+/* Event counters (status_event: one row per entry of every kind with an
+** allocation) and each type's log2 histogram of requested sizes
+** (size_hist: bucket b counts requests of 2^b up to 2^(b+1)-1 bytes,
+** bucket 0 also those of 0 bytes; buckets with no request have no row).
+** Cumulative since the program started.  Added to schema 2 without a new
+** version, as type_frame: a reader treats a missing table as a snapshot
+** without events (older libmeminst). */
+#define MEMINST_SNAPSHOT_EVENT_TABLES                                             \
+	"CREATE TABLE IF NOT EXISTS status_event(\n"                              \
+	"  snapshot INTEGER NOT NULL, kind TEXT NOT NULL, id INTEGER NOT NULL,\n" \
+	"  calls INTEGER NOT NULL, allocated INTEGER NOT NULL,\n"                 \
+	"  frees INTEGER NOT NULL, temporary INTEGER NOT NULL,\n"                 \
+	"  reallocs INTEGER NOT NULL,\n"                                          \
+	"  PRIMARY KEY(snapshot, kind, id)) WITHOUT ROWID;\n"                     \
+	"CREATE TABLE IF NOT EXISTS size_hist(\n"                                 \
+	"  snapshot INTEGER NOT NULL, type INTEGER NOT NULL, bucket INTEGER NOT NULL,\n" \
+	"  count INTEGER NOT NULL,\n"                                             \
+	"  PRIMARY KEY(snapshot, type, bucket)) WITHOUT ROWID;\n"                 \
+	/* the process's resident set when the snapshot was stored, and its    \
+	   highest so far (getrusage's ru_maxrss), in bytes */                  \
+	"CREATE TABLE IF NOT EXISTS snapshot_rss(\n"                              \
+	"  snapshot INTEGER PRIMARY KEY, rss INTEGER NOT NULL, max_rss INTEGER NOT NULL);\n"
+#define MEMINST_SNAPSHOT_HIST_BUCKETS 48
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -112,6 +136,7 @@
 	"  PRIMARY KEY(snapshot, id)) WITHOUT ROWID;\n"                           \
 	MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
 	MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
+	MEMINST_SNAPSHOT_EVENT_TABLES                                             \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

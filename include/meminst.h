@@ -60,6 +60,19 @@ struct meminst_counter {
 
 #define MEMINST_NAME_MAX 128
 
+/* Events since the program started, never reset: blocks allocated (calls
+** to an allocation function that returned a block, realloc included),
+** their requested bytes, blocks freed (the old block of a realloc
+** included), temporary blocks (freed by their thread before it allocated
+** or freed anything else) and blocks made by realloc. */
+struct meminst_events {
+	uint64_t calls;
+	uint64_t allocated;
+	uint64_t frees;
+	uint64_t temporary;
+	uint64_t reallocs;
+};
+
 struct meminst_status_info {
 	uint32_t id;                  /* allocator, class, type or thread number */
 	char name[MEMINST_NAME_MAX];  /* its description                          */
@@ -68,6 +81,7 @@ struct meminst_status_info {
 	uint32_t class_no;            /* types: the type's class                  */
 	int32_t tid;                  /* threads: the OS thread id                */
 	uintptr_t site;               /* automatic types: the allocation site      */
+	struct meminst_events events; /* events since the start (meminst(7))      */
 };
 
 /*

@@ -94,6 +94,8 @@ static const char *const fuzz_lines[][10] = {
 	{"top", "@", "--by", "class"},
 	{"top", "@", "--by", "site", "--json"},
 	{"top", "@", "--by", "thread", "--csv"},
+	{"top", "@", "--by", "leaked", "--json"},
+	{"sizes", "@", "--by", "site", "--csv"},
 	{"diff", "@"},
 	{"diff", "@", "--from", "1", "--to", "2", "--json"},
 	{"status", "@"},

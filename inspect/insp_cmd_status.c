@@ -38,7 +38,9 @@ static const struct insp_cmd_spec status_spec = {
 	"status", "[options] DB | --pid PID",
 	"The status counters: for each entry, sizes (bytes asked for, headers not\n"
 	"counted) and blocks, each as current, the maximum since the last read of\n"
-	"that kind, and the maximum ever, of the latest snapshot that has them.\n"
+	"that kind, and the maximum ever, of the latest snapshot that has them;\n"
+	"then the events since the start: calls (blocks allocated), bytes\n"
+	"allocated, frees, temporary blocks and reallocs.\n"
 	"All kinds unless some are chosen.\n",
 	status_options, 0, 1,
 };
@@ -54,6 +56,12 @@ static const struct insp_col status_cols[] = {
 	{"blocks_current", "blocks", INSP_K_INT, 0},
 	{"blocks_max_since_last", "max-since", INSP_K_INT, 0},
 	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},
+	/* events (null in files from before them: the columns then go) */
+	{"calls", "calls", INSP_K_INT, INSP_C_OPTIONAL},
+	{"allocated_bytes", "allocated", INSP_K_SIZE, INSP_C_OPTIONAL},
+	{"frees", "frees", INSP_K_INT, INSP_C_OPTIONAL},
+	{"temporary", "temporary", INSP_K_INT, INSP_C_OPTIONAL},
+	{"reallocs", "reallocs", INSP_K_INT, INSP_C_OPTIONAL},
 	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
 	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
 };
@@ -72,10 +80,17 @@ static const char *status_name(struct insp_session *s, int kind, int64_t id, con
 
 static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
 {
-	sqlite3_stmt *st = insp_db_prepare(s->db,
+	bool events = insp_events_stored(s->db);
+	sqlite3_stmt *st = insp_db_prepare(s->db, events ?
+		"SELECT s.id, sizes_current, sizes_max_since_last, sizes_max_ever, blocks_current, "
+		"blocks_max_since_last, blocks_max_ever, coalesce(e.calls, 0), coalesce(e.allocated, 0), "
+		"coalesce(e.frees, 0), coalesce(e.temporary, 0), coalesce(e.reallocs, 0), "
+		"(SELECT count(*) FROM status_event WHERE snapshot = ?1) "
+		"FROM status s LEFT JOIN status_event e ON e.snapshot = s.snapshot AND e.kind = s.kind "
+		"AND e.id = s.id WHERE s.snapshot = ?1 AND s.kind = ?2 ORDER BY s.id" :
 		"SELECT id, sizes_current, sizes_max_since_last, sizes_max_ever, blocks_current, "
-		"blocks_max_since_last, blocks_max_ever FROM status WHERE snapshot = ?1 AND kind = ?2 "
-		"ORDER BY id");
+		"blocks_max_since_last, blocks_max_ever, 0, 0, 0, 0, 0, 0 FROM status WHERE snapshot = ?1 "
+		"AND kind = ?2 ORDER BY id");
 	if (!st)
 		return INSP_EXIT_DB;
 	sqlite3_bind_int64(st, 1, insp_db_snap(s->db)->id);
@@ -93,6 +108,14 @@ static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
 		insp_put_str(t, status_name(s, kind, id, &where));
 		for (int c = 1; c <= 6; c++)
 			insp_put_int(t, sqlite3_column_int64(st, c));
+		/* a snapshot without event rows (an older writer's, in a file
+		** that has them since): no event cells */
+		bool has = sqlite3_column_int64(st, 12) > 0;
+		for (int c = 7; c <= 11; c++)
+			if (has)
+				insp_put_int(t, sqlite3_column_int64(st, c));
+			else
+				insp_put_null(t);
 		if (types) {
 			insp_put_str(t, where);
 			insp_put_str(t, insp_type_chain(s->db, &s->tags, id));

@@ -15,11 +15,13 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define TOP_DEFAULT_LIMIT 20
 
-static const char *const top_by_words[] = {"type", "class", "thread", "site", NULL};
+static const char *const top_by_words[] = {"type", "class", "thread", "site", "calls", "allocated",
+					   "temporary", "peak", "leaked", NULL};
 
 static const struct insp_option top_options[] = {
-	{"by", 0, INSP_OT_WORD, NULL, "group by type (default), class, thread or site", INSP_ID_BY, 0, 0,
-	 top_by_words},
+	{"by", 0, INSP_OT_WORD, NULL, "group by type (default), class, thread or site;\n"
+	 "or sites by an event count: calls, allocated, temporary,\npeak or leaked (insp_cmd_counts.c)",
+	 INSP_ID_BY, 0, 0, top_by_words},
 	INSP_OPTION_LIMIT("the N largest (default 20)"),
 	{"live-at-exit", 0, INSP_OT_FLAG, NULL, "what was never freed: the last exit snapshot, by site\n"
 	 "unless --by says otherwise", INSP_ID_LIVE_AT_EXIT, 0, 0, NULL},
@@ -66,7 +68,8 @@ static int top_parse_by(const struct insp_opts *o, const char *by, enum top_by *
 			return INSP_CONTINUE;
 		}
 	}
-	return insp_usage_error(o, "top", "--by takes type, class, thread or site, not '%s'", by);
+	return insp_usage_error(o, "top", "--by takes type, class, thread, site, calls, allocated, temporary, "
+				"peak or leaked, not '%s'", by);
 }
 
 struct top_sums {
@@ -190,6 +193,12 @@ int insp_cmd_top(int argc, char **argv, const struct insp_opts *o)
 	struct insp_args a;
 	enum top_by by = TOP_TYPE;
 	int r = insp_args_parse(&top_spec, argc, argv, o, &a);
+	if (r == INSP_CONTINUE && insp_counts_metric(a.by) >= 0) {
+		if (a.live_at_exit || a.filter.type || a.filter.class_ || a.filter.thread || a.filter.allocator)
+			return insp_usage_error(o, "top", "--by %s reads the counters of every site: no "
+						"--live-at-exit or filters", a.by);
+		return insp_top_events(o, &a, insp_counts_metric(a.by));
+	}
 	if (r != INSP_CONTINUE || (r = top_parse_by(o, a.by, &by)) != INSP_CONTINUE)
 		return r;
 	if (a.live_at_exit && a.snapshot)

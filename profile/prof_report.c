@@ -301,6 +301,46 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of
 	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the peak");
 }
 
+/* heaptrack_print's summary from the event counters (insp_events.c);
+** nothing from a file of a libmeminst without them. */
+static const struct insp_col events_cols[] = {
+	{"calls", "calls to allocation functions", INSP_K_INT, 0},
+	{"temporary", "temporary allocations", INSP_K_INT, 0},
+	{"allocated_bytes", "bytes allocated", INSP_K_SIZE, 0},
+	{"peak_bytes", "peak heap (live bytes)", INSP_K_SIZE, 0},
+	{"peak_rss_bytes", "peak RSS", INSP_K_SIZE, INSP_C_OPTIONAL},
+	{"leaked_bytes", "leaked (live at exit)", INSP_K_SIZE, INSP_C_OPTIONAL},
+};
+
+static int report_events(insp_doc_t *d, insp_db_t *db, int64_t pid)
+{
+	struct insp_events_snaps p;
+	struct insp_events_summary e;
+	int r;
+	if (!insp_events_stored(db))
+		return 0;
+	if ((r = insp_events_pick(db, pid, 0, &p)))
+		return r == INSP_EXIT_NOTFOUND ? 0 : r;
+	if ((r = insp_events_summary(db, &p, &e)))
+		return r;
+	insp_table_t *t = insp_doc_table(d, "allocations", events_cols, NCOLS(events_cols), INSP_T_SINGLE);
+	insp_table_title(t, "allocations (as heaptrack_print's summary):");
+	insp_row(t);
+	insp_put_uint(t, e.calls);
+	insp_put_uint(t, e.temporary);
+	insp_put_uint(t, e.allocated);
+	insp_put_uint(t, e.peak);
+	if (e.has_rss)
+		insp_put_uint(t, e.peak_rss);
+	else
+		insp_put_null(t);
+	if (e.has_exit)
+		insp_put_uint(t, e.leaked);
+	else
+		insp_put_null(t);
+	return 0;
+}
+
 /* What was live at the peak, by class or by type: the current figures of
 ** the snapshot nearest to the peak, or, when none came near (held), each
 ** entry's own max-ever in the process's last snapshot. */
@@ -738,7 +778,8 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 		r = report_notes(d, s.db, &sampling_off);
 	if (!r && summary)
 		report_heaviest(d, &ps, limit, mem_pid, time_pid);
-	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest) {
+	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest &&
+	    !(r = report_events(d, s.db, mem_pid))) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
 		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&

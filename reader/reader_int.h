@@ -401,6 +401,23 @@ extern const struct insp_live_fns *insp_live_fns;
 	{"function", "function", INSP_K_STR, INSP_C_DATA_ONLY}, \
 	{"functions", "functions", INSP_K_INT, INSP_C_DATA_ONLY}
 
+/* "insp_events.c": the event counters (meminst-snapshot(5)). */
+struct insp_events_snaps {
+	int64_t pid;
+	int64_t counts, peak, exit; /* snapshot numbers; exit 0: none */
+};
+struct insp_events_summary {
+	uint64_t calls, allocated, frees, temporary, reallocs;
+	uint64_t peak, peak_rss, leaked, leaked_blocks;
+	uint64_t peak_held; /* live bytes in the peak snapshot */
+	bool has_rss, has_exit;
+};
+#define INSP_SIZE_BUCKETS 48
+bool insp_events_stored(insp_db_t *db);
+int insp_events_pick(insp_db_t *db, int64_t pid, int64_t want, struct insp_events_snaps *out);
+int insp_events_summary(insp_db_t *db, const struct insp_events_snaps *p, struct insp_events_summary *out);
+int insp_sizes_read(insp_db_t *db, int64_t snap, int64_t type, uint64_t out[INSP_SIZE_BUCKETS]);
+
 /* "insp_db.c" */
 /* Open path read-only and check it is one of ours and intact.  Returns 0,
 ** or INSP_EXIT_DB after printing "inspect: PATH: reason". */

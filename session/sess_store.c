@@ -42,7 +42,8 @@
 
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "class_load", "type", "type_frame", "thread",
-					   "status", "segment", "module", "block_chunk"};
+					   "status", "status_event", "size_hist", "snapshot_rss", "segment", "module",
+					   "block_chunk"};
 
 struct store {
 	sqlite3 *db;
@@ -118,7 +119,7 @@ static int store_copy_part(struct store *s)
 	for (size_t i = 0; rc == 0 && i < sizeof store_tables / sizeof store_tables[0]; i++) {
 		char *ins = store_columns(s, store_tables[i], false);
 		char *sel = store_columns(s, store_tables[i], true);
-		if (ins && sel && !*ins) { /* a part without the table (type_frame is optional) */
+		if (ins && sel && !*ins) { /* a part without the table (type_frame, status_event… are optional) */
 			sqlite3_free(ins);
 			sqlite3_free(sel);
 			continue;

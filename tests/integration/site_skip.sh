@@ -20,7 +20,7 @@ run() {
 	why=
 	[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
 	[ "$(cat "$MI_TMP/out")" = "kept 111" ] || mi_why_add "stdout: $(cat "$MI_TMP/out")"
-	counts=$(grep '(site_wrap)' "$MI_TMP/err" | awk '{ print $(NF-2) }' | sort -n | tr '\n' ' ')
+	counts=$(grep '(site_wrap)' "$MI_TMP/err" | awk '{ print $(NF-4) }' | sort -n | tr '\n' ' ')
 }
 
 for mode in mis mim; do

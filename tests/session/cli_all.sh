@@ -75,6 +75,9 @@ tsm 0 top --by class --full-names @DB@
 tsm 0 leaks --snapshot @MAP@ --all --limit 2 --suppress main --suppressions /dev/null --no-default-suppressions --no-symbols @DB@
 tsm 0 leaks --full-names @DB@
 tsm 4 leaks --pid 999999999
+tsm 0 top --by temporary --limit 3 --pid @PID@ --no-symbols @DB@
+tsm 0 sizes --by site --limit 2 --snapshot @MAP@ --no-symbols @DB@
+tsm 0 sizes --pid @PID@ --full-names @DB@
 tsm 0 diff --from @MAP0@ --to @MAP@ --limit 2 --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
 tsm 0 diff --full-names --stacks none @DB@:@MAP0@ @DB@:@MAP@
 tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-symbols @DB@
@@ -194,6 +197,7 @@ tsm limits @DB@
 tsm sum @DB@
 tsm descr --limit 5 @DB@
 tsm top @DB@
+tsm sizes @DB@
 tsm diff @DB@
 tsm status @DB@
 tsm timeline @DB@

@@ -157,7 +157,14 @@ unsigned alloc_backend_replaced(bool *exe, const char **lib)
 		void *fn = dlsym(RTLD_DEFAULT, family_symbols[i]);
 		Dl_info at;
 		struct link_map *lm = NULL;
+		const ElfW(Sym) *sym = NULL;
 		if (!fn || !dladdr1(fn, &at, (void **)&lm, RTLD_DL_LINKMAP) || at.dli_fbase == self.dli_fbase)
+			continue;
+		/* An executable that takes the address of malloc without being
+		** position-independent code (python3, gcc) has a canonical PLT
+		** entry: the name in its table, undefined, with the PLT's address,
+		** which dlsym returns.  It calls ours: not a definition. */
+		if (dladdr1(fn, &at, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
 			continue;
 		replaced |= 1u << i;
 		if (lm && !lm->l_name[0])

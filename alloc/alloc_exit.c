@@ -131,8 +131,8 @@ static atomic_flag exit_unknown_said = ATOMIC_FLAG_INIT;
 bool alloc_clone_adopt(void)
 {
 	pid_t pid = (pid_t)syscall(SYS_getpid), was = atomic_load(&exit_pid);
-	if (pid == was)
-		return true;
+	if (pid == was || pid <= 0)
+		return true; /* <= 0: a seccomp filter refuses getpid, nothing to tell */
 	int own = exit_memory_own(pid);
 	if (own <= 0) {
 		if (own < 0 && !atomic_flag_test_and_set(&exit_unknown_said))

@@ -719,14 +719,18 @@ void alloc_service_start(void)
 	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
 		return;
 	alloc_sqlite_fork_init(); /* its child handler runs before ours */
-	if (!svc_launch())
+	/* the action before the thread: its first look (svc_signal_check)
+	** must not find the default there and blame the program */
+	struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART | SA_ONSTACK}, old;
+	sigemptyset(&sa.sa_mask);
+	if (sig)
+		sigaction(o->snapshot_signal, &sa, &old);
+	if (!svc_launch()) {
+		if (sig)
+			sigaction(o->snapshot_signal, &old, NULL);
 		return;
-	pthread_atfork(NULL, NULL, svc_postfork_child);
-	if (sig) {
-		struct sigaction sa = {.sa_handler = svc_signal_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
-		sigemptyset(&sa.sa_mask);
-		sigaction(o->snapshot_signal, &sa, NULL);
 	}
+	pthread_atfork(NULL, NULL, svc_postfork_child);
 }
 
 static void svc_postfork_child(void)

@@ -70,6 +70,27 @@ static _Atomic size_t stack_nmods; /* published entries, read without a lock */
 static _Atomic uint32_t stack_gen;  /* moves when modules are unloaded        */
 static pthread_mutex_t stack_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The table's lock.  A child of clone without fork finds it held for ever
+** when a thread of its parent, which it does not have, held it at the clone
+** (clone_raw.sh: a new site's first allocation in the child): a wait of
+** 50 ms looks for that (alloc_clone_adopt makes the lock anew), as the
+** other waits of the library do (alloc_fork_wait). */
+static void stack_lock_take(void)
+{
+	for (;;) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		if (pthread_mutex_timedlock(&stack_lock, &until) == 0)
+			return;
+		alloc_clone_adopt();
+	}
+}
+
 void alloc_stack_prefork(void) { pthread_mutex_lock(&stack_lock); }
 void alloc_stack_postfork_parent(void) { pthread_mutex_unlock(&stack_lock); }
 void alloc_stack_postfork_child(void) { pthread_mutex_init(&stack_lock, NULL); }
@@ -244,7 +265,7 @@ static const stack_module_t *stack_module(uintptr_t addr)
 	dl_iterate_phdr(stack_find_object, &q);
 	if (!q.found)
 		return NULL;
-	pthread_mutex_lock(&stack_lock);
+	stack_lock_take();
 	m = stack_module_find(addr);
 	size_t n = atomic_load(&stack_nmods);
 	if (!m && n < STACK_MODULES_MAX) {
@@ -266,7 +287,7 @@ static const stack_module_t *stack_module(uintptr_t addr)
 
 void alloc_stack_unloaded(const alloc_loaded_t *now, size_t n)
 {
-	pthread_mutex_lock(&stack_lock);
+	stack_lock_take();
 	size_t nm = atomic_load(&stack_nmods);
 	for (size_t i = 0; i < nm; i++) {
 		stack_module_t *m = &stack_mods[i];
@@ -328,15 +349,20 @@ static uint64_t stack_hash(const uint64_t *f, unsigned n)
 /* The frames from the call into the allocator on; frames[0] == site.
 ** libunwind is set up by the first walk (guarded: its own allocations, if
 ** any, are untracked). */
-static unsigned stack_walk(uintptr_t site, uint64_t *frames, unsigned max)
+static void stack_unwind_setup(void)
 {
 	if (!atomic_load_explicit(&stack_unwind_ready, memory_order_acquire)) {
-		pthread_mutex_lock(&stack_lock);
+		stack_lock_take();
 		if (!stack_unwind_ready)
 			trace_unwind_init();
 		atomic_store_explicit(&stack_unwind_ready, true, memory_order_release);
 		pthread_mutex_unlock(&stack_lock);
 	}
+}
+
+static unsigned stack_walk(uintptr_t site, uint64_t *frames, unsigned max)
+{
+	stack_unwind_setup();
 	unsigned n = trace_unwind_from(site, frames, max);
 	if (n)
 		return n;
@@ -520,6 +546,9 @@ uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 	uint64_t frames[ALLOC_SITE_DEPTH_MAX], slots[ALLOC_SITE_DEPTH_MAX];
 	unsigned want = stack_first_want(true, skip), from = 0;
 	if (want <= STACK_CACHED && stack_learn(t)) { /* learn the slots as it walks */
+		/* set up first: libunwind's own set-up makes its pipe, which
+		** must be known as its (moved to high numbers, trace_sigwrap.c) */
+		stack_unwind_setup();
 		unsigned n = trace_unwind_slots(site, frames, slots, want);
 		unsigned cut = stack_cut(frames, n, n < want, &from);
 		if (cut) {

@@ -124,7 +124,7 @@ int insp_top_events(const struct insp_opts *o, const struct insp_args *a, int me
 	struct insp_events_summary sum;
 	int r = counts_open(&s, o, a, &p);
 	if (!r && metric == 4 && !p.exit) {
-		fprintf(o->err, "inspect: %s: process %lld stored no exit snapshot: nothing says what leaked\n",
+		insp_errf(o->err, "inspect: %s: process %lld stored no exit snapshot: nothing says what leaked\n",
 			a->pos[0], (long long)p.pid);
 		r = INSP_EXIT_NOTFOUND;
 	}

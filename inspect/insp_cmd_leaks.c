@@ -250,7 +250,7 @@ static int leaks_read(struct insp_session *s, const struct insp_opts *o, struct 
 	int r = insp_db_open(path, o, &s->db);
 	int64_t want = a->snapshot;
 	if (!r && !want && !(r = insp_leak_latest(s->db, &want)) && !want) {
-		fprintf(o->err, "inspect: %s: no snapshot has a leak check (run in mim mode with an exit "
+		insp_errf(o->err, "inspect: %s: no snapshot has a leak check (run in mim mode with an exit "
 				"snapshot, or leak_check=on)\n", path);
 		r = INSP_EXIT_NOTFOUND;
 	}

@@ -635,7 +635,7 @@ static void report_functions(insp_doc_t *d, const char *path, const struct insp_
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample) && sampling_off)
-		fprintf(o->err, "inspect: %s: no samples of process %u: meminst stopped sampling (the notes "
+		insp_errf(o->err, "inspect: %s: no samples of process %u: meminst stopped sampling (the notes "
 			"say why)\n", path, in->tr.h.pid);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample))
 		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "

@@ -40,7 +40,7 @@ int insp_events_pick(insp_db_t *db, int64_t pid, int64_t want, struct insp_event
 	const struct insp_opts *o = insp_db_opts(db);
 	memset(out, 0, sizeof *out);
 	if (!insp_events_stored(db)) {
-		fprintf(o->err, "inspect: %s: no event counters (written by a libmeminst older than "
+		insp_errf(o->err, "inspect: %s: no event counters (written by a libmeminst older than "
 			"the calls and temporary counts)\n", insp_db_path(db));
 		return INSP_EXIT_NOTFOUND;
 	}
@@ -48,7 +48,7 @@ int insp_events_pick(insp_db_t *db, int64_t pid, int64_t want, struct insp_event
 			   : events_int(db, "SELECT max(e.snapshot) FROM status_event e JOIN snapshot s "
 					    "ON s.id = e.snapshot WHERE s.pid = ?1 AND e.kind = 'total'", pid, 0);
 	if (!out->counts || !events_int(db, "SELECT count(*) FROM status_event WHERE snapshot = ?1", out->counts, 0)) {
-		fprintf(o->err, "inspect: %s: no event counters in %s %lld\n", insp_db_path(db),
+		insp_errf(o->err, "inspect: %s: no event counters in %s %lld\n", insp_db_path(db),
 			want ? "snapshot" : "any snapshot of process", (long long)(want ? want : pid));
 		return INSP_EXIT_NOTFOUND;
 	}

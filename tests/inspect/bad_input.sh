@@ -99,7 +99,7 @@ expect 2 "inspect: list: --snapshot needs a number above 0, not 'last' \\(see 'i
 expect 2 "inspect: holes: option '--snapshot' needs a value \\(see 'inspect holes --help'\\)" holes basic.db --snapshot
 expect 2 "inspect: holes: missing argument: inspect holes \\[options\\] DB \\(see 'inspect holes --help'\\)" holes
 expect 2 "inspect: holes: unexpected argument 'more.db' \\(see 'inspect holes --help'\\)" holes basic.db more.db
-expect 2 "inspect: top: --by takes type, class, thread or site, not 'size' \\(see 'inspect top --help'\\)" top basic.db --by size
+expect 2 "inspect: top: --by takes type, class, thread, site, calls, allocated, temporary, peak or leaked, not 'size' \\(see 'inspect top --help'\\)" top basic.db --by size
 expect 2 "inspect: holes: --table takes snapshot, summary, segments, between, histogram or holes, not 'nope' \\(see 'inspect holes --help'\\)" holes basic.db --table nope
 
 # ---- help and version ------------------------------------------------------

@@ -56,7 +56,7 @@ serve ok 2
 finish_server
 req=$(cat "$log")
 case $req in
-"snapshot $IT_TMP/tmp/inspect-status-"??????" status") req_ok=yes ;;
+"snapshot $IT_TMP/tmp/inspect-live-"??????" status") req_ok=yes ;;
 *) req_ok=no ;;
 esac
 if [ $req_ok = yes ] && [ -z "$(ls -A "$IT_TMP/tmp")" ]; then

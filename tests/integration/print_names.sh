@@ -94,7 +94,7 @@ for h in "absent:no helper at" "h_fail:exited with status 3" "h_crash:killed by 
 	rc=$?
 	[ "$rc" = 42 ] || mi_why_add "exit status $rc, expected 42"
 	[ "$(grep -c "^meminst: print=types: .*${h#*:}" err)" = 1 ] || mi_why_add "no note '${h#*:}'"
-	grep -q "^ *[0-9]*  [^ ]* (names) *100 B .* 1 *\$" err || mi_why_add "no dladdr row of keep_block"
+	grep -q "^ *[0-9]*  [^ ]* (names) *100 B .* 1 *1 *0 *\$" err || mi_why_add "no dladdr row of keep_block"
 	grep -q ' location$' err && mi_why_add "a location column"
 	[ "$(cat names.log)" = CR ] || [ "$(cat names.log)" = RC ] ||
 		mi_why_add "the program saw '$(cat names.log)' on fd 3"

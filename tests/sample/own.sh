@@ -13,7 +13,7 @@ OWN_RE='(^|;)(alloc_(core|sys|tags|snap|thread|service|status|map|backend|api|ho
 
 # own_in FILE: the first of meminst's own function names in FILE, if any
 own_in() {
-	grep -oE "$OWN_RE" "$1" | head -1
+	grep -oE "$OWN_RE" "$1" | grep -v 'sample_target' | head -1 # the program's name is not ours
 }
 
 l=own-mis

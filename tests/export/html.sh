@@ -8,7 +8,7 @@
 # address can carry (#search=, #inverted, #thread=) show what they say.
 . "$top_srcdir/tests/session/session_lib.sh"
 
-ss_known s.db --mim --trace=wall --interval=20ms
+ss_known s.db --mim --trace=wall --interval=20ms --site-depth=1
 
 why=
 "$INSPECT" html s.db -o r.html 2>h.err || mi_why_add "exited $?"

@@ -96,6 +96,7 @@ tsm 0 header-size --snapshot @MAP@ @DB@
 tsm 4 snapshot --pid 999999999 --output new.db
 tsm 4 snapshot --pid 999999999 -o new.db
 tsm 0 sql @DB@ SELECT count(*) FROM snapshot
+tsm 0 sql --time-limit 5s --memory-limit 64M @DB@ SELECT count(*) FROM snapshot
 ts 0 profile --output prof.db --force --pid @PID@ --no-symbols @DB@
 ts 0 profile --dump dump.txt --append --full-names @DB@
 ts 0 profile @DB@ --dump
@@ -103,6 +104,9 @@ t 0 analyse --style fprof --output a.txt --append --pid @PID@ --no-symbols @DB@
 t 0 analyse --dest a.txt --force --full-names --sort own --no-callers --totals --no-details --cols 100 @DB@
 t 0 analyse --json --sort acc @DB@
 t 0 analyse --csv @DB@
+t 0 analyse --no-compensate --json @DB@
+t 0 profile --no-compensate --output prof2.db --force @DB@
+t 0 export --format callgrind --no-compensate --output cg2.out --force @DB@
 s 0 analyse --style flat --top 5 --cumulative --hide main --time percent --metric bytes --thread 1 @DB@
 s 0 analyse --style tree --cutoff 0.5 --time samples --limit 3 @DB@
 s 0 analyse --style callers --metric count @DB@
@@ -122,6 +126,11 @@ echo "$cases" | while read -r sessions want args; do
 		read -r pid map0 map <$db.facts
 		line=$(echo "$args" | sed "s/@DB@/$db.db/g; s/@PID@/$pid/g; s/@MAP0@/$map0/g; s/@MAP@/$map/g")
 		case $line in
+		sql\ --*) # options, then the database and the query as one argument
+			opts=${line%% $db.db *}
+			query=${line#* $db.db }
+			"$INSPECT" $opts $db.db "$query" >out 2>cerr
+			;;
 		sql*) # the query is one argument
 			query=${line#* * }
 			"$INSPECT" sql $db.db "$query" >out 2>cerr

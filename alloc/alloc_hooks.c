@@ -24,6 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Present only where the exported hooks are linked (libmeminst.so), not in
+** the core the unit tests link: alloc_backend_replaced looks for it. */
+const char alloc_hooks_linked = 1;
+
 #define SITE() ((uintptr_t)__builtin_return_address(0))
 #define READY() likely(atomic_load_explicit(&alloc_state, memory_order_acquire) == 2)
 #define OFF() (alloc_mode == MEMINST_MODE_OFF)

@@ -258,6 +258,7 @@ int alloc_backend_load(int which, char *err, size_t errlen);
 #define ALLOC_FAMILY_CXX 0x7800u /* operator new, new[], delete, delete[] */
 extern const char *const alloc_family_names[ALLOC_FAMILY_N];
 unsigned alloc_backend_replaced(bool *exe, const char **lib); /* names defined before us */
+extern const char alloc_hooks_linked __attribute__((weak)); /* alloc_hooks.c */
 void alloc_replaced_report(unsigned replaced, bool exe, const char *lib);
 void *alloc_boot_malloc(size_t size, size_t align);
 #define ALLOC_BOOT_ARENA_SIZE (1u << 20)
@@ -962,6 +963,7 @@ typedef struct alloc_fdid_s {
 bool alloc_fdid_take(alloc_fdid_t *id, int fd);
 bool alloc_fdid_same(const alloc_fdid_t *id);
 void alloc_sys_err_init(void); /* the constructor: stderr as it is now */
+void alloc_sys_err_retake(void); /* forget it and take it again */
 int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
 /* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
 ** fuzzer links alloc_sys.c alone). */

@@ -222,6 +222,17 @@ void alloc_sys_err_init(void)
 	atomic_store(&sys_err_known, true);
 }
 
+/* Take stderr again as it is now (the unit tests capture the core's lines
+** by putting a file of theirs on descriptor 2). */
+void alloc_sys_err_retake(void)
+{
+	atomic_store(&sys_err_known, false);
+	if (sys_err_copy.fd >= 0)
+		syscall(SYS_close, sys_err_copy.fd);
+	sys_err.fd = sys_err_copy.fd = -1;
+	alloc_sys_err_init();
+}
+
 /* Where meminst's lines go: descriptor 2 while it is the stderr of the
 ** start, else the copy of it while that holds, else nowhere (-1).  Before
 ** the constructor has looked, 2.  When fstat is refused (a seccomp filter)

@@ -72,7 +72,7 @@ run_example() { # mode header-size
 	expect_line "$tmp/out" "class list: 2000 blocks, 33000 bytes" || return 1
 	expect_line "$tmp/out" \
 		"meminst status: classes (mode $1, backend system, header $2 bytes)" || return 1
-	grep -Eq '^ +[0-9]+  list +32\.2 KiB +32\.2 KiB +32\.2 KiB +2000 +2000 +2000$' \
+	grep -Eq '^ +[0-9]+  list +32\.2 KiB +32\.2 KiB +32\.2 KiB +2000 +2000 +2000 +2000 +0$' \
 		"$tmp/out" && return 0
 	{ echo "no row for class list as the page shows it; got:"; cat "$tmp/out"; } >"$tmp/err"
 	return 1

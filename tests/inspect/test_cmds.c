@@ -112,9 +112,9 @@ Test(cmds, top_by_each_key)
 {
 	const char *db = ui_fixture("basic");
 	struct ui_run r = ok(RUN("top", db, "--snapshot", "1", "--by", "thread", "--csv", "--table", "top"));
-	cr_assert_str_eq(r.out, "id,bytes,share,blocks,name,file,line,inlined\n"
-				"2,4228,78.82,3,2 worker,,,\n"
-				"1,1136,21.18,4,1 main,,,\n");
+	cr_assert_str_eq(r.out, "id,bytes,share,blocks,name,file,line,inlined,stack\n"
+				"2,4228,78.82,3,2 worker,,,,\n"
+				"1,1136,21.18,4,1 main,,,,\n");
 	ui_free(&r);
 	r = ok(RUN("top", db, "--snapshot", "1", "--by", "class", "--limit", "2", "--json", "--table", "top"));
 	UI_HAS(r.out, "{\"id\": 3, \"bytes\": 4064, \"share\": 75.76, \"blocks\": 1, \"name\": \"libglib-2.0.so.0\"");
@@ -122,7 +122,7 @@ Test(cmds, top_by_each_key)
 	UI_HASNT(r.out, "lists");
 	ui_free(&r);
 	r = ok(RUN("top", db, "--snapshot", "1", "--by", "site", "--csv", "--table", "top"));
-	UI_HAS(r.out, ",236,4.40,4,(registered types),,,\n");
+	UI_HAS(r.out, ",236,4.40,4,(registered types),,,,\n");
 	ui_free(&r);
 	r = RUN("top", db, "--by", "colour");
 	cr_assert_eq(r.rc, INSP_EXIT_USAGE);
@@ -194,13 +194,15 @@ Test(cmds, status_kinds)
 	struct ui_run r = ok(RUN("status", db, "--classes", "--threads", "--json"));
 	UI_HAS(r.out, "\"id\": 2, \"content\": \"status\"");
 	UI_HAS(r.out, "{\"id\": 2, \"name\": \"lists\", \"bytes_current\": 228, \"bytes_max_since_last\": 300, "
-		      "\"bytes_max_ever\": 400, \"blocks_current\": 3, \"blocks_max_since_last\": 4, \"blocks_max_ever\": 5}");
+		      "\"bytes_max_ever\": 400, \"blocks_current\": 3, \"blocks_max_since_last\": 4, \"blocks_max_ever\": 5, "
+		      "\"calls\": null, \"allocated_bytes\": null, \"frees\": null, \"temporary\": null, \"reallocs\": null}");
 	UI_HAS(r.out, "{\"id\": 2, \"name\": \"worker\", \"bytes_current\": 4228,");
 	UI_HASNT(r.out, "\"total\"");
 	ui_free(&r);
 	r = ok(RUN("status", db, "--snapshot", "1", "--csv"));
 	UI_HAS(r.out, "id,name,bytes_current,bytes_max_since_last,bytes_max_ever,blocks_current,"
-		      "blocks_max_since_last,blocks_max_ever\n0,total,5364,6000,9000,7,9,12\n");
+		      "blocks_max_since_last,blocks_max_ever,calls,allocated_bytes,frees,temporary,reallocs\n"
+		      "0,total,5364,6000,9000,7,9,12,,,,,\n");
 	ui_free(&r);
 }
 

@@ -110,7 +110,7 @@ Test(open, refuses_a_view_in_place_of_a_table)
 	char err[256];
 	cr_assert_eq(fx_exec(path, "DROP TABLE block_chunk; CREATE VIEW block_chunk AS SELECT * FROM segment",
 			     err, sizeof err), 0, "%s", err);
-	expect_refused(path, "no table 'block_chunk'");
+	expect_refused(path, "'block_chunk' is a view");
 }
 
 static void copy_prefix(const char *from, const char *to, long bytes)

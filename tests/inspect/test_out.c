@@ -126,7 +126,7 @@ Test(fmt, csv_escaping)
 	EXPECT_CSV("plain", "plain");
 	EXPECT_CSV("a,b", "\"a,b\"");
 	EXPECT_CSV("say \"hi\"", "\"say \"\"hi\"\"\"");
-	EXPECT_CSV("two\nlines", "\"two\nlines\"");
+	EXPECT_CSV("two\nlines", "two\\nlines"); /* controls escaped, as in text */
 	EXPECT_CSV(" padded ", "\" padded \"");
 	EXPECT_CSV("main+0x1c (app)", "main+0x1c (app)");
 	EXPECT_CSV("", "");

@@ -114,7 +114,7 @@ for depth in "" --site-depth=1 --site-depth=user; do
 	"$INSPECT" report in.db >rep.txt 2>>err || mi_why_add "report exited $?"
 	sed -n '/^still live at exit/,/^$/p' rep.txt | grep -q "leak_some (sites_inline) .*sites_inline.c:$LINE\$" ||
 		mi_why_add "$depth: report's live at exit: no leak_some at line $LINE"
-	"$INSPECT" export --format folded -o - in.db >in.folded 2>>err || mi_why_add "folded exited $?"
+	"$INSPECT" export --format folded --metric bytes -o - in.db >in.folded 2>>err || mi_why_add "folded exited $?"
 	grep -q ";main;leak_some [0-9]" in.folded || mi_why_add "$depth: folded: no main;leak_some: $(grep -c . in.folded) stacks, $(grep -c leak_some in.folded) with leak_some"
 	"$INSPECT" export --format callgrind -f -o in.cg in.db 2>>err || mi_why_add "callgrind exited $?"
 	grep -A1 '^fn=([0-9]*) leak_some$' in.cg | grep -q "^$LINE " || mi_why_add "$depth: callgrind: leak_some's cost not on line $LINE"

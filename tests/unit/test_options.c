@@ -212,7 +212,7 @@ Test(options, did_you_mean)
 	opt_bad_item("mim,sample_clok=wall", "sample_clok=wall", "did you mean 'sample_clock'?");
 	opt_bad_item("mjm", "mjm", "did you mean 'mim'?");
 	opt_bad("mim,colour=red", "known: backend, snapshot,");
-	opt_bad("mim,colour=red", "quiet)");
+	opt_bad("mim,colour=red", "leak_threshold)");
 	opt_bad("mim,x=1", "known:");
 }
 
@@ -491,7 +491,7 @@ Test(options, messages_stay_whole_and_on_one_line)
 {
 	opt_bad("mis,on_er\norabort", "'on_er\\x0aorabort'");
 	opt_bad("mis,\033[2Kquiet=on", "\\x1b[2Kquiet=on");
-	opt_bad("foo=1", "print, on_error, quiet)");
+	opt_bad("foo=1", "print, on_error, quiet, leak_check, leak_exit_code, leak_threshold)");
 	char value[300];
 	memset(value, 'a', sizeof value - 1);
 	value[sizeof value - 1] = 0;

@@ -97,9 +97,11 @@ void ut_capture_stderr(void (*fn)(void *), void *arg, char *buf, size_t len)
 	int saved = dup(2);
 	cr_assert_geq(saved, 0);
 	dup2(fileno(tmp), 2);
+	alloc_sys_err_retake(); /* else the core writes to the stderr it started with */
 	fn(arg);
 	dup2(saved, 2);
 	close(saved);
+	alloc_sys_err_retake();
 	rewind(tmp);
 	size_t n = fread(buf, 1, len - 1, tmp);
 	buf[n] = 0;

@@ -2,10 +2,15 @@
 ** alloc_int.h — internal interfaces of libmeminst's allocation layer.
 **
 ** The layer is split by concern; prototypes below are grouped under the
-** file that defines them.
+** file that defines them.  Three sections live in headers of their own,
+** included in place below (never include them directly):
+** alloc_int_map.h (the map of live blocks), alloc_int_snap.h (snapshots)
+** and alloc_int_sys.h (the OS layer).  The lock order and the rules for
+** signal handlers stay here, in one place.
 **
 **   alloc_hooks.c    the exported libc and C++ names; thin, no policy
 **   alloc_core.c     block life cycle: header, accounting, map, free checks
+**   alloc_start.c    start-up: MEMINST, backend, mode, tables (alloc_init)
 **   alloc_count.h    the inline half of counting (alloc_core.c, alloc_fast.c)
 **   alloc_check.h    the header check (alloc_core.c, alloc_fast.c)
 **   alloc_fast.c     mis: malloc and free when nothing is unusual
@@ -21,7 +26,8 @@
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
 **   alloc_sqlite.c   storing snapshots with meminst's private SQLite
-**                    (libsqlite3.a linked in, names hidden)
+**                    (libsqlite3.a linked in, names hidden); the rows of
+**                    each table: alloc_sqlite_rows.c (alloc_sqlite_int.h)
 **   alloc_seccomp.c  seccomp filters evaluated before they take effect
 **
 ** C-preprocessor macro summary
@@ -46,6 +52,14 @@
 ** starts a thread there.
 ** A child of clone without fork got none of this: alloc_clone_adopt
 ** (alloc_exit.c) finds it by its pid and runs the child handlers then.
+**
+** Signal handlers may allocate and free anywhere.  So a thread never waits,
+** in a handler, on a lock it holds outside it: code of ours that takes a
+** lock a hook may want runs inside the recursion guard (alloc_guard_enter:
+** a handler's blocks then get a header only, untracked), the core's
+** counting raises `counting` (a handler's allocations are untracked, its
+** frees of tracked blocks deferred to core_leave: alloc_core.c), and where
+** neither tells the handler, signals are blocked (alloc_sys_signals_off).
 */
 #ifndef ALLOC_INT_H
 #define ALLOC_INT_H
@@ -574,146 +588,7 @@ void alloc_tags_prefork(void);
 void alloc_tags_postfork_parent(void);
 void alloc_tags_postfork_child(void);
 
-/* --------------------------------------------------------------- map --- */
-
-/*
-** mim: the map of live blocks is a set of lists, one per thread (its
-** owner: the thread that allocated the block) plus the orphan list (number
-** 0), which holds the blocks of threads that have exited with few blocks
-** and of threads without a list.  A list is an array of pointers to the
-** blocks' headers under one lock; a header says which list holds it and
-** where (alloc_mhdr_t.at).  The owner adds and counts holding its own list
-** (its lock, or without it while the list is biased, below), which no
-** other thread takes except to free one of its blocks; whoever holds every
-** list (alloc_map_stop) sees blocks and counters that agree.
-**
-** Lock order: the set lock < the orphan list < the other lists, by number
-** < tag table lock < registry lock.  The hot path holds at most one list
-** lock, and never while it waits for another lock of ours.
-*/
-/* (alloc_list_t, a thread's list of live blocks, is defined above.) */
-
-/*
-** A list is biased to its owner until another thread frees one of its
-** blocks: the owner's fast path (alloc_fast.c) then raises `busy` and, if
-** `stop` is clear, works on the list without its lock (two plain stores
-** where the lock took two locked exchanges).  Anyone else takes the lock
-** and makes the owner keep out: a free from another thread revokes the
-** bias for good (ALLOC_LIST_SHARED: from then on the owner takes the lock
-** too), a capture or a fork holds the owner off while it holds every list
-** (ALLOC_LIST_HELD); either one makes every thread pass a memory barrier
-** (membarrier, alloc_thread_fence_all) and then waits until `busy` is
-** down, so that the owner either has seen `stop` or was seen inside.
-** Without membarrier every list is shared from the start.
-*/
-enum { ALLOC_LIST_SHARED = 1, ALLOC_LIST_HELD = 2 };
-extern bool alloc_map_bias; /* lists start biased (membarrier works) */
-void alloc_thread_fence_all(void);
-
-/* "alloc_map.c" */
-extern alloc_list_t alloc_map_orphans;
-/* Non-zero while a snapshot's capture holds every list (mim) or the
-** counting gate (mis): a program thread that waits then is waiting for
-** meminst, and its trace says so (<snapshot>, see alloc_spin_lock_slow
-** and core_enter_gated). */
-extern _Atomic int alloc_map_capturing;
-void alloc_spin_lock_slow(_Atomic int *lock);
-void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
-bool alloc_map_grow(alloc_list_t *l);
-void alloc_map_shrink(alloc_list_t *l);
-
-/* The small spin locks of the map (and the set lock). */
-static inline void alloc_spin_lock(_Atomic int *lock)
-{
-	if (unlikely(atomic_exchange_explicit(lock, 1, memory_order_acquire)))
-		alloc_spin_lock_slow(lock);
-}
-static inline void alloc_spin_unlock(_Atomic int *lock)
-{
-	atomic_store_explicit(lock, 0, memory_order_release);
-}
-static inline void alloc_list_lock(alloc_list_t *l) { alloc_spin_lock(&l->lock); }
-static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lock); }
-
-/* Add a block's header, with its allocation number, at the end of the
-** list, which the caller holds.  False when the array cannot grow (the
-** block is then not in the map: the caller leaves it untracked). */
-static inline bool alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
-{
-	uint32_t n = l->count;
-	if (unlikely(n == l->cap) && !alloc_map_grow(l))
-		return false;
-	l->arr[n] = m;
-	m->at = (uint64_t)l->id << 32 | n;
-	m->seq = seq;
-	l->count = n + 1;
-	return true;
-}
-
-/*
-** Take a block off the list, which the caller holds and which its header
-** names: the last entry moves into its place.  The header is in front of
-** the user's block, where an overrun or an attacker can rewrite it, and an
-** unchecked index would have the move write a pointer of ours where they
-** choose.  So the entry at the index must be this very block first; if not,
-** the process stops (alloc_map_corrupt) before anything is written.
-*/
-static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m, uint64_t at)
-{
-	uint32_t i = alloc_at_index(at), n = l->count;
-	if (unlikely(i >= n || l->arr[i] != m))
-		alloc_map_corrupt(m);
-	alloc_mhdr_t *last = l->arr[n - 1];
-	l->arr[i] = last;
-	/* the same list, index i (m itself when it was last); a free of
-	** `last` from another thread may be reading it (alloc_map_lock_block) */
-	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	l->count = --n;
-	if (unlikely(n == l->low))
-		alloc_map_shrink(l);
-}
-
-void alloc_map_init(void);
-alloc_list_t *alloc_map_list_new(uint32_t thread_no); /* NULL: use the orphans */
-/* The list a block's header names, held, and its `at` as read under the
-** lock; NULL when the header names no list. */
-alloc_list_t *alloc_map_lock_block(const alloc_mhdr_t *m, uint64_t *at);
-void alloc_map_unlock_other(alloc_list_t *l);
-void alloc_map_list_handover(alloc_list_t *l);
-
-/*
-** The one way to see every live block: alloc_map_stop takes the set lock
-** and every list's lock (allocation and freeing of tracked blocks wait,
-** counting too), then
-**     for (uint32_t i = 0, n = alloc_map_nlists(); i < n; i++)
-**             l = alloc_map_list(i), its blocks l->arr[0 .. l->count-1]
-** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
-** blocks on all lists.  Empty lists (of exited threads) stay numbered, in
-** a pool for the next threads.
-*/
-void alloc_map_stop(void);
-void alloc_map_resume(void);
-uint32_t alloc_map_nlists(void);
-alloc_list_t *alloc_map_list(uint32_t id); /* NULL: no such list */
-size_t alloc_map_count_stopped(void);
-size_t alloc_map_count(void);               /* takes each list in turn    */
-size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */
-void alloc_map_postfork_child(void);
-extern _Atomic uint64_t alloc_seq_reserved; /* allocation numbers handed out */
-uint64_t alloc_seq_take_slow(alloc_thread_t *t);
-
-/*
-** The next allocation number for a block.  Threads reserve numbers in
-** batches so that the hot path touches no shared counter; the order
-** between threads is therefore right to within a batch.
-*/
-#define ALLOC_SEQ_BATCH 4096
-static inline uint64_t alloc_seq_take(alloc_thread_t *t)
-{
-	if (likely(t) && likely(t->seq_next != t->seq_end))
-		return t->seq_next++;
-	return alloc_seq_take_slow(t);
-}
+#include "alloc_int_map.h"
 
 /* --------------------------------------------------------------- core --- */
 
@@ -735,8 +610,10 @@ enum { ALLOC_ROUTE_OFF = 0, ALLOC_ROUTE_MIS = 1, ALLOC_ROUTE_MIM = 2,
        ALLOC_ROUTE_WATCH = 8,    /* trace_alloc_watch: <alloc> events      */
        ALLOC_ROUTE_ASAMPLE = 16  /* trace_asample_on: allocation sampling  */ };
 extern _Atomic unsigned alloc_route;
+/* "alloc_start.c" */
 void alloc_route_flag(unsigned flag, bool on);
 void alloc_init(void);
+/* "alloc_core.c" */
 void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_t type);
 void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type);
 void *alloc_core_realloc(void *p, size_t size, unsigned allocator, uintptr_t site, uint32_t type);
@@ -775,256 +652,8 @@ static inline uint64_t alloc_new_block_seq(const void *user)
 }
 void alloc_core_report_summary(void);
 
-/* ----------------------------------------------------------- snapshots -- */
-
-/*
-** A captured block is a 16-byte key (address, index of its record) and a
-** 24-byte record in capture order: the sort by address moves the keys
-** only, and the encoder reads each record through its key.
-*/
-typedef struct alloc_snap_key_s {
-	uint64_t addr, at;
-} alloc_snap_key_t;
-
-typedef struct alloc_snap_rec_s {
-	uint64_t size, seq;
-	uint32_t type;
-	uint32_t thread : 24, allocator : 8;
-} alloc_snap_rec_t;
-
-/* A block's leak class (memcheck's), as stored in leak_block.class. */
-enum { ALLOC_LEAK_REACHABLE = 0, ALLOC_LEAK_DEFINITE = 1, ALLOC_LEAK_INDIRECT = 2,
-       ALLOC_LEAK_POSSIBLE = 3, ALLOC_LEAK_CLASSES = 4 };
-typedef struct alloc_leak_sum_s {
-	uint64_t bytes[ALLOC_LEAK_CLASSES], blocks[ALLOC_LEAK_CLASSES];
-	uint64_t scanned_bytes;            /* roots and blocks read */
-	uint32_t threads, threads_unstopped; /* unstopped: stack pointer only */
-	int64_t scan_ns;
-} alloc_leak_sum_t;
-
-/* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
-typedef struct alloc_snap_s {
-	bool with_map;
-	const char *trigger; /* api exit signal interval peak control */
-	pid_t pid, ppid;
-	int64_t time_ns, elapsed_ns, pause_ns;
-	uint64_t seq, bytes;
-	alloc_snap_key_t *keys, *scratch; /* scratch: the sort's second buffer */
-	alloc_snap_rec_t *recs;
-	size_t *counts;                   /* the sort's digit counts */
-	size_t nblocks, room;             /* blocks captured, room for them */
-	void *blocks_map;                 /* one mapping holds all four */
-	size_t blocks_bytes;
-	struct meminst_status_info *status[ALLOC_K_COUNT];
-	uint32_t nstatus[ALLOC_K_COUNT];
-	size_t status_bytes[ALLOC_K_COUNT];
-	bool sorted;                      /* keys already in address order */
-	bool leak_done;                   /* leak_class and leak are filled */
-	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
-	size_t leak_class_bytes;
-	alloc_leak_sum_t leak;
-	uint64_t (*hist)[ALLOC_HIST_BUCKETS]; /* types' size histograms */
-	size_t hist_bytes;
-} alloc_snap_t;
-
-/* "alloc_snapshot.c" */
-extern char alloc_snap_cwd[4096]; /* where relative snapshot paths start */
-void alloc_snap_init(void);
-int64_t alloc_snap_now(clockid_t clock);
-alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
-/* With the map and its leak classes (mim), whatever leak_check says. */
-alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
-void alloc_snap_free(alloc_snap_t *im);
-void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
-int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
-int alloc_snap_store_configured(alloc_snap_t *im);
-/* At start: says at once that snapshot=PATH cannot be created there. */
-void alloc_snap_check_configured(void);
-int alloc_snap_take_configured(const char *trigger, bool with_map);
-void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
-void alloc_snap_at_exit(void);     /* once: later calls do nothing */
-int alloc_snap_leak_exit_status(void); /* leak_exit_code=N due: N, else 0 */
-bool alloc_snap_exit_done(void);
-bool alloc_snap_exit_busy(void);
-
-/* "alloc_exit.c": the exit snapshot at _exit/_Exit where it is safe, and
-** the tids of meminst's own threads (they do not keep a process alive). */
-void alloc_exit_init(void);
-void alloc_exit_fast(int status);
-/* Death by a signal (trace_death.c): is an exit snapshot due in this
-** process (not a vfork child's), and store it from the handler of a thread
-** found outside meminst; waits for one another thread has under way. */
-bool alloc_exit_own_process(void); /* not a vfork child */
-/* A process made by clone without fork is taken as alone (alloc_exit.c):
-** false for a child sharing its parent's memory (leave everything as is). */
-bool alloc_clone_adopt(void);
-void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
-void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
-void alloc_service_child_reset(bool relaunch); /* alloc_service.c */
-bool alloc_exit_death_wanted(void);
-void alloc_exit_at_death(void);
-/* The program/meminst boundary: the interposed calls that only pass the
-** program's call on (blocking calls, sigwait) and the frames that call
-** the program back (thread start, the main thread's end).  A thread
-** stopped with one of these as its innermost frame of libmeminst holds
-** nothing of meminst's (trace_death.c).  Their own section, never split
-** into hot and cold parts. */
-#define ALLOC_EDGE __attribute__((section("meminst_edge"), noinline))
-void alloc_own_thread_enter(void);
-void alloc_own_thread_leave(void);
-int alloc_program_threads(pid_t skip);
-int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
-
-/* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
-** held (the loader's lock), scan with it held and the keys sorted. */
-bool alloc_leak_prepare(void);
-bool alloc_leak_scan(alloc_snap_t *im);
-void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
-#define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
-void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
-
-/* "alloc_service.c" */
-extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
-					  it moves the gate's epoch when it changes */
-extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
-void alloc_service_start(void);
-void alloc_service_peak(int64_t total);
-void alloc_service_peak_turn(int64_t total);
-void alloc_service_flush(void);
-bool alloc_service_running(void);
-void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
-
-/* "alloc_sqlite.c" */
-/* Store a captured snapshot into the database at path (created 0600, or
-** added to).  Returns the snapshot's number, or -1 with one line in err;
-** a file that is not a meminst database of this version is left as it was.
-** `keep`: snapshot=PATH, whose connection a thread that called
-** alloc_sqlite_keep_here keeps open for its next store. */
-int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
-void alloc_sqlite_keep_here(void);
-/* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
-** said, when another process is storing into the file (the service
-** thread); other threads wait for their turn, without the store lock. */
-void alloc_sqlite_no_wait(bool on);
-#define ALLOC_SQ_BUSY (-2)
-
-/* ---------------------------------------------------------------- sys --- */
-
-/*
-** A table that grows as numbers are handed out: up to `cap` entries of
-** `esize` bytes, in chunks of 2^shift entries, each mapped (zeroed) the
-** first time an entry in it is wanted and never unmapped, so a pointer to
-** an entry stays good and readers need no lock.  Only the directory, a few
-** KiB, is reserved at start: the address space a program sees taken at
-** start stays small (meminst(7)).
-*/
-#define ALLOC_TABLE_DIR_MAX 512
-typedef struct alloc_table_s {
-	const char *what;   /* for the warning when a chunk cannot be mapped */
-	size_t esize;
-	uint32_t cap;
-	unsigned shift;
-	_Atomic int lock;
-	char *_Atomic dir[ALLOC_TABLE_DIR_MAX];
-} alloc_table_t;
-#define ALLOC_TABLE(what_, type_, cap_, shift_) \
-	{ .what = (what_), .esize = sizeof(type_), .cap = (cap_), .shift = (shift_) }
-
-/* The entry of number i, or NULL if its chunk was never mapped (a number
-** that was never handed out). */
-static inline void *alloc_table_at(alloc_table_t *t, uint32_t i)
-{
-	if (i >= t->cap)
-		return NULL;
-	char *c = atomic_load_explicit(&t->dir[i >> t->shift], memory_order_acquire);
-	return c ? c + (size_t)(i & ((1u << t->shift) - 1)) * t->esize : NULL;
-}
-
-/* "alloc_sys.c" */
-/* Map the chunk of entry i unless it is there: false when it cannot be
-** mapped (the caller falls back on an overflow number and warns, once). */
-bool alloc_table_ensure(alloc_table_t *t, uint32_t i);
-void alloc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void alloc_log_noted(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
-const char *alloc_getenv(const char *name);
-bool alloc_readable(const void *p, size_t n);
-void alloc_sys_pid_refresh(void);   /* after fork */
-pid_t alloc_sys_pid(void);          /* cached; 0 when getpid was refused */
-/* A descriptor of meminst's and the file it was opened on (fstat's device
-** and inode), checked before each write: the program may have put a file
-** of its own on the number. */
-typedef struct alloc_fdid_s {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-} alloc_fdid_t;
-bool alloc_fdid_take(alloc_fdid_t *id, int fd);
-bool alloc_fdid_same(const alloc_fdid_t *id);
-void alloc_sys_err_init(void); /* the constructor: stderr as it is now */
-void alloc_sys_err_retake(void); /* forget it and take it again */
-int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
-/* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
-** fuzzer links alloc_sys.c alone). */
-void alloc_snap_note(const char *line, size_t n) __attribute__((weak));
-
-/* System calls a seccomp filter refuses or kills on (alloc_seccomp.c sets
-** them when the program installs one; alloc_sys.c holds the set). */
-enum {
-	ALLOC_SC_WRITE = 1u << 0,    /* messages, print= tables */
-	ALLOC_SC_FSTAT = 1u << 1,    /* descriptor checks */
-	ALLOC_SC_GETPID = 1u << 2,   /* %p, the snapshot's pid */
-	ALLOC_SC_VM_READV = 1u << 3, /* alloc_readable */
-	ALLOC_SC_MINCORE = 1u << 4,
-	ALLOC_SC_SNAPSHOT = 1u << 5, /* storing snapshots (SQLite's calls) */
-	ALLOC_SC_SYMBOLISE = 1u << 6, /* print=types: the helper process */
-	ALLOC_SC_TRACE = 1u << 7,    /* trace file, sampling timers */
-	ALLOC_SC_THREADS = 1u << 8,  /* meminst's threads beside the program's */
-};
-extern _Atomic unsigned alloc_sc_refused;
-/* "alloc_seccomp.c" */
-void alloc_seccomp_init(void); /* the constructor: a filter from the start */
-void alloc_seccomp_before(unsigned long mode, const void *prog, bool by_prctl);
-long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
-static inline bool alloc_seccomp_refuses(unsigned what)
-{
-	return unlikely(atomic_load_explicit(&alloc_sc_refused, memory_order_relaxed) & what);
-}
-void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
-void *alloc_sys_map_populated(size_t size);
-void alloc_sys_unmap(void *p, size_t size);
-void *alloc_sys_remap(void *p, size_t old, size_t size);
-void alloc_sys_populate(void *p, size_t size);
-pid_t alloc_sys_gettid(void);
-bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
-/* All of s on fd; fd ALLOC_FD_STDERR: on meminst's stderr, looked up
-** (alloc_sys_err_fd) at each call, nothing when there is none. */
-void alloc_sys_write(int fd, const char *s, size_t n);
-#define ALLOC_FD_STDERR (-2)
-bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path, size_t plen, char *descr,
-		      size_t dlen);
-void alloc_sys_describe(uintptr_t addr, char *buf, size_t len); /* dladdr, guarded */
-bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len);
-struct dl_phdr_info;
-size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, size_t cap);
-void alloc_sys_build_id_hex(const struct dl_phdr_info *info, char *out, size_t len);
-void alloc_sys_exe_path(char *path, size_t len);
-void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len);
-void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs);
-int alloc_sys_read_file(const char *path, char *buf, size_t len);
-void alloc_sys_exit(int status) __attribute__((noreturn));
-int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */
-int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way */
-/* Every signal blocked (the old mask kept), and the old mask back: around
-** code that holds a lock a signal handler's malloc or free would wait on,
-** where nothing (`counting`, the guard) tells the handler so. */
-/* glibc's own sigaction, under the name meminst interposes
-** (trace_sigwrap.c): the action as the kernel has it. */
-extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-	__attribute__((visibility("default")));
-void alloc_sys_signals_off(sigset_t *old);
-void alloc_sys_signals_on(const sigset_t *old);
+#include "alloc_int_snap.h"
+#include "alloc_int_sys.h"
 
 #pragma GCC visibility pop
 

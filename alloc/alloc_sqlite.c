@@ -1,5 +1,6 @@
 /*
-** alloc_sqlite.c — storing a captured snapshot with SQLite.
+** alloc_sqlite.c — storing a captured snapshot with SQLite (the rows of
+** each table: alloc_sqlite_rows.c).
 **
 ** The SQLite here is meminst's own: Debian's static libsqlite3.a linked into
 ** libmeminst, every name of it hidden (alloc/libmeminst.map), so it shares
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+#include "alloc_sqlite_int.h"
 
 /* ------------------------------------------------- the private SQLite -- */
 
@@ -138,50 +140,25 @@ static int sq_init(char *err, size_t errlen)
 ** before.  A child of fork forgets it (its descriptors are not in the
 ** child's table).
 */
-typedef struct sq_ident_s {
-	dev_t dev;
-	ino_t ino;
-} sq_ident_t;
-
-#define SQ_KEPT_STMTS 16
-typedef struct sq_kept_s {
-	sqlite3 *db;
-	char path[4096];
-	sq_ident_t ident;
-	pid_t pid;
-	bool frames_made, class_load_made, events_made; /* the optional tables exist */
-	const char *sql[SQ_KEPT_STMTS];
-	sqlite3_stmt *st[SQ_KEPT_STMTS];
-} sq_kept_t;
-
 static sq_kept_t sq_kept;
 static __thread bool sq_keep_here ALLOC_TLS_MODEL;
 
-typedef struct sq_writer_s {
-	sqlite3 *db;
-	int64_t id;
-	char *err;
-	size_t errlen;
-	const char *path;
-	sq_kept_t *kept; /* the kept connection's statements, or NULL */
-} sq_writer_t;
-
-static int sq_fail(sq_writer_t *w, const char *what)
+int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 {
 	alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
 		  w->db ? sqlite3_errmsg(w->db) : "cannot open");
 	return -1;
 }
 
-static int sq_exec(sq_writer_t *w, const char *sql)
+int alloc_sqlite_exec(sq_writer_t *w, const char *sql)
 {
-	return sqlite3_exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sq_fail(w, "cannot write");
+	return sqlite3_exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : alloc_sqlite_fail(w, "cannot write");
 }
 
 /*
 ** A statement: with a kept connection, the one prepared at an earlier
 ** store (statements are told apart by their text's address: the texts
-** here are constants); sq_release resets it for the next store.
+** here are constants); alloc_sqlite_release resets it for the next store.
 */
 static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
 {
@@ -201,7 +178,7 @@ static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
 	return st;
 }
 
-static void sq_release(sq_writer_t *w, sqlite3_stmt *st)
+void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st)
 {
 	sq_kept_t *k = w->kept;
 	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i]; i++)
@@ -221,13 +198,13 @@ static int64_t sq_query_int(sq_writer_t *w, const char *sql)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
-	sq_release(w, st);
+	alloc_sqlite_release(w, st);
 	return v;
 }
 
 /* Bind integers and strings from a format: 'i' int64, 's' string (NULL
 ** binds NULL), then step and reset. */
-static int sq_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
+int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -242,14 +219,14 @@ static int sq_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
 	va_end(ap);
 	int rc = sqlite3_step(st);
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
+	return rc == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");
 }
 
-static sqlite3_stmt *sq_prepare(sq_writer_t *w, const char *sql)
+sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql)
 {
 	sqlite3_stmt *st = sq_statement(w, sql);
 	if (!st)
-		sq_fail(w, "cannot prepare");
+		alloc_sqlite_fail(w, "cannot prepare");
 	return st;
 }
 
@@ -264,14 +241,14 @@ static int sq_check_or_create(sq_writer_t *w)
 	int64_t app = sq_query_int(w, "PRAGMA application_id");
 	int64_t version = sq_query_int(w, "PRAGMA user_version");
 	if (tables < 0)
-		return sq_fail(w, "not an SQLite database; left untouched");
+		return alloc_sqlite_fail(w, "not an SQLite database; left untouched");
 	if (tables == 0 && app == 0 && version == 0) {
 		char pragmas[160];
 		alloc_fmt(pragmas, sizeof pragmas, "PRAGMA application_id=%d; PRAGMA user_version=%d;",
 			  MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
-		if (sq_exec(w, MEMINST_SNAPSHOT_SCHEMA) < 0 || sq_exec(w, pragmas) < 0)
+		if (alloc_sqlite_exec(w, MEMINST_SNAPSHOT_SCHEMA) < 0 || alloc_sqlite_exec(w, pragmas) < 0)
 			return -1;
-		return sq_exec(w, "INSERT INTO meminst_meta VALUES('writer','libmeminst " PACKAGE_VERSION "'),"
+		return alloc_sqlite_exec(w, "INSERT INTO meminst_meta VALUES('writer','libmeminst " PACKAGE_VERSION "'),"
 				  "('schema_version','2'),('min_reader_version','1')");
 	}
 	if (app != MEMINST_SNAPSHOT_APP_ID) {
@@ -285,291 +262,6 @@ static int sq_check_or_create(sq_writer_t *w)
 		return -1;
 	}
 	return 0;
-}
-
-static int sq_write_process(sq_writer_t *w, const alloc_snap_t *im)
-{
-	char exe[1024] = "", cmd[4096] = "";
-	alloc_sys_exe_path(exe, sizeof exe);
-	int len = alloc_sys_read_file("/proc/self/cmdline", cmd, sizeof cmd);
-	for (int i = 0; i < len - 1; i++)
-		if (!cmd[i])
-			cmd[i] = ' ';
-	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO snapshot VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-	if (!st)
-		return -1;
-	int rc = sq_row(w, st, "issiissssiiiiiii", w->id, im->with_map ? "map" : "status", im->trigger,
-			(int64_t)im->pid, (int64_t)im->ppid, exe, cmd,
-			alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis", alloc_real.name,
-			(int64_t)alloc_hdr_size, im->time_ns, im->elapsed_ns, im->pause_ns,
-			(int64_t)im->seq, (int64_t)im->nblocks, (int64_t)im->bytes);
-	sq_release(w, st);
-	return rc;
-}
-
-/* The resident set now and at its highest (snapshot_rss), in bytes. */
-static int sq_write_rss(sq_writer_t *w)
-{
-	char statm[256];
-	long pages = 0, resident = 0;
-	struct rusage ru;
-	int len = alloc_sys_read_file("/proc/self/statm", statm, sizeof statm - 1);
-	statm[len > 0 ? len : 0] = 0;
-	sscanf(statm, "%ld %ld", &pages, &resident);
-	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
-		ru.ru_maxrss = 0;
-	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");
-	int rc = st ? sq_row(w, st, "iii", w->id, (int64_t)resident * sysconf(_SC_PAGESIZE),
-			     (int64_t)ru.ru_maxrss * 1024) : -1;
-	if (st)
-		sq_release(w, st);
-	return rc;
-}
-
-static int sq_write_tables(sq_writer_t *w, const alloc_snap_t *im)
-{
-	static const char *const kinds[] = {MEMINST_SNAPSHOT_KINDS};
-	/* a file from before the event tables; a kept connection made them at its first store */
-	int rc = w->kept && w->kept->events_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_EVENT_TABLES);
-	if (rc == 0 && w->kept)
-		w->kept->events_made = true;
-	sqlite3_stmt *st[7] = {
-		sq_prepare(w, "INSERT INTO allocator VALUES(?,?,?)"),
-		sq_prepare(w, "INSERT INTO class VALUES(?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO type VALUES(?,?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO thread VALUES(?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO status VALUES(?,?,?,?,?,?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO status_event VALUES(?,?,?,?,?,?,?,?)"),
-		sq_prepare(w, "INSERT INTO size_hist VALUES(?,?,?,?)")};
-	for (int i = 0; i < 7; i++)
-		if (!st[i])
-			rc = -1;
-	for (unsigned k = 0; k < ALLOC_K_COUNT && rc == 0; k++) {
-		for (uint32_t id = 0; id < im->nstatus[k] && rc == 0; id++) {
-			const struct meminst_status_info *e = &im->status[k][id];
-			if (k == ALLOC_K_ALLOCATOR)
-				rc = sq_row(w, st[0], "iis", w->id, (int64_t)id, e->name);
-			else if (k == ALLOC_K_CLASS)
-				rc = sq_row(w, st[1], "iiss", w->id, (int64_t)id, e->name, alloc_class_module(id));
-			else if (k == ALLOC_K_TYPE && e->site)
-				rc = sq_row(w, st[2], "iisii", w->id, (int64_t)id, e->name, (int64_t)e->class_no,
-					    (int64_t)e->site);
-			else if (k == ALLOC_K_TYPE)
-				rc = sq_row(w, st[2], "iisis", w->id, (int64_t)id, e->name, (int64_t)e->class_no, NULL);
-			else if (k == ALLOC_K_THREAD)
-				rc = sq_row(w, st[3], "iiis", w->id, (int64_t)id, (int64_t)e->tid, e->name);
-			if (rc == 0)
-				rc = sq_row(w, st[4], "isiiiiiii", w->id, kinds[k], (int64_t)id,
-					    (int64_t)e->sizes.current, (int64_t)e->sizes.max_since_last,
-					    (int64_t)e->sizes.max_ever, (int64_t)e->blocks.current,
-					    (int64_t)e->blocks.max_since_last, (int64_t)e->blocks.max_ever);
-			if (rc == 0 && e->events.calls)
-				rc = sq_row(w, st[5], "isiiiiii", w->id, kinds[k], (int64_t)id,
-					    (int64_t)e->events.calls, (int64_t)e->events.allocated,
-					    (int64_t)e->events.frees, (int64_t)e->events.temporary,
-					    (int64_t)e->events.reallocs);
-		}
-	}
-	for (uint32_t id = 0; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++)
-		for (unsigned b = 0; b < ALLOC_HIST_BUCKETS && rc == 0; b++)
-			if (im->hist[id][b])
-				rc = sq_row(w, st[6], "iiii", w->id, (int64_t)id, (int64_t)b, (int64_t)im->hist[id][b]);
-	for (int i = 0; i < 7; i++)
-		if (st[i])
-			sq_release(w, st[i]);
-	return rc;
-}
-
-/* The stacks of the types made by site_depth (none without it). */
-static int sq_write_frames(sq_writer_t *w, const alloc_snap_t *im)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = 0;
-	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++) {
-		const uint64_t *f;
-		unsigned n = alloc_type_frames(id, &f);
-		if (n && !st) {
-			rc = w->kept && w->kept->frames_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_TYPE_FRAME_TABLE);
-			if (rc == 0 && w->kept)
-				w->kept->frames_made = true;
-			st = rc == 0 ? sq_prepare(w, "INSERT INTO type_frame VALUES(?,?,?,?)") : NULL;
-			rc = st ? 0 : -1;
-		}
-		for (unsigned d = 0; d < n && rc == 0; d++)
-			rc = sq_row(w, st, "iiii", w->id, (int64_t)id, (int64_t)d, (int64_t)f[d]);
-	}
-	if (st)
-		sq_release(w, st);
-	return rc;
-}
-
-/* The load bias of each automatic class's module (class_load). */
-static int sq_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
-{
-	/* a file from before it; a kept connection made it at its first store */
-	int rc = w->kept && w->kept->class_load_made ? 0 : sq_exec(w, MEMINST_SNAPSHOT_CLASS_LOAD_TABLE);
-	if (rc == 0 && w->kept)
-		w->kept->class_load_made = true;
-	sqlite3_stmt *st = rc == 0 ? sq_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
-	rc = st ? 0 : -1;
-	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_CLASS] && rc == 0; id++)
-		if (alloc_class_module(id))
-			rc = sq_row(w, st, "iii", w->id, (int64_t)id, (int64_t)alloc_class_bias(id));
-	if (st)
-		sq_release(w, st);
-	return rc;
-}
-
-/* A leak check's sums, and the class of each block not still reachable. */
-static int sq_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
-{
-	if (!im->leak_done)
-		return 0;
-	int rc = sq_exec(w, MEMINST_SNAPSHOT_LEAK_TABLES);
-	sqlite3_stmt *st = rc == 0 ? sq_prepare(w, "INSERT INTO leak_check VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
-	const alloc_leak_sum_t *l = &im->leak;
-	rc = st ? sq_row(w, st, "iiiiiiiiiiiii", w->id, (int64_t)l->bytes[ALLOC_LEAK_DEFINITE],
-			 (int64_t)l->blocks[ALLOC_LEAK_DEFINITE], (int64_t)l->bytes[ALLOC_LEAK_INDIRECT],
-			 (int64_t)l->blocks[ALLOC_LEAK_INDIRECT], (int64_t)l->bytes[ALLOC_LEAK_POSSIBLE],
-			 (int64_t)l->blocks[ALLOC_LEAK_POSSIBLE], (int64_t)l->bytes[ALLOC_LEAK_REACHABLE],
-			 (int64_t)l->blocks[ALLOC_LEAK_REACHABLE], (int64_t)l->scanned_bytes, (int64_t)l->threads,
-			 (int64_t)l->threads_unstopped, l->scan_ns)
-		: -1;
-	if (st)
-		sq_release(w, st);
-	st = rc == 0 ? sq_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
-	rc = st ? 0 : -1;
-	for (size_t i = 0; i < im->nblocks && rc == 0; i++)
-		if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
-			rc = sq_row(w, st, "iii", w->id, (int64_t)im->keys[i].addr, (int64_t)im->leak_class[i]);
-	if (st)
-		sq_release(w, st);
-	return rc;
-}
-
-/* /proc/self/maps, one row per mapping. */
-static int sq_write_segments(sq_writer_t *w)
-{
-	size_t cap = 1 << 20;
-	char *buf = alloc_sys_map(cap);
-	sqlite3_stmt *st = buf ? sq_prepare(w, "INSERT OR IGNORE INTO segment VALUES(?,?,?,?,?,?)") : NULL;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t got;
-	while (fd >= 0 && len + 1 < cap && (got = syscall(SYS_read, fd, buf + len, cap - 1 - len)) > 0)
-		len += (size_t)got;
-	if (fd >= 0)
-		syscall(SYS_close, fd);
-	int rc = st ? 0 : -1;
-	for (char *line = buf; rc == 0 && line && line < buf + len;) {
-		char *end = memchr(line, '\n', (size_t)(buf + len - line));
-		if (end)
-			*end = 0;
-		unsigned long long start, stop, off;
-		char perms[8];
-		int path_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &stop, perms, &off, &path_at) >= 4)
-			rc = sq_row(w, st, "iiisis", w->id, (int64_t)start, (int64_t)stop, perms, (int64_t)off,
-				    path_at ? line + path_at : "");
-		line = end ? end + 1 : NULL;
-	}
-	if (st)
-		sq_release(w, st);
-	if (buf)
-		alloc_sys_unmap(buf, cap);
-	return rc;
-}
-
-/* Loaded modules with load bias and GNU build-id, for offline symbols. */
-typedef struct sq_module_s {
-	uint64_t base;
-	char path[512];
-	char build_id[84];
-} sq_module_t;
-
-typedef struct sq_modules_s {
-	sq_module_t *m;
-	size_t n, cap;
-} sq_modules_t;
-
-/* The build-id as hex text ("" when there is none). */
-static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	sq_modules_t *ms = arg;
-	if (ms->n == ms->cap)
-		return 1;
-	sq_module_t *m = &ms->m[ms->n++];
-	m->base = info->dlpi_addr;
-	alloc_sys_module_path(info, m->path, sizeof m->path);
-	alloc_sys_build_id_hex(info, m->build_id, sizeof m->build_id);
-	return 0;
-}
-
-static int sq_write_modules(sq_writer_t *w)
-{
-	sq_modules_t ms = {.cap = 4096};
-	size_t bytes = ms.cap * sizeof(sq_module_t);
-	if (!(ms.m = alloc_sys_map(bytes)))
-		return sq_fail(w, "out of memory");
-	dl_iterate_phdr(sq_module_cb, &ms);
-	sqlite3_stmt *st = sq_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
-	int rc = st ? 0 : -1;
-	for (size_t i = 0; i < ms.n && rc == 0; i++)
-		rc = sq_row(w, st, "iiss", w->id, (int64_t)ms.m[i].base, ms.m[i].path,
-			    ms.m[i].build_id[0] ? ms.m[i].build_id : NULL);
-	if (st)
-		sq_release(w, st);
-	alloc_sys_unmap(ms.m, bytes);
-	return rc;
-}
-
-/*
-** The blocks, sorted by address, in chunks of MEMINST_SNAPSHOT_CHUNK
-** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
-** chunk, so that SQLite inserts a thousand times fewer rows.  The sort
-** moved only the keys; each record is read through its key, 16 keys
-** ahead prefetched (the records are in capture order, not address order;
-** 8 ahead encoded the churn's 3.2 M peak blocks in 22-24 ms, 16 in 19-21).
-** The buffer is mapped, not malloc'd: we run guarded.
-*/
-#define SQ_PREFETCH 16
-static int sq_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
-{
-	if (!im->nblocks)
-		return 0;
-	size_t cap = MEMINST_SNAPSHOT_CHUNK * MEMINST_SNAPSHOT_BLOCK_MAX_BYTES;
-	unsigned char *buf = alloc_sys_map(cap);
-	if (!buf)
-		return sq_fail(w, "out of memory");
-	const alloc_snap_key_t *keys = im->keys;
-	if (!im->sorted)
-		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
-	sqlite3_stmt *st = sq_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
-	int rc = st ? 0 : -1;
-	for (size_t i = 0; i < im->nblocks && rc == 0;) {
-		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
-		struct meminst_snapshot_block prev = {.addr = keys[i].addr};
-		unsigned char *p = buf;
-		for (size_t j = i; j < i + n; j++) {
-			if (j + SQ_PREFETCH < im->nblocks)
-				__builtin_prefetch(&im->recs[keys[j + SQ_PREFETCH].at]);
-			const alloc_snap_rec_t *r = &im->recs[keys[j].at];
-			struct meminst_snapshot_block e = {keys[j].addr, r->size, r->type, r->thread, r->allocator,
-							   r->seq};
-			p = meminst_snapshot_put_block(p, &prev, &e);
-		}
-		sqlite3_bind_int64(st, 1, w->id);
-		sqlite3_bind_int64(st, 2, (int64_t)keys[i].addr);
-		sqlite3_bind_int64(st, 3, (int64_t)n);
-		sqlite3_bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sq_fail(w, "cannot insert");
-		sqlite3_reset(st);
-		i += n;
-	}
-	if (st)
-		sq_release(w, st);
-	alloc_sys_unmap(buf, cap);
-	return rc;
 }
 
 /*
@@ -649,31 +341,31 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		return -1;
 	}
 	if (rc != SQLITE_OK)
-		return sq_fail(w, "cannot start a transaction");
+		return alloc_sqlite_fail(w, "cannot start a transaction");
 	rc = sq_check_or_create(w);
 	if (rc == 0) {
 		w->id = sq_query_int(w, "SELECT coalesce(max(id), 0) + 1 FROM snapshot");
-		rc = w->id > 0 ? 0 : sq_fail(w, "cannot number the snapshot");
+		rc = w->id > 0 ? 0 : alloc_sqlite_fail(w, "cannot number the snapshot");
 	}
 	if (rc == 0)
-		rc = sq_write_process(w, im);
+		rc = alloc_sqlite_write_process(w, im);
 	if (rc == 0)
-		rc = sq_write_tables(w, im);
+		rc = alloc_sqlite_write_tables(w, im);
 	if (rc == 0)
-		rc = sq_write_rss(w);
+		rc = alloc_sqlite_write_rss(w);
 	if (rc == 0)
-		rc = sq_write_frames(w, im);
+		rc = alloc_sqlite_write_frames(w, im);
 	if (rc == 0)
-		rc = sq_write_class_load(w, im);
+		rc = alloc_sqlite_write_class_load(w, im);
 	if (rc == 0)
-		rc = sq_write_segments(w);
+		rc = alloc_sqlite_write_segments(w);
 	if (rc == 0)
-		rc = sq_write_modules(w);
+		rc = alloc_sqlite_write_modules(w);
 	if (rc == 0)
-		rc = sq_write_blocks(w, im);
+		rc = alloc_sqlite_write_blocks(w, im);
 	if (rc == 0)
-		rc = sq_write_leaks(w, im);
-	if (rc == 0 && sq_exec(w, "COMMIT") == 0)
+		rc = alloc_sqlite_write_leaks(w, im);
+	if (rc == 0 && alloc_sqlite_exec(w, "COMMIT") == 0)
 		return (int)w->id;
 	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
@@ -783,7 +475,7 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 	/* the private copy's unix VFS, by name (the only one it has: a VFS
 	** the program registers goes into its own SQLite) */
 	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, "unix") != SQLITE_OK)
-		return sq_fail(w, "cannot open");
+		return alloc_sqlite_fail(w, "cannot open");
 	if (!sq_same_file(w->path, ident)) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: replaced by another file while opening; left untouched",
 			  w->path);
@@ -797,7 +489,7 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
 	if (rc == SQLITE_NOTADB) /* it reads the schema */
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
-	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : sq_fail(w, "cannot write");
+	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : alloc_sqlite_fail(w, "cannot write");
 }
 
 static void sq_kept_close(void)

@@ -7,7 +7,7 @@
 ** other threads may hold the loader's lock, and a damaged debug file could
 ** crash the program's last step.  So, as heaptrack hands its trace to
 ** heaptrack_interpret, the table's sites go to meminst-symbolise (inspect/
-** meminst_symbolise.c), a program of the package that names them as
+** tool_symbolise.c), a program of the package that names them as
 ** inspect does: the user's file:line in an inline chain, template
 ** arguments folded.  The request is the modules loaded (path, load bias,
 ** build-id) and each type's frames; the answer a name, a location and a

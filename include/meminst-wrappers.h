@@ -6,7 +6,7 @@
 ** MEMINST=site_skip= adding names and site_skip=none turning the list
 ** off), and by the reader, which names a site inside inlined code after
 ** the innermost frame of the user's source that is not one of them
-** (insp_symbols.c).  A name is a symbol as the object file has it; a
+** (rd_symbols.c).  A name is a symbol as the object file has it; a
 ** trailing '*' matches every name it begins.  Each wrapper here only
 ** forwards a request to malloc, calloc or realloc (and reports failure),
 ** so the useful site is its caller.

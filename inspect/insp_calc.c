@@ -29,7 +29,7 @@ unsigned insp_log2(uint64_t v)
 	return v < 2 ? 0 : 63u - (unsigned)__builtin_clzll(v);
 }
 
-int insp_seg_find(const struct insp_seg *segs, size_t n, uint64_t addr)
+int insp_seg_find(const struct rd_seg *segs, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) { /* first segment with start > addr */
@@ -46,16 +46,16 @@ int insp_seg_find(const struct insp_seg *segs, size_t n, uint64_t addr)
 
 /* ----------------------------------------------------------------- scan -- */
 
-void insp_scan_init(struct insp_scan *s, const struct insp_seg *segs, size_t nsegs,
+void insp_scan_init(struct insp_scan *s, const struct rd_seg *segs, size_t nsegs,
 		    uint64_t header)
 {
 	*s = (struct insp_scan){.segs = segs, .nsegs = nsegs, .header = header};
-	s->seg = insp_xcalloc(nsegs + 1, sizeof *s->seg);
+	s->seg = rd_xcalloc(nsegs + 1, sizeof *s->seg);
 	for (size_t i = 0; i <= nsegs; i++)
 		s->seg[i].low = UINT64_MAX;
 	s->low = UINT64_MAX;
-	insp_vec_init(&s->kept, sizeof(struct insp_hole));
-	insp_vec_init(&s->betweens, sizeof(struct insp_hole));
+	rd_vec_init(&s->kept, sizeof(struct insp_hole));
+	rd_vec_init(&s->betweens, sizeof(struct insp_hole));
 }
 
 /* Blocks come in address order, so the segment cursor only moves on;
@@ -82,7 +82,7 @@ static void scan_keep_largest(struct insp_scan *s, const struct insp_hole *h)
 	struct insp_hole *v = s->kept.v;
 	size_t i;
 	if (s->kept.n < s->keep) {
-		insp_vec_push(&s->kept);
+		rd_vec_push(&s->kept);
 		v = s->kept.v;
 		i = s->kept.n - 1;
 		for (; i > 0 && hole_smaller(h, &v[(i - 1) / 2]); i = (i - 1) / 2)
@@ -114,7 +114,7 @@ static void scan_hole(struct insp_scan *s, uint64_t addr, uint64_t gap, int from
 	if (from != to) {
 		s->between++;
 		s->between_bytes += gap;
-		*(struct insp_hole *)insp_vec_push(&s->betweens) = h;
+		*(struct insp_hole *)rd_vec_push(&s->betweens) = h;
 		return;
 	}
 	struct insp_seg_stat *st = &s->seg[from < 0 ? s->nsegs : (size_t)from];
@@ -127,7 +127,7 @@ static void scan_hole(struct insp_scan *s, uint64_t addr, uint64_t gap, int from
 	st->hole_bytes += gap;
 	st->largest = gap > st->largest ? gap : st->largest;
 	if (s->keep_all)
-		*(struct insp_hole *)insp_vec_push(&s->kept) = h;
+		*(struct insp_hole *)rd_vec_push(&s->kept) = h;
 	else if (s->keep)
 		scan_keep_largest(s, &h);
 }
@@ -177,8 +177,8 @@ void insp_scan_finish(struct insp_scan *s)
 void insp_scan_free(struct insp_scan *s)
 {
 	free(s->seg);
-	insp_vec_free(&s->kept);
-	insp_vec_free(&s->betweens);
+	rd_vec_free(&s->kept);
+	rd_vec_free(&s->betweens);
 	s->seg = NULL;
 }
 
@@ -201,8 +201,8 @@ static void agg_grow(struct insp_aggmap *m)
 {
 	struct insp_aggmap old = *m;
 	m->cap = old.cap ? old.cap * 2 : 64;
-	m->slot = insp_xcalloc(m->cap, sizeof *m->slot);
-	m->used = insp_xcalloc(m->cap, sizeof *m->used);
+	m->slot = rd_xcalloc(m->cap, sizeof *m->slot);
+	m->used = rd_xcalloc(m->cap, sizeof *m->used);
 	m->n = 0;
 	for (size_t i = 0; i < old.cap; i++)
 		if (old.used[i])
@@ -236,7 +236,7 @@ static int agg_by_bytes(const void *a, const void *b)
 
 struct insp_agg *insp_aggmap_sorted(const struct insp_aggmap *m, size_t *n)
 {
-	struct insp_agg *v = insp_xmalloc((m->n ? m->n : 1) * sizeof *v);
+	struct insp_agg *v = rd_xmalloc((m->n ? m->n : 1) * sizeof *v);
 	size_t k = 0;
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->used[i])
@@ -255,7 +255,7 @@ void insp_aggmap_free(struct insp_aggmap *m)
 
 /* -------------------------------------------------------------- oldest -- */
 
-static bool newer(const struct insp_block *a, const struct insp_block *b)
+static bool newer(const struct rd_block *a, const struct rd_block *b)
 {
 	return a->seq > b->seq || (a->seq == b->seq && a->addr > b->addr);
 }
@@ -265,17 +265,17 @@ static bool newer(const struct insp_block *a, const struct insp_block *b)
 void insp_oldest_init(struct insp_oldest *h, size_t k)
 {
 	*h = (struct insp_oldest){.k = k, .cap = 64};
-	h->v = insp_xmalloc(h->cap * sizeof(struct insp_block));
+	h->v = rd_xmalloc(h->cap * sizeof(struct rd_block));
 }
 
 /* A max-heap on (seq, addr): the root is the newest of the kept. */
-void insp_oldest_add(struct insp_oldest *h, const struct insp_block *b)
+void insp_oldest_add(struct insp_oldest *h, const struct rd_block *b)
 {
 	size_t i;
 	if (h->n < h->k) {
 		if (h->n == h->cap) {
 			h->cap *= 2;
-			h->v = insp_xrealloc(h->v, h->cap * sizeof(struct insp_block));
+			h->v = rd_xrealloc(h->v, h->cap * sizeof(struct rd_block));
 		}
 		for (i = h->n++; i > 0 && newer(b, &h->v[(i - 1) / 2]); i = (i - 1) / 2)
 			h->v[i] = h->v[(i - 1) / 2];
@@ -300,11 +300,11 @@ void insp_oldest_add(struct insp_oldest *h, const struct insp_block *b)
 
 static int by_seq(const void *a, const void *b)
 {
-	const struct insp_block *x = a, *y = b;
+	const struct rd_block *x = a, *y = b;
 	return newer(x, y) ? 1 : newer(y, x) ? -1 : 0;
 }
 
-struct insp_block *insp_oldest_sorted(struct insp_oldest *h)
+struct rd_block *insp_oldest_sorted(struct insp_oldest *h)
 {
 	qsort(h->v, h->n, sizeof *h->v, by_seq);
 	return h->v;
@@ -322,21 +322,21 @@ void insp_oldest_free(struct insp_oldest *h)
 /* Both streams are in address order.  Equal addresses with equal seq are
 ** the same block; with different seq the address was freed and reused, so
 ** the block of A is gone and the block of B is new. */
-int insp_merge(insp_blocks_t *a, insp_blocks_t *b, const struct insp_merge_cb *cb,
-	       struct insp_progress *p)
+int insp_merge(rd_blocks_t *a, rd_blocks_t *b, const struct insp_merge_cb *cb,
+	       struct rd_progress *p)
 {
-	struct insp_block x, y;
-	int ra = insp_blocks_next(a, &x), rb = insp_blocks_next(b, &y);
+	struct rd_block x, y;
+	int ra = rd_blocks_next(a, &x), rb = rd_blocks_next(b, &y);
 	uint64_t done = 0;
 	while (ra == 1 || rb == 1) {
 		if (ra > 1 || rb > 1)
 			break;
 		if (rb != 1 || (ra == 1 && x.addr < y.addr)) {
 			cb->only_a(cb->ctx, &x);
-			ra = insp_blocks_next(a, &x);
+			ra = rd_blocks_next(a, &x);
 		} else if (ra != 1 || y.addr < x.addr) {
 			cb->only_b(cb->ctx, &y);
-			rb = insp_blocks_next(b, &y);
+			rb = rd_blocks_next(b, &y);
 		} else {
 			if (x.seq == y.seq) {
 				cb->both(cb->ctx, &x, &y);
@@ -344,10 +344,10 @@ int insp_merge(insp_blocks_t *a, insp_blocks_t *b, const struct insp_merge_cb *c
 				cb->only_a(cb->ctx, &x);
 				cb->only_b(cb->ctx, &y);
 			}
-			ra = insp_blocks_next(a, &x);
-			rb = insp_blocks_next(b, &y);
+			ra = rd_blocks_next(a, &x);
+			rb = rd_blocks_next(b, &y);
 		}
-		insp_progress_step(p, ++done);
+		rd_progress_step(p, ++done);
 	}
 	return ra > 1 ? ra : rb > 1 ? rb : 0;
 }

@@ -23,19 +23,19 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define DIFF_DEFAULT_LIMIT 20
 
-static const struct insp_option diff_options[] = {
-	{"from", 0, INSP_OT_INT, "N", "with one DB: the older snapshot", INSP_ID_FROM, 1, INSP_INT_MAX, NULL},
-	{"to", 0, INSP_OT_INT, "M", "with one DB: the newer snapshot", INSP_ID_TO, 1, INSP_INT_MAX, NULL},
-	INSP_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
-	INSP_OPTION_STACKS("the frames of the first N types of the growth under them\n"
+static const struct rd_option diff_options[] = {
+	{"from", 0, RD_OT_INT, "N", "with one DB: the older snapshot", RD_ID_FROM, 1, RD_INT_MAX, NULL},
+	{"to", 0, RD_OT_INT, "M", "with one DB: the newer snapshot", RD_ID_TO, 1, RD_INT_MAX, NULL},
+	RD_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
+	RD_OPTION_STACKS("the frames of the first N types of the growth under them\n"
 			   "(text default none; JSON and CSV: every row)"),
-	INSP_OPTIONS_FILTER,
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTIONS_SYMBOLS,
-	INSP_OPTION_END,
+	RD_OPTIONS_FILTER,
+	RD_OPTIONS_FORMAT,
+	RD_OPTIONS_SYMBOLS,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec diff_spec = {
+static const struct rd_cmd_spec diff_spec = {
 	"diff", "[options] A B | --from N --to M DB | DB",
 	"Compare two map snapshots: A and B are FILE or FILE:N (snapshot N of\n"
 	"FILE, default its latest map).  With one DB, --from and --to pick the two\n"
@@ -51,7 +51,7 @@ static const struct insp_cmd_spec diff_spec = {
 };
 
 struct diff_side {
-	struct insp_session s;
+	struct rd_session s;
 	struct insp_aggmap types, threads;
 	uint64_t blocks, bytes;
 	const char *file;
@@ -63,7 +63,7 @@ struct diff_ctx {
 	struct insp_oldest oldest;
 };
 
-static void diff_count(struct diff_side *s, const struct insp_block *b)
+static void diff_count(struct diff_side *s, const struct rd_block *b)
 {
 	struct insp_agg *g = insp_aggmap_get(&s->types, b->type);
 	g->bytes += b->size;
@@ -75,7 +75,7 @@ static void diff_count(struct diff_side *s, const struct insp_block *b)
 	s->bytes += b->size;
 }
 
-static void diff_only_a(void *ctx, const struct insp_block *x)
+static void diff_only_a(void *ctx, const struct rd_block *x)
 {
 	struct diff_ctx *c = ctx;
 	diff_count(&c->a, x);
@@ -83,7 +83,7 @@ static void diff_only_a(void *ctx, const struct insp_block *x)
 	c->gone_bytes += x->size;
 }
 
-static void diff_only_b(void *ctx, const struct insp_block *y)
+static void diff_only_b(void *ctx, const struct rd_block *y)
 {
 	struct diff_ctx *c = ctx;
 	diff_count(&c->b, y);
@@ -92,7 +92,7 @@ static void diff_only_b(void *ctx, const struct insp_block *y)
 	insp_oldest_add(&c->oldest, y);
 }
 
-static void diff_both(void *ctx, const struct insp_block *x, const struct insp_block *y)
+static void diff_both(void *ctx, const struct rd_block *x, const struct rd_block *y)
 {
 	struct diff_ctx *c = ctx;
 	diff_count(&c->a, x);
@@ -113,31 +113,31 @@ enum diff_by { DIFF_TYPE, DIFF_CLASS, DIFF_THREAD };
 static void diff_key(struct diff_side *s, enum diff_by by, int64_t id, const char **key,
 		     const char **label, const char **stack)
 {
-	struct insp_pool *p = insp_db_pool(s->s.db);
-	const struct insp_name *ty = insp_name_find(&s->s.tags.types, id);
+	struct rd_pool *p = rd_db_pool(s->s.db);
+	const struct rd_name *ty = rd_name_find(&s->s.tags.types, id);
 	switch (by) {
 	case DIFF_TYPE:
-		*key = ty ? ty->name : insp_pool_fmt(p, "#%lld", (long long)id);
-		*label = insp_type_label(s->s.db, &s->s.tags, id, NULL);
-		*stack = insp_type_stack(s->s.db, &s->s.tags, id);
+		*key = ty ? ty->name : rd_pool_fmt(p, "#%lld", (long long)id);
+		*label = rd_type_label(s->s.db, &s->s.tags, id, NULL);
+		*stack = rd_type_stack(s->s.db, &s->s.tags, id);
 		break;
 	case DIFF_CLASS:
-		*key = *label = ty ? insp_tag_name(s->s.db, &s->s.tags, INSP_TAG_CLASS, ty->class_) : "#?";
+		*key = *label = ty ? rd_tag_name(s->s.db, &s->s.tags, RD_TAG_CLASS, ty->class_) : "#?";
 		break;
 	case DIFF_THREAD:
-		*key = insp_pool_fmt(p, "%lld", (long long)id);
-		*label = insp_thread_label(s->s.db, &s->s.tags, id);
+		*key = rd_pool_fmt(p, "%lld", (long long)id);
+		*label = rd_thread_label(s->s.db, &s->s.tags, id);
 		break;
 	}
 }
 
-static void diff_collect(struct insp_vec *rows, struct diff_side *s, int side, enum diff_by by)
+static void diff_collect(struct rd_vec *rows, struct diff_side *s, int side, enum diff_by by)
 {
 	const struct insp_aggmap *m = by == DIFF_THREAD ? &s->threads : &s->types;
 	for (size_t i = 0; i < m->cap; i++) {
 		if (!m->used[i])
 			continue;
-		struct diff_row *r = insp_vec_push(rows);
+		struct diff_row *r = rd_vec_push(rows);
 		r->stack = NULL;
 		diff_key(s, by, m->slot[i].key, &r->key, &r->label, &r->stack);
 		r->bytes[side] = (int64_t)m->slot[i].bytes;
@@ -205,121 +205,121 @@ static size_t diff_fold(struct diff_row *v, size_t n)
 	return m;
 }
 
-static const struct insp_col growth_cols[] = {
-	{"key", "", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"delta_bytes", "growth", INSP_K_DELTA, 0},
-	{"delta_blocks", "blocks", INSP_K_INT, 0},
-	{"bytes_a", "bytes in A", INSP_K_SIZE, 0},
-	{"bytes_b", "bytes in B", INSP_K_SIZE, 0},
-	{"blocks_a", "blocks in A", INSP_K_INT, 0},
-	{"blocks_b", "blocks in B", INSP_K_INT, 0},
-	{"name", "name", INSP_K_STR, 0},
-	{"stack", "stack", INSP_K_STACK, 0},
+static const struct rd_col growth_cols[] = {
+	{"key", "", RD_K_STR, RD_C_DATA_ONLY},
+	{"delta_bytes", "growth", RD_K_DELTA, 0},
+	{"delta_blocks", "blocks", RD_K_INT, 0},
+	{"bytes_a", "bytes in A", RD_K_SIZE, 0},
+	{"bytes_b", "bytes in B", RD_K_SIZE, 0},
+	{"blocks_a", "blocks in A", RD_K_INT, 0},
+	{"blocks_b", "blocks in B", RD_K_INT, 0},
+	{"name", "name", RD_K_STR, 0},
+	{"stack", "stack", RD_K_STACK, 0},
 };
 
-static void diff_growth(insp_doc_t *d, struct diff_ctx *c, enum diff_by by, const struct insp_args *a,
+static void diff_growth(rd_doc_t *d, struct diff_ctx *c, enum diff_by by, const struct rd_args *a,
 			size_t limit)
 {
 	static const char *const keys[] = {"types", "classes", "threads"};
-	struct insp_vec rows;
-	insp_vec_init(&rows, sizeof(struct diff_row));
+	struct rd_vec rows;
+	rd_vec_init(&rows, sizeof(struct diff_row));
 	diff_collect(&rows, &c->a, 0, by);
 	diff_collect(&rows, &c->b, 1, by);
 	size_t n = diff_fold(rows.v, rows.n);
-	insp_table_t *t = insp_doc_table(d, keys[by], growth_cols, NCOLS(growth_cols), 0);
-	insp_table_title(t, "growth by %s:", by == DIFF_TYPE ? "type" : by == DIFF_CLASS ? "class" : "thread");
+	rd_table_t *t = rd_doc_table(d, keys[by], growth_cols, NCOLS(growth_cols), 0);
+	rd_table_title(t, "growth by %s:", by == DIFF_TYPE ? "type" : by == DIFF_CLASS ? "class" : "thread");
 	const struct diff_row *v = rows.v;
 	for (size_t i = 0; i < n && i < limit; i++) {
-		insp_row(t);
-		insp_put_str(t, v[i].key);
-		insp_put_int(t, diff_sub(v[i].bytes[1], v[i].bytes[0]));
-		insp_put_int(t, diff_sub(v[i].blocks[1], v[i].blocks[0]));
-		insp_put_int(t, v[i].bytes[0]);
-		insp_put_int(t, v[i].bytes[1]);
-		insp_put_int(t, v[i].blocks[0]);
-		insp_put_int(t, v[i].blocks[1]);
-		insp_put_str(t, v[i].label);
-		insp_put_str(t, insp_stack_row(a, i, 0) ? v[i].stack : NULL);
+		rd_row(t);
+		rd_put_str(t, v[i].key);
+		rd_put_int(t, diff_sub(v[i].bytes[1], v[i].bytes[0]));
+		rd_put_int(t, diff_sub(v[i].blocks[1], v[i].blocks[0]));
+		rd_put_int(t, v[i].bytes[0]);
+		rd_put_int(t, v[i].bytes[1]);
+		rd_put_int(t, v[i].blocks[0]);
+		rd_put_int(t, v[i].blocks[1]);
+		rd_put_str(t, v[i].label);
+		rd_put_str(t, rd_stack_row(a, i, 0) ? v[i].stack : NULL);
 	}
 	if (n > limit)
-		insp_table_note(t, "(%zu more)", n - limit);
-	insp_vec_free(&rows);
+		rd_table_note(t, "(%zu more)", n - limit);
+	rd_vec_free(&rows);
 }
 
 /* -------------------------------------------------------------- output -- */
 
-static const struct insp_col diff_sum_cols[] = {
-	{"blocks_a", "blocks in A", INSP_K_INT, 0},
-	{"bytes_a", "bytes in A", INSP_K_SIZE, 0},
-	{"blocks_b", "blocks in B", INSP_K_INT, 0},
-	{"bytes_b", "bytes in B", INSP_K_SIZE, 0},
-	{"delta_blocks", "block growth", INSP_K_INT, 0},
-	{"delta_bytes", "growth", INSP_K_DELTA, 0},
-	{"kept_blocks", "blocks in both", INSP_K_INT, 0},
-	{"new_blocks", "new blocks (in B only)", INSP_K_INT, 0},
-	{"new_bytes", "new bytes", INSP_K_SIZE, 0},
-	{"gone_blocks", "freed blocks (in A only)", INSP_K_INT, 0},
-	{"gone_bytes", "freed bytes", INSP_K_SIZE, 0},
-	{"same_process", "same process", INSP_K_BOOL, 0},
+static const struct rd_col diff_sum_cols[] = {
+	{"blocks_a", "blocks in A", RD_K_INT, 0},
+	{"bytes_a", "bytes in A", RD_K_SIZE, 0},
+	{"blocks_b", "blocks in B", RD_K_INT, 0},
+	{"bytes_b", "bytes in B", RD_K_SIZE, 0},
+	{"delta_blocks", "block growth", RD_K_INT, 0},
+	{"delta_bytes", "growth", RD_K_DELTA, 0},
+	{"kept_blocks", "blocks in both", RD_K_INT, 0},
+	{"new_blocks", "new blocks (in B only)", RD_K_INT, 0},
+	{"new_bytes", "new bytes", RD_K_SIZE, 0},
+	{"gone_blocks", "freed blocks (in A only)", RD_K_INT, 0},
+	{"gone_bytes", "freed bytes", RD_K_SIZE, 0},
+	{"same_process", "same process", RD_K_BOOL, 0},
 };
 
-static void diff_summary(insp_doc_t *d, const struct diff_ctx *c)
+static void diff_summary(rd_doc_t *d, const struct diff_ctx *c)
 {
-	insp_table_t *t = insp_doc_table(d, "summary", diff_sum_cols, NCOLS(diff_sum_cols), INSP_T_SINGLE);
-	const struct insp_snap *a = insp_db_snap(c->a.s.db), *b = insp_db_snap(c->b.s.db);
-	insp_row(t);
-	insp_put_uint(t, c->a.blocks);
-	insp_put_uint(t, c->a.bytes);
-	insp_put_uint(t, c->b.blocks);
-	insp_put_uint(t, c->b.bytes);
-	insp_put_int(t, (int64_t)(c->b.blocks - c->a.blocks));
-	insp_put_int(t, (int64_t)(c->b.bytes - c->a.bytes));
-	insp_put_uint(t, c->kept);
-	insp_put_uint(t, c->fresh);
-	insp_put_uint(t, c->fresh_bytes);
-	insp_put_uint(t, c->gone);
-	insp_put_uint(t, c->gone_bytes);
-	insp_put_int(t, a->pid == b->pid);
+	rd_table_t *t = rd_doc_table(d, "summary", diff_sum_cols, NCOLS(diff_sum_cols), RD_T_SINGLE);
+	const struct rd_snap *a = rd_db_snap(c->a.s.db), *b = rd_db_snap(c->b.s.db);
+	rd_row(t);
+	rd_put_uint(t, c->a.blocks);
+	rd_put_uint(t, c->a.bytes);
+	rd_put_uint(t, c->b.blocks);
+	rd_put_uint(t, c->b.bytes);
+	rd_put_int(t, (int64_t)(c->b.blocks - c->a.blocks));
+	rd_put_int(t, (int64_t)(c->b.bytes - c->a.bytes));
+	rd_put_uint(t, c->kept);
+	rd_put_uint(t, c->fresh);
+	rd_put_uint(t, c->fresh_bytes);
+	rd_put_uint(t, c->gone);
+	rd_put_uint(t, c->gone_bytes);
+	rd_put_int(t, a->pid == b->pid);
 	if (a->pid != b->pid)
-		insp_table_note(t, "note: A and B come from different processes (pid %lld, %lld): "
+		rd_table_note(t, "note: A and B come from different processes (pid %lld, %lld): "
 				"their addresses do not compare, so the new blocks are not leak candidates",
 				(long long)a->pid, (long long)b->pid);
 }
 
-static const struct insp_col leak_cols[] = {
-	{"addr", "address", INSP_K_ADDR, 0},
-	{"bytes", "size", INSP_K_SIZE, 0},
-	{"seq", "seq", INSP_K_INT, 0},
-	{"allocator", "allocator", INSP_K_STR, 0},
-	{"thread", "", INSP_K_INT, INSP_C_DATA_ONLY},
-	{"thread_name", "thread", INSP_K_STR, 0},
-	{"type", "", INSP_K_INT, INSP_C_DATA_ONLY},
-	{"type_name", "type", INSP_K_STR, 0},
-	{"location", "", INSP_K_LOC, INSP_C_DATA_ONLY},
+static const struct rd_col leak_cols[] = {
+	{"addr", "address", RD_K_ADDR, 0},
+	{"bytes", "size", RD_K_SIZE, 0},
+	{"seq", "seq", RD_K_INT, 0},
+	{"allocator", "allocator", RD_K_STR, 0},
+	{"thread", "", RD_K_INT, RD_C_DATA_ONLY},
+	{"thread_name", "thread", RD_K_STR, 0},
+	{"type", "", RD_K_INT, RD_C_DATA_ONLY},
+	{"type_name", "type", RD_K_STR, 0},
+	{"location", "", RD_K_LOC, RD_C_DATA_ONLY},
 };
 
-static void diff_leaks(insp_doc_t *d, struct diff_ctx *c)
+static void diff_leaks(rd_doc_t *d, struct diff_ctx *c)
 {
-	struct insp_session *s = &c->b.s;
-	insp_table_t *t = insp_doc_table(d, "new_blocks", leak_cols, NCOLS(leak_cols), 0);
-	insp_table_title(t, "blocks in B only, oldest first (leak candidates):");
-	const struct insp_block *v = insp_oldest_sorted(&c->oldest);
+	struct rd_session *s = &c->b.s;
+	rd_table_t *t = rd_doc_table(d, "new_blocks", leak_cols, NCOLS(leak_cols), 0);
+	rd_table_title(t, "blocks in B only, oldest first (leak candidates):");
+	const struct rd_block *v = insp_oldest_sorted(&c->oldest);
 	for (size_t i = 0; i < c->oldest.n; i++) {
 		const char *where;
-		const char *label = insp_type_label(s->db, &s->tags, v[i].type, &where);
-		insp_row(t);
-		insp_put_uint(t, v[i].addr);
-		insp_put_uint(t, v[i].size);
-		insp_put_int(t, v[i].seq);
-		insp_put_str(t, insp_tag_name(s->db, &s->tags, INSP_TAG_ALLOCATOR, v[i].allocator));
-		insp_put_int(t, v[i].thread);
-		insp_put_str(t, insp_thread_label(s->db, &s->tags, v[i].thread));
-		insp_put_int(t, v[i].type);
-		insp_put_str(t, label);
-		insp_put_str(t, where);
+		const char *label = rd_type_label(s->db, &s->tags, v[i].type, &where);
+		rd_row(t);
+		rd_put_uint(t, v[i].addr);
+		rd_put_uint(t, v[i].size);
+		rd_put_int(t, v[i].seq);
+		rd_put_str(t, rd_tag_name(s->db, &s->tags, RD_TAG_ALLOCATOR, v[i].allocator));
+		rd_put_int(t, v[i].thread);
+		rd_put_str(t, rd_thread_label(s->db, &s->tags, v[i].thread));
+		rd_put_int(t, v[i].type);
+		rd_put_str(t, label);
+		rd_put_str(t, where);
 	}
 	if (c->fresh > c->oldest.n)
-		insp_table_note(t, "(%llu more)", (unsigned long long)(c->fresh - c->oldest.n));
+		rd_table_note(t, "(%llu more)", (unsigned long long)(c->fresh - c->oldest.n));
 }
 
 /* ------------------------------------------------------------- opening -- */
@@ -330,32 +330,32 @@ static const char *diff_split(const char *arg, char *file, size_t len, int64_t *
 	const char *colon = strrchr(arg, ':');
 	*snap = 0;
 	snprintf(file, len, "%s", arg);
-	if (colon && access(arg, F_OK) != 0 && insp_parse_int(colon + 1, snap) && *snap > 0)
+	if (colon && access(arg, F_OK) != 0 && rd_parse_int(colon + 1, snap) && *snap > 0)
 		file[colon - arg < (ptrdiff_t)len ? colon - arg : (ptrdiff_t)len - 1] = 0;
 	else
 		*snap = 0;
 	return file;
 }
 
-static int diff_open_side(struct diff_side *side, const struct insp_opts *o,
-			  const struct insp_args *a, const char *file, int64_t snap)
+static int diff_open_side(struct diff_side *side, const struct rd_opts *o,
+			  const struct rd_args *a, const char *file, int64_t snap)
 {
-	struct insp_args sa = *a;
+	struct rd_args sa = *a;
 	sa.snapshot = snap;
 	side->file = file;
 	insp_aggmap_init(&side->types);
 	insp_aggmap_init(&side->threads);
-	int r = insp_session_open(&side->s, o, &sa, file, INSP_NEED_MAP);
-	return r ? r : insp_session_tags(&side->s, &sa);
+	int r = rd_session_open(&side->s, o, &sa, file, RD_NEED_MAP);
+	return r ? r : rd_session_tags(&side->s, &sa);
 }
 
-static int diff_open(struct diff_ctx *c, const struct insp_opts *o, const struct insp_args *a,
+static int diff_open(struct diff_ctx *c, const struct rd_opts *o, const struct rd_args *a,
 		     char files[2][4096])
 {
 	int64_t na = 0, nb = 0;
 	if (a->npos == 2) {
 		if (a->from || a->to)
-			return insp_usage_error(o, "diff", "--from and --to go with one database");
+			return rd_usage_error(o, "diff", "--from and --to go with one database");
 		diff_split(a->pos[0], files[0], 4096, &na);
 		diff_split(a->pos[1], files[1], 4096, &nb);
 	} else {
@@ -366,12 +366,12 @@ static int diff_open(struct diff_ctx *c, const struct insp_opts *o, const struct
 	}
 	int r = diff_open_side(&c->b, o, a, files[1], nb);
 	if (!r && a->npos == 1 && !na) {
-		if ((r = insp_db_previous_map(c->b.s.db, insp_db_snap(c->b.s.db)->id, &na)))
+		if ((r = rd_db_previous_map(c->b.s.db, rd_db_snap(c->b.s.db)->id, &na)))
 			return r;
 		if (!na) {
-			insp_errf(o->err, "inspect: %s: no map snapshot before %lld to compare with\n",
-				files[0], (long long)insp_db_snap(c->b.s.db)->id);
-			return INSP_EXIT_NOTFOUND;
+			rd_errf(o->err, "inspect: %s: no map snapshot before %lld to compare with\n",
+				files[0], (long long)rd_db_snap(c->b.s.db)->id);
+			return RD_EXIT_NOTFOUND;
 		}
 	}
 	return r ? r : diff_open_side(&c->a, o, a, files[0], na);
@@ -381,7 +381,7 @@ static void diff_close(struct diff_ctx *c)
 {
 	struct diff_side *sides[] = {&c->a, &c->b};
 	for (int i = 0; i < 2; i++) {
-		insp_session_close(&sides[i]->s);
+		rd_session_close(&sides[i]->s);
 		insp_aggmap_free(&sides[i]->types);
 		insp_aggmap_free(&sides[i]->threads);
 	}
@@ -391,66 +391,66 @@ static void diff_close(struct diff_ctx *c)
 /* The filters of each side, by that side's names: one that names nothing
 ** in a side (a type that appeared after A) selects no block there; it is
 ** an error only when it names nothing in either. */
-static int diff_filters(struct diff_ctx *c, const struct insp_filter *f, struct insp_filter_ids ids[2])
+static int diff_filters(struct diff_ctx *c, const struct rd_filter *f, struct rd_filter_ids ids[2])
 {
 	struct diff_side *sides[] = {&c->a, &c->b};
 	const char *what, *given;
 	int missing = 0;
 	for (int i = 0; i < 2; i++) {
-		if (insp_filter_lookup(&sides[i]->s.tags, f, &ids[i], &what, &given) != 0) {
+		if (rd_filter_lookup(&sides[i]->s.tags, f, &ids[i], &what, &given) != 0) {
 			/* an id no table row has: nothing passes */
-			ids[i] = (struct insp_filter_ids){.has_type = true, .type = INT64_MIN};
+			ids[i] = (struct rd_filter_ids){.has_type = true, .type = INT64_MIN};
 			missing++;
 		}
 	}
-	return missing == 2 ? insp_filter_resolve(c->b.s.db, &c->b.s.tags, f, &ids[1]) : 0;
+	return missing == 2 ? rd_filter_resolve(c->b.s.db, &c->b.s.tags, f, &ids[1]) : 0;
 }
 
-static int diff_run(struct diff_ctx *c, const struct insp_opts *o, const struct insp_filter *f)
+static int diff_run(struct diff_ctx *c, const struct rd_opts *o, const struct rd_filter *f)
 {
-	insp_blocks_t ia, ib;
-	struct insp_filter_ids ids[2];
+	rd_blocks_t ia, ib;
+	struct rd_filter_ids ids[2];
 	int r = diff_filters(c, f, ids);
 	if (!r)
-		r = insp_blocks_open(c->a.s.db, &ids[0], &ia);
+		r = rd_blocks_open(c->a.s.db, &ids[0], &ia);
 	if (r)
 		return r;
-	if ((r = insp_blocks_open(c->b.s.db, &ids[1], &ib))) {
-		insp_blocks_close(&ia);
+	if ((r = rd_blocks_open(c->b.s.db, &ids[1], &ib))) {
+		rd_blocks_close(&ia);
 		return r;
 	}
 	struct insp_merge_cb cb = {diff_only_a, diff_only_b, diff_both, c};
-	struct insp_progress p;
-	insp_progress_start(&p, o, "comparing",
-			    (uint64_t)(insp_db_snap(c->a.s.db)->blocks + insp_db_snap(c->b.s.db)->blocks) / 2);
+	struct rd_progress p;
+	rd_progress_start(&p, o, "comparing",
+			    (uint64_t)(rd_db_snap(c->a.s.db)->blocks + rd_db_snap(c->b.s.db)->blocks) / 2);
 	r = insp_merge(&ia, &ib, &cb, &p);
-	insp_progress_end(&p);
-	insp_blocks_close(&ia);
-	insp_blocks_close(&ib);
+	rd_progress_end(&p);
+	rd_blocks_close(&ia);
+	rd_blocks_close(&ib);
 	return r;
 }
 
-int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_diff(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&diff_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&diff_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
 	char files[2][4096];
 	struct diff_ctx c = {0};
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : DIFF_DEFAULT_LIMIT;
 	insp_oldest_init(&c.oldest, limit);
 	if (!(r = diff_open(&c, o, &a, files)) && !(r = diff_run(&c, o, &a.filter))) {
-		insp_doc_t *d = insp_doc_new(o, &a);
-		insp_doc_snapshot(d, "a", c.a.file, insp_db_snap(c.a.s.db));
-		insp_doc_snapshot(d, "b", c.b.file, insp_db_snap(c.b.s.db));
+		rd_doc_t *d = rd_doc_new(o, &a);
+		rd_doc_snapshot(d, "a", c.a.file, rd_db_snap(c.a.s.db));
+		rd_doc_snapshot(d, "b", c.b.file, rd_db_snap(c.b.s.db));
 		diff_summary(d, &c);
 		diff_growth(d, &c, DIFF_TYPE, &a, limit);
 		diff_growth(d, &c, DIFF_CLASS, &a, limit);
 		diff_growth(d, &c, DIFF_THREAD, &a, limit);
 		diff_leaks(d, &c);
-		r = insp_doc_print(d);
-		insp_doc_free(d);
+		r = rd_doc_print(d);
+		rd_doc_free(d);
 	}
 	diff_close(&c);
 	return r;

@@ -22,7 +22,7 @@ static const char *seg_none(size_t nsegs)
 }
 
 /* "0x10000 [heap]": a segment by its start and path. */
-static const char *seg_label(char *buf, size_t len, const struct insp_seg *segs, size_t nsegs, int i)
+static const char *seg_label(char *buf, size_t len, const struct rd_seg *segs, size_t nsegs, int i)
 {
 	if (i < 0)
 		snprintf(buf, len, "%s", seg_none(nsegs));
@@ -32,16 +32,16 @@ static const char *seg_label(char *buf, size_t len, const struct insp_seg *segs,
 	return buf;
 }
 
-static void holes_add(void *scan, const struct insp_block *b)
+static void holes_add(void *scan, const struct rd_block *b)
 {
 	insp_scan_add(scan, b->addr, b->size);
 }
 
 /* Run the scan over the selected snapshot. */
-static int holes_scan(struct insp_session *s, const struct insp_opts *o,
-		      const struct insp_filter_ids *f, struct insp_scan *scan)
+static int holes_scan(struct rd_session *s, const struct rd_opts *o,
+		      const struct rd_filter_ids *f, struct insp_scan *scan)
 {
-	int r = insp_blocks_each(s->db, o, f, holes_add, scan);
+	int r = rd_blocks_each(s->db, o, f, holes_add, scan);
 	if (!r)
 		insp_scan_finish(scan);
 	return r;
@@ -49,17 +49,17 @@ static int holes_scan(struct insp_session *s, const struct insp_opts *o,
 
 /* Start segment i's row with its start, end and perms (nulls for the
 ** blocks outside every segment, i == nsegs). */
-static void seg_row(insp_table_t *t, const struct insp_scan *s, size_t i)
+static void seg_row(rd_table_t *t, const struct insp_scan *s, size_t i)
 {
-	insp_row(t);
+	rd_row(t);
 	if (i < s->nsegs) {
-		insp_put_uint(t, s->segs[i].start);
-		insp_put_uint(t, s->segs[i].end);
-		insp_put_str(t, s->segs[i].perms);
+		rd_put_uint(t, s->segs[i].start);
+		rd_put_uint(t, s->segs[i].end);
+		rd_put_str(t, s->segs[i].perms);
 	} else {
-		insp_put_null(t);
-		insp_put_null(t);
-		insp_put_null(t);
+		rd_put_null(t);
+		rd_put_null(t);
+		rd_put_null(t);
 	}
 }
 
@@ -68,29 +68,29 @@ static const char *seg_path(const struct insp_scan *s, size_t i)
 	return i < s->nsegs ? s->segs[i].path : seg_none(s->nsegs);
 }
 
-typedef void scan_doc_fn(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a);
+typedef void scan_doc_fn(rd_doc_t *d, const struct insp_scan *s, const struct rd_args *a);
 
 /* Scan the blocks of the snapshot open in s that pass f (NULL: all),
 ** counting the holes of min bytes or more (UINT64_MAX: none), and print
 ** the tables doc makes of the figures. */
-static int scan_print(struct insp_session *s, const struct insp_opts *o, const struct insp_args *a,
-		      const struct insp_filter_ids *f, uint64_t min, scan_doc_fn *doc)
+static int scan_print(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
+		      const struct rd_filter_ids *f, uint64_t min, scan_doc_fn *doc)
 {
-	struct insp_seg *segs = NULL;
+	struct rd_seg *segs = NULL;
 	size_t nsegs = 0;
-	int r = insp_db_segments(s->db, &segs, &nsegs);
+	int r = rd_db_segments(s->db, &segs, &nsegs);
 	if (!r) {
 		struct insp_scan scan;
-		insp_scan_init(&scan, segs, nsegs, (uint64_t)insp_db_snap(s->db)->header_size);
+		insp_scan_init(&scan, segs, nsegs, (uint64_t)rd_db_snap(s->db)->header_size);
 		scan.min = min;
 		scan.keep_all = a->all;
 		scan.keep = a->limit >= 0 ? (size_t)a->limit : HOLES_DEFAULT_LIMIT;
 		if (!(r = holes_scan(s, o, f, &scan))) {
-			insp_doc_t *d = insp_doc_new(o, a);
-			insp_doc_snapshot(d, "snapshot", a->pos[0], insp_db_snap(s->db));
+			rd_doc_t *d = rd_doc_new(o, a);
+			rd_doc_snapshot(d, "snapshot", a->pos[0], rd_db_snap(s->db));
 			doc(d, &scan, a);
-			r = insp_doc_print(d);
-			insp_doc_free(d);
+			r = rd_doc_print(d);
+			rd_doc_free(d);
 		}
 		insp_scan_free(&scan);
 	}
@@ -100,16 +100,16 @@ static int scan_print(struct insp_session *s, const struct insp_opts *o, const s
 
 /* ---------------------------------------------------------------- holes -- */
 
-static const struct insp_option holes_options[] = {
-	{"min", 0, INSP_OT_SIZE, "SIZE", "ignore holes smaller than SIZE (4096, 4K, 1MiB…)", INSP_ID_MIN, 0, 0, NULL},
-	{"all", 0, INSP_OT_FLAG, NULL, "list every hole, by address, not only the largest", INSP_ID_ALL, 0, 0, NULL},
-	INSP_OPTION_LIMIT("list the N largest holes (default 20)"),
-	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTION_END,
+static const struct rd_option holes_options[] = {
+	{"min", 0, RD_OT_SIZE, "SIZE", "ignore holes smaller than SIZE (4096, 4K, 1MiB…)", RD_ID_MIN, 0, 0, NULL},
+	{"all", 0, RD_OT_FLAG, NULL, "list every hole, by address, not only the largest", RD_ID_ALL, 0, 0, NULL},
+	RD_OPTION_LIMIT("list the N largest holes (default 20)"),
+	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	RD_OPTIONS_FORMAT,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec holes_spec = {
+static const struct rd_cmd_spec holes_spec = {
 	"holes", "[options] DB",
 	"The unused space between the blocks of a map snapshot.  A block occupies\n"
 	"[address - header size, address + size): its meminst header and the bytes\n"
@@ -125,107 +125,107 @@ static const struct insp_cmd_spec holes_spec = {
 	holes_options, 1, 1,
 };
 
-static const struct insp_col holes_sum_cols[] = {
-	{"header_bytes", "header size", INSP_K_INT, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"bytes", "bytes in blocks", INSP_K_SIZE, 0},
-	{"holes", "holes in segments", INSP_K_INT, 0},
-	{"hole_bytes", "bytes in holes", INSP_K_SIZE, 0},
-	{"largest_bytes", "largest hole", INSP_K_SIZE, 0},
-	{"between", "gaps between segments", INSP_K_INT, 0},
-	{"between_bytes", "bytes between segments", INSP_K_SIZE, 0},
-	{"min_bytes", "smallest hole counted", INSP_K_SIZE, 0},
+static const struct rd_col holes_sum_cols[] = {
+	{"header_bytes", "header size", RD_K_INT, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"bytes", "bytes in blocks", RD_K_SIZE, 0},
+	{"holes", "holes in segments", RD_K_INT, 0},
+	{"hole_bytes", "bytes in holes", RD_K_SIZE, 0},
+	{"largest_bytes", "largest hole", RD_K_SIZE, 0},
+	{"between", "gaps between segments", RD_K_INT, 0},
+	{"between_bytes", "bytes between segments", RD_K_SIZE, 0},
+	{"min_bytes", "smallest hole counted", RD_K_SIZE, 0},
 };
 
-static const struct insp_col holes_seg_cols[] = {
-	{"start", "start", INSP_K_ADDR, 0},
-	{"end", "end", INSP_K_ADDR, 0},
-	{"perms", "perms", INSP_K_STR, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"holes", "holes", INSP_K_INT, 0},
-	{"hole_bytes", "in holes", INSP_K_SIZE, 0},
-	{"largest_bytes", "largest", INSP_K_SIZE, 0},
-	{"path", "path", INSP_K_STR, 0},
+static const struct rd_col holes_seg_cols[] = {
+	{"start", "start", RD_K_ADDR, 0},
+	{"end", "end", RD_K_ADDR, 0},
+	{"perms", "perms", RD_K_STR, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"holes", "holes", RD_K_INT, 0},
+	{"hole_bytes", "in holes", RD_K_SIZE, 0},
+	{"largest_bytes", "largest", RD_K_SIZE, 0},
+	{"path", "path", RD_K_STR, 0},
 };
 
-static const struct insp_col holes_between_cols[] = {
-	{"from", "from", INSP_K_ADDR, 0},
-	{"to", "to", INSP_K_ADDR, 0},
-	{"bytes", "size", INSP_K_SIZE, 0},
-	{"from_segment", "from segment", INSP_K_STR, 0},
-	{"to_segment", "to segment", INSP_K_STR, 0},
+static const struct rd_col holes_between_cols[] = {
+	{"from", "from", RD_K_ADDR, 0},
+	{"to", "to", RD_K_ADDR, 0},
+	{"bytes", "size", RD_K_SIZE, 0},
+	{"from_segment", "from segment", RD_K_STR, 0},
+	{"to_segment", "to segment", RD_K_STR, 0},
 };
 
-static const struct insp_col holes_hist_cols[] = {
-	{"min_bytes", "from", INSP_K_SIZE, 0},
-	{"max_bytes", "to", INSP_K_SIZE, 0},
-	{"holes", "holes", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"bar", "", INSP_K_STR, INSP_C_TEXT_ONLY},
+static const struct rd_col holes_hist_cols[] = {
+	{"min_bytes", "from", RD_K_SIZE, 0},
+	{"max_bytes", "to", RD_K_SIZE, 0},
+	{"holes", "holes", RD_K_INT, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"bar", "", RD_K_STR, RD_C_TEXT_ONLY},
 };
 
-static const struct insp_col holes_list_cols[] = {
-	{"addr", "address", INSP_K_ADDR, 0},
-	{"bytes", "size", INSP_K_SIZE, 0},
-	{"segment", "segment", INSP_K_STR, 0},
+static const struct rd_col holes_list_cols[] = {
+	{"addr", "address", RD_K_ADDR, 0},
+	{"bytes", "size", RD_K_SIZE, 0},
+	{"segment", "segment", RD_K_STR, 0},
 };
 
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
-static void holes_summary(insp_doc_t *d, const struct insp_scan *s)
+static void holes_summary(rd_doc_t *d, const struct insp_scan *s)
 {
-	insp_table_t *t = insp_doc_table(d, "summary", holes_sum_cols, NCOLS(holes_sum_cols), INSP_T_SINGLE);
-	insp_row(t);
-	insp_put_uint(t, s->header);
-	insp_put_uint(t, s->blocks);
-	insp_put_uint(t, s->bytes);
-	insp_put_uint(t, s->holes);
-	insp_put_uint(t, s->hole_bytes);
-	insp_put_uint(t, s->largest);
-	insp_put_uint(t, s->between);
-	insp_put_uint(t, s->between_bytes);
-	insp_put_uint(t, s->min);
+	rd_table_t *t = rd_doc_table(d, "summary", holes_sum_cols, NCOLS(holes_sum_cols), RD_T_SINGLE);
+	rd_row(t);
+	rd_put_uint(t, s->header);
+	rd_put_uint(t, s->blocks);
+	rd_put_uint(t, s->bytes);
+	rd_put_uint(t, s->holes);
+	rd_put_uint(t, s->hole_bytes);
+	rd_put_uint(t, s->largest);
+	rd_put_uint(t, s->between);
+	rd_put_uint(t, s->between_bytes);
+	rd_put_uint(t, s->min);
 }
 
-static void holes_segments(insp_doc_t *d, const struct insp_scan *s)
+static void holes_segments(rd_doc_t *d, const struct insp_scan *s)
 {
-	insp_table_t *t = insp_doc_table(d, "segments", holes_seg_cols, NCOLS(holes_seg_cols), 0);
-	insp_table_title(t, "segments with blocks:");
+	rd_table_t *t = rd_doc_table(d, "segments", holes_seg_cols, NCOLS(holes_seg_cols), 0);
+	rd_table_title(t, "segments with blocks:");
 	for (size_t i = 0; i <= s->nsegs; i++) {
 		const struct insp_seg_stat *st = &s->seg[i];
 		if (!st->blocks)
 			continue;
 		seg_row(t, s, i);
-		insp_put_uint(t, st->blocks);
-		insp_put_uint(t, st->bytes);
-		insp_put_uint(t, st->holes);
-		insp_put_uint(t, st->hole_bytes);
-		insp_put_uint(t, st->largest);
-		insp_put_str(t, seg_path(s, i));
+		rd_put_uint(t, st->blocks);
+		rd_put_uint(t, st->bytes);
+		rd_put_uint(t, st->holes);
+		rd_put_uint(t, st->hole_bytes);
+		rd_put_uint(t, st->largest);
+		rd_put_str(t, seg_path(s, i));
 	}
 }
 
-static void holes_between(insp_doc_t *d, const struct insp_scan *s)
+static void holes_between(rd_doc_t *d, const struct insp_scan *s)
 {
-	insp_table_t *t = insp_doc_table(d, "between", holes_between_cols, NCOLS(holes_between_cols), 0);
-	insp_table_title(t, "gaps between segments:");
+	rd_table_t *t = rd_doc_table(d, "between", holes_between_cols, NCOLS(holes_between_cols), 0);
+	rd_table_title(t, "gaps between segments:");
 	const struct insp_hole *h = s->betweens.v;
 	char a[512], b[512];
 	for (size_t i = 0; i < s->betweens.n; i++) {
-		insp_row(t);
-		insp_put_uint(t, h[i].addr);
-		insp_put_uint(t, h[i].addr + h[i].size);
-		insp_put_uint(t, h[i].size);
-		insp_put_str(t, seg_label(a, sizeof a, s->segs, s->nsegs, h[i].seg));
-		insp_put_str(t, seg_label(b, sizeof b, s->segs, s->nsegs, h[i].seg_to));
+		rd_row(t);
+		rd_put_uint(t, h[i].addr);
+		rd_put_uint(t, h[i].addr + h[i].size);
+		rd_put_uint(t, h[i].size);
+		rd_put_str(t, seg_label(a, sizeof a, s->segs, s->nsegs, h[i].seg));
+		rd_put_str(t, seg_label(b, sizeof b, s->segs, s->nsegs, h[i].seg_to));
 	}
 }
 
-static void holes_histogram(insp_doc_t *d, const struct insp_scan *s)
+static void holes_histogram(rd_doc_t *d, const struct insp_scan *s)
 {
-	insp_table_t *t = insp_doc_table(d, "histogram", holes_hist_cols, NCOLS(holes_hist_cols), 0);
-	insp_table_title(t, "hole sizes (log2 buckets):");
+	rd_table_t *t = rd_doc_table(d, "histogram", holes_hist_cols, NCOLS(holes_hist_cols), 0);
+	rd_table_title(t, "hole sizes (log2 buckets):");
 	uint64_t most = 0;
 	for (int k = 0; k < 64; k++)
 		most = s->hist[k] > most ? s->hist[k] : most;
@@ -236,36 +236,36 @@ static void holes_histogram(insp_doc_t *d, const struct insp_scan *s)
 		size_t w = (size_t)((s->hist[k] * 40 + most - 1) / most);
 		memset(bar, '#', w);
 		bar[w] = 0;
-		insp_row(t);
-		insp_put_uint(t, 1ull << k);
-		insp_put_uint(t, k == 63 ? UINT64_MAX : (2ull << k) - 1);
-		insp_put_uint(t, s->hist[k]);
-		insp_put_uint(t, s->hist_bytes[k]);
-		insp_put_str(t, bar);
+		rd_row(t);
+		rd_put_uint(t, 1ull << k);
+		rd_put_uint(t, k == 63 ? UINT64_MAX : (2ull << k) - 1);
+		rd_put_uint(t, s->hist[k]);
+		rd_put_uint(t, s->hist_bytes[k]);
+		rd_put_str(t, bar);
 	}
 }
 
-static void holes_list(insp_doc_t *d, const struct insp_scan *s, bool all)
+static void holes_list(rd_doc_t *d, const struct insp_scan *s, bool all)
 {
-	insp_table_t *t = insp_doc_table(d, "holes", holes_list_cols, NCOLS(holes_list_cols), 0);
+	rd_table_t *t = rd_doc_table(d, "holes", holes_list_cols, NCOLS(holes_list_cols), 0);
 	if (all)
-		insp_table_title(t, "every hole, by address:");
+		rd_table_title(t, "every hole, by address:");
 	else
-		insp_table_title(t, "the %zu largest holes:", s->kept.n);
+		rd_table_title(t, "the %zu largest holes:", s->kept.n);
 	const struct insp_hole *h = s->kept.v;
 	char label[512];
 	for (size_t i = 0; i < s->kept.n; i++) {
-		insp_row(t);
-		insp_put_uint(t, h[i].addr);
-		insp_put_uint(t, h[i].size);
-		insp_put_str(t, seg_label(label, sizeof label, s->segs, s->nsegs, h[i].seg));
+		rd_row(t);
+		rd_put_uint(t, h[i].addr);
+		rd_put_uint(t, h[i].size);
+		rd_put_str(t, seg_label(label, sizeof label, s->segs, s->nsegs, h[i].seg));
 	}
 	if (!all && s->holes > s->kept.n)
-		insp_table_note(t, "(%llu more; --all lists every hole)",
+		rd_table_note(t, "(%llu more; --all lists every hole)",
 				(unsigned long long)(s->holes - s->kept.n));
 }
 
-static void holes_doc(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a)
+static void holes_doc(rd_doc_t *d, const struct insp_scan *s, const struct rd_args *a)
 {
 	holes_summary(d, s);
 	holes_segments(d, s);
@@ -274,29 +274,29 @@ static void holes_doc(insp_doc_t *d, const struct insp_scan *s, const struct ins
 	holes_list(d, s, a->all);
 }
 
-int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_holes(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&holes_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&holes_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
-	struct insp_session s;
-	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)))
+	struct rd_session s;
+	if (!(r = rd_session_open(&s, o, &a, a.pos[0], RD_NEED_MAP)))
 		r = scan_print(&s, o, &a, NULL, a.min, holes_doc);
-	insp_session_close(&s);
+	rd_session_close(&s);
 	return r;
 }
 
 /* --------------------------------------------------------------- limits -- */
 
-static const struct insp_option limits_options[] = {
-	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
-	INSP_OPTIONS_FILTER,
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTION_END,
+static const struct rd_option limits_options[] = {
+	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	RD_OPTIONS_FILTER,
+	RD_OPTIONS_FORMAT,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec limits_spec = {
+static const struct rd_cmd_spec limits_spec = {
 	"limits", "[options] DB",
 	"The lowest and the highest address used by blocks (Erlang's mem_limits),\n"
 	"overall and per segment.  low is where the first block's header starts,\n"
@@ -305,68 +305,68 @@ static const struct insp_cmd_spec limits_spec = {
 	limits_options, 1, 1,
 };
 
-static const struct insp_col limits_cols[] = {
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"low", "low", INSP_K_ADDR, 0},
-	{"high", "high", INSP_K_ADDR, 0},
-	{"span_bytes", "span", INSP_K_SIZE, 0},
+static const struct rd_col limits_cols[] = {
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"low", "low", RD_K_ADDR, 0},
+	{"high", "high", RD_K_ADDR, 0},
+	{"span_bytes", "span", RD_K_SIZE, 0},
 };
 
-static const struct insp_col limits_seg_cols[] = {
-	{"start", "start", INSP_K_ADDR, 0},
-	{"end", "end", INSP_K_ADDR, 0},
-	{"perms", "perms", INSP_K_STR, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"low", "low", INSP_K_ADDR, 0},
-	{"high", "high", INSP_K_ADDR, 0},
-	{"span_bytes", "span", INSP_K_SIZE, 0},
-	{"path", "path", INSP_K_STR, 0},
+static const struct rd_col limits_seg_cols[] = {
+	{"start", "start", RD_K_ADDR, 0},
+	{"end", "end", RD_K_ADDR, 0},
+	{"perms", "perms", RD_K_STR, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"low", "low", RD_K_ADDR, 0},
+	{"high", "high", RD_K_ADDR, 0},
+	{"span_bytes", "span", RD_K_SIZE, 0},
+	{"path", "path", RD_K_STR, 0},
 };
 
-static void limits_put(insp_table_t *t, uint64_t blocks, uint64_t bytes, uint64_t low, uint64_t high)
+static void limits_put(rd_table_t *t, uint64_t blocks, uint64_t bytes, uint64_t low, uint64_t high)
 {
-	insp_put_uint(t, blocks);
-	insp_put_uint(t, bytes);
+	rd_put_uint(t, blocks);
+	rd_put_uint(t, bytes);
 	if (!blocks) {
-		insp_put_null(t);
-		insp_put_null(t);
-		insp_put_null(t);
+		rd_put_null(t);
+		rd_put_null(t);
+		rd_put_null(t);
 		return;
 	}
-	insp_put_uint(t, low);
-	insp_put_uint(t, high);
-	insp_put_uint(t, high - low);
+	rd_put_uint(t, low);
+	rd_put_uint(t, high);
+	rd_put_uint(t, high - low);
 }
 
-static void limits_doc(insp_doc_t *d, const struct insp_scan *s, const struct insp_args *a)
+static void limits_doc(rd_doc_t *d, const struct insp_scan *s, const struct rd_args *a)
 {
-	insp_table_t *t = insp_doc_table(d, "limits", limits_cols, NCOLS(limits_cols), INSP_T_SINGLE);
-	insp_row(t);
+	rd_table_t *t = rd_doc_table(d, "limits", limits_cols, NCOLS(limits_cols), RD_T_SINGLE);
+	rd_row(t);
 	limits_put(t, s->blocks, s->bytes, s->low, s->high);
-	t = insp_doc_table(d, "segments", limits_seg_cols, NCOLS(limits_seg_cols), 0);
-	insp_table_title(t, "per segment:");
+	t = rd_doc_table(d, "segments", limits_seg_cols, NCOLS(limits_seg_cols), 0);
+	rd_table_title(t, "per segment:");
 	for (size_t i = 0; i <= s->nsegs; i++) {
 		const struct insp_seg_stat *st = &s->seg[i];
 		if (!st->blocks)
 			continue;
 		seg_row(t, s, i);
 		limits_put(t, st->blocks, st->bytes, st->low, st->high);
-		insp_put_str(t, seg_path(s, i));
+		rd_put_str(t, seg_path(s, i));
 	}
 }
 
-int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_limits(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&limits_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&limits_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
-	struct insp_session s;
-	struct insp_filter_ids f;
-	if (!(r = insp_session_open(&s, o, &a, a.pos[0], INSP_NEED_MAP)) && !(r = insp_session_filter(&s, &a, &f)))
+	struct rd_session s;
+	struct rd_filter_ids f;
+	if (!(r = rd_session_open(&s, o, &a, a.pos[0], RD_NEED_MAP)) && !(r = rd_session_filter(&s, &a, &f)))
 		r = scan_print(&s, o, &a, &f, UINT64_MAX, limits_doc); /* no hole bookkeeping */
-	insp_session_close(&s);
+	rd_session_close(&s);
 	return r;
 }

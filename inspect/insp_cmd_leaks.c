@@ -20,26 +20,26 @@
 
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
-enum { LEAKS_SUPPRESS = INSP_ID_OWN, LEAKS_SUPPRESSIONS, LEAKS_NO_DEFAULT };
+enum { LEAKS_SUPPRESS = RD_ID_OWN, LEAKS_SUPPRESSIONS, LEAKS_NO_DEFAULT };
 
-static const struct insp_option leaks_options[] = {
-	INSP_OPTION_PID("check the live process PID now (MEMINST=mim,control=on)"),
-	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest with a leak check)"),
-	{"all", 0, INSP_OT_FLAG, NULL, "list the still reachable and the suppressed sites too", INSP_ID_ALL, 0, 0,
+static const struct rd_option leaks_options[] = {
+	RD_OPTION_PID("check the live process PID now (MEMINST=mim,control=on)"),
+	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest with a leak check)"),
+	{"all", 0, RD_OT_FLAG, NULL, "list the still reachable and the suppressed sites too", RD_ID_ALL, 0, 0,
 	 NULL},
-	INSP_OPTION_LIMIT("at most N sites per class"),
-	{"suppress", 0, INSP_OT_STR, "NAME", "suppress the blocks of the function or site NAME (a glob;\n"
+	RD_OPTION_LIMIT("at most N sites per class"),
+	{"suppress", 0, RD_OT_STR, "NAME", "suppress the blocks of the function or site NAME (a glob;\n"
 	 "may be repeated)", LEAKS_SUPPRESS, 0, 0, NULL},
-	{"suppressions", 0, INSP_OT_FILE, "FILE", "suppress the names in FILE (one a line, # comments)",
+	{"suppressions", 0, RD_OT_FILE, "FILE", "suppress the names in FILE (one a line, # comments)",
 	 LEAKS_SUPPRESSIONS, 0, 0, NULL},
-	{"no-default-suppressions", 0, INSP_OT_FLAG, NULL, "show glibc's and the loader's own blocks too",
+	{"no-default-suppressions", 0, RD_OT_FLAG, NULL, "show glibc's and the loader's own blocks too",
 	 LEAKS_NO_DEFAULT, 0, 0, NULL},
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTIONS_SYMBOLS,
-	INSP_OPTION_END,
+	RD_OPTIONS_FORMAT,
+	RD_OPTIONS_SYMBOLS,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec leaks_spec = {
+static const struct rd_cmd_spec leaks_spec = {
 	"leaks", "[options] DB | --pid PID",
 	"Memcheck's leak classes of the blocks of a snapshot that libmeminst\n"
 	"checked (in mim mode: the exit snapshot; with leak_check=on every map\n"
@@ -51,23 +51,23 @@ static const struct insp_cmd_spec leaks_spec = {
 };
 
 static const char *const leaks_names[] = {MEMINST_LEAK_CLASS_NAMES};
-static const int leaks_order[] = {INSP_LEAK_DEFINITE, INSP_LEAK_INDIRECT, INSP_LEAK_POSSIBLE,
-				  INSP_LEAK_REACHABLE};
+static const int leaks_order[] = {RD_LEAK_DEFINITE, RD_LEAK_INDIRECT, RD_LEAK_POSSIBLE,
+				  RD_LEAK_REACHABLE};
 
 struct leaks_ctx {
 	const char **names; /* --suppress and --suppressions */
 	size_t n, cap;
 	bool no_default;
-	const struct insp_opts *o;
+	const struct rd_opts *o;
 };
 
 static void leaks_add_name(struct leaks_ctx *c, const char *name)
 {
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 16;
-		c->names = insp_xrealloc(c->names, c->cap * sizeof *c->names);
+		c->names = rd_xrealloc(c->names, c->cap * sizeof *c->names);
 	}
-	c->names[c->n++] = insp_xstrdup(name);
+	c->names[c->n++] = rd_xstrdup(name);
 }
 
 static int leaks_read_file(struct leaks_ctx *c, const char *path)
@@ -75,7 +75,7 @@ static int leaks_read_file(struct leaks_ctx *c, const char *path)
 	FILE *f = fopen(path, "r");
 	if (!f) {
 		fprintf(c->o->err, "inspect: leaks: --suppressions %s: cannot read it\n", path);
-		return INSP_EXIT_USAGE;
+		return RD_EXIT_USAGE;
 	}
 	char line[4096];
 	while (fgets(line, sizeof line, f)) {
@@ -87,10 +87,10 @@ static int leaks_read_file(struct leaks_ctx *c, const char *path)
 			leaks_add_name(c, p);
 	}
 	fclose(f);
-	return INSP_CONTINUE;
+	return RD_CONTINUE;
 }
 
-static int leaks_own(struct insp_getopt *g, void *ctx)
+static int leaks_own(struct rd_getopt *g, void *ctx)
 {
 	struct leaks_ctx *c = ctx;
 	if (g->opt->id == LEAKS_SUPPRESS)
@@ -99,7 +99,7 @@ static int leaks_own(struct insp_getopt *g, void *ctx)
 		c->no_default = true;
 	else
 		return leaks_read_file(c, g->value);
-	return INSP_CONTINUE;
+	return RD_CONTINUE;
 }
 
 /* "func+0x13 (module)": the function (without the offset) and the module. */
@@ -133,12 +133,12 @@ static bool leaks_default_suppressed(const char *func, const char *mod)
 }
 
 /* Per type: suppressed (1) or not (0); -1 not yet decided. */
-static bool leaks_suppressed(struct insp_session *s, const struct leaks_ctx *c, signed char *memo, int64_t type)
+static bool leaks_suppressed(struct rd_session *s, const struct leaks_ctx *c, signed char *memo, int64_t type)
 {
 	if (memo[type] >= 0)
 		return memo[type];
 	const char *where;
-	const char *label = insp_type_label(s->db, &s->tags, type, &where);
+	const char *label = rd_type_label(s->db, &s->tags, type, &where);
 	char func[1024], mod[256];
 	leaks_split(label, func, sizeof func, mod, sizeof mod);
 	bool sup = !c->no_default && leaks_default_suppressed(func, mod);
@@ -149,21 +149,21 @@ static bool leaks_suppressed(struct insp_session *s, const struct leaks_ctx *c, 
 }
 
 struct leaks_sum {
-	struct insp_session *s;
+	struct rd_session *s;
 	const struct leaks_ctx *c;
-	const struct insp_leak_check *check;
+	const struct rd_leak_check *check;
 	signed char *memo;           /* by type */
 	int64_t ntypes;
-	struct insp_aggmap by_site[INSP_LEAK_CLASSES + 1]; /* the last: suppressed */
-	uint64_t bytes[INSP_LEAK_CLASSES + 1], blocks[INSP_LEAK_CLASSES + 1];
+	struct insp_aggmap by_site[RD_LEAK_CLASSES + 1]; /* the last: suppressed */
+	uint64_t bytes[RD_LEAK_CLASSES + 1], blocks[RD_LEAK_CLASSES + 1];
 };
 
-static void leaks_add(void *ctx, const struct insp_block *b)
+static void leaks_add(void *ctx, const struct rd_block *b)
 {
 	struct leaks_sum *m = ctx;
-	int cls = insp_leak_class(m->check, b->addr);
+	int cls = rd_leak_class(m->check, b->addr);
 	bool sup = b->type >= 0 && b->type < m->ntypes && leaks_suppressed(m->s, m->c, m->memo, b->type);
-	int slot = sup ? INSP_LEAK_CLASSES : cls;
+	int slot = sup ? RD_LEAK_CLASSES : cls;
 	struct insp_agg *g = insp_aggmap_get(&m->by_site[slot], b->type);
 	g->bytes += b->size;
 	g->blocks++;
@@ -171,95 +171,95 @@ static void leaks_add(void *ctx, const struct insp_block *b)
 	m->blocks[slot]++;
 }
 
-static const struct insp_col summary_cols[] = {
-	{"kind", "", INSP_K_STR, 0},
-	{"bytes", "bytes", INSP_K_INT, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
+static const struct rd_col summary_cols[] = {
+	{"kind", "", RD_K_STR, 0},
+	{"bytes", "bytes", RD_K_INT, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
 };
 
-static const struct insp_col site_cols[] = {
-	{"kind", "kind", INSP_K_STR, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"type", "", INSP_K_INT, INSP_C_DATA_ONLY},
-	{"site", "allocated at", INSP_K_STR, 0},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
+static const struct rd_col site_cols[] = {
+	{"kind", "kind", RD_K_STR, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"type", "", RD_K_INT, RD_C_DATA_ONLY},
+	{"site", "allocated at", RD_K_STR, 0},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
 };
 
-static const struct insp_col scan_cols[] = {
-	{"scanned_bytes", "scanned", INSP_K_SIZE, 0},
-	{"threads", "threads", INSP_K_INT, 0},
-	{"threads_unstopped", "threads not stopped (stack only)", INSP_K_INT, 0},
-	{"scan_ns", "scan", INSP_K_DUR, 0},
+static const struct rd_col scan_cols[] = {
+	{"scanned_bytes", "scanned", RD_K_SIZE, 0},
+	{"threads", "threads", RD_K_INT, 0},
+	{"threads_unstopped", "threads not stopped (stack only)", RD_K_INT, 0},
+	{"scan_ns", "scan", RD_K_DUR, 0},
 };
 
-static void leaks_summary(insp_doc_t *d, const struct leaks_sum *m)
+static void leaks_summary(rd_doc_t *d, const struct leaks_sum *m)
 {
-	insp_table_t *t = insp_doc_table(d, "summary", summary_cols, NCOLS(summary_cols), 0);
-	insp_table_title(t, "leak summary:");
-	for (int i = 0; i < INSP_LEAK_CLASSES + 1; i++) {
-		int c = i < INSP_LEAK_CLASSES ? leaks_order[i] : INSP_LEAK_CLASSES;
-		insp_row(t);
-		insp_put_const(t, c < INSP_LEAK_CLASSES ? leaks_names[c] : "suppressed");
-		insp_put_uint(t, m->bytes[c]);
-		insp_put_uint(t, m->blocks[c]);
+	rd_table_t *t = rd_doc_table(d, "summary", summary_cols, NCOLS(summary_cols), 0);
+	rd_table_title(t, "leak summary:");
+	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++) {
+		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_CLASSES;
+		rd_row(t);
+		rd_put_const(t, c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+		rd_put_uint(t, m->bytes[c]);
+		rd_put_uint(t, m->blocks[c]);
 	}
-	const struct insp_leak_check *k = m->check;
-	t = insp_doc_table(d, "scan", scan_cols, NCOLS(scan_cols), INSP_T_SINGLE | INSP_T_DATA);
-	insp_row(t);
-	insp_put_uint(t, k->scanned_bytes);
-	insp_put_int(t, k->threads);
-	insp_put_int(t, k->threads_unstopped);
-	insp_put_int(t, k->scan_ns);
+	const struct rd_leak_check *k = m->check;
+	t = rd_doc_table(d, "scan", scan_cols, NCOLS(scan_cols), RD_T_SINGLE | RD_T_DATA);
+	rd_row(t);
+	rd_put_uint(t, k->scanned_bytes);
+	rd_put_int(t, k->threads);
+	rd_put_int(t, k->threads_unstopped);
+	rd_put_int(t, k->scan_ns);
 }
 
-static void leaks_sites(insp_doc_t *d, struct leaks_sum *m, const struct insp_args *a)
+static void leaks_sites(rd_doc_t *d, struct leaks_sum *m, const struct rd_args *a)
 {
-	insp_table_t *t = insp_doc_table(d, "sites", site_cols, NCOLS(site_cols), 0);
-	insp_table_title(t, "by site, biggest first:");
-	for (int i = 0; i < INSP_LEAK_CLASSES + 1; i++) {
-		int c = i < INSP_LEAK_CLASSES ? leaks_order[i] : INSP_LEAK_CLASSES;
-		if ((c == INSP_LEAK_REACHABLE || c == INSP_LEAK_CLASSES) && !a->all)
+	rd_table_t *t = rd_doc_table(d, "sites", site_cols, NCOLS(site_cols), 0);
+	rd_table_title(t, "by site, biggest first:");
+	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++) {
+		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_CLASSES;
+		if ((c == RD_LEAK_REACHABLE || c == RD_LEAK_CLASSES) && !a->all)
 			continue;
 		size_t n;
 		struct insp_agg *v = insp_aggmap_sorted(&m->by_site[c], &n);
 		size_t limit = a->limit >= 0 ? (size_t)a->limit : n;
 		for (size_t j = 0; j < n && j < limit; j++) {
 			const char *where = NULL;
-			insp_row(t);
-			insp_put_const(t, c < INSP_LEAK_CLASSES ? leaks_names[c] : "suppressed");
-			insp_put_uint(t, v[j].bytes);
-			insp_put_uint(t, v[j].blocks);
-			insp_put_int(t, v[j].key);
-			insp_put_str(t, insp_type_label(m->s->db, &m->s->tags, v[j].key, &where));
-			insp_put_str(t, where);
+			rd_row(t);
+			rd_put_const(t, c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+			rd_put_uint(t, v[j].bytes);
+			rd_put_uint(t, v[j].blocks);
+			rd_put_int(t, v[j].key);
+			rd_put_str(t, rd_type_label(m->s->db, &m->s->tags, v[j].key, &where));
+			rd_put_str(t, where);
 		}
 		if (n > limit)
-			insp_table_note(t, "(%zu more %s sites)", n - limit,
-					c < INSP_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+			rd_table_note(t, "(%zu more %s sites)", n - limit,
+					c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
 		free(v);
 	}
 }
 
 /* Select the snapshot (the latest checked one unless --snapshot), load its
 ** classes and add its blocks up. */
-static int leaks_read(struct insp_session *s, const struct insp_opts *o, struct insp_args *a,
-		      const char *path, struct leaks_sum *m, struct insp_leak_check *check)
+static int leaks_read(struct rd_session *s, const struct rd_opts *o, struct rd_args *a,
+		      const char *path, struct leaks_sum *m, struct rd_leak_check *check)
 {
-	*s = (struct insp_session){0};
-	int r = insp_db_open(path, o, &s->db);
+	*s = (struct rd_session){0};
+	int r = rd_db_open(path, o, &s->db);
 	int64_t want = a->snapshot;
-	if (!r && !want && !(r = insp_leak_latest(s->db, &want)) && !want) {
-		insp_errf(o->err, "inspect: %s: no snapshot has a leak check (run in mim mode with an exit "
+	if (!r && !want && !(r = rd_leak_latest(s->db, &want)) && !want) {
+		rd_errf(o->err, "inspect: %s: no snapshot has a leak check (run in mim mode with an exit "
 				"snapshot, or leak_check=on)\n", path);
-		r = INSP_EXIT_NOTFOUND;
+		r = RD_EXIT_NOTFOUND;
 	}
 	if (!r)
-		r = insp_db_select(s->db, want, INSP_NEED_MAP);
+		r = rd_db_select(s->db, want, RD_NEED_MAP);
 	if (!r)
-		r = insp_leak_load(s->db, check);
+		r = rd_leak_load(s->db, check);
 	if (!r)
-		r = insp_session_tags(s, a);
+		r = rd_session_tags(s, a);
 	if (r)
 		return r;
 	int64_t ntypes = 0;
@@ -267,50 +267,50 @@ static int leaks_read(struct insp_session *s, const struct insp_opts *o, struct 
 		if (s->tags.types.v[i].id >= ntypes)
 			ntypes = s->tags.types.v[i].id + 1;
 	m->s = s, m->check = check, m->ntypes = ntypes;
-	m->memo = insp_xmalloc((size_t)ntypes + 1);
+	m->memo = rd_xmalloc((size_t)ntypes + 1);
 	memset(m->memo, -1, (size_t)ntypes + 1);
-	for (int i = 0; i < INSP_LEAK_CLASSES + 1; i++)
+	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++)
 		insp_aggmap_init(&m->by_site[i]);
-	return insp_blocks_each(s->db, o, NULL, leaks_add, m);
+	return rd_blocks_each(s->db, o, NULL, leaks_add, m);
 }
 
-static int leaks_show(const struct insp_opts *o, struct insp_args *a, const struct leaks_ctx *c, const char *path,
+static int leaks_show(const struct rd_opts *o, struct rd_args *a, const struct leaks_ctx *c, const char *path,
 		      const char *label)
 {
-	struct insp_session s;
-	struct insp_leak_check check = {0};
+	struct rd_session s;
+	struct rd_leak_check check = {0};
 	struct leaks_sum m = {.c = c};
 	int r = leaks_read(&s, o, a, path, &m, &check);
 	if (!r) {
-		insp_doc_t *d = insp_doc_new(o, a);
-		insp_doc_snapshot(d, "snapshot", label, insp_db_snap(s.db));
+		rd_doc_t *d = rd_doc_new(o, a);
+		rd_doc_snapshot(d, "snapshot", label, rd_db_snap(s.db));
 		leaks_summary(d, &m);
 		leaks_sites(d, &m, a);
-		r = insp_doc_print(d);
-		insp_doc_free(d);
+		r = rd_doc_print(d);
+		rd_doc_free(d);
 	}
-	for (int i = 0; m.memo && i < INSP_LEAK_CLASSES + 1; i++)
+	for (int i = 0; m.memo && i < RD_LEAK_CLASSES + 1; i++)
 		insp_aggmap_free(&m.by_site[i]);
 	free(m.memo);
-	insp_leak_free(&check);
-	insp_session_close(&s);
+	rd_leak_free(&check);
+	rd_session_close(&s);
 	return r;
 }
 
-int insp_cmd_leaks(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
+	struct rd_args a;
 	struct leaks_ctx c = {.o = o};
-	int r = insp_args_parse_own(&leaks_spec, argc, argv, o, &a, leaks_own, &c);
-	if (r == INSP_CONTINUE) {
+	int r = rd_args_parse_own(&leaks_spec, argc, argv, o, &a, leaks_own, &c);
+	if (r == RD_CONTINUE) {
 		if (a.pid && a.npos)
-			r = insp_cmd_error(o, &leaks_spec, "give a database or --pid, not both");
+			r = rd_cmd_error(o, &leaks_spec, "give a database or --pid, not both");
 		else if (a.pid && a.snapshot)
-			r = insp_cmd_error(o, &leaks_spec, "--snapshot does not apply to --pid");
+			r = rd_cmd_error(o, &leaks_spec, "--snapshot does not apply to --pid");
 		else if (!a.pid && !a.npos)
-			r = insp_cmd_error(o, &leaks_spec, "missing argument: a database or --pid PID");
+			r = rd_cmd_error(o, &leaks_spec, "missing argument: a database or --pid PID");
 	}
-	if (r == INSP_CONTINUE && a.pid) {
+	if (r == RD_CONTINUE && a.pid) {
 		char path[PATH_MAX], label[64];
 		int64_t id = 0;
 		if (!(r = insp_control_tempfile(o, path, sizeof path))) {
@@ -321,7 +321,7 @@ int insp_cmd_leaks(int argc, char **argv, const struct insp_opts *o)
 			}
 			insp_control_tempfile_remove(path);
 		}
-	} else if (r == INSP_CONTINUE) {
+	} else if (r == RD_CONTINUE) {
 		r = leaks_show(o, &a, &c, a.pos[0], a.pos[0]);
 	}
 	for (size_t i = 0; i < c.n; i++)

@@ -1,13 +1,13 @@
 /*
 ** insp_cmd_sql.c — `inspect sql DB QUERY`: the user's own SQL on a
 ** snapshot database, read-only, with the meminst_blocks() table of the
-** SQLite extension (meminst_sqlite.c) registered, so that the blocks of a
+** SQLite extension (tool_sqlite_ext.c) registered, so that the blocks of a
 ** schema 2 file are a table again.  Rows print as the sqlite3 shell's
 ** list mode does: values separated by '|', NULL as nothing, text with its
-** controls as \xNN (insp_text_str).
+** controls as \xNN (rd_text_str).
 **
 ** The query is a way to read, never to write or to reach past the file:
-** the file is opened read-only and never created (insp_db_open); only a
+** the file is opened read-only and never created (rd_db_open); only a
 ** statement that writes nothing is run (sqlite3_stmt_readonly: no VACUUM
 ** INTO, no temporary table); the authorizer refuses ATTACH and DETACH,
 ** a pragma that sets or does something, and fts3_tokenizer (its one-argument
@@ -26,20 +26,20 @@
 
 int sqlite3_meminstsqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api);
 
-enum { SQL_O_TIME = INSP_ID_OWN, SQL_O_MEMORY };
+enum { SQL_O_TIME = RD_ID_OWN, SQL_O_MEMORY };
 
 #define SQL_TIME_LIMIT_NS (10 * 1000000000LL)
 #define SQL_MEMORY_LIMIT (1ULL << 30)
 
-static const struct insp_option sql_options[] = {
-	{"time-limit", 0, INSP_OT_DURATION, "DURATION", "stop the query after this much CPU time\n"
+static const struct rd_option sql_options[] = {
+	{"time-limit", 0, RD_OT_DURATION, "DURATION", "stop the query after this much CPU time\n"
 	 "(default 10s; 0: no limit)", SQL_O_TIME, 0, 0, NULL},
-	{"memory-limit", 0, INSP_OT_SIZE, "SIZE", "stop the query when SQLite would hold more\n"
+	{"memory-limit", 0, RD_OT_SIZE, "SIZE", "stop the query when SQLite would hold more\n"
 	 "memory than SIZE (default 1G; 0: no limit)", SQL_O_MEMORY, 0, 0, NULL},
-	INSP_OPTION_END,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec sql_spec = {
+static const struct rd_cmd_spec sql_spec = {
 	"sql", "[options] DB QUERY",
 	"Run one SQL statement on DB (opened read-only) and print its rows, the\n"
 	"values separated by '|'.  The blocks of a snapshot are the table-valued\n"
@@ -129,30 +129,30 @@ static void sql_value(FILE *out, sqlite3_stmt *st, int col)
 		break;
 	}
 	default:
-		insp_text_put(out, (const char *)sqlite3_column_text(st, col));
+		rd_text_put(out, (const char *)sqlite3_column_text(st, col));
 	}
 }
 
 /* The query's failure: a limit or a refusal said as such, else SQLite's
 ** message on one line. */
-static int sql_failed(const struct insp_opts *o, const char *path, sqlite3 *h, const struct sql_guard *g,
+static int sql_failed(const struct rd_opts *o, const char *path, sqlite3 *h, const struct sql_guard *g,
 		      int64_t time_ns, uint64_t memory)
 {
 	int rc = sqlite3_errcode(h) & 0xff;
 	if (g->timed_out)
-		insp_errf(o->err, "inspect: sql: the query took more than %.3g s of CPU time (--time-limit)\n",
+		rd_errf(o->err, "inspect: sql: the query took more than %.3g s of CPU time (--time-limit)\n",
 			  (double)time_ns / 1e9);
 	else if (g->refused)
-		insp_errf(o->err, "inspect: sql: refused (%s; inspect sql only reads the file)\n", g->what);
+		rd_errf(o->err, "inspect: sql: refused (%s; inspect sql only reads the file)\n", g->what);
 	else if (rc == SQLITE_NOMEM && memory)
-		insp_errf(o->err, "inspect: sql: the query needs more than %llu MiB of memory (--memory-limit)\n",
+		rd_errf(o->err, "inspect: sql: the query needs more than %llu MiB of memory (--memory-limit)\n",
 			  (unsigned long long)(memory >> 20));
 	else
-		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(h));
-	return INSP_EXIT_DB;
+		rd_errf(o->err, "inspect: %s: %s\n", path, rd_sql_msg(h));
+	return RD_EXIT_DB;
 }
 
-static int sql_run(const struct insp_opts *o, const char *path, const char *query, sqlite3 *h,
+static int sql_run(const struct rd_opts *o, const char *path, const char *query, sqlite3 *h,
 		   struct sql_guard *g, int64_t time_ns, uint64_t memory)
 {
 	sqlite3_stmt *st = NULL;
@@ -161,17 +161,17 @@ static int sql_run(const struct insp_opts *o, const char *path, const char *quer
 	if (rc != SQLITE_OK && (g->refused || g->timed_out || (rc & 0xff) == SQLITE_NOMEM))
 		r = sql_failed(o, path, h, g, time_ns, memory);
 	else if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_ERROR)
-		r = insp_sqlite_fail(o, path, h, "cannot read it"); /* the file, not the query */
+		r = rd_sqlite_fail(o, path, h, "cannot read it"); /* the file, not the query */
 	else if (rc != SQLITE_OK || !st) {
-		insp_errf(o->err, "inspect: sql: %s\n", st || rc != SQLITE_OK ? insp_sql_msg(h) : "the query is empty");
-		r = INSP_EXIT_USAGE;
+		rd_errf(o->err, "inspect: sql: %s\n", st || rc != SQLITE_OK ? rd_sql_msg(h) : "the query is empty");
+		r = RD_EXIT_USAGE;
 	} else if (tail[strspn(tail, " \t\r\n;")]) {
-		insp_errf(o->err, "inspect: sql: one statement at a time (more after \"%.*s\")\n",
+		rd_errf(o->err, "inspect: sql: one statement at a time (more after \"%.*s\")\n",
 			  (int)(tail - query), query);
-		r = INSP_EXIT_USAGE;
+		r = RD_EXIT_USAGE;
 	} else if (!sqlite3_stmt_readonly(st)) {
-		insp_errf(o->err, "inspect: sql: refused (a statement that writes; inspect sql only reads the file)\n");
-		r = INSP_EXIT_DB;
+		rd_errf(o->err, "inspect: sql: refused (a statement that writes; inspect sql only reads the file)\n");
+		r = RD_EXIT_DB;
 	} else {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			for (int c = 0; c < sqlite3_column_count(st); c++) {
@@ -188,28 +188,28 @@ static int sql_run(const struct insp_opts *o, const char *path, const char *quer
 	return r;
 }
 
-int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_sql(int argc, char **argv, const struct rd_opts *o)
 {
 	int64_t time_ns = SQL_TIME_LIMIT_NS;
 	uint64_t memory = SQL_MEMORY_LIMIT;
-	struct insp_getopt go;
-	insp_getopt_init(&go, &sql_spec, argc, argv, o);
+	struct rd_getopt go;
+	rd_getopt_init(&go, &sql_spec, argc, argv, o);
 	int r;
-	while ((r = insp_getopt(&go)) == INSP_OPTION) {
+	while ((r = rd_getopt(&go)) == RD_OPTION) {
 		if (go.opt->id == SQL_O_TIME)
 			time_ns = go.num;
 		else if (go.opt->id == SQL_O_MEMORY)
 			memory = go.size;
 	}
-	if (r != INSP_CONTINUE)
+	if (r != RD_CONTINUE)
 		return r;
-	insp_db_t *db;
-	if ((r = insp_db_open(go.pos[0], o, &db)))
+	rd_db_t *db;
+	if ((r = rd_db_open(go.pos[0], o, &db)))
 		return r;
-	sqlite3 *h = insp_db_sqlite(db);
+	sqlite3 *h = rd_db_sqlite(db);
 	struct sql_guard g = {.cpu_end = time_ns ? sql_cpu_ns() + time_ns : 0};
 	if (sqlite3_meminstsqlite_init(h, NULL, NULL) != SQLITE_OK) {
-		r = insp_db_fail(db, "cannot register meminst_blocks");
+		r = rd_db_fail(db, "cannot register meminst_blocks");
 	} else {
 		sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, NULL);
 		sqlite3_set_authorizer(h, sql_authorize, &g);
@@ -218,6 +218,6 @@ int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o)
 		r = sql_run(o, go.pos[0], go.pos[1], h, &g, time_ns, memory);
 		sqlite3_hard_heap_limit64(0);
 	}
-	insp_db_close(db);
+	rd_db_close(db);
 	return r;
 }

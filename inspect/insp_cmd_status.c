@@ -19,22 +19,22 @@
 
 static const char *const status_kinds[] = {"total", "allocators", "classes", "types", "threads"};
 
-static const struct insp_option status_options[] = {
-	{"total", 0, INSP_OT_FLAG, NULL, "the totals", INSP_ID_KIND + INSP_KIND_TOTAL, 0, 0, NULL},
-	{"allocators", 0, INSP_OT_FLAG, NULL, "per allocator", INSP_ID_KIND + INSP_KIND_ALLOCATORS, 0, 0, NULL},
-	{"classes", 0, INSP_OT_FLAG, NULL, "per class", INSP_ID_KIND + INSP_KIND_CLASSES, 0, 0, NULL},
-	{"types", 0, INSP_OT_FLAG, NULL, "per type", INSP_ID_KIND + INSP_KIND_TYPES, 0, 0, NULL},
-	{"threads", 0, INSP_OT_FLAG, NULL, "per thread", INSP_ID_KIND + INSP_KIND_THREADS, 0, 0, NULL},
-	INSP_OPTION_PID("ask the live process PID (started with\n"
+static const struct rd_option status_options[] = {
+	{"total", 0, RD_OT_FLAG, NULL, "the totals", RD_ID_KIND + RD_KIND_TOTAL, 0, 0, NULL},
+	{"allocators", 0, RD_OT_FLAG, NULL, "per allocator", RD_ID_KIND + RD_KIND_ALLOCATORS, 0, 0, NULL},
+	{"classes", 0, RD_OT_FLAG, NULL, "per class", RD_ID_KIND + RD_KIND_CLASSES, 0, 0, NULL},
+	{"types", 0, RD_OT_FLAG, NULL, "per type", RD_ID_KIND + RD_KIND_TYPES, 0, 0, NULL},
+	{"threads", 0, RD_OT_FLAG, NULL, "per thread", RD_ID_KIND + RD_KIND_THREADS, 0, 0, NULL},
+	RD_OPTION_PID("ask the live process PID (started with\n"
 			"MEMINST=mim,control=on) instead of reading a file;\n"
 			"this counts as a read: it resets max-since-last"),
-	INSP_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTIONS_SYMBOLS,
-	INSP_OPTION_END,
+	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest that fits)"),
+	RD_OPTIONS_FORMAT,
+	RD_OPTIONS_SYMBOLS,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec status_spec = {
+static const struct rd_cmd_spec status_spec = {
 	"status", "[options] DB | --pid PID",
 	"The status counters: for each entry, sizes (bytes asked for, headers not\n"
 	"counted) and blocks, each as current, the maximum since the last read of\n"
@@ -47,41 +47,41 @@ static const struct insp_cmd_spec status_spec = {
 
 /* The types' table has two more columns: where each automatic type's site
 ** is, as top has it; the other kinds stop before them. */
-static const struct insp_col status_cols[] = {
-	{"id", "no", INSP_K_INT, 0},
-	{"name", "name", INSP_K_STR, 0},
-	{"bytes_current", "size", INSP_K_SIZE, 0},
-	{"bytes_max_since_last", "max-since", INSP_K_SIZE, 0},
-	{"bytes_max_ever", "max-ever", INSP_K_SIZE, 0},
-	{"blocks_current", "blocks", INSP_K_INT, 0},
-	{"blocks_max_since_last", "max-since", INSP_K_INT, 0},
-	{"blocks_max_ever", "max-ever", INSP_K_INT, 0},
+static const struct rd_col status_cols[] = {
+	{"id", "no", RD_K_INT, 0},
+	{"name", "name", RD_K_STR, 0},
+	{"bytes_current", "size", RD_K_SIZE, 0},
+	{"bytes_max_since_last", "max-since", RD_K_SIZE, 0},
+	{"bytes_max_ever", "max-ever", RD_K_SIZE, 0},
+	{"blocks_current", "blocks", RD_K_INT, 0},
+	{"blocks_max_since_last", "max-since", RD_K_INT, 0},
+	{"blocks_max_ever", "max-ever", RD_K_INT, 0},
 	/* events (null in files from before them: the columns then go) */
-	{"calls", "calls", INSP_K_INT, INSP_C_OPTIONAL},
-	{"allocated_bytes", "allocated", INSP_K_SIZE, INSP_C_OPTIONAL},
-	{"frees", "frees", INSP_K_INT, INSP_C_OPTIONAL},
-	{"temporary", "temporary", INSP_K_INT, INSP_C_OPTIONAL},
-	{"reallocs", "reallocs", INSP_K_INT, INSP_C_OPTIONAL},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
-	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
+	{"calls", "calls", RD_K_INT, RD_C_OPTIONAL},
+	{"allocated_bytes", "allocated", RD_K_SIZE, RD_C_OPTIONAL},
+	{"frees", "frees", RD_K_INT, RD_C_OPTIONAL},
+	{"temporary", "temporary", RD_K_INT, RD_C_OPTIONAL},
+	{"reallocs", "reallocs", RD_K_INT, RD_C_OPTIONAL},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
+	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
 };
 #define STATUS_TYPE_COLS 2
 
-static const char *status_name(struct insp_session *s, int kind, int64_t id, const char **where)
+static const char *status_name(struct rd_session *s, int kind, int64_t id, const char **where)
 {
 	switch (kind) {
-	case INSP_KIND_TOTAL: return "total";
-	case INSP_KIND_ALLOCATORS: return insp_tag_name(s->db, &s->tags, INSP_TAG_ALLOCATOR, id);
-	case INSP_KIND_CLASSES: return insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id);
-	case INSP_KIND_TYPES: return insp_type_label(s->db, &s->tags, id, where);
-	default: return insp_tag_name(s->db, &s->tags, INSP_TAG_THREAD, id);
+	case RD_KIND_TOTAL: return "total";
+	case RD_KIND_ALLOCATORS: return rd_tag_name(s->db, &s->tags, RD_TAG_ALLOCATOR, id);
+	case RD_KIND_CLASSES: return rd_tag_name(s->db, &s->tags, RD_TAG_CLASS, id);
+	case RD_KIND_TYPES: return rd_type_label(s->db, &s->tags, id, where);
+	default: return rd_tag_name(s->db, &s->tags, RD_TAG_THREAD, id);
 	}
 }
 
-static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
+static int status_kind(rd_doc_t *d, struct rd_session *s, int kind)
 {
-	bool events = insp_events_stored(s->db);
-	sqlite3_stmt *st = insp_db_prepare(s->db, events ?
+	bool events = rd_events_stored(s->db);
+	sqlite3_stmt *st = rd_db_prepare(s->db, events ?
 		"SELECT s.id, sizes_current, sizes_max_since_last, sizes_max_ever, blocks_current, "
 		"blocks_max_since_last, blocks_max_ever, coalesce(e.calls, 0), coalesce(e.allocated, 0), "
 		"coalesce(e.frees, 0), coalesce(e.temporary, 0), coalesce(e.reallocs, 0), "
@@ -92,63 +92,63 @@ static int status_kind(insp_doc_t *d, struct insp_session *s, int kind)
 		"blocks_max_since_last, blocks_max_ever, 0, 0, 0, 0, 0, 0 FROM status WHERE snapshot = ?1 "
 		"AND kind = ?2 ORDER BY id");
 	if (!st)
-		return INSP_EXIT_DB;
-	sqlite3_bind_int64(st, 1, insp_db_snap(s->db)->id);
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(s->db)->id);
 	sqlite3_bind_text(st, 2, status_kinds[kind], -1, SQLITE_STATIC);
-	bool types = kind == INSP_KIND_TYPES;
-	insp_table_t *t = insp_doc_table(d, status_kinds[kind], status_cols,
+	bool types = kind == RD_KIND_TYPES;
+	rd_table_t *t = rd_doc_table(d, status_kinds[kind], status_cols,
 					 NCOLS(status_cols) - (types ? 0 : STATUS_TYPE_COLS), 0);
-	insp_table_title(t, "status: %s", status_kinds[kind]);
+	rd_table_title(t, "status: %s", status_kinds[kind]);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *where = NULL;
-		insp_row(t);
-		insp_put_int(t, id);
-		insp_put_str(t, status_name(s, kind, id, &where));
+		rd_row(t);
+		rd_put_int(t, id);
+		rd_put_str(t, status_name(s, kind, id, &where));
 		for (int c = 1; c <= 6; c++)
-			insp_put_int(t, sqlite3_column_int64(st, c));
+			rd_put_int(t, sqlite3_column_int64(st, c));
 		/* a snapshot without event rows (an older writer's, in a file
 		** that has them since): no event cells */
 		bool has = sqlite3_column_int64(st, 12) > 0;
 		for (int c = 7; c <= 11; c++)
 			if (has)
-				insp_put_int(t, sqlite3_column_int64(st, c));
+				rd_put_int(t, sqlite3_column_int64(st, c));
 			else
-				insp_put_null(t);
+				rd_put_null(t);
 		if (types) {
-			insp_put_str(t, where);
-			insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
+			rd_put_str(t, where);
+			rd_put_str(t, rd_type_chain(s->db, &s->tags, id));
 		}
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "cannot read the status table");
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "cannot read the status table");
 }
 
 /* Print the status of snapshot `snap` (0: the latest) of the file. */
-static int status_show(const struct insp_opts *o, struct insp_args *a, const char *path,
+static int status_show(const struct rd_opts *o, struct rd_args *a, const char *path,
 		       const char *label)
 {
-	struct insp_session s;
-	int r = insp_session_open(&s, o, a, path, INSP_NEED_STATUS);
+	struct rd_session s;
+	int r = rd_session_open(&s, o, a, path, RD_NEED_STATUS);
 	if (!r)
-		r = insp_session_tags(&s, a);
+		r = rd_session_tags(&s, a);
 	if (!r) {
-		insp_doc_t *d = insp_doc_new(o, a);
-		insp_doc_snapshot(d, "snapshot", label, insp_db_snap(s.db));
-		unsigned kinds = a->kinds ? a->kinds : (1u << INSP_KIND_COUNT) - 1;
-		for (int k = 0; k < INSP_KIND_COUNT && !r; k++)
+		rd_doc_t *d = rd_doc_new(o, a);
+		rd_doc_snapshot(d, "snapshot", label, rd_db_snap(s.db));
+		unsigned kinds = a->kinds ? a->kinds : (1u << RD_KIND_COUNT) - 1;
+		for (int k = 0; k < RD_KIND_COUNT && !r; k++)
 			if (kinds & (1u << k))
 				r = status_kind(d, &s, k);
 		if (!r)
-			r = insp_doc_print(d);
-		insp_doc_free(d);
+			r = rd_doc_print(d);
+		rd_doc_free(d);
 	}
-	insp_session_close(&s);
+	rd_session_close(&s);
 	return r;
 }
 
-static int status_live(const struct insp_opts *o, struct insp_args *a)
+static int status_live(const struct rd_opts *o, struct rd_args *a)
 {
 	char path[PATH_MAX];
 	int r = insp_control_tempfile(o, path, sizeof path);
@@ -166,19 +166,19 @@ static int status_live(const struct insp_opts *o, struct insp_args *a)
 	return r;
 }
 
-int insp_cmd_status(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_status(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&status_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&status_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
 	if (a.pid && a.npos)
-		return insp_usage_error(o, "status", "give a database or --pid, not both");
+		return rd_usage_error(o, "status", "give a database or --pid, not both");
 	if (a.pid && a.snapshot)
-		return insp_usage_error(o, "status", "--snapshot does not apply to --pid");
+		return rd_usage_error(o, "status", "--snapshot does not apply to --pid");
 	if (a.pid)
 		return status_live(o, &a);
 	if (!a.npos)
-		return insp_usage_error(o, "status", "missing argument: a database or --pid PID");
+		return rd_usage_error(o, "status", "missing argument: a database or --pid PID");
 	return status_show(o, &a, a.pos[0], a.pos[0]);
 }

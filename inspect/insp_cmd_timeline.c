@@ -18,15 +18,15 @@
 #define CHART_HEIGHT 8
 #define CHART_WIDTH 64
 
-static const struct insp_option timeline_options[] = {
-	INSP_OPTION_PID("the process (default: the session's program, else the\n"
+static const struct rd_option timeline_options[] = {
+	RD_OPTION_PID("the process (default: the session's program, else the\n"
 			"process with the most snapshots)"),
-	INSP_OPTION_LIMIT("at most N rows in the table (the chart shows all)"),
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTION_END,
+	RD_OPTION_LIMIT("at most N rows in the table (the chart shows all)"),
+	RD_OPTIONS_FORMAT,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec timeline_spec = {
+static const struct rd_cmd_spec timeline_spec = {
 	"timeline", "[options] DB",
 	"The memory of one process over time: every snapshot it stored, oldest\n"
 	"first, with the total current bytes and blocks and the peak so far; in\n"
@@ -34,13 +34,13 @@ static const struct insp_cmd_spec timeline_spec = {
 	timeline_options, 1, 1,
 };
 
-static const struct insp_col timeline_cols[] = {
-	{"snapshot", "no", INSP_K_INT, 0},
-	{"elapsed_ms", "elapsed", INSP_K_DUR, 0},
-	{"trigger", "trigger", INSP_K_STR, 0},
-	{"bytes", "size", INSP_K_SIZE, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"max_ever_bytes", "max-ever", INSP_K_SIZE, 0},
+static const struct rd_col timeline_cols[] = {
+	{"snapshot", "no", RD_K_INT, 0},
+	{"elapsed_ms", "elapsed", RD_K_DUR, 0},
+	{"trigger", "trigger", RD_K_STR, 0},
+	{"bytes", "size", RD_K_SIZE, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"max_ever_bytes", "max-ever", RD_K_SIZE, 0},
 };
 
 struct point {
@@ -49,27 +49,27 @@ struct point {
 	uint64_t bytes, blocks, max_ever;
 };
 
-static int timeline_points(insp_db_t *db, int64_t pid, struct insp_vec *pts)
+static int timeline_points(rd_db_t *db, int64_t pid, struct rd_vec *pts)
 {
-	sqlite3_stmt *st = insp_db_prepare(db,
+	sqlite3_stmt *st = rd_db_prepare(db,
 	    "SELECT s.id, s.elapsed_ns, s.trigger, t.sizes_current, t.blocks_current, t.sizes_max_ever "
 	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
 	    "WHERE s.pid = ? ORDER BY s.elapsed_ns, s.id");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, pid);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct point *p = insp_vec_push(pts);
+		struct point *p = rd_vec_push(pts);
 		p->id = sqlite3_column_int64(st, 0);
 		p->elapsed_ns = sqlite3_column_int64(st, 1);
-		p->trigger = insp_col_text(db, st, 2);
+		p->trigger = rd_col_text(db, st, 2);
 		p->bytes = (uint64_t)sqlite3_column_int64(st, 3);
 		p->blocks = (uint64_t)sqlite3_column_int64(st, 4);
 		p->max_ever = (uint64_t)sqlite3_column_int64(st, 5);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the timeline");
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the timeline");
 }
 
 /* The chart: columns are equal slices of the run, each as high as the
@@ -97,7 +97,7 @@ static void timeline_chart(FILE *out, const struct point *p, size_t n)
 	char label[32];
 	for (int row = CHART_HEIGHT - 1; row >= 0; row--) {
 		if (row == CHART_HEIGHT - 1 || row == 0)
-			insp_fmt_size(row ? top : 0, label, sizeof label);
+			rd_fmt_size(row ? top : 0, label, sizeof label);
 		else
 			label[0] = 0;
 		fprintf(out, "%10s |", label);
@@ -109,7 +109,7 @@ static void timeline_chart(FILE *out, const struct point *p, size_t n)
 		fputc('\n', out);
 	}
 	char t_end[32];
-	insp_fmt_dur(p[n - 1].elapsed_ns, t_end, sizeof t_end);
+	rd_fmt_dur(p[n - 1].elapsed_ns, t_end, sizeof t_end);
 	/* the end's label right-aligned under the last column, but never run
 	** into the "0" under the first (a chart of a few points is narrow) */
 	int end_at = width - 1 > (int)strlen(t_end) ? width - 1 : (int)strlen(t_end) + 1;
@@ -118,49 +118,49 @@ static void timeline_chart(FILE *out, const struct point *p, size_t n)
 		t_end);
 }
 
-int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o)
+int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&timeline_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&timeline_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
 	setlocale(LC_CTYPE, "");
-	insp_db_t *db;
-	if ((r = insp_db_open(a.pos[0], o, &db)))
+	rd_db_t *db;
+	if ((r = rd_db_open(a.pos[0], o, &db)))
 		return r;
-	struct insp_vec pts;
-	insp_vec_init(&pts, sizeof(struct point));
+	struct rd_vec pts;
+	rd_vec_init(&pts, sizeof(struct point));
 	int64_t pid = 0;
-	r = insp_db_main_pid(db, a.pid, &pid);
-	if (r == INSP_EXIT_NOTFOUND)
-		insp_errf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
+	r = rd_db_main_pid(db, a.pid, &pid);
+	if (r == RD_EXIT_NOTFOUND)
+		rd_errf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
 	if (!r && !(r = timeline_points(db, pid, &pts)) && pts.n == 0) {
-		insp_errf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
-		r = INSP_EXIT_NOTFOUND;
+		rd_errf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
+		r = RD_EXIT_NOTFOUND;
 	}
 	if (!r) {
 		const struct point *p = pts.v;
-		insp_doc_t *d = insp_doc_new(o, &a);
-		insp_table_t *t = insp_doc_table(d, "timeline", timeline_cols, NCOLS(timeline_cols), 0);
-		insp_table_title(t, "memory of process %lld over time (%zu snapshots):", (long long)pid, pts.n);
+		rd_doc_t *d = rd_doc_new(o, &a);
+		rd_table_t *t = rd_doc_table(d, "timeline", timeline_cols, NCOLS(timeline_cols), 0);
+		rd_table_title(t, "memory of process %lld over time (%zu snapshots):", (long long)pid, pts.n);
 		size_t limit = a.limit >= 0 ? (size_t)a.limit : pts.n;
 		for (size_t i = 0; i < pts.n && i < limit; i++) {
-			insp_row(t);
-			insp_put_int(t, p[i].id);
-			insp_put_int(t, p[i].elapsed_ns);
-			insp_put_const(t, p[i].trigger);
-			insp_put_uint(t, p[i].bytes);
-			insp_put_uint(t, p[i].blocks);
-			insp_put_uint(t, p[i].max_ever);
+			rd_row(t);
+			rd_put_int(t, p[i].id);
+			rd_put_int(t, p[i].elapsed_ns);
+			rd_put_const(t, p[i].trigger);
+			rd_put_uint(t, p[i].bytes);
+			rd_put_uint(t, p[i].blocks);
+			rd_put_uint(t, p[i].max_ever);
 		}
 		if (pts.n > limit)
-			insp_table_note(t, "(%zu more rows)", pts.n - limit);
-		if (a.format == INSP_FMT_TEXT)
+			rd_table_note(t, "(%zu more rows)", pts.n - limit);
+		if (a.format == RD_FMT_TEXT)
 			timeline_chart(o->out, p, pts.n);
-		r = insp_doc_print(d);
-		insp_doc_free(d);
+		r = rd_doc_print(d);
+		rd_doc_free(d);
 	}
-	insp_vec_free(&pts);
-	insp_db_close(db);
+	rd_vec_free(&pts);
+	rd_db_close(db);
 	return r;
 }

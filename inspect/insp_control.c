@@ -34,7 +34,7 @@ int insp_control_timeout(void)
 {
 	const char *v = getenv("INSPECT_CONTROL_TIMEOUT");
 	int64_t t;
-	return v && insp_parse_int(v, &t) && t > 0 && t < 86400 ? (int)t : 10;
+	return v && rd_parse_int(v, &t) && t > 0 && t < 86400 ? (int)t : 10;
 }
 
 /* Was the process started with control=on (its MEMINST, as it was at its
@@ -66,30 +66,30 @@ static bool ctl_started_with_control(int64_t pid)
 	return false;
 }
 
-static int ctl_unreachable(const struct insp_opts *o, int64_t pid)
+static int ctl_unreachable(const struct rd_opts *o, int64_t pid)
 {
 	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		insp_errf(o->err, "inspect: no process %lld\n", (long long)pid);
+		rd_errf(o->err, "inspect: no process %lld\n", (long long)pid);
 	else if (ctl_started_with_control(pid))
-		insp_errf(o->err, "inspect: process %lld has no meminst control channel although it was "
+		rd_errf(o->err, "inspect: process %lld has no meminst control channel although it was "
 			"started with control=on: the channel could not be opened, or the program closed it "
 			"(its stderr says why; see meminst(7))\n",
 			(long long)pid);
 	else
-		insp_errf(o->err, "inspect: process %lld has no meminst control channel "
+		rd_errf(o->err, "inspect: process %lld has no meminst control channel "
 			"(start it with MEMINST=mim,control=on)\n", (long long)pid);
-	return INSP_EXIT_LIVE;
+	return RD_EXIT_LIVE;
 }
 
-static int ctl_fail(const struct insp_opts *o, int64_t pid, const char *why, const char *detail)
+static int ctl_fail(const struct rd_opts *o, int64_t pid, const char *why, const char *detail)
 {
-	insp_errf(o->err, "inspect: process %lld: %s%s%s\n", (long long)pid, why, detail ? ": " : "",
+	rd_errf(o->err, "inspect: process %lld: %s%s%s\n", (long long)pid, why, detail ? ": " : "",
 		detail ? detail : "");
-	return INSP_EXIT_LIVE;
+	return RD_EXIT_LIVE;
 }
 
 /* Connect, bounded by the send timeout (AF_UNIX connect honours it). */
-static int ctl_connect(const struct insp_opts *o, int64_t pid, int *fdp)
+static int ctl_connect(const struct rd_opts *o, int64_t pid, int *fdp)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	int n = snprintf(sa.sun_path + 1, sizeof sa.sun_path - 1, "meminst-control-%lld", (long long)pid);
@@ -111,7 +111,7 @@ static int ctl_connect(const struct insp_opts *o, int64_t pid, int *fdp)
 	return 0;
 }
 
-static int ctl_check_peer(const struct insp_opts *o, int64_t pid, int fd)
+static int ctl_check_peer(const struct rd_opts *o, int64_t pid, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof cred;
@@ -130,7 +130,7 @@ static int ctl_check_peer(const struct insp_opts *o, int64_t pid, int fd)
 	return 0;
 }
 
-static int ctl_send(const struct insp_opts *o, int64_t pid, int fd, const char *line)
+static int ctl_send(const struct rd_opts *o, int64_t pid, int fd, const char *line)
 {
 	size_t len = strlen(line), done = 0;
 	while (done < len) {
@@ -148,12 +148,12 @@ static int ctl_send(const struct insp_opts *o, int64_t pid, int fd, const char *
 }
 
 /* Read one line (without its '\n') before the deadline. */
-static int ctl_recv(const struct insp_opts *o, int64_t pid, int fd, char *buf, size_t cap)
+static int ctl_recv(const struct rd_opts *o, int64_t pid, int fd, char *buf, size_t cap)
 {
 	size_t n = 0;
-	double deadline = insp_now() + insp_control_timeout();
+	double deadline = rd_now() + insp_control_timeout();
 	while (n + 1 < cap) {
-		int left = (int)((deadline - insp_now()) * 1000);
+		int left = (int)((deadline - rd_now()) * 1000);
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int r = left > 0 ? poll(&p, 1, left) : 0;
 		if (r < 0 && errno == EINTR)
@@ -179,9 +179,9 @@ static int ctl_recv(const struct insp_opts *o, int64_t pid, int fd, char *buf, s
 	return 0;
 }
 
-static int ctl_answer(const struct insp_opts *o, int64_t pid, const char *ans, int64_t *id)
+static int ctl_answer(const struct rd_opts *o, int64_t pid, const char *ans, int64_t *id)
 {
-	if (strncmp(ans, "ok ", 3) == 0 && insp_parse_int(ans + 3, id) && *id > 0)
+	if (strncmp(ans, "ok ", 3) == 0 && rd_parse_int(ans + 3, id) && *id > 0)
 		return 0;
 	if (strncmp(ans, "error ", 6) == 0)
 		return ctl_fail(o, pid, "the snapshot failed", ans + 6);
@@ -190,21 +190,21 @@ static int ctl_answer(const struct insp_opts *o, int64_t pid, const char *ans, i
 	return ctl_fail(o, pid, "unexpected answer", quoted);
 }
 
-int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *abs_path,
+int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_path,
 			  const char *what, int64_t *id)
 {
 	if (o->no_control)
 		return ctl_unreachable(o, pid);
 	if (abs_path[0] != '/' || strpbrk(abs_path, "\n\r")) {
-		insp_errf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
-		return INSP_EXIT_USAGE;
+		rd_errf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
+		return RD_EXIT_USAGE;
 	}
 	int fd = -1;
 	int r = ctl_connect(o, pid, &fd);
 	if (r)
 		return r;
 	size_t len = strlen(abs_path) + strlen(what) + 16;
-	char *line = insp_xmalloc(len);
+	char *line = rd_xmalloc(len);
 	snprintf(line, len, "snapshot %s %s\n", abs_path, what);
 	char ans[512];
 	r = ctl_check_peer(o, pid, fd);
@@ -220,20 +220,20 @@ int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *ab
 }
 
 /* A new empty file in $TMPDIR (or /tmp) for a live process's snapshot. */
-int insp_control_tempfile(const struct insp_opts *o, char *buf, size_t len)
+int insp_control_tempfile(const struct rd_opts *o, char *buf, size_t len)
 {
 	const char *dir = getenv("TMPDIR");
 	char abs[PATH_MAX];
 	if (!dir || !*dir || !realpath(dir, abs))
 		snprintf(abs, sizeof abs, "/tmp");
 	if ((size_t)snprintf(buf, len, "%s/inspect-live-XXXXXX", abs) >= len) {
-		insp_errf(o->err, "inspect: the temporary directory name is too long\n");
-		return INSP_EXIT_USAGE;
+		rd_errf(o->err, "inspect: the temporary directory name is too long\n");
+		return RD_EXIT_USAGE;
 	}
 	int fd = mkstemp(buf);
 	if (fd < 0) {
-		insp_errf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
-		return INSP_EXIT_LIVE;
+		rd_errf(o->err, "inspect: cannot create a temporary file in %s\n", abs);
+		return RD_EXIT_LIVE;
 	}
 	close(fd);
 	return 0;

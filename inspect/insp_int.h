@@ -2,7 +2,7 @@
 ** insp_int.h — internal interfaces of `inspect`'s memory commands.
 **
 ** The toolkit they share with profile/ (arguments, output, formatting,
-** the snapshot reader, symbols) is in reader/ (reader_int.h).  Prototypes
+** the snapshot reader, symbols) is in reader/ (rd_int.h).  Prototypes
 ** below are grouped under the file that defines them.
 **
 **   inspect.c          main: the command table, --help, --version
@@ -13,7 +13,7 @@
 #ifndef INSP_INT_H
 #define INSP_INT_H
 
-#include "reader_int.h"
+#include "rd_int.h"
 
 /* ------------------------------------------------------------ insp_calc -- */
 
@@ -32,7 +32,7 @@ struct insp_hole {
 
 /* A scan of blocks in address order, see insp_calc.c for what counts. */
 struct insp_scan {
-	const struct insp_seg *segs;
+	const struct rd_seg *segs;
 	size_t nsegs;
 	uint64_t header;               /* block header size               */
 	uint64_t min;                  /* holes smaller than this are ignored */
@@ -44,8 +44,8 @@ struct insp_scan {
 	uint64_t between, between_bytes;
 	uint64_t hist[64], hist_bytes[64];
 	struct insp_seg_stat *seg;     /* nsegs + 1 entries; [nsegs] = none */
-	struct insp_vec kept;          /* struct insp_hole                */
-	struct insp_vec betweens;      /* struct insp_hole                */
+	struct rd_vec kept;          /* struct insp_hole                */
+	struct rd_vec betweens;      /* struct insp_hole                */
 	/* state */
 	bool started;
 	uint64_t prev_end;
@@ -66,13 +66,13 @@ struct insp_aggmap {
 };
 
 /* "insp_calc.c" */
-void insp_scan_init(struct insp_scan *s, const struct insp_seg *segs, size_t nsegs,
+void insp_scan_init(struct insp_scan *s, const struct rd_seg *segs, size_t nsegs,
 		    uint64_t header);
 void insp_scan_add(struct insp_scan *s, uint64_t addr, uint64_t size);
 void insp_scan_finish(struct insp_scan *s);
 void insp_scan_free(struct insp_scan *s);
 /* The segment index of an address in segments sorted by start, or -1. */
-int insp_seg_find(const struct insp_seg *segs, size_t n, uint64_t addr);
+int insp_seg_find(const struct rd_seg *segs, size_t n, uint64_t addr);
 /* log2 bucket of a hole size (0 for 0 and 1). */
 unsigned insp_log2(uint64_t v);
 
@@ -84,63 +84,63 @@ void insp_aggmap_free(struct insp_aggmap *m);
 
 /* The k smallest-seq blocks of a stream (the oldest): a bounded heap. */
 struct insp_oldest {
-	struct insp_block *v;
+	struct rd_block *v;
 	size_t n, k, cap;
 };
 void insp_oldest_init(struct insp_oldest *h, size_t k);
-void insp_oldest_add(struct insp_oldest *h, const struct insp_block *b);
+void insp_oldest_add(struct insp_oldest *h, const struct rd_block *b);
 /* Sorts v by seq (oldest first) and returns it. */
-struct insp_block *insp_oldest_sorted(struct insp_oldest *h);
+struct rd_block *insp_oldest_sorted(struct insp_oldest *h);
 void insp_oldest_free(struct insp_oldest *h);
 
 /* Merge two address-ordered block streams: calls `only_a`, `only_b` and
 ** `both` per block (same addr and seq in both = the same block). */
 struct insp_merge_cb {
-	void (*only_a)(void *ctx, const struct insp_block *a);
-	void (*only_b)(void *ctx, const struct insp_block *b);
-	void (*both)(void *ctx, const struct insp_block *a, const struct insp_block *b);
+	void (*only_a)(void *ctx, const struct rd_block *a);
+	void (*only_b)(void *ctx, const struct rd_block *b);
+	void (*both)(void *ctx, const struct rd_block *a, const struct rd_block *b);
 	void *ctx;
 };
-int insp_merge(insp_blocks_t *a, insp_blocks_t *b, const struct insp_merge_cb *cb,
-	       struct insp_progress *p);
+int insp_merge(rd_blocks_t *a, rd_blocks_t *b, const struct insp_merge_cb *cb,
+	       struct rd_progress *p);
 /* --------------------------------------------------------- insp_control -- */
 
 /* "insp_control.c" */
 /* Ask process pid to store a snapshot of `what` ("map", "status" or
 ** "leaks": a map with its leak check) in the
-** database at abs_path.  Returns 0 with *id set, or INSP_EXIT_LIVE or
-** INSP_EXIT_USAGE after a message. */
-int insp_control_snapshot(const struct insp_opts *o, int64_t pid, const char *abs_path,
+** database at abs_path.  Returns 0 with *id set, or RD_EXIT_LIVE or
+** RD_EXIT_USAGE after a message. */
+int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_path,
 			  const char *what, int64_t *id);
 /* A new empty file (absolute path in buf) for a live process's snapshot:
 ** 0, or an exit code after one line; and its removal with its journal. */
-int insp_control_tempfile(const struct insp_opts *o, char *buf, size_t len);
+int insp_control_tempfile(const struct rd_opts *o, char *buf, size_t len);
 void insp_control_tempfile_remove(const char *path);
 /* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
 int insp_control_timeout(void);
 /* ------------------------------------------------------------- commands -- */
 
-/* Each returns an exit code (INSP_EXIT_*). */
-int insp_cmd_list(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_header_size(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_sql(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_holes(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_limits(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_sum(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_descr(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_type(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_class(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_allocator(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_types(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_status(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_diff(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_top(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_leaks(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_sizes(int argc, char **argv, const struct insp_opts *o);
+/* Each returns an exit code (RD_EXIT_*). */
+int insp_cmd_list(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_header_size(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_sql(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_holes(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_limits(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_sum(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_descr(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_type(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_class(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_allocator(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_types(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_status(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_diff(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_top(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_sizes(int argc, char **argv, const struct rd_opts *o);
 /* "insp_cmd_counts.c": top --by a metric of the event counters. */
 int insp_counts_metric(const char *by); /* its number, or -1 */
-int insp_top_events(const struct insp_opts *o, const struct insp_args *a, int metric);
-int insp_cmd_timeline(int argc, char **argv, const struct insp_opts *o);
-int insp_cmd_snapshot(int argc, char **argv, const struct insp_opts *o);
+int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric);
+int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_snapshot(int argc, char **argv, const struct rd_opts *o);
 
 #endif /* INSP_INT_H */

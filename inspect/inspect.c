@@ -1,10 +1,11 @@
 /*
 ** inspect.c — main of `inspect`, the meminst snapshot reader: the table of
 ** commands, the overall --help and --version.  Each command parses its own
-** arguments (insp_args.c) and returns the exit status.
+** arguments (rd_args.c) and returns the exit status.
 */
 #include "insp_int.h"
-#include "prof_cmds.h" /* the time commands and exports */
+#include "prof_cmds.h" /* the time commands */
+#include "exp_cmds.h" /* the exports */
 
 #include <signal.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 
 struct insp_cmd {
 	const char *name;
-	int (*run)(int argc, char **argv, const struct insp_opts *o);
+	int (*run)(int argc, char **argv, const struct rd_opts *o);
 	const char *summary;
 };
 
@@ -31,7 +32,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"diff", insp_cmd_diff, "growth and new blocks between two snapshots"},
 	{"status", insp_cmd_status, "status counters, from a database or a live process"},
 	{"timeline", insp_cmd_timeline, "memory of a process over time, with a chart"},
-	{"report", insp_cmd_report, "a session's time and memory side by side"},
+	{"report", prof_cmd_report, "a session's time and memory side by side"},
 	{"types", insp_cmd_types, "type number range and the table of types"},
 	{"type", insp_cmd_type, "describe a type number"},
 	{"class", insp_cmd_class, "describe a class number"},
@@ -39,10 +40,10 @@ static const struct insp_cmd insp_cmds[] = {
 	{"header-size", insp_cmd_header_size, "the block header size of the process"},
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
 	{"sql", insp_cmd_sql, "your own SQL query, with the blocks as meminst_blocks(N)"},
-	{"profile", insp_cmd_profile, "simulate a trace file: raw profile, --dump"},
-	{"analyse", insp_cmd_analyse, "fprof analysis, or sampling displays (flat, tree...)"},
-	{"export", insp_cmd_export, "callgrind, folded stacks, Chrome trace JSON or pprof for other viewers"},
-	{"html", insp_cmd_html, "a session as one self-contained HTML report"},
+	{"profile", prof_cmd_profile, "simulate a trace file: raw profile, --dump"},
+	{"analyse", prof_cmd_analyse, "fprof analysis, or sampling displays (flat, tree...)"},
+	{"export", exp_cmd_export, "callgrind, folded stacks, Chrome trace JSON or pprof for other viewers"},
+	{"html", exp_cmd_html, "a session as one self-contained HTML report"},
 };
 
 #define INSP_NCMDS (sizeof insp_cmds / sizeof insp_cmds[0])
@@ -65,31 +66,31 @@ static void insp_help(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct insp_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1,
-			      .columns = insp_text_columns(stdout)};
-	insp_live_fns = &prof_live_fns; /* top --live-at-exit reads the trace too */
+	struct rd_opts o = {.out = stdout, .err = stderr, .progress = isatty(2) == 1,
+			      .columns = rd_text_columns(stdout)};
+	rd_live_fns = &prof_live_fns; /* top --live-at-exit reads the trace too */
 	/* A write past the file size limit (ulimit -f) is an error to report
 	** (EFBIG), not a death by SIGXFSZ that leaves a cut file behind. */
 	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		fputs("inspect: no command (see 'inspect --help')\n", stderr);
-		return INSP_EXIT_USAGE;
+		return RD_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
 		insp_help(stdout);
-		return INSP_EXIT_OK;
+		return RD_EXIT_OK;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("inspect (%s) %s\nreads snapshot schema versions %d to %d\n", PACKAGE_NAME,
 		       PACKAGE_VERSION, MEMINST_SNAPSHOT_MIN_READABLE, MEMINST_SNAPSHOT_VERSION);
-		return INSP_EXIT_OK;
+		return RD_EXIT_OK;
 	}
 	for (size_t i = 0; i < INSP_NCMDS; i++) {
 		if (strcmp(argv[1], insp_cmds[i].name) == 0) {
 			int r = insp_cmds[i].run(argc - 1, argv + 1, &o);
 			if (fflush(stdout) != 0 || ferror(stdout)) {
 				perror("inspect: writing the output");
-				return r ? r : INSP_EXIT_DB;
+				return r ? r : RD_EXIT_DB;
 			}
 			return r;
 		}
@@ -99,8 +100,8 @@ int main(int argc, char **argv)
 		names[i] = insp_cmds[i].name;
 	const char *near = meminst_nearest(argv[1], strlen(argv[1]), names, INSP_NCMDS);
 	if (near)
-		insp_errf(stderr, "inspect: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
+		rd_errf(stderr, "inspect: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
 	else
-		insp_errf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
-	return INSP_EXIT_USAGE;
+		rd_errf(stderr, "inspect: unknown command '%s' (see 'inspect --help')\n", argv[1]);
+	return RD_EXIT_USAGE;
 }

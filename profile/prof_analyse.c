@@ -79,12 +79,12 @@ struct an_thread {
 static void an_prepare(const struct prof_mthread *t, enum prof_sort sort, struct an_thread *a)
 {
 	an_sort = sort;
-	a->rows = insp_xcalloc(t->nrows + 1, sizeof *a->rows);
+	a->rows = rd_xcalloc(t->nrows + 1, sizeof *a->rows);
 	memcpy(a->rows, t->rows, t->nrows * sizeof *a->rows);
 	a->nrows = t->nrows;
 	qsort(a->rows, a->nrows, sizeof *a->rows, an_row_cmp);
-	a->by_called = insp_xcalloc(t->npairs + 1, sizeof *a->by_called);
-	a->by_caller = insp_xcalloc(t->npairs + 1, sizeof *a->by_caller);
+	a->by_called = rd_xcalloc(t->npairs + 1, sizeof *a->by_called);
+	a->by_caller = rd_xcalloc(t->npairs + 1, sizeof *a->by_caller);
 	for (size_t i = 0; i < t->npairs; i++)
 		a->by_called[i] = a->by_caller[i] = &t->pairs[i];
 	a->npairs = t->npairs;
@@ -149,7 +149,7 @@ static void an_line(const struct an_text *x, const char *prefix, const char *nam
 	size_t namew = an_namew(x->ao);
 	char clean[8192], ob[32];
 	size_t w;
-	insp_text_str(name, clean, sizeof clean, &w);
+	rd_text_str(name, clean, sizeof clean, &w);
 	size_t pw = strlen(prefix), room = namew > pw + 1 ? namew - pw - 1 : 1;
 	size_t cps = w;
 	if (w > room && x->ao->cols == 0) {
@@ -220,7 +220,7 @@ static void an_text_head(const struct an_text *x)
 {
 	const struct prof_model *m = x->m;
 	char exe[1024]; /* the trace's own bytes: no control character reaches the terminal */
-	insp_text_str(m->exe ? m->exe : m->source ? m->source : "?", exe, sizeof exe, NULL);
+	rd_text_str(m->exe ? m->exe : m->source ? m->source : "?", exe, sizeof exe, NULL);
 	fprintf(x->f, "Profile of %s", exe);
 	if (m->pid)
 		fprintf(x->f, " (pid %lld)", (long long)m->pid);
@@ -321,7 +321,7 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 ** out of its functions' OWN and ACC, when the profile has any. */
 void prof_kept_out_text(const struct prof_model *m, FILE *f)
 {
-	static const uint64_t kept[] = {PROF_FN_PREEMPTED, PROF_FN_TRACE_WAIT, PROF_FN_SNAPSHOT};
+	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT};
 	const char *sep = "Kept out of the functions' times: ";
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		uint64_t cnt;
@@ -377,7 +377,7 @@ static void an_json_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own)
 }
 
 /* Memory allocated (from <alloc> events): requested bytes and blocks. */
-static void an_json_mem(FILE *f, const struct prof_mem *m)
+static void an_json_mem(FILE *f, const struct eng_mem *m)
 {
 	fprintf(f, ",\"own_bytes\":%llu,\"acc_bytes\":%llu,\"own_blocks\":%llu,\"acc_blocks\":%llu",
 		(unsigned long long)m->own_bytes, (unsigned long long)m->acc_bytes,
@@ -389,7 +389,7 @@ static void an_json_pair(void *ctx, const struct prof_pair *p, uint32_t other)
 	struct an_json *j = ctx;
 	fputs(j->first ? "{\"name\":" : ",{\"name\":", j->f);
 	j->first = false;
-	insp_json_str(j->f, j->m->funcs[other].name);
+	rd_json_str(j->f, j->m->funcs[other].name);
 	fputc(',', j->f);
 	an_json_figures(j->f, p->cnt, p->acc, p->own);
 	an_json_mem(j->f, &p->mem);
@@ -406,10 +406,10 @@ static void an_json_functions(const struct prof_model *m, const struct prof_mthr
 		const struct prof_row *r = &a.rows[i];
 		const struct prof_func *fn = &m->funcs[r->fn];
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		insp_json_str(f, fn->name);
+		rd_json_str(f, fn->name);
 		fputs(",\"file\":", f);
 		if (fn->file) {
-			insp_json_str(f, fn->file);
+			rd_json_str(f, fn->file);
 			fprintf(f, ",\"line\":%d,", fn->line);
 		} else {
 			fputs("null,\"line\":null,", f);
@@ -439,7 +439,7 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 		const struct prof_mthread *t = &m->threads[i];
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
 		if (t->name)
-			insp_json_str(f, t->name);
+			rd_json_str(f, t->name);
 		else
 			fputs("null", f);
 		fputc(',', f);
@@ -467,7 +467,7 @@ static void an_csv_ms(FILE *f, int64_t ns)
 	an_json_ms(f, ns);
 }
 
-static void an_csv_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own, const struct prof_mem *mem)
+static void an_csv_figures(FILE *f, uint64_t cnt, int64_t acc, int64_t own, const struct eng_mem *mem)
 {
 	fprintf(f, ",%llu", (unsigned long long)cnt);
 	an_csv_ms(f, acc);
@@ -488,9 +488,9 @@ static void an_csv_pair(void *ctx, const struct prof_pair *p, uint32_t other)
 {
 	const struct an_csv *c = ctx;
 	fprintf(c->f, "%u,", c->t->thread);
-	insp_csv_str(c->f, c->m->funcs[c->fn].name);
+	rd_csv_str(c->f, c->m->funcs[c->fn].name);
 	fputc(',', c->f);
-	insp_csv_str(c->f, c->m->funcs[other].name);
+	rd_csv_str(c->f, c->m->funcs[other].name);
 	an_csv_figures(c->f, p->cnt, p->acc, p->own, &p->mem);
 }
 
@@ -508,10 +508,10 @@ void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, F
 		for (size_t k = 0; k < a.nrows; k++) {
 			const struct prof_func *fn = &m->funcs[a.rows[k].fn];
 			fprintf(f, "%u,%lld,", t->thread, (long long)t->tid);
-			insp_csv_str(f, fn->name);
+			rd_csv_str(f, fn->name);
 			fputc(',', f);
 			if (fn->file) {
-				insp_csv_str(f, fn->file);
+				rd_csv_str(f, fn->file);
 				fprintf(f, ",%d", fn->line);
 			} else {
 				fputc(',', f);

@@ -1,7 +1,7 @@
 /*
 ** prof_cmd.c — the commands `inspect profile` and `inspect analyse`.
 **
-** Their options are tables for the one parser (insp_args.c): --help, the
+** Their options are tables for the one parser (rd_args.c): --help, the
 ** checks of values and the usage errors come from there.
 */
 #include "prof_int.h"
@@ -14,30 +14,30 @@
 
 
 enum {
-	PC_STYLE = INSP_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
+	PC_STYLE = RD_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
 	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP, PC_NO_COMPENSATE,
 };
 
 #define PC_OPTION_NO_COMPENSATE \
-	{"no-compensate", 0, INSP_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n" \
+	{"no-compensate", 0, RD_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n" \
 	 "left in them (default: taken off)", PC_NO_COMPENSATE, 0, 0, NULL}
 
-static const struct insp_option profile_options[] = {
-	INSP_OPTION_OUTPUT("write the profile database FILE (meminst-profile(5));\n"
+static const struct rd_option profile_options[] = {
+	RD_OPTION_OUTPUT("write the profile database FILE (meminst-profile(5));\n"
 			   "an existing FILE is replaced only if it is a profile\n"
 			   "(or with -f)"),
-	{"dump", 0, INSP_OT_MAYBE, "FILE", "write every record as a line of text to FILE\n"
+	{"dump", 0, RD_OT_MAYBE, "FILE", "write every record as a line of text to FILE\n"
 	 "(default: standard output)", PC_DUMP, 0, 0, NULL},
-	INSP_OPTION_FORCE,
-	INSP_OPTION_APPEND("append to the --dump FILE instead of replacing it"),
-	INSP_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
-	INSP_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
-	INSP_OPTION_FULL_NAMES,
+	RD_OPTION_FORCE,
+	RD_OPTION_APPEND("append to the --dump FILE instead of replacing it"),
+	RD_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
+	RD_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
+	RD_OPTION_FULL_NAMES,
 	PC_OPTION_NO_COMPENSATE,
-	INSP_OPTION_END,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec profile_spec = {
+static const struct rd_cmd_spec profile_spec = {
 	"profile", "[options] TRACE|SESSION",
 	"Read a trace file (MEMINST=trace=wall|cpu) or the trace kept in a session\n"
 	"database (meminst --trace), simulate each thread's call stack and compute\n"
@@ -51,44 +51,44 @@ static const char *const pc_sorts[] = {"acc", "own", NULL};
 static const char *const pc_times[] = {"seconds", "samples", "percent", NULL};
 static const char *const pc_metrics[] = {"time", "bytes", "count", NULL};
 
-static const struct insp_option analyse_options[] = {
-	{"style", 0, INSP_OT_WORD, NULL, "the style (see above)", PC_STYLE, 0, 0, pc_styles},
-	INSP_OPTION_OUTPUT("write the analysis to FILE instead of standard output"),
-	{"dest", 0, INSP_OT_FILE, "FILE", "the older spelling of -o FILE", PC_DEST, 0, 0, NULL},
-	INSP_OPTION_FORCE,
-	INSP_OPTION_APPEND("append to the -o FILE"),
-	INSP_OPTION_JSON,
-	INSP_OPTION_CSV("comma-separated values (fprof: functions, then caller->\n"
+static const struct rd_option analyse_options[] = {
+	{"style", 0, RD_OT_WORD, NULL, "the style (see above)", PC_STYLE, 0, 0, pc_styles},
+	RD_OPTION_OUTPUT("write the analysis to FILE instead of standard output"),
+	{"dest", 0, RD_OT_FILE, "FILE", "the older spelling of -o FILE", PC_DEST, 0, 0, NULL},
+	RD_OPTION_FORCE,
+	RD_OPTION_APPEND("append to the -o FILE"),
+	RD_OPTION_JSON,
+	RD_OPTION_CSV("comma-separated values (fprof: functions, then caller->\n"
 			"called pairs; flat: the functions)"),
-	INSP_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
-	INSP_OPTION_FULL_NAMES,
-	INSP_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
+	RD_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
+	RD_OPTION_FULL_NAMES,
+	RD_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
 	PC_OPTION_NO_COMPENSATE,
-	{"", 0, INSP_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
-	{"sort", 0, INSP_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
-	{"no-callers", 0, INSP_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
-	{"totals", 0, INSP_OT_FLAG, NULL, "also one set of paragraphs over all threads", PC_TOTALS, 0, 0, NULL},
-	{"no-details", 0, INSP_OT_FLAG, NULL, "only the totals and the thread headers", PC_NO_DETAILS, 0, 0, NULL},
-	{"cols", 0, INSP_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
+	{"", 0, RD_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
+	{"sort", 0, RD_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
+	{"no-callers", 0, RD_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
+	{"totals", 0, RD_OT_FLAG, NULL, "also one set of paragraphs over all threads", PC_TOTALS, 0, 0, NULL},
+	{"no-details", 0, RD_OT_FLAG, NULL, "only the totals and the thread headers", PC_NO_DETAILS, 0, 0, NULL},
+	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
 	 "terminal's or $COLUMNS; to a file or pipe, never cut)", PC_COLS, 80, 10000, NULL},
-	{"", 0, INSP_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
-	INSP_OPTION_LIMIT("the first N functions (default 25; 0: all)"),
-	{"top", 0, INSP_OT_INT, "N", "the older spelling of --limit N", INSP_ID_LIMIT, 0, INSP_INT_MAX, NULL},
-	{"cumulative", 0, INSP_OT_FLAG, NULL, "order by cumulative figures instead of self", PC_CUMULATIVE, 0, 0,
+	{"", 0, RD_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
+	RD_OPTION_LIMIT("the first N functions (default 25; 0: all)"),
+	{"top", 0, RD_OT_INT, "N", "the older spelling of --limit N", RD_ID_LIMIT, 0, RD_INT_MAX, NULL},
+	{"cumulative", 0, RD_OT_FLAG, NULL, "order by cumulative figures instead of self", PC_CUMULATIVE, 0, 0,
 	 NULL},
-	{"hide", 0, INSP_OT_STR, "FUNC", "leave FUNC out of every stack: its time goes to its\n"
+	{"hide", 0, RD_OT_STR, "FUNC", "leave FUNC out of every stack: its time goes to its\n"
 	 "caller (repeatable)", PC_HIDE, 0, 0, NULL},
-	{"time", 0, INSP_OT_WORD, NULL, "how times are shown (default seconds)", PC_TIME, 0, 0, pc_times},
-	{"metric", 0, INSP_OT_WORD, NULL, "timer samples (default), or the bytes or allocations\n"
+	{"time", 0, RD_OT_WORD, NULL, "how times are shown (default seconds)", PC_TIME, 0, 0, pc_times},
+	{"metric", 0, RD_OT_WORD, NULL, "timer samples (default), or the bytes or allocations\n"
 	 "estimated from allocation samples (the default for a\n"
 	 "trace of allocation samples only)", PC_METRIC, 0, 0, pc_metrics},
-	{"thread", 0, INSP_OT_INT, "N", "only trace thread N", PC_THREAD, 1, UINT32_MAX, NULL},
-	{"cutoff", 0, INSP_OT_REAL, "PCT", "tree: fold nodes below PCT% of the total (default 0.5)", PC_CUTOFF, 0,
+	{"thread", 0, RD_OT_INT, "N", "only trace thread N", PC_THREAD, 1, UINT32_MAX, NULL},
+	{"cutoff", 0, RD_OT_REAL, "PCT", "tree: fold nodes below PCT% of the total (default 0.5)", PC_CUTOFF, 0,
 	 100, NULL},
-	INSP_OPTION_END,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec analyse_spec = {
+static const struct rd_cmd_spec analyse_spec = {
 	"analyse", "[options] PROFILE|TRACE|SESSION [TRACE2]",
 	"Analyse a profile database (inspect profile -o), a trace file or the trace\n"
 	"kept in a session database (meminst).  Styles:\n"
@@ -120,25 +120,25 @@ struct pc_args {
 /* ------------------------------------------------------------ parsing -- */
 
 /* One option of profile or analyse (g->opt, its value checked). */
-static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struct insp_opts *o)
+static int pc_option(const struct rd_getopt *g, struct pc_args *a, const struct rd_opts *o)
 {
 	switch (g->opt->id) {
 	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS: case PC_COLS:
 		a->fprof_only = a->fprof_only ? a->fprof_only : g->opt->name;
 		break;
-	case INSP_ID_LIMIT: case PC_CUMULATIVE: case PC_HIDE: case PC_TIME: case PC_METRIC: case PC_THREAD:
+	case RD_ID_LIMIT: case PC_CUMULATIVE: case PC_HIDE: case PC_TIME: case PC_METRIC: case PC_THREAD:
 	case PC_CUTOFF:
 		a->sampling_only = a->sampling_only ? a->sampling_only : g->opt->name;
 		break;
 	}
 	switch (g->opt->id) {
-	case INSP_ID_OUTPUT: case PC_DEST: *(g->spec == &profile_spec ? &a->output : &a->dest) = g->value; break;
-	case INSP_ID_APPEND: a->append = true; break;
-	case INSP_ID_FORCE: a->force = true; break;
-	case INSP_ID_JSON: a->json = true; break;
-	case INSP_ID_CSV: a->ao.csv = true; break;
-	case INSP_ID_NO_SYMBOLS: a->no_symbols = true; break;
-	case INSP_ID_PID: a->pid = g->num; break;
+	case RD_ID_OUTPUT: case PC_DEST: *(g->spec == &profile_spec ? &a->output : &a->dest) = g->value; break;
+	case RD_ID_APPEND: a->append = true; break;
+	case RD_ID_FORCE: a->force = true; break;
+	case RD_ID_JSON: a->json = true; break;
+	case RD_ID_CSV: a->ao.csv = true; break;
+	case RD_ID_NO_SYMBOLS: a->no_symbols = true; break;
+	case RD_ID_PID: a->pid = g->num; break;
 	case PC_DUMP: a->dump_on = true; break;
 	case PC_NO_COMPENSATE: a->raw_times = true; break;
 	case PC_STYLE: a->style = g->value, a->so.style = (enum prof_style)g->word; break;
@@ -147,7 +147,7 @@ static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struc
 	case PC_TOTALS: a->ao.totals = true; break;
 	case PC_NO_DETAILS: a->ao.details = false; break;
 	case PC_COLS: a->ao.cols = (int)g->num; break;
-	case INSP_ID_LIMIT: a->so.top = g->num > INT_MAX ? INT_MAX : (int)g->num; break;
+	case RD_ID_LIMIT: a->so.top = g->num > INT_MAX ? INT_MAX : (int)g->num; break;
 	case PC_CUMULATIVE: a->so.cumulative = true; break;
 	case PC_TIME: a->so.time = (enum prof_tunit)g->word; break;
 	case PC_METRIC: a->so.metric = (enum prof_smetric)g->word, a->metric_given = true; break;
@@ -155,45 +155,45 @@ static int pc_option(const struct insp_getopt *g, struct pc_args *a, const struc
 	case PC_CUTOFF: a->so.cutoff = g->real; break;
 	case PC_HIDE:
 		if (a->so.nhide == sizeof a->hide / sizeof a->hide[0])
-			return insp_usage_error(o, g->spec->name, "too many --hide options");
+			return rd_usage_error(o, g->spec->name, "too many --hide options");
 		a->hide[a->so.nhide++] = g->value;
 		break;
 	}
-	return INSP_CONTINUE;
+	return RD_CONTINUE;
 }
 
 /* What only the whole command line can tell. */
-static int pc_check(const struct insp_opts *o, bool analyse, struct pc_args *a)
+static int pc_check(const struct rd_opts *o, bool analyse, struct pc_args *a)
 {
 	const char *cmd = analyse ? "analyse" : "profile";
 	if (a->pos2 && a->so.style != PROF_ST_ANOMALIES)
-		return insp_usage_error(o, cmd, "unexpected argument '%s' (two traces are for --style anomalies)",
+		return rd_usage_error(o, cmd, "unexpected argument '%s' (two traces are for --style anomalies)",
 					a->pos2);
 	if (a->append && !(analyse ? a->dest != NULL : a->dump != NULL))
-		return insp_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
+		return rd_usage_error(o, cmd, "--append needs %s", analyse ? "-o FILE" : "--dump FILE");
 	if (a->json && a->ao.csv)
-		return insp_usage_error(o, cmd, "--json and --csv: choose one");
+		return rd_usage_error(o, cmd, "--json and --csv: choose one");
 	const char *ins[] = {a->pos, a->pos2};
-	int r = insp_outfile_refused(o, analyse ? a->dest : a->dump, a->force, a->append, ins, 2); /* before the reading */
+	int r = rd_outfile_refused(o, analyse ? a->dest : a->dump, a->force, a->append, ins, 2); /* before the reading */
 	if (r)
 		return r;
 	if (a->ao.csv && a->so.style != PROF_ST_FPROF && a->so.style != PROF_ST_FLAT)
-		return insp_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
-	return INSP_CONTINUE;
+		return rd_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
+	return RD_CONTINUE;
 }
 
-static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **argv, struct pc_args *a)
+static int pc_parse(const struct rd_opts *o, bool analyse, int argc, char **argv, struct pc_args *a)
 {
 	/* cols -1 until --cols or the end of parsing decides it */
 	*a = (struct pc_args){.ao = {.sort = PROF_SORT_ACC, .callers = true, .details = true, .cols = -1}};
 	a->so = (struct prof_sopts){.top = 25, .cutoff = 0.5, .hide = a->hide, .style = PROF_ST_FPROF};
-	struct insp_getopt g;
-	insp_getopt_init(&g, analyse ? &analyse_spec : &profile_spec, argc, argv, o);
+	struct rd_getopt g;
+	rd_getopt_init(&g, analyse ? &analyse_spec : &profile_spec, argc, argv, o);
 	int r;
-	while ((r = insp_getopt(&g)) == INSP_OPTION)
-		if ((r = pc_option(&g, a, o)) != INSP_CONTINUE)
+	while ((r = rd_getopt(&g)) == RD_OPTION)
+		if ((r = pc_option(&g, a, o)) != RD_CONTINUE)
 			return r;
-	if (r != INSP_CONTINUE)
+	if (r != RD_CONTINUE)
 		return r;
 	a->dump = g.maybe_value;
 	a->pos = g.pos[0];
@@ -202,11 +202,11 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 	** to standard output, else no cutting. */
 	if (a->ao.cols < 0)
 		a->ao.cols = a->dest || !o->columns ? 0 : o->columns < 80 ? 80 : o->columns;
-	if ((r = pc_check(o, analyse, a)) != INSP_CONTINUE)
+	if ((r = pc_check(o, analyse, a)) != RD_CONTINUE)
 		return r;
 	a->so.json = a->json;
 	a->so.csv = a->ao.csv;
-	return INSP_CONTINUE;
+	return RD_CONTINUE;
 }
 
 /* ------------------------------------------------------------ reading -- */
@@ -214,23 +214,23 @@ static int pc_parse(const struct insp_opts *o, bool analyse, int argc, char **ar
 
 /* ------------------------------------------------------------ profile -- */
 
-static int pc_open_out(const struct insp_opts *o, const struct pc_args *a, const char *path,
-		       struct insp_outfile *of)
+static int pc_open_out(const struct rd_opts *o, const struct pc_args *a, const char *path,
+		       struct rd_outfile *of)
 {
 	const char *ins[] = {a->pos, a->pos2};
-	return insp_outfile_open(o, of, path, a->force, a->append, ins, 2);
+	return rd_outfile_open(o, of, path, a->force, a->append, ins, 2);
 }
 
-static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct prof_trace *tr)
+static int pc_dump(const struct rd_opts *o, const struct pc_args *a, struct prof_trace *tr)
 {
-	struct insp_outfile of;
+	struct rd_outfile of;
 	int r = pc_open_out(o, a, a->dump, &of);
 	if (r)
 		return r;
-	struct insp_pool pool = {0};
+	struct rd_pool pool = {0};
 	struct prof_dump d = {of.f, prof_symtab_new(tr, o, a->no_symbols || o->no_symbols, &pool),
 			      prof_ns_per_tick(tr), tr};
-	struct insp_opts quiet = *o;
+	struct rd_opts quiet = *o;
 	quiet.err = fopen("/dev/null", "w");
 	struct prof_trace again;
 	/* the second pass repeats the first one's messages: silence them */
@@ -239,16 +239,16 @@ static int pc_dump(const struct insp_opts *o, const struct pc_args *a, struct pr
 		fclose(quiet.err);
 	prof_trace_free(&again);
 	prof_symtab_free(d.syms);
-	insp_pool_free(&pool);
-	int w = insp_outfile_close(o, &of, r == 0);
+	rd_pool_free(&pool);
+	int w = rd_outfile_close(o, &of, r == 0);
 	return r ? r : w;
 }
 
-static void pc_summary(const struct insp_opts *o, const struct prof_model *m, const char *path)
+static void pc_summary(const struct rd_opts *o, const struct prof_model *m, const char *path)
 {
 	size_t nf = 0;
 	for (size_t i = 0; i < m->nfuncs; i++)
-		nf += m->funcs[i].addr > PROF_FN_PSEUDO_MAX;
+		nf += m->funcs[i].addr > ENG_FN_PSEUDO_MAX;
 	fprintf(o->out, "%s: %zu thread%s, %llu records, %zu functions, %.3f ms (%s clock)", path,
 		m->nthreads, m->nthreads == 1 ? "" : "s", (unsigned long long)m->events, nf,
 		(double)m->acc / 1e6, prof_clock_name(m->clock));
@@ -259,13 +259,13 @@ static void pc_summary(const struct insp_opts *o, const struct prof_model *m, co
 	fputc('\n', o->out);
 }
 
-int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
+int prof_cmd_profile(int argc, char **argv, const struct rd_opts *o)
 {
 	struct pc_args a;
 	int r = pc_parse(o, false, argc, argv, &a);
-	if (r != INSP_CONTINUE)
+	if (r != RD_CONTINUE)
 		return r;
-	if ((r = insp_input_check(o, a.pos)))
+	if ((r = rd_input_check(o, a.pos)))
 		return r;
 	struct prof_trace tr;
 	r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, NULL);
@@ -290,17 +290,17 @@ int insp_cmd_profile(int argc, char **argv, const struct insp_opts *o)
 
 /* Text output of a session of several processes: the processes by samples
 ** and which one follows, before the analysis. */
-static void pc_preamble(const struct insp_opts *o, const struct pc_args *a, FILE *f)
+static void pc_preamble(const struct rd_opts *o, const struct pc_args *a, FILE *f)
 {
 	if (!a->procs || a->json || a->ao.csv)
 		return;
-	struct insp_opts to = *o;
+	struct rd_opts to = *o;
 	to.out = f;
-	insp_doc_t *d = insp_doc_new(&to, NULL);
-	insp_table_t *t = prof_procs_table(d, a->procs, true, 15);
-	insp_table_note(t, "analysed below: pid %lld, the heaviest; --pid PID for another", (long long)a->pid);
-	insp_doc_print(d);
-	insp_doc_free(d);
+	rd_doc_t *d = rd_doc_new(&to, NULL);
+	rd_table_t *t = prof_procs_table(d, a->procs, true, 15);
+	rd_table_note(t, "analysed below: pid %lld, the heaviest; --pid PID for another", (long long)a->pid);
+	rd_doc_print(d);
+	rd_doc_free(d);
 	fputc('\n', f);
 }
 
@@ -310,9 +310,9 @@ static void pc_preamble(const struct insp_opts *o, const struct pc_args *a, FILE
 ** (a shell or make whose children did the work).  Fills a->pid and
 ** a->procs (freed by the caller); 0 or an exit code.
 */
-static int pc_pick_process(const struct insp_opts *o, struct pc_args *a, struct prof_procs *ps)
+static int pc_pick_process(const struct rd_opts *o, struct pc_args *a, struct prof_procs *ps)
 {
-	if (a->pid || !insp_is_session(a->pos))
+	if (a->pid || !rd_is_session(a->pos))
 		return 0;
 	int r = prof_procs_read(a->pos, o, ps);
 	if (r)
@@ -338,7 +338,7 @@ static uint64_t pc_calls(const struct prof_trace *tr)
 }
 
 /* The samples of one trace as a display model. */
-static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const char *path,
+static int pc_smodel(const struct rd_opts *o, const struct pc_args *a, const char *path,
 		     struct prof_samples *s, struct prof_trace *tr, struct prof_smodel *m)
 {
 	int r = 0;
@@ -352,14 +352,14 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 		return r;
 	}
 	if (!prof_samples_count(s) && (tr->h.sample_hz || tr->h.alloc_sample)) {
-		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its threads "
+		rd_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its threads "
 			"kept SIGPROF blocked (other processes of a session: --pid)\n", path, tr->h.pid);
-		return INSP_EXIT_NOTFOUND;
+		return RD_EXIT_NOTFOUND;
 	}
 	if (!prof_samples_count(s)) {
-		insp_errf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
+		rd_errf(o->err, "inspect: %s: no samples in this trace (record them with MEMINST=sample=HZ or "
 			"alloc_sample=BYTES); --style fprof analyses exact traces\n", path);
-		return INSP_EXIT_NOTFOUND;
+		return RD_EXIT_NOTFOUND;
 	}
 	return prof_smodel_build(m, s, tr, o, a->no_symbols || o->no_symbols, &a->so);
 }
@@ -367,18 +367,18 @@ static int pc_smodel(const struct insp_opts *o, const struct pc_args *a, const c
 /* An option of the other kind of display would be ignored without a word
 ** (analyse --thread 2 of an exact trace printed every thread): known only
 ** once the style is, which the trace decides when --style is not given. */
-static int pc_option_misplaced(const struct insp_opts *o, const struct pc_args *a, bool fprof)
+static int pc_option_misplaced(const struct rd_opts *o, const struct pc_args *a, bool fprof)
 {
 	if (fprof && a->sampling_only)
-		return insp_usage_error(o, "analyse", "--%s is for the sampling styles (flat, tree, callers, "
+		return rd_usage_error(o, "analyse", "--%s is for the sampling styles (flat, tree, callers, "
 					"anomalies), not fprof's analysis of an exact trace", a->sampling_only);
 	if (!fprof && a->fprof_only)
-		return insp_usage_error(o, "analyse", "--%s is for the fprof style (exact traces), not --style %s",
+		return rd_usage_error(o, "analyse", "--%s is for the fprof style (exact traces), not --style %s",
 					a->fprof_only, pc_styles[a->so.style]);
 	return 0;
 }
 
-static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_samples *s,
+static int pc_sampled(const struct rd_opts *o, struct pc_args *a, struct prof_samples *s,
 		      struct prof_trace *tr)
 {
 	int bad = pc_option_misplaced(o, a, false);
@@ -398,11 +398,11 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 		r = pc_smodel(o, &a2, a->pos2, s2, NULL, &m2);
 		have2 = r == 0;
 	}
-	struct insp_outfile of;
+	struct rd_outfile of;
 	if (!r && !(r = pc_open_out(o, a, a->dest, &of))) {
 		pc_preamble(o, a, of.f);
 		prof_display(&m, have2 ? &m2 : NULL, &a->so, of.f);
-		r = insp_outfile_close(o, &of, true);
+		r = rd_outfile_close(o, &of, true);
 	}
 	if (have2)
 		prof_smodel_free(&m2);
@@ -411,9 +411,9 @@ static int pc_sampled(const struct insp_opts *o, struct pc_args *a, struct prof_
 	return r;
 }
 
-static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, struct prof_model *m)
+static int pc_output_fprof(const struct rd_opts *o, const struct pc_args *a, struct prof_model *m)
 {
-	struct insp_outfile of;
+	struct rd_outfile of;
 	int r = pc_option_misplaced(o, a, true);
 	if (r || (r = pc_open_out(o, a, a->dest, &of))) {
 		prof_model_free(m);
@@ -426,21 +426,21 @@ static int pc_output_fprof(const struct insp_opts *o, const struct pc_args *a, s
 		prof_analyse_csv(m, &a->ao, of.f);
 	else
 		prof_analyse_text(m, &a->ao, of.f);
-	r = insp_outfile_close(o, &of, true);
+	r = rd_outfile_close(o, &of, true);
 	prof_model_free(m);
 	return r;
 }
 
-int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
+int prof_cmd_analyse(int argc, char **argv, const struct rd_opts *o)
 {
 	struct pc_args a;
 	int r = pc_parse(o, true, argc, argv, &a);
-	if (r != INSP_CONTINUE)
+	if (r != RD_CONTINUE)
 		return r;
-	if ((r = insp_input_check(o, a.pos)))
+	if ((r = rd_input_check(o, a.pos)))
 		return r;
 	struct prof_model m;
-	if (prof_is_trace(a.pos) == 1 || insp_is_session(a.pos)) {
+	if (prof_is_trace(a.pos) == 1 || rd_is_session(a.pos)) {
 		struct prof_procs ps = {0};
 		if ((r = pc_pick_process(o, &a, &ps))) {
 			prof_procs_free(&ps);
@@ -471,14 +471,14 @@ int insp_cmd_analyse(int argc, char **argv, const struct insp_opts *o)
 		return r;
 	}
 	if (a.pid)
-		return insp_usage_error(o, "analyse", "--pid is for session databases");
+		return rd_usage_error(o, "analyse", "--pid is for session databases");
 	if (a.so.style != PROF_ST_FPROF) {
 		if (prof_is_trace(a.pos) < 0)
-			insp_errf(o->err, "inspect: %s: %s\n", a.pos, strerror(errno));
+			rd_errf(o->err, "inspect: %s: %s\n", a.pos, strerror(errno));
 		else
-			insp_errf(o->err, "inspect: %s: --style %s needs a trace with samples (or a session), not a "
+			rd_errf(o->err, "inspect: %s: --style %s needs a trace with samples (or a session), not a "
 				"profile database\n", a.pos, a.style);
-		return prof_is_trace(a.pos) < 0 ? INSP_EXIT_DB : INSP_EXIT_USAGE;
+		return prof_is_trace(a.pos) < 0 ? RD_EXIT_DB : RD_EXIT_USAGE;
 	}
 	if ((r = prof_db_read(a.pos, o, &m)) != 0) {
 		prof_model_free(&m);

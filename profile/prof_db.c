@@ -16,10 +16,10 @@
 
 #include "meminst-profile.h"
 
-static int db_sqlerr(const struct insp_opts *o, const char *path, sqlite3 *db, const char *what)
+static int db_sqlerr(const struct rd_opts *o, const char *path, sqlite3 *db, const char *what)
 {
-	insp_errf(o->err, "inspect: %s: %s: %s\n", path, what, insp_sql_msg(db));
-	return INSP_EXIT_DB;
+	rd_errf(o->err, "inspect: %s: %s: %s\n", path, what, rd_sql_msg(db));
+	return RD_EXIT_DB;
 }
 
 /* 1: a profile of ours, 0: something else, -1: cannot be opened as SQLite. */
@@ -27,7 +27,7 @@ int prof_db_is_profile(const char *path)
 {
 	sqlite3 *db = NULL;
 	int r = -1;
-	if ((db = insp_sqlite_connect(path)) && sqlite3_errcode(db) == SQLITE_OK) {
+	if ((db = rd_sqlite_connect(path)) && sqlite3_errcode(db) == SQLITE_OK) {
 		sqlite3_stmt *st = NULL;
 		int64_t app = 0, ver = 0;
 		r = 0;
@@ -130,7 +130,7 @@ static int db_functions(sqlite3 *db, const struct prof_model *m)
 }
 
 /* The four memory columns from column `col` on. */
-static void db_bind_mem(sqlite3_stmt *st, int col, const struct prof_mem *m)
+static void db_bind_mem(sqlite3_stmt *st, int col, const struct eng_mem *m)
 {
 	sqlite3_bind_int64(st, col, (int64_t)m->own_bytes);
 	sqlite3_bind_int64(st, col + 1, (int64_t)m->own_blocks);
@@ -138,9 +138,9 @@ static void db_bind_mem(sqlite3_stmt *st, int col, const struct prof_mem *m)
 	sqlite3_bind_int64(st, col + 3, (int64_t)m->acc_blocks);
 }
 
-static struct prof_mem db_column_mem(sqlite3_stmt *st, int col)
+static struct eng_mem db_column_mem(sqlite3_stmt *st, int col)
 {
-	return (struct prof_mem){(uint64_t)sqlite3_column_int64(st, col),
+	return (struct eng_mem){(uint64_t)sqlite3_column_int64(st, col),
 				 (uint64_t)sqlite3_column_int64(st, col + 1),
 				 (uint64_t)sqlite3_column_int64(st, col + 2),
 				 (uint64_t)sqlite3_column_int64(st, col + 3)};
@@ -213,17 +213,17 @@ static int db_fill(sqlite3 *db, const struct prof_model *m)
 	return 0;
 }
 
-int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct insp_opts *o)
+int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct rd_opts *o)
 {
 	struct stat stb;
 	if (stat(path, &stb) == 0 && (!S_ISREG(stb.st_mode) || (!force && prof_db_is_profile(path) != 1))) {
-		insp_errf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it "
+		rd_errf(o->err, "inspect: %s: exists and is not a meminst profile database; not overwriting it "
 			"(-f replaces a file)\n",
 			path);
-		return INSP_EXIT_USAGE;
+		return RD_EXIT_USAGE;
 	}
 	size_t len = strlen(path) + 16;
-	char *tmp = insp_xmalloc(len);
+	char *tmp = rd_xmalloc(len);
 	snprintf(tmp, len, "%s.tmp%d", path, (int)getpid());
 	unlink(tmp);
 	sqlite3 *db = NULL;
@@ -234,8 +234,8 @@ int prof_db_write(const struct prof_model *m, const char *path, bool force, cons
 	if (sqlite3_close(db) != SQLITE_OK && !r)
 		r = db_sqlerr(o, path, db, "cannot write the profile");
 	if (!r && rename(tmp, path) != 0) {
-		insp_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
-		r = INSP_EXIT_DB;
+		rd_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
+		r = RD_EXIT_DB;
 	}
 	if (r)
 		unlink(tmp);
@@ -276,9 +276,9 @@ static int db_read_meta(sqlite3 *db, struct prof_model *m, int64_t *schema)
 		if (!k)
 			continue;
 		if (!strcmp(k, "schema")) *schema = n;
-		else if (!strcmp(k, "source") && v) m->source = insp_pool_str(&m->pool, v);
-		else if (!strcmp(k, "exe") && v) m->exe = insp_pool_str(&m->pool, v);
-		else if (!strcmp(k, "cmdline") && v) m->cmdline = insp_pool_str(&m->pool, v);
+		else if (!strcmp(k, "source") && v) m->source = rd_pool_str(&m->pool, v);
+		else if (!strcmp(k, "exe") && v) m->exe = rd_pool_str(&m->pool, v);
+		else if (!strcmp(k, "cmdline") && v) m->cmdline = rd_pool_str(&m->pool, v);
 		else if (!strcmp(k, "clock")) m->clock = v && !strcmp(v, "cpu") ? MEMINST_TRACE_CLOCK_CPU : MEMINST_TRACE_CLOCK_MONO;
 		else if (!strcmp(k, "pid")) m->pid = n;
 		else if (!strcmp(k, "events")) m->events = (uint64_t)n;
@@ -297,7 +297,7 @@ static int db_read_meta(sqlite3 *db, struct prof_model *m, int64_t *schema)
 static const char *db_text(struct prof_model *m, sqlite3_stmt *st, int col)
 {
 	const unsigned char *s = sqlite3_column_text(st, col);
-	return s ? insp_pool_str(&m->pool, (const char *)s) : NULL;
+	return s ? rd_pool_str(&m->pool, (const char *)s) : NULL;
 }
 
 /* Function ids must be 0..n-1: anything else is a damaged file. */
@@ -314,7 +314,7 @@ static int db_read_functions(sqlite3 *db, struct prof_model *m)
 			break;
 		if (m->nfuncs == cap) {
 			cap = cap ? 2 * cap : 256;
-			m->funcs = insp_xrealloc(m->funcs, cap * sizeof *m->funcs);
+			m->funcs = rd_xrealloc(m->funcs, cap * sizeof *m->funcs);
 		}
 		struct prof_func *f = &m->funcs[m->nfuncs++];
 		const char *name = db_text(m, st, 2);
@@ -345,13 +345,13 @@ static int db_read_rows(sqlite3 *db, struct prof_model *m, struct prof_mthread *
 		if (n == cap) {
 			cap = cap ? 2 * cap : 64;
 			if (pairs)
-				t->pairs = insp_xrealloc(t->pairs, cap * sizeof *t->pairs);
+				t->pairs = rd_xrealloc(t->pairs, cap * sizeof *t->pairs);
 			else
-				t->rows = insp_xrealloc(t->rows, cap * sizeof *t->rows);
+				t->rows = rd_xrealloc(t->rows, cap * sizeof *t->rows);
 		}
 		uint64_t cnt = (uint64_t)sqlite3_column_int64(st, 2);
 		int64_t acc = sqlite3_column_int64(st, 3), own = sqlite3_column_int64(st, 4);
-		struct prof_mem mem = db_column_mem(st, 5);
+		struct eng_mem mem = db_column_mem(st, 5);
 		if (pairs)
 			t->pairs[n++] = (struct prof_pair){(uint32_t)a, (uint32_t)b, cnt, acc, own, mem};
 		else
@@ -376,7 +376,7 @@ static int db_read_threads(sqlite3 *db, struct prof_model *m)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (m->nthreads == cap) {
 			cap = cap ? 2 * cap : 16;
-			m->threads = insp_xrealloc(m->threads, cap * sizeof *m->threads);
+			m->threads = rd_xrealloc(m->threads, cap * sizeof *m->threads);
 		}
 		struct prof_mthread *t = &m->threads[m->nthreads++];
 		*t = (struct prof_mthread){.thread = (uint32_t)sqlite3_column_int64(st, 0),
@@ -395,31 +395,31 @@ static int db_read_threads(sqlite3 *db, struct prof_model *m)
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model *m)
+int prof_db_read(const char *path, const struct rd_opts *o, struct prof_model *m)
 {
 	memset(m, 0, sizeof *m);
 	struct stat stb;
 	if (stat(path, &stb) != 0) {
-		insp_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
-		return INSP_EXIT_DB;
+		rd_errf(o->err, "inspect: %s: %s\n", path, strerror(errno));
+		return RD_EXIT_DB;
 	}
 	if (!S_ISREG(stb.st_mode)) {
-		insp_errf(o->err, "inspect: %s: not a regular file\n", path);
-		return INSP_EXIT_DB;
+		rd_errf(o->err, "inspect: %s: not a regular file\n", path);
+		return RD_EXIT_DB;
 	}
 	if (prof_db_is_profile(path) != 1)
 		return prof_input_fail(o, path, "neither a meminst trace nor a profile database");
 	sqlite3 *db = NULL;
 	int64_t schema = 0;
 	int r = 0;
-	if ((r = insp_sqlite_open(o, path, &db)))
+	if ((r = rd_sqlite_open(o, path, &db)))
 		return r;
 	if (db_read_meta(db, m, &schema))
 		r = db_sqlerr(o, path, db, "not a valid profile database");
 	else if (schema < MEMINST_PROFILE_MIN_READABLE || schema > MEMINST_PROFILE_VERSION) {
-		insp_errf(o->err, "inspect: %s: profile schema %lld, this inspect reads %d up to %d\n", path,
+		rd_errf(o->err, "inspect: %s: profile schema %lld, this inspect reads %d up to %d\n", path,
 			(long long)schema, MEMINST_PROFILE_MIN_READABLE, MEMINST_PROFILE_VERSION);
-		r = INSP_EXIT_DB;
+		r = RD_EXIT_DB;
 	} else if (db_read_functions(db, m) || db_read_threads(db, m))
 		r = db_sqlerr(o, path, db, "not a valid profile database");
 	sqlite3_close(db);

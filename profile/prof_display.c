@@ -36,11 +36,11 @@ struct disp {
 
 static void disp_init(struct disp *d, const struct prof_smodel *m, const struct prof_sopts *so, FILE *f)
 {
-	*d = (struct disp){m, so, f, PROF_M_TICKS, PROF_M_SAMPLES};
+	*d = (struct disp){m, so, f, ENG_M_TICKS, ENG_M_SAMPLES};
 	if (so->metric == PROF_MT_BYTES)
-		d->vm = PROF_M_BYTES, d->cm = PROF_M_ASAMPLES;
+		d->vm = ENG_M_BYTES, d->cm = ENG_M_ASAMPLES;
 	else if (so->metric == PROF_MT_COUNT)
-		d->vm = PROF_M_ALLOCS, d->cm = PROF_M_ASAMPLES;
+		d->vm = ENG_M_ALLOCS, d->cm = ENG_M_ASAMPLES;
 }
 
 static double disp_secs(const struct prof_smodel *m, double ticks)
@@ -57,12 +57,12 @@ static double disp_pct(const struct disp *d, const double *v)
 /* A value as text: for time, per --time; else bytes or a count. */
 static const char *disp_val(const struct disp *d, const double *v, char *buf, size_t len)
 {
-	if (d->vm == PROF_M_TICKS && d->so->time == PROF_T_SAMPLES)
-		snprintf(buf, len, "%.0f", v[PROF_M_SAMPLES]);
+	if (d->vm == ENG_M_TICKS && d->so->time == PROF_T_SAMPLES)
+		snprintf(buf, len, "%.0f", v[ENG_M_SAMPLES]);
 	else if (d->so->time == PROF_T_PERCENT)
 		snprintf(buf, len, "%.2f%%", disp_pct(d, v));
-	else if (d->vm == PROF_M_TICKS)
-		snprintf(buf, len, "%.3f", disp_secs(d->m, v[PROF_M_TICKS]));
+	else if (d->vm == ENG_M_TICKS)
+		snprintf(buf, len, "%.3f", disp_secs(d->m, v[ENG_M_TICKS]));
 	else
 		snprintf(buf, len, "%.0f", v[d->vm]);
 	return buf;
@@ -72,9 +72,9 @@ static const char *disp_unit(const struct disp *d)
 {
 	if (d->so->time == PROF_T_PERCENT)
 		return "%";
-	if (d->vm == PROF_M_TICKS)
+	if (d->vm == ENG_M_TICKS)
 		return d->so->time == PROF_T_SAMPLES ? "samples" : "seconds";
-	return d->vm == PROF_M_BYTES ? "bytes" : "allocs";
+	return d->vm == ENG_M_BYTES ? "bytes" : "allocs";
 }
 
 static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
@@ -90,7 +90,7 @@ static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
 static void json_opt_str(FILE *f, const char *s)
 {
 	if (s)
-		insp_json_str(f, s);
+		rd_json_str(f, s);
 	else
 		fputs("null", f);
 }
@@ -99,7 +99,7 @@ static void json_func(const struct disp *d, uint32_t fid, FILE *f)
 {
 	const struct prof_func *fn = &d->m->funcs[fid];
 	fputs("\"name\":", f);
-	insp_json_str(f, fn->name);
+	rd_json_str(f, fn->name);
 	fputs(",\"file\":", f);
 	json_opt_str(f, fn->file);
 	if (fn->file)
@@ -115,15 +115,15 @@ static void json_sums(const struct disp *d, const char *pre, const double *v, FI
 {
 	fprintf(f, ",\"%ssamples\":%.0f,\"%sms\":%.3f,\"%spercent\":%.4f,\"%salloc_samples\":%.0f,"
 		"\"%sbytes\":%.0f,\"%sblocks\":%.1f",
-		pre, v[PROF_M_SAMPLES], pre, 1e3 * disp_secs(d->m, v[PROF_M_TICKS]), pre, disp_pct(d, v), pre,
-		v[PROF_M_ASAMPLES], pre, v[PROF_M_BYTES], pre, v[PROF_M_ALLOCS]);
+		pre, v[ENG_M_SAMPLES], pre, 1e3 * disp_secs(d->m, v[ENG_M_TICKS]), pre, disp_pct(d, v), pre,
+		v[ENG_M_ASAMPLES], pre, v[ENG_M_BYTES], pre, v[ENG_M_ALLOCS]);
 }
 
 /* --------------------------------------------------------- the header -- */
 
 static double disp_seconds(const struct prof_smodel *m)
 {
-	return disp_secs(m, m->total[PROF_M_TICKS]);
+	return disp_secs(m, m->total[ENG_M_TICKS]);
 }
 
 static size_t disp_nfunctions(const struct disp *d)
@@ -138,14 +138,14 @@ static size_t disp_nnodes(const struct disp *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->m->ft.n; i++)
-		n += d->m->ft.nodes[i].parent != PROF_CCT_NONE && d->m->ft.nodes[i].total[d->cm] > 0;
+		n += d->m->ft.nodes[i].parent != ENG_CCT_NONE && d->m->ft.nodes[i].total[d->cm] > 0;
 	return n;
 }
 
 /* The profiler's own share of the sampled time: the handler, counted calls. */
 static void disp_distortion(const struct prof_smodel *m, double *sampler, double *counts)
 {
-	double t = m->total[PROF_M_TICKS];
+	double t = m->total[ENG_M_TICKS];
 	*sampler = t > 0 ? 100.0 * m->sampler_ticks / t : 0;
 	*counts = t > 0 ? 100.0 * m->counts_ns / (t * m->ns_per_tick) : 0;
 }
@@ -162,14 +162,14 @@ static void disp_header_text(const struct disp *d)
 	double ds, dc;
 	disp_distortion(m, &ds, &dc);
 	char source[1024], exe[1024]; /* no control character reaches the terminal */
-	insp_text_str(m->source, source, sizeof source, NULL);
-	insp_text_str(m->exe ? m->exe : "", exe, sizeof exe, NULL);
+	rd_text_str(m->source, source, sizeof source, NULL);
+	rd_text_str(m->exe ? m->exe : "", exe, sizeof exe, NULL);
 	fprintf(f, "%s%s%s\n", source, m->exe ? ": " : "", exe);
 	if (m->thread)
 		fprintf(f, "thread %u only\n", m->thread);
 	fprintf(f, "samples: %.0f (%s clock, %u Hz), %.0f allocation samples; seconds: %.3f; "
 		"functions: %zu; nodes: %zu\n",
-		m->total[PROF_M_SAMPLES], disp_sclock(m->sample_clock), m->sample_hz, m->total[PROF_M_ASAMPLES],
+		m->total[ENG_M_SAMPLES], disp_sclock(m->sample_clock), m->sample_hz, m->total[ENG_M_ASAMPLES],
 		disp_seconds(m), disp_nfunctions(d), disp_nnodes(d));
 	fprintf(f, "distortion: %.2f%% (sampler %.2f%% in %.0f runs", ds + dc, ds, m->sampler_runs);
 	if (m->calls)
@@ -187,7 +187,7 @@ static void disp_header_json(const struct disp *d, const char *style)
 	static const char *const units[] = {"seconds", "samples", "percent"};
 	fprintf(f, "{\"style\":\"%s\",\"metric\":\"%s\",\"time\":\"%s\",\"source\":", style,
 		metrics[d->so->metric], units[d->so->time]);
-	insp_json_str(f, m->source);
+	rd_json_str(f, m->source);
 	fputs(",\"exe\":", f);
 	json_opt_str(f, m->exe);
 	fprintf(f, ",\"pid\":%lld,\"clock\":\"%s\",\"sample_clock\":\"%s\",\"sample_hz\":%u,"
@@ -200,12 +200,12 @@ static void disp_header_json(const struct disp *d, const char *style)
 		fputs("null", f);
 	fprintf(f, ",\"samples\":%.0f,\"alloc_samples\":%.0f,\"ms\":%.3f,\"bytes\":%.0f,\"blocks\":%.1f,"
 		"\"nfunctions\":%zu,\"nnodes\":%zu",
-		m->total[PROF_M_SAMPLES], m->total[PROF_M_ASAMPLES], 1e3 * disp_seconds(m), m->total[PROF_M_BYTES],
-		m->total[PROF_M_ALLOCS], disp_nfunctions(d), disp_nnodes(d));
+		m->total[ENG_M_SAMPLES], m->total[ENG_M_ASAMPLES], 1e3 * disp_seconds(m), m->total[ENG_M_BYTES],
+		m->total[ENG_M_ALLOCS], disp_nfunctions(d), disp_nnodes(d));
 	fprintf(f, ",\"distortion\":{\"percent\":%.4f,\"sampler_percent\":%.4f,\"sampler_ms\":%.3f,"
 		"\"sampler_runs\":%.0f,\"counts_percent\":%.4f,\"counts_ms\":%.3f}",
 		ds + dc, ds, 1e3 * disp_secs(m, m->sampler_ticks), m->sampler_runs, dc, m->counts_ns / 1e6);
-	double at = m->total[PROF_M_TICKS];
+	double at = m->total[ENG_M_TICKS];
 	fprintf(f, ",\"allocator\":{\"samples\":%.0f,\"ms\":%.3f,\"percent\":%.4f}", m->alloc_samples,
 		1e3 * disp_secs(m, m->alloc_ticks), at > 0 ? 100 * m->alloc_ticks / at : 0);
 	fputs(",\"threads\":[", f);
@@ -214,8 +214,8 @@ static void disp_header_json(const struct disp *d, const char *style)
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
 		json_opt_str(f, t->name);
 		fprintf(f, ",\"samples\":%.0f,\"ms\":%.3f,\"alloc_samples\":%.0f,\"bytes\":%.0f}",
-			t->total[PROF_M_SAMPLES], 1e3 * disp_secs(m, t->total[PROF_M_TICKS]), t->total[PROF_M_ASAMPLES],
-			t->total[PROF_M_BYTES]);
+			t->total[ENG_M_SAMPLES], 1e3 * disp_secs(m, t->total[ENG_M_TICKS]), t->total[ENG_M_ASAMPLES],
+			t->total[ENG_M_BYTES]);
 	}
 	fputc(']', f);
 }
@@ -226,8 +226,8 @@ static const struct disp *sort_d;
 
 static int cmp_funcs(const void *a, const void *b)
 {
-	const struct prof_fsum *x = &sort_d->m->fs[*(const uint32_t *)a];
-	const struct prof_fsum *y = &sort_d->m->fs[*(const uint32_t *)b];
+	const struct eng_fsum *x = &sort_d->m->fs[*(const uint32_t *)a];
+	const struct eng_fsum *y = &sort_d->m->fs[*(const uint32_t *)b];
 	const double *vx = sort_d->so->cumulative ? x->cum : x->self;
 	const double *vy = sort_d->so->cumulative ? y->cum : y->self;
 	int vm = sort_d->vm;
@@ -243,7 +243,7 @@ static int cmp_funcs(const void *a, const void *b)
 /* The functions with some of the metric, in display order; *n of them. */
 static uint32_t *disp_order(const struct disp *d, size_t *n)
 {
-	uint32_t *v = insp_xcalloc(d->m->nfuncs + 1, sizeof *v);
+	uint32_t *v = rd_xcalloc(d->m->nfuncs + 1, sizeof *v);
 	size_t k = 0;
 	for (size_t i = 0; i < d->m->nfuncs; i++)
 		if (d->m->fs[i].cum[d->vm] > 0)
@@ -270,11 +270,11 @@ static void flat_text(const struct disp *d)
 	uint32_t *order = disp_order(d, &n);
 	char a[32], b[32];
 	disp_header_text(d);
-	const char *what = d->vm == PROF_M_TICKS ? "time" : d->vm == PROF_M_BYTES ? "bytes" : "allocs";
+	const char *what = d->vm == ENG_M_TICKS ? "time" : d->vm == ENG_M_BYTES ? "bytes" : "allocs";
 	fprintf(f, "\n     %%  %12s %12s\n", "cumulative", "self");
 	fprintf(f, "%6s  %12s %12s %10s  function\n", what, disp_unit(d), disp_unit(d), m->calls ? "calls" : "");
 	for (size_t i = 0; i < disp_top(d, n); i++) {
-		const struct prof_fsum *s = &m->fs[order[i]];
+		const struct eng_fsum *s = &m->fs[order[i]];
 		fprintf(f, "%6.2f  %12s %12s ", disp_pct(d, s->self), disp_val(d, s->cum, a, sizeof a),
 			disp_val(d, s->self, b, sizeof b));
 		if (m->calls && m->calls[order[i]] > 0)
@@ -287,16 +287,16 @@ static void flat_text(const struct disp *d)
 	if (disp_top(d, n) < n)
 		fprintf(f, "(%zu more functions; --limit 0 shows all)\n", n - disp_top(d, n));
 	fputs("---\n", f);
-	if (d->vm == PROF_M_TICKS) {
-		double at = m->total[PROF_M_TICKS];
+	if (d->vm == ENG_M_TICKS) {
+		double at = m->total[ENG_M_TICKS];
 		fprintf(f, "Sample count: %.0f\nTotal time: %.6f seconds (%.6f seconds in the allocator, %.1f%%)\n",
-			m->total[PROF_M_SAMPLES], disp_seconds(m), disp_secs(m, m->alloc_ticks),
+			m->total[ENG_M_SAMPLES], disp_seconds(m), disp_secs(m, m->alloc_ticks),
 			at > 0 ? 100 * m->alloc_ticks / at : 0);
 	} else {
 		fprintf(f, "Allocation samples: %.0f (one every %llu bytes on average)\n"
 			"Estimated: %.0f bytes in %.0f allocations\n",
-			m->total[PROF_M_ASAMPLES], (unsigned long long)m->alloc_mean, m->total[PROF_M_BYTES],
-			m->total[PROF_M_ALLOCS]);
+			m->total[ENG_M_ASAMPLES], (unsigned long long)m->alloc_mean, m->total[ENG_M_BYTES],
+			m->total[ENG_M_ALLOCS]);
 	}
 	free(order);
 }
@@ -310,7 +310,7 @@ static void flat_json(const struct disp *d)
 	disp_header_json(d, "flat");
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < disp_top(d, n); i++) {
-		const struct prof_fsum *s = &m->fs[order[i]];
+		const struct eng_fsum *s = &m->fs[order[i]];
 		fputs(i ? ",{" : "{", f);
 		json_func(d, order[i], f);
 		json_sums(d, "self_", s->self, f);
@@ -338,23 +338,23 @@ static void flat_csv(const struct disp *d)
 	fputs(",calls\n", d->f);
 	for (size_t i = 0; i < disp_top(d, n); i++) {
 		const struct prof_func *fn = &m->funcs[order[i]];
-		const struct prof_fsum *s = &m->fs[order[i]];
-		insp_csv_str(d->f, fn->name);
+		const struct eng_fsum *s = &m->fs[order[i]];
+		rd_csv_str(d->f, fn->name);
 		fputc(',', d->f);
 		if (fn->file) {
-			insp_csv_str(d->f, fn->file);
+			rd_csv_str(d->f, fn->file);
 			fprintf(d->f, ",%d", fn->line);
 		} else {
 			fputc(',', d->f);
 		}
 		fputc(',', d->f);
 		if (fn->module)
-			insp_csv_str(d->f, fn->module);
+			rd_csv_str(d->f, fn->module);
 		for (int side = 0; side < 2; side++) {
 			const double *v = side ? s->cum : s->self;
-			fprintf(d->f, ",%.0f,%.3f,%.4f,%.0f,%.0f,%.1f", v[PROF_M_SAMPLES],
-				1e3 * disp_secs(m, v[PROF_M_TICKS]), disp_pct(d, v), v[PROF_M_ASAMPLES],
-				v[PROF_M_BYTES], v[PROF_M_ALLOCS]);
+			fprintf(d->f, ",%.0f,%.3f,%.4f,%.0f,%.0f,%.1f", v[ENG_M_SAMPLES],
+				1e3 * disp_secs(m, v[ENG_M_TICKS]), disp_pct(d, v), v[ENG_M_ASAMPLES],
+				v[ENG_M_BYTES], v[ENG_M_ALLOCS]);
 		}
 		if (m->calls)
 			fprintf(d->f, ",%.0f\n", m->calls[order[i]]);
@@ -366,13 +366,13 @@ static void flat_csv(const struct disp *d)
 
 /* -------------------------------------------------------------- tree -- */
 
-static const struct prof_cct *sort_t;
+static const struct eng_cct *sort_t;
 static int sort_vm;
 
 static int cmp_nodes(const void *a, const void *b)
 {
-	const struct prof_cct_node *x = &sort_t->nodes[*(const uint32_t *)a];
-	const struct prof_cct_node *y = &sort_t->nodes[*(const uint32_t *)b];
+	const struct eng_cct_node *x = &sort_t->nodes[*(const uint32_t *)a];
+	const struct eng_cct_node *y = &sort_t->nodes[*(const uint32_t *)b];
 	if (x->total[sort_vm] != y->total[sort_vm])
 		return x->total[sort_vm] < y->total[sort_vm] ? 1 : -1;
 	return x->key < y->key ? -1 : x->key > y->key;
@@ -381,13 +381,13 @@ static int cmp_nodes(const void *a, const void *b)
 /* The children of node i with some of the metric, largest first. */
 static uint32_t *tree_children(const struct disp *d, uint32_t i, size_t *n)
 {
-	const struct prof_cct *t = &d->m->ft;
+	const struct eng_cct *t = &d->m->ft;
 	size_t k = 0;
-	for (uint32_t c = t->nodes[i].child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+	for (uint32_t c = t->nodes[i].child; c != ENG_CCT_NONE; c = t->nodes[c].next)
 		k++;
-	uint32_t *v = insp_xcalloc(k + 1, sizeof *v);
+	uint32_t *v = rd_xcalloc(k + 1, sizeof *v);
 	k = 0;
-	for (uint32_t c = t->nodes[i].child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+	for (uint32_t c = t->nodes[i].child; c != ENG_CCT_NONE; c = t->nodes[c].next)
 		if (t->nodes[c].total[d->vm] > 0)
 			v[k++] = c;
 	sort_t = t;
@@ -400,7 +400,7 @@ static uint32_t *tree_children(const struct disp *d, uint32_t i, size_t *n)
 
 static void tree_text_node(const struct disp *d, uint32_t i, int depth)
 {
-	const struct prof_cct_node *nd = &d->m->ft.nodes[i];
+	const struct eng_cct_node *nd = &d->m->ft.nodes[i];
 	char a[32], b[32], r[32] = "";
 	if (nd->recur[d->cm] > 0)
 		snprintf(r, sizeof r, "%.0f", nd->recur[d->cm]);
@@ -409,13 +409,13 @@ static void tree_text_node(const struct disp *d, uint32_t i, int depth)
 	disp_name(d, (uint32_t)nd->key, d->f);
 	fputc('\n', d->f);
 	size_t n, hidden = 0;
-	double rest[PROF_M_N] = {0};
+	double rest[ENG_M_N] = {0};
 	uint32_t *kids = tree_children(d, i, &n);
 	for (size_t k = 0; k < n; k++) {
-		const struct prof_cct_node *c = &d->m->ft.nodes[kids[k]];
+		const struct eng_cct_node *c = &d->m->ft.nodes[kids[k]];
 		if (disp_pct(d, c->total) < d->so->cutoff) {
 			hidden++;
-			for (int j = 0; j < PROF_M_N; j++)
+			for (int j = 0; j < ENG_M_N; j++)
 				rest[j] += c->total[j];
 		} else {
 			tree_text_node(d, kids[k], depth + 1);
@@ -445,7 +445,7 @@ static void tree_text(const struct disp *d)
 
 static void tree_json_node(const struct disp *d, uint32_t i)
 {
-	const struct prof_cct_node *nd = &d->m->ft.nodes[i];
+	const struct eng_cct_node *nd = &d->m->ft.nodes[i];
 	fputc('{', d->f);
 	json_func(d, (uint32_t)nd->key, d->f);
 	json_sums(d, "total_", nd->total, d->f);
@@ -483,26 +483,26 @@ static void tree_json(const struct disp *d)
 
 struct crow {
 	uint32_t fid;            /* UINT32_MAX: the thread's start           */
-	double self[PROF_M_N], children[PROF_M_N];
+	double self[ENG_M_N], children[ENG_M_N];
 };
 
 struct cview {
 	struct crow me, *callers, *callees;
 	size_t ncallers, ncallees;
-	double recur[PROF_M_N];
+	double recur[ENG_M_N];
 };
 
-static void crow_add(struct crow **v, size_t *n, uint32_t fid, const struct prof_cct_node *nd)
+static void crow_add(struct crow **v, size_t *n, uint32_t fid, const struct eng_cct_node *nd)
 {
 	size_t i;
 	for (i = 0; i < *n && (*v)[i].fid != fid; i++)
 		;
 	if (i == *n) {
-		*v = insp_xrealloc(*v, (*n + 1) * sizeof **v);
+		*v = rd_xrealloc(*v, (*n + 1) * sizeof **v);
 		memset(&(*v)[i], 0, sizeof **v);
 		(*v)[(*n)++].fid = fid;
 	}
-	for (int j = 0; j < PROF_M_N; j++) {
+	for (int j = 0; j < ENG_M_N; j++) {
 		(*v)[i].self[j] += nd->self[j];
 		(*v)[i].children[j] += nd->total[j] - nd->self[j];
 	}
@@ -518,22 +518,22 @@ static int cmp_crows(const void *a, const void *b)
 /* Function fid over every node of it in the tree. */
 static void cview_make(const struct disp *d, uint32_t fid, struct cview *v)
 {
-	const struct prof_cct *t = &d->m->ft;
+	const struct eng_cct *t = &d->m->ft;
 	memset(v, 0, sizeof *v);
 	v->me.fid = fid;
 	for (size_t i = 0; i < t->n; i++) {
-		const struct prof_cct_node *nd = &t->nodes[i];
-		if (nd->parent == PROF_CCT_NONE || nd->key != fid)
+		const struct eng_cct_node *nd = &t->nodes[i];
+		if (nd->parent == ENG_CCT_NONE || nd->key != fid)
 			continue;
 		uint32_t p = nd->parent;
-		crow_add(&v->callers, &v->ncallers, t->nodes[p].parent == PROF_CCT_NONE ? UINT32_MAX
+		crow_add(&v->callers, &v->ncallers, t->nodes[p].parent == ENG_CCT_NONE ? UINT32_MAX
 							: (uint32_t)t->nodes[p].key, nd);
-		for (int j = 0; j < PROF_M_N; j++) {
+		for (int j = 0; j < ENG_M_N; j++) {
 			v->me.self[j] += nd->self[j];
 			v->me.children[j] += nd->total[j] - nd->self[j];
 			v->recur[j] += nd->recur[j];
 		}
-		for (uint32_t c = nd->child; c != PROF_CCT_NONE; c = t->nodes[c].next)
+		for (uint32_t c = nd->child; c != ENG_CCT_NONE; c = t->nodes[c].next)
 			if (t->nodes[c].total[d->vm] > 0)
 				crow_add(&v->callees, &v->ncallees, (uint32_t)t->nodes[c].key, &t->nodes[c]);
 	}
@@ -667,7 +667,7 @@ static void anom_threads(struct anom_out *a)
 		const struct prof_sthread *th = &m->threads[t];
 		if (th->total[cm] <= 0)
 			continue;
-		struct prof_fsum *fs = prof_smodel_thread_sums(m, th->thread);
+		struct eng_fsum *fs = prof_smodel_thread_sums(m, th->thread);
 		double n1 = th->total[cm], n2 = m->total[cm] - n1;
 		for (size_t i = 0; i < m->nfuncs; i++) {
 			double k1 = fs[i].self[cm], k2 = m->fs[i].self[cm] - k1, diff, lim;
@@ -729,7 +729,7 @@ static void anom_runs(struct anom_out *a, const struct prof_smodel *m2)
 		if (known || k2 <= 0 || !anom_differs(0, n1, k2, n2, &diff, &lim))
 			continue;
 		if (a->json)
-			fprintf(d->f, "%s{\"name\":", a->count++ ? "," : ""), insp_json_str(d->f, m2->funcs[j].name),
+			fprintf(d->f, "%s{\"name\":", a->count++ ? "," : ""), rd_json_str(d->f, m2->funcs[j].name),
 				fprintf(d->f, ",\"file\":null,\"line\":null,\"module\":null,\"share\":0,\"samples\":0,"
 					"\"other_share\":%.4f,\"other_samples\":%.0f,\"difference\":%.4f,\"limit\":%.4f}",
 					100 * k2 / n2, k2, diff, lim);
@@ -785,7 +785,7 @@ static void anomalies(const struct disp *d, const struct prof_smodel *m2, bool j
 	if (json) {
 		disp_header_json(d, "anomalies");
 		fputs(",\"rule\":", d->f);
-		insp_json_str(d->f, ANOM_RULE);
+		rd_json_str(d->f, ANOM_RULE);
 		fputs(",\"second\":", d->f);
 		json_opt_str(d->f, m2 ? m2->source : NULL);
 		fputc(',', d->f);

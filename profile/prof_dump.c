@@ -30,7 +30,7 @@ static const char *dump_kind(unsigned k)
 static void dump_name(struct prof_dump *d, uint64_t addr)
 {
 	size_t n;
-	if (addr <= PROF_FN_PSEUDO_MAX) {
+	if (addr <= ENG_FN_PSEUDO_MAX) {
 		fprintf(d->f, "0x%llx", (unsigned long long)addr);
 		return;
 	}
@@ -38,7 +38,7 @@ static void dump_name(struct prof_dump *d, uint64_t addr)
 	const struct prof_func *f = prof_symtab_funcs(d->syms, &n);
 	char buf[512];
 	size_t w;
-	insp_text_str(f[i].name, buf, sizeof buf, &w);
+	rd_text_str(f[i].name, buf, sizeof buf, &w);
 	fputs(buf, d->f);
 }
 
@@ -80,7 +80,7 @@ static void dump_fixed(struct prof_dump *d, const uint64_t *r)
 		size_t w;
 		memcpy(name, &r[2], 16);
 		name[16] = 0;
-		insp_text_str(name, buf, sizeof buf, &w);
+		rd_text_str(name, buf, sizeof buf, &w);
 		fprintf(f, " tid %llu parent %llu \"%s\"", (unsigned long long)(r[1] & 0xffffffffu),
 			(unsigned long long)(r[1] >> 32), buf);
 		break;
@@ -125,7 +125,7 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 		char path[1024];
 		memcpy(path, (const char *)(r + 6 + (r[5] + 7) / 8), plen);
 		path[plen] = 0;
-		insp_text_str(path, buf, sizeof buf, &w);
+		rd_text_str(path, buf, sizeof buf, &w);
 		fprintf(f, " 0x%llx-0x%llx offset 0x%llx %s", (unsigned long long)r[2], (unsigned long long)r[3],
 			(unsigned long long)r[4], buf);
 		break;
@@ -139,7 +139,7 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 		while (len && text[len - 1] == ' ')
 			len--;
 		text[len] = 0;
-		insp_text_str(text, buf, sizeof buf, &w);
+		rd_text_str(text, buf, sizeof buf, &w);
 		fprintf(f, " %s", buf);
 		break;
 	}

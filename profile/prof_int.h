@@ -12,22 +12,27 @@
 **                   functions, threads and the figures of the displays
 **   prof_display.c  the sampling displays: flat, tree, callers, anomalies
 **   prof_procs.c    the processes of a session side by side, the heaviest
+**   prof_stacks.c   whole call stacks (exact traces or samples)
+**   prof_inline.c   the inline frames of sampled addresses
+**   prof_input.c    what the commands and the exports read, built as asked
+**   prof_report.c   `inspect report`: memory and time of a session
+**   prof_live.c     the live blocks of a trace (top --live-at-exit)
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
 **
 ** Below it, in engine/ (shared with libmeminst): the call-stack simulation
-** of exact traces (prof_sim.h) and the calling-context trees of samples
-** (prof_cct.h).
+** of exact traces (eng_sim.h) and the calling-context trees of samples
+** (eng_cct.h).
 **
-** Errors follow the reader toolkit's rules (reader/reader_int.h): a function that fails prints
-** one line "inspect: PATH: reason" and returns an INSP_EXIT_* code.
+** Errors follow the reader toolkit's rules (reader/rd_int.h): a function that fails prints
+** one line "inspect: PATH: reason" and returns an RD_EXIT_* code.
 */
 #ifndef PROF_INT_H
 #define PROF_INT_H
 
-#include "reader_int.h"
+#include "rd_int.h"
 #include "prof_cmds.h"
-#include "prof_sim.h"
-#include "prof_cct.h"
+#include "eng_sim.h"
+#include "eng_cct.h"
 
 #include "meminst-trace.h"
 
@@ -56,7 +61,7 @@ struct prof_trace {
 	struct prof_live *live;       /* ALLOC_BLOCK records go to it (prof_source_read_live) */
 	struct prof_samples *samples; /* set by prof_trace_read_samples       */
 	struct meminst_trace_header h;
-	struct prof_sim sim;
+	struct eng_sim sim;
 	struct prof_mod *mods;
 	size_t nmods, mods_cap;
 	char *exe, *cmdline;
@@ -85,7 +90,7 @@ struct prof_live {
 	size_t nsums;
 	uint64_t records;       /* ALLOC_BLOCK records read               */
 };
-int prof_live_load(struct prof_live *l, insp_db_t *db, int64_t snap);
+int prof_live_load(struct prof_live *l, rd_db_t *db, int64_t snap);
 void prof_live_note(struct prof_live *l, uint64_t seq, uint64_t fn);
 void prof_live_finish(struct prof_live *l);
 /* The function that allocated most of the type's live bytes (its name in
@@ -96,62 +101,62 @@ const char *prof_live_function(const struct prof_live *l, const struct prof_mode
 void prof_live_free(struct prof_live *l);
 /* A row's cells of the columns "allocated in" (text only: the function
 ** and "and N more"), "function" and "functions" (JSON and CSV) for type. */
-void prof_live_put(insp_table_t *t, const struct prof_live *live, const struct prof_model *m, int64_t type,
-		   struct insp_pool *pool);
+void prof_live_put(rd_table_t *t, const struct prof_live *live, const struct prof_model *m, int64_t type,
+		   struct rd_pool *pool);
 /* The last exit snapshot of pid (0: none). */
-int64_t prof_live_exit_snapshot(insp_db_t *db, int64_t pid);
+int64_t prof_live_exit_snapshot(rd_db_t *db, int64_t pid);
 /* After the blocks are loaded: when `own` is not NULL, read pid's trace of
 ** the session at path into it with the blocks attached (the caller's
 ** reading was of another process), then prof_live_finish.  0 or an exit
 ** code. */
-struct exp_input;
-int prof_live_join(struct prof_live *l, const char *path, const struct insp_opts *o, int64_t pid,
-		   bool no_files, struct exp_input *own);
+struct prof_input;
+int prof_live_join(struct prof_live *l, const char *path, const struct rd_opts *o, int64_t pid,
+		   bool no_files, struct prof_input *own);
 
 /* "prof_read.c" */
 /* Read and simulate the whole trace.  Returns 0 or an exit code after one
 ** line on o->err (a file cut short is a warning, not an error). */
-int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,
+int prof_trace_read(const char *path, const struct rd_opts *o, struct prof_trace *tr,
 		    prof_each_fn each, void *ctx);
 /* The same from an open stream (the fuzzer reads from memory). */
-int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct rd_opts *o,
 			   struct prof_trace *tr, prof_each_fn each, void *ctx);
 /* prof_trace_read_stream, handing the sample records (SAMPLE,
 ** ALLOC_SAMPLE, COUNTS, SAMPLE_RESET, COUNTS_COST, SAMPLE_COST) to the
 ** aggregator s when it is not NULL. */
-int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct rd_opts *o,
 		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s);
 /* The trace at path as a stream: a session's stored trace of process pid
 ** (0: the session's program), or a trace file (pid 0).  NULL with *code
 ** set after one line on o->err. */
-FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o, uint64_t *size, int *code);
+FILE *prof_source_open(const char *path, int64_t pid, const struct rd_opts *o, uint64_t *size, int *code);
 /* Read the trace at path (a session or a file) as prof_trace_read_ex does;
 ** a second time when its samples need it (s set), calling restart(ctx)
 ** before that reading so that each() starts afresh. */
-int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+int prof_source_read(const char *path, int64_t pid, const struct rd_opts *o, struct prof_trace *tr,
 		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s);
 /* The same, handing each ALLOC_BLOCK record's allocation number with the
 ** function then on top of its thread's stack to live (prof_live_note). */
-int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+int prof_source_read_live(const char *path, int64_t pid, const struct rd_opts *o, struct prof_trace *tr,
 			  prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s,
 			  struct prof_live *live);
 void prof_trace_free(struct prof_trace *tr);
 /* Nanoseconds per tick: tick_hz, refined by CLOCK records over >= 10 ms. */
 double prof_ns_per_tick(const struct prof_trace *tr);
-/* The standard allocator for the engine (insp_xrealloc: never fails). */
-extern const struct prof_allocator prof_libc_allocator;
-/* prof_cct_child for a reader: out of memory ends inspect with one line */
-uint32_t prof_cct_child_or_exit(struct prof_cct *t, uint32_t parent, uint64_t key);
+/* The standard allocator for the engine (rd_xrealloc: never fails). */
+extern const struct eng_allocator prof_libc_allocator;
+/* eng_cct_child for a reader: out of memory ends inspect with one line */
+uint32_t prof_cct_child_or_exit(struct eng_cct *t, uint32_t parent, uint64_t key);
 /* Does the file start with the trace magic?  (-1: cannot read it) */
 int prof_is_trace(const char *path);
 /* A file cut short before its kind can be told (empty, in the trace magic,
 ** an SQLite database shorter than its header says): one line saying so on
-** o->err and INSP_EXIT_DB; else 0. */
-int prof_input_damaged(const struct insp_opts *o, const char *path);
+** o->err and RD_EXIT_DB; else 0. */
+int prof_input_damaged(const struct rd_opts *o, const char *path);
 /* A file that is not an input of the command: the line of
-** prof_input_damaged, else "PATH: what"; INSP_EXIT_DB (inspect(1): a file
+** prof_input_damaged, else "PATH: what"; RD_EXIT_DB (inspect(1): a file
 ** that cannot be read or is not valid, whatever the command or format). */
-int prof_input_fail(const struct insp_opts *o, const char *path, const char *what);
+int prof_input_fail(const struct rd_opts *o, const char *path, const char *what);
 
 /* ------------------------------------------------------------- prof_sym -- */
 
@@ -176,8 +181,8 @@ typedef struct prof_symtab prof_symtab_t;
 
 /* "prof_sym.c" */
 /* no_files: never open module files (names are module+offset). */
-prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_opts *o,
-			       bool no_files, struct insp_pool *pool);
+prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct rd_opts *o,
+			       bool no_files, struct rd_pool *pool);
 /* The function index of addr (0..2 are undefined, suspend, <alloc>). */
 uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr);
 const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
@@ -207,14 +212,14 @@ struct prof_row {
 	uint32_t fn;             /* index into prof_model.funcs              */
 	uint64_t cnt;
 	int64_t acc, own;        /* ns                                       */
-	struct prof_mem mem;     /* bytes and blocks allocated (<alloc>)     */
+	struct eng_mem mem;     /* bytes and blocks allocated (<alloc>)     */
 };
 
 struct prof_pair {
 	uint32_t caller, called;
 	uint64_t cnt;
 	int64_t acc, own;
-	struct prof_mem mem;
+	struct eng_mem mem;
 };
 
 /* The calls of a caller->called pair from one call site, every thread
@@ -246,7 +251,7 @@ struct prof_tcost {
 	bool known;
 	double call_ns, alloc_ns;   /* per call event (enter or exit), per ALLOC */
 	double alloc_out_ns;        /* per ALLOC, the tracer's work outside its stamps */
-	double iv_ns[PROF_EV_N];    /* per interval of each kind (prof_evs)      */
+	double iv_ns[ENG_EV_N];    /* per interval of each kind (eng_evs)      */
 	uint64_t calls, allocs;     /* traced calls, <alloc> calls               */
 	int64_t hooks_ns;           /* the tracer's events x their cost          */
 	int64_t alloc_taken_ns;     /* taken off <alloc> (allocs x alloc_ns)     */
@@ -260,7 +265,7 @@ struct prof_tcost {
 };
 
 struct prof_model {
-	struct insp_pool pool;
+	struct rd_pool pool;
 	const char *source;      /* the trace it came from                   */
 	const char *exe, *cmdline;
 	int64_t pid;
@@ -279,7 +284,7 @@ struct prof_model {
 };
 
 /* "prof_model.c" */
-void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
+void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct rd_opts *o,
 			   bool no_files);
 void prof_model_free(struct prof_model *m);
 const char *prof_clock_name(unsigned clock);
@@ -292,9 +297,9 @@ void prof_mthread_free(struct prof_mthread *t);
 /* The tracer's calibrated cost of the trace checked against its run
 ** (the engine's rows): c->compensated when the times are to be
 ** compensated.  prof_comp_ns: v ns less the cost of the half events h
-** (prof_evs), never below 0; *cut (may be NULL) gets the excess. */
+** (eng_evs), never below 0; *cut (may be NULL) gets the excess. */
 void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c);
-int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[PROF_EV_N], int64_t *cut);
+int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[ENG_EV_N], int64_t *cut);
 /* "prof_analyse.c": the tracer's cost (model.cost), as a paragraph and as
 ** a JSON member (",\"tracer_cost\":…"). */
 void prof_cost_text(const struct prof_model *m, FILE *f);
@@ -307,8 +312,8 @@ void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <t
 /* -------------------------------------------------------------- prof_db -- */
 
 /* "prof_db.c" */
-int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct insp_opts *o);
-int prof_db_read(const char *path, const struct insp_opts *o, struct prof_model *m);
+int prof_db_write(const struct prof_model *m, const char *path, bool force, const struct rd_opts *o);
+int prof_db_read(const char *path, const struct rd_opts *o, struct prof_model *m);
 /* Is path a profile database (1), another file (0), unreadable (-1)? */
 int prof_db_is_profile(const char *path);
 
@@ -374,18 +379,18 @@ void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t
 uint64_t prof_samples_count(const struct prof_samples *s); /* timer + allocation */
 /* The address tree: one root per thread, frame keys as read (a timer
 ** sample's pc, the other frames address - 1). */
-const struct prof_cct *prof_samples_tree(const struct prof_samples *s);
+const struct eng_cct *prof_samples_tree(const struct prof_samples *s);
 
 struct prof_sthread {
 	uint32_t thread;
 	int64_t tid;
 	const char *name;        /* NULL when unknown                        */
-	double total[PROF_M_N];
+	double total[ENG_M_N];
 };
 
 /* Everything a sampling display shows. */
 struct prof_smodel {
-	struct insp_pool pool;
+	struct rd_pool pool;
 	const char *source, *exe;
 	int64_t pid;
 	unsigned clock, sample_clock, sample_hz;
@@ -397,10 +402,10 @@ struct prof_smodel {
 	const struct prof_func *funcs;
 	size_t nfuncs;
 	bool *hidden, *alloc_fn; /* by function                              */
-	struct prof_cct ft;      /* the function tree of the selected threads */
-	struct prof_fsum *fs;    /* [nfuncs]                                  */
+	struct eng_cct ft;      /* the function tree of the selected threads */
+	struct eng_fsum *fs;    /* [nfuncs]                                  */
 	double *calls;           /* [nfuncs] exact counts, NULL without COUNTS */
-	double total[PROF_M_N];
+	double total[ENG_M_N];
 	double alloc_ticks, alloc_samples; /* timer samples in the allocator */
 	double sampler_ticks, sampler_runs, counts_ns; /* the profiler's cost */
 	struct prof_sthread *threads;
@@ -410,13 +415,13 @@ struct prof_smodel {
 
 /* Name the functions and fold the samples (threads: so->thread). */
 int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof_trace *tr,
-		      const struct insp_opts *o, bool no_files, const struct prof_sopts *so);
+		      const struct rd_opts *o, bool no_files, const struct prof_sopts *so);
 void prof_smodel_free(struct prof_smodel *m);
 /* The functions with timer or allocation samples, by self time (then by
 ** id); a new array of *n function ids, free() it. */
 uint32_t *prof_smodel_by_self(const struct prof_smodel *m, size_t *n);
 /* Per-function sums of one thread (0: all), for anomalies; free() it. */
-struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread);
+struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread);
 
 /* ---------------------------------------------------------- prof_display -- */
 
@@ -441,13 +446,147 @@ struct prof_procs {
 	size_t n;
 };
 /* Read session_process of the session `path` and each stored trace. */
-int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_procs *ps);
+int prof_procs_read(const char *path, const struct rd_opts *o, struct prof_procs *ps);
 void prof_procs_free(struct prof_procs *ps);
 /* The heaviest process by peak memory, or by_time by samples (else
 ** calls); NULL when none has any. */
 const struct prof_proc *prof_procs_heaviest(const struct prof_procs *ps, bool by_time);
 const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid);
 /* The table "processes", heaviest first (limit rows, 0: all); notes may follow. */
-insp_table_t *prof_procs_table(insp_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
+rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
+
+/* ------------------------------------------------------------ stacks -- */
+/*
+** Whole call stacks (prof_stacks.c), for the exports' folded stacks, flame
+** graphs and pprof.  A stack tree is an eng_cct (eng_cct.h) with one root
+** (key 0) for every thread: node keys are code addresses (exact traces) or
+** function ids (samples), and each node's self[] holds what was spent with
+** exactly that stack: PROF_STK_TIME in ns, PROF_STK_BYTES allocated,
+** PROF_STK_ALLOCS allocations (exact traces).
+*/
+enum { PROF_STK_TIME, PROF_STK_BYTES, PROF_STK_ALLOCS, PROF_STK_N };
+
+struct prof_stacks {
+	struct eng_cct t;       /* self[PROF_STK_TIME] in ticks while reading;
+				 ** total[]: self and everything below      */
+	struct rd_pool pool;
+	struct prof_func *funcs; /* the function table (names)                */
+	size_t nfuncs;
+	uint32_t *fid;           /* [t.n] function of each node, or UINT32_MAX */
+	double total[PROF_STK_N];     /* over every node                           */
+	/* the simulation (exact traces) */
+	struct prof_stk_thread *thr;
+	size_t nthr, last_thr;
+	struct prof_tcost cost;  /* the compensation (prof_calibration)       */
+	double taken_ns;         /* what it took off the nodes' own times      */
+	uint64_t calls;
+	/* the tracer's stamps in each <alloc> call (TRACE_COST), taken off at
+	** the end as the profile does: ALLOC records per <alloc> node */
+	uint64_t alloc_ps;
+	uint64_t *alloc_cnt;
+	size_t alloc_cap;
+	/* the tracer's intervals in each node's own time (eng_evs), taken off
+	** at the end (compensation) */
+	uint64_t (*ev)[ENG_EV_N];
+	size_t ev_cap;
+};
+
+/* "prof_stacks.c" */
+void prof_stacks_init(struct prof_stacks *s);
+void prof_stacks_free(struct prof_stacks *s);
+/* A prof_each_fn: ctx is an prof_stacks. */
+void prof_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread,
+		       unsigned stream, const uint64_t *rec, size_t n);
+/* After the reading: close what is open, ticks to ns, name the nodes. */
+void prof_stacks_finish(struct prof_stacks *s, struct prof_trace *tr, const struct rd_opts *o,
+		       bool no_files);
+/* The function tree of samples (ns from ticks; bytes of allocation samples). */
+void prof_stacks_from_samples(struct prof_stacks *s, const struct prof_smodel *m);
+/* The name of node i (NULL: a node left out of paths: the root, and the
+** unknown caller of calls made with an empty stack). */
+const char *prof_stacks_label(const struct prof_stacks *s, uint32_t i);
+/* The trace thread of node i (exact traces; 0: none, the root). */
+uint32_t prof_stacks_thread(const struct prof_stacks *s, uint32_t i);
+/* The stacks by function ids (prof_paths_build): a tree with one root (key
+** 0), or one per thread (key: the trace thread), children keyed by
+** function ids of s; node self[] the sums of the stacks that end there.
+** Stacks deeper than PROF_STK_MAX_DEPTH are cut: their outermost PROF_STK_MAX_DEPTH
+** frames, a frame `truncated` (an id past s's functions), the innermost
+** function. */
+#define PROF_STK_MAX_DEPTH 4096
+struct prof_paths {
+	struct eng_cct t;
+	uint32_t truncated;
+};
+/* by_name: functions named alike are one (folded stacks are text). */
+void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name);
+void prof_paths_free(struct prof_paths *p);
+const char *prof_paths_label(const struct prof_paths *p, const struct prof_stacks *s, uint32_t i);
+
+/* "prof_inline.c": the frames of the samples with their inline chains. */
+struct prof_inl_frame {
+	uint32_t fn;             /* an id of prof_inline.funcs                 */
+	const char *file;        /* its position: NULL when unknown           */
+	int line;
+};
+struct prof_inline {
+	const struct prof_smodel *m;
+	struct rd_pool pool;
+	struct prof_func *funcs; /* the model's, then the inlined functions   */
+	size_t nfuncs, cap;
+	struct eng_cct by_addr, by_name, chains; /* look-ups                 */
+	struct prof_inl_frame *frames; /* every chain, one after the other        */
+	size_t nframes, frcap;
+	uint32_t *chain;         /* (first frame, count, fold id) triples      */
+	size_t nch, chcap;
+	uint32_t *node_chain;    /* by address-tree node: its triple          */
+	size_t nodes;
+	uint32_t *fold_first;    /* fold ids from m->nfuncs on: (first, count) */
+	size_t nchains, fold_cap;
+	struct eng_cct ft;      /* prof_inline_fold: the function tree        */
+	struct eng_fsum *fs;
+};
+void prof_inline_init(struct prof_inline *x, const struct prof_smodel *m);
+void prof_inline_free(struct prof_inline *x);
+/* The frames of address-tree node i, outermost first (0: a node that is
+** not shown, inside <meminst>). */
+size_t prof_inline_frames(struct prof_inline *x, uint32_t node, const struct prof_inl_frame **out);
+/* Fold the samples of the model's thread into x->ft with one id per
+** distinct chain, the displays' rules otherwise (recursion collapsed). */
+void prof_inline_fold(struct prof_inline *x);
+/* The frames of a fold id (a node key of x->ft), outermost first; one:
+** room for a single frame. */
+size_t prof_inline_fold_frames(const struct prof_inline *x, uint32_t id, const struct prof_inl_frame **out,
+			      struct prof_inl_frame *one);
+
+/* ------------------------------------------------------------- input -- */
+/* "prof_input.c": what the time commands and the exports read (a session,
+** a trace or a profile database), built as each asks. */
+struct prof_input {
+	const char *path;
+	const struct rd_opts *o;
+	int64_t pid;
+	bool session, no_files;
+	bool raw_times;           /* --no-compensate                          */
+	struct prof_trace tr;
+	bool have_tr;
+	struct prof_samples *samples;
+	struct prof_smodel sm;
+	bool have_sm;
+	struct prof_stacks stacks; /* exact traces (PROF_IN_STACKS)             */
+	bool have_stacks;
+	struct prof_model model;
+	bool have_model;
+	struct prof_live *live;   /* set: the trace's ALLOC_BLOCK records go to it */
+};
+enum { PROF_IN_MODEL = 1, PROF_IN_STACKS = 2, PROF_IN_SAMPLES = 4 };
+/* Read path (a session, a trace or, for PROF_IN_MODEL alone, a profile
+** database) and build what `want` asks for that the input has. */
+int prof_input_read(struct prof_input *in, const struct rd_opts *o, unsigned want);
+void prof_input_free(struct prof_input *in);
+/* A stream of the input's trace again (for a second pass). */
+FILE *prof_input_reopen(void *ctx, uint64_t *size);
+/* Exact calls in the trace. */
+uint64_t prof_trace_calls(const struct prof_trace *tr);
 
 #endif /* PROF_INT_H */

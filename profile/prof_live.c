@@ -17,7 +17,7 @@
 ** Then, per type, the function that allocated most of its live bytes,
 ** and how many functions did.
 */
-#include "prof_export.h"
+#include "prof_int.h"
 #include "prof_cmds.h"
 
 #include <stdlib.h>
@@ -30,11 +30,11 @@ struct live_block {
 };
 
 struct live_sum {
-	int64_t type;                 /* first: insp_find_id's key          */
+	int64_t type;                 /* first: rd_find_id's key          */
 	uint64_t fn, fn_bytes, bytes; /* the top function, its bytes; the joined bytes */
 	size_t fns;                   /* distinct functions (0: none joined) */
 };
-_Static_assert(offsetof(struct live_sum, type) == 0, "insp_find_id reads the key first");
+_Static_assert(offsetof(struct live_sum, type) == 0, "rd_find_id reads the key first");
 
 static uint64_t live_mix(uint64_t x)
 {
@@ -48,7 +48,7 @@ static void live_index(struct prof_live *l)
 	l->hcap = 64;
 	while (l->hcap < 2 * l->n)
 		l->hcap *= 2;
-	l->hash = insp_xcalloc(l->hcap, sizeof *l->hash);
+	l->hash = rd_xcalloc(l->hcap, sizeof *l->hash);
 	for (size_t i = 0; i < l->n; i++) {
 		size_t j = live_mix(l->b[i].seq) & (l->hcap - 1);
 		while (l->hash[j])
@@ -57,27 +57,27 @@ static void live_index(struct prof_live *l)
 	}
 }
 
-int prof_live_load(struct prof_live *l, insp_db_t *db, int64_t snap)
+int prof_live_load(struct prof_live *l, rd_db_t *db, int64_t snap)
 {
 	memset(l, 0, sizeof *l);
-	int r = insp_db_select(db, snap, INSP_NEED_ANY);
-	if (r || strcmp(insp_db_snap(db)->content, "map") != 0) /* mis: no blocks to join */
+	int r = rd_db_select(db, snap, RD_NEED_ANY);
+	if (r || strcmp(rd_db_snap(db)->content, "map") != 0) /* mis: no blocks to join */
 		return r;
-	insp_blocks_t it;
-	struct insp_block b;
+	rd_blocks_t it;
+	struct rd_block b;
 	size_t cap = 0;
-	if ((r = insp_blocks_open(db, NULL, &it)))
+	if ((r = rd_blocks_open(db, NULL, &it)))
 		return r;
-	while ((r = insp_blocks_next(&it, &b)) == 1) {
+	while ((r = rd_blocks_next(&it, &b)) == 1) {
 		if (l->n == UINT32_MAX - 1)
 			break;
 		if (l->n == cap) {
 			cap = cap ? 2 * cap : 1024;
-			l->b = insp_xrealloc(l->b, cap * sizeof *l->b);
+			l->b = rd_xrealloc(l->b, cap * sizeof *l->b);
 		}
-		l->b[l->n++] = (struct live_block){(uint64_t)b.seq, b.size, PROF_FN_UNDEFINED, b.type, false};
+		l->b[l->n++] = (struct live_block){(uint64_t)b.seq, b.size, ENG_FN_UNDEFINED, b.type, false};
 	}
-	insp_blocks_close(&it);
+	rd_blocks_close(&it);
 	if (r > 1)
 		return r;
 	live_index(l);
@@ -119,7 +119,7 @@ void prof_live_finish(struct prof_live *l)
 			l->b[k++] = l->b[i];
 	l->n = k;
 	qsort(l->b, l->n, sizeof *l->b, live_by_type_fn);
-	l->sums = insp_xcalloc(l->n + 1, sizeof *l->sums);
+	l->sums = rd_xcalloc(l->n + 1, sizeof *l->sums);
 	for (size_t i = 0; i < l->n;) {
 		struct live_sum *s = &l->sums[l->nsums++];
 		s->type = l->b[i].type;
@@ -141,11 +141,11 @@ void prof_live_finish(struct prof_live *l)
 const char *prof_live_function(const struct prof_live *l, const struct prof_model *m, int64_t type,
 			       size_t *fns)
 {
-	const struct live_sum *s = l->sums ? insp_find_id(l->sums, l->nsums, sizeof *l->sums, type) : NULL;
+	const struct live_sum *s = l->sums ? rd_find_id(l->sums, l->nsums, sizeof *l->sums, type) : NULL;
 	*fns = s ? s->fns : 0;
 	if (!s)
 		return NULL;
-	if (s->fn == PROF_FN_UNDEFINED)
+	if (s->fn == ENG_FN_UNDEFINED)
 		return "(no traced function)";
 	for (size_t i = 0; m && i < m->nfuncs; i++)
 		if (m->funcs[i].addr == s->fn)
@@ -153,9 +153,9 @@ const char *prof_live_function(const struct prof_live *l, const struct prof_mode
 	return NULL;
 }
 
-int64_t prof_live_exit_snapshot(insp_db_t *db, int64_t pid)
+int64_t prof_live_exit_snapshot(rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ? AND trigger = 'exit'");
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ? AND trigger = 'exit'");
 	int64_t snap = 0;
 	if (st) {
 		sqlite3_bind_int64(st, 1, pid);
@@ -165,21 +165,21 @@ int64_t prof_live_exit_snapshot(insp_db_t *db, int64_t pid)
 	return snap;
 }
 
-int prof_live_join(struct prof_live *l, const char *path, const struct insp_opts *o, int64_t pid,
-		   bool no_files, struct exp_input *own)
+int prof_live_join(struct prof_live *l, const char *path, const struct rd_opts *o, int64_t pid,
+		   bool no_files, struct prof_input *own)
 {
 	int r = 0;
 	if (own && l->n) {
-		struct insp_opts quiet = *o; /* the caller's own reading said what the trace lacks */
+		struct rd_opts quiet = *o; /* the caller's own reading said what the trace lacks */
 		quiet.err = fopen("/dev/null", "w");
 		own->path = path;
 		own->pid = pid;
 		own->no_files = no_files;
 		own->live = l;
-		r = exp_input_read(own, quiet.err ? &quiet : o, EXP_IN_MODEL);
+		r = prof_input_read(own, quiet.err ? &quiet : o, PROF_IN_MODEL);
 		if (quiet.err)
 			fclose(quiet.err);
-		if (r == INSP_EXIT_NOTFOUND)
+		if (r == RD_EXIT_NOTFOUND)
 			r = 0;
 	}
 	prof_live_finish(l);
@@ -188,20 +188,20 @@ int prof_live_join(struct prof_live *l, const char *path, const struct insp_opts
 
 /* The traced function that allocated most of the type's live bytes, "and
 ** N more" in text when others did too; nulls without a trace that says. */
-void prof_live_put(insp_table_t *t, const struct prof_live *live, const struct prof_model *m, int64_t type,
-		   struct insp_pool *pool)
+void prof_live_put(rd_table_t *t, const struct prof_live *live, const struct prof_model *m, int64_t type,
+		   struct rd_pool *pool)
 {
 	size_t fns = 0;
 	const char *fn = live ? prof_live_function(live, m, type, &fns) : NULL;
 	if (fn && fns > 1)
-		insp_put_str(t, insp_pool_fmt(pool, "%s and %zu more", fn, fns - 1));
+		rd_put_str(t, rd_pool_fmt(pool, "%s and %zu more", fn, fns - 1));
 	else
-		insp_put_str(t, fn);
-	insp_put_str(t, fn);
+		rd_put_str(t, fn);
+	rd_put_str(t, fn);
 	if (fns)
-		insp_put_uint(t, fns);
+		rd_put_uint(t, fns);
 	else
-		insp_put_null(t);
+		rd_put_null(t);
 }
 
 void prof_live_free(struct prof_live *l)
@@ -216,27 +216,27 @@ void prof_live_free(struct prof_live *l)
 
 struct live_top {
 	struct prof_live live;
-	struct exp_input in;
-	struct insp_pool pool;
+	struct prof_input in;
+	struct rd_pool pool;
 };
 
 static void live_top_close(void *ctx)
 {
 	struct live_top *c = ctx;
-	exp_input_free(&c->in);
+	prof_input_free(&c->in);
 	prof_live_free(&c->live);
-	insp_pool_free(&c->pool);
+	rd_pool_free(&c->pool);
 	free(c);
 }
 
-static void *live_top_open(const char *path, int64_t pid, int64_t snap, const struct insp_opts *o)
+static void *live_top_open(const char *path, int64_t pid, int64_t snap, const struct rd_opts *o)
 {
-	insp_db_t *db;
-	if (!insp_is_session(path) || insp_db_open(path, o, &db) != 0)
+	rd_db_t *db;
+	if (!rd_is_session(path) || rd_db_open(path, o, &db) != 0)
 		return NULL;
-	struct live_top *c = insp_xcalloc(1, sizeof *c);
+	struct live_top *c = rd_xcalloc(1, sizeof *c);
 	int r = prof_live_load(&c->live, db, snap);
-	insp_db_close(db);
+	rd_db_close(db);
 	if (!r && c->live.n)
 		r = prof_live_join(&c->live, path, o, pid, o->no_symbols, &c->in);
 	if (r || !c->live.nsums) {
@@ -246,10 +246,10 @@ static void *live_top_open(const char *path, int64_t pid, int64_t snap, const st
 	return c;
 }
 
-static void live_top_put(void *ctx, insp_table_t *t, int64_t type)
+static void live_top_put(void *ctx, rd_table_t *t, int64_t type)
 {
 	struct live_top *c = ctx;
 	prof_live_put(t, &c->live, c->in.have_model ? &c->in.model : NULL, type, &c->pool);
 }
 
-const struct insp_live_fns prof_live_fns = {live_top_open, live_top_put, live_top_close};
+const struct rd_live_fns prof_live_fns = {live_top_open, live_top_put, live_top_close};

@@ -25,7 +25,7 @@ static int64_t model_ns(const struct prof_model *m, uint64_t ticks)
 
 static bool model_skip_fn(uint64_t fn)
 {
-	return fn == PROF_FN_UNDEFINED || fn == PROF_FN_PENDING;
+	return fn == ENG_FN_UNDEFINED || fn == ENG_FN_PENDING;
 }
 
 /*
@@ -42,7 +42,7 @@ static bool model_skip_fn(uint64_t fn)
 static int model_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, const char **file)
 {
 	*file = NULL;
-	if (site <= 1 || caller <= PROF_FN_PSEUDO_MAX)
+	if (site <= 1 || caller <= ENG_FN_PSEUDO_MAX)
 		return 0;
 	uint64_t a = site - 1;
 	struct prof_iframe ch[MODEL_INLINE_MAX];
@@ -62,18 +62,18 @@ static int model_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, co
 
 /*
 ** Compensation (TAU's): each traced event costs the program its calibrated
-** time, half before its stamp and half after (prof_evs); the halves inside
+** time, half before its stamp and half after (eng_evs); the halves inside
 ** a figure times that cost come off it.  comp_ns of a figure's halves.
 */
-static double model_comp_ns(const struct prof_tcost *c, const uint64_t h[PROF_EV_N])
+static double model_comp_ns(const struct prof_tcost *c, const uint64_t h[ENG_EV_N])
 {
 	double d = 0;
-	for (int k = 0; c->compensated && k < PROF_EV_N; k++)
+	for (int k = 0; c->compensated && k < ENG_EV_N; k++)
 		d += (double)h[k] * c->iv_ns[k];
 	return d;
 }
 
-int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[PROF_EV_N], int64_t *cut)
+int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[ENG_EV_N], int64_t *cut)
 {
 	int64_t d = (int64_t)(model_comp_ns(c, h) + 0.5);
 	if (d <= v)
@@ -83,25 +83,25 @@ int64_t prof_comp_ns(const struct prof_tcost *c, int64_t v, const uint64_t h[PRO
 	return 0;
 }
 
-static int64_t model_comp(const struct prof_model *m, uint64_t ticks, const uint64_t h[PROF_EV_N], int64_t *cut)
+static int64_t model_comp(const struct prof_model *m, uint64_t ticks, const uint64_t h[ENG_EV_N], int64_t *cut)
 {
 	return prof_comp_ns(&m->cost, model_ns(m, ticks), h, cut);
 }
 
-static void model_sites(struct prof_model *m, const struct prof_thread *t, const uint32_t *map, prof_symtab_t *st)
+static void model_sites(struct prof_model *m, const struct eng_thread *t, const uint32_t *map, prof_symtab_t *st)
 {
 	if (!t->nsites)
 		return;
-	m->sites = insp_xrealloc(m->sites, (m->nsites + t->nsites) * sizeof *m->sites);
+	m->sites = rd_xrealloc(m->sites, (m->nsites + t->nsites) * sizeof *m->sites);
 	for (size_t i = 0; i < t->nsites; i++) {
-		const struct prof_site_row *r = &t->sites[i];
-		const struct prof_pair_row *p = &t->pairs[r->pair];
+		const struct eng_site_row *r = &t->sites[i];
+		const struct eng_pair_row *p = &t->pairs[r->pair];
 		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX || r->cnt == 0)
 			continue;
 		const char *file;
 		int line = model_site_line(st, t->fns[p->caller].fn, r->site, &file);
 		m->sites[m->nsites++] = (struct prof_csite){map[p->caller], map[p->called], r->site,
-							    file ? insp_pool_str(&m->pool, file) : NULL, line,
+							    file ? rd_pool_str(&m->pool, file) : NULL, line,
 							    r->cnt, model_comp(m, r->acc, r->acc_ev, NULL), r->acc_bytes};
 	}
 }
@@ -116,15 +116,15 @@ static int model_cmp_site(const void *a, const void *b)
 	return (x->site > y->site) - (x->site < y->site);
 }
 
-static void model_thread(struct prof_model *m, struct prof_mthread *mt, const struct prof_thread *t,
+static void model_thread(struct prof_model *m, struct prof_mthread *mt, const struct eng_thread *t,
 			 prof_symtab_t *st)
 {
-	uint32_t *map = insp_xcalloc(t->nfns, sizeof *map);
+	uint32_t *map = rd_xcalloc(t->nfns, sizeof *map);
 	int64_t taken = 0;
-	mt->rows = insp_xcalloc(t->nfns, sizeof *mt->rows);
+	mt->rows = rd_xcalloc(t->nfns, sizeof *mt->rows);
 	for (size_t i = 0; i < t->nfns; i++) {
-		const struct prof_fn_row *f = &t->fns[i];
-		map[i] = f->fn == PROF_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
+		const struct eng_fn_row *f = &t->fns[i];
+		map[i] = f->fn == ENG_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
 		if (model_skip_fn(f->fn) || (f->cnt == 0 && f->acc == 0 && f->own == 0))
 			continue;
 		int64_t own = model_comp(m, f->own, f->ev.own, &m->cost.short_ns);
@@ -134,9 +134,9 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 							  own, f->mem};
 	}
 	model_sites(m, t, map, st);
-	mt->pairs = insp_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
+	mt->pairs = rd_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
 	for (size_t i = 0; i < t->npairs; i++) {
-		const struct prof_pair_row *p = &t->pairs[i];
+		const struct eng_pair_row *p = &t->pairs[i];
 		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX ||
 		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
 			continue;
@@ -146,11 +146,11 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 	}
 	free(map);
 	uint64_t cnt, own;
-	prof_thread_totals(t, &cnt, &own);
+	eng_thread_totals(t, &cnt, &own);
 	mt->thread = t->thread;
 	mt->parent = t->parent;
 	mt->tid = (int64_t)t->tid;
-	mt->name = t->name[0] ? insp_pool_str(&m->pool, t->name) : NULL;
+	mt->name = t->name[0] ? rd_pool_str(&m->pool, t->name) : NULL;
 	mt->cnt = cnt;
 	mt->own = model_ns(m, own) - taken;
 	mt->acc = t->seen ? model_ns(m, t->last - t->first) : 0;
@@ -191,14 +191,14 @@ void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 	for (int k = 0; k < 6; k++) /* files before the kinds were measured: one event each */
 		c->iv_ns[k] = tr->cost_ps[MEMINST_TCOST_CC + k] ? (double)tr->cost_ps[MEMINST_TCOST_CC + k] / 1000.0
 								: 2 * c->call_ns;
-	c->iv_ns[PROF_EV_XH] = c->call_ns / 2;
-	c->iv_ns[PROF_EV_AH] = c->alloc_out_ns / 2;
+	c->iv_ns[ENG_EV_XH] = c->call_ns / 2;
+	c->iv_ns[ENG_EV_AH] = c->alloc_out_ns / 2;
 	c->compensated = true; /* for model_comp_ns below */
 	double est = 0, cut = 0, own = 0;
 	for (size_t i = 0; i < tr->sim.nthreads; i++) {
-		const struct prof_thread *t = tr->sim.threads[i];
+		const struct eng_thread *t = tr->sim.threads[i];
 		for (size_t j = 0; j < t->nfns; j++) {
-			const struct prof_fn_row *f = &t->fns[j];
+			const struct eng_fn_row *f = &t->fns[j];
 			if (model_skip_fn(f->fn))
 				continue;
 			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns;
@@ -229,18 +229,18 @@ static void model_cost(struct prof_model *m)
 		int64_t taken = 0;
 		for (size_t j = 0; j < t->nrows; j++) {
 			struct prof_row *r = &t->rows[j];
-			if (r->fn == PROF_FN_ALLOC) {
+			if (r->fn == ENG_FN_ALLOC) {
 				int64_t d = (int64_t)((double)r->cnt * c->alloc_ns + 0.5);
 				d = d < r->own ? d : r->own;
 				r->own -= d, r->acc = model_less(r->acc, d), taken += d;
 				c->allocs += r->cnt;
-			} else if (r->fn > PROF_FN_PSEUDO_MAX) {
+			} else if (r->fn > ENG_FN_PSEUDO_MAX) {
 				c->calls += r->cnt;
 			}
 		}
 		for (size_t j = 0; j < t->npairs; j++) {
 			struct prof_pair *p = &t->pairs[j];
-			if (p->called == PROF_FN_ALLOC) {
+			if (p->called == ENG_FN_ALLOC) {
 				int64_t d = (int64_t)((double)p->cnt * c->alloc_ns + 0.5);
 				p->own = model_less(p->own, d), p->acc = model_less(p->acc, d);
 			}
@@ -251,13 +251,13 @@ static void model_cost(struct prof_model *m)
 	}
 }
 
-void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct insp_opts *o,
+void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const struct rd_opts *o,
 			   bool no_files)
 {
 	memset(m, 0, sizeof *m);
-	m->source = insp_pool_str(&m->pool, tr->path);
-	m->exe = tr->exe ? insp_pool_str(&m->pool, tr->exe) : NULL;
-	m->cmdline = tr->cmdline ? insp_pool_str(&m->pool, tr->cmdline) : NULL;
+	m->source = rd_pool_str(&m->pool, tr->path);
+	m->exe = tr->exe ? rd_pool_str(&m->pool, tr->exe) : NULL;
+	m->cmdline = tr->cmdline ? rd_pool_str(&m->pool, tr->cmdline) : NULL;
 	m->pid = tr->h.pid;
 	m->clock = tr->h.clock;
 	m->ns_per_tick = prof_ns_per_tick(tr);
@@ -265,10 +265,10 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	m->lost = tr->sim.lost;
 	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &m->pool);
 	prof_calibration(tr, &m->cost);
-	m->threads = insp_xcalloc(tr->sim.nthreads + 1, sizeof *m->threads);
+	m->threads = rd_xcalloc(tr->sim.nthreads + 1, sizeof *m->threads);
 	uint64_t own = 0;
 	for (size_t i = 0; i < tr->sim.nthreads; i++) {
-		const struct prof_thread *t = tr->sim.threads[i];
+		const struct eng_thread *t = tr->sim.threads[i];
 		m->untraced += t->untraced;
 		struct prof_mthread *mt = &m->threads[m->nthreads];
 		model_thread(m, mt, t, st);
@@ -277,7 +277,7 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 			continue;
 		}
 		uint64_t c, w;
-		prof_thread_totals(t, &c, &w);
+		eng_thread_totals(t, &c, &w);
 		m->cnt += c;
 		own += w;
 		m->nthreads++;
@@ -291,7 +291,7 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	m->acc = tr->sim.seen ? model_ns(m, tr->sim.last - tr->sim.first) : 0;
 	size_t n;
 	const struct prof_func *f = prof_symtab_funcs(st, &n);
-	m->funcs = insp_xcalloc(n, sizeof *m->funcs);
+	m->funcs = rd_xcalloc(n, sizeof *m->funcs);
 	memcpy(m->funcs, f, n * sizeof *f);
 	m->nfuncs = n;
 	prof_symtab_free(st);
@@ -311,7 +311,7 @@ void prof_model_free(struct prof_model *m)
 	free(m->threads);
 	free(m->sites);
 	free(m->funcs);
-	insp_pool_free(&m->pool);
+	rd_pool_free(&m->pool);
 	memset(m, 0, sizeof *m);
 }
 
@@ -322,7 +322,7 @@ static int64_t model_add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static void model_mem_add(struct prof_mem *to, const struct prof_mem *m)
+static void model_mem_add(struct eng_mem *to, const struct eng_mem *m)
 {
 	to->own_bytes += m->own_bytes, to->own_blocks += m->own_blocks;
 	to->acc_bytes += m->acc_bytes, to->acc_blocks += m->acc_blocks;
@@ -370,8 +370,8 @@ void prof_model_merge(const struct prof_model *m, struct prof_mthread *out)
 	for (size_t i = 0; i < m->nthreads; i++)
 		nr += m->threads[i].nrows, np += m->threads[i].npairs;
 	memset(out, 0, sizeof *out);
-	struct prof_row *r = insp_xcalloc(nr + 1, sizeof *r);
-	struct prof_pair *p = insp_xcalloc(np + 1, sizeof *p);
+	struct prof_row *r = rd_xcalloc(nr + 1, sizeof *r);
+	struct prof_pair *p = rd_xcalloc(np + 1, sizeof *p);
 	nr = np = 0;
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];

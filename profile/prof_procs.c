@@ -19,9 +19,9 @@
 
 /* The trace figures of one process: samples and calls, read quietly (a
 ** damaged trace is said when that process is read for itself). */
-static bool procs_trace(const char *path, const struct insp_opts *o, struct prof_proc *p)
+static bool procs_trace(const char *path, const struct rd_opts *o, struct prof_proc *p)
 {
-	struct insp_opts quiet = *o;
+	struct rd_opts quiet = *o;
 	quiet.err = fopen("/dev/null", "w");
 	if (!quiet.err)
 		return false;
@@ -39,12 +39,12 @@ static bool procs_trace(const char *path, const struct insp_opts *o, struct prof
 	return r == 0;
 }
 
-int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_procs *ps)
+int prof_procs_read(const char *path, const struct rd_opts *o, struct prof_procs *ps)
 {
 	memset(ps, 0, sizeof *ps);
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
-	int rc = insp_sqlite_open(o, path, &db);
+	int rc = rd_sqlite_open(o, path, &db);
 	if (rc)
 		return rc;
 	rc = sqlite3_prepare_v2(db,
@@ -53,30 +53,30 @@ int prof_procs_read(const char *path, const struct insp_opts *o, struct prof_pro
 		    "  WHERE v.pid = p.pid AND u.kind = 'total') "
 		    "FROM session_process p ORDER BY p.pid", -1, &st, NULL);
 	if (rc != SQLITE_OK) {
-		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
+		rd_errf(o->err, "inspect: %s: %s\n", path, rd_sql_msg(db));
 		sqlite3_finalize(st);
 		sqlite3_close(db);
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		ps->p = insp_xrealloc(ps->p, (ps->n + 1) * sizeof *ps->p);
+		ps->p = rd_xrealloc(ps->p, (ps->n + 1) * sizeof *ps->p);
 		struct prof_proc *p = &ps->p[ps->n++];
 		memset(p, 0, sizeof *p);
 		p->pid = sqlite3_column_int64(st, 0);
 		p->ppid = sqlite3_column_int64(st, 1);
 		const unsigned char *cmd = sqlite3_column_text(st, 2);
-		p->command = insp_xstrdup(cmd ? (const char *)cmd : "");
+		p->command = rd_xstrdup(cmd ? (const char *)cmd : "");
 		p->snapshots = sqlite3_column_int64(st, 3);
 		p->traced = sqlite3_column_int(st, 4) != 0;
 		p->peak_bytes = (uint64_t)sqlite3_column_int64(st, 5);
 	}
 	if (rc != SQLITE_DONE)
-		insp_errf(o->err, "inspect: %s: %s\n", path, insp_sql_msg(db));
+		rd_errf(o->err, "inspect: %s: %s\n", path, rd_sql_msg(db));
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	if (rc != SQLITE_DONE) {
 		prof_procs_free(ps);
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	}
 	for (size_t i = 0; i < ps->n; i++)
 		if (ps->p[i].traced)
@@ -115,14 +115,14 @@ const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid
 	return NULL;
 }
 
-static const struct insp_col procs_cols[] = {
-	{"pid", "pid", INSP_K_INT, 0},
-	{"ppid", "parent", INSP_K_INT, 0},
-	{"max_ever_bytes", "peak live bytes", INSP_K_SIZE, INSP_C_OPTIONAL},
-	{"snapshots", "snapshots", INSP_K_INT, 0},
-	{"samples", "samples", INSP_K_INT, INSP_C_OPTIONAL},
-	{"calls", "calls", INSP_K_INT, INSP_C_OPTIONAL},
-	{"command", "command", INSP_K_STR, 0},
+static const struct rd_col procs_cols[] = {
+	{"pid", "pid", RD_K_INT, 0},
+	{"ppid", "parent", RD_K_INT, 0},
+	{"max_ever_bytes", "peak live bytes", RD_K_SIZE, RD_C_OPTIONAL},
+	{"snapshots", "snapshots", RD_K_INT, 0},
+	{"samples", "samples", RD_K_INT, RD_C_OPTIONAL},
+	{"calls", "calls", RD_K_INT, RD_C_OPTIONAL},
+	{"command", "command", RD_K_STR, 0},
 };
 
 /* Heaviest first: by peak, or by samples (calls) when by_time. */
@@ -142,9 +142,9 @@ static int procs_cmp_time(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-insp_table_t *prof_procs_table(insp_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit)
+rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit)
 {
-	const struct prof_proc **order = insp_xcalloc(ps->n ? ps->n : 1, sizeof *order);
+	const struct prof_proc **order = rd_xcalloc(ps->n ? ps->n : 1, sizeof *order);
 	bool memory = false, samples = false, calls = false;
 	for (size_t i = 0; i < ps->n; i++) {
 		order[i] = &ps->p[i];
@@ -154,28 +154,28 @@ insp_table_t *prof_procs_table(insp_doc_t *d, const struct prof_procs *ps, bool 
 	}
 	qsort(order, ps->n, sizeof *order, by_time ? procs_cmp_time : procs_cmp_mem);
 	size_t shown = limit && limit < ps->n ? limit : ps->n;
-	insp_table_t *t = insp_doc_table(d, "processes", procs_cols, (int)(sizeof procs_cols / sizeof procs_cols[0]), 0);
-	insp_table_title(t, "processes (%zu%s), by %s:", ps->n, shown < ps->n ? ", the heaviest" : "",
+	rd_table_t *t = rd_doc_table(d, "processes", procs_cols, (int)(sizeof procs_cols / sizeof procs_cols[0]), 0);
+	rd_table_title(t, "processes (%zu%s), by %s:", ps->n, shown < ps->n ? ", the heaviest" : "",
 			 by_time ? (samples ? "samples" : "calls") : "peak live bytes");
 	for (size_t i = 0; i < shown; i++) {
 		const struct prof_proc *p = order[i];
-		insp_row(t);
-		insp_put_int(t, p->pid);
-		insp_put_int(t, p->ppid);
+		rd_row(t);
+		rd_put_int(t, p->pid);
+		rd_put_int(t, p->ppid);
 		if (memory && p->snapshots)
-			insp_put_uint(t, p->peak_bytes);
+			rd_put_uint(t, p->peak_bytes);
 		else
-			insp_put_null(t);
-		insp_put_int(t, p->snapshots);
+			rd_put_null(t);
+		rd_put_int(t, p->snapshots);
 		if (samples && p->trace_read)
-			insp_put_uint(t, p->samples);
+			rd_put_uint(t, p->samples);
 		else
-			insp_put_null(t);
+			rd_put_null(t);
 		if (calls && p->trace_read)
-			insp_put_uint(t, p->calls);
+			rd_put_uint(t, p->calls);
 		else
-			insp_put_null(t);
-		insp_put_str(t, p->command);
+			rd_put_null(t);
+		rd_put_str(t, p->command);
 	}
 	free(order);
 	return t;

@@ -4,8 +4,8 @@
 ** The file is streamed chunk by chunk (one chunk in memory at a time) and
 ** every chunk is handed to the simulation engine, so memory follows the
 ** number of functions, not the length of the trace.  Every check of
-** meminst-trace(5) is made here or in prof_rec_size: a bad file gives one
-** line and INSP_EXIT_DB, never a crash.  A file that ends inside a chunk,
+** meminst-trace(5) is made here or in eng_rec_size: a bad file gives one
+** line and RD_EXIT_DB, never a crash.  A file that ends inside a chunk,
 ** or whose writer never closed it (no END record), was cut short (the
 ** program was killed, a write failed): its complete records are used and
 ** a warning says where it ends.
@@ -22,7 +22,7 @@
 static void *read_realloc(void *ctx, void *p, size_t n)
 {
 	(void)ctx;
-	return insp_xrealloc(p, n);
+	return rd_xrealloc(p, n);
 }
 
 static void read_free(void *ctx, void *p)
@@ -31,30 +31,30 @@ static void read_free(void *ctx, void *p)
 	free(p);
 }
 
-const struct prof_allocator prof_libc_allocator = {read_realloc, read_free, NULL};
+const struct eng_allocator prof_libc_allocator = {read_realloc, read_free, NULL};
 
-uint32_t prof_cct_child_or_exit(struct prof_cct *t, uint32_t parent, uint64_t key)
+uint32_t prof_cct_child_or_exit(struct eng_cct *t, uint32_t parent, uint64_t key)
 {
 	uint32_t i;
-	if (prof_cct_child(t, parent, key, &i) != PROF_OK) {
+	if (eng_cct_child(t, parent, key, &i) != ENG_OK) {
 		fputs("inspect: out of memory\n", stderr);
-		exit(INSP_EXIT_DB);
+		exit(RD_EXIT_DB);
 	}
 	return i;
 }
 
-static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
+static int read_fail(const struct rd_opts *o, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static int read_fail(const struct insp_opts *o, const char *path, const char *fmt, ...)
+static int read_fail(const struct rd_opts *o, const char *path, const char *fmt, ...)
 {
 	va_list ap;
 	char msg[1024];
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	insp_errf(o->err, "inspect: %s: %s\n", path, msg);
-	return INSP_EXIT_DB;
+	rd_errf(o->err, "inspect: %s: %s\n", path, msg);
+	return RD_EXIT_DB;
 }
 
 int prof_is_trace(const char *path)
@@ -94,7 +94,7 @@ static uint32_t read_be32(const unsigned char *p)
 }
 
 /* prof_input_damaged; what: the line for an empty file. */
-static int input_damaged(const struct insp_opts *o, const char *path, const char *what)
+static int input_damaged(const struct rd_opts *o, const char *path, const char *what)
 {
 	static const char sqlite_magic[16] = "SQLite format 3"; /* with its NUL */
 	unsigned char h[100];
@@ -122,12 +122,12 @@ static int input_damaged(const struct insp_opts *o, const char *path, const char
 	return 0;
 }
 
-int prof_input_damaged(const struct insp_opts *o, const char *path)
+int prof_input_damaged(const struct rd_opts *o, const char *path)
 {
 	return input_damaged(o, path, "not a trace or a database");
 }
 
-int prof_input_fail(const struct insp_opts *o, const char *path, const char *what)
+int prof_input_fail(const struct rd_opts *o, const char *path, const char *what)
 {
 	int r = input_damaged(o, path, what);
 	return r ? r : read_fail(o, path, "%s", what);
@@ -135,7 +135,7 @@ int prof_input_fail(const struct insp_opts *o, const char *path, const char *wha
 
 /* ------------------------------------------------------------- header -- */
 
-static int read_header(FILE *f, const struct insp_opts *o, struct prof_trace *tr)
+static int read_header(FILE *f, const struct rd_opts *o, struct prof_trace *tr)
 {
 	struct meminst_trace_header *h = &tr->h;
 	size_t n = fread(h, 1, sizeof *h, f);
@@ -173,7 +173,7 @@ static void read_module(struct prof_trace *tr, const uint64_t *r, size_t n)
 	const char *path = (const char *)(r + 6 + (r[5] + 7) / 8);
 	if (plen == 0 || plen > 8 * (n - 6))
 		return;
-	char *p = insp_xcalloc(1, plen + 1);
+	char *p = rd_xcalloc(1, plen + 1);
 	memcpy(p, path, plen);
 	/* a later mapping of the same range replaces the earlier one */
 	for (size_t i = 0; i < tr->nmods; i++) {
@@ -186,7 +186,7 @@ static void read_module(struct prof_trace *tr, const uint64_t *r, size_t n)
 	}
 	if (tr->nmods == tr->mods_cap) {
 		tr->mods_cap = tr->mods_cap ? 2 * tr->mods_cap : 16;
-		tr->mods = insp_xrealloc(tr->mods, tr->mods_cap * sizeof *tr->mods);
+		tr->mods = rd_xrealloc(tr->mods, tr->mods_cap * sizeof *tr->mods);
 	}
 	struct prof_mod *m = &tr->mods[tr->nmods++];
 	*m = (struct prof_mod){.start = r[2], .end = r[3], .offset = r[4], .build_id_len = idlen, .path = p};
@@ -200,9 +200,9 @@ static void read_process(struct prof_trace *tr, const uint64_t *r)
 	free(tr->exe);
 	free(tr->cmdline);
 	size_t elen = strnlen(text, len);
-	tr->exe = insp_xcalloc(1, elen + 1);
+	tr->exe = rd_xcalloc(1, elen + 1);
 	memcpy(tr->exe, text, elen);
-	tr->cmdline = insp_xcalloc(1, len + 1);
+	tr->cmdline = rd_xcalloc(1, len + 1);
 	size_t k = 0;
 	for (size_t i = elen < len ? elen + 1 : len; i < len; i++)
 		tr->cmdline[k++] = text[i] ? text[i] : ' ';
@@ -226,7 +226,7 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		break;
 	case MEMINST_TREC_ALLOC_BLOCK: /* after its ALLOC: the stack is the allocating function's */
 		if (tr->live && tr->sim.feeding)
-			prof_live_note(tr->live, meminst_trec_block_seq(r, n), prof_thread_top(tr->sim.feeding));
+			prof_live_note(tr->live, meminst_trec_block_seq(r, n), eng_thread_top(tr->sim.feeding));
 		break;
 	case MEMINST_TREC_TRACE_COST:
 		for (size_t k = 0; k < MEMINST_TCOST_N; k++)
@@ -246,16 +246,16 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 
 /* ------------------------------------------------------------- chunks -- */
 
-static int read_sim_error(const struct insp_opts *o, const struct prof_trace *tr, enum prof_err e,
+static int read_sim_error(const struct rd_opts *o, const struct prof_trace *tr, enum eng_err e,
 			  uint64_t at, const uint64_t *rec)
 {
 	switch (e) {
-	case PROF_E_KIND:
+	case ENG_E_KIND:
 		return read_fail(o, tr->path, "unknown record kind %u at byte %llu", MEMINST_TREC_KIND(rec[0]),
 				 (unsigned long long)at);
-	case PROF_E_SIZE:
+	case ENG_E_SIZE:
 		return read_fail(o, tr->path, "record at byte %llu runs past its chunk", (unsigned long long)at);
-	case PROF_E_COUNT:
+	case ENG_E_COUNT:
 		return read_fail(o, tr->path, "record at byte %llu: its counts do not fit its size",
 				 (unsigned long long)at);
 	default:
@@ -267,7 +267,7 @@ static int read_sim_error(const struct insp_opts *o, const struct prof_trace *tr
 static size_t read_complete(const uint64_t *w, size_t n)
 {
 	size_t i = 0, len;
-	while (i < n && prof_rec_size(w + i, n - i, &len) == PROF_OK)
+	while (i < n && eng_rec_size(w + i, n - i, &len) == ENG_OK)
 		i += len;
 	return i;
 }
@@ -276,7 +276,7 @@ static void read_each(struct prof_trace *tr, const struct meminst_trace_chunk *c
 		      size_t n, prof_each_fn each, void *ctx)
 {
 	size_t len;
-	for (size_t i = 0; i < n && prof_rec_size(w + i, n - i, &len) == PROF_OK; i += len)
+	for (size_t i = 0; i < n && eng_rec_size(w + i, n - i, &len) == ENG_OK; i += len)
 		each(ctx, &tr->h, c->thread, c->stream, w + i, len);
 }
 
@@ -291,12 +291,12 @@ struct read_bufs {
 /* The records of a version 2 events chunk as version 1 ones in b->wide:
 ** their number of words; *n becomes the raw words they came from.  A
 ** complete chunk must be all records: else an exit code in *code. */
-static size_t read_expand(const struct insp_opts *o, struct prof_trace *tr, struct read_bufs *b, size_t *n,
+static size_t read_expand(const struct rd_opts *o, struct prof_trace *tr, struct read_bufs *b, size_t *n,
 			  bool cut, uint64_t at, int *code)
 {
 	if (MEMINST_TRACE_EXPAND_MAX * *n > b->wide_cap) {
 		b->wide_cap = MEMINST_TRACE_EXPAND_MAX * *n;
-		b->wide = insp_xrealloc(b->wide, b->wide_cap * sizeof *b->wide);
+		b->wide = rd_xrealloc(b->wide, b->wide_cap * sizeof *b->wide);
 	}
 	size_t used, m = meminst_trace_expand(b->raw, *n, b->wide, &used);
 	if (used < *n && !cut) {
@@ -313,7 +313,7 @@ static size_t read_expand(const struct insp_opts *o, struct prof_trace *tr, stru
 
 /* One chunk at tr->size; returns 0, 1 at the end of the file, or an exit
 ** code. */
-static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr, struct read_bufs *b,
+static int read_chunk(FILE *f, const struct rd_opts *o, struct prof_trace *tr, struct read_bufs *b,
 		      prof_each_fn each, void *ctx)
 {
 	uint64_t **buf = &b->raw;
@@ -325,7 +325,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 		return 1;
 	if (got < sizeof c) {
 		tr->torn = true;
-		insp_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+		rd_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)at);
 		return 1;
 	}
@@ -336,7 +336,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 				 (unsigned long long)at, c.words);
 	if (c.words > *cap) {
 		*cap = c.words;
-		*buf = insp_xrealloc(*buf, *cap * sizeof **buf);
+		*buf = rd_xrealloc(*buf, *cap * sizeof **buf);
 	}
 	size_t bytes = fread(*buf, 1, (size_t)c.words * 8, f);
 	size_t n = bytes / 8;
@@ -362,7 +362,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 		nrec = n;
 	}
 	size_t bad = 0;
-	enum prof_err e = prof_sim_feed(&tr->sim, c.thread, c.stream, recs, nrec, &bad);
+	enum eng_err e = eng_sim_feed(&tr->sim, c.thread, c.stream, recs, nrec, &bad);
 	if (e) /* expanded records have no place in the file: the chunk's */
 		return read_sim_error(o, tr, e, wide ? at : at + sizeof c + 8 * bad, recs + bad);
 	if (each)
@@ -371,7 +371,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	if (cut) {
 		tr->torn = true;
 		tr->size = at + sizeof c + 8 * n;
-		insp_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
+		rd_errf(o->err, "inspect: %s: trace cut short at byte %llu; read up to there\n", tr->path,
 			(unsigned long long)tr->size);
 		return 1;
 	}
@@ -379,7 +379,7 @@ static int read_chunk(FILE *f, const struct insp_opts *o, struct prof_trace *tr,
 	return 0;
 }
 
-static int read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+static int read_stream(FILE *f, const char *path, uint64_t size, const struct rd_opts *o,
 		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *smp,
 		       struct prof_live *live)
 {
@@ -387,7 +387,7 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	tr->path = path;
 	tr->live = live;
 	tr->samples = smp;
-	prof_sim_init(&tr->sim, &prof_libc_allocator);
+	eng_sim_init(&tr->sim, &prof_libc_allocator);
 	tr->sim.keep_sites = true; /* (trace_sites=on: callgrind's call lines) */
 	tr->sim.other = read_other;
 	tr->sim.other_ctx = tr;
@@ -395,20 +395,20 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	if (r == 0 && smp)
 		prof_samples_header(smp, &tr->h);
 	struct read_bufs b = {0};
-	struct insp_progress p;
-	insp_progress_start(&p, o, "reading the trace", size);
+	struct rd_progress p;
+	rd_progress_start(&p, o, "reading the trace", size);
 	while (r == 0) {
 		r = read_chunk(f, o, tr, &b, each, ctx);
 		/* (the bar looks at multiples of 64 KiB: chunks end anywhere) */
-		insp_progress_step(&p, tr->size & ~(uint64_t)0xffff);
+		rd_progress_step(&p, tr->size & ~(uint64_t)0xffff);
 	}
-	insp_progress_end(&p);
+	rd_progress_end(&p);
 	if (r == 1 && ferror(f))
 		r = read_fail(o, path, "read error");
 	else if (r == 1)
-		r = prof_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
+		r = eng_sim_finish(&tr->sim) ? read_fail(o, path, "out of memory") : 0;
 	if (r == 0 && !tr->torn && !tr->ended && (tr->h.flags & MEMINST_TRACE_F_ENDS))
-		insp_errf(o->err, "inspect: %s: the trace was cut at byte %llu (it has no end record: the process "
+		rd_errf(o->err, "inspect: %s: the trace was cut at byte %llu (it has no end record: the process "
 			"crashed, was killed or is still running, or a write failed); read up to there\n",
 			path, (unsigned long long)tr->size);
 	free(b.raw);
@@ -416,20 +416,20 @@ static int read_stream(FILE *f, const char *path, uint64_t size, const struct in
 	return r;
 }
 
-int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+int prof_trace_read_stream(FILE *f, const char *path, uint64_t size, const struct rd_opts *o,
 			   struct prof_trace *tr, prof_each_fn each, void *ctx)
 {
 	return read_stream(f, path, size, o, tr, each, ctx, NULL, NULL);
 }
 
-int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct insp_opts *o,
+int prof_trace_read_ex(FILE *f, const char *path, uint64_t size, const struct rd_opts *o,
 		       struct prof_trace *tr, prof_each_fn each, void *ctx, struct prof_samples *s)
 {
 	return read_stream(f, path, size, o, tr, each, ctx, s, NULL);
 }
 
 /* A trace file opened for reading, with its size; NULL after one line. */
-static FILE *read_open_file(const char *path, const struct insp_opts *o, uint64_t *size, int *code)
+static FILE *read_open_file(const char *path, const struct rd_opts *o, uint64_t *size, int *code)
 {
 	struct stat st;
 	FILE *f = NULL;
@@ -443,31 +443,31 @@ static FILE *read_open_file(const char *path, const struct insp_opts *o, uint64_
 	return f;
 }
 
-int prof_trace_read(const char *path, const struct insp_opts *o, struct prof_trace *tr,
+int prof_trace_read(const char *path, const struct rd_opts *o, struct prof_trace *tr,
 		    prof_each_fn each, void *ctx)
 {
 	return prof_source_read(path, 0, o, tr, each, ctx, NULL, NULL);
 }
 
-FILE *prof_source_open(const char *path, int64_t pid, const struct insp_opts *o, uint64_t *size, int *code)
+FILE *prof_source_open(const char *path, int64_t pid, const struct rd_opts *o, uint64_t *size, int *code)
 {
-	if (insp_is_session(path))
-		return insp_strace_open(path, o, &pid, size, code);
+	if (rd_is_session(path))
+		return rd_strace_open(path, o, &pid, size, code);
 	if (pid) {
-		insp_errf(o->err, "inspect: %s: --pid is for session databases\n", path);
-		*code = INSP_EXIT_USAGE;
+		rd_errf(o->err, "inspect: %s: --pid is for session databases\n", path);
+		*code = RD_EXIT_USAGE;
 		return NULL;
 	}
 	return read_open_file(path, o, size, code);
 }
 
-int prof_source_read(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+int prof_source_read(const char *path, int64_t pid, const struct rd_opts *o, struct prof_trace *tr,
 		     prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s)
 {
 	return prof_source_read_live(path, pid, o, tr, each, ctx, restart, s, NULL);
 }
 
-int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts *o, struct prof_trace *tr,
+int prof_source_read_live(const char *path, int64_t pid, const struct rd_opts *o, struct prof_trace *tr,
 			  prof_each_fn each, void *ctx, void (*restart)(void *ctx), struct prof_samples *s,
 			  struct prof_live *live)
 {
@@ -477,7 +477,7 @@ int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts 
 		FILE *f = prof_source_open(path, pid, o, &size, &r);
 		if (!f) { /* tr is freed by the caller all the same */
 			memset(tr, 0, sizeof *tr);
-			prof_sim_init(&tr->sim, &prof_libc_allocator);
+			eng_sim_init(&tr->sim, &prof_libc_allocator);
 			return r;
 		}
 		if (s)
@@ -494,7 +494,7 @@ int prof_source_read_live(const char *path, int64_t pid, const struct insp_opts 
 
 void prof_trace_free(struct prof_trace *tr)
 {
-	prof_sim_free(&tr->sim);
+	eng_sim_free(&tr->sim);
 	for (size_t i = 0; i < tr->nmods; i++)
 		free(tr->mods[i].path);
 	free(tr->mods);
@@ -506,7 +506,7 @@ void prof_trace_free(struct prof_trace *tr)
 double prof_ns_per_tick(const struct prof_trace *tr)
 {
 	double ns = 1e9 / tr->h.tick_hz;
-	const struct prof_sim *s = &tr->sim;
+	const struct eng_sim *s = &tr->sim;
 	if (tr->h.clock == MEMINST_TRACE_CLOCK_TSC && s->nclock >= 2 && s->clock_t1 > s->clock_t0 &&
 	    s->clock_ns1 >= s->clock_ns0 + 10000000ull)
 		ns = (double)(s->clock_ns1 - s->clock_ns0) / (double)(s->clock_t1 - s->clock_t0);

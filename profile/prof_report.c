@@ -23,7 +23,7 @@
 ** session of several processes is summarised first (prof_procs.c), and
 ** its parts are of the heaviest process, by memory and by time.
 */
-#include "prof_export.h"
+#include "prof_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,17 +31,17 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define REPORT_TOP 15
 
-static const struct insp_option report_options[] = {
-	INSP_OPTION_PID("the process (default: the session's program; a session of\nseveral: each one's weight, then the heaviest)"),
-	INSP_OPTION_LIMIT("N rows per table (default 15)"),
-	INSP_OPTION_STACKS("the frames of the first N sites of each table under them\n"
+static const struct rd_option report_options[] = {
+	RD_OPTION_PID("the process (default: the session's program; a session of\nseveral: each one's weight, then the heaviest)"),
+	RD_OPTION_LIMIT("N rows per table (default 15)"),
+	RD_OPTION_STACKS("the frames of the first N sites of each table under them\n"
 			   "(text default 5; JSON and CSV: every row)"),
-	INSP_OPTIONS_FORMAT,
-	INSP_OPTIONS_SYMBOLS,
-	INSP_OPTION_END,
+	RD_OPTIONS_FORMAT,
+	RD_OPTIONS_SYMBOLS,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec report_spec = {
+static const struct rd_cmd_spec report_spec = {
 	"report", "[options] SESSION",
 	"Time and memory of one run side by side, from a session written by\n"
 	"meminst(1): the run, the peak of live memory and when it came, what was\n"
@@ -52,167 +52,167 @@ static const struct insp_cmd_spec report_spec = {
 	report_options, 1, 1,
 };
 
-static const struct insp_col run_cols[] = {
-	{"command", "command", INSP_K_STR, 0},
-	{"pid", "pid", INSP_K_INT, 0},
-	{"duration_ms", "duration", INSP_K_DUR, 0},
-	{"exit_code", "exit code", INSP_K_INT, INSP_C_OPTIONAL},
-	{"exit_signal", "killed by signal", INSP_K_INT, INSP_C_OPTIONAL},
-	{"mode", "mode", INSP_K_STR, 0},
-	{"backend", "backend", INSP_K_STR, 0},
-	{"trace_clock", "trace clock", INSP_K_STR, INSP_C_OPTIONAL},
-	{"sample_hz", "sampling (Hz)", INSP_K_INT, INSP_C_OPTIONAL},
-	{"processes", "processes", INSP_K_INT, 0},
+static const struct rd_col run_cols[] = {
+	{"command", "command", RD_K_STR, 0},
+	{"pid", "pid", RD_K_INT, 0},
+	{"duration_ms", "duration", RD_K_DUR, 0},
+	{"exit_code", "exit code", RD_K_INT, RD_C_OPTIONAL},
+	{"exit_signal", "killed by signal", RD_K_INT, RD_C_OPTIONAL},
+	{"mode", "mode", RD_K_STR, 0},
+	{"backend", "backend", RD_K_STR, 0},
+	{"trace_clock", "trace clock", RD_K_STR, RD_C_OPTIONAL},
+	{"sample_hz", "sampling (Hz)", RD_K_INT, RD_C_OPTIONAL},
+	{"processes", "processes", RD_K_INT, 0},
 };
 
-static const struct insp_col peak_cols[] = {
-	{"max_ever_bytes", "peak live bytes", INSP_K_SIZE, 0},
-	{"snapshot", "nearest snapshot", INSP_K_INT, 0},
-	{"snapshot_bytes", "live then", INSP_K_SIZE, 0},
-	{"snapshot_blocks", "blocks then", INSP_K_INT, 0},
-	{"elapsed_ms", "taken at", INSP_K_DUR, 0},
-	{"exit_bytes", "live at exit", INSP_K_SIZE, INSP_C_OPTIONAL},
-	{"snapshots", "snapshots stored", INSP_K_INT, 0},
-	{"snapshot_pause_ms", "their pauses", INSP_K_DUR, 0},
+static const struct rd_col peak_cols[] = {
+	{"max_ever_bytes", "peak live bytes", RD_K_SIZE, 0},
+	{"snapshot", "nearest snapshot", RD_K_INT, 0},
+	{"snapshot_bytes", "live then", RD_K_SIZE, 0},
+	{"snapshot_blocks", "blocks then", RD_K_INT, 0},
+	{"elapsed_ms", "taken at", RD_K_DUR, 0},
+	{"exit_bytes", "live at exit", RD_K_SIZE, RD_C_OPTIONAL},
+	{"snapshots", "snapshots stored", RD_K_INT, 0},
+	{"snapshot_pause_ms", "their pauses", RD_K_DUR, 0},
 };
 
-static const struct insp_col live_cols[] = {
-	{"id", "no", INSP_K_INT, 0},
-	{"name", "name", INSP_K_STR, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"share", "share", INSP_K_PCT, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
-	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"stack", "stack", INSP_K_STACK, 0},
+static const struct rd_col live_cols[] = {
+	{"id", "no", RD_K_INT, 0},
+	{"name", "name", RD_K_STR, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"share", "share", RD_K_PCT, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
+	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
+	{"stack", "stack", RD_K_STACK, 0},
 };
 
-static const struct insp_col fn_cols[] = {
-	{"name", "function", INSP_K_STR, 0},
-	{"calls", "calls", INSP_K_INT, 0},
-	{"own_ms", "own time", INSP_K_DUR, 0},
-	{"acc_ms", "acc time", INSP_K_DUR, 0},
-	{"own_bytes", "own bytes", INSP_K_SIZE, 0},
-	{"acc_bytes", "acc bytes", INSP_K_SIZE, 0},
-	{"own_blocks", "own blocks", INSP_K_INT, 0},
-	{"acc_blocks", "acc blocks", INSP_K_INT, 0},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
+static const struct rd_col fn_cols[] = {
+	{"name", "function", RD_K_STR, 0},
+	{"calls", "calls", RD_K_INT, 0},
+	{"own_ms", "own time", RD_K_DUR, 0},
+	{"acc_ms", "acc time", RD_K_DUR, 0},
+	{"own_bytes", "own bytes", RD_K_SIZE, 0},
+	{"acc_bytes", "acc bytes", RD_K_SIZE, 0},
+	{"own_blocks", "own blocks", RD_K_INT, 0},
+	{"acc_blocks", "acc blocks", RD_K_INT, 0},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
 };
 
-static const struct insp_col tracer_cols[] = {
-	{"per_event", "per call or return", INSP_K_STR, INSP_C_TEXT_ONLY},
-	{"event_ps", "per call or return (ps)", INSP_K_INT, INSP_C_DATA_ONLY},
-	{"calls", "traced calls", INSP_K_INT, 0},
-	{"hooks_ms", "in the functions' times", INSP_K_DUR, 0},
-	{"percent", "share of the profile", INSP_K_PCT, 0},
-	{"hooks_taken_off", "taken off", INSP_K_BOOL, 0},
-	{"calibration_failed", "calibration failed", INSP_K_BOOL, 0},
-	{"alloc_calls", "<alloc> calls corrected", INSP_K_INT, 0},
-	{"alloc_taken_off_ms", "taken off <alloc>", INSP_K_DUR, 0},
-	{"preempted_ms", "<preempted>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
-	{"trace_wait_ms", "<trace-wait>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
-	{"snapshot_ms", "<snapshot>, kept out", INSP_K_DUR, INSP_C_OPTIONAL},
+static const struct rd_col tracer_cols[] = {
+	{"per_event", "per call or return", RD_K_STR, RD_C_TEXT_ONLY},
+	{"event_ps", "per call or return (ps)", RD_K_INT, RD_C_DATA_ONLY},
+	{"calls", "traced calls", RD_K_INT, 0},
+	{"hooks_ms", "in the functions' times", RD_K_DUR, 0},
+	{"percent", "share of the profile", RD_K_PCT, 0},
+	{"hooks_taken_off", "taken off", RD_K_BOOL, 0},
+	{"calibration_failed", "calibration failed", RD_K_BOOL, 0},
+	{"alloc_calls", "<alloc> calls corrected", RD_K_INT, 0},
+	{"alloc_taken_off_ms", "taken off <alloc>", RD_K_DUR, 0},
+	{"preempted_ms", "<preempted>, kept out", RD_K_DUR, RD_C_OPTIONAL},
+	{"trace_wait_ms", "<trace-wait>, kept out", RD_K_DUR, RD_C_OPTIONAL},
+	{"snapshot_ms", "<snapshot>, kept out", RD_K_DUR, RD_C_OPTIONAL},
 };
 
 /* ---------------------------------------------------------------- run -- */
 
 /* Column c of the row st is on as a cell: a null for SQL's NULL, else its
 ** text (str) or its integer. */
-static void report_put_col(insp_table_t *t, insp_db_t *db, sqlite3_stmt *st, int c, bool str)
+static void report_put_col(rd_table_t *t, rd_db_t *db, sqlite3_stmt *st, int c, bool str)
 {
 	if (sqlite3_column_type(st, c) == SQLITE_NULL)
-		insp_put_null(t);
+		rd_put_null(t);
 	else if (str)
-		insp_put_str(t, insp_col_text(db, st, c));
+		rd_put_str(t, rd_col_text(db, st, c));
 	else
-		insp_put_int(t, sqlite3_column_int64(st, c));
+		rd_put_int(t, sqlite3_column_int64(st, c));
 }
 
 /* The run, or with --pid another process of it: that process's command
 ** line, and no duration or exit status (the session has the program's
 ** only). */
-static int report_run(insp_doc_t *d, insp_db_t *db, int64_t pid)
+static int report_run(rd_doc_t *d, rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = insp_db_prepare(db,
+	sqlite3_stmt *st = rd_db_prepare(db,
 	    "SELECT CASE WHEN r.pid = ?1 THEN r.argv ELSE coalesce((SELECT CASE WHEN p.cmdline <> '' THEN "
 	    " p.cmdline ELSE p.exe END FROM session_process p WHERE p.pid = ?1), r.argv) END, "
 	    " CASE WHEN r.pid = ?1 THEN r.duration_ns END, CASE WHEN r.pid = ?1 THEN r.exit_code END, "
 	    " CASE WHEN r.pid = ?1 THEN r.exit_signal END, mode, backend, trace_clock, sample_hz, "
 	    " (SELECT count(*) FROM session_process) FROM session_run r");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, pid);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
-		insp_table_t *t = insp_doc_table(d, "run", run_cols, NCOLS(run_cols), INSP_T_SINGLE);
-		insp_table_title(t, "run:");
-		insp_row(t);
-		insp_put_str(t, insp_col_text(db, st, 0));
-		insp_put_int(t, pid);
+		rd_table_t *t = rd_doc_table(d, "run", run_cols, NCOLS(run_cols), RD_T_SINGLE);
+		rd_table_title(t, "run:");
+		rd_row(t);
+		rd_put_str(t, rd_col_text(db, st, 0));
+		rd_put_int(t, pid);
 		for (int c = 1; c <= 3; c++)
 			report_put_col(t, db, st, c, false);
-		insp_put_str(t, insp_col_text(db, st, 4));
-		insp_put_str(t, insp_col_text(db, st, 5));
+		rd_put_str(t, rd_col_text(db, st, 4));
+		rd_put_str(t, rd_col_text(db, st, 5));
 		report_put_col(t, db, st, 6, true);
 		report_put_col(t, db, st, 7, false);
-		insp_put_int(t, sqlite3_column_int64(st, 8));
+		rd_put_int(t, sqlite3_column_int64(st, 8));
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the run");
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the run");
 }
 
-static const struct insp_col note_cols[] = {
-	{"pid", "pid", INSP_K_INT, 0},
-	{"message", "message", INSP_K_STR, 0},
+static const struct rd_col note_cols[] = {
+	{"pid", "pid", RD_K_INT, 0},
+	{"message", "message", RD_K_STR, 0},
 };
 
 /* What libmeminst could not say on the program's stderr (it was closed or
 ** replaced): a snapshot that failed, a seccomp filter.  Sessions written
 ** before session_note existed have none. */
-static int report_notes(insp_doc_t *d, insp_db_t *db, bool *sampling_off)
+static int report_notes(rd_doc_t *d, rd_db_t *db, bool *sampling_off)
 {
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND "
 					       "name = 'session_note'");
 	int have = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
 	sqlite3_finalize(st);
 	if (!have)
-		return st ? 0 : INSP_EXIT_DB;
-	if (!(st = insp_db_prepare(db, "SELECT pid, line FROM session_note ORDER BY pid, seq")))
-		return INSP_EXIT_DB;
-	insp_table_t *t = NULL;
+		return st ? 0 : RD_EXIT_DB;
+	if (!(st = rd_db_prepare(db, "SELECT pid, line FROM session_note ORDER BY pid, seq")))
+		return RD_EXIT_DB;
+	rd_table_t *t = NULL;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!t) {
-			t = insp_doc_table(d, "notes", note_cols, NCOLS(note_cols), 0);
-			insp_table_title(t, "notes of meminst (lines the program's stderr may not have shown):");
+			t = rd_doc_table(d, "notes", note_cols, NCOLS(note_cols), 0);
+			rd_table_title(t, "notes of meminst (lines the program's stderr may not have shown):");
 		}
-		insp_row(t);
-		insp_put_int(t, sqlite3_column_int64(st, 0));
-		const char *line = insp_col_text(db, st, 1);
+		rd_row(t);
+		rd_put_int(t, sqlite3_column_int64(st, 0));
+		const char *line = rd_col_text(db, st, 1);
 		*sampling_off |= strstr(line, "sampling") != NULL;
-		insp_put_str(t, line);
+		rd_put_str(t, line);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : insp_db_fail(db, "reading the notes");
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the notes");
 }
 
 /* The program's pid from session_run (a session without snapshots). */
-static int report_session_pid(insp_db_t *db, int64_t *pid)
+static int report_session_pid(rd_db_t *db, int64_t *pid)
 {
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT pid FROM session_run");
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT pid FROM session_run");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*pid = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the run");
+	return rc == SQLITE_ROW ? 0 : rd_db_fail(db, "reading the run");
 }
 
 /* Whether pid is one of the session's processes (--pid names one). */
-static bool report_known_pid(insp_db_t *db, int64_t pid)
+static bool report_known_pid(rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
 					       "SELECT 1 FROM session_run WHERE pid = ?1");
 	if (!st)
 		return false;
@@ -233,9 +233,9 @@ struct report_peak {
 	bool held;
 };
 
-static int64_t report_last_snapshot(insp_db_t *db, int64_t pid)
+static int64_t report_last_snapshot(rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?");
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?");
 	int64_t id = 0;
 	if (st) {
 		sqlite3_bind_int64(st, 1, pid);
@@ -247,9 +247,9 @@ static int64_t report_last_snapshot(insp_db_t *db, int64_t pid)
 }
 
 /* The snapshot of pid with the highest total, and the exact max-ever. */
-static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of, struct report_peak *pk)
+static int report_peak(rd_doc_t *d, rd_db_t *db, int64_t pid, const char *of, struct report_peak *pk)
 {
-	sqlite3_stmt *st = insp_db_prepare(db,
+	sqlite3_stmt *st = rd_db_prepare(db,
 	    "SELECT s.id, s.elapsed_ns, t.sizes_current, t.blocks_current, "
 	    " (SELECT max(u.sizes_max_ever) FROM status u JOIN snapshot v ON v.id = u.snapshot "
 	    "  WHERE v.pid = s.pid AND u.kind = 'total'), "
@@ -260,7 +260,7 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of
 	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
 	    "WHERE s.pid = ? ORDER BY t.sizes_current DESC, s.id LIMIT 1");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, pid);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -269,85 +269,85 @@ static int report_peak(insp_doc_t *d, insp_db_t *db, int64_t pid, const char *of
 		uint64_t max_ever = pk->max_ever = (uint64_t)sqlite3_column_int64(st, 4);
 		pk->held = pk->bytes >= max_ever - max_ever / 10;
 		pk->last = report_last_snapshot(db, pid);
-		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
-		insp_table_title(t, "memory%s:", of);
-		insp_row(t);
-		insp_put_uint(t, max_ever);
-		insp_put_int(t, pk->nearest);
-		insp_put_uint(t, pk->bytes);
-		insp_put_int(t, sqlite3_column_int64(st, 3));
-		insp_put_int(t, sqlite3_column_int64(st, 1));
+		rd_table_t *t = rd_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), RD_T_SINGLE);
+		rd_table_title(t, "memory%s:", of);
+		rd_row(t);
+		rd_put_uint(t, max_ever);
+		rd_put_int(t, pk->nearest);
+		rd_put_uint(t, pk->bytes);
+		rd_put_int(t, sqlite3_column_int64(st, 3));
+		rd_put_int(t, sqlite3_column_int64(st, 1));
 		report_put_col(t, db, st, 5, false);
 		/* what the snapshots cost the program (in a trace: <snapshot>) */
-		insp_put_int(t, sqlite3_column_int64(st, 6));
-		insp_put_int(t, sqlite3_column_int64(st, 7));
+		rd_put_int(t, sqlite3_column_int64(st, 6));
+		rd_put_int(t, sqlite3_column_int64(st, 7));
 		/* a peak snapshot is taken when the total comes down from its top
 		** (5% below it at most by default): one holds 90% or more of the
 		** peak unless the run ended at its top or stored none */
 		if (!pk->held)
-			insp_table_note(t, "(no snapshot holds the peak: the one that came nearest holds %.0f%% of "
+			rd_table_note(t, "(no snapshot holds the peak: the one that came nearest holds %.0f%% of "
 				       "it; a shorter --interval catches more)",
 				       max_ever ? 100.0 * (double)pk->bytes / (double)max_ever : 0.0);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE) {
 		pk->nearest = 0;
-		insp_table_t *t = insp_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), INSP_T_SINGLE);
-		insp_table_title(t, "memory%s:", of);
-		insp_table_note(t, "(no snapshot of this process: the run was made with --no-memory, or the "
+		rd_table_t *t = rd_doc_table(d, "peak", peak_cols, NCOLS(peak_cols), RD_T_SINGLE);
+		rd_table_title(t, "memory%s:", of);
+		rd_table_note(t, "(no snapshot of this process: the run was made with --no-memory, or the "
 			       "process stored none)");
 		return 0;
 	}
-	return rc == SQLITE_ROW ? 0 : insp_db_fail(db, "reading the peak");
+	return rc == SQLITE_ROW ? 0 : rd_db_fail(db, "reading the peak");
 }
 
-/* heaptrack_print's summary from the event counters (insp_events.c);
+/* heaptrack_print's summary from the event counters (rd_events.c);
 ** nothing from a file of a libmeminst without them. */
-static const struct insp_col events_cols[] = {
-	{"calls", "calls to allocation functions", INSP_K_INT, 0},
-	{"temporary", "temporary allocations", INSP_K_INT, 0},
-	{"allocated_bytes", "bytes allocated", INSP_K_SIZE, 0},
-	{"peak_bytes", "peak heap (live bytes)", INSP_K_SIZE, 0},
-	{"peak_rss_bytes", "peak RSS", INSP_K_SIZE, INSP_C_OPTIONAL},
-	{"leaked_bytes", "leaked (live at exit)", INSP_K_SIZE, INSP_C_OPTIONAL},
+static const struct rd_col events_cols[] = {
+	{"calls", "calls to allocation functions", RD_K_INT, 0},
+	{"temporary", "temporary allocations", RD_K_INT, 0},
+	{"allocated_bytes", "bytes allocated", RD_K_SIZE, 0},
+	{"peak_bytes", "peak heap (live bytes)", RD_K_SIZE, 0},
+	{"peak_rss_bytes", "peak RSS", RD_K_SIZE, RD_C_OPTIONAL},
+	{"leaked_bytes", "leaked (live at exit)", RD_K_SIZE, RD_C_OPTIONAL},
 };
 
-static int report_events(insp_doc_t *d, insp_db_t *db, int64_t pid)
+static int report_events(rd_doc_t *d, rd_db_t *db, int64_t pid)
 {
-	struct insp_events_snaps p;
-	struct insp_events_summary e;
+	struct rd_events_snaps p;
+	struct rd_events_summary e;
 	int r;
-	if (!insp_events_stored(db))
+	if (!rd_events_stored(db))
 		return 0;
-	if ((r = insp_events_pick(db, pid, 0, &p)))
-		return r == INSP_EXIT_NOTFOUND ? 0 : r;
-	if ((r = insp_events_summary(db, &p, &e)))
+	if ((r = rd_events_pick(db, pid, 0, &p)))
+		return r == RD_EXIT_NOTFOUND ? 0 : r;
+	if ((r = rd_events_summary(db, &p, &e)))
 		return r;
-	insp_table_t *t = insp_doc_table(d, "allocations", events_cols, NCOLS(events_cols), INSP_T_SINGLE);
-	insp_table_title(t, "allocations (as heaptrack_print's summary):");
-	insp_row(t);
-	insp_put_uint(t, e.calls);
-	insp_put_uint(t, e.temporary);
-	insp_put_uint(t, e.allocated);
-	insp_put_uint(t, e.peak);
+	rd_table_t *t = rd_doc_table(d, "allocations", events_cols, NCOLS(events_cols), RD_T_SINGLE);
+	rd_table_title(t, "allocations (as heaptrack_print's summary):");
+	rd_row(t);
+	rd_put_uint(t, e.calls);
+	rd_put_uint(t, e.temporary);
+	rd_put_uint(t, e.allocated);
+	rd_put_uint(t, e.peak);
 	if (e.has_rss)
-		insp_put_uint(t, e.peak_rss);
+		rd_put_uint(t, e.peak_rss);
 	else
-		insp_put_null(t);
+		rd_put_null(t);
 	if (e.has_exit)
-		insp_put_uint(t, e.leaked);
+		rd_put_uint(t, e.leaked);
 	else
-		insp_put_null(t);
+		rd_put_null(t);
 	return 0;
 }
 
 /* What was live at the peak, by class or by type: the current figures of
 ** the snapshot nearest to the peak, or, when none came near (held), each
 ** entry's own max-ever in the process's last snapshot. */
-static int report_live(insp_doc_t *d, struct insp_session *s, const struct insp_args *a, int64_t snap,
+static int report_live(rd_doc_t *d, struct rd_session *s, const struct rd_args *a, int64_t snap,
 		       bool types, uint64_t total, size_t limit, bool held)
 {
-	sqlite3_stmt *st = insp_db_prepare(s->db, held
+	sqlite3_stmt *st = rd_db_prepare(s->db, held
 	    ? "SELECT id, sizes_current, blocks_current FROM status "
 	      "WHERE snapshot = ? AND kind = ? AND sizes_current > 0 "
 	      "ORDER BY sizes_current DESC, id LIMIT ?"
@@ -355,47 +355,47 @@ static int report_live(insp_doc_t *d, struct insp_session *s, const struct insp_
 	      "WHERE snapshot = ? AND kind = ? AND sizes_max_ever > 0 "
 	      "ORDER BY sizes_max_ever DESC, id LIMIT ?");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, snap);
 	sqlite3_bind_text(st, 2, types ? "types" : "classes", -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, (int64_t)limit);
-	insp_table_t *t = insp_doc_table(d, types ? "peak_types" : "peak_classes", live_cols,
+	rd_table_t *t = rd_doc_table(d, types ? "peak_types" : "peak_classes", live_cols,
 					 NCOLS(live_cols), 0);
 	if (held)
-		insp_table_title(t, "live at the peak, by %s:", types ? "type" : "class");
+		rd_table_title(t, "live at the peak, by %s:", types ? "type" : "class");
 	else
-		insp_table_title(t, "peak of each %s (max-ever; no snapshot came near the total's peak):",
+		rd_table_title(t, "peak of each %s (max-ever; no snapshot came near the total's peak):",
 				 types ? "type" : "class");
 	int rc;
 	for (size_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
 		const char *where = NULL;
-		insp_row(t);
-		insp_put_int(t, id);
-		insp_put_str(t, types ? insp_type_label(s->db, &s->tags, id, &where)
-				      : insp_tag_name(s->db, &s->tags, INSP_TAG_CLASS, id));
-		insp_put_uint(t, bytes);
-		insp_put_pct(t, total ? 100.0 * (double)bytes / (double)total : 0);
-		insp_put_int(t, sqlite3_column_int64(st, 2));
-		insp_put_str(t, where);
-		insp_put_str(t, types ? insp_type_chain(s->db, &s->tags, id) : NULL);
-		insp_put_str(t, types && insp_stack_row(a, row, INSP_STACKS_DEFAULT)
-					? insp_type_stack(s->db, &s->tags, id) : NULL);
+		rd_row(t);
+		rd_put_int(t, id);
+		rd_put_str(t, types ? rd_type_label(s->db, &s->tags, id, &where)
+				      : rd_tag_name(s->db, &s->tags, RD_TAG_CLASS, id));
+		rd_put_uint(t, bytes);
+		rd_put_pct(t, total ? 100.0 * (double)bytes / (double)total : 0);
+		rd_put_int(t, sqlite3_column_int64(st, 2));
+		rd_put_str(t, where);
+		rd_put_str(t, types ? rd_type_chain(s->db, &s->tags, id) : NULL);
+		rd_put_str(t, types && rd_stack_row(a, row, RD_STACKS_DEFAULT)
+					? rd_type_stack(s->db, &s->tags, id) : NULL);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the peak snapshot");
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "reading the peak snapshot");
 }
 
-static const struct insp_col exit_cols[] = {
-	{"id", "no", INSP_K_INT, 0},
-	{"bytes", "bytes", INSP_K_SIZE, 0},
-	{"blocks", "blocks", INSP_K_INT, 0},
-	{"name", "name", INSP_K_STR, 0},
-	{"location", "location", INSP_K_LOC, INSP_C_OPTIONAL},
-	{"inlined", "inlined", INSP_K_STR, INSP_C_DATA_ONLY},
-	{"stack", "stack", INSP_K_STACK, 0},
-	INSP_LIVE_COLS,
+static const struct rd_col exit_cols[] = {
+	{"id", "no", RD_K_INT, 0},
+	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"blocks", "blocks", RD_K_INT, 0},
+	{"name", "name", RD_K_STR, 0},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
+	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
+	{"stack", "stack", RD_K_STACK, 0},
+	RD_LIVE_COLS,
 };
 
 /*
@@ -404,7 +404,7 @@ static const struct insp_col exit_cols[] = {
 ** snapshot, in either mode, with the traced function that allocated
 ** them when the trace says (live, m).  Its tables replace the peak's in s.
 */
-static int report_exit(insp_doc_t *d, struct insp_session *s, const struct insp_args *a, int64_t pid, size_t limit,
+static int report_exit(rd_doc_t *d, struct rd_session *s, const struct rd_args *a, int64_t pid, size_t limit,
 		       const struct prof_live *live, const struct prof_model *m)
 {
 	int64_t snap = prof_live_exit_snapshot(s->db, pid);
@@ -412,37 +412,37 @@ static int report_exit(insp_doc_t *d, struct insp_session *s, const struct insp_
 	if (!snap)
 		return 0;
 	if (s->tags_loaded)
-		insp_tags_free(&s->tags);
+		rd_tags_free(&s->tags);
 	s->tags_loaded = false;
-	int r = insp_db_select(s->db, snap, INSP_NEED_ANY);
-	if (r || (r = insp_tags_load(s->db, &s->tags)))
+	int r = rd_db_select(s->db, snap, RD_NEED_ANY);
+	if (r || (r = rd_tags_load(s->db, &s->tags)))
 		return r;
 	s->tags_loaded = true;
-	s->tags.no_symbols = s->tags.no_symbols || insp_db_opts(s->db)->no_symbols;
-	st = insp_db_prepare(s->db, "SELECT id, sizes_current, blocks_current FROM status WHERE snapshot = ? AND "
+	s->tags.no_symbols = s->tags.no_symbols || rd_db_opts(s->db)->no_symbols;
+	st = rd_db_prepare(s->db, "SELECT id, sizes_current, blocks_current FROM status WHERE snapshot = ? AND "
 				    "kind = 'types' AND sizes_current > 0 ORDER BY sizes_current DESC, id LIMIT ?");
 	if (!st)
-		return INSP_EXIT_DB;
+		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, snap);
 	sqlite3_bind_int64(st, 2, (int64_t)limit);
-	insp_table_t *t = insp_doc_table(d, "live_at_exit", exit_cols, NCOLS(exit_cols), 0);
-	insp_table_title(t, "still live at exit (snapshot %lld), by site:", (long long)snap);
+	rd_table_t *t = rd_doc_table(d, "live_at_exit", exit_cols, NCOLS(exit_cols), 0);
+	rd_table_title(t, "still live at exit (snapshot %lld), by site:", (long long)snap);
 	int rc;
 	for (size_t row = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; row++) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *where;
-		insp_row(t);
-		insp_put_int(t, id);
-		insp_put_uint(t, (uint64_t)sqlite3_column_int64(st, 1));
-		insp_put_int(t, sqlite3_column_int64(st, 2));
-		insp_put_str(t, insp_type_label(s->db, &s->tags, id, &where));
-		insp_put_str(t, where);
-		insp_put_str(t, insp_type_chain(s->db, &s->tags, id));
-		insp_put_str(t, insp_stack_row(a, row, INSP_STACKS_DEFAULT) ? insp_type_stack(s->db, &s->tags, id) : NULL);
-		prof_live_put(t, live, m, id, insp_db_pool(s->db));
+		rd_row(t);
+		rd_put_int(t, id);
+		rd_put_uint(t, (uint64_t)sqlite3_column_int64(st, 1));
+		rd_put_int(t, sqlite3_column_int64(st, 2));
+		rd_put_str(t, rd_type_label(s->db, &s->tags, id, &where));
+		rd_put_str(t, where);
+		rd_put_str(t, rd_type_chain(s->db, &s->tags, id));
+		rd_put_str(t, rd_stack_row(a, row, RD_STACKS_DEFAULT) ? rd_type_stack(s->db, &s->tags, id) : NULL);
+		prof_live_put(t, live, m, id, rd_db_pool(s->db));
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : insp_db_fail(s->db, "reading the exit snapshot");
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "reading the exit snapshot");
 }
 
 /* ---------------------------------------------------------- functions -- */
@@ -478,12 +478,12 @@ static int report_by_bytes(const void *a, const void *b, void *ctx)
 
 static size_t *report_pick(const struct report_key *keys, size_t n, size_t limit, size_t *shown)
 {
-	size_t *by_time = insp_xcalloc(n + 1, sizeof *by_time), *by_bytes = insp_xcalloc(n + 1, sizeof *by_bytes);
+	size_t *by_time = rd_xcalloc(n + 1, sizeof *by_time), *by_bytes = rd_xcalloc(n + 1, sizeof *by_bytes);
 	for (size_t i = 0; i < n; i++)
 		by_time[i] = by_bytes[i] = i;
 	qsort_r(by_time, n, sizeof *by_time, report_by_time, (void *)keys);
 	qsort_r(by_bytes, n, sizeof *by_bytes, report_by_bytes, (void *)keys);
-	bool *keep = insp_xcalloc(n + 1, sizeof *keep);
+	bool *keep = rd_xcalloc(n + 1, sizeof *keep);
 	for (size_t i = 0; i < n && i < limit; i++) {
 		keep[by_time[i]] = true;
 		if (keys[by_bytes[i]].bytes > 0)
@@ -498,41 +498,41 @@ static size_t *report_pick(const struct report_key *keys, size_t n, size_t limit
 	return by_time;
 }
 
-static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t limit)
+static void report_fn_rows(rd_doc_t *d, const struct prof_model *m, size_t limit)
 {
 	struct prof_mthread all;
 	prof_model_merge(m, &all);
-	struct report_key *keys = insp_xcalloc(all.nrows + 1, sizeof *keys);
+	struct report_key *keys = rd_xcalloc(all.nrows + 1, sizeof *keys);
 	for (size_t i = 0; i < all.nrows; i++) /* undefined: not a function of the program */
 		keys[i] = all.rows[i].fn == 0 ? (struct report_key){-1, -1}
 					     : (struct report_key){(double)all.rows[i].own,
 								   (double)all.rows[i].mem.own_bytes};
 	size_t n;
 	size_t *pick = report_pick(keys, all.nrows, limit, &n);
-	insp_table_t *t = insp_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
-	insp_table_title(t, "functions with the most own time or own bytes (%s clock, all threads):",
+	rd_table_t *t = rd_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
+	rd_table_title(t, "functions with the most own time or own bytes (%s clock, all threads):",
 			 prof_clock_name(m->clock));
 	for (size_t k = 0; k < n; k++) {
 		const struct prof_row *r = &all.rows[pick[k]];
 		const struct prof_func *f = &m->funcs[r->fn];
 		if (r->fn == 0)
 			continue;
-		insp_row(t);
-		insp_put_str(t, f->name);
-		insp_put_uint(t, r->cnt);
-		insp_put_int(t, r->own);
-		insp_put_int(t, r->acc);
-		insp_put_uint(t, r->mem.own_bytes);
-		insp_put_uint(t, r->mem.acc_bytes);
-		insp_put_uint(t, r->mem.own_blocks);
-		insp_put_uint(t, r->mem.acc_blocks);
+		rd_row(t);
+		rd_put_str(t, f->name);
+		rd_put_uint(t, r->cnt);
+		rd_put_int(t, r->own);
+		rd_put_int(t, r->acc);
+		rd_put_uint(t, r->mem.own_bytes);
+		rd_put_uint(t, r->mem.acc_bytes);
+		rd_put_uint(t, r->mem.own_blocks);
+		rd_put_uint(t, r->mem.acc_blocks);
 		if (f->file)
-			insp_put_str(t, insp_pool_fmt(&((struct prof_model *)m)->pool, "%s:%d", f->file, f->line));
+			rd_put_str(t, rd_pool_fmt(&((struct prof_model *)m)->pool, "%s:%d", f->file, f->line));
 		else
-			insp_put_null(t);
+			rd_put_null(t);
 	}
 	if (all.nrows > n + 1)
-		insp_table_note(t, "(inspect analyse %s for callers and called)", m->source);
+		rd_table_note(t, "(inspect analyse %s for callers and called)", m->source);
 	free(pick);
 	free(keys);
 	prof_mthread_free(&all);
@@ -542,82 +542,82 @@ static void report_fn_rows(insp_doc_t *d, const struct prof_model *m, size_t lim
 ** profile did about it: the hooks' share is only told, the stamps' share
 ** of each <alloc> call taken off, the pauses that are not the program's
 ** kept out of its functions. */
-static void report_tracer(insp_doc_t *d, const struct prof_model *m)
+static void report_tracer(rd_doc_t *d, const struct prof_model *m)
 {
 	const struct prof_tcost *c = &m->cost;
-	insp_table_t *t = insp_doc_table(d, "tracer", tracer_cols, NCOLS(tracer_cols), INSP_T_SINGLE);
+	rd_table_t *t = rd_doc_table(d, "tracer", tracer_cols, NCOLS(tracer_cols), RD_T_SINGLE);
 	if (!c->known) {
-		insp_table_title(t, "tracer's own cost: not in this trace (written before meminst measured it)");
+		rd_table_title(t, "tracer's own cost: not in this trace (written before meminst measured it)");
 		return;
 	}
-	insp_table_title(t, "tracer's own cost (measured at the program's start):");
-	insp_row(t);
-	insp_put_str(t, insp_pool_fmt(&((struct prof_model *)m)->pool, "%.1f ns", c->call_ns));
-	insp_put_int(t, (int64_t)(c->call_ns * 1000.0 + 0.5));
-	insp_put_uint(t, c->calls);
-	insp_put_int(t, c->hooks_ns);
-	insp_put_pct(t, prof_cost_percent(m));
-	insp_put_int(t, c->compensated);
-	insp_put_int(t, c->failed);
-	insp_put_uint(t, c->allocs);
-	insp_put_int(t, c->alloc_taken_ns);
-	static const uint64_t kept[] = {PROF_FN_PREEMPTED, PROF_FN_TRACE_WAIT, PROF_FN_SNAPSHOT};
+	rd_table_title(t, "tracer's own cost (measured at the program's start):");
+	rd_row(t);
+	rd_put_str(t, rd_pool_fmt(&((struct prof_model *)m)->pool, "%.1f ns", c->call_ns));
+	rd_put_int(t, (int64_t)(c->call_ns * 1000.0 + 0.5));
+	rd_put_uint(t, c->calls);
+	rd_put_int(t, c->hooks_ns);
+	rd_put_pct(t, prof_cost_percent(m));
+	rd_put_int(t, c->compensated);
+	rd_put_int(t, c->failed);
+	rd_put_uint(t, c->allocs);
+	rd_put_int(t, c->alloc_taken_ns);
+	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT};
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		uint64_t cnt;
 		const char *name;
 		int64_t ns = prof_model_fn_own(m, kept[i], &cnt, &name);
 		if (cnt)
-			insp_put_int(t, ns);
+			rd_put_int(t, ns);
 		else
-			insp_put_null(t);
+			rd_put_null(t);
 	}
 	if (c->failed)
-		insp_table_note(t, "WARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
+		rd_table_note(t, "WARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
 				"them", c->why);
 	else if (c->compensated)
-		insp_table_note(t, "(times compensated: the hooks' calibrated cost is taken off each function's own "
+		rd_table_note(t, "(times compensated: the hooks' calibrated cost is taken off each function's own "
 				"and cumulative times; each <alloc> call's share of the stamps too)");
 	else
-		insp_table_note(t, "(times raw: the hooks' cost is left in them; each <alloc> call's share of the "
+		rd_table_note(t, "(times raw: the hooks' cost is left in them; each <alloc> call's share of the "
 				"stamps is taken off)");
 }
 
 /* Without an exact trace: the functions of the samples (estimates): self
 ** and cumulative time from the timer samples, bytes and blocks from the
 ** allocation samples; calls when the run counted them. */
-static void report_sampled_rows(insp_doc_t *d, const struct prof_smodel *m, size_t limit)
+static void report_sampled_rows(rd_doc_t *d, const struct prof_smodel *m, size_t limit)
 {
-	struct report_key *keys = insp_xcalloc(m->nfuncs + 1, sizeof *keys);
+	struct report_key *keys = rd_xcalloc(m->nfuncs + 1, sizeof *keys);
 	for (size_t i = 0; i < m->nfuncs; i++)
-		keys[i] = (struct report_key){m->fs[i].self[PROF_M_TICKS], m->fs[i].self[PROF_M_BYTES]};
+		keys[i] = (struct report_key){m->fs[i].self[ENG_M_TICKS], m->fs[i].self[ENG_M_BYTES]};
 	size_t n;
 	size_t *pick = report_pick(keys, m->nfuncs, limit, &n);
-	insp_table_t *t = insp_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
-	insp_table_title(t, "functions with the most own time or own bytes (estimates from %.0f samples, "
-			 "all threads):", m->total[PROF_M_SAMPLES] + m->total[PROF_M_ASAMPLES]);
+	rd_table_t *t = rd_doc_table(d, "functions", fn_cols, NCOLS(fn_cols), 0);
+	rd_table_title(t, "functions with the most own time or own bytes (estimates from %.0f samples, "
+			 "all threads):", m->total[ENG_M_SAMPLES] + m->total[ENG_M_ASAMPLES]);
 	for (size_t k = 0; k < n; k++) {
-		const struct prof_fsum *s = &m->fs[pick[k]];
+		const struct eng_fsum *s = &m->fs[pick[k]];
 		const struct prof_func *f = &m->funcs[pick[k]];
-		if (s->cum[PROF_M_TICKS] <= 0 && s->cum[PROF_M_BYTES] <= 0)
+		if (s->cum[ENG_M_TICKS] <= 0 && s->cum[ENG_M_BYTES] <= 0)
 			continue;
-		insp_row(t);
-		insp_put_str(t, f->name);
+		rd_row(t);
+		rd_put_str(t, f->name);
 		if (m->calls)
-			insp_put_uint(t, (uint64_t)m->calls[pick[k]]);
+			rd_put_uint(t, (uint64_t)m->calls[pick[k]]);
 		else
-			insp_put_null(t);
-		insp_put_int(t, (int64_t)(s->self[PROF_M_TICKS] * m->ns_per_tick));
-		insp_put_int(t, (int64_t)(s->cum[PROF_M_TICKS] * m->ns_per_tick));
-		insp_put_uint(t, (uint64_t)s->self[PROF_M_BYTES]);
-		insp_put_uint(t, (uint64_t)s->cum[PROF_M_BYTES]);
-		insp_put_uint(t, (uint64_t)s->self[PROF_M_ALLOCS]);
-		insp_put_uint(t, (uint64_t)s->cum[PROF_M_ALLOCS]);
+			rd_put_null(t);
+		rd_put_int(t, (int64_t)(s->self[ENG_M_TICKS] * m->ns_per_tick));
+		rd_put_int(t, (int64_t)(s->cum[ENG_M_TICKS] * m->ns_per_tick));
+		rd_put_uint(t, (uint64_t)s->self[ENG_M_BYTES]);
+		rd_put_uint(t, (uint64_t)s->cum[ENG_M_BYTES]);
+		rd_put_uint(t, (uint64_t)s->self[ENG_M_ALLOCS]);
+		rd_put_uint(t, (uint64_t)s->cum[ENG_M_ALLOCS]);
 		if (f->file)
-			insp_put_str(t, insp_pool_fmt(&((struct prof_smodel *)m)->pool, "%s:%d", f->file, f->line));
+			rd_put_str(t, rd_pool_fmt(&((struct prof_smodel *)m)->pool, "%s:%d", f->file, f->line));
 		else
-			insp_put_null(t);
+			rd_put_null(t);
 	}
-	insp_table_note(t, "(inspect analyse --style flat for every function, --metric bytes by allocation)");
+	rd_table_note(t, "(inspect analyse --style flat for every function, --metric bytes by allocation)");
 	free(pick);
 	free(keys);
 }
@@ -625,8 +625,8 @@ static void report_sampled_rows(insp_doc_t *d, const struct prof_smodel *m, size
 /* The functions part: the exact profile of the session's stored trace, or
 ** its samples.  A session with neither gets one line on o->err; when
 ** meminst stopped sampling (a seccomp filter: the notes say), that is why. */
-static void report_functions(insp_doc_t *d, const char *path, const struct insp_opts *o, size_t limit,
-			     const struct exp_input *in, bool sampling_off)
+static void report_functions(rd_doc_t *d, const char *path, const struct rd_opts *o, size_t limit,
+			     const struct prof_input *in, bool sampling_off)
 {
 	if (in->have_model && in->model.cnt) {
 		report_fn_rows(d, &in->model, limit);
@@ -635,13 +635,13 @@ static void report_functions(insp_doc_t *d, const char *path, const struct insp_
 	else if (in->have_sm)
 		report_sampled_rows(d, &in->sm, limit);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample) && sampling_off)
-		insp_errf(o->err, "inspect: %s: no samples of process %u: meminst stopped sampling (the notes "
+		rd_errf(o->err, "inspect: %s: no samples of process %u: meminst stopped sampling (the notes "
 			"say why)\n", path, in->tr.h.pid);
 	else if (in->have_tr && (in->tr.h.sample_hz || in->tr.h.alloc_sample))
-		insp_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
+		rd_errf(o->err, "inspect: %s: no samples of process %u: it ran too briefly for them, or its "
 			"threads kept SIGPROF blocked (other processes of a session: --pid)\n", path, in->tr.h.pid);
 	else
-		insp_errf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
+		rd_errf(o->err, "inspect: %s: the trace has no function calls and no samples (time per "
 			"function needs meminst --trace with code built with -finstrument-functions, or "
 			"--sample)\n", path);
 }
@@ -651,9 +651,9 @@ static void report_functions(insp_doc_t *d, const char *path, const struct insp_
 ** blocks live at exit of mem_pid attached when it is the same process,
 ** else read a second time for them (join); *have: a trace was found.
 */
-static int report_read(const char *path, const struct insp_opts *o, struct insp_session *s, int64_t time_pid,
-		       int64_t mem_pid, bool no_files, struct exp_input *in, struct prof_live *live,
-		       struct exp_input *join, bool *have)
+static int report_read(const char *path, const struct rd_opts *o, struct rd_session *s, int64_t time_pid,
+		       int64_t mem_pid, bool no_files, struct prof_input *in, struct prof_live *live,
+		       struct prof_input *join, bool *have)
 {
 	int64_t prog = 0;
 	int64_t snap = mem_pid ? prof_live_exit_snapshot(s->db, mem_pid) : 0;
@@ -667,9 +667,9 @@ static int report_read(const char *path, const struct insp_opts *o, struct insp_
 	in->pid = time_pid;
 	in->no_files = no_files;
 	in->live = same && live->n ? live : NULL;
-	r = exp_input_read(in, o, EXP_IN_MODEL | EXP_IN_SAMPLES);
-	*have = r != INSP_EXIT_NOTFOUND; /* no trace: said by insp_strace_open */
-	if (r && r != INSP_EXIT_NOTFOUND)
+	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES);
+	*have = r != RD_EXIT_NOTFOUND; /* no trace: said by rd_strace_open */
+	if (r && r != RD_EXIT_NOTFOUND)
 		return r;
 	return prof_live_join(live, path, o, mem_pid, no_files, same || !*have ? NULL : join);
 }
@@ -682,11 +682,11 @@ static int report_read(const char *path, const struct insp_opts *o, struct insp_
 ** part the heaviest by samples (else calls), and the table of processes
 ** says what each one weighs; one process: the program's, as before.
 */
-static int report_processes(insp_db_t *db, const char *path, const struct insp_opts *o, int64_t given,
+static int report_processes(rd_db_t *db, const char *path, const struct rd_opts *o, int64_t given,
 		       struct prof_procs *ps, int64_t *mem_pid, int64_t *time_pid, bool *several)
 {
 	int r = 0;
-	sqlite3_stmt *st = insp_db_prepare(db, "SELECT count(*) FROM session_process");
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM session_process");
 	*several = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 1;
 	sqlite3_finalize(st);
 	if (*several && !given && !(r = prof_procs_read(path, o, ps))) {
@@ -698,17 +698,17 @@ static int report_processes(insp_db_t *db, const char *path, const struct insp_o
 		return r;
 	if (given)
 		*mem_pid = *time_pid = given;
-	if (!*mem_pid && (r = insp_db_main_pid(db, 0, mem_pid)) == INSP_EXIT_NOTFOUND) /* no snapshot */
+	if (!*mem_pid && (r = rd_db_main_pid(db, 0, mem_pid)) == RD_EXIT_NOTFOUND) /* no snapshot */
 		r = report_session_pid(db, mem_pid);
 	return r;
 }
 
 /* The processes of the session, heaviest by peak first, and in text which
 ** ones the memory and time parts below are of. */
-static void report_heaviest(insp_doc_t *d, const struct prof_procs *ps, size_t limit, int64_t mem_pid,
+static void report_heaviest(rd_doc_t *d, const struct prof_procs *ps, size_t limit, int64_t mem_pid,
 			    int64_t time_pid)
 {
-	insp_table_t *t = prof_procs_table(d, ps, false, limit);
+	rd_table_t *t = prof_procs_table(d, ps, false, limit);
 	char mem[96] = "", time[96] = "";
 	if (mem_pid)
 		snprintf(mem, sizeof mem, "the heaviest by peak live bytes: pid %lld (memory below); ",
@@ -716,50 +716,50 @@ static void report_heaviest(insp_doc_t *d, const struct prof_procs *ps, size_t l
 	if (time_pid)
 		snprintf(time, sizeof time, "by %s: pid %lld (functions below); ",
 			 prof_procs_find(ps, time_pid)->samples ? "samples" : "calls", (long long)time_pid);
-	insp_table_note(t, "%s%s--pid PID for one process%s", mem, time,
+	rd_table_note(t, "%s%s--pid PID for one process%s", mem, time,
 			limit && limit < ps->n ? ", --limit 0 for them all" : "");
 }
 
-int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
+int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 {
-	struct insp_args a;
-	int r = insp_args_parse(&report_spec, argc, argv, o, &a);
-	if (r != INSP_CONTINUE)
+	struct rd_args a;
+	int r = rd_args_parse(&report_spec, argc, argv, o, &a);
+	if (r != RD_CONTINUE)
 		return r;
-	if ((r = insp_input_check(o, a.pos[0])))
+	if ((r = rd_input_check(o, a.pos[0])))
 		return r;
 	if (prof_is_trace(a.pos[0]) == 1) {
-		insp_errf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
+		rd_errf(o->err, "inspect: %s: a trace file; inspect report reads a session (meminst -o FILE), "
 			"inspect analyse reads traces\n", a.pos[0]);
-		return INSP_EXIT_USAGE;
+		return RD_EXIT_USAGE;
 	}
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : REPORT_TOP;
-	struct insp_session s = {0};
+	struct rd_session s = {0};
 	struct report_peak pk = {0};
-	/* not insp_session_open: a time-only session (--no-memory) has no snapshot */
-	if ((r = insp_db_open(a.pos[0], o, &s.db)))
+	/* not rd_session_open: a time-only session (--no-memory) has no snapshot */
+	if ((r = rd_db_open(a.pos[0], o, &s.db)))
 		return r;
-	if (!insp_is_session(a.pos[0])) {
-		insp_errf(o->err, "inspect: %s: a snapshot database, not a session (inspect status and timeline "
+	if (!rd_is_session(a.pos[0])) {
+		rd_errf(o->err, "inspect: %s: a snapshot database, not a session (inspect status and timeline "
 			"read it; meminst -o FILE writes sessions)\n", a.pos[0]);
-		insp_session_close(&s);
-		return INSP_EXIT_DB;
+		rd_session_close(&s);
+		return RD_EXIT_DB;
 	}
-	if ((r = insp_session_run_check(s.db))) {
-		insp_session_close(&s);
+	if ((r = rd_session_run_check(s.db))) {
+		rd_session_close(&s);
 		return r;
 	}
 	if (a.pid && !report_known_pid(s.db, a.pid)) {
-		insp_errf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
-		insp_session_close(&s);
-		return INSP_EXIT_NOTFOUND;
+		rd_errf(o->err, "inspect: %s: no process %lld in this session\n", a.pos[0], (long long)a.pid);
+		rd_session_close(&s);
+		return RD_EXIT_NOTFOUND;
 	}
-	insp_doc_t *d = insp_doc_new(o, &a);
+	rd_doc_t *d = rd_doc_new(o, &a);
 	int64_t mem_pid = 0, time_pid = 0, run_pid = a.pid;
 	bool several = false, summary;
 	char of[96] = "";
 	struct prof_procs ps = {0};
-	struct exp_input in = {0}, join = {0};
+	struct prof_input in = {0}, join = {0};
 	struct prof_live live = {0};
 	bool have_trace = false;
 	r = report_processes(s.db, a.pos[0], o, a.pid, &ps, &mem_pid, &time_pid, &several);
@@ -782,7 +782,7 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	    !(r = report_events(d, s.db, mem_pid))) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;
 		uint64_t total = pk.held ? pk.bytes : pk.max_ever;
-		if (!(r = insp_db_select(s.db, snap, INSP_NEED_ANY)) && !(r = insp_session_tags(&s, &a)) &&
+		if (!(r = rd_db_select(s.db, snap, RD_NEED_ANY)) && !(r = rd_session_tags(&s, &a)) &&
 		    !(r = report_live(d, &s, &a, snap, false, total, limit, pk.held)) &&
 		    !(r = report_live(d, &s, &a, snap, true, total, limit, pk.held)))
 			r = report_exit(d, &s, &a, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
@@ -790,12 +790,12 @@ int insp_cmd_report(int argc, char **argv, const struct insp_opts *o)
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in, sampling_off);
 	if (!r)
-		r = insp_doc_print(d);
-	exp_input_free(&in);
-	exp_input_free(&join);
+		r = rd_doc_print(d);
+	prof_input_free(&in);
+	prof_input_free(&join);
 	prof_live_free(&live);
 	prof_procs_free(&ps);
-	insp_doc_free(d);
-	insp_session_close(&s);
+	rd_doc_free(d);
+	rd_session_close(&s);
 	return r;
 }

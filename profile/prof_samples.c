@@ -2,7 +2,7 @@
 ** prof_samples.c — the samples of a trace, for the sampling displays.
 **
 ** While the trace is read (prof_trace_read_samples), every SAMPLE and
-** ALLOC_SAMPLE record goes into one address tree (prof_cct.h) with one root
+** ALLOC_SAMPLE record goes into one address tree (eng_cct.h) with one root
 ** per thread, COUNTS into a table of (thread, function) counts, and the
 ** cost records into sums: memory follows distinct stacks and functions.
 ** Frame 0 of a timer sample is the interrupted pc; every other frame, and
@@ -28,7 +28,7 @@
 static void samp_oom(void)
 {
 	fputs("inspect: out of memory\n", stderr);
-	exit(INSP_EXIT_DB);
+	exit(RD_EXIT_DB);
 }
 
 struct samp_thread {
@@ -44,8 +44,8 @@ struct samp_reset {
 };
 
 struct prof_samples {
-	struct prof_cct at;      /* address tree                              */
-	struct prof_cct counts;  /* roots: threads; children: fn -> self[0]   */
+	struct eng_cct at;      /* address tree                              */
+	struct eng_cct counts;  /* roots: threads; children: fn -> self[0]   */
 	struct samp_thread *thr;
 	size_t nthr;
 	struct samp_reset *resets;
@@ -62,9 +62,9 @@ struct prof_samples {
 
 struct prof_samples *prof_samples_new(void)
 {
-	struct prof_samples *s = insp_xcalloc(1, sizeof *s);
-	prof_cct_init(&s->at, &prof_libc_allocator);
-	prof_cct_init(&s->counts, &prof_libc_allocator);
+	struct prof_samples *s = rd_xcalloc(1, sizeof *s);
+	eng_cct_init(&s->at, &prof_libc_allocator);
+	eng_cct_init(&s->counts, &prof_libc_allocator);
 	return s;
 }
 
@@ -72,8 +72,8 @@ void prof_samples_free(struct prof_samples *s)
 {
 	if (!s)
 		return;
-	prof_cct_free(&s->at);
-	prof_cct_free(&s->counts);
+	eng_cct_free(&s->at);
+	eng_cct_free(&s->counts);
 	free(s->thr);
 	free(s->resets);
 	free(s);
@@ -84,7 +84,7 @@ bool prof_samples_reread(const struct prof_samples *s)
 	return s->reread && !s->known;
 }
 
-const struct prof_cct *prof_samples_tree(const struct prof_samples *s)
+const struct eng_cct *prof_samples_tree(const struct prof_samples *s)
 {
 	return &s->at;
 }
@@ -97,8 +97,8 @@ uint64_t prof_samples_count(const struct prof_samples *s)
 /* Back to an empty aggregate that knows every reset (the second pass). */
 static void samp_restart(struct prof_samples *s)
 {
-	prof_cct_free(&s->at);
-	prof_cct_free(&s->counts);
+	eng_cct_free(&s->at);
+	eng_cct_free(&s->counts);
 	s->nthr = 0;
 	s->known = true;
 	s->drop_all = 0;
@@ -113,7 +113,7 @@ static struct samp_thread *samp_thread(struct prof_samples *s, uint32_t thread)
 	for (size_t i = 0; i < s->nthr; i++)
 		if (s->thr[i].thread == thread)
 			return &s->thr[i];
-	s->thr = insp_xrealloc(s->thr, (s->nthr + 1) * sizeof *s->thr);
+	s->thr = rd_xrealloc(s->thr, (s->nthr + 1) * sizeof *s->thr);
 	struct samp_thread *t = &s->thr[s->nthr++];
 	*t = (struct samp_thread){.thread = thread, .drop_before = s->drop_all};
 	if (s->known) /* second pass: the resets that apply to it, in advance */
@@ -135,7 +135,7 @@ static void samp_reset(struct prof_samples *s, uint32_t thread, uint64_t time)
 {
 	uint32_t who = s->per_thread_clock ? thread : 0;
 	if (!s->known) {
-		s->resets = insp_xrealloc(s->resets, (s->nresets + 1) * sizeof *s->resets);
+		s->resets = rd_xrealloc(s->resets, (s->nresets + 1) * sizeof *s->resets);
 		s->resets[s->nresets++] = (struct samp_reset){time, who};
 	} else {
 		return; /* applied in advance */
@@ -148,8 +148,8 @@ static void samp_reset(struct prof_samples *s, uint32_t thread, uint64_t time)
 			s->reread = true; /* later samples are mixed in: read again */
 		if (time > t->drop_before) {
 			t->drop_before = time;
-			prof_cct_clear(&s->at, t->thread);
-			prof_cct_clear(&s->counts, t->thread);
+			eng_cct_clear(&s->at, t->thread);
+			eng_cct_clear(&s->counts, t->thread);
 		}
 	}
 	if (!who && time > s->drop_all)
@@ -159,14 +159,14 @@ static void samp_reset(struct prof_samples *s, uint32_t thread, uint64_t time)
 }
 
 static void samp_add(struct prof_samples *s, uint32_t thread, uint64_t time, uint64_t *frames, size_t n,
-		     const double m[PROF_M_N])
+		     const double m[ENG_M_N])
 {
 	struct samp_thread *t = samp_thread(s, thread);
 	if (!t->any || time > t->last)
 		t->last = time;
 	t->any = true;
 	s->frames += n;
-	if (prof_cct_add(&s->at, thread, frames, n, m) != PROF_OK)
+	if (eng_cct_add(&s->at, thread, frames, n, m) != ENG_OK)
 		samp_oom();
 }
 
@@ -178,34 +178,34 @@ void prof_samples_header(struct prof_samples *s, const struct meminst_trace_head
 void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t *r, size_t len)
 {
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
-	uint64_t time = MEMINST_TREC_TIME(r[0]), frames[PROF_CCT_MAX_DEPTH];
+	uint64_t time = MEMINST_TREC_TIME(r[0]), frames[ENG_CCT_MAX_DEPTH];
 	size_t n = len >= 2 ? (size_t)(r[1] >> 32) : 0;
-	double m[PROF_M_N] = {0};
+	double m[ENG_M_N] = {0};
 	switch (kind) {
 	case MEMINST_TREC_SAMPLE: /* [head, size, weight, frames n] */
 		if (samp_dropped(s, thread, time) || n == 0)
 			return;
-		n = n < PROF_CCT_MAX_DEPTH ? n : PROF_CCT_MAX_DEPTH;
+		n = n < ENG_CCT_MAX_DEPTH ? n : ENG_CCT_MAX_DEPTH;
 		for (size_t i = 0; i < n; i++)
 			frames[i] = r[3 + i] == MEMINST_TRACE_FRAME_TRUNCATED ? PROF_FN_TRUNCATED
 				    : i && r[3 + i]			       ? r[3 + i] - 1
 									       : r[3 + i];
-		m[PROF_M_TICKS] = (double)r[2];
-		m[PROF_M_SAMPLES] = 1;
+		m[ENG_M_TICKS] = (double)r[2];
+		m[ENG_M_SAMPLES] = 1;
 		s->nsamples++;
 		samp_add(s, thread, time, frames, n, m);
 		return;
 	case MEMINST_TREC_ALLOC_SAMPLE: /* [head, size, bytes, request, frames n] */
 		if (samp_dropped(s, thread, time) || n == 0)
 			return;
-		n = n < PROF_CCT_MAX_DEPTH ? n : PROF_CCT_MAX_DEPTH;
+		n = n < ENG_CCT_MAX_DEPTH ? n : ENG_CCT_MAX_DEPTH;
 		for (size_t i = 0; i < n; i++)
 			frames[i] = r[4 + i] == MEMINST_TRACE_FRAME_TRUNCATED ? PROF_FN_TRUNCATED
 				    : r[4 + i]				       ? r[4 + i] - 1
 									       : 0;
-		m[PROF_M_BYTES] = (double)r[2];
-		m[PROF_M_ALLOCS] = r[3] ? (double)r[2] / (double)r[3] : 0;
-		m[PROF_M_ASAMPLES] = 1;
+		m[ENG_M_BYTES] = (double)r[2];
+		m[ENG_M_ALLOCS] = r[3] ? (double)r[2] / (double)r[3] : 0;
+		m[ENG_M_ASAMPLES] = 1;
 		s->nasamples++;
 		samp_add(s, thread, time, frames, n, m);
 		return;
@@ -214,8 +214,8 @@ void prof_samples_record(struct prof_samples *s, uint32_t thread, const uint64_t
 			return;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t root, c;
-			if (prof_cct_child(&s->counts, PROF_CCT_NONE, thread, &root) ||
-			    prof_cct_child(&s->counts, root, r[2 + 2 * i], &c))
+			if (eng_cct_child(&s->counts, ENG_CCT_NONE, thread, &root) ||
+			    eng_cct_child(&s->counts, root, r[2 + 2 * i], &c))
 				samp_oom();
 			s->counts.nodes[c].self[0] += (double)r[3 + 2 * i];
 		}
@@ -287,17 +287,17 @@ static bool model_hidden(void *ctx, uint32_t fid)
 ** Its exported names (malloc, nanosleep … it interposes) are the program's
 ** calls and stay; the start routine of the threads it makes for the
 ** program (thread_main) is left out.  Parents come before children in
-** the address tree (prof_cct_add).
+** the address tree (eng_cct_add).
 */
 #define MODEL_SKIP UINT32_MAX /* a frame that is not shown */
 static void model_meminst(struct prof_smodel *m, const struct prof_samples *s)
 {
-	const struct prof_cct *at = &s->at;
-	bool *in = insp_xcalloc(at->n + 1, sizeof *in);
+	const struct eng_cct *at = &s->at;
+	bool *in = rd_xcalloc(at->n + 1, sizeof *in);
 	uint32_t own = MODEL_SKIP;
 	for (size_t i = 0; i < at->n; i++) {
-		const struct prof_cct_node *nd = &at->nodes[i];
-		if (nd->parent == PROF_CCT_NONE)
+		const struct eng_cct_node *nd = &at->nodes[i];
+		if (nd->parent == ENG_CCT_NONE)
 			continue;
 		size_t n;
 		const struct prof_func *f = &prof_symtab_funcs(m->st, &n)[m->node_fid[i]];
@@ -322,30 +322,30 @@ static void model_meminst(struct prof_smodel *m, const struct prof_samples *s)
 /* Every address of the tree to the symbol-table index of its function. */
 static void model_functions(struct prof_smodel *m, const struct prof_samples *s)
 {
-	m->node_fid = insp_xcalloc(s->at.n + 1, sizeof *m->node_fid);
-	struct prof_cct cache; /* address -> function, as roots keyed by address */
-	prof_cct_init(&cache, &prof_libc_allocator);
+	m->node_fid = rd_xcalloc(s->at.n + 1, sizeof *m->node_fid);
+	struct eng_cct cache; /* address -> function, as roots keyed by address */
+	eng_cct_init(&cache, &prof_libc_allocator);
 	for (size_t i = 0; i < s->at.n; i++) {
-		const struct prof_cct_node *nd = &s->at.nodes[i];
-		if (nd->parent == PROF_CCT_NONE)
+		const struct eng_cct_node *nd = &s->at.nodes[i];
+		if (nd->parent == ENG_CCT_NONE)
 			continue;
-		uint32_t c = prof_cct_find(&cache, PROF_CCT_NONE, nd->key);
-		if (c == PROF_CCT_NONE) {
-			if (prof_cct_child(&cache, PROF_CCT_NONE, nd->key, &c))
+		uint32_t c = eng_cct_find(&cache, ENG_CCT_NONE, nd->key);
+		if (c == ENG_CCT_NONE) {
+			if (eng_cct_child(&cache, ENG_CCT_NONE, nd->key, &c))
 				samp_oom();
 			cache.nodes[c].self[0] = prof_symtab_index(m->st, prof_symtab_entry(m->st, nd->key));
 		}
 		m->node_fid[i] = (uint32_t)cache.nodes[c].self[0];
 	}
-	prof_cct_free(&cache);
+	eng_cct_free(&cache);
 	model_meminst(m, s);
 	m->funcs = prof_symtab_funcs(m->st, &m->nfuncs);
 }
 
-static void model_marks(struct prof_smodel *m, const struct insp_opts *o, const struct prof_sopts *so)
+static void model_marks(struct prof_smodel *m, const struct rd_opts *o, const struct prof_sopts *so)
 {
-	m->hidden = insp_xcalloc(m->nfuncs + 1, sizeof *m->hidden);
-	m->alloc_fn = insp_xcalloc(m->nfuncs + 1, sizeof *m->alloc_fn);
+	m->hidden = rd_xcalloc(m->nfuncs + 1, sizeof *m->hidden);
+	m->alloc_fn = rd_xcalloc(m->nfuncs + 1, sizeof *m->alloc_fn);
 	for (size_t i = 0; i < m->nfuncs; i++)
 		m->alloc_fn[i] = model_is_alloc(m->funcs[i].name);
 	for (size_t h = 0; h < so->nhide; h++) {
@@ -354,7 +354,7 @@ static void model_marks(struct prof_smodel *m, const struct insp_opts *o, const 
 			if (!strcmp(m->funcs[i].name, so->hide[h]))
 				m->hidden[i] = found = true;
 		if (!found)
-			insp_errf(o->err, "inspect: warning: --hide %s: no such function in %s\n", so->hide[h],
+			rd_errf(o->err, "inspect: warning: --hide %s: no such function in %s\n", so->hide[h],
 				m->source);
 	}
 }
@@ -362,15 +362,15 @@ static void model_marks(struct prof_smodel *m, const struct insp_opts *o, const 
 /* Timer samples with an allocator function anywhere on their stack. */
 static void model_alloc_time(struct prof_smodel *m)
 {
-	const struct prof_cct *at = &m->s->at;
+	const struct eng_cct *at = &m->s->at;
 	for (size_t i = 0; i < at->n; i++) {
-		const struct prof_cct_node *nd = &at->nodes[i];
-		if (nd->self[PROF_M_SAMPLES] == 0 || (m->thread && nd->thread != m->thread))
+		const struct eng_cct_node *nd = &at->nodes[i];
+		if (nd->self[ENG_M_SAMPLES] == 0 || (m->thread && nd->thread != m->thread))
 			continue;
-		for (uint32_t j = (uint32_t)i; at->nodes[j].parent != PROF_CCT_NONE; j = at->nodes[j].parent)
+		for (uint32_t j = (uint32_t)i; at->nodes[j].parent != ENG_CCT_NONE; j = at->nodes[j].parent)
 			if (m->node_fid[j] != MODEL_SKIP && m->alloc_fn[m->node_fid[j]]) {
-				m->alloc_ticks += nd->self[PROF_M_TICKS];
-				m->alloc_samples += nd->self[PROF_M_SAMPLES];
+				m->alloc_ticks += nd->self[ENG_M_TICKS];
+				m->alloc_samples += nd->self[ENG_M_SAMPLES];
 				break;
 			}
 	}
@@ -378,14 +378,14 @@ static void model_alloc_time(struct prof_smodel *m)
 
 static void model_counts(struct prof_smodel *m)
 {
-	const struct prof_cct *c = &m->s->counts;
+	const struct eng_cct *c = &m->s->counts;
 	double cost = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		const struct prof_cct_node *nd = &c->nodes[i];
-		if (nd->parent == PROF_CCT_NONE || (m->thread && nd->thread != m->thread))
+		const struct eng_cct_node *nd = &c->nodes[i];
+		if (nd->parent == ENG_CCT_NONE || (m->thread && nd->thread != m->thread))
 			continue;
 		if (!m->calls)
-			m->calls = insp_xcalloc(m->nfuncs + 1, sizeof *m->calls);
+			m->calls = rd_xcalloc(m->nfuncs + 1, sizeof *m->calls);
 		uint32_t fid = prof_symtab_index(m->st, prof_symtab_entry(m->st, nd->key));
 		if (fid < m->nfuncs)
 			m->calls[fid] += nd->self[0];
@@ -396,34 +396,34 @@ static void model_counts(struct prof_smodel *m)
 
 static void model_threads(struct prof_smodel *m, const struct prof_trace *tr)
 {
-	const struct prof_cct *at = &m->s->at;
+	const struct eng_cct *at = &m->s->at;
 	for (size_t i = 0; i < at->n; i++) {
-		const struct prof_cct_node *nd = &at->nodes[i];
+		const struct eng_cct_node *nd = &at->nodes[i];
 		size_t k;
 		for (k = 0; k < m->nthreads && m->threads[k].thread != nd->thread; k++)
 			;
 		if (k == m->nthreads) {
-			m->threads = insp_xrealloc(m->threads, (k + 1) * sizeof *m->threads);
+			m->threads = rd_xrealloc(m->threads, (k + 1) * sizeof *m->threads);
 			m->threads[m->nthreads++] = (struct prof_sthread){.thread = nd->thread, .tid = -1};
 			for (size_t j = 0; j < tr->sim.nthreads; j++) {
-				const struct prof_thread *t = tr->sim.threads[j];
+				const struct eng_thread *t = tr->sim.threads[j];
 				if (t->thread != nd->thread)
 					continue;
 				m->threads[k].tid = t->tid ? (int64_t)t->tid : -1;
-				m->threads[k].name = t->name[0] ? insp_pool_str(&m->pool, t->name) : NULL;
+				m->threads[k].name = t->name[0] ? rd_pool_str(&m->pool, t->name) : NULL;
 			}
 		}
-		for (int j = 0; j < PROF_M_N; j++)
+		for (int j = 0; j < ENG_M_N; j++)
 			m->threads[k].total[j] += nd->self[j];
 	}
 }
 
 int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof_trace *tr,
-		      const struct insp_opts *o, bool no_files, const struct prof_sopts *so)
+		      const struct rd_opts *o, bool no_files, const struct prof_sopts *so)
 {
 	memset(m, 0, sizeof *m);
-	m->source = insp_pool_str(&m->pool, tr->path);
-	m->exe = tr->exe ? insp_pool_str(&m->pool, tr->exe) : NULL;
+	m->source = rd_pool_str(&m->pool, tr->path);
+	m->exe = tr->exe ? rd_pool_str(&m->pool, tr->exe) : NULL;
 	m->pid = tr->h.pid;
 	m->clock = tr->h.clock;
 	m->sample_clock = tr->h.sample_clock;
@@ -440,43 +440,43 @@ int prof_smodel_build(struct prof_smodel *m, struct prof_samples *s, struct prof
 		for (size_t i = 0; i < m->nthreads; i++)
 			found |= m->threads[i].thread == so->thread;
 		if (!found) {
-			insp_errf(o->err, "inspect: %s: no samples of thread %u\n", tr->path, so->thread);
-			return INSP_EXIT_NOTFOUND;
+			rd_errf(o->err, "inspect: %s: no samples of thread %u\n", tr->path, so->thread);
+			return RD_EXIT_NOTFOUND;
 		}
 	}
 	model_counts(m); /* may add functions: before the arrays sized by them */
 	m->funcs = prof_symtab_funcs(m->st, &m->nfuncs);
 	if (m->calls)
-		m->calls = insp_xrealloc(m->calls, (m->nfuncs + 1) * sizeof *m->calls);
+		m->calls = rd_xrealloc(m->calls, (m->nfuncs + 1) * sizeof *m->calls);
 	model_marks(m, o, so);
 	model_alloc_time(m);
 	m->sampler_ticks = s->sampler_ticks;
 	m->sampler_runs = s->sampler_runs;
-	m->fs = insp_xcalloc(m->nfuncs + 1, sizeof *m->fs);
-	prof_cct_init(&m->ft, &prof_libc_allocator);
-	struct prof_fold f = {model_fid, model_hidden, m, m->nfuncs, so->thread, true};
-	if (prof_cct_fold(&s->at, &f, &m->ft, m->fs) != PROF_OK)
+	m->fs = rd_xcalloc(m->nfuncs + 1, sizeof *m->fs);
+	eng_cct_init(&m->ft, &prof_libc_allocator);
+	struct eng_fold f = {model_fid, model_hidden, m, m->nfuncs, so->thread, true};
+	if (eng_cct_fold(&s->at, &f, &m->ft, m->fs) != ENG_OK)
 		samp_oom();
 	if (m->ft.n)
 		memcpy(m->total, m->ft.nodes[0].total, sizeof m->total);
 	return 0;
 }
 
-struct prof_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread)
+struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t thread)
 {
-	struct prof_fsum *fs = insp_xcalloc(m->nfuncs + 1, sizeof *fs);
-	struct prof_cct ft;
-	prof_cct_init(&ft, &prof_libc_allocator);
-	struct prof_fold f = {model_fid, model_hidden, (void *)m, m->nfuncs, thread, true};
-	if (prof_cct_fold(&m->s->at, &f, &ft, fs) != PROF_OK)
+	struct eng_fsum *fs = rd_xcalloc(m->nfuncs + 1, sizeof *fs);
+	struct eng_cct ft;
+	eng_cct_init(&ft, &prof_libc_allocator);
+	struct eng_fold f = {model_fid, model_hidden, (void *)m, m->nfuncs, thread, true};
+	if (eng_cct_fold(&m->s->at, &f, &ft, fs) != ENG_OK)
 		samp_oom();
-	prof_cct_free(&ft);
+	eng_cct_free(&ft);
 	return fs;
 }
 
 void prof_smodel_free(struct prof_smodel *m)
 {
-	prof_cct_free(&m->ft);
+	eng_cct_free(&m->ft);
 	prof_symtab_free(m->st);
 	free(m->node_fid);
 	free(m->hidden);
@@ -484,15 +484,15 @@ void prof_smodel_free(struct prof_smodel *m)
 	free(m->fs);
 	free(m->calls);
 	free(m->threads);
-	insp_pool_free(&m->pool);
+	rd_pool_free(&m->pool);
 	memset(m, 0, sizeof *m);
 }
 
 static int samples_cmp_self(const void *a, const void *b, void *ctx)
 {
-	const struct prof_fsum *fs = ctx;
+	const struct eng_fsum *fs = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double u = fs[x].self[PROF_M_TICKS], v = fs[y].self[PROF_M_TICKS];
+	double u = fs[x].self[ENG_M_TICKS], v = fs[y].self[ENG_M_TICKS];
 	if (u != v)
 		return u < v ? 1 : -1;
 	return (x > y) - (x < y);
@@ -500,10 +500,10 @@ static int samples_cmp_self(const void *a, const void *b, void *ctx)
 
 uint32_t *prof_smodel_by_self(const struct prof_smodel *m, size_t *n)
 {
-	uint32_t *order = insp_xcalloc(m->nfuncs + 1, sizeof *order);
+	uint32_t *order = rd_xcalloc(m->nfuncs + 1, sizeof *order);
 	*n = 0;
 	for (uint32_t i = 0; i < m->nfuncs; i++)
-		if (m->fs[i].cum[PROF_M_TICKS] > 0 || m->fs[i].cum[PROF_M_BYTES] > 0)
+		if (m->fs[i].cum[ENG_M_TICKS] > 0 || m->fs[i].cum[ENG_M_BYTES] > 0)
 			order[(*n)++] = i;
 	qsort_r(order, *n, sizeof *order, samples_cmp_self, m->fs);
 	return order;

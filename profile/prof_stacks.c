@@ -1,7 +1,7 @@
 /*
 ** prof_stacks.c — whole call stacks, for folded stacks and flame graphs.
 **
-** The engine (prof_sim.c) keeps caller->called pairs, which is all fprof's
+** The engine (eng_sim.c) keeps caller->called pairs, which is all fprof's
 ** analysis needs; a flame graph needs the whole stack of every moment.  So
 ** the records of an exact trace are simulated a second time here, per
 ** record (a prof_each_fn), into a stack tree: one node per distinct stack,
@@ -20,7 +20,7 @@
 ** belong to no function (the engine drops them too) and it is left out of
 ** the paths.
 */
-#include "prof_export.h"
+#include "prof_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +33,12 @@ struct exp_frame {
 	uint32_t node;
 };
 
-struct exp_sthread {
+struct prof_stk_thread {
 	uint32_t thread;
 	bool off, seen;
 	uint64_t now, last;
-	uint64_t pend[PROF_EV_N]; /* intervals not yet given (prof_sim's)    */
-	int prev;                /* the last event's kind (prof_ev_interval)  */
+	uint64_t pend[ENG_EV_N]; /* intervals not yet given (eng_sim's)    */
+	int prev;                /* the last event's kind (eng_ev_interval)  */
 	uint32_t ph, nph;        /* the current placeholder, placeholders made */
 	struct exp_frame *stack;
 	size_t depth, cap;
@@ -47,30 +47,30 @@ struct exp_sthread {
 static void stk_oom(void)
 {
 	fputs("inspect: out of memory\n", stderr);
-	exit(INSP_EXIT_DB);
+	exit(RD_EXIT_DB);
 }
 
-static uint32_t stk_child_of(struct prof_cct *t, uint32_t parent, uint64_t key)
+static uint32_t stk_child_of(struct eng_cct *t, uint32_t parent, uint64_t key)
 {
 	uint32_t i;
-	if (prof_cct_child(t, parent, key, &i) != PROF_OK)
+	if (eng_cct_child(t, parent, key, &i) != ENG_OK)
 		stk_oom();
 	return i;
 }
 
-static uint32_t stk_child(struct exp_stacks *s, uint32_t parent, uint64_t key)
+static uint32_t stk_child(struct prof_stacks *s, uint32_t parent, uint64_t key)
 {
 	return stk_child_of(&s->t, parent, key);
 }
 
-void exp_stacks_init(struct exp_stacks *s)
+void prof_stacks_init(struct prof_stacks *s)
 {
 	memset(s, 0, sizeof *s);
-	prof_cct_init(&s->t, &prof_libc_allocator);
-	stk_child(s, PROF_CCT_NONE, 0); /* the root: node 0 */
+	eng_cct_init(&s->t, &prof_libc_allocator);
+	stk_child(s, ENG_CCT_NONE, 0); /* the root: node 0 */
 }
 
-void exp_stacks_free(struct exp_stacks *s)
+void prof_stacks_free(struct prof_stacks *s)
 {
 	for (size_t i = 0; i < s->nthr; i++)
 		free(s->thr[i].stack);
@@ -79,14 +79,14 @@ void exp_stacks_free(struct exp_stacks *s)
 	free(s->funcs);
 	free(s->alloc_cnt);
 	free(s->ev);
-	prof_cct_free(&s->t);
-	insp_pool_free(&s->pool);
+	eng_cct_free(&s->t);
+	rd_pool_free(&s->pool);
 	memset(s, 0, sizeof *s);
 }
 
 /* --------------------------------------------------------- simulation -- */
 
-static struct exp_sthread *stk_thread(struct exp_stacks *s, uint32_t thread)
+static struct prof_stk_thread *stk_thread(struct prof_stacks *s, uint32_t thread)
 {
 	size_t *last = &s->last_thr; /* records come a chunk (one thread) at a time */
 	if (*last < s->nthr && s->thr[*last].thread == thread)
@@ -94,48 +94,48 @@ static struct exp_sthread *stk_thread(struct exp_stacks *s, uint32_t thread)
 	for (*last = 0; *last < s->nthr; ++*last)
 		if (s->thr[*last].thread == thread)
 			return &s->thr[*last];
-	s->thr = insp_xrealloc(s->thr, (s->nthr + 1) * sizeof *s->thr);
-	struct exp_sthread *t = &s->thr[s->nthr++];
-	*t = (struct exp_sthread){.thread = thread, .off = true};
+	s->thr = rd_xrealloc(s->thr, (s->nthr + 1) * sizeof *s->thr);
+	struct prof_stk_thread *t = &s->thr[s->nthr++];
+	*t = (struct prof_stk_thread){.thread = thread, .off = true};
 	return t;
 }
 
-static uint32_t stk_top(const struct exp_sthread *t)
+static uint32_t stk_top(const struct prof_stk_thread *t)
 {
 	return t->depth ? t->stack[t->depth - 1].node : t->ph;
 }
 
-/* The node's intervals (prof_evs), the array grown to hold it. */
-static uint64_t *stk_ev(struct exp_stacks *s, uint32_t node)
+/* The node's intervals (eng_evs), the array grown to hold it. */
+static uint64_t *stk_ev(struct prof_stacks *s, uint32_t node)
 {
 	if (node >= s->ev_cap) {
 		size_t cap = 2 * (size_t)node + 64;
-		s->ev = insp_xrealloc(s->ev, cap * sizeof *s->ev);
+		s->ev = rd_xrealloc(s->ev, cap * sizeof *s->ev);
 		memset(s->ev + s->ev_cap, 0, (cap - s->ev_cap) * sizeof *s->ev);
 		s->ev_cap = cap;
 	}
 	return s->ev[node];
 }
 
-static uint64_t stk_advance(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
+static uint64_t stk_advance(struct prof_stacks *s, struct prof_stk_thread *t, uint64_t ts)
 {
 	if (ts < t->now)
 		return t->now;
 	if (!t->off) {
-		s->t.nodes[stk_top(t)].self[EXP_TIME] += (double)(ts - t->now);
-		prof_ev_add(stk_ev(s, stk_top(t)), t->pend);
+		s->t.nodes[stk_top(t)].self[PROF_STK_TIME] += (double)(ts - t->now);
+		eng_ev_add(stk_ev(s, stk_top(t)), t->pend);
 	}
 	memset(t->pend, 0, sizeof t->pend);
 	t->now = ts;
 	return ts;
 }
 
-static uint32_t stk_new_ph(struct exp_stacks *s, struct exp_sthread *t)
+static uint32_t stk_new_ph(struct prof_stacks *s, struct prof_stk_thread *t)
 {
 	return stk_child(s, 0, EXP_PH | (uint64_t)t->thread << 32 | t->nph++);
 }
 
-static void stk_open(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
+static void stk_open(struct prof_stacks *s, struct prof_stk_thread *t, uint64_t ts)
 {
 	t->off = false;
 	t->now = ts;
@@ -144,42 +144,42 @@ static void stk_open(struct exp_stacks *s, struct exp_sthread *t, uint64_t ts)
 	t->prev = -1;
 }
 
-static void stk_close(struct exp_stacks *s, struct exp_sthread *t)
+static void stk_close(struct prof_stacks *s, struct prof_stk_thread *t)
 {
 	t->depth = 0;
 	if (!t->off) { /* the unknown caller's */
-		s->t.nodes[t->ph].self[EXP_TIME] = 0;
+		s->t.nodes[t->ph].self[PROF_STK_TIME] = 0;
 		memset(stk_ev(s, t->ph), 0, sizeof *s->ev);
 	}
 	t->off = true;
 }
 
 /* Add the sums of the subtree at src to the one at dst, and clear src. */
-static void stk_move(struct exp_stacks *s, uint32_t src, uint32_t dst)
+static void stk_move(struct prof_stacks *s, uint32_t src, uint32_t dst)
 {
 	stk_ev(s, src > dst ? src : dst); /* grown once: no pointer kept across */
-	prof_ev_add(s->ev[dst], s->ev[src]);
+	eng_ev_add(s->ev[dst], s->ev[src]);
 	memset(s->ev[src], 0, sizeof *s->ev);
-	for (int m = 0; m < EXP_N; m++) {
+	for (int m = 0; m < PROF_STK_N; m++) {
 		s->t.nodes[dst].self[m] += s->t.nodes[src].self[m];
 		s->t.nodes[src].self[m] = 0;
 	}
-	for (uint32_t c = s->t.nodes[src].child; c != PROF_CCT_NONE; c = s->t.nodes[c].next)
+	for (uint32_t c = s->t.nodes[src].child; c != ENG_CCT_NONE; c = s->t.nodes[c].next)
 		stk_move(s, c, stk_child(s, dst, s->t.nodes[c].key));
 }
 
-static void stk_call(struct exp_stacks *s, struct exp_sthread *t, uint64_t fn)
+static void stk_call(struct prof_stacks *s, struct prof_stk_thread *t, uint64_t fn)
 {
 	uint32_t node = stk_child(s, stk_top(t), fn);
 	if (t->depth == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 64;
-		t->stack = insp_xrealloc(t->stack, t->cap * sizeof *t->stack);
+		t->stack = rd_xrealloc(t->stack, t->cap * sizeof *t->stack);
 	}
 	t->stack[t->depth++] = (struct exp_frame){fn, node};
 	s->calls++;
 }
 
-static void stk_return(struct exp_stacks *s, struct exp_sthread *t, uint64_t fn)
+static void stk_return(struct prof_stacks *s, struct prof_stk_thread *t, uint64_t fn)
 {
 	for (size_t i = t->depth; i-- > 0;)
 		if (t->stack[i].fn == fn) {
@@ -195,7 +195,7 @@ static void stk_return(struct exp_stacks *s, struct exp_sthread *t, uint64_t fn)
 }
 
 /* SUSPEND and ALLOC, as the engine's sim_pseudo. */
-static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, bool alloc)
+static void stk_pseudo(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r, bool alloc)
 {
 	uint64_t begin = MEMINST_TREC_TIME(r[0]), end = r[1];
 	uint64_t from = stk_advance(s, t, begin);
@@ -203,30 +203,30 @@ static void stk_pseudo(struct exp_stacks *s, struct exp_sthread *t, const uint64
 		end = begin;
 	if (alloc) {
 		unsigned op = r[2] & 0xff;
-		uint32_t a = stk_child(s, stk_top(t), PROF_FN_ALLOC);
+		uint32_t a = stk_child(s, stk_top(t), ENG_FN_ALLOC);
 		if (end > from)
-			s->t.nodes[a].self[EXP_TIME] += (double)(end - from);
+			s->t.nodes[a].self[PROF_STK_TIME] += (double)(end - from);
 		if (a >= s->alloc_cap) {
 			size_t cap = 2 * (size_t)a + 64;
-			s->alloc_cnt = insp_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
+			s->alloc_cnt = rd_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
 			memset(s->alloc_cnt + s->alloc_cap, 0, (cap - s->alloc_cap) * sizeof *s->alloc_cnt);
 			s->alloc_cap = cap;
 		}
 		s->alloc_cnt[a]++;
 		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE) {
-			s->t.nodes[stk_top(t)].self[EXP_BYTES] += (double)(r[2] >> 8);
-			s->t.nodes[stk_top(t)].self[EXP_ALLOCS]++;
+			s->t.nodes[stk_top(t)].self[PROF_STK_BYTES] += (double)(r[2] >> 8);
+			s->t.nodes[stk_top(t)].self[PROF_STK_ALLOCS]++;
 		}
-	} else if (prof_own_pause_fn(r[2]) && end > from) { /* <trace-wait>, <snapshot>: their own time */
-		s->t.nodes[stk_child(s, stk_top(t), prof_own_pause_fn(r[2]))].self[EXP_TIME] += (double)(end - from);
+	} else if (eng_own_pause_fn(r[2]) && end > from) { /* <trace-wait>, <snapshot>: their own time */
+		s->t.nodes[stk_child(s, stk_top(t), eng_own_pause_fn(r[2]))].self[PROF_STK_TIME] += (double)(end - from);
 	}
 	if (end > t->now)
 		t->now = end;
 }
 
-static void stk_act(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, unsigned kind, uint64_t ts);
+static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r, unsigned kind, uint64_t ts);
 
-static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r)
+static void stk_event(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r)
 {
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
 	uint64_t ts = MEMINST_TREC_TIME(r[0]);
@@ -234,11 +234,11 @@ static void stk_event(struct exp_stacks *s, struct exp_sthread *t, const uint64_
 		       kind == MEMINST_TREC_THREAD_START || kind == MEMINST_TREC_TRACE_ON ||
 		       kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC))
 		stk_open(s, t, ts > t->now ? ts : t->now);
-	prof_ev_interval(&t->prev, kind, t->pend); /* as the engine's sim_interval */
+	eng_ev_interval(&t->prev, kind, t->pend); /* as the engine's sim_interval */
 	stk_act(s, t, r, kind, ts);
 }
 
-static void stk_act(struct exp_stacks *s, struct exp_sthread *t, const uint64_t *r, unsigned kind, uint64_t ts)
+static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r, unsigned kind, uint64_t ts)
 {
 	switch (kind) {
 	case MEMINST_TREC_CALL:
@@ -267,16 +267,16 @@ static void stk_act(struct exp_stacks *s, struct exp_sthread *t, const uint64_t 
 	}
 }
 
-void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread, unsigned stream,
+void prof_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t thread, unsigned stream,
 		       const uint64_t *r, size_t n)
 {
 	(void)h, (void)n;
 	if (stream != MEMINST_TRACE_STREAM_EVENTS)
 		return;
-	struct exp_stacks *s = ctx;
+	struct prof_stacks *s = ctx;
 	if (MEMINST_TREC_KIND(r[0]) == MEMINST_TREC_TRACE_COST && n >= 4)
 		s->alloc_ps = r[3];
-	struct exp_sthread *t = stk_thread(s, thread);
+	struct prof_stk_thread *t = stk_thread(s, thread);
 	unsigned kind = MEMINST_TREC_KIND(r[0]);
 	uint64_t b = MEMINST_TREC_TIME(r[0]);
 	if ((kind == MEMINST_TREC_SUSPEND || kind == MEMINST_TREC_ALLOC) && r[1] > b)
@@ -290,24 +290,24 @@ void exp_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_t
 /* ------------------------------------------------------------ results -- */
 
 /* Inclusive sums (children come after their parents in the array). */
-static void stk_totals(struct exp_stacks *s)
+static void stk_totals(struct prof_stacks *s)
 {
-	struct prof_cct_node *nd = s->t.nodes;
+	struct eng_cct_node *nd = s->t.nodes;
 	for (size_t i = 0; i < s->t.n; i++)
-		for (int m = 0; m < EXP_N; m++)
+		for (int m = 0; m < PROF_STK_N; m++)
 			nd[i].total[m] = nd[i].self[m];
 	for (size_t i = s->t.n; i-- > 1;)
-		for (int m = 0; m < EXP_N; m++)
+		for (int m = 0; m < PROF_STK_N; m++)
 			nd[nd[i].parent].total[m] += nd[i].total[m];
-	for (int m = 0; m < EXP_N; m++)
+	for (int m = 0; m < PROF_STK_N; m++)
 		s->total[m] = nd[0].total[m];
 }
 
-void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct insp_opts *o,
+void prof_stacks_finish(struct prof_stacks *s, struct prof_trace *tr, const struct rd_opts *o,
 		       bool no_files)
 {
 	for (size_t i = 0; i < s->nthr; i++) {
-		struct exp_sthread *t = &s->thr[i];
+		struct prof_stk_thread *t = &s->thr[i];
 		if (!t->off)
 			stk_advance(s, t, t->last > t->now ? t->last : t->now);
 		stk_close(s, t);
@@ -315,23 +315,23 @@ void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct
 	double ns = prof_ns_per_tick(tr);
 	prof_calibration(tr, &s->cost);
 	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &s->pool);
-	s->fid = insp_xcalloc(s->t.n + 1, sizeof *s->fid);
+	s->fid = rd_xcalloc(s->t.n + 1, sizeof *s->fid);
 	for (size_t i = 0; i < s->t.n; i++) {
-		struct prof_cct_node *nd = &s->t.nodes[i];
-		nd->self[EXP_TIME] = (double)(uint64_t)(nd->self[EXP_TIME] * ns + 0.5);
+		struct eng_cct_node *nd = &s->t.nodes[i];
+		nd->self[PROF_STK_TIME] = (double)(uint64_t)(nd->self[PROF_STK_TIME] * ns + 0.5);
 		if (i < s->ev_cap) {
-			double raw = nd->self[EXP_TIME];
-			nd->self[EXP_TIME] = (double)prof_comp_ns(&s->cost, (int64_t)raw, s->ev[i], NULL);
-			s->taken_ns += raw - nd->self[EXP_TIME];
+			double raw = nd->self[PROF_STK_TIME];
+			nd->self[PROF_STK_TIME] = (double)prof_comp_ns(&s->cost, (int64_t)raw, s->ev[i], NULL);
+			s->taken_ns += raw - nd->self[PROF_STK_TIME];
 		}
 		if (i < s->alloc_cap && s->alloc_cnt[i] && s->alloc_ps) { /* as prof_model.c's model_cost */
 			double d = (double)(int64_t)((double)s->alloc_cnt[i] * (double)s->alloc_ps / 1000.0 + 0.5);
-			nd->self[EXP_TIME] = d < nd->self[EXP_TIME] ? nd->self[EXP_TIME] - d : 0;
+			nd->self[PROF_STK_TIME] = d < nd->self[PROF_STK_TIME] ? nd->self[PROF_STK_TIME] - d : 0;
 		}
 		s->fid[i] = i == 0 || (nd->key & EXP_PH) ? UINT32_MAX : prof_symtab_index(st, nd->key);
 	}
 	const struct prof_func *f = prof_symtab_funcs(st, &s->nfuncs);
-	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
+	s->funcs = rd_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
 	memcpy(s->funcs, f, s->nfuncs * sizeof *f);
 	prof_symtab_free(st);
 	stk_totals(s);
@@ -340,47 +340,47 @@ void exp_stacks_finish(struct exp_stacks *s, struct prof_trace *tr, const struct
 /* The function tree of the samples, each node's function expanded into
 ** the chain of functions inlined at its address (prof_inline.c); node keys
 ** are function ids. */
-void exp_stacks_from_samples(struct exp_stacks *s, const struct prof_smodel *m)
+void prof_stacks_from_samples(struct prof_stacks *s, const struct prof_smodel *m)
 {
-	struct exp_inline x;
-	exp_inline_init(&x, m);
-	exp_inline_fold(&x);
-	const struct prof_cct *ft = &x.ft;
-	uint32_t *map = insp_xcalloc(ft->n + 1, sizeof *map);
+	struct prof_inline x;
+	prof_inline_init(&x, m);
+	prof_inline_fold(&x);
+	const struct eng_cct *ft = &x.ft;
+	uint32_t *map = rd_xcalloc(ft->n + 1, sizeof *map);
 	for (size_t i = 0; i < ft->n; i++) {
-		const struct prof_cct_node *nd = &ft->nodes[i];
-		if (nd->parent == PROF_CCT_NONE) { /* one root: the threads merged */
+		const struct eng_cct_node *nd = &ft->nodes[i];
+		if (nd->parent == ENG_CCT_NONE) { /* one root: the threads merged */
 			map[i] = 0;
 			continue;
 		}
-		const struct exp_iframe *fr;
-		struct exp_iframe one;
-		size_t n = exp_inline_fold_frames(&x, (uint32_t)nd->key, &fr, &one);
+		const struct prof_inl_frame *fr;
+		struct prof_inl_frame one;
+		size_t n = prof_inline_fold_frames(&x, (uint32_t)nd->key, &fr, &one);
 		uint32_t k = map[nd->parent];
 		for (size_t j = 0; j < n; j++)
 			k = stk_child(s, k, fr[j].fn);
 		map[i] = k;
-		s->t.nodes[k].self[EXP_TIME] += (double)(uint64_t)(nd->self[PROF_M_TICKS] * m->ns_per_tick + 0.5);
-		s->t.nodes[k].self[EXP_BYTES] += (double)(uint64_t)(nd->self[PROF_M_BYTES] + 0.5);
+		s->t.nodes[k].self[PROF_STK_TIME] += (double)(uint64_t)(nd->self[ENG_M_TICKS] * m->ns_per_tick + 0.5);
+		s->t.nodes[k].self[PROF_STK_BYTES] += (double)(uint64_t)(nd->self[ENG_M_BYTES] + 0.5);
 	}
 	free(map);
 	free(s->fid);
-	s->fid = insp_xcalloc(s->t.n + 1, sizeof *s->fid);
+	s->fid = rd_xcalloc(s->t.n + 1, sizeof *s->fid);
 	s->fid[0] = UINT32_MAX;
 	for (size_t k = 1; k < s->t.n; k++)
 		s->fid[k] = (uint32_t)s->t.nodes[k].key;
 	s->nfuncs = x.nfuncs;
-	s->funcs = insp_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
+	s->funcs = rd_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
 	memcpy(s->funcs, x.funcs, s->nfuncs * sizeof *s->funcs);
 	for (size_t f = m->nfuncs; f < s->nfuncs; f++) { /* the inlined ones' names are x's */
-		s->funcs[f].name = insp_pool_str(&s->pool, s->funcs[f].name);
-		s->funcs[f].file = s->funcs[f].file ? insp_pool_str(&s->pool, s->funcs[f].file) : NULL;
+		s->funcs[f].name = rd_pool_str(&s->pool, s->funcs[f].name);
+		s->funcs[f].file = s->funcs[f].file ? rd_pool_str(&s->pool, s->funcs[f].file) : NULL;
 	}
-	exp_inline_free(&x);
+	prof_inline_free(&x);
 	stk_totals(s);
 }
 
-uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i)
+uint32_t prof_stacks_thread(const struct prof_stacks *s, uint32_t i)
 {
 	while (i && s->t.nodes[i].parent != 0)
 		i = s->t.nodes[i].parent;
@@ -388,7 +388,7 @@ uint32_t exp_stacks_thread(const struct exp_stacks *s, uint32_t i)
 	return k & EXP_PH ? (uint32_t)(k >> 32 & 0x7fffffff) : 0;
 }
 
-const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)
+const char *prof_stacks_label(const struct prof_stacks *s, uint32_t i)
 {
 	uint32_t f = s->fid ? s->fid[i] : UINT32_MAX;
 	return f < s->nfuncs ? s->funcs[f].name : NULL;
@@ -401,66 +401,66 @@ const char *exp_stacks_label(const struct exp_stacks *s, uint32_t i)
 ** so that stacks that differ only in nodes left out of paths (the unknown
 ** callers, one per thread) are one, and deep recursion costs a node per
 ** level, not a copy of the whole stack per level (200,000 levels were
-** quadratic).  Frames beyond EXP_MAX_DEPTH are cut: a deeper stack is
-** its outermost EXP_MAX_DEPTH frames, a frame [truncated] and its innermost
+** quadratic).  Frames beyond PROF_STK_MAX_DEPTH are cut: a deeper stack is
+** its outermost PROF_STK_MAX_DEPTH frames, a frame [truncated] and its innermost
 ** function, which keeps its own figures (a flat profile stays true).
 */
 /* Each function's first function of the same name (folded stacks are
 ** text: two functions named alike are one frame). */
-static uint32_t *paths_by_name(const struct exp_stacks *s)
+static uint32_t *paths_by_name(const struct prof_stacks *s)
 {
-	uint32_t *canon = insp_xcalloc(s->nfuncs + 1, sizeof *canon);
-	struct prof_cct names; /* roots keyed by a hash of the name, children by id */
-	prof_cct_init(&names, &prof_libc_allocator);
+	uint32_t *canon = rd_xcalloc(s->nfuncs + 1, sizeof *canon);
+	struct eng_cct names; /* roots keyed by a hash of the name, children by id */
+	eng_cct_init(&names, &prof_libc_allocator);
 	for (size_t f = 0; f < s->nfuncs; f++) {
 		uint64_t h = 1469598103934665603ull;
 		for (const char *c = s->funcs[f].name; *c; c++)
 			h = (h ^ (unsigned char)*c) * 1099511628211ull;
-		uint32_t r = stk_child_of(&names, PROF_CCT_NONE, h), c;
-		for (c = names.nodes[r].child; c != PROF_CCT_NONE; c = names.nodes[c].next)
+		uint32_t r = stk_child_of(&names, ENG_CCT_NONE, h), c;
+		for (c = names.nodes[r].child; c != ENG_CCT_NONE; c = names.nodes[c].next)
 			if (!strcmp(s->funcs[names.nodes[c].key].name, s->funcs[f].name))
 				break;
-		canon[f] = c != PROF_CCT_NONE ? (uint32_t)names.nodes[c].key : (uint32_t)f;
-		if (c == PROF_CCT_NONE)
+		canon[f] = c != ENG_CCT_NONE ? (uint32_t)names.nodes[c].key : (uint32_t)f;
+		if (c == ENG_CCT_NONE)
 			stk_child_of(&names, r, f);
 	}
-	prof_cct_free(&names);
+	eng_cct_free(&names);
 	return canon;
 }
 
-void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_thread, bool by_name)
+void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name)
 {
 	memset(p, 0, sizeof *p);
-	prof_cct_init(&p->t, &prof_libc_allocator);
+	eng_cct_init(&p->t, &prof_libc_allocator);
 	p->truncated = (uint32_t)s->nfuncs;
 	uint32_t *canon = by_name ? paths_by_name(s) : NULL;
 	size_t n = s->t.n;
 	/* base: the tree node the node's callees hang under (past the cut: the
 	** [truncated] frame), depth: the frames down to it */
-	uint32_t *base = insp_xcalloc(n + 1, sizeof *base), *depth = insp_xcalloc(n + 1, sizeof *depth);
-	uint32_t *thread = insp_xcalloc(n + 1, sizeof *thread);
+	uint32_t *base = rd_xcalloc(n + 1, sizeof *base), *depth = rd_xcalloc(n + 1, sizeof *depth);
+	uint32_t *thread = rd_xcalloc(n + 1, sizeof *thread);
 	for (size_t i = 1; i < n; i++) { /* parents come before their children */
-		const struct prof_cct_node *nd = &s->t.nodes[i];
+		const struct eng_cct_node *nd = &s->t.nodes[i];
 		uint32_t up = nd->parent;
 		thread[i] = up ? thread[up] : nd->key & EXP_PH ? (uint32_t)(nd->key >> 32 & 0x7fffffff) : 0;
-		uint32_t at = up ? base[up] : PROF_CCT_NONE, d = up ? depth[up] : 0;
-		if (at == PROF_CCT_NONE && prof_cct_child(&p->t, PROF_CCT_NONE, by_thread ? thread[i] : 0, &at))
+		uint32_t at = up ? base[up] : ENG_CCT_NONE, d = up ? depth[up] : 0;
+		if (at == ENG_CCT_NONE && eng_cct_child(&p->t, ENG_CCT_NONE, by_thread ? thread[i] : 0, &at))
 			stk_oom();
 		uint32_t f = s->fid[i], own = at; /* (a node left out of paths: its parent's) */
 		if (canon && f < s->nfuncs)
 			f = canon[f];
-		if (f < s->nfuncs && d < EXP_MAX_DEPTH) {
-			if (prof_cct_child(&p->t, at, f, &at))
+		if (f < s->nfuncs && d < PROF_STK_MAX_DEPTH) {
+			if (eng_cct_child(&p->t, at, f, &at))
 				stk_oom();
 			own = at, d++;
 		} else if (f < s->nfuncs) {
-			if ((d == EXP_MAX_DEPTH && prof_cct_child(&p->t, at, p->truncated, &at)) ||
-			    prof_cct_child(&p->t, at, f, &own))
+			if ((d == PROF_STK_MAX_DEPTH && eng_cct_child(&p->t, at, p->truncated, &at)) ||
+			    eng_cct_child(&p->t, at, f, &own))
 				stk_oom();
-			d = EXP_MAX_DEPTH + 1;
+			d = PROF_STK_MAX_DEPTH + 1;
 		}
 		base[i] = at, depth[i] = d;
-		for (int m = 0; m < EXP_N; m++)
+		for (int m = 0; m < PROF_STK_N; m++)
 			p->t.nodes[own].self[m] += nd->self[m];
 	}
 	free(base);
@@ -469,85 +469,13 @@ void exp_paths_build(struct exp_paths *p, const struct exp_stacks *s, bool by_th
 	free(canon);
 }
 
-void exp_paths_free(struct exp_paths *p)
+void prof_paths_free(struct prof_paths *p)
 {
-	prof_cct_free(&p->t);
+	eng_cct_free(&p->t);
 }
 
-const char *exp_paths_label(const struct exp_paths *p, const struct exp_stacks *s, uint32_t i)
+const char *prof_paths_label(const struct prof_paths *p, const struct prof_stacks *s, uint32_t i)
 {
 	uint64_t k = p->t.nodes[i].key;
 	return k == p->truncated ? "[truncated]" : s->funcs[k].name;
-}
-
-/* ------------------------------------------------------------- folded -- */
-
-struct fold_ctx {
-	const struct exp_stacks *s;
-	const struct exp_paths *p;
-};
-
-static int fold_cmp(const void *a, const void *b, void *ctx)
-{
-	const struct fold_ctx *c = ctx;
-	return strcmp(exp_paths_label(c->p, c->s, *(const uint32_t *)a), exp_paths_label(c->p, c->s, *(const uint32_t *)b));
-}
-
-/* One line "a;b;c N" per stack with a value, in the order of a walk that
-** takes children by name (an explicit stack: a deep recursion is deep). */
-void exp_folded_write(const struct exp_stacks *s, int metric, FILE *f)
-{
-	struct exp_paths p;
-	exp_paths_build(&p, s, false, true);
-	struct fold_ctx ctx = {s, &p};
-	size_t n = p.t.n;
-	/* the children of every node, sorted by name, one block per parent */
-	uint32_t *first = insp_xcalloc(n + 1, sizeof *first), *kids = insp_xcalloc(n + 1, sizeof *kids);
-	uint32_t *cnt = insp_xcalloc(n + 1, sizeof *cnt), *len = insp_xcalloc(n + 1, sizeof *len);
-	for (size_t i = 1; i < n; i++)
-		cnt[p.t.nodes[i].parent]++;
-	for (size_t i = 0, at = 0; i < n; i++)
-		first[i] = (uint32_t)at, at += cnt[i], cnt[i] = 0;
-	for (size_t i = 1; i < n; i++) {
-		uint32_t up = p.t.nodes[i].parent;
-		kids[first[up] + cnt[up]++] = (uint32_t)i;
-	}
-	for (size_t i = 0; i < n; i++)
-		qsort_r(kids + first[i], cnt[i], sizeof *kids, fold_cmp, &ctx);
-	/* the walk: stack[] of (node, next child), the line in buf */
-	uint32_t (*stack)[2] = insp_xcalloc(EXP_MAX_DEPTH + 4, sizeof *stack);
-	size_t sp = 0, cap = 4096, used = 0;
-	char *buf = insp_xmalloc(cap);
-	if (n)
-		stack[sp][0] = 0, stack[sp++][1] = 0;
-	while (sp) {
-		uint32_t i = stack[sp - 1][0], k = stack[sp - 1][1]++;
-		if (k == 0 && i != 0) { /* entering i: its name on the line */
-			const char *l = exp_paths_label(&p, s, i);
-			size_t ll = strlen(l);
-			if (used + ll + 2 > cap)
-				buf = insp_xrealloc(buf, cap = 2 * (used + ll + 2));
-			len[i] = (uint32_t)used;
-			if (used)
-				buf[used++] = ';';
-			for (; *l; l++) /* ';' and line ends inside names would split frames or lines */
-				buf[used++] = *l == ';' || *l == '\n' || *l == '\r' ? '_' : *l;
-			uint64_t v = (uint64_t)p.t.nodes[i].self[metric];
-			if (v)
-				fprintf(f, "%.*s %llu\n", (int)used, buf, (unsigned long long)v);
-		}
-		if (k < cnt[i]) {
-			stack[sp][0] = kids[first[i] + k], stack[sp++][1] = 0;
-		} else {
-			used = i ? len[i] : 0;
-			sp--;
-		}
-	}
-	free(buf);
-	free(stack);
-	free(first);
-	free(kids);
-	free(cnt);
-	free(len);
-	exp_paths_free(&p);
 }

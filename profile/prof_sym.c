@@ -5,7 +5,7 @@
 ** the file offset of start) and its build-id.  Each module file is opened
 ** once with libelf to find its load bias (the PT_LOAD segment holding the
 ** mapped offset) and to compare build-ids; files that match are handed to
-** inspect's symboliser (insp_symbols.c: libdwfl, DWARF then the ELF symbol
+** inspect's symboliser (rd_symbols.c: libdwfl, DWARF then the ELF symbol
 ** table, C++ demangled).  Whatever cannot be named that way is shown as
 ** `module+0xOFFSET` (the ELF address in that file), or as the bare address
 ** outside every module.  A module whose build-id differs from the traced
@@ -42,8 +42,8 @@ struct sym_mod {
 };
 
 struct prof_symtab {
-	struct insp_pool *pool;
-	insp_syms_t *syms;
+	struct rd_pool *pool;
+	rd_syms_t *syms;
 	struct sym_mod *mods;
 	size_t nmods;
 	struct prof_func *funcs;
@@ -111,7 +111,7 @@ static void sym_exports(struct sym_mod *sm, const char *path)
 		    !sh.sh_entsize)
 			continue;
 		size_t n = sh.sh_size / sh.sh_entsize;
-		sm->exports = insp_xcalloc(n + 1, sizeof *sm->exports);
+		sm->exports = rd_xcalloc(n + 1, sizeof *sm->exports);
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym sym;
 			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
@@ -148,18 +148,18 @@ static const char *sym_basename(const char *path)
 	return s ? s + 1 : path;
 }
 
-static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const struct insp_opts *o,
+static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const struct rd_opts *o,
 			bool no_files)
 {
-	struct insp_module *im = insp_xcalloc(tr->nmods + 1, sizeof *im);
+	struct rd_module *im = rd_xcalloc(tr->nmods + 1, sizeof *im);
 	size_t nim = 0;
-	st->mods = insp_xcalloc(tr->nmods + 1, sizeof *st->mods);
+	st->mods = rd_xcalloc(tr->nmods + 1, sizeof *st->mods);
 	for (size_t i = 0; i < tr->nmods; i++) {
 		const struct prof_mod *m = &tr->mods[i];
 		struct sym_mod *sm = &st->mods[st->nmods++];
 		*sm = (struct sym_mod){.start = m->start, .end = m->end, .bias = m->start - m->offset,
 				      .base = sym_basename(m->path)};
-		sm->base = insp_pool_str(st->pool, sm->base);
+		sm->base = rd_pool_str(st->pool, sm->base);
 		int ok = no_files ? -1 : sym_elf(m, &sm->bias);
 		if (ok == 0) {
 			/* once per file, not per mapping */
@@ -167,7 +167,7 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 			for (size_t j = 0; j < i; j++)
 				told |= strcmp(tr->mods[j].path, m->path) == 0;
 			if (!told)
-				insp_errf(o->err, "inspect: warning: %s: its build-id differs from the traced one; "
+				rd_errf(o->err, "inspect: warning: %s: its build-id differs from the traced one; "
 					"its functions are shown as %s+offset\n", m->path, sm->base);
 		}
 		sm->meminst = strncmp(sm->base, "libmeminst", 10) == 0;
@@ -176,14 +176,14 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 		if (sm->meminst)
 			sym_exports(sm, m->path);
 		sm->named = true;
-		sm->path = insp_pool_str(st->pool, m->path);
+		sm->path = rd_pool_str(st->pool, m->path);
 		bool dup = false;
 		for (size_t j = 0; j < nim; j++)
 			dup |= strcmp(im[j].path, m->path) == 0 && im[j].base == sm->bias;
 		if (!dup)
-			im[nim++] = (struct insp_module){sm->bias, insp_pool_str(st->pool, m->path), NULL};
+			im[nim++] = (struct rd_module){sm->bias, rd_pool_str(st->pool, m->path), NULL};
 	}
-	st->syms = nim ? insp_syms_new(im, nim) : NULL;
+	st->syms = nim ? rd_syms_new(im, nim) : NULL;
 	free(im);
 }
 
@@ -191,25 +191,25 @@ static void sym_add(prof_symtab_t *st, uint64_t addr, const char *name)
 {
 	if (st->nfuncs == st->cap) {
 		st->cap = st->cap ? 2 * st->cap : 256;
-		st->funcs = insp_xrealloc(st->funcs, st->cap * sizeof *st->funcs);
+		st->funcs = rd_xrealloc(st->funcs, st->cap * sizeof *st->funcs);
 	}
 	st->funcs[st->nfuncs++] = (struct prof_func){.addr = addr, .name = name};
 }
 
-prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct insp_opts *o,
-			       bool no_files, struct insp_pool *pool)
+prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct rd_opts *o,
+			       bool no_files, struct rd_pool *pool)
 {
-	prof_symtab_t *st = insp_xcalloc(1, sizeof *st);
+	prof_symtab_t *st = rd_xcalloc(1, sizeof *st);
 	st->pool = pool;
 	if (tr)
 		sym_modules(st, tr, o, no_files);
-	sym_add(st, PROF_FN_UNDEFINED, "undefined");
-	sym_add(st, PROF_FN_SUSPEND, "suspend");
-	sym_add(st, PROF_FN_ALLOC, "<alloc>");
-	sym_add(st, PROF_FN_PENDING, "undefined"); /* settled before any display */
-	sym_add(st, PROF_FN_TRACE_WAIT, "<trace-wait>");
-	sym_add(st, PROF_FN_SNAPSHOT, "<snapshot>");
-	sym_add(st, PROF_FN_PREEMPTED, "<preempted>");
+	sym_add(st, ENG_FN_UNDEFINED, "undefined");
+	sym_add(st, ENG_FN_SUSPEND, "suspend");
+	sym_add(st, ENG_FN_ALLOC, "<alloc>");
+	sym_add(st, ENG_FN_PENDING, "undefined"); /* settled before any display */
+	sym_add(st, ENG_FN_TRACE_WAIT, "<trace-wait>");
+	sym_add(st, ENG_FN_SNAPSHOT, "<snapshot>");
+	sym_add(st, ENG_FN_PREEMPTED, "<preempted>");
 	return st;
 }
 
@@ -224,29 +224,29 @@ static void sym_name(prof_symtab_t *st, struct prof_func *f)
 		if (f->addr >= st->mods[i].start && f->addr < st->mods[i].end)
 			m = &st->mods[i];
 	if (!m) {
-		f->name = insp_pool_fmt(st->pool, "0x%llx", (unsigned long long)f->addr);
+		f->name = rd_pool_fmt(st->pool, "0x%llx", (unsigned long long)f->addr);
 		return;
 	}
 	f->module = m->base;
 	if (m->meminst)
 		f->meminst = sym_exported(m, f->addr) ? 2 : 1;
-	struct insp_sym s;
+	struct rd_sym s;
 	/* the symboliser takes return addresses (it looks at site - 1) */
-	if (m->named && st->syms && insp_syms_lookup(st->syms, f->addr + 1, &s) == 0) {
+	if (m->named && st->syms && rd_syms_lookup(st->syms, f->addr + 1, &s) == 0) {
 		if (s.func) {
-			f->name = s.off == 1 ? insp_pool_str(st->pool, s.func)
-					     : insp_pool_fmt(st->pool, "%s+0x%llx", s.func,
+			f->name = s.off == 1 ? rd_pool_str(st->pool, s.func)
+					     : rd_pool_fmt(st->pool, "%s+0x%llx", s.func,
 							     (unsigned long long)(s.off - 1));
 		}
 		if (s.file) {
-			f->file = insp_pool_str(st->pool, s.file);
+			f->file = rd_pool_str(st->pool, s.file);
 			f->line = s.line;
 		}
-		insp_sym_clear(&s);
+		rd_sym_clear(&s);
 		if (f->name)
 			return;
 	}
-	f->name = insp_pool_fmt(st->pool, "%s+0x%llx", m->base, (unsigned long long)(f->addr - m->bias));
+	f->name = rd_pool_fmt(st->pool, "%s+0x%llx", m->base, (unsigned long long)(f->addr - m->bias));
 }
 
 static uint64_t sym_mix(uint64_t x)
@@ -259,7 +259,7 @@ static void sym_rehash(prof_symtab_t *st)
 {
 	free(st->hash);
 	st->hcap = st->hcap ? 2 * st->hcap : 1024;
-	st->hash = insp_xcalloc(st->hcap, sizeof *st->hash);
+	st->hash = rd_xcalloc(st->hcap, sizeof *st->hash);
 	for (size_t i = 0; i < st->nfuncs; i++) {
 		size_t j = sym_mix(st->funcs[i].addr) & (st->hcap - 1);
 		while (st->hash[j])
@@ -270,7 +270,7 @@ static void sym_rehash(prof_symtab_t *st)
 
 uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr)
 {
-	if (addr <= PROF_FN_PSEUDO_MAX) /* added first, in order */
+	if (addr <= ENG_FN_PSEUDO_MAX) /* added first, in order */
 		return (uint32_t)addr;
 	if (2 * (st->nfuncs + 1) > st->hcap)
 		sym_rehash(st);
@@ -306,7 +306,7 @@ static uint64_t sym_cfi_entry(struct sym_mod *m, uint64_t addr)
 
 uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 {
-	if (addr <= PROF_FN_PSEUDO_MAX)
+	if (addr <= ENG_FN_PSEUDO_MAX)
 		return addr;
 	struct sym_mod *m = NULL;
 	for (size_t i = 0; i < st->nmods && !m; i++)
@@ -314,12 +314,12 @@ uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 			m = &st->mods[i];
 	if (!m || !m->named)
 		return addr;
-	struct insp_sym s = {0};
+	struct rd_sym s = {0};
 	uint64_t entry = 0;
-	if (st->syms && insp_syms_lookup(st->syms, addr + 1, &s) == 0 && s.func && s.off >= 1 &&
+	if (st->syms && rd_syms_lookup(st->syms, addr + 1, &s) == 0 && s.func && s.off >= 1 &&
 	    s.off - 1 <= addr)
 		entry = addr - (s.off - 1);
-	insp_sym_clear(&s);
+	rd_sym_clear(&s);
 	if (!entry)
 		entry = sym_cfi_entry(m, addr);
 	return entry ? entry : addr;
@@ -328,42 +328,42 @@ uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 /* The symbol at a return address or pc of a named module (looked up at
 ** addr + 1 like every sampled frame); false for pseudo functions and
 ** addresses outside the modules. */
-static bool symtab_lookup(prof_symtab_t *st, uint64_t addr, struct insp_sym *s)
+static bool symtab_lookup(prof_symtab_t *st, uint64_t addr, struct rd_sym *s)
 {
-	if (addr <= PROF_FN_PSEUDO_MAX || !st->syms)
+	if (addr <= ENG_FN_PSEUDO_MAX || !st->syms)
 		return false;
 	const struct sym_mod *m = NULL;
 	for (size_t i = 0; i < st->nmods && !m; i++)
 		if (addr >= st->mods[i].start && addr < st->mods[i].end)
 			m = &st->mods[i];
-	return m && m->named && insp_syms_lookup(st->syms, addr + 1, s) == 0;
+	return m && m->named && rd_syms_lookup(st->syms, addr + 1, s) == 0;
 }
 
 int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file)
 {
 	if (file)
 		*file = NULL;
-	struct insp_sym s;
+	struct rd_sym s;
 	if (!symtab_lookup(st, addr, &s))
 		return 0;
 	int line = s.file ? s.line : 0;
 	if (file && s.file)
-		*file = insp_pool_str(st->pool, s.file);
-	insp_sym_clear(&s);
+		*file = rd_pool_str(st->pool, s.file);
+	rd_sym_clear(&s);
 	return line;
 }
 
 size_t prof_symtab_inline(prof_symtab_t *st, uint64_t addr, struct prof_iframe *out, size_t max)
 {
-	struct insp_sym s;
+	struct rd_sym s;
 	if (!max || !symtab_lookup(st, addr, &s))
 		return 0;
 	size_t n = s.nchain < max ? s.nchain : max;
 	for (size_t i = 0; i < n; i++) /* the innermost kept when the chain is longer */
-		out[i] = (struct prof_iframe){s.chain[i].func ? insp_pool_str(st->pool, s.chain[i].func) : NULL,
-					     s.chain[i].file ? insp_pool_str(st->pool, s.chain[i].file) : NULL,
+		out[i] = (struct prof_iframe){s.chain[i].func ? rd_pool_str(st->pool, s.chain[i].func) : NULL,
+					     s.chain[i].file ? rd_pool_str(st->pool, s.chain[i].file) : NULL,
 					     s.chain[i].line};
-	insp_sym_clear(&s);
+	rd_sym_clear(&s);
 	return n;
 }
 
@@ -378,7 +378,7 @@ void prof_symtab_free(prof_symtab_t *st)
 	if (!st)
 		return;
 	if (st->syms)
-		insp_syms_free(st->syms);
+		rd_syms_free(st->syms);
 	for (size_t i = 0; i < st->nmods; i++) {
 		if (st->mods[i].elf)
 			elf_end(st->mods[i].elf); /* the CFI goes with it */

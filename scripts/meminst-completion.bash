@@ -2,7 +2,7 @@
 # $(datadir)/bash-completion/completions/{meminst,inspect}; source it by hand
 # with `. scripts/meminst-completion.bash` to try it from the source tree.
 # Commands, options and their values are read from the programs' own
-# --help, made from each command's option table (reader/insp_args.c, for
+# --help, made from each command's option table (reader/rd_args.c, for
 # the launcher too), so this file never falls behind them; only the values
 # of the options whose --help names them in words (--snapshot-at WHEN,
 # --site-depth N|user, --site-skip NAMES, inspect's --stacks N|none) are

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reader_int.h"
+#include "rd_int.h"
 
 #ifndef MEMINST_LIBDIR
 #define MEMINST_LIBDIR "/usr/local/lib"
@@ -48,10 +48,10 @@ void sess_error(const char *fmt, ...)
 /* ------------------------------------------------------ command line -- */
 
 /* The launcher's options: one table, read by the parser every command of
-** inspect uses (reader/insp_args.c), which makes --help from it, checks
+** inspect uses (reader/rd_args.c), which makes --help from it, checks
 ** the values it can (words, ranges, sizes, durations) and words every
 ** mistake the same way; the bash completion reads that --help. */
-enum { OPT_MIS = INSP_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
+enum { OPT_MIS = RD_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
        OPT_SNAPSHOT_AT, OPT_SITE_DEPTH, OPT_SITE_SKIP, OPT_TRACE, OPT_SAMPLE, OPT_SAMPLE_CLOCK,
        OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION,
        OPT_TRACE_SITES, OPT_LEAK_CHECK, OPT_LEAK_EXIT_CODE, OPT_LEAK_THRESHOLD };
@@ -60,58 +60,58 @@ static const char *const backend_words[] = {"system", "jemalloc", NULL};
 static const char *const clock_words[] = {"wall", "cpu", NULL};
 static const char *const sample_clock_words[] = {"cpu", "wall", NULL};
 
-static const struct insp_option launcher_options[] = {
-	{"", 0, INSP_OT_FLAG, NULL, "Memory:"},
-	{"mis", 0, INSP_OT_FLAG, NULL, "status only: 16-byte headers, every kind's figures\n(the default)", OPT_MIS},
-	{"mim", 0, INSP_OT_FLAG, NULL, "also the live block map: snapshots list every block", OPT_MIM},
-	{"no-memory", 0, INSP_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
-	{"backend", 0, INSP_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
+static const struct rd_option launcher_options[] = {
+	{"", 0, RD_OT_FLAG, NULL, "Memory:"},
+	{"mis", 0, RD_OT_FLAG, NULL, "status only: 16-byte headers, every kind's figures\n(the default)", OPT_MIS},
+	{"mim", 0, RD_OT_FLAG, NULL, "also the live block map: snapshots list every block", OPT_MIM},
+	{"no-memory", 0, RD_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
+	{"backend", 0, RD_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
 	 backend_words},
-	{"control", 0, INSP_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"
+	{"control", 0, RD_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"
 	 "too): 'inspect status --pid PID' while it runs", OPT_CONTROL},
-	{"interval", 0, INSP_OT_DURATION, "DURATION", "memory timeline period, e.g. 100ms, 1s (default 100ms; 0\n"
+	{"interval", 0, RD_OT_DURATION, "DURATION", "memory timeline period, e.g. 100ms, 1s (default 100ms; 0\n"
 	 "for none)", OPT_INTERVAL},
-	{"snapshot-at", 0, INSP_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal joined\n"
+	{"snapshot-at", 0, RD_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal joined\n"
 	 "by '+', or none (default exit+peak+signal)", OPT_SNAPSHOT_AT},
-	{"site-depth", 0, INSP_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
+	{"site-depth", 0, RD_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
 	 "up to the first frame in the program's own code (C++: the\n"
 	 "line that filled the std:: container); default user", OPT_SITE_DEPTH},
-	{"site-skip", 0, INSP_OT_STR, "NAMES", "allocation wrappers to see through when naming sites,\n"
+	{"site-skip", 0, RD_OT_STR, "NAMES", "allocation wrappers to see through when naming sites,\n"
 	 "besides the built-in list (g_malloc, xmalloc, …), e.g.\n"
 	 "my_alloc,pool_get* (NAME* matches a prefix); none: not even\n"
 	 "the built-in ones", OPT_SITE_SKIP},
-	{"leak-check", 0, INSP_OT_FLAG, NULL, "with --mim: memcheck's leak classes in every map snapshot\n"
+	{"leak-check", 0, RD_OT_FLAG, NULL, "with --mim: memcheck's leak classes in every map snapshot\n"
 	 "(the exit snapshot has them without it): 'inspect leaks'", OPT_LEAK_CHECK},
-	{"leak-exit-code", 0, INSP_OT_INT, "N", "with --mim: end with status N when more bytes than\n"
+	{"leak-exit-code", 0, RD_OT_INT, "N", "with --mim: end with status N when more bytes than\n"
 	 "--leak-threshold are definitely lost at exit (for CI)", OPT_LEAK_EXIT_CODE, 1, 255},
-	{"leak-threshold", 0, INSP_OT_SIZE, "BYTES", "definitely lost bytes allowed by --leak-exit-code\n"
+	{"leak-threshold", 0, RD_OT_SIZE, "BYTES", "definitely lost bytes allowed by --leak-exit-code\n"
 	 "(default 0)", OPT_LEAK_THRESHOLD, 0},
-	{"", 0, INSP_OT_FLAG, NULL, "Time:"},
-	{"trace", 0, INSP_OT_WORD, NULL, "exact tracing of code built with -finstrument-functions\n(default wall)",
+	{"", 0, RD_OT_FLAG, NULL, "Time:"},
+	{"trace", 0, RD_OT_WORD, NULL, "exact tracing of code built with -finstrument-functions\n(default wall)",
 	 OPT_TRACE, 0, 0, clock_words, true},
-	{"trace-sites", 0, INSP_OT_FLAG, NULL, "with --trace: record each call's call site too (callgrind\n"
+	{"trace-sites", 0, RD_OT_FLAG, NULL, "with --trace: record each call's call site too (callgrind\n"
 	 "exports put calls on their lines; 24 bytes a call, not 8)", OPT_TRACE_SITES},
-	{"sample", 0, INSP_OT_INT, "HZ", "statistical sampling, HZ per second, 1 to 10000\n(default 100)",
+	{"sample", 0, RD_OT_INT, "HZ", "statistical sampling, HZ per second, 1 to 10000\n(default 100)",
 	 OPT_SAMPLE, 1, 10000, NULL, true},
-	{"sample-clock", 0, INSP_OT_WORD, NULL, "cpu (default: CPU time only) or wall (also while blocked)", OPT_SAMPLE_CLOCK, 0, 0, sample_clock_words},
-	{"alloc-sample", 0, INSP_OT_SIZE, "BYTES", "a stack every BYTES allocated on average, e.g. 512k",
+	{"sample-clock", 0, RD_OT_WORD, NULL, "cpu (default: CPU time only) or wall (also while blocked)", OPT_SAMPLE_CLOCK, 0, 0, sample_clock_words},
+	{"alloc-sample", 0, RD_OT_SIZE, "BYTES", "a stack every BYTES allocated on average, e.g. 512k",
 	 OPT_ALLOC_SAMPLE, 1},
-	{"sample-depth", 0, INSP_OT_INT, "N", "frames kept per stack, 1 to 1024 (default 64); deeper\n"
+	{"sample-depth", 0, RD_OT_INT, "N", "frames kept per stack, 1 to 1024 (default 64); deeper\n"
 	 "stacks end in a [truncated] frame", OPT_SAMPLE_DEPTH, 1, 1024},
-	{"no-time", 0, INSP_OT_FLAG, NULL, "no time profiling (without --trace or --sample the default\n"
+	{"no-time", 0, RD_OT_FLAG, NULL, "no time profiling (without --trace or --sample the default\n"
 	 "is --sample=100)", OPT_NO_TIME},
-	{"", 0, INSP_OT_FLAG, NULL, "Output:"},
-	INSP_OPTION_OUTPUT("the session database (default meminst.PROGRAM.PID.db)"),
-	{"force", 'f', INSP_OT_FLAG, NULL, "replace FILE if it exists", OPT_FORCE},
-	{"quiet", 'q', INSP_OT_FLAG, NULL, "no summary line", OPT_QUIET},
-	{"library", 0, INSP_OT_FILE, "PATH", "the libmeminst.so to preload (default: $MEMINST_LIBRARY,\n"
+	{"", 0, RD_OT_FLAG, NULL, "Output:"},
+	RD_OPTION_OUTPUT("the session database (default meminst.PROGRAM.PID.db)"),
+	{"force", 'f', RD_OT_FLAG, NULL, "replace FILE if it exists", OPT_FORCE},
+	{"quiet", 'q', RD_OT_FLAG, NULL, "no summary line", OPT_QUIET},
+	{"library", 0, RD_OT_FILE, "PATH", "the libmeminst.so to preload (default: $MEMINST_LIBRARY,\n"
 	 "else the one installed with meminst, named by --version)", OPT_LIBRARY},
-	{"version", 'V', INSP_OT_FLAG, NULL, "the version and the library preloaded by default",
+	{"version", 'V', RD_OT_FLAG, NULL, "the version and the library preloaded by default",
 	 OPT_VERSION},
-	INSP_OPTION_END,
+	RD_OPTION_END,
 };
 
-static const struct insp_cmd_spec launcher_spec = {
+static const struct rd_cmd_spec launcher_spec = {
 	NULL, "[OPTION]... [--] PROGRAM [ARGUMENT]...",
 	"Run PROGRAM under libmeminst and write one session database with its memory\n"
 	"timeline, snapshots (exit, peak, signal) and time profile.  The options end\n"
@@ -148,7 +148,7 @@ static bool valid_snapshot_at(const char *s)
 static bool valid_site_depth(const char *s)
 {
 	int64_t n;
-	return !strcmp(s, "user") || (insp_parse_int(s, &n) && n >= 1 && n <= 32);
+	return !strcmp(s, "user") || (rd_parse_int(s, &n) && n >= 1 && n <= 32);
 }
 
 /* NAMES of --site-skip, joined by ',' or '+', as MEMINST's site_skip=
@@ -186,13 +186,13 @@ struct launcher_args {
 
 /* One option, its value checked by the parser (or here, for those whose
 ** values no table can say): 0, or an exit status. */
-static int take_option(struct insp_getopt *g, struct launcher_args *la)
+static int take_option(struct rd_getopt *g, struct launcher_args *la)
 {
 	struct sess_opts *o = la->o;
 	int id = g->opt->id;
 	if (id == OPT_MIS || id == OPT_MIM || id == OPT_NO_MEMORY) {
 		if (la->mode_opt && la->mode_opt != id)
-			return insp_cmd_error(g->o, g->spec, "--mis, --mim and --no-memory: give one of them");
+			return rd_cmd_error(g->o, g->spec, "--mis, --mim and --no-memory: give one of them");
 		la->mode_opt = id;
 		o->mode = id == OPT_MIS ? "mis" : id == OPT_MIM ? "mim" : "off";
 	}
@@ -205,17 +205,17 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 	case OPT_INTERVAL: o->interval_ns = (uint64_t)g->num, o->interval_text = g->value; break;
 	case OPT_SNAPSHOT_AT:
 		if (!valid_snapshot_at(g->value))
-			return insp_bad_value(g, "exit, peak and signal joined by '+', or none");
+			return rd_bad_value(g, "exit, peak and signal joined by '+', or none");
 		o->snapshot_at = g->value;
 		break;
 	case OPT_SITE_DEPTH:
 		if (!valid_site_depth(g->value))
-			return insp_bad_value(g, "user or a number of frames from 1 to 32");
+			return rd_bad_value(g, "user or a number of frames from 1 to 32");
 		o->site_depth = g->value;
 		break;
 	case OPT_SITE_SKIP:
 		if (!(o->site_skip = site_skip_value(g->value)))
-			return insp_bad_value(g, "function names joined by ',' (NAME* matches the names it "
+			return rd_bad_value(g, "function names joined by ',' (NAME* matches the names it "
 					      "begins), at most 32");
 		break;
 	case OPT_TRACE: o->trace_clock = g->value ? g->value : "wall"; break;
@@ -225,7 +225,7 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 	case OPT_ALLOC_SAMPLE: o->alloc_sample = g->size; break;
 	case OPT_SAMPLE_DEPTH: o->sample_depth = (unsigned)g->num; break;
 	case OPT_NO_TIME: la->no_time = true; break;
-	case INSP_ID_OUTPUT: o->output = g->value; break;
+	case RD_ID_OUTPUT: o->output = g->value; break;
 	case OPT_FORCE: o->force = true; break;
 	case OPT_QUIET: o->quiet = true; break;
 	case OPT_LIBRARY: la->library = g->value; break;
@@ -238,29 +238,29 @@ static int take_option(struct insp_getopt *g, struct launcher_args *la)
 }
 
 /* What contradicts itself across options: 0 or 2 after one line. */
-static int check_options(const struct insp_opts *io, struct launcher_args *la)
+static int check_options(const struct rd_opts *io, struct launcher_args *la)
 {
 	struct sess_opts *o = la->o;
 	if (la->no_time && (o->trace_clock || o->sample_hz))
-		return insp_cmd_error(io, &launcher_spec, "--no-time contradicts --trace and --sample");
+		return rd_cmd_error(io, &launcher_spec, "--no-time contradicts --trace and --sample");
 	if (!la->no_time && !o->trace_clock && !o->sample_hz)
 		o->sample_hz = 100;
 	if (o->trace_sites && !o->trace_clock)
-		return insp_cmd_error(io, &launcher_spec, "--trace-sites needs --trace (it records the call sites "
+		return rd_cmd_error(io, &launcher_spec, "--trace-sites needs --trace (it records the call sites "
 				      "of traced calls)");
 	if (o->sample_clock && !o->sample_hz)
-		return insp_cmd_error(io, &launcher_spec, "--sample-clock needs sampling; this run has none "
+		return rd_cmd_error(io, &launcher_spec, "--sample-clock needs sampling; this run has none "
 				      "(--trace without --sample, or --no-time)");
 	if (o->control && !strcmp(o->mode, "off"))
-		return insp_cmd_error(io, &launcher_spec, "--control contradicts --no-memory (the channel "
+		return rd_cmd_error(io, &launcher_spec, "--control contradicts --no-memory (the channel "
 				      "stores memory snapshots)");
 	if ((o->leak_check || o->leak_exit_code) && strcmp(o->mode, "mim"))
-		return insp_cmd_error(io, &launcher_spec, "--leak-check and --leak-exit-code need --mim (the scan "
+		return rd_cmd_error(io, &launcher_spec, "--leak-check and --leak-exit-code need --mim (the scan "
 				      "reads the map of live blocks)");
 	if (o->leak_threshold && !o->leak_exit_code)
-		return insp_cmd_error(io, &launcher_spec, "--leak-threshold needs --leak-exit-code");
+		return rd_cmd_error(io, &launcher_spec, "--leak-threshold needs --leak-exit-code");
 	if (o->output && !*o->output)
-		return insp_cmd_error(io, &launcher_spec, "-o: an empty file name");
+		return rd_cmd_error(io, &launcher_spec, "-o: an empty file name");
 	return 0;
 }
 
@@ -268,23 +268,23 @@ static int check_options(const struct insp_opts *io, struct launcher_args *la)
 ** exits: 0 after --help or --version, 2 after a usage error. */
 static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 {
-	struct insp_opts io = {.out = stdout, .err = stderr};
+	struct rd_opts io = {.out = stdout, .err = stderr};
 	struct launcher_args la = {.o = o, .library = getenv("MEMINST_LIBRARY")};
-	struct insp_getopt g;
+	struct rd_getopt g;
 	int r;
 	o->mode = "mis";
 	o->interval_ns = 100000000;
 	o->interval_text = "100ms";
 	o->snapshot_at = "exit+peak+signal";
 	o->site_depth = "user"; /* sites the user can act on: see meminst(1) */
-	insp_getopt_init(&g, &launcher_spec, argc, argv, &io);
-	while ((r = insp_getopt(&g)) == INSP_OPTION)
+	rd_getopt_init(&g, &launcher_spec, argc, argv, &io);
+	while ((r = rd_getopt(&g)) == RD_OPTION)
 		if ((r = take_option(&g, &la)) != 0)
 			exit(r);
-	if (r != INSP_CONTINUE)
+	if (r != RD_CONTINUE)
 		exit(r);
 	if (g.i >= argc)
-		exit(insp_cmd_error(&io, &launcher_spec, "no program to run"));
+		exit(rd_cmd_error(&io, &launcher_spec, "no program to run"));
 	if ((r = check_options(&io, &la)) != 0)
 		exit(r);
 	o->argv = argv + g.i;

@@ -1,6 +1,7 @@
 /*
-** trace_buf.c — the trace-file writer: the file and its header, the module
-** map, per-thread buffers, chunks and flushing (the clock: trace_clock.c).
+** trace_buf.c — the trace-file writer: the file, per-thread buffers and
+** flushing (the clock: trace_clock.c; the file header, chunks and the
+** process's own records: trace_chunk.c).
 **
 ** Every thread that records gets a trace_thr_t: one mmap holding the record
 ** and its signal stream, and an events buffer that goes round the writer
@@ -54,15 +55,6 @@ static struct {
 	bool atfork_done;
 } reg = {.next_no = 1};
 
-/* Thread 0: the process's own records (PROCESS, MODULE). */
-static struct {
-	_Atomic int lock;
-	uint64_t words[TRACE_CHUNK_WORDS + 8192];
-	trace_stream_t s;
-	unsigned long long adds, subs;   /* dl_iterate_phdr counters at the last scan */
-	bool scanned;
-} proc;
-
 /* Spare records for threads that have none when a sample comes (threads
 ** that existed before sampling started): the signal handler takes one with
 ** an atomic exchange, never a lock.  Made in normal context. */
@@ -111,215 +103,6 @@ int trace_path_expand(const char *in, int pid, char *out, size_t len)
 	return 0;
 }
 
-void trace_header_fill(struct meminst_trace_header *hp)
-{
-	struct meminst_trace_header h;
-	memset(&h, 0, sizeof h);
-	memcpy(h.magic, MEMINST_TRACE_MAGIC, 8);
-	h.version = MEMINST_TRACE_VERSION;
-	h.header_size = sizeof h;
-	h.pid = (uint32_t)getpid();
-	h.ppid = (uint32_t)getppid();
-	h.clock = (uint32_t)trace_clock;
-	h.flags = (trace_want_clock ? MEMINST_TRACE_F_CALLS : 0) |
-		  (trace_all_threads ? MEMINST_TRACE_F_ALL_THREADS : 0) |
-		  (alloc_opts.sample_hz ? MEMINST_TRACE_F_SAMPLES : 0) |
-		  (alloc_opts.alloc_sample ? MEMINST_TRACE_F_ALLOC_SAMPLES : 0);
-	h.tick_hz = trace_ticks_per_second();
-	h.t0_tick = trace_t0;
-	trace_clock_origin(&h.t0_realtime_ns, &h.t0_mono_ns);
-	h.sample_hz = alloc_opts.sample_hz;
-	h.sample_clock = alloc_opts.sample_hz ? (alloc_opts.sample_clock == 1 ? MEMINST_TRACE_SAMPLE_WALL
-									  : MEMINST_TRACE_SAMPLE_CPU)
-				   : 0;
-	h.alloc_sample = alloc_opts.alloc_sample;
-	*hp = h;
-}
-
-static int buf_write_header(int fd)
-{
-	struct meminst_trace_header h;
-	trace_header_fill(&h);
-	h.flags |= MEMINST_TRACE_F_ENDS; /* trace_writer_close, trace_flush_at_death */
-	return trace_write_all(fd, &h, sizeof h);
-}
-
-/* Records in n words, for the LOST count of a chunk that could not be written. */
-static uint64_t buf_count_records(const uint64_t *w, uint64_t n)
-{
-	uint64_t count = 0;
-	for (uint64_t i = 0; i < n; count++) {
-		size_t len = meminst_trec_len(w + i, (size_t)(n - i));
-		i += len ? len : 1;
-	}
-	return count;
-}
-
-/* Seal the stream's words into a chunk and write it; then the stream is
-** empty, apart from a LOST record if this or earlier chunks were lost.
-** The caller owns the stream (owner thread, or the exit flush).  With
-** `owner`, an events chunk goes to the writer thread when it runs, and the
-** stream goes on in a fresh buffer. */
-static void buf_chunk_out(uint32_t thread_no, trace_stream_t *s, unsigned stream, trace_thr_t *owner)
-{
-	uint64_t n = (uint64_t)(s->pos - s->base);
-	if (n) {
-		struct meminst_trace_chunk *h = (void *)(s->base - TRACE_CHUNK_WORDS);
-		h->magic = MEMINST_TRACE_CHUNK_MAGIC;
-		h->words = (uint32_t)n;
-		h->thread = thread_no;
-		h->stream = (uint16_t)stream;
-		h->reserved = 0;
-		h->seq = s->seq++;
-		/* summed here, where the words are still in this core's cache:
-		** the writer thread then never reads them (direct writes) */
-		if (owner && !trace_sink)
-			h->checksum = meminst_trace_checksum(s->base, n);
-		if (owner && !trace_sink && trace_writer_handoff(owner) == 0)
-			goto lost; /* rebased onto a fresh buffer */
-		if (trace_chunk_emit(h) < 0)
-			s->lost += buf_count_records(s->base, n);
-	}
-	trace_stream_restart(s);
-lost:
-	if (s->lost) {
-		s->pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_LOST, trace_now());
-		s->pos[1] = s->lost;
-		s->pos += 2;
-		s->lost = 0;
-		trace_stream_wrote(s);
-	}
-}
-
-static void buf_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stream)
-{
-	buf_chunk_out(thread_no, s, stream, NULL);
-}
-
-/* The stream's words move to another buffer (chunk header words before
-** base); seq and lost go on. */
-void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve)
-{
-	s->base = base;
-	s->end = base + words - reserve;
-	trace_stream_restart(s);
-}
-
-static void buf_stream_init(trace_stream_t *s, uint64_t *region, unsigned words, unsigned reserve)
-{
-	trace_stream_rebase(s, region + TRACE_CHUNK_WORDS, words, reserve);
-	s->seq = 0;
-	s->lost = 0;
-}
-
-/* ------------------------------------------------------ process records -- */
-
-static void proc_flush_locked(void)
-{
-	buf_chunk_write(0, &proc.s, MEMINST_TRACE_STREAM_EVENTS);
-}
-
-/* The file is complete: END, in a chunk of its own after every record
-** (meminst-trace(5)); proc.lock held, the other streams written.  Not for
-** the in-process profiler's sink.  Async-signal-safe. */
-static void proc_end_locked(void)
-{
-	proc_flush_locked();
-	if (trace_sink || proc.s.pos != proc.s.base)
-		return; /* the sink, or thread 0's last records could not go out */
-	proc.s.pos[0] = MEMINST_TREC_HEAD(MEMINST_TREC_END, trace_now());
-	proc.s.pos[1] = MEMINST_TREC_SIZE_WORD(2, 0);
-	proc.s.pos += 2;
-	proc_flush_locked();
-}
-
-/* Append a record to thread 0's stream; proc.lock held. */
-static void proc_append_locked(const uint64_t *w, unsigned n)
-{
-	if (proc.s.pos + n > proc.s.end)
-		proc_flush_locked();
-	if (proc.s.pos + n > proc.s.end) {
-		proc.s.lost++;
-		return;
-	}
-	memcpy(proc.s.pos, w, n * 8u);
-	proc.s.pos += n;
-}
-
-/* A variable record [head, size word, payload words…, text padded to 8]
-** built in place on thread 0's stream; proc.lock held. */
-static void proc_append_var(unsigned kind, uint32_t extra, const uint64_t *payload, unsigned np,
-			    const void *text, size_t tlen)
-{
-	uint64_t rec[8 + 512 + 8];
-	unsigned tw = (unsigned)((tlen + 7) / 8), n = 2 + np + tw;
-	if (n > sizeof rec / 8)
-		return;
-	rec[0] = MEMINST_TREC_HEAD(kind, trace_now());
-	rec[1] = MEMINST_TREC_SIZE_WORD(n, extra);
-	memcpy(rec + 2, payload, np * 8u);
-	memset(rec + 2 + np, 0, tw * 8u);
-	memcpy(rec + 2 + np, text, tlen);
-	proc_append_locked(rec, n);
-}
-
-/* PROCESS: executable path NUL, then each argument followed by NUL. */
-static void proc_process_record(void)
-{
-	char text[4096];
-	alloc_sys_exe_path(text, sizeof text);
-	size_t n = strlen(text) + 1;
-	int c = alloc_sys_read_file("/proc/self/cmdline", text + n, sizeof text - (size_t)n);
-	size_t len = (size_t)n + (c > 0 ? (size_t)c : 0);
-	if (c > 0 && text[len - 1] != 0) /* cut short: keep the last argument terminated */
-		text[len - 1] = 0;
-	proc_append_var(MEMINST_TREC_PROCESS, (uint32_t)len, NULL, 0, text, len);
-}
-
-
-/* One MODULE record per PT_LOAD segment of each loaded object. */
-static int proc_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size, (void)arg;
-	char path[4096];
-	alloc_sys_module_path(info, path, sizeof path);
-	size_t plen = strlen(path) + 1;
-	uint64_t pay[4 + 8];
-	unsigned char *bid = (unsigned char *)(pay + 4);
-	memset(bid, 0, 64);
-	size_t blen = alloc_sys_build_id(info, bid, 64);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		pay[0] = info->dlpi_addr + ph->p_vaddr;
-		pay[1] = pay[0] + ph->p_memsz;
-		pay[2] = ph->p_offset;
-		pay[3] = blen;
-		proc_append_var(MEMINST_TREC_MODULE, (uint32_t)plen, pay, 4 + (unsigned)(blen + 7) / 8,
-				path, plen);
-	}
-	return 0;
-}
-
-/* Write MODULE records again when objects were loaded or unloaded since the
-** last scan (dlopen, dlclose).  Normal context; cheap when nothing moved. */
-void trace_modules_check(void)
-{
-	if (atomic_load(&trace_fio_fd) < 0 && !trace_sink)
-		return;
-	unsigned long long c[2];
-	trace_tls.busy++;
-	alloc_sys_loader_counts(&c[0], &c[1]);
-	buf_lock(&proc.lock);
-	if (!proc.scanned || c[0] != proc.adds || c[1] != proc.subs) {
-		proc.adds = c[0], proc.subs = c[1], proc.scanned = true;
-		dl_iterate_phdr(proc_module_cb, NULL);
-		proc_flush_locked();
-	}
-	buf_unlock(&proc.lock);
-	trace_tls.busy--;
-}
 
 /* ------------------------------------------------------------- threads -- */
 
@@ -351,7 +134,7 @@ static trace_thr_t *buf_record_new(void)
 	t->map_bytes = bytes;
 	uint64_t *region = (uint64_t *)(t + 1);
 	trace_stream_rebase(&t->ev, ev, TRACE_EV_WORDS, TRACE_RESERVE_WORDS);
-	buf_stream_init(&t->sig, region, TRACE_SIG_WORDS, 0);
+	trace_chunk_stream_init(&t->sig, region, TRACE_SIG_WORDS, 0);
 	t->dead = true; /* until a thread takes it */
 	buf_registry_push(t);
 	return t;
@@ -518,7 +301,7 @@ void trace_thread_exit(void)
 	tl->rec = NULL; /* the sampler's handler stops here (trace_sig_append) */
 	while (atomic_exchange(&t->sig_busy, 1))
 		sched_yield();
-	buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+	trace_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 	t->dead = true;
 	buf_lock(&reg.lock);
 	t->pool_next = reg.pool;
@@ -558,7 +341,7 @@ void trace_ev_flush(trace_thr_t *t)
 		t->ev.pos += 2;
 		trace_stream_wrote(&t->ev);
 	}
-	buf_chunk_out(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS, t);
+	trace_chunk_out(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS, t);
 	atomic_store(&t->flushing, 0);
 	trace_modules_check();
 	trace_tls.busy--;
@@ -618,7 +401,7 @@ static void buf_sig_append(trace_thr_t *t, int tid, const uint64_t *words, unsig
 	}
 	if (t->sig.pos + n > t->sig.end) {
 		int saved_errno = errno;
-		buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+		trace_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 		errno = saved_errno;
 	}
 	if (t->sig.pos + n > t->sig.end)
@@ -654,17 +437,17 @@ static void buf_flush_threads(bool others_events)
 			continue;
 		if (others_events && t != self && !atomic_exchange(&t->flushing, 1)) {
 			trace_ev_fold_dropped(t);
-			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+			trace_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
 		}
 		if (!atomic_exchange(&t->sig_busy, 1)) {
-			buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+			trace_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 			atomic_store(&t->sig_busy, 0);
 		}
 	}
-	buf_lock(&proc.lock);
-	proc_flush_locked();
-	buf_unlock(&proc.lock);
+	buf_lock(&trace_chunk_proc.lock);
+	trace_chunk_proc_flush_locked();
+	buf_unlock(&trace_chunk_proc.lock);
 	trace_tls.busy--;
 }
 
@@ -718,24 +501,24 @@ void trace_flush_at_death(void)
 		if (t->dead)
 			continue;
 		if (events && buf_try(&t->flushing)) {
-			buf_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
+			trace_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
 			atomic_store(&t->flushing, 0);
 		} else {
 			all = false;
 		}
 		if (buf_try(&t->sig_busy)) {
-			buf_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
+			trace_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 			atomic_store(&t->sig_busy, 0);
 		} else {
 			all = false;
 		}
 	}
-	if (buf_try(&proc.lock)) {
+	if (buf_try(&trace_chunk_proc.lock)) {
 		if (all) /* else the file is cut: records of a stream are missing */
-			proc_end_locked();
+			trace_chunk_proc_end_locked();
 		else
-			proc_flush_locked();
-		buf_unlock(&proc.lock);
+			trace_chunk_proc_flush_locked();
+		buf_unlock(&trace_chunk_proc.lock);
 	}
 	trace_tls.busy--;
 }
@@ -748,45 +531,15 @@ void trace_writer_close(void)
 	trace_file_check();  /* the program may have closed our descriptor */
 	trace_modules_check();
 	trace_flush_all();
-	buf_lock(&proc.lock);
-	proc_end_locked();
-	buf_unlock(&proc.lock);
+	buf_lock(&trace_chunk_proc.lock);
+	trace_chunk_proc_end_locked();
+	buf_unlock(&trace_chunk_proc.lock);
 	trace_fio_close();
 }
 
 bool trace_file_is_open(void) { return atomic_load(&trace_fio_fd) >= 0 || buf_reopen_in_child; }
 
 /* ---------------------------------------------------------------- start -- */
-
-uint64_t trace_cost_ps[MEMINST_TCOST_N];
-
-static void proc_cost_locked(void)
-{
-	if (trace_cost_ps[0])
-		proc_append_var(MEMINST_TREC_TRACE_COST, 0, trace_cost_ps, MEMINST_TCOST_N, "", 0);
-}
-
-void trace_cost_record(void)
-{
-	buf_lock(&proc.lock);
-	proc_cost_locked();
-	proc_flush_locked();
-	buf_unlock(&proc.lock);
-}
-
-/* Thread 0's stream starts with the PROCESS record (and TRACE_COST when it
-** is known: a forked child's file); MODULE records follow at the next
-** trace_modules_check. */
-static void buf_proc_begin(void)
-{
-	buf_stream_init(&proc.s, proc.words, 8192, 0);
-	proc.scanned = false;
-	buf_lock(&proc.lock);
-	proc_process_record();
-	proc_cost_locked();
-	proc_flush_locked();
-	buf_unlock(&proc.lock);
-}
 
 static int buf_open_file(int pid, bool child)
 {
@@ -813,14 +566,14 @@ static int buf_open_file(int pid, bool child)
 	int fd = trace_file_create(trace_fio_path);
 	if (fd < 0)
 		return -1;
-	if (buf_write_header(fd) < 0) {
+	if (trace_chunk_write_header(fd) < 0) {
 		alloc_log("cannot write trace file %s: %s (errno %d)", trace_fio_path, strerror(errno), errno);
 		close(fd);
 		return -1;
 	}
 	trace_fio_start(fd, sizeof(struct meminst_trace_header));
 	buf_owner_pid = getpid();
-	buf_proc_begin();
+	trace_chunk_proc_begin();
 	return 0;
 }
 
@@ -844,7 +597,7 @@ static void buf_reopen_child(void)
 void trace_after_fork_child(void)
 {
 	atomic_store(&buf_open_lock, 0);
-	atomic_store(&proc.lock, 0);
+	atomic_store(&trace_chunk_proc.lock, 0);
 	atomic_store(&reg.lock, 0);
 	trace_writer_after_fork_child();
 	trace_clock_after_fork_child();
@@ -925,7 +678,7 @@ int trace_file_ensure(void)
 		reg.atfork_done = true;
 	}
 	if (trace_sink)
-		buf_proc_begin();
+		trace_chunk_proc_begin();
 	else if (buf_open_file(getpid(), false) < 0) {
 		buf_open_failed = true;
 		rc = -1;

@@ -209,7 +209,7 @@ static void cal_intervals(const trace_thr_t *t, const uint64_t *p, uint64_t sum[
 			continue;
 		int cur = k == MEMINST_TREC_RETURN;
 		uint64_t ts = MEMINST_TREC_TIME(cal_wide[i]);
-		int kind = prev == 3 ? 4 + !cur : 2 * prev + (cur != prev); /* as prof_ev_interval */
+		int kind = prev == 3 ? 4 + !cur : 2 * prev + (cur != prev); /* as eng_ev_interval */
 		if (prev >= 0 && ts >= last)
 			sum[kind] += ts - last, cnt[kind]++;
 		prev = cur && prev == 0 ? 3 : cur, last = ts;

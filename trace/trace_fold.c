@@ -19,7 +19,7 @@
 ** The cost: one read of the whole trace file per call (twice when it holds
 ** SAMPLE_RESET records: the first pass finds them), and memory in
 ** proportion to the distinct stacks (the calling-context trees of
-** engine/prof_cct.c), taken from mmap and returned before the call ends.
+** engine/eng_cct.c), taken from mmap and returned before the call ends.
 ** Nothing here runs on the sampling path, and libc's allocations made for
 ** us (dladdr's) go untracked under the allocation layer's guard.
 **
@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "../alloc/alloc_int.h"
-#include "../engine/prof_cct.h"
+#include "../engine/eng_cct.h"
 #include "meminst.h"
 
 /* ------------------------------------------------------------- memory -- */
@@ -72,7 +72,7 @@ static void fold_free(void *ctx, void *p)
 	munmap(old, old[0]);
 }
 
-static const struct prof_allocator fold_alloc = {fold_realloc, fold_free, NULL};
+static const struct eng_allocator fold_alloc = {fold_realloc, fold_free, NULL};
 
 /* ------------------------------------------------------- the trace file -- */
 
@@ -115,7 +115,7 @@ struct fold_run {
 	size_t cap;
 	/* resets (first pass): samples earlier than these are dropped */
 	uint64_t drop_all;
-	struct prof_cct drops;   /* roots keyed by thread, self[0] = time     */
+	struct eng_cct drops;   /* roots keyed by thread, self[0] = time     */
 	bool per_thread;
 };
 
@@ -163,7 +163,7 @@ static void fold_find_resets(struct fold_run *r, uint32_t thread, const uint64_t
 		return;
 	if (!r->per_thread) {
 		r->drop_all = t > r->drop_all ? t : r->drop_all;
-	} else if (prof_cct_child(&r->drops, PROF_CCT_NONE, thread, &root) == PROF_OK &&
+	} else if (eng_cct_child(&r->drops, ENG_CCT_NONE, thread, &root) == ENG_OK &&
 		   (double)t > r->drops.nodes[root].self[0]) {
 		r->drops.nodes[root].self[0] = (double)t;
 	}
@@ -173,8 +173,8 @@ static bool fold_dropped(const struct fold_run *r, uint32_t thread, uint64_t t)
 {
 	if (t < r->drop_all)
 		return true;
-	uint32_t i = prof_cct_find(&r->drops, PROF_CCT_NONE, thread);
-	return i != PROF_CCT_NONE && (double)t < r->drops.nodes[i].self[0];
+	uint32_t i = eng_cct_find(&r->drops, ENG_CCT_NONE, thread);
+	return i != ENG_CCT_NONE && (double)t < r->drops.nodes[i].self[0];
 }
 
 static pthread_mutex_t fold_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,7 +184,7 @@ static int fold_start(struct fold_run *r)
 {
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	prof_cct_init(&r->drops, &fold_alloc);
+	eng_cct_init(&r->drops, &fold_alloc);
 	if (trace_sink || !trace_file_is_open())
 		return -1;
 	trace_flush_running();
@@ -200,7 +200,7 @@ static void fold_end(struct fold_run *r)
 		close(r->fd);
 	if (r->buf)
 		fold_free(NULL, r->buf);
-	prof_cct_free(&r->drops);
+	eng_cct_free(&r->drops);
 }
 
 /* ------------------------------------------------------------- stacks -- */
@@ -242,32 +242,32 @@ ALLOC_EXPORT int meminst_sample_stacks(int (*fn)(const void *const *frames, unsi
 /* ---------------------------------------------------- the aggregate --- */
 
 struct fold_agg {
-	struct prof_cct at;      /* address tree of the timer samples          */
-	struct prof_cct funcs;   /* roots keyed by entry: the function ids     */
-	struct prof_cct counts;  /* roots keyed by function address           */
-	struct prof_cct cache;   /* roots keyed by address: self[0] = id       */
-	struct prof_cct ft;
-	struct prof_fsum *fs;
+	struct eng_cct at;      /* address tree of the timer samples          */
+	struct eng_cct funcs;   /* roots keyed by entry: the function ids     */
+	struct eng_cct counts;  /* roots keyed by function address           */
+	struct eng_cct cache;   /* roots keyed by address: self[0] = id       */
+	struct eng_cct ft;
+	struct eng_fsum *fs;
 };
 
 static void fold_agg_rec(struct fold_run *r, uint32_t thread, const uint64_t *rec, size_t n, void *ctx)
 {
 	struct fold_agg *a = ctx;
 	unsigned kind = MEMINST_TREC_KIND(rec[0]);
-	uint64_t frames[PROF_CCT_MAX_DEPTH];
+	uint64_t frames[ENG_CCT_MAX_DEPTH];
 	size_t k = (size_t)(rec[1] >> 32);
 	if (fold_dropped(r, thread, MEMINST_TREC_TIME(rec[0])))
 		return;
 	if (kind == MEMINST_TREC_SAMPLE && k && k + 3 <= n) {
-		k = k < PROF_CCT_MAX_DEPTH ? k : PROF_CCT_MAX_DEPTH;
+		k = k < ENG_CCT_MAX_DEPTH ? k : ENG_CCT_MAX_DEPTH;
 		for (size_t i = 0; i < k; i++)
 			frames[i] = i && rec[3 + i] ? rec[3 + i] - 1 : rec[3 + i];
-		double m[PROF_M_N] = {[PROF_M_TICKS] = (double)rec[2], [PROF_M_SAMPLES] = 1};
-		(void)prof_cct_add(&a->at, thread, frames, k, m);
+		double m[ENG_M_N] = {[ENG_M_TICKS] = (double)rec[2], [ENG_M_SAMPLES] = 1};
+		(void)eng_cct_add(&a->at, thread, frames, k, m);
 	} else if (kind == MEMINST_TREC_COUNTS && 2 * k + 2 <= n) {
 		for (size_t i = 0; i < k; i++) {
 			uint32_t c;
-			if (prof_cct_child(&a->counts, PROF_CCT_NONE, rec[2 + 2 * i], &c) == PROF_OK)
+			if (eng_cct_child(&a->counts, ENG_CCT_NONE, rec[2 + 2 * i], &c) == ENG_OK)
 				a->counts.nodes[c].self[0] += (double)rec[3 + 2 * i];
 		}
 	}
@@ -286,11 +286,11 @@ static uint32_t fold_fid(void *ctx, uint32_t node, uint64_t addr)
 {
 	struct fold_agg *a = ctx;
 	(void)node;
-	uint32_t c = prof_cct_find(&a->cache, PROF_CCT_NONE, addr), f;
-	if (c != PROF_CCT_NONE)
+	uint32_t c = eng_cct_find(&a->cache, ENG_CCT_NONE, addr), f;
+	if (c != ENG_CCT_NONE)
 		return (uint32_t)a->cache.nodes[c].self[0];
-	if (prof_cct_child(&a->funcs, PROF_CCT_NONE, fold_entry(addr), &f) != PROF_OK ||
-	    prof_cct_child(&a->cache, PROF_CCT_NONE, addr, &c) != PROF_OK)
+	if (eng_cct_child(&a->funcs, ENG_CCT_NONE, fold_entry(addr), &f) != ENG_OK ||
+	    eng_cct_child(&a->cache, ENG_CCT_NONE, addr, &c) != ENG_OK)
 		return UINT32_MAX;
 	a->cache.nodes[c].self[0] = f;
 	return f;
@@ -300,16 +300,16 @@ static uint32_t fold_fid(void *ctx, uint32_t node, uint64_t addr)
 static int fold_aggregate(struct fold_run *r, struct fold_agg *a)
 {
 	memset(a, 0, sizeof *a);
-	prof_cct_init(&a->at, &fold_alloc);
-	prof_cct_init(&a->funcs, &fold_alloc);
-	prof_cct_init(&a->counts, &fold_alloc);
-	prof_cct_init(&a->cache, &fold_alloc);
-	prof_cct_init(&a->ft, &fold_alloc);
+	eng_cct_init(&a->at, &fold_alloc);
+	eng_cct_init(&a->funcs, &fold_alloc);
+	eng_cct_init(&a->counts, &fold_alloc);
+	eng_cct_init(&a->cache, &fold_alloc);
+	eng_cct_init(&a->ft, &fold_alloc);
 	if (fold_start(r) < 0 || fold_each(r, fold_agg_rec, a) < 0)
 		return -1;
 	/* every address to a function first: the fold needs their number */
 	for (size_t i = 0; i < a->at.n; i++)
-		if (a->at.nodes[i].parent != PROF_CCT_NONE)
+		if (a->at.nodes[i].parent != ENG_CCT_NONE)
 			(void)fold_fid(a, (uint32_t)i, a->at.nodes[i].key);
 	for (size_t i = 0; i < a->counts.n; i++)
 		(void)fold_fid(a, 0, a->counts.nodes[i].key);
@@ -317,17 +317,17 @@ static int fold_aggregate(struct fold_run *r, struct fold_agg *a)
 	if (!a->fs)
 		return -1;
 	memset(a->fs, 0, (a->funcs.n + 1) * sizeof *a->fs);
-	struct prof_fold f = {fold_fid, NULL, a, a->funcs.n, 0, true};
-	return prof_cct_fold(&a->at, &f, &a->ft, a->fs) == PROF_OK ? 0 : -1;
+	struct eng_fold f = {fold_fid, NULL, a, a->funcs.n, 0, true};
+	return eng_cct_fold(&a->at, &f, &a->ft, a->fs) == ENG_OK ? 0 : -1;
 }
 
 static void fold_agg_free(struct fold_agg *a)
 {
-	prof_cct_free(&a->at);
-	prof_cct_free(&a->funcs);
-	prof_cct_free(&a->counts);
-	prof_cct_free(&a->cache);
-	prof_cct_free(&a->ft);
+	eng_cct_free(&a->at);
+	eng_cct_free(&a->funcs);
+	eng_cct_free(&a->counts);
+	eng_cct_free(&a->cache);
+	eng_cct_free(&a->ft);
 	if (a->fs)
 		fold_free(NULL, a->fs);
 }
@@ -354,17 +354,17 @@ ALLOC_EXPORT int meminst_sample_fold(int (*fn)(const struct meminst_call_data *c
 		rc = -1;
 	double sec = r.h.tick_hz > 0 ? 1 / r.h.tick_hz : 0;
 	for (size_t i = 0; rc == 0 && fn && i < a.funcs.n; i++) {
-		const struct prof_fsum *s = &a.fs[i];
+		const struct eng_fsum *s = &a.fs[i];
 		struct meminst_call_data cd = {.addr = (const void *)a.funcs.nodes[i].key};
-		uint32_t c = prof_cct_find(&a.counts, PROF_CCT_NONE, a.funcs.nodes[i].key);
-		cd.calls = c != PROF_CCT_NONE ? (unsigned long long)a.counts.nodes[c].self[0] : 0;
-		if (s->cum[PROF_M_SAMPLES] == 0 && cd.calls == 0)
+		uint32_t c = eng_cct_find(&a.counts, ENG_CCT_NONE, a.funcs.nodes[i].key);
+		cd.calls = c != ENG_CCT_NONE ? (unsigned long long)a.counts.nodes[c].self[0] : 0;
+		if (s->cum[ENG_M_SAMPLES] == 0 && cd.calls == 0)
 			continue;
 		fold_name(a.funcs.nodes[i].key, &cd.name, &cd.module);
-		cd.self_samples = (unsigned long long)s->self[PROF_M_SAMPLES];
-		cd.cum_samples = (unsigned long long)s->cum[PROF_M_SAMPLES];
-		cd.self_seconds = s->self[PROF_M_TICKS] * sec;
-		cd.cum_seconds = s->cum[PROF_M_TICKS] * sec;
+		cd.self_samples = (unsigned long long)s->self[ENG_M_SAMPLES];
+		cd.cum_samples = (unsigned long long)s->cum[ENG_M_SAMPLES];
+		cd.self_seconds = s->self[ENG_M_TICKS] * sec;
+		cd.cum_seconds = s->cum[ENG_M_TICKS] * sec;
 		rc = fn(&cd, arg);
 	}
 	fold_agg_free(&a);
@@ -378,15 +378,15 @@ ALLOC_EXPORT int meminst_sample_fold(int (*fn)(const struct meminst_call_data *c
 static int fold_tree_walk(const struct fold_agg *a, uint32_t i, unsigned depth,
 			  int (*fn)(const struct meminst_tree_node *node, void *arg), void *arg)
 {
-	const struct prof_cct_node *nd = &a->ft.nodes[i];
+	const struct eng_cct_node *nd = &a->ft.nodes[i];
 	struct meminst_tree_node tn = {.addr = (const void *)a->funcs.nodes[nd->key].key, .depth = depth};
 	const char *module;
 	fold_name(a->funcs.nodes[nd->key].key, &tn.name, &module);
-	tn.samples = (unsigned long long)nd->total[PROF_M_SAMPLES];
-	tn.self_samples = (unsigned long long)nd->self[PROF_M_SAMPLES];
-	tn.recursive = (unsigned long long)nd->recur[PROF_M_SAMPLES];
+	tn.samples = (unsigned long long)nd->total[ENG_M_SAMPLES];
+	tn.self_samples = (unsigned long long)nd->self[ENG_M_SAMPLES];
+	tn.recursive = (unsigned long long)nd->recur[ENG_M_SAMPLES];
 	int rc = fn(&tn, arg);
-	for (uint32_t c = nd->child; rc == 0 && c != PROF_CCT_NONE; c = a->ft.nodes[c].next)
+	for (uint32_t c = nd->child; rc == 0 && c != ENG_CCT_NONE; c = a->ft.nodes[c].next)
 		rc = fold_tree_walk(a, c, depth + 1, fn, arg);
 	return rc;
 }
@@ -401,7 +401,7 @@ ALLOC_EXPORT int meminst_sample_tree(int (*fn)(const struct meminst_tree_node *n
 	if (fold_aggregate(&r, &a) < 0)
 		rc = -1;
 	if (rc == 0 && fn && a.ft.n)
-		for (uint32_t c = a.ft.nodes[0].child; rc == 0 && c != PROF_CCT_NONE; c = a.ft.nodes[c].next)
+		for (uint32_t c = a.ft.nodes[0].child; rc == 0 && c != ENG_CCT_NONE; c = a.ft.nodes[c].next)
 			rc = fold_tree_walk(&a, c, 0, fn, arg);
 	fold_agg_free(&a);
 	fold_end(&r);

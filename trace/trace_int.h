@@ -5,14 +5,16 @@
 ** MEMINST options and allocation hooks) and writes the trace files described
 ** in <meminst-trace.h> and meminst-trace(5).
 **
-**   trace_buf.c      the file, its header, per-thread buffers, chunks,
-**                    flushing, module map
+**   trace_buf.c      the file, per-thread buffers, flushing
+**   trace_chunk.c    the file's header, chunks, thread 0's records
+**                    (PROCESS, MODULE: the module map, TRACE_COST)
 **   trace_write.c    the writer thread: full events chunks are written
 **                    off the traced threads
 **   trace_call.c     exact tracing: __cyg_profile_func_enter/exit, thread
 **                    start/exit, <alloc> events, start/stop/apply
 **   trace_suspend.c  `suspend`: blocking calls wrapped while tracing
-**   trace_sample.c   timer sampling (signal handler, timers)
+**   trace_sample.c   timer sampling (signal handler, start/stop)
+**   trace_sample_timer.c  its per-thread timers
 **   trace_unwind.c   stack walks for samples
 **   trace_asample.c  allocation sampling (a stack every N bytes)
 **
@@ -372,16 +374,38 @@ void trace_arm(int delta);
 /* "trace_buf.c" */
 void trace_spin_lock(_Atomic int *l);       /* our own: pthread's are wrapped */
 void trace_spin_unlock(_Atomic int *l);
-void trace_header_fill(struct meminst_trace_header *h); /* from the settings */
 trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
 void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */
 void trace_ev_flush(trace_thr_t *t);        /* owner, normal context          */
 void trace_ev_append_to(trace_thr_t *t, const uint64_t *words, unsigned n);
-void trace_modules_check(void);             /* MODULE records if the map moved */
 void trace_writer_close(void);              /* at exit: flush all, stop writing */
 bool trace_file_is_open(void);
 int trace_path_expand(const char *in, int pid, char *out, size_t len);
+
+/* "trace_chunk.c": the file header, chunks, thread 0's records */
+void trace_header_fill(struct meminst_trace_header *h); /* from the settings */
+void trace_modules_check(void);             /* MODULE records if the map moved */
 void trace_stream_rebase(trace_stream_t *s, uint64_t *base, unsigned words, unsigned reserve);
+/* (for trace_buf.c) */
+int trace_chunk_write_header(int fd);        /* with F_ENDS */
+/* Seal the stream's words into a chunk and write it (with `owner`: an
+** events chunk through the writer thread); see there. */
+void trace_chunk_out(uint32_t thread_no, trace_stream_t *s, unsigned stream, trace_thr_t *owner);
+void trace_chunk_write(uint32_t thread_no, trace_stream_t *s, unsigned stream);
+void trace_chunk_stream_init(trace_stream_t *s, uint64_t *region, unsigned words, unsigned reserve);
+/* Thread 0: the process's own records (PROCESS, MODULE, TRACE_COST),
+** appended and flushed under its lock. */
+typedef struct trace_chunk_proc_s {
+	_Atomic int lock;
+	uint64_t words[TRACE_CHUNK_WORDS + 8192];
+	trace_stream_t s;
+	unsigned long long adds, subs;   /* dl_iterate_phdr counters at the last scan */
+	bool scanned;
+} trace_chunk_proc_t;
+extern trace_chunk_proc_t trace_chunk_proc TRACE_INTERNAL;
+void trace_chunk_proc_flush_locked(void);
+void trace_chunk_proc_end_locked(void);      /* END after every record; async-signal-safe */
+void trace_chunk_proc_begin(void);           /* PROCESS (and TRACE_COST) first */
 
 /* "trace_fio.c": the file's writes (see there) */
 extern _Atomic int trace_fio_fd;             /* the trace file, or -1       */
@@ -468,7 +492,7 @@ void trace_at_exit(void);                   /* destructor                  */
 
 /* "trace_prof.c": the in-process profiler (trace_output=profile).  Chunks
 ** go to trace_prof_sink, which feeds them to the simulation engine of
-** engine/prof_sim.c; trace_prof_write writes the PROFILE file. */
+** engine/eng_sim.c; trace_prof_write writes the PROFILE file. */
 extern bool trace_prof_on;
 int trace_prof_start(void);                 /* set the sink; -1 logged  */
 void trace_prof_write(void);                /* flushed first by the caller */

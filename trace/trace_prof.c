@@ -4,7 +4,7 @@
 **
 ** The writer's chunks do not go to a file: trace_sink hands each one to
 ** trace_prof_sink, which feeds it to the simulation engine of `inspect
-** profile` (engine/prof_sim.c, built into libmeminst too) under one spin
+** profile` (engine/eng_sim.c, built into libmeminst too) under one spin
 ** lock.  Chunks are 64 KiB of records, so the lock is taken once per ~3000
 ** calls of a thread.  At a stop and at exit the engine's rows are written
 ** as a PROFILE file (meminst-trace(5)): the header, thread 0's PROCESS,
@@ -24,7 +24,7 @@
 #define _GNU_SOURCE
 #include "trace_int.h"
 #include "../alloc/alloc_int.h"
-#include "../engine/prof_sim.h"
+#include "../engine/eng_sim.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -115,15 +115,15 @@ static void *pm_realloc_cb(void *ctx, void *p, size_t n)
 	return q;
 }
 
-static const struct prof_allocator pm_allocator = {pm_realloc_cb, pm_free_cb, NULL};
+static const struct eng_allocator pm_allocator = {pm_realloc_cb, pm_free_cb, NULL};
 
 /* --------------------------------------------------------- the engine -- */
 
 static struct {
 	_Atomic int lock;
-	struct prof_sim sim;
+	struct eng_sim sim;
 	bool sim_ok;
-	enum prof_err err;       /* the first error of the engine           */
+	enum eng_err err;       /* the first error of the engine           */
 	uint64_t *proc;          /* thread 0's records (PROCESS, MODULE, …)  */
 	size_t nproc, proc_cap;
 	char path[4096];         /* trace_file, absolute, %p not expanded    */
@@ -165,14 +165,14 @@ static int prof_sink(const void *chunk, size_t bytes)
 		if (MEMINST_TRACE_EXPAND_MAX * n > wide_cap) {
 			uint64_t *v = pm_realloc_cb(NULL, wide, MEMINST_TRACE_EXPAND_MAX * n * 8);
 			if (!v) {
-				prof.err = PROF_E_NOMEM;
+				prof.err = ENG_E_NOMEM;
 				trace_spin_unlock(&prof.lock);
 				return 0;
 			}
 			wide = v, wide_cap = MEMINST_TRACE_EXPAND_MAX * n;
 		}
 		size_t bad, used, m = meminst_trace_expand(w, n, wide, &used);
-		prof.err = prof_sim_feed(&prof.sim, h->thread, h->stream, wide, m, &bad);
+		prof.err = eng_sim_feed(&prof.sim, h->thread, h->stream, wide, m, &bad);
 	}
 	trace_spin_unlock(&prof.lock);
 	return 0;
@@ -197,7 +197,7 @@ int trace_prof_start(void)
 	}
 	trace_spin_lock(&prof.lock);
 	if (!prof.sim_ok) {
-		prof_sim_init(&prof.sim, &pm_allocator);
+		eng_sim_init(&prof.sim, &pm_allocator);
 		prof.sim_ok = true;
 	}
 	trace_spin_unlock(&prof.lock);
@@ -259,11 +259,11 @@ static void po_process(struct prof_out *o)
 {
 	po_thread(o, 0);
 	for (size_t i = 0, len; i < prof.nproc; i += len) {
-		if (prof_rec_size(prof.proc + i, prof.nproc - i, &len) != PROF_OK)
+		if (eng_rec_size(prof.proc + i, prof.nproc - i, &len) != ENG_OK)
 			break;
 		po_put(o, prof.proc + i, len);
 	}
-	const struct prof_sim *s = &prof.sim;
+	const struct eng_sim *s = &prof.sim;
 	if (s->nclock) {
 		uint64_t c[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, s->clock_t0), s->clock_ns0,
 				 MEMINST_TREC_HEAD(MEMINST_TREC_CLOCK, s->clock_t1), s->clock_ns1};
@@ -274,11 +274,11 @@ static void po_process(struct prof_out *o)
 /* One thread: THREAD_START at its first time stamp, LOST if any, then its
 ** pair rows in PROF_PAIR records stamped with its last time stamp (the
 ** reader takes the thread's span from these two). */
-static void po_thread_rows(struct prof_out *o, const struct prof_thread *t)
+static void po_thread_rows(struct prof_out *o, const struct eng_thread *t)
 {
 	uint64_t rows = 0;
 	for (size_t i = 0; i < t->npairs; i++) {
-		const struct prof_pair_row *p = &t->pairs[i];
+		const struct eng_pair_row *p = &t->pairs[i];
 		rows += p->caller != t->pend_idx && p->called != t->pend_idx &&
 			(p->cnt || p->acc || p->own);
 	}
@@ -300,7 +300,7 @@ static void po_thread_rows(struct prof_out *o, const struct prof_thread *t)
 		po_flush(o); /* one record per chunk, built in place */
 		size_t k = 0;
 		for (; i < t->npairs && k < per; i++) {
-			const struct prof_pair_row *p = &t->pairs[i];
+			const struct eng_pair_row *p = &t->pairs[i];
 			if (p->caller == t->pend_idx || p->called == t->pend_idx ||
 			    !(p->cnt || p->acc || p->own))
 				continue;
@@ -360,11 +360,11 @@ static void prof_write_locked(void)
 		alloc_log("trace file name too long: %s", prof.path);
 		return;
 	}
-	if (prof.err == PROF_OK)
-		prof.err = prof_sim_finish(&prof.sim);
-	if (prof.err != PROF_OK) {
+	if (prof.err == ENG_OK)
+		prof.err = eng_sim_finish(&prof.sim);
+	if (prof.err != ENG_OK) {
 		alloc_log("the in-process profile is incomplete (%s); writing what it has",
-			  prof.err == PROF_E_NOMEM ? "out of memory" : "a bad record");
+			  prof.err == ENG_E_NOMEM ? "out of memory" : "a bad record");
 	}
 	/* written under a name of its own and renamed over the last profile
 	** once whole: a failed write (a full disk, ulimit -f) leaves the last
@@ -424,7 +424,7 @@ void trace_prof_after_fork_child(void)
 		return;
 	atomic_store(&prof.lock, 0);
 	if (prof.sim_ok)
-		prof_sim_free(&prof.sim);
-	prof_sim_init(&prof.sim, &pm_allocator);
-	prof.err = PROF_OK;
+		eng_sim_free(&prof.sim);
+	eng_sim_init(&prof.sim, &pm_allocator);
+	prof.err = ENG_OK;
 }

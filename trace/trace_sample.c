@@ -1,7 +1,8 @@
 /*
-** trace_sample.c — statistical sampling: timers, the SIGPROF handler, and
+** trace_sample.c — statistical sampling: the SIGPROF handler, and
 ** start/stop/reset/active (MEMINST sample=, sample_clock=, alloc_sample=,
-** sample_counts=, and the meminst_sample_* calls of <meminst.h>).
+** sample_counts=, and the meminst_sample_* calls of <meminst.h>); the
+** per-thread timers are trace_sample_timer.c's.
 **
 ** Timers.  Every thread gets its own timer that sends SIGPROF to that
 ** thread alone:
@@ -61,46 +62,34 @@
 /* libc's own sigaction: the exported name is interposed by trace_sigwrap.c,
 ** also for calls from inside this library. */
 
-#define SAMPLE_SIGNAL SIGPROF
-#define SAMPLE_TIMERS_MAX 2048 /* threads sampled at once */
-
 unsigned trace_sample_hz;
 unsigned trace_sample_clock;
 unsigned trace_sample_depth = TRACE_FRAMES_MAX;
 
 /* Read by the handler: set after every timer exists' settings are written. */
-static _Atomic bool sample_running;
+_Atomic bool trace_sample_running;
 static uint64_t sample_weight; /* one period in file ticks */
 /* What the handler cost since start or reset (SAMPLE_COST at stop): ticks
 ** from its entry to its exit, and runs; all threads, lock-free adds. */
 static _Atomic uint64_t sample_cost_ticks, sample_cost_runs;
-static uint64_t sample_period_ns;
+uint64_t trace_sample_period_ns;
 
-static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sample_timer_s {
-	pid_t tid; /* 0: free slot */
-	int fd;    /* the perf event, -1: the POSIX timer id, or SAMPLE_FD_WALL */
-	timer_t id;
-} sample_timers[SAMPLE_TIMERS_MAX];
-static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
+pthread_mutex_t trace_sample_lock = PTHREAD_MUTEX_INITIALIZER;
 /* A write of the trace file failed (trace_sampler_fail): every timer is
 ** disarmed and no new one is made.  The slots change only with
-** sample_slots_busy set (sample_lock held as well), so that a failure in
-** any context (the writer thread, a handler flushing its stream) can
-** disarm them without a lock: if a slot is changing, its changer disarms
-** them all when done. */
-static _Atomic bool sample_halted;
-static _Atomic int sample_slots_busy;
+** trace_sample_slots_busy set (trace_sample_lock held as well), so that a
+** failure in any context (the writer thread, a handler flushing its
+** stream) can disarm them without a lock: if a slot is changing, its
+** changer disarms them all when done. */
+_Atomic bool trace_sample_halted;
+_Atomic int trace_sample_slots_busy;
 static bool sample_handler_set, sample_warned_handler;
 /* The program's SIGPROF action while ours is installed (what it set last
 ** through sigaction or signal); the handler reads it, the wrapper writes it
 ** with SIGPROF blocked. */
 static struct sigaction sample_prog;
-#define SAMPLE_COOKIE ((void *)sample_timers) /* sigev_value of our timers */
-#define SAMPLE_FD_WALL (-2) /* a slot of trace_wall.c's sampler thread */
 /* meminst's own threads (the snapshot service): never sampled */
-#define SAMPLE_INTERNAL_MAX 4
-static _Atomic pid_t sample_internal[SAMPLE_INTERNAL_MAX];
+_Atomic pid_t trace_sample_internal[SAMPLE_INTERNAL_MAX];
 
 /* ----------------------------------------------------------- handler --- */
 
@@ -191,7 +180,7 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 			return;
 		}
 	} else {
-		if (!atomic_load_explicit(&sample_running, memory_order_relaxed)) {
+		if (!atomic_load_explicit(&trace_sample_running, memory_order_relaxed)) {
 			errno = saved_errno;
 			return; /* a tick that outlived stop */
 		}
@@ -202,7 +191,7 @@ static void sample_handler(int sig, siginfo_t *si, void *uc)
 			periods += (uint64_t)si->si_overrun;
 	}
 	/* a tick that outlived stop, or nothing to record */
-	if (!atomic_load_explicit(&sample_running, memory_order_relaxed) || n == 0) {
+	if (!atomic_load_explicit(&trace_sample_running, memory_order_relaxed) || n == 0) {
 		errno = saved_errno;
 		return;
 	}
@@ -282,267 +271,15 @@ bool trace_sample_sigaction(const struct sigaction *act, struct sigaction *old)
 	return true;
 }
 
-/* ------------------------------------------------------------ timers --- */
-
-/* The CPU-time clock of any thread of the process, by tid: the kernel's
-** encoding (what pthread_getcpuclockid builds), CPUCLOCK_SCHED | PERTHREAD. */
-static clockid_t sample_thread_cpu_clock(pid_t tid)
-{
-	return (clockid_t)((~(unsigned)tid) << 3 | 6);
-}
-
-/* A task-clock perf event of thread `tid` that signals it every period of
-** its CPU time, user and system: with exclude_kernel a period that ended in
-** the kernel was dropped, not delivered on the way out, so a program in
-** system calls (I/O loops, futexes) kept a sample for its user time only
-** (a loop of clock_gettime system calls: 557 ms of samples for 1515 ms of
-** CPU).  Counting the kernel needs perf_event_paranoid <= 1 or the
-** capability: where it is refused, the caller falls back to the POSIX
-** timer on the thread's CPU clock, which counts both.  The descriptor, or
-** -1. */
-static int sample_perf_make(pid_t tid)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = sample_period_ns;
-	a.exclude_hv = 1;
-	a.disabled = 1;
-	a.wakeup_events = 1;
-	int fd = alloc_sys_fd_high((int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
-	if (fd < 0)
-		return -1;
-	struct f_owner_ex owner = {F_OWNER_TID, tid};
-	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) < 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Make and arm the timer of thread `tid`.  sample_lock held. */
-static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
-{
-	*fd = -1;
-	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's */
-		*fd = SAMPLE_FD_WALL;
-		return trace_wall_thread_add(tid);
-	}
-	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_CPU && !sample_no_perf) {
-		if ((*fd = sample_perf_make(tid)) >= 0)
-			return 0;
-		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
-			sample_no_perf = true; /* not allowed here: timers from now on */
-	}
-	struct sigevent ev;
-	memset(&ev, 0, sizeof ev);
-	ev.sigev_notify = SIGEV_THREAD_ID;
-	ev.sigev_signo = SAMPLE_SIGNAL;
-	ev.sigev_value.sival_ptr = SAMPLE_COOKIE;
-	ev._sigev_un._tid = tid;
-	clockid_t clk = trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL
-			    ? CLOCK_MONOTONIC : sample_thread_cpu_clock(tid);
-	if (timer_create(clk, &ev, out) < 0)
-		return -1;
-	struct itimerspec its;
-	its.it_interval.tv_sec = (time_t)(sample_period_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(sample_period_ns % 1000000000u);
-	its.it_value = its.it_interval;
-	if (timer_settime(*out, 0, &its, NULL) < 0) {
-		timer_delete(*out);
-		return -1;
-	}
-	return 0;
-}
-
-/* Arm (period) or disarm (0) the timer of one slot.  A system call. */
-static void sample_timer_arm(const struct sample_timer_s *t, uint64_t period_ns)
-{
-	if (t->fd >= 0) {
-		ioctl(t->fd, period_ns ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
-	} else if (t->fd == -1) {
-		struct itimerspec its;
-		its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
-		its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
-		its.it_value = its.it_interval;
-		timer_settime(t->id, 0, &its, NULL);
-	}
-}
-
-/* The calling thread's timer stops before an exec.  No lock (an exec may
-** come from a signal handler, or from a vfork child, whose tid has no slot:
-** the slot found is this thread's own, which only this thread, a stop or a
-** failure changes).  A tick made before the stop was delivered when the
-** ioctl or timer_settime returned, unless the thread blocks SIGPROF: then it
-** is taken off here, since pending signals and the mask outlive the exec. */
-bool trace_sample_exec_begin(void)
-{
-	if (!atomic_load(&sample_running) || trace_sample_clock != MEMINST_TRACE_SAMPLE_CPU)
-		return false;
-	pid_t tid = alloc_sys_gettid();
-	const struct sample_timer_s *t = sample_timers;
-	while (t < sample_timers + SAMPLE_TIMERS_MAX && t->tid != tid)
-		t++;
-	if (t == sample_timers + SAMPLE_TIMERS_MAX)
-		return false;
-	sample_timer_arm(t, 0);
-	sigset_t mask, pending, one;
-	if (pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL) &&
-	    sigpending(&pending) == 0 && sigismember(&pending, SAMPLE_SIGNAL)) {
-		siginfo_t si;
-		struct timespec zero = {0, 0};
-		sigemptyset(&one);
-		sigaddset(&one, SAMPLE_SIGNAL);
-		if (sigtimedwait(&one, &si, &zero) == SAMPLE_SIGNAL && !trace_sample_tick_drop(&si))
-			syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SAMPLE_SIGNAL, &si); /* the program's */
-	}
-	return true;
-}
-
-void trace_sample_exec_end(bool stopped)
-{
-	if (!stopped || !atomic_load(&sample_running))
-		return;
-	pid_t tid = alloc_sys_gettid();
-	for (const struct sample_timer_s *t = sample_timers; t < sample_timers + SAMPLE_TIMERS_MAX; t++)
-		if (t->tid == tid) {
-			sample_timer_arm(t, sample_period_ns);
-			break;
-		}
-}
-
-/* Every timer stops sending anything (each stays made until
-** sample_timer_free; SAMPLE_FD_WALL slots: the sampler thread is halted
-** as a whole).  System calls only: any context, slots held. */
-static void sample_timers_disarm(void)
-{
-	for (const struct sample_timer_s *t = sample_timers; t < sample_timers + SAMPLE_TIMERS_MAX; t++)
-		if (t->tid)
-			sample_timer_arm(t, 0);
-}
-
-/* Around every change of a slot (sample_lock held): a failure meanwhile
-** left the disarming to us. */
-static void sample_slots_enter(void)
-{
-	while (atomic_exchange(&sample_slots_busy, 1)) /* a failure disarming them */
-		sched_yield();
-}
-
-static void sample_slots_leave(void)
-{
-	atomic_store(&sample_slots_busy, 0);
-	if (atomic_load(&sample_halted) && !atomic_exchange(&sample_slots_busy, 1)) {
-		sample_timers_disarm();
-		atomic_store(&sample_slots_busy, 0);
-	}
-}
-
-static void sample_timer_free(struct sample_timer_s *t)
-{
-	if (t->fd == SAMPLE_FD_WALL)
-		trace_wall_thread_remove(t->tid);
-	else if (t->fd >= 0)
-		close(t->fd);
-	else
-		timer_delete(t->id);
-	t->tid = 0;
-}
-
-/* Give `tid` a timer unless it has one.  sample_lock held. */
-static void sample_timer_add_slots(pid_t tid, bool replace)
-{
-	struct sample_timer_s *free_slot = NULL;
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++) {
-		struct sample_timer_s *t = &sample_timers[i];
-		if (t->tid == tid) {
-			if (!replace)
-				return;
-			/* a new thread with the number of a dead one: its timer
-			** aimed at the old task and never fires again */
-			sample_timer_free(t);
-		}
-		if (!t->tid && !free_slot)
-			free_slot = t;
-	}
-	if (!free_slot) { /* forget threads that ended without telling us */
-		for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
-			if (sample_timers[i].tid &&
-			    syscall(SYS_tgkill, getpid(), sample_timers[i].tid, 0) < 0) {
-				sample_timer_free(&sample_timers[i]);
-				free_slot = &sample_timers[i];
-			}
-		if (!free_slot)
-			return; /* too many threads: this one goes unsampled */
-	}
-	if (!atomic_load(&sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
-		free_slot->tid = tid;
-}
-
-static void sample_timer_add(pid_t tid, bool replace)
-{
-	sample_slots_enter();
-	sample_timer_add_slots(tid, replace);
-	sample_slots_leave();
-}
-
-static void sample_timer_remove(pid_t tid)
-{
-	sample_slots_enter();
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
-		if (sample_timers[i].tid == tid) {
-			sample_timer_free(&sample_timers[i]);
-		}
-	sample_slots_leave();
-}
-
-static void sample_timers_clear(void)
-{
-	sample_slots_enter();
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
-		if (sample_timers[i].tid) {
-			sample_timer_free(&sample_timers[i]);
-		}
-	sample_slots_leave();
-}
-
-/* Every thread that exists now (threads made before sampling started do
-** not pass through our pthread_create wrapper).  Read with getdents64 into
-** a stack buffer: opendir would allocate.  sample_lock held. */
-static void sample_timers_existing(void)
-{
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char buf[4096];
-	long n;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
-		for (long off = 0; off < n;) {
-			struct dirent64 *d = (struct dirent64 *)(buf + off);
-			off += d->d_reclen;
-			pid_t tid = (pid_t)atoi(d->d_name);
-			bool internal = false;
-			for (unsigned i = 0; i < SAMPLE_INTERNAL_MAX; i++)
-				internal |= atomic_load(&sample_internal[i]) == tid;
-			if (tid > 0 && !internal)
-				sample_timer_add(tid, false);
-		}
-	close(fd);
-}
-
 /* ------------------------------------------------ thread begin / end --- */
 
-/* The program took SIGPROF: stop ticking at it.  sample_lock held. */
+/* The program took SIGPROF: stop ticking at it.  trace_sample_lock held. */
 static bool sample_check_handler(void)
 {
 	if (sample_handler_is_ours())
 		return true;
-	atomic_store(&sample_running, false);
-	sample_timers_clear();
+	atomic_store(&trace_sample_running, false);
+	trace_sample_timers_clear();
 	if (!sample_warned_handler) {
 		sample_warned_handler = true;
 		alloc_log("the program set SIGPROF by a system call; timer sampling stopped");
@@ -552,16 +289,16 @@ static bool sample_check_handler(void)
 
 void trace_sample_thread_begin(void)
 {
-	if (!atomic_load(&sample_running))
+	if (!atomic_load(&trace_sample_running))
 		return;
-	pthread_mutex_lock(&sample_lock);
-	if (atomic_load(&sample_running) && sample_check_handler()) {
+	pthread_mutex_lock(&trace_sample_lock);
+	if (atomic_load(&trace_sample_running) && sample_check_handler()) {
 		(void)trace_thread_record(); /* the handler writes into it */
 		uint64_t warm[4]; /* libunwind's per-thread set-up, out of the handler */
 		(void)trace_unwind_here(warm, 4, false);
-		sample_timer_add(alloc_sys_gettid(), true);
+		trace_sample_timer_add(alloc_sys_gettid(), true);
 	}
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 }
 
 /* The calling thread is meminst's own (made by the runtime, instead of
@@ -571,23 +308,23 @@ void trace_sample_thread_internal(void)
 	pid_t tid = alloc_sys_gettid();
 	for (unsigned i = 0; i < SAMPLE_INTERNAL_MAX; i++) {
 		pid_t none = 0;
-		if (atomic_compare_exchange_strong(&sample_internal[i], &none, tid))
+		if (atomic_compare_exchange_strong(&trace_sample_internal[i], &none, tid))
 			break;
 	}
-	pthread_mutex_lock(&sample_lock);
-	sample_timer_remove(tid); /* listed when sampling started */
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
+	trace_sample_timer_remove(tid); /* listed when sampling started */
+	pthread_mutex_unlock(&trace_sample_lock);
 }
 
 void trace_sample_thread_end(void)
 {
 	if (trace_counts_on)
 		trace_counts_flush_thread();
-	if (!atomic_load(&sample_running))
+	if (!atomic_load(&trace_sample_running))
 		return;
-	pthread_mutex_lock(&sample_lock);
-	sample_timer_remove(alloc_sys_gettid());
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
+	trace_sample_timer_remove(alloc_sys_gettid());
+	pthread_mutex_unlock(&trace_sample_lock);
 }
 
 /* ------------------------------------------------------ start / stop --- */
@@ -638,24 +375,24 @@ static int sample_timers_start(const sample_settings_t *s)
 		return -1;
 	trace_sample_hz = s->hz;
 	trace_sample_clock = s->clock;
-	sample_period_ns = 1000000000u / s->hz;
-	sample_weight = (uint64_t)((double)sample_period_ns * sample_tick_hz() / 1e9 + 0.5);
+	trace_sample_period_ns = 1000000000u / s->hz;
+	sample_weight = (uint64_t)((double)trace_sample_period_ns * sample_tick_hz() / 1e9 + 0.5);
 	/* The handler writes into the thread's record and may not make one
 	** (not async-signal-safe): the caller's is made here, and threads that
 	** existed before start take a spare the writer keeps ready
 	** (trace_sig_append). */
 	(void)trace_thread_record();
-	if (s->clock == MEMINST_TRACE_SAMPLE_WALL && trace_wall_start(sample_period_ns, sample_weight) < 0)
+	if (s->clock == MEMINST_TRACE_SAMPLE_WALL && trace_wall_start(trace_sample_period_ns, sample_weight) < 0)
 		return -1;
-	atomic_store(&sample_running, true);
-	sample_timers_existing();
+	atomic_store(&trace_sample_running, true);
+	trace_sample_timers_existing();
 	return 0;
 }
 
-/* Start what `s` asks for.  sample_lock held. */
+/* Start what `s` asks for.  trace_sample_lock held. */
 static int sample_start_locked(const sample_settings_t *s)
 {
-	if (atomic_load(&sample_running) || trace_asample_on || trace_counts_on) {
+	if (atomic_load(&trace_sample_running) || trace_asample_on || trace_counts_on) {
 		alloc_log("sampling is already running (meminst_sample_stop first)");
 		return -1;
 	}
@@ -696,11 +433,11 @@ static void sample_cost_record(void)
 
 static void sample_stop_locked(void)
 {
-	bool was = atomic_load(&sample_running);
-	atomic_store(&sample_running, false);
+	bool was = atomic_load(&trace_sample_running);
+	atomic_store(&trace_sample_running, false);
 	if (was)
 		sample_cost_record();
-	sample_timers_clear();
+	trace_sample_timers_clear();
 	trace_wall_stop();
 	if (sample_handler_set && !sample_handler_is_ours() && !sample_warned_handler) {
 		sample_warned_handler = true;
@@ -715,7 +452,7 @@ static void sample_stop_locked(void)
 
 void trace_sampler_halt(void)
 {
-	atomic_store(&sample_running, false);
+	atomic_store(&trace_sample_running, false);
 	trace_wall_halt();
 }
 
@@ -725,12 +462,12 @@ void trace_sampler_halt(void)
 ** Any context, no lock.  True if anything was sampling. */
 bool trace_sampler_fail(void)
 {
-	bool was = atomic_exchange(&sample_running, false);
-	atomic_store(&sample_halted, true);
+	bool was = atomic_exchange(&trace_sample_running, false);
+	atomic_store(&trace_sample_halted, true);
 	trace_wall_halt();
-	if (!atomic_exchange(&sample_slots_busy, 1)) {
-		sample_timers_disarm();
-		atomic_store(&sample_slots_busy, 0);
+	if (!atomic_exchange(&trace_sample_slots_busy, 1)) {
+		trace_sample_timers_disarm();
+		atomic_store(&trace_sample_slots_busy, 0);
 	}
 	if (trace_asample_on) {
 		was = true;
@@ -749,9 +486,9 @@ bool trace_sampler_fail(void)
 ** whatever order the library's destructors run in. */
 void trace_sampler_stop(void)
 {
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	sample_stop_locked();
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 }
 
 /* The sampling part of parsed MEMINST options.  false: nothing asked. */
@@ -781,28 +518,28 @@ static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
 */
 static void sample_prefork(void)
 {
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	trace_unwind_prefork();
 }
 
 static void sample_postfork_parent(void)
 {
 	trace_unwind_postfork(false);
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 }
 
 /* A child of fork: no timers came with it; it samples nothing more. */
 void trace_sample_postfork_child(void)
 {
 	trace_unwind_postfork(true);
-	pthread_mutex_init(&sample_lock, NULL);
-	atomic_store(&sample_running, false);
+	pthread_mutex_init(&trace_sample_lock, NULL);
+	atomic_store(&trace_sample_running, false);
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
-		if (sample_timers[i].tid && sample_timers[i].fd >= 0)
-			close(sample_timers[i].fd); /* the parent's threads' events */
-	memset(sample_timers, 0, sizeof sample_timers);
-	atomic_store(&sample_slots_busy, 0);
-	atomic_store(&sample_halted, false); /* the child's file is its own */
+		if (trace_sample_timers[i].tid && trace_sample_timers[i].fd >= 0)
+			close(trace_sample_timers[i].fd); /* the parent's threads' events */
+	memset(trace_sample_timers, 0, sizeof trace_sample_timers);
+	atomic_store(&trace_sample_slots_busy, 0);
+	atomic_store(&trace_sample_halted, false); /* the child's file is its own */
 	trace_wall_after_fork_child();
 	trace_asample_on = false;
 	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, false);
@@ -818,11 +555,11 @@ __attribute__((constructor(102))) static void sample_constructor(void)
 	sample_settings_t s;
 	if (!sample_settings_of(&alloc_opts, &s))
 		return;
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	int rc = sample_start_locked(&s);
 	if (rc < 0)
 		sample_stop_locked();
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 	/* Said, never silent; and the program runs, as with a trace file that
 	** cannot be made under trace=: a process that switched to another user
 	** cannot create its file in the launcher's private directory, and
@@ -853,9 +590,9 @@ ALLOC_EXPORT int meminst_sample_start(const char *options)
 		s.clock = MEMINST_TRACE_SAMPLE_CPU;
 	}
 	alloc_guard_enter(); /* what libc allocates for us is not the program's */
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	int rc = sample_start_locked(&s);
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 	alloc_guard_exit();
 	return rc;
 }
@@ -863,9 +600,9 @@ ALLOC_EXPORT int meminst_sample_start(const char *options)
 ALLOC_EXPORT int meminst_sample_stop(void)
 {
 	int active = meminst_sample_active();
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	sample_stop_locked();
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 	return active ? 0 : -1;
 }
 
@@ -875,7 +612,7 @@ ALLOC_EXPORT int meminst_sample_reset(void)
 {
 	if (!meminst_sample_active())
 		return -1;
-	pthread_mutex_lock(&sample_lock);
+	pthread_mutex_lock(&trace_sample_lock);
 	if (trace_counts_on)
 		trace_counts_reset();
 	atomic_store(&sample_cost_ticks, 0);
@@ -883,13 +620,13 @@ ALLOC_EXPORT int meminst_sample_reset(void)
 	uint64_t rec[2] = {MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE_RESET, trace_now()),
 			   MEMINST_TREC_SIZE_WORD(2, 0)};
 	trace_ev_append(rec, 2);
-	pthread_mutex_unlock(&sample_lock);
+	pthread_mutex_unlock(&trace_sample_lock);
 	return 0;
 }
 
 ALLOC_EXPORT int meminst_sample_active(void)
 {
-	return (atomic_load(&sample_running) ? MEMINST_SAMPLE_TIMER : 0) |
+	return (atomic_load(&trace_sample_running) ? MEMINST_SAMPLE_TIMER : 0) |
 	       (trace_asample_on ? MEMINST_SAMPLE_ALLOC : 0) |
 	       (trace_counts_on ? MEMINST_SAMPLE_COUNTS : 0);
 }

@@ -8,6 +8,10 @@
 
 #include "trace_int.h"
 
+#include <pthread.h>
+#include <signal.h>
+#include <sys/types.h>
+
 #define TRACE_FRAMES_MAX 64    /* frames per sample by default (sample_depth=) */
 #define TRACE_DEPTH_MAX 1024   /* the largest sample_depth= */
 /* Frames a sample keeps (MEMINST sample_depth=, TRACE_FRAMES_MAX by default);
@@ -61,6 +65,34 @@ bool trace_unwind_is_libunwind(uintptr_t pc);
 bool trace_unwind_in_self(uintptr_t pc);
 
 /* ------------------------------------------------------------ sample --- */
+/* Shared by the handler's file (trace_sample.c, which defines these
+** variables) and the timers' (trace_sample_timer.c). */
+#define SAMPLE_SIGNAL SIGPROF
+#define SAMPLE_TIMERS_MAX 2048 /* threads sampled at once */
+#define SAMPLE_COOKIE ((void *)trace_sample_timers) /* sigev_value of our timers */
+#define SAMPLE_FD_WALL (-2) /* a slot of trace_wall.c's sampler thread */
+/* meminst's own threads (the snapshot service): never sampled */
+#define SAMPLE_INTERNAL_MAX 4
+struct sample_timer_s {
+	pid_t tid; /* 0: free slot */
+	int fd;    /* the perf event, -1: the POSIX timer id, or SAMPLE_FD_WALL */
+	timer_t id;
+};
+/* "trace_sample_timer.c" */
+extern struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX] TRACE_INTERNAL;
+void trace_sample_timers_disarm(void) TRACE_INTERNAL;
+void trace_sample_timer_add(pid_t tid, bool replace) TRACE_INTERNAL;
+void trace_sample_timer_remove(pid_t tid) TRACE_INTERNAL;
+void trace_sample_timers_clear(void) TRACE_INTERNAL;
+void trace_sample_timers_existing(void) TRACE_INTERNAL;
+/* "trace_sample.c" (see there) */
+extern _Atomic bool trace_sample_running TRACE_INTERNAL;
+extern uint64_t trace_sample_period_ns TRACE_INTERNAL;
+extern pthread_mutex_t trace_sample_lock TRACE_INTERNAL;
+extern _Atomic bool trace_sample_halted TRACE_INTERNAL;
+extern _Atomic int trace_sample_slots_busy TRACE_INTERNAL;
+extern _Atomic pid_t trace_sample_internal[SAMPLE_INTERNAL_MAX] TRACE_INTERNAL;
+
 /* "trace_sample.c" */
 
 struct sigaction;

@@ -1,12 +1,12 @@
 /*
 ** fuzz_trace.c — libFuzzer target for the trace reader and the simulation
-** engine (profile/prof_read.c, engine/prof_sim.c) and everything that consumes
+** engine (profile/prof_read.c, engine/eng_sim.c) and everything that consumes
 ** their result: the model, the fprof text and JSON, the callgrind export
 ** (with call sites), and --dump.
 **
 ** Each input is a whole trace file, read from memory (fmemopen).  Beyond
 ** "no crash, no leak, no undefined behaviour": the reader returns 0 or
-** INSP_EXIT_DB, says at most one line on error (checked on a memory
+** RD_EXIT_DB, says at most one line on error (checked on a memory
 ** stream), and the model it gives is consistent — every pair names
 ** functions that exist and a thread's CNT is the sum of its rows.  Module
 ** files are never opened (no_symbols), so the input alone decides.
@@ -14,7 +14,7 @@
 ** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file, the
 ** sources of profile/libprof.a and inspect/libinsp.a.
 */
-#include "prof_export.h"
+#include "exp_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +55,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *errbuf = NULL;
 	size_t errlen = 0;
 	FILE *err = open_memstream(&errbuf, &errlen);
-	struct insp_opts o = {.out = fz_null(), .err = err, .no_symbols = true, .no_control = true};
+	struct rd_opts o = {.out = fz_null(), .err = err, .no_symbols = true, .no_control = true};
 	FILE *f = fmemopen((void *)data, size, "rb");
 	struct prof_trace tr;
 	int r = prof_trace_read_stream(f, "fuzz", size, &o, &tr, NULL, NULL);
 	fclose(f);
 	fflush(err);
-	if (r != 0 && r != INSP_EXIT_DB)
+	if (r != 0 && r != RD_EXIT_DB)
 		abort();
 	/* one line on error; a cut-short warning is one line too */
 	size_t lines = 0;
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ao.sort = PROF_SORT_OWN;
 		prof_analyse_json(&m, &ao, fz_null());
 		exp_callgrind_write(&m, fz_null()); /* calls at their sites' lines */
-		struct insp_pool pool = {0};
+		struct rd_pool pool = {0};
 		struct prof_dump d = {fz_null(), prof_symtab_new(&tr, &o, true, &pool), prof_ns_per_tick(&tr), &tr};
 		struct prof_trace again;
 		struct prof_samples *s = prof_samples_new();
@@ -99,7 +99,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prof_samples_free(s);
 		prof_trace_free(&again);
 		prof_symtab_free(d.syms);
-		insp_pool_free(&pool);
+		rd_pool_free(&pool);
 		prof_model_free(&m);
 	}
 	prof_trace_free(&tr);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # lines.sh — file:line for allocation sites in code built by gcc and by
 # clang.  libdwfl finds a compile unit through .debug_aranges, which clang
-# does not emit; inspect must find the line anyway (insp_symbols.c walks
+# does not emit; inspect must find the line anyway (rd_symbols.c walks
 # the units).  A small program is built with each compiler, run preloaded
 # with MEMINST=mim,snapshot=…, and `inspect top --by site` must show the
 # allocating function and its source line.  A missing compiler is skipped.

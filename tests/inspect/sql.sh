@@ -9,7 +9,7 @@
 #     stderr, exit status non-zero; the file is never changed.
 . "$top_srcdir/tests/inspect/lib.sh"
 
-EXT=$top_builddir/inspect/.libs/meminst_sqlite
+EXT=$top_builddir/tools/.libs/meminst_sqlite
 if ! command -v sqlite3 >/dev/null 2>&1; then
 	echo "skip  sqlite3 is not installed (apt-get install sqlite3)"
 	exit 77

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* Two segments: A [0x1000, 0x2000), B [0x10000, 0x20000). */
-static const struct insp_seg two_segs[] = {
+static const struct rd_seg two_segs[] = {
 	{0x1000, 0x2000, 0, "rw-p", "[heap]"},
 	{0x10000, 0x20000, 0, "rw-p", ""},
 };
@@ -234,17 +234,17 @@ Test(oldest, keeps_the_k_smallest_seq_in_order)
 	struct insp_oldest h;
 	insp_oldest_init(&h, 3);
 	for (int64_t i = 0; i < 100; i++) {
-		struct insp_block b = {.addr = (uint64_t)i, .seq = (i * 37) % 100};
+		struct rd_block b = {.addr = (uint64_t)i, .seq = (i * 37) % 100};
 		insp_oldest_add(&h, &b);
 	}
-	const struct insp_block *v = insp_oldest_sorted(&h);
+	const struct rd_block *v = insp_oldest_sorted(&h);
 	cr_assert_eq(h.n, 3);
 	cr_assert_eq(v[0].seq, 0);
 	cr_assert_eq(v[1].seq, 1);
 	cr_assert_eq(v[2].seq, 2);
 	insp_oldest_free(&h);
 	insp_oldest_init(&h, 0);
-	struct insp_block b = {.seq = 1};
+	struct rd_block b = {.seq = 1};
 	insp_oldest_add(&h, &b);
 	cr_assert_eq(h.n, 0, "a limit of 0 keeps nothing");
 	insp_oldest_free(&h);
@@ -257,15 +257,15 @@ struct tally {
 	int64_t first_b_seq;
 };
 
-static void t_a(void *c, const struct insp_block *x) { (void)x; ((struct tally *)c)->a++; }
-static void t_b(void *c, const struct insp_block *y)
+static void t_a(void *c, const struct rd_block *x) { (void)x; ((struct tally *)c)->a++; }
+static void t_b(void *c, const struct rd_block *y)
 {
 	struct tally *t = c;
 	if (!t->b++)
 		t->first_b_seq = y->seq;
 	t->b_bytes += y->size;
 }
-static void t_both(void *c, const struct insp_block *x, const struct insp_block *y)
+static void t_both(void *c, const struct rd_block *x, const struct rd_block *y)
 {
 	(void)x, (void)y;
 	((struct tally *)c)->both++;
@@ -276,15 +276,15 @@ static void t_both(void *c, const struct insp_block *x, const struct insp_block 
 Test(merge, matches_blocks_by_address_and_seq)
 {
 	const char *path = ui_fixture("basic");
-	struct insp_opts o = {.out = stdout, .err = stderr};
-	insp_db_t *a, *b;
-	cr_assert_eq(insp_db_open(path, &o, &a), 0);
-	cr_assert_eq(insp_db_open(path, &o, &b), 0);
-	cr_assert_eq(insp_db_select(a, 1, INSP_NEED_MAP), 0);
-	cr_assert_eq(insp_db_select(b, 3, INSP_NEED_MAP), 0);
-	insp_blocks_t ia, ib;
-	cr_assert_eq(insp_blocks_open(a, NULL, &ia), 0);
-	cr_assert_eq(insp_blocks_open(b, NULL, &ib), 0);
+	struct rd_opts o = {.out = stdout, .err = stderr};
+	rd_db_t *a, *b;
+	cr_assert_eq(rd_db_open(path, &o, &a), 0);
+	cr_assert_eq(rd_db_open(path, &o, &b), 0);
+	cr_assert_eq(rd_db_select(a, 1, RD_NEED_MAP), 0);
+	cr_assert_eq(rd_db_select(b, 3, RD_NEED_MAP), 0);
+	rd_blocks_t ia, ib;
+	cr_assert_eq(rd_blocks_open(a, NULL, &ia), 0);
+	cr_assert_eq(rd_blocks_open(b, NULL, &ib), 0);
 	struct tally t = {0};
 	struct insp_merge_cb cb = {t_a, t_b, t_both, &t};
 	cr_assert_eq(insp_merge(&ia, &ib, &cb, NULL), 0);
@@ -293,8 +293,8 @@ Test(merge, matches_blocks_by_address_and_seq)
 	cr_assert_eq(t.b, 3);
 	cr_assert_eq(t.b_bytes, 800);
 	cr_assert_eq(t.first_b_seq, 42, "by address the first new block is b9");
-	insp_blocks_close(&ia);
-	insp_blocks_close(&ib);
-	insp_db_close(a);
-	insp_db_close(b);
+	rd_blocks_close(&ia);
+	rd_blocks_close(&ib);
+	rd_db_close(a);
+	rd_db_close(b);
 }

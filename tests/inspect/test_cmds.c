@@ -91,7 +91,7 @@ Test(cmds, sum_with_filters)
 	UI_HAS(r.out, "{\"filter\": \"type 1, thread worker\", \"blocks\": 1, \"bytes\": 100,");
 	ui_free(&r);
 	r = RUN("sum", db, "--type", "nosuch");
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	UI_HAS(r.err, "snapshot 3 has no type 'nosuch'");
 	ui_free(&r);
 }
@@ -125,7 +125,7 @@ Test(cmds, top_by_each_key)
 	UI_HAS(r.out, ",236,4.40,4,(registered types),,,,\n");
 	ui_free(&r);
 	r = RUN("top", db, "--by", "colour");
-	cr_assert_eq(r.rc, INSP_EXIT_USAGE);
+	cr_assert_eq(r.rc, RD_EXIT_USAGE);
 	ui_free(&r);
 }
 
@@ -175,7 +175,7 @@ Test(cmds, diff_with_filters)
 				"278560,500,45,new,3,3 pool,4,new_type,,\n");
 	ui_free(&r);
 	r = RUN("diff", db, "--type", "nope");
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	UI_HAS(r.err, "snapshot 3 has no type 'nope'");
 	ui_free(&r);
 }
@@ -183,7 +183,7 @@ Test(cmds, diff_with_filters)
 Test(cmds, diff_refuses_a_status_snapshot)
 {
 	struct ui_run r = RUN("diff", "--from", "2", "--to", "3", ui_fixture("basic"));
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	UI_HAS(r.err, "snapshot 2 holds 'status' only, not a block map");
 	ui_free(&r);
 }
@@ -215,11 +215,11 @@ Test(cmds, describe_numbers)
 		      "\"class\": 3, \"class_name\": \"libglib-2.0.so.0\", \"inlined\": null}");
 	ui_free(&r);
 	r = RUN("type", db, "99");
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	cr_assert_str_eq(r.out, "invalid_type\n");
 	ui_free(&r);
 	r = RUN("class", db, "7", "--json");
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	UI_HAS(r.out, "\"invalid_type\": {\"kind\": \"class\", \"given\": \"7\"}");
 	ui_free(&r);
 	r = ok(RUN("class", db, "lists", "--csv", "--table", "class"));
@@ -229,7 +229,7 @@ Test(cmds, describe_numbers)
 	cr_assert_str_eq(r.out, "id,name\n5,new\n");
 	ui_free(&r);
 	r = RUN("allocator", db, "7");
-	cr_assert_eq(r.rc, INSP_EXIT_NOTFOUND);
+	cr_assert_eq(r.rc, RD_EXIT_NOTFOUND);
 	ui_free(&r);
 }
 
@@ -264,7 +264,7 @@ Test(cmds, usage_errors)
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const char *const *c = cases[i];
 		struct ui_run r = ui_inspect(c[0], c[1], c[2], c[3], c[4], NULL);
-		cr_assert_eq(r.rc, INSP_EXIT_USAGE, "case %zu: exit %d (%s)", i, r.rc, r.err);
+		cr_assert_eq(r.rc, RD_EXIT_USAGE, "case %zu: exit %d (%s)", i, r.rc, r.err);
 		UI_HAS(r.err, "(see 'inspect ");
 		cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
 		ui_free(&r);

@@ -1,5 +1,5 @@
 /*
-** test_db.c — the reader (insp_db.c) and the name tables (insp_names.c):
+** test_db.c — the reader (rd_db.c) and the name tables (rd_names.c):
 ** every way a file can be refused, with its message and exit code, the
 ** choice of snapshot, the tables of a snapshot and the filters.
 */
@@ -18,18 +18,18 @@ static int try_open(const char *path, char **msg)
 {
 	size_t n;
 	FILE *err = open_memstream(msg, &n);
-	struct insp_opts o = {.out = stdout, .err = err};
-	insp_db_t *db = NULL;
-	int r = insp_db_open(path, &o, &db);
+	struct rd_opts o = {.out = stdout, .err = err};
+	rd_db_t *db = NULL;
+	int r = rd_db_open(path, &o, &db);
 	fclose(err);
-	insp_db_close(db);
+	rd_db_close(db);
 	return r;
 }
 
 static void expect_refused(const char *path, const char *why)
 {
 	char *msg;
-	cr_assert_eq(try_open(path, &msg), INSP_EXIT_DB, "%s: %s", path, msg);
+	cr_assert_eq(try_open(path, &msg), RD_EXIT_DB, "%s: %s", path, msg);
 	UI_HAS(msg, path);
 	UI_HAS(msg, why);
 	cr_assert_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "one line: %s", msg);
@@ -153,189 +153,189 @@ Test(open, refuses_a_corrupted_database)
 
 /* ---------------------------------------------------------- selection -- */
 
-static insp_db_t *open_basic(void)
+static rd_db_t *open_basic(void)
 {
-	static struct insp_opts o;
-	o = (struct insp_opts){.out = stdout, .err = stderr};
-	insp_db_t *db;
-	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
+	static struct rd_opts o;
+	o = (struct rd_opts){.out = stdout, .err = stderr};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(ui_fixture("basic"), &o, &db), 0);
 	return db;
 }
 
 Test(select, latest_of_each_need)
 {
-	insp_db_t *db = open_basic();
-	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_ANY), 0);
-	cr_assert_eq(insp_db_snap(db)->id, 3);
-	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_MAP), 0);
-	cr_assert_eq(insp_db_snap(db)->id, 3);
-	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_STATUS), 0);
-	cr_assert_eq(insp_db_snap(db)->id, 2, "snapshot 3 has no status rows");
-	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
-	const struct insp_snap *s = insp_db_snap(db);
+	rd_db_t *db = open_basic();
+	cr_assert_eq(rd_db_select(db, 0, RD_NEED_ANY), 0);
+	cr_assert_eq(rd_db_snap(db)->id, 3);
+	cr_assert_eq(rd_db_select(db, 0, RD_NEED_MAP), 0);
+	cr_assert_eq(rd_db_snap(db)->id, 3);
+	cr_assert_eq(rd_db_select(db, 0, RD_NEED_STATUS), 0);
+	cr_assert_eq(rd_db_snap(db)->id, 2, "snapshot 3 has no status rows");
+	cr_assert_eq(rd_db_select(db, 1, RD_NEED_MAP), 0);
+	const struct rd_snap *s = rd_db_snap(db);
 	cr_assert_eq(s->header_size, 32);
 	cr_assert_eq(s->blocks, 7);
 	cr_assert_eq(s->bytes, 5364);
 	cr_assert_str_eq(s->cmdline, "app --run");
 	int64_t prev;
-	cr_assert_eq(insp_db_previous_map(db, 3, &prev), 0);
+	cr_assert_eq(rd_db_previous_map(db, 3, &prev), 0);
 	cr_assert_eq(prev, 1, "snapshot 2 is status only");
-	cr_assert_eq(insp_db_previous_map(db, 1, &prev), 0);
+	cr_assert_eq(rd_db_previous_map(db, 1, &prev), 0);
 	cr_assert_eq(prev, 0);
-	insp_db_close(db);
+	rd_db_close(db);
 }
 
 Test(select, missing_and_wrong_content)
 {
 	char *msg;
 	size_t n;
-	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
-	insp_db_t *db;
-	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
-	cr_assert_eq(insp_db_select(db, 9, INSP_NEED_ANY), INSP_EXIT_NOTFOUND);
-	cr_assert_eq(insp_db_select(db, 2, INSP_NEED_MAP), INSP_EXIT_NOTFOUND);
+	struct rd_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(ui_fixture("basic"), &o, &db), 0);
+	cr_assert_eq(rd_db_select(db, 9, RD_NEED_ANY), RD_EXIT_NOTFOUND);
+	cr_assert_eq(rd_db_select(db, 2, RD_NEED_MAP), RD_EXIT_NOTFOUND);
 	fclose(o.err);
 	UI_HAS(msg, "no snapshot 9 (the file has 3 snapshots, numbered 1 to 3)");
 	UI_HAS(msg, "snapshot 2 holds 'status' only, not a block map");
 	free(msg);
-	insp_db_close(db);
+	rd_db_close(db);
 }
 
 Test(select, a_file_without_snapshots)
 {
 	char *msg;
 	size_t n;
-	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
-	insp_db_t *db;
-	cr_assert_eq(insp_db_open(ui_db(NULL, &(struct fx_opts)FX_OPTS_DEFAULT), &o, &db), 0);
-	cr_assert_eq(insp_db_select(db, 0, INSP_NEED_MAP), INSP_EXIT_NOTFOUND);
+	struct rd_opts o = {.out = stdout, .err = open_memstream(&msg, &n)};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(ui_db(NULL, &(struct fx_opts)FX_OPTS_DEFAULT), &o, &db), 0);
+	cr_assert_eq(rd_db_select(db, 0, RD_NEED_MAP), RD_EXIT_NOTFOUND);
 	fclose(o.err);
 	UI_HAS(msg, "no map snapshot (the file has no snapshot");
 	free(msg);
-	insp_db_close(db);
+	rd_db_close(db);
 }
 
 Test(select, list_and_segments)
 {
-	insp_db_t *db = open_basic();
-	struct insp_snap *v;
+	rd_db_t *db = open_basic();
+	struct rd_snap *v;
 	size_t n;
-	cr_assert_eq(insp_db_list(db, &v, &n), 0);
+	cr_assert_eq(rd_db_list(db, &v, &n), 0);
 	cr_assert_eq(n, 3);
 	cr_assert_str_eq(v[1].content, "status");
 	cr_assert_str_eq(v[2].trigger, "exit");
 	free(v);
-	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_ANY), 0);
-	struct insp_seg *segs;
-	cr_assert_eq(insp_db_segments(db, &segs, &n), 0);
+	cr_assert_eq(rd_db_select(db, 1, RD_NEED_ANY), 0);
+	struct rd_seg *segs;
+	cr_assert_eq(rd_db_segments(db, &segs, &n), 0);
 	cr_assert_eq(n, 3);
 	cr_assert_eq(segs[0].start, 0x10000);
 	cr_assert_str_eq(segs[0].path, "[heap]");
 	cr_assert_str_eq(segs[1].path, "");
 	free(segs);
-	insp_db_close(db);
+	rd_db_close(db);
 }
 
 /* -------------------------------------------------- blocks and filters -- */
 
-static void sum_blocks(insp_db_t *db, const struct insp_filter_ids *f, uint64_t *n, uint64_t *bytes)
+static void sum_blocks(rd_db_t *db, const struct rd_filter_ids *f, uint64_t *n, uint64_t *bytes)
 {
-	insp_blocks_t it;
-	struct insp_block b;
+	rd_blocks_t it;
+	struct rd_block b;
 	uint64_t last = 0;
 	*n = *bytes = 0;
-	cr_assert_eq(insp_blocks_open(db, f, &it), 0);
+	cr_assert_eq(rd_blocks_open(db, f, &it), 0);
 	int r;
-	while ((r = insp_blocks_next(&it, &b)) == 1) {
+	while ((r = rd_blocks_next(&it, &b)) == 1) {
 		cr_assert_geq(b.addr, last, "blocks come in address order");
 		last = b.addr;
 		(*n)++;
 		*bytes += b.size;
 	}
 	cr_assert_eq(r, 0);
-	insp_blocks_close(&it);
+	rd_blocks_close(&it);
 }
 
-static int resolve(insp_db_t *db, struct insp_tags *t, struct insp_filter f, struct insp_filter_ids *ids)
+static int resolve(rd_db_t *db, struct rd_tags *t, struct rd_filter f, struct rd_filter_ids *ids)
 {
-	return insp_filter_resolve(db, t, &f, ids);
+	return rd_filter_resolve(db, t, &f, ids);
 }
 
 Test(blocks, filters_by_number_and_name)
 {
-	insp_db_t *db = open_basic();
-	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
-	struct insp_tags t;
-	cr_assert_eq(insp_tags_load(db, &t), 0);
-	struct insp_filter_ids f;
+	rd_db_t *db = open_basic();
+	cr_assert_eq(rd_db_select(db, 1, RD_NEED_MAP), 0);
+	struct rd_tags t;
+	cr_assert_eq(rd_tags_load(db, &t), 0);
+	struct rd_filter_ids f;
 	uint64_t n, bytes;
 	sum_blocks(db, NULL, &n, &bytes);
 	cr_assert_eq(n, 7);
 	cr_assert_eq(bytes, 5364);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "1"}, &f), 0);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.type = "1"}, &f), 0);
 	sum_blocks(db, &f, &n, &bytes);
 	cr_assert_eq(bytes, 228);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.class_ = "app"}, &f), 0);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.class_ = "app"}, &f), 0);
 	sum_blocks(db, &f, &n, &bytes);
 	cr_assert_eq(bytes, 1064);
 	cr_assert_eq(n, 2);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.thread = "worker", .allocator = "new"}, &f), 0);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.thread = "worker", .allocator = "new"}, &f), 0);
 	sum_blocks(db, &f, &n, &bytes);
 	cr_assert_eq(bytes, 4064);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "list_node", .thread = "2"}, &f), 0);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.type = "list_node", .thread = "2"}, &f), 0);
 	sum_blocks(db, &f, &n, &bytes);
 	cr_assert_eq(bytes, 100);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.allocator = "0"}, &f), 0);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.allocator = "0"}, &f), 0);
 	sum_blocks(db, &f, &n, &bytes);
 	cr_assert_eq(bytes, 1136);
 	cr_assert_eq(n, 4);
-	insp_tags_free(&t);
-	insp_db_close(db);
+	rd_tags_free(&t);
+	rd_db_close(db);
 }
 
 Test(blocks, unknown_filter_is_not_found)
 {
 	char *msg;
 	size_t len;
-	struct insp_opts o = {.out = stdout, .err = open_memstream(&msg, &len)};
-	insp_db_t *db;
-	cr_assert_eq(insp_db_open(ui_fixture("basic"), &o, &db), 0);
-	cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
-	struct insp_tags t;
-	cr_assert_eq(insp_tags_load(db, &t), 0);
-	struct insp_filter_ids f;
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.type = "9"}, &f), INSP_EXIT_NOTFOUND);
-	cr_assert_eq(resolve(db, &t, (struct insp_filter){.class_ = "nope"}, &f), INSP_EXIT_NOTFOUND);
+	struct rd_opts o = {.out = stdout, .err = open_memstream(&msg, &len)};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(ui_fixture("basic"), &o, &db), 0);
+	cr_assert_eq(rd_db_select(db, 1, RD_NEED_MAP), 0);
+	struct rd_tags t;
+	cr_assert_eq(rd_tags_load(db, &t), 0);
+	struct rd_filter_ids f;
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.type = "9"}, &f), RD_EXIT_NOTFOUND);
+	cr_assert_eq(resolve(db, &t, (struct rd_filter){.class_ = "nope"}, &f), RD_EXIT_NOTFOUND);
 	fclose(o.err);
 	UI_HAS(msg, "snapshot 1 has no type '9'");
 	UI_HAS(msg, "snapshot 1 has no class 'nope'");
 	free(msg);
-	insp_tags_free(&t);
-	insp_db_close(db);
+	rd_tags_free(&t);
+	rd_db_close(db);
 }
 
 Test(names, tables_and_labels)
 {
-	insp_db_t *db = open_basic();
-	cr_assert_eq(insp_db_select(db, 3, INSP_NEED_ANY), 0);
-	struct insp_tags t;
-	cr_assert_eq(insp_tags_load(db, &t), 0);
+	rd_db_t *db = open_basic();
+	cr_assert_eq(rd_db_select(db, 3, RD_NEED_ANY), 0);
+	struct rd_tags t;
+	cr_assert_eq(rd_tags_load(db, &t), 0);
 	t.no_symbols = true;
 	cr_assert_eq(t.types.n, 5);
 	cr_assert_eq(t.threads.n, 3);
 	cr_assert_eq(t.nmodules, 2);
-	cr_assert_str_eq(insp_tag_name(db, &t, INSP_TAG_ALLOCATOR, 6), "new[]");
-	cr_assert_str_eq(insp_tag_name(db, &t, INSP_TAG_CLASS, 99), "#99");
-	cr_assert_str_eq(insp_thread_label(db, &t, 3), "3 pool");
+	cr_assert_str_eq(rd_tag_name(db, &t, RD_TAG_ALLOCATOR, 6), "new[]");
+	cr_assert_str_eq(rd_tag_name(db, &t, RD_TAG_CLASS, 99), "#99");
+	cr_assert_str_eq(rd_thread_label(db, &t, 3), "3 pool");
 	const char *where = "x";
-	cr_assert_str_eq(insp_type_label(db, &t, 3, &where), "g_strdup+0x20 (libglib-2.0.so.0)");
+	cr_assert_str_eq(rd_type_label(db, &t, 3, &where), "g_strdup+0x20 (libglib-2.0.so.0)");
 	cr_assert_null(where);
-	const struct insp_name *n = insp_name_find(&t.types, 2);
+	const struct rd_name *n = rd_name_find(&t.types, 2);
 	cr_assert(n && n->has_site && n->site == 0x55555555511c && n->class_ == 1);
-	n = insp_name_find(&t.classes, 2);
+	n = rd_name_find(&t.classes, 2);
 	cr_assert(n && n->module == NULL, "a registered class has no module");
-	insp_tags_free(&t);
-	insp_db_close(db);
+	rd_tags_free(&t);
+	rd_db_close(db);
 }
 
 /* A chunk damaged in each way the decoder checks: the scan stops with one
@@ -359,20 +359,20 @@ Test(blocks, damaged_chunks_are_reported)
 		cr_assert_eq(fx_exec(path, damage[i], err, sizeof err), 0, "%s", err);
 		size_t len;
 		FILE *out = open_memstream(&msg, &len);
-		struct insp_opts o = {.out = stdout, .err = out};
-		insp_db_t *db;
-		cr_assert_eq(insp_db_open(path, &o, &db), 0);
-		cr_assert_eq(insp_db_select(db, 1, INSP_NEED_MAP), 0);
-		insp_blocks_t it;
-		struct insp_block b;
-		cr_assert_eq(insp_blocks_open(db, NULL, &it), 0);
+		struct rd_opts o = {.out = stdout, .err = out};
+		rd_db_t *db;
+		cr_assert_eq(rd_db_open(path, &o, &db), 0);
+		cr_assert_eq(rd_db_select(db, 1, RD_NEED_MAP), 0);
+		rd_blocks_t it;
+		struct rd_block b;
+		cr_assert_eq(rd_blocks_open(db, NULL, &it), 0);
 		int r;
-		while ((r = insp_blocks_next(&it, &b)) == 1)
+		while ((r = rd_blocks_next(&it, &b)) == 1)
 			;
-		insp_blocks_close(&it);
-		insp_db_close(db);
+		rd_blocks_close(&it);
+		rd_db_close(db);
 		fclose(out);
-		cr_assert_eq(r, INSP_EXIT_DB, "%s", damage[i]);
+		cr_assert_eq(r, RD_EXIT_DB, "%s", damage[i]);
 		UI_HAS(msg, "snapshot 1: the block chunk at 0x");
 		UI_HAS(msg, "is damaged");
 		cr_assert_eq(strchr(msg, '\n'), msg + strlen(msg) - 1, "one line: %s", msg);

@@ -1,5 +1,5 @@
 /*
-** test_symbols.c — offline symbolisation (insp_symbols.c) of call sites in
+** test_symbols.c — offline symbolisation (rd_symbols.c) of call sites in
 ** this very test program: the module table names /proc/self/exe at its
 ** load bias, as libmeminst records it, and a site inside a function of
 ** this file must come back as that function and this file's name.  A wrong
@@ -69,10 +69,10 @@ static uint64_t target_site(void)
 Test(symbols, resolves_a_function_of_this_program)
 {
 	struct self s = self_module();
-	struct insp_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
-	insp_syms_t *syms = insp_syms_new(&m, 1);
-	struct insp_sym sym;
-	cr_assert_eq(insp_syms_lookup(syms, target_site(), &sym), 0, "not resolved: %s at bias 0x%llx",
+	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
+	rd_syms_t *syms = rd_syms_new(&m, 1);
+	struct rd_sym sym;
+	cr_assert_eq(rd_syms_lookup(syms, target_site(), &sym), 0, "not resolved: %s at bias 0x%llx",
 		     s.path, (unsigned long long)s.bias);
 	cr_assert_str_eq(sym.func, "ut_sym_target");
 	cr_assert_eq(sym.off, 4);
@@ -80,43 +80,43 @@ Test(symbols, resolves_a_function_of_this_program)
 	cr_assert_not_null(sym.file, "no line information (built without -g?)");
 	UI_HAS(sym.file, "test_symbols.c");
 	cr_assert_gt(sym.line, 0);
-	insp_sym_clear(&sym);
-	cr_assert_neq(insp_syms_lookup(syms, 0x10, &sym), 0, "an address outside every module");
-	insp_syms_free(syms);
+	rd_sym_clear(&sym);
+	cr_assert_neq(rd_syms_lookup(syms, 0x10, &sym), 0, "an address outside every module");
+	rd_syms_free(syms);
 }
 
 Test(symbols, wrong_build_id_or_missing_file_is_not_used)
 {
 	struct self s = self_module();
-	struct insp_module bad = {s.bias, s.path, "00112233445566778899aabbccddeeff00112233"};
-	insp_syms_t *syms = insp_syms_new(&bad, 1);
-	struct insp_sym sym;
-	cr_assert_neq(insp_syms_lookup(syms, target_site(), &sym), 0, "a different build-id was trusted");
-	insp_syms_free(syms);
-	struct insp_module gone = {s.bias, "/nonexistent/module.so", NULL};
-	syms = insp_syms_new(&gone, 1);
-	cr_assert_neq(insp_syms_lookup(syms, target_site(), &sym), 0);
-	insp_syms_free(syms);
-	struct insp_module dev = {s.bias, "/dev/zero", NULL};
-	syms = insp_syms_new(&dev, 1);
-	cr_assert_neq(insp_syms_lookup(syms, target_site(), &sym), 0, "a device is never opened");
-	insp_syms_free(syms);
+	struct rd_module bad = {s.bias, s.path, "00112233445566778899aabbccddeeff00112233"};
+	rd_syms_t *syms = rd_syms_new(&bad, 1);
+	struct rd_sym sym;
+	cr_assert_neq(rd_syms_lookup(syms, target_site(), &sym), 0, "a different build-id was trusted");
+	rd_syms_free(syms);
+	struct rd_module gone = {s.bias, "/nonexistent/module.so", NULL};
+	syms = rd_syms_new(&gone, 1);
+	cr_assert_neq(rd_syms_lookup(syms, target_site(), &sym), 0);
+	rd_syms_free(syms);
+	struct rd_module dev = {s.bias, "/dev/zero", NULL};
+	syms = rd_syms_new(&dev, 1);
+	cr_assert_neq(rd_syms_lookup(syms, target_site(), &sym), 0, "a device is never opened");
+	rd_syms_free(syms);
 }
 
 Test(symbols, demangles_cxx_names)
 {
-	char *d = insp_demangle("_ZN3foo3barEi");
+	char *d = rd_demangle("_ZN3foo3barEi");
 	cr_assert_str_eq(d, "foo::bar(int)");
 	free(d);
-	cr_assert_null(insp_demangle("main"));
-	cr_assert_null(insp_demangle("_Znot a name"));
+	cr_assert_null(rd_demangle("main"));
+	cr_assert_null(rd_demangle("_Znot a name"));
 }
 
 static void fold_is(const char *name, const char *want)
 {
 	char buf[512];
 	snprintf(buf, sizeof buf, "%s", name);
-	insp_fold_templates(buf);
+	rd_fold_templates(buf);
 	cr_assert_str_eq(buf, want, "folding %s", name);
 }
 
@@ -146,14 +146,14 @@ Test(symbols, folds_template_arguments)
 	fold_is("f<int", "f<int");
 	fold_is("plain(int)", "plain(int)");
 	/* demangled names are folded unless --full-names */
-	char *d = insp_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	char *d = rd_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	cr_assert_str_eq(d, "std::vector<>::push_back(int const&)");
 	free(d);
-	insp_set_full_names(true);
-	d = insp_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
+	rd_set_full_names(true);
+	d = rd_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi");
 	cr_assert_str_eq(d, "std::vector<int, std::allocator<int> >::push_back(int const&)");
 	free(d);
-	insp_set_full_names(false);
+	rd_set_full_names(false);
 }
 
 /* The label a type gets through the tables: resolved from the module
@@ -169,24 +169,24 @@ Test(symbols, type_labels_through_a_snapshot)
 		 "INSERT INTO type VALUES (3, 6, '_ZN3foo3barEi+0x10 (libfoo.so)', 1, 16);",
 		 (unsigned long long)s.bias, s.path, (unsigned long long)target_site());
 	cr_assert_eq(fx_exec(db, sql, err, sizeof err), 0, "%s", err);
-	struct insp_opts o = {.out = stdout, .err = stderr};
-	insp_db_t *h;
-	cr_assert_eq(insp_db_open(db, &o, &h), 0);
-	cr_assert_eq(insp_db_select(h, 3, INSP_NEED_ANY), 0);
-	struct insp_tags t;
-	cr_assert_eq(insp_tags_load(h, &t), 0);
+	struct rd_opts o = {.out = stdout, .err = stderr};
+	rd_db_t *h;
+	cr_assert_eq(rd_db_open(db, &o, &h), 0);
+	cr_assert_eq(rd_db_select(h, 3, RD_NEED_ANY), 0);
+	struct rd_tags t;
+	cr_assert_eq(rd_tags_load(h, &t), 0);
 	const char *where;
 	char want[PATH_MAX + 64];
 	snprintf(want, sizeof want, "ut_sym_target+0x4 (%s)", strrchr(s.path, '/') + 1);
-	cr_assert_str_eq(insp_type_label(h, &t, 5, &where), want);
+	cr_assert_str_eq(rd_type_label(h, &t, 5, &where), want);
 	cr_assert_not_null(where);
 	UI_HAS(where, "test_symbols.c:");
-	cr_assert_str_eq(insp_type_label(h, &t, 6, &where), "foo::bar(int)+0x10 (libfoo.so)");
+	cr_assert_str_eq(rd_type_label(h, &t, 6, &where), "foo::bar(int)+0x10 (libfoo.so)");
 	cr_assert_null(where);
-	insp_tags_free(&t);
-	cr_assert_eq(insp_tags_load(h, &t), 0);
+	rd_tags_free(&t);
+	cr_assert_eq(rd_tags_load(h, &t), 0);
 	t.no_symbols = true;
-	cr_assert_str_eq(insp_type_label(h, &t, 5, NULL), "somewhere+0x4 (test)", "--no-symbols keeps the stored name");
-	insp_tags_free(&t);
-	insp_db_close(h);
+	cr_assert_str_eq(rd_type_label(h, &t, 5, NULL), "somewhere+0x4 (test)", "--no-symbols keeps the stored name");
+	rd_tags_free(&t);
+	rd_db_close(h);
 }

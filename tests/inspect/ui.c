@@ -55,7 +55,7 @@ const char *ui_fixture(const char *fixture)
 
 struct ui_cmd {
 	const char *name;
-	int (*run)(int, char **, const struct insp_opts *);
+	int (*run)(int, char **, const struct rd_opts *);
 };
 
 static const struct ui_cmd ui_cmds[] = {
@@ -78,7 +78,7 @@ struct ui_run ui_inspect(const char *arg, ...)
 	argv[argc] = NULL;
 	struct ui_run r = {0};
 	size_t no, ne;
-	struct insp_opts o = {.out = open_memstream(&r.out, &no), .err = open_memstream(&r.err, &ne),
+	struct rd_opts o = {.out = open_memstream(&r.out, &no), .err = open_memstream(&r.err, &ne),
 			      .no_symbols = true};
 	r.rc = -1;
 	for (size_t i = 0; i < sizeof ui_cmds / sizeof ui_cmds[0]; i++)

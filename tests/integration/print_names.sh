@@ -9,7 +9,7 @@
 # the dladdr names and one note, the program's exit status unchanged.
 . "$top_srcdir/tests/integration/lib.sh"
 command -v cc >/dev/null 2>&1 || { echo "skip  print_names: no C compiler"; exit 77; }
-HELPER=$top_builddir/inspect/meminst-symbolise
+HELPER=$top_builddir/tools/meminst-symbolise
 cd "$MI_TMP" || exit 99
 
 why=

@@ -22,7 +22,7 @@ SNAP_VERSION=2         # MEMINST_SNAPSHOT_VERSION
 
 # The blocks are read through the SQLite extension, as a user would:
 # meminst_blocks (with its hidden column snapshot) in place of a table.
-SNAP_SQLITE_EXT=$top_builddir/inspect/.libs/meminst_sqlite
+SNAP_SQLITE_EXT=$top_builddir/tools/.libs/meminst_sqlite
 if [ ! -f "$SNAP_SQLITE_EXT.so" ]; then
 	echo "error: $SNAP_SQLITE_EXT.so not built"
 	exit 99

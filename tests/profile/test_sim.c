@@ -1,5 +1,5 @@
 /*
-** test_sim.c — the simulation engine (engine/prof_sim.c) on hand-made
+** test_sim.c — the simulation engine (engine/eng_sim.c) on hand-made
 ** records with exactly known time stamps: every CNT, ACC and OWN below is
 ** worked out by hand in the comment beside the events.
 */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "meminst-trace.h"
-#include "prof_sim.h"
+#include "eng_sim.h"
 
 static void *t_realloc(void *ctx, void *p, size_t n)
 {
@@ -22,8 +22,8 @@ static void t_free(void *ctx, void *p)
 	free(p);
 }
 
-static const struct prof_allocator t_alloc = {t_realloc, t_free, NULL};
-static struct prof_sim sim;
+static const struct eng_allocator t_alloc = {t_realloc, t_free, NULL};
+static struct eng_sim sim;
 static uint64_t w[1 << 20];
 static size_t nw;
 
@@ -34,8 +34,8 @@ static size_t nw;
 #define FX 0x5000
 #define FY 0x6000
 
-static void setup(void) { prof_sim_init(&sim, &t_alloc); nw = 0; }
-static void teardown(void) { prof_sim_free(&sim); }
+static void setup(void) { eng_sim_init(&sim, &t_alloc); nw = 0; }
+static void teardown(void) { eng_sim_free(&sim); }
 
 static void call(uint64_t t, uint64_t fn) { w[nw++] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, t); w[nw++] = fn; w[nw++] = fn + 1; }
 static void ret(uint64_t t, uint64_t fn) { w[nw++] = MEMINST_TREC_HEAD(MEMINST_TREC_RETURN, t); w[nw++] = fn; }
@@ -46,17 +46,17 @@ static void rec3(unsigned k, uint64_t t, uint64_t a, uint64_t b) { w[nw++] = MEM
 static void feed(uint32_t thread)
 {
 	size_t bad;
-	cr_assert_eq(prof_sim_feed(&sim, thread, MEMINST_TRACE_STREAM_EVENTS, w, nw, &bad), PROF_OK);
+	cr_assert_eq(eng_sim_feed(&sim, thread, MEMINST_TRACE_STREAM_EVENTS, w, nw, &bad), ENG_OK);
 	nw = 0;
 }
 
 static void finish(uint32_t thread)
 {
 	feed(thread);
-	cr_assert_eq(prof_sim_finish(&sim), PROF_OK);
+	cr_assert_eq(eng_sim_finish(&sim), ENG_OK);
 }
 
-static const struct prof_thread *thr(uint32_t n)
+static const struct eng_thread *thr(uint32_t n)
 {
 	for (size_t i = 0; i < sim.nthreads; i++)
 		if (sim.threads[i]->thread == n)
@@ -65,9 +65,9 @@ static const struct prof_thread *thr(uint32_t n)
 	return NULL;
 }
 
-static const struct prof_fn_row *fn(uint32_t t, uint64_t addr)
+static const struct eng_fn_row *fn(uint32_t t, uint64_t addr)
 {
-	const struct prof_thread *th = thr(t);
+	const struct eng_thread *th = thr(t);
 	for (size_t i = 0; i < th->nfns; i++)
 		if (th->fns[i].fn == addr)
 			return &th->fns[i];
@@ -75,11 +75,11 @@ static const struct prof_fn_row *fn(uint32_t t, uint64_t addr)
 	return NULL;
 }
 
-static const struct prof_pair_row *pair(uint32_t t, uint64_t caller, uint64_t called)
+static const struct eng_pair_row *pair(uint32_t t, uint64_t caller, uint64_t called)
 {
-	const struct prof_thread *th = thr(t);
+	const struct eng_thread *th = thr(t);
 	for (size_t i = 0; i < th->npairs; i++) {
-		const struct prof_pair_row *p = &th->pairs[i];
+		const struct eng_pair_row *p = &th->pairs[i];
 		if (th->fns[p->caller].fn == caller && th->fns[p->called].fn == called &&
 		    (p->cnt || p->acc || p->own))
 			return p;
@@ -88,11 +88,11 @@ static const struct prof_pair_row *pair(uint32_t t, uint64_t caller, uint64_t ca
 	return NULL;
 }
 
-#define FN(t, a, c, ac, ow) do { const struct prof_fn_row *r_ = fn(t, a); \
+#define FN(t, a, c, ac, ow) do { const struct eng_fn_row *r_ = fn(t, a); \
 	cr_expect_eq(r_->cnt, c, "%#x cnt %llu", a, (unsigned long long)r_->cnt); \
 	cr_expect_eq(r_->acc, ac, "%#x acc %llu", a, (unsigned long long)r_->acc); \
 	cr_expect_eq(r_->own, ow, "%#x own %llu", a, (unsigned long long)r_->own); } while (0)
-#define PAIR(t, a, b, c, ac, ow) do { const struct prof_pair_row *p_ = pair(t, a, b); \
+#define PAIR(t, a, b, c, ac, ow) do { const struct eng_pair_row *p_ = pair(t, a, b); \
 	cr_expect_eq(p_->cnt, c, "%#x->%#x cnt %llu", a, b, (unsigned long long)p_->cnt); \
 	cr_expect_eq(p_->acc, ac, "%#x->%#x acc %llu", a, b, (unsigned long long)p_->acc); \
 	cr_expect_eq(p_->own, ow, "%#x->%#x own %llu", a, b, (unsigned long long)p_->own); } while (0)
@@ -100,7 +100,7 @@ static const struct prof_pair_row *pair(uint32_t t, uint64_t caller, uint64_t ca
 static void totals(uint32_t t, uint64_t cnt, uint64_t own)
 {
 	uint64_t c, o;
-	prof_thread_totals(thr(t), &c, &o);
+	eng_thread_totals(thr(t), &c, &o);
 	cr_expect_eq(c, cnt, "thread cnt %llu", (unsigned long long)c);
 	cr_expect_eq(o, own, "thread own %llu", (unsigned long long)o);
 }
@@ -114,7 +114,7 @@ Test(sim, simple_tree)
 	FN(1, MAIN, 1, 100, 60);     /* 0-10, 30-40, 60-100 */
 	FN(1, FA, 2, 25, 25);
 	FN(1, FB, 1, 20, 15);        /* 40-45, 50-60 */
-	PAIR(1, PROF_FN_UNDEFINED, MAIN, 1, 100, 60);
+	PAIR(1, ENG_FN_UNDEFINED, MAIN, 1, 100, 60);
 	PAIR(1, MAIN, FA, 1, 20, 20);
 	PAIR(1, MAIN, FB, 1, 20, 15);
 	PAIR(1, FB, FA, 1, 5, 5);
@@ -126,7 +126,7 @@ Test(sim, direct_recursion)
 	call(0, FA); call(10, FA); call(20, FA); ret(30, FA); ret(40, FA); ret(50, FA);
 	finish(1);
 	FN(1, FA, 3, 50, 50);        /* ACC once: the outermost instance */
-	PAIR(1, PROF_FN_UNDEFINED, FA, 1, 50, 20);
+	PAIR(1, ENG_FN_UNDEFINED, FA, 1, 50, 20);
 	PAIR(1, FA, FA, 2, 0, 30);
 }
 
@@ -138,7 +138,7 @@ Test(sim, mutual_recursion)
 	FN(1, FB, 2, 50, 30);
 	PAIR(1, FA, FB, 2, 50, 30);
 	PAIR(1, FB, FA, 1, 0, 20);
-	PAIR(1, PROF_FN_UNDEFINED, FA, 1, 70, 20);
+	PAIR(1, ENG_FN_UNDEFINED, FA, 1, 70, 20);
 	totals(1, 4, 70);
 }
 
@@ -167,7 +167,7 @@ Test(sim, undefined_caller)
 	FN(1, FY, 0, 40, 10);
 	PAIR(1, FX, FA, 1, 10, 10);
 	PAIR(1, FY, FX, 0, 30, 20);
-	PAIR(1, PROF_FN_UNDEFINED, FY, 0, 40, 10);
+	PAIR(1, ENG_FN_UNDEFINED, FY, 0, 40, 10);
 	cr_expect_eq(thr(1)->untraced, 2);
 }
 
@@ -178,8 +178,8 @@ Test(sim, unbalanced_return)
 	FN(1, MAIN, 1, 10, 10);      /* closed by the return of an outer function */
 	FN(1, FX, 0, 10, 0);
 	PAIR(1, FX, MAIN, 1, 10, 10);
-	PAIR(1, PROF_FN_UNDEFINED, FX, 0, 10, 0);
-	PAIR(1, PROF_FN_UNDEFINED, FA, 1, 5, 5);
+	PAIR(1, ENG_FN_UNDEFINED, FX, 0, 10, 0);
+	PAIR(1, ENG_FN_UNDEFINED, FA, 1, 5, 5);
 }
 
 Test(sim, longjmp_skip)
@@ -221,10 +221,10 @@ Test(sim, suspend)
 	call(0, MAIN); call(10, FA); rec3(MEMINST_TREC_SUSPEND, 20, 70, MEMINST_TSUSPEND_SLEEP);
 	ret(80, FA); ret(100, MAIN);
 	finish(1);
-	FN(1, PROF_FN_SUSPEND, 1, 50, 0);
+	FN(1, ENG_FN_SUSPEND, 1, 50, 0);
 	FN(1, FA, 1, 70, 20);        /* ACC has the suspension, OWN not */
 	FN(1, MAIN, 1, 100, 30);
-	PAIR(1, FA, PROF_FN_SUSPEND, 1, 50, 0);
+	PAIR(1, FA, ENG_FN_SUSPEND, 1, 50, 0);
 	totals(1, 3, 50);            /* 100 - 50 suspended */
 }
 
@@ -232,9 +232,9 @@ Test(sim, alloc)
 {
 	call(0, MAIN); rec3(MEMINST_TREC_ALLOC, 10, 15, MEMINST_TALLOC_MALLOC | 64 << 8); ret(20, MAIN);
 	finish(1);
-	FN(1, PROF_FN_ALLOC, 1, 5, 5);
+	FN(1, ENG_FN_ALLOC, 1, 5, 5);
 	FN(1, MAIN, 1, 20, 15);
-	PAIR(1, MAIN, PROF_FN_ALLOC, 1, 5, 5);
+	PAIR(1, MAIN, ENG_FN_ALLOC, 1, 5, 5);
 	totals(1, 2, 20);
 }
 
@@ -272,15 +272,15 @@ Test(sim, bad_records)
 {
 	size_t bad;
 	uint64_t unknown[] = {MEMINST_TREC_HEAD(11, 0)};
-	cr_expect_eq(prof_sim_feed(&sim, 1, 0, unknown, 1, &bad), PROF_E_KIND);
+	cr_expect_eq(eng_sim_feed(&sim, 1, 0, unknown, 1, &bad), ENG_E_KIND);
 	uint64_t past[] = {MEMINST_TREC_HEAD(MEMINST_TREC_CALL, 0), 1, 2, MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE, 0),
 			   MEMINST_TREC_SIZE_WORD(9, 1), 0};
-	cr_expect_eq(prof_sim_feed(&sim, 1, 0, past, 6, &bad), PROF_E_SIZE);
+	cr_expect_eq(eng_sim_feed(&sim, 1, 0, past, 6, &bad), ENG_E_SIZE);
 	cr_expect_eq(bad, 3);
 	uint64_t count[] = {MEMINST_TREC_HEAD(MEMINST_TREC_SAMPLE, 0), MEMINST_TREC_SIZE_WORD(4, 1000), 0, 0};
-	cr_expect_eq(prof_sim_feed(&sim, 1, 0, count, 4, &bad), PROF_E_COUNT);
+	cr_expect_eq(eng_sim_feed(&sim, 1, 0, count, 4, &bad), ENG_E_COUNT);
 	uint64_t cut[] = {MEMINST_TREC_HEAD(MEMINST_TREC_CALL, 0), 1};
-	cr_expect_eq(prof_sim_feed(&sim, 1, 0, cut, 2, &bad), PROF_E_SIZE);
+	cr_expect_eq(eng_sim_feed(&sim, 1, 0, cut, 2, &bad), ENG_E_SIZE);
 }
 
 /* Bytes allocated (<alloc> records that allocate; frees do not count):
@@ -313,7 +313,7 @@ Test(sim, bytes)
 	ret(60, FA);
 	ret(70, MAIN);
 	finish(1);
-	const struct prof_fn_row *m = fn(1, MAIN), *a = fn(1, FA), *b = fn(1, FB), *al = fn(1, PROF_FN_ALLOC);
+	const struct eng_fn_row *m = fn(1, MAIN), *a = fn(1, FA), *b = fn(1, FB), *al = fn(1, ENG_FN_ALLOC);
 	cr_assert_eq(m->mem.own_bytes, 0);
 	cr_assert_eq(m->mem.acc_bytes, 154);
 	cr_assert_eq(m->mem.acc_blocks, 4);
@@ -331,7 +331,7 @@ Test(sim, bytes)
 	cr_assert_eq(pair(1, FA, FA)->mem.acc_bytes, 0);
 	cr_assert_eq(pair(1, FA, FB)->mem.own_bytes, 14);
 	cr_assert_eq(pair(1, FA, FB)->mem.acc_bytes, 14);
-	cr_assert_eq(pair(1, FB, PROF_FN_ALLOC)->mem.own_bytes, 14);
+	cr_assert_eq(pair(1, FB, ENG_FN_ALLOC)->mem.own_bytes, 14);
 }
 
 /* keep_sites: the calls of each pair by call site, charged as the pair
@@ -344,12 +344,12 @@ static void call_at(uint64_t t, uint64_t fn, uint64_t site)
 	w[nw++] = site;
 }
 
-static const struct prof_site_row *site_row(uint32_t t, uint64_t caller, uint64_t called, uint64_t site)
+static const struct eng_site_row *site_row(uint32_t t, uint64_t caller, uint64_t called, uint64_t site)
 {
-	const struct prof_thread *th = thr(t);
+	const struct eng_thread *th = thr(t);
 	for (size_t i = 0; i < th->nsites; i++) {
-		const struct prof_site_row *r = &th->sites[i];
-		const struct prof_pair_row *p = &th->pairs[r->pair];
+		const struct eng_site_row *r = &th->sites[i];
+		const struct eng_pair_row *p = &th->pairs[r->pair];
 		if (r->cnt && r->site == site && th->fns[p->caller].fn == caller && th->fns[p->called].fn == called)
 			return r;
 	}
@@ -358,7 +358,7 @@ static const struct prof_site_row *site_row(uint32_t t, uint64_t caller, uint64_
 	return NULL;
 }
 
-#define SITE(t, a, b, s, c, ac) do { const struct prof_site_row *r_ = site_row(t, a, b, s); \
+#define SITE(t, a, b, s, c, ac) do { const struct eng_site_row *r_ = site_row(t, a, b, s); \
 	cr_expect_eq(r_->cnt, c, "%#x->%#x at %#x cnt %llu", a, b, s, (unsigned long long)r_->cnt); \
 	cr_expect_eq(r_->acc, ac, "%#x->%#x at %#x acc %llu", a, b, s, (unsigned long long)r_->acc); } while (0)
 
@@ -375,10 +375,10 @@ Test(sim, call_sites)
 	SITE(1, MAIN, FA, 0x111, 1, 10);
 	SITE(1, MAIN, FA, 0x222, 1, 5);
 	PAIR(1, MAIN, FA, 2, 15, 15);
-	SITE(1, PROF_FN_UNDEFINED, FB, 0x333, 1, 25);
+	SITE(1, ENG_FN_UNDEFINED, FB, 0x333, 1, 25);
 	SITE(1, FB, FB, 0x444, 1, 0);
 	SITE(1, FB, FA, 0x555, 1, 5);
-	SITE(1, PROF_FN_UNDEFINED, FC, 0x666, 1, 15);
+	SITE(1, ENG_FN_UNDEFINED, FC, 0x666, 1, 15);
 	SITE(1, FC, FA, 0x777, 1, 10);
 	size_t used = 0; /* (rows of calls from the empty stack stay, emptied, once settled) */
 	for (size_t i = 0; i < thr(1)->nsites; i++)
@@ -413,5 +413,5 @@ Test(sim, call_sites_not_kept)
 	call_at(10, FA, 0x111); ret(20, FA);
 	finish(1);
 	cr_expect_eq(thr(1)->nsites, 0);
-	PAIR(1, PROF_FN_UNDEFINED, FA, 1, 10, 10);
+	PAIR(1, ENG_FN_UNDEFINED, FA, 1, 10, 10);
 }

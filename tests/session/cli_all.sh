@@ -1,6 +1,6 @@
 # cli_all.sh — one command line for every command of inspect.  Each command
 # `inspect --help` lists is run with each option its own --help lists (made
-# from its option table, reader/insp_args.c) on a traced, a sampled and a
+# from its option table, reader/rd_args.c) on a traced, a sampled and a
 # snapshot-only session of tests/session/known; an option of a --help that
 # no case below runs fails the test, so a new option needs a case.  For
 # every command: --help prints its usage on stdout and exits 0; an unknown

@@ -1,0 +1,151 @@
+/*
+** alloc_int_snap.h — a section of alloc_int.h: snapshots, the image a
+** capture fills (alloc_snapshot.c) and the store that writes it with the
+** private SQLite (alloc_sqlite.c).
+**
+** A file of its own so that alloc_int.h stays within the size guide; the
+** snapshot path is cold and read apart from the allocation path.
+** alloc_int.h includes it in place (inside its hidden-visibility region, in
+** the order of the sections): include alloc_int.h, never this.  The lock
+** order and the signal-handler rules are in alloc_int.h's head comment.
+*/
+#ifndef ALLOC_INT_SNAP_H
+#define ALLOC_INT_SNAP_H
+#ifndef ALLOC_INT_H
+#error "include alloc_int.h, which includes this file"
+#endif
+
+/* ----------------------------------------------------------- snapshots -- */
+
+/*
+** A captured block is a 16-byte key (address, index of its record) and a
+** 24-byte record in capture order: the sort by address moves the keys
+** only, and the encoder reads each record through its key.
+*/
+typedef struct alloc_snap_key_s {
+	uint64_t addr, at;
+} alloc_snap_key_t;
+
+typedef struct alloc_snap_rec_s {
+	uint64_t size, seq;
+	uint32_t type;
+	uint32_t thread : 24, allocator : 8;
+} alloc_snap_rec_t;
+
+/* A block's leak class (memcheck's), as stored in leak_block.class. */
+enum { ALLOC_LEAK_REACHABLE = 0, ALLOC_LEAK_DEFINITE = 1, ALLOC_LEAK_INDIRECT = 2,
+       ALLOC_LEAK_POSSIBLE = 3, ALLOC_LEAK_CLASSES = 4 };
+typedef struct alloc_leak_sum_s {
+	uint64_t bytes[ALLOC_LEAK_CLASSES], blocks[ALLOC_LEAK_CLASSES];
+	uint64_t scanned_bytes;            /* roots and blocks read */
+	uint32_t threads, threads_unstopped; /* unstopped: stack pointer only */
+	int64_t scan_ns;
+} alloc_leak_sum_t;
+
+/* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
+typedef struct alloc_snap_s {
+	bool with_map;
+	const char *trigger; /* api exit signal interval peak control */
+	pid_t pid, ppid;
+	int64_t time_ns, elapsed_ns, pause_ns;
+	uint64_t seq, bytes;
+	alloc_snap_key_t *keys, *scratch; /* scratch: the sort's second buffer */
+	alloc_snap_rec_t *recs;
+	size_t *counts;                   /* the sort's digit counts */
+	size_t nblocks, room;             /* blocks captured, room for them */
+	void *blocks_map;                 /* one mapping holds all four */
+	size_t blocks_bytes;
+	struct meminst_status_info *status[ALLOC_K_COUNT];
+	uint32_t nstatus[ALLOC_K_COUNT];
+	size_t status_bytes[ALLOC_K_COUNT];
+	bool sorted;                      /* keys already in address order */
+	bool leak_done;                   /* leak_class and leak are filled */
+	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
+	size_t leak_class_bytes;
+	alloc_leak_sum_t leak;
+	uint64_t (*hist)[ALLOC_HIST_BUCKETS]; /* types' size histograms */
+	size_t hist_bytes;
+} alloc_snap_t;
+
+/* "alloc_snapshot.c" */
+extern char alloc_snap_cwd[4096]; /* where relative snapshot paths start */
+void alloc_snap_init(void);
+int64_t alloc_snap_now(clockid_t clock);
+alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
+/* With the map and its leak classes (mim), whatever leak_check says. */
+alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
+void alloc_snap_free(alloc_snap_t *im);
+void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
+int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
+int alloc_snap_store_configured(alloc_snap_t *im);
+/* At start: says at once that snapshot=PATH cannot be created there. */
+void alloc_snap_check_configured(void);
+int alloc_snap_take_configured(const char *trigger, bool with_map);
+void alloc_sqlite_fork_init(void); /* "alloc_sqlite.c": its fork handlers, first */
+void alloc_snap_at_exit(void);     /* once: later calls do nothing */
+int alloc_snap_leak_exit_status(void); /* leak_exit_code=N due: N, else 0 */
+bool alloc_snap_exit_done(void);
+bool alloc_snap_exit_busy(void);
+
+/* "alloc_exit.c": the exit snapshot at _exit/_Exit where it is safe, and
+** the tids of meminst's own threads (they do not keep a process alive). */
+void alloc_exit_init(void);
+void alloc_exit_fast(int status);
+/* Death by a signal (trace_death.c): is an exit snapshot due in this
+** process (not a vfork child's), and store it from the handler of a thread
+** found outside meminst; waits for one another thread has under way. */
+bool alloc_exit_own_process(void); /* not a vfork child */
+/* A process made by clone without fork is taken as alone (alloc_exit.c):
+** false for a child sharing its parent's memory (leave everything as is). */
+bool alloc_clone_adopt(void);
+void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
+void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
+void alloc_service_child_reset(bool relaunch); /* alloc_service.c */
+bool alloc_exit_death_wanted(void);
+void alloc_exit_at_death(void);
+/* The program/meminst boundary: the interposed calls that only pass the
+** program's call on (blocking calls, sigwait) and the frames that call
+** the program back (thread start, the main thread's end).  A thread
+** stopped with one of these as its innermost frame of libmeminst holds
+** nothing of meminst's (trace_death.c).  Their own section, never split
+** into hot and cold parts. */
+#define ALLOC_EDGE __attribute__((section("meminst_edge"), noinline))
+void alloc_own_thread_enter(void);
+void alloc_own_thread_leave(void);
+int alloc_program_threads(pid_t skip);
+int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
+
+/* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
+** held (the loader's lock), scan with it held and the keys sorted. */
+bool alloc_leak_prepare(void);
+bool alloc_leak_scan(alloc_snap_t *im);
+void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
+#define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
+void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
+
+/* "alloc_service.c" */
+extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
+					  it moves the gate's epoch when it changes */
+extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
+void alloc_service_start(void);
+void alloc_service_peak(int64_t total);
+void alloc_service_peak_turn(int64_t total);
+void alloc_service_flush(void);
+bool alloc_service_running(void);
+void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
+
+/* "alloc_sqlite.c" */
+/* Store a captured snapshot into the database at path (created 0600, or
+** added to).  Returns the snapshot's number, or -1 with one line in err;
+** a file that is not a meminst database of this version is left as it was.
+** `keep`: snapshot=PATH, whose connection a thread that called
+** alloc_sqlite_keep_here keeps open for its next store. */
+int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
+void alloc_sqlite_keep_here(void);
+/* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
+** said, when another process is storing into the file (the service
+** thread); other threads wait for their turn, without the store lock. */
+void alloc_sqlite_no_wait(bool on);
+#define ALLOC_SQ_BUSY (-2)
+
+#endif /* ALLOC_INT_SNAP_H */

@@ -1,0 +1,64 @@
+/*
+** alloc_sqlite_int.h — shared by the snapshot store (alloc_sqlite.c) and the
+** rows it writes (alloc_sqlite_rows.c): the writer a store passes round,
+** the kept connection it may come from, and the statement helpers.  Kept
+** out of alloc_int.h so that only these two files see <sqlite3.h>.
+*/
+#ifndef ALLOC_SQLITE_INT_H
+#define ALLOC_SQLITE_INT_H
+
+#include "alloc_int.h"
+
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#pragma GCC visibility push(hidden)
+
+/* A file's identity (fstat's device and inode). */
+typedef struct sq_ident_s {
+	dev_t dev;
+	ino_t ino;
+} sq_ident_t;
+
+#define SQ_KEPT_STMTS 16
+typedef struct sq_kept_s {
+	sqlite3 *db;
+	char path[4096];
+	sq_ident_t ident;
+	pid_t pid;
+	bool frames_made, class_load_made, events_made; /* the optional tables exist */
+	const char *sql[SQ_KEPT_STMTS];
+	sqlite3_stmt *st[SQ_KEPT_STMTS];
+} sq_kept_t;
+
+typedef struct sq_writer_s {
+	sqlite3 *db;
+	int64_t id;
+	char *err;
+	size_t errlen;
+	const char *path;
+	sq_kept_t *kept; /* the kept connection's statements, or NULL */
+} sq_writer_t;
+
+/* "alloc_sqlite.c": statements (from the kept connection's cache, when
+** there is one) and their errors, in the writer's err. */
+int alloc_sqlite_fail(sq_writer_t *w, const char *what);
+int alloc_sqlite_exec(sq_writer_t *w, const char *sql);
+void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st);
+int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...);
+sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
+
+/* "alloc_sqlite_rows.c": each table's rows; 0, or -1 with err set. */
+int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_rss(sq_writer_t *w);
+int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_frames(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_class_load(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_segments(sq_writer_t *w);
+int alloc_sqlite_write_modules(sq_writer_t *w);
+int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im);
+
+#pragma GCC visibility pop
+
+#endif /* ALLOC_SQLITE_INT_H */

@@ -1,0 +1,91 @@
+/*
+** exp_int.h — export/, the writers for the viewers people already use and
+** the self-contained HTML report (`inspect export`, `inspect html`).  They
+** write what profile/ reads and builds (prof_input_read: the model, the
+** stacks, the samples): nothing here reads a file format of its own.
+**
+**   exp_cmd.c         the command `inspect export`
+**   exp_folded.c      folded stacks (flamegraph.pl, inferno, speedscope)
+**   exp_callgrind.c   the Callgrind writer (KCachegrind), and its costs
+**                     from a profile (calls at their lines with sites)
+**   exp_cg_samples.c  its costs from samples, per line
+**   exp_chrome.c      Chrome Trace Event JSON (Perfetto) from a trace
+**   exp_html.c        the command `inspect html`
+**   exp_html_ui.c     the style sheet and the script of the HTML report
+**   exp_pprof.c       pprof's profile.proto (exp_pprof.h, encoder exp_pb.c)
+*/
+#ifndef EXP_INT_H
+#define EXP_INT_H
+
+#include "prof_int.h"
+#include "exp_cmds.h"
+
+/* "exp_folded.c": one line "a;b;c N" per stack with a non-zero value of metric. */
+void exp_folded_write(const struct prof_stacks *s, int metric, FILE *f);
+
+/* "exp_callgrind.c": the Callgrind writer.  Costs by position: own
+** costs of functions and calls at the lines they are made from; ids are
+** indexes into the function table given to exp_cg_write. */
+enum { EXP_CG_TIME, EXP_CG_SAMPLES, EXP_CG_BYTES, EXP_CG_ALLOCS, EXP_CG_N };
+struct exp_cg_pos {
+	uint32_t file;           /* exp_cg_file's id (0: unknown)             */
+	int line;
+};
+struct exp_cg {
+	struct rd_pool pool;
+	struct eng_cct own;     /* roots: functions; children: positions     */
+	struct eng_cct calls;   /* roots: callers; positions; callees: self[]
+				 ** the inclusive costs, self[EXP_CG_N] the calls */
+	const char **files;      /* "???" first: unknown                       */
+	size_t nfiles;
+	uint32_t *fhash;
+	size_t fcap;
+	bool has[EXP_CG_N];      /* the events written                        */
+};
+struct exp_cg_head {
+	const struct prof_func *funcs;
+	size_t nfuncs;
+	int64_t pid;             /* 0: none                                   */
+	const char *cmd;         /* NULL: none                                */
+	const char *events;      /* the "event: NAME : description" lines     */
+	const char *comment;     /* NULL, or lines written as # comments      */
+};
+void exp_cg_init(struct exp_cg *c);
+void exp_cg_free(struct exp_cg *c);
+uint32_t exp_cg_file(struct exp_cg *c, const char *name);
+void exp_cg_own(struct exp_cg *c, uint32_t fn, struct exp_cg_pos at, const double *v);
+void exp_cg_call(struct exp_cg *c, uint32_t caller, struct exp_cg_pos at, uint32_t called, const double *v,
+		 double calls);
+void exp_cg_write(struct exp_cg *c, const struct exp_cg_head *h, FILE *f);
+/* The exact profile: calls at their call lines when the trace has sites. */
+void exp_callgrind_write(const struct prof_model *m, FILE *f);
+/* "exp_cg_samples.c": the samples, with the source lines of the sampled
+** addresses and of the call sites. */
+void exp_callgrind_samples(const struct prof_smodel *m, FILE *f);
+
+/* "exp_chrome.c" */
+struct exp_chrome_opts {
+	double min_us;           /* calls shorter than this are left out      */
+	uint64_t max_bytes;      /* shorter ones too, to keep the file this size (0: no limit) */
+	const char *session;     /* the session (memory counters), or NULL    */
+	int64_t pid;
+	const struct prof_smodel *samples; /* a track of samples, or NULL     */
+};
+struct exp_chrome_result {
+	uint64_t dropped, written; /* events left out, written              */
+	double cut_us;           /* the shortest event kept                   */
+	bool capped;             /* the cut was raised for max_bytes          */
+};
+/* Read the trace again (open() reopens it) and write the JSON to f.
+** Returns 0 or an exit code. */
+int exp_chrome_write(struct prof_trace *tr, const struct rd_opts *o, const struct exp_chrome_opts *co,
+		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, struct exp_chrome_result *res);
+
+/* "exp_html_ui.c" */
+extern const char exp_html_css[], exp_html_js[];
+
+/* The arguments of `inspect html` (its parser is export's). */
+int exp_html_args(int argc, char **argv, const struct rd_opts *o, const char **pos, const char **output,
+		  int64_t *pid, bool *no_symbols, bool *force);
+
+#endif /* EXP_INT_H */

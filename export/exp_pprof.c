@@ -1,0 +1,376 @@
+/*
+** exp_pprof.c — the profiles of `inspect export --format pprof`, built
+** from what the other exports use (one stack walk per input kind):
+**
+**   exact trace  the stack tree of prof_stacks.c: per distinct stack, the
+**                own time in ns of the trace's clock (wall or cpu), the
+**                bytes and the allocations made (alloc_space,
+**                alloc_objects); locations are functions (an exact trace
+**                has their entries only), at their first line
+**   samples      the address tree of prof_samples.c: per distinct stack,
+**                timer samples (samples, and their time in ns of the
+**                sampling clock) and allocation samples (alloc_objects,
+**                alloc_space: the estimates of `inspect analyse`, rounded
+**                per stack); locations are the sampled pc and the call
+**                sites, each at its own source line, the functions inlined
+**                there as the location's lines; meminst's own frames
+**                are one <meminst> frame as in the displays
+**   snapshot     the status rows of one snapshot (map or status): per type,
+**                the live blocks and bytes (inuse_objects, inuse_space);
+**                an automatic type is its allocation site, one frame at
+**                its source line (with the inline chain there as the
+**                location's lines); a registered type is a frame of its name;
+**                labels "type" and "class"
+**
+** Where the symboliser gives an inline chain, a location's lines are that
+** chain, innermost first (pprof's order: the last line is the function the
+** others were inlined into).
+**
+** Each sample carries the thread as labels: "tid" (a number) and "thread"
+** (its name, when known).  Mappings are the trace's modules with their
+** build-ids; names come from the shared symboliser, so every mapping says
+** it has functions, file names and line numbers (pprof does not look for
+** the binaries again).
+*/
+#include "exp_pprof.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void pp_module(struct pprof *pp, const struct prof_mod *m)
+{
+	char hex[2 * sizeof m->build_id + 1];
+	size_t n = m->build_id_len < sizeof m->build_id ? m->build_id_len : sizeof m->build_id;
+	for (size_t k = 0; k < n; k++)
+		snprintf(hex + 2 * k, 3, "%02x", m->build_id[k]);
+	hex[2 * n] = 0;
+	pprof_mapping(pp, m->start, m->end, m->offset, m->path, hex);
+}
+
+/* The program's own mappings first: pprof takes the first as the main
+** binary (its "File:" line). */
+static void pp_modules(struct pprof *pp, const struct prof_trace *tr)
+{
+	for (int exe = 1; exe >= 0; exe--)
+		for (size_t i = 0; i < tr->nmods; i++)
+			if ((tr->exe && tr->mods[i].path && !strcmp(tr->mods[i].path, tr->exe)) == exe)
+				pp_module(pp, &tr->mods[i]);
+}
+
+static void pp_grow(uint64_t **locs, size_t *cap, size_t n)
+{
+	if (n < *cap)
+		return;
+	*cap = *cap ? 2 * *cap : 256;
+	*locs = rd_xrealloc(*locs, *cap * sizeof **locs);
+}
+
+static int64_t pp_round(double v)
+{
+	return v > 0 && v < 9.2e18 ? (int64_t)llround(v) : 0;
+}
+
+/* A sample with the labels of its thread: tid (when known) and name. */
+static void pp_thread_sample(struct pprof *pp, const uint64_t *locs, size_t n, const int64_t *v, int64_t tid,
+			     const char *name)
+{
+	struct pprof_label l[2];
+	size_t nl = 0;
+	if (tid > 0)
+		l[nl++] = (struct pprof_label){.key = "tid", .num = tid};
+	if (name && *name)
+		l[nl++] = (struct pprof_label){.key = "thread", .str = name};
+	pprof_sample(pp, locs, n, v, l, nl);
+}
+
+/* ------------------------------------------------------- exact trace -- */
+
+static const struct eng_thread *pp_trace_thread(const struct prof_trace *tr, uint32_t thread)
+{
+	for (size_t i = 0; i < tr->sim.nthreads; i++)
+		if (tr->sim.threads[i]->thread == thread)
+			return tr->sim.threads[i];
+	return NULL;
+}
+
+void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const struct prof_trace *tr)
+{
+	const char *clock = prof_clock_name(tr->h.clock);
+	pprof_sample_type(pp, clock, "nanoseconds");
+	pprof_sample_type(pp, "alloc_space", "bytes");
+	pprof_sample_type(pp, "alloc_objects", "count");
+	pprof_default_type(pp, clock);
+	pprof_times(pp, tr->h.t0_realtime_ns, 0);
+	pprof_comment(pp, "meminst exact trace: own time, bytes and allocations per call stack");
+	char comp[160];
+	snprintf(comp, sizeof comp, "times %s: %.3f ms of the tracer's calibrated cost taken off",
+		 s->cost.compensated ? "compensated" : s->cost.failed ? "raw: CALIBRATION FAILED" : "raw",
+		 (double)s->taken_ns / 1e6);
+	pprof_comment(pp, comp);
+	pp_modules(pp, tr);
+	/* by function path and thread (prof_paths_build: linear in the stacks,
+	** frames past PROF_STK_MAX_DEPTH cut into one [truncated] frame) */
+	struct prof_paths p;
+	prof_paths_build(&p, s, true, false);
+	uint64_t *loc = rd_xcalloc(p.t.n + 1, sizeof *loc), *locs = NULL;
+	size_t cap = 0;
+	const struct eng_thread *th = NULL;
+	for (uint32_t i = 0; i < p.t.n; i++) {
+		const struct eng_cct_node *nd = &p.t.nodes[i];
+		if (nd->parent == ENG_CCT_NONE)
+			continue;
+		int64_t v[3] = {pp_round(nd->self[PROF_STK_TIME]), pp_round(nd->self[PROF_STK_BYTES]),
+				pp_round(nd->self[PROF_STK_ALLOCS])};
+		if (!v[0] && !v[1] && !v[2])
+			continue;
+		size_t n = 0;
+		for (uint32_t j = i; p.t.nodes[j].parent != ENG_CCT_NONE; j = p.t.nodes[j].parent) {
+			if (!loc[j]) { /* made on first use */
+				uint32_t f = (uint32_t)p.t.nodes[j].key;
+				const struct prof_func *fn = f < s->nfuncs ? &s->funcs[f] : NULL;
+				struct pprof_fn pf = {prof_paths_label(&p, s, j), fn ? fn->file : NULL, fn ? fn->line : 0};
+				loc[j] = pprof_location(pp, fn ? fn->addr : 0, f, &pf, NULL, NULL);
+			}
+			pp_grow(&locs, &cap, n);
+			locs[n++] = loc[j];
+		}
+		uint32_t thread = nd->thread; /* the root's key */
+		if (!th || th->thread != thread)
+			th = pp_trace_thread(tr, thread);
+		pp_thread_sample(pp, locs, n, v, th && th->tid ? (int64_t)th->tid : -1, th ? th->name : NULL);
+	}
+	free(loc);
+	free(locs);
+	prof_paths_free(&p);
+}
+
+/* ----------------------------------------------------------- samples -- */
+
+static size_t pp_sym_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
+{
+	size_t n = prof_symtab_inline(ctx, addr, out, max);
+	if (n)
+		return n;
+	const char *file; /* no inline chain: the line alone */
+	int line = prof_symtab_line(ctx, addr, &file);
+	if (!line)
+		return 0;
+	out[0] = (struct prof_iframe){NULL, file, line};
+	return 1;
+}
+
+static void pp_sample_types(struct pprof *pp, const struct prof_smodel *m, bool timer, bool alloc)
+{
+	const char *clock = m->sample_clock == MEMINST_TRACE_SAMPLE_WALL ? "wall" : "cpu";
+	if (timer) {
+		pprof_sample_type(pp, "samples", "count");
+		pprof_sample_type(pp, clock, "nanoseconds");
+	}
+	if (alloc) {
+		pprof_sample_type(pp, "alloc_objects", "count");
+		pprof_sample_type(pp, "alloc_space", "bytes");
+	}
+	pprof_default_type(pp, timer ? clock : "alloc_space");
+	if (timer && m->sample_hz)
+		pprof_period(pp, clock, "nanoseconds", (int64_t)(1e9 / m->sample_hz + 0.5));
+	else if (alloc && m->alloc_mean)
+		pprof_period(pp, "space", "bytes", (int64_t)m->alloc_mean);
+}
+
+static const struct prof_sthread *pp_sample_thread(const struct prof_smodel *m, uint32_t thread)
+{
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (m->threads[i].thread == thread)
+			return &m->threads[i];
+	return NULL;
+}
+
+void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr)
+{
+	bool timer = m->total[ENG_M_SAMPLES] > 0, alloc = m->total[ENG_M_ASAMPLES] > 0;
+	pp_sample_types(pp, m, timer, alloc);
+	pprof_times(pp, tr->h.t0_realtime_ns, 0);
+	pprof_comment(pp, "meminst samples: timer samples and allocation samples per call stack");
+	pp_modules(pp, tr);
+	const struct eng_cct *at = prof_samples_tree(m->s);
+	uint64_t *locs = NULL;
+	size_t cap = 0;
+	const struct prof_sthread *th = NULL;
+	for (uint32_t i = 0; i < at->n; i++) {
+		const struct eng_cct_node *nd = &at->nodes[i];
+		if (nd->parent == ENG_CCT_NONE || (!nd->self[ENG_M_SAMPLES] && !nd->self[ENG_M_ASAMPLES]))
+			continue;
+		int64_t v[4];
+		size_t k = 0;
+		if (timer) {
+			v[k++] = pp_round(nd->self[ENG_M_SAMPLES]);
+			v[k++] = pp_round(nd->self[ENG_M_TICKS] * m->ns_per_tick);
+		}
+		if (alloc) {
+			v[k++] = pp_round(nd->self[ENG_M_ALLOCS]);
+			v[k++] = pp_round(nd->self[ENG_M_BYTES]);
+		}
+		size_t n = 0;
+		for (uint32_t j = i; at->nodes[j].parent != ENG_CCT_NONE; j = at->nodes[j].parent) {
+			uint32_t f = m->node_fid[j];
+			if (f >= m->nfuncs)
+				continue; /* inside a <meminst> frame, or left out */
+			const struct prof_func *fn = &m->funcs[f];
+			struct pprof_fn pf = {fn->name, fn->file, fn->line};
+			bool pseudo = fn->addr <= ENG_FN_PSEUDO_MAX || fn->addr >= PROF_FN_MEMINST;
+			uint64_t addr = pseudo ? 0 : at->nodes[j].key;
+			pp_grow(&locs, &cap, n);
+			locs[n++] = pprof_location(pp, addr, f, &pf, pseudo ? NULL : pp_sym_lines, m->st);
+		}
+		if (!th || th->thread != nd->thread)
+			th = pp_sample_thread(m, nd->thread);
+		pp_thread_sample(pp, locs, n, v, th ? th->tid : -1, th ? th->name : NULL);
+	}
+	free(locs);
+}
+
+/* ---------------------------------------------------------- snapshot -- */
+
+/* The inline chain of a site as the symboliser gave it (ctx: its rd_sym),
+** or its line alone. */
+static size_t pp_site_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
+{
+	(void)addr;
+	const struct rd_sym *s = ctx;
+	size_t n = s->nchain < max ? s->nchain : max;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct prof_iframe){s->chain[i].func, s->chain[i].file, s->chain[i].line};
+	if (!n && s->file && max)
+		out[n++] = (struct prof_iframe){NULL, s->file, s->line};
+	return n;
+}
+
+static int pp_last_snapshot(rd_db_t *db, int64_t pid, int64_t *snap)
+{
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?1");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc = sqlite3_step(st);
+	*snap = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rd_db_fail(db, "cannot read the snapshot table");
+}
+
+/* The executable segments of the snapshot's modules, the program's first. */
+static int pp_snap_mappings(struct pprof *pp, rd_db_t *db, const struct rd_tags *t)
+{
+	struct rd_seg *seg;
+	size_t n;
+	int r = rd_db_segments(db, &seg, &n);
+	if (r)
+		return r;
+	const char *exe = rd_db_snap(db)->exe;
+	for (int first = 1; first >= 0; first--)
+		for (size_t i = 0; i < n; i++) {
+			if (!strchr(seg[i].perms, 'x') || seg[i].path[0] != '/' || (strcmp(seg[i].path, exe) == 0) != first)
+				continue;
+			const char *id = NULL;
+			for (size_t k = 0; k < t->nmodules && !id; k++)
+				if (t->modules[k].path && !strcmp(t->modules[k].path, seg[i].path))
+					id = t->modules[k].build_id;
+			pprof_mapping(pp, seg[i].start, seg[i].end, seg[i].offset, seg[i].path, id);
+		}
+	free(seg);
+	return 0;
+}
+
+/* The location of an allocation site (a return address), named by the
+** symboliser, else by the type's stored name. */
+static uint64_t pp_site(struct pprof *pp, rd_syms_t *syms, uint64_t site, const char *stored)
+{
+	struct rd_sym s;
+	bool named = syms && rd_syms_lookup(syms, site, &s) == 0;
+	/* the function's file: where its own line is, the chain's outermost */
+	const char *file = !named ? NULL : s.nchain ? s.chain[s.nchain - 1].file : s.file;
+	struct pprof_fn f = {named && s.func ? s.func : stored, file, 0};
+	uint64_t id = pprof_location(pp, site, (uint32_t)pprof_str(pp, f.name), &f, named ? pp_site_lines : NULL, &s);
+	if (named)
+		rd_sym_clear(&s);
+	return id;
+}
+
+static int pp_snap_types(struct pprof *pp, rd_db_t *db, struct rd_tags *t, rd_syms_t *syms)
+{
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT id, sizes_current, blocks_current FROM status WHERE "
+					       "snapshot = ?1 AND kind = 'types' AND (sizes_current > 0 OR "
+					       "blocks_current > 0) ORDER BY id");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		int64_t v[2] = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)};
+		const struct rd_name *ty = rd_name_find(&t->types, id);
+		const char *where, *name = rd_type_label(db, t, id, &where);
+		uint64_t loc;
+		if (ty && ty->has_site) {
+			loc = pp_site(pp, syms, ty->site, name);
+		} else { /* a registered type: its name is the frame */
+			struct pprof_fn f = {name, NULL, 0};
+			loc = pprof_location(pp, 0, (uint32_t)pprof_str(pp, name), &f, NULL, NULL);
+		}
+		struct pprof_label l[2] = {
+			{.key = "type", .str = name},
+			{.key = "class", .str = ty ? rd_tag_name(db, t, RD_TAG_CLASS, ty->class_) : ""},
+		};
+		pprof_sample(pp, &loc, 1, v, l, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "cannot read the status table");
+}
+
+int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
+			const struct rd_opts *o)
+{
+	rd_db_t *db;
+	int r = rd_db_open(path, o, &db);
+	if (r)
+		return r;
+	struct rd_tags t = {0};
+	bool tags = false;
+	int64_t main_pid = 0;
+	if (!snap && !(r = rd_db_main_pid(db, pid, &main_pid)))
+		r = pp_last_snapshot(db, main_pid, &snap);
+	if (!r)
+		r = rd_db_select(db, snap, RD_NEED_ANY);
+	if (!r && pid && rd_db_snap(db)->pid != pid) {
+		rd_errf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
+			(long long)rd_db_snap(db)->pid, (long long)pid);
+		r = RD_EXIT_NOTFOUND;
+	}
+	if (!r) {
+		r = rd_tags_load(db, &t);
+		t.no_symbols = no_symbols;
+		tags = true;
+	}
+	if (!r) {
+		const struct rd_snap *s = rd_db_snap(db);
+		pprof_sample_type(pp, "inuse_objects", "count");
+		pprof_sample_type(pp, "inuse_space", "bytes");
+		pprof_default_type(pp, "inuse_space");
+		pprof_times(pp, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, 0);
+		char c[160];
+		snprintf(c, sizeof c, "meminst snapshot %lld (%s, %s) of process %lld: live blocks by allocation site",
+			 (long long)s->id, s->content, s->trigger, (long long)s->pid);
+		pprof_comment(pp, c);
+		r = pp_snap_mappings(pp, db, &t);
+	}
+	if (!r) {
+		rd_syms_t *syms = no_symbols ? NULL : rd_syms_new(t.modules, t.nmodules);
+		r = pp_snap_types(pp, db, &t, syms);
+		if (syms)
+			rd_syms_free(syms);
+	}
+	if (tags)
+		rd_tags_free(&t);
+	rd_db_close(db);
+	return r;
+}

@@ -1,0 +1,512 @@
+/*
+** rd_symbols.c — offline symbolisation of call sites with elfutils libdwfl.
+**
+** An automatic type is an allocation call site: the return address of the
+** call into the allocator, in the address space of the process that wrote
+** the snapshot.  The snapshot's module table lists the loaded files with
+** their load bias and build-id.  Each file is reported to one Dwfl at its
+** bias (reported once, then cached: libdwfl keeps the symbol tables and
+** DWARF line tables it has read), and a site is resolved to the function
+** that contains it and, when debug information is there, the source line.
+**
+** A module whose file is gone, is not a regular file (never open a FIFO or
+** a device named by a database) or whose build-id differs from the stored
+** one is not used: its sites keep the name stored at capture time.
+** The line is looked up at site - 1, inside the call instruction, so that
+** a call at the end of a block reports its own line, not the next one.
+**
+** Code inlined into the function (an -O1 C++ program's allocations are
+** nearly all inside inlined std:: templates) gets its inline chain from the
+** DWARF scopes that cover the address: each DW_TAG_inlined_subroutine names
+** the inlined function and, in DW_AT_call_file/DW_AT_call_line, the line of
+** the caller that it was inlined at.
+*/
+#include "rd_int.h"
+#include "meminst-wrappers.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* From the C++ runtime (libstdc++), declared here so this file stays C. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct syms_mod {
+	Dwfl_Module *mod;
+	bool usable;
+	bool system; /* a system library: all its code is system code */
+};
+
+/* A module looked at alone: one unloaded before the snapshot. */
+struct syms_alone {
+	const struct rd_module *m;
+	Dwfl *dwfl;
+	struct syms_mod mod;
+};
+
+struct rd_syms {
+	Dwfl *dwfl;
+	struct syms_mod *mods;
+	size_t n;
+	struct syms_alone *alone;
+	size_t nalone;
+};
+
+static char *syms_debuginfo_path;
+
+static const Dwfl_Callbacks syms_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &syms_debuginfo_path,
+};
+
+/* The length of the operator spelled at p (after "operator"), so that its
+** '<' or '>' is never taken for a template bracket. */
+static size_t fold_operator(const char *p)
+{
+	static const char *const ops[] = {"<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "->", "<", ">"};
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strncmp(p, ops[i], strlen(ops[i])) == 0)
+			return strlen(ops[i]);
+	return 0;
+}
+
+static bool fold_ident(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of "operator<<" and the like at name + i, or 0. */
+static size_t fold_operator_at(const char *name, size_t i)
+{
+	if (strncmp(name + i, "operator", 8) != 0 || (i > 0 && fold_ident(name[i - 1])) ||
+	    fold_ident(name[i + 8]))
+		return 0;
+	size_t k = 8 + (name[i + 8] == ' ');
+	return k + fold_operator(name + i + k);
+}
+
+/* One pass over name: checks the brackets balance, or (write) folds. */
+static bool fold_pass(char *name, bool write)
+{
+	size_t o = 0;
+	int depth = 0;
+	for (size_t i = 0; name[i];) {
+		size_t op = fold_operator_at(name, i);
+		size_t len = op ? op : 1;
+		char c = name[i];
+		if (!op && c == '>' && depth == 0)
+			return false; /* "x<(a>b)>" and other oddities: left whole */
+		bool keep = depth == 0 || (!op && c == '>' && depth == 1);
+		if (!op && c == '<')
+			depth++;
+		else if (!op && c == '>')
+			depth--;
+		if (write && keep)
+			memmove(name + o, name + i, len);
+		o += keep ? len : 0;
+		i += len;
+	}
+	if (write)
+		name[o] = 0;
+	return depth == 0;
+}
+
+/*
+** The demangler writes the return type of a function template instance
+** ("void std::vector<>::_M_realloc_insert<>(…)"): it says nothing about
+** where the code is and makes the name longer, so folded names drop it.
+** It is what comes before the last space outside any brackets ahead of
+** the parameter list; a name with "operator" keeps everything (a
+** conversion operator's type is its name).
+*/
+static void fold_return_type(char *name)
+{
+	int depth = 0;
+	char *space = NULL;
+	for (char *p = name; *p; p++) {
+		if (depth == 0 && *p == '(' && p > name)
+			break;
+		if (*p == '<' || *p == '(' || *p == '[' || *p == '{')
+			depth++;
+		else if ((*p == '>' || *p == ')' || *p == ']' || *p == '}') && depth > 0)
+			depth--;
+		else if (*p == ' ' && depth == 0)
+			space = p;
+	}
+	if (space && !strstr(name, "operator"))
+		memmove(name, space + 1, strlen(space + 1) + 1);
+}
+
+void rd_fold_templates(char *name)
+{
+	if (name && strchr(name, '<') && fold_pass(name, false)) {
+		fold_pass(name, true);
+		fold_return_type(name);
+	}
+}
+
+char *rd_demangle(const char *name)
+{
+	if (!name || strncmp(name, "_Z", 2) != 0)
+		return NULL;
+	int status = 0;
+	char *d = __cxa_demangle(name, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	if (!rd_full_names())
+		rd_fold_templates(d);
+	return d;
+}
+
+static const char *syms_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* The stored build-id (hex text) against the file's. */
+static bool syms_same_build_id(Dwfl_Module *mod, const char *want)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (!want || !*want)
+		return true; /* nothing to compare with */
+	if (n <= 0 || strlen(want) != (size_t)n * 2)
+		return false;
+	for (int i = 0; i < n; i++) {
+		char hex[3];
+		snprintf(hex, sizeof hex, "%02x", bits[i]);
+		if (strncasecmp(hex, want + 2 * i, 2) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Report m's file to dwfl at its load bias: its entry in *out, false when
+** the file is not there. */
+static bool syms_report_to(Dwfl *dwfl, const struct rd_module *m, struct syms_mod *out)
+{
+	struct stat st;
+	if (stat(m->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	/* The base is the load bias: add the first segment's p_vaddr. */
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, syms_basename(m->path), m->path, -1, m->base, true);
+	if (!mod)
+		return false;
+	/* libmeminst's own frames (its pthread_create wrapper) are not the
+	** program's: a type is named after the program's line that called it */
+	bool ours = strncmp(syms_basename(m->path), "libmeminst.so", 13) == 0;
+	*out = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id), ours || rd_path_is_system(m->path)};
+	return true;
+}
+
+static void syms_report(struct rd_syms *s, const struct rd_module *m)
+{
+	if (syms_report_to(s->dwfl, m, &s->mods[s->n]))
+		s->n++;
+}
+
+rd_syms_t *rd_syms_new(const struct rd_module *mods, size_t n)
+{
+	struct rd_syms *s = rd_xcalloc(1, sizeof *s);
+	s->mods = rd_xcalloc(n ? n : 1, sizeof *s->mods);
+	s->dwfl = dwfl_begin(&syms_callbacks);
+	if (!s->dwfl)
+		return s;
+	dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < n; i++)
+		syms_report(s, &mods[i]);
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+		dwfl_end(s->dwfl);
+		s->dwfl = NULL;
+	}
+	return s;
+}
+
+static const struct syms_mod *syms_find(const struct rd_syms *s, Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->mods[i].mod == mod)
+			return &s->mods[i];
+	return NULL;
+}
+
+/*
+** The line of an address by walking the compile units.  libdwfl finds a
+** unit through .debug_aranges, which clang does not emit (gcc does); every
+** unit still says which addresses it covers, so ask each one.
+*/
+static const char *syms_line_by_units(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = NULL;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL) {
+		if (dwarf_haspc(cu, addr - bias) <= 0)
+			continue;
+		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+		if (l && dwarf_lineno(l, lineno) == 0)
+			return dwarf_linesrc(l, NULL, NULL);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* The unit that covers addr: by .debug_aranges, else by asking each unit. */
+static Dwarf_Die *syms_unit(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	if (cu)
+		return cu;
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)) != NULL)
+		if (dwarf_haspc(cu, addr - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
+/* The name of a subprogram or inlined subroutine, through its abstract
+** origin and specification: the demangled linkage name, else DW_AT_name. */
+static char *syms_die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!ln)
+		ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	char *d = ln ? rd_demangle(ln) : NULL;
+	if (d)
+		return d;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	char *r = n ? rd_xstrdup(n) : ln ? rd_xstrdup(ln) : NULL;
+	if (!rd_full_names())
+		rd_fold_templates(r);
+	return r;
+}
+
+/* The file and line an inlined subroutine was called from. */
+static bool syms_call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word f, l;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &f) != 0 ||
+	    dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &l) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles)
+		return false;
+	*file = dwarf_filesrc(files, f, NULL, NULL);
+	*line = (int)l;
+	return *file != NULL;
+}
+
+static void syms_push(struct rd_sym *sym, char *func, const char *file, int line)
+{
+	sym->chain = rd_xrealloc(sym->chain, (sym->nchain + 1) * sizeof *sym->chain);
+	sym->chain[sym->nchain++] = (struct rd_frame){func, file ? rd_xstrdup(file) : NULL, line};
+}
+
+/* Fill sym->chain from the scopes at addr, starting from sym's own line. */
+static void syms_chain(Dwfl_Module *mod, Dwarf_Addr addr, struct rd_sym *sym)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = syms_unit(mod, addr, &bias);
+	Dwarf_Die *scopes = NULL, inner;
+	/* dwarf_getscopes continues from an inlined instance into its abstract
+	** origin's scopes; the physical nesting (inlined into inlined into the
+	** subprogram) comes from asking again for the innermost DIE. */
+	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
+	if (n > 0) {
+		inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	const char *file = sym->file;
+	int line = sym->line;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (tag == DW_TAG_subprogram) {
+			/* The symbol's name has the parameters a static function's
+			** DW_AT_name lacks. */
+			syms_push(sym, sym->func ? rd_xstrdup(sym->func) : syms_die_name(&scopes[i]), file,
+				  line);
+			break;
+		}
+		char *name = syms_die_name(&scopes[i]);
+		/* The caller's line is read before pushing: file may point into
+		** the unit's file table, which lives as long as the Dwfl. */
+		const char *cfile = NULL;
+		int cline = 0;
+		bool called = syms_call_site(cu, &scopes[i], &cfile, &cline);
+		syms_push(sym, name, file, line);
+		if (!called)
+			break;
+		file = cfile;
+		line = cline;
+	}
+	free(scopes);
+}
+
+/* Lexically: "/usr/bin/../lib/gcc/x/13/../../../../include/c++/13" is
+** /usr/include/c++/13, which is how clang records the C++ headers. */
+static void syms_normalise(const char *path, char *out, size_t size)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (const char *p = path; *p;) {
+		size_t len = strcspn(p, "/");
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			while (n > 0 && out[--n] != '/')
+				;
+			out[n] = 0;
+		} else if (len > 0 && !(len == 1 && p[0] == '.') && n + len + 2 < size) {
+			out[n++] = '/';
+			memcpy(out + n, p, len);
+			n += len;
+			out[n] = 0;
+		}
+		p += len;
+		if (*p == '/')
+			p++;
+	}
+}
+
+bool rd_path_is_system(const char *path)
+{
+	static const char *const roots[] = {"/usr/include/", "/usr/lib/", "/usr/lib64/", "/lib/",
+					    "/lib64/", "/usr/libexec/"};
+	if (!path || path[0] != '/')
+		return false;
+	char norm[4096];
+	syms_normalise(path, norm, sizeof norm);
+	for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+		if (strncmp(norm, roots[i], strlen(roots[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Resolve site in the module sm (found for it). */
+static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
+{
+	Dwfl_Module *mod = sm->mod;
+	if (!sm->usable)
+		return -1;
+	sym->system_module = sm->system;
+	GElf_Off off = 0;
+	GElf_Sym es;
+	const char *name = dwfl_module_addrinfo(mod, site - 1, &off, &es, NULL, NULL, NULL);
+	if (name) {
+		sym->func = rd_demangle(name);
+		if (!sym->func)
+			sym->func = rd_xstrdup(name);
+		sym->off = off + 1; /* the offset of site itself */
+	}
+	sym->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	Dwfl_Line *line = dwfl_module_getsrc(mod, site - 1);
+	int lineno = 0;
+	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)
+				: syms_line_by_units(mod, site - 1, &lineno);
+	if (file) {
+		sym->file = rd_xstrdup(file);
+		sym->line = lineno;
+		syms_chain(mod, site - 1, sym);
+	}
+	return sym->func || sym->file ? 0 : -1;
+}
+
+int rd_syms_lookup(rd_syms_t *s, uint64_t site, struct rd_sym *sym)
+{
+	*sym = (struct rd_sym){0};
+	if (!s->dwfl || site == 0)
+		return -1;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
+	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
+	return sm ? syms_lookup_mod(sm, site, sym) : -1;
+}
+
+/* The module m alone, in a Dwfl of its own (reported on first use). */
+static const struct syms_mod *syms_alone(struct rd_syms *s, const struct rd_module *m)
+{
+	for (size_t i = 0; i < s->nalone; i++)
+		if (s->alone[i].m == m)
+			return s->alone[i].dwfl ? &s->alone[i].mod : NULL;
+	s->alone = rd_xrealloc(s->alone, (s->nalone + 1) * sizeof *s->alone);
+	struct syms_alone *a = &s->alone[s->nalone++];
+	*a = (struct syms_alone){m, dwfl_begin(&syms_callbacks), {0}};
+	if (a->dwfl) {
+		dwfl_report_begin(a->dwfl);
+		bool ok = syms_report_to(a->dwfl, m, &a->mod);
+		if (dwfl_report_end(a->dwfl, NULL, NULL) != 0 || !ok) {
+			dwfl_end(a->dwfl);
+			a->dwfl = NULL;
+		}
+	}
+	return a->dwfl ? &a->mod : NULL;
+}
+
+int rd_syms_lookup_in(rd_syms_t *s, const struct rd_module *m, uint64_t site, struct rd_sym *sym)
+{
+	*sym = (struct rd_sym){0};
+	const struct syms_mod *sm = site ? syms_alone(s, m) : NULL;
+	Dwarf_Addr low = 0, high = 0;
+	if (!sm || !dwfl_module_info(sm->mod, NULL, &low, &high, NULL, NULL, NULL, NULL) || site - 1 < low ||
+	    site - 1 >= high)
+		return -1; /* not a site of that file: the stored name stays */
+	return syms_lookup_mod(sm, site, sym);
+}
+
+void rd_sym_clear(struct rd_sym *sym)
+{
+	free(sym->func);
+	free(sym->file);
+	for (size_t i = 0; i < sym->nchain; i++) {
+		free(sym->chain[i].func);
+		free(sym->chain[i].file);
+	}
+	free(sym->chain);
+	*sym = (struct rd_sym){0};
+}
+
+int rd_sym_user_frame(const struct rd_sym *sym)
+{
+	if (sym->system_module || !sym->nchain)
+		return -1;
+	const struct rd_frame *c = sym->chain;
+	if (c[0].file && rd_path_is_system(c[0].file)) {
+		/* Inside std:: templates: the user's frame that called into them. */
+		for (size_t i = 1; i < sym->nchain; i++)
+			if (c[i].file && !rd_path_is_system(c[i].file))
+				return (int)i;
+		return -1;
+	}
+	/* The allocation call is in the user's code itself: the line of that
+	** call (a malloc in a function inlined into its caller is named after
+	** its own line, as the exports name it), unless it is inside an inlined
+	** allocation wrapper of the built-in list (a static inline xmalloc):
+	** then the frame that called the wrapper. */
+	for (size_t i = 0; i < sym->nchain; i++)
+		if (c[i].file && !rd_path_is_system(c[i].file) &&
+		    (i + 1 == sym->nchain || !c[i].func || !meminst_wrapper(c[i].func)))
+			return (int)i;
+	return -1;
+}
+
+void rd_syms_free(rd_syms_t *s)
+{
+	for (size_t i = 0; i < s->nalone; i++)
+		if (s->alone[i].dwfl)
+			dwfl_end(s->alone[i].dwfl);
+	free(s->alone);
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	free(s->mods);
+	free(s);
+}

@@ -1,0 +1,141 @@
+/*
+** tool_fuzz_db.c — a libFuzzer target for the snapshot reader: the input is
+** written to a scratch file and every read-only command runs on it, with
+** its output thrown away.  Built by `make fuzz-inspect` (clang with
+** -fsanitize=fuzzer,address,undefined), never by `make`.
+**
+** An input that starts with "SQL:" is not a database but SQL text: it is
+** run on a fresh database of the current schema (errors ignored, a step
+** budget against endless statements), its block rows encoded into chunks
+** as the fixtures' are (tests/inspect/fx.c), and the commands read that.  This
+** reaches odd values in valid files (NULLs, text in number columns,
+** negative sizes, duplicate ids) that random bytes rarely get past
+** PRAGMA quick_check with.
+**
+** Symbols (module files named by the input) and the control channel are
+** switched off: the fuzzer must exercise the reader, not open whatever
+** paths an input names.  Anything a command can hit on a damaged file is
+** a message and an exit code; a crash, a leak or undefined behaviour here
+** is a bug.
+*/
+#include "insp_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+#include "fx.h"
+
+static char fuzz_path[64];
+
+static void fuzz_cleanup(void)
+{
+	unlink(fuzz_path);
+}
+
+static int fuzz_budget(void *arg)
+{
+	return ++*(int *)arg > 2000; /* x 1000 virtual machine steps */
+}
+
+static int fuzz_sql(const uint8_t *data, size_t size)
+{
+	char *sql = malloc(size + 1);
+	memcpy(sql, data, size);
+	sql[size] = 0;
+	unlink(fuzz_path);
+	sqlite3 *db = NULL;
+	int steps = 0, r = -1;
+	if (sqlite3_open(fuzz_path, &db) == SQLITE_OK) {
+		sqlite3_progress_handler(db, 1000, fuzz_budget, &steps);
+		char head[192];
+		snprintf(head, sizeof head, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY; "
+			 "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+			 MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
+		sqlite3_exec(db, head, NULL, NULL, NULL);
+		sqlite3_exec(db, MEMINST_SNAPSHOT_SCHEMA, NULL, NULL, NULL);
+		sqlite3_exec(db, FX_TEMP_BLOCK_TABLE, NULL, NULL, NULL);
+		sqlite3_exec(db, sql, NULL, NULL, NULL);
+		char err[256]; /* the fixtures' block rows, encoded as libmeminst does */
+		fx_encode_blocks(db, err, sizeof err);
+		r = 0;
+	}
+	sqlite3_close(db);
+	free(sql);
+	return r;
+}
+
+static int fuzz_write(const uint8_t *data, size_t size)
+{
+	if (!fuzz_path[0]) {
+		snprintf(fuzz_path, sizeof fuzz_path, "/tmp/inspect-fuzz-%d.db", (int)getpid());
+		atexit(fuzz_cleanup);
+	}
+	if (size >= 4 && memcmp(data, "SQL:", 4) == 0)
+		return fuzz_sql(data + 4, size - 4);
+	FILE *f = fopen(fuzz_path, "wb");
+	if (!f)
+		return -1;
+	size_t n = fwrite(data, 1, size, f);
+	return fclose(f) == 0 && n == size ? 0 : -1;
+}
+
+/* Each command line is run as given; "@" stands for the scratch file. */
+static const char *const fuzz_lines[][10] = {
+	{"list", "@", "--json"},
+	{"holes", "@", "--all"},
+	{"holes", "@", "--snapshot", "1", "--json", "--min", "16", "--limit", "3"},
+	{"limits", "@", "--csv"},
+	{"limits", "@", "--thread", "1", "--json"},
+	{"sum", "@", "--type", "1"},
+	{"sum", "@", "--class", "1", "--allocator", "0", "--csv"},
+	{"descr", "@", "--json", "--limit", "200"},
+	{"top", "@", "--by", "class"},
+	{"top", "@", "--by", "site", "--json"},
+	{"top", "@", "--by", "thread", "--csv"},
+	{"top", "@", "--by", "leaked", "--json"},
+	{"sizes", "@", "--by", "site", "--csv"},
+	{"diff", "@"},
+	{"diff", "@", "--from", "1", "--to", "2", "--json"},
+	{"status", "@"},
+	{"status", "@", "--snapshot", "1", "--json"},
+	{"types", "@", "--csv"},
+	{"type", "@", "1"},
+	{"class", "@", "1", "--json"},
+	{"allocator", "@", "0"},
+	{"header-size", "@"},
+	{"sql", "@", "SELECT snapshot, count(*), sum(size), max(seq) FROM meminst_blocks GROUP BY 1"},
+};
+
+static int (*const fuzz_cmds[])(int, char **, const struct rd_opts *) = {
+	insp_cmd_list, insp_cmd_holes, insp_cmd_holes, insp_cmd_limits, insp_cmd_limits,
+	insp_cmd_sum, insp_cmd_sum, insp_cmd_descr, insp_cmd_top, insp_cmd_top, insp_cmd_top,
+	insp_cmd_diff, insp_cmd_diff, insp_cmd_status, insp_cmd_status, insp_cmd_types,
+	insp_cmd_type, insp_cmd_class, insp_cmd_allocator, insp_cmd_header_size, insp_cmd_sql,
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (fuzz_write(data, size) != 0)
+		return 0;
+	FILE *null = fopen("/dev/null", "w");
+	if (!null)
+		return 0;
+	struct rd_opts o = {.out = null, .err = null, .no_symbols = true, .no_control = true};
+	for (size_t i = 0; i < sizeof fuzz_lines / sizeof fuzz_lines[0]; i++) {
+		char *argv[11] = {0};
+		int argc = 0;
+		for (; argc < 10 && fuzz_lines[i][argc]; argc++)
+			argv[argc] = (char *)(strcmp(fuzz_lines[i][argc], "@") ? fuzz_lines[i][argc] : fuzz_path);
+		int r = fuzz_cmds[i](argc, argv, &o);
+		/* every exit code is one inspect(1) documents, and these command
+		** lines are valid whatever the file holds: no usage error */
+		if (r < 0 || r > RD_EXIT_LIVE || r == RD_EXIT_USAGE)
+			abort();
+	}
+	fclose(null);
+	return 0;
+}

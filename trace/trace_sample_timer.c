@@ -1,0 +1,284 @@
+/*
+** trace_sample_timer.c — the sampling timers, one per thread: a perf_event
+** task-clock counter or a POSIX CPU-time timer (SIGPROF to that thread
+** alone), their slots, made for the threads listed in /proc/self/task and
+** for each thread created later, removed when a thread ends or sampling
+** stops (see trace_sample.c's head comment for why per thread).
+**
+** Separate from trace_sample.c, which keeps the SIGPROF handler, the
+** thread hooks and start/stop: the timers are the kernel-facing half (perf
+** events, timer_create, their fallbacks), read and changed apart from the
+** handler.  The slots change only with trace_sample_slots_busy raised and
+** trace_sample_lock held (trace_sampler.h).
+*/
+#include "trace_sampler.h"
+
+#include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../alloc/alloc_int.h"
+
+struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX];
+static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
+
+/* ------------------------------------------------------------ timers --- */
+
+/* The CPU-time clock of any thread of the process, by tid: the kernel's
+** encoding (what pthread_getcpuclockid builds), CPUCLOCK_SCHED | PERTHREAD. */
+static clockid_t sample_thread_cpu_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid) << 3 | 6);
+}
+
+/* A task-clock perf event of thread `tid` that signals it every period of
+** its CPU time, user and system: with exclude_kernel a period that ended in
+** the kernel was dropped, not delivered on the way out, so a program in
+** system calls (I/O loops, futexes) kept a sample for its user time only
+** (a loop of clock_gettime system calls: 557 ms of samples for 1515 ms of
+** CPU).  Counting the kernel needs perf_event_paranoid <= 1 or the
+** capability: where it is refused, the caller falls back to the POSIX
+** timer on the thread's CPU clock, which counts both.  The descriptor, or
+** -1. */
+static int sample_perf_make(pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = trace_sample_period_ns;
+	a.exclude_hv = 1;
+	a.disabled = 1;
+	a.wakeup_events = 1;
+	int fd = alloc_sys_fd_high((int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+	if (fd < 0)
+		return -1;
+	struct f_owner_ex owner = {F_OWNER_TID, tid};
+	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) < 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Make and arm the timer of thread `tid`.  trace_sample_lock held. */
+static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
+{
+	*fd = -1;
+	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's */
+		*fd = SAMPLE_FD_WALL;
+		return trace_wall_thread_add(tid);
+	}
+	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_CPU && !sample_no_perf) {
+		if ((*fd = sample_perf_make(tid)) >= 0)
+			return 0;
+		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
+			sample_no_perf = true; /* not allowed here: timers from now on */
+	}
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_THREAD_ID;
+	ev.sigev_signo = SAMPLE_SIGNAL;
+	ev.sigev_value.sival_ptr = SAMPLE_COOKIE;
+	ev._sigev_un._tid = tid;
+	clockid_t clk = trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL
+			    ? CLOCK_MONOTONIC : sample_thread_cpu_clock(tid);
+	if (timer_create(clk, &ev, out) < 0)
+		return -1;
+	struct itimerspec its;
+	its.it_interval.tv_sec = (time_t)(trace_sample_period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(trace_sample_period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (timer_settime(*out, 0, &its, NULL) < 0) {
+		timer_delete(*out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Arm (period) or disarm (0) the timer of one slot.  A system call. */
+static void sample_timer_arm(const struct sample_timer_s *t, uint64_t period_ns)
+{
+	if (t->fd >= 0) {
+		ioctl(t->fd, period_ns ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	} else if (t->fd == -1) {
+		struct itimerspec its;
+		its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
+		its.it_interval.tv_nsec = (long)(period_ns % 1000000000u);
+		its.it_value = its.it_interval;
+		timer_settime(t->id, 0, &its, NULL);
+	}
+}
+
+/* The calling thread's timer stops before an exec.  No lock (an exec may
+** come from a signal handler, or from a vfork child, whose tid has no slot:
+** the slot found is this thread's own, which only this thread, a stop or a
+** failure changes).  A tick made before the stop was delivered when the
+** ioctl or timer_settime returned, unless the thread blocks SIGPROF: then it
+** is taken off here, since pending signals and the mask outlive the exec. */
+bool trace_sample_exec_begin(void)
+{
+	if (!atomic_load(&trace_sample_running) || trace_sample_clock != MEMINST_TRACE_SAMPLE_CPU)
+		return false;
+	pid_t tid = alloc_sys_gettid();
+	const struct sample_timer_s *t = trace_sample_timers;
+	while (t < trace_sample_timers + SAMPLE_TIMERS_MAX && t->tid != tid)
+		t++;
+	if (t == trace_sample_timers + SAMPLE_TIMERS_MAX)
+		return false;
+	sample_timer_arm(t, 0);
+	sigset_t mask, pending, one;
+	if (pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL) &&
+	    sigpending(&pending) == 0 && sigismember(&pending, SAMPLE_SIGNAL)) {
+		siginfo_t si;
+		struct timespec zero = {0, 0};
+		sigemptyset(&one);
+		sigaddset(&one, SAMPLE_SIGNAL);
+		if (sigtimedwait(&one, &si, &zero) == SAMPLE_SIGNAL && !trace_sample_tick_drop(&si))
+			syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SAMPLE_SIGNAL, &si); /* the program's */
+	}
+	return true;
+}
+
+void trace_sample_exec_end(bool stopped)
+{
+	if (!stopped || !atomic_load(&trace_sample_running))
+		return;
+	pid_t tid = alloc_sys_gettid();
+	for (const struct sample_timer_s *t = trace_sample_timers; t < trace_sample_timers + SAMPLE_TIMERS_MAX; t++)
+		if (t->tid == tid) {
+			sample_timer_arm(t, trace_sample_period_ns);
+			break;
+		}
+}
+
+/* Every timer stops sending anything (each stays made until
+** sample_timer_free; SAMPLE_FD_WALL slots: the sampler thread is halted
+** as a whole).  System calls only: any context, slots held. */
+void trace_sample_timers_disarm(void)
+{
+	for (const struct sample_timer_s *t = trace_sample_timers; t < trace_sample_timers + SAMPLE_TIMERS_MAX; t++)
+		if (t->tid)
+			sample_timer_arm(t, 0);
+}
+
+/* Around every change of a slot (trace_sample_lock held): a failure meanwhile
+** left the disarming to us. */
+static void sample_slots_enter(void)
+{
+	while (atomic_exchange(&trace_sample_slots_busy, 1)) /* a failure disarming them */
+		sched_yield();
+}
+
+static void sample_slots_leave(void)
+{
+	atomic_store(&trace_sample_slots_busy, 0);
+	if (atomic_load(&trace_sample_halted) && !atomic_exchange(&trace_sample_slots_busy, 1)) {
+		trace_sample_timers_disarm();
+		atomic_store(&trace_sample_slots_busy, 0);
+	}
+}
+
+static void sample_timer_free(struct sample_timer_s *t)
+{
+	if (t->fd == SAMPLE_FD_WALL)
+		trace_wall_thread_remove(t->tid);
+	else if (t->fd >= 0)
+		close(t->fd);
+	else
+		timer_delete(t->id);
+	t->tid = 0;
+}
+
+/* Give `tid` a timer unless it has one.  trace_sample_lock held. */
+static void sample_timer_add_slots(pid_t tid, bool replace)
+{
+	struct sample_timer_s *free_slot = NULL;
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++) {
+		struct sample_timer_s *t = &trace_sample_timers[i];
+		if (t->tid == tid) {
+			if (!replace)
+				return;
+			/* a new thread with the number of a dead one: its timer
+			** aimed at the old task and never fires again */
+			sample_timer_free(t);
+		}
+		if (!t->tid && !free_slot)
+			free_slot = t;
+	}
+	if (!free_slot) { /* forget threads that ended without telling us */
+		for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+			if (trace_sample_timers[i].tid &&
+			    syscall(SYS_tgkill, getpid(), trace_sample_timers[i].tid, 0) < 0) {
+				sample_timer_free(&trace_sample_timers[i]);
+				free_slot = &trace_sample_timers[i];
+			}
+		if (!free_slot)
+			return; /* too many threads: this one goes unsampled */
+	}
+	if (!atomic_load(&trace_sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
+		free_slot->tid = tid;
+}
+
+void trace_sample_timer_add(pid_t tid, bool replace)
+{
+	sample_slots_enter();
+	sample_timer_add_slots(tid, replace);
+	sample_slots_leave();
+}
+
+void trace_sample_timer_remove(pid_t tid)
+{
+	sample_slots_enter();
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		if (trace_sample_timers[i].tid == tid) {
+			sample_timer_free(&trace_sample_timers[i]);
+		}
+	sample_slots_leave();
+}
+
+void trace_sample_timers_clear(void)
+{
+	sample_slots_enter();
+	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		if (trace_sample_timers[i].tid) {
+			sample_timer_free(&trace_sample_timers[i]);
+		}
+	sample_slots_leave();
+}
+
+/* Every thread that exists now (threads made before sampling started do
+** not pass through our pthread_create wrapper).  Read with getdents64 into
+** a stack buffer: opendir would allocate.  trace_sample_lock held. */
+void trace_sample_timers_existing(void)
+{
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+		for (long off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + off);
+			off += d->d_reclen;
+			pid_t tid = (pid_t)atoi(d->d_name);
+			bool internal = false;
+			for (unsigned i = 0; i < SAMPLE_INTERNAL_MAX; i++)
+				internal |= atomic_load(&trace_sample_internal[i]) == tid;
+			if (tid > 0 && !internal)
+				trace_sample_timer_add(tid, false);
+		}
+	close(fd);
+}

@@ -218,8 +218,22 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	** memory (or of address space) reads its figures too (oom.c) */
 	uint32_t fill = n < cap ? n : (uint32_t)cap;
 	memset(out, 0, fill * sizeof *out);
-	alloc_stat_read(kind, n, out, fill, true);
+	alloc_stat_read(kind, n, out, NULL, fill, true);
 	alloc_status_describe(kind, fill, out);
+	return n;
+}
+
+ALLOC_EXPORT long meminst_events_read(enum meminst_status_kind kind, struct meminst_events *out, size_t cap)
+{
+	api_ensure_started();
+	if (!API_ON() || (unsigned)kind >= ALLOC_K_COUNT)
+		return -1;
+	uint32_t n = alloc_tags_count(kind);
+	if (!out)
+		return n;
+	uint32_t fill = n < cap ? n : (uint32_t)cap;
+	memset(out, 0, fill * sizeof *out);
+	alloc_stat_read(kind, n, NULL, out, fill, false);
 	return n;
 }
 
@@ -227,7 +241,8 @@ static const char *const api_kind_title[] = {"total", "allocators", "classes", "
 
 /* One row; with a name from meminst-symbolise (sym), that name, the
 ** location after the figures and the inline chain on a line of its own. */
-static void api_print_row(int fd, const struct meminst_status_info *e, const alloc_sym_name_t *sym)
+static void api_print_row(int fd, const struct meminst_status_info *e, const struct meminst_events *ev,
+			  const alloc_sym_name_t *sym)
 {
 	char line[4096], c[6][24];
 	meminst_fmt_size(alloc_fmt, e->sizes.current, c[0], sizeof c[0]);
@@ -237,8 +252,8 @@ static void api_print_row(int fd, const struct meminst_status_info *e, const all
 	int n = alloc_fmt(line, sizeof line, "%6u  %-32s %12s %12s %12s %10llu %10llu %10llu %10llu %10llu%s%s\n",
 			  e->id, named ? sym->label : e->name, c[0], c[1], c[2], (unsigned long long)e->blocks.current,
 			  (unsigned long long)e->blocks.max_since_last,
-			  (unsigned long long)e->blocks.max_ever, (unsigned long long)e->events.calls,
-			  (unsigned long long)e->events.temporary, named ? "  " : "",
+			  (unsigned long long)e->blocks.max_ever, (unsigned long long)ev->calls,
+			  (unsigned long long)ev->temporary, named ? "  " : "",
 			  !named ? "" : sym->where ? sym->where : "-");
 	alloc_sys_write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 	if (named && sym->chain) {
@@ -255,11 +270,16 @@ static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolis
 	long n = meminst_status_count(kind);
 	if (n < 0)
 		return -1;
-	size_t bytes = ((size_t)n * sizeof(struct meminst_status_info) + 4095) & ~(size_t)4095;
+	/* the figures and the events of one read, side by side in one mapping */
+	size_t bytes = ((size_t)n * (sizeof(struct meminst_status_info) + sizeof(struct meminst_events)) + 4095) &
+		       ~(size_t)4095;
 	struct meminst_status_info *e = alloc_sys_map(bytes);
 	if (!e)
 		return -1;
-	n = meminst_status_read(kind, e, (size_t)n);
+	struct meminst_events *ev = (struct meminst_events *)(e + n);
+	uint32_t fill = (uint32_t)n;
+	alloc_stat_read(kind, alloc_tags_count(kind), e, ev, fill, true);
+	alloc_status_describe(kind, fill, e);
 	alloc_sym_names_t *sym = symbolise && kind == MEMINST_STATUS_TYPES && !alloc_seccomp_refuses(ALLOC_SC_SYMBOLISE)
 					 ? alloc_symbolise(e, n, fd) : NULL;
 	char line[512];
@@ -273,7 +293,7 @@ static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolis
 	alloc_sys_write(fd, line, (size_t)len);
 	for (long i = 0; i < n; i++)
 		if (e[i].blocks.max_ever > 0 || kind == MEMINST_STATUS_TOTAL)
-			api_print_row(fd, &e[i], sym ? &sym->names[i] : NULL);
+			api_print_row(fd, &e[i], &ev[i], sym ? &sym->names[i] : NULL);
 	alloc_symbolise_free(sym);
 	alloc_sys_unmap(e, bytes);
 	return 0;

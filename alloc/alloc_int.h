@@ -397,8 +397,9 @@ void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
-void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, uint32_t cap,
-		     bool reset);
+/* Entries [0, cap) of out and ev (either may be NULL: not wanted). */
+void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
+		     uint32_t cap, bool reset);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
 /* The size histograms of types [0, n) into out[type][bucket], the threads'
 ** pending counts added (a snapshot calls it with counting stopped). */

@@ -56,6 +56,7 @@ typedef struct alloc_snap_s {
 	void *blocks_map;                 /* one mapping holds all four */
 	size_t blocks_bytes;
 	struct meminst_status_info *status[ALLOC_K_COUNT];
+	struct meminst_events *events[ALLOC_K_COUNT]; /* in status[k]'s mapping, after it */
 	uint32_t nstatus[ALLOC_K_COUNT];
 	size_t status_bytes[ALLOC_K_COUNT];
 	bool sorted;                      /* keys already in address order */

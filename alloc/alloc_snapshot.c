@@ -112,13 +112,16 @@ void alloc_snap_spare_trim(void)
 				snap_unmap(atomic_exchange(&snap_spare[i], NULL));
 }
 
+/* An entry's figures and its events. */
+#define SNAP_STATUS_ENTRY (sizeof(struct meminst_status_info) + sizeof(struct meminst_events))
+
 /* Room for the status of every kind, with a margin for numbers handed out
 ** while we wait for the locks.  Returns false when out of memory. */
 static bool snap_reserve_status(alloc_snap_t *im)
 {
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
 		uint32_t n = alloc_tags_count(k) + 256;
-		size_t bytes = snap_round((size_t)n * sizeof(struct meminst_status_info));
+		size_t bytes = snap_round((size_t)n * SNAP_STATUS_ENTRY);
 		if (im->status[k] && im->status_bytes[k] >= bytes)
 			continue;
 		if (im->status[k])
@@ -127,6 +130,8 @@ static bool snap_reserve_status(alloc_snap_t *im)
 		im->status_bytes[k] = bytes;
 		if (!im->status[k])
 			return false;
+		/* the events after the room for the figures */
+		im->events[k] = (struct meminst_events *)(im->status[k] + bytes / SNAP_STATUS_ENTRY);
 	}
 	size_t bytes = snap_round((size_t)(alloc_tags_count(ALLOC_K_TYPE) + 256) * sizeof *im->hist);
 	if (im->hist && im->hist_bytes >= bytes)
@@ -144,14 +149,14 @@ static bool snap_read_status(alloc_snap_t *im)
 {
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
 		uint32_t n = alloc_tags_count(k);
-		if ((size_t)n * sizeof(struct meminst_status_info) > im->status_bytes[k])
+		if ((size_t)n * SNAP_STATUS_ENTRY > im->status_bytes[k])
 			return false;
 		im->nstatus[k] = n;
 	}
 	if ((size_t)im->nstatus[ALLOC_K_TYPE] * sizeof *im->hist > im->hist_bytes)
 		return false;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
-		alloc_stat_read(k, im->nstatus[k], im->status[k], im->nstatus[k], true);
+		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], true);
 	alloc_hist_read(im->nstatus[ALLOC_K_TYPE], im->hist);
 	return true;
 }

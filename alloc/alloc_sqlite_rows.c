@@ -104,11 +104,11 @@ int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 					    (int64_t)e->sizes.current, (int64_t)e->sizes.max_since_last,
 					    (int64_t)e->sizes.max_ever, (int64_t)e->blocks.current,
 					    (int64_t)e->blocks.max_since_last, (int64_t)e->blocks.max_ever);
-			if (rc == 0 && e->events.calls)
+			const struct meminst_events *ev = &im->events[k][id];
+			if (rc == 0 && ev->calls)
 				rc = alloc_sqlite_row(w, st[5], "isiiiiii", w->id, kinds[k], (int64_t)id,
-					    (int64_t)e->events.calls, (int64_t)e->events.allocated,
-					    (int64_t)e->events.frees, (int64_t)e->events.temporary,
-					    (int64_t)e->events.reallocs);
+					    (int64_t)ev->calls, (int64_t)ev->allocated, (int64_t)ev->frees,
+					    (int64_t)ev->temporary, (int64_t)ev->reallocs);
 		}
 	}
 	for (uint32_t id = 0; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++)

@@ -380,13 +380,14 @@ static uint64_t stat_pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
 /* One entry's figures: its table's values, the threads' pending deltas
 ** `a` folded in.  With `reset`, max_since_last restarts from current. */
-static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_status_info *out, bool reset)
+static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_status_info *out,
+		       struct meminst_events *ev_out, bool reset)
 {
 	struct meminst_counter *c[2] = {&out->sizes, &out->blocks};
 	if (!e) { /* a thread number whose entries could not be mapped */
 		memset(c[0], 0, sizeof *c[0]);
 		memset(c[1], 0, sizeof *c[1]);
-		memset(&out->events, 0, sizeof out->events);
+		memset(ev_out, 0, sizeof *ev_out);
 		return;
 	}
 	uint64_t ev[ALLOC_EV_COUNT];
@@ -411,7 +412,7 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 	}
 	/* frees: blocks counted in less those live (a free seen before its
 	** block's allocation, in another thread's pending counts, reads 0) */
-	out->events = (struct meminst_events){
+	*ev_out = (struct meminst_events){
 		.calls = ev[ALLOC_EV_CALLS], .allocated = ev[ALLOC_EV_BYTES],
 		.frees = ev[ALLOC_EV_CALLS] > c[1]->current ? ev[ALLOC_EV_CALLS] - c[1]->current : 0,
 		.temporary = ev[ALLOC_EV_TEMPS], .reallocs = ev[ALLOC_EV_REALLOCS]};
@@ -430,9 +431,11 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 ** out of address space, which is when its figures matter), window by window
 ** on the stack (every thread's slots scanned once per window).
 */
-void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, uint32_t cap, bool reset)
+void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
+		     uint32_t cap, bool reset)
 {
 	struct meminst_status_info past_cap; /* read (and reset) but not wanted */
+	struct meminst_events ev_past_cap;
 	stat_acc_t small[STAT_ACC_STACK], *acc = small;
 	uint32_t window = STAT_ACC_STACK;
 	size_t bytes = ((size_t)n * sizeof(stat_acc_t) + 4095) & ~(size_t)4095;
@@ -448,7 +451,8 @@ void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out,
 			stat_gather(t, kind, lo, hi, acc, epoch);
 		for (uint32_t id = lo; id < hi; id++)
 			stat_entry(alloc_table_at(&stat_tables[kind], id), &acc[id - lo],
-				   id < cap ? &out[id] : &past_cap, reset);
+				   id < cap && out ? &out[id] : &past_cap, id < cap && ev ? &ev[id] : &ev_past_cap,
+				   reset);
 	}
 	if (reset) {
 		atomic_fetch_add(&alloc_epoch[kind], 1);

@@ -81,7 +81,6 @@ struct meminst_status_info {
 	uint32_t class_no;            /* types: the type's class                  */
 	int32_t tid;                  /* threads: the OS thread id                */
 	uintptr_t site;               /* automatic types: the allocation site      */
-	struct meminst_events events; /* events since the start (meminst(7))      */
 };
 
 /*
@@ -102,6 +101,15 @@ long meminst_status_read(enum meminst_status_kind kind,
 ** allocates through the instrumented heap.  Returns 0, or -1 when off.
 */
 int meminst_status_print(enum meminst_status_kind kind, int fd);
+
+/*
+** The event counters of one kind (struct meminst_events), entry i for the
+** entry i of meminst_status_read.  Fills at most `cap` entries and returns
+** how many the kind has, or -1 when instrumentation is off; resets nothing
+** (the counts run from the start).  A call of its own, so that the entries
+** of meminst_status_read keep the size programs were built with.
+*/
+long meminst_events_read(enum meminst_status_kind kind, struct meminst_events *out, size_t cap);
 
 /* The number of known allocators, classes, types or threads, or -1. */
 long meminst_status_count(enum meminst_status_kind kind);

@@ -22,6 +22,7 @@
 #include <meminst.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -386,11 +387,61 @@ static void check_contents(void)
 	check(realloc(r, 0) == NULL, "realloc(p, 0) did not return NULL");
 }
 
+/* -------------------------------------------------------- abi, events -- */
+
+/* struct meminst_status_info as 0.1.0 laid it out: programs built with that
+** header pass arrays of it, so its size and offsets must never change
+** (new figures come through calls of their own, meminst_events_read). */
+struct status_info_0_1 {
+	uint32_t id;
+	char name[MEMINST_NAME_MAX];
+	struct meminst_counter sizes, blocks;
+	uint32_t class_no;
+	int32_t tid;
+	uintptr_t site;
+};
+_Static_assert(sizeof(struct meminst_status_info) == sizeof(struct status_info_0_1),
+	       "struct meminst_status_info changed size: an ABI break");
+_Static_assert(offsetof(struct meminst_status_info, site) == offsetof(struct status_info_0_1, site),
+	       "struct meminst_status_info changed layout");
+
+static void check_abi_and_events(void)
+{
+	/* a read of 2 entries writes 2 entries' bytes, not one more */
+	enum { CAP = 2, GUARD = 256 };
+	unsigned char *buf = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	check(buf != MAP_FAILED, "mmap");
+	if (buf == MAP_FAILED)
+		return;
+	size_t used = CAP * sizeof(struct status_info_0_1);
+	memset(buf + used, 0xa5, GUARD);
+	long n = meminst_status_read(MEMINST_STATUS_ALLOCATORS, (struct meminst_status_info *)buf, CAP);
+	int intact = 1;
+	for (size_t i = 0; i < GUARD; i++)
+		intact &= buf[used + i] == 0xa5;
+	check(n == 7 && intact, "status_read of %d entries wrote past them (n %ld)", CAP, n);
+	/* the events: counted from the start, never reset, by entry */
+	struct meminst_events ev[8], again[8];
+	long ne = meminst_events_read(MEMINST_STATUS_ALLOCATORS, ev, 8);
+	check(ne == 7, "events_read: %ld allocators", ne);
+	for (int i = 0; i < 1000; i++)
+		free(sink = malloc(48));
+	check(meminst_events_read(MEMINST_STATUS_ALLOCATORS, again, 8) == 7, "events_read again");
+	check(again[0].calls >= ev[0].calls + 1000 && again[0].allocated >= ev[0].allocated + 48000 &&
+	      again[0].frees >= ev[0].frees + 1000 && again[0].temporary >= ev[0].temporary + 1000,
+	      "malloc's events: calls %llu -> %llu, temporary %llu -> %llu",
+	      (unsigned long long)ev[0].calls, (unsigned long long)again[0].calls,
+	      (unsigned long long)ev[0].temporary, (unsigned long long)again[0].temporary);
+	check(meminst_events_read(MEMINST_STATUS_TOTAL, NULL, 0) == 1, "events_read counts");
+	munmap(buf, 65536);
+}
+
 /* ----------------------------------------------------------------- off -- */
 
 static void check_off(void)
 {
 	check(meminst_status_read(MEMINST_STATUS_TOTAL, NULL, 0) == -1, "status_read answered when off");
+	check(meminst_events_read(MEMINST_STATUS_TOTAL, NULL, 0) == -1, "events_read answered when off");
 	check(meminst_status_count(MEMINST_STATUS_TYPES) == -1, "status_count answered when off");
 	check(meminst_status_print(MEMINST_STATUS_TOTAL, 2) == -1, "status_print answered when off");
 	check(meminst_class_register("itest.api") == -1, "class_register answered when off");
@@ -438,6 +489,7 @@ int main(int argc, char **argv)
 		check_max_since_last();
 		check_types(argv[0]);
 		check_threads();
+		check_abi_and_events();
 	}
 	check_alignment(mode);
 	check_contents();

@@ -190,7 +190,7 @@ void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st)
 	sqlite3_finalize(st);
 }
 
-static int64_t sq_query_int(sq_writer_t *w, const char *sql)
+int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql)
 {
 	sqlite3_stmt *st = sq_statement(w, sql);
 	int64_t v = -1;
@@ -237,9 +237,9 @@ sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql)
 */
 static int sq_check_or_create(sq_writer_t *w)
 {
-	int64_t tables = sq_query_int(w, "SELECT count(*) FROM sqlite_master");
-	int64_t app = sq_query_int(w, "PRAGMA application_id");
-	int64_t version = sq_query_int(w, "PRAGMA user_version");
+	int64_t tables = alloc_sqlite_query_int(w, "SELECT count(*) FROM sqlite_master");
+	int64_t app = alloc_sqlite_query_int(w, "PRAGMA application_id");
+	int64_t version = alloc_sqlite_query_int(w, "PRAGMA user_version");
 	if (tables < 0)
 		return alloc_sqlite_fail(w, "not an SQLite database; left untouched");
 	if (tables == 0 && app == 0 && version == 0) {
@@ -344,7 +344,7 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		return alloc_sqlite_fail(w, "cannot start a transaction");
 	rc = sq_check_or_create(w);
 	if (rc == 0) {
-		w->id = sq_query_int(w, "SELECT coalesce(max(id), 0) + 1 FROM snapshot");
+		w->id = alloc_sqlite_query_int(w, "SELECT coalesce(max(id), 0) + 1 FROM snapshot");
 		rc = w->id > 0 ? 0 : alloc_sqlite_fail(w, "cannot number the snapshot");
 	}
 	if (rc == 0)
@@ -365,8 +365,13 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = alloc_sqlite_write_blocks(w, im);
 	if (rc == 0)
 		rc = alloc_sqlite_write_leaks(w, im);
-	if (rc == 0 && alloc_sqlite_exec(w, "COMMIT") == 0)
+	if (rc == 0 && alloc_sqlite_exec(w, "COMMIT") == 0) {
+		if (w->kept && w->segments.id)
+			w->kept->segments = w->segments;
+		if (w->kept && w->modules.id)
+			w->kept->modules = w->modules;
 		return (int)w->id;
+	}
 	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
 }

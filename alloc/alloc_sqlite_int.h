@@ -21,12 +21,23 @@ typedef struct sq_ident_s {
 } sq_ident_t;
 
 #define SQ_KEPT_STMTS 16
+/* Rows stored once while they do not change (segment, module): a reader
+** takes a snapshot without them from the latest earlier snapshot of the
+** same process that has them (meminst-snapshot(5)). */
+typedef struct sq_same_s {
+	int64_t id;     /* the snapshot that has them (0: none yet) */
+	uint64_t hash;
+} sq_same_t;
+
 typedef struct sq_kept_s {
 	sqlite3 *db;
 	char path[4096];
 	sq_ident_t ident;
 	pid_t pid;
 	bool frames_made, class_load_made, events_made; /* the optional tables exist */
+	/* the last snapshot whose segment and module rows this connection
+	** stored, and a hash of them: an unchanged map is not stored again */
+	sq_same_t segments, modules;
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];
 } sq_kept_t;
@@ -38,6 +49,7 @@ typedef struct sq_writer_s {
 	size_t errlen;
 	const char *path;
 	sq_kept_t *kept; /* the kept connection's statements, or NULL */
+	sq_same_t segments, modules; /* stored by this write, once committed */
 } sq_writer_t;
 
 /* "alloc_sqlite.c": statements (from the kept connection's cache, when
@@ -47,6 +59,7 @@ int alloc_sqlite_exec(sq_writer_t *w, const char *sql);
 void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st);
 int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...);
 sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
+int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed */
 
 /* "alloc_sqlite_rows.c": each table's rows; 0, or -1 with err set. */
 int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im);

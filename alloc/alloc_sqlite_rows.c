@@ -188,7 +188,35 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
-/* /proc/self/maps, one row per mapping. */
+/* FNV-1a, folded into h. */
+static uint64_t sq_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+#define SQ_HASH_START 0xcbf29ce484222325ull
+
+/*
+** Rows the kept connection stored last time, unchanged (same hash), and
+** still the latest of their table (no other process or connection stored
+** some since): not stored again, so that a steady program's interval
+** snapshots do not repeat its 60-odd mappings.  Otherwise *now is what
+** this write stores, recorded in the kept connection once committed.
+*/
+static bool sq_unchanged(sq_writer_t *w, const sq_same_t *last, uint64_t hash, const char *latest_sql,
+			 sq_same_t *now)
+{
+	now->id = 0;
+	if (w->kept && last->id && last->hash == hash && alloc_sqlite_query_int(w, latest_sql) == last->id)
+		return true;
+	*now = (sq_same_t){w->id, hash};
+	return false;
+}
+
+/* /proc/self/maps, one row per mapping (none when they are the rows this
+** connection stored last: sq_unchanged). */
 int alloc_sqlite_write_segments(sq_writer_t *w)
 {
 	size_t cap = 1 << 20;
@@ -202,6 +230,10 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 	if (fd >= 0)
 		syscall(SYS_close, fd);
 	int rc = st ? 0 : -1;
+	if (rc == 0 && len && w->kept &&
+	    sq_unchanged(w, &w->kept->segments, sq_hash(SQ_HASH_START, buf, len),
+			 "SELECT coalesce(max(snapshot), 0) FROM segment", &w->segments))
+		len = 0;
 	for (char *line = buf; rc == 0 && line && line < buf + len;) {
 		char *end = memchr(line, '\n', (size_t)(buf + len - line));
 		if (end)
@@ -255,6 +287,15 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	dl_iterate_phdr(sq_module_cb, &ms);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
+	uint64_t h = SQ_HASH_START;
+	for (size_t i = 0; i < ms.n; i++) {
+		h = sq_hash(h, &ms.m[i].base, sizeof ms.m[i].base);
+		h = sq_hash(h, ms.m[i].path, strlen(ms.m[i].path) + 1);
+		h = sq_hash(h, ms.m[i].build_id, strlen(ms.m[i].build_id) + 1);
+	}
+	if (rc == 0 && ms.n && w->kept &&
+	    sq_unchanged(w, &w->kept->modules, h, "SELECT coalesce(max(snapshot), 0) FROM module", &w->modules))
+		ms.n = 0;
 	for (size_t i = 0; i < ms.n && rc == 0; i++)
 		rc = alloc_sqlite_row(w, st, "iiss", w->id, (int64_t)ms.m[i].base, ms.m[i].path,
 			    ms.m[i].build_id[0] ? ms.m[i].build_id : NULL);

@@ -467,7 +467,8 @@ int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n)
 	struct rd_vec v;
 	rd_vec_init(&v, sizeof(struct rd_seg));
 	sqlite3_stmt *st = rd_db_prepare(
-		db, "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = ?1 ORDER BY start");
+		db, "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment")
+		    " ORDER BY start");
 	if (!st)
 		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, db->snap.id);

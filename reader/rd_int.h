@@ -441,6 +441,14 @@ int rd_db_exit_map(rd_db_t *db, int64_t pid, int64_t *out);
 int rd_db_main_pid(rd_db_t *db, int64_t given, int64_t *pid);
 /* Every snapshot row, oldest first. */
 int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n);
+/* The snapshot whose rows of TABLE (segment, module) snapshot ?1 has: its
+** own, or, where a writer left out rows that had not changed, those of
+** the latest earlier snapshot of the same process that has some
+** (meminst-snapshot(5)). */
+#define RD_SQL_SNAP_WITH(table)                                                                        \
+	"(SELECT s.id FROM snapshot s WHERE s.id <= ?1 AND s.pid = (SELECT pid FROM snapshot WHERE id = ?1) " \
+	"AND EXISTS (SELECT 1 FROM " table " g WHERE g.snapshot = s.id) ORDER BY s.id DESC LIMIT 1)"
+
 /* The selected snapshot's segments, by start address. */
 int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n);
 /* Report the last SQLite error on the selected database; returns 3. */

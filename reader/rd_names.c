@@ -52,7 +52,7 @@ static int names_modules(rd_db_t *db, struct rd_tags *t)
 	struct rd_vec v;
 	rd_vec_init(&v, sizeof(struct rd_module));
 	sqlite3_stmt *st = rd_db_prepare(
-		db, "SELECT base, path, build_id FROM module WHERE snapshot = ?1 ORDER BY base");
+		db, "SELECT base, path, build_id FROM module WHERE snapshot = " RD_SQL_SNAP_WITH("module") " ORDER BY base");
 	if (!st)
 		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);

@@ -236,6 +236,40 @@ Test(select, list_and_segments)
 	rd_db_close(db);
 }
 
+/* A snapshot without segment rows (a writer stores unchanged mappings
+** once): its mappings are those of the latest earlier snapshot of the
+** same process that has some, never another process's. */
+Test(select, segments_of_an_earlier_snapshot)
+{
+	const char *path = ui_fixture("basic");
+	char err[256];
+	cr_assert_eq(fx_exec(path, "DELETE FROM segment WHERE snapshot IN (2, 3);"
+				   "UPDATE segment SET path = 'first' WHERE snapshot = 1 AND start = 0x40000;"
+				   "INSERT INTO snapshot SELECT 4, content, trigger, 4343, ppid, exe, cmdline, mode, "
+				   "backend, header_size, time_ns + 1, elapsed_ns, pause_ns, seq, blocks, bytes "
+				   "FROM snapshot WHERE id = 2",
+			     err, sizeof err),
+		     0, "%s", err);
+	static struct rd_opts o;
+	o = (struct rd_opts){.out = stdout, .err = stderr};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(path, &o, &db), 0);
+	struct rd_seg *segs;
+	size_t n;
+	for (int64_t id = 2; id <= 3; id++) {
+		cr_assert_eq(rd_db_select(db, id, RD_NEED_ANY), 0);
+		cr_assert_eq(rd_db_segments(db, &segs, &n), 0);
+		cr_assert_eq(n, 3, "snapshot %lld: %zu segments", (long long)id, n);
+		cr_assert_str_eq(segs[1].path, "first");
+		free(segs);
+	}
+	cr_assert_eq(rd_db_select(db, 4, RD_NEED_ANY), 0);
+	cr_assert_eq(rd_db_segments(db, &segs, &n), 0);
+	cr_assert_eq(n, 0, "another process's snapshot took %zu segments of pid 4242", n);
+	free(segs);
+	rd_db_close(db);
+}
+
 /* -------------------------------------------------- blocks and filters -- */
 
 static void sum_blocks(rd_db_t *db, const struct rd_filter_ids *f, uint64_t *n, uint64_t *bytes)

@@ -60,6 +60,7 @@ typedef struct alloc_snap_s {
 	uint32_t nstatus[ALLOC_K_COUNT];
 	size_t status_bytes[ALLOC_K_COUNT];
 	bool sorted;                      /* keys already in address order */
+	bool unique;                      /* … and each address once (alloc_snap_sort_unique) */
 	bool leak_done;                   /* leak_class and leak are filled */
 	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
 	size_t leak_class_bytes;
@@ -123,6 +124,9 @@ bool alloc_leak_scan(alloc_snap_t *im);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
+/* The keys sorted, a block listed twice (a raw clone's copy of a map
+** half-way through a move) once; before the store writes the totals. */
+void alloc_snap_sort_unique(alloc_snap_t *im);
 
 /* "alloc_service.c" */
 extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
@@ -141,7 +145,7 @@ void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 ** a file that is not a meminst database of this version is left as it was.
 ** `keep`: snapshot=PATH, whose connection a thread that called
 ** alloc_sqlite_keep_here keeps open for its next store. */
-int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen);
+int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err, size_t errlen);
 void alloc_sqlite_keep_here(void);
 /* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
 ** said, when another process is storing into the file (the service

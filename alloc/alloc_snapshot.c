@@ -241,6 +241,35 @@ static bool snap_leak_check(alloc_snap_t *im)
 	return alloc_leak_scan(im);
 }
 
+/*
+** The keys in address order, each address once.  A block listed twice is
+** a map copied while another thread was half-way through moving it: a
+** child made by a raw clone (no fork handler took the map's locks) copies
+** whatever state its parent's other threads were in.  Such a child's
+** snapshot keeps the first of the two (and its leak class), its totals
+** less the other, rather than failing to store.
+*/
+void alloc_snap_sort_unique(alloc_snap_t *im)
+{
+	if (im->unique)
+		return;
+	im->unique = true;
+	if (!im->sorted)
+		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+	im->sorted = true;
+	size_t out = 0;
+	for (size_t i = 0; i < im->nblocks; i++) {
+		if (out && im->keys[i].addr == im->keys[out - 1].addr) {
+			im->bytes -= im->recs[im->keys[i].at].size;
+			continue;
+		}
+		if (im->leak_done)
+			im->leak_class[out] = im->leak_class[i];
+		im->keys[out++] = im->keys[i];
+	}
+	im->nblocks = out;
+}
+
 /* Stop the world of allocations, copy, let go.  Returns false on no memory. */
 static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 {
@@ -302,7 +331,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
 	im->leak_class = NULL;
-	im->leak_done = im->sorted = false;
+	im->leak_done = im->sorted = im->unique = false;
 	alloc_guard_enter();
 	bool ok = snap_copy_locked(im, with_map, with_map && leaks);
 	alloc_guard_exit();

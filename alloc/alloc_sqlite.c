@@ -586,7 +586,7 @@ void alloc_sqlite_no_wait(bool on)
 #define SQ_WAIT_NS 10000000000LL   /* another process's stores, at most */
 #define SQ_NAP_MAX_NS 5000000L     /* between two attempts, at most */
 
-int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char *err, size_t errlen)
+int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err, size_t errlen)
 {
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
@@ -594,6 +594,8 @@ int alloc_sqlite_store(const char *path, const alloc_snap_t *im, bool keep, char
 	alloc_guard_enter();
 	sq_xfsz_block(&mask);
 	pthread_once(&sq_fork_once, sq_fork_register);
+	if (im->with_map)
+		alloc_snap_sort_unique(im); /* before the totals are written */
 	int64_t deadline = 0;
 	long nap = 100000;
 	while ((id = sq_store_once(&w, im, keep && sq_keep_here)) == SQ_BUSY) {

@@ -3,7 +3,8 @@
 ** alloc/alloc_snapshot.c): keys come out in address order, each key keeps
 ** its record index, whatever bits the addresses differ in (one pass to the
 ** widest span user addresses can have, two heaps far apart), with equal
-** addresses and with 0, 1 and 2 keys.
+** addresses and with 0, 1 and 2 keys; a block listed twice kept once
+** (alloc_snap_sort_unique).
 */
 #include "ut.h"
 
@@ -59,4 +60,42 @@ Test(snapsort, orders_every_span)
 			sort_check(n, kinds[k]);
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 		sort_check(100000, kinds[k]);
+}
+
+/* A block listed twice (a raw clone's copy of a map half-way through a
+** move): kept once, its leak class with it, the totals less the copy. */
+Test(snapsort, a_block_listed_twice_is_kept_once)
+{
+	enum { N = 6 };
+	static const uint64_t addr[N] = {0x3000, 0x1000, 0x2000, 0x1000, 0x3000, 0x3000};
+	static alloc_snap_key_t keys[N], scratch[N];
+	static alloc_snap_rec_t recs[N];
+	static uint8_t cls[N];
+	size_t *counts = calloc(ALLOC_SNAP_SORT_COUNTS, sizeof *counts);
+	alloc_snap_t im = {.keys = keys, .scratch = scratch, .recs = recs, .counts = counts, .nblocks = N,
+			   .leak_class = cls, .leak_done = true};
+	for (size_t i = 0; i < N; i++) {
+		keys[i] = (alloc_snap_key_t){addr[i], i};
+		recs[i].size = 10 * (i + 1);
+		im.bytes += recs[i].size;
+	}
+	/* the leak scan sorts first and classes the sorted keys */
+	alloc_snap_sort(keys, N, scratch, counts);
+	im.sorted = true;
+	for (size_t i = 0; i < N; i++)
+		cls[i] = (uint8_t)(keys[i].addr >> 12);
+	alloc_snap_sort_unique(&im);
+	cr_assert_eq(im.nblocks, 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(keys[i].addr, 0x1000 * (i + 1));
+		cr_assert_eq(cls[i], i + 1, "block %zu lost its class", i);
+	}
+	uint64_t kept = 0;
+	for (size_t i = 0; i < 3; i++)
+		kept += recs[keys[i].at].size;
+	cr_assert_eq(im.bytes, kept, "totals %llu, the blocks kept %llu", (unsigned long long)im.bytes,
+		     (unsigned long long)kept);
+	alloc_snap_sort_unique(&im); /* once is enough */
+	cr_assert_eq(im.nblocks, 3);
+	free(counts);
 }

@@ -544,7 +544,9 @@ static enum eng_err sim_pseudo(struct eng_sim *s, struct eng_thread *t, uint64_t
 	/* a suspension inside the allocator was seen first: count the rest */
 	uint64_t own = pseudo == ENG_FN_ALLOC && end > from ? end - from : 0;
 	/* meminst's own pauses inside the interval (a peak snapshot taken by
-	** this allocation) are not its time at all: out of ACC too */
+	** this allocation, a wait for a capture) are not its time at all: out
+	** of ACC too (those before the last call or return, a <preempted>
+	** among them, are not inside it: sim_event_act forgets them) */
 	uint64_t acc = end - begin;
 	if (t->pause_sum && t->pause_from >= begin)
 		acc = acc > t->pause_sum ? acc - t->pause_sum : 0;
@@ -638,8 +640,10 @@ static enum eng_err sim_event_act(struct eng_sim *s, struct eng_thread *t, const
 {
 	switch (kind) {
 	case MEMINST_TREC_CALL:
+		t->pause_sum = 0; /* the pauses before it are before any later <alloc> */
 		return sim_call(s, t, r[1], r[2], sim_advance(t, ts));
 	case MEMINST_TREC_RETURN:
+		t->pause_sum = 0;
 		return sim_return(s, t, r[1], sim_advance(t, ts));
 	case MEMINST_TREC_THREAD_START:
 		sim_thread_start(t, r);

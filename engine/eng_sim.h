@@ -184,7 +184,7 @@ struct eng_thread {
 	uint64_t first, last;    /* first and last time stamp               */
 	uint64_t now;            /* the time charged up to                  */
 	uint64_t pause_from;     /* meminst's own pauses since the last      */
-	uint64_t pause_sum;      /*   SUSPEND/ALLOC: first start, total      */
+	uint64_t pause_sum;      /*   SUSPEND/ALLOC/CALL/RETURN: first start, total */
 	uint64_t seg_start;      /* start of the traced segment             */
 	uint64_t root_own;       /* empty-stack time in the segment         */
 	uint64_t alloc_bytes, alloc_blocks; /* allocated so far (all ALLOCs)  */

@@ -46,22 +46,24 @@ static const struct rd_cmd_spec status_spec = {
 };
 
 /* The types' table has two more columns: where each automatic type's site
-** is, as top has it; the other kinds stop before them. */
+** is, as top has it; the other kinds stop before them.  Narrow text leaves
+** out the maxima since the last read and the rarer events first (SPARE),
+** so that the location still fits 100 columns. */
 static const struct rd_col status_cols[] = {
 	{"id", "no", RD_K_INT, 0},
 	{"name", "name", RD_K_STR, 0},
 	{"bytes_current", "size", RD_K_SIZE, 0},
-	{"bytes_max_since_last", "max-since", RD_K_SIZE, 0},
+	{"bytes_max_since_last", "max-since", RD_K_SIZE, RD_C_SPARE},
 	{"bytes_max_ever", "max-ever", RD_K_SIZE, 0},
 	{"blocks_current", "blocks", RD_K_INT, 0},
-	{"blocks_max_since_last", "max-since", RD_K_INT, 0},
+	{"blocks_max_since_last", "max-since", RD_K_INT, RD_C_SPARE},
 	{"blocks_max_ever", "max-ever", RD_K_INT, 0},
 	/* events (null in files from before them: the columns then go) */
 	{"calls", "calls", RD_K_INT, RD_C_OPTIONAL},
 	{"allocated_bytes", "allocated", RD_K_SIZE, RD_C_OPTIONAL},
-	{"frees", "frees", RD_K_INT, RD_C_OPTIONAL},
-	{"temporary", "temporary", RD_K_INT, RD_C_OPTIONAL},
-	{"reallocs", "reallocs", RD_K_INT, RD_C_OPTIONAL},
+	{"frees", "frees", RD_K_INT, RD_C_OPTIONAL | RD_C_SPARE},
+	{"temporary", "temporary", RD_K_INT, RD_C_OPTIONAL | RD_C_SPARE},
+	{"reallocs", "reallocs", RD_K_INT, RD_C_OPTIONAL | RD_C_SPARE},
 	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
 	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
 };

@@ -91,7 +91,7 @@ static void dump_fixed(struct prof_dump *d, const uint64_t *r)
 		dump_ms(f, r[1] > t ? (double)(r[1] - t) * d->ns_per_tick / 1e6 : 0.0);
 		fputs(" ms", f);
 		if (MEMINST_TREC_KIND(r[0]) == MEMINST_TREC_SUSPEND)
-			fprintf(f, " %s", reasons[r[2] < 9 ? r[2] : 0]);
+			fprintf(f, " %s", reasons[r[2] < sizeof reasons / sizeof *reasons ? r[2] : 0]);
 		else
 			fprintf(f, " %s %llu bytes", ops[(r[2] & 0xff) < 8 ? (r[2] & 0xff) : 0],
 				(unsigned long long)(r[2] >> 8));

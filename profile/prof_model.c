@@ -88,6 +88,19 @@ static int64_t model_comp(const struct prof_model *m, uint64_t ticks, const uint
 	return prof_comp_ns(&m->cost, model_ns(m, ticks), h, cut);
 }
 
+/*
+** A compensated ACC: never below the compensated OWN it holds.  ACC is OWN
+** plus the callees' times, each of which compensation leaves at 0 or
+** more; taken off the whole ACC at once, the calibrated cost of callees
+** that ran faster than it (a leaf called thousands of times, under load
+** the calibration a little long) would take the function's OWN with it.
+*/
+static int64_t model_comp_acc(const struct prof_model *m, uint64_t ticks, const uint64_t h[ENG_EV_N], int64_t own)
+{
+	int64_t acc = model_comp(m, ticks, h, NULL);
+	return acc > own ? acc : own;
+}
+
 static void model_sites(struct prof_model *m, const struct eng_thread *t, const uint32_t *map, prof_symtab_t *st)
 {
 	if (!t->nsites)
@@ -130,7 +143,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		int64_t own = model_comp(m, f->own, f->ev.own, &m->cost.short_ns);
 		if (!model_skip_fn(f->fn))
 			taken += model_ns(m, f->own) - own;
-		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp(m, f->acc, f->ev.acc, NULL),
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp_acc(m, f->acc, f->ev.acc, own),
 							  own, f->mem};
 	}
 	model_sites(m, t, map, st);
@@ -140,9 +153,9 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX ||
 		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
 			continue;
+		int64_t own = model_comp(m, p->own, p->ev.own, NULL);
 		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
-							     model_comp(m, p->acc, p->ev.acc, NULL),
-							     model_comp(m, p->own, p->ev.own, NULL), p->mem};
+							     model_comp_acc(m, p->acc, p->ev.acc, own), own, p->mem};
 	}
 	free(map);
 	uint64_t cnt, own;

@@ -610,8 +610,9 @@ enum rd_kind {
 };
 
 /* Column flags: shown in text only, in JSON and CSV only, or (OPTIONAL)
-** left out of text when every cell of the column is null. */
-enum { RD_C_TEXT_ONLY = 1, RD_C_DATA_ONLY = 2, RD_C_OPTIONAL = 4 };
+** left out of text when every cell of the column is null; SPARE: text
+** narrower than the table leaves it out before the others. */
+enum { RD_C_TEXT_ONLY = 1, RD_C_DATA_ONLY = 2, RD_C_OPTIONAL = 4, RD_C_SPARE = 8 };
 
 struct rd_col {
 	const char *key;   /* the JSON key and CSV header            */

@@ -376,11 +376,26 @@ static size_t text_total(const rd_table_t *t, const size_t *wid)
 	return total + (shown > 1 ? 2 * (shown - 1) : 0);
 }
 
+/* The column text leaves out next: the rightmost spare one (RD_C_SPARE)
+** shown, else the rightmost shown but the first; -1 none. */
+static int text_next_left_out(const rd_table_t *t)
+{
+	int last = -1;
+	for (int c = t->ncols - 1; c > 0; c--) {
+		if (!out_shown_in(t, &t->cols[c]))
+			continue;
+		if (t->cols[c].flags & RD_C_SPARE)
+			return c;
+		last = last < 0 ? c : last;
+	}
+	return last;
+}
+
 /*
 ** Fit the table to the width: narrow its text columns (out_fit), and when
-** its figures alone are still wider, leave out columns from the right
-** (never the first) until it fits.  Returns the headings left out, for a
-** note ("" none).
+** its figures alone are still wider, leave out columns, the spare ones
+** first, then from the right (never the first) until it fits.  Returns
+** the headings left out, for a note ("" none).
 */
 static const char *text_fit(rd_table_t *t, size_t rows, const int *unit, size_t *wid)
 {
@@ -389,9 +404,7 @@ static const char *text_fit(rd_table_t *t, size_t rows, const int *unit, size_t 
 	text_widths(t, rows, unit, wid);
 	out_fit(t, wid);
 	while (width && text_total(t, wid) > width) {
-		int last = t->ncols - 1;
-		while (last > 0 && !out_shown_in(t, &t->cols[last]))
-			last--;
+		int last = text_next_left_out(t);
 		if (last <= 0)
 			break;
 		t->vis[last] = 2; /* not shown in text */

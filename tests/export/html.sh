@@ -103,10 +103,12 @@ PY
 
 	# The views the address can carry: a search highlights and sums the matches in both graphs,
 	# #inverted puts the functions where the time is spent at the root, #thread=K keeps one thread
-	# (a run of tests/trace/trace_target threads: four workers calling leaf).
+	# (a run of tests/trace/trace_target threads10: four workers calling leaf 10000 to 40000
+	# times with work of their own in between, so that their frames stay wide enough to draw
+	# beside what a loaded machine adds to the main thread: <preempted>, slow thread starts).
 	why=
 	"$LAUNCH" -q --mim --trace=wall -o t.db -- "$top_builddir/tests/trace/trace_target" \
-		threads >out 2>err || mi_why_add "meminst (threads) exited $?"
+		threads10 >out 2>err || mi_why_add "meminst (threads) exited $?"
 	"$INSPECT" html t.db -o t.html 2>>h.err || mi_why_add "html (threads) exited $?"
 	# the thread groups of main and of the busiest worker
 	/usr/bin/python3 - t.html <<'PY' >groups 2>>h.err
@@ -169,7 +171,18 @@ assert ("burn_a", 2, False) in f and ("main", 3, False) in f, "inverted: work's 
 # thread filter: the main thread has no worker; a worker's thread has no main
 names = lambda v: {n for n, d, hit in frames(view(v, "flame-time")[1])}
 allt, t0, t4 = names("all"), names("thread=" + sys.argv[3]), names("thread=" + sys.argv[4])
-assert {"main", "worker", "leaf"} <= allt, "all threads: %s" % allt
+# all threads: every function whose frame is at least a pixel wide (of the 1200 of the view) is
+# drawn, main and worker among them; leaf too when its calls are (under load the workers'
+# <preempted> can outweigh them)
+t = data(sys.argv[2], "flame-time")
+def wide(node, out):
+    if node[0] >= 0 and node[1] * 1200 >= t["tree"][1]:
+        out.add(t["names"][node[0]])
+    for c in (node[2] if len(node) > 2 else []):
+        wide(c, out)
+    return out
+want = wide(t["tree"], set())
+assert {"main", "worker"} <= want and want <= allt, "all threads: %s drawn, %s wide enough" % (allt, want)
 assert "main" in t0 and "worker" not in t0, "main's thread: %s" % t0
 assert "worker" in t4 and "main" not in t4, "a worker's thread: %s" % t4
 threads = data(sys.argv[2], "flame-time")["threads"]

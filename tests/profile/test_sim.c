@@ -238,6 +238,20 @@ Test(sim, alloc)
 	totals(1, 2, 20);
 }
 
+/* A capture's wait inside an allocation is out of <alloc>'s ACC, also
+** when a <preempted> came before (at an earlier call: not inside it). */
+Test(sim, snapshot_wait_after_preemption)
+{
+	call(0, MAIN); rec3(MEMINST_TREC_SUSPEND, 10, 30, MEMINST_TSUSPEND_PREEMPT);
+	call(30, FA); rec3(MEMINST_TREC_SUSPEND, 40, 60, MEMINST_TSUSPEND_SNAPSHOT);
+	rec3(MEMINST_TREC_ALLOC, 35, 70, MEMINST_TALLOC_MALLOC | 64 << 8);
+	ret(80, FA); ret(100, MAIN);
+	finish(1);
+	FN(1, ENG_FN_PREEMPTED, 1, 20, 20);
+	FN(1, ENG_FN_SNAPSHOT, 1, 20, 20);
+	FN(1, ENG_FN_ALLOC, 1, 15, 10); /* 35 less the 20 of the wait; OWN after it */
+}
+
 Test(sim, two_threads_interleaved)
 {
 	call(0, MAIN); call(5, FA);

@@ -60,8 +60,9 @@ th = j["threads"][0]
 fs = {f["name"]: f for f in th["functions"]}
 s, a = fs.get("<snapshot>"), fs["<alloc>"]
 assert s and s["calls"] >= 1 and s["own_ms"] > 0 and s["acc_ms"] == s["own_ms"], "no <snapshot> on the waiting thread: %r" % (s,)
-# inside <alloc>'s ACC, the waits would make up all of ACC - OWN and more
-assert a["acc_ms"] - a["own_ms"] < s["acc_ms"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc_ms"], a["own_ms"], s["acc_ms"])
+# inside <alloc>'s ACC, the waits would make up all of ACC - OWN (also when a <preempted>
+# came before the allocation: under load)
+assert a["acc_ms"] - a["own_ms"] < 0.5 * s["acc_ms"], "<alloc> acc %r own %r holds <snapshot> %r" % (a["acc_ms"], a["own_ms"], s["acc_ms"])
 EOF_PY
 mi_verdict "interval snapshots: the program thread's waits are <snapshot>" "$why" "$T/iv.err" stderr
 mi_finish

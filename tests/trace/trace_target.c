@@ -36,10 +36,15 @@ static unsigned deep(unsigned n) { return n == 0 ? 0 : 1 + deep(n - 1); }
 static volatile long sink;
 static void leaf(void) { sink++; }
 
+static long worker_spin; /* threadsK: the worker's own work after each call */
+
 static void *worker(void *arg)
 {
-	for (long i = 0; i < (long)(intptr_t)arg; i++)
+	for (long i = 0; i < (long)(intptr_t)arg; i++) {
 		leaf();
+		for (long j = 0; j < worker_spin; j++)
+			sink++;
+	}
 	return NULL;
 }
 
@@ -232,14 +237,19 @@ static int run(const char *what)
 	} else if (strcmp(what, "deep") == 0) {
 		sink = deep(10000);
 		SHOW(deep, 10001);
-	} else if (strcmp(what, "threads") == 0) {
+	} else if (strncmp(what, "threads", 7) == 0) {
+		/* threadsK: K times the calls, and 200 steps of the worker's own
+		** work after each (the workers' time then outweighs what a loaded
+		** machine adds to the main thread's) */
+		long k = what[7] ? atol(what + 7) : 1;
+		worker_spin = k > 1 ? 200 : 0;
 		pthread_t t[4];
 		for (int i = 0; i < 4; i++)
-			pthread_create(&t[i], NULL, worker, (void *)(intptr_t)(1000 * (i + 1)));
+			pthread_create(&t[i], NULL, worker, (void *)(intptr_t)(1000 * k * (i + 1)));
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		SHOW(worker, 1);
-		SHOW(leaf, 1000); /* per thread: 1000, 2000, 3000, 4000 */
+		SHOW(leaf, 1000 * k); /* per thread: 1000, 2000, 3000, 4000 times k */
 	} else if (strcmp(what, "sleep") == 0) {
 		for (int i = 0; i < 3; i++)
 			napper();

@@ -100,6 +100,13 @@ void alloc_assert_fail(const char *expr, const char *file, int line);
 
 /* ------------------------------------------------------------ options -- */
 
+/* interval=auto: the first period, the snapshots taken at each period
+** before it doubles, and the longest (meminst(7)): 0.3 s of run get ~23
+** points, 10 s ~96, 3 h ~1,200 (each ~1 ms of the service thread's CPU). */
+#define ALLOC_INTERVAL_AUTO_FIRST_NS 10000000ull
+#define ALLOC_INTERVAL_AUTO_STEP 16
+#define ALLOC_INTERVAL_AUTO_MAX_NS 10000000000ull
+
 /* One parsed MEMINST value.  Strings point into the environment (in place). */
 typedef struct alloc_options_s {
 	enum meminst_mode mode;
@@ -108,7 +115,8 @@ typedef struct alloc_options_s {
 	size_t snapshot_len;
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
 	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
-	uint64_t interval_ns;   /* interval=DURATION                        */
+	uint64_t interval_ns;   /* interval=DURATION; auto: the first period */
+	bool interval_auto;     /* interval=auto: the period doubles, below */
 	bool interval_status;   /* interval_content=status: no block map     */
 	int trace_clock;        /* 0 none, 1 wall, 2 cpu                    */
 	unsigned sample_hz;

@@ -302,6 +302,11 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		o->snapshot_at_given = true;
 		return opt_snapshot_at(v, &o->snapshot_at);
 	} else if (opt_is(k, "interval")) {
+		o->interval_auto = opt_is(v, "auto");
+		if (o->interval_auto) {
+			o->interval_ns = ALLOC_INTERVAL_AUTO_FIRST_NS;
+			return NULL;
+		}
 		return opt_duration(v, &o->interval_ns);
 	} else if (opt_is(k, "interval_content")) {
 		if (opt_is(v, "status"))

@@ -14,7 +14,9 @@
 **             a margin captures the snapshot itself (the state at the
 **             turn, see below) and passes it here to be stored: SQLite
 **             never runs on the allocation path.
-**   interval  poll's timeout.
+**   interval  poll's timeout; interval=auto doubles the period after
+**             every ALLOC_INTERVAL_AUTO_STEP snapshots, up to
+**             ALLOC_INTERVAL_AUTO_MAX_NS.
 **   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
 **             of another uid is refused as soon as it is accepted
 **             (SO_PEERCRED), and no client is ever waited on (see
@@ -54,6 +56,8 @@ static struct service {
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
 	_Atomic bool quit, gone;  /* alloc_service_stop: asked, done */
+	bool ending;              /* the exit's flush ran: no interval snapshot
+				     more (under busy; see alloc_service_flush) */
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
 
 _Atomic int64_t alloc_peak_next = INT64_MAX;
@@ -488,6 +492,7 @@ static void *svc_main(void *arg)
 	alloc_own_thread_enter();
 	atomic_store(&svc.registered, true);
 	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0, checked_ms = 0;
+	unsigned at_period = 0; /* interval=auto: snapshots taken at this period */
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
 	/* stores open files while the program runs: in a table of our own */
@@ -553,11 +558,17 @@ static void *svc_main(void *arg)
 			svc_conn_accept();
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next && !svc_busy()) {
 			pthread_mutex_lock(&svc.busy);
-			bool stored = !alloc_opts.snapshot || svc_interval();
+			bool stored = !alloc_opts.snapshot || svc.ending || svc_interval();
 			pthread_mutex_unlock(&svc.busy);
 			if (!stored) /* taken afresh at the next turn */
 				continue;
 			next += period;
+			if (alloc_opts.interval_auto && ++at_period == ALLOC_INTERVAL_AUTO_STEP &&
+			    period < (int64_t)ALLOC_INTERVAL_AUTO_MAX_NS) {
+				at_period = 0;
+				period = period > (int64_t)ALLOC_INTERVAL_AUTO_MAX_NS / 2 ?
+					 (int64_t)ALLOC_INTERVAL_AUTO_MAX_NS : 2 * period;
+			}
 			/* late by a period or more (the process was stopped, a long
 			** snapshot): one snapshot, not a burst catching up the missed ones */
 			int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
@@ -592,7 +603,10 @@ void alloc_service_stop(void)
 /*
 ** At exit: store what the thread has been asked for and not done yet (a
 ** peak captured, a signal received, just before the end), waiting for a
-** store in progress.  The process is going away with the thread in it.
+** store in progress.  The process is going away with the thread in it:
+** an interval snapshot begun after this would be cut by the end of the
+** process and leave a hot journal beside the file (one run in five with
+** interval=10ms), so none is begun.
 */
 bool alloc_service_running(void)
 {
@@ -604,6 +618,7 @@ void alloc_service_flush(void)
 	if (!svc.running)
 		return;
 	pthread_mutex_lock(&svc.busy);
+	svc.ending = true;
 	svc_drain_wake(false);
 	pthread_mutex_unlock(&svc.busy);
 }

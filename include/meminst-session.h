@@ -34,7 +34,7 @@
 	"  sample_hz INTEGER,\n"              /* NULL: no timer sampling        */ \
 	"  sample_clock TEXT,\n"                                                   \
 	"  alloc_sample INTEGER,\n"           /* mean bytes, NULL: none         */ \
-	"  interval_ns INTEGER,\n"            /* timeline period, NULL: none    */ \
+	"  interval_ns INTEGER,\n"            /* timeline period, NULL: none, 0: auto */ \
 	"  meminst_env TEXT NOT NULL,\n"      /* the MEMINST value the program got */ \
 	"  writer TEXT NOT NULL\n"            /* 'meminst VERSION'              */ \
 	");\n"                                                                     \

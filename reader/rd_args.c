@@ -262,7 +262,8 @@ static int args_bad_value(struct rd_getopt *g, const struct rd_option *op, const
 		return args_error(g, "--%s needs a size%s like 4096, 4K or 1MiB, not '%s'", op->name,
 				  op->lo > 0 ? " above 0" : "", v);
 	case RD_OT_DURATION:
-		return args_error(g, "--%s needs a duration like 100ms or 1s (or 0), not '%s'", op->name, v);
+		return args_error(g, "--%s needs a duration like 100ms or 1s (or 0)%s%s, not '%s'", op->name,
+				  op->words ? ", or " : "", op->words ? op->words[0] : "", v);
 	default: {
 		size_t n = 0;
 		int k, last;
@@ -292,6 +293,10 @@ static int args_value(struct rd_getopt *g)
 			return args_bad_value(g, op, v);
 		break;
 	case RD_OT_DURATION:
+		if (op->words && !strcmp(v, op->words[0])) { /* the word: num -1 */
+			g->num = -1;
+			break;
+		}
 		if (!rd_parse_duration(v, &g->size) || g->size > INT64_MAX)
 			return args_bad_value(g, op, v);
 		g->num = (int64_t)g->size;

@@ -107,7 +107,7 @@ enum rd_opt_type {
 			   "=FILE", or the next word when the positional
 			   arguments are complete without it               */
 	RD_OT_DURATION, /* a number and a unit (ns, us, ms, s, m), or 0:
-			   g->num is in ns                                  */
+			   g->num is in ns; or words[0] when given: num -1 */
 };
 
 /* One option of a command.  A command's options are one table, ended by

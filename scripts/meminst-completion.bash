@@ -5,7 +5,8 @@
 # --help, made from each command's option table (reader/rd_args.c, for
 # the launcher too), so this file never falls behind them; only the values
 # of the options whose --help names them in words (--snapshot-at WHEN,
-# --site-depth N|user, --site-skip NAMES, inspect's --stacks N|none) are
+# --site-depth N|user, --site-skip NAMES, --interval DURATION|auto,
+# inspect's --stacks N|none) are
 # listed here.
 
 # The values an option takes (OPTION COMMAND...), or nothing (then files
@@ -28,6 +29,7 @@ _meminst_option_values()
 	--site-depth) echo "user 1 2 4 8" ;;
 	--site-skip) echo "none" ;;
 	--stacks) echo "none 1 3 5 10" ;;
+	--interval) echo "auto 0 10ms 100ms 1s" ;;
 	*) return 1 ;;
 	esac
 }

@@ -59,6 +59,7 @@ enum { OPT_MIS = RD_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OP
 static const char *const backend_words[] = {"system", "jemalloc", NULL};
 static const char *const clock_words[] = {"wall", "cpu", NULL};
 static const char *const sample_clock_words[] = {"cpu", "wall", NULL};
+static const char *const interval_words[] = {"auto", NULL};
 
 static const struct rd_option launcher_options[] = {
 	{"", 0, RD_OT_FLAG, NULL, "Memory:"},
@@ -69,8 +70,9 @@ static const struct rd_option launcher_options[] = {
 	 backend_words},
 	{"control", 0, RD_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"
 	 "too): 'inspect status --pid PID' while it runs", OPT_CONTROL},
-	{"interval", 0, RD_OT_DURATION, "DURATION", "memory timeline period, e.g. 100ms, 1s (default 100ms; 0\n"
-	 "for none)", OPT_INTERVAL},
+	{"interval", 0, RD_OT_DURATION, "DURATION|auto", "memory timeline period, e.g. 100ms, 1s; 0 for none;\n"
+	 "auto (the default): 10ms, doubled every 16 snapshots up\n"
+	 "to 10s, so that short and long runs get enough points", OPT_INTERVAL, 0, 0, interval_words},
 	{"snapshot-at", 0, RD_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal joined\n"
 	 "by '+', or none (default exit+peak+signal)", OPT_SNAPSHOT_AT},
 	{"site-depth", 0, RD_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
@@ -202,7 +204,10 @@ static int take_option(struct rd_getopt *g, struct launcher_args *la)
 	case OPT_LEAK_CHECK: o->leak_check = true; break;
 	case OPT_LEAK_EXIT_CODE: o->leak_exit_code = g->num; break;
 	case OPT_LEAK_THRESHOLD: o->leak_threshold = g->size; break;
-	case OPT_INTERVAL: o->interval_ns = (uint64_t)g->num, o->interval_text = g->value; break;
+	case OPT_INTERVAL:
+		o->interval_auto = g->num < 0;
+		o->interval_ns = g->num < 0 ? 0 : (uint64_t)g->num, o->interval_text = g->value;
+		break;
 	case OPT_SNAPSHOT_AT:
 		if (!valid_snapshot_at(g->value))
 			return rd_bad_value(g, "exit, peak and signal joined by '+', or none");
@@ -273,8 +278,8 @@ static const char *parse_args(int argc, char **argv, struct sess_opts *o)
 	struct rd_getopt g;
 	int r;
 	o->mode = "mis";
-	o->interval_ns = 100000000;
-	o->interval_text = "100ms";
+	o->interval_auto = true;
+	o->interval_text = "auto";
 	o->snapshot_at = "exit+peak+signal";
 	o->site_depth = "user"; /* sites the user can act on: see meminst(1) */
 	rd_getopt_init(&g, &launcher_spec, argc, argv, &io);
@@ -323,7 +328,7 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 		ADD(",backend=%s", o->backend);
 	if (strcmp(o->mode, "off")) {
 		ADD(",snapshot=%s/mem.%%p.db,snapshot_at=%s", parts, o->snapshot_at);
-		if (o->interval_ns)
+		if (o->interval_ns || o->interval_auto)
 			ADD(",interval=%s,interval_content=status", o->interval_text);
 		if (o->site_depth)
 			ADD(",site_depth=%s", o->site_depth);

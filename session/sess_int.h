@@ -36,7 +36,8 @@ struct sess_opts {
 	const char *site_depth;    /* --site-depth=N|user, or NULL             */
 	const char *site_skip;     /* --site-skip: MEMINST site_skip= value    */
 	uint64_t alloc_sample;   /* 0: none                                  */
-	uint64_t interval_ns;    /* timeline period, 0: none                 */
+	uint64_t interval_ns;    /* timeline period, 0: none or auto         */
+	bool interval_auto;      /* interval=auto (meminst(7))               */
 	const char *interval_text;
 	const char *snapshot_at;   /* --snapshot-at: MEMINST snapshot_at= words */
 	bool control;              /* --control: MEMINST control=on            */

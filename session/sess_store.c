@@ -539,7 +539,7 @@ static int store_facts(struct store *s, const struct sess_opts *o, const struct 
 		sqlite3_bind_text(st, 13, o->sample_hz ? (o->sample_clock ? o->sample_clock : "cpu") : NULL,
 				  -1, SQLITE_STATIC);
 		store_bind_opt(st, 14, o->alloc_sample, (int64_t)o->alloc_sample);
-		store_bind_opt(st, 15, o->interval_ns, (int64_t)o->interval_ns);
+		store_bind_opt(st, 15, o->interval_ns || o->interval_auto, (int64_t)o->interval_ns);
 		sqlite3_bind_text(st, 16, meminst_env, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, 17, "meminst " PACKAGE_VERSION, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) != SQLITE_DONE) {

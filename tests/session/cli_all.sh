@@ -84,6 +84,8 @@ tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-
 tsm 0 status --full-names @DB@
 tsm 4 status --pid 999999999
 tsm 0 timeline --pid @PID@ --limit 3 @DB@
+tsm 0 timeline --by type --limit 2 --no-symbols @DB@
+tsm 0 timeline --by thread --full-names @DB@
 tsm 0 report --pid @PID@ --limit 3 --no-symbols @DB@
 tsm 0 report --full-names --stacks 1 @DB@
 tsm 0 types --snapshot @MAP@ --no-symbols @DB@
@@ -210,6 +212,7 @@ tsm sizes @DB@
 tsm diff @DB@
 tsm status @DB@
 tsm timeline @DB@
+tsm timeline --by class @DB@
 tsm leaks @DB@
 tsm report @DB@
 tsm types @DB@
@@ -281,6 +284,8 @@ lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-
 0 --mim --control --trace=cpu --sample=200 --sample-clock wall --alloc-sample 64k --sample-depth 16 --library @LIB@ -q -o @OUT@
 0 --no-memory --trace --trace-sites --output @OUT@ -q
 0 --no-time --mim --site-depth user -o @OUT@ -q
+0 --no-time --interval auto -o @OUT@ -q
+0 --no-time --interval=0 -o @OUT@ -q
 0 --mim --leak-check --leak-exit-code 7 --leak-threshold 1G -o @OUT@ -q
 0 -fqo @OUT@ --sample
 0 --force --quiet -o @OUT@

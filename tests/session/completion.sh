@@ -54,6 +54,7 @@ has "launcher option" --sample-clock meminst --sample-c
 has "launcher short option's long form" --output meminst --out
 has "value, split at =" wall meminst --sample-clock = w
 has "value after =" jemalloc meminst --backend =
+has "value in words, from the table" auto meminst --interval a
 has "value, one word" --backend=jemalloc meminst --backend=j
 has "program" python3 meminst --mim -o x.db pyth
 has "program after --" python3 meminst --mim -- pyth

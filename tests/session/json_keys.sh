@@ -32,6 +32,7 @@ class s.db 1
 allocator s.db 0
 header-size s.db
 timeline s.db
+timeline --by type s.db
 report s.db
 analyse s.db
 analyse --totals s.db

@@ -105,6 +105,20 @@ Test(options, durations)
 		cr_assert_eq(opt_ok(cases[i].v).interval_ns, cases[i].ns, "%s", cases[i].v);
 }
 
+/* interval=auto: the first period, doubled by the service thread; a
+** duration given after it is exact again. */
+Test(options, interval_auto)
+{
+	alloc_options_t o = opt_ok("mis,interval=auto");
+	cr_assert(o.interval_auto);
+	cr_assert_eq(o.interval_ns, ALLOC_INTERVAL_AUTO_FIRST_NS);
+	o = opt_ok("mis,interval=auto,interval=1s");
+	cr_assert_not(o.interval_auto);
+	cr_assert_eq(o.interval_ns, 1000000000ull);
+	cr_assert_not(opt_ok("mis,interval=1s").interval_auto);
+	opt_bad_item("mis,interval=Auto", "interval=Auto", "expected a duration");
+}
+
 Test(options, interval_content)
 {
 	cr_assert_not(opt_ok("mis,interval=1s").interval_status);

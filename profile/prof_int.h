@@ -308,6 +308,8 @@ double prof_cost_percent(const struct prof_model *m); /* hooks + <alloc> taken o
 /* "compensated", "raw (--no-compensate)", "raw: CALIBRATION FAILED" … */
 const char *prof_cost_state(const struct prof_model *m);
 void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <trace-wait>, <snapshot> */
+/* Whether a function address is one of those pauses (not the program's). */
+bool prof_kept_out(uint64_t addr);
 
 /* -------------------------------------------------------------- prof_db -- */
 

@@ -64,13 +64,13 @@ static const struct rd_option analyse_options[] = {
 	RD_OPTION_FULL_NAMES,
 	RD_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
 	PC_OPTION_NO_COMPENSATE,
+	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit in every style\n"
+	 "(default: the terminal's or $COLUMNS; to a file or\npipe, never cut)", PC_COLS, 80, 10000, NULL},
 	{"", 0, RD_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
 	{"sort", 0, RD_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
 	{"no-callers", 0, RD_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
 	{"totals", 0, RD_OT_FLAG, NULL, "also one set of paragraphs over all threads", PC_TOTALS, 0, 0, NULL},
 	{"no-details", 0, RD_OT_FLAG, NULL, "only the totals and the thread headers", PC_NO_DETAILS, 0, 0, NULL},
-	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
-	 "terminal's or $COLUMNS; to a file or pipe, never cut)", PC_COLS, 80, 10000, NULL},
 	{"", 0, RD_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
 	RD_OPTION_LIMIT("the first N functions (default 25; 0: all)"),
 	{"top", 0, RD_OT_INT, "N", "the older spelling of --limit N", RD_ID_LIMIT, 0, RD_INT_MAX, NULL},
@@ -123,7 +123,7 @@ struct pc_args {
 static int pc_option(const struct rd_getopt *g, struct pc_args *a, const struct rd_opts *o)
 {
 	switch (g->opt->id) {
-	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS: case PC_COLS:
+	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS:
 		a->fprof_only = a->fprof_only ? a->fprof_only : g->opt->name;
 		break;
 	case RD_ID_LIMIT: case PC_CUMULATIVE: case PC_HIDE: case PC_TIME: case PC_METRIC: case PC_THREAD:
@@ -206,6 +206,7 @@ static int pc_parse(const struct rd_opts *o, bool analyse, int argc, char **argv
 		return r;
 	a->so.json = a->json;
 	a->so.csv = a->ao.csv;
+	a->so.cols = a->ao.cols;
 	return RD_CONTINUE;
 }
 

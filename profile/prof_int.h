@@ -365,6 +365,7 @@ struct prof_sopts {
 	uint32_t thread;         /* 0: every thread                          */
 	double cutoff;           /* tree: nodes below this % are summarised  */
 	bool json, csv;          /* csv: the flat style only                 */
+	int cols;                /* text width (names cut to fit); 0: none   */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before

@@ -12,7 +12,8 @@
 #   - no frame of libmeminst's own code (its local symbols, the tracer's
 #     hooks) outside <meminst> in folded, callgrind, pprof, chrome, html;
 #   - no symbol version (@@GLIBC_2.34, @GLIBC_2.2.5) anywhere;
-#   - _start, which has no line information, gets no file:line.
+#   - _start, which has no line information, gets no file:line;
+#   - the sampling styles of analyse fit --cols (the terminal's width).
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
 CC=${CC:-cc}
@@ -154,4 +155,22 @@ for s in ("tr", "sa"):
 print("%d own symbols of libmeminst looked for" % len(own))
 PY
 mi_verdict "no libmeminst frame outside <meminst>, no symbol version, _start without a line" "$why" fr.check check
+# ------------------------------------- sampling styles fit the width --
+why=
+for st in flat tree callers; do
+	"$INSPECT" analyse --style $st --limit 0 --cols 80 sa.db >"w.$st" 2>>w.err || mi_why_add "$st --cols 80 exited $?"
+	"$INSPECT" analyse --style $st --limit 0 sa.db >"wn.$st" 2>>w.err || mi_why_add "$st to a pipe exited $?"
+done
+/usr/bin/python3 - <<'PY' >w.check 2>&1 || mi_why_add "$(tail -n 1 w.check)"
+for st in ("flat", "tree", "callers"):
+    rows = open("w." + st, encoding="utf-8").read().splitlines()[3:]  # under the header lines
+    longest = max(len(l) for l in rows)
+    assert longest <= 80, "%s --cols 80: a row of %d columns" % (st, longest)
+    assert "\u2026" in open("w." + st, encoding="utf-8").read(), "%s --cols 80: nothing was cut" % st
+    # (to a pipe, without --cols, nothing is cut)
+    whole = open("wn." + st, encoding="utf-8").read()
+    assert "\u2026" not in whole and "pthread_create.c:" in whole, "%s: cut without a width" % st
+print("rows of flat, tree and callers fit 80 columns")
+PY
+mi_verdict "analyse --style flat|tree|callers fit --cols, whole without a width" "$why" w.check check w.err stderr
 mi_finish

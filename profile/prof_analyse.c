@@ -87,8 +87,9 @@ bool prof_kept_out(uint64_t addr)
 	return addr == ENG_FN_PREEMPTED || addr == ENG_FN_TRACE_WAIT || addr == ENG_FN_SNAPSHOT;
 }
 
+/* focus: only that function's row (its callers and called stay). */
 static void an_prepare(const struct prof_model *m, const struct prof_mthread *t, enum prof_sort sort,
-		       struct an_thread *a)
+		       const char *focus, struct an_thread *a)
 {
 	an_sort = sort;
 	a->rows = rd_xcalloc(t->nrows + 1, sizeof *a->rows);
@@ -96,11 +97,12 @@ static void an_prepare(const struct prof_model *m, const struct prof_mthread *t,
 	a->kept_cnt = 0;
 	a->kept_own = 0;
 	for (size_t i = 0; i < t->nrows; i++) /* the kept out at the end */
-		if (!prof_kept_out(m->funcs[t->rows[i].fn].addr))
+		if (!prof_kept_out(m->funcs[t->rows[i].fn].addr) && (!focus || !strcmp(m->funcs[t->rows[i].fn].name, focus)))
 			a->rows[a->nrows++] = t->rows[i];
 	for (size_t i = 0; i < t->nrows; i++)
 		if (prof_kept_out(m->funcs[t->rows[i].fn].addr)) {
-			a->rows[a->nrows + a->nkept++] = t->rows[i];
+			if (!focus || !strcmp(m->funcs[t->rows[i].fn].name, focus))
+				a->rows[a->nrows + a->nkept++] = t->rows[i];
 			a->kept_cnt += t->rows[i].cnt;
 			a->kept_own += t->rows[i].own;
 		}
@@ -284,7 +286,7 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 		struct prof_mthread all;
 		struct an_thread a;
 		prof_model_merge(m, &all);
-		an_prepare(m, &all, ao->sort, &a);
+		an_prepare(m, &all, ao->sort, ao->focus, &a);
 		an_line(&x, "", "all threads", all.cnt - a.kept_cnt, "-", all.own - a.kept_own);
 		fputc('\n', f);
 		an_paragraphs(&x, &a);
@@ -299,7 +301,7 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 		else
 			snprintf(head, sizeof head, "thread %u (tid %lld)", t->thread, (long long)t->tid);
 		struct an_thread a;
-		an_prepare(m, t, ao->sort, &a);
+		an_prepare(m, t, ao->sort, ao->focus, &a);
 		an_line(&x, "", head, t->cnt - a.kept_cnt, "-", t->own - a.kept_own);
 		fputc('\n', f);
 		if (ao->details)
@@ -485,7 +487,7 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];
 		struct an_thread a;
-		an_prepare(m, t, ao->sort, &a);
+		an_prepare(m, t, ao->sort, ao->focus, &a);
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
 		if (t->name)
 			rd_json_str(f, t->name);
@@ -505,7 +507,7 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 		struct prof_mthread all;
 		struct an_thread a;
 		prof_model_merge(m, &all);
-		an_prepare(m, &all, ao->sort, &a);
+		an_prepare(m, &all, ao->sort, ao->focus, &a);
 		fputc(',', f);
 		an_json_functions(m, &a, f);
 		an_release(&a);
@@ -559,7 +561,7 @@ void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, F
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];
 		struct an_thread a;
-		an_prepare(m, t, ao->sort, &a);
+		an_prepare(m, t, ao->sort, ao->focus, &a);
 		for (size_t k = 0; k < a.nrows + a.nkept; k++) {
 			const struct prof_func *fn = &m->funcs[a.rows[k].fn];
 			fprintf(f, "%u,%lld,", t->thread, (long long)t->tid);
@@ -578,7 +580,7 @@ void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, F
 	fprintf(f, "\nthread,caller,called,%s", figures);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct an_thread a;
-		an_prepare(m, &m->threads[i], ao->sort, &a);
+		an_prepare(m, &m->threads[i], ao->sort, ao->focus, &a);
 		for (size_t k = 0; k < a.nrows + a.nkept; k++) {
 			struct an_csv c = {m, &m->threads[i], a.rows[k].fn, f};
 			an_each_pair(&a, a.rows[k].fn, true, an_csv_pair, &c);

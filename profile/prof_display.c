@@ -261,7 +261,7 @@ static uint32_t *disp_order(const struct disp *d, size_t *n)
 	uint32_t *v = rd_xcalloc(d->m->nfuncs + 1, sizeof *v);
 	size_t k = 0;
 	for (size_t i = 0; i < d->m->nfuncs; i++)
-		if (d->m->fs[i].cum[d->vm] > 0)
+		if (d->m->fs[i].cum[d->vm] > 0 && (!d->so->focus || !strcmp(d->m->funcs[i].name, d->so->focus)))
 			v[k++] = (uint32_t)i;
 	sort_d = d;
 	if (k)

@@ -327,6 +327,7 @@ struct prof_aopts {
 	enum prof_sort sort;
 	bool callers, totals, details, json, csv;
 	int cols;  /* line width, names cut to fit; 0: never cut */
+	const char *focus; /* only this function's paragraph (--focus)      */
 };
 
 /* "prof_analyse.c" */
@@ -366,6 +367,7 @@ struct prof_sopts {
 	double cutoff;           /* tree: nodes below this % are summarised  */
 	bool json, csv;          /* csv: the flat style only                 */
 	int cols;                /* text width (names cut to fit); 0: none   */
+	const char *focus;       /* only this function (--focus; callers)    */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before

@@ -13,7 +13,8 @@
 #     hooks) outside <meminst> in folded, callgrind, pprof, chrome, html;
 #   - no symbol version (@@GLIBC_2.34, @GLIBC_2.2.5) anywhere;
 #   - _start, which has no line information, gets no file:line;
-#   - the sampling styles of analyse fit --cols (the terminal's width).
+#   - the sampling styles of analyse fit --cols (the terminal's width);
+#   - analyse --focus FUNC shows FUNC with its callers and callees only.
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
 CC=${CC:-cc}
@@ -173,4 +174,24 @@ for st in ("flat", "tree", "callers"):
 print("rows of flat, tree and callers fit 80 columns")
 PY
 mi_verdict "analyse --style flat|tree|callers fit --cols, whole without a width" "$why" w.check check w.err stderr
+# --------------------------------------------------------- --focus --
+why=
+"$INSPECT" analyse --focus middle tr.db >fo.tr 2>fo.err || mi_why_add "--focus of the trace exited $?"
+"$INSPECT" analyse --focus middle --json tr.db >fo.json 2>>fo.err || mi_why_add "--focus --json exited $?"
+"$INSPECT" analyse --focus middle sa.db >fo.sa 2>>fo.err || mi_why_add "--focus of the samples exited $?"
+"$INSPECT" analyse --focus no_such_function sa.db >/dev/null 2>fo.bad
+[ $? -eq 1 ] && [ "$(wc -l <fo.bad)" -eq 1 ] || mi_why_add "an unknown --focus: not one line and exit 1"
+/usr/bin/python3 - <<'PY' >fo.check 2>&1 || mi_why_add "$(tail -n 1 fo.check)"
+import json, re
+marked = set(re.findall(r"^\* (\S+)", open("fo.tr").read(), re.M))
+assert marked == {"middle"}, "fprof --focus middle: paragraphs of %s" % marked
+text = open("fo.tr").read()
+assert re.search(r"^  worker ", text, re.M) and re.search(r"^    leaf ", text, re.M), "middle's caller or callee missing"
+j = json.load(open("fo.json"))
+assert all([f["name"] for f in t["functions"]] == ["middle"] for t in j["threads"]), "JSON --focus: other functions"
+sa = open("fo.sa").read()
+assert set(re.findall(r"\* (\S+)", sa)) == {"middle"} and "worker" in sa and "leaf" in sa, "samples --focus: %s" % sa[-400:]
+print("--focus middle: its paragraphs, callers and callees only")
+PY
+mi_verdict "analyse --focus FUNC: only FUNC with its callers and callees; unknown: exit 1" "$why" fo.check check fo.err stderr
 mi_finish

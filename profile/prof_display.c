@@ -79,7 +79,7 @@ static const char *disp_unit(const struct disp *d)
 
 /* A function's name and place, cut in its middle to what the line has
 ** left after `used` columns when there is a width (--cols, the terminal's;
-** at least 20 columns are kept), whole without one. */
+** at least 5 columns are kept), whole without one. */
 static void disp_name_at(const struct disp *d, uint32_t fid, size_t used, FILE *f)
 {
 	const struct prof_func *fn = &d->m->funcs[fid];
@@ -93,7 +93,7 @@ static void disp_name_at(const struct disp *d, uint32_t fid, size_t used, FILE *
 	size_t w;
 	rd_text_str(whole, buf, sizeof buf - 8, &w);
 	if (d->so->cols > 0)
-		rd_text_cut(buf, &w, (size_t)d->so->cols > used + 20 ? (size_t)d->so->cols - used : 20);
+		rd_text_cut(buf, &w, (size_t)d->so->cols > used + 5 ? (size_t)d->so->cols - used : 5);
 	fputs(buf, f);
 }
 

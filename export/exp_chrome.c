@@ -305,12 +305,17 @@ static size_t chrome_sample_fids(struct chrome *c, uint32_t thread, const uint64
 	return k;
 }
 
+/* The frames above depth end at end: written outermost first, so that a
+** caller's event comes before its callees' where they begin and end at
+** the same times (viewers nest equal events in the order of the file). */
 static void chrome_sample_close(struct chrome *c, struct ch_thread *t, size_t depth, uint64_t end)
 {
-	while (t->sdepth > depth) {
-		const struct ch_frame *fr = &t->sstack[--t->sdepth];
+	for (size_t i = depth; i < t->sdepth; i++) {
+		const struct ch_frame *fr = &t->sstack[i];
 		chrome_x(c, CHROME_SAMPLE_TID + t->thread, "sample", 0, c->x.funcs[fr->fn].name, fr->start, end);
 	}
+	if (t->sdepth > depth)
+		t->sdepth = depth;
 }
 
 static void chrome_sample(struct chrome *c, struct ch_thread *t, const uint64_t *r, size_t len)

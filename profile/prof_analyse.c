@@ -70,19 +70,44 @@ static int an_by_caller_cmp(const void *a, const void *b)
 /* A thread ready for printing: rows sorted by the key, pairs grouped by
 ** called and by caller function, each group sorted by the key. */
 struct an_thread {
-	struct prof_row *rows;
-	size_t nrows;
+	struct prof_row *rows;   /* the program's functions, then the kept out */
+	size_t nrows, nkept;
+	uint64_t kept_cnt;       /* the pauses that are not the program's      */
+	int64_t kept_own;
 	const struct prof_pair **by_called, **by_caller;
 	size_t npairs;
 };
 
-static void an_prepare(const struct prof_mthread *t, enum prof_sort sort, struct an_thread *a)
+/* The pauses that are not the program's (meminst's own, pre-emption):
+** kept out of its functions' OWN and ACC, and out of the thread's and the
+** totals' figures, in the text and the JSON alike, so that shares of a
+** total come out the same from either. */
+bool prof_kept_out(uint64_t addr)
+{
+	return addr == ENG_FN_PREEMPTED || addr == ENG_FN_TRACE_WAIT || addr == ENG_FN_SNAPSHOT;
+}
+
+/* focus: only that function's row (its callers and called stay). */
+static void an_prepare(const struct prof_model *m, const struct prof_mthread *t, enum prof_sort sort,
+		       const char *focus, struct an_thread *a)
 {
 	an_sort = sort;
 	a->rows = rd_xcalloc(t->nrows + 1, sizeof *a->rows);
-	memcpy(a->rows, t->rows, t->nrows * sizeof *a->rows);
-	a->nrows = t->nrows;
+	a->nrows = a->nkept = 0;
+	a->kept_cnt = 0;
+	a->kept_own = 0;
+	for (size_t i = 0; i < t->nrows; i++) /* the kept out at the end */
+		if (!prof_kept_out(m->funcs[t->rows[i].fn].addr) && (!focus || !strcmp(m->funcs[t->rows[i].fn].name, focus)))
+			a->rows[a->nrows++] = t->rows[i];
+	for (size_t i = 0; i < t->nrows; i++)
+		if (prof_kept_out(m->funcs[t->rows[i].fn].addr)) {
+			if (!focus || !strcmp(m->funcs[t->rows[i].fn].name, focus))
+				a->rows[a->nrows + a->nkept++] = t->rows[i];
+			a->kept_cnt += t->rows[i].cnt;
+			a->kept_own += t->rows[i].own;
+		}
 	qsort(a->rows, a->nrows, sizeof *a->rows, an_row_cmp);
+	qsort(a->rows + a->nrows, a->nkept, sizeof *a->rows, an_row_cmp);
 	a->by_called = rd_xcalloc(t->npairs + 1, sizeof *a->by_called);
 	a->by_caller = rd_xcalloc(t->npairs + 1, sizeof *a->by_caller);
 	for (size_t i = 0; i < t->npairs; i++)
@@ -199,7 +224,9 @@ static void an_text_called(void *ctx, const struct prof_pair *p, uint32_t other)
 
 static void an_paragraphs(const struct an_text *x, const struct an_thread *a)
 {
-	for (size_t i = 0; i < a->nrows; i++) {
+	for (size_t i = 0; i < a->nrows + a->nkept; i++) {
+		if (i == a->nrows && a->nkept)
+			fputs("kept out of the figures above (not the program's time):\n\n", x->f);
 		const struct prof_row *r = &a->rows[i];
 		const struct prof_func *fn = &x->m->funcs[r->fn];
 		if (x->ao->callers)
@@ -214,6 +241,18 @@ static void an_paragraphs(const struct an_text *x, const struct an_thread *a)
 			an_each_pair(a, r->fn, true, an_text_called, (void *)x);
 		fputc('\n', x->f);
 	}
+}
+
+/* The kept out pauses of every thread: their OWN, their count in *cnt. */
+static int64_t an_kept_totals(const struct prof_model *m, uint64_t *cnt)
+{
+	int64_t own = 0;
+	*cnt = 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		for (size_t j = 0; j < m->threads[i].nrows; j++)
+			if (prof_kept_out(m->funcs[m->threads[i].rows[j].fn].addr))
+				*cnt += m->threads[i].rows[j].cnt, own += m->threads[i].rows[j].own;
+	return own;
 }
 
 static void an_text_head(const struct an_text *x)
@@ -233,7 +272,9 @@ static void an_text_head(const struct an_text *x)
 	fputc('\n', x->f);
 	size_t namew = an_namew(x->ao);
 	fprintf(x->f, "%*s%*s%*s%*s\n", (int)namew, "", NUMW, "CNT", NUMW, "ACC", NUMW, "OWN");
-	an_line_ms(x, "", "totals", m->cnt, m->acc, m->own);
+	uint64_t kcnt;
+	int64_t kown = an_kept_totals(m, &kcnt);
+	an_line_ms(x, "", "totals", m->cnt - kcnt, m->acc, m->own - kown);
 	fputc('\n', x->f);
 }
 
@@ -245,8 +286,8 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 		struct prof_mthread all;
 		struct an_thread a;
 		prof_model_merge(m, &all);
-		an_prepare(&all, ao->sort, &a);
-		an_line(&x, "", "all threads", all.cnt, "-", all.own);
+		an_prepare(m, &all, ao->sort, ao->focus, &a);
+		an_line(&x, "", "all threads", all.cnt - a.kept_cnt, "-", all.own - a.kept_own);
 		fputc('\n', f);
 		an_paragraphs(&x, &a);
 		an_release(&a);
@@ -259,13 +300,12 @@ void prof_analyse_text(const struct prof_model *m, const struct prof_aopts *ao, 
 			snprintf(head, sizeof head, "thread %u \"%s\" (tid %lld)", t->thread, t->name, (long long)t->tid);
 		else
 			snprintf(head, sizeof head, "thread %u (tid %lld)", t->thread, (long long)t->tid);
-		an_line(&x, "", head, t->cnt, "-", t->own);
-		fputc('\n', f);
-		if (!ao->details)
-			continue;
 		struct an_thread a;
-		an_prepare(t, ao->sort, &a);
-		an_paragraphs(&x, &a);
+		an_prepare(m, t, ao->sort, ao->focus, &a);
+		an_line(&x, "", head, t->cnt - a.kept_cnt, "-", t->own - a.kept_own);
+		fputc('\n', f);
+		if (ao->details)
+			an_paragraphs(&x, &a);
 		an_release(&a);
 	}
 }
@@ -396,16 +436,12 @@ static void an_json_pair(void *ctx, const struct prof_pair *p, uint32_t other)
 	fputc('}', j->f);
 }
 
-static void an_json_functions(const struct prof_model *m, const struct prof_mthread *t,
-			      enum prof_sort sort, FILE *f)
+static void an_json_rows(const struct prof_model *m, const struct an_thread *a, size_t from, size_t to, FILE *f)
 {
-	struct an_thread a;
-	an_prepare(t, sort, &a);
-	fputs("\"functions\":[", f);
-	for (size_t i = 0; i < a.nrows; i++) {
-		const struct prof_row *r = &a.rows[i];
+	for (size_t i = from; i < to; i++) {
+		const struct prof_row *r = &a->rows[i];
 		const struct prof_func *fn = &m->funcs[r->fn];
-		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		fputs(i > from ? ",{\"name\":" : "{\"name\":", f);
 		rd_json_str(f, fn->name);
 		fputs(",\"file\":", f);
 		if (fn->file) {
@@ -418,42 +454,63 @@ static void an_json_functions(const struct prof_model *m, const struct prof_mthr
 		an_json_mem(f, &r->mem);
 		struct an_json j = {m, f, true};
 		fputs(",\"callers\":[", f);
-		an_each_pair(&a, r->fn, false, an_json_pair, &j);
+		an_each_pair(a, r->fn, false, an_json_pair, &j);
 		fputs("],\"called\":[", f);
 		j.first = true;
-		an_each_pair(&a, r->fn, true, an_json_pair, &j);
+		an_each_pair(a, r->fn, true, an_json_pair, &j);
 		fputs("]}", f);
 	}
+}
+
+/* The program's functions ("functions"), then the pauses kept out of
+** their figures and the thread's ("kept_out", the same shape). */
+static void an_json_functions(const struct prof_model *m, const struct an_thread *a, FILE *f)
+{
+	fputs("\"functions\":[", f);
+	an_json_rows(m, a, 0, a->nrows, f);
+	fputs("],\"kept_out\":[", f);
+	an_json_rows(m, a, a->nrows, a->nrows + a->nkept, f);
 	fputc(']', f);
-	an_release(&a);
 }
 
 void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, FILE *f)
 {
+	uint64_t kcnt;
+	int64_t kown = an_kept_totals(m, &kcnt);
 	fprintf(f, "{\"clock\":\"%s\",\"totals\":{", prof_clock_name(m->clock));
-	an_json_figures(f, m->cnt, m->acc, m->own);
+	an_json_figures(f, m->cnt - kcnt, m->acc, m->own - kown);
+	fputs(",\"kept_out_ms\":", f);
+	an_json_ms(f, kown);
 	fputc('}', f);
 	prof_cost_json(m, f);
 	fputs(",\"threads\":[", f);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];
+		struct an_thread a;
+		an_prepare(m, t, ao->sort, ao->focus, &a);
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
 		if (t->name)
 			rd_json_str(f, t->name);
 		else
 			fputs("null", f);
 		fputc(',', f);
-		an_json_figures(f, t->cnt, t->acc, t->own);
+		an_json_figures(f, t->cnt - a.kept_cnt, t->acc, t->own - a.kept_own);
+		fputs(",\"kept_out_ms\":", f);
+		an_json_ms(f, a.kept_own);
 		fputc(',', f);
-		an_json_functions(m, t, ao->sort, f);
+		an_json_functions(m, &a, f);
+		an_release(&a);
 		fputc('}', f);
 	}
 	fputc(']', f);
 	if (ao->totals) {
 		struct prof_mthread all;
+		struct an_thread a;
 		prof_model_merge(m, &all);
+		an_prepare(m, &all, ao->sort, ao->focus, &a);
 		fputc(',', f);
-		an_json_functions(m, &all, ao->sort, f);
+		an_json_functions(m, &a, f);
+		an_release(&a);
 		prof_mthread_free(&all);
 	}
 	fputs("}\n", f);
@@ -504,8 +561,8 @@ void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, F
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_mthread *t = &m->threads[i];
 		struct an_thread a;
-		an_prepare(t, ao->sort, &a);
-		for (size_t k = 0; k < a.nrows; k++) {
+		an_prepare(m, t, ao->sort, ao->focus, &a);
+		for (size_t k = 0; k < a.nrows + a.nkept; k++) {
 			const struct prof_func *fn = &m->funcs[a.rows[k].fn];
 			fprintf(f, "%u,%lld,", t->thread, (long long)t->tid);
 			rd_csv_str(f, fn->name);
@@ -523,8 +580,8 @@ void prof_analyse_csv(const struct prof_model *m, const struct prof_aopts *ao, F
 	fprintf(f, "\nthread,caller,called,%s", figures);
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct an_thread a;
-		an_prepare(&m->threads[i], ao->sort, &a);
-		for (size_t k = 0; k < a.nrows; k++) {
+		an_prepare(m, &m->threads[i], ao->sort, ao->focus, &a);
+		for (size_t k = 0; k < a.nrows + a.nkept; k++) {
 			struct an_csv c = {m, &m->threads[i], a.rows[k].fn, f};
 			an_each_pair(&a, a.rows[k].fn, true, an_csv_pair, &c);
 		}

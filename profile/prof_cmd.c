@@ -15,7 +15,7 @@
 
 enum {
 	PC_STYLE = RD_ID_OWN, PC_DEST, PC_SORT, PC_NO_CALLERS, PC_TOTALS, PC_NO_DETAILS, PC_COLS,
-	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP, PC_NO_COMPENSATE,
+	PC_CUMULATIVE, PC_HIDE, PC_TIME, PC_METRIC, PC_THREAD, PC_CUTOFF, PC_DUMP, PC_NO_COMPENSATE, PC_FOCUS,
 };
 
 #define PC_OPTION_NO_COMPENSATE \
@@ -64,13 +64,15 @@ static const struct rd_option analyse_options[] = {
 	RD_OPTION_FULL_NAMES,
 	RD_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
 	PC_OPTION_NO_COMPENSATE,
+	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit in every style\n"
+	 "(default: the terminal's or $COLUMNS; to a file or\npipe, never cut)", PC_COLS, 80, 10000, NULL},
+	{"focus", 0, RD_OT_STR, "FUNC", "only FUNC with its callers and callees (as pprof\n"
+	 "-peek); the sampling styles show it as --style callers", PC_FOCUS, 0, 0, NULL},
 	{"", 0, RD_OT_FLAG, NULL, "fprof style:", 0, 0, 0, NULL},
 	{"sort", 0, RD_OT_WORD, NULL, "order paragraphs and rows by ACC (default) or OWN", PC_SORT, 0, 0, pc_sorts},
 	{"no-callers", 0, RD_OT_FLAG, NULL, "only the marked rows, no callers or called", PC_NO_CALLERS, 0, 0, NULL},
 	{"totals", 0, RD_OT_FLAG, NULL, "also one set of paragraphs over all threads", PC_TOTALS, 0, 0, NULL},
 	{"no-details", 0, RD_OT_FLAG, NULL, "only the totals and the thread headers", PC_NO_DETAILS, 0, 0, NULL},
-	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit (default: the\n"
-	 "terminal's or $COLUMNS; to a file or pipe, never cut)", PC_COLS, 80, 10000, NULL},
 	{"", 0, RD_OT_FLAG, NULL, "sampling styles:", 0, 0, 0, NULL},
 	RD_OPTION_LIMIT("the first N functions (default 25; 0: all)"),
 	{"top", 0, RD_OT_INT, "N", "the older spelling of --limit N", RD_ID_LIMIT, 0, RD_INT_MAX, NULL},
@@ -123,7 +125,7 @@ struct pc_args {
 static int pc_option(const struct rd_getopt *g, struct pc_args *a, const struct rd_opts *o)
 {
 	switch (g->opt->id) {
-	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS: case PC_COLS:
+	case PC_SORT: case PC_NO_CALLERS: case PC_TOTALS: case PC_NO_DETAILS:
 		a->fprof_only = a->fprof_only ? a->fprof_only : g->opt->name;
 		break;
 	case RD_ID_LIMIT: case PC_CUMULATIVE: case PC_HIDE: case PC_TIME: case PC_METRIC: case PC_THREAD:
@@ -147,6 +149,7 @@ static int pc_option(const struct rd_getopt *g, struct pc_args *a, const struct 
 	case PC_TOTALS: a->ao.totals = true; break;
 	case PC_NO_DETAILS: a->ao.details = false; break;
 	case PC_COLS: a->ao.cols = (int)g->num; break;
+	case PC_FOCUS: a->ao.focus = a->so.focus = g->value; break;
 	case RD_ID_LIMIT: a->so.top = g->num > INT_MAX ? INT_MAX : (int)g->num; break;
 	case PC_CUMULATIVE: a->so.cumulative = true; break;
 	case PC_TIME: a->so.time = (enum prof_tunit)g->word; break;
@@ -177,6 +180,8 @@ static int pc_check(const struct rd_opts *o, bool analyse, struct pc_args *a)
 	int r = rd_outfile_refused(o, analyse ? a->dest : a->dump, a->force, a->append, ins, 2); /* before the reading */
 	if (r)
 		return r;
+	if (a->so.focus && (a->so.style == PROF_ST_TREE || a->so.style == PROF_ST_ANOMALIES))
+		return rd_usage_error(o, cmd, "--focus is for the fprof, flat and callers styles");
 	if (a->ao.csv && a->so.style != PROF_ST_FPROF && a->so.style != PROF_ST_FLAT)
 		return rd_usage_error(o, cmd, "--csv is for the fprof and flat styles; --json gives every style");
 	return RD_CONTINUE;
@@ -206,6 +211,7 @@ static int pc_parse(const struct rd_opts *o, bool analyse, int argc, char **argv
 		return r;
 	a->so.json = a->json;
 	a->so.csv = a->ao.csv;
+	a->so.cols = a->ao.cols;
 	return RD_CONTINUE;
 }
 
@@ -388,6 +394,19 @@ static int pc_sampled(const struct rd_opts *o, struct pc_args *a, struct prof_sa
 	struct prof_samples *s2 = a->pos2 ? prof_samples_new() : NULL;
 	bool have2 = false;
 	int r = pc_smodel(o, a, a->pos, s, tr, &m);
+	if (!r && a->so.focus) {
+		if (a->so.style == PROF_ST_FLAT) /* one function: its callers and callees */
+			a->so.style = PROF_ST_CALLERS;
+		bool known = false;
+		for (size_t i = 0; i < m.nfuncs && !known; i++)
+			known = !strcmp(m.funcs[i].name, a->so.focus);
+		if (!known) {
+			rd_errf(o->err, "inspect: %s: no function '%s' in the samples\n", a->pos, a->so.focus);
+			prof_smodel_free(&m);
+			prof_samples_free(s2);
+			return RD_EXIT_NOTFOUND;
+		}
+	}
 	if (!r && s2) {
 		struct prof_sopts so2 = a->so;
 		so2.thread = 0;
@@ -415,6 +434,12 @@ static int pc_output_fprof(const struct rd_opts *o, const struct pc_args *a, str
 {
 	struct rd_outfile of;
 	int r = pc_option_misplaced(o, a, true);
+	bool known = !a->ao.focus;
+	for (size_t i = 0; i < m->nfuncs && !known; i++)
+		known = !strcmp(m->funcs[i].name, a->ao.focus);
+	if (!r && !known)
+		r = (rd_errf(o->err, "inspect: %s: no function '%s' in the profile\n", a->pos, a->ao.focus),
+		     RD_EXIT_NOTFOUND);
 	if (r || (r = pc_open_out(o, a, a->dest, &of))) {
 		prof_model_free(m);
 		return r;

@@ -77,14 +77,29 @@ static const char *disp_unit(const struct disp *d)
 	return d->vm == ENG_M_BYTES ? "bytes" : "allocs";
 }
 
-static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
+/* A function's name and place, cut in its middle to what the line has
+** left after `used` columns when there is a width (--cols, the terminal's;
+** at least 5 columns are kept), whole without one. */
+static void disp_name_at(const struct disp *d, uint32_t fid, size_t used, FILE *f)
 {
 	const struct prof_func *fn = &d->m->funcs[fid];
-	fputs(fn->name, f);
+	char whole[4096], buf[4096 + 8];
 	if (fn->file) {
 		const char *b = strrchr(fn->file, '/');
-		fprintf(f, " (%s:%d)", b ? b + 1 : fn->file, fn->line);
+		snprintf(whole, sizeof whole, "%s (%s:%d)", fn->name, b ? b + 1 : fn->file, fn->line);
+	} else {
+		snprintf(whole, sizeof whole, "%s", fn->name);
 	}
+	size_t w;
+	rd_text_str(whole, buf, sizeof buf - 8, &w);
+	if (d->so->cols > 0)
+		rd_text_cut(buf, &w, (size_t)d->so->cols > used + 5 ? (size_t)d->so->cols - used : 5);
+	fputs(buf, f);
+}
+
+static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
+{
+	disp_name_at(d, fid, 0, f);
 }
 
 static void json_opt_str(FILE *f, const char *s)
@@ -246,7 +261,7 @@ static uint32_t *disp_order(const struct disp *d, size_t *n)
 	uint32_t *v = rd_xcalloc(d->m->nfuncs + 1, sizeof *v);
 	size_t k = 0;
 	for (size_t i = 0; i < d->m->nfuncs; i++)
-		if (d->m->fs[i].cum[d->vm] > 0)
+		if (d->m->fs[i].cum[d->vm] > 0 && (!d->so->focus || !strcmp(d->m->funcs[i].name, d->so->focus)))
 			v[k++] = (uint32_t)i;
 	sort_d = d;
 	if (k)
@@ -281,7 +296,7 @@ static void flat_text(const struct disp *d)
 			fprintf(f, "%10.0f  ", m->calls[order[i]]);
 		else
 			fprintf(f, "%10s  ", "");
-		disp_name(d, order[i], f);
+		disp_name_at(d, order[i], 46, f);
 		fputc('\n', f);
 	}
 	if (disp_top(d, n) < n)
@@ -406,7 +421,7 @@ static void tree_text_node(const struct disp *d, uint32_t i, int depth)
 		snprintf(r, sizeof r, "%.0f", nd->recur[d->cm]);
 	fprintf(d->f, "%12s %12s %9s  %*s", disp_val(d, nd->total, a, sizeof a), disp_val(d, nd->self, b, sizeof b),
 		r, 2 * depth, "");
-	disp_name(d, (uint32_t)nd->key, d->f);
+	disp_name_at(d, (uint32_t)nd->key, 37 + 2 * (size_t)depth, d->f);
 	fputc('\n', d->f);
 	size_t n, hidden = 0;
 	double rest[ENG_M_N] = {0};
@@ -552,7 +567,7 @@ static void cview_row(const struct disp *d, const struct crow *r, const char *le
 	if (r->fid == UINT32_MAX)
 		fputs("<thread start>", d->f);
 	else
-		disp_name(d, r->fid, d->f);
+		disp_name_at(d, r->fid, 27 + strlen(lead), d->f);
 	fputc('\n', d->f);
 }
 

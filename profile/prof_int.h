@@ -308,6 +308,8 @@ double prof_cost_percent(const struct prof_model *m); /* hooks + <alloc> taken o
 /* "compensated", "raw (--no-compensate)", "raw: CALIBRATION FAILED" … */
 const char *prof_cost_state(const struct prof_model *m);
 void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <trace-wait>, <snapshot> */
+/* Whether a function address is one of those pauses (not the program's). */
+bool prof_kept_out(uint64_t addr);
 
 /* -------------------------------------------------------------- prof_db -- */
 
@@ -325,6 +327,7 @@ struct prof_aopts {
 	enum prof_sort sort;
 	bool callers, totals, details, json, csv;
 	int cols;  /* line width, names cut to fit; 0: never cut */
+	const char *focus; /* only this function's paragraph (--focus)      */
 };
 
 /* "prof_analyse.c" */
@@ -363,6 +366,8 @@ struct prof_sopts {
 	uint32_t thread;         /* 0: every thread                          */
 	double cutoff;           /* tree: nodes below this % are summarised  */
 	bool json, csv;          /* csv: the flat style only                 */
+	int cols;                /* text width (names cut to fit); 0: none   */
+	const char *focus;       /* only this function (--focus; callers)    */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before

@@ -503,8 +503,9 @@ static void report_fn_rows(rd_doc_t *d, const struct prof_model *m, size_t limit
 	struct prof_mthread all;
 	prof_model_merge(m, &all);
 	struct report_key *keys = rd_xcalloc(all.nrows + 1, sizeof *keys);
-	for (size_t i = 0; i < all.nrows; i++) /* undefined: not a function of the program */
-		keys[i] = all.rows[i].fn == 0 ? (struct report_key){-1, -1}
+	for (size_t i = 0; i < all.nrows; i++) /* undefined, kept out: not the program's functions */
+		keys[i] = all.rows[i].fn == 0 || prof_kept_out(m->funcs[all.rows[i].fn].addr)
+				  ? (struct report_key){-1, -1}
 					     : (struct report_key){(double)all.rows[i].own,
 								   (double)all.rows[i].mem.own_bytes};
 	size_t n;
@@ -515,7 +516,7 @@ static void report_fn_rows(rd_doc_t *d, const struct prof_model *m, size_t limit
 	for (size_t k = 0; k < n; k++) {
 		const struct prof_row *r = &all.rows[pick[k]];
 		const struct prof_func *f = &m->funcs[r->fn];
-		if (r->fn == 0)
+		if (r->fn == 0 || prof_kept_out(f->addr))
 			continue;
 		rd_row(t);
 		rd_put_str(t, f->name);
@@ -561,7 +562,7 @@ static void report_tracer(rd_doc_t *d, const struct prof_model *m)
 	rd_put_int(t, c->failed);
 	rd_put_uint(t, c->allocs);
 	rd_put_int(t, c->alloc_taken_ns);
-	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT};
+	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT}; /* prof_kept_out */
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		uint64_t cnt;
 		const char *name;

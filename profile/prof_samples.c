@@ -302,6 +302,12 @@ static void model_meminst(struct prof_smodel *m, const struct prof_samples *s)
 		size_t n;
 		const struct prof_func *f = &prof_symtab_funcs(m->st, &n)[m->node_fid[i]];
 		bool inside = nd->parent < i && in[nd->parent];
+		const struct prof_func *up = nd->parent < i && at->nodes[nd->parent].parent != ENG_CCT_NONE &&
+						     m->node_fid[nd->parent] < n
+					     ? &prof_symtab_funcs(m->st, &n)[m->node_fid[nd->parent]]
+					     : NULL;
+		if (!inside && up && up->meminst == 2 && f->meminst == 0 && !strcmp(up->name, f->name))
+			m->node_fid[nd->parent] = MODEL_SKIP; /* libmeminst's pthread_create passing it on */
 		if (inside && !model_is_alloc(f->name)) {
 			m->node_fid[i] = MODEL_SKIP; /* part of the <meminst> above */
 			in[i] = true;

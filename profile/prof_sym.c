@@ -237,8 +237,14 @@ static void sym_name(prof_symtab_t *st, struct prof_func *f)
 			f->name = s.off == 1 ? rd_pool_str(st->pool, s.func)
 					     : rd_pool_fmt(st->pool, "%s+0x%llx", s.func,
 							     (unsigned long long)(s.off - 1));
+			/* the tracer's hooks are exported but are meminst's own
+			** work, not a call of the program's */
+			if (f->meminst == 2 && !strncmp(s.func, "__cyg_profile_func_", 19))
+				f->meminst = 1;
 		}
-		if (s.file) {
+		/* an exported name (the program's malloc, pthread_create) is
+		** the program's call: named, but not placed in meminst's source */
+		if (s.file && f->meminst != 2) {
 			f->file = rd_pool_str(st->pool, s.file);
 			f->line = s.line;
 		}

@@ -393,6 +393,31 @@ bool rd_path_is_system(const char *path)
 	return false;
 }
 
+/* Whether a function of the debug information covers addr: a unit that
+** covers it, and a subprogram in it that does.  Code without its own line
+** information (_start, assembly, a library's code built without -g in a
+** module with some) gets no line then, rather than the nearest line of
+** another function, which libdw's line table gives for it. */
+static bool syms_has_scope(Dwfl_Module *mod, Dwarf_Addr addr)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = syms_unit(mod, addr, &bias), *scopes = NULL;
+	if (!cu || dwarf_haspc(cu, addr - bias) <= 0)
+		return false;
+	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	bool found = false;
+	for (int i = 0; i < n && !found; i++)
+		found = dwarf_tag(&scopes[i]) == DW_TAG_subprogram || dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
+	free(scopes);
+	return found;
+}
+
+static const char *syms_line(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
+{
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	return line ? dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL) : syms_line_by_units(mod, addr, lineno);
+}
+
 /* Resolve site in the module sm (found for it). */
 static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
 {
@@ -404,16 +429,23 @@ static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_s
 	GElf_Sym es;
 	const char *name = dwfl_module_addrinfo(mod, site - 1, &off, &es, NULL, NULL, NULL);
 	if (name) {
+		/* without its version (__libc_start_main@@GLIBC_2.34): the
+		** function's name, as every display and export shows it */
+		char bare[1024];
+		size_t len = strcspn(name, "@");
+		if (name[len] && len > 0 && len < sizeof bare) {
+			memcpy(bare, name, len);
+			bare[len] = 0;
+			name = bare;
+		}
 		sym->func = rd_demangle(name);
 		if (!sym->func)
 			sym->func = rd_xstrdup(name);
 		sym->off = off + 1; /* the offset of site itself */
 	}
 	sym->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	Dwfl_Line *line = dwfl_module_getsrc(mod, site - 1);
 	int lineno = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)
-				: syms_line_by_units(mod, site - 1, &lineno);
+	const char *file = syms_has_scope(mod, site - 1) ? syms_line(mod, site - 1, &lineno) : NULL;
 	if (file) {
 		sym->file = rd_xstrdup(file);
 		sym->line = lineno;

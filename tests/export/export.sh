@@ -15,7 +15,8 @@ ss_known s.db --mim --trace=wall --interval=20ms
 /usr/bin/python3 - a.json <<'PY' >totals 2>&1
 import json, sys
 a = json.load(open(sys.argv[1]))
-own = round(a["totals"]["own_ms"] * 1e6)
+# (the exports show the pauses analyse keeps out, <preempted> ..., as frames of their own)
+own = round((a["totals"]["own_ms"] + a["totals"]["kept_out_ms"]) * 1e6)
 b = sum(f["own_bytes"] for t in a["threads"] for f in t["functions"]
         if f["name"] not in ("<alloc>", "suspend", "undefined"))
 print(own, b)

@@ -107,11 +107,13 @@ t 0 analyse --dest a.txt --force --full-names --sort own --no-callers --totals -
 t 0 analyse --json --sort acc @DB@
 t 0 analyse --csv @DB@
 t 0 analyse --no-compensate --json @DB@
+t 0 analyse --focus main @DB@
 t 0 profile --no-compensate --output prof2.db --force @DB@
 t 0 export --format callgrind --no-compensate --output cg2.out --force @DB@
 s 0 analyse --style flat --top 5 --cumulative --hide main --time percent --metric bytes --thread 1 @DB@
 s 0 analyse --style tree --cutoff 0.5 --time samples --limit 3 @DB@
 s 0 analyse --style callers --metric count @DB@
+s 0 analyse --focus main --cols 90 @DB@
 s 0 analyse --style anomalies @DB@ @DB@
 ts 0 export --format callgrind --output cg.out --force --pid @PID@ --no-symbols @DB@
 ts 0 export --format folded --metric bytes --full-names @DB@

@@ -110,7 +110,7 @@ for h in heads:
 if "style" not in j:  # fprof: functions, then pairs
     assert len(rows) == 2, "%d tables, expected functions and pairs" % len(rows)
     want = [(str(t["thread"]), f["name"], str(f["calls"]), "%.6f" % f["acc_ms"], str(f["own_bytes"]))
-            for t in j["threads"] for f in t["functions"]]
+            for t in j["threads"] for f in t["functions"] + t["kept_out"]]
     got = [(r["thread"], r["name"], r["calls"], "%.6f" % float(r["acc_ms"]), r["own_bytes"]) for r in rows[0]]
     assert got == want, "functions differ from the JSON: %r vs %r" % (got[:3], want[:3])
     npairs = sum(len(f["called"]) for t in j["threads"] for f in t["functions"])

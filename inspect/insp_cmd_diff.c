@@ -34,8 +34,9 @@ static const struct rd_option diff_options[] = {
 	{"by", 0, RD_OT_WORD, NULL, "two runs: sites by the change of calls, allocated\n"
 	 "(default), temporary, peak or leaked", RD_ID_BY, 0, 0, diff_by_words},
 	RD_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
-	RD_OPTION_STACKS("the frames of the first N types of the growth (two runs:\n"
-			   "sites) under them (text default none; JSON and CSV: every row)"),
+	RD_OPTION_STACKS("the frames of the first N types of the growth (two\n"
+			   "runs: sites) under them (text default none; JSON\n"
+			   "and CSV: every row)"),
 	RD_OPTIONS_FILTER,
 	RD_OPTIONS_FORMAT,
 	RD_OPTIONS_SYMBOLS,

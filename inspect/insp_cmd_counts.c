@@ -31,15 +31,12 @@ int insp_counts_metric(const char *by)
 	return -1;
 }
 
-/* The session's snapshots for the counters: the process (--pid, else the
-** program's), its counts, peak and exit snapshots, and the type names of
-** the counts snapshot. */
-static int counts_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
-		       struct rd_events_snaps *p)
+int insp_counts_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
+		     const char *file, struct rd_events_snaps *p)
 {
 	*s = (struct rd_session){0};
 	int64_t pid = a->pid;
-	int r = rd_db_open(a->pos[0], o, &s->db);
+	int r = rd_db_open(file, o, &s->db);
 	if (!r && a->snapshot)
 		r = rd_db_select(s->db, a->snapshot, RD_NEED_ANY);
 	if (!r && a->snapshot)
@@ -68,8 +65,7 @@ static const struct rd_col top_event_cols[] = {
 	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
 };
 
-static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_events_snaps *p, int metric,
-		       uint64_t total, size_t limit)
+sqlite3_stmt *insp_counts_query(struct rd_session *s, const struct rd_events_snaps *p, int metric)
 {
 	char *sql = sqlite3_mprintf(
 		"SELECT e.id, e.calls, e.allocated, e.temporary, "
@@ -80,11 +76,20 @@ static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_even
 		metric_order[metric]);
 	sqlite3_stmt *st = rd_db_prepare(s->db, sql);
 	sqlite3_free(sql);
+	if (st) {
+		sqlite3_bind_int64(st, 1, p->counts);
+		sqlite3_bind_int64(st, 2, p->peak);
+		sqlite3_bind_int64(st, 3, p->exit);
+	}
+	return st;
+}
+
+static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_events_snaps *p, int metric,
+		       uint64_t total, size_t limit)
+{
+	sqlite3_stmt *st = insp_counts_query(s, p, metric);
 	if (!st)
 		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, p->counts);
-	sqlite3_bind_int64(st, 2, p->peak);
-	sqlite3_bind_int64(st, 3, p->exit);
 	size_t n = 0;
 	uint64_t rest = 0;
 	int rc;
@@ -122,7 +127,7 @@ int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric
 	struct rd_session s;
 	struct rd_events_snaps p;
 	struct rd_events_summary sum;
-	int r = counts_open(&s, o, a, &p);
+	int r = insp_counts_open(&s, o, a, a->pos[0], &p);
 	if (!r && metric == 4 && !p.exit) {
 		rd_errf(o->err, "inspect: %s: process %lld stored no exit snapshot: nothing says what leaked\n",
 			a->pos[0], (long long)p.pid);
@@ -230,7 +235,7 @@ int insp_cmd_sizes(int argc, char **argv, const struct rd_opts *o)
 	bool per_site = a.by && strcmp(a.by, "total") != 0;
 	struct rd_session s;
 	struct rd_events_snaps p;
-	if (!(r = counts_open(&s, o, &a, &p))) {
+	if (!(r = insp_counts_open(&s, o, &a, a.pos[0], &p))) {
 		rd_doc_t *d = rd_doc_new(o, &a);
 		rd_doc_snapshot(d, "snapshot", a.pos[0], rd_db_snap(s.db));
 		rd_table_t *t = rd_doc_table(d, "sizes", sizes_cols, NCOLS(sizes_cols), 0);

@@ -9,9 +9,12 @@
 **
 ** Growth is given by type, class and thread (B minus A, bytes and blocks).
 ** Numbers are only meaningful within one snapshot, so types and classes
-** are matched by name and threads by number: that way two snapshots of
-** two runs of one program compare too (their addresses do not, which the
-** summary notes).
+** are matched by name and threads by number.
+**
+** Two files from two processes (two runs) are not compared block by block:
+** their addresses mean nothing to each other (two snapshots of one file
+** are, as they always were, with a note when their pids differ).  insp_cmd_runs.c compares
+** their event counters site by site instead.
 */
 #include "insp_int.h"
 
@@ -23,12 +26,17 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define DIFF_DEFAULT_LIMIT 20
 
+static const char *const diff_by_words[] = {"calls", "allocated", "temporary", "peak", "leaked", NULL};
+
 static const struct rd_option diff_options[] = {
 	{"from", 0, RD_OT_INT, "N", "with one DB: the older snapshot", RD_ID_FROM, 1, RD_INT_MAX, NULL},
 	{"to", 0, RD_OT_INT, "M", "with one DB: the newer snapshot", RD_ID_TO, 1, RD_INT_MAX, NULL},
+	{"by", 0, RD_OT_WORD, NULL, "two runs: sites by the change of calls, allocated\n"
+	 "(default), temporary, peak or leaked", RD_ID_BY, 0, 0, diff_by_words},
 	RD_OPTION_LIMIT("at most N rows per table (default 20; 0: none)"),
-	RD_OPTION_STACKS("the frames of the first N types of the growth under them\n"
-			   "(text default none; JSON and CSV: every row)"),
+	RD_OPTION_STACKS("the frames of the first N types of the growth (two\n"
+			   "runs: sites) under them (text default none; JSON\n"
+			   "and CSV: every row)"),
 	RD_OPTIONS_FILTER,
 	RD_OPTIONS_FORMAT,
 	RD_OPTIONS_SYMBOLS,
@@ -37,16 +45,21 @@ static const struct rd_option diff_options[] = {
 
 static const struct rd_cmd_spec diff_spec = {
 	"diff", "[options] A B | --from N --to M DB | DB",
-	"Compare two map snapshots: A and B are FILE or FILE:N (snapshot N of\n"
-	"FILE, default its latest map).  With one DB, --from and --to pick the two\n"
-	"snapshots (default: the latest map and the map before it).\n"
+	"Compare two map snapshots of one process: A and B are FILE or FILE:N\n"
+	"(snapshot N of FILE, default its latest map).  With one DB, --from and\n"
+	"--to pick the two snapshots (default: the latest map and the map before).\n"
 	"\n"
 	"Printed: the totals of both, the growth (B minus A) by type, class and\n"
 	"thread, and the blocks of B that A does not have (same address and\n"
 	"allocation number = same block) as leak candidates, oldest first.\n"
-	"\n"
 	"The filters keep the blocks that pass them in each snapshot, by that\n"
-	"snapshot's names and numbers (compare two runs by name).\n",
+	"snapshot's names and numbers.\n"
+	"\n"
+	"When A and B are two files from two processes (two runs), their\n"
+	"event counters are compared instead, site by site (matched by function,\n"
+	"source line and stack) and in total: calls, allocated, temporary, peak\n"
+	"(live at each run's peak) and leaked (live at exit); new and gone sites\n"
+	"marked.  FILE:N then picks the snapshot of counters; no filters.\n",
 	diff_options, 1, 2,
 };
 
@@ -437,6 +450,16 @@ int insp_cmd_diff(int argc, char **argv, const struct rd_opts *o)
 	if (r != RD_CONTINUE)
 		return r;
 	char files[2][4096];
+	if (a.npos == 2 && !a.from && !a.to) { /* two runs, or one process */
+		int64_t snaps[2];
+		const char *const names[2] = {diff_split(a.pos[0], files[0], 4096, &snaps[0]),
+					      diff_split(a.pos[1], files[1], 4096, &snaps[1])};
+		if ((r = insp_diff_runs(o, &a, names, snaps)) != RD_CONTINUE)
+			return r;
+	}
+	if (a.by)
+		return rd_usage_error(o, "diff", "--by sorts the sites of two runs; these are snapshots of "
+					"one process, compared block by block");
 	struct diff_ctx c = {0};
 	size_t limit = a.limit >= 0 ? (size_t)a.limit : DIFF_DEFAULT_LIMIT;
 	insp_oldest_init(&c.oldest, limit);

@@ -540,6 +540,7 @@ struct rd_name {
 	const char *where;       /* types: file:line when known           */
 	const char *chain;       /* types: the inline chain, or NULL      */
 	const char *stack;       /* types: the frames (rd_stack_*), or NULL */
+	const char *key;         /* types: rd_type_key's, once asked for   */
 	uint64_t *frames;        /* types made by site_depth: the stack,  */
 	size_t nframes;          /* frames[0] == site (type_frame table)  */
 	bool resolved;
@@ -580,6 +581,12 @@ const char *rd_type_chain(rd_db_t *db, struct rd_tags *t, int64_t id);
 /* An automatic type's stack (rd_stack_add): its site_depth frames with
 ** their inline chains, innermost first; NULL for a registered type. */
 const char *rd_type_stack(rd_db_t *db, struct rd_tags *t, int64_t id);
+/* A type's identity in any process of the same program, for matching the
+** sites of two runs: a registered type's name; an automatic type's stack,
+** innermost first, each frame as its inline chain's "function file:line"
+** parts, else "function+0xoff (module)" (never an address, which differs
+** from one process to the next). */
+const char *rd_type_key(rd_db_t *db, struct rd_tags *t, int64_t id);
 /* "N name" for a thread. */
 const char *rd_thread_label(rd_db_t *db, struct rd_tags *t, int64_t id);
 /* Resolve the filter strings of a snapshot to numbers.  lookup returns 0,

@@ -446,6 +446,65 @@ const char *rd_type_stack(rd_db_t *db, struct rd_tags *t, int64_t id)
 	return n ? n->stack : NULL;
 }
 
+/* ------------------------------------------------------------ matching -- */
+
+/* Part i of a stored name ("f+0x1 (m) < g+0x2 (m)"), or "?" when it is
+** missing or a bare address (no module said where it was). */
+static const char *key_stored_part(struct rd_pool *p, const char *stored, size_t i)
+{
+	for (; i > 0 && stored; i--)
+		stored = strstr(stored, " < ") ? strstr(stored, " < ") + 3 : NULL;
+	if (!stored)
+		return "?";
+	size_t n = strstr(stored, " < ") ? (size_t)(strstr(stored, " < ") - stored) : strlen(stored);
+	const char *part = rd_pool_fmt(p, "%.*s", (int)n, stored);
+	return strstr(part, " (") ? part : "?";
+}
+
+/* `key` with one frame more: its inline chain's functions and lines,
+** innermost first, else its function and offset in its module. */
+static const char *key_frame(struct rd_pool *p, const char *key, const struct rd_sym *sym)
+{
+	const char *sep = *key ? " < " : "";
+	if (!sym->nchain && sym->func && sym->file)
+		return rd_pool_fmt(p, "%s%s%s %s:%d", key, sep, sym->func, sym->file, sym->line);
+	if (!sym->nchain)
+		return rd_pool_fmt(p, "%s%s%s+0x%llx (%s)", key, sep, sym->func ? sym->func : "?",
+				     (unsigned long long)sym->off, sym->module);
+	for (size_t j = 0; j < sym->nchain; j++, sep = " < ")
+		key = rd_pool_fmt(p, "%s%s%s %s:%d", key, sep, sym->chain[j].func ? sym->chain[j].func : "?",
+				    sym->chain[j].file ? sym->chain[j].file : "?", sym->chain[j].line);
+	return key;
+}
+
+const char *rd_type_key(rd_db_t *db, struct rd_tags *t, int64_t id)
+{
+	struct rd_pool *p = rd_db_pool(db);
+	struct rd_name *n = (struct rd_name *)rd_name_find(&t->types, id);
+	if (!n)
+		return rd_pool_fmt(p, "#%lld", (long long)id);
+	if (!n->resolved)
+		names_resolve(db, t, n); /* loads the symbols */
+	if (n->key || !n->has_site)
+		return n->key ? n->key : (n->key = n->name);
+	size_t nf = n->nframes > 1 ? n->nframes : 1;
+	const char *key = "";
+	for (size_t i = 0; i < nf; i++) {
+		uint64_t addr = n->nframes > 1 ? n->frames[i] : n->site;
+		const struct rd_module *gone = nf == 1 ? names_gone_module(t, n->class_) : NULL;
+		struct rd_sym sym;
+		int r = !t->syms ? -1 : gone ? rd_syms_lookup_in(t->syms, gone, addr, &sym)
+					     : rd_syms_lookup(t->syms, addr, &sym);
+		if (r == 0) {
+			key = key_frame(p, key, &sym);
+			rd_sym_clear(&sym);
+		} else {
+			key = rd_pool_fmt(p, "%s%s%s", key, *key ? " < " : "", key_stored_part(p, n->name, i));
+		}
+	}
+	return n->key = key;
+}
+
 /* ------------------------------------------------------------- filters -- */
 
 bool rd_filter_any(const struct rd_filter *f)

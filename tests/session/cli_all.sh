@@ -80,6 +80,8 @@ tsm 0 sizes --by site --limit 2 --snapshot @MAP@ --no-symbols @DB@
 tsm 0 sizes --pid @PID@ --full-names @DB@
 tsm 0 diff --from @MAP0@ --to @MAP@ --limit 2 --type 1 --class 1 --thread 1 --allocator 0 --no-symbols @DB@
 tsm 0 diff --full-names --stacks none @DB@:@MAP0@ @DB@:@MAP@
+ts 0 diff --by calls --limit 3 --stacks 1 --no-symbols m.db @DB@
+tsm 2 diff --by leaked @DB@
 tsm 0 status --total --allocators --classes --types --threads --snapshot 1 --no-symbols @DB@
 tsm 0 status --full-names @DB@
 tsm 4 status --pid 999999999

@@ -40,6 +40,8 @@ n=$(complete inspect "" | wc -l)
 has "command's option" --by inspect top --b
 hasnt "another command's option" --style inspect top --s
 has "option value" site inspect top --by ""
+has "diff of two runs: the metric" leaked inspect diff --by l
+hasnt "diff --by: no grouping" site inspect diff --by ""
 has "analyse style" fprof inspect analyse --style f
 has "export format" callgrind inspect export --format c
 has "export format, from its --help" pprof inspect export --format p

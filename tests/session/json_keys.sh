@@ -25,6 +25,7 @@ top --by site s.db
 top --by class s.db
 top --by thread s.db
 diff s.db
+diff s.db p.db
 status --total --allocators --classes --types --threads s.db
 types s.db
 type s.db 1

@@ -130,7 +130,7 @@ done
 "$INSPECT" diff --stacks 2 in.db kv.db >diff.txt 2>>err || mi_why_add "diff exited $?"
 /usr/bin/python3 - <<'PY' >check 2>&1 || mi_why_add "diff: $(tail -n 1 check)"
 import json
-t = json.load(open("diff.json"))["types"]
+t = json.load(open("diff.json"))["sites"]  # two programs: the diff of two runs
 assert len(t) > 2 and all(r["stack"] for r in t[:2]) and not any(r["stack"] for r in t[2:]), t
 PY
 [ "$(grep -c '^       [^ ].*)$' diff.txt)" = 2 ] || mi_why_add "diff --stacks 2: $(grep -c '^       [^ ].*)$' diff.txt) stacks in text"

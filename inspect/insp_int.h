@@ -138,7 +138,6 @@ int insp_cmd_top(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_sizes(int argc, char **argv, const struct rd_opts *o);
 /* "insp_cmd_counts.c": top --by a metric of the event counters. */
-int insp_counts_metric(const char *by); /* its number, or -1 */
 int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric);
 int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct rd_opts *o);

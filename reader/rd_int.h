@@ -3,7 +3,9 @@
 ** `inspect` shares, the memory commands (inspect/) and the time commands
 ** and exports (profile/) alike.  Nothing here knows a command; the files
 ** of the snapshot and trace formats are read through it.  Prototypes are
-** grouped under the file that defines them.
+** grouped under the file that defines them.  Its length is over the guide:
+** it is the one header of the whole toolkit (splitting it would split
+** what every reader includes together).
 **
 **   rd_args.c        the command-line parser shared by every command
 **                      (the launcher, session/meminst.c, links it too)

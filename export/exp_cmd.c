@@ -15,6 +15,9 @@
 **   chrome     every call of an exact trace, and the samples as tracks
 **   pprof      whole stacks (exp_pprof.c): from an exact trace, else from
 **              the samples
+** and both, with --metric calls|allocated|temporary|peak|leaked, the
+** sites of the event counters with their stacks (exp_sites.c), from any
+** session or snapshot database.
 */
 #include "exp_pprof.h"
 
@@ -46,12 +49,22 @@ struct exp_args {
 enum { EXP_O_FORMAT = RD_ID_OWN, EXP_O_METRIC, EXP_O_MIN_DURATION, EXP_O_MAX_SIZE, EXP_O_NO_COMPENSATE };
 
 static const char *const exp_formats[] = {"callgrind", "folded", "chrome", "pprof", NULL};
-static const char *const exp_metrics[] = {"time", "bytes", NULL};
+/* time and bytes: the stacks of a trace (PROF_STK_*); then the event
+** counters' metrics (RD_EV_* + EXP_M_EVENTS) */
+static const char *const exp_metrics[] = {"time", "bytes", "calls", "allocated", "temporary", "peak", "leaked",
+					  NULL};
+enum { EXP_M_EVENTS = 2 };
+_Static_assert(PROF_STK_TIME == 0 && PROF_STK_BYTES == 1 && RD_EV_CALLS == 0 && RD_EV_LEAKED == 4,
+	       "exp_metrics is in the order of both");
 
 static const struct rd_option export_options[] = {
 	{"format", 0, RD_OT_WORD, NULL, "the format (see above)", EXP_O_FORMAT, 0, 0, exp_formats},
 	{"metric", 0, RD_OT_WORD, NULL, "folded: own time (default) or bytes allocated (the\n"
-	 "default for allocation samples alone)", EXP_O_METRIC, 0, 0, exp_metrics},
+	 "default for allocation samples alone) of a trace;\n"
+	 "folded and pprof: per allocation site, from the event\n"
+	 "counters of a session or snapshot database: calls,\n"
+	 "allocated (bytes), temporary, peak (live bytes at the\n"
+	 "peak) or leaked (live at exit)", EXP_O_METRIC, 0, 0, exp_metrics},
 	RD_OPTION_OUTPUT("write to FILE (default: standard output)"),
 	RD_OPTION_FORCE,
 	RD_OPTION_PID("sessions: the process (default: the program's)"),
@@ -61,7 +74,8 @@ static const struct rd_option export_options[] = {
 	 "under SIZE (default 100M; 0: every event)", EXP_O_MAX_SIZE, 0, 0, NULL},
 	RD_OPTION_SNAPSHOT("pprof: the live memory of snapshot N by allocation site\n"
 			     "(inuse_space, inuse_objects; the default for a database\n"
-			     "without a trace: its process's latest snapshot)"),
+			     "without a trace: its process's latest snapshot); with\n"
+			     "--metric calls...leaked: the counters of snapshot N"),
 	RD_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	RD_OPTION_FULL_NAMES,
 	{"no-compensate", 0, RD_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n"
@@ -81,7 +95,9 @@ static const struct rd_cmd_spec export_spec = {
 	"             Time, Samples, Bytes, Allocs)\n"
 	"  folded     folded stacks \"main;f;g N\" for flamegraph.pl, inferno,\n"
 	"             speedscope: own time in ns or bytes allocated per stack; from\n"
-	"             an exact trace, else from the samples\n"
+	"             an exact trace, else from the samples; or with --metric\n"
+	"             calls|allocated|temporary|peak|leaked, per allocation site's\n"
+	"             stack from the event counters of any session\n"
 	"  chrome     Chrome Trace Event JSON for Perfetto and chrome://tracing:\n"
 	"             one event per call, the allocator's calls and suspensions,\n"
 	"             allocations as instant events, counters of the memory, and\n"
@@ -90,7 +106,11 @@ static const struct rd_cmd_spec export_spec = {
 	"             from an exact trace, own time (ns), alloc_space and\n"
 	"             alloc_objects per stack; else from the samples, samples and\n"
 	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
-	"             or the live memory of a snapshot (--snapshot)\n",
+	"             or the live memory of a snapshot (--snapshot); or with\n"
+	"             --metric calls|allocated|temporary|peak|leaked, per site's\n"
+	"             stack: alloc_objects, alloc_space, temp_objects, inuse_space\n"
+	"             (at the peak) and leaked_space (live at exit), the one\n"
+	"             named the default\n",
 	export_options, 1, 1,
 };
 
@@ -148,14 +168,16 @@ static int exp_parse(const struct rd_opts *o, bool html, int argc, char **argv, 
 		return rd_usage_error(o, cmd, "--format callgrind, folded, chrome or pprof is needed");
 	if (html && !a->output)
 		return rd_usage_error(o, cmd, "-o FILE is needed (the HTML file to write)");
-	if (!html && a->metric_given && a->format != EXP_FOLDED)
-		return rd_usage_error(o, cmd, "--metric is for --format folded (callgrind has both events)");
+	bool events = a->metric >= EXP_M_EVENTS;
+	if (!html && a->metric_given && a->format != EXP_FOLDED && !(events && a->format == EXP_PPROF))
+		return rd_usage_error(o, cmd, "--metric %s is for --format folded%s", exp_metrics[a->metric],
+				      events ? " or pprof" : " (callgrind has both events)");
 	if (!html && a->min_us > 0 && a->format != EXP_CHROME)
 		return rd_usage_error(o, cmd, "--min-duration is for --format chrome");
 	if (!html && a->max_size_given && a->format != EXP_CHROME)
 		return rd_usage_error(o, cmd, "--max-size is for --format chrome");
-	if (!html && a->snapshot && a->format != EXP_PPROF)
-		return rd_usage_error(o, cmd, "--snapshot is for --format pprof");
+	if (!html && a->snapshot && a->format != EXP_PPROF && !events)
+		return rd_usage_error(o, cmd, "--snapshot is for --format pprof, or --metric calls...leaked");
 	int r2 = rd_outfile_refused(o, a->output, a->force, false, &a->pos, 1); /* before the reading */
 	return r2 ? r2 : RD_CONTINUE;
 }
@@ -165,6 +187,13 @@ static int exp_parse(const struct rd_opts *o, bool html, int argc, char **argv, 
 static FILE *exp_out(const struct rd_opts *o, const struct exp_args *a)
 {
 	return rd_outfile_open(o, a->of, a->output, a->force, false, &a->pos, 1) ? NULL : a->of->f;
+}
+
+/* pprof is gzipped binary: not on a terminal (one line, true). */
+static bool exp_pprof_tty(const struct rd_opts *o, const struct exp_args *a)
+{
+	return (!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)) &&
+	       rd_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
 }
 
 static int exp_no_stacks(const struct rd_opts *o, const char *path)
@@ -206,8 +235,8 @@ static int exp_pprof(const struct rd_opts *o, const struct exp_args *a, struct p
 {
 	if (!in->have_stacks && !in->have_sm)
 		return exp_no_stacks(o, a->pos);
-	if ((!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)))
-		return rd_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
+	if (exp_pprof_tty(o, a))
+		return RD_EXIT_USAGE;
 	struct pprof pp;
 	pprof_init(&pp);
 	if (in->have_stacks)
@@ -244,8 +273,8 @@ static bool exp_has_trace(const char *path)
 /* pprof of a snapshot's memory (--snapshot, or a database without a trace). */
 static int exp_pprof_memory(const struct rd_opts *o, const struct exp_args *a, FILE **f)
 {
-	if ((!a->output || !strcmp(a->output, "-")) && isatty(fileno(o->out)))
-		return rd_usage_error(o, "export", "--format pprof writes gzipped binary: give -o FILE");
+	if (exp_pprof_tty(o, a))
+		return RD_EXIT_USAGE;
 	int r = prof_input_damaged(o, a->pos); /* a trace or a session cut short: not "not an SQLite file" */
 	if (r)
 		return r;
@@ -262,6 +291,38 @@ static int exp_pprof_memory(const struct rd_opts *o, const struct exp_args *a, F
 	else if (!r && pprof_write(&pp, *f) != 0)
 		r = RD_EXIT_DB; /* rd_outfile_close says it */
 	pprof_free(&pp);
+	return r;
+}
+
+/* --metric calls...leaked: the sites of the event counters with their
+** stacks (exp_sites.c), from a session or snapshot database. */
+static int exp_events(const struct rd_opts *o, const struct exp_args *a, FILE **f)
+{
+	int trace = prof_is_trace(a->pos) == 1, profile = !trace && prof_db_is_profile(a->pos) == 1;
+	if (trace || profile)
+		return rd_usage_error(o, "export", "--metric %s reads the event counters of a session or snapshot "
+				      "database, and %s is a %s", exp_metrics[a->metric], a->pos,
+				      trace ? "trace file" : "profile database");
+	if (a->format == EXP_PPROF && exp_pprof_tty(o, a))
+		return RD_EXIT_USAGE;
+	int r = prof_input_damaged(o, a->pos); /* a session cut short: not "not an SQLite file" */
+	if (r)
+		return r;
+	struct exp_sites es;
+	r = exp_sites_read(&es, a->pos, a->pid, a->snapshot, a->metric - EXP_M_EVENTS, o);
+	if (!r && !(*f = exp_out(o, a))) {
+		r = RD_EXIT_USAGE;
+	} else if (!r && a->format == EXP_FOLDED) {
+		exp_sites_folded(&es, *f);
+	} else if (!r) {
+		struct pprof pp;
+		pprof_init(&pp);
+		r = pprof_from_sites(&pp, &es);
+		if (!r && pprof_write(&pp, *f) != 0)
+			r = RD_EXIT_DB; /* rd_outfile_close says it */
+		pprof_free(&pp);
+	}
+	exp_sites_free(&es);
 	return r;
 }
 
@@ -301,8 +362,8 @@ int exp_cmd_export(int argc, char **argv, const struct rd_opts *o)
 	FILE *f = NULL;
 	struct rd_outfile of = {0};
 	a.of = &of;
-	if (a.format == EXP_PPROF && (a.snapshot || !exp_has_trace(a.pos))) {
-		r = exp_pprof_memory(&so, &a, &f);
+	if (a.metric >= EXP_M_EVENTS || (a.format == EXP_PPROF && (a.snapshot || !exp_has_trace(a.pos)))) {
+		r = a.metric >= EXP_M_EVENTS ? exp_events(&so, &a, &f) : exp_pprof_memory(&so, &a, &f);
 		int w = rd_outfile_close(o, &of, r == 0);
 		return r ? r : w;
 	}

@@ -13,6 +13,8 @@
 **   exp_html.c        the command `inspect html`
 **   exp_html_ui.c     the style sheet and the script of the HTML report
 **   exp_pprof.c       pprof's profile.proto (exp_pprof.h, encoder exp_pb.c)
+**   exp_sites.c       heaptrack's metrics per site stack, from the event
+**                     counters and snapshots (folded; pprof's read them)
 */
 #ifndef EXP_INT_H
 #define EXP_INT_H
@@ -22,6 +24,34 @@
 
 /* "exp_folded.c": one line "a;b;c N" per stack with a non-zero value of metric. */
 void exp_folded_write(const struct prof_stacks *s, int metric, FILE *f);
+
+/* "exp_sites.c": the sites of a database with their figures (metric: an
+** RD_EV_*, -1 for every one; leaked needs an exit snapshot). */
+struct exp_sites {
+	struct rd_session s;     /* the counts snapshot selected, its tags    */
+	struct rd_events_snaps p;
+	struct rd_events_summary sum;
+	struct rd_site_events *v;
+	size_t n;
+	int metric;
+};
+/* One frame of a site's stack: rd_type_stack's, with the address of the
+** group of inlined frames it belongs to (0: unknown). */
+struct exp_site_frame {
+	struct rd_stack_frame fr;
+	uint64_t addr;
+};
+/* 0, or an exit code after one line (exp_sites_free in every case); a
+** metric with no figure at all (nothing leaked) is RD_EXIT_NOTFOUND. */
+int exp_sites_read(struct exp_sites *es, const char *path, int64_t pid, int64_t want, int metric,
+		   const struct rd_opts *o);
+void exp_sites_free(struct exp_sites *es);
+/* The frames of a type's stack, innermost first (*out malloc'd; a
+** registered type: one frame of its name). */
+size_t exp_sites_frames(struct exp_sites *es, int64_t type, struct exp_site_frame **out);
+/* One line per distinct stack of function names with a figure of
+** es->metric, outermost first. */
+void exp_sites_folded(struct exp_sites *es, FILE *f);
 
 /* "exp_callgrind.c": the Callgrind writer.  Costs by position: own
 ** costs of functions and calls at the lines they are made from; ids are

@@ -374,3 +374,91 @@ int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t
 	rd_db_close(db);
 	return r;
 }
+
+/* ------------------------------------------------------ event counters -- */
+
+/* The lines of a location: the frames of one address's inline chain
+** (ctx: the first of them, the function's the last). */
+struct pp_group {
+	const struct exp_site_frame *fr;
+	size_t n;
+};
+
+static size_t pp_group_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
+{
+	(void)addr;
+	const struct pp_group *g = ctx;
+	size_t n = g->n < max ? g->n : max;
+	for (size_t i = 0; i < n; i++) {
+		const struct rd_stack_frame *f = &g->fr[i].fr;
+		out[i] = (struct prof_iframe){f->func[0] ? f->func : NULL, f->file[0] ? f->file : NULL, f->line};
+	}
+	return n;
+}
+
+/* A site's stack as locations, innermost first: one per address, its
+** inline chain as the location's lines. */
+static size_t pp_site_stack(struct pprof *pp, const struct exp_site_frame *fr, size_t n, uint64_t **locs, size_t *cap)
+{
+	size_t nl = 0;
+	for (size_t i = 0; i < n;) {
+		size_t end = i;
+		while (end + 1 < n && fr[end].fr.inlined)
+			end++;
+		const struct rd_stack_frame *fn = &fr[end].fr; /* the function the others are inlined into */
+		struct pprof_fn f = {fn->func[0] ? fn->func : "??", fn->file[0] ? fn->file : NULL, 0};
+		struct pp_group g = {fr + i, end + 1 - i};
+		pp_grow(locs, cap, nl);
+		(*locs)[nl++] = pprof_location(pp, fr[i].addr, (uint32_t)pprof_str(pp, f.name), &f,
+					       fn->file[0] ? pp_group_lines : NULL, &g);
+		i = end + 1;
+	}
+	return nl;
+}
+
+/* The sample types of the counters, in the order of RD_EV_*. */
+static const char *const pp_event_types[RD_EV_N][2] = {
+	{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"temp_objects", "count"},
+	{"inuse_space", "bytes"},   {"leaked_space", "bytes"},
+};
+
+int pprof_from_sites(struct pprof *pp, struct exp_sites *es)
+{
+	rd_db_t *db = es->s.db;
+	int ntypes = es->p.exit ? RD_EV_N : RD_EV_LEAKED; /* no exit snapshot: nothing says what leaked */
+	for (int m = 0; m < ntypes; m++)
+		pprof_sample_type(pp, pp_event_types[m][0], pp_event_types[m][1]);
+	pprof_default_type(pp, pp_event_types[es->metric >= 0 ? es->metric : RD_EV_ALLOCATED][0]);
+	const struct rd_snap *s = rd_db_snap(db);
+	pprof_times(pp, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, 0);
+	char c[240];
+	snprintf(c, sizeof c, "meminst event counters of process %lld per allocation site: alloc_objects, "
+		 "alloc_space and temp_objects since the start (snapshot %lld), inuse_space at the peak (snapshot "
+		 "%lld)%s", (long long)es->p.pid, (long long)es->p.counts, (long long)es->p.peak,
+		 es->p.exit ? ", leaked_space live at exit" : "");
+	pprof_comment(pp, c);
+	int r = pp_snap_mappings(pp, db, &es->s.tags);
+	uint64_t *locs = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; !r && i < es->n; i++) {
+		const struct rd_site_events *e = &es->v[i];
+		int64_t v[RD_EV_N];
+		bool any = false;
+		for (int m = 0; m < ntypes; m++)
+			v[m] = (int64_t)e->v[m], any = any || v[m];
+		if (!any)
+			continue;
+		struct exp_site_frame *fr;
+		size_t n = exp_sites_frames(es, e->type, &fr);
+		size_t nl = pp_site_stack(pp, fr, n, &locs, &cap);
+		free(fr);
+		const struct rd_name *ty = rd_name_find(&es->s.tags.types, e->type);
+		struct pprof_label l[2] = {
+			{.key = "type", .str = rd_type_label(db, &es->s.tags, e->type, NULL)},
+			{.key = "class", .str = ty ? rd_tag_name(db, &es->s.tags, RD_TAG_CLASS, ty->class_) : ""},
+		};
+		pprof_sample(pp, locs, nl, v, l, 2);
+	}
+	free(locs);
+	return r;
+}

@@ -4,7 +4,8 @@
 **   exp_pb.c     the encoder: protocol buffers fields, the message's
 **                 tables with their ids, gzip
 **   exp_pprof.c  the profiles: an exact trace's stacks, a trace's samples,
-**                 a map snapshot's live blocks by allocation site
+**                 a map snapshot's live blocks by allocation site, the
+**                 event counters by site stack
 */
 #ifndef PROF_PPROF_H
 #define PROF_PPROF_H
@@ -102,5 +103,11 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 ** type is its allocation site).  Returns 0 or an exit code after a line. */
 int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
 			const struct rd_opts *o);
+
+/* The sites of a database with their event counters (exp_sites.c):
+** alloc_objects, alloc_space, temp_objects, inuse_space (at the peak) and
+** leaked_space (live at exit, when the process stored an exit snapshot)
+** per site stack; the default type es->metric's.  0 or an exit code. */
+int pprof_from_sites(struct pprof *pp, struct exp_sites *es);
 
 #endif

@@ -19,37 +19,13 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define COUNTS_DEFAULT_LIMIT 20
 
-static const char *const metric_words[] = {"calls", "allocated", "temporary", "peak", "leaked"};
-/* the ORDER BY of each metric (columns of counts_rows' query) */
-static const char *const metric_order[] = {"2", "3", "4", "5", "coalesce(6, -1)"};
-
-int insp_counts_metric(const char *by)
+/* The session's snapshots for the counters (rd_events_open): the process
+** (--pid, else the program's), its counts, peak and exit snapshots, and
+** the type names of the counts snapshot. */
+static int counts_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
+		       struct rd_events_snaps *p)
 {
-	for (int i = 0; by && i < NCOLS(metric_words); i++)
-		if (strcmp(by, metric_words[i]) == 0)
-			return i;
-	return -1;
-}
-
-int insp_counts_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
-		     const char *file, struct rd_events_snaps *p)
-{
-	*s = (struct rd_session){0};
-	int64_t pid = a->pid;
-	int r = rd_db_open(file, o, &s->db);
-	if (!r && a->snapshot)
-		r = rd_db_select(s->db, a->snapshot, RD_NEED_ANY);
-	if (!r && a->snapshot)
-		pid = rd_db_snap(s->db)->pid;
-	if (!r && !pid)
-		r = rd_db_main_pid(s->db, 0, &pid);
-	if (!r)
-		r = rd_events_pick(s->db, pid, a->snapshot, p);
-	if (!r)
-		r = rd_db_select(s->db, p->counts, RD_NEED_ANY);
-	if (!r)
-		r = rd_session_tags(s, a);
-	return r;
+	return rd_events_open(s, o, a->pos[0], a->pid, a->snapshot, a->no_symbols, p);
 }
 
 static const struct rd_col top_event_cols[] = {
@@ -65,60 +41,38 @@ static const struct rd_col top_event_cols[] = {
 	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
 };
 
-sqlite3_stmt *insp_counts_query(struct rd_session *s, const struct rd_events_snaps *p, int metric)
-{
-	char *sql = sqlite3_mprintf(
-		"SELECT e.id, e.calls, e.allocated, e.temporary, "
-		" coalesce((SELECT sizes_current FROM status WHERE snapshot = ?2 AND kind = 'types' AND id = e.id), 0), "
-		" CASE WHEN ?3 THEN coalesce((SELECT sizes_current FROM status WHERE snapshot = ?3 AND "
-		"  kind = 'types' AND id = e.id), 0) END "
-		"FROM status_event e WHERE e.snapshot = ?1 AND e.kind = 'types' ORDER BY %s DESC, e.id",
-		metric_order[metric]);
-	sqlite3_stmt *st = rd_db_prepare(s->db, sql);
-	sqlite3_free(sql);
-	if (st) {
-		sqlite3_bind_int64(st, 1, p->counts);
-		sqlite3_bind_int64(st, 2, p->peak);
-		sqlite3_bind_int64(st, 3, p->exit);
-	}
-	return st;
-}
-
 static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_events_snaps *p, int metric,
 		       uint64_t total, size_t limit)
 {
-	sqlite3_stmt *st = insp_counts_query(s, p, metric);
-	if (!st)
-		return RD_EXIT_DB;
-	size_t n = 0;
+	struct rd_site_events *v;
+	size_t n;
+	int r = rd_events_sites(s->db, p, metric, &v, &n);
 	uint64_t rest = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		uint64_t v = (uint64_t)sqlite3_column_int64(st, 1 + metric);
-		if (n++ >= limit || (v == 0 && metric >= 3)) {
-			rest += v;
+	for (size_t i = 0; !r && i < n; i++) {
+		const struct rd_site_events *e = &v[i];
+		if (i >= limit || (e->v[metric] == 0 && metric >= RD_EV_PEAK)) {
+			rest += e->v[metric];
 			continue;
 		}
-		int64_t id = sqlite3_column_int64(st, 0);
 		const char *where = NULL;
 		rd_row(t);
-		rd_put_int(t, id);
-		for (int c = 1; c <= 4; c++)
-			rd_put_int(t, sqlite3_column_int64(st, c));
-		if (sqlite3_column_type(st, 5) == SQLITE_NULL)
-			rd_put_null(t);
+		rd_put_int(t, e->type);
+		for (int c = 0; c < RD_EV_LEAKED; c++)
+			rd_put_int(t, (int64_t)e->v[c]);
+		if (p->exit)
+			rd_put_int(t, (int64_t)e->v[RD_EV_LEAKED]);
 		else
-			rd_put_int(t, sqlite3_column_int64(st, 5));
-		rd_put_pct(t, total ? 100.0 * (double)v / (double)total : 0.0);
-		rd_put_str(t, rd_type_label(s->db, &s->tags, id, &where));
+			rd_put_null(t);
+		rd_put_pct(t, total ? 100.0 * (double)e->v[metric] / (double)total : 0.0);
+		rd_put_str(t, rd_type_label(s->db, &s->tags, e->type, &where));
 		rd_put_str(t, where);
-		rd_put_str(t, rd_type_chain(s->db, &s->tags, id));
+		rd_put_str(t, rd_type_chain(s->db, &s->tags, e->type));
 	}
-	sqlite3_finalize(st);
-	if (n > limit)
+	if (!r && n > limit)
 		rd_table_note(t, "(%zu more sites, %llu of the %s)", n - limit, (unsigned long long)rest,
-				metric_words[metric]);
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "reading the event counters");
+				rd_event_metrics[metric]);
+	free(v);
+	return r;
 }
 
 /* top --by calls|allocated|temporary|peak|leaked (insp_cmd_top.c hands over). */
@@ -127,8 +81,8 @@ int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric
 	struct rd_session s;
 	struct rd_events_snaps p;
 	struct rd_events_summary sum;
-	int r = insp_counts_open(&s, o, a, a->pos[0], &p);
-	if (!r && metric == 4 && !p.exit) {
+	int r = counts_open(&s, o, a, &p);
+	if (!r && metric == RD_EV_LEAKED && !p.exit) {
 		rd_errf(o->err, "inspect: %s: process %lld stored no exit snapshot: nothing says what leaked\n",
 			a->pos[0], (long long)p.pid);
 		r = RD_EXIT_NOTFOUND;
@@ -136,13 +90,12 @@ int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric
 	if (!r)
 		r = rd_events_summary(s.db, &p, &sum);
 	if (!r) {
-		uint64_t totals[] = {sum.calls, sum.allocated, sum.temporary, sum.peak_held, sum.leaked};
 		rd_doc_t *d = rd_doc_new(o, a);
 		rd_doc_snapshot(d, "snapshot", a->pos[0], rd_db_snap(s.db));
 		rd_table_t *t = rd_doc_table(d, "top", top_event_cols, NCOLS(top_event_cols), 0);
-		rd_table_title(t, "sites by %s (peak: snapshot %lld; leaked: %s):", metric_words[metric],
+		rd_table_title(t, "sites by %s (peak: snapshot %lld; leaked: %s):", rd_event_metrics[metric],
 				 (long long)p.peak, p.exit ? "the exit snapshot" : "no exit snapshot");
-		r = counts_rows(t, &s, &p, metric, totals[metric],
+		r = counts_rows(t, &s, &p, metric, rd_events_total(&sum, metric),
 				a->limit >= 0 ? (size_t)a->limit : COUNTS_DEFAULT_LIMIT);
 		if (!r)
 			r = rd_doc_print(d);
@@ -235,7 +188,7 @@ int insp_cmd_sizes(int argc, char **argv, const struct rd_opts *o)
 	bool per_site = a.by && strcmp(a.by, "total") != 0;
 	struct rd_session s;
 	struct rd_events_snaps p;
-	if (!(r = insp_counts_open(&s, o, &a, a.pos[0], &p))) {
+	if (!(r = counts_open(&s, o, &a, &p))) {
 		rd_doc_t *d = rd_doc_new(o, &a);
 		rd_doc_snapshot(d, "snapshot", a.pos[0], rd_db_snap(s.db));
 		rd_table_t *t = rd_doc_table(d, "sizes", sizes_cols, NCOLS(sizes_cols), 0);

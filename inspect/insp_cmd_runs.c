@@ -20,7 +20,7 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 #define RUNS_DEFAULT_LIMIT 20
 
-static const char *const metric_heads[INSP_METRICS] = {"calls", "allocated", "temporary", "peak",
+static const char *const metric_heads[RD_EV_N] = {"calls", "allocated", "temporary", "peak",
 							"leaked"};
 
 /* --------------------------------------------------------- which case -- */
@@ -87,19 +87,20 @@ struct runs_side {
 
 struct runs_site {
 	const char *key, *label, *where, *chain, *stack;
-	uint64_t v[2][INSP_METRICS];
+	uint64_t v[2][RD_EV_N];
 	bool in[2];
 };
 
 static int runs_collect(struct rd_vec *sites, struct runs_side *side, int k)
 {
 	struct rd_session *s = &side->s;
-	sqlite3_stmt *st = insp_counts_query(s, &side->p, INSP_CALLS);
-	if (!st)
-		return RD_EXIT_DB;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
+	struct rd_site_events *ev;
+	size_t n;
+	int r = rd_events_sites(s->db, &side->p, RD_EV_CALLS, &ev, &n);
+	if (r)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		int64_t id = ev[i].type;
 		struct runs_site *x = rd_vec_push(sites);
 		memset(x, 0, sizeof *x);
 		x->key = rd_type_key(s->db, &s->tags, id);
@@ -107,11 +108,11 @@ static int runs_collect(struct rd_vec *sites, struct runs_side *side, int k)
 		x->chain = rd_type_chain(s->db, &s->tags, id);
 		x->stack = rd_type_stack(s->db, &s->tags, id);
 		x->in[k] = true;
-		for (int m = 0; m < INSP_METRICS; m++)
-			x->v[k][m] = (uint64_t)sqlite3_column_int64(st, 1 + m);
+		for (int m = 0; m < RD_EV_N; m++)
+			x->v[k][m] = ev[i].v[m];
 	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "reading the event counters");
+	free(ev);
+	return 0;
 }
 
 static int site_by_key(const void *x, const void *y)
@@ -142,7 +143,7 @@ static int runs_order; /* the metric that sorts: qsort has no context */
 static int site_by_change(const void *x, const void *y)
 {
 	const struct runs_site *a = x, *b = y;
-	for (int i = 0; i <= INSP_METRICS; i++) {
+	for (int i = 0; i <= RD_EV_N; i++) {
 		int m = i == 0 ? runs_order : i - 1;
 		uint64_t da = runs_dist(a, m), db = runs_dist(b, m);
 		if (da != db)
@@ -163,7 +164,7 @@ static size_t runs_fold(struct runs_site *v, size_t n, int order)
 		if (k && strcmp(v[k - 1].key, v[i].key) == 0) {
 			struct runs_site *to = &v[k - 1];
 			for (int s = 0; s < 2; s++) {
-				for (int m = 0; m < INSP_METRICS; m++)
+				for (int m = 0; m < RD_EV_N; m++)
 					to->v[s][m] += v[i].v[s][m];
 				to->in[s] = to->in[s] || v[i].in[s];
 			}
@@ -273,14 +274,14 @@ static void runs_row(rd_table_t *t, const struct runs_site *x, const bool has_ex
 	rd_row(t);
 	rd_put_str(t, x->key);
 	rd_put_str(t, !x->in[0] ? "new" : !x->in[1] ? "gone" : NULL);
-	for (int m = 0; m < INSP_METRICS; m++)
-		if (m == INSP_LEAKED && !(has_exit[0] && has_exit[1]))
+	for (int m = 0; m < RD_EV_N; m++)
+		if (m == RD_EV_LEAKED && !(has_exit[0] && has_exit[1]))
 			rd_put_null(t);
 		else
 			rd_put_int(t, runs_delta(x, m));
-	for (int m = 0; m < INSP_METRICS; m++) {
+	for (int m = 0; m < RD_EV_N; m++) {
 		for (int s = 0; s < 2; s++)
-			if (m == INSP_LEAKED && !has_exit[s])
+			if (m == RD_EV_LEAKED && !has_exit[s])
 				rd_put_null(t);
 			else
 				rd_put_uint(t, x->v[s][m]);
@@ -311,17 +312,14 @@ static void runs_sites(rd_doc_t *d, const struct runs_side *sd, const struct rd_
 static int runs_open(struct runs_side *side, const struct rd_opts *o, const struct rd_args *a,
 		     const char *file, int64_t snap)
 {
-	struct rd_args sa = *a;
-	sa.snapshot = snap;
-	sa.pid = 0;
 	side->file = file;
-	int r = insp_counts_open(&side->s, o, &sa, file, &side->p);
+	int r = rd_events_open(&side->s, o, file, 0, snap, a->no_symbols, &side->p);
 	return r ? r : rd_events_summary(side->s.db, &side->p, &side->sum);
 }
 
 static int runs_print(const struct rd_opts *o, const struct rd_args *a, struct runs_side *sd)
 {
-	int order = a->by ? insp_counts_metric(a->by) : INSP_ALLOCATED;
+	int order = a->by ? rd_event_metric(a->by) : RD_EV_ALLOCATED;
 	struct rd_vec v;
 	rd_vec_init(&v, sizeof(struct runs_site));
 	int r = runs_collect(&v, &sd[0], 0);

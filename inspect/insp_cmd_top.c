@@ -193,11 +193,11 @@ int insp_cmd_top(int argc, char **argv, const struct rd_opts *o)
 	struct rd_args a;
 	enum top_by by = TOP_TYPE;
 	int r = rd_args_parse(&top_spec, argc, argv, o, &a);
-	if (r == RD_CONTINUE && insp_counts_metric(a.by) >= 0) {
+	if (r == RD_CONTINUE && rd_event_metric(a.by) >= 0) {
 		if (a.live_at_exit || a.filter.type || a.filter.class_ || a.filter.thread || a.filter.allocator)
 			return rd_usage_error(o, "top", "--by %s reads the counters of every site: no "
 						"--live-at-exit or filters", a.by);
-		return insp_top_events(o, &a, insp_counts_metric(a.by));
+		return insp_top_events(o, &a, rd_event_metric(a.by));
 	}
 	if (r != RD_CONTINUE || (r = top_parse_by(o, a.by, &by)) != RD_CONTINUE)
 		return r;

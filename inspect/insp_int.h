@@ -138,20 +138,7 @@ int insp_cmd_top(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_sizes(int argc, char **argv, const struct rd_opts *o);
 /* "insp_cmd_counts.c": top --by a metric of the event counters. */
-enum { INSP_CALLS, INSP_ALLOCATED, INSP_TEMPORARY, INSP_PEAK, INSP_LEAKED, INSP_METRICS };
-int insp_counts_metric(const char *by); /* its number, or -1 */
 int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric);
-/* The counters of file: the process (a->pid, else that of snapshot
-** a->snapshot, else the program's), its counts, peak and exit snapshots
-** (the counts one selected, its type names loaded).  0, or an exit code
-** after one line. */
-int insp_counts_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a,
-		     const char *file, struct rd_events_snaps *p);
-/* Every type of the counts snapshot, by a metric, largest first: columns
-** id, calls, allocated, temporary, peak (live in the peak snapshot) and
-** leaked (live at exit; NULL without an exit snapshot).  NULL after a
-** message. */
-sqlite3_stmt *insp_counts_query(struct rd_session *s, const struct rd_events_snaps *p, int metric);
 /* "insp_cmd_runs.c": diff of two runs (insp_cmd_diff.c hands over);
 ** RD_CONTINUE when A and B are one process (the block diff then). */
 int insp_diff_runs(const struct rd_opts *o, const struct rd_args *a, const char *const files[2],

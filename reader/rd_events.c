@@ -114,3 +114,77 @@ int rd_sizes_read(rd_db_t *db, int64_t snap, int64_t type, uint64_t out[RD_SIZE_
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the size histogram");
 }
+
+/* ------------------------------------------------------------- sites -- */
+
+const char *const rd_event_metrics[RD_EV_N + 1] = {"calls", "allocated", "temporary", "peak", "leaked", NULL};
+
+int rd_event_metric(const char *word)
+{
+	for (int i = 0; word && i < RD_EV_N; i++)
+		if (strcmp(word, rd_event_metrics[i]) == 0)
+			return i;
+	return -1;
+}
+
+uint64_t rd_events_total(const struct rd_events_summary *s, int metric)
+{
+	const uint64_t v[RD_EV_N] = {s->calls, s->allocated, s->temporary, s->peak_held, s->leaked};
+	return metric >= 0 && metric < RD_EV_N ? v[metric] : 0;
+}
+
+int rd_events_sites(rd_db_t *db, const struct rd_events_snaps *p, int order, struct rd_site_events **out,
+		    size_t *n)
+{
+	/* the ORDER BY of each metric: columns of the query */
+	static const char *const by[RD_EV_N] = {"2", "3", "4", "5", "6"};
+	*out = NULL;
+	*n = 0;
+	char *sql = sqlite3_mprintf(
+		"SELECT e.id, e.calls, e.allocated, e.temporary, "
+		" coalesce((SELECT sizes_current FROM status WHERE snapshot = ?2 AND kind = 'types' AND id = e.id), 0), "
+		" coalesce((SELECT sizes_current FROM status WHERE snapshot = ?3 AND kind = 'types' AND id = e.id), 0) "
+		"FROM status_event e WHERE e.snapshot = ?1 AND e.kind = 'types' ORDER BY %s DESC, e.id",
+		by[order >= 0 && order < RD_EV_N ? order : 0]);
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
+	sqlite3_free(sql);
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, p->counts);
+	sqlite3_bind_int64(st, 2, p->peak);
+	sqlite3_bind_int64(st, 3, p->exit); /* 0: no snapshot, every leaked 0 */
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap)
+			*out = rd_xrealloc(*out, (cap = cap ? 2 * cap : 64) * sizeof **out);
+		struct rd_site_events *e = &(*out)[(*n)++];
+		e->type = sqlite3_column_int64(st, 0);
+		for (int m = 0; m < RD_EV_N; m++)
+			e->v[m] = (uint64_t)sqlite3_column_int64(st, 1 + m);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the event counters");
+}
+
+int rd_events_open(struct rd_session *s, const struct rd_opts *o, const char *path, int64_t pid, int64_t want,
+		   bool no_symbols, struct rd_events_snaps *p)
+{
+	*s = (struct rd_session){0};
+	int r = rd_db_open(path, o, &s->db);
+	if (!r && want)
+		r = rd_db_select(s->db, want, RD_NEED_ANY);
+	if (!r && want)
+		pid = rd_db_snap(s->db)->pid;
+	if (!r && !pid)
+		r = rd_db_main_pid(s->db, 0, &pid);
+	if (!r)
+		r = rd_events_pick(s->db, pid, want, p);
+	if (!r)
+		r = rd_db_select(s->db, p->counts, RD_NEED_ANY);
+	if (!r) {
+		struct rd_args a = {.no_symbols = no_symbols};
+		r = rd_session_tags(s, &a);
+	}
+	return r;
+}

@@ -355,14 +355,7 @@ const char *rd_stack_add(struct rd_pool *p, const char *stack, const char *func,
 	return r;
 }
 
-struct stack_frame {
-	char func[512], file[512], module[256];
-	int line;
-	bool inlined;
-};
-
-/* The frame at *s, and *s moved past it; false at the end. */
-static bool stack_next(const char **s, struct stack_frame *fr)
+bool rd_stack_next(const char **s, struct rd_stack_frame *fr)
 {
 	if (!*s || !**s)
 		return false;
@@ -388,7 +381,7 @@ static bool stack_next(const char **s, struct stack_frame *fr)
 }
 
 /* "func at file:line (module, inlined)": one frame on one line. */
-static void stack_one(const struct stack_frame *fr, char *buf, size_t len)
+static void stack_one(const struct rd_stack_frame *fr, char *buf, size_t len)
 {
 	char at[600] = "";
 	if (fr->file[0])
@@ -399,10 +392,10 @@ static void stack_one(const struct stack_frame *fr, char *buf, size_t len)
 
 void rd_stack_text(FILE *f, const char *stack, size_t width)
 {
-	struct stack_frame fr;
+	struct rd_stack_frame fr;
 	char one[1400], shown[1500];
 	size_t w;
-	for (bool first = true; stack_next(&stack, &fr); first = false) {
+	for (bool first = true; rd_stack_next(&stack, &fr); first = false) {
 		stack_one(&fr, one, sizeof one);
 		rd_text_str(one, shown, sizeof shown, &w);
 		if (width > 10)
@@ -413,9 +406,9 @@ void rd_stack_text(FILE *f, const char *stack, size_t width)
 
 void rd_stack_json(FILE *f, const char *stack)
 {
-	struct stack_frame fr;
+	struct rd_stack_frame fr;
 	putc('[', f);
-	for (bool first = true; stack_next(&stack, &fr); first = false) {
+	for (bool first = true; rd_stack_next(&stack, &fr); first = false) {
 		fputs(first ? "{\"function\": " : ", {\"function\": ", f);
 		rd_json_str(f, fr.func[0] ? fr.func : "??");
 		fputs(", \"file\": ", f);
@@ -432,14 +425,14 @@ void rd_stack_json(FILE *f, const char *stack)
 
 void rd_stack_csv(FILE *f, const char *stack)
 {
-	struct stack_frame fr;
+	struct rd_stack_frame fr;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		abort();
 	char one[1400];
-	for (bool first = true; stack_next(&stack, &fr); first = false) {
+	for (bool first = true; rd_stack_next(&stack, &fr); first = false) {
 		stack_one(&fr, one, sizeof one);
 		fprintf(m, "%s%s", first ? "" : " <- ", one);
 	}

@@ -3,7 +3,9 @@
 ** `inspect` shares, the memory commands (inspect/) and the time commands
 ** and exports (profile/) alike.  Nothing here knows a command; the files
 ** of the snapshot and trace formats are read through it.  Prototypes are
-** grouped under the file that defines them.
+** grouped under the file that defines them.  Its length is over the guide:
+** it is the one header of the whole toolkit (splitting it would split
+** what every reader includes together).
 **
 **   rd_args.c        the command-line parser shared by every command
 **                      (the launcher, session/meminst.c, links it too)
@@ -416,6 +418,29 @@ struct rd_events_summary {
 bool rd_events_stored(rd_db_t *db);
 int rd_events_pick(rd_db_t *db, int64_t pid, int64_t want, struct rd_events_snaps *out);
 int rd_events_summary(rd_db_t *db, const struct rd_events_snaps *p, struct rd_events_summary *out);
+/* The figures of a site (a type) that heaptrack's questions ask for:
+** calls, bytes allocated and temporary allocations of the counts
+** snapshot, live bytes in the peak snapshot and in the exit snapshot. */
+enum { RD_EV_CALLS, RD_EV_ALLOCATED, RD_EV_TEMPORARY, RD_EV_PEAK, RD_EV_LEAKED, RD_EV_N };
+extern const char *const rd_event_metrics[RD_EV_N + 1]; /* their words, NULL last */
+int rd_event_metric(const char *word); /* its number, or -1 */
+/* The summary's total of one metric: what the site rows add up to. */
+uint64_t rd_events_total(const struct rd_events_summary *s, int metric);
+struct rd_site_events {
+	int64_t type;
+	uint64_t v[RD_EV_N];     /* v[RD_EV_LEAKED]: 0 without an exit snapshot */
+};
+/* Every type with counters in p->counts, the largest of metric `order`
+** first (then by id): *out malloc'd.  0 or RD_EXIT_DB after one line. */
+int rd_events_sites(rd_db_t *db, const struct rd_events_snaps *p, int order, struct rd_site_events **out,
+		    size_t *n);
+/* Open path for the counters: the process (pid, else the program's; the
+** snapshot's with want), its snapshots (rd_events_pick), the counts
+** snapshot selected and its tags loaded.  0 or an exit code after one
+** line; close s with rd_session_close in every case. */
+struct rd_session;
+int rd_events_open(struct rd_session *s, const struct rd_opts *o, const char *path, int64_t pid, int64_t want,
+		   bool no_symbols, struct rd_events_snaps *p);
 int rd_sizes_read(rd_db_t *db, int64_t snap, int64_t type, uint64_t out[RD_SIZE_BUCKETS]);
 
 /* "rd_db.c" */
@@ -703,6 +728,14 @@ void rd_text_cut(char *buf, size_t *width, size_t max);
 ** `stack` with one frame more, in the pool; the others print one. */
 const char *rd_stack_add(struct rd_pool *p, const char *stack, const char *func, const char *file,
 			   int line, const char *module, bool inlined);
+/* One frame of such a stack, read with rd_stack_next: false at the end,
+** else *s moved past the frame (parts longer than the buffers cut). */
+struct rd_stack_frame {
+	char func[512], file[512], module[256];
+	int line;
+	bool inlined;            /* inlined into the next frame               */
+};
+bool rd_stack_next(const char **s, struct rd_stack_frame *fr);
 void rd_stack_text(FILE *f, const char *stack, size_t width);
 void rd_stack_json(FILE *f, const char *stack);
 void rd_stack_csv(FILE *f, const char *stack);

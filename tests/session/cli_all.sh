@@ -121,6 +121,8 @@ ts 0 export --format callgrind --output cg.out --force --pid @PID@ --no-symbols 
 ts 0 export --format folded --metric bytes --full-names @DB@
 t 0 export --format chrome --min-duration 0.5 --max-size 10M -o chrome.json @DB@
 tsm 0 export --format pprof --snapshot @MAP@ -f -o mem.pb.gz @DB@
+tsm 0 export --format folded --metric allocated --pid @PID@ --no-symbols @DB@
+tsm 0 export --format pprof --metric calls --snapshot @MAP@ -f -o ev.pb.gz @DB@
 ts 0 html --output r.html --force --pid @PID@ --no-symbols --full-names @DB@
 m 0 html -o m.html @DB@'
 

@@ -47,6 +47,7 @@ has "export format" callgrind inspect export --format c
 has "export format, from its --help" pprof inspect export --format p
 has "a value only that command takes" count inspect analyse --metric c
 hasnt "another command's value" count inspect export --metric c
+has "export metric of the counters" temporary inspect export --metric te
 has "value after =, from --help" --time=samples inspect analyse --time=s
 mi_verdict "inspect: commands, each command's options, their values" "$why" err stderr
 

@@ -61,6 +61,8 @@ static void snap_unmap(alloc_snap_t *im)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+	if (im->leak_roots)
+		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
 }
 
@@ -296,7 +298,11 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 		return NULL;
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+	if (im->leak_roots)
+		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
 	im->leak_class = NULL;
+	im->leak_roots = NULL;
+	im->nleak_roots = 0;
 	im->leak_done = im->sorted = false;
 	alloc_guard_enter();
 	bool ok = snap_copy_locked(im, with_map, with_map && leaks);

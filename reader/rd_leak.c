@@ -36,35 +36,31 @@ static bool leak_tables(rd_db_t *db)
 	return leak_table(db, "'leak_check', 'leak_block'", 2);
 }
 
-int rd_leak_latest(rd_db_t *db, int64_t pid, int64_t *snap)
+/* The checked snapshot a query of one integer parameter picks, 0 if none. */
+static int leak_pick(rd_db_t *db, const char *sql, int64_t arg, int64_t *snap)
 {
 	*snap = 0;
 	if (!leak_tables(db))
 		return 0;
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT coalesce(max(l.snapshot), 0) FROM leak_check l "
-					     "JOIN snapshot s ON s.id = l.snapshot WHERE ?1 = 0 OR s.pid = ?1");
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
 	if (!st)
 		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, pid);
+	sqlite3_bind_int64(st, 1, arg);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*snap = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return 0;
 }
 
+int rd_leak_latest(rd_db_t *db, int64_t pid, int64_t *snap)
+{
+	return leak_pick(db, "SELECT coalesce(max(l.snapshot), 0) FROM leak_check l JOIN snapshot s ON "
+			     "s.id = l.snapshot WHERE ?1 = 0 OR s.pid = ?1", pid, snap);
+}
+
 int rd_leak_previous(rd_db_t *db, int64_t snap, int64_t *prev)
 {
-	*prev = 0;
-	if (!leak_tables(db))
-		return 0;
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT coalesce(max(snapshot), 0) FROM leak_check WHERE snapshot < ?");
-	if (!st)
-		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, snap);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		*prev = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return 0;
+	return leak_pick(db, "SELECT coalesce(max(snapshot), 0) FROM leak_check WHERE snapshot < ?1", snap, prev);
 }
 
 static int leak_row(rd_db_t *db, struct rd_leak_check *c)
@@ -226,7 +222,8 @@ static bool leak_default_suppressed(const char *func, const char *mod)
 {
 	static const char *const libc_funcs[] = {"setlocale", "_nl_*", "__nl_*", "nss_*", "__nss_*", "_nss_*",
 						 "*_dl_*", "dl_*", "_IO_*", "__libc_*", "tzset*", "__tz*",
-						 "new_composite_name", "__gconv*", "_dlerror_run", NULL};
+						 "new_composite_name", "__gconv*", "_dlerror_run", "read_alias_file",
+						 "extend_alias_table", NULL};
 	if (!strncmp(mod, "ld-linux", 8) || !strncmp(mod, "ld.so", 5) || !strncmp(mod, "ld-2.", 5))
 		return true;
 	if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5))

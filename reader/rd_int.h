@@ -3,7 +3,9 @@
 ** `inspect` shares, the memory commands (inspect/) and the time commands
 ** and exports (profile/) alike.  Nothing here knows a command; the files
 ** of the snapshot and trace formats are read through it.  Prototypes are
-** grouped under the file that defines them.
+** grouped under the file that defines them.  It is over the guide (~850 lines):
+** it is the one header of the toolkit's many files, and its structures
+** (leak sums, events, output model) are shared by every command.
 **
 **   rd_args.c        the command-line parser shared by every command
 **                      (the launcher, session/meminst.c, links it too)

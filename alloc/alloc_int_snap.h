@@ -39,8 +39,16 @@ typedef struct alloc_leak_sum_s {
 	uint64_t bytes[ALLOC_LEAK_CLASSES], blocks[ALLOC_LEAK_CLASSES];
 	uint64_t scanned_bytes;            /* roots and blocks read */
 	uint32_t threads, threads_unstopped; /* unstopped: stack pointer only */
-	int64_t scan_ns;
+	int64_t scan_ns, scan_cpu_ns;      /* wall; CPU of the scanning thread */
 } alloc_leak_sum_t;
+
+/* A definitely lost block with the indirectly lost blocks hanging from it
+** (its clique: memcheck's "(D direct, I indirect)"). */
+typedef struct alloc_leak_root_s {
+	uint32_t key;    /* keys[key] is the definitely lost block */
+	uint32_t blocks; /* indirectly lost blocks and their bytes */
+	uint64_t bytes;
+} alloc_leak_root_t;
 
 /* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
 typedef struct alloc_snap_s {
@@ -64,6 +72,8 @@ typedef struct alloc_snap_s {
 	bool leak_done;                   /* leak_class and leak are filled */
 	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
 	size_t leak_class_bytes;
+	alloc_leak_root_t *leak_roots;    /* the lost blocks with a clique */
+	size_t nleak_roots, leak_roots_bytes;
 	alloc_leak_sum_t leak;
 	uint64_t (*hist)[ALLOC_HIST_BUCKETS]; /* types' size histograms */
 	size_t hist_bytes;

@@ -18,7 +18,10 @@
 **   definitely lost   no pointer at all: the leader of a clique of lost
 **                     blocks, the first in address order not reached from
 **                     another lost block;
-**   indirectly lost   reachable only from lost blocks.
+**   indirectly lost   reachable only from lost blocks; its bytes count
+**                     in the clique of the definitely lost block that
+**                     reached it first (a leader reached later from
+**                     another clique hands its own over, as memcheck).
 **
 ** The scan runs inside a snapshot's capture (alloc_snapshot.c), with every
 ** map list held, so no tracked block can be freed meanwhile.  The other
@@ -89,6 +92,9 @@ typedef struct leak_s {
 	size_t n;                   /* blocks */
 	const uint64_t *start, *end; /* by address */
 	uint8_t *state;
+	uint64_t *ind_bytes;        /* a clique leader's indirectly lost bytes */
+	uint32_t *ind_blocks;       /* and blocks                              */
+	const alloc_snap_t *im;     /* the blocks' sizes                       */
 	uint32_t *bucket;           /* first block of each address bucket */
 	unsigned shift;
 	uint64_t lo, span;
@@ -149,6 +155,9 @@ static inline void leak_word(leak_t *k, uint64_t v, bool prior_definite)
 		if (*s == ST_UNREACHED && i != k->clique) {
 			*s = ST_INDIRECT;
 			leak_push(k, i);
+			k->ind_bytes[k->clique] += k->im->recs[k->im->keys[i].at].size + k->ind_bytes[i];
+			k->ind_blocks[k->clique] += 1 + k->ind_blocks[i];
+			k->ind_bytes[i] = k->ind_blocks[i] = 0; /* a former leader's, handed over */
 		}
 	} else if (v == k->start[i] && prior_definite && *s != ST_REACHABLE) {
 		*s = ST_REACHABLE;
@@ -537,13 +546,16 @@ static bool leak_index(leak_t *k, const alloc_snap_t *im)
 	while (nb < n)
 		nb <<= 1;
 	k->stack_cap = 2 * n + 16;
-	k->map_bytes = (n * 16 + (nb + 2) * 4 + k->stack_cap * 4 + n + 4095) & ~(size_t)4095;
+	k->map_bytes = (n * 24 + (nb + 2) * 4 + k->stack_cap * 4 + n * 4 + n + 4095) & ~(size_t)4095;
 	if (!(k->map = alloc_sys_map(k->map_bytes)))
 		return false;
 	uint64_t *start = k->map, *end = start + n;
-	k->bucket = (uint32_t *)(end + n);
+	k->ind_bytes = end + n;
+	k->bucket = (uint32_t *)(k->ind_bytes + n);
 	k->stack = k->bucket + nb + 2;
-	k->state = (uint8_t *)(k->stack + k->stack_cap);
+	k->ind_blocks = k->stack + k->stack_cap;
+	k->state = (uint8_t *)(k->ind_blocks + n);
+	k->im = im;
 	for (size_t i = 0; i < n; i++) {
 		start[i] = im->keys[i].addr;
 		uint64_t size = im->recs[im->keys[i].at].size;
@@ -601,7 +613,25 @@ static void leak_classify(leak_t *k, alloc_snap_t *im)
 		im->leak_class[i] = c;
 		im->leak.bytes[c] += im->recs[im->keys[i].at].size;
 		im->leak.blocks[c]++;
+		im->nleak_roots += c == ALLOC_LEAK_DEFINITE && k->ind_blocks[i];
 	}
+}
+
+/* The cliques of the definitely lost blocks, compacted (false: no memory). */
+static bool leak_roots(leak_t *k, alloc_snap_t *im)
+{
+	if (!im->nleak_roots)
+		return true;
+	im->leak_roots_bytes = (im->nleak_roots * sizeof *im->leak_roots + 4095) & ~(size_t)4095;
+	if (!(im->leak_roots = alloc_sys_map(im->leak_roots_bytes))) {
+		im->nleak_roots = 0;
+		return false;
+	}
+	size_t j = 0;
+	for (size_t i = 0; i < k->n; i++)
+		if (im->leak_class[i] == ALLOC_LEAK_DEFINITE && k->ind_blocks[i])
+			im->leak_roots[j++] = (alloc_leak_root_t){(uint32_t)i, k->ind_blocks[i], k->ind_bytes[i]};
+	return true;
 }
 
 /*
@@ -612,8 +642,9 @@ static void leak_classify(leak_t *k, alloc_snap_t *im)
 bool alloc_leak_scan(alloc_snap_t *im)
 {
 	leak_t *k = &leak_ctx;
-	int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC);
+	int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC), cpu0 = alloc_snap_now(CLOCK_THREAD_CPUTIME_ID);
 	memset(&im->leak, 0, sizeof im->leak);
+	im->nleak_roots = 0;
 	im->leak_class_bytes = (im->nblocks + 4095) & ~(size_t)4095;
 	if (im->nblocks && !(im->leak_class = alloc_sys_map(im->leak_class_bytes)))
 		return false;
@@ -629,10 +660,17 @@ bool alloc_leak_scan(alloc_snap_t *im)
 	leak_scan_roots(k);
 	leak_classify(k, im);
 	leak_resume_threads();
+	bool roots = leak_roots(k, im);
 	im->leak.scanned_bytes = k->scanned;
 	alloc_sys_unmap(k->map, k->map_bytes);
 	k->map = NULL;
 	im->leak.scan_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
+	im->leak.scan_cpu_ns = alloc_snap_now(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	if (!roots) { /* no memory for the cliques: no check rather than a wrong one */
+		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+		im->leak_class = NULL;
+		return false;
+	}
 	im->leak_done = true;
 	return true;
 }

@@ -61,6 +61,8 @@ static void snap_unmap(alloc_snap_t *im)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+	if (im->leak_roots)
+		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
 }
 
@@ -257,9 +259,15 @@ void alloc_snap_sort_unique(alloc_snap_t *im)
 	if (!im->sorted)
 		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
 	im->sorted = true;
-	size_t out = 0;
+	size_t out = 0, root = 0, roots = 0; /* the leak roots name keys by index: renumbered */
 	for (size_t i = 0; i < im->nblocks; i++) {
-		if (out && im->keys[i].addr == im->keys[out - 1].addr) {
+		bool copy = out && im->keys[i].addr == im->keys[out - 1].addr;
+		for (; root < im->nleak_roots && im->leak_roots[root].key == i; root++)
+			if (!copy) {
+				im->leak_roots[roots] = im->leak_roots[root];
+				im->leak_roots[roots++].key = (uint32_t)out;
+			}
+		if (copy) {
 			im->bytes -= im->recs[im->keys[i].at].size;
 			continue;
 		}
@@ -268,6 +276,7 @@ void alloc_snap_sort_unique(alloc_snap_t *im)
 		im->keys[out++] = im->keys[i];
 	}
 	im->nblocks = out;
+	im->nleak_roots = roots;
 }
 
 /* Stop the world of allocations, copy, let go.  Returns false on no memory. */
@@ -330,7 +339,11 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 		return NULL;
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
+	if (im->leak_roots)
+		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
 	im->leak_class = NULL;
+	im->leak_roots = NULL;
+	im->nleak_roots = 0;
 	im->leak_done = im->sorted = im->unique = false;
 	alloc_guard_enter();
 	bool ok = snap_copy_locked(im, with_map, with_map && leaks);

@@ -185,6 +185,19 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 			rc = alloc_sqlite_row(w, st, "iii", w->id, (int64_t)im->keys[i].addr, (int64_t)im->leak_class[i]);
 	if (st)
 		alloc_sqlite_release(w, st);
+	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_clique VALUES(?,?,?,?)") : NULL;
+	rc = st ? 0 : -1;
+	for (size_t i = 0; i < im->nleak_roots && rc == 0; i++) {
+		const alloc_leak_root_t *r = &im->leak_roots[i];
+		rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)im->keys[r->key].addr, (int64_t)r->bytes,
+				      (int64_t)r->blocks);
+	}
+	if (st)
+		alloc_sqlite_release(w, st);
+	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_cpu VALUES(?,?)") : NULL;
+	rc = st ? alloc_sqlite_row(w, st, "ii", w->id, l->scan_cpu_ns) : -1;
+	if (st)
+		alloc_sqlite_release(w, st);
 	return rc;
 }
 

@@ -33,7 +33,7 @@
 
 /* ------------------------------------------------------------ escaping -- */
 
-static void html_text(FILE *f, const char *s)
+void exp_html_text(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
@@ -56,10 +56,10 @@ static void html_where(FILE *f, const char *where, const char *chain)
 {
 	fputs(chain ? "<td class=\"name\" title=\"" : "<td class=\"name\">", f);
 	if (chain) {
-		html_text(f, chain);
+		exp_html_text(f, chain);
 		fputs("\">", f);
 	}
-	html_text(f, where ? where : "");
+	exp_html_text(f, where ? where : "");
 	fputs("</td>", f);
 }
 
@@ -79,18 +79,18 @@ static void html_json(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void html_size(FILE *f, uint64_t v)
+void exp_html_size(FILE *f, uint64_t v)
 {
 	char b[32];
 	rd_fmt_size(v, b, sizeof b);
-	html_text(f, b);
+	exp_html_text(f, b);
 }
 
 static void html_dur(FILE *f, int64_t ns)
 {
 	char b[32];
 	rd_fmt_dur(ns, b, sizeof b);
-	html_text(f, b);
+	exp_html_text(f, b);
 }
 
 /* ---------------------------------------------------------------- run -- */
@@ -104,14 +104,15 @@ struct html_ctx {
 	struct prof_input in;
 	bool have_in;
 	struct prof_live live;   /* the exit snapshot's blocks, joined with the trace */
+	int leak_rc;             /* the leak check could not be read: an exit code */
 };
 
 static void html_fact(FILE *f, const char *label, const char *value)
 {
 	fputs("<tr><th>", f);
-	html_text(f, label);
+	exp_html_text(f, label);
 	fputs("</th><td>", f);
-	html_text(f, value);
+	exp_html_text(f, value);
 	fputs("</td></tr>\n", f);
 }
 
@@ -228,7 +229,7 @@ static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top,
 			continue;
 		fprintf(f, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>", L + sx * (double)p[i].t,
 			H - B - sy * (double)p[i].bytes);
-		html_size(f, p[i].bytes);
+		exp_html_size(f, p[i].bytes);
 		fputs(" at ", f);
 		html_dur(f, p[i].t);
 		fputs("</title></circle>\n", f);
@@ -236,7 +237,7 @@ static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top,
 	fprintf(f, "<line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>", L, H - B, W - 10, H - B);
 	fprintf(f, "<line class=\"axis\" x1=\"%.0f\" y1=\"10\" x2=\"%.0f\" y2=\"%.0f\"/>\n", L, L, H - B);
 	fprintf(f, "<text x=\"%.0f\" y=\"14\" text-anchor=\"end\">", L - 4);
-	html_size(f, top);
+	exp_html_size(f, top);
 	fprintf(f, "</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>\n", L - 4, H - B);
 	double dt = html_tick_step(end > 0 ? end : 1);
 	for (double t = 0; t <= (double)end; t += dt) {
@@ -263,7 +264,7 @@ static void html_memory(struct html_ctx *h)
 	} else {
 		fprintf(f, "<p>Live bytes (requested sizes) of process %lld in %zu snapshots; the peak held by a "
 			   "snapshot is ", (long long)h->pid, n);
-		html_size(f, top);
+		exp_html_size(f, top);
 		fputs(". Memory is drawn as steps: it is known at the snapshots only. Dots are the peak, exit and "
 		      "signal snapshots.</p>\n", f);
 		html_chart(f, p, n, top, end);
@@ -423,7 +424,7 @@ static int html_cmp_own(const void *a, const void *b)
 static void html_td_size(FILE *f, uint64_t v)
 {
 	fprintf(f, "<td class=\"n\" data-v=\"%llu\">", (unsigned long long)v);
-	html_size(f, v);
+	exp_html_size(f, v);
 	fputs("</td>", f);
 }
 
@@ -449,7 +450,7 @@ static void html_sampled_functions(struct html_ctx *h)
 		const struct eng_fsum *s = &m->fs[order[k]];
 		const struct prof_func *fn = &m->funcs[order[k]];
 		fputs("<tr><td class=\"name\">", f);
-		html_text(f, fn->name);
+		exp_html_text(f, fn->name);
 		fputs("</td>", f);
 		html_td_dur(f, (int64_t)(s->self[ENG_M_TICKS] * m->ns_per_tick));
 		html_td_dur(f, (int64_t)(s->cum[ENG_M_TICKS] * m->ns_per_tick));
@@ -457,7 +458,7 @@ static void html_sampled_functions(struct html_ctx *h)
 		html_td_size(f, (uint64_t)s->cum[ENG_M_BYTES]);
 		fputs("<td>", f);
 		if (fn->file) {
-			html_text(f, fn->file);
+			exp_html_text(f, fn->file);
 			fprintf(f, ":%d", fn->line);
 		}
 		fputs("</td></tr>\n", f);
@@ -495,7 +496,7 @@ static void html_functions(struct html_ctx *h)
 		if (r->fn == ENG_FN_UNDEFINED)
 			continue;
 		fputs("<tr><td class=\"name\">", f);
-		html_text(f, fn->name);
+		exp_html_text(f, fn->name);
 		fprintf(f, "</td><td class=\"n\" data-v=\"%llu\">%llu</td>", (unsigned long long)r->cnt,
 			(unsigned long long)r->cnt);
 		html_td_dur(f, r->own);
@@ -506,7 +507,7 @@ static void html_functions(struct html_ctx *h)
 			(unsigned long long)r->mem.own_blocks, (unsigned long long)r->mem.own_blocks,
 			(unsigned long long)r->mem.acc_blocks, (unsigned long long)r->mem.acc_blocks);
 		if (fn->file) {
-			html_text(f, fn->file);
+			exp_html_text(f, fn->file);
 			fprintf(f, ":%d", fn->line);
 		}
 		fputs("</td></tr>\n", f);
@@ -528,7 +529,7 @@ static void html_allocated_in(FILE *f, const struct prof_live *live, const struc
 	const char *fn = prof_live_function(live, m, type, &n);
 	fputs("<td class=\"name\">", f);
 	if (fn)
-		html_text(f, fn);
+		exp_html_text(f, fn);
 	if (n > 1)
 		fprintf(f, " and %zu more", n - 1);
 	fputs("</td>", f);
@@ -575,7 +576,7 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 		int64_t id = sqlite3_column_int64(st, 0);
 		const char *where = NULL;
 		fprintf(f, "<tr><td class=\"n\">%lld</td><td class=\"name\">", (long long)id);
-		html_text(f, labels ? rd_type_label(s.db, &s.tags, id, &where) : (const char *)sqlite3_column_text(st, 1));
+		exp_html_text(f, labels ? rd_type_label(s.db, &s.tags, id, &where) : (const char *)sqlite3_column_text(st, 1));
 		fputs("</td>", f);
 		html_td_size(f, bytes);
 		fprintf(f, "<td class=\"n\"><span class=\"bar\" style=\"width:%.0fpx\"></span> %.1f%%</td>"
@@ -607,11 +608,11 @@ static void html_peak(struct html_ctx *h)
 			int64_t snap = sqlite3_column_int64(st, 0);
 			uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 2);
 			fputs("<p>The highest total of live bytes was ", f);
-			html_size(f, (uint64_t)sqlite3_column_int64(st, 3));
+			exp_html_size(f, (uint64_t)sqlite3_column_int64(st, 3));
 			fprintf(f, "; snapshot %lld, taken at ", (long long)snap);
 			html_dur(f, sqlite3_column_int64(st, 1));
 			fputs(", held ", f);
-			html_size(f, bytes);
+			exp_html_size(f, bytes);
 			fputs(":</p>\n", f);
 			sqlite3_finalize(st);
 			html_live(h, snap, bytes, false, NULL);
@@ -640,12 +641,13 @@ static void html_leaks(struct html_ctx *h)
 			int64_t snap = sqlite3_column_int64(st, 0);
 			uint64_t bytes = (uint64_t)sqlite3_column_int64(st, 1);
 			fprintf(f, "<p>The exit snapshot (%lld) holds ", (long long)snap);
-			html_size(f, bytes);
+			exp_html_size(f, bytes);
 			fprintf(f, " in %lld blocks the program never freed: the largest by allocation site (leaks, "
 				   "or memory freed by nobody before exit).</p>\n", (long long)sqlite3_column_int64(st, 2));
 			sqlite3_finalize(st);
 			if (bytes)
 				html_live(h, snap, bytes, true, &h->live);
+			h->leak_rc = exp_html_leak_classes(f, h->path, h->o, h->pid);
 			fputs("</section>\n", f);
 			return;
 		}
@@ -703,10 +705,10 @@ static void html_write(struct html_ctx *h)
 	FILE *f = h->f;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>meminst: ", f);
-	html_text(f, h->path);
+	exp_html_text(f, h->path);
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header><h1>meminst report</h1><p class=\"src\">",
 		exp_html_css);
-	html_text(f, h->path);
+	exp_html_text(f, h->path);
 	fputs("</p></header>\n<main>\n<div class=\"search\"><label>Search functions <input type=\"search\" "
 	      "id=\"search\" placeholder=\"name or part of it\"></label> <span class=\"note\">highlights them "
 	      "in both flame graphs; the address can carry it: #search=NAME, #inverted, #thread=K</span></div>\n", f);
@@ -779,7 +781,8 @@ int exp_cmd_html(int argc, char **argv, const struct rd_opts *o)
 	if (!r && !(r = rd_outfile_open(o, &of, output, force, false, &h.path, 1))) {
 		h.f = of.f;
 		html_write(&h);
-		r = rd_outfile_close(o, &of, true);
+		r = rd_outfile_close(o, &of, h.leak_rc == 0);
+		r = h.leak_rc ? h.leak_rc : r;
 	}
 	if (h.have_in)
 		prof_input_free(&h.in);

@@ -12,6 +12,7 @@
 **   exp_chrome.c      Chrome Trace Event JSON (Perfetto) from a trace
 **   exp_html.c        the command `inspect html`
 **   exp_html_ui.c     the style sheet and the script of the HTML report
+**   exp_html_leaks.c  the HTML report's leak check (memcheck's classes)
 **   exp_pprof.c       pprof's profile.proto (exp_pprof.h, encoder exp_pb.c)
 **   exp_sites.c       heaptrack's metrics per site stack, from the event
 **                     counters and snapshots (folded; pprof's read them)
@@ -110,6 +111,14 @@ struct exp_chrome_result {
 ** Returns 0 or an exit code. */
 int exp_chrome_write(struct prof_trace *tr, const struct rd_opts *o, const struct exp_chrome_opts *co,
 		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, struct exp_chrome_result *res);
+
+/* "exp_html.c": text escaped for HTML; a size as "13.7 MiB". */
+void exp_html_text(FILE *f, const char *s);
+void exp_html_size(FILE *f, uint64_t v);
+
+/* "exp_html_leaks.c": the process's latest leak check, if any: 0 or an
+** exit code after one line. */
+int exp_html_leak_classes(FILE *f, const char *path, const struct rd_opts *o, int64_t pid);
 
 /* "exp_html_ui.c" */
 extern const char exp_html_css[], exp_html_js[];

@@ -55,7 +55,13 @@
 ** still reachable (class 1 definitely lost, 2 indirectly lost, 3 possibly
 ** lost; MEMINST_LEAK_CLASS_NAMES).  A block of a checked snapshot without a
 ** row is still reachable.  Added to schema 2 without a new version, as
-** type_frame: a snapshot without a leak_check row was not checked. */
+** type_frame: a snapshot without a leak_check row was not checked.
+** Added after them, the same way (a file without them: not known):
+** leak_clique, one row per definitely lost block from which indirectly
+** lost blocks hang (memcheck's "(D direct, I indirect)": their bytes and
+** blocks; each indirectly lost block counts once, in the clique of the
+** lost block that reached it first), and leak_cpu, the CPU time of the
+** thread that made the scan. */
 #define MEMINST_LEAK_CLASS_NAMES "still reachable", "definitely lost", "indirectly lost", "possibly lost"
 #define MEMINST_SNAPSHOT_LEAK_TABLES                                              \
 	"CREATE TABLE IF NOT EXISTS leak_check(\n"                               \
@@ -70,7 +76,13 @@
 	"  scan_ns INTEGER NOT NULL);\n"                                         \
 	"CREATE TABLE IF NOT EXISTS leak_block(\n"                               \
 	"  snapshot INTEGER NOT NULL, addr INTEGER NOT NULL, class INTEGER NOT NULL,\n" \
-	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"
+	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"                        \
+	"CREATE TABLE IF NOT EXISTS leak_clique(\n"                              \
+	"  snapshot INTEGER NOT NULL, addr INTEGER NOT NULL,\n"                  \
+	"  indirect_bytes INTEGER NOT NULL, indirect_blocks INTEGER NOT NULL,\n" \
+	"  PRIMARY KEY(snapshot, addr)) WITHOUT ROWID;\n"                        \
+	"CREATE TABLE IF NOT EXISTS leak_cpu(\n"                                 \
+	"  snapshot INTEGER PRIMARY KEY, scan_cpu_ns INTEGER NOT NULL);\n"
 
 /* Event counters (status_event: one row per entry of every kind with an
 ** allocation) and each type's log2 histogram of requested sizes

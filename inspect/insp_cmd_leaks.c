@@ -3,18 +3,19 @@
 ** memcheck's leak classes of a checked snapshot (libmeminst's reachability
 ** scan, alloc_leak.c), as memcheck's LEAK SUMMARY and its loss records:
 ** bytes and blocks per class, then per class and allocation site, biggest
-** first.  Blocks that glibc and the loader keep for the life of the process
-** (locale, name service, stdio buffers, the loader's and the threads'
-** DTVs: sites in ld.so, or in libc's functions of those families) are
-** suppressed by default, as memcheck's default suppressions and glibc's
-** __libc_freeres hide them from memcheck, and counted on one line; the
-** user adds suppressions by function name or site (--suppress NAME, a
-** glob; --suppressions FILE, one a line).
+** first, a definitely lost site with the indirectly lost bytes hanging
+** from its blocks (memcheck's "N (D direct, I indirect) bytes").  The sums
+** and the suppressions are the reader's (rd_leak.c): glibc's and the
+** loader's own blocks by default, counted on one line; the user adds
+** names (--suppress NAME, a glob; --suppressions FILE, one a line).
+** With --from N --to M: what grew between two leak checks of one file
+** (leak_check=on's snapshots of a server), by class and site; sites are
+** matched by name, as inspect diff matches types.
 */
 #include "insp_int.h"
 
-#include <fnmatch.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,10 @@ enum { LEAKS_SUPPRESS = RD_ID_OWN, LEAKS_SUPPRESSIONS, LEAKS_NO_DEFAULT };
 static const struct rd_option leaks_options[] = {
 	RD_OPTION_PID("check the live process PID now (MEMINST=mim,control=on)"),
 	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest with a leak check)"),
+	{"from", 0, RD_OT_INT, "N", "what grew since the leak check of snapshot N\n"
+	 "(default with --to: the check before M)", RD_ID_FROM, 1, RD_INT_MAX, NULL},
+	{"to", 0, RD_OT_INT, "M", "what grew up to the leak check of snapshot M\n"
+	 "(default with --from: the latest)", RD_ID_TO, 1, RD_INT_MAX, NULL},
 	{"all", 0, RD_OT_FLAG, NULL, "list the still reachable and the suppressed sites too", RD_ID_ALL, 0, 0,
 	 NULL},
 	RD_OPTION_LIMIT("at most N sites per class"),
@@ -46,7 +51,9 @@ static const struct rd_cmd_spec leaks_spec = {
 	"snapshot; --pid PID: the live process now): definitely lost (no pointer\n"
 	"to the block), indirectly lost (reachable only from lost blocks),\n"
 	"possibly lost (only pointers into its middle), still reachable.  The\n"
-	"summary, then the sites of the lost blocks, biggest first.\n",
+	"summary, then the sites of the lost blocks, biggest first (definitely\n"
+	"lost: with the indirectly lost bytes hanging from them).  With --from\n"
+	"and --to: what grew between two leak checks, by class and site.\n",
 	leaks_options, 0, 1,
 };
 
@@ -102,73 +109,9 @@ static int leaks_own(struct rd_getopt *g, void *ctx)
 	return RD_CONTINUE;
 }
 
-/* "func+0x13 (module)": the function (without the offset) and the module. */
-static void leaks_split(const char *label, char *func, size_t flen, char *mod, size_t mlen)
+static const char *leaks_kind(int slot)
 {
-	const char *open = strrchr(label, '(');
-	size_t n = open && open > label ? (size_t)(open - label - 1) : strlen(label);
-	const char *plus = strstr(label, "+0x");
-	if (plus && (size_t)(plus - label) < n)
-		n = (size_t)(plus - label);
-	snprintf(func, flen, "%.*s", (int)n, label);
-	mod[0] = 0;
-	if (open)
-		snprintf(mod, mlen, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
-}
-
-/* glibc's and the loader's blocks for the life of the process. */
-static bool leaks_default_suppressed(const char *func, const char *mod)
-{
-	static const char *const libc_funcs[] = {"setlocale", "_nl_*", "__nl_*", "nss_*", "__nss_*", "_nss_*",
-						 "*_dl_*", "dl_*", "_IO_*", "__libc_*", "tzset*", "__tz*",
-						 "new_composite_name", "__gconv*", "_dlerror_run", NULL};
-	if (!strncmp(mod, "ld-linux", 8) || !strncmp(mod, "ld.so", 5) || !strncmp(mod, "ld-2.", 5))
-		return true;
-	if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5))
-		return false;
-	for (int i = 0; libc_funcs[i]; i++)
-		if (!fnmatch(libc_funcs[i], func, 0))
-			return true;
-	return false;
-}
-
-/* Per type: suppressed (1) or not (0); -1 not yet decided. */
-static bool leaks_suppressed(struct rd_session *s, const struct leaks_ctx *c, signed char *memo, int64_t type)
-{
-	if (memo[type] >= 0)
-		return memo[type];
-	const char *where;
-	const char *label = rd_type_label(s->db, &s->tags, type, &where);
-	char func[1024], mod[256];
-	leaks_split(label, func, sizeof func, mod, sizeof mod);
-	bool sup = !c->no_default && leaks_default_suppressed(func, mod);
-	for (size_t i = 0; !sup && i < c->n; i++)
-		sup = !fnmatch(c->names[i], func, 0) || !fnmatch(c->names[i], label, 0);
-	memo[type] = sup;
-	return sup;
-}
-
-struct leaks_sum {
-	struct rd_session *s;
-	const struct leaks_ctx *c;
-	const struct rd_leak_check *check;
-	signed char *memo;           /* by type */
-	int64_t ntypes;
-	struct insp_aggmap by_site[RD_LEAK_CLASSES + 1]; /* the last: suppressed */
-	uint64_t bytes[RD_LEAK_CLASSES + 1], blocks[RD_LEAK_CLASSES + 1];
-};
-
-static void leaks_add(void *ctx, const struct rd_block *b)
-{
-	struct leaks_sum *m = ctx;
-	int cls = rd_leak_class(m->check, b->addr);
-	bool sup = b->type >= 0 && b->type < m->ntypes && leaks_suppressed(m->s, m->c, m->memo, b->type);
-	int slot = sup ? RD_LEAK_CLASSES : cls;
-	struct insp_agg *g = insp_aggmap_get(&m->by_site[slot], b->type);
-	g->bytes += b->size;
-	g->blocks++;
-	m->bytes[slot] += b->size;
-	m->blocks[slot]++;
+	return slot < RD_LEAK_CLASSES ? leaks_names[slot] : "suppressed";
 }
 
 static const struct rd_col summary_cols[] = {
@@ -181,6 +124,8 @@ static const struct rd_col site_cols[] = {
 	{"kind", "kind", RD_K_STR, 0},
 	{"bytes", "bytes", RD_K_SIZE, 0},
 	{"blocks", "blocks", RD_K_INT, 0},
+	{"indirect_bytes", "+ indirect", RD_K_SIZE, RD_C_OPTIONAL},
+	{"indirect_blocks", "in blocks", RD_K_INT, RD_C_OPTIONAL},
 	{"type", "", RD_K_INT, RD_C_DATA_ONLY},
 	{"site", "allocated at", RD_K_STR, 0},
 	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
@@ -191,109 +136,295 @@ static const struct rd_col scan_cols[] = {
 	{"threads", "threads", RD_K_INT, 0},
 	{"threads_unstopped", "threads not stopped (stack only)", RD_K_INT, 0},
 	{"scan_ns", "scan", RD_K_DUR, 0},
+	{"scan_cpu_ns", "scan CPU", RD_K_DUR, RD_C_OPTIONAL},
 };
 
-static void leaks_summary(rd_doc_t *d, const struct leaks_sum *m)
+static void leaks_summary(rd_doc_t *d, const struct rd_leak_sum *m, const struct rd_leak_check *k)
 {
 	rd_table_t *t = rd_doc_table(d, "summary", summary_cols, NCOLS(summary_cols), 0);
 	rd_table_title(t, "leak summary:");
-	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++) {
-		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_CLASSES;
+	for (int i = 0; i <= RD_LEAK_CLASSES; i++) {
+		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_SUPPRESSED;
 		rd_row(t);
-		rd_put_const(t, c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+		rd_put_const(t, leaks_kind(c));
 		rd_put_uint(t, m->bytes[c]);
 		rd_put_uint(t, m->blocks[c]);
 	}
-	const struct rd_leak_check *k = m->check;
 	t = rd_doc_table(d, "scan", scan_cols, NCOLS(scan_cols), RD_T_SINGLE | RD_T_DATA);
 	rd_row(t);
 	rd_put_uint(t, k->scanned_bytes);
 	rd_put_int(t, k->threads);
 	rd_put_int(t, k->threads_unstopped);
 	rd_put_int(t, k->scan_ns);
+	if (k->scan_cpu_ns >= 0)
+		rd_put_int(t, k->scan_cpu_ns);
+	else
+		rd_put_null(t);
 }
 
-static void leaks_sites(rd_doc_t *d, struct leaks_sum *m, const struct rd_args *a)
+static void leaks_sites(rd_doc_t *d, struct rd_session *s, const struct rd_leak_sum *m, const struct rd_args *a)
 {
 	rd_table_t *t = rd_doc_table(d, "sites", site_cols, NCOLS(site_cols), 0);
 	rd_table_title(t, "by site, biggest first:");
-	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++) {
-		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_CLASSES;
-		if ((c == RD_LEAK_REACHABLE || c == RD_LEAK_CLASSES) && !a->all)
+	for (int i = 0; i <= RD_LEAK_CLASSES; i++) {
+		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_SUPPRESSED;
+		if ((c == RD_LEAK_REACHABLE || c == RD_LEAK_SUPPRESSED) && !a->all)
 			continue;
 		size_t n;
-		struct insp_agg *v = insp_aggmap_sorted(&m->by_site[c], &n);
+		struct rd_leak_site *v = rd_leak_sites(m, c, &n);
 		size_t limit = a->limit >= 0 ? (size_t)a->limit : n;
 		for (size_t j = 0; j < n && j < limit; j++) {
 			const char *where = NULL;
 			rd_row(t);
-			rd_put_const(t, c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+			rd_put_const(t, leaks_kind(c));
 			rd_put_uint(t, v[j].bytes);
 			rd_put_uint(t, v[j].blocks);
-			rd_put_int(t, v[j].key);
-			rd_put_str(t, rd_type_label(m->s->db, &m->s->tags, v[j].key, &where));
+			if (c == RD_LEAK_DEFINITE) {
+				rd_put_uint(t, v[j].ind_bytes);
+				rd_put_uint(t, v[j].ind_blocks);
+			} else {
+				rd_put_null(t);
+				rd_put_null(t);
+			}
+			rd_put_int(t, v[j].type);
+			rd_put_str(t, rd_type_label(s->db, &s->tags, v[j].type, &where));
 			rd_put_str(t, where);
 		}
 		if (n > limit)
-			rd_table_note(t, "(%zu more %s sites)", n - limit,
-					c < RD_LEAK_CLASSES ? leaks_names[c] : "suppressed");
+			rd_table_note(t, "(%zu more %s sites)", n - limit, leaks_kind(c));
 		free(v);
 	}
 }
 
-/* Select the snapshot (the latest checked one unless --snapshot), load its
-** classes and add its blocks up. */
-static int leaks_read(struct rd_session *s, const struct rd_opts *o, struct rd_args *a,
-		      const char *path, struct leaks_sum *m, struct rd_leak_check *check)
+/* The latest checked snapshot (of any process) unless want: 0 or an
+** exit code after one line. */
+static int leaks_pick(struct rd_session *s, const struct rd_opts *o, const char *path, int64_t *want)
 {
-	*s = (struct rd_session){0};
-	int r = rd_db_open(path, o, &s->db);
-	int64_t want = a->snapshot;
-	if (!r && !want && !(r = rd_leak_latest(s->db, &want)) && !want) {
+	int r = rd_leak_latest(s->db, 0, want);
+	if (!r && !*want) {
 		rd_errf(o->err, "inspect: %s: no snapshot has a leak check (run in mim mode with an exit "
 				"snapshot, or leak_check=on)\n", path);
 		r = RD_EXIT_NOTFOUND;
 	}
-	if (!r)
-		r = rd_db_select(s->db, want, RD_NEED_MAP);
-	if (!r)
-		r = rd_leak_load(s->db, check);
-	if (!r)
-		r = rd_session_tags(s, a);
-	if (r)
-		return r;
-	int64_t ntypes = 0;
-	for (size_t i = 0; i < s->tags.types.n; i++)
-		if (s->tags.types.v[i].id >= ntypes)
-			ntypes = s->tags.types.v[i].id + 1;
-	m->s = s, m->check = check, m->ntypes = ntypes;
-	m->memo = rd_xmalloc((size_t)ntypes + 1);
-	memset(m->memo, -1, (size_t)ntypes + 1);
-	for (int i = 0; i < RD_LEAK_CLASSES + 1; i++)
-		insp_aggmap_init(&m->by_site[i]);
-	return rd_blocks_each(s->db, o, NULL, leaks_add, m);
+	return r;
 }
 
 static int leaks_show(const struct rd_opts *o, struct rd_args *a, const struct leaks_ctx *c, const char *path,
 		      const char *label)
 {
-	struct rd_session s;
+	struct rd_session s = {0};
 	struct rd_leak_check check = {0};
-	struct leaks_sum m = {.c = c};
-	int r = leaks_read(&s, o, a, path, &m, &check);
+	struct rd_leak_sum m = {0};
+	struct rd_leak_suppress sup = {c->names, c->n, c->no_default};
+	int64_t want = a->snapshot;
+	int r = rd_db_open(path, o, &s.db);
+	if (!r && !want)
+		r = leaks_pick(&s, o, path, &want);
+	if (!r)
+		r = rd_leak_read(&s, o, a, want, &sup, &check, &m);
 	if (!r) {
 		rd_doc_t *d = rd_doc_new(o, a);
 		rd_doc_snapshot(d, "snapshot", label, rd_db_snap(s.db));
-		leaks_summary(d, &m);
-		leaks_sites(d, &m, a);
+		leaks_summary(d, &m, &check);
+		leaks_sites(d, &s, &m, a);
 		r = rd_doc_print(d);
 		rd_doc_free(d);
 	}
-	for (int i = 0; m.memo && i < RD_LEAK_CLASSES + 1; i++)
-		insp_aggmap_free(&m.by_site[i]);
-	free(m.memo);
+	rd_leak_sum_free(&m);
 	rd_leak_free(&check);
 	rd_session_close(&s);
+	return r;
+}
+
+/* --------------------------------------------- what grew: --from --to --- */
+
+/* One (class, site) of one side; sites are matched by name. */
+struct leaks_row {
+	int slot;
+	char *label, *where;
+	uint64_t bytes[2], blocks[2];
+};
+
+struct leaks_growth {
+	struct leaks_row *v;
+	size_t n, cap;
+	uint64_t bytes[2][RD_LEAK_SUPPRESSED + 1], blocks[2][RD_LEAK_SUPPRESSED + 1];
+	int64_t snap[2];
+};
+
+static void leaks_side(struct leaks_growth *g, int side, struct rd_session *s, const struct rd_leak_sum *m)
+{
+	for (int c = 0; c <= RD_LEAK_SUPPRESSED; c++) {
+		g->bytes[side][c] = m->bytes[c];
+		g->blocks[side][c] = m->blocks[c];
+		size_t n;
+		struct rd_leak_site *v = rd_leak_sites(m, c, &n);
+		for (size_t j = 0; j < n; j++) {
+			if (g->n == g->cap) {
+				g->cap = g->cap ? 2 * g->cap : 256;
+				g->v = rd_xrealloc(g->v, g->cap * sizeof *g->v);
+			}
+			const char *where = NULL;
+			const char *label = rd_type_label(s->db, &s->tags, v[j].type, &where);
+			struct leaks_row *r = &g->v[g->n++];
+			*r = (struct leaks_row){c, rd_xstrdup(label), where ? rd_xstrdup(where) : NULL, {0, 0}, {0, 0}};
+			r->bytes[side] = v[j].bytes;
+			r->blocks[side] = v[j].blocks;
+		}
+		free(v);
+	}
+}
+
+static int leaks_row_cmp(const void *x, const void *y)
+{
+	const struct leaks_row *a = x, *b = y;
+	return a->slot != b->slot ? a->slot - b->slot : strcmp(a->label, b->label);
+}
+
+static int64_t leaks_delta(const struct leaks_row *r)
+{
+	return (int64_t)(r->bytes[1] - r->bytes[0]);
+}
+
+static int leaks_by_growth(const void *x, const void *y)
+{
+	int64_t a = leaks_delta(x), b = leaks_delta(y);
+	return a != b ? (a < b ? 1 : -1) : leaks_row_cmp(x, y);
+}
+
+/* The rows of both sides merged by (class, site): the growth, biggest first. */
+static void leaks_merge(struct leaks_growth *g)
+{
+	qsort(g->v, g->n, sizeof *g->v, leaks_row_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		if (k && !leaks_row_cmp(&g->v[k - 1], &g->v[i])) {
+			for (int side = 0; side < 2; side++) {
+				g->v[k - 1].bytes[side] += g->v[i].bytes[side];
+				g->v[k - 1].blocks[side] += g->v[i].blocks[side];
+			}
+			free(g->v[i].label);
+			free(g->v[i].where);
+		} else {
+			g->v[k++] = g->v[i];
+		}
+	}
+	g->n = k;
+	qsort(g->v, g->n, sizeof *g->v, leaks_by_growth);
+}
+
+static const struct rd_col growth_sum_cols[] = {
+	{"kind", "", RD_K_STR, 0},
+	{"delta_bytes", "growth", RD_K_DELTA, 0},
+	{"delta_blocks", "blocks", RD_K_INT, 0},
+	{"bytes_a", "bytes in A", RD_K_SIZE, 0},
+	{"bytes_b", "bytes in B", RD_K_SIZE, 0},
+	{"blocks_a", "blocks in A", RD_K_INT, 0},
+	{"blocks_b", "blocks in B", RD_K_INT, 0},
+};
+
+static const struct rd_col growth_cols[] = {
+	{"kind", "kind", RD_K_STR, 0},
+	{"delta_bytes", "growth", RD_K_DELTA, 0},
+	{"delta_blocks", "blocks", RD_K_INT, 0},
+	{"bytes_a", "bytes in A", RD_K_SIZE, 0},
+	{"bytes_b", "bytes in B", RD_K_SIZE, 0},
+	{"site", "allocated at", RD_K_STR, 0},
+	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
+};
+
+static void leaks_growth_print(rd_doc_t *d, const struct leaks_growth *g, const struct rd_args *a)
+{
+	rd_table_t *t = rd_doc_table(d, "summary", growth_sum_cols, NCOLS(growth_sum_cols), 0);
+	rd_table_title(t, "leak summary, snapshot %lld (A) to %lld (B):", (long long)g->snap[0],
+		       (long long)g->snap[1]);
+	for (int i = 0; i <= RD_LEAK_CLASSES; i++) {
+		int c = i < RD_LEAK_CLASSES ? leaks_order[i] : RD_LEAK_SUPPRESSED;
+		rd_row(t);
+		rd_put_const(t, leaks_kind(c));
+		rd_put_int(t, (int64_t)(g->bytes[1][c] - g->bytes[0][c]));
+		rd_put_int(t, (int64_t)(g->blocks[1][c] - g->blocks[0][c]));
+		rd_put_uint(t, g->bytes[0][c]);
+		rd_put_uint(t, g->bytes[1][c]);
+		rd_put_uint(t, g->blocks[0][c]);
+		rd_put_uint(t, g->blocks[1][c]);
+	}
+	t = rd_doc_table(d, "growth", growth_cols, NCOLS(growth_cols), 0);
+	rd_table_title(t, "what grew, by site, biggest first:");
+	size_t shown = 0, grew = 0, limit = a->limit >= 0 ? (size_t)a->limit : SIZE_MAX;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct leaks_row *r = &g->v[i];
+		bool show = r->slot != RD_LEAK_REACHABLE && r->slot != RD_LEAK_SUPPRESSED ? true : a->all;
+		if (!show || (leaks_delta(r) <= 0 && r->blocks[1] <= r->blocks[0]))
+			continue;
+		if (grew++ >= limit)
+			continue;
+		shown++;
+		rd_row(t);
+		rd_put_const(t, leaks_kind(r->slot));
+		rd_put_int(t, leaks_delta(r));
+		rd_put_int(t, (int64_t)(r->blocks[1] - r->blocks[0]));
+		rd_put_uint(t, r->bytes[0]);
+		rd_put_uint(t, r->bytes[1]);
+		rd_put_str(t, r->label);
+		rd_put_str(t, r->where);
+	}
+	if (grew > shown)
+		rd_table_note(t, "(%zu more sites grew)", grew - shown);
+	if (!grew)
+		rd_table_note(t, "(no %ssite grew)", a->all ? "" : "lost ");
+}
+
+/* Snapshot to (default: the latest check) and from (default: the check
+** before it): each side's sums by (class, site). */
+static int leaks_growth_read(struct leaks_growth *g, const struct rd_opts *o, struct rd_args *a,
+			     const struct leaks_ctx *c, const char *path)
+{
+	struct rd_session s = {0};
+	struct rd_leak_suppress sup = {c->names, c->n, c->no_default};
+	int r = rd_db_open(path, o, &s.db);
+	g->snap[1] = a->to;
+	if (!r && !g->snap[1])
+		r = leaks_pick(&s, o, path, &g->snap[1]);
+	g->snap[0] = a->from;
+	if (!r && !g->snap[0] && !(r = rd_leak_previous(s.db, g->snap[1], &g->snap[0])) && !g->snap[0]) {
+		rd_errf(o->err, "inspect: %s: no leak check before snapshot %lld to compare with\n", path,
+			(long long)g->snap[1]);
+		r = RD_EXIT_NOTFOUND;
+	}
+	if (!r && g->snap[0] >= g->snap[1]) {
+		rd_errf(o->err, "inspect: leaks: --from %lld is not before --to %lld\n", (long long)g->snap[0],
+			(long long)g->snap[1]);
+		r = RD_EXIT_USAGE;
+	}
+	for (int side = 0; side < 2 && !r; side++) {
+		struct rd_leak_check check = {0};
+		struct rd_leak_sum m = {0};
+		if (!(r = rd_leak_read(&s, o, a, g->snap[side], &sup, &check, &m)))
+			leaks_side(g, side, &s, &m);
+		rd_leak_sum_free(&m);
+		rd_leak_free(&check);
+	}
+	rd_session_close(&s);
+	return r;
+}
+
+static int leaks_growth(const struct rd_opts *o, struct rd_args *a, const struct leaks_ctx *c, const char *path)
+{
+	struct leaks_growth g = {0};
+	int r = leaks_growth_read(&g, o, a, c, path);
+	if (!r) {
+		leaks_merge(&g);
+		rd_doc_t *d = rd_doc_new(o, a);
+		leaks_growth_print(d, &g, a);
+		r = rd_doc_print(d);
+		rd_doc_free(d);
+	}
+	for (size_t i = 0; i < g.n; i++) {
+		free(g.v[i].label);
+		free(g.v[i].where);
+	}
+	free(g.v);
 	return r;
 }
 
@@ -302,13 +433,16 @@ int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o)
 	struct rd_args a;
 	struct leaks_ctx c = {.o = o};
 	int r = rd_args_parse_own(&leaks_spec, argc, argv, o, &a, leaks_own, &c);
+	bool growth = a.from || a.to;
 	if (r == RD_CONTINUE) {
 		if (a.pid && a.npos)
 			r = rd_cmd_error(o, &leaks_spec, "give a database or --pid, not both");
-		else if (a.pid && a.snapshot)
-			r = rd_cmd_error(o, &leaks_spec, "--snapshot does not apply to --pid");
+		else if (a.pid && (a.snapshot || growth))
+			r = rd_cmd_error(o, &leaks_spec, "--snapshot, --from and --to do not apply to --pid");
 		else if (!a.pid && !a.npos)
 			r = rd_cmd_error(o, &leaks_spec, "missing argument: a database or --pid PID");
+		else if (growth && a.snapshot)
+			r = rd_cmd_error(o, &leaks_spec, "--snapshot does not go with --from and --to");
 	}
 	if (r == RD_CONTINUE && a.pid) {
 		char path[PATH_MAX], label[64];
@@ -322,7 +456,7 @@ int insp_cmd_leaks(int argc, char **argv, const struct rd_opts *o)
 			insp_control_tempfile_remove(path);
 		}
 	} else if (r == RD_CONTINUE) {
-		r = leaks_show(o, &a, &c, a.pos[0], a.pos[0]);
+		r = growth ? leaks_growth(o, &a, &c, a.pos[0]) : leaks_show(o, &a, &c, a.pos[0], a.pos[0]);
 	}
 	for (size_t i = 0; i < c.n; i++)
 		free((void *)c.names[i]);

@@ -16,6 +16,7 @@
 **   prof_inline.c   the inline frames of sampled addresses
 **   prof_input.c    what the commands and the exports read, built as asked
 **   prof_report.c   `inspect report`: memory and time of a session
+**   prof_leaks.c    report's leak check: memcheck's summary, lost sites
 **   prof_live.c     the live blocks of a trace (top --live-at-exit)
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
 **
@@ -105,6 +106,10 @@ void prof_live_put(rd_table_t *t, const struct prof_live *live, const struct pro
 		   struct rd_pool *pool);
 /* The last exit snapshot of pid (0: none). */
 int64_t prof_live_exit_snapshot(rd_db_t *db, int64_t pid);
+
+/* "prof_leaks.c": the process's latest leak check, if any (its tags
+** replace those in s). */
+int prof_report_leaks(rd_doc_t *d, struct rd_session *s, const struct rd_args *a, int64_t pid, size_t limit);
 /* After the blocks are loaded: when `own` is not NULL, read pid's trace of
 ** the session at path into it with the blocks attached (the caller's
 ** reading was of another process), then prof_live_finish.  0 or an exit

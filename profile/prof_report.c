@@ -787,6 +787,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 		    !(r = report_live(d, &s, &a, snap, false, total, limit, pk.held)) &&
 		    !(r = report_live(d, &s, &a, snap, true, total, limit, pk.held)))
 			r = report_exit(d, &s, &a, mem_pid, limit, &live, join.have_model ? &join.model : &in.model);
+		if (!r)
+			r = prof_report_leaks(d, &s, &a, mem_pid, limit);
 	}
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in, sampling_off);

@@ -3,9 +3,9 @@
 ** `inspect` shares, the memory commands (inspect/) and the time commands
 ** and exports (profile/) alike.  Nothing here knows a command; the files
 ** of the snapshot and trace formats are read through it.  Prototypes are
-** grouped under the file that defines them.  Its length is over the guide:
-** it is the one header of the whole toolkit (splitting it would split
-** what every reader includes together).
+** grouped under the file that defines them.  It is over the guide (~850 lines):
+** it is the one header of the toolkit's many files, and its structures
+** (leak sums, events, output model) are shared by every command.
 **
 **   rd_args.c        the command-line parser shared by every command
 **                      (the launcher, session/meminst.c, links it too)
@@ -537,18 +537,54 @@ struct rd_leak_check {
 	uint64_t bytes[RD_LEAK_CLASSES], blocks[RD_LEAK_CLASSES];
 	uint64_t scanned_bytes;
 	int64_t threads, threads_unstopped, scan_ns;
+	int64_t scan_cpu_ns; /* -1: not stored (an older file)             */
 	uint64_t *addr;      /* the blocks not still reachable, by address */
 	unsigned char *cls;  /* and their classes                          */
 	size_t n;
+	struct rd_leak_clique { /* a definitely lost block's indirectly lost */
+		uint64_t addr, bytes, blocks;
+	} *clique;           /* by address */
+	size_t nclique;
+};
+/* Sums by class (and suppressed) and by class and site (type). */
+struct rd_session;
+#define RD_LEAK_SUPPRESSED RD_LEAK_CLASSES
+struct rd_leak_suppress {
+	const char *const *names; /* globs of functions or sites */
+	size_t n;
+	bool no_default;          /* glibc's and the loader's not suppressed */
+};
+struct rd_leak_site {
+	int64_t type; /* -1: a type the tags do not know */
+	uint64_t bytes, blocks, ind_bytes, ind_blocks; /* ind_: definitely lost's cliques */
+};
+struct rd_leak_sum {
+	uint64_t bytes[RD_LEAK_SUPPRESSED + 1], blocks[RD_LEAK_SUPPRESSED + 1];
+	struct rd_leak_site *site[RD_LEAK_SUPPRESSED + 1]; /* by type; nsites each */
+	size_t nsites;
 };
 /* "rd_leak.c" */
-/* The latest snapshot with a leak check, 0 if none: 0 or RD_EXIT_DB. */
-int rd_leak_latest(rd_db_t *db, int64_t *snap);
+/* The latest snapshot with a leak check (of process pid; 0: any), 0 if
+** none: 0 or RD_EXIT_DB. */
+int rd_leak_latest(rd_db_t *db, int64_t pid, int64_t *snap);
+/* The check before snapshot snap (0 if none): 0 or RD_EXIT_DB. */
+int rd_leak_previous(rd_db_t *db, int64_t snap, int64_t *prev);
 /* The selected snapshot's: 0, or RD_EXIT_NOTFOUND / RD_EXIT_DB after
 ** one line. */
 int rd_leak_load(rd_db_t *db, struct rd_leak_check *c);
 int rd_leak_class(const struct rd_leak_check *c, uint64_t addr);
+const struct rd_leak_clique *rd_leak_clique_of(const struct rd_leak_check *c, uint64_t addr);
 void rd_leak_free(struct rd_leak_check *c);
+/* Add the selected snapshot's blocks up (its tags loaded in s). */
+int rd_leak_sum(struct rd_session *s, const struct rd_opts *o, const struct rd_leak_check *c,
+		const struct rd_leak_suppress *sup, struct rd_leak_sum *m);
+/* Select snapshot snap, load its check and tags, add up: all of the above. */
+int rd_leak_read(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a, int64_t snap,
+		 const struct rd_leak_suppress *sup, struct rd_leak_check *c, struct rd_leak_sum *m);
+/* The sites of a class (or RD_LEAK_SUPPRESSED) with blocks, biggest
+** (direct and indirect bytes) first: a new array. */
+struct rd_leak_site *rd_leak_sites(const struct rd_leak_sum *m, int slot, size_t *n);
+void rd_leak_sum_free(struct rd_leak_sum *m);
 
 /* ----------------------------------------------------------- rd_names -- */
 

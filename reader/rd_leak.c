@@ -1,35 +1,66 @@
 /*
 ** rd_leak.c — reading a snapshot's leak check (meminst-snapshot.h:
-** leak_check, one row per checked snapshot, and leak_block, the class of
-** each block that is not still reachable).  Files from before the leak
-** check have neither table: they hold no checked snapshot.
+** leak_check, one row per checked snapshot, leak_block, the class of each
+** block that is not still reachable, leak_clique, the indirectly lost
+** bytes hanging from each definitely lost block, leak_cpu, the scan's CPU
+** time).  Files from before the leak check have none of the tables: they
+** hold no checked snapshot; files from before the cliques lack the last
+** two (no indirect bytes by site, CPU not known).
+**
+** And the sums that inspect leaks, report and html show: bytes and blocks
+** per class and per class and site, with the suppressions applied.
+** Blocks that glibc and the loader keep for the life of the process
+** (locale, name service, stdio buffers, the loader's and the threads'
+** DTVs: sites in ld.so, or in libc's functions of those families) are
+** suppressed by default, as memcheck's default suppressions and glibc's
+** __libc_freeres hide them from memcheck; the user adds names (globs).
 */
 #include "rd_int.h"
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool leak_tables(rd_db_t *db)
+static bool leak_table(rd_db_t *db, const char *names, int want)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM sqlite_master WHERE name IN "
-					       "('leak_check', 'leak_block')");
-	bool there = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 2;
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN (%s)", names);
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
+	bool there = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == want;
 	sqlite3_finalize(st);
 	return there;
 }
 
-int rd_leak_latest(rd_db_t *db, int64_t *snap)
+static bool leak_tables(rd_db_t *db)
+{
+	return leak_table(db, "'leak_check', 'leak_block'", 2);
+}
+
+/* The checked snapshot a query of one integer parameter picks, 0 if none. */
+static int leak_pick(rd_db_t *db, const char *sql, int64_t arg, int64_t *snap)
 {
 	*snap = 0;
 	if (!leak_tables(db))
 		return 0;
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT coalesce(max(snapshot), 0) FROM leak_check");
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
 	if (!st)
 		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, arg);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		*snap = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return 0;
+}
+
+int rd_leak_latest(rd_db_t *db, int64_t pid, int64_t *snap)
+{
+	return leak_pick(db, "SELECT coalesce(max(l.snapshot), 0) FROM leak_check l JOIN snapshot s ON "
+			     "s.id = l.snapshot WHERE ?1 = 0 OR s.pid = ?1", pid, snap);
+}
+
+int rd_leak_previous(rd_db_t *db, int64_t snap, int64_t *prev)
+{
+	return leak_pick(db, "SELECT coalesce(max(snapshot), 0) FROM leak_check WHERE snapshot < ?1", snap, prev);
 }
 
 static int leak_row(rd_db_t *db, struct rd_leak_check *c)
@@ -89,6 +120,52 @@ static int leak_blocks(rd_db_t *db, struct rd_leak_check *c)
 	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "cannot read leak_block");
 }
 
+/* The cliques (leak_clique) by address, and the scan's CPU (leak_cpu). */
+static int leak_cliques(rd_db_t *db, struct rd_leak_check *c)
+{
+	c->scan_cpu_ns = -1;
+	if (!leak_table(db, "'leak_clique', 'leak_cpu'", 2))
+		return 0;
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT scan_cpu_ns FROM leak_cpu WHERE snapshot = ?");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		c->scan_cpu_ns = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = rd_db_prepare(db, "SELECT addr, indirect_bytes, indirect_blocks FROM leak_clique WHERE snapshot = ? "
+			       "ORDER BY addr");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (c->nclique == cap) {
+			cap = cap ? 2 * cap : 64;
+			c->clique = rd_xrealloc(c->clique, cap * sizeof *c->clique);
+		}
+		c->clique[c->nclique++] = (struct rd_leak_clique){(uint64_t)sqlite3_column_int64(st, 0),
+								  (uint64_t)sqlite3_column_int64(st, 1),
+								  (uint64_t)sqlite3_column_int64(st, 2)};
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "cannot read leak_clique");
+}
+
+const struct rd_leak_clique *rd_leak_clique_of(const struct rd_leak_check *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nclique;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (c->clique[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nclique && c->clique[lo].addr == addr ? &c->clique[lo] : NULL;
+}
+
 int rd_leak_load(rd_db_t *db, struct rd_leak_check *c)
 {
 	memset(c, 0, sizeof *c);
@@ -98,7 +175,9 @@ int rd_leak_load(rd_db_t *db, struct rd_leak_check *c)
 			"inspect: %s: snapshot %lld has no leak check (mis mode, leak_check=off, or a snapshot "
 			"other than the exit one without leak_check=on)\n",
 			rd_db_path(db), (long long)rd_db_snap(db)->id);
-	return r ? r : leak_blocks(db, c);
+	if (!r)
+		r = leak_blocks(db, c);
+	return r ? r : leak_cliques(db, c);
 }
 
 int rd_leak_class(const struct rd_leak_check *c, uint64_t addr)
@@ -118,5 +197,144 @@ void rd_leak_free(struct rd_leak_check *c)
 {
 	free(c->addr);
 	free(c->cls);
+	free(c->clique);
 	memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------ the sums by site --- */
+
+/* "func+0x13 (module)": the function (without the offset) and the module. */
+static void leak_split(const char *label, char *func, size_t flen, char *mod, size_t mlen)
+{
+	const char *open = strrchr(label, '(');
+	size_t n = open && open > label ? (size_t)(open - label - 1) : strlen(label);
+	const char *plus = strstr(label, "+0x");
+	if (plus && (size_t)(plus - label) < n)
+		n = (size_t)(plus - label);
+	snprintf(func, flen, "%.*s", (int)n, label);
+	mod[0] = 0;
+	if (open)
+		snprintf(mod, mlen, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
+}
+
+/* glibc's and the loader's blocks for the life of the process. */
+static bool leak_default_suppressed(const char *func, const char *mod)
+{
+	static const char *const libc_funcs[] = {"setlocale", "_nl_*", "__nl_*", "nss_*", "__nss_*", "_nss_*",
+						 "*_dl_*", "dl_*", "_IO_*", "__libc_*", "tzset*", "__tz*",
+						 "new_composite_name", "__gconv*", "_dlerror_run", "read_alias_file",
+						 "extend_alias_table", NULL};
+	if (!strncmp(mod, "ld-linux", 8) || !strncmp(mod, "ld.so", 5) || !strncmp(mod, "ld-2.", 5))
+		return true;
+	if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5))
+		return false;
+	for (int i = 0; libc_funcs[i]; i++)
+		if (!fnmatch(libc_funcs[i], func, 0))
+			return true;
+	return false;
+}
+
+struct leak_adder {
+	struct rd_session *s;
+	const struct rd_leak_check *check;
+	const struct rd_leak_suppress *sup;
+	struct rd_leak_sum *m;
+	signed char *memo; /* by type: suppressed (1) or not (0); -1 not yet decided */
+};
+
+static bool leak_suppressed(struct leak_adder *a, int64_t type)
+{
+	if (a->memo[type] >= 0)
+		return a->memo[type];
+	const char *where;
+	const char *label = rd_type_label(a->s->db, &a->s->tags, type, &where);
+	char func[1024], mod[256];
+	leak_split(label, func, sizeof func, mod, sizeof mod);
+	bool sup = !a->sup->no_default && leak_default_suppressed(func, mod);
+	for (size_t i = 0; !sup && i < a->sup->n; i++)
+		sup = !fnmatch(a->sup->names[i], func, 0) || !fnmatch(a->sup->names[i], label, 0);
+	a->memo[type] = sup;
+	return sup;
+}
+
+static void leak_add(void *ctx, const struct rd_block *b)
+{
+	struct leak_adder *a = ctx;
+	struct rd_leak_sum *m = a->m;
+	int cls = rd_leak_class(a->check, b->addr);
+	bool known = b->type >= 0 && (size_t)b->type < m->nsites - 1;
+	int slot = known && leak_suppressed(a, b->type) ? RD_LEAK_SUPPRESSED : cls;
+	struct rd_leak_site *g = &m->site[slot][known ? (size_t)b->type : m->nsites - 1];
+	g->bytes += b->size;
+	g->blocks++;
+	m->bytes[slot] += b->size;
+	m->blocks[slot]++;
+	const struct rd_leak_clique *q = cls == RD_LEAK_DEFINITE ? rd_leak_clique_of(a->check, b->addr) : NULL;
+	if (q) {
+		g->ind_bytes += q->bytes;
+		g->ind_blocks += q->blocks;
+	}
+}
+
+int rd_leak_sum(struct rd_session *s, const struct rd_opts *o, const struct rd_leak_check *c,
+		const struct rd_leak_suppress *sup, struct rd_leak_sum *m)
+{
+	memset(m, 0, sizeof *m);
+	int64_t ntypes = 0;
+	for (size_t i = 0; i < s->tags.types.n; i++)
+		if (s->tags.types.v[i].id >= ntypes)
+			ntypes = s->tags.types.v[i].id + 1;
+	m->nsites = (size_t)ntypes + 1; /* the last: a type the tags do not know */
+	for (int i = 0; i <= RD_LEAK_SUPPRESSED; i++)
+		m->site[i] = rd_xcalloc(m->nsites, sizeof *m->site[i]);
+	struct leak_adder a = {s, c, sup, m, rd_xmalloc(m->nsites)};
+	memset(a.memo, -1, m->nsites);
+	int r = rd_blocks_each(s->db, o, NULL, leak_add, &a);
+	free(a.memo);
+	return r;
+}
+
+static int leak_site_cmp(const void *x, const void *y)
+{
+	const struct rd_leak_site *a = x, *b = y;
+	uint64_t ta = a->bytes + a->ind_bytes, tb = b->bytes + b->ind_bytes;
+	if (ta != tb)
+		return ta < tb ? 1 : -1;
+	return (a->type > b->type) - (a->type < b->type);
+}
+
+struct rd_leak_site *rd_leak_sites(const struct rd_leak_sum *m, int slot, size_t *n)
+{
+	struct rd_leak_site *v = rd_xmalloc((m->nsites + 1) * sizeof *v);
+	*n = 0;
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->site[slot][i].blocks) {
+			v[*n] = m->site[slot][i];
+			v[(*n)++].type = i + 1 == m->nsites ? -1 : (int64_t)i;
+		}
+	qsort(v, *n, sizeof *v, leak_site_cmp);
+	return v;
+}
+
+void rd_leak_sum_free(struct rd_leak_sum *m)
+{
+	for (int i = 0; i <= RD_LEAK_SUPPRESSED; i++)
+		free(m->site[i]);
+	memset(m, 0, sizeof *m);
+}
+
+int rd_leak_read(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a, int64_t snap,
+		 const struct rd_leak_suppress *sup, struct rd_leak_check *c, struct rd_leak_sum *m)
+{
+	memset(c, 0, sizeof *c);
+	memset(m, 0, sizeof *m);
+	if (s->tags_loaded)
+		rd_tags_free(&s->tags);
+	s->tags_loaded = false;
+	int r = rd_db_select(s->db, snap, RD_NEED_MAP);
+	if (!r)
+		r = rd_leak_load(s->db, c);
+	if (!r)
+		r = rd_session_tags(s, a);
+	return r ? r : rd_leak_sum(s, o, c, sup, m);
 }

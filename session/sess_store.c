@@ -43,7 +43,7 @@
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "class_load", "type", "type_frame", "thread",
 					   "status", "status_event", "size_hist", "snapshot_rss", "segment", "module",
-					   "block_chunk"};
+					   "block_chunk", "leak_check", "leak_block", "leak_clique", "leak_cpu"};
 
 struct store {
 	sqlite3 *db;
@@ -580,6 +580,7 @@ static int store_create(struct store *s, const char *tmp, bool adopted)
 		 "PRAGMA application_id=%d; PRAGMA user_version=%d; PRAGMA journal_mode=MEMORY; "
 		 "PRAGMA synchronous=OFF;", MEMINST_SNAPSHOT_APP_ID, MEMINST_SNAPSHOT_VERSION);
 	return store_exec(s, pragmas) < 0 || store_exec(s, MEMINST_SNAPSHOT_SCHEMA) < 0 ||
+		       store_exec(s, MEMINST_SNAPSHOT_LEAK_TABLES) < 0 ||
 		       store_exec(s, MEMINST_SESSION_SCHEMA) < 0 ||
 		       store_exec(s, "CREATE TABLE IF NOT EXISTS session_trace(pid INTEGER NOT NULL, "
 				     "seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(pid, seq));"

@@ -14,7 +14,15 @@
 #     definitely, indirectly lost and still reachable bytes, and possibly
 #     lost the same but for the DTV blocks (their size depends on the number
 #     of loaded modules: valgrind's preloads, meminst's libraries);
+#   - memcheck's "N (D direct, I indirect) bytes" by site: the list head's
+#     48 with its 3 nodes' 192 hanging from it, the cycle's 600 with 600;
 #   - --suppress and --suppressions move a site to the suppressed line;
+#   - a session (meminst --mim -o): inspect report's leak summary (JSON
+#     and memcheck's lines in text) and definitely lost sites with their
+#     indirect bytes; the html report's classes and sites;
+#   - inspect leaks --from --to: with leak_check=on, a checked snapshot
+#     (meminst_store_memory_data) then the exit one, after 4 x 128 more
+#     lost at alloc_grow and a second list: exactly those grew;
 #   - leak_exit_code=N: the process ends with N when definitely lost bytes
 #     pass leak_threshold, its output intact; not below the threshold;
 #   - inspect leaks --pid on the live program, waiting in read;
@@ -27,15 +35,26 @@ INSPECT=$top_builddir/inspect/inspect
 
 # leaks_by FILE.csv KIND: "bytes blocks" of the program's own sites of KIND.
 leaks_by() {
-	awk -F, -v k="$2" '$1 == k && $5 ~ /\(leak_kinds\)/ { b += $2; n += $3 } END { print b + 0, n + 0 }' "$1"
+	awk -F, -v k="$2" '$1 == k && $7 ~ /\(leak_kinds\)/ { b += $2; n += $3 } END { print b + 0, n + 0 }' "$1"
 }
 # leaks_site FILE.csv KIND FUNCTION: "bytes blocks" of one site.
 leaks_site() {
-	awk -F, -v k="$2" -v f="$3" '$1 == k && index($5, f "+") == 1 { b += $2; n += $3 } END { print b + 0, n + 0 }' "$1"
+	awk -F, -v k="$2" -v f="$3" '$1 == k && index($7, f "+") == 1 { b += $2; n += $3 } END { print b + 0, n + 0 }' "$1"
+}
+# leaks_indirect FILE.csv FUNCTION: "bytes blocks" hanging from a definitely lost site.
+leaks_indirect() {
+	awk -F, -v f="$2" '$1 == "definitely lost" && index($7, f "+") == 1 { print $4, $5 }' "$1"
+}
+# leaks_grew FILE.csv KIND FUNCTION: "bytes blocks" of growth of a site.
+leaks_grew() {
+	awk -F, -v k="$2" -v f="$3" '$1 == k && index($6, f "+") == 1 { print $2, $3 }' "$1"
 }
 # leaks_summary FILE.csv KIND: "bytes blocks" of the summary table.
 leaks_summary() {
 	awk -F, -v k="$2" 'NF == 3 && $1 == k { print $2, $3; exit }' "$1"
+}
+commas() { # 1200 -> 1,200, as valgrind writes numbers
+	echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'
 }
 expect() { # WHAT GOT WANTED
 	[ "$2" = "$3" ] || mi_why_add "$1: $2, expected $3"
@@ -68,8 +87,11 @@ for run in 1 2 3 4 5; do
 		set -- $s
 		expect "$1 $2 at $3" "$(leaks_site "$d/leaks.csv" "$1 $2" "$3")" "$4 $5"
 	done
-	grep -q '^suppressed,[0-9]*,1,[0-9]*,allocate_dtv' "$d/leaks.csv" ||
-		grep -q '^suppressed,[0-9]*,2,[0-9]*,allocate_dtv' "$d/leaks.csv" ||
+	expect "indirect from alloc_head" "$(leaks_indirect "$d/leaks.csv" alloc_head)" "192 3"
+	expect "indirect from alloc_cycle" "$(leaks_indirect "$d/leaks.csv" alloc_cycle)" "600 1"
+	expect "indirect from alloc_plain" "$(leaks_indirect "$d/leaks.csv" alloc_plain)" "0 0"
+	grep -q '^suppressed,[0-9]*,1,,,[0-9]*,allocate_dtv' "$d/leaks.csv" ||
+		grep -q '^suppressed,[0-9]*,2,,,[0-9]*,allocate_dtv' "$d/leaks.csv" ||
 		mi_why_add "the threads' DTVs are not on a suppressed row"
 	mi_verdict "every class exactly, run $run" "$why" "$d/leaks.csv" "inspect leaks" "$d/err" stderr \
 		"$d/inspect.err" "inspect stderr"
@@ -92,10 +114,63 @@ if command -v valgrind >/dev/null; then
 	set -- $(vg 'possibly lost') $dtv
 	expect "memcheck possibly lost without the DTVs" "$(($1 - $3)) $(($2 - $4))" \
 		"$(leaks_summary "$d/leaks.csv" 'possibly lost')"
+	for site in alloc_head alloc_cycle; do # memcheck's "T (D direct, I indirect) bytes in M blocks"
+		set -- $(leaks_site "$d/leaks.csv" 'definitely lost' $site) $(leaks_indirect "$d/leaks.csv" $site)
+		grep -q "== $(commas $(($1 + $3))) ($(commas $1) direct, $(commas $3) indirect) bytes in $2 blocks are definitely lost" \
+			"$MI_TMP/vg.err" || mi_why_add "memcheck has no record of $site's $1 direct, $3 indirect bytes"
+	done
 	mi_verdict "the same classes as valgrind --leak-check=full" "$why" "$MI_TMP/vg.err" "valgrind"
 else
 	echo "skip  memcheck comparison: valgrind is not installed"
 fi
+
+# What grew between two leak checks (leak_check=on).
+why=
+MI_MEMINST="mim,leak_check=on,snapshot=$MI_TMP/grow.db" mi_x "$P" grow "$MI_TMP/grow.db" >"$MI_TMP/grow.out" \
+	2>"$MI_TMP/grow.err"
+expect "grow: status" "$?" 0
+mi_no_complaint "$MI_TMP/grow.err"
+"$INSPECT" leaks --csv --from 1 --to 2 "$MI_TMP/grow.db" >"$MI_TMP/grow.csv" 2>"$MI_TMP/grow.ierr" ||
+	mi_why_add "inspect leaks --from 1 --to 2 failed"
+expect "grew: alloc_grow" "$(leaks_grew "$MI_TMP/grow.csv" 'definitely lost' alloc_grow)" "512 4"
+expect "grew: alloc_head" "$(leaks_grew "$MI_TMP/grow.csv" 'definitely lost' alloc_head)" "48 1"
+expect "grew: alloc_node" "$(leaks_grew "$MI_TMP/grow.csv" 'indirectly lost' alloc_node)" "192 3"
+expect "grew: sites" "$(awk -F, 'NF > 7 && $1 != "kind"' "$MI_TMP/grow.csv" | wc -l)" 3
+expect "grew: summary definitely" "$(awk -F, '$1 == "definitely lost" && NF == 7 { print $2, $3 }' \
+	"$MI_TMP/grow.csv")" "560 5"
+"$INSPECT" leaks --csv --to 2 "$MI_TMP/grow.db" >"$MI_TMP/grow2.csv" || mi_why_add "--to 2 alone failed"
+cmp -s "$MI_TMP/grow.csv" "$MI_TMP/grow2.csv" || mi_why_add "--to 2 alone: not from the check before"
+"$INSPECT" leaks --csv --snapshot 2 "$MI_TMP/grow.db" >"$MI_TMP/grow3.csv" || mi_why_add "--snapshot 2 failed"
+expect "grown: indirect from alloc_head" "$(leaks_indirect "$MI_TMP/grow3.csv" alloc_head)" "384 6"
+"$INSPECT" leaks --from 2 --to 1 "$MI_TMP/grow.db" >/dev/null 2>"$MI_TMP/grow.bad" && mi_why_add "--from 2 --to 1: status 0"
+[ "$(wc -l <"$MI_TMP/grow.bad")" = 1 ] || mi_why_add "--from 2 --to 1: not one line"
+"$INSPECT" leaks --from 1 "$d/l.db" >/dev/null 2>"$MI_TMP/grow.bad2" && mi_why_add "--from 1 of a file with one check: status 0"
+[ "$(wc -l <"$MI_TMP/grow.bad2")" = 1 ] || mi_why_add "--from 1 of a file with one check: not one line"
+mi_verdict "inspect leaks --from --to: what grew" "$why" "$MI_TMP/grow.csv" "inspect leaks" \
+	"$MI_TMP/grow.err" "program stderr" "$MI_TMP/grow.ierr" "inspect stderr"
+
+# The session's report and html show the classes.
+why=
+MEMINST_LIBRARY=$MEMINST_LIB $MI_TIMEOUT "$top_builddir/session/meminst" --mim -o "$MI_TMP/s.db" -- "$P" \
+	>"$MI_TMP/s.out" 2>"$MI_TMP/s.err" || mi_why_add "meminst --mim -o failed"
+"$INSPECT" report --json "$MI_TMP/s.db" >"$MI_TMP/r.json" 2>"$MI_TMP/r.err" || mi_why_add "report --json failed"
+"$INSPECT" report "$MI_TMP/s.db" >"$MI_TMP/r.txt" 2>>"$MI_TMP/r.err" || mi_why_add "report failed"
+"$INSPECT" leaks --csv --all "$MI_TMP/s.db" >"$MI_TMP/s.csv" || mi_why_add "leaks of the session failed"
+for k in 'definitely lost' 'indirectly lost' 'possibly lost' 'still reachable' suppressed; do
+	set -- $(leaks_summary "$MI_TMP/s.csv" "$k")
+	grep -q "{\"kind\": \"$k\", \"bytes\": $1, \"blocks\": $2}" "$MI_TMP/r.json" ||
+		mi_why_add "report --json: no $k $1 $2"
+	grep -q "^ *$k: $1 bytes in $2 blocks\$" "$MI_TMP/r.txt" || mi_why_add "report: no line '$k: $1 bytes in $2 blocks'"
+done
+expect "report: definitely lost" "$(leaks_summary "$MI_TMP/s.csv" 'definitely lost')" "1448 3"
+grep -q '{"bytes": 48, "indirect_bytes": 192, "blocks": 1, "type": [0-9]*, "site": "alloc_head+' "$MI_TMP/r.json" ||
+	mi_why_add "report --json: alloc_head's 48 + 192 indirect not in leak_sites"
+"$INSPECT" html -o "$MI_TMP/r.html" "$MI_TMP/s.db" 2>>"$MI_TMP/r.err" || mi_why_add "html failed"
+grep -q '<tr><td>indirectly lost</td><td class="num">792 B</td><td class="num">4</td></tr>' "$MI_TMP/r.html" ||
+	mi_why_add "html: no indirectly lost row"
+grep -q '<td class="num">48 B</td><td class="num">192 B</td><td class="num">1</td><td class="name">alloc_head+' \
+	"$MI_TMP/r.html" || mi_why_add "html: no alloc_head row with its indirect bytes"
+mi_verdict "report and html show the leak classes" "$why" "$MI_TMP/r.txt" "report" "$MI_TMP/r.err" "stderr"
 
 # Suppressions by name and from a file.
 why=

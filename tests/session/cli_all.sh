@@ -75,6 +75,7 @@ tsm 0 top --by class --full-names @DB@
 tsm 0 leaks --snapshot @MAP@ --all --limit 2 --suppress main --suppressions /dev/null --no-default-suppressions --no-symbols @DB@
 tsm 0 leaks --full-names @DB@
 tsm 4 leaks --pid 999999999
+tsm 1 leaks --from 1 --to @MAP@ --all --limit 2 @DB@
 tsm 0 top --by temporary --limit 3 --pid @PID@ --no-symbols @DB@
 tsm 0 sizes --by site --limit 2 --snapshot @MAP@ --no-symbols @DB@
 tsm 0 sizes --pid @PID@ --full-names @DB@

@@ -15,8 +15,12 @@
 ** condition variable) while main returns; they end with the process.
 ** Prints "ready" once everything is in place; with the argument "wait",
 ** prints "pid N" and waits in read until its standard input ends
-** (inspect leaks --pid).
+** (inspect leaks --pid).  With "grow PATH" (under meminst, leak_check=on):
+** stores a snapshot into PATH (meminst_store_memory_data, a leak check),
+** then loses more: 4 blocks of 128 from alloc_grow and a second list (48
+** definitely, 3 x 64 indirectly lost), for inspect leaks --from --to.
 */
+#include <dlfcn.h>
 #pragma GCC optimize("O0")
 #include <pthread.h>
 #include <stdio.h>
@@ -77,6 +81,14 @@ NOINLINE static void lose_cycle(void)
 }
 
 NOINLINE static void lose_plain(void) { memset(alloc_plain(), 1, 800); }
+
+NOINLINE static void *alloc_grow(void) { return calloc(1, 128); }
+NOINLINE static void lose_more(void)
+{
+	for (int i = 0; i < 4; i++)
+		memset(alloc_grow(), 2, 128);
+	lose_list();
+}
 
 /* The stack below main's frame holds the lost pointers no more. */
 NOINLINE static void clear_stack(void)
@@ -139,6 +151,13 @@ int main(int argc, char **argv)
 	clear_stack();
 	printf("ready %p\n", main_tls ? (void *)1 : NULL);
 	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[1], "grow")) { /* a check, then more lost */
+		int (*store)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT, "meminst_store_memory_data");
+		if (!store || store(argv[2]) < 0)
+			return 3;
+		lose_more();
+		clear_stack();
+	}
 	if (argc > 1 && !strcmp(argv[1], "wait")) { /* until stdin ends: checked live */
 		char c;
 		printf("pid %d\n", (int)getpid());

@@ -107,7 +107,7 @@ gcc -g -O2 "$S/sites_inline.c" -o sites_inline 2>cc.err || mi_why_add "gcc exite
 LINE=$(grep -n 'line of the malloc' "$S/sites_inline.c" | cut -d: -f1)
 CALL=$(grep -n 'line of the call' "$S/sites_inline.c" | cut -d: -f1)
 for depth in "" --site-depth=1 --site-depth=user; do
-	"$LAUNCH" -q -f --mim $depth --alloc-sample=1 -o in.db -- ./sites_inline >out 2>err || mi_why_add "meminst $depth exited $?"
+	"$LAUNCH" -q -f --mim --interval 0 $depth --alloc-sample=1 -o in.db -- ./sites_inline >out 2>err || mi_why_add "meminst $depth exited $?"
 	"$INSPECT" top --by site --stacks 1 in.db >in.txt 2>>err || mi_why_add "top exited $?"
 	grep -q "leak_some (sites_inline) .*sites_inline.c:$LINE\$" in.txt || mi_why_add "$depth: top: no leak_some at line $LINE"
 	grep -q "^    <- main at .*sites_inline.c:$CALL (sites_inline)" in.txt || mi_why_add "$depth: top: main:$CALL not under it"

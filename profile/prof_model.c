@@ -95,10 +95,13 @@ static int64_t model_comp(const struct prof_model *m, uint64_t ticks, const uint
 ** that ran faster than it (a leaf called thousands of times, under load
 ** the calibration a little long) would take the function's OWN with it.
 */
-static int64_t model_comp_acc(const struct prof_model *m, uint64_t ticks, const uint64_t h[ENG_EV_N], int64_t own)
+static int64_t model_comp_acc(const struct prof_model *m, uint64_t ticks, const uint64_t h[ENG_EV_N],
+			      uint64_t own_ticks, int64_t own)
 {
 	int64_t acc = model_comp(m, ticks, h, NULL);
-	return acc > own ? acc : own;
+	/* a recursive call's ACC is counted once, at the outermost call (fprof's
+	** rule), so a raw ACC below the raw OWN is not to be raised */
+	return ticks < own_ticks || acc > own ? acc : own;
 }
 
 static void model_sites(struct prof_model *m, const struct eng_thread *t, const uint32_t *map, prof_symtab_t *st)
@@ -143,7 +146,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		int64_t own = model_comp(m, f->own, f->ev.own, &m->cost.short_ns);
 		if (!model_skip_fn(f->fn))
 			taken += model_ns(m, f->own) - own;
-		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp_acc(m, f->acc, f->ev.acc, own),
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp_acc(m, f->acc, f->ev.acc, f->own, own),
 							  own, f->mem};
 	}
 	model_sites(m, t, map, st);
@@ -155,7 +158,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 			continue;
 		int64_t own = model_comp(m, p->own, p->ev.own, NULL);
 		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
-							     model_comp_acc(m, p->acc, p->ev.acc, own), own, p->mem};
+							     model_comp_acc(m, p->acc, p->ev.acc, p->own, own), own, p->mem};
 	}
 	free(map);
 	uint64_t cnt, own;

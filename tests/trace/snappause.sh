@@ -20,7 +20,7 @@ for at in peak exit; do
 import json, sys
 j = json.load(open(sys.argv[1]))
 th = j["threads"][0]
-fs = {f["name"]: f for f in th["functions"]}
+fs = {f["name"]: f for f in th["functions"] + th.get("kept_out", [])}
 s, a, keep, drop = fs.get("<snapshot>"), fs["<alloc>"], fs["keep"], fs["drop"]
 if sys.argv[2] == "exit":
     assert s is None, "a <snapshot> without peak snapshots: %r" % (s,)
@@ -57,7 +57,7 @@ python3 - "$T/iv.json" >>"$T/iv.err" 2>&1 <<'EOF_PY' || mi_why_add "<snapshot> w
 import json, sys
 j = json.load(open(sys.argv[1]))
 th = j["threads"][0]
-fs = {f["name"]: f for f in th["functions"]}
+fs = {f["name"]: f for f in th["functions"] + th.get("kept_out", [])}
 s, a = fs.get("<snapshot>"), fs["<alloc>"]
 assert s and s["calls"] >= 1 and s["own_ms"] > 0 and s["acc_ms"] == s["own_ms"], "no <snapshot> on the waiting thread: %r" % (s,)
 # inside <alloc>'s ACC, the waits would make up all of ACC - OWN (also when a <preempted>

@@ -82,7 +82,7 @@ grep -q '^suspend 1 8 ' "$T/pipe.chk" || mi_why_add "no SUSPEND(TRACE) record"
 python3 - "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "<trace-wait> not kept out of the program's times"
 import json, sys
 j = json.load(open(sys.argv[1]))
-fs = {f["name"]: f for f in j["threads"][0]["functions"]}
+fs = {f["name"]: f for f in j["threads"][0]["functions"] + j["threads"][0].get("kept_out", [])}
 w = fs.get("<trace-wait>")
 main = fs.get("main")
 if not w or w["calls"] < 1 or w["acc_ms"] <= 0:
@@ -97,7 +97,8 @@ EOF_PY
 python3 - "$T/pipe.folded" "$T/pipe.json" >>"$T/pipe.err" 2>&1 <<'EOF_PY' || mi_why_add "folded sum is not the profile's OWN"
 import json, sys
 rows = [l.rstrip("\n").rpartition(" ") for l in open(sys.argv[1])]
-own = round(json.load(open(sys.argv[2]))["totals"]["own_ms"] * 1e6)
+tot = json.load(open(sys.argv[2]))["totals"]
+own = round((tot["own_ms"] + tot.get("kept_out_ms", 0)) * 1e6)  # the exports keep the pauses as frames
 total = sum(int(n) for _, _, n in rows)
 assert abs(total - own) <= len(rows), "folded %d, own %d" % (total, own)
 assert any(s.endswith("<trace-wait>") for s, _, _ in rows), "no <trace-wait> stack"

@@ -447,7 +447,7 @@ void alloc_sqlite_fork_init(void)
 ** A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default
 ** action kills the program with a core dump: its fate would depend on the
 ** size of our file.  So SIGXFSZ is blocked while a snapshot is stored, and
-** one our failed store raised is taken back before the mask is restored (a
+** one our store raised is taken back before the mask is restored (a
 ** SIGXFSZ the program blocked itself is left as it is).  SQLite sees EFBIG,
 ** the store fails and is rolled back, and the error names the file.
 */
@@ -464,8 +464,10 @@ static void sq_xfsz_restore(const sigset_t *old, bool failed)
 	sigset_t xfsz, pending;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	if (!sigismember(old, SIGXFSZ) && failed && sigpending(&pending) == 0 &&
-	    sigismember(&pending, SIGXFSZ)) {
+	/* not only after a failed store: SQLite may meet EFBIG and still
+	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
+	(void)failed;
+	if (!sigismember(old, SIGXFSZ) && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
 		const struct timespec now = {0, 0};
 		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
 	}

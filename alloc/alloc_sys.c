@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -263,8 +264,24 @@ static void sys_vlog(bool keep, const char *fmt, va_list ap)
 		return;
 	}
 	int fd = alloc_sys_err_fd();
-	if (fd >= 0)
+	if (fd >= 0) {
+		/* stderr may be a file past ulimit -f: SIGXFSZ from our line
+		** would kill the program (its default), so it is blocked and
+		** one our write raised is taken back */
+		sigset_t xfsz, old;
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xfsz, &old, (size_t)(_NSIG / 8));
+		errno = 0;
 		alloc_sys_write(fd, line, n);
+		if (!sigismember(&old, SIGXFSZ)) {
+			if (errno == EFBIG) {
+				const struct timespec now = {0, 0};
+				syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
+			}
+			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, (size_t)(_NSIG / 8));
+		}
+	}
 	if ((fd != 2 || keep) && alloc_snap_note)
 		alloc_snap_note(line, n);
 	errno = saved;

@@ -208,32 +208,26 @@ ALLOC_EXPORT long meminst_status_count(enum meminst_status_kind kind)
 ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 				      struct meminst_status_info *out, size_t cap)
 {
-	api_ensure_started();
-	if (!API_ON() || (unsigned)kind >= ALLOC_K_COUNT)
-		return -1;
-	uint32_t n = alloc_tags_count(kind);
-	if (!out)
+	long n = meminst_status_count(kind);
+	if (n < 0 || !out)
 		return n;
 	/* straight into `out`, with no memory of its own: a program out of
 	** memory (or of address space) reads its figures too (oom.c) */
-	uint32_t fill = n < cap ? n : (uint32_t)cap;
+	uint32_t fill = (size_t)n < cap ? (uint32_t)n : (uint32_t)cap;
 	memset(out, 0, fill * sizeof *out);
-	alloc_stat_read(kind, n, out, NULL, fill, true);
+	alloc_stat_read(kind, (uint32_t)n, out, NULL, fill, true);
 	alloc_status_describe(kind, fill, out);
 	return n;
 }
 
 ALLOC_EXPORT long meminst_events_read(enum meminst_status_kind kind, struct meminst_events *out, size_t cap)
 {
-	api_ensure_started();
-	if (!API_ON() || (unsigned)kind >= ALLOC_K_COUNT)
-		return -1;
-	uint32_t n = alloc_tags_count(kind);
-	if (!out)
+	long n = meminst_status_count(kind);
+	if (n < 0 || !out)
 		return n;
-	uint32_t fill = n < cap ? n : (uint32_t)cap;
+	uint32_t fill = (size_t)n < cap ? (uint32_t)n : (uint32_t)cap;
 	memset(out, 0, fill * sizeof *out);
-	alloc_stat_read(kind, n, NULL, out, fill, false);
+	alloc_stat_read(kind, (uint32_t)n, NULL, out, fill, false);
 	return n;
 }
 

@@ -443,37 +443,6 @@ void alloc_sqlite_fork_init(void)
 	pthread_once(&sq_fork_once, sq_fork_register);
 }
 
-/*
-** A write past the file size limit (ulimit -f) raises SIGXFSZ, whose default
-** action kills the program with a core dump: its fate would depend on the
-** size of our file.  So SIGXFSZ is blocked while a snapshot is stored, and
-** one our store raised is taken back before the mask is restored (a
-** SIGXFSZ the program blocked itself is left as it is).  SQLite sees EFBIG,
-** the store fails and is rolled back, and the error names the file.
-*/
-static void sq_xfsz_block(sigset_t *old)
-{
-	sigset_t xfsz;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, old);
-}
-
-static void sq_xfsz_restore(const sigset_t *old, bool failed)
-{
-	sigset_t xfsz, pending;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	/* not only after a failed store: SQLite may meet EFBIG and still
-	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
-	(void)failed;
-	if (!sigismember(old, SIGXFSZ) && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ)) {
-		const struct timespec now = {0, 0};
-		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
-	}
-	pthread_sigmask(SIG_SETMASK, old, NULL);
-}
-
 /* Open the file sq_prepare_file judged, with SQLite, and check that the
 ** name still leads to it; 0, or -1 with the reason in w->err (-2: the
 ** name leads to another file now, not ours to remove). */
@@ -594,7 +563,7 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 	int saved_errno = errno, id = -1;
 	sigset_t mask;
 	alloc_guard_enter();
-	sq_xfsz_block(&mask);
+	alloc_sys_xfsz_block(&mask); /* SQLite sees EFBIG and the store is rolled back */
 	pthread_once(&sq_fork_once, sq_fork_register);
 	if (im->with_map)
 		alloc_snap_sort_unique(im); /* before the totals are written */
@@ -618,7 +587,10 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 		syscall(SYS_nanosleep, &t, NULL); /* no lock held: a fork goes on meanwhile */
 		nap = nap * 2 < SQ_NAP_MAX_NS ? nap * 2 : SQ_NAP_MAX_NS;
 	}
-	sq_xfsz_restore(&mask, id < 0);
+	/* not only after a failed store: SQLite may meet EFBIG and still
+	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
+	sigset_t pending;
+	alloc_sys_xfsz_restore(&mask, sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ));
 	alloc_guard_exit();
 	errno = saved_errno;
 	return id;

@@ -264,23 +264,12 @@ static void sys_vlog(bool keep, const char *fmt, va_list ap)
 		return;
 	}
 	int fd = alloc_sys_err_fd();
-	if (fd >= 0) {
-		/* stderr may be a file past ulimit -f: SIGXFSZ from our line
-		** would kill the program (its default), so it is blocked and
-		** one our write raised is taken back */
-		sigset_t xfsz, old;
-		sigemptyset(&xfsz);
-		sigaddset(&xfsz, SIGXFSZ);
-		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xfsz, &old, (size_t)(_NSIG / 8));
+	if (fd >= 0) { /* stderr may be a file past ulimit -f */
+		sigset_t old;
+		alloc_sys_xfsz_block(&old);
 		errno = 0;
 		alloc_sys_write(fd, line, n);
-		if (!sigismember(&old, SIGXFSZ)) {
-			if (errno == EFBIG) {
-				const struct timespec now = {0, 0};
-				syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
-			}
-			syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, (size_t)(_NSIG / 8));
-		}
+		alloc_sys_xfsz_restore(&old, errno == EFBIG);
 	}
 	if ((fd != 2 || keep) && alloc_snap_note)
 		alloc_snap_note(line, n);
@@ -293,6 +282,37 @@ void alloc_log(const char *fmt, ...)
 	va_start(ap, fmt);
 	sys_vlog(false, fmt, ap);
 	va_end(ap);
+}
+
+/*
+** A write of ours past the file size limit (ulimit -f) raises SIGXFSZ,
+** whose default action kills the program with a core dump: its fate would
+** depend on the size of our file.  So SIGXFSZ is blocked around each write
+** of ours (a line, a trace chunk, a snapshot store), and one our write
+** raised (`ours`) is taken back before the mask is restored; a SIGXFSZ the
+** program blocked itself is left as it is.  The write sees EFBIG.  Raw
+** system calls: lines are written from signal handlers too.
+*/
+void alloc_sys_xfsz_block(sigset_t *old)
+{
+	sigset_t xfsz;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xfsz, old, (size_t)(_NSIG / 8));
+}
+
+void alloc_sys_xfsz_restore(const sigset_t *old, bool ours)
+{
+	if (sigismember(old, SIGXFSZ))
+		return; /* the program's own block: nothing of ours to undo */
+	if (ours) {
+		sigset_t xfsz;
+		sigemptyset(&xfsz);
+		sigaddset(&xfsz, SIGXFSZ);
+		const struct timespec now = {0, 0};
+		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
+	}
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, (size_t)(_NSIG / 8));
 }
 
 /* The same, and in the notes beside the snapshot in any case: for what a

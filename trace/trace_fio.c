@@ -143,19 +143,15 @@ const char *trace_file_refuse(const char *path)
 ** is negative; 0, or -1 with errno (EIO for a write of 0 bytes) and *done
 ** the bytes that went out.  v is used up.  Async-signal-safe.
 ** A file over the program's RLIMIT_FSIZE (ulimit -f) makes the kernel send
-** SIGXFSZ, whose default action kills the program with a core dump: the
-** program's behaviour would depend on the size of our file.  So SIGXFSZ is
-** blocked around the write, and the one our write raised is taken back
-** before it is unblocked (a SIGXFSZ the program blocked itself stays as the
-** kernel left it).  The writer thread has every signal blocked: one
+** SIGXFSZ, whose default action kills the program with a core dump: it is
+** blocked around the write and the one our write raised is taken back
+** (alloc_sys_xfsz_block/_restore).  The writer thread has every signal blocked: one
 ** system call per batch there, three in a program's thread.
 */
 static int fio_writev(int fd, struct iovec *v, int n, int64_t off, size_t *done)
 {
-	sigset_t xfsz, old;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	sigset_t old;
+	alloc_sys_xfsz_block(&old);
 	size_t total = 0;
 	errno = 0;
 	while (n > 0) {
@@ -173,12 +169,7 @@ static int fio_writev(int fd, struct iovec *v, int n, int64_t off, size_t *done)
 		}
 	}
 	int e = n > 0 ? (errno ? errno : EIO) : 0;
-	if (!sigismember(&old, SIGXFSZ)) {
-		const struct timespec now = {0, 0};
-		if (e == EFBIG) /* raised by our write: it is not the program's */
-			syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	alloc_sys_xfsz_restore(&old, e == EFBIG); /* EFBIG: raised by our write, not the program's */
 	if (done)
 		*done = total;
 	errno = e;

@@ -75,12 +75,14 @@ static int opt_number(opt_span_t s, uint64_t *out, size_t *used)
 	return i ? 0 : -1;
 }
 
+static const char opt_no_duration[] = "expected a duration such as 100ms or 1s";
+
 static const char *opt_duration(opt_span_t v, uint64_t *ns)
 {
 	uint64_t n;
 	size_t used;
 	if (opt_number(v, &n, &used) < 0)
-		return "expected a duration such as 100ms or 1s";
+		return opt_no_duration;
 	opt_span_t unit = {v.p + used, v.n - used};
 	static const struct { const char *u; uint64_t mul; } units[] = {
 		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ull},
@@ -307,7 +309,10 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			o->interval_ns = ALLOC_INTERVAL_AUTO_FIRST_NS;
 			return NULL;
 		}
-		return opt_duration(v, &o->interval_ns);
+		const char *why = opt_duration(v, &o->interval_ns);
+		/* a word that is no number may have meant the keyword */
+		return why == opt_no_duration
+			? "expected a duration such as 100ms or 1s, or auto" : why;
 	} else if (opt_is(k, "interval_content")) {
 		if (opt_is(v, "status"))
 			o->interval_status = true;

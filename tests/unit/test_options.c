@@ -116,7 +116,7 @@ Test(options, interval_auto)
 	cr_assert_not(o.interval_auto);
 	cr_assert_eq(o.interval_ns, 1000000000ull);
 	cr_assert_not(opt_ok("mis,interval=1s").interval_auto);
-	opt_bad_item("mis,interval=Auto", "interval=Auto", "expected a duration");
+	opt_bad_item("mis,interval=Auto", "interval=Auto", "expected a duration such as 100ms or 1s, or auto");
 }
 
 Test(options, interval_content)

@@ -462,6 +462,50 @@ ALLOC_EXPORT int meminst_store_memory_status(const char *path)
 	return snap_store_api(path, false);
 }
 
+/*
+** A store that fails as the one before it did (a full disk, a file made
+** read-only) is not said again: a program storing every 10 ms would fill
+** its stderr with one line.  The count of the lines not said comes with
+** the next line that is said: a different failure, the first store that
+** succeeds again, or the exit snapshot's (always said).  Racing stores
+** may both say a line; none is lost.
+*/
+static _Atomic uint64_t snap_fail_hash;  /* FNV-1a of the last line said, 0: none */
+static _Atomic unsigned snap_fail_quiet; /* failures since, not said */
+
+static uint64_t snap_line_hash(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h | 1;
+}
+
+static void snap_say_failure(const char *err, bool at_exit)
+{
+	uint64_t h = snap_line_hash(err);
+	if (!at_exit && atomic_load(&snap_fail_hash) == h) {
+		atomic_fetch_add(&snap_fail_quiet, 1);
+		return;
+	}
+	atomic_store(&snap_fail_hash, h);
+	unsigned quiet = atomic_exchange(&snap_fail_quiet, 0);
+	if (quiet)
+		alloc_log("%s (%u earlier stores failed the same way)", err, quiet);
+	else
+		alloc_log("%s", err);
+}
+
+static void snap_say_success(const char *path)
+{
+	if (!atomic_exchange(&snap_fail_hash, 0))
+		return;
+	unsigned quiet = atomic_exchange(&snap_fail_quiet, 0);
+	if (quiet)
+		alloc_log("snapshot %s: stored again (%u more stores had failed the same way)", path,
+			  quiet);
+}
+
 /* The snapshot=PATH of MEMINST, with a trigger: used at exit, on signal,
 ** at intervals and at peaks.  Errors are reported on stderr. */
 int alloc_snap_store_configured(alloc_snap_t *im)
@@ -479,8 +523,10 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 		return -1;
 	}
 	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
-	if (id < 0 && id != ALLOC_SQ_BUSY)
-		alloc_log("%s", err);
+	if (id >= 0)
+		snap_say_success(full);
+	else if (id != ALLOC_SQ_BUSY)
+		snap_say_failure(err, im->trigger && !strcmp(im->trigger, "exit"));
 	return id;
 }
 

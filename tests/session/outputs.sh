@@ -81,4 +81,17 @@ ls big.db.* >/dev/null 2>&1 && mi_why_add "a cut session was left: $(ls big.db.*
 mi_verdict "meminst past the file size limit: the program's exit status" "$why" err stderr
 rm -rf .meminst-parts.*
 
+why=
+# a store failing every 10 ms the same way is said once, and its count at exit
+{ (ulimit -f 4; MEMINST="mis,snapshot=$MI_TMP/often.db,interval=10ms,interval_content=status" \
+	LD_PRELOAD="$MEMINST_LIB" exec /bin/sleep 0.5 2>&1 >/dev/null); echo "status $?"; } | cat >err.all
+rc=$(sed -n 's/^status //p' err.all)
+grep -v '^status ' err.all >err
+snap_expect "stores failing past ulimit -f: exit status (sleep's)" "$rc" 0
+n=$(grep -c "often.db: cannot write" err)
+[ "$n" = 2 ] || mi_why_add "$n lines of the failure, expected 2 (the first one, the exit's)"
+grep -q "often.db: cannot write.* ([0-9]* earlier stores failed the same way)$" err ||
+	mi_why_add "the exit's line does not count the failures not said"
+mi_verdict "a store failing the same way again and again is said once" "$why" err stderr
+
 mi_finish

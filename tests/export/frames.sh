@@ -26,17 +26,8 @@ why=
 	mi_why_add "cc exited $?"
 "$LAUNCH" -q --trace --sample=1000 -o tr.db -- ./prog 300 >out 2>>err || mi_why_add "meminst --trace exited $?"
 "$LAUNCH" -q --sample=1000 --mim -o sa.db -- ./prog 300 >out 2>>err || mi_why_add "meminst --sample exited $?"
-for s in tr sa; do
-	"$INSPECT" analyse "$s.db" >"$s.an.txt" 2>>err || mi_why_add "analyse $s exited $?"
-	"$INSPECT" analyse --json "$s.db" >"$s.an.json" 2>>err || mi_why_add "analyse --json $s exited $?"
-	"$INSPECT" analyse --style flat --limit 0 "$s.db" >"$s.flat.txt" 2>>err || mi_why_add "flat $s exited $?"
-	"$INSPECT" analyse --style flat --limit 0 --json "$s.db" >"$s.flat.json" 2>>err || mi_why_add "flat --json $s exited $?"
-	"$INSPECT" report "$s.db" >"$s.report.txt" 2>>err || mi_why_add "report $s exited $?"
-	for fmt in folded callgrind chrome pprof; do
-		"$INSPECT" export --format $fmt -o "$s.$fmt" "$s.db" 2>>err || mi_why_add "export $fmt $s exited $?"
-	done
-	"$INSPECT" html -o "$s.html" "$s.db" 2>>err || mi_why_add "html $s exited $?"
-done
+ss_outputs tr
+ss_outputs sa
 [ -z "$why" ] || { mi_verdict "sessions of tests/export/frames.c" "$why" err stderr; mi_finish; }
 
 # ------------------------------------------------ analyse: JSON = text --

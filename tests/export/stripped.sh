@@ -12,8 +12,8 @@
 #   - the flat table (JSON) has exactly one row for each of burn_a, burn_b,
 #     burn_c, mix (the program), lib_burn_x, lib_burn_y, mix (the library);
 #     stripped_lib_run, exported, keeps its name;
-#   - the exact trace of the stripped program names each function once,
-#     by its entry, the same MODULE+0xSTART.
+#   - the exact trace of the stripped program (--trace --sample) names
+#     each function once, by its entry, the same MODULE+0xSTART.
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
 CC=${CC:-cc}
@@ -34,21 +34,14 @@ for f in libstripped.so prog progt; do
 done
 # 15 M rounds: about 0.3 s of CPU, some 300 samples at 1000 Hz
 "$LAUNCH" -q --sample=1000 -o sa.db -- ./prog 15000000 >out 2>>err || mi_why_add "meminst --sample exited $?"
-"$LAUNCH" -q --trace -o tr.db -- ./progt 20000 >out 2>>err || mi_why_add "meminst --trace exited $?"
-for st in flat tree callers; do
+"$LAUNCH" -q --trace --sample=1000 -o tr.db -- ./progt 20000 >out 2>>err || mi_why_add "meminst --trace exited $?"
+for st in tree callers; do
 	"$INSPECT" analyse --style $st --limit 0 sa.db >"sa.$st.txt" 2>>err || mi_why_add "analyse $st exited $?"
 	"$INSPECT" analyse --style $st --limit 0 --json sa.db >"sa.$st.json" 2>>err ||
 		mi_why_add "analyse $st --json exited $?"
 done
-for s in sa tr; do
-	"$INSPECT" analyse "$s.db" >"$s.an.txt" 2>>err || mi_why_add "analyse $s exited $?"
-	"$INSPECT" analyse --json "$s.db" >"$s.an.json" 2>>err || mi_why_add "analyse --json $s exited $?"
-	"$INSPECT" report "$s.db" >"$s.report.txt" 2>>err || mi_why_add "report $s exited $?"
-	for fmt in folded callgrind chrome pprof; do
-		"$INSPECT" export --format $fmt -o "$s.$fmt" "$s.db" 2>>err || mi_why_add "export $fmt $s exited $?"
-	done
-	"$INSPECT" html -o "$s.html" "$s.db" 2>>err || mi_why_add "html $s exited $?"
-done
+ss_outputs sa
+ss_outputs tr
 [ -z "$why" ] || { mi_verdict "sessions of the stripped tests/export/stripped.c" "$why" err stderr; mi_finish; }
 
 why=

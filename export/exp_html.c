@@ -64,7 +64,7 @@ static void html_where(FILE *f, const char *where, const char *chain)
 }
 
 /* A JSON string that is safe inside <script>. */
-static void html_json(FILE *f, const char *s)
+void exp_html_json(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
@@ -101,10 +101,11 @@ struct html_ctx {
 	const char *path;
 	sqlite3 *db;             /* NULL: not a session                        */
 	int64_t pid;
+	bool o_pid;              /* pid is --pid's                            */
 	struct prof_input in;
 	bool have_in;
 	struct prof_live live;   /* the exit snapshot's blocks, joined with the trace */
-	int leak_rc;             /* the leak check could not be read: an exit code */
+	int part_rc;             /* a part (leak check, sites) could not be read: an exit code */
 };
 
 static void html_fact(FILE *f, const char *label, const char *value)
@@ -251,6 +252,20 @@ static void html_chart(FILE *f, const struct html_pt *p, size_t n, uint64_t top,
 	fputs("</svg>\n", f);
 }
 
+/* A session of several processes: which one the page is of, and how to
+** see another. */
+static void html_processes(struct html_ctx *h)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(h->db, "SELECT count(*) FROM session_process", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 1)
+		fprintf(h->f, "<p class=\"note\">The session has %lld processes; this page is of process %lld%s. "
+			      "<code>inspect report</code> lists them by weight; <code>inspect html --pid PID</code> "
+			      "makes the page of another.</p>\n", (long long)sqlite3_column_int64(st, 0),
+			(long long)h->pid, h->o_pid ? "" : ", the program");
+	sqlite3_finalize(st);
+}
+
 static void html_memory(struct html_ctx *h)
 {
 	FILE *f = h->f;
@@ -267,7 +282,11 @@ static void html_memory(struct html_ctx *h)
 		exp_html_size(f, top);
 		fputs(". Memory is drawn as steps: it is known at the snapshots only. Dots are the peak, exit and "
 		      "signal snapshots.</p>\n", f);
+		html_processes(h);
 		html_chart(f, p, n, top, end);
+		struct rd_opts so = *h->o;
+		so.no_symbols = h->in.no_files;
+		h->part_rc = exp_html_sites_chart(f, h->path, &so, h->pid);
 	}
 	fputs("</section>\n", f);
 	free(p);
@@ -359,7 +378,7 @@ static void html_root(FILE *f, const struct prof_stacks *s, const struct prof_tr
 		else
 			snprintf(name, sizeof name, "thread %u", thr[k]);
 		fprintf(f, "%s", k ? "," : "");
-		html_json(f, name);
+		exp_html_json(f, name);
 	}
 	free(thr);
 }
@@ -378,7 +397,7 @@ static void html_flame_data(FILE *f, const char *id, const struct prof_stacks *s
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		if (i)
 			fputc(',', f);
-		html_json(f, used[i] ? s->funcs[i].name : "");
+		exp_html_json(f, used[i] ? s->funcs[i].name : "");
 	}
 	free(used);
 	fprintf(f, "],\"tree\":[-1,%.0f,[", s->total[metric]);
@@ -647,7 +666,8 @@ static void html_leaks(struct html_ctx *h)
 			sqlite3_finalize(st);
 			if (bytes)
 				html_live(h, snap, bytes, true, &h->live);
-			h->leak_rc = exp_html_leak_classes(f, h->path, h->o, h->pid);
+			if (!h->part_rc)
+				h->part_rc = exp_html_leak_classes(f, h->path, h->o, h->pid);
 			fputs("</section>\n", f);
 			return;
 		}
@@ -711,13 +731,19 @@ static void html_write(struct html_ctx *h)
 	exp_html_text(f, h->path);
 	fputs("</p></header>\n<main>\n<div class=\"search\"><label>Search functions <input type=\"search\" "
 	      "id=\"search\" placeholder=\"name or part of it\"></label> <span class=\"note\">highlights them "
-	      "in both flame graphs; the address can carry it: #search=NAME, #inverted, #thread=K</span></div>\n", f);
+	      "in the flame graphs; the address can carry it: #search=NAME, #inverted, #thread=K, #metric=WORD "
+	      "(of the sites' graph)</span></div>\n", f);
 	html_run(h);
 	html_memory(h);
 	const struct prof_stacks *s = h->in.have_stacks ? &h->in.stacks : NULL;
 	bool exact = prof_trace_calls(&h->in.tr) > 0;
 	html_flame(h, s, PROF_STK_TIME, exact ? "the exact trace" : "timer samples");
 	html_flame(h, s, PROF_STK_BYTES, exact ? "the trace's &lt;alloc&gt; events" : "allocation samples (estimates)");
+	if (h->db && !h->part_rc) {
+		struct rd_opts so = *h->o;
+		so.no_symbols = h->in.no_files;
+		h->part_rc = exp_html_sites_flame(f, h->path, &so, h->pid);
+	}
 	html_functions(h);
 	html_peak(h);
 	html_leaks(h);
@@ -751,6 +777,7 @@ int exp_cmd_html(int argc, char **argv, const struct rd_opts *o)
 		if ((r = rd_sqlite_open(o, h.path, &h.db)))
 			return r;
 		sqlite3_stmt *st = NULL;
+		h.o_pid = h.pid != 0;
 		if (h.pid) { /* --pid: one of the session's processes, or no page of nothing */
 			bool known = sqlite3_prepare_v2(h.db, "SELECT 1 FROM session_process WHERE pid = ?1 UNION ALL "
 						    "SELECT 1 FROM session_run WHERE pid = ?1", -1, &st, NULL) == SQLITE_OK &&
@@ -781,8 +808,8 @@ int exp_cmd_html(int argc, char **argv, const struct rd_opts *o)
 	if (!r && !(r = rd_outfile_open(o, &of, output, force, false, &h.path, 1))) {
 		h.f = of.f;
 		html_write(&h);
-		r = rd_outfile_close(o, &of, h.leak_rc == 0);
-		r = h.leak_rc ? h.leak_rc : r;
+		r = rd_outfile_close(o, &of, h.part_rc == 0);
+		r = h.part_rc ? h.part_rc : r;
 	}
 	if (h.have_in)
 		prof_input_free(&h.in);

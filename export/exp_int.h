@@ -13,6 +13,8 @@
 **   exp_html.c        the command `inspect html`
 **   exp_html_ui.c     the style sheet and the script of the HTML report
 **   exp_html_leaks.c  the HTML report's leak check (memcheck's classes)
+**   exp_html_sites.c  the HTML report's parts by site: memory over time
+**                     stacked by site, heaptrack's metrics' flame graph
 **   exp_pprof.c       pprof's profile.proto (exp_pprof.h, encoder exp_pb.c)
 **   exp_sites.c       heaptrack's metrics per site stack, from the event
 **                     counters and snapshots (folded; pprof's read them)
@@ -50,8 +52,19 @@ void exp_sites_free(struct exp_sites *es);
 /* The frames of a type's stack, innermost first (*out malloc'd; a
 ** registered type: one frame of its name). */
 size_t exp_sites_frames(struct exp_sites *es, int64_t type, struct exp_site_frame **out);
+/* The distinct stacks of function names with their figures of every
+** metric, sorted by text: the text is a folded line's stack (outermost
+** first, ';' between, a name's own ';' made '_'); sites whose stacks name
+** the same functions are added up.  Sites with no figure of metric (-1:
+** of any) are left out.  *out malloc'd: free with exp_sites_stacks_free. */
+struct exp_sites_stack {
+	char *text;
+	uint64_t v[RD_EV_N];
+};
+size_t exp_sites_stacks(struct exp_sites *es, int metric, struct exp_sites_stack **out);
+void exp_sites_stacks_free(struct exp_sites_stack *v, size_t n);
 /* One line per distinct stack of function names with a figure of
-** es->metric, outermost first. */
+** es->metric, outermost first (exp_sites_stacks). */
 void exp_sites_folded(struct exp_sites *es, FILE *f);
 
 /* "exp_callgrind.c": the Callgrind writer.  Costs by position: own
@@ -112,9 +125,17 @@ struct exp_chrome_result {
 int exp_chrome_write(struct prof_trace *tr, const struct rd_opts *o, const struct exp_chrome_opts *co,
 		     FILE *(*open)(void *ctx, uint64_t *size), void *open_ctx, FILE *f, struct exp_chrome_result *res);
 
-/* "exp_html.c": text escaped for HTML; a size as "13.7 MiB". */
+/* "exp_html.c": text escaped for HTML; a size as "13.7 MiB"; a JSON
+** string safe inside <script> ('<', '>' and '&' as \u escapes). */
 void exp_html_text(FILE *f, const char *s);
 void exp_html_size(FILE *f, uint64_t v);
+void exp_html_json(FILE *f, const char *s);
+
+/* "exp_html_sites.c": the memory over time stacked by the top sites (in
+** the memory section), and the section of the flame graph of heaptrack's
+** metrics per site stack; 0 or an exit code after one line. */
+int exp_html_sites_chart(FILE *f, const char *path, const struct rd_opts *o, int64_t pid);
+int exp_html_sites_flame(FILE *f, const char *path, const struct rd_opts *o, int64_t pid);
 
 /* "exp_html_leaks.c": the process's latest leak check, if any: 0 or an
 ** exit code after one line. */

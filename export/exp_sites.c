@@ -74,14 +74,9 @@ size_t exp_sites_frames(struct exp_sites *es, int64_t type, struct exp_site_fram
 
 /* ---------------------------------------------------------- folded -- */
 
-struct fold_line {
-	char *text;
-	uint64_t v;
-};
-
-static int fold_line_cmp(const void *a, const void *b)
+static int stack_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
+	return strcmp(((const struct exp_sites_stack *)a)->text, ((const struct exp_sites_stack *)b)->text);
 }
 
 /* A frame's name in a folded line: the function, without the "+0x1c" of
@@ -98,18 +93,20 @@ static void fold_name(FILE *m, const char *func)
 		putc(func[i] == ';' || func[i] == '\n' || func[i] == '\r' ? '_' : func[i], m);
 }
 
-void exp_sites_folded(struct exp_sites *es, FILE *f)
+size_t exp_sites_stacks(struct exp_sites *es, int metric, struct exp_sites_stack **out)
 {
-	struct fold_line *lines = rd_xcalloc(es->n + 1, sizeof *lines);
+	struct exp_sites_stack *v = rd_xcalloc(es->n + 1, sizeof *v);
 	size_t nl = 0;
 	for (size_t i = 0; i < es->n; i++) {
-		uint64_t v = es->v[i].v[es->metric];
-		if (!v)
+		bool any = false;
+		for (int m = 0; m < RD_EV_N; m++)
+			any = any || ((metric < 0 || m == metric) && es->v[i].v[m]);
+		if (!any)
 			continue;
 		struct exp_site_frame *fr;
 		size_t n = exp_sites_frames(es, es->v[i].type, &fr);
 		size_t len = 0;
-		FILE *m = open_memstream(&lines[nl].text, &len);
+		FILE *m = open_memstream(&v[nl].text, &len);
 		if (!m)
 			abort();
 		for (size_t k = n; k-- > 0;) { /* outermost first */
@@ -119,17 +116,37 @@ void exp_sites_folded(struct exp_sites *es, FILE *f)
 		}
 		fclose(m);
 		free(fr);
-		lines[nl++].v = v;
+		memcpy(v[nl++].v, es->v[i].v, sizeof v->v);
 	}
-	/* sites whose stacks name the same functions are one line */
-	qsort(lines, nl, sizeof *lines, fold_line_cmp);
+	/* sites whose stacks name the same functions are one stack */
+	qsort(v, nl, sizeof *v, stack_cmp);
+	size_t k = 0;
 	for (size_t i = 0; i < nl; i++) {
-		uint64_t v = lines[i].v;
-		while (i + 1 < nl && !strcmp(lines[i].text, lines[i + 1].text))
-			v += lines[++i].v;
-		fprintf(f, "%s %llu\n", lines[i].text, (unsigned long long)v);
+		if (k && !strcmp(v[k - 1].text, v[i].text)) {
+			for (int m = 0; m < RD_EV_N; m++)
+				v[k - 1].v[m] += v[i].v[m];
+			free(v[i].text);
+			continue;
+		}
+		v[k++] = v[i];
 	}
-	for (size_t i = 0; i < nl; i++)
-		free(lines[i].text);
-	free(lines);
+	*out = v;
+	return k;
+}
+
+void exp_sites_stacks_free(struct exp_sites_stack *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].text);
+	free(v);
+}
+
+void exp_sites_folded(struct exp_sites *es, FILE *f)
+{
+	struct exp_sites_stack *v;
+	size_t n = exp_sites_stacks(es, es->metric, &v);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].v[es->metric])
+			fprintf(f, "%s %llu\n", v[i].text, (unsigned long long)v[i].v[es->metric]);
+	exp_sites_stacks_free(v, n);
 }

@@ -5,10 +5,9 @@
 ** table and, in text, a small chart of the total bytes.
 **
 ** With --by type|class|thread the bytes are split into series: the N
-** entries of that kind whose current bytes rose highest at any point (the
-** status rows every snapshot holds), each on its own, and the rest added
-** up as "other"; heaptrack's "Consumed" chart, from the status snapshots.
-** In text the chart is stacked (one digit or letter per series) and the
+** entries of that kind whose current bytes rose highest at any point, and
+** the rest added up as "other" (rd_timeline_by, which the HTML report's
+** stacked chart reads too).  In text the chart is stacked (one digit or letter per series) and the
 ** table has a column per series; JSON and CSV have one row per snapshot
 ** and series, which plotting tools pivot themselves.
 **
@@ -61,41 +60,12 @@ static const struct rd_col timeline_cols[] = {
 	{"max_ever_bytes", "max-ever", RD_K_SIZE, 0},
 };
 
-struct point {
-	int64_t id, elapsed_ns;
-	const char *trigger;
-	uint64_t bytes, blocks, max_ever;
-};
-
-static int timeline_points(rd_db_t *db, int64_t pid, struct rd_vec *pts)
-{
-	sqlite3_stmt *st = rd_db_prepare(db,
-	    "SELECT s.id, s.elapsed_ns, s.trigger, t.sizes_current, t.blocks_current, t.sizes_max_ever "
-	    "FROM snapshot s JOIN status t ON t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 "
-	    "WHERE s.pid = ? ORDER BY s.elapsed_ns, s.id");
-	if (!st)
-		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, pid);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct point *p = rd_vec_push(pts);
-		p->id = sqlite3_column_int64(st, 0);
-		p->elapsed_ns = sqlite3_column_int64(st, 1);
-		p->trigger = rd_col_text(db, st, 2);
-		p->bytes = (uint64_t)sqlite3_column_int64(st, 3);
-		p->blocks = (uint64_t)sqlite3_column_int64(st, 4);
-		p->max_ever = (uint64_t)sqlite3_column_int64(st, 5);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the timeline");
-}
-
 /* ---------------------------------------------------------------- chart -- */
 
 /* What the chart draws: n points, each k values stacked bottom first (k 1:
 ** the total alone, drawn in eighths of a row). */
 struct chart {
-	const struct point *p;
+	const struct rd_tl_point *p;
 	size_t n;
 	int k;
 	const uint64_t *v; /* n * k */
@@ -126,7 +96,7 @@ static void timeline_chart(FILE *out, const struct chart *c, bool other_last)
 	static const char *const eighths[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
 					      "\u2585", "\u2586", "\u2587", "\u2588"};
 	bool utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	const struct point *p = c->p;
+	const struct rd_tl_point *p = c->p;
 	size_t n = c->n, pick[CHART_WIDTH];
 	uint64_t top = 0, best[CHART_WIDTH] = {0};
 	int64_t t0 = p[0].elapsed_ns, span = p[n - 1].elapsed_ns - t0;
@@ -185,119 +155,6 @@ static void timeline_chart(FILE *out, const struct chart *c, bool other_last)
 
 /* --------------------------------------------------------------- series -- */
 
-enum { BY_TYPE, BY_CLASS, BY_THREAD };
-static const char *const by_kinds[] = {"types", "classes", "threads"};
-
-struct series {
-	int64_t id;        /* the entry; other: none */
-	const char *name, *where;
-};
-
-/* An entry's column, found by id (sorted by id for rd_find_id). */
-struct series_col {
-	int64_t id;
-	int col;
-};
-
-struct by {
-	int kind;
-	struct series *s;  /* the series by size, then "other" when rest > 0 */
-	int ns, k;         /* series of entries; columns (ns, +1 with other) */
-	size_t rest;       /* entries added up as other */
-	uint64_t *bytes, *blocks; /* npoints * k */
-};
-
-/* The series: the entries of the kind with bytes at some point, largest
-** highest first (ties by number), at most `limit` of them. */
-static int by_rank(rd_db_t *db, int64_t pid, struct by *b, int limit)
-{
-	sqlite3_stmt *st = rd_db_prepare(db,
-	    "SELECT t.id, max(t.sizes_current) AS m FROM snapshot s JOIN status t ON t.snapshot = s.id "
-	    "AND t.kind = ?2 WHERE s.pid = ?1 GROUP BY t.id HAVING m > 0 ORDER BY m DESC, t.id");
-	if (!st)
-		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, pid);
-	sqlite3_bind_text(st, 2, by_kinds[b->kind], -1, SQLITE_STATIC);
-	b->s = rd_xcalloc((size_t)limit + 1, sizeof *b->s);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (b->ns == limit) {
-			b->rest++;
-			continue;
-		}
-		b->s[b->ns++].id = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	b->k = b->ns + (b->rest > 0);
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the status of the timeline");
-}
-
-static int series_col_cmp(const void *a, const void *b)
-{
-	int64_t x = ((const struct series_col *)a)->id, y = ((const struct series_col *)b)->id;
-	return (x > y) - (x < y);
-}
-
-/* Every point's bytes and blocks of each series, from the status rows of
-** its snapshot (an entry without a row there had none). */
-static int by_values(rd_db_t *db, int64_t pid, const struct point *p, size_t n, struct by *b)
-{
-	struct series_col *cols = rd_xcalloc((size_t)b->ns + 1, sizeof *cols);
-	for (int j = 0; j < b->ns; j++)
-		cols[j] = (struct series_col){b->s[j].id, j};
-	qsort(cols, (size_t)b->ns, sizeof *cols, series_col_cmp);
-	b->bytes = rd_xcalloc(n * (size_t)b->k + 1, sizeof *b->bytes);
-	b->blocks = rd_xcalloc(n * (size_t)b->k + 1, sizeof *b->blocks);
-	sqlite3_stmt *st = rd_db_prepare(db,
-	    "SELECT s.id, t.id, t.sizes_current, t.blocks_current FROM snapshot s JOIN status t "
-	    "ON t.snapshot = s.id AND t.kind = ?2 WHERE s.pid = ?1 ORDER BY s.elapsed_ns, s.id");
-	int rc = SQLITE_ERROR;
-	if (st) {
-		sqlite3_bind_int64(st, 1, pid);
-		sqlite3_bind_text(st, 2, by_kinds[b->kind], -1, SQLITE_STATIC);
-	}
-	size_t at = 0; /* the rows come in the points' order */
-	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t snap = sqlite3_column_int64(st, 0);
-		size_t i = at;
-		while (i < n && p[i].id != snap)
-			i++;
-		if (i == n) /* a snapshot without a total: not a point */
-			continue;
-		at = i;
-		const struct series_col *c = rd_find_id(cols, (size_t)b->ns, sizeof *cols, sqlite3_column_int64(st, 1));
-		if (!c && !b->rest)
-			continue; /* an entry that never had bytes */
-		size_t cell = i * (size_t)b->k + (size_t)(c ? c->col : b->ns);
-		b->bytes[cell] += (uint64_t)sqlite3_column_int64(st, 2);
-		b->blocks[cell] += (uint64_t)sqlite3_column_int64(st, 3);
-	}
-	sqlite3_finalize(st);
-	free(cols);
-	if (!st)
-		return RD_EXIT_DB;
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "reading the status of the timeline");
-}
-
-/* The series' names, from the process's last snapshot (its tables hold
-** every entry the process made). */
-static int by_names(rd_db_t *db, int64_t last, const struct rd_args *a, struct rd_tags *tags, struct by *b)
-{
-	int r = rd_db_select(db, last, RD_NEED_ANY);
-	if (!r)
-		r = rd_tags_load(db, tags);
-	tags->no_symbols = tags->no_symbols || a->no_symbols;
-	for (int j = 0; j < b->ns && !r; j++) {
-		int64_t id = b->s[j].id;
-		b->s[j].name = b->kind == BY_TYPE ? rd_type_label(db, tags, id, &b->s[j].where)
-			     : b->kind == BY_CLASS ? rd_tag_name(db, tags, RD_TAG_CLASS, id)
-						   : rd_thread_label(db, tags, id);
-	}
-	if (b->rest)
-		b->s[b->ns].name = rd_pool_fmt(rd_db_pool(db), "%zu more %s added up", b->rest, by_kinds[b->kind]);
-	return r;
-}
-
 static const struct rd_col series_cols[] = {
 	{"series", "series", RD_K_STR, 0},
 	{"id", "no", RD_K_INT, 0},
@@ -308,10 +165,10 @@ static const struct rd_col series_cols[] = {
 };
 
 /* The legend: each series with its highest and last bytes. */
-static void by_legend(rd_doc_t *d, const struct by *b, size_t n)
+static void by_legend(rd_doc_t *d, const struct rd_tl_by *b, size_t n)
 {
 	rd_table_t *t = rd_doc_table(d, "series", series_cols, NCOLS(series_cols), 0);
-	rd_table_title(t, "series (the %s whose bytes rose highest):", by_kinds[b->kind]);
+	rd_table_title(t, "series (the %s whose bytes rose highest):", rd_tl_kinds[b->kind]);
 	for (int j = 0; j < b->k; j++) {
 		bool other = j == b->ns;
 		char sym[2] = {chart_symbol(j, b->rest > 0, b->k), 0};
@@ -331,13 +188,13 @@ static void by_legend(rd_doc_t *d, const struct by *b, size_t n)
 		rd_put_str(t, other ? NULL : b->s[j].where);
 	}
 	if (!b->k)
-		rd_table_note(t, "(no %s with bytes)", by_kinds[b->kind]);
+		rd_table_note(t, "(no %s with bytes)", rd_tl_kinds[b->kind]);
 }
 
 /* The points with their series.  Text: one row per snapshot, a column per
 ** series (headed by its symbol in the chart); JSON and CSV: one row per
 ** snapshot and series. */
-static rd_table_t *by_table(rd_doc_t *d, const struct rd_args *a, const struct by *b, struct rd_col *wide)
+static rd_table_t *by_table(rd_doc_t *d, const struct rd_args *a, const struct rd_tl_by *b, struct rd_col *wide)
 {
 	static const struct rd_col long_cols[] = {
 		{"snapshot", "no", RD_K_INT, 0},
@@ -360,7 +217,7 @@ static rd_table_t *by_table(rd_doc_t *d, const struct rd_args *a, const struct b
 	return rd_doc_table(d, "timeline", wide, 4 + b->k, 0);
 }
 
-static void by_rows(rd_table_t *t, const struct rd_args *a, const struct by *b, const struct point *p, size_t n)
+static void by_rows(rd_table_t *t, const struct rd_args *a, const struct rd_tl_by *b, const struct rd_tl_point *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *bytes = b->bytes + i * (size_t)b->k, *blocks = b->blocks + i * (size_t)b->k;
@@ -394,18 +251,11 @@ static void by_rows(rd_table_t *t, const struct rd_args *a, const struct by *b, 
 
 /* timeline --by: the legend, the stacked chart and the series. */
 static int timeline_by(rd_db_t *db, const struct rd_opts *o, const struct rd_args *a, int64_t pid,
-		       const struct point *p, size_t n)
+		       const struct rd_tl_point *p, size_t n)
 {
-	struct by b = {.kind = !strcmp(a->by, "class") ? BY_CLASS : !strcmp(a->by, "thread") ? BY_THREAD : BY_TYPE};
-	struct rd_tags tags = {0};
-	bool tags_loaded = false;
-	int r = by_rank(db, pid, &b, a->limit > 0 ? (int)a->limit : SERIES_DEFAULT);
-	if (!r)
-		r = by_values(db, pid, p, n, &b);
-	if (!r) {
-		r = by_names(db, p[n - 1].id, a, &tags, &b);
-		tags_loaded = true;
-	}
+	struct rd_tl_by b = {.kind = !strcmp(a->by, "class") ? RD_TL_CLASS : !strcmp(a->by, "thread") ? RD_TL_THREAD
+										      : RD_TL_TYPE};
+	int r = rd_timeline_by(db, pid, p, n, a->limit > 0 ? (int)a->limit : SERIES_DEFAULT, a->no_symbols, &b);
 	if (!r) {
 		struct rd_col wide[4 + SERIES_MAX + 1];
 		rd_doc_t *d = rd_doc_new(o, a);
@@ -421,17 +271,13 @@ static int timeline_by(rd_db_t *db, const struct rd_opts *o, const struct rd_arg
 		r = rd_doc_print(d);
 		rd_doc_free(d);
 	}
-	if (tags_loaded)
-		rd_tags_free(&tags);
-	free(b.s);
-	free(b.bytes);
-	free(b.blocks);
+	rd_timeline_by_free(&b);
 	return r;
 }
 
 /* The timeline of the total. */
 static int timeline_total(const struct rd_opts *o, const struct rd_args *a, int64_t pid,
-			  const struct point *p, size_t n)
+			  const struct rd_tl_point *p, size_t n)
 {
 	rd_doc_t *d = rd_doc_new(o, a);
 	rd_table_t *t = rd_doc_table(d, "timeline", timeline_cols, NCOLS(timeline_cols), 0);
@@ -475,12 +321,12 @@ int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o)
 	if ((r = rd_db_open(a.pos[0], o, &db)))
 		return r;
 	struct rd_vec pts;
-	rd_vec_init(&pts, sizeof(struct point));
+	rd_vec_init(&pts, sizeof(struct rd_tl_point));
 	int64_t pid = 0;
 	r = rd_db_main_pid(db, a.pid, &pid);
 	if (r == RD_EXIT_NOTFOUND)
 		rd_errf(o->err, "inspect: %s: no snapshot%s\n", a.pos[0], a.pid ? " of that process" : "s");
-	if (!r && !(r = timeline_points(db, pid, &pts)) && pts.n == 0) {
+	if (!r && !(r = rd_timeline_points(db, pid, &pts)) && pts.n == 0) {
 		rd_errf(o->err, "inspect: %s: no snapshot of process %lld\n", a.pos[0], (long long)pid);
 		r = RD_EXIT_NOTFOUND;
 	}

@@ -658,6 +658,39 @@ int rd_filter_lookup(const struct rd_tags *t, const struct rd_filter *f,
 int rd_filter_resolve(rd_db_t *db, const struct rd_tags *t, const struct rd_filter *f,
 			struct rd_filter_ids *ids);
 bool rd_filter_any(const struct rd_filter *f);
+
+/* "rd_timeline.c": the memory of one process over time (inspect timeline,
+** inspect html).  The points: every snapshot of pid with a total, oldest
+** first (rd_vec of struct rd_tl_point; trigger in the db's pool). */
+struct rd_tl_point {
+	int64_t id, elapsed_ns;
+	const char *trigger;
+	uint64_t bytes, blocks, max_ever;
+};
+int rd_timeline_points(rd_db_t *db, int64_t pid, struct rd_vec *pts);
+/* The series by type, class or thread: the `limit` entries whose current
+** bytes rose highest at any point (then by id), and "other" (s[ns]) with
+** the rest added up when there is a rest; their bytes and blocks at every
+** point (n * k, point-major); names from the last point's snapshot (which
+** it selects).  0 or an exit code after one line; free in every case. */
+enum { RD_TL_TYPE, RD_TL_CLASS, RD_TL_THREAD };
+extern const char *const rd_tl_kinds[]; /* "types", "classes", "threads" */
+struct rd_tl_series {
+	int64_t id;              /* other: 0 */
+	const char *name, *where; /* where: a type's file:line, or NULL      */
+};
+struct rd_tl_by {
+	int kind;                /* RD_TL_*, set by the caller                */
+	struct rd_tl_series *s;  /* the series by size, then "other"          */
+	int ns, k;               /* series of entries; columns (ns, +1 with other) */
+	size_t rest;             /* entries added up as other                 */
+	uint64_t *bytes, *blocks;
+	struct rd_tags tags;     /* the names' (loaded for the last snapshot) */
+	bool tags_loaded;
+};
+int rd_timeline_by(rd_db_t *db, int64_t pid, const struct rd_tl_point *p, size_t n, int limit, bool no_symbols,
+		   struct rd_tl_by *b);
+void rd_timeline_by_free(struct rd_tl_by *b);
 /* ------------------------------------------------------------- rd_out -- */
 
 enum rd_kind {

@@ -126,11 +126,13 @@ static const struct rd_option html_options[] = {
 static const struct rd_cmd_spec html_spec = {
 	"html", "[options] SESSION -o FILE",
 	"Write one self-contained HTML file (no network needed to view it) with the\n"
-	"run, the memory over time, an interactive flame graph of the time and one\n"
-	"of the bytes allocated (click a frame to zoom, hover for figures, search,\n"
-	"bottom-up, a thread filter), the functions by own time with the bytes they\n"
-	"allocate, what was live at the peak by class and type, and what was still\n"
-	"live at exit by allocation site.\n",
+	"run, the memory over time in total and stacked by the top allocation sites,\n"
+	"an interactive flame graph of the time and one of the bytes allocated\n"
+	"(click a frame to zoom, hover for figures, search, bottom-up, a thread\n"
+	"filter), one of the allocation sites by heaptrack's metrics (calls,\n"
+	"allocated, temporary, peak, leaked), the functions by own time with the\n"
+	"bytes they allocate, what was live at the peak by class and type, and what\n"
+	"was still live at exit by allocation site.\n",
 	html_options, 1, 1,
 };
 

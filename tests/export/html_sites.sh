@@ -17,7 +17,8 @@
 #     totals still add up;
 #   - headless Chromium (when installed): no console message; the stacked
 #     chart draws a band per series with a non-empty area, peak()'s the
-#     highest; the sites' graph draws each metric picked (#metric=WORD), the
+#     thickest, and the pointer in it shows peak() and 1.0 MiB at that time
+#     (a copy of the page moves it); the sites' graph draws each metric picked (#metric=WORD), the
 #     known site's frame as wide as its share of the metric's total.
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
@@ -203,6 +204,25 @@ if [ -n "$CHROMIUM" ]; then
 		$MI_TIMEOUT "$CHROMIUM" "$@" --dump-dom "file://$MI_TMP/$v" >"dom-${v#*#}.html" 2>>dom.err ||
 			mi_why_add "chromium --dump-dom $v exited $?"
 	done
+	# hovering: a copy of the page whose last script moves the pointer into the top of peak()'s band
+	cat >hover.js <<'JS'
+<script>
+(function () {
+  var svg = document.querySelector("#memory-sites-view svg"), band = svg.querySelector('path[data-name^="peak()"]');
+  var p = band.getAttribute("d").match(/[\d.]+,[\d.]+/g).map(function (q) { return q.split(",").map(Number); });
+  for (var i = 0, top = 0; i < p.length / 2; i++) if (p[i][1] < p[top][1]) top = i;
+  var pt = svg.createSVGPoint();
+  pt.x = p[top][0] + 1; pt.y = p[top][1] + 2;
+  var c = pt.matrixTransform(svg.getScreenCTM());
+  svg.dispatchEvent(new MouseEvent("mousemove", { clientX: c.x, clientY: c.y, bubbles: true }));
+  var tip = document.getElementById("tip");
+  document.body.setAttribute("data-tip", (tip.hidden ? "hidden: " : "") + tip.textContent);
+})();
+</script>
+JS
+	cat s.html hover.js >hover.html # (HTML's parser puts what follows </html> in the body)
+	$MI_TIMEOUT "$CHROMIUM" "$@" --dump-dom "file://$MI_TMP/hover.html" >dom-hover.html 2>>dom.err ||
+		mi_why_add "chromium --dump-dom hover.html exited $?"
 	grep -h 'CONSOLE' dom.err >console.txt && mi_why_add "console messages: $(head -n 1 console.txt)"
 	/usr/bin/python3 - <<'PY' >dom.check 2>&1 || mi_why_add "$(tail -n 1 dom.check)"
 import html, json, re
@@ -245,7 +265,9 @@ for metric, func in want.items():
     share = sum(s[1 + k] for s in d["stacks"] if s[0].split(";")[0] == func) / d["totals"][k]
     assert func in frames and abs(frames[func] / frames["all"] - share) < 0.01, \
         "#metric=%s: %s drawn %s wide of %s, share %.3f" % (metric, func, frames.get(func), frames.get("all"), share)
-print("drawn")
+tip = html.unescape(re.search(r'<body data-tip="([^"]*)"', open("dom-hover.html", encoding="utf-8").read()).group(1))
+assert tip.startswith("peak()") and "\n1.0 MiB" in tip and "\nat " in tip, "hovering peak()'s band: %r" % tip
+print("drawn; hover:", tip.replace("\n", " / "))
 PY
 	mi_verdict "html sites in headless Chromium: stacked bands, each metric's flame graph, no console messages" \
 		"$why" dom.check check console.txt console dom.err "chromium stderr"

@@ -34,7 +34,7 @@ static const struct rd_option leaks_options[] = {
 	 NULL},
 	RD_OPTION_LIMIT("at most N sites per class"),
 	{"suppress", 0, RD_OT_STR, "NAME", "suppress the blocks of the site NAME, or of the function\n"
-	 "NAME in any frame of the site's stack (a glob; may be repeated)", LEAKS_SUPPRESS, 0, 0, NULL},
+	 "NAME in any frame of a site's stack (a glob; repeatable)", LEAKS_SUPPRESS, 0, 0, NULL},
 	{"suppressions", 0, RD_OT_FILE, "FILE", "suppress the names in FILE (one a line, # comments)",
 	 LEAKS_SUPPRESSIONS, 0, 0, NULL},
 	{"no-default-suppressions", 0, RD_OT_FLAG, NULL, "show glibc's and the loader's own blocks too",

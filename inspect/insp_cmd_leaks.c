@@ -33,8 +33,8 @@ static const struct rd_option leaks_options[] = {
 	{"all", 0, RD_OT_FLAG, NULL, "list the still reachable and the suppressed sites too", RD_ID_ALL, 0, 0,
 	 NULL},
 	RD_OPTION_LIMIT("at most N sites per class"),
-	{"suppress", 0, RD_OT_STR, "NAME", "suppress the blocks of the function or site NAME (a glob;\n"
-	 "may be repeated)", LEAKS_SUPPRESS, 0, 0, NULL},
+	{"suppress", 0, RD_OT_STR, "NAME", "suppress the blocks of the site NAME, or of the function\n"
+	 "NAME in any frame of a site's stack (a glob; repeatable)", LEAKS_SUPPRESS, 0, 0, NULL},
 	{"suppressions", 0, RD_OT_FILE, "FILE", "suppress the names in FILE (one a line, # comments)",
 	 LEAKS_SUPPRESSIONS, 0, 0, NULL},
 	{"no-default-suppressions", 0, RD_OT_FLAG, NULL, "show glibc's and the loader's own blocks too",

@@ -11,9 +11,11 @@
 ** per class and per class and site, with the suppressions applied.
 ** Blocks that glibc and the loader keep for the life of the process
 ** (locale, name service, stdio buffers, the loader's and the threads'
-** DTVs: sites in ld.so, or in libc's functions of those families) are
-** suppressed by default, as memcheck's default suppressions and glibc's
-** __libc_freeres hide them from memcheck; the user adds names (globs).
+** DTVs) are suppressed by default, as glibc's __libc_freeres hides them
+** from memcheck: judged by the innermost glibc frames of the site's stack,
+** so that a site_depth stack named after the program's caller is judged as
+** a one-frame site is.  The user adds names (globs), matched against the
+** site and every frame of its stack.
 */
 #include "rd_int.h"
 
@@ -203,37 +205,6 @@ void rd_leak_free(struct rd_leak_check *c)
 
 /* ------------------------------------------------ the sums by site --- */
 
-/* "func+0x13 (module)": the function (without the offset) and the module. */
-static void leak_split(const char *label, char *func, size_t flen, char *mod, size_t mlen)
-{
-	const char *open = strrchr(label, '(');
-	size_t n = open && open > label ? (size_t)(open - label - 1) : strlen(label);
-	const char *plus = strstr(label, "+0x");
-	if (plus && (size_t)(plus - label) < n)
-		n = (size_t)(plus - label);
-	snprintf(func, flen, "%.*s", (int)n, label);
-	mod[0] = 0;
-	if (open)
-		snprintf(mod, mlen, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
-}
-
-/* glibc's and the loader's blocks for the life of the process. */
-static bool leak_default_suppressed(const char *func, const char *mod)
-{
-	static const char *const libc_funcs[] = {"setlocale", "_nl_*", "__nl_*", "nss_*", "__nss_*", "_nss_*",
-						 "*_dl_*", "dl_*", "_IO_*", "__libc_*", "tzset*", "__tz*",
-						 "new_composite_name", "__gconv*", "_dlerror_run", "read_alias_file",
-						 "extend_alias_table", NULL};
-	if (!strncmp(mod, "ld-linux", 8) || !strncmp(mod, "ld.so", 5) || !strncmp(mod, "ld-2.", 5))
-		return true;
-	if (strncmp(mod, "libc.so", 7) && strncmp(mod, "libc-", 5))
-		return false;
-	for (int i = 0; libc_funcs[i]; i++)
-		if (!fnmatch(libc_funcs[i], func, 0))
-			return true;
-	return false;
-}
-
 struct leak_adder {
 	struct rd_session *s;
 	const struct rd_leak_check *check;
@@ -242,17 +213,108 @@ struct leak_adder {
 	signed char *memo; /* by type: suppressed (1) or not (0); -1 not yet decided */
 };
 
+/*
+** Which frames a suppression looks at: the site's stack (rd_type_stack:
+** site_depth's frames, else the site's one frame, each with its inline
+** chain), innermost first.  A registered type has none: its label is
+** its only frame.
+*/
+static const char *leak_stack(struct leak_adder *a, int64_t type, const char **label)
+{
+	const char *where;
+	*label = rd_type_label(a->s->db, &a->s->tags, type, &where);
+	const char *stack = rd_type_stack(a->s->db, &a->s->tags, type);
+	if (stack)
+		return stack;
+	const char *open = strrchr(*label, '(');
+	size_t n = open && open > *label ? (size_t)(open - *label - 1) : strlen(*label);
+	char mod[256] = "";
+	if (open)
+		snprintf(mod, sizeof mod, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
+	struct rd_pool *p = rd_db_pool(a->s->db);
+	return rd_stack_add(p, NULL, rd_pool_fmt(p, "%.*s", (int)n, *label), NULL, 0, mod, false);
+}
+
+/* A frame's function without its offset ("f+0x13" -> "f"). */
+static void leak_func(const struct rd_stack_frame *fr, char *func, size_t len)
+{
+	const char *plus = strstr(fr->func, "+0x");
+	snprintf(func, len, "%.*s", (int)(plus ? (size_t)(plus - fr->func) : strlen(fr->func)), fr->func);
+}
+
+static bool leak_module_is(const char *mod, const char *const *names)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strncmp(mod, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/*
+** glibc's and the loader's blocks for the life of the process, which
+** glibc's __libc_freeres (and libstdc++'s __gnu_cxx::__freeres) free
+** before memcheck looks: the innermost run of frames in libc, the loader
+** and libstdc++ is looked at, up to the first frame elsewhere (the
+** program's, another library's): suppressed when one of them is in the
+** loader, or in one of libc's functions below.  libstdc++'s own frames
+** only let the run go on: its emergency exception pool, allocated by its
+** initializer that the loader calls, is the loader's then.
+*/
+static bool leak_default_suppressed(const char *stack)
+{
+	static const char *const libc_funcs[] = {
+		"setlocale", "_nl_*", "__nl_*", "new_composite_name", "read_alias_file", "extend_alias_table",
+		"nss_*", "__nss_*", "_nss_*", "global_state_allocate", "getpw*", "getgr*", "getsp*",
+		"gethost*", "getserv*", "getproto*", "getnet*", "getrpc*", "getalias*", "*_dl_*", "dl_*",
+		"_dlerror_run", "_IO_*", "__libc_*", "tzset*", "__tz*", "__gconv*", "__wcsmbs_*",
+		"set_binding_values*", "textdomain", "__textdomain", "bindtextdomain", "__bindtextdomain",
+		"__dcigettext", "__add_to_environ", "setenv", "__setenv", "putenv", "__new_exitfn", NULL};
+	static const char *const ldso[] = {"ld-linux", "ld.so", "ld-2.", NULL};
+	static const char *const libc[] = {"libc.so", "libc-", NULL};
+	static const char *const libstdcxx[] = {"libstdc++", NULL};
+	struct rd_stack_frame fr;
+	char func[512];
+	while (rd_stack_next(&stack, &fr)) {
+		if (leak_module_is(fr.module, ldso))
+			return true;
+		if (leak_module_is(fr.module, libstdcxx))
+			continue;
+		if (!leak_module_is(fr.module, libc))
+			return false;
+		leak_func(&fr, func, sizeof func);
+		for (int i = 0; libc_funcs[i]; i++)
+			if (!fnmatch(libc_funcs[i], func, 0))
+				return true;
+	}
+	return false;
+}
+
+/* The user's names: a glob matching the function of any frame of the
+** site's stack (with or without its offset), or the site's label. */
+static bool leak_user_suppressed(const struct rd_leak_suppress *sup, const char *stack, const char *label)
+{
+	struct rd_stack_frame fr;
+	char func[512];
+	for (size_t i = 0; i < sup->n; i++) {
+		if (!fnmatch(sup->names[i], label, 0))
+			return true;
+		for (const char *s = stack; rd_stack_next(&s, &fr);) {
+			leak_func(&fr, func, sizeof func);
+			if (!fnmatch(sup->names[i], func, 0) || !fnmatch(sup->names[i], fr.func, 0))
+				return true;
+		}
+	}
+	return false;
+}
+
 static bool leak_suppressed(struct leak_adder *a, int64_t type)
 {
 	if (a->memo[type] >= 0)
 		return a->memo[type];
-	const char *where;
-	const char *label = rd_type_label(a->s->db, &a->s->tags, type, &where);
-	char func[1024], mod[256];
-	leak_split(label, func, sizeof func, mod, sizeof mod);
-	bool sup = !a->sup->no_default && leak_default_suppressed(func, mod);
-	for (size_t i = 0; !sup && i < a->sup->n; i++)
-		sup = !fnmatch(a->sup->names[i], func, 0) || !fnmatch(a->sup->names[i], label, 0);
+	const char *label;
+	const char *stack = leak_stack(a, type, &label);
+	bool sup = (!a->sup->no_default && leak_default_suppressed(stack)) ||
+		   leak_user_suppressed(a->sup, stack, label);
 	a->memo[type] = sup;
 	return sup;
 }

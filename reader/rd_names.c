@@ -264,14 +264,20 @@ static const char *names_chain_add(struct rd_pool *p, const char *r, const struc
 	return r;
 }
 
+static const char *key_stored_part(struct rd_pool *p, const char *stored, size_t i);
+
 /* `stack` with the frames of one address: its inline chain innermost
-** first, else its symbol, else the bare address (sym NULL). */
+** first, else its symbol, else the bare address (sym NULL) in the module
+** that part `stored` of the stored name gives ("0x1f (m)"), if any. */
 static const char *names_stack_add(struct rd_pool *p, const char *stack, uint64_t addr,
-				   const struct rd_sym *sym)
+				   const struct rd_sym *sym, const char *stored)
 {
-	if (!sym)
+	if (!sym) {
+		const char *open = stored ? strrchr(stored, '(') : NULL;
+		const char *module = open ? rd_pool_fmt(p, "%.*s", (int)strcspn(open + 1, ")"), open + 1) : NULL;
 		return rd_stack_add(p, stack, rd_pool_fmt(p, "0x%llx", (unsigned long long)addr), NULL, 0,
-				      NULL, false);
+				      module, false);
+	}
 	for (size_t j = 0; j < sym->nchain; j++)
 		stack = rd_stack_add(p, stack, sym->chain[j].func, sym->chain[j].file, sym->chain[j].line,
 				       sym->module, j + 1 < sym->nchain);
@@ -344,7 +350,8 @@ static void names_resolve_stack(struct rd_pool *p, rd_syms_t *syms, struct rd_na
 	for (size_t i = 0; i < n->nframes; i++) {
 		struct rd_sym sym;
 		bool found = rd_syms_lookup(syms, n->frames[i], &sym) == 0;
-		n->stack = names_stack_add(p, n->stack, n->frames[i], found ? &sym : NULL);
+		n->stack = names_stack_add(p, n->stack, n->frames[i], found ? &sym : NULL,
+					   found ? NULL : key_stored_part(p, n->name, i));
 		if (found)
 			rd_sym_clear(&sym);
 	}
@@ -386,7 +393,7 @@ void rd_name_resolve(struct rd_pool *p, rd_syms_t *syms, const struct rd_module 
 		return;
 	}
 	names_from_sym(p, n, &sym);
-	n->stack = names_stack_add(p, NULL, n->site, &sym);
+	n->stack = names_stack_add(p, NULL, n->site, &sym, NULL);
 	if (sym.nchain > 1)
 		n->chain = names_chain_add(p, "", &sym);
 	rd_sym_clear(&sym);

@@ -17,7 +17,11 @@
 #   - memcheck's "N (D direct, I indirect) bytes" by site: the list head's
 #     48 with its 3 nodes' 192 hanging from it, the cycle's 600 with 600;
 #   - --suppress and --suppressions move a site to the suppressed line;
-#   - a session (meminst --mim -o): inspect report's leak summary (JSON
+#     a name matches a function of any frame of a site's stack (site_depth=3:
+#     lose_list suppresses its head and nodes), not frames a site lacks;
+#   - a session (meminst --mim -o, site_depth=user): the same classes, its
+#     DTVs and stdio buffer suppressed though named after main's frame;
+#     inspect report's leak summary (JSON
 #     and memcheck's lines in text) and definitely lost sites with their
 #     indirect bytes; the html report's classes and sites;
 #   - inspect leaks --from --to: with leak_check=on, a checked snapshot
@@ -163,6 +167,15 @@ for k in 'definitely lost' 'indirectly lost' 'possibly lost' 'still reachable' s
 	grep -q "^ *$k: $1 bytes in $2 blocks\$" "$MI_TMP/r.txt" || mi_why_add "report: no line '$k: $1 bytes in $2 blocks'"
 done
 expect "report: definitely lost" "$(leaks_summary "$MI_TMP/s.csv" 'definitely lost')" "1448 3"
+# the launcher's sites are site_depth=user's stacks, named after the
+# program's frame (main's pthread_create, printf): the defaults look at
+# the stack's glibc frames, so the DTVs and the stdio buffer stay suppressed
+for k in 'indirectly lost' 'possibly lost' 'still reachable'; do
+	expect "session: $k" "$(leaks_summary "$MI_TMP/s.csv" "$k")" "$(leaks_summary "$d/leaks.csv" "$k")"
+done
+expect "session: the DTVs and stdout's buffer suppressed" \
+	"$(awk -F, '$1 == "suppressed" && $7 ~ /^main\+/ { b += $2; n += $3 } END { print b + 0, n + 0 }' "$MI_TMP/s.csv" |
+		cut -d' ' -f2)" 3
 grep -q '{"bytes": 48, "indirect_bytes": 192, "blocks": 1, "type": [0-9]*, "site": "alloc_head+' "$MI_TMP/r.json" ||
 	mi_why_add "report --json: alloc_head's 48 + 192 indirect not in leak_sites"
 "$INSPECT" html -o "$MI_TMP/r.html" "$MI_TMP/s.db" 2>>"$MI_TMP/r.err" || mi_why_add "html failed"
@@ -184,6 +197,22 @@ set -- $(leaks_summary "$d/leaks.csv" suppressed)
 expect "--suppressions: the suppressed line" "$(leaks_summary "$MI_TMP/sup2.csv" suppressed)" "$(($1 + 848)) $(($2 + 2))"
 "$INSPECT" leaks --csv --no-default-suppressions "$d/l.db" >"$MI_TMP/sup3.csv" || mi_why_add "--no-default failed"
 expect "--no-default-suppressions: suppressed" "$(leaks_summary "$MI_TMP/sup3.csv" suppressed)" "0 0"
+# a function of any frame of a site's stack: with site_depth=3 the list's
+# head and nodes have lose_list in theirs (alloc_head < lose_list < main),
+# the cycle lose_cycle, the plain block lose_plain
+MI_MEMINST="mim,site_depth=3,snapshot=$MI_TMP/deep.db" mi_x "$P" >/dev/null 2>"$MI_TMP/deep.err" ||
+	mi_why_add "site_depth=3: status $?"
+"$INSPECT" leaks --csv "$MI_TMP/deep.db" >"$MI_TMP/deep0.csv" || mi_why_add "site_depth=3: inspect leaks failed"
+expect "site_depth=3: definitely lost" "$(leaks_summary "$MI_TMP/deep0.csv" 'definitely lost')" "1448 3"
+expect "site_depth=3: possibly lost (the DTVs suppressed)" "$(leaks_summary "$MI_TMP/deep0.csv" 'possibly lost')" "100 1"
+"$INSPECT" leaks --csv --suppress lose_list "$MI_TMP/deep.db" >"$MI_TMP/deep1.csv" || mi_why_add "--suppress lose_list failed"
+expect "--suppress lose_list: definitely lost" "$(leaks_summary "$MI_TMP/deep1.csv" 'definitely lost')" "1400 2"
+expect "--suppress lose_list: indirectly lost" "$(leaks_summary "$MI_TMP/deep1.csv" 'indirectly lost')" "600 1"
+"$INSPECT" leaks --csv --suppress 'lose_[cp]*' "$MI_TMP/deep.db" >"$MI_TMP/deep2.csv" || mi_why_add "--suppress glob failed"
+expect "--suppress 'lose_[cp]*': definitely lost" "$(leaks_summary "$MI_TMP/deep2.csv" 'definitely lost')" "48 1"
+"$INSPECT" leaks --csv --suppress lose_list "$d/l.db" >"$MI_TMP/deep3.csv" || mi_why_add "--suppress, one frame failed"
+expect "--suppress lose_list, one frame a site: definitely lost" \
+	"$(leaks_summary "$MI_TMP/deep3.csv" 'definitely lost')" "1448 3"
 mi_verdict "suppressions by name, glob and file" "$why" "$MI_TMP/sup2.csv" "inspect leaks"
 
 # The exit status for CI.

@@ -260,6 +260,21 @@ why=
 grep -c . diff.sites.csv | grep -qx 4 || mi_why_add "not 3 sites changed: $(cat diff.sites.csv)"
 mi_verdict "diff OLD.db NEW.db: heaptrack_print -d's changes of calls, temporary, peak and leaked" "$why" cmp.out cmp.py
 
+# a session of a process tree: its main process is compared unless
+# FILE:N picks a snapshot of another, and the output says which
+"$LAUNCH" -q -o tree.db -- sh -c "\"$PROG\"; \"$PROG\" 2; :" >out 2>err || mi_fail "meminst ran" "exit $?" err stderr
+child=$("$INSPECT" list --csv tree.db | awk -F, -v p="$PROG" '$3 == "exit" && $15 == p { print $1 }')
+why=
+"$INSPECT" diff --csv --table sites "tree.db:$child" new.db >tree.sites.csv
+"$INSPECT" diff --csv --table summary "tree.db:$child" new.db >tree.summary.csv
+/usr/bin/python3 cmp.py diff ht.diff tree.sites.csv tree.summary.csv >cmp.out || mi_why_add "tree.db:$child's changes"
+"$INSPECT" diff tree.db new.db >tree.txt
+grep -q '^processes in A: *3$' tree.txt || mi_why_add "not 3 processes in A"
+grep -q "A holds 3 processes, compared: pid [0-9]*, its main process" tree.txt || mi_why_add "no note on the process compared"
+"$INSPECT" diff "tree.db:$child" new.db | grep -q "A holds 3 processes, compared: pid [0-9]*, that of the snapshot given" ||
+	mi_why_add "FILE:N: no note on the process compared"
+mi_verdict "diff of a process tree's session: says which process, FILE:N picks a child (heaptrack_print -d's changes)" "$why" cmp.out cmp.py tree.txt diff
+
 why=
 "$INSPECT" top --by leaked --type 1 mis.db >out 2>err && mi_why_add "a filter with --by leaked accepted"
 "$INSPECT" sizes --by nothing mis.db >out 2>>err && mi_why_add "sizes --by nothing accepted"

@@ -59,7 +59,9 @@ static const struct rd_cmd_spec diff_spec = {
 	"event counters are compared instead, site by site (matched by function,\n"
 	"source line and stack) and in total: calls, allocated, temporary, peak\n"
 	"(live at each run's peak) and leaked (live at exit); new and gone sites\n"
-	"marked.  FILE:N then picks the snapshot of counters; no filters.\n",
+	"marked.  Of a session of several processes, its main process is\n"
+	"compared (said in the output); FILE:N picks the snapshot of counters\n"
+	"and with it the process.  No filters.\n",
 	diff_options, 1, 2,
 };
 

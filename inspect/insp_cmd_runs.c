@@ -190,6 +190,8 @@ static const struct rd_col sum_cols[] = {
 	{"pid_a", "process of A", RD_K_INT, 0},
 	{"pid_b", "process of B", RD_K_INT, 0},
 	{"same_process", "same process", RD_K_BOOL, 0},
+	{"processes_a", "processes in A", RD_K_INT, 0},
+	{"processes_b", "processes in B", RD_K_INT, 0},
 	{"calls_a", "calls in A", RD_K_INT, 0},
 	{"calls_b", "calls in B", RD_K_INT, 0},
 	{"delta_calls", "calls change", RD_K_INT, 0},
@@ -219,7 +221,18 @@ static void runs_put3(rd_table_t *t, uint64_t a, uint64_t b, bool has_a, bool ha
 	has_a && has_b ? rd_put_int(t, runs_sub(b, a)) : rd_put_null(t);
 }
 
-static void runs_summary(rd_doc_t *d, const struct runs_side *sd, const struct runs_site *v, size_t n)
+/* How many processes a side's file holds: a launcher session has one
+** per process of the tree, and only one of them (sd->p.pid) is compared. */
+static int64_t runs_processes(rd_db_t *db)
+{
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT COUNT(DISTINCT pid) FROM snapshot");
+	int64_t n = st && sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 1;
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void runs_summary(rd_doc_t *d, const struct runs_side *sd, const struct runs_site *v, size_t n,
+			 const int64_t snaps[2])
 {
 	rd_table_t *t = rd_doc_table(d, "summary", sum_cols, NCOLS(sum_cols), RD_T_SINGLE);
 	const struct rd_events_summary *a = &sd[0].sum, *b = &sd[1].sum;
@@ -232,6 +245,9 @@ static void runs_summary(rd_doc_t *d, const struct runs_side *sd, const struct r
 	rd_put_int(t, sd[0].p.pid);
 	rd_put_int(t, sd[1].p.pid);
 	rd_put_int(t, 0);
+	int64_t procs[2] = {runs_processes(sd[0].s.db), runs_processes(sd[1].s.db)};
+	rd_put_int(t, procs[0]);
+	rd_put_int(t, procs[1]);
 	runs_put3(t, a->calls, b->calls, true, true);
 	runs_put3(t, a->allocated, b->allocated, true, true);
 	runs_put3(t, a->temporary, b->temporary, true, true);
@@ -240,9 +256,15 @@ static void runs_summary(rd_doc_t *d, const struct runs_side *sd, const struct r
 	rd_put_uint(t, fresh);
 	rd_put_uint(t, gone);
 	rd_put_uint(t, n - fresh - gone);
+	char which[2][160] = {"", ""};
+	for (int s = 0; s < 2; s++)
+		if (procs[s] > 1)
+			snprintf(which[s], sizeof which[s], "; %c holds %lld processes, compared: pid %lld, %s", 'A' + s,
+				 (long long)procs[s], (long long)sd[s].p.pid,
+				 snaps[s] ? "that of the snapshot given" : "its main process (FILE:N picks another's)");
 	rd_table_note(t, "note: A and B are two processes (pid %lld and %lld): sites are matched by "
-			"function, source line and stack; addresses do not compare, so no block is listed",
-			(long long)sd[0].p.pid, (long long)sd[1].p.pid);
+			"function, source line and stack; addresses do not compare, so no block is listed%s%s",
+			(long long)sd[0].p.pid, (long long)sd[1].p.pid, which[0], which[1]);
 }
 
 static const struct rd_col site_cols[] = {
@@ -317,7 +339,8 @@ static int runs_open(struct runs_side *side, const struct rd_opts *o, const stru
 	return r ? r : rd_events_summary(side->s.db, &side->p, &side->sum);
 }
 
-static int runs_print(const struct rd_opts *o, const struct rd_args *a, struct runs_side *sd)
+static int runs_print(const struct rd_opts *o, const struct rd_args *a, struct runs_side *sd,
+		      const int64_t snaps[2])
 {
 	int order = a->by ? rd_event_metric(a->by) : RD_EV_ALLOCATED;
 	struct rd_vec v;
@@ -330,7 +353,7 @@ static int runs_print(const struct rd_opts *o, const struct rd_args *a, struct r
 		rd_doc_t *d = rd_doc_new(o, a);
 		rd_doc_snapshot(d, "a", sd[0].file, rd_db_snap(sd[0].s.db));
 		rd_doc_snapshot(d, "b", sd[1].file, rd_db_snap(sd[1].s.db));
-		runs_summary(d, sd, v.v, n);
+		runs_summary(d, sd, v.v, n, snaps);
 		runs_sites(d, sd, a, order, v.v, n);
 		r = rd_doc_print(d);
 		rd_doc_free(d);
@@ -357,7 +380,7 @@ int insp_diff_runs(const struct rd_opts *o, const struct rd_args *a, const char 
 	for (int s = 0; s < 2 && !r; s++)
 		r = runs_open(&sd[s], o, a, files[s], snaps[s]);
 	if (!r)
-		r = runs_print(o, a, sd);
+		r = runs_print(o, a, sd, snaps);
 	for (int s = 0; s < 2; s++)
 		rd_session_close(&sd[s].s);
 	return r;

@@ -20,6 +20,10 @@
 **                  the workers run one after the other so that both tools
 **                  see each pair back to back)
 **   peak           a 1 MiB block, live with the rest at the peak
+**
+** With an argument N (default 1), temp_loop makes 1000 * N pairs,
+** leak_some leaks 5 * N blocks and peak's block is N MiB: two runs with
+** different N differ in those three sites only (the diff of two runs).
 */
 #include <cstdlib>
 #include <cstring>
@@ -27,10 +31,11 @@
 #include <string>
 
 static void *volatile sink;
+static int scale = 1;
 
 __attribute__((noinline)) static void temp_loop(void)
 {
-	for (int i = 0; i < 1000; i++) {
+	for (int i = 0; i < 1000 * scale; i++) {
 		void *p = malloc(48);
 		sink = p;
 		free(p);
@@ -62,7 +67,7 @@ __attribute__((noinline)) static void grow(void)
 
 __attribute__((noinline)) static void leak_some(void)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 5 * scale; i++)
 		sink = malloc(1000);
 }
 
@@ -96,14 +101,17 @@ __attribute__((noinline)) static void workers(void)
 
 __attribute__((noinline)) static void peak(void)
 {
-	void *p = malloc(1 << 20);
-	memset(p, 2, 1 << 20);
+	size_t n = (size_t)scale << 20;
+	void *p = malloc(n);
+	memset(p, 2, n);
 	sink = p;
 	free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && (scale = atoi(argv[1])) < 1)
+		return 2;
 	temp_loop();
 	keep_many();
 	grow();

@@ -287,11 +287,24 @@ static int exp_pprof_memory(const struct rd_opts *o, const struct exp_args *a, F
 	}
 	struct pprof pp;
 	pprof_init(&pp);
-	r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
+	r = pprof_from_heap(&pp, a->pos, a->pid, a->snapshot, false, o);
 	if (!r && !(*f = exp_out(o, a)))
 		r = RD_EXIT_USAGE;
 	else if (!r && pprof_write(&pp, *f) != 0)
 		r = RD_EXIT_DB; /* rd_outfile_close says it */
+	pprof_free(&pp);
+	return r;
+}
+
+int exp_heap_write(const char *path, int64_t snap, bool allocs, const struct rd_opts *o, FILE *f)
+{
+	struct pprof pp;
+	pprof_init(&pp);
+	int r = pprof_from_heap(&pp, path, 0, snap, allocs, o);
+	if (!r && (pprof_write(&pp, f) != 0 || fflush(f) != 0)) {
+		rd_errf(o->err, "inspect: %s: cannot write the profile\n", path);
+		r = RD_EXIT_DB;
+	}
 	pprof_free(&pp);
 	return r;
 }

@@ -39,17 +39,19 @@ finish() {
 trap 'finish; mi_cleanup' EXIT
 
 # start_target MODE: serve_target under MEMINST=MODE,control=on; sets PID.
+# (each target's output a file of its own: the last one's "ready" must not
+# be taken for this one's)
 start_target() {
-	rm -f "$MI_TMP/go"
-	MI_MEMINST="$1,control=on" mi_x "$TARGET" "$MI_TMP/go" >t.out 2>t.err &
+	rm -f "$MI_TMP/go" "t.$1.out"
+	MI_MEMINST="$1,control=on" mi_x "$TARGET" "$MI_TMP/go" >"t.$1.out" 2>"t.$1.err" &
 	TPID=$!
 	unset MI_MEMINST
 	i=0
-	while ! grep -q '^ready' t.out 2>/dev/null && [ $i -lt 600 ]; do
+	while ! grep -q '^ready' "t.$1.out" 2>/dev/null && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	PID=$(sed -n 's/^pid //p' t.out)
+	PID=$(sed -n 's/^pid //p' "t.$1.out")
 }
 
 stop_target() {

@@ -72,10 +72,11 @@ static const struct rd_option export_options[] = {
 	 EXP_O_MIN_DURATION, 0, RD_INT_MAX, NULL},
 	{"max-size", 0, RD_OT_SIZE, "SIZE", "chrome: leave out the shortest events to keep the file\n"
 	 "under SIZE (default 100M; 0: every event)", EXP_O_MAX_SIZE, 0, 0, NULL},
-	RD_OPTION_SNAPSHOT("pprof: the live memory of snapshot N by allocation site\n"
-			     "(inuse_space, inuse_objects; the default for a database\n"
-			     "without a trace: its process's latest snapshot); with\n"
-			     "--metric calls...leaked: the counters of snapshot N"),
+	RD_OPTION_SNAPSHOT("pprof: Go's heap profile of snapshot N by allocation\n"
+			     "site (alloc_objects, alloc_space, inuse_objects,\n"
+			     "inuse_space; the default for a database without a trace:\n"
+			     "its process's latest snapshot); with --metric\n"
+			     "calls...leaked: the counters of snapshot N"),
 	RD_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	RD_OPTION_FULL_NAMES,
 	{"no-compensate", 0, RD_OT_FLAG, NULL, "exact traces: raw times, the tracer's calibrated cost\n"
@@ -106,7 +107,9 @@ static const struct rd_cmd_spec export_spec = {
 	"             from an exact trace, own time (ns), alloc_space and\n"
 	"             alloc_objects per stack; else from the samples, samples and\n"
 	"             their time (ns) with alloc_objects and alloc_space estimates;\n"
-	"             or the live memory of a snapshot (--snapshot); or with\n"
+	"             or Go's heap profile of a snapshot (--snapshot; the default\n"
+	"             without a trace): alloc_objects, alloc_space, inuse_objects\n"
+	"             and inuse_space per site, by thread in a map; or with\n"
 	"             --metric calls|allocated|temporary|peak|leaked, per site's\n"
 	"             stack: alloc_objects, alloc_space, temp_objects, inuse_space\n"
 	"             (at the peak) and leaked_space (live at exit), the one\n"
@@ -287,11 +290,24 @@ static int exp_pprof_memory(const struct rd_opts *o, const struct exp_args *a, F
 	}
 	struct pprof pp;
 	pprof_init(&pp);
-	r = pprof_from_snapshot(&pp, a->pos, a->pid, a->snapshot, o->no_symbols, o);
+	r = pprof_from_heap(&pp, a->pos, a->pid, a->snapshot, false, o);
 	if (!r && !(*f = exp_out(o, a)))
 		r = RD_EXIT_USAGE;
 	else if (!r && pprof_write(&pp, *f) != 0)
 		r = RD_EXIT_DB; /* rd_outfile_close says it */
+	pprof_free(&pp);
+	return r;
+}
+
+int exp_heap_write(const char *path, int64_t snap, bool allocs, const struct rd_opts *o, FILE *f)
+{
+	struct pprof pp;
+	pprof_init(&pp);
+	int r = pprof_from_heap(&pp, path, 0, snap, allocs, o);
+	if (!r && (pprof_write(&pp, f) != 0 || fflush(f) != 0)) {
+		rd_errf(o->err, "inspect: %s: cannot write the profile\n", path);
+		r = RD_EXIT_DB;
+	}
 	pprof_free(&pp);
 	return r;
 }

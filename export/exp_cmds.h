@@ -9,6 +9,12 @@
 
 /* "exp_cmd.c" */
 int exp_cmd_export(int argc, char **argv, const struct rd_opts *o);
+/* Go's heap profile (runtime/pprof's) of snapshot snap of the database at
+** path, gzipped protocol buffers on f: per allocation site alloc_objects,
+** alloc_space, inuse_objects and inuse_space, the default type alloc_space
+** with allocs (Go's /debug/pprof/allocs).  `inspect serve` answers with it.
+** 0, or an exit code after one line on o->err. */
+int exp_heap_write(const char *path, int64_t snap, bool allocs, const struct rd_opts *o, FILE *f);
 /* "exp_html.c" */
 int exp_cmd_html(int argc, char **argv, const struct rd_opts *o);
 

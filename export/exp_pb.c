@@ -217,12 +217,15 @@ void pprof_mapping(struct pprof *pp, uint64_t start, uint64_t limit, uint64_t of
 	pb_msg(&pp->msg, PF_MAPPING, t);
 }
 
+/* The mapping of an address; one in no module (a registered type's frame,
+** a pseudo frame) has the first, the program's: the fleet's profilers key
+** a location's symbols by its mapping's build-id. */
 static uint64_t pp_mapping_of(const struct pprof *pp, uint64_t addr)
 {
 	for (size_t i = 0; i < pp->nmods; i++)
 		if (addr >= pp->mods[i].start && addr < pp->mods[i].limit)
 			return i + 1;
-	return 0;
+	return pp->nmods ? 1 : 0;
 }
 
 static uint64_t pp_function_msg(struct pprof *pp, const struct pprof_fn *fn)

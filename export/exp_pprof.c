@@ -15,20 +15,22 @@
 **                sites, each at its own source line, the functions inlined
 **                there as the location's lines; meminst's own frames
 **                are one <meminst> frame as in the displays
-**   snapshot     the status rows of one snapshot (map or status): per type,
-**                the live blocks and bytes (inuse_objects, inuse_space);
-**                an automatic type is its allocation site, one frame at
-**                its source line (with the inline chain there as the
-**                location's lines); a registered type is a frame of its name;
-**                labels "type" and "class"
+**   snapshot     Go's heap profile (the heap section below): per
+**                allocation site with its site_depth stack, the counters
+**                alloc_objects and alloc_space and the live memory
+**                inuse_objects and inuse_space; labels "type" and
+**                "class", and "thread" and "tid" on a map snapshot's live
+**                memory
 **
 ** Where the symboliser gives an inline chain, a location's lines are that
 ** chain, innermost first (pprof's order: the last line is the function the
 ** others were inlined into).
 **
-** Each sample carries the thread as labels: "tid" (a number) and "thread"
-** (its name, when known).  Mappings are the trace's modules with their
-** build-ids; names come from the shared symboliser, so every mapping says
+** A trace's samples carry the thread as labels: "tid" (a number) and
+** "thread" (its name, when known).  Mappings are the trace's modules (a
+** snapshot's executable segments) with their build-ids, and every location
+** has one (exp_pb.c: one at no module's address, a registered type or a
+** pseudo frame, has the program's); names come from the shared symboliser, so every mapping says
 ** it has functions, file names and line numbers (pprof does not look for
 ** the binaries again).
 */
@@ -230,32 +232,23 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 	free(locs);
 }
 
-/* ---------------------------------------------------------- snapshot -- */
+/* ---------------------------------------------------------- mappings -- */
 
-/* The inline chain of a site as the symboliser gave it (ctx: its rd_sym),
-** or its line alone. */
-static size_t pp_site_lines(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
+/* The build-id of a segment's module: the module of its path, else the
+** one loaded nearest below it (the loader names a module by the path it
+** opened, /lib/libc.so.6, the kernel its segments by the file's real path,
+** /usr/lib/x86_64-linux-gnu/libc.so.6). */
+static const char *pp_seg_build_id(const struct rd_tags *t, const struct rd_seg *seg)
 {
-	(void)addr;
-	const struct rd_sym *s = ctx;
-	size_t n = s->nchain < max ? s->nchain : max;
-	for (size_t i = 0; i < n; i++)
-		out[i] = (struct prof_iframe){s->chain[i].func, s->chain[i].file, s->chain[i].line};
-	if (!n && s->file && max)
-		out[n++] = (struct prof_iframe){NULL, s->file, s->line};
-	return n;
-}
-
-static int pp_last_snapshot(rd_db_t *db, int64_t pid, int64_t *snap)
-{
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?1");
-	if (!st)
-		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, pid);
-	int rc = sqlite3_step(st);
-	*snap = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : rd_db_fail(db, "cannot read the snapshot table");
+	const struct rd_module *below = NULL;
+	for (size_t k = 0; k < t->nmodules; k++) {
+		const struct rd_module *m = &t->modules[k];
+		if (m->path && !strcmp(m->path, seg->path))
+			return m->build_id;
+		if (m->base <= seg->start && m->path && m->path[0] == '/' && (!below || m->base > below->base))
+			below = m;
+	}
+	return below ? below->build_id : NULL;
 }
 
 /* The executable segments of the snapshot's modules, the program's first. */
@@ -271,108 +264,10 @@ static int pp_snap_mappings(struct pprof *pp, rd_db_t *db, const struct rd_tags 
 		for (size_t i = 0; i < n; i++) {
 			if (!strchr(seg[i].perms, 'x') || seg[i].path[0] != '/' || (strcmp(seg[i].path, exe) == 0) != first)
 				continue;
-			const char *id = NULL;
-			for (size_t k = 0; k < t->nmodules && !id; k++)
-				if (t->modules[k].path && !strcmp(t->modules[k].path, seg[i].path))
-					id = t->modules[k].build_id;
-			pprof_mapping(pp, seg[i].start, seg[i].end, seg[i].offset, seg[i].path, id);
+			pprof_mapping(pp, seg[i].start, seg[i].end, seg[i].offset, seg[i].path, pp_seg_build_id(t, &seg[i]));
 		}
 	free(seg);
 	return 0;
-}
-
-/* The location of an allocation site (a return address), named by the
-** symboliser, else by the type's stored name. */
-static uint64_t pp_site(struct pprof *pp, rd_syms_t *syms, uint64_t site, const char *stored)
-{
-	struct rd_sym s;
-	bool named = syms && rd_syms_lookup(syms, site, &s) == 0;
-	/* the function's file: where its own line is, the chain's outermost */
-	const char *file = !named ? NULL : s.nchain ? s.chain[s.nchain - 1].file : s.file;
-	struct pprof_fn f = {named && s.func ? s.func : stored, file, 0};
-	uint64_t id = pprof_location(pp, site, (uint32_t)pprof_str(pp, f.name), &f, named ? pp_site_lines : NULL, &s);
-	if (named)
-		rd_sym_clear(&s);
-	return id;
-}
-
-static int pp_snap_types(struct pprof *pp, rd_db_t *db, struct rd_tags *t, rd_syms_t *syms)
-{
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT id, sizes_current, blocks_current FROM status WHERE "
-					       "snapshot = ?1 AND kind = 'types' AND (sizes_current > 0 OR "
-					       "blocks_current > 0) ORDER BY id");
-	if (!st)
-		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		int64_t v[2] = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)};
-		const struct rd_name *ty = rd_name_find(&t->types, id);
-		const char *where, *name = rd_type_label(db, t, id, &where);
-		uint64_t loc;
-		if (ty && ty->has_site) {
-			loc = pp_site(pp, syms, ty->site, name);
-		} else { /* a registered type: its name is the frame */
-			struct pprof_fn f = {name, NULL, 0};
-			loc = pprof_location(pp, 0, (uint32_t)pprof_str(pp, name), &f, NULL, NULL);
-		}
-		struct pprof_label l[2] = {
-			{.key = "type", .str = name},
-			{.key = "class", .str = ty ? rd_tag_name(db, t, RD_TAG_CLASS, ty->class_) : ""},
-		};
-		pprof_sample(pp, &loc, 1, v, l, 2);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "cannot read the status table");
-}
-
-int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
-			const struct rd_opts *o)
-{
-	rd_db_t *db;
-	int r = rd_db_open(path, o, &db);
-	if (r)
-		return r;
-	struct rd_tags t = {0};
-	bool tags = false;
-	int64_t main_pid = 0;
-	if (!snap && !(r = rd_db_main_pid(db, pid, &main_pid)))
-		r = pp_last_snapshot(db, main_pid, &snap);
-	if (!r)
-		r = rd_db_select(db, snap, RD_NEED_ANY);
-	if (!r && pid && rd_db_snap(db)->pid != pid) {
-		rd_errf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
-			(long long)rd_db_snap(db)->pid, (long long)pid);
-		r = RD_EXIT_NOTFOUND;
-	}
-	if (!r) {
-		r = rd_tags_load(db, &t);
-		t.no_symbols = no_symbols;
-		tags = true;
-	}
-	if (!r) {
-		const struct rd_snap *s = rd_db_snap(db);
-		pprof_sample_type(pp, "inuse_objects", "count");
-		pprof_sample_type(pp, "inuse_space", "bytes");
-		pprof_default_type(pp, "inuse_space");
-		pprof_times(pp, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, 0);
-		char c[160];
-		snprintf(c, sizeof c, "meminst snapshot %lld (%s, %s) of process %lld: live blocks by allocation site",
-			 (long long)s->id, s->content, s->trigger, (long long)s->pid);
-		pprof_comment(pp, c);
-		r = pp_snap_mappings(pp, db, &t);
-	}
-	if (!r) {
-		rd_syms_t *syms = no_symbols ? NULL : rd_syms_new(t.modules, t.nmodules);
-		r = pp_snap_types(pp, db, &t, syms);
-		if (syms)
-			rd_syms_free(syms);
-	}
-	if (tags)
-		rd_tags_free(&t);
-	rd_db_close(db);
-	return r;
 }
 
 /* ------------------------------------------------------ event counters -- */
@@ -460,5 +355,238 @@ int pprof_from_sites(struct pprof *pp, struct exp_sites *es)
 		pprof_sample(pp, locs, nl, v, l, 2);
 	}
 	free(locs);
+	return r;
+}
+
+/* -------------------------------------------------------------- heap -- */
+
+static int pp_last_snapshot(rd_db_t *db, int64_t pid, int64_t *snap)
+{
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?1");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, pid);
+	int rc = sqlite3_step(st);
+	*snap = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : rd_db_fail(db, "cannot read the snapshot table");
+}
+
+/*
+** Go's heap profile (runtime/pprof's writeHeapProto): per allocation site
+** (a type; its site_depth stack), alloc_objects and alloc_space (the event
+** counters: calls and bytes since the start) and inuse_objects and
+** inuse_space (live at the snapshot); period type space/bytes with period
+** 1 (every allocation counted, none sampled); time_nanos the snapshot's,
+** duration_nanos the time the counters cover (since libmeminst started).
+** A map snapshot says which thread made each live block: its live memory
+** is one sample per (site, thread) with the labels thread and tid, the
+** counters one sample per site (they are not kept per thread).  A status
+** snapshot (mis) has one sample per site.  Labels type and class on all.
+*/
+struct pp_heap_site {
+	int64_t type;
+	uint64_t calls, allocated, blocks, bytes;
+};
+
+/* Live blocks by (type, thread) of a map snapshot: open addressing. */
+struct pp_live {
+	int64_t type, thread;
+	uint64_t blocks, bytes;
+	bool used;
+};
+struct pp_live_map {
+	struct pp_live *v;
+	size_t cap, n;
+};
+
+static uint64_t pp_live_hash(int64_t type, int64_t thread)
+{
+	return ((uint64_t)type * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)thread * 0xc2b2ae3d27d4eb4full);
+}
+
+static void pp_live_add(void *ctx, const struct rd_block *b)
+{
+	struct pp_live_map *m = ctx;
+	if (2 * (m->n + 1) > m->cap) {
+		struct pp_live_map g = {rd_xcalloc(m->cap ? 2 * m->cap : 256, sizeof *g.v), m->cap ? 2 * m->cap : 256,
+					0};
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->v[i].used) {
+				size_t j = pp_live_hash(m->v[i].type, m->v[i].thread) & (g.cap - 1);
+				while (g.v[j].used)
+					j = (j + 1) & (g.cap - 1);
+				g.v[j] = m->v[i];
+				g.n++;
+			}
+		free(m->v);
+		*m = g;
+	}
+	size_t j = pp_live_hash(b->type, b->thread) & (m->cap - 1);
+	while (m->v[j].used && (m->v[j].type != b->type || m->v[j].thread != b->thread))
+		j = (j + 1) & (m->cap - 1);
+	struct pp_live *e = &m->v[j];
+	if (!e->used)
+		*e = (struct pp_live){.type = b->type, .thread = b->thread, .used = true}, m->n++;
+	e->blocks++;
+	e->bytes += b->size;
+}
+
+static int pp_live_cmp(const void *a, const void *b)
+{
+	const struct pp_live *x = a, *y = b;
+	return x->type != y->type ? (x->type < y->type ? -1 : 1) : x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Every type of the snapshot with counters or live memory, by id: the
+** counters (0 in a file older than them) and the status's live figures. */
+static int pp_heap_sites(rd_db_t *db, struct pp_heap_site **out, size_t *n)
+{
+	bool events = rd_events_stored(db);
+	char *sql = sqlite3_mprintf(
+		"SELECT t.id, %s, coalesce(s.blocks_current, 0), coalesce(s.sizes_current, 0) FROM type t "
+		"LEFT JOIN status s ON s.snapshot = t.snapshot AND s.kind = 'types' AND s.id = t.id %s "
+		"WHERE t.snapshot = ?1 ORDER BY t.id",
+		events ? "coalesce(e.calls, 0), coalesce(e.allocated, 0)" : "0, 0",
+		events ? "LEFT JOIN status_event e ON e.snapshot = t.snapshot AND e.kind = 'types' AND e.id = t.id" : "");
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
+	sqlite3_free(sql);
+	*out = NULL;
+	*n = 0;
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(db)->id);
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap)
+			*out = rd_xrealloc(*out, (cap = cap ? 2 * cap : 64) * sizeof **out);
+		struct pp_heap_site *h = &(*out)[(*n)++];
+		h->type = sqlite3_column_int64(st, 0);
+		uint64_t *v[] = {&h->calls, &h->allocated, &h->blocks, &h->bytes};
+		for (int c = 0; c < 4; c++)
+			*v[c] = (uint64_t)sqlite3_column_int64(st, 1 + c);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(db, "cannot read the type and status tables");
+}
+
+static void pp_heap_sample(struct pprof *pp, struct exp_sites *es, const uint64_t *locs, size_t nl,
+			   int64_t type, const int64_t v[4], int64_t thread)
+{
+	rd_db_t *db = es->s.db;
+	struct rd_tags *t = &es->s.tags;
+	const struct rd_name *ty = rd_name_find(&t->types, type);
+	const struct rd_name *th = thread >= 0 ? rd_name_find(&t->threads, thread) : NULL;
+	struct pprof_label l[4] = {
+		{.key = "type", .str = rd_type_label(db, t, type, NULL)},
+		{.key = "class", .str = ty ? rd_tag_name(db, t, RD_TAG_CLASS, ty->class_) : ""},
+	};
+	size_t nlab = 2;
+	if (th && th->name && *th->name)
+		l[nlab++] = (struct pprof_label){.key = "thread", .str = th->name};
+	if (th && th->tid > 0)
+		l[nlab++] = (struct pprof_label){.key = "tid", .num = th->tid};
+	pprof_sample(pp, locs, nl, v, l, nlab);
+}
+
+static int pp_heap_samples(struct pprof *pp, struct exp_sites *es, const struct pp_heap_site *h, size_t n,
+			   const struct pp_live_map *live)
+{
+	struct pp_live *lv = NULL;
+	size_t nlive = 0;
+	if (live) { /* by type, then thread: each site's threads follow it */
+		lv = rd_xcalloc(live->n + 1, sizeof *lv);
+		for (size_t i = 0; i < live->cap; i++)
+			if (live->v[i].used)
+				lv[nlive++] = live->v[i];
+		qsort(lv, nlive, sizeof *lv, pp_live_cmp);
+	}
+	uint64_t *locs = NULL;
+	size_t cap = 0, k = 0;
+	for (size_t i = 0; i < n; i++) {
+		while (k < nlive && lv[k].type < h[i].type)
+			k++; /* blocks of a type the table does not list: none in a consistent snapshot */
+		bool has_live = live ? k < nlive && lv[k].type == h[i].type : h[i].blocks || h[i].bytes;
+		if (!h[i].calls && !h[i].allocated && !has_live)
+			continue;
+		struct exp_site_frame *fr;
+		size_t nf = exp_sites_frames(es, h[i].type, &fr);
+		size_t nl = pp_site_stack(pp, fr, nf, &locs, &cap);
+		free(fr);
+		int64_t v[4] = {(int64_t)h[i].calls, (int64_t)h[i].allocated, 0, 0};
+		if (!live) {
+			v[2] = (int64_t)h[i].blocks, v[3] = (int64_t)h[i].bytes;
+			pp_heap_sample(pp, es, locs, nl, h[i].type, v, -1);
+			continue;
+		}
+		if (v[0] || v[1])
+			pp_heap_sample(pp, es, locs, nl, h[i].type, v, -1);
+		for (; k < nlive && lv[k].type == h[i].type; k++) {
+			int64_t w[4] = {0, 0, (int64_t)lv[k].blocks, (int64_t)lv[k].bytes};
+			pp_heap_sample(pp, es, locs, nl, h[i].type, w, lv[k].thread);
+		}
+	}
+	free(locs);
+	free(lv);
+	return 0;
+}
+
+static void pp_heap_head(struct pprof *pp, rd_db_t *db, bool allocs)
+{
+	const struct rd_snap *s = rd_db_snap(db);
+	pprof_sample_type(pp, "alloc_objects", "count");
+	pprof_sample_type(pp, "alloc_space", "bytes");
+	pprof_sample_type(pp, "inuse_objects", "count");
+	pprof_sample_type(pp, "inuse_space", "bytes");
+	if (allocs) /* as Go's /debug/pprof/allocs; its heap profile names none (pprof takes the last) */
+		pprof_default_type(pp, "alloc_space");
+	pprof_period(pp, "space", "bytes", 1);
+	pprof_times(pp, s->time_ns > 0 ? (uint64_t)s->time_ns : 0, s->elapsed_ns > 0 ? (uint64_t)s->elapsed_ns : 0);
+	char c[240];
+	snprintf(c, sizeof c, "meminst snapshot %lld (%s, %s) of process %lld: alloc_objects and alloc_space since "
+		 "the start%s, inuse_objects and inuse_space live at the snapshot, by allocation site",
+		 (long long)s->id, s->content, s->trigger, (long long)s->pid,
+		 rd_events_stored(db) ? "" : " (0: the file has no event counters)");
+	pprof_comment(pp, c);
+}
+
+int pprof_from_heap(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool allocs,
+		    const struct rd_opts *o)
+{
+	struct exp_sites es = {.metric = -1};
+	int r = rd_db_open(path, o, &es.s.db);
+	rd_db_t *db = es.s.db;
+	int64_t main_pid = 0;
+	if (!r && !snap && !(r = rd_db_main_pid(db, pid, &main_pid)))
+		r = pp_last_snapshot(db, main_pid, &snap);
+	if (!r)
+		r = rd_db_select(db, snap, RD_NEED_ANY);
+	if (!r && pid && rd_db_snap(db)->pid != pid) {
+		rd_errf(o->err, "inspect: %s: snapshot %lld is of process %lld, not %lld\n", path, (long long)snap,
+			(long long)rd_db_snap(db)->pid, (long long)pid);
+		r = RD_EXIT_NOTFOUND;
+	}
+	if (!r) {
+		struct rd_args a = {.no_symbols = o->no_symbols};
+		r = rd_session_tags(&es.s, &a);
+	}
+	struct pp_heap_site *h = NULL;
+	size_t n = 0;
+	if (!r)
+		r = pp_heap_sites(db, &h, &n);
+	bool map = !r && strcmp(rd_db_snap(db)->content, "map") == 0;
+	struct pp_live_map live = {0};
+	if (map)
+		r = rd_blocks_each(db, o, NULL, pp_live_add, &live);
+	if (!r) {
+		pp_heap_head(pp, db, allocs);
+		r = pp_snap_mappings(pp, db, &es.s.tags);
+	}
+	if (!r)
+		r = pp_heap_samples(pp, &es, h, n, map ? &live : NULL);
+	free(live.v);
+	free(h);
+	rd_session_close(&es.s);
 	return r;
 }

@@ -4,8 +4,8 @@
 **   exp_pb.c     the encoder: protocol buffers fields, the message's
 **                 tables with their ids, gzip
 **   exp_pprof.c  the profiles: an exact trace's stacks, a trace's samples,
-**                 a map snapshot's live blocks by allocation site, the
-**                 event counters by site stack
+**                 Go's heap profile of a snapshot (counters and live
+**                 memory by site stack), the event counters by site stack
 */
 #ifndef PROF_PPROF_H
 #define PROF_PPROF_H
@@ -98,11 +98,13 @@ int pprof_write(struct pprof *pp, FILE *f);
 /* "exp_pprof.c": the profile of each kind of input. */
 void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const struct prof_trace *tr);
 void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr);
-/* Snapshot snap (0: the latest of the process pid, 0: the program's) of
-** the database at path: the live bytes and blocks per type (an automatic
-** type is its allocation site).  Returns 0 or an exit code after a line. */
-int pprof_from_snapshot(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool no_symbols,
-			const struct rd_opts *o);
+/* Go's heap profile of snapshot snap (0: the latest of the process pid,
+** 0: the program's) of the database at path: per allocation site,
+** alloc_objects, alloc_space, inuse_objects, inuse_space; the default
+** type alloc_space with allocs (Go's /debug/pprof/allocs), else none (pprof
+** takes inuse_space, the last).  Returns 0 or an exit code after a line. */
+int pprof_from_heap(struct pprof *pp, const char *path, int64_t pid, int64_t snap, bool allocs,
+		    const struct rd_opts *o);
 
 /* The sites of a database with their event counters (exp_sites.c):
 ** alloc_objects, alloc_space, temp_objects, inuse_space (at the peak) and

@@ -219,6 +219,19 @@ int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_
 	return r;
 }
 
+int insp_control_check(const struct rd_opts *o, int64_t pid)
+{
+	if (o->no_control)
+		return ctl_unreachable(o, pid);
+	int fd = -1;
+	int r = ctl_connect(o, pid, &fd);
+	if (!r)
+		r = ctl_check_peer(o, pid, fd);
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 /* A new empty file in $TMPDIR (or /tmp) for a live process's snapshot. */
 int insp_control_tempfile(const struct rd_opts *o, char *buf, size_t len)
 {

@@ -8,6 +8,7 @@
 **   inspect.c          main: the command table, --help, --version
 **   insp_calc.c        computations without SQLite: holes, limits, top, diff
 **   insp_control.c     the client of a live process's control channel
+**   insp_http.c        the HTTP server of `inspect serve` (program only)
 **   insp_cmd_*.c       one file per command or small group of commands
 */
 #ifndef INSP_INT_H
@@ -118,6 +119,38 @@ int insp_control_tempfile(const struct rd_opts *o, char *buf, size_t len);
 void insp_control_tempfile_remove(const char *path);
 /* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
 int insp_control_timeout(void);
+/* Can pid be asked (its channel open, the process's own, our user)?
+** Nothing is sent.  0, or RD_EXIT_LIVE after one line. */
+int insp_control_check(const struct rd_opts *o, int64_t pid);
+
+/* ------------------------------------------------------------ insp_http -- */
+
+/* "insp_http.c": the HTTP/1.1 server of `inspect serve` (built into the
+** program only, with insp_cmd_serve.c). */
+struct insp_http_req {
+	char method[8];
+	char path[512];          /* without the query                       */
+	char query[512];
+};
+struct insp_http_resp {
+	int status;
+	const char *type;        /* Content-Type (NULL: text/plain)          */
+	const char *filename;    /* Content-Disposition's, or NULL           */
+	char *body;              /* malloc'd                                */
+	size_t len;
+};
+typedef void insp_http_handler(void *ctx, const struct insp_http_req *q, struct insp_http_resp *r);
+/* Listen on "HOST:PORT" (loopback only unless remote): 0 with *fd and the
+** base URL, or an exit code after one line. */
+int insp_http_listen(const struct rd_opts *o, const char *addr, bool remote, int *fd, char *url, size_t ulen);
+/* Answer requests one at a time until SIGINT or SIGTERM (returned) or
+** until stop(ctx) says so (0). */
+int insp_http_serve(int lfd, insp_http_handler *h, bool (*stop)(void *ctx), void *ctx);
+/* A query parameter's value (cut to len - 1): false when absent. */
+bool insp_http_param(const struct insp_http_req *q, const char *key, char *out, size_t len);
+/* A text body with its status. */
+void insp_http_text(struct insp_http_resp *r, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* ------------------------------------------------------------- commands -- */
 
 /* Each returns an exit code (RD_EXIT_*). */
@@ -145,5 +178,7 @@ int insp_diff_runs(const struct rd_opts *o, const struct rd_args *a, const char 
 		   const int64_t snaps[2]);
 int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct rd_opts *o);
+/* "insp_cmd_serve.c" (the program only) */
+int insp_cmd_serve(int argc, char **argv, const struct rd_opts *o);
 
 #endif /* INSP_INT_H */

@@ -39,6 +39,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"allocator", insp_cmd_allocator, "describe an allocator number"},
 	{"header-size", insp_cmd_header_size, "the block header size of the process"},
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
+	{"serve", insp_cmd_serve, "a live process's heap profiles over HTTP, as Go's /debug/pprof"},
 	{"sql", insp_cmd_sql, "your own SQL query, with the blocks as meminst_blocks(N)"},
 	{"profile", prof_cmd_profile, "simulate a trace file: raw profile, --dump"},
 	{"analyse", prof_cmd_analyse, "fprof analysis, or sampling displays (flat, tree...)"},

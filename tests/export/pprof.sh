@@ -10,8 +10,11 @@
 #     --alloc-sample): the samples, the allocation estimates of alloc_big and
 #     alloc_small as analyse's flat display gives them, and source lines of
 #     sample_target.c with -lines;
-#   - snapshots of a session without a trace: per allocation site, the live
-#     bytes and blocks of `inspect top --by site`;
+#   - snapshots of a session without a trace: Go's heap profile (its four
+#     sample types in its order, period space/bytes, time and duration),
+#     per allocation site the live bytes and blocks of `inspect top --by
+#     site`, the counters of alloc_small and alloc_big, a mapping with a
+#     build-id for every location, the thread label of live blocks;
 #   - inline frames (an -O1 C++ program built with g++): a site's inline
 #     chain as its location's lines.
 . "$top_srcdir/tests/session/session_lib.sh"
@@ -159,8 +162,26 @@ assert sum(b.values()) == top["snapshot"]["bytes"], "inuse_space total %d, snaps
 last = json.load(open(sys.argv[5]))["snapshots"][-1]
 raw = open(sys.argv[4]).read()
 assert "meminst snapshot %d " % last["id"] in raw, "the default is not the latest snapshot %d" % last["id"]
-vals = [int(x) for x in re.findall(r"^\s+\d+\s+(\d+): ", raw, re.M)]
-assert sum(vals) == last["bytes"], "exit snapshot: %d bytes, list says %d" % (sum(vals), last["bytes"])
+# Go's heap profile: its sample types in its order, period, times
+head = raw.split("Samples:\n", 1)
+assert head[1].startswith("alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes\n"), \
+    "sample types: %s" % head[1].splitlines()[0]
+assert "PeriodType: space bytes\nPeriod: 1\n" in head[0], "period: %s" % head[0]
+assert re.search(r"^Time: 20\d\d-", head[0], re.M) and re.search(r"^Duration: [1-9]", head[0], re.M), "times: %s" % head[0]
+vals = [(int(a), int(b), int(c), int(d)) for a, b, c, d in
+        re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+): ", raw, re.M)]
+assert sum(v[3] for v in vals) == last["bytes"], "exit snapshot: %d bytes, list says %d" % (sum(v[3] for v in vals), last["bytes"])
+# the counters: alloc_small's 10000 calls of 64 bytes, alloc_big's 40 of 256 KiB
+assert (10000, 640000) in [v[:2] for v in vals] and (40, 40 * 262144) in [v[:2] for v in vals], "alloc counters: %s" % vals
+# every location has a mapping, every mapping a build-id; a map snapshot's live blocks their thread
+maps = re.findall(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+) ([0-9a-f]*) ", raw, re.M)
+assert maps and all(len(m[2]) >= 16 for m in maps), "mappings without a build-id: %s" % maps
+locs = raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0]
+ids = set(m[0] for m in maps)
+bad = [l for l in re.findall(r"^\s+\d+: 0x[0-9a-f]+ (?:M=(\d+))?", locs, re.M) if l not in ids]
+assert not bad, "locations without a mapping: %s" % locs
+assert re.search(r"^\s+0\s+0\s+\d+\s+\d+: .*\n\s+class:\[known\] thread:\[known\] type:\[", raw, re.M), \
+    "no live sample with its thread label: %s" % raw[:2000]
 PY
 	mi_why_add "$(tail -n 1 m.check)"
 mi_verdict "snapshots: inuse_space and inuse_objects per site as inspect top --by site has them" "$why" \
@@ -195,9 +216,10 @@ for l in raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0].splitlines():
         locs[cur] = [m.group(2)]
     elif cur is not None and l.strip():
         locs[cur].append(re.sub(r" s=\d+.*$", "", l.strip()))
-vals = {}
-for m in re.finditer(r"^\s+(\d+)\s+(\d+): (\d+) $", raw.split("Locations\n", 1)[0], re.M):
-    vals[int(m.group(3))] = (int(m.group(1)), int(m.group(2)))
+vals = {}  # per single-location sample: inuse_objects, inuse_space (one sample per thread)
+for m in re.finditer(r"^\s+\d+\s+\d+\s+(\d+)\s+(\d+): (\d+) $", raw.split("Locations\n", 1)[0], re.M):
+    o, b = vals.get(int(m.group(3)), (0, 0))
+    vals[int(m.group(3))] = (o + int(m.group(1)), b + int(m.group(2)))
 keys = [i for i, ls in locs.items() if ls[-1].startswith("build_cache") and
         ls[-1].endswith("cxx_sites.cc:" + sys.argv[3]) and any(x.startswith("key_of ") for x in ls[:-1])]
 assert len(keys) == 1, "no location of the keys inlined through key_of into build_cache: %s" % sorted(locs.items())[:5]

@@ -100,6 +100,8 @@ tsm 0 allocator --snapshot @MAP@ @DB@ 0
 tsm 0 header-size --snapshot @MAP@ @DB@
 tsm 4 snapshot --pid 999999999 --output new.db
 tsm 4 snapshot --pid 999999999 -o new.db
+tsm 4 serve --pid 999999999 --listen 127.0.0.1:0 --no-symbols
+tsm 4 serve --pid 999999999 --listen 0.0.0.0:0 --allow-remote
 tsm 0 sql @DB@ SELECT count(*) FROM snapshot
 tsm 0 sql --time-limit 5s --memory-limit 64M @DB@ SELECT count(*) FROM snapshot
 ts 0 profile --output prof.db --force --pid @PID@ --no-symbols @DB@

@@ -1,0 +1,267 @@
+# serve.sh — `inspect serve --pid PID --listen 127.0.0.1:PORT` against
+# tests/inspect/serve_target (three threads holding known blocks, under
+# MEMINST=mim,control=on, then mis), on a free port picked by a retry loop:
+#   - /debug/pprof/heap and /allocs with curl: Go's four sample types in
+#     its order, allocs' default alloc_space, a build-id on every mapping
+#     and a mapping on every location, the threads' live blocks with their
+#     thread labels (serve-w1's 100 x 1000 bytes, serve-w2's 50 x 3000,
+#     main's 30 x 500), main_temp's 1000 calls with nothing live; the same
+#     heap read by `go tool pprof -raw http://...` (skipped without go);
+#   - the index; /debug/pprof/profile answers 501; a bad path 404, POST
+#     405, a garbled request line 400, a client that sends half a request
+#     and waits is dropped and the next request answered;
+#   - 20 scrapes leave the target's descriptors and threads as they were
+#     and no temporary file behind;
+#   - SIGTERM stops the server with status 0; the target's end stops it
+#     with status 4 and one line;
+#   - mis: the heap by type (no thread labels);
+#   - bad input, one line and a non-zero status each: a port in use, a
+#     non-loopback address without --allow-remote, a pid without a
+#     process, no --pid.
+. "$top_srcdir/tests/session/session_lib.sh"
+
+command -v curl >/dev/null || { echo "skip  $MI_NAME: curl is not installed"; exit 77; }
+TARGET=$top_builddir/tests/inspect/serve_target
+export TMPDIR="$MI_TMP/tmp"
+mkdir "$TMPDIR" || exit 99
+have_go=no
+if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
+	have_go=yes
+	export HOME="$MI_TMP" PPROF_TMPDIR="$MI_TMP" GOFLAGS= GOCACHE="$MI_TMP/go-cache"
+fi
+SERVE=
+TPID=
+finish() {
+	[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null
+	[ -n "$TPID" ] && touch "$MI_TMP/go"
+	wait 2>/dev/null
+}
+trap 'finish; mi_cleanup' EXIT
+
+# start_target MODE: serve_target under MEMINST=MODE,control=on; sets PID.
+# (each target's output a file of its own: the last one's "ready" must not
+# be taken for this one's)
+start_target() {
+	rm -f "$MI_TMP/go" "t.$1.out"
+	MI_MEMINST="$1,control=on" mi_x "$TARGET" "$MI_TMP/go" >"t.$1.out" 2>"t.$1.err" &
+	TPID=$!
+	unset MI_MEMINST
+	i=0
+	while ! grep -q '^ready' "t.$1.out" 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	PID=$(sed -n 's/^pid //p' "t.$1.out")
+}
+
+stop_target() {
+	touch "$MI_TMP/go"
+	wait "$TPID"
+	TPID=
+}
+
+# start_serve: inspect serve on a free port (a random one; another when it
+# is in use), URL set once it listens.
+start_serve() {
+	URL=
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+		"$INSPECT" serve --pid "$PID" --listen "127.0.0.1:$PORT" >s.out 2>s.err &
+		SERVE=$!
+		i=0
+		while [ $i -lt 300 ] && kill -0 "$SERVE" 2>/dev/null && ! grep -q 'serving' s.out; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if grep -q 'serving' s.out; then
+			URL=http://127.0.0.1:$PORT
+			return 0
+		fi
+		wait "$SERVE"
+		SERVE=
+		grep -q 'in use' s.err || break
+	done
+	return 1
+}
+
+# fd_task: "DESCRIPTORS THREADS" of the target now.
+fd_task() {
+	echo "$(ls /proc/"$PID"/fd | wc -l) $(ls /proc/"$PID"/task | wc -l)"
+}
+
+# check_heap RAW heap|allocs [mis]: the -raw text of a heap profile (mim by default).
+check_heap() {
+	/usr/bin/python3 - "$@" <<'PY'
+import gzip, re, sys
+raw = open(sys.argv[1]).read()
+head, rest = raw.split("Samples:\n", 1)
+types = rest.splitlines()[0]
+want = "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes"
+if sys.argv[2] == "allocs":
+    want = want.replace("alloc_space/bytes", "alloc_space/bytes[dflt]")
+assert types == want, "sample types: %s" % types
+assert "PeriodType: space bytes\nPeriod: 1\n" in head, head
+maps = re.findall(r"^(\d+): 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ (\S+) ([0-9a-f]*) ", raw, re.M)
+assert maps and all(len(m[2]) >= 16 for m in maps), "a mapping without a build-id: %s" % maps
+locs = raw.split("Locations\n", 1)[1].split("Mappings\n", 1)[0]
+lm = re.findall(r"^\s+(\d+): 0x[0-9a-f]+ (?:M=(\d+) )?(\S+)", locs, re.M)
+assert all(m[1] in set(x[0] for x in maps) for m in lm), "a location without a mapping: %s" % locs
+name = {m[0]: m[2] for m in lm}
+samples = re.findall(r"^\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+): (\d+) [^\n]*\n((?:\s+[a-z]+:\[[^\n]*\n)*)", rest, re.M)
+got = {}
+for ao, asp, io, isp, loc, labels in samples:
+    th = re.search(r"thread:\[([^\]]*)\]", labels)
+    key = (name[loc].split(".")[0], th.group(1) if th else None)
+    v = got.setdefault(key, [0, 0, 0, 0])
+    for k, x in enumerate((ao, asp, io, isp)):
+        v[k] += int(x)
+    assert "class:[serve_target]" in labels or name[loc].split(".")[0] not in ("worker_alloc", "worker_big", "main_alloc", "main_temp"), labels
+mode = sys.argv[3] if len(sys.argv) > 3 else "mim"
+if mode == "mim":
+    want = {("worker_alloc", None): [100, 100000, 0, 0], ("worker_alloc", "serve-w1"): [0, 0, 100, 100000],
+            ("worker_big", None): [50, 150000, 0, 0], ("worker_big", "serve-w2"): [0, 0, 50, 150000],
+            ("main_alloc", None): [30, 15000, 0, 0], ("main_alloc", "serve_target"): [0, 0, 30, 15000],
+            ("main_temp", None): [1000, 10000, 0, 0]}
+else:
+    want = {("worker_alloc", None): [100, 100000, 100, 100000], ("worker_big", None): [50, 150000, 50, 150000],
+            ("main_alloc", None): [30, 15000, 30, 15000], ("main_temp", None): [1000, 10000, 0, 0]}
+for k, v in want.items():
+    assert got.get(k) == v, "%s: %s, want %s (all: %s)" % (k, got.get(k), v, got)
+PY
+}
+
+# ------------------------------------------------------------ mim, curl --
+why=
+start_target mim
+[ -n "$PID" ] || mi_why_add "the target did not start"
+start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+before=$(fd_task)
+code=$(curl -s -o heap.pb.gz -w '%{http_code}' "$URL/debug/pprof/heap")
+[ "$code" = 200 ] || mi_why_add "heap: HTTP $code"
+code=$(curl -s -o allocs.pb.gz -w '%{http_code}' "$URL/debug/pprof/allocs")
+[ "$code" = 200 ] || mi_why_add "allocs: HTTP $code"
+if [ $have_go = yes ]; then
+	go tool pprof -raw heap.pb.gz >heap.raw 2>pp.err || mi_why_add "pprof -raw heap exited $?"
+	go tool pprof -raw allocs.pb.gz >allocs.raw 2>>pp.err || mi_why_add "pprof -raw allocs exited $?"
+	check_heap heap.raw heap >check 2>&1 || mi_why_add "heap: $(tail -n 1 check)"
+	check_heap allocs.raw allocs >>check 2>&1 || mi_why_add "allocs: $(tail -n 1 check)"
+	go tool pprof -raw "$URL/debug/pprof/heap" >url.raw 2>>pp.err || mi_why_add "pprof -raw URL exited $?"
+	check_heap url.raw heap >>check 2>&1 || mi_why_add "pprof -raw URL: $(tail -n 1 check)"
+	go tool pprof -top "$URL/debug/pprof/heap" >top.txt 2>>pp.err || mi_why_add "pprof -top URL exited $?"
+	grep -q 'worker_big' top.txt || mi_why_add "pprof -top URL: no worker_big"
+else
+	echo "skip  go tool pprof's checks: go is not installed (apt-get install golang-go)"
+	gzip -t heap.pb.gz allocs.pb.gz 2>>check || mi_why_add "the profiles are not gzip"
+fi
+mi_verdict "heap and allocs: Go's sample types, build-ids, mappings, the threads' blocks and counters" "$why" \
+	check check s.err "serve stderr" pp.err "pprof stderr"
+
+# ------------------------------------------------------- other answers --
+why=
+curl -s "$URL/debug/pprof/" >index.html
+grep -q 'href="heap"' index.html && grep -q 'href="allocs"' index.html || mi_why_add "index: no links"
+code=$(curl -s -o prof.txt -w '%{http_code}' "$URL/debug/pprof/profile?seconds=1")
+[ "$code" = 501 ] && grep -q 'cannot switch sampling on' prof.txt || mi_why_add "profile: HTTP $code $(cat prof.txt)"
+code=$(curl -s -o nf.txt -w '%{http_code}' "$URL/debug/pprof/goroutine")
+[ "$code" = 404 ] || mi_why_add "a bad path: HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$URL/debug/pprof/heap")
+[ "$code" = 405 ] || mi_why_add "POST: HTTP $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL/debug/pprof/heap?debug=1")
+[ "$code" = 400 ] || mi_why_add "debug=1: HTTP $code"
+/usr/bin/python3 - "$PORT" >raw.txt 2>&1 <<'PY' || mi_why_add "raw requests: $(tail -n 1 raw.txt)"
+import socket, sys
+def ask(data, wait_close=True):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+    s.sendall(data)
+    out = b""
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        out += c
+    return out
+assert ask(b"HELLO\r\n\r\n").startswith(b"HTTP/1.1 400 "), "garbled line not 400"
+assert ask(b"GET /x HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n").startswith(b"HTTP/1.1 400 "), "a long head not 400"
+# half a request, then nothing: dropped after the read deadline, not waited on for ever
+slow = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+slow.sendall(b"GET /debug/pprof/ HTTP/1.1\r\n")
+r = slow.recv(65536)
+assert r.startswith(b"HTTP/1.1 400 "), "a slow client: %r" % r[:40]
+assert ask(b"GET /debug/pprof/ HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200 "), "after a slow client"
+PY
+mi_verdict "index, profile 501, 404, 405, 400, a slow client dropped" "$why" raw.txt raw nf.txt body
+
+# --------------------------------------------------------------- soak --
+why=
+n=0
+while [ $n -lt 20 ]; do
+	curl -s -o scrape.pb.gz -w '%{http_code}\n' "$URL/debug/pprof/heap" >>codes.txt
+	n=$((n + 1))
+done
+after=$(fd_task)
+[ "$(grep -c '^200$' codes.txt)" = 20 ] || mi_why_add "not 20 answers 200: $(sort codes.txt | uniq -c)"
+[ "$before" = "$after" ] || mi_why_add "descriptors and threads $before before, $after after the scrapes"
+[ -z "$(ls -A "$TMPDIR")" ] || mi_why_add "temporary files left: $(ls "$TMPDIR")"
+mi_verdict "20 scrapes: the target's descriptors and threads unchanged ($after), no file left" "$why" s.err stderr
+
+# -------------------------------------------------------------- stops --
+why=
+kill -TERM "$SERVE"
+wait "$SERVE"
+rc=$?
+SERVE=
+[ $rc = 0 ] || mi_why_add "SIGTERM: exit status $rc"
+start_serve || mi_why_add "inspect serve did not start again: $(cat s.err)"
+stop_target
+i=0
+while kill -0 "$SERVE" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+wait "$SERVE"
+rc=$?
+SERVE=
+[ $rc = 4 ] || mi_why_add "the target's end: exit status $rc"
+[ "$(wc -l <s.err)" = 1 ] && grep -q 'has ended' s.err || mi_why_add "the target's end: $(cat s.err)"
+mi_verdict "SIGTERM stops the server (status 0), the target's end too (status 4, one line)" "$why" s.err stderr
+
+# ---------------------------------------------------------------- mis --
+why=
+: >check
+start_target mis
+start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+code=$(curl -s -o mis.pb.gz -w '%{http_code}' "$URL/debug/pprof/heap")
+[ "$code" = 200 ] || mi_why_add "heap: HTTP $code"
+if [ $have_go = yes ]; then
+	go tool pprof -raw mis.pb.gz >mis.raw 2>pp.err || mi_why_add "pprof -raw exited $?"
+	check_heap mis.raw heap mis >check 2>&1 || mi_why_add "$(tail -n 1 check)"
+	! grep -q 'thread:\[' mis.raw || mi_why_add "thread labels in mis"
+fi
+kill -TERM "$SERVE"
+wait "$SERVE"
+SERVE=
+mi_verdict "mis: the heap by site from the status, no thread labels" "$why" check check s.err stderr
+
+# ----------------------------------------------------------- bad input --
+# (the mis target still runs)
+why=
+start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+"$INSPECT" serve --pid "$PID" --listen "127.0.0.1:$PORT" >/dev/null 2>in_use.err
+rc=$?
+[ $rc -ne 0 ] && [ "$(wc -l <in_use.err)" = 1 ] && grep -q 'in use' in_use.err || mi_why_add "port in use: $rc $(cat in_use.err)"
+kill -TERM "$SERVE"
+wait "$SERVE"
+SERVE=
+"$INSPECT" serve --pid "$PID" --listen 0.0.0.0:0 >/dev/null 2>remote.err
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <remote.err)" = 1 ] && grep -q 'allow-remote' remote.err || mi_why_add "0.0.0.0: $rc $(cat remote.err)"
+stop_target
+"$INSPECT" serve --pid "$PID" --listen 127.0.0.1:0 >/dev/null 2>pid.err
+rc=$?
+[ $rc = 4 ] && [ "$(wc -l <pid.err)" = 1 ] || mi_why_add "a pid without a process: $rc $(cat pid.err)"
+"$INSPECT" serve >/dev/null 2>nopid.err
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <nopid.err)" = 1 ] || mi_why_add "no --pid: $rc $(cat nopid.err)"
+mi_verdict "bad input: a port in use, 0.0.0.0 without --allow-remote, a gone pid, no --pid: one line each" "$why" \
+	in_use.err "port in use" remote.err "remote" pid.err "gone pid" nopid.err "no pid"
+mi_finish

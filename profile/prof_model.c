@@ -130,6 +130,15 @@ static int64_t model_mi(const struct prof_model *m, int64_t v, uint64_t ticks, u
 	return d < v ? d : v;
 }
 
+/* The share of an ACC: inside the calls to <alloc> it holds, never in the
+** function's own OWN (a caller of <alloc>: at most ACC - OWN). */
+static int64_t model_mi_acc(const struct prof_model *m, int64_t acc, int64_t own, bool alloc,
+			    const struct eng_mi *mi)
+{
+	int64_t d = model_mi(m, acc, mi->acc, mi->cnt), room = alloc ? acc : acc - own;
+	return d < room ? d : room > 0 ? room : 0;
+}
+
 static bool model_is_alloc(const struct eng_thread *t, uint32_t fn_index)
 {
 	return t->fns[fn_index].fn == ENG_FN_ALLOC;
@@ -184,7 +193,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		if (!model_skip_fn(f->fn))
 			taken += model_ns(m, f->own) - own;
 		int64_t acc = model_comp_acc(m, f->acc, f->ev.acc, f->own, own), mi = 0;
-		acc -= model_mi(m, acc, f->mi.acc, f->mi.cnt);
+		acc -= model_mi_acc(m, acc, own, f->fn == ENG_FN_ALLOC, &f->mi);
 		if (f->fn == ENG_FN_ALLOC) { /* said whether moved or not */
 			m->cost.mi_calls += f->mi.cnt, m->cost.mi_ns += model_mi_ns(m, f->mi.own, f->mi.cnt);
 			mi = model_mi(m, own, f->mi.own, f->mi.cnt);
@@ -203,7 +212,7 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 			continue;
 		int64_t own = model_comp(m, p->own, p->ev.own, NULL), mi = 0;
 		int64_t acc = model_comp_acc(m, p->acc, p->ev.acc, p->own, own);
-		acc -= model_mi(m, acc, p->mi.acc, p->mi.cnt);
+		acc -= model_mi_acc(m, acc, own, model_is_alloc(t, p->called), &p->mi);
 		if (model_is_alloc(t, p->called))
 			mi = model_mi(m, own, p->mi.own, p->mi.cnt);
 		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt, acc,

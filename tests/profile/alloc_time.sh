@@ -131,14 +131,7 @@ for mode in mis mim; do
 	# and then: up to three runs, the first within the bounds counts
 	for attempt in 1 2 3; do
 		bare=$("$IT_DB/words" | awk '{ print $2 }')
-		rm -f "$IT_DB/w.trace"
-		(cd "$IT_DB" && MEMINST=$mode,trace=cpu,trace_file=w.trace LD_PRELOAD=$MEMINST_LIB ./words) \
-			>"$IT_TMP/prog.out" 2>&1
-		[ -s "$IT_DB/w.trace" ] || { echo "the tracer wrote no trace: skipped"; exit 77; }
-		it_run analyse --json w.trace
-		cp "$IT_TMP/out" "$IT_TMP/comp.json"
-		it_run analyse --json --no-compensate w.trace
-		cp "$IT_TMP/out" "$IT_TMP/raw.json"
+		pt_trace_both "$mode,trace=cpu" w.trace words
 		comp=$(pt_json "$IT_TMP/comp.json" "$PER_CALL")
 		raw=$(pt_json "$IT_TMP/raw.json" "$PER_CALL")
 		echo "  | $mode run $attempt: allocator ns a call: bare $bare, <alloc> compensated $comp, raw $raw"

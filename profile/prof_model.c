@@ -131,11 +131,14 @@ static int64_t model_mi(const struct prof_model *m, int64_t v, uint64_t ticks, u
 }
 
 /* The share of an ACC: inside the calls to <alloc> it holds, never in the
-** function's own OWN (a caller of <alloc>: at most ACC - OWN). */
+** function's own OWN (a caller of <alloc>: at most ACC - OWN); <alloc>'s
+** ACC loses what its OWN does. */
 static int64_t model_mi_acc(const struct prof_model *m, int64_t acc, int64_t own, bool alloc,
 			    const struct eng_mi *mi)
 {
-	int64_t d = model_mi(m, acc, mi->acc, mi->cnt), room = alloc ? acc : acc - own;
+	if (alloc) /* what its OWN loses: OWN = ACC stays */
+		return model_mi(m, own, mi->own, mi->cnt);
+	int64_t d = model_mi(m, acc, mi->acc, mi->cnt), room = acc - own;
 	return d < room ? d : room > 0 ? room : 0;
 }
 

@@ -582,7 +582,7 @@ static inline __attribute__((always_inline)) void *core_malloc(size_t size, unsi
 	size_t hs = mim ? sizeof(alloc_mhdr_t) : sizeof(alloc_hdr_t);
 	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
-	void *base = alloc_real.malloc(size + hs);
+	void *base = ALLOC_BACKEND(alloc_real.malloc(size + hs));
 	if (unlikely(!base))
 		return NULL;
 	return core_track(base, size, allocator, site, type, core_log2(hs), mim);
@@ -624,7 +624,7 @@ void *alloc_core_calloc(size_t n, size_t size, uintptr_t site, uint32_t type)
 	size_t total, hs = alloc_hdr_size;
 	if (unlikely(__builtin_mul_overflow(n, size, &total) || total > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
-	void *base = alloc_real.calloc(1, total + hs);
+	void *base = ALLOC_BACKEND(alloc_real.calloc(1, total + hs));
 	if (unlikely(!base))
 		return NULL;
 	return core_track(base, total, ALLOC_A_CALLOC, site, type, core_log2(hs),
@@ -640,7 +640,7 @@ void *alloc_core_aligned(size_t align, size_t size, unsigned allocator, uintptr_
 	size_t pad = align > hs ? align : hs;
 	if (unlikely(size > CORE_SIZE_MAX || pad > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
-	void *base = alloc_real.memalign(align, size + pad);
+	void *base = ALLOC_BACKEND(alloc_real.memalign(align, size + pad));
 	if (unlikely(!base))
 		return NULL;
 	return core_track(base, size, allocator, site, 0, core_log2(pad), alloc_mode == MEMINST_MODE_MIM);
@@ -667,7 +667,7 @@ static inline __attribute__((always_inline)) void core_free(void *user, uintptr_
 		return;
 	}
 	core_forget_pages(user, alloc_hdr_bytes(alloc_hdr_of(user)));
-	alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta)));
+	ALLOC_BACKEND_VOID(alloc_real.free((char *)user - ((size_t)1 << alloc_meta_pad_log2(meta))));
 }
 
 void alloc_core_free(void *user, uintptr_t site)
@@ -765,7 +765,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 		return errno = EINVAL, NULL;
 	}
 	core_forget_pages(user, old);
-	void *base = alloc_real.realloc((char *)user - hs, size + hs);
+	void *base = ALLOC_BACKEND(alloc_real.realloc((char *)user - hs, size + hs));
 	if (unlikely(!base)) { /* the old block is intact: count it back */
 		alloc_hdr_of(user)->meta = meta;
 		core_install(core_thread(), user, meta, alloc_meta_type(meta), alloc_meta_allocator(meta),

@@ -58,6 +58,32 @@ static ALLOC_NOINLINE bool hook_start(void)
 ** caller's address either way.
 */
 #define INLINE static inline __attribute__((always_inline))
+
+/*
+** The backend's time inside a timed call (ALLOC_BACKEND adds it up): the
+** tracer's ALLOC_AT record carries it, so that readers can tell the
+** allocator's time from meminst's.  A signal handler's allocation inside
+** the call times its own and gives the outer one's figures back.
+*/
+struct hook_timing {
+	int was_timed;
+	uint64_t was_tsc;
+};
+INLINE uint64_t hook_time_begin(struct hook_timing *t)
+{
+	t->was_timed = alloc_tls.backend_timed, t->was_tsc = alloc_tls.backend_tsc;
+	alloc_tls.backend_tsc = 0;
+	uint64_t begin = trace_alloc_begin();
+	alloc_tls.backend_timed = begin != UINT64_MAX;
+	return begin;
+}
+INLINE uint64_t hook_time_end(struct hook_timing *t)
+{
+	uint64_t tsc = alloc_tls.backend_timed ? alloc_tls.backend_tsc : UINT64_MAX;
+	alloc_tls.backend_timed = t->was_timed, alloc_tls.backend_tsc = t->was_tsc;
+	return tsc;
+}
+
 #define TIMED_AT(ret, name, op, sizeexpr, blockexpr, params, args)              \
 	static ALLOC_NOINLINE ret timed_##name params                            \
 	{                                                                       \
@@ -65,9 +91,10 @@ static ALLOC_NOINLINE bool hook_start(void)
 			trace_asample_count(sizeexpr);                          \
 			return hook_##name args;                                \
 		}                                                               \
-		uint64_t begin_ = trace_alloc_begin();                          \
+		struct hook_timing t_;                                          \
+		uint64_t begin_ = hook_time_begin(&t_);                         \
 		ret r_ = hook_##name args;                                      \
-		trace_alloc_end(begin_, op, sizeexpr, blockexpr);               \
+		trace_alloc_end(begin_, op, sizeexpr, blockexpr, site, hook_time_end(&t_)); \
 		return r_;                                                      \
 	}
 #define TIMED(ret, name, op, sizeexpr, params, args) TIMED_AT(ret, name, op, sizeexpr, r_, params, args)
@@ -96,7 +123,7 @@ INLINE void *hook_malloc(size_t size, uintptr_t site)
 	if (!STARTED())
 		return alloc_boot_malloc(size, 16);
 	if (OFF())
-		return alloc_real.malloc(size);
+		return ALLOC_BACKEND(alloc_real.malloc(size));
 	return alloc_core_malloc(size, ALLOC_A_MALLOC, site, 0);
 }
 TIMED(void *, malloc, MEMINST_TALLOC_MALLOC, size, (size_t size, uintptr_t site), (size, site))
@@ -124,16 +151,17 @@ INLINE void hook_free(void *p, uintptr_t site)
 		return; /* before start every block is in the arena */
 	if (OFF()) {
 		if (likely(!alloc_boot_owns(p)))
-			alloc_real.free(p);
+			ALLOC_BACKEND_VOID(alloc_real.free(p));
 		return;
 	}
 	alloc_core_free(p, site);
 }
 static ALLOC_NOINLINE void timed_free(void *p, uintptr_t site)
 {
-	uint64_t begin = trace_alloc_begin();
+	struct hook_timing t;
+	uint64_t begin = hook_time_begin(&t);
 	hook_free(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0, NULL);
+	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0, NULL, site, hook_time_end(&t));
 }
 static ALLOC_NOINLINE void routed_free(void *p, uintptr_t site)
 {
@@ -165,7 +193,7 @@ INLINE void *hook_calloc(size_t n, size_t size, uintptr_t site)
 		return alloc_boot_malloc(total, 16);
 	}
 	if (OFF())
-		return alloc_real.calloc(n, size);
+		return ALLOC_BACKEND(alloc_real.calloc(n, size));
 	return alloc_core_calloc(n, size, site, 0);
 }
 TIMED(void *, calloc, MEMINST_TALLOC_CALLOC, n * size, (size_t n, size_t size, uintptr_t site),
@@ -189,7 +217,7 @@ INLINE void *hook_realloc(void *p, size_t size, uintptr_t site)
 		return hook_realloc_boot(p, size);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, size)
-						    : alloc_real.realloc(p, size);
+						    : ALLOC_BACKEND(alloc_real.realloc(p, size));
 	return alloc_core_realloc(p, size, ALLOC_A_REALLOC, site, 0);
 }
 TIMED(void *, realloc, MEMINST_TALLOC_REALLOC, size, (void *p, size_t size, uintptr_t site),
@@ -205,7 +233,7 @@ INLINE void *hook_reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 		return hook_realloc_boot(p, total);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, total)
-						    : alloc_real.realloc(p, total);
+						    : ALLOC_BACKEND(alloc_real.realloc(p, total));
 	return alloc_core_realloc(p, total, ALLOC_A_REALLOC, site, 0);
 }
 TIMED(void *, reallocarray, MEMINST_TALLOC_REALLOC, n * size,
@@ -221,7 +249,7 @@ INLINE int hook_posix_memalign(void **out, size_t align, size_t size, uintptr_t 
 	if (!hook_pow2(align) || align % sizeof(void *))
 		return EINVAL;
 	if (STARTED() && OFF())
-		return alloc_real.posix_memalign(out, align, size);
+		return ALLOC_BACKEND(alloc_real.posix_memalign(out, align, size));
 	int saved_errno = errno;
 	void *p = READY() ? alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site)
 			  : alloc_boot_malloc(size, align);
@@ -238,7 +266,7 @@ ENTRY(int, posix_memalign, (void **out, size_t align, size_t size), (out, align,
 INLINE void *hook_memalign(size_t align, size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
-		return alloc_real.memalign(align, size);
+		return ALLOC_BACKEND(alloc_real.memalign(align, size));
 	if (align > SIZE_MAX / 2 + 1)
 		return errno = EINVAL, NULL;
 	if (!hook_pow2(align)) /* glibc rounds a bad alignment up */
@@ -265,7 +293,7 @@ INLINE void *hook_aligned_alloc(size_t align, size_t size, uintptr_t site)
 		return alloc_aligned_alloc_strict ? (errno = EINVAL, NULL)
 						  : hook_memalign(align, size, site);
 	if (OFF())
-		return alloc_real.aligned_alloc(align, size);
+		return ALLOC_BACKEND(alloc_real.aligned_alloc(align, size));
 	return alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site);
 }
 TIMED(void *, aligned_alloc, MEMINST_TALLOC_ALIGNED, size, (size_t align, size_t size, uintptr_t site),
@@ -275,7 +303,7 @@ ENTRY(void *, aligned_alloc, (size_t align, size_t size), (align, size, site))
 INLINE void *hook_valloc(size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
-		return alloc_real.valloc(size);
+		return ALLOC_BACKEND(alloc_real.valloc(size));
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	if (!READY())
 		return alloc_boot_malloc(size, page);
@@ -287,7 +315,7 @@ ENTRY(void *, valloc, (size_t size), (size, site))
 INLINE void *hook_pvalloc(size_t size, uintptr_t site)
 {
 	if (STARTED() && OFF())
-		return alloc_real.pvalloc(size);
+		return ALLOC_BACKEND(alloc_real.pvalloc(size));
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t rounded = (size + page - 1) & ~(page - 1);
 	if (rounded < size)
@@ -338,7 +366,7 @@ INLINE void *hook_new_body(size_t size, unsigned allocator, uintptr_t site)
 	if (!STARTED())
 		return alloc_boot_malloc(size, 16);
 	if (OFF())
-		return alloc_real.malloc(size);
+		return ALLOC_BACKEND(alloc_real.malloc(size));
 	return alloc_core_malloc(size, allocator, site, 0);
 }
 
@@ -350,7 +378,7 @@ INLINE void *hook_new_aligned_body(size_t size, size_t align, unsigned allocator
 	if (!STARTED())
 		return alloc_boot_malloc(size, align);
 	if (OFF())
-		return alloc_real.memalign(align, size);
+		return ALLOC_BACKEND(alloc_real.memalign(align, size));
 	return alloc_core_aligned(align, size, allocator, site);
 }
 
@@ -360,7 +388,7 @@ INLINE void hook_delete_body(void *p, uintptr_t site)
 		return;
 	if (OFF()) {
 		if (likely(!alloc_boot_owns(p)))
-			alloc_real.free(p);
+			ALLOC_BACKEND_VOID(alloc_real.free(p));
 		return;
 	}
 	alloc_core_free(p, site);
@@ -373,18 +401,20 @@ static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned alloca
 		return align ? hook_new_aligned_body(size, align, allocator, site)
 			     : hook_new_body(size, allocator, site);
 	}
-	uint64_t begin = trace_alloc_begin();
+	struct hook_timing t;
+	uint64_t begin = hook_time_begin(&t);
 	void *p = align ? hook_new_aligned_body(size, align, allocator, site)
 			: hook_new_body(size, allocator, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size, p);
+	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size, p, site, hook_time_end(&t));
 	return p;
 }
 
 static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
 {
-	uint64_t begin = trace_alloc_begin();
+	struct hook_timing t;
+	uint64_t begin = hook_time_begin(&t);
 	hook_delete_body(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0, NULL);
+	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0, NULL, site, hook_time_end(&t));
 }
 
 static ALLOC_NOINLINE void *routed_new(size_t size, unsigned allocator, uintptr_t site)

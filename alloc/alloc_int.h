@@ -472,9 +472,41 @@ typedef struct alloc_tls_s {
 	uint32_t thread_no;    /* kept after death for late frees           */
 	meminst_type_t scope;  /* meminst_type_push                         */
 	int probe_hit;         /* a guarded allocation reached us (api.c)   */
+	int backend_timed;     /* an <alloc> event is open (alloc_hooks.c)  */
+	uint64_t backend_tsc;  /*   the backend's calls in it, TSC ticks    */
 } alloc_tls_t;
 
 extern __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
+
+/*
+** A backend call (alloc_real.X(...)) of the general path.  While exact
+** tracing times an allocator call (alloc_hooks.c's timed twins), the
+** backend's own time inside it is added up, so that the trace can tell the
+** allocator's time from meminst's around it (ALLOC_AT's inner).  The fast
+** paths (alloc_fast.c) never run while tracing: their calls stay plain.
+*/
+#define ALLOC_BACKEND(call)                                                    \
+	({                                                                     \
+		__typeof__(call) r_;                                           \
+		if (__builtin_expect(alloc_tls.backend_timed, 0)) {            \
+			uint64_t t_ = __builtin_ia32_rdtsc();                  \
+			r_ = call;                                             \
+			alloc_tls.backend_tsc += __builtin_ia32_rdtsc() - t_;  \
+		} else {                                                       \
+			r_ = call;                                             \
+		}                                                              \
+		r_;                                                            \
+	})
+#define ALLOC_BACKEND_VOID(call)                                               \
+	do {                                                                   \
+		if (__builtin_expect(alloc_tls.backend_timed, 0)) {            \
+			uint64_t t_ = __builtin_ia32_rdtsc();                  \
+			call;                                                  \
+			alloc_tls.backend_tsc += __builtin_ia32_rdtsc() - t_;  \
+		} else {                                                       \
+			call;                                                  \
+		}                                                              \
+	} while (0)
 
 /* "alloc_thread.c" */
 alloc_thread_t *alloc_thread_start(alloc_tls_t *tls);

@@ -164,6 +164,11 @@ static uint32_t sim_site(struct eng_sim *s, struct eng_thread *t, uint32_t pair,
 	return idx;
 }
 
+static void sim_mi_add(struct eng_mi *to, const struct eng_mi *m)
+{
+	to->cnt += m->cnt, to->own += m->own, to->acc += m->acc;
+}
+
 /* A site row of a pair whose caller is PENDING is listed, to be settled
 ** with the pair (as sim_note_pending does for pairs). */
 static enum eng_err sim_note_pending_site(struct eng_sim *s, struct eng_thread *t, uint32_t row)
@@ -188,6 +193,7 @@ static enum eng_err sim_settle_sites(struct eng_sim *s, struct eng_thread *t, ui
 		uint32_t k = t->pending_sites[i];
 		struct eng_site_row r = t->sites[k];
 		t->sites[k].cnt = t->sites[k].acc = t->sites[k].acc_bytes = t->sites[k].acc_blocks = 0;
+		t->sites[k].mi = (struct eng_mi){0};
 		memset(t->sites[k].acc_ev, 0, sizeof t->sites[k].acc_ev);
 		t->sites[k].pending = false;
 		uint32_t q = sim_pair(s, t, caller, t->pairs[r.pair].called);
@@ -197,6 +203,7 @@ static enum eng_err sim_settle_sites(struct eng_sim *s, struct eng_thread *t, ui
 		struct eng_site_row *d = &t->sites[to];
 		d->cnt += r.cnt, d->acc += r.acc, d->acc_bytes += r.acc_bytes, d->acc_blocks += r.acc_blocks;
 		eng_ev_add(d->acc_ev, r.acc_ev);
+		sim_mi_add(&d->mi, &r.mi);
 	}
 	t->npending_sites = 0;
 	return ENG_OK;
@@ -224,6 +231,7 @@ static enum eng_err sim_thread_new(struct eng_sim *s, uint32_t thread, struct en
 		return ENG_E_NOMEM;
 	t->undef_idx = 0;
 	t->pend_idx = 1;
+	t->last_pair = UINT32_MAX;
 	*out = t;
 	return ENG_OK;
 }
@@ -331,11 +339,15 @@ static void sim_pop(struct eng_thread *t, uint64_t ts)
 	for (int k = 0; fr->outermost && k < ENG_EV_N; k++)
 		e.acc[k] = t->ev_cum[k] - fr->ev0[k];
 	sim_charge_ev(t, fr->pair, &e);
+	struct eng_mi mi = {fr->outermost ? t->mi_calls - fr->mi_calls0 : 0, 0, fr->outermost ? t->mi_cum - fr->mi0 : 0};
+	sim_mi_add(&t->pairs[fr->pair].mi, &mi);
+	sim_mi_add(&f->mi, &mi);
 	if (fr->site) {
 		struct eng_site_row *r = &t->sites[fr->site - 1];
 		r->acc += fr->outermost ? ts - fr->start : 0;
 		r->acc_bytes += m.acc_bytes, r->acc_blocks += m.acc_blocks;
 		eng_ev_add(r->acc_ev, e.acc);
+		sim_mi_add(&r->mi, &mi);
 	}
 }
 
@@ -369,9 +381,11 @@ static enum eng_err sim_settle(struct eng_sim *s, struct eng_thread *t, uint32_t
 		uint64_t cnt = p->cnt, acc = p->acc, own = p->own;
 		struct eng_mem mem = p->mem;
 		struct eng_evs ev = p->ev;
+		struct eng_mi mi = p->mi;
 		p->cnt = p->acc = p->own = 0;
 		p->mem = (struct eng_mem){0};
 		p->ev = (struct eng_evs){0};
+		p->mi = (struct eng_mi){0};
 		p->pending = false;
 		uint32_t q = sim_pair(s, t, caller, called);
 		if (q == UINT32_MAX)
@@ -379,6 +393,7 @@ static enum eng_err sim_settle(struct eng_sim *s, struct eng_thread *t, uint32_t
 		t->pairs[q].cnt += cnt, t->pairs[q].acc += acc, t->pairs[q].own += own;
 		sim_mem_add(&t->pairs[q].mem, &mem);
 		eng_evs_add(&t->pairs[q].ev, &ev);
+		sim_mi_add(&t->pairs[q].mi, &mi);
 	}
 	t->npending = 0;
 	return sim_settle_sites(s, t, caller);
@@ -434,7 +449,7 @@ static enum eng_err sim_call(struct eng_sim *s, struct eng_thread *t, uint64_t f
 	struct eng_fn_row *row = &t->fns[f];
 	st[t->depth++] = (struct eng_frame){.fn = f, .pair = p, .site = sr + 1, .start = ts,
 					     .bytes0 = t->alloc_bytes, .blocks0 = t->alloc_blocks,
-					     .outermost = row->active == 0};
+					     .mi0 = t->mi_cum, .mi_calls0 = t->mi_calls, .outermost = row->active == 0};
 	memcpy(st[t->depth - 1].ev0, t->ev_cum, sizeof t->ev_cum);
 	row->active++;
 	t->pairs[p].cnt++;
@@ -552,8 +567,12 @@ static enum eng_err sim_pseudo(struct eng_sim *s, struct eng_thread *t, uint64_t
 		acc = acc > t->pause_sum ? acc - t->pause_sum : 0;
 	t->pause_sum = 0;
 	sim_charge(t, p, 1, acc, own);
-	if (pseudo == ENG_FN_ALLOC)
+	if (pseudo == ENG_FN_ALLOC) {
 		sim_alloc_bytes(t, p, alloc_word);
+		unsigned op = alloc_word & 0xff;
+		bool frees = op == MEMINST_TALLOC_FREE || op == MEMINST_TALLOC_DELETE || op == 0;
+		t->last_pair = p, t->last_own = own, t->last_acc = acc, t->last_bytes = frees ? 0 : alloc_word >> 8;
+	}
 	if (end > t->now)
 		t->now = end;
 	return ENG_OK;
@@ -622,6 +641,42 @@ static enum eng_err sim_prof_pair(struct eng_sim *s, struct eng_thread *t, const
 static enum eng_err sim_event_act(struct eng_sim *s, struct eng_thread *t, const uint64_t *r, size_t n,
 				   unsigned kind, uint64_t ts);
 
+/*
+** The ALLOC_AT record after the ALLOC it stands for (meminst_trace_expand):
+** meminst's work around the allocator (the call's time less the backend's)
+** goes to the pair's and <alloc>'s mi and to every open frame's ACC share
+** (mi_cum); with call sites kept, the call to <alloc> from its site.
+*/
+static enum eng_err sim_alloc_at(struct eng_sim *s, struct eng_thread *t, const uint64_t *r, size_t n)
+{
+	uint32_t p = t->last_pair;
+	t->last_pair = UINT32_MAX;
+	if (p == UINT32_MAX || n < 4 || p >= t->npairs)
+		return ENG_OK;
+	struct eng_mi mi = {0};
+	uint64_t inner = meminst_trec_at_inner(r);
+	uint64_t d = r[1] >> 32;
+	if (inner <= d) {
+		uint64_t w = d - inner;
+		w = w < t->last_own ? w : t->last_own;
+		mi = (struct eng_mi){1, w, w < t->last_acc ? w : t->last_acc};
+		sim_mi_add(&t->pairs[p].mi, &mi);
+		sim_mi_add(&t->fns[t->pairs[p].called].mi, &mi);
+		t->mi_cum += mi.acc, t->mi_calls++;
+	}
+	uint64_t site = meminst_trec_at_site(r);
+	if (!site || !s->keep_sites)
+		return ENG_OK;
+	uint32_t sr = sim_site(s, t, p, site);
+	if (sr == UINT32_MAX || (t->pairs[p].caller == t->pend_idx && sim_note_pending_site(s, t, sr)))
+		return ENG_E_NOMEM;
+	struct eng_site_row *row = &t->sites[sr];
+	row->cnt++, row->acc += t->last_acc;
+	row->acc_bytes += t->last_bytes, row->acc_blocks += t->last_bytes != 0;
+	sim_mi_add(&row->mi, &mi);
+	return ENG_OK;
+}
+
 static enum eng_err sim_event(struct eng_sim *s, struct eng_thread *t, const uint64_t *r,
 			       size_t n)
 {
@@ -659,6 +714,9 @@ static enum eng_err sim_event_act(struct eng_sim *s, struct eng_thread *t, const
 		return sim_pseudo(s, t, ENG_FN_SUSPEND, ts, r[1], 0);
 	case MEMINST_TREC_ALLOC:
 		return sim_pseudo(s, t, ENG_FN_ALLOC, ts, r[1], r[2]);
+	case MEMINST_TREC_ALLOC_AT:
+		sim_advance(t, ts);
+		return sim_alloc_at(s, t, r, n);
 	case MEMINST_TREC_LOST:
 		t->lost += r[1];
 		s->lost += r[1];

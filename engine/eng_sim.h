@@ -52,7 +52,8 @@
 #define ENG_FN_TRACE_WAIT 4u /* <trace-wait>: the tracer's own waits   */
 #define ENG_FN_SNAPSHOT 5u   /* <snapshot>: a snapshot's pause         */
 #define ENG_FN_PREEMPTED 6u  /* <preempted>: switched out, trace=wall  */
-#define ENG_FN_PSEUDO_MAX 6u
+#define ENG_FN_MEMINST 7u    /* <meminst>: its work around the allocator (readers' rows) */
+#define ENG_FN_PSEUDO_MAX 7u
 
 /* The pseudo function of a SUSPEND reason that is meminst's own pause
 ** (kept out of the program's times), or 0 for the program's own waits. */
@@ -134,11 +135,22 @@ struct eng_mem {
 	uint64_t own_bytes, own_blocks, acc_bytes, acc_blocks;
 };
 
+/* meminst's own work around the allocator inside <alloc> calls (ALLOC_AT:
+** end - begin less the backend's time), ticks: cnt the <alloc> calls that
+** measured it inside the ACC, own their share of <alloc>'s OWN (<alloc>'s
+** rows only), acc their share of the ACC.  A call whose backend time is
+** above its own (switched out inside it: the file's CPU clock left that
+** out) is not measured. */
+struct eng_mi {
+	uint64_t cnt, own, acc;
+};
+
 struct eng_fn_row {
 	uint64_t fn;             /* code address or PROF_FN_*               */
 	uint64_t cnt, acc, own;  /* ticks                                   */
 	struct eng_mem mem;
 	struct eng_evs ev;
+	struct eng_mi mi;
 	uint32_t active;         /* instances on the stack now              */
 	uint32_t seg;            /* segment of the last untraced-entry charge */
 	uint64_t seg_acc;        /* that charge                             */
@@ -149,6 +161,7 @@ struct eng_pair_row {
 	uint64_t cnt, acc, own;  /* of `called` while called from `caller`  */
 	struct eng_mem mem;
 	struct eng_evs ev;
+	struct eng_mi mi;
 	bool pending;            /* listed in eng_thread.pending            */
 };
 
@@ -161,6 +174,7 @@ struct eng_site_row {
 	uint64_t cnt, acc;       /* ticks                                   */
 	uint64_t acc_bytes, acc_blocks;
 	uint64_t acc_ev[ENG_EV_N]; /* the tracer's intervals in acc        */
+	struct eng_mi mi;        /* meminst's work in acc                   */
 	bool pending;            /* listed in eng_thread.pending_sites      */
 };
 
@@ -171,6 +185,7 @@ struct eng_frame {
 	uint64_t bytes0, blocks0;       /* the thread's totals when entered  */
 	uint64_t own_bytes, own_blocks; /* allocated while on top            */
 	uint64_t own_ev[ENG_EV_N], ev0[ENG_EV_N]; /* intervals on top; ev_cum entered */
+	uint64_t mi0, mi_calls0;        /* the thread's mi_* when entered   */
 	bool outermost;
 };
 
@@ -193,6 +208,11 @@ struct eng_thread {
 	uint64_t ev_pend[ENG_EV_N]; /*   of those, not yet given to a figure */
 	uint64_t root_ev[ENG_EV_N], seg_ev0[ENG_EV_N]; /* in root_own; at seg_start */
 	int ev_prev;             /* the last event: 0 call, 1 return, 2 ALLOC, -1 none */
+	uint64_t mi_cum, mi_calls; /* meminst's work in <alloc> calls so far, calls */
+	/* the last ALLOC (for the ALLOC_AT record after it): its pair, OWN,
+	** ACC and bytes allocated; last_pair UINT32_MAX when none is open */
+	uint32_t last_pair;
+	uint64_t last_own, last_acc, last_bytes;
 	uint32_t seg;            /* segment number (from 1)                 */
 	struct eng_frame *stack;
 	size_t depth, stack_cap;

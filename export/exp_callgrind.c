@@ -24,7 +24,10 @@
 ** without a site, stay on the caller's first line.  Threads are summed.
 ** Bytes are the caller's: `<alloc>` keeps its time but no bytes, so that
 ** the Bytes of all self costs add up to everything the functions
-** allocated, as `inspect report` counts it.
+** allocated, as `inspect report` counts it.  Each allocator call carries
+** its site (the trace's ALLOC_AT records, whatever trace_sites=): its
+** bytes are the caller's own cost at the line of the call, and the call to
+** <alloc> (and to <meminst>, meminst's work around it) is at that line.
 */
 #include "exp_int.h"
 
@@ -308,6 +311,27 @@ static void cg_pair(struct exp_cg *c, const struct prof_model *m, const struct p
 		exp_cg_call(c, p->caller, first, p->called, left, calls);
 }
 
+/* Each allocator call's bytes as its caller's own cost at the line of the
+** call; returns, by function, the bytes so placed (the rest stays on the
+** first line), and whether any call other than an allocator's has a site. */
+static double *cg_alloc_lines(struct exp_cg *c, const struct prof_model *m, bool *call_sites)
+{
+	double *moved = rd_xcalloc(m->nfuncs + 1, sizeof *moved);
+	*call_sites = false;
+	for (size_t i = 0; i < m->nsites; i++) {
+		const struct prof_csite *s = &m->sites[i];
+		if (s->called != ENG_FN_ALLOC && s->called != ENG_FN_MEMINST)
+			*call_sites = true;
+		if (s->called != ENG_FN_ALLOC || !s->line || !s->acc_bytes || s->caller >= m->nfuncs)
+			continue;
+		double v[EXP_CG_N] = {0};
+		v[EXP_CG_BYTES] = (double)s->acc_bytes;
+		exp_cg_own(c, s->caller, (struct exp_cg_pos){exp_cg_file(c, s->file), s->line}, v);
+		moved[s->caller] += v[EXP_CG_BYTES];
+	}
+	return moved;
+}
+
 void exp_callgrind_write(const struct prof_model *m, FILE *f)
 {
 	struct prof_mthread all;
@@ -315,6 +339,8 @@ void exp_callgrind_write(const struct prof_model *m, FILE *f)
 	struct exp_cg c;
 	exp_cg_init(&c);
 	c.has[EXP_CG_TIME] = c.has[EXP_CG_BYTES] = true;
+	bool call_sites;
+	double *moved = cg_alloc_lines(&c, m, &call_sites);
 	size_t p = 0, k = 0;
 	for (size_t i = 0; i < all.nrows; i++) {
 		const struct prof_row *r = &all.rows[i];
@@ -323,7 +349,7 @@ void exp_callgrind_write(const struct prof_model *m, FILE *f)
 		const struct prof_func *fn = &m->funcs[r->fn];
 		double v[EXP_CG_N] = {0};
 		v[EXP_CG_TIME] = (double)(r->own > 0 ? r->own : 0);
-		v[EXP_CG_BYTES] = r->fn == ENG_FN_ALLOC ? 0 : (double)r->mem.own_bytes;
+		v[EXP_CG_BYTES] = r->fn == ENG_FN_ALLOC ? 0 : fmax((double)r->mem.own_bytes - moved[r->fn], 0);
 		exp_cg_own(&c, r->fn, (struct exp_cg_pos){exp_cg_file(&c, fn->file), fn->line}, v);
 		while (p < all.npairs && all.pairs[p].caller < r->fn)
 			p++;
@@ -337,10 +363,11 @@ void exp_callgrind_write(const struct prof_model *m, FILE *f)
 	char comment[512];
 	snprintf(comment, sizeof comment, "times %s: %.3f ms of the tracer's calibrated cost taken off%s",
 		 prof_cost_state(m), (double)m->cost.taken_ns / 1e6,
-		 m->nsites ? "" : "\ncalls are on their callers' first lines: the trace has no call sites (trace "
+		 call_sites ? "" : "\ncalls are on their callers' first lines: the trace has no call sites (trace "
 				  "with trace_sites=on, meminst --trace-sites)");
 	struct exp_cg_head h = {m->funcs, m->nfuncs, m->pid, cmd, events, comment};
 	exp_cg_write(&c, &h, f);
+	free(moved);
 	exp_cg_free(&c);
 	prof_mthread_free(&all);
 }

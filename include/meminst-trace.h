@@ -283,8 +283,8 @@ enum meminst_trec_kind {
 	MEMINST_TREC_SAMPLE_COST = 73,
 	/* [head, size word (n, 0), n - 2 costs in ps, MEMINST_TCOST_*]
 	** (thread 0): the exact tracer's own cost, measured at the start.
-	** Files before compensation have n = 4 (call, alloc in); readers take
-	** what is there and 0 for the rest.  Readers take allocations x alloc
+	** Files before compensation have n = 4 (call, alloc in), before
+	** ALLOC_AT n = 11; readers take what is there and 0 for the rest.  Readers take allocations x alloc
 	** in off <alloc> and compensate the functions' times: each interval
 	** between two events holds the tracer's cost of its kind (the CC …
 	** RC costs; next to an ALLOC record half the mean event cost and half
@@ -312,7 +312,55 @@ enum meminst_trec_kind {
 	** op | size << 8, allocation number].  meminst_trace_expand turns it
 	** into the ALLOC it stands for, followed by the record itself.       */
 	MEMINST_TREC_ALLOC_BLOCK = 96,
+	/* [head = begin, size word (n, ticks), op | size << 8, site | inner <<
+	** 48] (n = 4), or with the block's allocation number after them for
+	** a block of the map (n = 5, as ALLOC_BLOCK), events chunks only: an
+	** ALLOC with the address its caller returns to (site: the allocator
+	** was called from site - 1) and the ticks of the allocator's own call
+	** inside it (inner, the backend's malloc or free), so that a reader can
+	** put the allocation on its line and tell meminst's work around the
+	** allocator (end - begin - inner) from the allocator's.  inner is 16
+	** bits, e << 12 | m for m << e ticks (meminst_trec_at_inner), or
+	** MEMINST_TALLOC_INNER_NONE when not measured or too long.
+	** ticks: end - begin; when that does not fit in 32 bits the writer
+	** writes an ALLOC or ALLOC_BLOCK instead.  meminst_trace_expand turns
+	** it into the ALLOC it stands for, followed by the record itself.    */
+	MEMINST_TREC_ALLOC_AT = 97,
 };
+
+/* ALLOC_AT's inner time: 16 bits above the site (addresses of user space
+** take 47), a 4-bit exponent e and a 12-bit mantissa m for m << e ticks
+** (exact below 4096, to 1/4096 above, up to 2^27); NONE: not measured, the
+** whole call is the allocator's. */
+#define MEMINST_TALLOC_INNER_SHIFT 48
+#define MEMINST_TALLOC_INNER_NONE 0xffffu
+static inline uint64_t meminst_trec_at_site(const uint64_t *w) { return w[3] & ((1ull << MEMINST_TALLOC_INNER_SHIFT) - 1); }
+static inline unsigned meminst_trec_at_inner_code(const uint64_t *w) { return (unsigned)(w[3] >> MEMINST_TALLOC_INNER_SHIFT); }
+/* The inner ticks, or UINT64_MAX when not measured. */
+static inline uint64_t meminst_trec_at_inner(const uint64_t *w)
+{
+	unsigned c = meminst_trec_at_inner_code(w);
+	return c == MEMINST_TALLOC_INNER_NONE ? UINT64_MAX : (uint64_t)(c & 0xfff) << (c >> 12);
+}
+/* The 16 bits for v ticks. */
+static inline unsigned meminst_talloc_inner_code(uint64_t v)
+{
+	if (v < 4096)
+		return (unsigned)v;
+	unsigned e = 64 - (unsigned)__builtin_clzll(v) - 12;
+	return e < 15 || (e == 15 && (v >> e) < 0xfff) ? e << 12 | (unsigned)(v >> e) : MEMINST_TALLOC_INNER_NONE;
+}
+
+/* The allocation number of an ALLOC_BLOCK record, or of an ALLOC_AT one
+** for a block of the map, at w (n words): false for any other record. */
+static inline int meminst_trec_alloc_seq(const uint64_t *w, size_t n, uint64_t *seq)
+{
+	unsigned k = (unsigned)(w[0] & 0xff);
+	if (!((k == MEMINST_TREC_ALLOC_BLOCK && n >= 4) || (k == MEMINST_TREC_ALLOC_AT && n >= 5)))
+		return 0;
+	*seq = w[n - 1];
+	return 1;
+}
 
 /* The parts of an ALLOC_BLOCK record of n words (4 or 5). */
 static inline uint64_t meminst_trec_block_end(const uint64_t *w, size_t n)
@@ -349,7 +397,7 @@ static inline size_t meminst_trec_len(const uint64_t *w, size_t avail)
 /* A version 2 or 3 events chunk's n words at w, as version 1 records into
 ** out (room for MEMINST_TRACE_EXPAND_MAX * n words: a one-word call
 ** becomes [head, fn, 0], a return [head, fn], a LEAF32 both, CALL_FN a
-** CALL with call site 0, an ALLOC_BLOCK the ALLOC it stands for and
+** CALL with call site 0, an ALLOC_BLOCK or ALLOC_AT the ALLOC it stands for and
 ** then itself; everything else is copied).  Returns the words written; *used is the words of w taken,
 ** less than n when a record is cut short or of an unknown fixed kind. */
 static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t *out, size_t *used)
@@ -384,6 +432,10 @@ static inline size_t meminst_trace_expand(const uint64_t *w, size_t n, uint64_t 
 				out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, MEMINST_TREC_TIME(w[i]));
 				out[o++] = meminst_trec_block_end(w + i, len);
 				out[o++] = meminst_trec_block_op_size(w + i, len);
+			} else if (k == MEMINST_TREC_ALLOC_AT && len >= 4) {
+				out[o++] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, MEMINST_TREC_TIME(w[i]));
+				out[o++] = MEMINST_TREC_TIME(w[i]) + (w[i + 1] >> 32);
+				out[o++] = w[i + 2];
 			}
 			if (k == MEMINST_TREC_CALL || k == MEMINST_TREC_RETURN)
 				last = MEMINST_TREC_TIME(w[i]), hi = w[i + 1] >> 32;
@@ -407,6 +459,8 @@ enum meminst_tcost {
 	MEMINST_TCOST_RC,
 	MEMINST_TCOST_LRR,       /* the same after a leaf's return (a return */
 	MEMINST_TCOST_LRC,       /*   right after its call): ->return, ->call */
+	MEMINST_TCOST_INNER,     /* an ALLOC_AT's inner time around nothing:  */
+	                         /*   the measure's own share of it           */
 	MEMINST_TCOST_N
 };
 

@@ -84,7 +84,8 @@ struct an_thread {
 ** total come out the same from either. */
 bool prof_kept_out(uint64_t addr)
 {
-	return addr == ENG_FN_PREEMPTED || addr == ENG_FN_TRACE_WAIT || addr == ENG_FN_SNAPSHOT;
+	return addr == ENG_FN_PREEMPTED || addr == ENG_FN_TRACE_WAIT || addr == ENG_FN_SNAPSHOT ||
+	       addr == ENG_FN_MEMINST;
 }
 
 /* focus: only that function's row (its callers and called stay). */
@@ -339,6 +340,7 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 	const struct prof_tcost *c = &m->cost;
 	if (!c->known) {
 		fputs("Tracer's own cost: not in this trace (written before meminst measured it); times raw.\n", f);
+		prof_mi_text(m, f);
 		return;
 	}
 	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return, %.1f ns an <alloc> call; "
@@ -351,17 +353,32 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 		fprintf(f, ", taken off (compensated times; --no-compensate for raw ones).\n");
 	else
 		fputs(", not taken off (--no-compensate).\n", f);
-	if (c->allocs)
+	if (c->allocs > c->mi_calls)
 		fprintf(f, "<alloc> corrected: %llu calls x %.1f ns of the tracer's time stamps = %.3f ms "
-			"taken off.\n", (unsigned long long)c->allocs, c->alloc_ns, (double)c->alloc_taken_ns / 1e6);
+			"taken off.\n", (unsigned long long)(c->allocs - c->mi_calls), c->alloc_ns,
+			(double)c->alloc_taken_ns / 1e6);
+	prof_mi_text(m, f);
 	prof_kept_out_text(m, f);
+}
+
+/* meminst's work around the allocator, measured in each <alloc> call. */
+void prof_mi_text(const struct prof_model *m, FILE *f)
+{
+	const struct prof_tcost *c = &m->cost;
+	if (!c->mi_calls)
+		return;
+	fprintf(f, "meminst's own work around the allocator (bookkeeping, the tracer's stamps), measured in %llu "
+		"<alloc> calls: %.3f ms, %.1f ns a call, %s.\n", (unsigned long long)c->mi_calls,
+		(double)c->mi_ns / 1e6, (double)c->mi_ns / (double)c->mi_calls,
+		c->mi_apart ? "taken off <alloc> and its callers' ACC into <meminst>"
+			    : "left inside <alloc> (--no-compensate)");
 }
 
 /* The pauses that are not the program's (meminst's own, pre-emption), kept
 ** out of its functions' OWN and ACC, when the profile has any. */
 void prof_kept_out_text(const struct prof_model *m, FILE *f)
 {
-	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT};
+	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT, ENG_FN_MEMINST};
 	const char *sep = "Kept out of the functions' times: ";
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		uint64_t cnt;
@@ -387,11 +404,13 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 	fprintf(f, ",\"compensated\":%s,\"tracer_cost\":{\"percent\":%.4f,\"event_ps\":%.0f,"
 		"\"alloc_event_ps\":%.0f,\"calls\":%llu,\"hooks_ms\":%.6f,\"hooks_taken_off\":%s,"
 		"\"taken_off_ms\":%.6f,\"calibration_failed\":%s,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
-		"\"alloc_taken_off_ms\":%.6f}",
+		"\"alloc_taken_off_ms\":%.6f,\"meminst_alloc_calls\":%llu,\"meminst_alloc_ms\":%.6f,"
+		"\"meminst_alloc_apart\":%s}",
 		c->compensated ? "true" : "false", prof_cost_percent(m), c->call_ns * 1e3, c->alloc_out_ns * 1e3,
 		(unsigned long long)c->calls, (double)c->hooks_ns / 1e6, c->compensated ? "true" : "false",
 		(double)c->taken_ns / 1e6, c->failed ? "true" : "false", c->alloc_ns * 1e3,
-		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6);
+		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6, (unsigned long long)c->mi_calls,
+		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false");
 }
 
 /* --------------------------------------------------------------- JSON -- */

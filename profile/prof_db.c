@@ -93,7 +93,8 @@ static int db_meta(sqlite3 *db, const struct prof_model *m)
 		{"tracer_hooks_ns", (double)c->hooks_ns}, {"tracer_alloc_taken_ns", (double)c->alloc_taken_ns},
 		{"tracer_alloc_out_ns", c->alloc_out_ns}, {"tracer_taken_ns", (double)c->taken_ns},
 		{"tracer_raw_own_ns", (double)c->raw_own_ns}, {"tracer_compensated", c->compensated},
-		{"tracer_failed", c->failed}};
+		{"tracer_failed", c->failed}, {"tracer_mi_apart", c->mi_apart}, {"tracer_mi_calls", (double)c->mi_calls},
+		{"tracer_mi_ns", (double)c->mi_ns}};
 	/* the tracer's cost only when the trace said it */
 	for (size_t i = 0; i < (c->known ? sizeof reals / sizeof reals[0] : 1) && !rc; i++) {
 		sqlite3_bind_text(st, 1, reals[i].k, -1, SQLITE_STATIC);
@@ -259,6 +260,9 @@ static void db_read_cost(struct prof_tcost *c, const char *k, double v)
 	else if (!strcmp(k, "taken_ns")) c->taken_ns = (int64_t)v;
 	else if (!strcmp(k, "raw_own_ns")) c->raw_own_ns = (int64_t)v;
 	else if (!strcmp(k, "compensated")) c->compensated = v != 0;
+	else if (!strcmp(k, "mi_apart")) c->mi_apart = v != 0;
+	else if (!strcmp(k, "mi_calls")) c->mi_calls = (uint64_t)v;
+	else if (!strcmp(k, "mi_ns")) c->mi_ns = (int64_t)v;
 	else if (!strcmp(k, "failed")) c->failed = v != 0, c->why = "as the profile database says";
 }
 

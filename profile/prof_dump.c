@@ -24,6 +24,8 @@ static const char *dump_kind(unsigned k)
 		return var[k - MEMINST_TREC_VARIABLE];
 	if (k == MEMINST_TREC_ALLOC_BLOCK) /* after the "alloc" line it stands for */
 		return "alloc_block";
+	if (k == MEMINST_TREC_ALLOC_AT) /* the same */
+		return "alloc_at";
 	return "unknown";
 }
 
@@ -169,8 +171,18 @@ static void dump_variable(struct prof_dump *d, const uint64_t *r, size_t n)
 		if (n >= 4)
 			fprintf(f, " allocation number %llu", (unsigned long long)meminst_trec_block_seq(r, n));
 		break;
+	case MEMINST_TREC_ALLOC_AT: {
+		uint64_t seq;
+		fprintf(f, " site %#llx", (unsigned long long)meminst_trec_at_site(r));
+		if (meminst_trec_at_inner(r) != UINT64_MAX)
+			fprintf(f, " allocator %llu ticks", (unsigned long long)meminst_trec_at_inner(r));
+		if (meminst_trec_alloc_seq(r, n, &seq))
+			fprintf(f, " allocation number %llu", (unsigned long long)seq);
+		break;
+	}
 	case MEMINST_TREC_TRACE_COST: { /* MEMINST_TCOST_* order */
-		static const char *const names[] = {"call", "alloc_in", "alloc_out", "cc", "cr", "rr", "rc", "lrr", "lrc"};
+		static const char *const names[] = {"call", "alloc_in", "alloc_out", "cc", "cr", "rr", "rc", "lrr", "lrc",
+						    "inner"};
 		for (size_t i = 2; i < n && i - 2 < sizeof names / sizeof names[0]; i++)
 			fprintf(f, " %s %llu ps", names[i - 2], (unsigned long long)r[i]);
 		break;

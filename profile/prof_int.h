@@ -218,6 +218,7 @@ struct prof_row {
 	uint64_t cnt;
 	int64_t acc, own;        /* ns                                       */
 	struct eng_mem mem;     /* bytes and blocks allocated (<alloc>)     */
+	uint64_t mi_cnt;         /* <alloc>: calls whose meminst share went to <meminst> */
 };
 
 struct prof_pair {
@@ -225,6 +226,7 @@ struct prof_pair {
 	uint64_t cnt;
 	int64_t acc, own;
 	struct eng_mem mem;
+	uint64_t mi_cnt;         /* as prof_row's                            */
 };
 
 /* The calls of a caller->called pair from one call site, every thread
@@ -237,6 +239,7 @@ struct prof_csite {
 	uint64_t cnt;
 	int64_t acc;             /* ns                                       */
 	uint64_t acc_bytes;
+	uint64_t mi_cnt;         /* as prof_row's                            */
 };
 
 struct prof_mthread {
@@ -267,6 +270,12 @@ struct prof_tcost {
 	int64_t taken_ns;           /* taken off the functions' OWN              */
 	int64_t short_ns;           /* estimates above a function's OWN: cut     */
 	int64_t raw_own_ns;         /* the profile's OWN before                  */
+	/* meminst's work around the allocator, measured in each <alloc> call
+	** (ALLOC_AT): moved from <alloc> to <meminst> unless --no-compensate */
+	bool mi_apart;
+	double inner_ns;            /* the measure's own share of each          */
+	uint64_t mi_calls;          /* <alloc> calls it was measured in          */
+	int64_t mi_ns;              /* its time in them                          */
 };
 
 struct prof_model {
@@ -313,6 +322,7 @@ double prof_cost_percent(const struct prof_model *m); /* hooks + <alloc> taken o
 /* "compensated", "raw (--no-compensate)", "raw: CALIBRATION FAILED" … */
 const char *prof_cost_state(const struct prof_model *m);
 void prof_kept_out_text(const struct prof_model *m, FILE *f); /* <preempted>, <trace-wait>, <snapshot> */
+void prof_mi_text(const struct prof_model *m, FILE *f);      /* meminst's work around the allocator */
 /* Whether a function address is one of those pauses (not the program's). */
 bool prof_kept_out(uint64_t addr);
 

@@ -23,6 +23,12 @@ static int64_t model_ns(const struct prof_model *m, uint64_t ticks)
 	return ns < 9.2e18 ? (int64_t)ns : INT64_MAX;
 }
 
+/* Take d ns off one figure, never below 0. */
+static int64_t model_less(int64_t v, int64_t d)
+{
+	return v > d ? v - d : 0;
+}
+
 static bool model_skip_fn(uint64_t fn)
 {
 	return fn == ENG_FN_UNDEFINED || fn == ENG_FN_PENDING;
@@ -104,11 +110,48 @@ static int64_t model_comp_acc(const struct prof_model *m, uint64_t ticks, const 
 	return ticks < own_ticks || acc > own ? acc : own;
 }
 
+/*
+** meminst's work around the allocator (eng_mi, measured in each <alloc>
+** call, and the measure's own calibrated cost in each): unless
+** --no-compensate, out of <alloc>'s OWN and of every ACC that holds it,
+** into rows of <meminst> called from where <alloc> was.  model_mi: that
+** share of a figure v, never above it.
+*/
+static int64_t model_mi_ns(const struct prof_model *m, uint64_t ticks, uint64_t cnt)
+{
+	return model_ns(m, ticks) + (int64_t)((double)cnt * m->cost.inner_ns + 0.5);
+}
+
+static int64_t model_mi(const struct prof_model *m, int64_t v, uint64_t ticks, uint64_t cnt)
+{
+	if (!m->cost.mi_apart || !cnt)
+		return 0;
+	int64_t d = model_mi_ns(m, ticks, cnt);
+	return d < v ? d : v;
+}
+
+/* The share of an ACC: inside the calls to <alloc> it holds, never in the
+** function's own OWN (a caller of <alloc>: at most ACC - OWN); <alloc>'s
+** ACC loses what its OWN does. */
+static int64_t model_mi_acc(const struct prof_model *m, int64_t acc, int64_t own, bool alloc,
+			    const struct eng_mi *mi)
+{
+	if (alloc) /* what its OWN loses: OWN = ACC stays */
+		return model_mi(m, own, mi->own, mi->cnt);
+	int64_t d = model_mi(m, acc, mi->acc, mi->cnt), room = acc - own;
+	return d < room ? d : room > 0 ? room : 0;
+}
+
+static bool model_is_alloc(const struct eng_thread *t, uint32_t fn_index)
+{
+	return t->fns[fn_index].fn == ENG_FN_ALLOC;
+}
+
 static void model_sites(struct prof_model *m, const struct eng_thread *t, const uint32_t *map, prof_symtab_t *st)
 {
 	if (!t->nsites)
 		return;
-	m->sites = rd_xrealloc(m->sites, (m->nsites + t->nsites) * sizeof *m->sites);
+	m->sites = rd_xrealloc(m->sites, (m->nsites + 2 * t->nsites) * sizeof *m->sites);
 	for (size_t i = 0; i < t->nsites; i++) {
 		const struct eng_site_row *r = &t->sites[i];
 		const struct eng_pair_row *p = &t->pairs[r->pair];
@@ -116,9 +159,14 @@ static void model_sites(struct prof_model *m, const struct eng_thread *t, const 
 			continue;
 		const char *file;
 		int line = model_site_line(st, t->fns[p->caller].fn, r->site, &file);
-		m->sites[m->nsites++] = (struct prof_csite){map[p->caller], map[p->called], r->site,
-							    file ? rd_pool_str(&m->pool, file) : NULL, line,
-							    r->cnt, model_comp(m, r->acc, r->acc_ev, NULL), r->acc_bytes};
+		file = file ? rd_pool_str(&m->pool, file) : NULL;
+		int64_t acc = model_comp(m, r->acc, r->acc_ev, NULL), mi = model_mi(m, acc, r->mi.acc, r->mi.cnt);
+		bool alloc = model_is_alloc(t, p->called);
+		m->sites[m->nsites++] = (struct prof_csite){map[p->caller], map[p->called], r->site, file, line,
+							    r->cnt, acc - mi, r->acc_bytes, alloc && mi ? r->mi.cnt : 0};
+		if (alloc && mi)
+			m->sites[m->nsites++] = (struct prof_csite){map[p->caller], ENG_FN_MEMINST, r->site, file,
+								    line, r->mi.cnt, mi, 0, 0};
 	}
 }
 
@@ -137,7 +185,8 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 {
 	uint32_t *map = rd_xcalloc(t->nfns, sizeof *map);
 	int64_t taken = 0;
-	mt->rows = rd_xcalloc(t->nfns, sizeof *mt->rows);
+	struct prof_row mi_row = {ENG_FN_MEMINST, 0, 0, 0, {0}, 0};
+	mt->rows = rd_xcalloc(t->nfns + 1, sizeof *mt->rows);
 	for (size_t i = 0; i < t->nfns; i++) {
 		const struct eng_fn_row *f = &t->fns[i];
 		map[i] = f->fn == ENG_FN_PENDING ? UINT32_MAX : prof_symtab_index(st, f->fn);
@@ -146,19 +195,34 @@ static void model_thread(struct prof_model *m, struct prof_mthread *mt, const st
 		int64_t own = model_comp(m, f->own, f->ev.own, &m->cost.short_ns);
 		if (!model_skip_fn(f->fn))
 			taken += model_ns(m, f->own) - own;
-		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, model_comp_acc(m, f->acc, f->ev.acc, f->own, own),
-							  own, f->mem};
+		int64_t acc = model_comp_acc(m, f->acc, f->ev.acc, f->own, own), mi = 0;
+		acc -= model_mi_acc(m, acc, own, f->fn == ENG_FN_ALLOC, &f->mi);
+		if (f->fn == ENG_FN_ALLOC) { /* said whether moved or not */
+			m->cost.mi_calls += f->mi.cnt, m->cost.mi_ns += model_mi_ns(m, f->mi.own, f->mi.cnt);
+			mi = model_mi(m, own, f->mi.own, f->mi.cnt);
+			mi_row.cnt += mi ? f->mi.cnt : 0, mi_row.own += mi, mi_row.acc += mi;
+		}
+		mt->rows[mt->nrows++] = (struct prof_row){map[i], f->cnt, acc, own - mi, f->mem, mi ? f->mi.cnt : 0};
 	}
+	if (mi_row.cnt)
+		mt->rows[mt->nrows++] = mi_row;
 	model_sites(m, t, map, st);
-	mt->pairs = rd_xcalloc(t->npairs ? t->npairs : 1, sizeof *mt->pairs);
+	mt->pairs = rd_xcalloc(2 * t->npairs + 1, sizeof *mt->pairs);
 	for (size_t i = 0; i < t->npairs; i++) {
 		const struct eng_pair_row *p = &t->pairs[i];
 		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX ||
 		    (p->cnt == 0 && p->acc == 0 && p->own == 0))
 			continue;
-		int64_t own = model_comp(m, p->own, p->ev.own, NULL);
-		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt,
-							     model_comp_acc(m, p->acc, p->ev.acc, p->own, own), own, p->mem};
+		int64_t own = model_comp(m, p->own, p->ev.own, NULL), mi = 0;
+		int64_t acc = model_comp_acc(m, p->acc, p->ev.acc, p->own, own);
+		acc -= model_mi_acc(m, acc, own, model_is_alloc(t, p->called), &p->mi);
+		if (model_is_alloc(t, p->called))
+			mi = model_mi(m, own, p->mi.own, p->mi.cnt);
+		mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], map[p->called], p->cnt, acc,
+							     own - mi, p->mem, mi ? p->mi.cnt : 0};
+		if (mi)
+			mt->pairs[mt->npairs++] = (struct prof_pair){map[p->caller], ENG_FN_MEMINST, p->mi.cnt, mi,
+								     mi, {0}, 0};
 	}
 	free(map);
 	uint64_t cnt, own;
@@ -177,12 +241,6 @@ static int model_cmp_thread(const void *a, const void *b)
 {
 	const struct prof_mthread *x = a, *y = b;
 	return (x->thread > y->thread) - (x->thread < y->thread);
-}
-
-/* Take d ns off one figure, never below 0. */
-static int64_t model_less(int64_t v, int64_t d)
-{
-	return v > d ? v - d : 0;
 }
 
 /*
@@ -204,6 +262,7 @@ void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 	c->call_ns = (double)tr->cost_ps[0] / 1000.0;
 	c->alloc_ns = (double)tr->cost_ps[1] / 1000.0;
 	c->alloc_out_ns = (double)tr->cost_ps[MEMINST_TCOST_ALLOC_OUT] / 1000.0;
+	c->inner_ns = (double)tr->cost_ps[MEMINST_TCOST_INNER] / 1000.0;
 	for (int k = 0; k < 6; k++) /* files before the kinds were measured: one event each */
 		c->iv_ns[k] = tr->cost_ps[MEMINST_TCOST_CC + k] ? (double)tr->cost_ps[MEMINST_TCOST_CC + k] / 1000.0
 								: 2 * c->call_ns;
@@ -245,8 +304,8 @@ static void model_cost(struct prof_model *m)
 		int64_t taken = 0;
 		for (size_t j = 0; j < t->nrows; j++) {
 			struct prof_row *r = &t->rows[j];
-			if (r->fn == ENG_FN_ALLOC) {
-				int64_t d = (int64_t)((double)r->cnt * c->alloc_ns + 0.5);
+			if (r->fn == ENG_FN_ALLOC) { /* the stamps of calls not measured */
+				int64_t d = (int64_t)((double)(r->cnt - r->mi_cnt) * c->alloc_ns + 0.5);
 				d = d < r->own ? d : r->own;
 				r->own -= d, r->acc = model_less(r->acc, d), taken += d;
 				c->allocs += r->cnt;
@@ -257,13 +316,18 @@ static void model_cost(struct prof_model *m)
 		for (size_t j = 0; j < t->npairs; j++) {
 			struct prof_pair *p = &t->pairs[j];
 			if (p->called == ENG_FN_ALLOC) {
-				int64_t d = (int64_t)((double)p->cnt * c->alloc_ns + 0.5);
+				int64_t d = (int64_t)((double)(p->cnt - p->mi_cnt) * c->alloc_ns + 0.5);
 				p->own = model_less(p->own, d), p->acc = model_less(p->acc, d);
 			}
 		}
 		t->own = model_less(t->own, taken);
 		m->own = model_less(m->own, taken);
 		c->alloc_taken_ns += taken;
+	}
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct prof_csite *k = &m->sites[i];
+		if (k->called == ENG_FN_ALLOC)
+			k->acc = model_less(k->acc, (int64_t)((double)(k->cnt - k->mi_cnt) * c->alloc_ns + 0.5));
 	}
 }
 
@@ -281,6 +345,7 @@ void prof_model_from_trace(struct prof_model *m, struct prof_trace *tr, const st
 	m->lost = tr->sim.lost;
 	prof_symtab_t *st = prof_symtab_new(tr, o, no_files, &m->pool);
 	prof_calibration(tr, &m->cost);
+	m->cost.mi_apart = !tr->raw_times;
 	m->threads = rd_xcalloc(tr->sim.nthreads + 1, sizeof *m->threads);
 	uint64_t own = 0;
 	for (size_t i = 0; i < tr->sim.nthreads; i++) {

@@ -225,9 +225,12 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		tr->ended = true;
 		break;
 	case MEMINST_TREC_ALLOC_BLOCK: /* after its ALLOC: the stack is the allocating function's */
-		if (tr->live && tr->sim.feeding)
-			prof_live_note(tr->live, meminst_trec_block_seq(r, n), eng_thread_top(tr->sim.feeding));
+	case MEMINST_TREC_ALLOC_AT: {
+		uint64_t seq;
+		if (tr->live && tr->sim.feeding && meminst_trec_alloc_seq(r, n, &seq))
+			prof_live_note(tr->live, seq, eng_thread_top(tr->sim.feeding));
 		break;
+	}
 	case MEMINST_TREC_TRACE_COST:
 		for (size_t k = 0; k < MEMINST_TCOST_N; k++)
 			tr->cost_ps[k] = k + 2 < n ? r[k + 2] : 0;

@@ -562,7 +562,7 @@ static void report_tracer(rd_doc_t *d, const struct prof_model *m)
 	rd_put_int(t, c->failed);
 	rd_put_uint(t, c->allocs);
 	rd_put_int(t, c->alloc_taken_ns);
-	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT}; /* prof_kept_out */
+	static const uint64_t kept[] = {ENG_FN_PREEMPTED, ENG_FN_TRACE_WAIT, ENG_FN_SNAPSHOT, ENG_FN_MEMINST}; /* prof_kept_out */
 	for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
 		uint64_t cnt;
 		const char *name;

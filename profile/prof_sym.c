@@ -212,6 +212,7 @@ prof_symtab_t *prof_symtab_new(const struct prof_trace *tr, const struct rd_opts
 	sym_add(st, ENG_FN_TRACE_WAIT, "<trace-wait>");
 	sym_add(st, ENG_FN_SNAPSHOT, "<snapshot>");
 	sym_add(st, ENG_FN_PREEMPTED, "<preempted>");
+	sym_add(st, ENG_FN_MEMINST, "<meminst>");
 	return st;
 }
 

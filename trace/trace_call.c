@@ -436,12 +436,22 @@ uint64_t trace_alloc_begin(void)
 }
 
 /*
-** An ALLOC record, or with mim an ALLOC_BLOCK one for a block that went
-** into the map: the block's allocation number joins it to the block in a
-** snapshot (its address would not: addresses are reused, and a thread's
-** time stamps cannot be set against another's with trace=cpu).
+** An ALLOC_AT record: the call's site and the backend's time inside it, and
+** with mim the block's allocation number when the block went into the map:
+** it joins the block to the block in a snapshot (its address would not:
+** addresses are reused, and a thread's time stamps cannot be set against
+** another's with trace=cpu).  A call too long for the short form is an
+** ALLOC or ALLOC_BLOCK record, without the site.
 */
-void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block)
+static inline uint64_t call_inner(uint64_t backend_tsc)
+{
+	if (backend_tsc == UINT64_MAX || !trace_tsc_mult)
+		return MEMINST_TALLOC_INNER_NONE;
+	return meminst_talloc_inner_code((uint64_t)(((unsigned __int128)backend_tsc * trace_tsc_mult) >> 32));
+}
+
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block, uintptr_t site,
+		     uint64_t backend_tsc)
 {
 	trace_thr_t *t;
 	if (begin != UINT64_MAX && (t = call_traced()) && trace_ev_claim(t, trace_sp_mark())) {
@@ -451,13 +461,17 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block
 		uint64_t seq = block ? alloc_new_block_seq(block) : UINT64_MAX;
 		if (trace_unlikely(p + 5 > t->ev.end)) { /* the flush could not write */
 			t->ev.lost++;
+		} else if (trace_likely(end - begin <= UINT32_MAX)) {
+			unsigned n = seq == UINT64_MAX ? 4 : 5;
+			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_AT, begin);
+			p[1] = MEMINST_TREC_SIZE_WORD(n, end - begin), p[2] = op_size;
+			p[3] = (site & ((1ull << MEMINST_TALLOC_INNER_SHIFT) - 1)) |
+			       call_inner(backend_tsc) << MEMINST_TALLOC_INNER_SHIFT;
+			p[4] = seq;
+			t->ev.pos = p + n;
 		} else if (seq == UINT64_MAX) {
 			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC, begin), p[1] = end, p[2] = op_size;
 			t->ev.pos = p + 3;
-		} else if (end - begin <= UINT32_MAX) {
-			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin);
-			p[1] = MEMINST_TREC_SIZE_WORD(4, end - begin), p[2] = op_size, p[3] = seq;
-			t->ev.pos = p + 4;
 		} else {
 			p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_ALLOC_BLOCK, begin), p[1] = MEMINST_TREC_SIZE_WORD(5, 0);
 			p[2] = end, p[3] = op_size, p[4] = seq;

@@ -7,12 +7,14 @@
 */
 #define _GNU_SOURCE
 #include "trace_int.h"
+#include "../alloc/alloc_int.h"
 
 #include <cpuid.h>
 #include <time.h>
 
 int trace_clock;
 uint64_t trace_t0;
+uint64_t trace_tsc_mult;
 static double clock_tick_hz;
 static uint64_t clock_t0_mono, clock_t0_real;
 
@@ -80,12 +82,14 @@ void trace_clock_setup(int want)
 		if (clock_invariant_tsc()) {
 			double hz = clock_tsc_calibrate();
 			clock_cpu_mult = (uint64_t)(1e9 / hz * 4294967296.0);
+			trace_tsc_mult = clock_cpu_mult;
 			clock_cpu_resync = (uint64_t)(hz * CLOCK_CPU_RESYNC_NS / 1e9);
 		}
 	} else if (clock_invariant_tsc()) {
 		clock_tick_hz = clock_tsc_calibrate();
 		trace_t0 = __builtin_ia32_rdtsc();
 		trace_clock = MEMINST_TRACE_CLOCK_TSC;
+		trace_tsc_mult = 1ull << 32;
 	} else {
 		clock_tick_hz = 1e9;
 		trace_t0 = clock_t0_mono;
@@ -225,6 +229,22 @@ static void cal_kinds(const double min_iv[6], double work, double ps)
 	}
 }
 
+/* The allocator's measure in an <alloc> call (ALLOC_BACKEND) around a call
+** of nothing, CAL_K times: TSC ticks. */
+static void cal_nothing(void) {}
+static void (*volatile cal_nothing_p)(void) = cal_nothing;
+static uint64_t cal_inner(void)
+{
+	int was = alloc_tls.backend_timed;
+	uint64_t was_tsc = alloc_tls.backend_tsc, tsc;
+	alloc_tls.backend_timed = 1, alloc_tls.backend_tsc = 0;
+	for (int i = 0; i < CAL_K; i++)
+		ALLOC_BACKEND_VOID(cal_nothing_p());
+	tsc = alloc_tls.backend_tsc;
+	alloc_tls.backend_timed = was, alloc_tls.backend_tsc = was_tsc;
+	return tsc;
+}
+
 void trace_calibrate(void)
 {
 	trace_thr_t *t = trace_cur;
@@ -232,6 +252,7 @@ void trace_calibrate(void)
 		return;
 	trace_stream_t save = t->ev;
 	uint64_t best_call = UINT64_MAX, best_in = UINT64_MAX, best_out = UINT64_MAX, best_work = UINT64_MAX;
+	uint64_t best_inner = UINT64_MAX;
 	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
 	for (int r = 0; r < CAL_ROUNDS; r++) { /* the hooks' clock (trace=cpu: mostly the TSC) */
 		uint64_t a = trace_now_thread();
@@ -249,18 +270,21 @@ void trace_calibrate(void)
 		b = trace_now();
 		p = t->ev.pos;
 		for (int i = 0; i < CAL_K; i++)
-			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL);
+			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL, 0, UINT64_MAX);
 		c = trace_now();
-		for (; p + 3 <= t->ev.pos; p += 3) /* ALLOC [begin, end, op] */
-			sum += p[1] - MEMINST_TREC_TIME(p[0]);
+		for (; p + 4 <= t->ev.pos; p += 4) /* ALLOC_AT [begin, size word (4, ticks), op, site] */
+			sum += p[1] >> 32;
 		uint64_t out = c - b > sum ? c - b - sum : 0;
 		best_in = sum < best_in ? sum : best_in;
+		uint64_t inner = cal_inner();
+		best_inner = inner < best_inner ? inner : best_inner;
 		best_out = out < best_out ? out : best_out;
 		t->ev = save;
 	}
 	double ps = 1e12 / trace_ticks_per_second();
 	trace_cost_ps[MEMINST_TCOST_ALLOC_IN] = (uint64_t)((double)best_in * ps / CAL_K);
 	trace_cost_ps[MEMINST_TCOST_ALLOC_OUT] = (uint64_t)((double)best_out * ps / CAL_K);
+	trace_cost_ps[MEMINST_TCOST_INNER] = (uint64_t)((double)best_inner * (double)trace_tsc_mult / 4294967296.0 * ps / CAL_K);
 	cal_kinds(min_iv, (double)best_work / (CAL_EVENTS * CAL_K), ps);
 	trace_cost_ps[MEMINST_TCOST_CALL] = (uint64_t)((double)best_call * ps / (CAL_EVENTS * CAL_K)) | 1; /* never 0 */
 	trace_cost_record();

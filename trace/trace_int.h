@@ -124,8 +124,11 @@ void trace_sampler_stop(void);
 ** trace_asample_note directly, without time stamps. */
 extern bool trace_alloc_watch;
 uint64_t trace_alloc_begin(void);
-/* block: what an allocation returned (NULL for frees and failures) */
-void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block);
+/* block: what an allocation returned (NULL for frees and failures); site:
+** the allocator's caller's return address; backend_tsc: the TSC ticks of
+** the backend's calls inside (UINT64_MAX: not measured) */
+void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block, uintptr_t site,
+		     uint64_t backend_tsc);
 
 /* "trace_sample.c": called by trace_call.c's pthread_create wrapper in each
 ** new thread before its start routine, and when it ends; normal context. */
@@ -186,6 +189,7 @@ bool trace_syscall_restartable(long nr);
 ** is written into the TRACE_CHUNK_WORDS words just before base, so a chunk
 ** leaves by one write(2) without a copy. */
 extern uint64_t trace_t0;           /* raw reading that is time stamp 0   */
+extern uint64_t trace_tsc_mult;     /* ticks per TSC tick, 32.32; 0: none */
 
 typedef struct trace_stream_s {
 	uint64_t *pos, *end;

@@ -41,13 +41,7 @@ SHARE="round(fn(j, 0, 'tiny')['own_ms'] / sum(fn(j, 0, n)['own_ms'] for n in ('t
 # measured: up to three runs, the first near a third counts; compensation
 # that does not work misses in all three.
 for attempt in 1 2 3; do
-	rm -f "$IT_DB/s.trace"
-	(cd "$IT_DB" && MEMINST=trace=cpu,trace_file=s.trace LD_PRELOAD=$MEMINST_LIB ./shares 20000) >"$IT_TMP/prog.out" 2>&1
-	[ -s "$IT_DB/s.trace" ] || { echo "the tracer wrote no trace: skipped"; exit 77; }
-	it_run analyse --json s.trace
-	cp "$IT_TMP/out" "$IT_TMP/comp.json"
-	it_run analyse --json --no-compensate s.trace
-	cp "$IT_TMP/out" "$IT_TMP/raw.json"
+	pt_trace_both trace=cpu s.trace shares 20000
 	comp=$(pt_json "$IT_TMP/comp.json" "$SHARE")
 	raw=$(pt_json "$IT_TMP/raw.json" "$SHARE")
 	echo "  | run $attempt: tiny's share of the leaves: compensated $comp, raw $raw, by construction 0.333"

@@ -34,6 +34,21 @@ print(eval(sys.argv[2]))
 PY
 }
 
+# pt_trace_both MEMINST TRACE PROGRAM [ARGS]: run $IT_DB/PROGRAM traced
+# into $IT_DB/TRACE (exit 77 when no trace comes), then analyse it with
+# --json into $IT_TMP/comp.json and with --no-compensate into raw.json.
+pt_trace_both() {
+	pt_opts=$1 pt_trace=$2
+	shift 2
+	rm -f "$IT_DB/$pt_trace"
+	(cd "$IT_DB" && MEMINST=$pt_opts,trace_file=$pt_trace LD_PRELOAD=$MEMINST_LIB "./$@") >"$IT_TMP/prog.out" 2>&1
+	[ -s "$IT_DB/$pt_trace" ] || { echo "the tracer wrote no trace: skipped"; exit 77; }
+	it_run analyse --json "$pt_trace"
+	cp "$IT_TMP/out" "$IT_TMP/comp.json"
+	it_run analyse --json --no-compensate "$pt_trace"
+	cp "$IT_TMP/out" "$IT_TMP/raw.json"
+}
+
 # pt_expect WHAT GOT WANT
 pt_expect() {
 	if [ "$2" = "$3" ]; then it_ok "$1"; else echo "  | got:  $2"; echo "  | want: $3"; it_fail "$1"; fi

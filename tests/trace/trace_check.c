@@ -84,7 +84,7 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 		if (stream == 0 && t != 0 && k != MEMINST_TREC_LOST) {
 			/* the events stream is in time order (SUSPEND/ALLOC carry their begin) */
 			if (time + 1 < th->last_time && k != MEMINST_TREC_SUSPEND && k != MEMINST_TREC_ALLOC &&
-			    k != MEMINST_TREC_ALLOC_BLOCK) /* the ALLOC before it, expanded */
+			    k != MEMINST_TREC_ALLOC_BLOCK && k != MEMINST_TREC_ALLOC_AT) /* the ALLOC before it, expanded */
 				th->unordered++, fprintf(stderr, "unordered kind %u t %u at %" PRIu64 " after %" PRIu64 "\n", k, t, time, th->last_time);
 			if (k == MEMINST_TREC_SUSPEND || k == MEMINST_TREC_ALLOC)
 				time = w[i + 1];
@@ -109,6 +109,7 @@ static int records(unsigned t, unsigned stream, const uint64_t *w, uint64_t n, u
 			break;
 		case MEMINST_TREC_ALLOC: th->alloc++; th->allocs[w[i + 2] & 7]++; break;
 		case MEMINST_TREC_ALLOC_BLOCK: th->blocks++; break;
+		case MEMINST_TREC_ALLOC_AT: th->blocks += (uint32_t)w[i + 1] >= 5; break;
 		case MEMINST_TREC_TRACE_ON: th->on++; break;
 		case MEMINST_TREC_TRACE_OFF: th->off++; break;
 		case MEMINST_TREC_LOST: th->lost += w[i + 1]; break;

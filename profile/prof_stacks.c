@@ -40,6 +40,8 @@ struct prof_stk_thread {
 	uint64_t pend[ENG_EV_N]; /* intervals not yet given (eng_sim's)    */
 	int prev;                /* the last event's kind (eng_ev_interval)  */
 	uint32_t ph, nph;        /* the current placeholder, placeholders made */
+	uint32_t last_alloc;     /* the <alloc> node of the last ALLOC, or 0 */
+	bool at_whole;           /* this ALLOC_AT record has its site word    */
 	struct exp_frame *stack;
 	size_t depth, cap;
 };
@@ -213,6 +215,7 @@ static void stk_pseudo(struct prof_stacks *s, struct prof_stk_thread *t, const u
 			s->alloc_cap = cap;
 		}
 		s->alloc_cnt[a]++;
+		t->last_alloc = a;
 		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE) {
 			s->t.nodes[stk_top(t)].self[PROF_STK_BYTES] += (double)(r[2] >> 8);
 			s->t.nodes[stk_top(t)].self[PROF_STK_ALLOCS]++;
@@ -258,6 +261,17 @@ static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint
 	case MEMINST_TREC_ALLOC:
 		stk_pseudo(s, t, r, kind == MEMINST_TREC_ALLOC);
 		break;
+	case MEMINST_TREC_ALLOC_AT:
+		/* A call whose allocator time was measured: analyse moves meminst's
+		** work, the stamps' included, to <meminst> (eng_sim.c's sim_alloc_at)
+		** instead of taking the stamps' calibrated cost off.  The exports
+		** keep <alloc> whole, so it keeps that cost too: the stacks' total
+		** stays analyse's own plus kept-out time. */
+		if (t->last_alloc && t->at_whole && meminst_trec_at_inner(r) <= r[1] >> 32)
+			s->alloc_cnt[t->last_alloc]--;
+		t->last_alloc = 0;
+		stk_advance(s, t, ts);
+		break;
 	case MEMINST_TREC_THREAD_START:
 	case MEMINST_TREC_LOST:
 	case MEMINST_TREC_PROF_PAIR:
@@ -284,6 +298,7 @@ void prof_stacks_record(void *ctx, const struct meminst_trace_header *h, uint32_
 	if (!t->seen || b > t->last)
 		t->last = b;
 	t->seen = true;
+	t->at_whole = n >= 4;
 	stk_event(s, t, r);
 }
 

@@ -38,14 +38,16 @@ C
 SHARE="round(fn(j, 0, 'tiny')['own_ms'] / sum(fn(j, 0, n)['own_ms'] for n in ('tiny', 'mid', 'big')), 3)"
 # A machine loaded far beyond its cores (CI's make -j2 beside other jobs)
 # slows the hooks' cache-cold calls past what the start-up calibration
-# measured: up to three runs, the first near a third counts; compensation
-# that does not work misses in all three.
+# measured: up to three runs, the first near a third (and nearer than raw)
+# counts; compensation that does not work misses in all three.
 for attempt in 1 2 3; do
 	pt_trace_both trace=cpu s.trace shares 20000
 	comp=$(pt_json "$IT_TMP/comp.json" "$SHARE")
 	raw=$(pt_json "$IT_TMP/raw.json" "$SHARE")
 	echo "  | run $attempt: tiny's share of the leaves: compensated $comp, raw $raw, by construction 0.333"
-	[ "$(python3 -c "print(abs($comp - 1/3) < 0.2)")" = True ] && break
+	# (a run whose hooks happened to be cheap leaves raw close too: another)
+	[ "$(python3 -c "print(abs($comp - 1/3) < 0.2 and abs($raw - 1/3) > abs($comp - 1/3) + 0.04)")" = True ] &&
+		break
 done
 pt_expect "compensate: the JSON says compensated, and by how much" \
 	"$(pt_json "$IT_TMP/comp.json" "j['compensated'], j['tracer_cost']['taken_off_ms'] > 0, j['tracer_cost']['calibration_failed']")" \

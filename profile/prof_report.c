@@ -112,6 +112,7 @@ static const struct rd_col tracer_cols[] = {
 	{"preempted_ms", "<preempted>, kept out", RD_K_DUR, RD_C_OPTIONAL},
 	{"trace_wait_ms", "<trace-wait>, kept out", RD_K_DUR, RD_C_OPTIONAL},
 	{"snapshot_ms", "<snapshot>, kept out", RD_K_DUR, RD_C_OPTIONAL},
+	{"meminst_ms", "<meminst>, kept out", RD_K_DUR, RD_C_OPTIONAL},
 };
 
 /* ---------------------------------------------------------------- run -- */

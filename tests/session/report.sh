@@ -48,7 +48,9 @@ assert tc["hooks_ms"] > 0, "hooks %r ms" % tc["hooks_ms"]
 assert tc["hooks_taken_off"] is True and tc["calibration_failed"] is False, tc
 assert tc["alloc_calls"] >= 2 * 10040, "<alloc> calls corrected %d" % tc["alloc_calls"]
 assert tc["alloc_calls"] == fns["<alloc>"]["calls"], "corrected %d of %d <alloc>" % (tc["alloc_calls"], fns["<alloc>"]["calls"])
-assert tc["alloc_taken_off_ms"] > 0, "nothing taken off <alloc>"
+# the stamps' calibrated cost off <alloc>, or, where each call's allocator
+# time was measured (ALLOC_AT), meminst's work moved to <meminst>, kept out
+assert tc["alloc_taken_off_ms"] > 0 or (tc.get("meminst_ms") or 0) > 0, "nothing taken off <alloc>: %r" % tc
 assert 0 < tc["percent"] < 100, "tracer share %r%%" % tc["percent"]
 PY
 mi_verdict "report: bytes per function, peak, live at the peak, time split" "$why" check.out check \

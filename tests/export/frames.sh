@@ -35,7 +35,7 @@ why=
 /usr/bin/python3 - tr.an.json tr.an.txt sa.flat.json sa.flat.txt <<'PY' >an.check 2>&1 || mi_why_add "$(tail -n 1 an.check)"
 import json, re, sys
 j, text = json.load(open(sys.argv[1])), open(sys.argv[2]).read()
-kept = {"<preempted>", "<trace-wait>", "<snapshot>"}
+kept = {"<preempted>", "<trace-wait>", "<snapshot>", "<meminst>"}  # <meminst>: meminst's work around the allocator (ALLOC_AT)
 def text_fig(label):
     m = re.search(r"^" + re.escape(label) + r"\s+(\d+)\s+(\S+)\s+(-?[\d.]+)$", text, re.M)
     assert m, "no line %r in the text" % label

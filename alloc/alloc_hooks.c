@@ -62,28 +62,14 @@ static ALLOC_NOINLINE bool hook_start(void)
 /*
 ** The backend's time inside a timed call (ALLOC_BACKEND adds it up): the
 ** tracer's ALLOC_AT record carries it, so that readers can tell the
-** allocator's time from meminst's.  A signal handler's allocation inside
-** the call times its own and gives the outer one's figures back.
+** allocator's time from meminst's.
 */
-struct hook_timing {
-	int was_timed;
-	uint64_t was_tsc;
-};
-INLINE uint64_t hook_time_begin(struct hook_timing *t)
+INLINE uint64_t hook_time_begin(alloc_backend_save_t *save)
 {
-	t->was_timed = alloc_tls.backend_timed, t->was_tsc = alloc_tls.backend_tsc;
-	alloc_tls.backend_tsc = 0;
 	uint64_t begin = trace_alloc_begin();
-	alloc_tls.backend_timed = begin != UINT64_MAX;
+	alloc_backend_open(save, begin != UINT64_MAX);
 	return begin;
 }
-INLINE uint64_t hook_time_end(struct hook_timing *t)
-{
-	uint64_t tsc = alloc_tls.backend_timed ? alloc_tls.backend_tsc : UINT64_MAX;
-	alloc_tls.backend_timed = t->was_timed, alloc_tls.backend_tsc = t->was_tsc;
-	return tsc;
-}
-
 #define TIMED_AT(ret, name, op, sizeexpr, blockexpr, params, args)              \
 	static ALLOC_NOINLINE ret timed_##name params                            \
 	{                                                                       \
@@ -91,10 +77,10 @@ INLINE uint64_t hook_time_end(struct hook_timing *t)
 			trace_asample_count(sizeexpr);                          \
 			return hook_##name args;                                \
 		}                                                               \
-		struct hook_timing t_;                                          \
+		alloc_backend_save_t t_;                                        \
 		uint64_t begin_ = hook_time_begin(&t_);                         \
 		ret r_ = hook_##name args;                                      \
-		trace_alloc_end(begin_, op, sizeexpr, blockexpr, site, hook_time_end(&t_)); \
+		trace_alloc_end(begin_, op, sizeexpr, blockexpr, site, alloc_backend_close(&t_)); \
 		return r_;                                                      \
 	}
 #define TIMED(ret, name, op, sizeexpr, params, args) TIMED_AT(ret, name, op, sizeexpr, r_, params, args)
@@ -158,10 +144,10 @@ INLINE void hook_free(void *p, uintptr_t site)
 }
 static ALLOC_NOINLINE void timed_free(void *p, uintptr_t site)
 {
-	struct hook_timing t;
+	alloc_backend_save_t t;
 	uint64_t begin = hook_time_begin(&t);
 	hook_free(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0, NULL, site, hook_time_end(&t));
+	trace_alloc_end(begin, MEMINST_TALLOC_FREE, 0, NULL, site, alloc_backend_close(&t));
 }
 static ALLOC_NOINLINE void routed_free(void *p, uintptr_t site)
 {
@@ -401,20 +387,20 @@ static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned alloca
 		return align ? hook_new_aligned_body(size, align, allocator, site)
 			     : hook_new_body(size, allocator, site);
 	}
-	struct hook_timing t;
+	alloc_backend_save_t t;
 	uint64_t begin = hook_time_begin(&t);
 	void *p = align ? hook_new_aligned_body(size, align, allocator, site)
 			: hook_new_body(size, allocator, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size, p, site, hook_time_end(&t));
+	trace_alloc_end(begin, MEMINST_TALLOC_NEW, size, p, site, alloc_backend_close(&t));
 	return p;
 }
 
 static ALLOC_NOINLINE void timed_delete(void *p, uintptr_t site)
 {
-	struct hook_timing t;
+	alloc_backend_save_t t;
 	uint64_t begin = hook_time_begin(&t);
 	hook_delete_body(p, site);
-	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0, NULL, site, hook_time_end(&t));
+	trace_alloc_end(begin, MEMINST_TALLOC_DELETE, 0, NULL, site, alloc_backend_close(&t));
 }
 
 static ALLOC_NOINLINE void *routed_new(size_t size, unsigned allocator, uintptr_t site)

@@ -497,16 +497,33 @@ extern __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
 		}                                                              \
 		r_;                                                            \
 	})
-#define ALLOC_BACKEND_VOID(call)                                               \
-	do {                                                                   \
-		if (__builtin_expect(alloc_tls.backend_timed, 0)) {            \
-			uint64_t t_ = __builtin_ia32_rdtsc();                  \
-			call;                                                  \
-			alloc_tls.backend_tsc += __builtin_ia32_rdtsc() - t_;  \
-		} else {                                                       \
-			call;                                                  \
-		}                                                              \
-	} while (0)
+#define ALLOC_BACKEND_VOID(call) ((void)ALLOC_BACKEND(((call), 0)))
+
+/*
+** A measure of the backend's calls opened around a timed allocator call
+** (alloc_hooks.c) or the calibration's calls of nothing (trace_clock.c).
+** A signal handler's allocation inside a timed call opens its own: the
+** outer one's figures are kept in *save and given back at the close.
+*/
+typedef struct alloc_backend_save_s {
+	int timed;
+	uint64_t tsc;
+} alloc_backend_save_t;
+
+static inline __attribute__((always_inline)) void alloc_backend_open(alloc_backend_save_t *save, bool timed)
+{
+	save->timed = alloc_tls.backend_timed, save->tsc = alloc_tls.backend_tsc;
+	alloc_tls.backend_tsc = 0;
+	alloc_tls.backend_timed = timed;
+}
+
+/* The ticks of the backend's calls since the open; UINT64_MAX: not timed. */
+static inline __attribute__((always_inline)) uint64_t alloc_backend_close(const alloc_backend_save_t *save)
+{
+	uint64_t tsc = alloc_tls.backend_timed ? alloc_tls.backend_tsc : UINT64_MAX;
+	alloc_tls.backend_timed = save->timed, alloc_tls.backend_tsc = save->tsc;
+	return tsc;
+}
 
 /* "alloc_thread.c" */
 alloc_thread_t *alloc_thread_start(alloc_tls_t *tls);

@@ -658,10 +658,8 @@ static enum eng_err sim_alloc_at(struct eng_sim *s, struct eng_thread *t, const 
 	if (p == UINT32_MAX || n < 4 || p >= t->npairs)
 		return ENG_OK;
 	struct eng_mi mi = {0};
-	uint64_t inner = meminst_trec_at_inner(r);
-	uint64_t d = r[1] >> 32;
-	if (inner <= d) {
-		uint64_t w = d - inner;
+	uint64_t w;
+	if (meminst_trec_at_meminst(r, &w)) {
 		w = w < t->last_own ? w : t->last_own;
 		mi = (struct eng_mi){1, w, w < t->last_acc ? w : t->last_acc};
 		sim_mi_add(&t->pairs[p].mi, &mi);

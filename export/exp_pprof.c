@@ -405,27 +405,28 @@ static uint64_t pp_live_hash(int64_t type, int64_t thread)
 	return ((uint64_t)type * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)thread * 0xc2b2ae3d27d4eb4full);
 }
 
+/* The slot of (type, thread): its entry, or the free slot where it goes. */
+static struct pp_live *pp_live_slot(const struct pp_live_map *m, int64_t type, int64_t thread)
+{
+	size_t j = pp_live_hash(type, thread) & (m->cap - 1);
+	while (m->v[j].used && (m->v[j].type != type || m->v[j].thread != thread))
+		j = (j + 1) & (m->cap - 1);
+	return &m->v[j];
+}
+
 static void pp_live_add(void *ctx, const struct rd_block *b)
 {
 	struct pp_live_map *m = ctx;
 	if (2 * (m->n + 1) > m->cap) {
 		struct pp_live_map g = {rd_xcalloc(m->cap ? 2 * m->cap : 256, sizeof *g.v), m->cap ? 2 * m->cap : 256,
-					0};
+					m->n};
 		for (size_t i = 0; i < m->cap; i++)
-			if (m->v[i].used) {
-				size_t j = pp_live_hash(m->v[i].type, m->v[i].thread) & (g.cap - 1);
-				while (g.v[j].used)
-					j = (j + 1) & (g.cap - 1);
-				g.v[j] = m->v[i];
-				g.n++;
-			}
+			if (m->v[i].used)
+				*pp_live_slot(&g, m->v[i].type, m->v[i].thread) = m->v[i];
 		free(m->v);
 		*m = g;
 	}
-	size_t j = pp_live_hash(b->type, b->thread) & (m->cap - 1);
-	while (m->v[j].used && (m->v[j].type != b->type || m->v[j].thread != b->thread))
-		j = (j + 1) & (m->cap - 1);
-	struct pp_live *e = &m->v[j];
+	struct pp_live *e = pp_live_slot(m, b->type, b->thread);
 	if (!e->used)
 		*e = (struct pp_live){.type = b->type, .thread = b->thread, .used = true}, m->n++;
 	e->blocks++;

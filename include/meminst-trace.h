@@ -342,6 +342,16 @@ static inline uint64_t meminst_trec_at_inner(const uint64_t *w)
 	unsigned c = meminst_trec_at_inner_code(w);
 	return c == MEMINST_TALLOC_INNER_NONE ? UINT64_MAX : (uint64_t)(c & 0xfff) << (c >> 12);
 }
+/* meminst's ticks in an ALLOC_AT call, its time less the allocator's: 0 when
+** the allocator's time was not measured (or is above the call's). */
+static inline int meminst_trec_at_meminst(const uint64_t *w, uint64_t *ticks)
+{
+	uint64_t inner = meminst_trec_at_inner(w), d = w[1] >> 32;
+	if (inner > d)
+		return 0;
+	*ticks = d - inner;
+	return 1;
+}
 /* The 16 bits for v ticks. */
 static inline unsigned meminst_talloc_inner_code(uint64_t v)
 {

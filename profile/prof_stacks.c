@@ -261,17 +261,19 @@ static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint
 	case MEMINST_TREC_ALLOC:
 		stk_pseudo(s, t, r, kind == MEMINST_TREC_ALLOC);
 		break;
-	case MEMINST_TREC_ALLOC_AT:
+	case MEMINST_TREC_ALLOC_AT: {
 		/* A call whose allocator time was measured: analyse moves meminst's
 		** work, the stamps' included, to <meminst> (eng_sim.c's sim_alloc_at)
 		** instead of taking the stamps' calibrated cost off.  The exports
 		** keep <alloc> whole, so it keeps that cost too: the stacks' total
 		** stays analyse's own plus kept-out time. */
-		if (t->last_alloc && t->at_whole && meminst_trec_at_inner(r) <= r[1] >> 32)
+		uint64_t mi_ticks;
+		if (t->last_alloc && t->at_whole && meminst_trec_at_meminst(r, &mi_ticks))
 			s->alloc_cnt[t->last_alloc]--;
 		t->last_alloc = 0;
 		stk_advance(s, t, ts);
 		break;
+	}
 	case MEMINST_TREC_THREAD_START:
 	case MEMINST_TREC_LOST:
 	case MEMINST_TREC_PROF_PAIR:

@@ -235,14 +235,11 @@ static void cal_nothing(void) {}
 static void (*volatile cal_nothing_p)(void) = cal_nothing;
 static uint64_t cal_inner(void)
 {
-	int was = alloc_tls.backend_timed;
-	uint64_t was_tsc = alloc_tls.backend_tsc, tsc;
-	alloc_tls.backend_timed = 1, alloc_tls.backend_tsc = 0;
+	alloc_backend_save_t save;
+	alloc_backend_open(&save, true);
 	for (int i = 0; i < CAL_K; i++)
 		ALLOC_BACKEND_VOID(cal_nothing_p());
-	tsc = alloc_tls.backend_tsc;
-	alloc_tls.backend_timed = was, alloc_tls.backend_tsc = was_tsc;
-	return tsc;
+	return alloc_backend_close(&save);
 }
 
 void trace_calibrate(void)

@@ -883,6 +883,10 @@ void rd_syms_free(rd_syms_t *s);
 struct rd_name;
 void rd_name_resolve(struct rd_pool *p, rd_syms_t *syms, const struct rd_module *gone,
 		       struct rd_name *n);
+/* One frame of a name as stored or shown, "f+0x1 (m)": its module, in p
+** (NULL without "(m)" at its end), and in *flen the length of the function
+** before it, spaces left out. */
+const char *rd_name_part_module(struct rd_pool *p, const char *part, size_t *flen);
 /* The demangled form of a C++ symbol (malloc'd), or NULL if not mangled;
 ** its template arguments folded unless rd_set_full_names(true). */
 char *rd_demangle(const char *name);

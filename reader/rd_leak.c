@@ -226,13 +226,10 @@ static const char *leak_stack(struct leak_adder *a, int64_t type, const char **l
 	const char *stack = rd_type_stack(a->s->db, &a->s->tags, type);
 	if (stack)
 		return stack;
-	const char *open = strrchr(*label, '(');
-	size_t n = open && open > *label ? (size_t)(open - *label - 1) : strlen(*label);
-	char mod[256] = "";
-	if (open)
-		snprintf(mod, sizeof mod, "%.*s", (int)strcspn(open + 1, ")"), open + 1);
 	struct rd_pool *p = rd_db_pool(a->s->db);
-	return rd_stack_add(p, NULL, rd_pool_fmt(p, "%.*s", (int)n, *label), NULL, 0, mod, false);
+	size_t n;
+	const char *mod = rd_name_part_module(p, *label, &n);
+	return rd_stack_add(p, NULL, rd_pool_fmt(p, "%.*s", (int)n, *label), NULL, 0, mod ? mod : "", false);
 }
 
 /* A frame's function without its offset ("f+0x13" -> "f"). */

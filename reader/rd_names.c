@@ -273,8 +273,8 @@ static const char *names_stack_add(struct rd_pool *p, const char *stack, uint64_
 				   const struct rd_sym *sym, const char *stored)
 {
 	if (!sym) {
-		const char *open = stored ? strrchr(stored, '(') : NULL;
-		const char *module = open ? rd_pool_fmt(p, "%.*s", (int)strcspn(open + 1, ")"), open + 1) : NULL;
+		size_t flen;
+		const char *module = stored ? rd_name_part_module(p, stored, &flen) : NULL;
 		return rd_stack_add(p, stack, rd_pool_fmt(p, "0x%llx", (unsigned long long)addr), NULL, 0,
 				      module, false);
 	}
@@ -289,6 +289,17 @@ static const char *names_stack_add(struct rd_pool *p, const char *stack, uint64_
 	return stack;
 }
 
+const char *rd_name_part_module(struct rd_pool *p, const char *part, size_t *flen)
+{
+	const char *open = strrchr(part, '(');
+	const char *module = open && part[strlen(part) - 1] == ')'
+				     ? rd_pool_fmt(p, "%.*s", (int)strlen(open + 1) - 1, open + 1) : NULL;
+	*flen = module ? (size_t)(open - part) : strlen(part);
+	while (*flen && part[*flen - 1] == ' ')
+		(*flen)--;
+	return module;
+}
+
 /* The stack of a type named as stored ("f+0x1 (m) < g+0x2 (m)"), with
 ** --no-symbols: a frame per part, C++ names demangled. */
 static const char *names_stack_stored(struct rd_pool *p, const char *stored)
@@ -297,12 +308,8 @@ static const char *names_stack_stored(struct rd_pool *p, const char *stored)
 	while (*stored) {
 		size_t n = strstr(stored, " < ") ? (size_t)(strstr(stored, " < ") - stored) : strlen(stored);
 		const char *part = names_demangled(p, rd_pool_fmt(p, "%.*s", (int)n, stored));
-		const char *open = strrchr(part, '(');
-		const char *module = open && part[strlen(part) - 1] == ')'
-					     ? rd_pool_fmt(p, "%.*s", (int)strlen(open + 1) - 1, open + 1) : NULL;
-		size_t flen = module ? (size_t)(open - part) : strlen(part);
-		while (flen && part[flen - 1] == ' ')
-			flen--;
+		size_t flen;
+		const char *module = rd_name_part_module(p, part, &flen);
 		stack = rd_stack_add(p, stack, rd_pool_fmt(p, "%.*s", (int)flen, part), NULL, 0, module, false);
 		stored += n + (stored[n] ? 3 : 0);
 	}

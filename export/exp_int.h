@@ -52,6 +52,11 @@ void exp_sites_free(struct exp_sites *es);
 /* The frames of a type's stack, innermost first (*out malloc'd; a
 ** registered type: one frame of its name). */
 size_t exp_sites_frames(struct exp_sites *es, int64_t type, struct exp_site_frame **out);
+/* The length of a frame's function name: without the "+0x1c" of a frame
+** named by its symbol alone (a flame graph or pprof merges a function's
+** frames), whole for code without symbols named by its module and entry
+** ("libz.so.1+0x3a40", rd_syms_fde_entry). */
+size_t exp_frame_func_len(const struct rd_stack_frame *fr);
 /* The distinct stacks of function names with their figures of every
 ** metric, sorted by text: the text is a folded line's stack (outermost
 ** first, ';' between, a name's own ';' made '_'); sites whose stacks name

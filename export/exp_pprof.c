@@ -301,7 +301,9 @@ static size_t pp_site_stack(struct pprof *pp, const struct exp_site_frame *fr, s
 		while (end + 1 < n && fr[end].fr.inlined)
 			end++;
 		const struct rd_stack_frame *fn = &fr[end].fr; /* the function the others are inlined into */
-		struct pprof_fn f = {fn->func[0] ? fn->func : "??", fn->file[0] ? fn->file : NULL, 0};
+		char name[sizeof fn->func];
+		snprintf(name, sizeof name, "%.*s", (int)exp_frame_func_len(fn), fn->func);
+		struct pprof_fn f = {name[0] ? name : "??", fn->file[0] ? fn->file : NULL, 0};
 		struct pp_group g = {fr + i, end + 1 - i};
 		pp_grow(locs, cap, nl);
 		(*locs)[nl++] = pprof_location(pp, fr[i].addr, (uint32_t)pprof_str(pp, f.name), &f,

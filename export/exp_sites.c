@@ -79,14 +79,21 @@ static int stack_cmp(const void *a, const void *b)
 	return strcmp(((const struct exp_sites_stack *)a)->text, ((const struct exp_sites_stack *)b)->text);
 }
 
-/* A frame's name in a folded line: the function, without the "+0x1c" of
-** a frame named by its symbol alone (a flame graph merges a function's
-** frames), ';' and line ends made '_' (they would split frames or lines). */
-static void fold_name(FILE *m, const char *func)
+size_t exp_frame_func_len(const struct rd_stack_frame *fr)
 {
-	const char *plus = strstr(func, "+0x");
-	size_t n = plus && plus[3] && strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3)
-			   ? (size_t)(plus - func) : strlen(func);
+	const char *func = fr->func, *plus = strstr(func, "+0x");
+	bool by_entry = plus && fr->module[0] && strlen(fr->module) == (size_t)(plus - func) &&
+			!strncmp(func, fr->module, strlen(fr->module));
+	return plus && !by_entry && plus[3] && strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3)
+		       ? (size_t)(plus - func) : strlen(func);
+}
+
+/* A frame's name in a folded line: its function (exp_frame_func_len), ';'
+** and line ends made '_' (they would split frames or lines). */
+static void fold_name(FILE *m, const struct rd_stack_frame *fr)
+{
+	const char *func = fr->func;
+	size_t n = exp_frame_func_len(fr);
 	if (!n)
 		func = "??", n = 2;
 	for (size_t i = 0; i < n; i++)
@@ -110,7 +117,7 @@ size_t exp_sites_stacks(struct exp_sites *es, int metric, struct exp_sites_stack
 		if (!m)
 			abort();
 		for (size_t k = n; k-- > 0;) { /* outermost first */
-			fold_name(m, fr[k].fr.func);
+			fold_name(m, &fr[k].fr);
 			if (k)
 				putc(';', m);
 		}

@@ -14,7 +14,6 @@
 */
 #include "prof_int.h"
 
-#include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -27,15 +26,6 @@ struct sym_mod {
 	uint64_t start, end, bias;
 	const char *base;        /* basename, in the pool                     */
 	bool named;              /* handed to the symboliser                 */
-	/* call frame information, for function entries of stripped code
-	** (prof_symtab_entry): opened on first use; fd -1 or 0 when not open */
-	const char *path;        /* NULL: never open the file                */
-	bool cfi_tried;
-	int fd;
-	Elf *elf;
-	Dwarf_CFI *cfi;
-	uint64_t *fde;           /* the FDEs' starts, sorted (sym_fde_table) */
-	size_t nfde;
 	/* libmeminst: its exported functions, [lo, hi) in the file's
 	** addresses, sorted (sym_exports) */
 	bool meminst;
@@ -178,7 +168,6 @@ static void sym_modules(prof_symtab_t *st, const struct prof_trace *tr, const st
 		if (sm->meminst)
 			sym_exports(sm, m->path);
 		sm->named = true;
-		sm->path = rd_pool_str(st->pool, m->path);
 		bool dup = false;
 		for (size_t j = 0; j < nim; j++)
 			dup |= strcmp(im[j].path, m->path) == 0 && im[j].base == sm->bias;
@@ -293,89 +282,6 @@ uint32_t prof_symtab_index(prof_symtab_t *st, uint64_t addr)
 	return (uint32_t)st->nfuncs - 1;
 }
 
-/* The size of a pointer in .eh_frame_hdr's encoding (DW_EH_PE_*: the low
-** nibble), 0 for one this reader does not take. */
-static size_t sym_eh_size(unsigned enc)
-{
-	switch (enc & 0x0f) {
-	case 0x02: case 0x0a: return 2;
-	case 0x03: case 0x0b: return 4;
-	case 0x00: case 0x04: case 0x0c: return 8;
-	default: return 0;
-	}
-}
-
-/* The starts of the module's FDEs, sorted, in the file's addresses: the
-** binary-search table of .eh_frame_hdr (PT_GNU_EH_FRAME), which every
-** linker writes for the unwinder and strip keeps.  Its entries are pairs
-** of 4-byte offsets from the table's own address (DW_EH_PE_datarel |
-** sdata4, the only encoding linkers write); anything else leaves the
-** module without function bounds. */
-static void sym_fde_table(struct sym_mod *m)
-{
-	size_t nph;
-	if (elf_getphdrnum(m->elf, &nph) != 0)
-		return;
-	const unsigned char *id = (const unsigned char *)elf_getident(m->elf, NULL);
-	if (!id || id[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
-		return;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
-			continue;
-		Elf_Data *d = elf_getdata_rawchunk(m->elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-		const unsigned char *h = d ? d->d_buf : NULL;
-		size_t skip = h && d->d_size >= 4 ? sym_eh_size(h[1]) : 0;
-		if (!skip || h[0] != 1 || h[1] == 0xff || sym_eh_size(h[2]) != 4 || h[3] != 0x3b ||
-		    d->d_size < 4 + skip + 4)
-			return;
-		uint32_t n;
-		memcpy(&n, h + 4 + skip, 4);
-		const unsigned char *t = h + 4 + skip + 4;
-		if (n > (d->d_size - (size_t)(t - h)) / 8)
-			return;
-		m->fde = rd_xcalloc((size_t)n + 1, sizeof *m->fde);
-		for (uint32_t k = 0; k < n; k++) {
-			int32_t start;
-			memcpy(&start, t + 8 * (size_t)k, 4);
-			m->fde[m->nfde++] = ph.p_vaddr + (uint64_t)(int64_t)start;
-		}
-		qsort(m->fde, m->nfde, sizeof *m->fde, sym_cmp_range); /* sorted already, as a rule */
-		return;
-	}
-}
-
-/* The entry of the function holding addr in code without symbols: the
-** start of the FDE (unwind table entry) that covers it, or 0.  The table
-** gives the last start at or below the address; libdw's lookup of the
-** address's frame says whether that FDE reaches it (not a gap between
-** functions, such as code written without unwind information). */
-static uint64_t sym_fde_entry(struct sym_mod *m, uint64_t addr)
-{
-	if (!m->cfi_tried && m->path) {
-		m->cfi_tried = true;
-		m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
-		if (m->fd >= 0 && (m->elf = elf_begin(m->fd, ELF_C_READ, NULL)) != NULL) {
-			m->cfi = dwarf_getcfi_elf(m->elf);
-			sym_fde_table(m);
-		}
-	}
-	uint64_t a = addr - m->bias;
-	size_t lo = 0, hi = m->nfde;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (m->fde[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	Dwarf_Frame *fr = NULL;
-	if (!lo || !m->cfi || dwarf_cfi_addrframe(m->cfi, a, &fr) != 0)
-		return 0;
-	free(fr);
-	return m->fde[lo - 1] + m->bias;
-}
-
 uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 {
 	if (addr <= ENG_FN_PSEUDO_MAX)
@@ -393,7 +299,7 @@ uint64_t prof_symtab_entry(prof_symtab_t *st, uint64_t addr)
 		entry = addr - (s.off - 1);
 	rd_sym_clear(&s);
 	if (!entry)
-		entry = sym_fde_entry(m, addr);
+		entry = rd_syms_fde_entry(st->syms, addr, NULL, NULL);
 	return entry ? entry : addr;
 }
 
@@ -451,14 +357,8 @@ void prof_symtab_free(prof_symtab_t *st)
 		return;
 	if (st->syms)
 		rd_syms_free(st->syms);
-	for (size_t i = 0; i < st->nmods; i++) {
-		if (st->mods[i].elf)
-			elf_end(st->mods[i].elf); /* the CFI goes with it */
-		if (st->mods[i].fd > 0)
-			close(st->mods[i].fd);
+	for (size_t i = 0; i < st->nmods; i++)
 		free(st->mods[i].exports);
-		free(st->mods[i].fde);
-	}
 	free(st->mods);
 	free(st->funcs);
 	free(st->hash);

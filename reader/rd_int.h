@@ -876,6 +876,11 @@ int rd_syms_lookup(rd_syms_t *s, uint64_t site, struct rd_sym *sym);
 ** at that address now. */
 int rd_syms_lookup_in(rd_syms_t *s, const struct rd_module *m, uint64_t site, struct rd_sym *sym);
 void rd_sym_clear(struct rd_sym *sym);
+/* The entry of the function holding the code at pc when no symbol names
+** it (stripped code): the start of the unwind table entry (.eh_frame FDE)
+** that covers pc, as a run-time address, with its address in the file
+** and the module's basename; 0 when none covers it.  s may be NULL. */
+uint64_t rd_syms_fde_entry(rd_syms_t *s, uint64_t pc, uint64_t *file_entry, const char **module);
 void rd_syms_free(rd_syms_t *s);
 /* Name an automatic type (n: name, site, frames) from syms, or from the
 ** module `gone` alone (unloaded before; NULL: none) as every reader names

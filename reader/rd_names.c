@@ -266,15 +266,29 @@ static const char *names_chain_add(struct rd_pool *p, const char *r, const struc
 
 static const char *key_stored_part(struct rd_pool *p, const char *stored, size_t i);
 
+/* The frame of a return address in code no symbol names: its function
+** as `module+0xSTART` from the unwind tables (rd_syms_fde_entry), the name
+** sampled and traced profiles give it, or NULL. */
+static const char *names_fde_frame(struct rd_pool *p, rd_syms_t *syms, uint64_t site, const char **module)
+{
+	uint64_t entry;
+	return site && rd_syms_fde_entry(syms, site - 1, &entry, module)
+		       ? rd_pool_fmt(p, "%s+0x%llx", *module, (unsigned long long)entry) : NULL;
+}
+
 /* `stack` with the frames of one address: its inline chain innermost
-** first, else its symbol, else the bare address (sym NULL) in the module
-** that part `stored` of the stored name gives ("0x1f (m)"), if any. */
-static const char *names_stack_add(struct rd_pool *p, const char *stack, uint64_t addr,
+** first, else its symbol, else (sym NULL) its function from the unwind
+** tables, else the bare address in the module that part `stored` of the
+** stored name gives ("0x1f (m)"), if any. */
+static const char *names_stack_add(struct rd_pool *p, rd_syms_t *syms, const char *stack, uint64_t addr,
 				   const struct rd_sym *sym, const char *stored)
 {
 	if (!sym) {
 		size_t flen;
-		const char *module = stored ? rd_name_part_module(p, stored, &flen) : NULL;
+		const char *module = NULL, *fde = names_fde_frame(p, syms, addr, &module);
+		if (fde)
+			return rd_stack_add(p, stack, fde, NULL, 0, module, false);
+		module = stored ? rd_name_part_module(p, stored, &flen) : NULL;
 		return rd_stack_add(p, stack, rd_pool_fmt(p, "0x%llx", (unsigned long long)addr), NULL, 0,
 				      module, false);
 	}
@@ -346,8 +360,10 @@ static void names_resolve_stack(struct rd_pool *p, rd_syms_t *syms, struct rd_na
 	for (size_t i = n->nframes; i-- > 0;) {
 		struct rd_sym sym;
 		if (rd_syms_lookup(syms, n->frames[i], &sym) != 0) {
-			chain = rd_pool_fmt(p, "%s%s0x%llx", chain, *chain ? " > " : "",
-					      (unsigned long long)n->frames[i]);
+			const char *module, *fde = names_fde_frame(p, syms, n->frames[i], &module);
+			chain = fde ? rd_pool_fmt(p, "%s%s%s (%s)", chain, *chain ? " > " : "", fde, module)
+				    : rd_pool_fmt(p, "%s%s0x%llx", chain, *chain ? " > " : "",
+						  (unsigned long long)n->frames[i]);
 			continue;
 		}
 		chain = names_chain_add(p, chain, &sym);
@@ -357,7 +373,7 @@ static void names_resolve_stack(struct rd_pool *p, rd_syms_t *syms, struct rd_na
 	for (size_t i = 0; i < n->nframes; i++) {
 		struct rd_sym sym;
 		bool found = rd_syms_lookup(syms, n->frames[i], &sym) == 0;
-		n->stack = names_stack_add(p, n->stack, n->frames[i], found ? &sym : NULL,
+		n->stack = names_stack_add(p, syms, n->stack, n->frames[i], found ? &sym : NULL,
 					   found ? NULL : key_stored_part(p, n->name, i));
 		if (found)
 			rd_sym_clear(&sym);
@@ -396,11 +412,12 @@ void rd_name_resolve(struct rd_pool *p, rd_syms_t *syms, const struct rd_module 
 	}
 	struct rd_sym sym;
 	if ((gone ? rd_syms_lookup_in(syms, gone, n->site, &sym) : rd_syms_lookup(syms, n->site, &sym)) != 0) {
-		n->stack = names_stack_stored(p, n->label);
+		const char *module, *fde = gone ? NULL : names_fde_frame(p, syms, n->site, &module);
+		n->stack = fde ? rd_stack_add(p, NULL, fde, NULL, 0, module, false) : names_stack_stored(p, n->label);
 		return;
 	}
 	names_from_sym(p, n, &sym);
-	n->stack = names_stack_add(p, NULL, n->site, &sym, NULL);
+	n->stack = names_stack_add(p, syms, NULL, n->site, &sym, NULL);
 	if (sym.nchain > 1)
 		n->chain = names_chain_add(p, "", &sym);
 	rd_sym_clear(&sym);

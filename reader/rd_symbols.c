@@ -26,6 +26,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -38,6 +39,11 @@ struct syms_mod {
 	Dwfl_Module *mod;
 	bool usable;
 	bool system; /* a system library: all its code is system code */
+	/* the starts of its FDEs, sorted, in the file's addresses
+	** (syms_fde_table): read on the first rd_syms_fde_entry */
+	bool fde_read;
+	uint64_t *fde;
+	size_t nfde;
 };
 
 /* A module looked at alone: one unloaded before the snapshot. */
@@ -231,7 +237,7 @@ rd_syms_t *rd_syms_new(const struct rd_module *mods, size_t n)
 	return s;
 }
 
-static const struct syms_mod *syms_find(const struct rd_syms *s, Dwfl_Module *mod)
+static struct syms_mod *syms_find(struct rd_syms *s, Dwfl_Module *mod)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->mods[i].mod == mod)
@@ -464,6 +470,101 @@ int rd_syms_lookup(rd_syms_t *s, uint64_t site, struct rd_sym *sym)
 	return sm ? syms_lookup_mod(sm, site, sym) : -1;
 }
 
+/* The size of a pointer in .eh_frame_hdr's encoding (DW_EH_PE_*: the low
+** nibble), 0 for one this reader does not take. */
+static size_t syms_eh_size(unsigned enc)
+{
+	switch (enc & 0x0f) {
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	case 0x00: case 0x04: case 0x0c: return 8;
+	default: return 0;
+	}
+}
+
+static int syms_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The starts of the module's FDEs, sorted, in the file's addresses: the
+** binary-search table of .eh_frame_hdr (PT_GNU_EH_FRAME), which every
+** linker writes for the unwinder and strip keeps.  Its entries are pairs
+** of 4-byte offsets from the table's own address (DW_EH_PE_datarel |
+** sdata4, the only encoding linkers write); anything else leaves the
+** module without function bounds. */
+static void syms_fde_table(struct syms_mod *sm, Elf *elf)
+{
+	size_t nph;
+	const unsigned char *id = (const unsigned char *)elf_getident(elf, NULL);
+	if (elf_getphdrnum(elf, &nph) != 0 || !id ||
+	    id[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+		return;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		const unsigned char *h = d ? d->d_buf : NULL;
+		size_t skip = h && d->d_size >= 4 ? syms_eh_size(h[1]) : 0;
+		if (!skip || h[0] != 1 || h[1] == 0xff || syms_eh_size(h[2]) != 4 || h[3] != 0x3b ||
+		    d->d_size < 4 + skip + 4)
+			return;
+		uint32_t n;
+		memcpy(&n, h + 4 + skip, 4);
+		const unsigned char *t = h + 4 + skip + 4;
+		if (n > (d->d_size - (size_t)(t - h)) / 8)
+			return;
+		sm->fde = rd_xcalloc((size_t)n + 1, sizeof *sm->fde);
+		for (uint32_t k = 0; k < n; k++) {
+			int32_t start;
+			memcpy(&start, t + 8 * (size_t)k, 4);
+			sm->fde[sm->nfde++] = ph.p_vaddr + (uint64_t)(int64_t)start;
+		}
+		qsort(sm->fde, sm->nfde, sizeof *sm->fde, syms_cmp_u64); /* sorted already, as a rule */
+		return;
+	}
+}
+
+/* The table gives the last FDE start at or below the address; libdw's
+** lookup of the address's frame says whether that FDE reaches it (not a
+** gap between functions, such as code written without unwind
+** information). */
+uint64_t rd_syms_fde_entry(rd_syms_t *s, uint64_t pc, uint64_t *file_entry, const char **module)
+{
+	Dwfl_Module *mod = s && s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+	struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
+	GElf_Addr bias = 0;
+	Elf *elf = sm && sm->usable ? dwfl_module_getelf(mod, &bias) : NULL;
+	if (!elf)
+		return 0;
+	if (!sm->fde_read) {
+		sm->fde_read = true;
+		syms_fde_table(sm, elf);
+	}
+	uint64_t a = pc - bias;
+	size_t lo = 0, hi = sm->nfde;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (sm->fde[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	Dwarf_Addr cfi_bias;
+	Dwarf_CFI *cfi = lo ? dwfl_module_eh_cfi(mod, &cfi_bias) : NULL;
+	Dwarf_Frame *fr = NULL;
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - cfi_bias, &fr) != 0)
+		return 0;
+	free(fr);
+	if (file_entry)
+		*file_entry = sm->fde[lo - 1];
+	if (module)
+		*module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	return sm->fde[lo - 1] + bias;
+}
+
 /* The module m alone, in a Dwfl of its own (reported on first use). */
 static const struct syms_mod *syms_alone(struct rd_syms *s, const struct rd_module *m)
 {
@@ -539,6 +640,8 @@ void rd_syms_free(rd_syms_t *s)
 	free(s->alone);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->mods[i].fde);
 	free(s->mods);
 	free(s);
 }

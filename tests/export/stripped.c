@@ -3,7 +3,9 @@
 ** both stripped.  Each burn_* function keeps values across calls of
 ** mix (callee-saved registers pushed, so its unwind entry has several
 ** rows) and loops long enough to be sampled at many addresses; only
-** stripped_lib_run is exported by the library. */
+** stripped_lib_run and stripped_lib_keep are exported by the library.
+** lib_keep allocates at two call sites of one function, blocks kept live
+** to the exit snapshot: their stacks name it by its entry. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,8 +38,24 @@ unsigned long stripped_lib_run(unsigned long seed, long n)
 {
 	return lib_burn_x(seed, n) + lib_burn_y(seed + 1, n);
 }
+
+static void *volatile kept[64];
+
+static NOINLINE void lib_keep(int i)
+{
+	kept[2 * i] = malloc(100 + (size_t)i);
+	sink += (unsigned long)kept[2 * i];
+	kept[2 * i + 1] = malloc(3000 + (size_t)i);
+}
+
+void stripped_lib_keep(void)
+{
+	for (int i = 0; i < 32; i++)
+		lib_keep(i);
+}
 #else
 unsigned long stripped_lib_run(unsigned long seed, long n);
+void stripped_lib_keep(void);
 
 static NOINLINE unsigned long burn_a(unsigned long seed, long n) { BURN_BODY(n); }
 static NOINLINE unsigned long burn_b(unsigned long seed, long n) { BURN_BODY(2 * n); }
@@ -46,6 +64,7 @@ static NOINLINE unsigned long burn_c(unsigned long seed, long n) { BURN_BODY(3 *
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	stripped_lib_keep();
 	unsigned long r = burn_a(1, n) + burn_b(2, n) + burn_c(3, n) + stripped_lib_run(4, n);
 	printf("%lu\n", r & 0xff);
 	return 0;

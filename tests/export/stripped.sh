@@ -13,7 +13,11 @@
 #     burn_c, mix (the program), lib_burn_x, lib_burn_y, mix (the library);
 #     stripped_lib_run, exported, keeps its name;
 #   - the exact trace of the stripped program (--trace --sample) names
-#     each function once, by its entry, the same MODULE+0xSTART.
+#     each function once, by its entry, the same MODULE+0xSTART;
+#   - memory (--mim): the stacks of lib_keep's two allocation sites in
+#     `top --stacks`, the folded and pprof exports of allocated bytes name
+#     the function libstripped.so+0xSTART (one folded line for both sites),
+#     never a bare address.
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
 CC=${CC:-cc}
@@ -42,6 +46,12 @@ for st in tree callers; do
 done
 ss_outputs sa
 ss_outputs tr
+"$LAUNCH" -q --mim -o mem.db -- ./prog 1000 >out 2>>err || mi_why_add "meminst --mim exited $?"
+"$INSPECT" top --live-at-exit --stacks 10 mem.db >mem.top 2>>err || mi_why_add "top --stacks exited $?"
+for ss_fmt in folded pprof; do
+	"$INSPECT" export --format $ss_fmt --metric allocated -o mem.$ss_fmt mem.db 2>>err ||
+		mi_why_add "export $ss_fmt --metric allocated exited $?"
+done
 [ -z "$why" ] || { mi_verdict "sessions of the stripped tests/export/stripped.c" "$why" err stderr; mi_finish; }
 
 why=
@@ -83,7 +93,7 @@ def pprof_strings(f):
     return "\n".join(out)
 def text(f):
     return pprof_strings(f) if f.endswith(".pprof") else open(f, "rb").read().decode("utf-8", "replace")
-outs = [f for f in glob.glob("sa.*") + glob.glob("tr.*") if not f.endswith(".db")]
+outs = [f for f in glob.glob("sa.*") + glob.glob("tr.*") + glob.glob("mem.*") if not f.endswith(".db")]
 seen = 0
 for f in outs:
     for m in pat.finditer(text(f)):
@@ -110,7 +120,18 @@ for fn in ("burn_a", "burn_b", "burn_c", "mix", "main"):
     assert names.count(want("progt", fn)) == 1, "trace: %s (%s) not one row: %s" % (want("progt", fn), fn, names)
 folded = open("tr.folded").read()
 assert want("progt", "mix") in folded and want("progt", "burn_c") in folded, "trace folded: %s" % folded[:300]
-print("%d names MODULE+0xSTART, all nm's starts; one flat row per function" % seen)
+keep = want("libstripped.so", "lib_keep")
+for f in ("mem.top", "mem.pprof"):
+    assert keep in text(f), "%s: %s (lib_keep) missing" % (f, keep)
+kept = [l for l in open("mem.folded") if keep in l]
+assert len(kept) == 1 and kept[0].rsplit(" ", 1)[1].strip() == str(32 * 3100 + 2 * sum(range(32))), \
+    "folded: lib_keep's two sites not one line of its bytes: %s" % kept
+bare = re.compile(r"(?<![\w+])0x[0-9a-f]{6,}")
+for f in ("mem.top", "mem.folded"):
+    for l in open(f):
+        if "libstripped" in l or "prog" in l:
+            assert not bare.search(l), "%s: a bare address: %s" % (f, l)
+print("%d names MODULE+0xSTART, all nm's starts; one flat row per function; lib_keep's stacks by entry" % seen)
 PY
 mi_verdict "stripped code: one function per unwind entry, named MODULE+0xSTART everywhere" "$why" st.check check
 mi_finish

@@ -24,7 +24,7 @@ static int fold_cmp(const void *a, const void *b, void *ctx)
 void exp_folded_write(const struct prof_stacks *s, int metric, FILE *f)
 {
 	struct prof_paths p;
-	prof_paths_build(&p, s, false, true);
+	prof_paths_build(&p, s, false, true, false);
 	struct fold_ctx ctx = {s, &p};
 	size_t n = p.t.n;
 	/* the children of every node, sorted by name, one block per parent */

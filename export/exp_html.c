@@ -295,7 +295,9 @@ static void html_memory(struct html_ctx *h)
 /* -------------------------------------------------------- flame graphs -- */
 
 /* The children of node i, with the nodes that are no function (the
-** unknown caller) replaced by their own children. */
+** unknown caller) replaced by their own children; a caller at the line of
+** an allocator call (PROF_STK_AT) is a frame "FUNCTION at FILE:LINE" below
+** the function, holding the call's bytes and its <alloc>. */
 static bool html_node(FILE *f, const struct prof_stacks *s, uint32_t i, int metric, double min, int depth,
 		      bool first);
 
@@ -305,7 +307,7 @@ static bool html_children(FILE *f, const struct prof_stacks *s, uint32_t i, int 
 	for (uint32_t c = s->t.nodes[i].child; c != ENG_CCT_NONE; c = s->t.nodes[c].next) {
 		if (s->t.nodes[c].total[metric] < min || s->t.nodes[c].total[metric] <= 0)
 			continue;
-		if (!prof_stacks_label(s, c))
+		if (!prof_stacks_label(s, c) && !prof_stacks_at(s, c))
 			first = html_children(f, s, c, metric, min, depth, first);
 		else
 			first = html_node(f, s, c, metric, min, depth, first);
@@ -318,7 +320,8 @@ static bool html_node(FILE *f, const struct prof_stacks *s, uint32_t i, int metr
 {
 	if (!first)
 		fputc(',', f);
-	fprintf(f, "[%u,%.0f", s->fid[i], s->t.nodes[i].total[metric]);
+	const struct prof_stk_at *at = prof_stacks_at(s, i); /* named after the functions */
+	fprintf(f, "[%zu,%.0f", at ? s->nfuncs + (size_t)(at - s->at) : (size_t)s->fid[i], s->t.nodes[i].total[metric]);
 	if (depth < HTML_MAX_DEPTH && s->t.nodes[i].child != ENG_CCT_NONE) {
 		fputs(",[", f);
 		html_children(f, s, i, metric, min, depth + 1, true);
@@ -400,6 +403,10 @@ static void html_flame_data(FILE *f, const char *id, const struct prof_stacks *s
 		exp_html_json(f, used[i] ? s->funcs[i].name : "");
 	}
 	free(used);
+	for (size_t i = 0; i < s->nat; i++) {
+		fputc(',', f);
+		exp_html_json(f, s->at[i].name);
+	}
 	fprintf(f, "],\"tree\":[-1,%.0f,[", s->total[metric]);
 	html_root(f, s, tr, metric, s->total[metric] * HTML_PRUNE);
 	fputs("]}</script>\n", f);

@@ -6,7 +6,9 @@
 **                own time in ns of the trace's clock (wall or cpu), the
 **                bytes and the allocations made (alloc_space,
 **                alloc_objects); locations are functions (an exact trace
-**                has their entries only), at their first line
+**                has their entries only), at their first line, but for
+**                the caller of an allocator call whose site the trace has
+**                (PROF_STK_AT): at the site, on the line of the call
 **   samples      the address tree of prof_samples.c: per distinct stack,
 **                timer samples (samples, and their time in ns of the
 **                sampling clock) and allocation samples (alloc_objects,
@@ -96,6 +98,35 @@ static const struct eng_thread *pp_trace_thread(const struct prof_trace *tr, uin
 	return NULL;
 }
 
+/* The line of a PROF_STK_AT node (ctx), for pprof_location. */
+static size_t pp_at_line(void *ctx, uint64_t addr, struct prof_iframe *out, size_t max)
+{
+	const struct prof_stk_at *a = ctx;
+	(void)addr, (void)max;
+	if (!a->line)
+		return 0;
+	out[0] = (struct prof_iframe){NULL, a->file, a->line};
+	return 1;
+}
+
+/* The location of path node j, made on first use: a function at its first
+** line, or (a PROF_STK_AT node) its caller, the node above, at the site. */
+static uint64_t pp_path_location(struct pprof *pp, const struct prof_stacks *s, const struct prof_paths *p,
+				 uint32_t j)
+{
+	uint64_t key = p->t.nodes[j].key;
+	const struct prof_stk_at *at = key & PROF_STK_AT && p->t.nodes[p->t.nodes[j].parent].parent != ENG_CCT_NONE
+					       ? prof_stacks_at(s, (uint32_t)key) : NULL;
+	uint32_t fj = at ? p->t.nodes[j].parent : j;
+	uint32_t f = (key & PROF_STK_AT) && !at ? UINT32_MAX : (uint32_t)p->t.nodes[fj].key; /* (under no caller) */
+	const struct prof_func *fn = f < s->nfuncs ? &s->funcs[f] : NULL;
+	const char *name = f == UINT32_MAX ? "?" : prof_paths_label(p, s, fj);
+	struct pprof_fn pf = {name, fn ? fn->file : NULL, fn ? fn->line : 0};
+	if (at)
+		return pprof_location(pp, at->site, f, &pf, pp_at_line, (void *)at);
+	return pprof_location(pp, fn ? fn->addr : 0, f, &pf, NULL, NULL);
+}
+
 void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const struct prof_trace *tr)
 {
 	const char *clock = prof_clock_name(tr->h.clock);
@@ -114,7 +145,7 @@ void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const stru
 	/* by function path and thread (prof_paths_build: linear in the stacks,
 	** frames past PROF_STK_MAX_DEPTH cut into one [truncated] frame) */
 	struct prof_paths p;
-	prof_paths_build(&p, s, true, false);
+	prof_paths_build(&p, s, true, false, true);
 	uint64_t *loc = rd_xcalloc(p.t.n + 1, sizeof *loc), *locs = NULL;
 	size_t cap = 0;
 	const struct eng_thread *th = NULL;
@@ -128,14 +159,12 @@ void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const stru
 			continue;
 		size_t n = 0;
 		for (uint32_t j = i; p.t.nodes[j].parent != ENG_CCT_NONE; j = p.t.nodes[j].parent) {
-			if (!loc[j]) { /* made on first use */
-				uint32_t f = (uint32_t)p.t.nodes[j].key;
-				const struct prof_func *fn = f < s->nfuncs ? &s->funcs[f] : NULL;
-				struct pprof_fn pf = {prof_paths_label(&p, s, j), fn ? fn->file : NULL, fn ? fn->line : 0};
-				loc[j] = pprof_location(pp, fn ? fn->addr : 0, f, &pf, NULL, NULL);
-			}
+			if (!loc[j])
+				loc[j] = pp_path_location(pp, s, &p, j);
 			pp_grow(&locs, &cap, n);
 			locs[n++] = loc[j];
+			if ((p.t.nodes[j].key & PROF_STK_AT) && p.t.nodes[p.t.nodes[j].parent].parent != ENG_CCT_NONE)
+				j = p.t.nodes[j].parent; /* it stood for its caller */
 		}
 		uint32_t thread = nd->thread; /* the root's key */
 		if (!th || th->thread != thread)

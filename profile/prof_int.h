@@ -194,6 +194,9 @@ const struct prof_func *prof_symtab_funcs(const prof_symtab_t *st, size_t *n);
 /* The source line of a code address (not a return address) and, when
 ** file is not NULL, its file (in the pool); 0 when unknown. */
 int prof_symtab_line(prof_symtab_t *st, uint64_t addr, const char **file);
+/* "prof_model.c": the line a call from site (a return address) was made
+** from in the function at caller; 0 when the site is not in its code. */
+int prof_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, const char **file);
 /* One function of the inline chain at a code address. */
 struct prof_iframe {
 	const char *func, *file; /* in the pool; NULL when DWARF has none    */
@@ -482,9 +485,21 @@ rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_t
 ** (key 0) for every thread: node keys are code addresses (exact traces) or
 ** function ids (samples), and each node's self[] holds what was spent with
 ** exactly that stack: PROF_STK_TIME in ns, PROF_STK_BYTES allocated,
-** PROF_STK_ALLOCS allocations (exact traces).
+** PROF_STK_ALLOCS allocations (exact traces).  An allocator call whose
+** site the trace has (ALLOC_AT) hangs below its caller's node under a node
+** keyed PROF_STK_AT | site: the caller at the line that called the
+** allocator, holding the bytes, its <alloc> child the allocator's time; no
+** function of its own (prof_stacks_at gives its line; a site outside the
+** caller's code has none: the node is its caller's, as without a site).
 */
 enum { PROF_STK_TIME, PROF_STK_BYTES, PROF_STK_ALLOCS, PROF_STK_N };
+#define PROF_STK_AT (1ull << 62)
+struct prof_stk_at {
+	uint64_t site;           /* a return address in the caller           */
+	const char *file;        /* the line the call was made from (site - 1) */
+	int line;
+	const char *name;        /* "FUNCTION at FILE:LINE", for flame graphs */
+};
 
 struct prof_stacks {
 	struct eng_cct t;       /* self[PROF_STK_TIME] in ticks while reading;
@@ -509,6 +524,10 @@ struct prof_stacks {
 	** at the end (compensation) */
 	uint64_t (*ev)[ENG_EV_N];
 	size_t ev_cap;
+	/* the PROF_STK_AT nodes: at_of[node] an index of at, or UINT32_MAX */
+	uint32_t *at_of;
+	struct prof_stk_at *at;
+	size_t nat;
 };
 
 /* "prof_stacks.c" */
@@ -527,6 +546,8 @@ void prof_stacks_from_samples(struct prof_stacks *s, const struct prof_smodel *m
 const char *prof_stacks_label(const struct prof_stacks *s, uint32_t i);
 /* The trace thread of node i (exact traces; 0: none, the root). */
 uint32_t prof_stacks_thread(const struct prof_stacks *s, uint32_t i);
+/* Node i as a caller at an allocator call's line (PROF_STK_AT), or NULL. */
+const struct prof_stk_at *prof_stacks_at(const struct prof_stacks *s, uint32_t i);
 /* The stacks by function ids (prof_paths_build): a tree with one root (key
 ** 0), or one per thread (key: the trace thread), children keyed by
 ** function ids of s; node self[] the sums of the stacks that end there.
@@ -538,8 +559,11 @@ struct prof_paths {
 	struct eng_cct t;
 	uint32_t truncated;
 };
-/* by_name: functions named alike are one (folded stacks are text). */
-void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name);
+/* by_name: functions named alike are one (folded stacks are text);
+** at_lines: a PROF_STK_AT node of s is a node keyed PROF_STK_AT | its
+** index in s (else its figures are its caller's). */
+void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name,
+		      bool at_lines);
 void prof_paths_free(struct prof_paths *p);
 const char *prof_paths_label(const struct prof_paths *p, const struct prof_stacks *s, uint32_t i);
 

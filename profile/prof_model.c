@@ -45,7 +45,7 @@ static bool model_skip_fn(uint64_t fn)
 ** in qsort), or is nowhere known (a library since unloaded).
 */
 #define MODEL_INLINE_MAX 64
-static int model_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, const char **file)
+int prof_site_line(prof_symtab_t *st, uint64_t caller, uint64_t site, const char **file)
 {
 	*file = NULL;
 	if (site <= 1 || caller <= ENG_FN_PSEUDO_MAX)
@@ -158,7 +158,7 @@ static void model_sites(struct prof_model *m, const struct eng_thread *t, const 
 		if (map[p->caller] == UINT32_MAX || map[p->called] == UINT32_MAX || r->cnt == 0)
 			continue;
 		const char *file;
-		int line = model_site_line(st, t->fns[p->caller].fn, r->site, &file);
+		int line = prof_site_line(st, t->fns[p->caller].fn, r->site, &file);
 		file = file ? rd_pool_str(&m->pool, file) : NULL;
 		int64_t acc = model_comp(m, r->acc, r->acc_ev, NULL), mi = model_mi(m, acc, r->mi.acc, r->mi.cnt);
 		bool alloc = model_is_alloc(t, p->called);

@@ -11,7 +11,8 @@
 ** The rules are the engine's, so that the sums agree with the profile:
 ** a function's own time is the time it is on top of the stack; a call of
 ** `<alloc>` is a child with the allocator's time; a suspension is nobody's
-** own time; bytes go to the function that called the allocator.  Calls made
+** own time; bytes go to the function that called the allocator, at the
+** line it called it from when the trace has the site (PROF_STK_AT).  Calls made
 ** with an empty stack hang under a placeholder node: a return from a
 ** function that was never entered (tracing started inside it) turns the
 ** placeholder into that function, with the empty-stack time as its own, and
@@ -41,6 +42,7 @@ struct prof_stk_thread {
 	int prev;                /* the last event's kind (eng_ev_interval)  */
 	uint32_t ph, nph;        /* the current placeholder, placeholders made */
 	uint32_t last_alloc;     /* the <alloc> node of the last ALLOC, or 0 */
+	double last_time, last_bytes; /* what that ALLOC gave it, its caller */
 	bool at_whole;           /* this ALLOC_AT record has its site word    */
 	struct exp_frame *stack;
 	size_t depth, cap;
@@ -81,6 +83,8 @@ void prof_stacks_free(struct prof_stacks *s)
 	free(s->funcs);
 	free(s->alloc_cnt);
 	free(s->ev);
+	free(s->at_of);
+	free(s->at);
 	eng_cct_free(&s->t);
 	rd_pool_free(&s->pool);
 	memset(s, 0, sizeof *s);
@@ -196,6 +200,18 @@ static void stk_return(struct prof_stacks *s, struct prof_stk_thread *t, uint64_
 	t->ph = ph;
 }
 
+/* The ALLOC records counted at <alloc> node a, the array grown to hold it. */
+static uint64_t *stk_alloc_cnt(struct prof_stacks *s, uint32_t a)
+{
+	if (a >= s->alloc_cap) {
+		size_t cap = 2 * (size_t)a + 64;
+		s->alloc_cnt = rd_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
+		memset(s->alloc_cnt + s->alloc_cap, 0, (cap - s->alloc_cap) * sizeof *s->alloc_cnt);
+		s->alloc_cap = cap;
+	}
+	return &s->alloc_cnt[a];
+}
+
 /* SUSPEND and ALLOC, as the engine's sim_pseudo. */
 static void stk_pseudo(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r, bool alloc)
 {
@@ -206,18 +222,14 @@ static void stk_pseudo(struct prof_stacks *s, struct prof_stk_thread *t, const u
 	if (alloc) {
 		unsigned op = r[2] & 0xff;
 		uint32_t a = stk_child(s, stk_top(t), ENG_FN_ALLOC);
-		if (end > from)
-			s->t.nodes[a].self[PROF_STK_TIME] += (double)(end - from);
-		if (a >= s->alloc_cap) {
-			size_t cap = 2 * (size_t)a + 64;
-			s->alloc_cnt = rd_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
-			memset(s->alloc_cnt + s->alloc_cap, 0, (cap - s->alloc_cap) * sizeof *s->alloc_cnt);
-			s->alloc_cap = cap;
-		}
-		s->alloc_cnt[a]++;
+		t->last_time = end > from ? (double)(end - from) : 0;
+		s->t.nodes[a].self[PROF_STK_TIME] += t->last_time;
+		++*stk_alloc_cnt(s, a);
 		t->last_alloc = a;
+		t->last_bytes = -1;
 		if (t->depth && op != 0 && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE) {
-			s->t.nodes[stk_top(t)].self[PROF_STK_BYTES] += (double)(r[2] >> 8);
+			t->last_bytes = (double)(r[2] >> 8);
+			s->t.nodes[stk_top(t)].self[PROF_STK_BYTES] += t->last_bytes;
 			s->t.nodes[stk_top(t)].self[PROF_STK_ALLOCS]++;
 		}
 	} else if (eng_own_pause_fn(r[2]) && end > from) { /* <trace-wait>, <snapshot>: their own time */
@@ -228,6 +240,23 @@ static void stk_pseudo(struct prof_stacks *s, struct prof_stk_thread *t, const u
 }
 
 static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r, unsigned kind, uint64_t ts);
+
+/* The last ALLOC (its time, its count unless measured, its bytes) moved
+** from under its caller to under the caller at the call's site. */
+static void stk_alloc_at_site(struct prof_stacks *s, struct prof_stk_thread *t, uint64_t site, bool counted)
+{
+	uint32_t top = stk_top(t), a = t->last_alloc;
+	uint32_t at = stk_child(s, top, PROF_STK_AT | site), a2 = stk_child(s, at, ENG_FN_ALLOC);
+	struct eng_cct_node *nd = s->t.nodes; /* after the children are made */
+	nd[a].self[PROF_STK_TIME] -= t->last_time;
+	nd[a2].self[PROF_STK_TIME] += t->last_time;
+	if (counted)
+		--*stk_alloc_cnt(s, a), ++*stk_alloc_cnt(s, a2);
+	if (t->last_bytes >= 0) {
+		nd[top].self[PROF_STK_BYTES] -= t->last_bytes, nd[top].self[PROF_STK_ALLOCS]--;
+		nd[at].self[PROF_STK_BYTES] += t->last_bytes, nd[at].self[PROF_STK_ALLOCS]++;
+	}
+}
 
 static void stk_event(struct prof_stacks *s, struct prof_stk_thread *t, const uint64_t *r)
 {
@@ -267,9 +296,12 @@ static void stk_act(struct prof_stacks *s, struct prof_stk_thread *t, const uint
 		** instead of taking the stamps' calibrated cost off.  The exports
 		** keep <alloc> whole, so it keeps that cost too: the stacks' total
 		** stays analyse's own plus kept-out time. */
-		uint64_t mi_ticks;
-		if (t->last_alloc && t->at_whole && meminst_trec_at_meminst(r, &mi_ticks))
+		uint64_t mi_ticks, site = t->at_whole ? meminst_trec_at_site(r) : 0;
+		bool measured = t->at_whole && meminst_trec_at_meminst(r, &mi_ticks);
+		if (t->last_alloc && measured)
 			s->alloc_cnt[t->last_alloc]--;
+		if (t->last_alloc && site && t->depth && !(site & (PROF_STK_AT | EXP_PH)))
+			stk_alloc_at_site(s, t, site, !measured);
 		t->last_alloc = 0;
 		stk_advance(s, t, ts);
 		break;
@@ -320,6 +352,37 @@ static void stk_totals(struct prof_stacks *s)
 		s->total[m] = nd[0].total[m];
 }
 
+/* The lines of the PROF_STK_AT nodes (after the functions: fid[]). */
+static void stk_at_lines(struct prof_stacks *s, prof_symtab_t *st)
+{
+	s->at_of = rd_xcalloc(s->t.n + 1, sizeof *s->at_of);
+	size_t cap = 0;
+	for (size_t i = 0; i < s->t.n; i++) {
+		const struct eng_cct_node *nd = &s->t.nodes[i];
+		s->at_of[i] = UINT32_MAX;
+		if (i == 0 || (nd->key & (EXP_PH | PROF_STK_AT)) != PROF_STK_AT)
+			continue;
+		const char *file = NULL, *fn = prof_stacks_label(s, nd->parent);
+		uint64_t site = nd->key & ~PROF_STK_AT;
+		int line = fn ? prof_site_line(st, s->t.nodes[nd->parent].key, site, &file) : 0;
+		if (!line || !file)
+			continue; /* not in the caller's code: the caller's, as without a site */
+		if (s->nat == cap) {
+			cap = cap ? 2 * cap : 16;
+			s->at = rd_xrealloc(s->at, cap * sizeof *s->at);
+		}
+		const char *base = strrchr(file, '/');
+		s->at[s->at_of[i] = (uint32_t)s->nat++] = (struct prof_stk_at){
+			site, rd_pool_str(&s->pool, file), line,
+			rd_pool_fmt(&s->pool, "%s at %s:%d", fn, base ? base + 1 : file, line)};
+	}
+}
+
+const struct prof_stk_at *prof_stacks_at(const struct prof_stacks *s, uint32_t i)
+{
+	return s->at_of && i < s->t.n && s->at_of[i] != UINT32_MAX ? &s->at[s->at_of[i]] : NULL;
+}
+
 void prof_stacks_finish(struct prof_stacks *s, struct prof_trace *tr, const struct rd_opts *o,
 		       bool no_files)
 {
@@ -345,11 +408,12 @@ void prof_stacks_finish(struct prof_stacks *s, struct prof_trace *tr, const stru
 			double d = (double)(int64_t)((double)s->alloc_cnt[i] * (double)s->alloc_ps / 1000.0 + 0.5);
 			nd->self[PROF_STK_TIME] = d < nd->self[PROF_STK_TIME] ? nd->self[PROF_STK_TIME] - d : 0;
 		}
-		s->fid[i] = i == 0 || (nd->key & EXP_PH) ? UINT32_MAX : prof_symtab_index(st, nd->key);
+		s->fid[i] = i == 0 || (nd->key & (EXP_PH | PROF_STK_AT)) ? UINT32_MAX : prof_symtab_index(st, nd->key);
 	}
 	const struct prof_func *f = prof_symtab_funcs(st, &s->nfuncs);
 	s->funcs = rd_xcalloc(s->nfuncs + 1, sizeof *s->funcs);
 	memcpy(s->funcs, f, s->nfuncs * sizeof *f);
+	stk_at_lines(s, st);
 	prof_symtab_free(st);
 	stk_totals(s);
 }
@@ -445,7 +509,8 @@ static uint32_t *paths_by_name(const struct prof_stacks *s)
 	return canon;
 }
 
-void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name)
+void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by_thread, bool by_name,
+		      bool at_lines)
 {
 	memset(p, 0, sizeof *p);
 	eng_cct_init(&p->t, &prof_libc_allocator);
@@ -466,7 +531,11 @@ void prof_paths_build(struct prof_paths *p, const struct prof_stacks *s, bool by
 		uint32_t f = s->fid[i], own = at; /* (a node left out of paths: its parent's) */
 		if (canon && f < s->nfuncs)
 			f = canon[f];
-		if (f < s->nfuncs && d < PROF_STK_MAX_DEPTH) {
+		if (at_lines && prof_stacks_at(s, (uint32_t)i) && d <= PROF_STK_MAX_DEPTH) {
+			if (eng_cct_child(&p->t, at, PROF_STK_AT | i, &at))
+				stk_oom();
+			own = at;
+		} else if (f < s->nfuncs && d < PROF_STK_MAX_DEPTH) {
 			if (eng_cct_child(&p->t, at, f, &at))
 				stk_oom();
 			own = at, d++;
@@ -494,5 +563,5 @@ void prof_paths_free(struct prof_paths *p)
 const char *prof_paths_label(const struct prof_paths *p, const struct prof_stacks *s, uint32_t i)
 {
 	uint64_t k = p->t.nodes[i].key;
-	return k == p->truncated ? "[truncated]" : s->funcs[k].name;
+	return k == p->truncated ? "[truncated]" : k & PROF_STK_AT ? NULL : s->funcs[k].name;
 }

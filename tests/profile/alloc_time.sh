@@ -9,8 +9,9 @@
 # per call must be near it: meminst measures the backend's time inside each
 # call and puts the rest (its bookkeeping, the tracer's stamps) in
 # <meminst>, kept out of the program's time; --no-compensate leaves it in
-# <alloc>, several times the allocator's time.  Then the callgrind export
-# puts a loop's allocated bytes and its <alloc> call on the malloc line.
+# <alloc>, several times the allocator's time.  Then the callgrind, pprof
+# and html exports put a loop's allocated bytes and its <alloc> call on the
+# malloc line (pprof decoded by go tool pprof when there is one).
 . "$top_srcdir/tests/profile/lib.sh"
 
 CC=${CC:-cc}
@@ -195,4 +196,53 @@ if command -v callgrind_annotate >/dev/null 2>&1; then
 else
 	echo "  | no callgrind_annotate: its checks skipped"
 fi
+# the pprof export: the bytes and <alloc>'s time on fill's malloc line
+it_run export --format pprof -o l.pb l.trace
+pt_expect "alloc_time: pprof export" "$IT_RC" "0"
+if command -v go >/dev/null 2>&1; then
+	go tool pprof -lines -top -sample_index=alloc_space "$IT_DB/l.pb" >"$IT_TMP/pp" 2>&1
+	pt_expect "alloc_time: pprof -lines puts the loop's bytes on the malloc line" \
+		"$(awk '$NF ~ /lines\.c:9$/ && $(NF-1) == "fill" { print $1 }' "$IT_TMP/pp")" "18647.34kB"
+	go tool pprof -raw "$IT_DB/l.pb" >"$IT_TMP/raw" 2>&1
+	pt_expect "alloc_time: pprof's <alloc> samples are called from fill at lines 9 (malloc) and 11 (free)" \
+		"$(python3 - "$IT_TMP/raw" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+locs = dict(re.findall(r'^ +(\d+): 0x[0-9a-f]+ M=\d+ (.*?) s=', t, re.M))
+found = set()
+for m in re.finditer(r'^ +(\d+) +\d+ +\d+: ([\d ]+)$', t, re.M):
+    ids = m.group(2).split()
+    if int(m.group(1)) > 0 and len(ids) > 1 and locs[ids[0]].startswith('<alloc>') and locs[ids[1]].startswith('fill '):
+        found.add(locs[ids[1]].rsplit(':', 1)[1])
+print(sorted(found))
+PY
+)" "['11', '9']"
+else
+	echo "  | no go: the pprof decoding skipped"
+fi
+# the html view: a frame "fill at lines.c:9" with the bytes and <alloc> below
+it_run html -o l.html l.trace
+pt_expect "alloc_time: html" "$IT_RC" "0"
+pt_expect "alloc_time: html's flame graphs put the bytes and <alloc> at the malloc line" \
+	"$(python3 - "$IT_DB/l.html" <<'PY'
+import json, re, sys
+raw = open(sys.argv[1], encoding="utf-8").read()
+out = []
+for key in ("flame-bytes", "flame-time"):
+    d = json.loads(re.search(r'<script type="application/json" id="%s">(.*?)</script>' % key, raw, re.S).group(1))
+    def paths(node, prefix):
+        if node[0] <= -2:
+            for c in (node[2] if len(node) > 2 else []):
+                yield from paths(c, prefix)
+            return
+        name = "all" if node[0] < 0 else d["names"][node[0]]
+        yield prefix + [name], node[1]
+        for c in (node[2] if len(node) > 2 else []):
+            yield from paths(c, prefix + [name])
+    v = {";".join(k): n for k, n in paths(d["tree"], [])}
+    line = "all;main;fill;fill at lines.c:9"
+    out.append(v.get(line) if key == "flame-bytes" else v.get(line + ";<alloc>", 0) > 0)
+print(out)
+PY
+)" "[19094880, True]"
 it_finish

@@ -111,15 +111,22 @@ static uint32_t stk_top(const struct prof_stk_thread *t)
 	return t->depth ? t->stack[t->depth - 1].node : t->ph;
 }
 
+/* An array of *cap items of size bytes by node, grown (zeroed) to hold i. */
+static void *stk_grow(void *a, size_t *cap, uint32_t i, size_t size)
+{
+	if (i >= *cap) {
+		size_t n = 2 * (size_t)i + 64;
+		a = rd_xrealloc(a, n * size);
+		memset((char *)a + *cap * size, 0, (n - *cap) * size);
+		*cap = n;
+	}
+	return a;
+}
+
 /* The node's intervals (eng_evs), the array grown to hold it. */
 static uint64_t *stk_ev(struct prof_stacks *s, uint32_t node)
 {
-	if (node >= s->ev_cap) {
-		size_t cap = 2 * (size_t)node + 64;
-		s->ev = rd_xrealloc(s->ev, cap * sizeof *s->ev);
-		memset(s->ev + s->ev_cap, 0, (cap - s->ev_cap) * sizeof *s->ev);
-		s->ev_cap = cap;
-	}
+	s->ev = stk_grow(s->ev, &s->ev_cap, node, sizeof *s->ev);
 	return s->ev[node];
 }
 
@@ -203,12 +210,7 @@ static void stk_return(struct prof_stacks *s, struct prof_stk_thread *t, uint64_
 /* The ALLOC records counted at <alloc> node a, the array grown to hold it. */
 static uint64_t *stk_alloc_cnt(struct prof_stacks *s, uint32_t a)
 {
-	if (a >= s->alloc_cap) {
-		size_t cap = 2 * (size_t)a + 64;
-		s->alloc_cnt = rd_xrealloc(s->alloc_cnt, cap * sizeof *s->alloc_cnt);
-		memset(s->alloc_cnt + s->alloc_cap, 0, (cap - s->alloc_cap) * sizeof *s->alloc_cnt);
-		s->alloc_cap = cap;
-	}
+	s->alloc_cnt = stk_grow(s->alloc_cnt, &s->alloc_cap, a, sizeof *s->alloc_cnt);
 	return &s->alloc_cnt[a];
 }
 

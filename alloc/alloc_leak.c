@@ -155,7 +155,7 @@ static inline void leak_word(leak_t *k, uint64_t v, bool prior_definite)
 		if (*s == ST_UNREACHED && i != k->clique) {
 			*s = ST_INDIRECT;
 			leak_push(k, i);
-			k->ind_bytes[k->clique] += k->im->recs[k->im->keys[i].at].size + k->ind_bytes[i];
+			k->ind_bytes[k->clique] += k->im->recs[i].size + k->ind_bytes[i];
 			k->ind_blocks[k->clique] += 1 + k->ind_blocks[i];
 			k->ind_bytes[i] = k->ind_blocks[i] = 0; /* a former leader's, handed over */
 		}
@@ -609,8 +609,8 @@ static bool leak_index(leak_t *k, const alloc_snap_t *im)
 	k->state = (uint8_t *)(k->ind_blocks + n);
 	k->im = im;
 	for (size_t i = 0; i < n; i++) {
-		start[i] = im->keys[i].addr;
-		uint64_t size = im->recs[im->keys[i].at].size;
+		start[i] = im->recs[i].addr;
+		uint64_t size = im->recs[i].size;
 		end[i] = start[i] + (size ? size : 1); /* a pointer to a 0-byte block is its start */
 	}
 	k->start = start, k->end = end, k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0;
@@ -663,7 +663,7 @@ static void leak_classify(leak_t *k, alloc_snap_t *im)
 	for (size_t i = 0; i < k->n; i++) {
 		uint8_t c = cls[k->state[i]];
 		im->leak_class[i] = c;
-		im->leak.bytes[c] += im->recs[im->keys[i].at].size;
+		im->leak.bytes[c] += im->recs[i].size;
 		im->leak.blocks[c]++;
 		im->nleak_roots += c == ALLOC_LEAK_DEFINITE && k->ind_blocks[i];
 	}
@@ -687,8 +687,8 @@ static bool leak_roots(leak_t *k, alloc_snap_t *im)
 }
 
 /*
-** The scan, with the map held and the captured keys sorted by address:
-** im->leak_class[i] is the class of the block of keys[i].  False when out
+** The scan, with the map held and the captured records sorted by address:
+** im->leak_class[i] is the class of the block of recs[i].  False when out
 ** of memory (the snapshot then has no classes).
 */
 bool alloc_leak_scan(alloc_snap_t *im)

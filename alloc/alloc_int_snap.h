@@ -18,16 +18,13 @@
 /* ----------------------------------------------------------- snapshots -- */
 
 /*
-** A captured block is a 16-byte key (address, index of its record) and a
-** 24-byte record in capture order: the sort by address moves the keys
-** only, and the encoder reads each record through its key.
+** A captured block is one 32-byte record, sorted by address in place
+** (alloc_snap_sort: no second buffer, no index), so that a capture of N
+** blocks needs 32 N bytes and a little room for blocks made while it
+** waits for the locks.
 */
-typedef struct alloc_snap_key_s {
-	uint64_t addr, at;
-} alloc_snap_key_t;
-
 typedef struct alloc_snap_rec_s {
-	uint64_t size, seq;
+	uint64_t addr, size, seq;
 	uint32_t type;
 	uint32_t thread : 24, allocator : 8;
 } alloc_snap_rec_t;
@@ -45,7 +42,7 @@ typedef struct alloc_leak_sum_s {
 /* A definitely lost block with the indirectly lost blocks hanging from it
 ** (its clique: memcheck's "(D direct, I indirect)"). */
 typedef struct alloc_leak_root_s {
-	uint32_t key;    /* keys[key] is the definitely lost block */
+	uint32_t key;    /* recs[key] is the definitely lost block */
 	uint32_t blocks; /* indirectly lost blocks and their bytes */
 	uint64_t bytes;
 } alloc_leak_root_t;
@@ -57,20 +54,19 @@ typedef struct alloc_snap_s {
 	pid_t pid, ppid;
 	int64_t time_ns, elapsed_ns, pause_ns;
 	uint64_t seq, bytes;
-	alloc_snap_key_t *keys, *scratch; /* scratch: the sort's second buffer */
-	alloc_snap_rec_t *recs;
+	alloc_snap_rec_t *recs;           /* the blocks, in capture order until sorted */
 	size_t *counts;                   /* the sort's digit counts */
 	size_t nblocks, room;             /* blocks captured, room for them */
-	void *blocks_map;                 /* one mapping holds all four */
+	void *blocks_map;                 /* one mapping holds both */
 	size_t blocks_bytes;
 	struct meminst_status_info *status[ALLOC_K_COUNT];
 	struct meminst_events *events[ALLOC_K_COUNT]; /* in status[k]'s mapping, after it */
 	uint32_t nstatus[ALLOC_K_COUNT];
 	size_t status_bytes[ALLOC_K_COUNT];
-	bool sorted;                      /* keys already in address order */
+	bool sorted;                      /* recs already in address order */
 	bool unique;                      /* … and each address once (alloc_snap_sort_unique) */
 	bool leak_done;                   /* leak_class and leak are filled */
-	uint8_t *leak_class;              /* ALLOC_LEAK_* of keys[i]'s block */
+	uint8_t *leak_class;              /* ALLOC_LEAK_* of recs[i]'s block */
 	size_t leak_class_bytes;
 	alloc_leak_root_t *leak_roots;    /* the lost blocks with a clique */
 	size_t nleak_roots, leak_roots_bytes;
@@ -128,13 +124,13 @@ int alloc_program_threads(pid_t skip);
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
 
 /* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
-** held (the loader's lock), scan with it held and the keys sorted. */
+** held (the loader's lock), scan with it held and the records sorted. */
 bool alloc_leak_prepare(void);
 bool alloc_leak_scan(alloc_snap_t *im);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
-#define ALLOC_SNAP_SORT_COUNTS (6 << 11) /* size_t counts alloc_snap_sort needs */
-void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts);
-/* The keys sorted, a block listed twice (a raw clone's copy of a map
+#define ALLOC_SNAP_SORT_COUNTS (8 * 512) /* size_t counts alloc_snap_sort needs */
+void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts);
+/* The records sorted, a block listed twice (a raw clone's copy of a map
 ** half-way through a move) once; before the store writes the totals. */
 void alloc_snap_sort_unique(alloc_snap_t *im);
 

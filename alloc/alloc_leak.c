@@ -89,8 +89,7 @@ static size_t leak_tls_static = 8192;
 
 /* Everything one scan works on. */
 typedef struct leak_s {
-	size_t n;                   /* blocks */
-	const uint64_t *start, *end; /* by address */
+	size_t n;                   /* blocks, by address: im->recs */
 	uint8_t *state;
 	uint64_t *ind_bytes;        /* a clique leader's indirectly lost bytes */
 	uint32_t *ind_blocks;       /* and blocks                              */
@@ -114,6 +113,20 @@ static leak_t leak_ctx; /* prepared before the map is held */
 
 /* ------------------------------------------------------- the flood --- */
 
+/* Block i's first byte and the byte after it (a pointer to a 0-byte
+** block is its start): read from the capture's records, sorted, rather
+** than from arrays of their own (16 B a block more at an exit snapshot). */
+static inline uint64_t leak_start(const leak_t *k, size_t i)
+{
+	return k->im->recs[i].addr;
+}
+
+static inline uint64_t leak_end(const leak_t *k, size_t i)
+{
+	uint64_t size = k->im->recs[i].size;
+	return k->im->recs[i].addr + (size ? size : 1);
+}
+
 /* The block v points into, or -1. */
 static inline int64_t leak_find(const leak_t *k, uint64_t v)
 {
@@ -126,7 +139,7 @@ static inline int64_t leak_find(const leak_t *k, uint64_t v)
 		lo--;
 	while (lo < hi) { /* the last block starting at or below v */
 		size_t mid = (lo + hi) / 2;
-		if (k->start[mid] <= v)
+		if (leak_start(k, mid) <= v)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -134,7 +147,7 @@ static inline int64_t leak_find(const leak_t *k, uint64_t v)
 	if (lo == 0)
 		return -1;
 	lo--;
-	return v < k->end[lo] ? (int64_t)lo : -1;
+	return v < leak_end(k, lo) ? (int64_t)lo : -1;
 }
 
 static inline void leak_push(leak_t *k, uint32_t i)
@@ -155,11 +168,11 @@ static inline void leak_word(leak_t *k, uint64_t v, bool prior_definite)
 		if (*s == ST_UNREACHED && i != k->clique) {
 			*s = ST_INDIRECT;
 			leak_push(k, i);
-			k->ind_bytes[k->clique] += k->im->recs[k->im->keys[i].at].size + k->ind_bytes[i];
+			k->ind_bytes[k->clique] += k->im->recs[i].size + k->ind_bytes[i];
 			k->ind_blocks[k->clique] += 1 + k->ind_blocks[i];
 			k->ind_bytes[i] = k->ind_blocks[i] = 0; /* a former leader's, handed over */
 		}
-	} else if (v == k->start[i] && prior_definite && *s != ST_REACHABLE) {
+	} else if (v == leak_start(k, i) && prior_definite && *s != ST_REACHABLE) {
 		*s = ST_REACHABLE;
 		leak_push(k, i);
 	} else if (*s == ST_UNREACHED) {
@@ -184,7 +197,7 @@ static void leak_drain(leak_t *k)
 	while (k->depth) {
 		uint32_t i = k->stack[--k->depth];
 		bool definite = k->state[i] == ST_REACHABLE;
-		leak_words(k, (const uint64_t *)k->start[i], (k->end[i] - k->start[i]) / 8, definite);
+		leak_words(k, (const uint64_t *)leak_start(k, i), (leak_end(k, i) - leak_start(k, i)) / 8, definite);
 	}
 }
 
@@ -362,7 +375,7 @@ static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintp
 	leak_drain(k);
 	if (sp) {
 		int64_t in = leak_find(k, sp); /* a stack inside a block (a coroutine's) */
-		uintptr_t top = in >= 0 ? k->end[in] : leak_map_end(k, sp);
+		uintptr_t top = in >= 0 ? leak_end(k, (size_t)in) : leak_map_end(k, sp);
 		uintptr_t from = sp - LEAK_REDZONE;
 		if (leak_map_end(k, from) == 0)
 			from = sp;
@@ -598,29 +611,23 @@ static bool leak_index(leak_t *k, const alloc_snap_t *im)
 	while (nb < n)
 		nb <<= 1;
 	k->stack_cap = 2 * n + 16;
-	k->map_bytes = (n * 24 + (nb + 2) * 4 + k->stack_cap * 4 + n * 4 + n + 4095) & ~(size_t)4095;
+	k->map_bytes = (n * 8 + (nb + 2) * 4 + k->stack_cap * 4 + n * 4 + n + 4095) & ~(size_t)4095;
 	if (!(k->map = alloc_sys_map(k->map_bytes)))
 		return false;
-	uint64_t *start = k->map, *end = start + n;
-	k->ind_bytes = end + n;
+	k->ind_bytes = k->map;
 	k->bucket = (uint32_t *)(k->ind_bytes + n);
 	k->stack = k->bucket + nb + 2;
 	k->ind_blocks = k->stack + k->stack_cap;
 	k->state = (uint8_t *)(k->ind_blocks + n);
 	k->im = im;
-	for (size_t i = 0; i < n; i++) {
-		start[i] = im->keys[i].addr;
-		uint64_t size = im->recs[im->keys[i].at].size;
-		end[i] = start[i] + (size ? size : 1); /* a pointer to a 0-byte block is its start */
-	}
-	k->start = start, k->end = end, k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0;
-	k->lo = n ? start[0] : 1;
-	k->span = n ? end[n - 1] - start[0] : 0;
+	k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0;
+	k->lo = n ? leak_start(k, 0) : 1;
+	k->span = n ? leak_end(k, n - 1) - k->lo : 0;
 	k->shift = 0;
 	while (n && (k->span >> k->shift) >= nb)
 		k->shift++;
 	for (size_t b = 0, i = 0; b <= nb + 1; b++) {
-		while (i < n && ((start[i] - k->lo) >> k->shift) < b)
+		while (i < n && ((leak_start(k, i) - k->lo) >> k->shift) < b)
 			i++;
 		k->bucket[b] = (uint32_t)i;
 	}
@@ -663,7 +670,7 @@ static void leak_classify(leak_t *k, alloc_snap_t *im)
 	for (size_t i = 0; i < k->n; i++) {
 		uint8_t c = cls[k->state[i]];
 		im->leak_class[i] = c;
-		im->leak.bytes[c] += im->recs[im->keys[i].at].size;
+		im->leak.bytes[c] += im->recs[i].size;
 		im->leak.blocks[c]++;
 		im->nleak_roots += c == ALLOC_LEAK_DEFINITE && k->ind_blocks[i];
 	}
@@ -687,8 +694,8 @@ static bool leak_roots(leak_t *k, alloc_snap_t *im)
 }
 
 /*
-** The scan, with the map held and the captured keys sorted by address:
-** im->leak_class[i] is the class of the block of keys[i].  False when out
+** The scan, with the map held and the captured records sorted by address:
+** im->leak_class[i] is the class of the block of recs[i].  False when out
 ** of memory (the snapshot then has no classes).
 */
 bool alloc_leak_scan(alloc_snap_t *im)

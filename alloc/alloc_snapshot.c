@@ -165,10 +165,9 @@ static bool snap_read_status(alloc_snap_t *im)
 
 static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m)
 {
-	size_t at = im->nblocks++;
 	uint64_t meta = m->h.meta;
-	alloc_snap_rec_t *r = &im->recs[at];
-	im->keys[at] = (alloc_snap_key_t){(uintptr_t)(m + 1), at};
+	alloc_snap_rec_t *r = &im->recs[im->nblocks++];
+	r->addr = (uintptr_t)(m + 1);
 	r->size = alloc_hdr_bytes(&m->h);
 	r->seq = m->seq;
 	r->type = alloc_meta_type(meta);
@@ -206,14 +205,13 @@ static bool snap_copy_map(alloc_snap_t *im, size_t room)
 }
 
 /*
-** Room for `room` blocks: keys, records, the sort's scratch keys and
-** counts in one mapping, populated now so that the copy under the locks
-** takes no page fault.  False when out of memory.
+** Room for `room` blocks: the records and the sort's counts in one
+** mapping, populated now so that the copy under the locks takes no page
+** fault.  False when out of memory.
 */
 static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 {
-	size_t keys = room * sizeof(alloc_snap_key_t), recs = room * sizeof(alloc_snap_rec_t);
-	size_t bytes = snap_round(2 * keys + recs + ALLOC_SNAP_SORT_COUNTS * sizeof(size_t));
+	size_t bytes = snap_round(ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) + room * sizeof(alloc_snap_rec_t));
 	if (im->room >= room)
 		return true;
 	void *grown = im->blocks_map ? alloc_sys_remap(im->blocks_map, im->blocks_bytes, bytes) : NULL;
@@ -227,24 +225,22 @@ static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 		return false;
 	im->blocks_bytes = bytes;
 	im->room = room;
-	im->keys = im->blocks_map;
-	im->scratch = im->keys + room;
-	im->recs = (alloc_snap_rec_t *)(im->scratch + room);
-	im->counts = (size_t *)(im->recs + room);
+	im->counts = im->blocks_map;
+	im->recs = (alloc_snap_rec_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS);
 	return true;
 }
 
-/* Under the map's locks, for a leak check: the keys in address order and
-** each block's class (alloc_leak.c).  False when out of memory. */
+/* Under the map's locks, for a leak check: the records in address order
+** and each block's class (alloc_leak.c).  False when out of memory. */
 static bool snap_leak_check(alloc_snap_t *im)
 {
-	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+	alloc_snap_sort(im->recs, im->nblocks, im->counts);
 	im->sorted = true;
 	return alloc_leak_scan(im);
 }
 
 /*
-** The keys in address order, each address once.  A block listed twice is
+** The records in address order, each address once.  A block listed twice is
 ** a map copied while another thread was half-way through moving it: a
 ** child made by a raw clone (no fork handler took the map's locks) copies
 ** whatever state its parent's other threads were in.  Such a child's
@@ -257,23 +253,23 @@ void alloc_snap_sort_unique(alloc_snap_t *im)
 		return;
 	im->unique = true;
 	if (!im->sorted)
-		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+		alloc_snap_sort(im->recs, im->nblocks, im->counts);
 	im->sorted = true;
-	size_t out = 0, root = 0, roots = 0; /* the leak roots name keys by index: renumbered */
+	size_t out = 0, root = 0, roots = 0; /* the leak roots name records by index: renumbered */
 	for (size_t i = 0; i < im->nblocks; i++) {
-		bool copy = out && im->keys[i].addr == im->keys[out - 1].addr;
+		bool copy = out && im->recs[i].addr == im->recs[out - 1].addr;
 		for (; root < im->nleak_roots && im->leak_roots[root].key == i; root++)
 			if (!copy) {
 				im->leak_roots[roots] = im->leak_roots[root];
 				im->leak_roots[roots++].key = (uint32_t)out;
 			}
 		if (copy) {
-			im->bytes -= im->recs[im->keys[i].at].size;
+			im->bytes -= im->recs[i].size;
 			continue;
 		}
 		if (im->leak_done)
 			im->leak_class[out] = im->leak_class[i];
-		im->keys[out++] = im->keys[i];
+		im->recs[out++] = im->recs[i];
 	}
 	im->nblocks = out;
 	im->nleak_roots = roots;
@@ -287,7 +283,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 			leaks = false; /* no memory, or no signal: the snapshot without */
 		if (with_map) {
 			size_t live = alloc_map_count();
-			if (!snap_reserve_blocks(im, live + live / 8 + 1024))
+			if (!snap_reserve_blocks(im, live + live / 32 + 1024))
 				return false;
 		}
 		if (!snap_reserve_status(im))
@@ -648,45 +644,79 @@ int alloc_snap_leak_exit_status(void)
 
 /* ------------------------------------------------------------ sort ----- */
 
+/* Runs this short are sorted by insertion. */
+#define SNAP_SORT_SMALL 24
+
+static void snap_sort_small(alloc_snap_rec_t *r, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		alloc_snap_rec_t x = r[i];
+		size_t j = i;
+		for (; j > 0 && r[j - 1].addr > x.addr; j--)
+			r[j] = r[j - 1];
+		r[j] = x;
+	}
+}
+
+/* One digit of 8 bits at `shift`, then the next ones in each bucket;
+** `counts` holds 512 per level below this one. */
+static void snap_sort_digit(alloc_snap_rec_t *r, size_t n, unsigned shift, unsigned lo, size_t *counts)
+{
+	if (n <= SNAP_SORT_SMALL) {
+		snap_sort_small(r, n);
+		return;
+	}
+	size_t *start = counts, *next = counts + 256;
+	memset(start, 0, 256 * sizeof *start);
+	for (size_t i = 0; i < n; i++)
+		start[(r[i].addr >> shift) & 255]++;
+	for (size_t d = 0, at = 0; d < 256; d++) {
+		size_t k = start[d];
+		start[d] = next[d] = at;
+		at += k;
+	}
+	/* each record into its bucket, in cycles (American flag sort) */
+	for (size_t d = 0; d < 256; d++) {
+		size_t end = d < 255 ? start[d + 1] : n;
+		while (next[d] < end) {
+			alloc_snap_rec_t x = r[next[d]];
+			size_t e = (x.addr >> shift) & 255;
+			while (e != d) {
+				alloc_snap_rec_t y = r[next[e]];
+				r[next[e]++] = x;
+				x = y;
+				e = (x.addr >> shift) & 255;
+			}
+			r[next[d]++] = x;
+		}
+	}
+	if (shift == lo)
+		return;
+	for (size_t d = 0; d < 256; d++) {
+		size_t end = d < 255 ? start[d + 1] : n;
+		if (end - start[d] > 1)
+			snap_sort_digit(r + start[d], end - start[d], shift - 8, lo, counts + 512);
+	}
+}
+
 /*
-** Sort the keys by address: an LSD radix sort on the bits that differ
-** between the blocks only (a heap spans a few tens of bits; the low bits
-** of aligned addresses never differ), in as few passes of at most 11 bits
-** as they need, so a heap of a few hundred MB takes 2 or 3 passes over
-** 16-byte keys.  `scratch` holds n keys, `counts` ALLOC_SNAP_SORT_COUNTS.
-** Runs outside every lock (the store does it); allocates nothing.
+** Sort the records by address, in place: an MSD radix sort (American flag
+** sort) on the bits that differ between the blocks only (a heap spans a
+** few tens of bits; the low bits of aligned addresses never differ), 8
+** bits a level, at most 8 levels, runs of a few records by insertion.  In
+** place so that a capture needs no second buffer of its size (issue 29:
+** the capture's memory per block).  `counts` holds ALLOC_SNAP_SORT_COUNTS.
+** Runs outside every lock but for a leak check; allocates nothing, and
+** its recursion is at most 8 frames deep.
 */
-void alloc_snap_sort(alloc_snap_key_t *keys, size_t n, alloc_snap_key_t *scratch, size_t *counts)
+void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts)
 {
 	uint64_t differ = 0;
 	for (size_t i = 1; i < n; i++)
-		differ |= keys[i].addr ^ keys[0].addr;
+		differ |= recs[i].addr ^ recs[0].addr;
 	if (!differ)
 		return;
 	unsigned lo = (unsigned)__builtin_ctzll(differ), bits = 64 - (unsigned)__builtin_clzll(differ) - lo;
-	unsigned passes = (bits + 10) / 11, width = (bits + passes - 1) / passes;
-	size_t digits = (size_t)1 << width, mask = digits - 1;
-	memset(counts, 0, passes * digits * sizeof *counts);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t a = keys[i].addr >> lo;
-		for (unsigned d = 0; d < passes; d++)
-			counts[d * digits + ((a >> (d * width)) & mask)]++;
-	}
-	alloc_snap_key_t *from = keys, *to = scratch;
-	for (unsigned d = 0; d < passes; d++) {
-		size_t *c = counts + d * digits, at = 0;
-		unsigned shift = lo + d * width;
-		for (size_t v = 0; v < digits; v++) {
-			size_t k = c[v];
-			c[v] = at;
-			at += k;
-		}
-		for (size_t i = 0; i < n; i++)
-			to[c[(from[i].addr >> shift) & mask]++] = from[i];
-		alloc_snap_key_t *t = from;
-		from = to;
-		to = t;
-	}
-	if (from != keys)
-		memcpy(keys, from, n * sizeof *keys);
+	unsigned levels = (bits + 7) / 8;
+	snap_sort_digit(recs, n, lo + 8 * (levels - 1), lo, counts);
 }

@@ -182,14 +182,14 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 	rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0; i++)
 		if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
-			rc = alloc_sqlite_row(w, st, "iii", w->id, (int64_t)im->keys[i].addr, (int64_t)im->leak_class[i]);
+			rc = alloc_sqlite_row(w, st, "iii", w->id, (int64_t)im->recs[i].addr, (int64_t)im->leak_class[i]);
 	if (st)
 		alloc_sqlite_release(w, st);
 	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_clique VALUES(?,?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nleak_roots && rc == 0; i++) {
 		const alloc_leak_root_t *r = &im->leak_roots[i];
-		rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)im->keys[r->key].addr, (int64_t)r->bytes,
+		rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)im->recs[r->key].addr, (int64_t)r->bytes,
 				      (int64_t)r->blocks);
 	}
 	if (st)
@@ -321,13 +321,10 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 /*
 ** The blocks, sorted by address, in chunks of MEMINST_SNAPSHOT_CHUNK
 ** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
-** chunk, so that SQLite inserts a thousand times fewer rows.  The sort
-** moved only the keys; each record is read through its key, 16 keys
-** ahead prefetched (the records are in capture order, not address order;
-** 8 ahead encoded the churn's 3.2 M peak blocks in 22-24 ms, 16 in 19-21).
-** The buffer is mapped, not malloc'd: we run guarded.
+** chunk, so that SQLite inserts a thousand times fewer rows.  The records
+** were sorted in place, so they are read in order.  The buffer is mapped,
+** not malloc'd: we run guarded.
 */
-#define SQ_PREFETCH 16
 int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 {
 	if (!im->nblocks)
@@ -336,25 +333,23 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	unsigned char *buf = alloc_sys_map(cap);
 	if (!buf)
 		return alloc_sqlite_fail(w, "out of memory");
-	const alloc_snap_key_t *keys = im->keys;
+	const alloc_snap_rec_t *recs = im->recs;
 	if (!im->sorted)
-		alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+		alloc_snap_sort(im->recs, im->nblocks, im->counts);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0;) {
 		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
-		struct meminst_snapshot_block prev = {.addr = keys[i].addr};
+		struct meminst_snapshot_block prev = {.addr = recs[i].addr};
 		unsigned char *p = buf;
 		for (size_t j = i; j < i + n; j++) {
-			if (j + SQ_PREFETCH < im->nblocks)
-				__builtin_prefetch(&im->recs[keys[j + SQ_PREFETCH].at]);
-			const alloc_snap_rec_t *r = &im->recs[keys[j].at];
-			struct meminst_snapshot_block e = {keys[j].addr, r->size, r->type, r->thread, r->allocator,
+			const alloc_snap_rec_t *r = &recs[j];
+			struct meminst_snapshot_block e = {r->addr, r->size, r->type, r->thread, r->allocator,
 							   r->seq};
 			p = meminst_snapshot_put_block(p, &prev, &e);
 		}
 		sqlite3_bind_int64(st, 1, w->id);
-		sqlite3_bind_int64(st, 2, (int64_t)keys[i].addr);
+		sqlite3_bind_int64(st, 2, (int64_t)recs[i].addr);
 		sqlite3_bind_int64(st, 3, (int64_t)n);
 		sqlite3_bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");

@@ -6,7 +6,9 @@
 ** through its control channel for a map snapshot (a status one in mis)
 ** in a new temporary file, writes Go's heap profile of it with export's
 ** writer (exp_heap_write) and removes the file: the target keeps nothing
-** of it, no descriptor and no thread.
+** of it, no descriptor and no thread.  The modules' symbols are read once
+** and kept with every site they named (rd_syms_keep): a scrape of the same
+** modules names its sites from memory.
 **
 **   /debug/pprof/          an index of what is served
 **   /debug/pprof/heap      live memory by allocation site (and thread, in
@@ -183,7 +185,9 @@ int insp_cmd_serve(int argc, char **argv, const struct rd_opts *o)
 	}
 	fprintf(o->out, "inspect: serving process %lld at %s/debug/pprof/\n", (long long)pid, s.url);
 	fflush(o->out);
+	rd_syms_keep(true); /* the same modules every scrape: their symbols read once */
 	int sig = insp_http_serve(lfd, serve_handle, serve_stop, &s);
+	rd_syms_keep(false);
 	close(lfd);
 	if (s.gone && !sig) {
 		rd_errf(o->err, "inspect: process %lld has ended: serve stops\n", (long long)pid);

@@ -882,6 +882,10 @@ void rd_sym_clear(struct rd_sym *sym);
 ** and the module's basename; 0 when none covers it.  s may be NULL. */
 uint64_t rd_syms_fde_entry(rd_syms_t *s, uint64_t pc, uint64_t *file_entry, const char **module);
 void rd_syms_free(rd_syms_t *s);
+/* on: the last rd_syms made is kept when freed and given back, with the
+** lookups it made, by rd_syms_new for the same modules (a server reading
+** one process's snapshots again and again); off: it goes. */
+void rd_syms_keep(bool on);
 /* Name an automatic type (n: name, site, frames) from syms, or from the
 ** module `gone` alone (unloaded before; NULL: none) as every reader names
 ** it: n's label, where and chain, in p (rd_names.c). */

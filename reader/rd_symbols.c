@@ -20,6 +20,14 @@
 ** DWARF scopes that cover the address: each DW_TAG_inlined_subroutine names
 ** the inlined function and, in DW_AT_call_file/DW_AT_call_line, the line of
 ** the caller that it was inlined at.
+**
+** A program that reads snapshots of one process again and again (inspect
+** serve: each scrape a new snapshot of the same modules) calls
+** rd_syms_keep(true): the last rd_syms is then kept when freed, given back
+** by rd_syms_new for the same module table (each module's path, bias and
+** build-id), with every lookup it made remembered.  The DWARF scopes of a
+** thousand sites cost over a second of CPU a scrape (bench/serve.sh); a
+** site looked up again costs a hash probe and a copy.
 */
 #include "rd_int.h"
 #include "meminst-wrappers.h"
@@ -53,13 +61,29 @@ struct syms_alone {
 	struct syms_mod mod;
 };
 
+/* A lookup remembered (rd_syms_keep): its result and, when 0, the symbol. */
+struct syms_memo {
+	uint64_t site;
+	int r;
+	bool used;
+	struct rd_sym sym;
+};
+
 struct rd_syms {
 	Dwfl *dwfl;
 	struct syms_mod *mods;
 	size_t n;
 	struct syms_alone *alone;
 	size_t nalone;
+	unsigned users;              /* rd_syms_new's callers not yet freed */
+	struct rd_module *keyed;     /* kept: the module table, copied */
+	size_t nkeyed;
+	struct syms_memo *memo;      /* kept: open addressing by site */
+	size_t memo_cap, memo_n;
 };
+
+static bool syms_keep;
+static struct rd_syms *syms_kept;
 
 static char *syms_debuginfo_path;
 
@@ -220,9 +244,49 @@ static void syms_report(struct rd_syms *s, const struct rd_module *m)
 		s->n++;
 }
 
+static bool syms_same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool syms_same_modules(const struct rd_syms *s, const struct rd_module *mods, size_t n)
+{
+	if (s->nkeyed != n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s->keyed[i].base != mods[i].base || !syms_same_str(s->keyed[i].path, mods[i].path) ||
+		    !syms_same_str(s->keyed[i].build_id, mods[i].build_id))
+			return false;
+	return true;
+}
+
+static void syms_destroy(struct rd_syms *s);
+
+/* Keep s (rd_syms_keep): its module table copied, its lookups remembered
+** from now on; the one kept before goes once unused. */
+static void syms_keep_this(struct rd_syms *s, const struct rd_module *mods, size_t n)
+{
+	s->keyed = rd_xcalloc(n ? n : 1, sizeof *s->keyed);
+	for (size_t i = 0; i < n; i++)
+		s->keyed[i] = (struct rd_module){mods[i].base, mods[i].path ? rd_xstrdup(mods[i].path) : NULL,
+						 mods[i].build_id ? rd_xstrdup(mods[i].build_id) : NULL};
+	s->nkeyed = n;
+	struct rd_syms *old = syms_kept;
+	syms_kept = s;
+	if (old && !old->users)
+		syms_destroy(old);
+}
+
 rd_syms_t *rd_syms_new(const struct rd_module *mods, size_t n)
 {
+	if (syms_kept && syms_same_modules(syms_kept, mods, n)) {
+		syms_kept->users++;
+		return syms_kept;
+	}
 	struct rd_syms *s = rd_xcalloc(1, sizeof *s);
+	s->users = 1;
+	if (syms_keep)
+		syms_keep_this(s, mods, n);
 	s->mods = rd_xcalloc(n ? n : 1, sizeof *s->mods);
 	s->dwfl = dwfl_begin(&syms_callbacks);
 	if (!s->dwfl)
@@ -460,14 +524,65 @@ static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_s
 	return sym->func || sym->file ? 0 : -1;
 }
 
+static void syms_copy(struct rd_sym *to, const struct rd_sym *from)
+{
+	*to = *from; /* module: the Dwfl's, which lives as long as the memo */
+	to->func = from->func ? rd_xstrdup(from->func) : NULL;
+	to->file = from->file ? rd_xstrdup(from->file) : NULL;
+	to->chain = from->nchain ? rd_xcalloc(from->nchain, sizeof *to->chain) : NULL;
+	for (size_t i = 0; i < from->nchain; i++)
+		to->chain[i] = (struct rd_frame){from->chain[i].func ? rd_xstrdup(from->chain[i].func) : NULL,
+						 from->chain[i].file ? rd_xstrdup(from->chain[i].file) : NULL,
+						 from->chain[i].line};
+}
+
+/* The memo's slot of site: its entry, or the free slot where it goes. */
+static struct syms_memo *syms_memo_slot(struct syms_memo *v, size_t cap, uint64_t site)
+{
+	size_t j = (size_t)((site * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+	while (v[j].used && v[j].site != site)
+		j = (j + 1) & (cap - 1);
+	return &v[j];
+}
+
+static void syms_memo_put(struct rd_syms *s, uint64_t site, int r, const struct rd_sym *sym)
+{
+	if (2 * (s->memo_n + 1) > s->memo_cap) {
+		size_t cap = s->memo_cap ? 2 * s->memo_cap : 256;
+		struct syms_memo *v = rd_xcalloc(cap, sizeof *v);
+		for (size_t i = 0; i < s->memo_cap; i++)
+			if (s->memo[i].used)
+				*syms_memo_slot(v, cap, s->memo[i].site) = s->memo[i];
+		free(s->memo);
+		s->memo = v;
+		s->memo_cap = cap;
+	}
+	struct syms_memo *m = syms_memo_slot(s->memo, s->memo_cap, site);
+	*m = (struct syms_memo){.site = site, .r = r, .used = true};
+	if (!r)
+		syms_copy(&m->sym, sym);
+	s->memo_n++;
+}
+
 int rd_syms_lookup(rd_syms_t *s, uint64_t site, struct rd_sym *sym)
 {
 	*sym = (struct rd_sym){0};
 	if (!s->dwfl || site == 0)
 		return -1;
+	if (s->memo_n) {
+		const struct syms_memo *m = syms_memo_slot(s->memo, s->memo_cap, site);
+		if (m->used) {
+			if (!m->r)
+				syms_copy(sym, &m->sym);
+			return m->r;
+		}
+	}
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
 	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
-	return sm ? syms_lookup_mod(sm, site, sym) : -1;
+	int r = sm ? syms_lookup_mod(sm, site, sym) : -1;
+	if (s->keyed)
+		syms_memo_put(s, site, r, sym);
+	return r;
 }
 
 /* The size of a pointer in .eh_frame_hdr's encoding (DW_EH_PE_*: the low
@@ -632,8 +747,46 @@ int rd_sym_user_frame(const struct rd_sym *sym)
 	return -1;
 }
 
+/* A user done with s: kept, it stays (its modules looked at alone are
+** the session's, and go); else it goes with its last user. */
 void rd_syms_free(rd_syms_t *s)
 {
+	if (--s->users)
+		return;
+	if (s != syms_kept) {
+		syms_destroy(s);
+		return;
+	}
+	for (size_t i = 0; i < s->nalone; i++)
+		if (s->alone[i].dwfl)
+			dwfl_end(s->alone[i].dwfl);
+	free(s->alone);
+	s->alone = NULL;
+	s->nalone = 0;
+}
+
+void rd_syms_keep(bool on)
+{
+	syms_keep = on;
+	if (!on && syms_kept) {
+		struct rd_syms *s = syms_kept;
+		syms_kept = NULL;
+		if (!s->users)
+			syms_destroy(s);
+	}
+}
+
+static void syms_destroy(struct rd_syms *s)
+{
+	for (size_t i = 0; i < s->memo_cap; i++)
+		if (s->memo[i].used)
+			rd_sym_clear(&s->memo[i].sym);
+	free(s->memo);
+	for (size_t i = 0; i < s->nkeyed; i++) {
+		free((char *)s->keyed[i].path);
+		free((char *)s->keyed[i].build_id);
+	}
+	free(s->keyed);
 	for (size_t i = 0; i < s->nalone; i++)
 		if (s->alone[i].dwfl)
 			dwfl_end(s->alone[i].dwfl);

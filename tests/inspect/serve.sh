@@ -10,8 +10,18 @@
 #   - the index; /debug/pprof/profile answers 501; a bad path 404, POST
 #     405, a garbled request line 400, a client that sends half a request
 #     and waits is dropped and the next request answered;
-#   - 20 scrapes leave the target's descriptors and threads as they were
-#     and no temporary file behind;
+#   - every answer of the soak decoded by a protocol-buffers reader of its
+#     own (pprof_check below, no go needed): Go's four sample types in its
+#     order, period_type space/bytes and period 1, time_nanos (within a day
+#     of now) and duration_nanos, a mapping with a build-id on every
+#     location and a function on every line, labels type and class on every
+#     sample, thread and tid on every live one;
+#   - the soak: 40 scrapes (a count, not a time) of the three-threaded
+#     target, each answer 200 and decoded as above with the same live
+#     memory and counters as the first (the target is idle), leave the
+#     target's descriptors and threads as they were, its VmRSS within 1 MB
+#     of what it was after the 5th scrape (the first scrapes' step: the
+#     snapshot machinery's own memory), and no temporary file behind;
 #   - SIGTERM stops the server with status 0; the target's end stops it
 #     with status 4 and one line;
 #   - mis: the heap by type (no thread labels);
@@ -130,6 +140,106 @@ for k, v in want.items():
 PY
 }
 
+# pprof_check FILE...: each gzipped profile decoded (the wire format read
+# here, field numbers of pprof's profile.proto) and checked as a mim heap
+# profile; prints one line per file: its live and counter totals.
+pprof_check() {
+	/usr/bin/python3 - "$@" <<'PY'
+import gzip, sys, time
+def varint(b, i):
+    r = s = 0
+    while True:
+        assert i < len(b), "a varint cut short"
+        c = b[i]; i += 1
+        r |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return r, i
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        k, i = varint(b, i)
+        f, w = k >> 3, k & 7
+        if w == 0:
+            v, i = varint(b, i)
+        elif w == 2:
+            n, i = varint(b, i)
+            v = b[i:i + n]; i += n
+            assert i <= len(b), "a field past the end"
+        elif w in (1, 5):
+            v = b[i:i + (8 if w == 1 else 4)]; i += 8 if w == 1 else 4
+        else:
+            raise AssertionError("wire type %d" % w)
+        out.append((f, w, v))
+    assert i == len(b), "bytes left over"
+    return out
+def nums(w, v):  # a repeated integer, packed or not
+    if w == 0:
+        return [v]
+    r, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i); r.append(x)
+    return r
+def msg(b):
+    d = {}
+    for f, w, v in fields(b):
+        d.setdefault(f, []).append((w, v))
+    return d
+def one(d, f, default=0):
+    return d[f][-1][1] if f in d else default
+for path in sys.argv[1:]:
+    p = msg(gzip.decompress(open(path, "rb").read()))
+    st = [v.decode() for w, v in p.get(6, [])]
+    assert st and st[0] == "", "%s: string_table[0] is not empty" % path
+    s = lambda i: st[i]
+    vt = lambda b: (s(one(msg(b), 1)), s(one(msg(b), 2)))
+    types = [vt(v) for w, v in p.get(1, [])]
+    assert types == [("alloc_objects", "count"), ("alloc_space", "bytes"), ("inuse_objects", "count"),
+                     ("inuse_space", "bytes")], "%s: sample types %s" % (path, types)
+    assert 11 in p and vt(one(p, 11)) == ("space", "bytes") and one(p, 12) == 1, "%s: period" % path
+    now = time.time() * 1e9
+    assert abs(one(p, 9) - now) < 86400e9, "%s: time_nanos %d" % (path, one(p, 9))
+    assert one(p, 10) > 0, "%s: no duration_nanos" % path
+    maps = {}
+    for w, v in p.get(3, []):
+        m = msg(v)
+        maps[one(m, 1)] = s(one(m, 6))
+    assert maps and all(len(b) >= 16 for b in maps.values()), "%s: a mapping without a build-id: %s" % (path, maps)
+    funcs = {one(msg(v), 1) for w, v in p.get(5, [])}
+    locs = set()
+    for w, v in p.get(4, []):
+        l = msg(v)
+        assert one(l, 2) in maps, "%s: location %d has no mapping" % (path, one(l, 1))
+        lines = [msg(x) for _, x in l.get(4, [])]
+        assert lines and all(one(x, 1) in funcs for x in lines), "%s: location %d: a line without a function" % (path, one(l, 1))
+        locs.add(one(l, 1))
+    total = [0, 0, 0, 0]
+    threads = {}
+    for w, v in p.get(2, []):
+        smp = msg(v)
+        ids = [x for ww, vv in smp.get(1, []) for x in nums(ww, vv)]
+        vals = [x for ww, vv in smp.get(2, []) for x in nums(ww, vv)]
+        assert ids and all(x in locs for x in ids), "%s: a sample at no location" % path
+        assert len(vals) == 4, "%s: a sample with %d values" % (path, len(vals))
+        lab = {}
+        for _, lv in smp.get(3, []):
+            l = msg(lv)
+            lab[s(one(l, 1))] = s(one(l, 2)) if 2 in l else one(l, 3)
+        assert "type" in lab and "class" in lab, "%s: a sample without type or class: %s" % (path, lab)
+        if vals[2]:
+            assert lab.get("thread") and lab.get("tid", 0) > 0, "%s: live memory without its thread: %s" % (path, lab)
+            threads[lab["thread"]] = threads.get(lab["thread"], 0) + vals[3]
+        for k in range(4):
+            total[k] += vals[k]
+    assert threads.get("serve-w1", 0) >= 100000 and threads.get("serve-w2", 0) >= 150000, "%s: threads %s" % (path, threads)
+    print("alloc_objects=%d alloc_space=%d inuse_objects=%d inuse_space=%d" % tuple(total))
+PY
+}
+
+# rss: the target's VmRSS in kB now.
+rss() {
+	awk '/^VmRSS/ { print $2 }' "/proc/$PID/status"
+}
+
 # ------------------------------------------------------------ mim, curl --
 why=
 start_target mim
@@ -194,15 +304,29 @@ mi_verdict "index, profile 501, 404, 405, 400, a slow client dropped" "$why" raw
 # --------------------------------------------------------------- soak --
 why=
 n=0
-while [ $n -lt 20 ]; do
-	curl -s -o scrape.pb.gz -w '%{http_code}\n' "$URL/debug/pprof/heap" >>codes.txt
+rss_first=$(rss)
+while [ $n -lt 40 ]; do
 	n=$((n + 1))
+	curl -s -o "scrape.$n.pb.gz" -w '%{http_code}\n' "$URL/debug/pprof/heap" >>codes.txt
+	[ $n = 5 ] && rss_step=$(rss)
 done
+rss_last=$(rss)
 after=$(fd_task)
-[ "$(grep -c '^200$' codes.txt)" = 20 ] || mi_why_add "not 20 answers 200: $(sort codes.txt | uniq -c)"
+[ "$(grep -c '^200$' codes.txt)" = 40 ] || mi_why_add "not 40 answers 200: $(sort codes.txt | uniq -c)"
 [ "$before" = "$after" ] || mi_why_add "descriptors and threads $before before, $after after the scrapes"
 [ -z "$(ls -A "$TMPDIR")" ] || mi_why_add "temporary files left: $(ls "$TMPDIR")"
-mi_verdict "20 scrapes: the target's descriptors and threads unchanged ($after), no file left" "$why" s.err stderr
+[ "$rss_last" -le $((rss_step + 1024)) ] ||
+	mi_why_add "the target's VmRSS grew: $rss_first kB before, $rss_step after 5 scrapes, $rss_last after 40"
+n=0
+files=
+while [ $n -lt 40 ]; do
+	n=$((n + 1))
+	files="$files scrape.$n.pb.gz"
+done
+pprof_check $files >decoded.txt 2>&1 || mi_why_add "an answer: $(tail -n 1 decoded.txt)"
+[ "$(sort -u decoded.txt | wc -l)" = 1 ] || mi_why_add "the answers differ: $(sort decoded.txt | uniq -c | head -n 3)"
+mi_verdict "40 scrapes: each decoded, the same memory; the target's descriptors and threads unchanged ($after), VmRSS flat ($rss_first kB, $rss_step after 5, $rss_last after 40), no file left" \
+	"$why" decoded.txt decoded s.err stderr
 
 # -------------------------------------------------------------- stops --
 why=

@@ -80,7 +80,7 @@ static void lst_expect_capture(void *const *want, size_t n)
 	alloc_snap_t *im = alloc_snap_capture(true, "api");
 	cr_assert_not_null(im);
 	cr_assert_eq(im->nblocks, n, "captured %zu blocks, %zu live", im->nblocks, n);
-	alloc_snap_sort(im->keys, im->nblocks, im->scratch, im->counts);
+	alloc_snap_sort(im->recs, im->nblocks, im->counts);
 	void **sorted = malloc(n * sizeof *sorted);
 	memcpy(sorted, want, n * sizeof *sorted);
 	for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
@@ -91,8 +91,8 @@ static void lst_expect_capture(void *const *want, size_t n)
 		}
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < n; i++) {
-		cr_assert_eq(im->keys[i].addr, (uintptr_t)sorted[i], "block %zu", i);
-		bytes += im->recs[im->keys[i].at].size;
+		cr_assert_eq(im->recs[i].addr, (uintptr_t)sorted[i], "block %zu", i);
+		bytes += im->recs[i].size;
 	}
 	cr_assert_eq(im->bytes, bytes);
 	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
@@ -409,7 +409,7 @@ static void *bias_capturer(void *arg)
 		cr_assert_not_null(im);
 		uint64_t bytes = 0;
 		for (size_t i = 0; i < im->nblocks; i++)
-			bytes += im->recs[im->keys[i].at].size;
+			bytes += im->recs[i].size;
 		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, im->nblocks,
 			     "a capture's blocks and status differ");
 		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);

@@ -1,10 +1,11 @@
 /*
 ** test_snapsort.c — unit tests of the snapshot's sort (alloc_snap_sort in
-** alloc/alloc_snapshot.c): keys come out in address order, each key keeps
-** its record index, whatever bits the addresses differ in (one pass to the
-** widest span user addresses can have, two heaps far apart), with equal
-** addresses and with 0, 1 and 2 keys; a block listed twice kept once
-** (alloc_snap_sort_unique).
+** alloc/alloc_snapshot.c, in place): records come out in address order,
+** each whole (its other fields moved with its address), whatever bits the
+** addresses differ in (one level to the widest span user addresses can
+** have, two heaps far apart), with equal addresses and with 0 to 3
+** records, and runs around the insertion sort's size; a block listed
+** twice kept once (alloc_snap_sort_unique).
 */
 #include "ut.h"
 
@@ -19,25 +20,30 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
-/* Sort n keys made by addr_of(i) and check order and the index each kept. */
+/* Sort n records made by addr_of(i), each carrying its index i in seq,
+** and check order and that each record moved whole. */
 static void sort_check(size_t n, uint64_t (*addr_of)(size_t))
 {
-	alloc_snap_key_t *k = calloc(n + 1, sizeof *k), *scratch = calloc(n + 1, sizeof *k);
+	alloc_snap_rec_t *r = calloc(n + 1, sizeof *r);
 	uint64_t *addr = calloc(n + 1, sizeof *addr);
 	size_t *counts = calloc(ALLOC_SNAP_SORT_COUNTS, sizeof *counts);
 	unsigned char *seen = calloc(n + 1, 1);
-	cr_assert(k && scratch && addr && counts && seen);
+	cr_assert(r && addr && counts && seen);
 	for (size_t i = 0; i < n; i++)
-		k[i] = (alloc_snap_key_t){addr[i] = addr_of(i), i};
-	alloc_snap_sort(k, n, scratch, counts);
+		r[i] = (alloc_snap_rec_t){.addr = addr[i] = addr_of(i), .size = 3 * i, .seq = i,
+					  .type = (uint32_t)i, .thread = i & 0xffffff, .allocator = i & 0xff};
+	alloc_snap_sort(r, n, counts);
 	for (size_t i = 0; i < n; i++) {
-		cr_assert_lt(k[i].at, n);
-		cr_assert_eq(k[i].addr, addr[k[i].at], "key %zu lost its record", i);
-		cr_assert_eq(seen[k[i].at]++, 0, "record %zu twice", (size_t)k[i].at);
+		size_t at = r[i].seq;
+		cr_assert_lt(at, n);
+		cr_assert_eq(r[i].addr, addr[at], "record %zu lost its address", i);
+		cr_assert(r[i].size == 3 * at && r[i].type == (uint32_t)at && r[i].thread == (at & 0xffffff) &&
+			  r[i].allocator == (at & 0xff), "record %zu not whole", i);
+		cr_assert_eq(seen[at]++, 0, "record %zu twice", at);
 		if (i)
-			cr_assert_leq(k[i - 1].addr, k[i].addr, "keys %zu and %zu out of order", i - 1, i);
+			cr_assert_leq(r[i - 1].addr, r[i].addr, "records %zu and %zu out of order", i - 1, i);
 	}
-	free(k), free(scratch), free(addr), free(counts), free(seen);
+	free(r), free(addr), free(counts), free(seen);
 }
 
 static uint64_t heap_small(size_t i) { (void)i; return 0x555555550000ull + (rng() % 4096) * 16; }
@@ -59,6 +65,9 @@ Test(snapsort, orders_every_span)
 		for (size_t n = 0; n <= 3; n++)
 			sort_check(n, kinds[k]);
 	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (size_t n = 20; n <= 30; n++) /* around the insertion sort's runs */
+			sort_check(n, kinds[k]);
+	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
 		sort_check(100000, kinds[k]);
 }
 
@@ -68,31 +77,29 @@ Test(snapsort, a_block_listed_twice_is_kept_once)
 {
 	enum { N = 6 };
 	static const uint64_t addr[N] = {0x3000, 0x1000, 0x2000, 0x1000, 0x3000, 0x3000};
-	static alloc_snap_key_t keys[N], scratch[N];
 	static alloc_snap_rec_t recs[N];
 	static uint8_t cls[N];
 	size_t *counts = calloc(ALLOC_SNAP_SORT_COUNTS, sizeof *counts);
-	alloc_snap_t im = {.keys = keys, .scratch = scratch, .recs = recs, .counts = counts, .nblocks = N,
-			   .leak_class = cls, .leak_done = true};
+	alloc_snap_t im = {.recs = recs, .counts = counts, .nblocks = N, .leak_class = cls, .leak_done = true};
 	for (size_t i = 0; i < N; i++) {
-		keys[i] = (alloc_snap_key_t){addr[i], i};
+		recs[i].addr = addr[i];
 		recs[i].size = 10 * (i + 1);
 		im.bytes += recs[i].size;
 	}
-	/* the leak scan sorts first and classes the sorted keys */
-	alloc_snap_sort(keys, N, scratch, counts);
+	/* the leak scan sorts first and classes the sorted records */
+	alloc_snap_sort(recs, N, counts);
 	im.sorted = true;
 	for (size_t i = 0; i < N; i++)
-		cls[i] = (uint8_t)(keys[i].addr >> 12);
+		cls[i] = (uint8_t)(recs[i].addr >> 12);
 	alloc_snap_sort_unique(&im);
 	cr_assert_eq(im.nblocks, 3);
 	for (size_t i = 0; i < 3; i++) {
-		cr_assert_eq(keys[i].addr, 0x1000 * (i + 1));
+		cr_assert_eq(recs[i].addr, 0x1000 * (i + 1));
 		cr_assert_eq(cls[i], i + 1, "block %zu lost its class", i);
 	}
 	uint64_t kept = 0;
 	for (size_t i = 0; i < 3; i++)
-		kept += recs[keys[i].at].size;
+		kept += recs[i].size;
 	cr_assert_eq(im.bytes, kept, "totals %llu, the blocks kept %llu", (unsigned long long)im.bytes,
 		     (unsigned long long)kept);
 	alloc_snap_sort_unique(&im); /* once is enough */

@@ -68,6 +68,12 @@ typedef struct leak_range_s {
 	uintptr_t lo, hi;
 } leak_range_t;
 
+/* A writable anonymous mapping of the program's (a root). */
+typedef struct leak_vma_s {
+	uintptr_t lo, hi;
+	bool stack; /* mapped MAP_STACK (VmFlags nh): a thread's stack */
+} leak_vma_t;
+
 /* One stopped (or looked-at) thread; written by its handler. */
 typedef struct leak_thread_s {
 	_Atomic pid_t tid;
@@ -105,6 +111,11 @@ typedef struct leak_s {
 	size_t map_bytes;
 	leak_range_t *modules, *maps;
 	size_t nmodules, nmaps;
+	leak_range_t *segs;         /* every object's writable segments, ours too */
+	size_t nsegs;
+	leak_vma_t *anon;           /* the program's anonymous mappings */
+	size_t nanon;
+	bool anon_ok;               /* meminst's own mappings read as VmFlags nr */
 	char *buf;                  /* for roots read with process_vm_readv */
 	bool vm_readv;              /* process_vm_readv works here */
 	uint64_t scanned;
@@ -289,6 +300,13 @@ static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	leak_t *k = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) { /* not anonymous roots: below */
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && k->nsegs < LEAK_MODULES_MAX)
+			k->segs[k->nsegs++] = (leak_range_t){lo & ~(uintptr_t)4095,
+							     (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095};
+	}
 	if (leak_module_own(info))
 		return 0;
 	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
@@ -305,16 +323,84 @@ static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* /proc/self/maps, parsed into ranges (sorted, as the kernel lists them). */
+/*
+** /proc/self/smaps: every mapping (k->maps, sorted as the kernel lists
+** them), and the program's writable anonymous ones (k->anon), which are
+** roots as memcheck scans every writable mapping of its client (Python's
+** pymalloc arenas, a program's own pools).  Not the program's: a mapping
+** made MAP_NORESERVE (VmFlags nr): meminst's own (alloc_sys_map: the
+** live map, buffers, captures), glibc's arena heaps (its non-main arenas:
+** free chunks are no roots), jemalloc's extents; the brk heap ([heap]:
+** glibc's main arena); the main stack ([stack], scanned from its stack
+** pointer).  anon_ok: meminst's mappings do read as nr (not with
+** vm.overcommit_memory=2, where the kernel drops the flag).
+*/
+static uintptr_t leak_hex(const char **p)
+{
+	uintptr_t v = 0;
+	for (; (**p >= '0' && **p <= '9') || (**p >= 'a' && **p <= 'f'); (*p)++)
+		v = v * 16 + (uintptr_t)(**p <= '9' ? **p - '0' : **p - 'a' + 10);
+	return v;
+}
+
+static bool leak_vmflag(const char *line, const char *flag)
+{
+	for (const char *p = line + 8; (p = strstr(p, flag)); p += 2)
+		if (p[-1] == ' ' && (p[2] == ' ' || p[2] == 0))
+			return true;
+	return false;
+}
+
+/* One line of smaps; *cand: the mapping of the last header is a candidate. */
+static void leak_smaps_line(leak_t *k, const char *line, leak_vma_t *cur, int *cand)
+{
+	const char *p = line;
+	if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) { /* lo-hi perms off dev inode name */
+		cur->lo = leak_hex(&p);
+		p += *p == '-';
+		cur->hi = leak_hex(&p);
+		if (k->nmaps < LEAK_MAPS_MAX && cur->hi > cur->lo)
+			k->maps[k->nmaps++] = (leak_range_t){cur->lo, cur->hi};
+		bool rw = p[0] == ' ' && p[1] == 'r' && p[2] == 'w';
+		for (int f = 0; f < 3 && *p; f++) { /* to the inode */
+			while (*p == ' ')
+				p++;
+			while (*p && *p != ' ')
+				p++;
+		}
+		while (*p == ' ')
+			p++;
+		bool inode0 = p[0] == '0' && p[1] == ' ';
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+		bool anon = (inode0 && (!*p || !strncmp(p, "[anon", 5))) || !strncmp(p, "/dev/zero", 9) ||
+			    !strncmp(p, "/SYSV", 5);
+		bool own = (uintptr_t)k->buf >= cur->lo && (uintptr_t)k->buf < cur->hi;
+		*cand = own ? 2 : rw && anon;
+	} else if (!strncmp(p, "VmFlags:", 8)) {
+		bool nr = leak_vmflag(p, "nr");
+		if (*cand == 2)
+			k->anon_ok = nr;
+		else if (*cand && !nr && k->nanon < LEAK_MAPS_MAX)
+			k->anon[k->nanon++] = (leak_vma_t){cur->lo, cur->hi, leak_vmflag(p, "nh")};
+		*cand = 0;
+	}
+}
+
 static void leak_read_maps(leak_t *k)
 {
-	k->nmaps = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	k->nmaps = k->nanon = 0;
+	k->anon_ok = false;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	char line[512];
 	size_t len = 0;
 	long r;
+	leak_vma_t cur = {0, 0, false};
+	int cand = 0;
 	while ((r = syscall(SYS_read, fd, k->buf, LEAK_CHUNK)) > 0) {
 		for (long i = 0; i < r; i++) {
 			char c = k->buf[i];
@@ -325,14 +411,7 @@ static void leak_read_maps(leak_t *k)
 			}
 			line[len] = 0;
 			len = 0;
-			uintptr_t lo = 0, hi = 0;
-			const char *p = line;
-			for (; *p && *p != '-'; p++)
-				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-			for (p += *p == '-'; *p && *p != ' '; p++)
-				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-			if (k->nmaps < LEAK_MAPS_MAX && hi > lo)
-				k->maps[k->nmaps++] = (leak_range_t){lo, hi};
+			leak_smaps_line(k, line, &cur, &cand);
 		}
 	}
 	syscall(SYS_close, fd);
@@ -374,6 +453,88 @@ static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintp
 		uintptr_t hi = tp + 4096 < end ? tp + 4096 : end;
 		if (end)
 			leak_root(k, lo, hi);
+	}
+}
+
+/*
+** Part of an anonymous mapping as a root, less what lies in it that is no
+** root: a loaded object's segment (its .bss runs on in anonymous memory;
+** scanned as the object's, glibc's arena left out) and the live blocks
+** (glibc maps a large block as a mapping of its own, next to the
+** program's: a block is reached through the flood, never a root).
+*/
+static void leak_root_gaps(leak_t *k, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t s = 0; s < k->nsegs && lo < hi; s++) {
+		const leak_range_t *g = &k->segs[s];
+		if (g->hi <= lo || g->lo >= hi)
+			continue;
+		if (g->lo > lo)
+			leak_root_gaps(k, lo, g->lo);
+		lo = g->hi;
+	}
+	size_t a = 0, b = k->n; /* the first block ending above lo */
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (k->end[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; lo < hi; i++) {
+		uintptr_t stop = i < k->n && k->start[i] < hi ? k->start[i] : hi;
+		if (stop > lo)
+			leak_root(k, lo, stop);
+		if (stop == hi)
+			break;
+		lo = k->end[i];
+	}
+}
+
+/*
+** A thread stack no running thread is on (MAP_STACK, not a live thread's):
+** glibc keeps the stacks of exited threads for new ones.  Memcheck sees
+** only what lies above the stack pointer a thread had when it ended: its
+** thread descriptor and static TLS at the top; what it left below is no
+** root (stale frames).  x86-64: the descriptor is found by its tcb and self
+** words, which hold its address; elsewhere, or when it is not found (a
+** coroutine's stack), the whole mapping.
+*/
+static uintptr_t leak_dead_stack_from(leak_t *k, uintptr_t lo, uintptr_t hi)
+{
+#if defined(__x86_64__)
+	uintptr_t from = hi - lo > LEAK_CHUNK ? hi - LEAK_CHUNK : lo;
+	size_t got = leak_read(k, from, hi - from) / 8;
+	const uint64_t *w = (const uint64_t *)k->buf;
+	for (size_t j = got >= 3 ? got - 3 : 0; got >= 3; j--) {
+		uintptr_t at = from + j * 8;
+		if (w[j] == at && w[j + 2] == at)
+			return at > lo + leak_tls_static ? at - leak_tls_static : lo;
+		if (j == 0)
+			break;
+	}
+#else
+	(void)k, (void)hi;
+#endif
+	return lo;
+}
+
+/* The program's anonymous mappings, but the stacks of running threads
+** (this one's holds here; scanned from their stack pointers). */
+static void leak_anon_roots(leak_t *k, uintptr_t here)
+{
+	if (!k->anon_ok)
+		return;
+	for (size_t i = 0; i < k->nanon; i++) {
+		const leak_vma_t *v = &k->anon[i];
+		bool running = here >= v->lo && here < v->hi;
+		for (uint32_t t = 0, n = atomic_load(&leak_nslots); t < n && !running; t++) {
+			uintptr_t sp = leak_slots[t].sp;
+			int st = atomic_load(&leak_slots[t].state);
+			running = (st == 1 || st == 2 || st == 4) && sp >= v->lo && sp < v->hi;
+		}
+		if (!running)
+			leak_root_gaps(k, v->stack ? leak_dead_stack_from(k, v->lo, v->hi) : v->lo, v->hi);
 	}
 }
 
@@ -556,14 +717,22 @@ bool alloc_leak_prepare(void)
 	leak_t *k = &leak_ctx;
 	if (!leak_slots && !(leak_slots = alloc_sys_map(LEAK_THREADS_MAX * sizeof *leak_slots)))
 		return false;
-	size_t bytes = (LEAK_MODULES_MAX + LEAK_MAPS_MAX) * sizeof(leak_range_t) + LEAK_CHUNK;
+	size_t bytes = (2 * LEAK_MODULES_MAX + LEAK_MAPS_MAX) * sizeof(leak_range_t) +
+		       LEAK_MAPS_MAX * sizeof(leak_vma_t) + LEAK_CHUNK;
 	if (!k->buf && !(k->buf = alloc_sys_map(bytes)))
 		return false;
 	k->modules = (leak_range_t *)(k->buf + LEAK_CHUNK);
 	k->maps = k->modules + LEAK_MODULES_MAX;
-	k->nmodules = 0;
+	k->segs = k->maps + LEAK_MAPS_MAX;
+	k->anon = (leak_vma_t *)(k->segs + LEAK_MODULES_MAX);
+	k->nmodules = k->nsegs = 0;
 	alloc_guard_enter();
 	dl_iterate_phdr(leak_module_cb, k);
+	for (size_t i = 1; i < k->nsegs; i++) /* by address (a few hundred) */
+		for (size_t j = i; j > 0 && k->segs[j - 1].lo > k->segs[j].lo; j--) {
+			leak_range_t t = k->segs[j];
+			k->segs[j] = k->segs[j - 1], k->segs[j - 1] = t;
+		}
 	static bool tls_asked;
 	if (!tls_asked) {
 		void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
@@ -645,6 +814,7 @@ static void leak_scan_roots(leak_t *k)
 	}
 	for (size_t i = 0; i < k->nmodules; i++)
 		leak_root(k, k->modules[i].lo, k->modules[i].hi);
+	leak_anon_roots(k, here);
 }
 
 /* The clique phase, then each block's class and the sums. */

@@ -255,7 +255,12 @@ static bool leak_module_is(const char *mod, const char *const *names)
 ** program's, another library's): suppressed when one of them is in the
 ** loader, or in one of libc's functions below.  libstdc++'s own frames
 ** only let the run go on: its emergency exception pool, allocated by its
-** initializer that the loader calls, is the loader's then.
+** initializer that the loader calls, is the loader's then.  A stack that
+** ends in libstdc++ at a frame without a name (a site of one frame,
+** MEMINST=mim alone) is that pool too: its initializer is a local
+** function, the one that calls malloc itself in a stripped libstdc++;
+** the program's blocks are named after the caller of operator new, which
+** meminst interposes, and libstdc++'s exported functions have names.
 */
 static bool leak_default_suppressed(const char *stack)
 {
@@ -271,9 +276,11 @@ static bool leak_default_suppressed(const char *stack)
 	static const char *const libstdcxx[] = {"libstdc++", NULL};
 	struct rd_stack_frame fr;
 	char func[512];
+	bool unnamed_libstdcxx = false;
 	while (rd_stack_next(&stack, &fr)) {
 		if (leak_module_is(fr.module, ldso))
 			return true;
+		unnamed_libstdcxx = leak_module_is(fr.module, libstdcxx) && !strncmp(fr.func, "0x", 2);
 		if (leak_module_is(fr.module, libstdcxx))
 			continue;
 		if (!leak_module_is(fr.module, libc))
@@ -283,7 +290,7 @@ static bool leak_default_suppressed(const char *stack)
 			if (!fnmatch(libc_funcs[i], func, 0))
 				return true;
 	}
-	return false;
+	return unnamed_libstdcxx;
 }
 
 /* The user's names: a glob matching the function of any frame of the

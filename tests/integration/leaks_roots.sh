@@ -11,7 +11,12 @@
 #   - a pointer left on the stack of a thread that has ended (glibc keeps
 #     the stack for the next thread) does not count: definitely lost (160);
 #   - against valgrind --leak-check=full on the same program: the same
-#     bytes and blocks of each of these sites.
+#     bytes and blocks of each of these sites;
+#   - a C++ program (tests/targets/cxx_containers) under MEMINST=mim (sites
+#     of one frame): libstdc++'s emergency exception pool, which memcheck
+#     never counts (__gnu_cxx::__freeres), is on the suppressed line, its
+#     site a libstdc++ frame without a name; nothing of libstdc++'s is
+#     still reachable.
 # Three runs (the thread's stack, the mapping's place vary).
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -76,4 +81,15 @@ if command -v valgrind >/dev/null; then
 else
 	echo "skip  memcheck comparison: valgrind is not installed"
 fi
+
+why=
+MI_MEMINST="mim,snapshot=$MI_TMP/cxx.db" mi_x "$MI_TARGETS/cxx_containers" >"$MI_TMP/cxx.out" 2>"$MI_TMP/cxx.err" ||
+	mi_why_add "cxx_containers: exit status $?"
+"$INSPECT" leaks --all --csv "$MI_TMP/cxx.db" >"$MI_TMP/cxx.csv" 2>"$MI_TMP/cxx.ierr" || mi_why_add "inspect leaks failed"
+awk -F, '$1 == "suppressed" && $7 ~ /^0x[0-9a-f]* \(libstdc\+\+/ && $2 >= 8192 { f = 1 } END { exit !f }' \
+	"$MI_TMP/cxx.csv" || mi_why_add "no suppressed row of libstdc++'s pool"
+awk -F, '$1 != "suppressed" && NF > 3 && $7 ~ /libstdc\+\+/ { f = 1 } END { exit f }' "$MI_TMP/cxx.csv" ||
+	mi_why_add "a row of libstdc++'s not suppressed"
+mi_verdict "libstdc++'s emergency pool suppressed with sites of one frame" "$why" "$MI_TMP/cxx.csv" "inspect leaks" \
+	"$MI_TMP/cxx.ierr" "inspect stderr"
 mi_finish

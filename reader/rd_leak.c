@@ -253,7 +253,11 @@ static bool leak_module_is(const char *mod, const char *const *names)
 ** before memcheck looks: the innermost run of frames in libc, the loader
 ** and libstdc++ is looked at, up to the first frame elsewhere (the
 ** program's, another library's): suppressed when one of them is in the
-** loader, or in one of libc's functions below.  libstdc++'s own frames
+** loader, or in one of libc's functions below.  Not a dlopen'ed object's
+** link map, names and version table (the innermost loader frame past the
+** inlined malloc _dl_new_object, __strdup or _dl_check_map_versions):
+** __libc_freeres keeps them while the object stays loaded, and memcheck
+** counts them (python's modules).  libstdc++'s own frames
 ** only let the run go on: its emergency exception pool, allocated by its
 ** initializer that the loader calls, is the loader's then.  A stack that
 ** ends in libstdc++ at a frame without a name (a site of one frame,
@@ -278,8 +282,13 @@ static bool leak_default_suppressed(const char *stack)
 	char func[512];
 	bool unnamed_libstdcxx = false;
 	while (rd_stack_next(&stack, &fr)) {
-		if (leak_module_is(fr.module, ldso))
-			return true;
+		if (leak_module_is(fr.module, ldso) && fr.inlined)
+			continue; /* rtld-malloc.h's malloc, inlined into its caller */
+		if (leak_module_is(fr.module, ldso)) {
+			leak_func(&fr, func, sizeof func);
+			return strcmp(func, "_dl_new_object") && strcmp(func, "__strdup") &&
+			       strcmp(func, "_dl_check_map_versions");
+		}
 		unnamed_libstdcxx = leak_module_is(fr.module, libstdcxx) && !strncmp(fr.func, "0x", 2);
 		if (leak_module_is(fr.module, libstdcxx))
 			continue;

@@ -58,21 +58,13 @@
 #define LEAK_REDZONE 128
 #define LEAK_WAIT_NS 3000000000ll /* a signalled thread that never answers */
 #define LEAK_MODULES_MAX 4096
-#define LEAK_MAPS_MAX 65536
 #define LEAK_THREADS_MAX 4096
 
 /* A block's state during the scan (memcheck's names). */
 enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
-typedef struct leak_range_s {
-	uintptr_t lo, hi;
-} leak_range_t;
-
-/* A writable anonymous mapping of the program's (a root). */
-typedef struct leak_vma_s {
-	uintptr_t lo, hi;
-	bool stack; /* mapped MAP_STACK (VmFlags nh): a thread's stack */
-} leak_vma_t;
+typedef alloc_leak_range_t leak_range_t;
+typedef alloc_leak_vma_t leak_vma_t;
 
 /* One stopped (or looked-at) thread; written by its handler. */
 typedef struct leak_thread_s {
@@ -109,13 +101,11 @@ typedef struct leak_s {
 	uint32_t clique;            /* the leader, in the clique phase; else UINT32_MAX */
 	void *map;
 	size_t map_bytes;
-	leak_range_t *modules, *maps;
-	size_t nmodules, nmaps;
+	leak_range_t *modules;
+	size_t nmodules;
 	leak_range_t *segs;         /* every object's writable segments, ours too */
 	size_t nsegs;
-	leak_vma_t *anon;           /* the program's anonymous mappings */
-	size_t nanon;
-	bool anon_ok;               /* meminst's own mappings read as VmFlags nr */
+	alloc_leak_maps_t mp;       /* the mappings; the program's anonymous ones */
 	char *buf;                  /* for roots read with process_vm_readv */
 	bool vm_readv;              /* process_vm_readv works here */
 	uint64_t scanned;
@@ -323,116 +313,7 @@ static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/*
-** /proc/self/smaps: every mapping (k->maps, sorted as the kernel lists
-** them), and the program's writable anonymous ones (k->anon), which are
-** roots as memcheck scans every writable mapping of its client (Python's
-** pymalloc arenas, a program's own pools).  Not the program's: a mapping
-** made MAP_NORESERVE (VmFlags nr): meminst's own (alloc_sys_map: the
-** live map, buffers, captures), glibc's arena heaps (its non-main arenas:
-** free chunks are no roots), jemalloc's extents; the brk heap ([heap]:
-** glibc's main arena); the main stack ([stack], scanned from its stack
-** pointer).  anon_ok: meminst's mappings do read as nr (not with
-** vm.overcommit_memory=2, where the kernel drops the flag).
-*/
-static uintptr_t leak_hex(const char **p)
-{
-	uintptr_t v = 0;
-	for (; (**p >= '0' && **p <= '9') || (**p >= 'a' && **p <= 'f'); (*p)++)
-		v = v * 16 + (uintptr_t)(**p <= '9' ? **p - '0' : **p - 'a' + 10);
-	return v;
-}
-
-static bool leak_vmflag(const char *line, const char *flag)
-{
-	for (const char *p = line + 8; (p = strstr(p, flag)); p += 2)
-		if (p[-1] == ' ' && (p[2] == ' ' || p[2] == 0))
-			return true;
-	return false;
-}
-
-/* One line of smaps; *cand: the mapping of the last header is a candidate. */
-static void leak_smaps_line(leak_t *k, const char *line, leak_vma_t *cur, int *cand)
-{
-	const char *p = line;
-	if ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')) { /* lo-hi perms off dev inode name */
-		cur->lo = leak_hex(&p);
-		p += *p == '-';
-		cur->hi = leak_hex(&p);
-		if (k->nmaps < LEAK_MAPS_MAX && cur->hi > cur->lo)
-			k->maps[k->nmaps++] = (leak_range_t){cur->lo, cur->hi};
-		bool rw = p[0] == ' ' && p[1] == 'r' && p[2] == 'w';
-		for (int f = 0; f < 3 && *p; f++) { /* to the inode */
-			while (*p == ' ')
-				p++;
-			while (*p && *p != ' ')
-				p++;
-		}
-		while (*p == ' ')
-			p++;
-		bool inode0 = p[0] == '0' && p[1] == ' ';
-		while (*p && *p != ' ')
-			p++;
-		while (*p == ' ')
-			p++;
-		bool anon = (inode0 && (!*p || !strncmp(p, "[anon", 5))) || !strncmp(p, "/dev/zero", 9) ||
-			    !strncmp(p, "/SYSV", 5);
-		bool own = (uintptr_t)k->buf >= cur->lo && (uintptr_t)k->buf < cur->hi;
-		*cand = own ? 2 : rw && anon;
-	} else if (!strncmp(p, "VmFlags:", 8)) {
-		bool nr = leak_vmflag(p, "nr");
-		if (*cand == 2)
-			k->anon_ok = nr;
-		else if (*cand && !nr && k->nanon < LEAK_MAPS_MAX)
-			k->anon[k->nanon++] = (leak_vma_t){cur->lo, cur->hi, leak_vmflag(p, "nh")};
-		*cand = 0;
-	}
-}
-
-static void leak_read_maps(leak_t *k)
-{
-	k->nmaps = k->nanon = 0;
-	k->anon_ok = false;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char line[512];
-	size_t len = 0;
-	long r;
-	leak_vma_t cur = {0, 0, false};
-	int cand = 0;
-	while ((r = syscall(SYS_read, fd, k->buf, LEAK_CHUNK)) > 0) {
-		for (long i = 0; i < r; i++) {
-			char c = k->buf[i];
-			if (c != '\n') {
-				if (len < sizeof line - 1)
-					line[len++] = c;
-				continue;
-			}
-			line[len] = 0;
-			len = 0;
-			leak_smaps_line(k, line, &cur, &cand);
-		}
-	}
-	syscall(SYS_close, fd);
-}
-
-/* The end of the mapping holding a (0: none); a run of adjacent mappings
-** (a stack the kernel split by permissions) counts as one. */
-static uintptr_t leak_map_end(const leak_t *k, uintptr_t a)
-{
-	size_t lo = 0, hi = k->nmaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (k->maps[mid].hi <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == k->nmaps || k->maps[lo].lo > a)
-		return 0;
-	return k->maps[lo].hi;
-}
+static inline uintptr_t leak_map_end(const leak_t *k, uintptr_t a) { return alloc_leak_map_end(&k->mp, a); }
 
 /* A thread's stack from sp up, its registers, its TLS and descriptor. */
 static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintptr_t *regs, unsigned nregs)
@@ -523,10 +404,10 @@ static uintptr_t leak_dead_stack_from(leak_t *k, uintptr_t lo, uintptr_t hi)
 ** (this one's holds here; scanned from their stack pointers). */
 static void leak_anon_roots(leak_t *k, uintptr_t here)
 {
-	if (!k->anon_ok)
+	if (!k->mp.anon_ok)
 		return;
-	for (size_t i = 0; i < k->nanon; i++) {
-		const leak_vma_t *v = &k->anon[i];
+	for (size_t i = 0; i < k->mp.nanon; i++) {
+		const leak_vma_t *v = &k->mp.anon[i];
 		bool running = here >= v->lo && here < v->hi;
 		for (uint32_t t = 0, n = atomic_load(&leak_nslots); t < n && !running; t++) {
 			uintptr_t sp = leak_slots[t].sp;
@@ -717,14 +598,14 @@ bool alloc_leak_prepare(void)
 	leak_t *k = &leak_ctx;
 	if (!leak_slots && !(leak_slots = alloc_sys_map(LEAK_THREADS_MAX * sizeof *leak_slots)))
 		return false;
-	size_t bytes = (2 * LEAK_MODULES_MAX + LEAK_MAPS_MAX) * sizeof(leak_range_t) +
-		       LEAK_MAPS_MAX * sizeof(leak_vma_t) + LEAK_CHUNK;
+	size_t bytes = (2 * LEAK_MODULES_MAX + ALLOC_LEAK_MAPS_MAX) * sizeof(leak_range_t) +
+		       ALLOC_LEAK_MAPS_MAX * sizeof(leak_vma_t) + LEAK_CHUNK;
 	if (!k->buf && !(k->buf = alloc_sys_map(bytes)))
 		return false;
 	k->modules = (leak_range_t *)(k->buf + LEAK_CHUNK);
-	k->maps = k->modules + LEAK_MODULES_MAX;
-	k->segs = k->maps + LEAK_MAPS_MAX;
-	k->anon = (leak_vma_t *)(k->segs + LEAK_MODULES_MAX);
+	k->mp.maps = k->modules + LEAK_MODULES_MAX;
+	k->segs = k->mp.maps + ALLOC_LEAK_MAPS_MAX;
+	k->mp.anon = (leak_vma_t *)(k->segs + LEAK_MODULES_MAX);
 	k->nmodules = k->nsegs = 0;
 	alloc_guard_enter();
 	dl_iterate_phdr(leak_module_cb, k);
@@ -878,7 +759,7 @@ bool alloc_leak_scan(alloc_snap_t *im)
 	atomic_fetch_add(&leak_gen, 1);
 	atomic_store(&leak_active, true);
 	leak_stop_threads(k, &im->leak);
-	leak_read_maps(k);
+	alloc_leak_read_maps(&k->mp, k->buf, LEAK_CHUNK);
 	leak_scan_roots(k);
 	leak_classify(k, im);
 	leak_resume_threads();

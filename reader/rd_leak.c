@@ -239,6 +239,13 @@ static void leak_func(const struct rd_stack_frame *fr, char *func, size_t len)
 	snprintf(func, len, "%.*s", (int)(plus ? (size_t)(plus - fr->func) : strlen(fr->func)), fr->func);
 }
 
+/* A frame no symbol names: its address, or module+0xSTART of its function. */
+static bool leak_frame_unnamed(const struct rd_stack_frame *fr)
+{
+	size_t n = strlen(fr->module);
+	return !strncmp(fr->func, "0x", 2) || (n && !strncmp(fr->func, fr->module, n) && !strncmp(fr->func + n, "+0x", 3));
+}
+
 static bool leak_module_is(const char *mod, const char *const *names)
 {
 	for (int i = 0; names[i]; i++)
@@ -289,7 +296,7 @@ static bool leak_default_suppressed(const char *stack)
 			return strcmp(func, "_dl_new_object") && strcmp(func, "__strdup") &&
 			       strcmp(func, "_dl_check_map_versions");
 		}
-		unnamed_libstdcxx = leak_module_is(fr.module, libstdcxx) && !strncmp(fr.func, "0x", 2);
+		unnamed_libstdcxx = leak_module_is(fr.module, libstdcxx) && leak_frame_unnamed(&fr);
 		if (leak_module_is(fr.module, libstdcxx))
 			continue;
 		if (!leak_module_is(fr.module, libc))

@@ -89,7 +89,7 @@ static void exit_postfork_child(void)
 ** one that does (vfork, CLONE_VM). */
 static void exit_copy_mark_init(void)
 {
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
 	if (madvise(p, 4096, MADV_WIPEONFORK) != 0) {

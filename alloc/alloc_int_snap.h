@@ -127,6 +127,26 @@ int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), voi
 ** held (the loader's lock), scan with it held and the records sorted. */
 bool alloc_leak_prepare(void);
 bool alloc_leak_scan(alloc_snap_t *im);
+
+/* "alloc_leak_maps.c": the process's mappings, for the leak scan. */
+#define ALLOC_LEAK_MAPS_MAX 65536
+typedef struct alloc_leak_range_s {
+	uintptr_t lo, hi;
+} alloc_leak_range_t;
+typedef struct alloc_leak_vma_s { /* a writable anonymous mapping of the program's */
+	uintptr_t lo, hi;
+	bool stack; /* mapped MAP_STACK (VmFlags nh): a thread's stack */
+} alloc_leak_vma_t;
+typedef struct alloc_leak_maps_s {
+	alloc_leak_range_t *maps; /* every mapping, by address (ALLOC_LEAK_MAPS_MAX) */
+	size_t nmaps;
+	alloc_leak_vma_t *anon;   /* the program's anonymous ones (as many)        */
+	size_t nanon;
+	bool anon_ok;             /* meminst's own mappings read as VmFlags nr    */
+} alloc_leak_maps_t;
+/* buf: size bytes to read with, one of meminst's mappings (alloc_sys_map). */
+void alloc_leak_read_maps(alloc_leak_maps_t *m, char *buf, size_t size);
+uintptr_t alloc_leak_map_end(const alloc_leak_maps_t *m, uintptr_t a);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (8 * 512) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts);

@@ -102,7 +102,10 @@ static inline bool alloc_seccomp_refuses(unsigned what)
 {
 	return unlikely(atomic_load_explicit(&alloc_sc_refused, memory_order_relaxed) & what);
 }
-void *alloc_sys_map(size_t size);      /* zeroed pages, never the user heap */
+/* Zeroed pages, never the user heap.  Every mapping of meminst's is made
+** MAP_NORESERVE (VmFlags nr), which the leak check takes as not the
+** program's (alloc_leak.c): mmap it so, or through these. */
+void *alloc_sys_map(size_t size);
 void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 void *alloc_sys_remap(void *p, size_t old, size_t size);

@@ -58,15 +58,13 @@
 #define LEAK_REDZONE 128
 #define LEAK_WAIT_NS 3000000000ll /* a signalled thread that never answers */
 #define LEAK_MODULES_MAX 4096
-#define LEAK_MAPS_MAX 65536
 #define LEAK_THREADS_MAX 4096
 
 /* A block's state during the scan (memcheck's names). */
 enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
-typedef struct leak_range_s {
-	uintptr_t lo, hi;
-} leak_range_t;
+typedef alloc_leak_range_t leak_range_t;
+typedef alloc_leak_vma_t leak_vma_t;
 
 /* One stopped (or looked-at) thread; written by its handler. */
 typedef struct leak_thread_s {
@@ -102,8 +100,11 @@ typedef struct leak_s {
 	uint32_t clique;            /* the leader, in the clique phase; else UINT32_MAX */
 	void *map;
 	size_t map_bytes;
-	leak_range_t *modules, *maps;
-	size_t nmodules, nmaps;
+	leak_range_t *modules;
+	size_t nmodules;
+	leak_range_t *segs;         /* every object's writable segments, ours too */
+	size_t nsegs;
+	alloc_leak_maps_t mp;       /* the mappings; the program's anonymous ones */
 	char *buf;                  /* for roots read with process_vm_readv */
 	bool vm_readv;              /* process_vm_readv works here */
 	uint64_t scanned;
@@ -302,6 +303,13 @@ static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	leak_t *k = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) { /* not anonymous roots: below */
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && k->nsegs < LEAK_MODULES_MAX)
+			k->segs[k->nsegs++] = (leak_range_t){lo & ~(uintptr_t)4095,
+							     (lo + ph->p_memsz + 4095) & ~(uintptr_t)4095};
+	}
 	if (leak_module_own(info))
 		return 0;
 	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
@@ -318,55 +326,7 @@ static int leak_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* /proc/self/maps, parsed into ranges (sorted, as the kernel lists them). */
-static void leak_read_maps(leak_t *k)
-{
-	k->nmaps = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char line[512];
-	size_t len = 0;
-	long r;
-	while ((r = syscall(SYS_read, fd, k->buf, LEAK_CHUNK)) > 0) {
-		for (long i = 0; i < r; i++) {
-			char c = k->buf[i];
-			if (c != '\n') {
-				if (len < sizeof line - 1)
-					line[len++] = c;
-				continue;
-			}
-			line[len] = 0;
-			len = 0;
-			uintptr_t lo = 0, hi = 0;
-			const char *p = line;
-			for (; *p && *p != '-'; p++)
-				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-			for (p += *p == '-'; *p && *p != ' '; p++)
-				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-			if (k->nmaps < LEAK_MAPS_MAX && hi > lo)
-				k->maps[k->nmaps++] = (leak_range_t){lo, hi};
-		}
-	}
-	syscall(SYS_close, fd);
-}
-
-/* The end of the mapping holding a (0: none); a run of adjacent mappings
-** (a stack the kernel split by permissions) counts as one. */
-static uintptr_t leak_map_end(const leak_t *k, uintptr_t a)
-{
-	size_t lo = 0, hi = k->nmaps;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (k->maps[mid].hi <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == k->nmaps || k->maps[lo].lo > a)
-		return 0;
-	return k->maps[lo].hi;
-}
+static inline uintptr_t leak_map_end(const leak_t *k, uintptr_t a) { return alloc_leak_map_end(&k->mp, a); }
 
 /* A thread's stack from sp up, its registers, its TLS and descriptor. */
 static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintptr_t *regs, unsigned nregs)
@@ -387,6 +347,88 @@ static void leak_thread_roots(leak_t *k, uintptr_t sp, uintptr_t tp, const uintp
 		uintptr_t hi = tp + 4096 < end ? tp + 4096 : end;
 		if (end)
 			leak_root(k, lo, hi);
+	}
+}
+
+/*
+** Part of an anonymous mapping as a root, less what lies in it that is no
+** root: a loaded object's segment (its .bss runs on in anonymous memory;
+** scanned as the object's, glibc's arena left out) and the live blocks
+** (glibc maps a large block as a mapping of its own, next to the
+** program's: a block is reached through the flood, never a root).
+*/
+static void leak_root_gaps(leak_t *k, uintptr_t lo, uintptr_t hi)
+{
+	for (size_t s = 0; s < k->nsegs && lo < hi; s++) {
+		const leak_range_t *g = &k->segs[s];
+		if (g->hi <= lo || g->lo >= hi)
+			continue;
+		if (g->lo > lo)
+			leak_root_gaps(k, lo, g->lo);
+		lo = g->hi;
+	}
+	size_t a = 0, b = k->n; /* the first block ending above lo */
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (k->end[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (size_t i = a; lo < hi; i++) {
+		uintptr_t stop = i < k->n && k->start[i] < hi ? k->start[i] : hi;
+		if (stop > lo)
+			leak_root(k, lo, stop);
+		if (stop == hi)
+			break;
+		lo = k->end[i];
+	}
+}
+
+/*
+** A thread stack no running thread is on (MAP_STACK, not a live thread's):
+** glibc keeps the stacks of exited threads for new ones.  Memcheck sees
+** only what lies above the stack pointer a thread had when it ended: its
+** thread descriptor and static TLS at the top; what it left below is no
+** root (stale frames).  x86-64: the descriptor is found by its tcb and self
+** words, which hold its address; elsewhere, or when it is not found (a
+** coroutine's stack), the whole mapping.
+*/
+static uintptr_t leak_dead_stack_from(leak_t *k, uintptr_t lo, uintptr_t hi)
+{
+#if defined(__x86_64__)
+	uintptr_t from = hi - lo > LEAK_CHUNK ? hi - LEAK_CHUNK : lo;
+	size_t got = leak_read(k, from, hi - from) / 8;
+	const uint64_t *w = (const uint64_t *)k->buf;
+	for (size_t j = got >= 3 ? got - 3 : 0; got >= 3; j--) {
+		uintptr_t at = from + j * 8;
+		if (w[j] == at && w[j + 2] == at)
+			return at > lo + leak_tls_static ? at - leak_tls_static : lo;
+		if (j == 0)
+			break;
+	}
+#else
+	(void)k, (void)hi;
+#endif
+	return lo;
+}
+
+/* The program's anonymous mappings, but the stacks of running threads
+** (this one's holds here; scanned from their stack pointers). */
+static void leak_anon_roots(leak_t *k, uintptr_t here)
+{
+	if (!k->mp.anon_ok)
+		return;
+	for (size_t i = 0; i < k->mp.nanon; i++) {
+		const leak_vma_t *v = &k->mp.anon[i];
+		bool running = here >= v->lo && here < v->hi;
+		for (uint32_t t = 0, n = atomic_load(&leak_nslots); t < n && !running; t++) {
+			uintptr_t sp = leak_slots[t].sp;
+			int st = atomic_load(&leak_slots[t].state);
+			running = (st == 1 || st == 2 || st == 4) && sp >= v->lo && sp < v->hi;
+		}
+		if (!running)
+			leak_root_gaps(k, v->stack ? leak_dead_stack_from(k, v->lo, v->hi) : v->lo, v->hi);
 	}
 }
 
@@ -569,14 +611,22 @@ bool alloc_leak_prepare(void)
 	leak_t *k = &leak_ctx;
 	if (!leak_slots && !(leak_slots = alloc_sys_map(LEAK_THREADS_MAX * sizeof *leak_slots)))
 		return false;
-	size_t bytes = (LEAK_MODULES_MAX + LEAK_MAPS_MAX) * sizeof(leak_range_t) + LEAK_CHUNK;
+	size_t bytes = (2 * LEAK_MODULES_MAX + ALLOC_LEAK_MAPS_MAX) * sizeof(leak_range_t) +
+		       ALLOC_LEAK_MAPS_MAX * sizeof(leak_vma_t) + LEAK_CHUNK;
 	if (!k->buf && !(k->buf = alloc_sys_map(bytes)))
 		return false;
 	k->modules = (leak_range_t *)(k->buf + LEAK_CHUNK);
-	k->maps = k->modules + LEAK_MODULES_MAX;
-	k->nmodules = 0;
+	k->mp.maps = k->modules + LEAK_MODULES_MAX;
+	k->segs = k->mp.maps + ALLOC_LEAK_MAPS_MAX;
+	k->mp.anon = (leak_vma_t *)(k->segs + LEAK_MODULES_MAX);
+	k->nmodules = k->nsegs = 0;
 	alloc_guard_enter();
 	dl_iterate_phdr(leak_module_cb, k);
+	for (size_t i = 1; i < k->nsegs; i++) /* by address (a few hundred) */
+		for (size_t j = i; j > 0 && k->segs[j - 1].lo > k->segs[j].lo; j--) {
+			leak_range_t t = k->segs[j];
+			k->segs[j] = k->segs[j - 1], k->segs[j - 1] = t;
+		}
 	static bool tls_asked;
 	if (!tls_asked) {
 		void (*info)(size_t *, size_t *) = (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
@@ -652,6 +702,7 @@ static void leak_scan_roots(leak_t *k)
 	}
 	for (size_t i = 0; i < k->nmodules; i++)
 		leak_root(k, k->modules[i].lo, k->modules[i].hi);
+	leak_anon_roots(k, here);
 }
 
 /* The clique phase, then each block's class and the sums. */
@@ -715,7 +766,7 @@ bool alloc_leak_scan(alloc_snap_t *im)
 	atomic_fetch_add(&leak_gen, 1);
 	atomic_store(&leak_active, true);
 	leak_stop_threads(k, &im->leak);
-	leak_read_maps(k);
+	alloc_leak_read_maps(&k->mp, k->buf, LEAK_CHUNK);
 	leak_scan_roots(k);
 	leak_classify(k, im);
 	leak_resume_threads();

@@ -223,7 +223,7 @@ static int sym_keeper_main(void *arg)
 		if (sig != SIGKILL && sig != SIGSTOP)
 			syscall(SYS_rt_sigaction, sig, &dfl, NULL, 8);
 	long deadline = sym_now_ms() + c->timeout_ms;
-	void *stack = mmap(NULL, SYM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *stack = mmap(NULL, SYM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	int pid = stack == MAP_FAILED ? -1
 		  : clone(sym_helper_main, (char *)stack + SYM_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, c);
 	alloc_sys_own_fd_table(NULL, 0); /* none of the program's files stay open here */
@@ -259,7 +259,7 @@ static pid_t sym_spawn(const char *path, long timeout_ms, int *sock, char *why, 
 	struct sym_child c = {.sock = alloc_sys_fd_high(sv[1]), .path = path, .timeout_ms = timeout_ms};
 	sv[0] = alloc_sys_fd_high(sv[0]);
 	c.null = alloc_sys_fd_high((int)syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
-	void *stack = mmap(NULL, SYM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *stack = mmap(NULL, SYM_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	pid_t pid = -1;
 	if (stack != MAP_FAILED && c.null >= 0) {
 		sigset_t all;

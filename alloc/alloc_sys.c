@@ -483,7 +483,7 @@ void *alloc_sys_map_populated(size_t size)
 {
 	if (size < 2 * SYS_HUGE) {
 		void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_NORESERVE, -1, 0);
 		return p == MAP_FAILED ? NULL : p;
 	}
 	char *m = alloc_sys_map(size + SYS_HUGE);

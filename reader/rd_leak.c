@@ -239,6 +239,13 @@ static void leak_func(const struct rd_stack_frame *fr, char *func, size_t len)
 	snprintf(func, len, "%.*s", (int)(plus ? (size_t)(plus - fr->func) : strlen(fr->func)), fr->func);
 }
 
+/* A frame no symbol names: its address, or module+0xSTART of its function. */
+static bool leak_frame_unnamed(const struct rd_stack_frame *fr)
+{
+	size_t n = strlen(fr->module);
+	return !strncmp(fr->func, "0x", 2) || (n && !strncmp(fr->func, fr->module, n) && !strncmp(fr->func + n, "+0x", 3));
+}
+
 static bool leak_module_is(const char *mod, const char *const *names)
 {
 	for (int i = 0; names[i]; i++)
@@ -253,9 +260,18 @@ static bool leak_module_is(const char *mod, const char *const *names)
 ** before memcheck looks: the innermost run of frames in libc, the loader
 ** and libstdc++ is looked at, up to the first frame elsewhere (the
 ** program's, another library's): suppressed when one of them is in the
-** loader, or in one of libc's functions below.  libstdc++'s own frames
+** loader, or in one of libc's functions below.  Not a dlopen'ed object's
+** link map, names and version table (the innermost loader frame past the
+** inlined malloc _dl_new_object, __strdup or _dl_check_map_versions):
+** __libc_freeres keeps them while the object stays loaded, and memcheck
+** counts them (python's modules).  libstdc++'s own frames
 ** only let the run go on: its emergency exception pool, allocated by its
-** initializer that the loader calls, is the loader's then.
+** initializer that the loader calls, is the loader's then.  A stack that
+** ends in libstdc++ at a frame without a name (a site of one frame,
+** MEMINST=mim alone) is that pool too: its initializer is a local
+** function, the one that calls malloc itself in a stripped libstdc++;
+** the program's blocks are named after the caller of operator new, which
+** meminst interposes, and libstdc++'s exported functions have names.
 */
 static bool leak_default_suppressed(const char *stack)
 {
@@ -271,9 +287,16 @@ static bool leak_default_suppressed(const char *stack)
 	static const char *const libstdcxx[] = {"libstdc++", NULL};
 	struct rd_stack_frame fr;
 	char func[512];
+	bool unnamed_libstdcxx = false;
 	while (rd_stack_next(&stack, &fr)) {
-		if (leak_module_is(fr.module, ldso))
-			return true;
+		if (leak_module_is(fr.module, ldso) && fr.inlined)
+			continue; /* rtld-malloc.h's malloc, inlined into its caller */
+		if (leak_module_is(fr.module, ldso)) {
+			leak_func(&fr, func, sizeof func);
+			return strcmp(func, "_dl_new_object") && strcmp(func, "__strdup") &&
+			       strcmp(func, "_dl_check_map_versions");
+		}
+		unnamed_libstdcxx = leak_module_is(fr.module, libstdcxx) && leak_frame_unnamed(&fr);
 		if (leak_module_is(fr.module, libstdcxx))
 			continue;
 		if (!leak_module_is(fr.module, libc))
@@ -283,7 +306,7 @@ static bool leak_default_suppressed(const char *stack)
 			if (!fnmatch(libc_funcs[i], func, 0))
 				return true;
 	}
-	return false;
+	return unnamed_libstdcxx;
 }
 
 /* The user's names: a glob matching the function of any frame of the

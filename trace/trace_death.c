@@ -206,7 +206,7 @@ __attribute__((optimize("no-stack-protector"))) static int death_watch(void *arg
 int trace_bare_thread(int (*fn)(void *), void *arg)
 {
 	size_t size = 64 * 1024;
-	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (stack == MAP_FAILED)
 		return -1;
 	sigset_t all, old;
@@ -327,7 +327,7 @@ static void death_store_body(void)
 static void death_store(void)
 {
 	size_t guard = 4096;
-	char *stack = mmap(NULL, DEATH_STACK + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *stack = mmap(NULL, DEATH_STACK + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (stack == MAP_FAILED)
 		return;
 	mprotect(stack, guard, PROT_NONE);

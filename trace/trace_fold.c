@@ -53,7 +53,7 @@
 static void *fold_realloc(void *ctx, void *p, size_t n)
 {
 	(void)ctx;
-	size_t *h = mmap(NULL, n + 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t *h = mmap(NULL, n + 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (h == MAP_FAILED)
 		return NULL;
 	h[0] = n + 16;

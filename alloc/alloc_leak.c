@@ -370,18 +370,18 @@ static void leak_root_gaps(leak_t *k, uintptr_t lo, uintptr_t hi)
 	size_t a = 0, b = k->n; /* the first block ending above lo */
 	while (a < b) {
 		size_t mid = (a + b) / 2;
-		if (k->end[mid] <= lo)
+		if (leak_end(k, mid) <= lo)
 			a = mid + 1;
 		else
 			b = mid;
 	}
 	for (size_t i = a; lo < hi; i++) {
-		uintptr_t stop = i < k->n && k->start[i] < hi ? k->start[i] : hi;
+		uintptr_t stop = i < k->n && leak_start(k, i) < hi ? leak_start(k, i) : hi;
 		if (stop > lo)
 			leak_root(k, lo, stop);
 		if (stop == hi)
 			break;
-		lo = k->end[i];
+		lo = leak_end(k, i);
 	}
 }
 

@@ -487,9 +487,14 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen)
 {
 	const char *what = NULL;
-	if (o->mode == MEMINST_MODE_OFF && (o->snapshot || o->control)) {
-		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at, interval and control "
-				       "need mode mis or mim");
+	if (o->mode == MEMINST_MODE_OFF && o->snapshot && !o->control) {
+		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at and interval need mode mis or mim, "
+				       "or control=on (dormant: switched on by inspect start)");
+		return -1;
+	}
+	if (o->mode == MEMINST_MODE_OFF && o->control && o->backend != ALLOC_BACKEND_SYSTEM) {
+		alloc_fmt(err, errlen, "MEMINST off,control=on (dormant) needs backend=system: blocks made "
+				       "while off must be glibc's to be freed after a switch on");
 		return -1;
 	}
 	if (o->mode != MEMINST_MODE_MIM && (o->leak_check == ALLOC_LEAK_CHECK_ON || o->leak_exit_code)) {

@@ -21,8 +21,10 @@
 **             of another uid is refused as soon as it is accepted
 **             (SO_PEERCRED), and no client is ever waited on (see
 **             svc_conn_accept).  Request, one line:
-**             "snapshot <absolute-path> <map|status>"; answer, one line:
-**             "ok <snapshot-number>" or "error <message>".
+**             "snapshot <absolute-path> <map|status>", or in a process
+**             started dormant "start mis|mim" and "stop" (alloc_switch.c);
+**             answer, one line: "ok <snapshot-number>" (0 for start and
+**             stop) or "error <message>".
 **
 ** In a child created by fork the thread does not exist; with control=on
 ** the child starts its own (its channel named by its own pid), else it
@@ -242,10 +244,29 @@ static void svc_conn_close(struct svc_conn *c, const char *msg)
 	c->fd = -1;
 }
 
+/* "start mis|mim" and "stop": dormant, then on (alloc_switch.c). */
+static bool svc_switch_request(int fd, const char *line)
+{
+	char err[512];
+	int rc;
+	if (strcmp(line, "start mis") == 0 || strcmp(line, "start mim") == 0)
+		rc = alloc_switch_on(line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS, err, sizeof err);
+	else if (strcmp(line, "stop") == 0)
+		rc = alloc_switch_off(err, sizeof err);
+	else if (strncmp(line, "start", 5) == 0)
+		return svc_answer(fd, "bad request (expected: start mis|mim)", 0), true;
+	else
+		return false;
+	svc_answer(fd, rc < 0 ? err : NULL, 0);
+	return true;
+}
+
 /* Carry out one complete request line (NUL-terminated, without its '\n'). */
 static void svc_control_request(int fd, char *line)
 {
 	char err[512], *path = line + 9, *content;
+	if (svc_switch_request(fd, line))
+		return;
 	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
 		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status|leaks>)", 0);
 		return;
@@ -254,6 +275,11 @@ static void svc_control_request(int fd, char *line)
 	bool leaks = strcmp(content, "leaks") == 0, with_map = leaks || strcmp(content, "map") == 0;
 	if (!with_map && strcmp(content, "status") != 0) {
 		svc_answer(fd, "bad request: content is map, status or leaks", 0);
+		return;
+	}
+	if (alloc_mode == MEMINST_MODE_OFF) {
+		svc_answer(fd, "meminst is dormant in this process: nothing is counted until it is switched on "
+			   "(inspect start --pid PID)", 0);
 		return;
 	}
 	if (leaks && alloc_mode != MEMINST_MODE_MIM) {
@@ -434,6 +460,8 @@ static void svc_drain_wake(bool from_thread)
 */
 static bool svc_interval(void)
 {
+	if (alloc_mode == MEMINST_MODE_OFF)
+		return true; /* dormant, never switched on: nothing counted */
 	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
 	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
 	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns), stored = true;
@@ -731,7 +759,8 @@ void alloc_service_start(void)
 	const alloc_options_t *o = &alloc_opts;
 	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
 	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
-	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
+	if ((alloc_mode == MEMINST_MODE_OFF && !alloc_switchable) ||
+	    !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
 		return;
 	alloc_sqlite_fork_init(); /* its child handler runs before ours */
 	/* the action before the thread: its first look (svc_signal_check)

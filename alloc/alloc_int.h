@@ -135,6 +135,7 @@ typedef struct alloc_options_s {
 	int trace_sites;        /* trace_sites=: 0 default(off), 1 off, 2 on: CALL records with call sites */
 	bool control;           /* control=on                               */
 	int snapshot_signal;    /* snapshot_signal=USR2 (the default)       */
+	int switch_signal;      /* switch_signal=: dormant's on/off toggle; 0 none */
 	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */
 	bool on_error_abort;    /* on_error=abort                           */
 	bool quiet;             /* quiet=on: no invalid-free reports        */

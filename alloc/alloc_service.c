@@ -104,6 +104,52 @@ static void svc_signal_handler(int sig)
 }
 
 /*
+** Dormant's switch signal (switch_signal=, meminst(7)): each one toggles
+** meminst on (in the process's first mode, mis if none yet) or off, done by
+** the thread.  It is ours only if the program had no action for it when the
+** library started; if the program sets one later, it is the program's, said
+** once by svc_signal_check.
+*/
+static _Atomic bool svc_switch_pending;
+static bool svc_switch_installed;
+
+static void svc_switch_handler(int sig)
+{
+	int saved_errno = errno;
+	(void)sig;
+	atomic_store(&svc_switch_pending, true);
+	svc_wake('w');
+	errno = saved_errno;
+}
+
+static void svc_switch_install(void)
+{
+	int sig = alloc_opts.switch_signal;
+	struct sigaction cur, sa = {.sa_handler = svc_switch_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
+	sigemptyset(&sa.sa_mask);
+	if (!alloc_switchable || !sig || __sigaction(sig, NULL, &cur) != 0)
+		return;
+	if (cur.sa_handler != SIG_DFL) {
+		alloc_log("signal %d, the switch signal, already has an action (%s): it is left to the program "
+			  "(switch_signal= chooses another; inspect start works without it)", sig,
+			  cur.sa_handler == SIG_IGN ? "ignored" : "a handler");
+		return;
+	}
+	svc_switch_installed = sigaction(sig, &sa, NULL) == 0;
+}
+
+/* The thread: a switch signal came. */
+static void svc_switch_toggle(void)
+{
+	char err[512];
+	int rc = alloc_plain ? alloc_switch_on(alloc_mode == MEMINST_MODE_MIM ? MEMINST_MODE_MIM : MEMINST_MODE_MIS,
+					       err, sizeof err)
+			     : alloc_switch_off(err, sizeof err);
+	if (rc < 0)
+		alloc_log("switch signal: %s", err);
+}
+
+/*
 ** Peaks are taken at the turn.  A climb that crosses a threshold of
 ** geometric steps costs a copy of the map at every step, the sum of a
 ** geometric series: with 10 % steps, eleven times the final map.  So the
@@ -439,6 +485,8 @@ static void svc_drain_wake(bool from_thread)
 {
 	char buf[64];
 	bool sig = atomic_exchange(&svc_sig_pending, false);
+	if (atomic_exchange(&svc_switch_pending, false))
+		svc_switch_toggle();
 	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
 		;
 	if (!from_thread)
@@ -485,9 +533,16 @@ static bool svc_interval(void)
 */
 static void svc_signal_check(void)
 {
-	static bool said_action, said_blocked;
+	static bool said_action, said_blocked, said_switch;
 	static int pending_seen; /* consecutive checks that found it pending */
 	int sig = alloc_opts.snapshot_signal;
+	struct sigaction sw;
+	if (svc_switch_installed && !said_switch && __sigaction(alloc_opts.switch_signal, NULL, &sw) == 0 &&
+	    sw.sa_handler != svc_switch_handler) {
+		said_switch = true;
+		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
+			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
+	}
 	if (!alloc_opts.snapshot || !(alloc_opts.snapshot_at & ALLOC_SNAP_SIGNAL))
 		return;
 	struct sigaction cur;
@@ -769,6 +824,7 @@ void alloc_service_start(void)
 	sigemptyset(&sa.sa_mask);
 	if (sig)
 		sigaction(o->snapshot_signal, &sa, &old);
+	svc_switch_install();
 	if (!svc_launch()) {
 		if (sig)
 			sigaction(o->snapshot_signal, &old, NULL);

@@ -8,7 +8,7 @@
 ** from the file named by its argument (a FIFO), one a line:
 **     count N   N malloc(48)+free pairs from counted_site, then "done N"
 **     quit      stop the load, join it, print the results, exit
-** The results do not depend on timing: the checksum of what the load wrote
+** It says "ready PID" first.  The results do not depend on timing: the checksum of what the load wrote
 ** and read back, and the number of counted pairs.
 */
 #include <pthread.h>
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 		return 1;
 	long counted = 0;
 	char line[80];
-	int len = snprintf(line, sizeof line, "ready\n");
+	int len = snprintf(line, sizeof line, "ready %d\n", (int)getpid());
 	write(1, line, (size_t)len);
 	while (read_cmd(fileno(fifo)) > 0) {
 		if (strncmp(cmd_line, "count ", 6) == 0) {

@@ -68,7 +68,7 @@ static const struct rd_option launcher_options[] = {
 	{"no-memory", 0, RD_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
 	{"dormant", 0, RD_OT_FLAG, NULL, "off, at off's cost, until 'inspect start --pid PID' switches\n"
 	 "it on (and 'inspect stop' off); no time profiling unless\n"
-	 "--sample or --trace is given", OPT_DORMANT},
+	 "asked for (--sample, --trace)", OPT_DORMANT},
 	{"backend", 0, RD_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
 	 backend_words},
 	{"control", 0, RD_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"

@@ -23,19 +23,20 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 insp=$build/inspect/inspect
 echo "# switch: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 # cmd LINE WORD: send LINE, wait for the answer starting with WORD, print it
+# (the program appends: the file can be emptied between answers)
 cmd() {
 	echo "$1" >&3
-	while ! grep -q "^$2" "$tmp/out.$r"; do sleep 0.05; done
-	grep "^$2" "$tmp/out.$r"
+	while ! grep -aq "^$2" "$tmp/out.$r"; do sleep 0.05; done
+	grep -a "^$2" "$tmp/out.$r"
 	: >"$tmp/out.$r"
 }
 for r in $(seq 1 "$rounds"); do
 	mkfifo "$tmp/f.$r"
 	env LD_PRELOAD="$build/alloc/.libs/libmeminst.so" MEMINST=off,control=on \
-		"$build/bench/bench_switch" "$tmp/f.$r" >"$tmp/out.$r" &
+		"$build/bench/bench_switch" "$tmp/f.$r" >>"$tmp/out.$r" &
 	pid=$!
 	exec 3>"$tmp/f.$r"
-	while ! grep -q '^filled' "$tmp/out.$r"; do sleep 0.05; done
+	while ! grep -aq '^filled' "$tmp/out.$r"; do sleep 0.05; done
 	: >"$tmp/out.$r"
 	cmd mark marked >/dev/null; sleep 1
 	noise=$(cmd report gap_us | cut -d' ' -f2)

@@ -66,9 +66,9 @@ static const struct rd_option launcher_options[] = {
 	{"mis", 0, RD_OT_FLAG, NULL, "status only: 16-byte headers, every kind's figures\n(the default)", OPT_MIS},
 	{"mim", 0, RD_OT_FLAG, NULL, "also the live block map: snapshots list every block", OPT_MIM},
 	{"no-memory", 0, RD_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
-	{"dormant", 0, RD_OT_FLAG, NULL, "off, at off's cost, until 'inspect start --pid PID' switches\n"
-	 "it on (and 'inspect stop' off); no time profiling unless\n"
-	 "asked for (--sample, --trace)", OPT_DORMANT},
+	{"dormant", 0, RD_OT_FLAG, NULL, "off, at off's cost, until 'inspect start --pid PID'\n"
+	 "switches it on (and 'inspect stop' off); no time\n"
+	 "profiling unless asked for (--sample, --trace)", OPT_DORMANT},
 	{"backend", 0, RD_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
 	 backend_words},
 	{"control", 0, RD_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"

@@ -123,9 +123,9 @@ __attribute__((constructor(101))) static void api_constructor(void)
 	alloc_seccomp_init();
 	alloc_exit_init();
 	trace_start_from_env(); /* in every mode, off included */
-	if (!API_ON())
+	if (!API_ON() && !alloc_switchable) /* dormant: on below, switched on later */
 		return;
-	if (!api_hooks_reached())
+	if (API_ON() && !api_hooks_reached())
 		alloc_log("the program's malloc calls do not reach libmeminst: another allocator "
 			  "comes first (put libmeminst.so first in LD_PRELOAD); allocations are not "
 			  "instrumented");

@@ -34,6 +34,7 @@ alloc_options_t alloc_opts;
 size_t alloc_hdr_size;
 _Atomic int alloc_state;
 _Atomic unsigned alloc_route = ALLOC_ROUTE_STARTING;
+bool alloc_plain = true;
 static _Atomic unsigned long core_bad_frees;
 
 #define CORE_REPORT_MAX 20
@@ -786,6 +787,16 @@ size_t alloc_core_usable_size(void *user)
 		return alloc_libc_owns(user) ? alloc_libc.usable_size(user) : 0;
 	size_t pad = (size_t)1 << alloc_meta_pad_log2(meta);
 	return alloc_real.usable_size((char *)user - pad) - pad;
+}
+
+bool alloc_core_headed(const void *user, size_t *bytes)
+{
+	uint64_t meta;
+	if (!user || alloc_mode == MEMINST_MODE_OFF || alloc_boot_owns(user) ||
+	    core_verify(user, &meta, alloc_mode == MEMINST_MODE_MIM) != CORE_OK)
+		return false;
+	*bytes = alloc_hdr_bytes(alloc_hdr_of(user));
+	return true;
 }
 
 uint32_t alloc_core_block_type(const void *user)

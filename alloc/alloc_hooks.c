@@ -30,7 +30,12 @@ const char alloc_hooks_linked = 1;
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))
 #define READY() likely(atomic_load_explicit(&alloc_state, memory_order_acquire) == 2)
-#define OFF() (alloc_mode == MEMINST_MODE_OFF)
+/* New blocks plain: mode off, dormant, switched off (alloc_plain).  Once a
+** process has been switched on, blocks with a header may be anywhere: then
+** (HEADED) frees and reallocs of plain blocks go through the core's check,
+** which gives glibc's blocks back to glibc (alloc_switch.c). */
+#define OFF() (alloc_plain)
+#define HEADED() unlikely(alloc_mode != MEMINST_MODE_OFF)
 
 /*
 ** Not started yet: start now, unless this thread is the one starting (its
@@ -135,7 +140,7 @@ INLINE void hook_free(void *p, uintptr_t site)
 {
 	if (!STARTED())
 		return; /* before start every block is in the arena */
-	if (OFF()) {
+	if (OFF() && !HEADED()) {
 		if (likely(!alloc_boot_owns(p)))
 			ALLOC_BACKEND_VOID(alloc_real.free(p));
 		return;
@@ -201,6 +206,8 @@ INLINE void *hook_realloc(void *p, size_t size, uintptr_t site)
 {
 	if (!STARTED())
 		return hook_realloc_boot(p, size);
+	if (OFF() && HEADED())
+		return alloc_switch_realloc_plain(p, size, site);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, size)
 						    : ALLOC_BACKEND(alloc_real.realloc(p, size));
@@ -217,6 +224,8 @@ INLINE void *hook_reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 		return errno = ENOMEM, NULL;
 	if (!STARTED())
 		return hook_realloc_boot(p, total);
+	if (OFF() && HEADED())
+		return alloc_switch_realloc_plain(p, total, site);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, total)
 						    : ALLOC_BACKEND(alloc_real.realloc(p, total));
@@ -317,7 +326,7 @@ ALLOC_EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!STARTED() || alloc_boot_owns(p))
 		return p && alloc_boot_owns(p) ? alloc_boot_size(p) : 0;
-	if (OFF())
+	if (OFF() && !HEADED())
 		return p ? alloc_real.usable_size(p) : 0;
 	return alloc_core_usable_size(p);
 }
@@ -372,7 +381,7 @@ INLINE void hook_delete_body(void *p, uintptr_t site)
 {
 	if (!STARTED())
 		return;
-	if (OFF()) {
+	if (OFF() && !HEADED()) {
 		if (likely(!alloc_boot_owns(p)))
 			ALLOC_BACKEND_VOID(alloc_real.free(p));
 		return;
@@ -532,7 +541,7 @@ ALLOC_EXPORT void *dlopen(const char *file, int flags)
 		void *fn = dlsym(RTLD_NEXT, "dlopen");
 		memcpy(&real_dlopen, &fn, sizeof fn);
 	}
-	if (unlikely(flags & RTLD_DEEPBIND) && READY() && !OFF()) {
+	if (unlikely(flags & RTLD_DEEPBIND) && READY() && (!OFF() || alloc_switchable)) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
 			alloc_log("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "

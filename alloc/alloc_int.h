@@ -135,6 +135,7 @@ typedef struct alloc_options_s {
 	int trace_sites;        /* trace_sites=: 0 default(off), 1 off, 2 on: CALL records with call sites */
 	bool control;           /* control=on                               */
 	int snapshot_signal;    /* snapshot_signal=USR2 (the default)       */
+	int switch_signal;      /* switch_signal=: dormant's on/off toggle; 0 none */
 	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */
 	bool on_error_abort;    /* on_error=abort                           */
 	bool quiet;             /* quiet=on: no invalid-free reports        */
@@ -666,8 +667,25 @@ extern _Atomic int alloc_state; /* 0 new, 1 starting, 2 ready */
 enum { ALLOC_ROUTE_OFF = 0, ALLOC_ROUTE_MIS = 1, ALLOC_ROUTE_MIM = 2,
        ALLOC_ROUTE_STARTING = 4, /* until alloc_init has finished          */
        ALLOC_ROUTE_WATCH = 8,    /* trace_alloc_watch: <alloc> events      */
-       ALLOC_ROUTE_ASAMPLE = 16  /* trace_asample_on: allocation sampling  */ };
+       ALLOC_ROUTE_ASAMPLE = 16, /* trace_asample_on: allocation sampling  */
+       ALLOC_ROUTE_DRAIN = 32,   /* switched off at run time: new blocks plain,
+				    frees checked (alloc_switch.c)          */
+       ALLOC_ROUTE_MODES = ALLOC_ROUTE_MIS | ALLOC_ROUTE_MIM | ALLOC_ROUTE_DRAIN };
 extern _Atomic unsigned alloc_route;
+/*
+** New blocks get no header: mode off, dormant, or switched off at run time.
+** alloc_mode then says which header the blocks made while on carry (off:
+** none was ever made, so frees go straight to the backend).
+*/
+extern bool alloc_plain;
+/* "alloc_switch.c": dormant, then on (MEMINST=off,control=on). */
+extern bool alloc_switchable;     /* started dormant: may be switched on    */
+extern int64_t alloc_on_since_ns; /* wall clock of the first switch on; 0: on from the start */
+int alloc_switch_on(enum meminst_mode mode, char *err, size_t errlen);
+int alloc_switch_off(char *err, size_t errlen);
+void *alloc_switch_realloc_plain(void *p, size_t size, uintptr_t site); /* switched off */
+/* "alloc_core.c": does p carry a live header of ours?  *bytes: its size. */
+bool alloc_core_headed(const void *p, size_t *bytes);
 /* "alloc_start.c" */
 void alloc_route_flag(unsigned flag, bool on);
 void alloc_init(void);

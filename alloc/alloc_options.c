@@ -251,7 +251,7 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 #define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "trace_sites", "control", \
-	"print", "on_error", "quiet", "leak_check", "leak_exit_code", "leak_threshold"
+	"switch_signal", "print", "on_error", "quiet", "leak_check", "leak_exit_code", "leak_threshold"
 static const char OPT_UNKNOWN_KEY[] = "unknown key";
 
 /* leak_check=on|off|exit, leak_exit_code=N, leak_threshold=BYTES; NULL
@@ -381,6 +381,10 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		return opt_switch(v, &o->control);
 	} else if (opt_is(k, "snapshot_signal")) {
 		return opt_signal(v, &o->snapshot_signal);
+	} else if (opt_is(k, "switch_signal")) {
+		if (opt_is(v, "none"))
+			return o->switch_signal = 0, NULL;
+		return opt_signal(v, &o->switch_signal);
 	} else if (opt_is(k, "peak_growth")) {
 		if (opt_number(v, &n, &used) < 0 || used != v.n || n == 0 || n > 10000)
 			return "expected a percentage from 1 to 10000";
@@ -432,6 +436,7 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 	memset(&o, 0, sizeof o);
 	o.mode = MEMINST_MODE_OFF;
 	o.snapshot_signal = SIGUSR2;
+	o.switch_signal = SIGRTMAX - 5; /* dormant's toggle: far from glibc's and the leak scan's */
 	o.peak_growth = 10;
 	size_t len = value ? strlen(value) : 0;
 	for (size_t i = 0; value && i <= len;) {
@@ -487,9 +492,14 @@ int alloc_options_parse(const char *value, alloc_options_t *out, char *err, size
 int alloc_options_unsupported(const alloc_options_t *o, char *err, size_t errlen)
 {
 	const char *what = NULL;
-	if (o->mode == MEMINST_MODE_OFF && (o->snapshot || o->control)) {
-		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at, interval and control "
-				       "need mode mis or mim");
+	if (o->mode == MEMINST_MODE_OFF && o->snapshot && !o->control) {
+		alloc_fmt(err, errlen, "MEMINST items snapshot, snapshot_at and interval need mode mis or mim, "
+				       "or control=on (dormant: switched on by inspect start)");
+		return -1;
+	}
+	if (o->mode == MEMINST_MODE_OFF && o->control && o->backend != ALLOC_BACKEND_SYSTEM) {
+		alloc_fmt(err, errlen, "MEMINST off,control=on (dormant) needs backend=system: blocks made "
+				       "while off must be glibc's to be freed after a switch on");
 		return -1;
 	}
 	if (o->mode != MEMINST_MODE_MIM && (o->leak_check == ALLOC_LEAK_CHECK_ON || o->leak_exit_code)) {

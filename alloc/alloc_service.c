@@ -21,8 +21,10 @@
 **             of another uid is refused as soon as it is accepted
 **             (SO_PEERCRED), and no client is ever waited on (see
 **             svc_conn_accept).  Request, one line:
-**             "snapshot <absolute-path> <map|status>"; answer, one line:
-**             "ok <snapshot-number>" or "error <message>".
+**             "snapshot <absolute-path> <map|status>", or in a process
+**             started dormant "start mis|mim" and "stop" (alloc_switch.c);
+**             answer, one line: "ok <snapshot-number>" (0 for start and
+**             stop) or "error <message>".
 **
 ** In a child created by fork the thread does not exist; with control=on
 ** the child starts its own (its channel named by its own pid), else it
@@ -99,6 +101,52 @@ static void svc_signal_handler(int sig)
 	atomic_store(&svc_sig_pending, true);
 	svc_wake('s');
 	errno = saved_errno;
+}
+
+/*
+** Dormant's switch signal (switch_signal=, meminst(7)): each one toggles
+** meminst on (in the process's first mode, mis if none yet) or off, done by
+** the thread.  It is ours only if the program had no action for it when the
+** library started; if the program sets one later, it is the program's, said
+** once by svc_signal_check.
+*/
+static _Atomic bool svc_switch_pending;
+static bool svc_switch_installed;
+
+static void svc_switch_handler(int sig)
+{
+	int saved_errno = errno;
+	(void)sig;
+	atomic_store(&svc_switch_pending, true);
+	svc_wake('w');
+	errno = saved_errno;
+}
+
+static void svc_switch_install(void)
+{
+	int sig = alloc_opts.switch_signal;
+	struct sigaction cur, sa = {.sa_handler = svc_switch_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
+	sigemptyset(&sa.sa_mask);
+	if (!alloc_switchable || !sig || __sigaction(sig, NULL, &cur) != 0)
+		return;
+	if (cur.sa_handler != SIG_DFL) {
+		alloc_log("signal %d, the switch signal, already has an action (%s): it is left to the program "
+			  "(switch_signal= chooses another; inspect start works without it)", sig,
+			  cur.sa_handler == SIG_IGN ? "ignored" : "a handler");
+		return;
+	}
+	svc_switch_installed = sigaction(sig, &sa, NULL) == 0;
+}
+
+/* The thread: a switch signal came. */
+static void svc_switch_toggle(void)
+{
+	char err[512];
+	int rc = alloc_plain ? alloc_switch_on(alloc_mode == MEMINST_MODE_MIM ? MEMINST_MODE_MIM : MEMINST_MODE_MIS,
+					       err, sizeof err)
+			     : alloc_switch_off(err, sizeof err);
+	if (rc < 0)
+		alloc_log("switch signal: %s", err);
 }
 
 /*
@@ -242,10 +290,29 @@ static void svc_conn_close(struct svc_conn *c, const char *msg)
 	c->fd = -1;
 }
 
+/* "start mis|mim" and "stop": dormant, then on (alloc_switch.c). */
+static bool svc_switch_request(int fd, const char *line)
+{
+	char err[512];
+	int rc;
+	if (strcmp(line, "start mis") == 0 || strcmp(line, "start mim") == 0)
+		rc = alloc_switch_on(line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS, err, sizeof err);
+	else if (strcmp(line, "stop") == 0)
+		rc = alloc_switch_off(err, sizeof err);
+	else if (strncmp(line, "start", 5) == 0)
+		return svc_answer(fd, "bad request (expected: start mis|mim)", 0), true;
+	else
+		return false;
+	svc_answer(fd, rc < 0 ? err : NULL, 0);
+	return true;
+}
+
 /* Carry out one complete request line (NUL-terminated, without its '\n'). */
 static void svc_control_request(int fd, char *line)
 {
 	char err[512], *path = line + 9, *content;
+	if (svc_switch_request(fd, line))
+		return;
 	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
 		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status|leaks>)", 0);
 		return;
@@ -254,6 +321,11 @@ static void svc_control_request(int fd, char *line)
 	bool leaks = strcmp(content, "leaks") == 0, with_map = leaks || strcmp(content, "map") == 0;
 	if (!with_map && strcmp(content, "status") != 0) {
 		svc_answer(fd, "bad request: content is map, status or leaks", 0);
+		return;
+	}
+	if (alloc_mode == MEMINST_MODE_OFF) {
+		svc_answer(fd, "meminst is dormant in this process: nothing is counted until it is switched on "
+			   "(inspect start --pid PID)", 0);
 		return;
 	}
 	if (leaks && alloc_mode != MEMINST_MODE_MIM) {
@@ -413,6 +485,8 @@ static void svc_drain_wake(bool from_thread)
 {
 	char buf[64];
 	bool sig = atomic_exchange(&svc_sig_pending, false);
+	if (atomic_exchange(&svc_switch_pending, false))
+		svc_switch_toggle();
 	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
 		;
 	if (!from_thread)
@@ -434,6 +508,8 @@ static void svc_drain_wake(bool from_thread)
 */
 static bool svc_interval(void)
 {
+	if (alloc_mode == MEMINST_MODE_OFF)
+		return true; /* dormant, never switched on: nothing counted */
 	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
 	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
 	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns), stored = true;
@@ -457,9 +533,16 @@ static bool svc_interval(void)
 */
 static void svc_signal_check(void)
 {
-	static bool said_action, said_blocked;
+	static bool said_action, said_blocked, said_switch;
 	static int pending_seen; /* consecutive checks that found it pending */
 	int sig = alloc_opts.snapshot_signal;
+	struct sigaction sw;
+	if (svc_switch_installed && !said_switch && __sigaction(alloc_opts.switch_signal, NULL, &sw) == 0 &&
+	    sw.sa_handler != svc_switch_handler) {
+		said_switch = true;
+		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
+			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
+	}
 	if (!alloc_opts.snapshot || !(alloc_opts.snapshot_at & ALLOC_SNAP_SIGNAL))
 		return;
 	struct sigaction cur;
@@ -731,7 +814,8 @@ void alloc_service_start(void)
 	const alloc_options_t *o = &alloc_opts;
 	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
 	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
-	if (alloc_mode == MEMINST_MODE_OFF || !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
+	if ((alloc_mode == MEMINST_MODE_OFF && !alloc_switchable) ||
+	    !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
 		return;
 	alloc_sqlite_fork_init(); /* its child handler runs before ours */
 	/* the action before the thread: its first look (svc_signal_check)
@@ -740,6 +824,7 @@ void alloc_service_start(void)
 	sigemptyset(&sa.sa_mask);
 	if (sig)
 		sigaction(o->snapshot_signal, &sa, &old);
+	svc_switch_install();
 	if (!svc_launch()) {
 		if (sig)
 			sigaction(o->snapshot_signal, &old, NULL);

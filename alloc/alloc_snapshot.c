@@ -579,6 +579,8 @@ int alloc_snap_take_configured(const char *trigger, bool with_map)
 {
 	if (!alloc_clone_adopt())
 		return -1;
+	if (alloc_mode == MEMINST_MODE_OFF)
+		return 0; /* dormant, never switched on: nothing counted to store */
 	alloc_snap_t *im = alloc_snap_capture(with_map, trigger);
 	if (!im) {
 		alloc_log("no memory for the %s snapshot", trigger);

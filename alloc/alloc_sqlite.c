@@ -354,6 +354,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 	if (rc == 0)
 		rc = alloc_sqlite_write_rss(w);
 	if (rc == 0)
+		rc = alloc_sqlite_write_since(w);
+	if (rc == 0)
 		rc = alloc_sqlite_write_frames(w, im);
 	if (rc == 0)
 		rc = alloc_sqlite_write_class_load(w, im);

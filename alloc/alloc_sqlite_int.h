@@ -64,6 +64,7 @@ int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed *
 /* "alloc_sqlite_rows.c": each table's rows; 0, or -1 with err set. */
 int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_rss(sq_writer_t *w);
+int alloc_sqlite_write_since(sq_writer_t *w);
 int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_frames(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_class_load(sq_writer_t *w, const alloc_snap_t *im);

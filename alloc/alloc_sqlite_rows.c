@@ -67,6 +67,18 @@ int alloc_sqlite_write_rss(sq_writer_t *w)
 	return rc;
 }
 
+/* A process started dormant: since when it counts (snapshot_since). */
+int alloc_sqlite_write_since(sq_writer_t *w)
+{
+	if (!alloc_on_since_ns)
+		return 0;
+	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_since VALUES(?,?)");
+	int rc = st ? alloc_sqlite_row(w, st, "ii", w->id, alloc_on_since_ns) : -1;
+	if (st)
+		alloc_sqlite_release(w, st);
+	return rc;
+}
+
 int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 {
 	static const char *const kinds[] = {MEMINST_SNAPSHOT_KINDS};

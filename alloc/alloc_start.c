@@ -88,13 +88,17 @@ void alloc_init(void)
 	if (alloc_backend_load(alloc_opts.backend, err, sizeof err) < 0)
 		core_fatal_option(err);
 	alloc_mode = alloc_opts.mode;
+	alloc_plain = alloc_mode == MEMINST_MODE_OFF;
+	/* dormant: the tables wait for a switch on (alloc_switch.c); made now so
+	** that the fork handlers keep their order */
+	alloc_switchable = alloc_mode == MEMINST_MODE_OFF && alloc_opts.control;
 	alloc_site_depth = alloc_opts.site_depth;
 	alloc_site_skip = !alloc_opts.site_skip_none;
 	alloc_snap_init();
 	alloc_map_init();
 	alloc_hdr_size = alloc_mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t)
 			 : alloc_mode == MEMINST_MODE_MIS ? sizeof(alloc_hdr_t) : 0;
-	if (alloc_mode != MEMINST_MODE_OFF) {
+	if (alloc_mode != MEMINST_MODE_OFF || alloc_switchable) {
 		alloc_guard_enter();
 		if (alloc_stat_init() < 0 || alloc_tags_init() < 0 || alloc_thread_init() < 0) {
 			alloc_log("cannot map the status tables; the program was not started");

@@ -2,8 +2,9 @@
 # bench/alloc_cost.sh — what the allocation hooks cost, next to glibc's
 # libmemusage.so (total counters only), the figures of issue 17.
 #
-# Configurations: bare (no preload), off, mis, mim (libmeminst,
-# backend=system) and memusage (LD_PRELOAD of glibc's libmemusage.so).
+# Configurations: bare (no preload), off, dormant (off,control=on: switched
+# on at run time by inspect start), mis, mim (libmeminst, backend=system)
+# and memusage (LD_PRELOAD of glibc's libmemusage.so).
 #
 # 1. Instructions per operation (callgrind, exact): the slope between two
 #    run lengths, so that start-up, the warm-up and churn's filling and
@@ -71,11 +72,11 @@ for w in $workloads; do
 	esac
 done
 [ -n "$workloads" ] || { echo "alloc_cost.sh: --workloads needs at least one workload" >&2; exit 2; }
-configs="bare off mis mim memusage"
+configs="bare off dormant mis mim memusage"
 if [ -n "$baseline" ]; then
 	base_lib=$baseline/alloc/.libs/libmeminst.so
 	[ -e "$base_lib" ] || { echo "alloc_cost.sh: $base_lib not found" >&2; exit 2; }
-	configs="bare off mis mim mis@base mim@base memusage"
+	configs="bare off dormant mis mim mis@base mim@base memusage"
 fi
 # cfg_env NAME: the env arguments that run a command under a configuration
 cfg_env() {
@@ -83,6 +84,7 @@ cfg_env() {
 	bare) echo "-u LD_PRELOAD -u MEMINST" ;;
 	memusage) echo "-u MEMINST LD_PRELOAD=$mu" ;;
 	*@base) echo "-u LD_PRELOAD LD_PRELOAD=$base_lib MEMINST=${1%@base},backend=system" ;;
+	dormant) echo "-u LD_PRELOAD LD_PRELOAD=$lib MEMINST=off,control=on,backend=system" ;;
 	*) echo "-u LD_PRELOAD LD_PRELOAD=$lib MEMINST=$1,backend=system" ;;
 	esac
 }

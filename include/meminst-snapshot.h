@@ -105,7 +105,11 @@
 	/* the process's resident set when the snapshot was stored, and its    \
 	   highest so far (getrusage's ru_maxrss), in bytes */                  \
 	"CREATE TABLE IF NOT EXISTS snapshot_rss(\n"                              \
-	"  snapshot INTEGER PRIMARY KEY, rss INTEGER NOT NULL, max_rss INTEGER NOT NULL);\n"
+	"  snapshot INTEGER PRIMARY KEY, rss INTEGER NOT NULL, max_rss INTEGER NOT NULL);\n" \
+	/* a process started dormant: when it was first switched on (CLOCK_REALTIME \
+	   ns), where its counting starts; no row: counted from its start */     \
+	"CREATE TABLE IF NOT EXISTS snapshot_since(\n"                            \
+	"  snapshot INTEGER PRIMARY KEY, since_ns INTEGER NOT NULL);\n"
 #define MEMINST_SNAPSHOT_HIST_BUCKETS 48
 
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \

@@ -5,7 +5,8 @@
 ** socket "\0meminst-control-PID" (SOCK_STREAM) and serves only its own
 ** user.  The exchange is one line each way:
 **     client: snapshot <absolute-path> <map|status>\n
-**     server: ok <snapshot-id>\n   or   error <message>\n
+**             (or, to a process started dormant: start mis|mim\n, stop\n)
+**     server: ok <snapshot-id>\n (0 for start, stop)  or  error <message>\n
 ** then the server closes.  The path is everything between "snapshot " and
 ** the last space, so it may hold spaces but not a line break.
 **
@@ -179,33 +180,27 @@ static int ctl_recv(const struct rd_opts *o, int64_t pid, int fd, char *buf, siz
 	return 0;
 }
 
-static int ctl_answer(const struct rd_opts *o, int64_t pid, const char *ans, int64_t *id)
+static int ctl_answer(const struct rd_opts *o, int64_t pid, const char *ans, int64_t *id, const char *failed)
 {
-	if (strncmp(ans, "ok ", 3) == 0 && rd_parse_int(ans + 3, id) && *id > 0)
+	if (strncmp(ans, "ok ", 3) == 0 && rd_parse_int(ans + 3, id) && *id >= 0)
 		return 0;
 	if (strncmp(ans, "error ", 6) == 0)
-		return ctl_fail(o, pid, "the snapshot failed", ans + 6);
+		return ctl_fail(o, pid, failed, ans + 6);
 	char quoted[96];
 	snprintf(quoted, sizeof quoted, "'%.80s'", ans);
 	return ctl_fail(o, pid, "unexpected answer", quoted);
 }
 
-int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_path,
-			  const char *what, int64_t *id)
+/* One exchange: connect, check the peer, send line, read "ok N". */
+static int ctl_request(const struct rd_opts *o, int64_t pid, const char *line, int64_t *id,
+		       const char *failed)
 {
 	if (o->no_control)
 		return ctl_unreachable(o, pid);
-	if (abs_path[0] != '/' || strpbrk(abs_path, "\n\r")) {
-		rd_errf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
-		return RD_EXIT_USAGE;
-	}
 	int fd = -1;
 	int r = ctl_connect(o, pid, &fd);
 	if (r)
 		return r;
-	size_t len = strlen(abs_path) + strlen(what) + 16;
-	char *line = rd_xmalloc(len);
-	snprintf(line, len, "snapshot %s %s\n", abs_path, what);
 	char ans[512];
 	r = ctl_check_peer(o, pid, fd);
 	if (!r)
@@ -213,10 +208,34 @@ int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_
 	if (!r)
 		r = ctl_recv(o, pid, fd, ans, sizeof ans);
 	if (!r)
-		r = ctl_answer(o, pid, ans, id);
-	free(line);
+		r = ctl_answer(o, pid, ans, id, failed);
 	close(fd);
 	return r;
+}
+
+int insp_control_snapshot(const struct rd_opts *o, int64_t pid, const char *abs_path,
+			  const char *what, int64_t *id)
+{
+	if (abs_path[0] != '/' || strpbrk(abs_path, "\n\r")) {
+		rd_errf(o->err, "inspect: %s: the path must be absolute and on one line\n", abs_path);
+		return RD_EXIT_USAGE;
+	}
+	size_t len = strlen(abs_path) + strlen(what) + 16;
+	char *line = rd_xmalloc(len);
+	snprintf(line, len, "snapshot %s %s\n", abs_path, what);
+	int r = ctl_request(o, pid, line, id, "the snapshot failed");
+	free(line);
+	if (!r && *id <= 0)
+		r = ctl_fail(o, pid, "unexpected answer", "snapshot number 0");
+	return r;
+}
+
+int insp_control_switch(const struct rd_opts *o, int64_t pid, const char *request)
+{
+	char line[64];
+	int64_t id;
+	snprintf(line, sizeof line, "%s\n", request);
+	return ctl_request(o, pid, line, &id, "cannot switch meminst");
 }
 
 int insp_control_check(const struct rd_opts *o, int64_t pid)

@@ -119,6 +119,8 @@ int insp_control_tempfile(const struct rd_opts *o, char *buf, size_t len);
 void insp_control_tempfile_remove(const char *path);
 /* Timeout of one exchange in seconds: INSPECT_CONTROL_TIMEOUT or 10. */
 int insp_control_timeout(void);
+/* Send "start mis|mim" or "stop" to a process started dormant; 0 or an exit code. */
+int insp_control_switch(const struct rd_opts *o, int64_t pid, const char *request);
 /* Can pid be asked (its channel open, the process's own, our user)?
 ** Nothing is sent.  0, or RD_EXIT_LIVE after one line. */
 int insp_control_check(const struct rd_opts *o, int64_t pid);
@@ -178,6 +180,9 @@ int insp_diff_runs(const struct rd_opts *o, const struct rd_args *a, const char 
 		   const int64_t snaps[2]);
 int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct rd_opts *o);
+/* "insp_cmd_switch.c" */
+int insp_cmd_start(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_stop(int argc, char **argv, const struct rd_opts *o);
 /* "insp_cmd_serve.c" (the program only) */
 int insp_cmd_serve(int argc, char **argv, const struct rd_opts *o);
 

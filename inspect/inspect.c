@@ -39,6 +39,8 @@ static const struct insp_cmd insp_cmds[] = {
 	{"allocator", insp_cmd_allocator, "describe an allocator number"},
 	{"header-size", insp_cmd_header_size, "the block header size of the process"},
 	{"snapshot", insp_cmd_snapshot, "ask a live process for a map snapshot"},
+	{"start", insp_cmd_start, "switch meminst on in a live process started dormant"},
+	{"stop", insp_cmd_stop, "switch meminst off in a live process"},
 	{"serve", insp_cmd_serve, "a live process's heap profiles over HTTP, as Go's /debug/pprof"},
 	{"sql", insp_cmd_sql, "your own SQL query, with the blocks as meminst_blocks(N)"},
 	{"profile", prof_cmd_profile, "simulate a trace file: raw profile, --dump"},

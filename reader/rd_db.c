@@ -340,6 +340,17 @@ static void db_snap_row(rd_db_t *db, sqlite3_stmt *st, struct rd_snap *s)
 	s->seq = sqlite3_column_int64(st, 13);
 	s->blocks = sqlite3_column_int64(st, 14);
 	s->bytes = sqlite3_column_int64(st, 15);
+	s->since_ns = 0;
+	sqlite3_stmt *q = rd_db_prepare(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'snapshot_since'");
+	bool has = q && sqlite3_step(q) == SQLITE_ROW;
+	sqlite3_finalize(q);
+	q = has ? rd_db_prepare(db, "SELECT since_ns FROM snapshot_since WHERE snapshot = ?1") : NULL;
+	if (q) {
+		sqlite3_bind_int64(q, 1, s->id);
+		if (sqlite3_step(q) == SQLITE_ROW)
+			s->since_ns = sqlite3_column_int64(q, 0);
+		sqlite3_finalize(q);
+	}
 }
 
 /* "the file has 3 snapshots, 1 to 3" for the not-found messages. */

@@ -343,6 +343,7 @@ struct rd_snap {
 	const char *content, *trigger, *exe, *cmdline, *mode, *backend;
 	int64_t pid, ppid, header_size, time_ns, elapsed_ns, pause_ns, seq;
 	int64_t blocks, bytes;
+	int64_t since_ns; /* started dormant: its first switch on; 0: counted from its start */
 };
 
 struct rd_seg {

@@ -711,6 +711,7 @@ static const struct rd_col out_snap_cols[] = {
 	{"seq", "allocations", RD_K_INT, RD_C_DATA_ONLY},
 	{"blocks", "blocks", RD_K_INT, 0},
 	{"bytes", "bytes", RD_K_SIZE, 0},
+	{"since_ms", "counting since", RD_K_TIME, RD_C_DATA_ONLY},
 };
 
 /* In text, one line: "FILE: snapshot 3 (map, exit) of pid 42 /bin/app,
@@ -723,6 +724,10 @@ static void out_heading(rd_doc_t *d, const char *key, const char *file, const st
 	const char *h = rd_pool_fmt(&d->pool, "%s%s: snapshot %lld (%s, %s) of pid %lld %s, %s, %s/%s, header %lld B",
 				      side, file, (long long)s->id, s->content, s->trigger, (long long)s->pid,
 				      s->exe, when, s->mode, s->backend, (long long)s->header_size);
+	if (s->since_ns) { /* started dormant: counted from its first switch on */
+		rd_fmt_time(s->since_ns, when, sizeof when);
+		h = rd_pool_fmt(&d->pool, "%s, counting since %s (switched on)", h, when);
+	}
 	char buf[1024];
 	rd_text_str(h, buf, sizeof buf, NULL);
 	d->heading = d->heading ? rd_pool_fmt(&d->pool, "%s\n%s", d->heading, buf)
@@ -752,4 +757,8 @@ void rd_doc_snapshot(rd_doc_t *d, const char *key, const char *file, const struc
 	rd_put_int(t, s->seq);
 	rd_put_int(t, s->blocks);
 	rd_put_uint(t, (uint64_t)s->bytes);
+	if (s->since_ns)
+		rd_put_int(t, s->since_ns);
+	else
+		rd_put_null(t);
 }

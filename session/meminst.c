@@ -54,7 +54,7 @@ void sess_error(const char *fmt, ...)
 enum { OPT_MIS = RD_ID_OWN, OPT_MIM, OPT_NO_MEMORY, OPT_BACKEND, OPT_CONTROL, OPT_INTERVAL,
        OPT_SNAPSHOT_AT, OPT_SITE_DEPTH, OPT_SITE_SKIP, OPT_TRACE, OPT_SAMPLE, OPT_SAMPLE_CLOCK,
        OPT_ALLOC_SAMPLE, OPT_SAMPLE_DEPTH, OPT_NO_TIME, OPT_FORCE, OPT_QUIET, OPT_LIBRARY, OPT_VERSION,
-       OPT_TRACE_SITES, OPT_LEAK_CHECK, OPT_LEAK_EXIT_CODE, OPT_LEAK_THRESHOLD };
+       OPT_TRACE_SITES, OPT_LEAK_CHECK, OPT_LEAK_EXIT_CODE, OPT_LEAK_THRESHOLD, OPT_DORMANT };
 
 static const char *const backend_words[] = {"system", "jemalloc", NULL};
 static const char *const clock_words[] = {"wall", "cpu", NULL};
@@ -66,6 +66,9 @@ static const struct rd_option launcher_options[] = {
 	{"mis", 0, RD_OT_FLAG, NULL, "status only: 16-byte headers, every kind's figures\n(the default)", OPT_MIS},
 	{"mim", 0, RD_OT_FLAG, NULL, "also the live block map: snapshots list every block", OPT_MIM},
 	{"no-memory", 0, RD_OT_FLAG, NULL, "no memory instrumentation (time profiling only)", OPT_NO_MEMORY},
+	{"dormant", 0, RD_OT_FLAG, NULL, "off, at off's cost, until 'inspect start --pid PID'\n"
+	 "switches it on (and 'inspect stop' off); no time\n"
+	 "profiling unless asked for (--sample, --trace)", OPT_DORMANT},
 	{"backend", 0, RD_OT_WORD, NULL, "the allocator underneath (default system)", OPT_BACKEND, 0, 0,
 	 backend_words},
 	{"control", 0, RD_OT_FLAG, NULL, "every process listens on a control channel (forked children\n"
@@ -192,11 +195,13 @@ static int take_option(struct rd_getopt *g, struct launcher_args *la)
 {
 	struct sess_opts *o = la->o;
 	int id = g->opt->id;
-	if (id == OPT_MIS || id == OPT_MIM || id == OPT_NO_MEMORY) {
+	if (id == OPT_MIS || id == OPT_MIM || id == OPT_NO_MEMORY || id == OPT_DORMANT) {
 		if (la->mode_opt && la->mode_opt != id)
-			return rd_cmd_error(g->o, g->spec, "--mis, --mim and --no-memory: give one of them");
+			return rd_cmd_error(g->o, g->spec, "--mis, --mim, --dormant and --no-memory: give one of them");
 		la->mode_opt = id;
 		o->mode = id == OPT_MIS ? "mis" : id == OPT_MIM ? "mim" : "off";
+		o->dormant = id == OPT_DORMANT;
+		o->control |= o->dormant; /* the channel is how it is switched on */
 	}
 	switch (id) {
 	case OPT_BACKEND: o->backend = g->value; break;
@@ -248,7 +253,7 @@ static int check_options(const struct rd_opts *io, struct launcher_args *la)
 	struct sess_opts *o = la->o;
 	if (la->no_time && (o->trace_clock || o->sample_hz))
 		return rd_cmd_error(io, &launcher_spec, "--no-time contradicts --trace and --sample");
-	if (!la->no_time && !o->trace_clock && !o->sample_hz)
+	if (!la->no_time && !o->trace_clock && !o->sample_hz && !o->dormant)
 		o->sample_hz = 100;
 	if (o->trace_sites && !o->trace_clock)
 		return rd_cmd_error(io, &launcher_spec, "--trace-sites needs --trace (it records the call sites "
@@ -256,7 +261,7 @@ static int check_options(const struct rd_opts *io, struct launcher_args *la)
 	if (o->sample_clock && !o->sample_hz)
 		return rd_cmd_error(io, &launcher_spec, "--sample-clock needs sampling; this run has none "
 				      "(--trace without --sample, or --no-time)");
-	if (o->control && !strcmp(o->mode, "off"))
+	if (o->control && !strcmp(o->mode, "off") && !o->dormant)
 		return rd_cmd_error(io, &launcher_spec, "--control contradicts --no-memory (the channel "
 				      "stores memory snapshots)");
 	if ((o->leak_check || o->leak_exit_code) && strcmp(o->mode, "mim"))
@@ -326,7 +331,7 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	ADD("%s", o->mode);
 	if (o->backend)
 		ADD(",backend=%s", o->backend);
-	if (strcmp(o->mode, "off")) {
+	if (strcmp(o->mode, "off") || o->dormant) {
 		ADD(",snapshot=%s/mem.%%p.db,snapshot_at=%s", parts, o->snapshot_at);
 		if (o->interval_ns || o->interval_auto)
 			ADD(",interval=%s,interval_content=status", o->interval_text);

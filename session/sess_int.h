@@ -41,6 +41,7 @@ struct sess_opts {
 	const char *interval_text;
 	const char *snapshot_at;   /* --snapshot-at: MEMINST snapshot_at= words */
 	bool control;              /* --control: MEMINST control=on            */
+	bool dormant;              /* --dormant: off until inspect start       */
 	bool leak_check;           /* --leak-check: leak_check=on              */
 	int64_t leak_exit_code;    /* --leak-exit-code=N (0: none)             */
 	uint64_t leak_threshold;   /* --leak-threshold=BYTES                   */

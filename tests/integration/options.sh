@@ -33,7 +33,7 @@ refused() {
 		[ ! -s "$OUT" ] || mi_why_add "the program ran"
 		n=$(grep -c -F -- "$2" "$ERR")
 		[ "$n" -eq 1 ] || mi_why_add "$n lines with \"$2\""
-		n=$(grep -c -e 'bad MEMINST' -e 'not yet supported' -e 'need mode' "$ERR")
+		n=$(grep -c -e 'bad MEMINST' -e 'not yet supported' -e 'need mode' -e 'needs backend' "$ERR")
 		[ "$n" -eq 1 ] || mi_why_add "$n error lines"
 		! grep -v -q '^meminst: ' "$ERR" || mi_why_add "other text on stderr"
 		[ "$(wc -l <"$ERR")" -le 2 ] || mi_why_add "more than two lines on stderr"
@@ -64,8 +64,8 @@ refused 'mim,quiet=perhaps' "meminst: bad MEMINST item 'quiet=perhaps': "
 refused 'mim,colour=blue' "meminst: bad MEMINST item 'colour=blue': "
 refused 'mim,sample=0' "meminst: bad MEMINST item 'sample=0': "
 refused 'mim,,mis' "meminst: bad MEMINST value 'mim,,mis': empty item"
-refused 'snapshot=x.db' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
-refused 'off,control=on' "meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
+refused 'snapshot=x.db' "meminst: MEMINST items snapshot, snapshot_at and interval need mode mis or mim, or control=on (dormant: switched on by inspect start)"
+refused 'off,control=on,backend=jemalloc' "meminst: MEMINST off,control=on (dormant) needs backend=system: blocks made while off must be glibc's to be freed after a switch on"
 refused 'mim,snapshot_signal=KILL' "meminst: bad MEMINST item 'snapshot_signal=KILL': "
 # numbers checked before they are narrowed: 2^32+11 is not SIGSEGV, 2^32+9 not
 # SIGKILL, RTMIN+(2^32-1) not the signal below SIGRTMIN that glibc keeps

@@ -100,6 +100,9 @@ tsm 0 allocator --snapshot @MAP@ @DB@ 0
 tsm 0 header-size --snapshot @MAP@ @DB@
 tsm 4 snapshot --pid 999999999 --output new.db
 tsm 4 snapshot --pid 999999999 -o new.db
+tsm 4 start --pid 999999999 --mis
+tsm 4 start --pid 999999999 --mim
+tsm 4 stop --pid 999999999
 tsm 4 serve --pid 999999999 --listen 127.0.0.1:0 --no-symbols
 tsm 4 serve --pid 999999999 --listen 0.0.0.0:0 --allow-remote
 tsm 0 sql @DB@ SELECT count(*) FROM snapshot
@@ -292,6 +295,7 @@ mi_verdict "meminst --help: usage, options, 80 columns, exit 0" "$why" herr stde
 lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-depth 2 --site-skip wrap_x -o @OUT@
 0 --mim --control --trace=cpu --sample=200 --sample-clock wall --alloc-sample 64k --sample-depth 16 --library @LIB@ -q -o @OUT@
 0 --no-memory --trace --trace-sites --output @OUT@ -q
+0 --dormant -o @OUT@ -q
 0 --no-time --mim --site-depth user -o @OUT@ -q
 0 --no-time --interval auto -o @OUT@ -q
 0 --no-time --interval=0 -o @OUT@ -q
@@ -355,7 +359,7 @@ launcher_error "--backend takes system or jemalloc, not 'x1'" --backend x1
 launcher_error "--trace takes wall or cpu, not 'x1'" --trace=x1
 launcher_error "--snapshot-at takes .*, not 'x1'" --snapshot-at x1
 launcher_error "option '-o' needs a value, not the option '-o'" -o -o x
-launcher_error "--mis, --mim and --no-memory: give one of them" --mis --mim
+launcher_error "--mis, --mim, --dormant and --no-memory: give one of them" --mis --mim
 "$LAUNCH" --interval >out 2>cerr
 [ $? -eq 2 ] && grep -qx "meminst: option '--interval' needs a value (see 'meminst --help')" cerr ||
 	mi_why_add "meminst --interval: $(head -n 1 cerr)"

@@ -381,13 +381,26 @@ Test(options, trace_output)
 Test(options, snapshot_settings_need_a_mode)
 {
 	static const char *const values[] = {"snapshot=x.db", "snapshot_at=peak", "interval=1s",
-					     "control=on", "off,snapshot=x.db"};
+					     "off,snapshot=x.db"};
 	for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
 		alloc_options_t o = opt_ok(values[i]);
 		char err[ALLOC_OPTIONS_ERRMAX] = "";
 		cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), -1, "%s", values[i]);
 		cr_assert(strstr(err, "need mode mis or mim"), "%s: %s", values[i], err);
 	}
+}
+
+/* off,control=on is dormant (switched on at run time), with glibc's blocks only. */
+Test(options, dormant)
+{
+	char err[ALLOC_OPTIONS_ERRMAX] = "";
+	alloc_options_t o = opt_ok("off,control=on");
+	cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), 0, "%s", err);
+	o = opt_ok("off,control=on,snapshot=x.db,interval=1s");
+	cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), 0, "%s", err);
+	o = opt_ok("control=on,backend=jemalloc");
+	cr_assert_eq(alloc_options_unsupported(&o, err, sizeof err), -1);
+	cr_assert(strstr(err, "needs backend=system"), "%s", err);
 }
 
 /* The snapshot path and its triggers, whatever the order of the items. */

@@ -35,6 +35,7 @@ typedef struct sq_kept_s {
 	sq_ident_t ident;
 	pid_t pid;
 	bool frames_made, class_load_made, events_made; /* the optional tables exist */
+	bool segment_rss_made; /* segment has the smaps columns */
 	/* the last snapshot whose segment and module rows this connection
 	** stored, and a hash of them: an unchanged map is not stored again */
 	sq_same_t segments, modules;

@@ -108,6 +108,19 @@
 	"  snapshot INTEGER PRIMARY KEY, rss INTEGER NOT NULL, max_rss INTEGER NOT NULL);\n"
 #define MEMINST_SNAPSHOT_HIST_BUCKETS 48
 
+/* The kernel's figures of each mapping, in bytes, from /proc/PID/smaps:
+** rss (Rss), pss (Pss), private (Private_Clean + Private_Dirty), shared
+** (Shared_Clean + Shared_Dirty), swap (Swap), anon_huge (AnonHugePages).
+** Columns added to segment in schema 2 without a new version: a writer
+** adds them to an older file's table (ALTER TABLE ... ADD COLUMN), and a
+** reader takes a table without them, or a row with NULL in them, as
+** mappings without the kernel's figures.  Segment rows are stored only
+** when the mappings or their figures changed (meminst-snapshot(5)): a
+** snapshot without rows has those of the latest earlier snapshot of the
+** same process that has some, whose resident figures differ from its own
+** by at most 1/256 of the process's resident set. */
+#define MEMINST_SNAPSHOT_SEGMENT_RSS "rss", "pss", "private", "shared", "swap", "anon_huge"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -161,10 +174,13 @@
 	"  blocks_current INTEGER NOT NULL, blocks_max_since_last INTEGER NOT NULL,\n" \
 	"  blocks_max_ever INTEGER NOT NULL,\n"                                   \
 	"  PRIMARY KEY(snapshot, kind, id)) WITHOUT ROWID;\n"                     \
-	/* the process's mappings (/proc/PID/maps) */                             \
+	/* the process's mappings (/proc/PID/maps), with the kernel's         \
+	   figures of each (/proc/PID/smaps; MEMINST_SNAPSHOT_SEGMENT_RSS) */   \
 	"CREATE TABLE IF NOT EXISTS segment(\n"                                   \
 	"  snapshot INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
 	"  perms TEXT NOT NULL, offset INTEGER NOT NULL, path TEXT NOT NULL,\n"   \
+	"  rss INTEGER, pss INTEGER, private INTEGER, shared INTEGER,\n"          \
+	"  swap INTEGER, anon_huge INTEGER,\n"                                    \
 	"  PRIMARY KEY(snapshot, start)) WITHOUT ROWID;\n"                        \
 	/* loaded modules, for offline symbolisation: load bias and build-id */   \
 	"CREATE TABLE IF NOT EXISTS module(\n"                                    \

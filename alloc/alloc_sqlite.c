@@ -360,6 +360,8 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 	if (rc == 0) /* right after smaps: inspect rss sets one against the other */
 		rc = alloc_sqlite_write_rss(w);
 	if (rc == 0)
+		rc = alloc_sqlite_write_regions(w, im);
+	if (rc == 0)
 		rc = alloc_sqlite_write_modules(w);
 	if (rc == 0)
 		rc = alloc_sqlite_write_blocks(w, im);

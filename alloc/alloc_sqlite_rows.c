@@ -388,6 +388,40 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 	return rc;
 }
 
+/* The program's own mappings (alloc_region.c) at a map snapshot, each
+** with its site's name; none stored when there are none. */
+int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im)
+{
+	alloc_region_t *r;
+	size_t bytes, n = im->with_map ? alloc_region_copy(&r, &bytes) : 0;
+	if (!n) {
+		if (im->with_map && bytes)
+			alloc_sys_unmap(r, bytes);
+		return 0;
+	}
+	int rc = w->kept && w->kept->regions_made ? 0 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_REGION_TABLE);
+	if (rc == 0 && w->kept)
+		w->kept->regions_made = true;
+	sqlite3_stmt *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO region VALUES(?,?,?,?,?,?,?)") : NULL;
+	rc = st ? 0 : -1;
+	uintptr_t named = 0;
+	char name[600] = "", path[512];
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (i == 0 || r[i].site != named) { /* a run of regions from one site: one dladdr */
+			uintptr_t base;
+			named = r[i].site;
+			if (!alloc_sys_locate(named, &base, NULL, path, sizeof path, name, sizeof name))
+				name[0] = 0;
+		}
+		rc = alloc_sqlite_row(w, st, "iiiiiis", w->id, (int64_t)r[i].start, (int64_t)r[i].end,
+				      (int64_t)r[i].site, (int64_t)r[i].tid, (int64_t)r[i].kind, name);
+	}
+	if (st)
+		alloc_sqlite_release(w, st);
+	alloc_sys_unmap(r, bytes);
+	return rc;
+}
+
 /* Loaded modules with load bias and GNU build-id, for offline symbols. */
 typedef struct sq_module_s {
 	uint64_t base;

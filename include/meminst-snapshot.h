@@ -121,6 +121,25 @@
 ** by at most 1/256 of the process's resident set. */
 #define MEMINST_SNAPSHOT_SEGMENT_RSS "rss", "pss", "private", "shared", "swap", "anon_huge"
 
+/* The mappings the program made itself through mmap, mmap64 and mremap
+** (calls that reach libmeminst's exported names: not glibc's malloc nor
+** pthread_create, which map inside libc), as they stand at a map
+** snapshot: [start, end), the call site, the thread's tid, the kind
+** (MEMINST_REGION_* bits) and the site's name, "function+0xoff (module)"
+** or "0xoff (module)" (dladdr; "" when no module holds it).  munmap of
+** part of a region leaves the rest; mremap moves it with its site.  Added
+** to schema 2 without a new version, as type_frame: a file without it, or
+** a snapshot without rows, has no regions known. */
+#define MEMINST_REGION_FILE 1   /* a file mapped (else anonymous)  */
+#define MEMINST_REGION_SHARED 2 /* MAP_SHARED                      */
+#define MEMINST_REGION_STACK 4  /* MAP_STACK                       */
+#define MEMINST_SNAPSHOT_REGION_TABLE                                             \
+	"CREATE TABLE IF NOT EXISTS region(\n"                                   \
+	"  snapshot INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
+	"  site INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,\n" \
+	"  name TEXT NOT NULL,\n"                                                \
+	"  PRIMARY KEY(snapshot, start)) WITHOUT ROWID;\n"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -162,6 +181,7 @@
 	MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
 	MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
 	MEMINST_SNAPSHOT_EVENT_TABLES                                             \
+	MEMINST_SNAPSHOT_REGION_TABLE                                             \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

@@ -12,6 +12,7 @@
 # its live heap blocks); the live heap blocks are the snapshot's bytes
 # where they are resident.  The arena program also in mis (a status
 # snapshot: the totals placed), and --csv and text give the same parts.
+# Then the mmap families as table region stores them.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
@@ -98,6 +99,29 @@ for w in "live heap blocks" "thread stacks" "largest mappings" "over time"; do
 	grep -q "$w" "$MI_TMP/rss.txt" || mi_why_add "text without '$w'"
 done
 mi_verdict "rss text and csv" "$why" "$MI_TMP/rss.txt" text
+
+# The mmap families (table region): rss_parts mmaps maps 8 MiB anonymous,
+# a 4 MiB file, 1 MiB MAP_STACK, 1 MiB grown by mremap to 6 MiB and 6 MiB
+# with its middle 2 MiB unmapped; munmap and mmap refused by the kernel
+# answer as without meminst (the program checks errno and MAP_FAILED).
+# Every region the program made is there with its site in rss_parts, and
+# nothing more of its own; uninstrumented, the same output.
+why=
+"$MI_TARGETS/rss_parts" "$MI_TMP/none.db" mmaps >"$MI_TMP/ref.out" 2>&1 || mi_why_add "uninstrumented run failed"
+MI_MEMINST=mim
+mi_x "$MI_TARGETS/rss_parts" "$MI_TMP/mmaps.db" mmaps >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+snap_expect "exit status" "$?" 0
+unset MI_MEMINST
+cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+mi_no_complaint "$MI_TMP/run.err"
+snap_expect "regions of rss_parts (MiB kind)" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT group_concat(r, ' ') FROM
+	(SELECT ((end - start) >> 20) || ':' || kind AS r FROM region WHERE name LIKE '%(rss_parts)'
+	ORDER BY end - start, kind)")" "1:4 2:0 2:0 4:1 6:0 8:0"
+snap_expect "the two parts of the cut region share a site" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT count(DISTINCT site)
+	FROM region WHERE name LIKE '%(rss_parts)' AND end - start = 2097152")" 1
+snap_expect "regions of the main thread" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT count(*) FROM region r JOIN snapshot s
+	ON s.id = r.snapshot AND s.pid = r.tid WHERE r.name LIKE '%(rss_parts)'")" 6
+mi_verdict "rss mmap families" "$why" "$MI_TMP/run.err" stderr
 
 # A file from before the figures: one line, exit 1.
 why=

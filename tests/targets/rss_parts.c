@@ -8,13 +8,17 @@
 **   threads  48 threads, each with 256 KiB of its stack written, waiting
 ** and prints a checksum, the same with and without the preload.
 */
+#define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define ARENA_BYTES (64u << 20)
 #define ARENA_USED (40u << 20)
@@ -116,12 +120,65 @@ static int run_threads(void)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- mmaps -- */
+
+#define MIB (1u << 20)
+
+static char *map_anon(size_t n, int flags)
+{
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	if (p == MAP_FAILED)
+		exit(1);
+	memset(p, 1, n);
+	return p;
+}
+
+static int run_mmaps(void)
+{
+	char path[] = "/tmp/rss_parts.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, 4 * MIB) != 0)
+		return 1;
+	unlink(path);
+	char *anon = map_anon(8 * MIB, 0), *stack = map_anon(MIB, MAP_STACK), *grow = map_anon(MIB, 0);
+	char *file = mmap(NULL, 4 * MIB, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (file == MAP_FAILED)
+		return 1;
+	grow = mremap(grow, MIB, 6 * MIB, MREMAP_MAYMOVE);
+	if (grow == MAP_FAILED)
+		return 1;
+	memset(grow, 2, 6 * MIB);
+	char *cut = map_anon(6 * MIB, 0);
+	if (munmap(cut + 2 * MIB, 2 * MIB) != 0)
+		return 1;
+	errno = 0;
+	if (munmap((void *)1, 4096) == 0 || errno != EINVAL) /* the kernel's answer, passed on */
+		return 1;
+	if (mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED || errno != EINVAL)
+		return 1;
+	unsigned long sum = 0;
+	for (size_t i = 0; i < 4 * MIB; i += 4096)
+		sum += (unsigned char)file[i];
+	store();
+	sum += (unsigned char)anon[5] + (unsigned char)stack[7] + (unsigned char)grow[6 * MIB - 1] + (unsigned char)cut[0];
+	munmap(anon, 8 * MIB);
+	munmap(stack, MIB);
+	munmap(grow, 6 * MIB);
+	munmap(file, 4 * MIB);
+	munmap(cut, 6 * MIB);
+	close(fd);
+	printf("mmaps %lu\n", sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 3 || (strcmp(argv[2], "arena") && strcmp(argv[2], "threads"))) {
-		fprintf(stderr, "usage: rss_parts DB arena|threads\n");
+	if (argc != 3 || (strcmp(argv[2], "arena") && strcmp(argv[2], "threads") && strcmp(argv[2], "mmaps"))) {
+		fprintf(stderr, "usage: rss_parts DB arena|threads|mmaps\n");
 		return 2;
 	}
 	db = argv[1];
+	if (!strcmp(argv[2], "mmaps"))
+		return run_mmaps();
 	return !strcmp(argv[2], "arena") ? run_arena() : run_threads();
 }

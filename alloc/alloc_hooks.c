@@ -20,6 +20,7 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -587,6 +588,38 @@ ALLOC_EXPORT void pthread_exit(void *ret)
 	alloc_exit_main_leaving();
 	real_exit(ret);
 	__builtin_unreachable();
+}
+
+/*
+** The program's mappings (alloc_region.c): the kernel is called here, as
+** glibc's wrappers do, and the region is noted with the caller's address
+** when the layer counts.  mmap64 is mmap on 64-bit systems.
+*/
+ALLOC_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return alloc_region_mmap(addr, len, prot, flags, fd, off, SITE());
+}
+
+ALLOC_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, __off64_t off)
+{
+	return alloc_region_mmap(addr, len, prot, flags, fd, (off_t)off, SITE());
+}
+
+ALLOC_EXPORT int munmap(void *addr, size_t len)
+{
+	return alloc_region_munmap(addr, len);
+}
+
+ALLOC_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+{
+	void *new_addr = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	return alloc_region_mremap(old, old_len, len, flags, new_addr);
 }
 
 #if defined(__x86_64__)

@@ -29,6 +29,7 @@
 **                    (libsqlite3.a linked in, names hidden); the rows of
 **                    each table: alloc_sqlite_rows.c (alloc_sqlite_int.h)
 **   alloc_seccomp.c  seccomp filters evaluated before they take effect
+**   alloc_region.c   the program's mappings (mmap, munmap, mremap) with sites
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -38,6 +39,8 @@
 ** Lock order (take left before right; the hot path holds at most one):
 **   map set lock < orphan list < thread lists (by number) < tag table
 **   lock < thread registry lock
+** and, apart, the region table's spin lock (alloc_region.c), a leaf:
+** nothing is taken while it is held, and fork's prepare takes it last.
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
 ** fork's prepare handlers take, in this order: the sampling lock, then
@@ -730,6 +733,23 @@ void alloc_core_report_summary(void);
 
 #include "alloc_int_snap.h"
 #include "alloc_int_sys.h"
+
+
+/* ------------------------------------------------------- alloc_region.c -- */
+
+/* A mapping the program made (mmap, mremap), as stored in table region. */
+typedef struct alloc_region_s {
+	uintptr_t start, end, site;
+	int32_t tid;
+	uint32_t kind; /* MEMINST_REGION_* (meminst-snapshot.h) */
+} alloc_region_t;
+
+void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site);
+int alloc_region_munmap(void *addr, size_t len);
+void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr);
+size_t alloc_region_copy(alloc_region_t **out, size_t *bytes);
+void alloc_region_prefork(void);
+void alloc_region_postfork(void);
 
 #pragma GCC visibility pop
 

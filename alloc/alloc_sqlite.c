@@ -352,8 +352,6 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 	if (rc == 0)
 		rc = alloc_sqlite_write_tables(w, im);
 	if (rc == 0)
-		rc = alloc_sqlite_write_rss(w);
-	if (rc == 0)
 		rc = alloc_sqlite_write_since(w);
 	if (rc == 0)
 		rc = alloc_sqlite_write_frames(w, im);
@@ -361,6 +359,10 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 		rc = alloc_sqlite_write_class_load(w, im);
 	if (rc == 0)
 		rc = alloc_sqlite_write_segments(w);
+	if (rc == 0) /* right after smaps: inspect rss sets one against the other */
+		rc = alloc_sqlite_write_rss(w);
+	if (rc == 0)
+		rc = alloc_sqlite_write_regions(w, im);
 	if (rc == 0)
 		rc = alloc_sqlite_write_modules(w);
 	if (rc == 0)

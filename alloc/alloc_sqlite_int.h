@@ -35,6 +35,8 @@ typedef struct sq_kept_s {
 	sq_ident_t ident;
 	pid_t pid;
 	bool frames_made, class_load_made, events_made; /* the optional tables exist */
+	bool segment_rss_made; /* segment has the smaps columns */
+	bool regions_made;     /* the region table exists */
 	/* the last snapshot whose segment and module rows this connection
 	** stored, and a hash of them: an unchanged map is not stored again */
 	sq_same_t segments, modules;
@@ -70,6 +72,7 @@ int alloc_sqlite_write_frames(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_class_load(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_segments(sq_writer_t *w);
+int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_modules(sq_writer_t *w);
 int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im);
 

@@ -247,10 +247,12 @@ static void thread_prefork(void)
 	pthread_mutex_lock(&thr_g.lock);
 	if (alloc_mode == MEMINST_MODE_MIS)
 		thread_quiesce_counting(ALLOC_GATE_FORKING);
+	alloc_region_prefork();
 }
 
 static void thread_postfork_parent(void)
 {
+	alloc_region_postfork();
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
 	pthread_mutex_unlock(&thr_g.lock);
 	alloc_stack_postfork_parent();
@@ -268,6 +270,7 @@ void alloc_thread_child_reset(void)
 	alloc_sys_pid_refresh();
 	trace_sample_postfork_child(); /* before alloc_service.c's handler starts a thread */
 	pthread_mutex_init(&thr_g.lock, NULL);
+	alloc_region_postfork();
 	alloc_stack_postfork_child();
 	alloc_tags_postfork_child();
 	alloc_map_postfork_child();

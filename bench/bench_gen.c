@@ -208,7 +208,7 @@ static void put_names(struct gen *g, int snap)
 		 snap, 0x7e0000000000ll);
 	exec(g, sql);
 	for (long s = 0; s < g->segs; s++) {
-		snprintf(sql, sizeof sql, "INSERT INTO segment VALUES(%d, %lld, %lld, 'rw-p', 0, '')", snap,
+		snprintf(sql, sizeof sql, "INSERT INTO segment(snapshot, start, end, perms, offset, path) VALUES(%d, %lld, %lld, 'rw-p', 0, '')", snap,
 			 0x7f0000000000ll + s * 0x10000000ll, 0x7f0000000000ll + (s + 1) * 0x10000000ll - 0x1000000);
 		exec(g, sql);
 	}

@@ -112,6 +112,38 @@
 	"  snapshot INTEGER PRIMARY KEY, since_ns INTEGER NOT NULL);\n"
 #define MEMINST_SNAPSHOT_HIST_BUCKETS 48
 
+/* The kernel's figures of each mapping, in bytes, from /proc/PID/smaps:
+** rss (Rss), pss (Pss), private (Private_Clean + Private_Dirty), shared
+** (Shared_Clean + Shared_Dirty), swap (Swap), anon_huge (AnonHugePages).
+** Columns added to segment in schema 2 without a new version: a writer
+** adds them to an older file's table (ALTER TABLE ... ADD COLUMN), and a
+** reader takes a table without them, or a row with NULL in them, as
+** mappings without the kernel's figures.  Segment rows are stored only
+** when the mappings or their figures changed (meminst-snapshot(5)): a
+** snapshot without rows has those of the latest earlier snapshot of the
+** same process that has some, whose resident figures differ from its own
+** by at most 1/256 of the process's resident set. */
+#define MEMINST_SNAPSHOT_SEGMENT_RSS "rss", "pss", "private", "shared", "swap", "anon_huge"
+
+/* The mappings the program made itself through mmap, mmap64 and mremap
+** (calls that reach libmeminst's exported names: not glibc's malloc nor
+** pthread_create, which map inside libc), as they stand at a map
+** snapshot: [start, end), the call site, the thread's tid, the kind
+** (MEMINST_REGION_* bits) and the site's name, "function+0xoff (module)"
+** or "0xoff (module)" (dladdr; "" when no module holds it).  munmap of
+** part of a region leaves the rest; mremap moves it with its site.  Added
+** to schema 2 without a new version, as type_frame: a file without it, or
+** a snapshot without rows, has no regions known. */
+#define MEMINST_REGION_FILE 1   /* a file mapped (else anonymous)  */
+#define MEMINST_REGION_SHARED 2 /* MAP_SHARED                      */
+#define MEMINST_REGION_STACK 4  /* MAP_STACK                       */
+#define MEMINST_SNAPSHOT_REGION_TABLE                                             \
+	"CREATE TABLE IF NOT EXISTS region(\n"                                   \
+	"  snapshot INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
+	"  site INTEGER NOT NULL, tid INTEGER NOT NULL, kind INTEGER NOT NULL,\n" \
+	"  name TEXT NOT NULL,\n"                                                \
+	"  PRIMARY KEY(snapshot, start)) WITHOUT ROWID;\n"
+
 #define MEMINST_SNAPSHOT_SCHEMA                                                   \
 	"CREATE TABLE IF NOT EXISTS meminst_meta(\n"                              \
 	"  key TEXT PRIMARY KEY,\n"                                               \
@@ -153,6 +185,7 @@
 	MEMINST_SNAPSHOT_TYPE_FRAME_TABLE                                         \
 	MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
 	MEMINST_SNAPSHOT_EVENT_TABLES                                             \
+	MEMINST_SNAPSHOT_REGION_TABLE                                             \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \
@@ -165,10 +198,13 @@
 	"  blocks_current INTEGER NOT NULL, blocks_max_since_last INTEGER NOT NULL,\n" \
 	"  blocks_max_ever INTEGER NOT NULL,\n"                                   \
 	"  PRIMARY KEY(snapshot, kind, id)) WITHOUT ROWID;\n"                     \
-	/* the process's mappings (/proc/PID/maps) */                             \
+	/* the process's mappings (/proc/PID/maps), with the kernel's         \
+	   figures of each (/proc/PID/smaps; MEMINST_SNAPSHOT_SEGMENT_RSS) */   \
 	"CREATE TABLE IF NOT EXISTS segment(\n"                                   \
 	"  snapshot INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
 	"  perms TEXT NOT NULL, offset INTEGER NOT NULL, path TEXT NOT NULL,\n"   \
+	"  rss INTEGER, pss INTEGER, private INTEGER, shared INTEGER,\n"          \
+	"  swap INTEGER, anon_huge INTEGER,\n"                                    \
 	"  PRIMARY KEY(snapshot, start)) WITHOUT ROWID;\n"                        \
 	/* loaded modules, for offline symbolisation: load bias and build-id */   \
 	"CREATE TABLE IF NOT EXISTS module(\n"                                    \

@@ -179,6 +179,7 @@ int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric
 int insp_diff_runs(const struct rd_opts *o, const struct rd_args *a, const char *const files[2],
 		   const int64_t snaps[2]);
 int insp_cmd_timeline(int argc, char **argv, const struct rd_opts *o);
+int insp_cmd_rss(int argc, char **argv, const struct rd_opts *o);
 int insp_cmd_snapshot(int argc, char **argv, const struct rd_opts *o);
 /* "insp_cmd_switch.c" */
 int insp_cmd_start(int argc, char **argv, const struct rd_opts *o);

@@ -32,6 +32,7 @@ static const struct insp_cmd insp_cmds[] = {
 	{"diff", insp_cmd_diff, "growth and new blocks between two snapshots"},
 	{"status", insp_cmd_status, "status counters, from a database or a live process"},
 	{"timeline", insp_cmd_timeline, "memory of a process over time, with a chart"},
+	{"rss", insp_cmd_rss, "the resident set explained: heap, allocator, stacks, files, code"},
 	{"report", prof_cmd_report, "a session's time and memory side by side"},
 	{"types", insp_cmd_types, "type number range and the table of types"},
 	{"type", insp_cmd_type, "describe a type number"},

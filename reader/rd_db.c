@@ -473,16 +473,21 @@ int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n)
 	return 0;
 }
 
-int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n)
+int rd_db_segments_of(rd_db_t *db, int64_t snap, struct rd_seg **out, size_t *n)
 {
 	struct rd_vec v;
 	rd_vec_init(&v, sizeof(struct rd_seg));
-	sqlite3_stmt *st = rd_db_prepare(
-		db, "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment")
-		    " ORDER BY start");
+	/* the kernel's figures: columns of files from after them (meminst-snapshot.h) */
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
+	bool figs = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+	sqlite3_finalize(st);
+	st = rd_db_prepare(db, figs ? "SELECT start, end, offset, perms, path, rss, pss, private, shared, swap, anon_huge "
+				      "FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY start"
+				    : "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = "
+				      RD_SQL_SNAP_WITH("segment") " ORDER BY start");
 	if (!st)
 		return RD_EXIT_DB;
-	sqlite3_bind_int64(st, 1, db->snap.id);
+	sqlite3_bind_int64(st, 1, snap);
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct rd_seg *s = rd_vec_push(&v);
@@ -491,6 +496,9 @@ int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n)
 		s->offset = (uint64_t)sqlite3_column_int64(st, 2);
 		s->perms = rd_col_text(db, st, 3);
 		s->path = rd_col_text(db, st, 4);
+		for (int f = 0; f < RD_SEG_FIGS; f++)
+			s->fig[f] = figs && sqlite3_column_type(st, 5 + f) == SQLITE_INTEGER ? sqlite3_column_int64(st, 5 + f)
+											       : -1;
 	}
 	sqlite3_finalize(st);
 	*out = v.v;
@@ -501,6 +509,11 @@ int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n)
 		return rd_db_fail(db, "cannot read the segment table");
 	}
 	return 0;
+}
+
+int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n)
+{
+	return rd_db_segments_of(db, db->snap.id, out, n);
 }
 
 /* -------------------------------------------------------------- blocks -- */

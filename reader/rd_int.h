@@ -346,9 +346,13 @@ struct rd_snap {
 	int64_t since_ns; /* started dormant: its first switch on; 0: counted from its start */
 };
 
+/* A mapping; fig: the kernel's figures (rss pss private shared swap
+** anon_huge, MEMINST_SNAPSHOT_SEGMENT_RSS), -1 when not stored. */
+enum { RD_SEG_RSS, RD_SEG_PSS, RD_SEG_PRIVATE, RD_SEG_SHARED, RD_SEG_SWAP, RD_SEG_ANON_HUGE, RD_SEG_FIGS };
 struct rd_seg {
 	uint64_t start, end, offset;
 	const char *perms, *path;
+	int64_t fig[RD_SEG_FIGS];
 };
 
 struct rd_block {
@@ -477,6 +481,9 @@ int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n);
 
 /* The selected snapshot's segments, by start address. */
 int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n);
+/* Snapshot snap's segments (those of the latest earlier snapshot of its
+** process that has some, as rd_db_segments), by start address. */
+int rd_db_segments_of(rd_db_t *db, int64_t snap, struct rd_seg **out, size_t *n);
 /* Report the last SQLite error on the selected database; returns 3. */
 int rd_db_fail(rd_db_t *db, const char *what);
 /* sqlite3_errmsg(db) on one line, controls as \xNN (a crafted file's text
@@ -659,6 +666,44 @@ int rd_filter_lookup(const struct rd_tags *t, const struct rd_filter *f,
 int rd_filter_resolve(rd_db_t *db, const struct rd_tags *t, const struct rd_filter *f,
 			struct rd_filter_ids *ids);
 bool rd_filter_any(const struct rd_filter *f);
+
+/* "rd_rss.c": the resident set split into parts (inspect rss, report).
+** RD_RSS_HEAP is a mapping class only: its bytes go to the first three
+** parts. */
+enum {
+	RD_RSS_LIVE, RD_RSS_HEADERS, RD_RSS_ALLOCATOR, RD_RSS_ANONYMOUS, RD_RSS_STACKS, RD_RSS_FILE, RD_RSS_CODE, RD_RSS_DIFF, RD_RSS_PARTS,
+	RD_RSS_HEAP = RD_RSS_PARTS
+};
+extern const char *const rd_rss_part_keys[RD_RSS_PARTS];   /* JSON keys   */
+extern const char *const rd_rss_part_labels[RD_RSS_PARTS]; /* text labels */
+struct rd_rss_seg {
+	int cls;                   /* RD_RSS_* class of the mapping        */
+	uint64_t bytes, blocks;    /* blocks in it (block maps)            */
+};
+struct rd_rss {
+	int64_t snap;
+	int64_t kernel;            /* snapshot_rss.rss, -1: not stored     */
+	bool by_address;           /* a block map placed blocks by address */
+	bool figures;              /* the segments have smaps figures      */
+	int64_t sum[RD_SEG_FIGS];  /* the mappings' figures added up       */
+	int64_t part[RD_RSS_PARTS];
+	uint64_t outside_bytes;    /* blocks outside every mapping         */
+	struct rd_seg *segs;
+	struct rd_rss_seg *seg;    /* one per segment                      */
+	size_t nsegs;
+};
+struct rd_rss_point {
+	int64_t snap, elapsed_ns, kernel;
+	const char *trigger;
+	bool figures;
+	int64_t part[RD_RSS_PARTS];
+};
+/* The split of the selected snapshot. */
+int rd_rss_read(rd_db_t *db, const struct rd_opts *o, struct rd_rss *r);
+void rd_rss_free(struct rd_rss *r);
+/* The parts of every snapshot of the selected snapshot's process, oldest
+** first (struct rd_rss_point); the selection is kept. */
+int rd_rss_over_time(rd_db_t *db, const struct rd_opts *o, struct rd_vec *out);
 
 /* "rd_timeline.c": the memory of one process over time (inspect timeline,
 ** inspect html).  The points: every snapshot of pid with a total, oldest

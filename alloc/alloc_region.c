@@ -1,0 +1,250 @@
+/*
+** alloc_region.c — the program's own mappings: every mmap, mmap64, munmap
+** and mremap that reaches libmeminst's exported names (alloc_hooks.c; a
+** call through the PLT: glibc's malloc and pthread_create map their memory
+** inside libc, unseen) as regions [start, end) with the call site, the
+** thread and the kind (anonymous or file, private or shared, MAP_STACK),
+** stored with each map snapshot (table region, meminst-snapshot(5)) so
+** that inspect rss names a mapping by the site that made it (pymalloc's
+** _PyObject_ArenaMmap, a program's own arena).
+**
+** The regions are one array sorted by start, in memory mapped here by
+** syscall (never through the hooks), under a spin lock that is a leaf of
+** the lock order: nothing else is taken while it is held.  A signal
+** handler that interrupts the thread holding it, and calls mmap, finds
+** region_busy set and leaves its region out (rare; the region is then
+** not named).  munmap of part of a region trims or splits it; MAP_FIXED
+** over regions replaces them; mremap moves and resizes the region with
+** its site.  meminst's own mappings go through the hooks too: they are
+** regions with a site inside libmeminst, which inspect rss counts apart.
+** The hooks call the kernel themselves (syscall(2), as glibc's wrappers
+** do), so errno and MAP_FAILED are the kernel's; the bookkeeping never
+** touches errno.
+*/
+#include "alloc_int.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+
+static struct {
+	atomic_int lock;
+	alloc_region_t *r;
+	size_t n, cap;
+} region_g;
+static __thread int region_busy ALLOC_TLS_MODEL;
+
+static void region_lock(void)
+{
+	while (atomic_exchange_explicit(&region_g.lock, 1, memory_order_acquire))
+		sched_yield();
+}
+
+static void region_unlock(void)
+{
+	atomic_store_explicit(&region_g.lock, 0, memory_order_release);
+}
+
+/* The table's own memory, by syscall: a call through the hooks would
+** come back here. */
+static void *region_map(size_t bytes)
+{
+	long p = syscall(SYS_mmap, NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p < 0 && p > -4096 ? NULL : (void *)p;
+}
+
+static bool region_room(size_t more)
+{
+	if (region_g.n + more <= region_g.cap)
+		return true;
+	size_t cap = region_g.cap ? region_g.cap * 2 : 1024;
+	while (cap < region_g.n + more)
+		cap *= 2;
+	alloc_region_t *r = region_map(cap * sizeof *r);
+	if (!r)
+		return false;
+	if (region_g.r) {
+		memcpy(r, region_g.r, region_g.n * sizeof *r);
+		syscall(SYS_munmap, region_g.r, region_g.cap * sizeof *r);
+	}
+	region_g.r = r;
+	region_g.cap = cap;
+	return true;
+}
+
+/* The first region whose end is above addr. */
+static size_t region_find(uintptr_t addr)
+{
+	size_t lo = 0, hi = region_g.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (region_g.r[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Take [start, end) out of every region (trim, split or drop). */
+static void region_cut(uintptr_t start, uintptr_t end)
+{
+	size_t i = region_find(start);
+	while (i < region_g.n && region_g.r[i].start < end) {
+		alloc_region_t *g = &region_g.r[i];
+		if (g->start < start && g->end > end) { /* a hole in the middle: two regions */
+			if (!region_room(1))
+				return;
+			g = &region_g.r[i];
+			memmove(g + 1, g, (region_g.n - i) * sizeof *g);
+			region_g.n++;
+			g->end = start;
+			g[1].start = end;
+			return;
+		}
+		if (g->start < start) {
+			g->end = start;
+			i++;
+		} else if (g->end > end) {
+			g->start = end;
+			return;
+		} else {
+			memmove(g, g + 1, (region_g.n - i - 1) * sizeof *g);
+			region_g.n--;
+		}
+	}
+}
+
+static void region_insert(const alloc_region_t *g)
+{
+	region_cut(g->start, g->end);
+	if (!region_room(1))
+		return;
+	size_t i = region_find(g->start);
+	memmove(&region_g.r[i + 1], &region_g.r[i], (region_g.n - i) * sizeof *g);
+	region_g.r[i] = *g;
+	region_g.n++;
+}
+
+/* Whether this call's region is kept: the layer is up, counts, and this
+** thread is not inside the table already (a signal handler's call). */
+static bool region_wanted(void)
+{
+	return atomic_load_explicit(&alloc_state, memory_order_acquire) == 2 && alloc_mode != MEMINST_MODE_OFF &&
+	       !region_busy;
+}
+
+static uint32_t region_kind(int prot, int flags, int fd)
+{
+	(void)prot;
+	uint32_t k = (flags & MAP_ANONYMOUS) || fd < 0 ? 0 : MEMINST_REGION_FILE;
+	if (flags & MAP_SHARED)
+		k |= MEMINST_REGION_SHARED;
+	if (flags & MAP_STACK)
+		k |= MEMINST_REGION_STACK;
+	return k;
+}
+
+static pid_t region_tid(void)
+{
+	return alloc_tls.thr ? alloc_tls.thr->tid : alloc_sys_gettid();
+}
+
+void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site)
+{
+	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if ((p < 0 && p > -4096) || !region_wanted())
+		return (void *)p; /* syscall(2) set errno and gave -1: MAP_FAILED */
+	alloc_region_t g = {(uintptr_t)p, (uintptr_t)p + ((len + 4095) & ~(size_t)4095), site, region_tid(),
+			    region_kind(prot, flags, fd)};
+	region_busy = 1;
+	region_lock();
+	region_insert(&g);
+	region_unlock();
+	region_busy = 0;
+	return (void *)p;
+}
+
+int alloc_region_munmap(void *addr, size_t len)
+{
+	long rc = syscall(SYS_munmap, addr, len);
+	if (rc == 0 && region_wanted()) {
+		region_busy = 1;
+		region_lock();
+		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095));
+		region_unlock();
+		region_busy = 0;
+	}
+	return (int)rc;
+}
+
+void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr)
+{
+	long p = syscall(SYS_mremap, old, old_len, len, flags, new_addr);
+	if ((p < 0 && p > -4096) || !region_wanted())
+		return (void *)p;
+	region_busy = 1;
+	region_lock();
+	size_t i = region_find((uintptr_t)old);
+	bool known = i < region_g.n && region_g.r[i].start <= (uintptr_t)old;
+	alloc_region_t g = known ? region_g.r[i] : (alloc_region_t){0};
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
+	/* old_len 0 maps shared pages a second time, DONTUNMAP keeps the old
+	** range (emptied): the old region stays either way */
+	if (old_len && !(flags & MREMAP_DONTUNMAP))
+		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095));
+	if (known) {
+		g.start = (uintptr_t)p;
+		g.end = (uintptr_t)p + ((len + 4095) & ~(size_t)4095);
+		region_insert(&g);
+	}
+	region_unlock();
+	region_busy = 0;
+	return (void *)p;
+}
+
+/* A copy of the regions for a snapshot, in *out (mapped; unmap *bytes);
+** their count. */
+size_t alloc_region_copy(alloc_region_t **out, size_t *bytes)
+{
+	*out = NULL;
+	*bytes = 0;
+	for (int tries = 0; tries < 4; tries++) {
+		size_t want = *(volatile size_t *)&region_g.n + 64; /* checked under the lock */
+		alloc_region_t *r = region_map(want * sizeof *r);
+		if (!r)
+			return 0;
+		region_busy = 1;
+		region_lock();
+		size_t n = region_g.n;
+		if (n <= want)
+			memcpy(r, region_g.r, n * sizeof *r);
+		region_unlock();
+		region_busy = 0;
+		if (n <= want) {
+			*out = r;
+			*bytes = want * sizeof *r;
+			return n;
+		}
+		syscall(SYS_munmap, r, want * sizeof *r);
+	}
+	return 0;
+}
+
+/* fork: no thread inside the table while the process is copied. */
+void alloc_region_prefork(void)
+{
+	region_lock();
+}
+
+void alloc_region_postfork(void)
+{
+	region_unlock();
+}

@@ -1,0 +1,136 @@
+# rss.sh — `inspect rss`: the resident set explained, on three programs
+# that each hold a known part of it when they store a map snapshot:
+#   - tests/targets/rss_parts arena: its own arena allocator, 40 MiB
+#     written in a 64 MiB anonymous mapping, beside 2,000 malloc'd blocks;
+#   - tests/targets/rss_parts threads: 48 threads with 256 KiB of stack
+#     each written;
+#   - python3 (pymalloc on) holding 200,000 small dicts, which live in
+#     pymalloc's arenas (anonymous mappings), not in malloc's heap.
+# For each: stdout as uninstrumented; the parts add up to the kernel's
+# RSS within 2 %; the part the program holds is there (anonymous >= 40
+# MiB; stacks >= 48 x 256 KiB; python's anonymous >= 12 MiB, more than
+# its live heap blocks); the live heap blocks are the snapshot's bytes
+# where they are resident.  The arena program also in mis (a status
+# snapshot: the totals placed), and --csv and text give the same parts.
+# Then the mmap families as table region stores them.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+INSPECT=$top_builddir/inspect/inspect
+PY=/usr/bin/python3
+mi_need $PY python3
+export PYTHONHASHSEED=0 PYTHONDONTWRITEBYTECODE=1
+unset PYTHONMALLOC
+
+cat >"$MI_TMP/dicts.py" <<'PY'
+import ctypes, sys
+held = [{"i": i} for i in range(200000)]
+store = getattr(ctypes.CDLL(None), "meminst_store_memory_data", None)
+if store is not None and store(sys.argv[1].encode()) < 0:
+    sys.exit(3)
+print(len(held), sum(d["i"] for d in held))
+PY
+
+# rss_check LABEL DB PART MIN: the parts' sum against the kernel's RSS and
+# part PART at least MIN bytes; "ok" or the reasons.
+rss_check() {
+	"$INSPECT" rss --json "$2" >"$MI_TMP/rss.json" 2>"$MI_TMP/rss.err" ||
+		{ mi_why_add "inspect rss failed: $(head -n 1 "$MI_TMP/rss.err")"; return; }
+	res=$($PY - "$MI_TMP/rss.json" "$3" "$4" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+part, least = sys.argv[2], int(sys.argv[3])
+kernel = doc["rss"][0]["kernel_rss"]
+parts = {p["part"]: p["bytes"] for p in doc["parts"]}
+total = sum(parts.values())
+why = []
+if abs(total - kernel) > kernel * 0.02:
+    why.append("parts add up to %d, kernel RSS %d" % (total, kernel))
+if parts[part] < least:
+    why.append("%s is %d, below %d" % (part, parts[part], least))
+if doc["rss"][0]["mappings_rss"] != total:
+    why.append("parts %d, mappings %d" % (total, doc["rss"][0]["mappings_rss"]))
+if not doc["over_time"] or doc["over_time"][-1]["kernel_rss"] != kernel:
+    why.append("over_time does not end with the snapshot")
+print("; ".join(why) or "ok")
+PY
+)
+	[ "$res" = ok ] || mi_why_add "$res"
+}
+
+# rss_case LABEL MEMINST PART MIN COMMAND...: the run beside the reference
+# (stdout the same), then rss_check on its database $MI_TMP/LABEL.db.
+rss_case() {
+	label=$1 mm=$2 part=$3 least=$4
+	shift 4
+	db=$MI_TMP/$label.db
+	"$@" "$MI_TMP/ref-$label.db" >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err" || true
+	MI_MEMINST=$mm
+	"$@" "$db" >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	snap_expect "exit status" "$rc" 0
+	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+	mi_no_complaint "$MI_TMP/run.err"
+	[ -f "$MI_TMP/ref-$label.db" ] && mi_why_add "the uninstrumented run stored a snapshot"
+	[ -f "$db" ] && rss_check "$label" "$db" "$part" "$least" || mi_why_add "no snapshot"
+	mi_verdict "rss $label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rss.json" "inspect rss --json"
+}
+
+arena() { mi_x "$MI_TARGETS/rss_parts" "$1" arena; }
+threads() { mi_x "$MI_TARGETS/rss_parts" "$1" threads; }
+dicts() { mi_x $PY "$MI_TMP/dicts.py" "$1"; }
+
+rss_case arena-mim mim anonymous $((40 << 20)) arena
+rss_case arena-mis mis anonymous $((30 << 20)) arena
+rss_case threads-mim mim stacks $((48 * 256 << 10)) threads
+rss_case python-mim mim anonymous $((12 << 20)) dicts
+
+# The live heap blocks of a map snapshot are its bytes (resident: the
+# blocks were written), and text and CSV carry the same parts.
+why=
+db=$MI_TMP/arena-mim.db
+live=$("$INSPECT" rss --csv "$db" | awk -F, '$1 == "heap_live" { print $3 }')
+bytes=$(snap_sql "$db" "SELECT bytes FROM snapshot ORDER BY id DESC LIMIT 1")
+snap_expect "live heap blocks (csv) against the snapshot's bytes" "$live" "$bytes"
+"$INSPECT" rss "$db" >"$MI_TMP/rss.txt" || mi_why_add "text output failed"
+for w in "live heap blocks" "thread stacks" "largest mappings" "over time"; do
+	grep -q "$w" "$MI_TMP/rss.txt" || mi_why_add "text without '$w'"
+done
+mi_verdict "rss text and csv" "$why" "$MI_TMP/rss.txt" text
+
+# The mmap families (table region): rss_parts mmaps maps 8 MiB anonymous,
+# a 4 MiB file, 1 MiB MAP_STACK, 1 MiB grown by mremap to 6 MiB and 6 MiB
+# with its middle 2 MiB unmapped; munmap and mmap refused by the kernel
+# answer as without meminst (the program checks errno and MAP_FAILED).
+# Every region the program made is there with its site in rss_parts, and
+# nothing more of its own; uninstrumented, the same output.
+why=
+"$MI_TARGETS/rss_parts" "$MI_TMP/none.db" mmaps >"$MI_TMP/ref.out" 2>&1 || mi_why_add "uninstrumented run failed"
+MI_MEMINST=mim
+mi_x "$MI_TARGETS/rss_parts" "$MI_TMP/mmaps.db" mmaps >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+snap_expect "exit status" "$?" 0
+unset MI_MEMINST
+cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+mi_no_complaint "$MI_TMP/run.err"
+snap_expect "regions of rss_parts (MiB kind)" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT group_concat(r, ' ') FROM
+	(SELECT ((end - start) >> 20) || ':' || kind AS r FROM region WHERE name LIKE '%(rss_parts)'
+	ORDER BY end - start, kind)")" "1:4 2:0 2:0 4:1 6:0 8:0"
+snap_expect "the two parts of the cut region share a site" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT count(DISTINCT site)
+	FROM region WHERE name LIKE '%(rss_parts)' AND end - start = 2097152")" 1
+snap_expect "regions of the main thread" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT count(*) FROM region r JOIN snapshot s
+	ON s.id = r.snapshot AND s.pid = r.tid WHERE r.name LIKE '%(rss_parts)'")" 6
+mi_verdict "rss mmap families" "$why" "$MI_TMP/run.err" stderr
+
+# A file from before the figures: one line, exit 1.
+why=
+cp "$db" "$MI_TMP/old.db"
+sqlite3 "$MI_TMP/old.db" "UPDATE segment SET rss = NULL, pss = NULL, private = NULL, shared = NULL,
+	swap = NULL, anon_huge = NULL"
+"$INSPECT" rss "$MI_TMP/old.db" >/dev/null 2>"$MI_TMP/old.err"
+snap_expect "exit status without figures" "$?" 1
+snap_expect "lines on stderr" "$(wc -l <"$MI_TMP/old.err")" 1
+mi_verdict "rss without figures" "$why" "$MI_TMP/old.err" stderr
+
+mi_finish

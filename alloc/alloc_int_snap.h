@@ -148,6 +148,7 @@ void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
 void alloc_service_flush(void);
 bool alloc_service_running(void);
+bool alloc_service_own_table(void); /* its descriptor table is its own */
 void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 
 /* "alloc_watch.c": snapshot_at=rss:LIMIT, cgroup:LIMIT, looked at by the
@@ -159,6 +160,7 @@ void alloc_watch_init(void);
 unsigned alloc_watch_check(void);          /* the triggers due, a bit set */
 const char *alloc_watch_trigger(unsigned due); /* "rss" or "cgroup" */
 void alloc_watch_stored(unsigned due);
+int alloc_watch_period_ms(void);           /* until the next check */
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or

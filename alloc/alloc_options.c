@@ -153,7 +153,9 @@ static const char *opt_watch(opt_span_t v, uint8_t *pct, uint64_t *bytes)
 		*pct = (uint8_t)n;
 		return NULL;
 	}
-	const char *why = opt_bytes(v, bytes);
+	/* a bare number is refused: cgroup:90 meant 90% rather than 90 bytes */
+	bool unit = opt_number(v, &n, &used) == 0 && used < v.n;
+	const char *why = unit ? opt_bytes(v, bytes) : "";
 	return why ? "rss: and cgroup: take a percentage from 1% to 100%, or a size such as 2G" : NULL;
 }
 

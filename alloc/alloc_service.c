@@ -549,12 +549,12 @@ static void *svc_main(void *arg)
 		timeout = svc_conn_expire(timeout);
 		if (timeout < 0 || timeout > SVC_RECHECK_MS)
 			timeout = SVC_RECHECK_MS;
-		if (watching && timeout > ALLOC_WATCH_PERIOD_MS)
-			timeout = ALLOC_WATCH_PERIOD_MS;
+		if (watching && timeout > alloc_watch_period_ms())
+			timeout = alloc_watch_period_ms();
 		int r = poll(p, (nfds_t)nfds, timeout);
 		alloc_snap_spare_trim();
 		int64_t now_ms = alloc_snap_now(CLOCK_MONOTONIC) / 1000000;
-		if (watching && now_ms - watch_ms >= ALLOC_WATCH_PERIOD_MS && !atomic_load(&svc.quit)) {
+		if (watching && now_ms - watch_ms >= alloc_watch_period_ms() && !atomic_load(&svc.quit)) {
 			watch_ms = now_ms;
 			svc_watch();
 		}
@@ -644,6 +644,11 @@ void alloc_service_stop(void)
 bool alloc_service_running(void)
 {
 	return svc.running;
+}
+
+bool alloc_service_own_table(void)
+{
+	return svc.own_table;
 }
 
 void alloc_service_flush(void)

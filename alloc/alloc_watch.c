@@ -5,7 +5,8 @@
 ** ends leaves its last map behind.
 **
 ** Nothing here is on the allocation path.  The service thread calls
-** alloc_watch_check every ALLOC_WATCH_PERIOD_MS (alloc_service.c): one
+** alloc_watch_check every ALLOC_WATCH_PERIOD_MS (alloc_service.c), every
+** 5 times that while the values are below half their thresholds: one
 ** read of /proc/self/statm for rss:, one of the cgroup's usage file for
 ** cgroup: (bench/RESULTS.md has the cost).  The limits a percentage is of
 ** are read again every ALLOC_WATCH_LIMIT_MS, since they may be changed
@@ -29,7 +30,9 @@
 */
 #include "alloc_int.h"
 
+#include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 enum { W_RSS, W_CGROUP, W_COUNT };
@@ -167,13 +170,34 @@ void alloc_watch_init(void)
 	}
 }
 
+/*
+** The file of a value, kept open by the service thread in its own
+** descriptor table (a pread is one system call where open, read and close
+** are three: about 15 against 45 us each here, bench/RESULTS.md); opened
+** and closed each time when the thread shares the program's table.
+*/
+static int watch_fd[W_COUNT] = {-1, -1};
+
+static int watch_read(int w, const char *path, char *buf, size_t len)
+{
+	if (!alloc_service_own_table())
+		return alloc_sys_read_file(path, buf, len);
+	if (watch_fd[w] < 0)
+		watch_fd[w] = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = watch_fd[w] < 0 ? -1 : pread(watch_fd[w], buf, len - 1, 0);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return (int)n;
+}
+
 static uint64_t watch_value(int w)
 {
 	char f[600];
 	if (w == W_RSS) {
 		char statm[256];
 		unsigned long long pages = 0, resident = 0;
-		if (alloc_sys_read_file("/proc/self/statm", statm, sizeof statm) <= 0)
+		if (watch_read(w, "/proc/self/statm", statm, sizeof statm) <= 0)
 			return 0;
 		const char *p = statm;
 		for (; *p >= '0' && *p <= '9'; p++)
@@ -188,7 +212,23 @@ static uint64_t watch_value(int w)
 		alloc_fmt(f, sizeof f, "%s/memory.current", watch.v2);
 	else
 		return 0;
-	return watch_number(f, NULL);
+	char buf[64];
+	uint64_t v = 0;
+	if (watch_read(w, f, buf, sizeof buf) <= 0)
+		return 0;
+	for (const char *p = buf; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* The next check: ALLOC_WATCH_PERIOD_MS when a value is past half its
+** threshold, five times that while every one is below half. */
+int alloc_watch_period_ms(void)
+{
+	for (int w = 0; w < W_COUNT; w++)
+		if (watch.next[w] && watch.seen[w] >= watch.next[w] / 2)
+			return ALLOC_WATCH_PERIOD_MS;
+	return 5 * ALLOC_WATCH_PERIOD_MS;
 }
 
 /*

@@ -28,7 +28,7 @@ static const struct rd_col end_cols[] = {
 	{"last_snapshot", "last snapshot", RD_K_INT, 0},
 	{"last_trigger", "its trigger", RD_K_STR, 0},
 	{"last_time", "taken at", RD_K_TIME, 0},
-	{"last_elapsed_ns", "after", RD_K_DUR, 0},
+	{"last_elapsed_ms", "after", RD_K_DUR, 0},
 	{"last_bytes", "live then", RD_K_SIZE, 0},
 	{"last_map", "last map", RD_K_INT, RD_C_OPTIONAL},
 	{"last_map_trigger", "map trigger", RD_K_STR, RD_C_OPTIONAL},

@@ -128,11 +128,11 @@ static const struct rd_cmd_spec launcher_spec = {
 };
 
 /* LIMIT of rss:LIMIT and cgroup:LIMIT: 1% to 100%, or a size above zero
-** in the units MEMINST takes (alloc_options.c: k, K, KiB, m, M, MiB, g, G,
-** GiB, b, B or none). */
+** with a unit MEMINST takes there (alloc_options.c: k, K, KiB, m, M, MiB,
+** g, G, GiB, b, B; a bare number is refused). */
 static bool valid_watch_limit(const char *s, size_t n)
 {
-	static const char *const units[] = {"", "b", "B", "k", "K", "KiB", "m", "M", "MiB", "g", "G", "GiB"};
+	static const char *const units[] = {"b", "B", "k", "K", "KiB", "m", "M", "MiB", "g", "G", "GiB"};
 	size_t digits = 0;
 	uint64_t v = 0;
 	while (digits < n && isdigit((unsigned char)s[digits]) && v < (1ull << 40))

@@ -172,7 +172,7 @@ Test(options, snapshot_at_watch)
 	static const char range[] = "rss: and cgroup: take a percentage from 1% to 100%, or a size such as 2G";
 	opt_bad_item("mim,snapshot_at=rss:0%", "snapshot_at=rss:0%", range);
 	opt_bad_item("mim,snapshot_at=rss:101%", "snapshot_at=rss:101%", range);
-	opt_bad_item("mim,snapshot_at=cgroup:90", "snapshot_at=cgroup:90", range); /* 90 bytes: a size */
+	opt_bad_item("mim,snapshot_at=cgroup:90", "snapshot_at=cgroup:90", range); /* a size needs its unit */
 	opt_bad_item("mim,snapshot_at=cgroup:lots", "snapshot_at=cgroup:lots", range);
 	opt_bad_item("mim,snapshot_at=rss:", "snapshot_at=rss:", "expected triggers joined by '+'");
 	opt_bad_item("mim,snapshot_at=rss:1G+rss:2G", "snapshot_at=rss:1G+rss:2G", "at most once");

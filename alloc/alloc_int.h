@@ -118,6 +118,8 @@ typedef struct alloc_options_s {
 	size_t snapshot_len;
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
 	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
+	uint8_t watch_rss_pct, watch_cgroup_pct; /* snapshot_at=rss:N%, cgroup:N% */
+	uint64_t watch_rss_bytes, watch_cgroup_bytes; /* rss:SIZE, cgroup:SIZE */
 	uint64_t interval_ns;   /* interval=DURATION; auto: the first period */
 	bool interval_auto;     /* interval=auto: the period doubles, below */
 	bool interval_status;   /* interval_content=status: no block map     */
@@ -151,7 +153,9 @@ typedef struct alloc_options_s {
 enum { ALLOC_LEAK_CHECK_EXIT = 0, ALLOC_LEAK_CHECK_ON = 1, ALLOC_LEAK_CHECK_OFF = 2 };
 
 enum { ALLOC_BACKEND_SYSTEM = 0, ALLOC_BACKEND_JEMALLOC = 1 };
-enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4 };
+enum { ALLOC_SNAP_EXIT = 1, ALLOC_SNAP_PEAK = 2, ALLOC_SNAP_SIGNAL = 4, ALLOC_SNAP_RSS = 8,
+       ALLOC_SNAP_CGROUP = 16 };
+#define ALLOC_SNAP_WATCH (ALLOC_SNAP_RSS | ALLOC_SNAP_CGROUP)
 
 #define ALLOC_OPTIONS_ERRMAX 640 /* the longest message (unknown key: the list), with a 92-byte quote escaped */
 

@@ -50,7 +50,8 @@ typedef struct alloc_leak_root_s {
 /* One captured snapshot, in mmap'd memory (see alloc_snapshot.c). */
 typedef struct alloc_snap_s {
 	bool with_map;
-	const char *trigger; /* api exit signal interval peak control */
+	bool durable;        /* stored with fsync (snapshot_at=rss:, cgroup:) */
+	const char *trigger; /* api exit signal interval peak control rss cgroup */
 	pid_t pid, ppid;
 	int64_t time_ns, elapsed_ns, pause_ns;
 	uint64_t seq, bytes;
@@ -163,7 +164,19 @@ void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
 void alloc_service_flush(void);
 bool alloc_service_running(void);
+bool alloc_service_own_table(void); /* its descriptor table is its own */
 void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
+
+/* "alloc_watch.c": snapshot_at=rss:LIMIT, cgroup:LIMIT, looked at by the
+** service thread every ALLOC_WATCH_PERIOD_MS, never on the allocation
+** path; the limits a percentage is of, every ALLOC_WATCH_LIMIT_MS. */
+#define ALLOC_WATCH_PERIOD_MS 10
+#define ALLOC_WATCH_LIMIT_MS 1000
+void alloc_watch_init(void);
+unsigned alloc_watch_check(void);          /* the triggers due, a bit set */
+const char *alloc_watch_trigger(unsigned due); /* "rss" or "cgroup" */
+void alloc_watch_stored(unsigned due);
+int alloc_watch_period_ms(void);           /* until the next check */
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or

@@ -140,15 +140,58 @@ static const char *opt_words(opt_span_t v, const char *const *names, unsigned co
 	return NULL;
 }
 
-/* snapshot_at=exit+peak+signal, or none. */
-static const char *opt_snapshot_at(opt_span_t v, unsigned *set)
+/* rss:LIMIT or cgroup:LIMIT of snapshot_at: N% (1 to 100) of the limit
+** meminst(7) names, or a size; into *pct or *bytes (the other is 0). */
+static const char *opt_watch(opt_span_t v, uint8_t *pct, uint64_t *bytes)
+{
+	uint64_t n;
+	size_t used;
+	*pct = 0, *bytes = 0;
+	if (v.n > 1 && v.p[v.n - 1] == '%') {
+		if (opt_number(v, &n, &used) < 0 || used != v.n - 1 || n < 1 || n > 100)
+			return "rss: and cgroup: take a percentage from 1% to 100%, or a size such as 2G";
+		*pct = (uint8_t)n;
+		return NULL;
+	}
+	/* a bare number is refused: cgroup:90 meant 90% rather than 90 bytes */
+	bool unit = opt_number(v, &n, &used) == 0 && used < v.n;
+	const char *why = unit ? opt_bytes(v, bytes) : "";
+	return why ? "rss: and cgroup: take a percentage from 1% to 100%, or a size such as 2G" : NULL;
+}
+
+/* snapshot_at=exit+peak+signal+rss:LIMIT+cgroup:LIMIT, or none. */
+static const char *opt_snapshot_at(opt_span_t v, alloc_options_t *o)
 {
 	static const char *const triggers[] = {"exit", "peak", "signal"};
-	*set = 0;
+	static const char why[] = "expected triggers joined by '+': exit, peak, signal, rss:LIMIT, "
+				  "cgroup:LIMIT or none";
+	unsigned set = 0;
+	o->snapshot_at = 0;
 	if (opt_is(v, "none"))
 		return NULL;
-	return opt_words(v, triggers, 3, set,
-			 "expected triggers joined by '+': exit, peak, signal or none");
+	for (size_t i = 0; i <= v.n;) {
+		size_t j = i;
+		while (j < v.n && v.p[j] != '+')
+			j++;
+		opt_span_t w = {v.p + i, j - i};
+		bool rss = w.n > 4 && !memcmp(w.p, "rss:", 4), cg = w.n > 7 && !memcmp(w.p, "cgroup:", 7);
+		unsigned bit = rss ? ALLOC_SNAP_RSS : ALLOC_SNAP_CGROUP;
+		if ((rss || cg) && (set & bit))
+			return "rss: and cgroup: each at most once";
+		if (rss || cg) {
+			opt_span_t lim = {w.p + (rss ? 4 : 7), w.n - (rss ? 4 : 7)};
+			const char *bad = opt_watch(lim, rss ? &o->watch_rss_pct : &o->watch_cgroup_pct,
+						    rss ? &o->watch_rss_bytes : &o->watch_cgroup_bytes);
+			if (bad)
+				return bad;
+		} else if (opt_words(w, triggers, 3, &bit, why)) {
+			return why;
+		}
+		set |= bit;
+		i = j + 1;
+	}
+	o->snapshot_at = set;
+	return NULL;
 }
 
 /* print=KIND+KIND…: status kinds to print on stderr at exit. */
@@ -302,7 +345,7 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 		o->snapshot_len = v.n;
 	} else if (opt_is(k, "snapshot_at")) {
 		o->snapshot_at_given = true;
-		return opt_snapshot_at(v, &o->snapshot_at);
+		return opt_snapshot_at(v, o);
 	} else if (opt_is(k, "interval")) {
 		o->interval_auto = opt_is(v, "auto");
 		if (o->interval_auto) {

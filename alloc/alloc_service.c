@@ -17,6 +17,9 @@
 **   interval  poll's timeout; interval=auto doubles the period after
 **             every ALLOC_INTERVAL_AUTO_STEP snapshots, up to
 **             ALLOC_INTERVAL_AUTO_MAX_NS.
+**   rss, cgroup  snapshot_at=rss:LIMIT, cgroup:LIMIT: the thread reads the
+**             counters every ALLOC_WATCH_PERIOD_MS (alloc_watch.c) and
+**             stores a map snapshot, made durable, when one is due.
 **   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
 **             of another uid is refused as soon as it is accepted
 **             (SO_PEERCRED), and no client is ever waited on (see
@@ -525,6 +528,29 @@ static bool svc_interval(void)
 }
 
 /*
+** snapshot_at=rss:, cgroup: a map snapshot stored with fsync, since the
+** process may be killed next.  A file busy with another process's store:
+** tried again at the next check.
+*/
+static void svc_watch(void)
+{
+	unsigned due = alloc_watch_check();
+	if (!due || svc.ending || svc_busy())
+		return;
+	pthread_mutex_lock(&svc.busy);
+	alloc_snap_t *im = svc.ending ? NULL : alloc_snap_capture(true, alloc_watch_trigger(due));
+	if (im) {
+		im->durable = true;
+		int id = alloc_snap_store_configured(im);
+		svc_busy_note(id);
+		if (id != ALLOC_SQ_BUSY)
+			alloc_watch_stored(due);
+		alloc_snap_free(im);
+	}
+	pthread_mutex_unlock(&svc.busy);
+}
+
+/*
 ** With snapshot_at=signal: is the signal still ours to take?  Looked at on
 ** the thread's recheck (SVC_RECHECK_MS): the program may have set its
 ** action (SIG_IGN, a handler of its own), or block the signal in every
@@ -574,7 +600,8 @@ static void *svc_main(void *arg)
 	alloc_tls.guard = 1; /* for life: this thread's allocations are ours */
 	alloc_own_thread_enter();
 	atomic_store(&svc.registered, true);
-	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0, checked_ms = 0;
+	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0, checked_ms = 0, watch_ms = 0;
+	bool watching = alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_WATCH);
 	unsigned at_period = 0; /* interval=auto: snapshots taken at this period */
 	if (period)
 		next = alloc_snap_now(CLOCK_MONOTONIC) + period;
@@ -605,9 +632,15 @@ static void *svc_main(void *arg)
 		timeout = svc_conn_expire(timeout);
 		if (timeout < 0 || timeout > SVC_RECHECK_MS)
 			timeout = SVC_RECHECK_MS;
+		if (watching && timeout > alloc_watch_period_ms())
+			timeout = alloc_watch_period_ms();
 		int r = poll(p, (nfds_t)nfds, timeout);
 		alloc_snap_spare_trim();
 		int64_t now_ms = alloc_snap_now(CLOCK_MONOTONIC) / 1000000;
+		if (watching && now_ms - watch_ms >= alloc_watch_period_ms() && !atomic_load(&svc.quit)) {
+			watch_ms = now_ms;
+			svc_watch();
+		}
 		if (now_ms - checked_ms >= SVC_RECHECK_MS) {
 			checked_ms = now_ms;
 			svc_signal_check();
@@ -694,6 +727,11 @@ void alloc_service_stop(void)
 bool alloc_service_running(void)
 {
 	return svc.running;
+}
+
+bool alloc_service_own_table(void)
+{
+	return svc.own_table;
 }
 
 void alloc_service_flush(void)
@@ -814,9 +852,12 @@ void alloc_service_start(void)
 	const alloc_options_t *o = &alloc_opts;
 	bool sig = o->snapshot && (o->snapshot_at & ALLOC_SNAP_SIGNAL);
 	bool peak = o->snapshot && (o->snapshot_at & ALLOC_SNAP_PEAK);
+	bool watch = o->snapshot && (o->snapshot_at & ALLOC_SNAP_WATCH);
 	if ((alloc_mode == MEMINST_MODE_OFF && !alloc_switchable) ||
-	    !(sig || peak || o->control || (o->interval_ns && o->snapshot)))
+	    !(sig || peak || watch || o->control || (o->interval_ns && o->snapshot)))
 		return;
+	if (watch)
+		alloc_watch_init();
 	alloc_sqlite_fork_init(); /* its child handler runs before ours */
 	/* the action before the thread: its first look (svc_signal_check)
 	** must not find the default there and blame the program */

@@ -329,9 +329,21 @@ static bool sq_same_file(const char *path, const sq_ident_t *id)
 ** (busy timeout) only for readers' momentary shared locks.
 */
 #define SQ_BUSY (-3)
+static int sq_store_transaction(sq_writer_t *w, const alloc_snap_t *im);
 static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 {
 	sqlite3_busy_timeout(w->db, 0);
+	/* a snapshot the process may not outlive: on the disk at COMMIT */
+	if (im->durable)
+		sqlite3_exec(w->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+	int rc = sq_store_transaction(w, im);
+	if (im->durable)
+		sqlite3_exec(w->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+	return rc;
+}
+
+static int sq_store_transaction(sq_writer_t *w, const alloc_snap_t *im)
+{
 	int rc = sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	sqlite3_busy_timeout(w->db, 10000);
 	if (rc == SQLITE_BUSY)

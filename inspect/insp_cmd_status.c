@@ -142,6 +142,8 @@ static int status_show(const struct rd_opts *o, struct rd_args *a, const char *p
 		for (int k = 0; k < RD_KIND_COUNT && !r; k++)
 			if (kinds & (1u << k))
 				r = status_kind(d, &s, k);
+		if (!r && !a->pid) /* a file: how its process ended, if it did */
+			r = rd_end_table(d, s.db, rd_db_snap(s.db)->pid);
 		if (!r)
 			r = rd_doc_print(d);
 		rd_doc_free(d);

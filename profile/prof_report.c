@@ -775,6 +775,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 		r = report_session_pid(s.db, &run_pid);
 	if (!r)
 		r = report_run(d, s.db, run_pid);
+	if (!r && mem_pid) /* killed? and the last map it left */
+		r = rd_end_table(d, s.db, mem_pid);
 	bool sampling_off = false;
 	if (!r)
 		r = report_notes(d, s.db, &sampling_off);

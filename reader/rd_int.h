@@ -421,6 +421,7 @@ struct rd_events_summary {
 };
 #define RD_SIZE_BUCKETS 48
 bool rd_events_stored(rd_db_t *db);
+
 int rd_events_pick(rd_db_t *db, int64_t pid, int64_t want, struct rd_events_snaps *out);
 int rd_events_summary(rd_db_t *db, const struct rd_events_snaps *p, struct rd_events_summary *out);
 /* The figures of a site (a type) that heaptrack's questions ask for:
@@ -791,6 +792,11 @@ void rd_put_str(rd_table_t *t, const char *s);      /* copied */
 /* Not copied: s must live as long as the document (names of the tags). */
 void rd_put_const(rd_table_t *t, const char *s);
 void rd_put_null(rd_table_t *t);
+/* "rd_end.c": the "end" table: how process pid ended (exit status, signal,
+** OOM kill, or no exit record) and its last snapshot; nothing when pid
+** stored none.  The launcher's note of an OOM kill begins with RD_OOM_NOTE. */
+#define RD_OOM_NOTE "killed by the kernel's OOM killer"
+int rd_end_table(rd_doc_t *d, rd_db_t *db, int64_t pid);
 /* The snapshot row as a table named `key` (a DATA table), and in text a
 ** heading line that says the same. */
 void rd_doc_snapshot(rd_doc_t *d, const char *key, const char *file,

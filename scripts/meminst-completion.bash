@@ -25,7 +25,7 @@ _meminst_option_values()
 		return
 	fi
 	case $opt in
-	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal none" ;;
+	--snapshot-at) echo "exit peak signal exit+peak exit+signal exit+peak+signal exit+cgroup:90% exit+rss:90% none" ;;
 	--site-depth) echo "user 1 2 4 8" ;;
 	--site-skip) echo "none" ;;
 	--stacks) echo "none 1 3 5 10" ;;

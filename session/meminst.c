@@ -76,8 +76,11 @@ static const struct rd_option launcher_options[] = {
 	{"interval", 0, RD_OT_DURATION, "DURATION|auto", "memory timeline period, e.g. 100ms, 1s; 0 for none;\n"
 	 "auto (the default): 10ms, doubled every 16 snapshots up\n"
 	 "to 10s, so that short and long runs get enough points", OPT_INTERVAL, 0, 0, interval_words},
-	{"snapshot-at", 0, RD_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal joined\n"
-	 "by '+', or none (default exit+peak+signal)", OPT_SNAPSHOT_AT},
+	{"snapshot-at", 0, RD_OT_STR, "WHEN", "which events store a snapshot: exit, peak, signal,\n"
+	 "rss:LIMIT, cgroup:LIMIT joined by '+', or none (default\n"
+	 "exit+peak+signal); rss:90% or cgroup:90% of the memory\n"
+	 "cgroup's limit, rss:2G: a map stored with fsync before\n"
+	 "the OOM killer or SIGKILL can end the program", OPT_SNAPSHOT_AT},
 	{"site-depth", 0, RD_OT_STR, "N|user", "key allocation sites by N return addresses (1 to 32), or\n"
 	 "up to the first frame in the program's own code (C++: the\n"
 	 "line that filled the std:: container); default user", OPT_SITE_DEPTH},
@@ -127,20 +130,45 @@ static const struct rd_cmd_spec launcher_spec = {
 		  "told apart by pid.  The exit status is the program's.  See meminst(1).\n",
 };
 
-/* WHEN of --snapshot-at: "none", or exit, peak and signal joined by '+',
-** each at most once (MEMINST's snapshot_at= takes the same words). */
+/* LIMIT of rss:LIMIT and cgroup:LIMIT: 1% to 100%, or a size above zero
+** with a unit MEMINST takes there (alloc_options.c: k, K, KiB, m, M, MiB,
+** g, G, GiB, b, B; a bare number is refused). */
+static bool valid_watch_limit(const char *s, size_t n)
+{
+	static const char *const units[] = {"b", "B", "k", "K", "KiB", "m", "M", "MiB", "g", "G", "GiB"};
+	size_t digits = 0;
+	uint64_t v = 0;
+	while (digits < n && isdigit((unsigned char)s[digits]) && v < (1ull << 40))
+		v = v * 10 + (uint64_t)(s[digits++] - '0');
+	if (!digits || !v || (digits < n && isdigit((unsigned char)s[digits])))
+		return false;
+	if (n - digits == 1 && s[digits] == '%')
+		return v <= 100;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strlen(units[i]) == n - digits && !strncmp(s + digits, units[i], n - digits))
+			return true;
+	return false;
+}
+
+/* WHEN of --snapshot-at: "none", or exit, peak, signal, rss:LIMIT and
+** cgroup:LIMIT joined by '+', each at most once (MEMINST's snapshot_at=
+** takes the same). */
 static bool valid_snapshot_at(const char *s)
 {
 	if (!strcmp(s, "none"))
 		return true;
-	static const char *const words[] = {"exit", "peak", "signal"};
+	static const char *const words[] = {"exit", "peak", "signal", "rss:", "cgroup:"};
 	unsigned seen = 0;
 	for (;;) {
 		size_t n = strcspn(s, "+");
 		unsigned i = 0;
-		while (i < 3 && !(strlen(words[i]) == n && !strncmp(s, words[i], n)))
-			i++;
-		if (i == 3 || (seen & 1u << i))
+		for (; i < 5; i++) {
+			size_t w = strlen(words[i]);
+			if (i < 3 ? w == n && !strncmp(s, words[i], n)
+				  : n > w && !strncmp(s, words[i], w) && valid_watch_limit(s + w, n - w))
+				break;
+		}
+		if (i == 5 || (seen & 1u << i))
 			return false;
 		seen |= 1u << i;
 		if (!s[n])
@@ -215,7 +243,8 @@ static int take_option(struct rd_getopt *g, struct launcher_args *la)
 		break;
 	case OPT_SNAPSHOT_AT:
 		if (!valid_snapshot_at(g->value))
-			return rd_bad_value(g, "exit, peak and signal joined by '+', or none");
+			return rd_bad_value(g, "exit, peak, signal, rss:LIMIT and cgroup:LIMIT (LIMIT: 1% to "
+					      "100%, or a size such as 2G) joined by '+', or none");
 		o->snapshot_at = g->value;
 		break;
 	case OPT_SITE_DEPTH:
@@ -444,6 +473,23 @@ static void set_preload(const char *library, const char *parts)
 	setenv("LD_PRELOAD", v, 1);
 }
 
+/* The program died of SIGKILL while its memory cgroup's oom_kill count
+** rose: said, and noted among its process's notes (the notes file of its
+** snapshot part), where inspect report and status find it (RD_OOM_NOTE). */
+static void note_oom_kill(const struct sess_opts *o, const char *parts, const struct sess_result *r)
+{
+	char file[PATH_MAX + 32];
+	snprintf(file, sizeof file, "%s/mem.%ld.db.log", parts, (long)r->pid);
+	FILE *f = strcmp(o->mode, "off") ? fopen(file, "a") : NULL;
+	if (f) {
+		fprintf(f, "meminst: " RD_OOM_NOTE " (its memory cgroup's oom_kill count went from %ld to %ld)\n",
+			r->oom_before, r->oom_after);
+		fclose(f);
+	}
+	if (!o->quiet)
+		sess_error("%s was " RD_OOM_NOTE "; 'inspect report' shows its last snapshot", o->argv[0]);
+}
+
 /* End as the program did: its exit status, or its signal (no core dump of
 ** ours: the program's, if any, is the one that matters). */
 static void exit_like(const struct sess_result *r)
@@ -499,6 +545,8 @@ int main(int argc, char **argv)
 		remove_parts(parts);
 		return res.exit_code ? res.exit_code : 127;
 	}
+	if (res.exit_signal == SIGKILL && res.oom_before >= 0 && res.oom_after > res.oom_before)
+		note_oom_kill(&o, parts, &res);
 	char name[PATH_MAX];
 	if (!o.output) {
 		const char *base = strrchr(o.argv[0], '/') ? strrchr(o.argv[0], '/') + 1 : o.argv[0];

@@ -53,6 +53,7 @@ struct sess_result {
 	pid_t pid;
 	int exit_code;      /* -1 when killed */
 	int exit_signal;    /* 0 when it exited */
+	long oom_before, oom_after; /* its memory cgroup's oom_kill count, -1: unknown */
 	int64_t start_ns;   /* CLOCK_REALTIME */
 	int64_t duration_ns;
 };

@@ -69,6 +69,39 @@ static void run_signals(bool during)
 		sigaction(run_forwarded[i], &sa, NULL);
 }
 
+/*
+** The oom_kill count of the memory cgroup the launcher (and so the program,
+** which inherits it) is in: v1's memory.oom_control, v2's memory.events
+** (it and its descendants); -1 when none is readable.  Read before and
+** after the run: a program killed by SIGKILL while it rose was the OOM
+** killer's (another process of the cgroup could have been the one, which
+** the count does not tell; inspect(1) says so).
+*/
+static long run_oom_kills(void)
+{
+	char line[4096], file[4400];
+	long n = -1;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	file[0] = 0;
+	while (f && !file[0] && fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = 0;
+		char *path = strrchr(line, ':');
+		if (path && path - line >= 7 && !strncmp(path - 7, ":memory", 7))
+			snprintf(file, sizeof file, "/sys/fs/cgroup/memory%s/memory.oom_control", path + 1);
+		else if (path && !strncmp(line, "0::", 3))
+			snprintf(file, sizeof file, "/sys/fs/cgroup%s/memory.events", path + 1);
+	}
+	if (f)
+		fclose(f);
+	if (file[0] && (f = fopen(file, "r"))) {
+		while (fgets(line, sizeof line, f))
+			if (sscanf(line, "oom_kill %ld", &n) == 1)
+				break;
+		fclose(f);
+	}
+	return n;
+}
+
 int sess_run(char **argv, struct sess_result *res)
 {
 	int errpipe[2];
@@ -76,6 +109,7 @@ int sess_run(char **argv, struct sess_result *res)
 		sess_error("cannot start %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
+	res->oom_before = run_oom_kills();
 	res->start_ns = run_clock(CLOCK_REALTIME);
 	int64_t t0 = run_clock(CLOCK_MONOTONIC);
 	pid_t pid = fork();
@@ -112,6 +146,7 @@ int sess_run(char **argv, struct sess_result *res)
 		res->exit_signal = 0;
 		return -1;
 	}
+	res->oom_after = run_oom_kills();
 	if (WIFSIGNALED(status)) {
 		res->exit_code = -1;
 		res->exit_signal = WTERMSIG(status);

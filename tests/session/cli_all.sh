@@ -299,6 +299,7 @@ lcases='0 --mis --backend system --interval 50ms --snapshot-at exit+peak --site-
 0 --no-memory --trace --trace-sites --output @OUT@ -q
 0 --dormant -o @OUT@ -q
 0 --no-time --mim --site-depth user -o @OUT@ -q
+0 --no-time --mim --snapshot-at exit+rss:2G+cgroup:90% -o @OUT@ -q
 0 --no-time --interval auto -o @OUT@ -q
 0 --no-time --interval=0 -o @OUT@ -q
 0 --mim --leak-check --leak-exit-code 7 --leak-threshold 1G -o @OUT@ -q
@@ -360,6 +361,9 @@ launcher_error "--alloc-sample needs a size .*, not '0'" --alloc-sample=0
 launcher_error "--backend takes system or jemalloc, not 'x1'" --backend x1
 launcher_error "--trace takes wall or cpu, not 'x1'" --trace=x1
 launcher_error "--snapshot-at takes .*, not 'x1'" --snapshot-at x1
+launcher_error "--snapshot-at takes .*, not 'cgroup:90'" --snapshot-at cgroup:90
+launcher_error "--snapshot-at takes .*, not 'rss:101%'" --snapshot-at rss:101%
+launcher_error "--snapshot-at takes .*, not 'rss:1G+rss:2G'" --snapshot-at rss:1G+rss:2G
 launcher_error "option '-o' needs a value, not the option '-o'" -o -o x
 launcher_error "--mis, --mim, --dormant and --no-memory: give one of them" --mis --mim
 "$LAUNCH" --interval >out 2>cerr

@@ -155,6 +155,30 @@ Test(options, snapshot_at)
 		cr_assert_eq(opt_ok(cases[i].v).snapshot_at, cases[i].set, "%s", cases[i].v);
 }
 
+Test(options, snapshot_at_watch)
+{
+	alloc_options_t o = opt_ok("mim,snapshot_at=exit+rss:90%+cgroup:2G");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_EXIT | ALLOC_SNAP_RSS | ALLOC_SNAP_CGROUP);
+	cr_assert_eq(o.watch_rss_pct, 90);
+	cr_assert_eq(o.watch_rss_bytes, 0);
+	cr_assert_eq(o.watch_cgroup_bytes, 2147483648ull);
+	cr_assert_eq(o.watch_cgroup_pct, 0);
+	o = opt_ok("mim,snapshot_at=cgroup:100%");
+	cr_assert_eq(o.snapshot_at, ALLOC_SNAP_CGROUP);
+	cr_assert_eq(o.watch_cgroup_pct, 100);
+	cr_assert(o.snapshot, "a trigger without a path gets the default path");
+	o = opt_ok("mim,snapshot_at=rss:512M");
+	cr_assert_eq(o.watch_rss_bytes, 512ull << 20);
+	static const char range[] = "rss: and cgroup: take a percentage from 1% to 100%, or a size such as 2G";
+	opt_bad_item("mim,snapshot_at=rss:0%", "snapshot_at=rss:0%", range);
+	opt_bad_item("mim,snapshot_at=rss:101%", "snapshot_at=rss:101%", range);
+	opt_bad_item("mim,snapshot_at=cgroup:90", "snapshot_at=cgroup:90", range); /* a size needs its unit */
+	opt_bad_item("mim,snapshot_at=cgroup:lots", "snapshot_at=cgroup:lots", range);
+	opt_bad_item("mim,snapshot_at=rss:", "snapshot_at=rss:", "expected triggers joined by '+'");
+	opt_bad_item("mim,snapshot_at=rss:1G+rss:2G", "snapshot_at=rss:1G+rss:2G", "at most once");
+	opt_bad_item("mim,snapshot_at=memory:90%", "snapshot_at=memory:90%", "cgroup:LIMIT");
+}
+
 Test(options, snapshot_path_implies_exit)
 {
 	const char *v = "mim,snapshot=/tmp/s.%p.db";

@@ -168,10 +168,8 @@ if [ -n "$fifo" ]; then
 	chrt -f 1 true 2>/dev/null || { echo "alloc_cost.sh: --fifo: chrt -f 1 is refused here" >&2; exit 2; }
 	run_nice="$run_nice chrt -f 1"
 fi
-nconf=$(echo $configs | wc -w)
 for r in $(seq 1 "$rounds"); do
-	order=$(echo $configs | awk -v k=$(( (r - 1) % nconf )) \
-		'{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }')
+	order=$(bench_round_order "$r" $configs)
 	for c in $order; do
 		for w in $workloads; do
 			arg=$w

@@ -77,16 +77,15 @@ steps() {
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/meminst-churn.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM
 
 echo "# churn: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "$cpu" = 1 ]; then
-	nconf=$(echo $configs | wc -w)
 	for r in $(seq 1 "$rounds"); do
-		order=$(echo $configs | awk -v k=$(( (r - 1) % nconf )) \
-			'{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }')
+		order=$(bench_round_order "$r" $configs)
 		for l in $lives; do
 			for c in $order; do
 				# shellcheck disable=SC2046

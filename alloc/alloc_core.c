@@ -461,14 +461,13 @@ static inline bool core_meta_plausible(uint64_t m, uint64_t size, bool mim)
 ** memory is forgotten whenever any thread frees a block that a backend may
 ** have mapped on its own (alloc_unmap_epoch).
 */
-#define CORE_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
 #define CORE_OWN_MAPPING_MIN (32 << 10) /* smaller blocks are never mapped alone
 					   (glibc's mmap threshold starts at 128 KiB) */
 _Atomic uint32_t alloc_unmap_epoch;
 
 static inline bool core_in_start_zone(const void *user)
 {
-	return ((uintptr_t)user & 4095) <= CORE_PAGE_START_ZONE;
+	return alloc_in_start_zone(user);
 }
 
 static ALLOC_NOINLINE bool core_probe(const alloc_hdr_t *h)
@@ -489,7 +488,7 @@ static ALLOC_NOINLINE bool core_probe(const alloc_hdr_t *h)
 			memset(t->probe_pages, 0, sizeof t->probe_pages);
 			t->probe_epoch = epoch;
 		}
-		t->probe_pages[(page >> 12) & 7] = page;
+		t->probe_pages[alloc_probe_index(page)] = page; /* (alloc_page_known) */
 	}
 	return true;
 }

@@ -242,7 +242,8 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 
 /*
 ** free: a block of this thread with a plain header (not aligned, not
-** untracked, not freed), away from a page start (where the header's page
+** untracked, not freed), away from a page start unless the thread knows
+** the header's page readable (where the header's page
 ** may be gone: alloc_core.c probes it), no peak being followed down.
 */
 void alloc_core_free_mis(void *user, uintptr_t site)
@@ -251,8 +252,10 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	alloc_slot_t *ts, *cs;
 	/* NULL and misaligned pointers fail these too; a block of the
 	** bootstrap arena has its size where the meta word would be, so its
-	** padding reads 0 and the meta test below sends it on */
-	if (unlikely(!t || ((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15)))
+	** padding reads 0 and the meta test below sends it on; near a page
+	** start, the header's page must be one the thread knows readable */
+	if (unlikely(!t || (alloc_in_start_zone(user) && !alloc_page_known(t, alloc_hdr_of(user))) ||
+		     ((uintptr_t)user & 15)))
 		goto slow;
 	alloc_hdr_t *h = alloc_hdr_of(user);
 	uint64_t meta = h->meta, sizew = h->size;
@@ -421,7 +424,8 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_free_mim_locked(user, site);
-	if (unlikely(((uintptr_t)user & 4095) <= 64 || ((uintptr_t)user & 15) || alloc_boot_owns(user)))
+	if (unlikely((alloc_in_start_zone(user) && !alloc_page_known(t, (const alloc_mhdr_t *)user - 1)) ||
+		     ((uintptr_t)user & 15) || alloc_boot_owns(user)))
 		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	uint64_t meta = m->h.meta, sizew = m->h.size;

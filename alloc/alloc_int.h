@@ -463,6 +463,31 @@ struct alloc_thread_s {
 					  checked entries, so kept for the next thread */
 };
 
+/*
+** Pointers near a page start have their header's page probed before it is
+** read (alloc_core.c, core_probe); the pages a thread found readable are
+** remembered in t->probe_pages, each at its own index, until a block that
+** a backend may have mapped alone is freed (alloc_unmap_epoch moves on).
+** The fast frees (alloc_fast.c) look there inline: with jemalloc, small
+** blocks often start a page.
+*/
+#define ALLOC_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
+extern _Atomic uint32_t alloc_unmap_epoch;
+static inline bool alloc_in_start_zone(const void *user)
+{
+	return ((uintptr_t)user & 4095) <= ALLOC_PAGE_START_ZONE;
+}
+static inline unsigned alloc_probe_index(uintptr_t page)
+{
+	return (unsigned)(page >> 12) & 7;
+}
+static inline bool alloc_page_known(const alloc_thread_t *t, const void *hdr)
+{
+	uintptr_t page = (uintptr_t)hdr & ~(uintptr_t)4095;
+	return t->probe_pages[alloc_probe_index(page)] == page &&
+	       t->probe_epoch == atomic_load_explicit(&alloc_unmap_epoch, memory_order_acquire);
+}
+
 /* Where a site's entry is in a thread's site cache (which holds the types
 ** that depend on the site alone: not those of site_depth's stacks). */
 static inline unsigned alloc_site_cache_index(uintptr_t site)

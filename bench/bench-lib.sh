@@ -184,3 +184,12 @@ bench_vs_heaptrack() {
 		printf "target %s added CPU <= 0.5x heaptrack'"'"'s: %s (%.2fx)\n", label, (h > 0 && m <= 0.5 * h) ? "PASS" : "MISS", (h > 0 ? m / h : 0)
 	}'
 }
+
+# bench_round_order ROUND WORD...: the words in the order of interleaved round
+# ROUND (1, 2, ...): rotated by ROUND - 1, so that each configuration runs
+# first in turn and the load of a shared machine hits all alike.
+bench_round_order() {
+	_r=$1
+	shift
+	echo "$@" | awk -v k=$(( (_r - 1) % $# )) '{ for (i = 0; i < NF; i++) printf "%s ", $((i + k) % NF + 1) }'
+}

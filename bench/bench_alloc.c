@@ -22,8 +22,13 @@
 **
 ** Options: -n SCALE multiplies every iteration count (e.g. -n 0.1 for a
 ** quick run); -s SIZE makes pairs run that size only (any size, e.g. for
-** an instruction count of `-s 64 pairs` under callgrind).  Random numbers come from a fixed-seed xorshift64 so every
-** run performs the same sequence of sizes and slots.
+** an instruction count of `-s 64 pairs` under callgrind); -L LIVE makes
+** churn and churn2 hold LIVE blocks instead of 100k, and -m MAX makes their
+** sizes 16..MAX (issue 29's churn: `-L 1000000 -m 79 churn`, bench/churn.sh);
+** -w WARM takes WARM untimed steps first (churn also prints the process's
+** CPU time per timed step, cpu_ns_per_step).
+** Random numbers come from a fixed-seed xorshift64 so every run performs
+** the same sequence of sizes and slots.
 */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -48,6 +53,9 @@ static volatile uintptr_t bench_sink;
 
 static double bench_scale = 1.0;
 static size_t bench_only_size; /* -s: pairs of this size only */
+static unsigned long bench_slots = BENCH_SLOTS;  /* -L: churn's live blocks */
+static size_t bench_max_size = BENCH_MAX_SIZE;   /* -m: churn's largest size */
+static unsigned long bench_warm;                 /* -w: churn's untimed steps */
 
 /* --------------------------------------------------------------- util -- */
 
@@ -120,38 +128,72 @@ typedef struct bench_churn_s {
 	unsigned long steps;
 	pthread_barrier_t *start; /* NULL: single thread */
 	uint64_t t0, t1;          /* timed section       */
+	uint64_t cpu0, cpu1;      /* the process's CPU time over it */
 	char **slot;
 } bench_churn_t;
 
 static inline size_t bench_churn_size(uint64_t *rng)
 {
-	return BENCH_MIN_SIZE + bench_xorshift(rng) % (BENCH_MAX_SIZE - BENCH_MIN_SIZE + 1);
+	return BENCH_MIN_SIZE + bench_xorshift(rng) % (bench_max_size - BENCH_MIN_SIZE + 1);
 }
 
-/* Fill the slots (untimed), then replace random slots `steps` times. */
+/* `n` steps: free a random slot's block, put a new one of a random size in
+** it. */
+static inline uintptr_t bench_churn_loop(bench_churn_t *c, uint64_t *rng, unsigned long n)
+{
+	uintptr_t acc = 0;
+	for (unsigned long i = 0; i < n; i++) {
+		unsigned long k = (unsigned long)(bench_xorshift(rng) % bench_slots);
+		acc += (unsigned char)c->slot[k][0];
+		free(c->slot[k]);
+		char *p = malloc(bench_churn_size(rng));
+		p[0] = (char)i;
+		c->slot[k] = p;
+	}
+	return acc;
+}
+
+/* The untimed steps (-w) and the timed ones, apart, so that callgrind
+** --toggle-collect=bench_churn_steps counts the timed ones alone. */
+static BENCH_NOINLINE __attribute__((noipa)) uintptr_t bench_churn_warm(bench_churn_t *c, uint64_t *rng, unsigned long n)
+{
+	return bench_churn_loop(c, rng, n);
+}
+
+static BENCH_NOINLINE __attribute__((noipa)) uintptr_t bench_churn_steps(bench_churn_t *c, uint64_t *rng, unsigned long n)
+{
+	return bench_churn_loop(c, rng, n);
+}
+
+static uint64_t bench_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Fill the slots and take the warm-up steps (untimed), then replace random
+** slots `steps` times. */
 static BENCH_NOINLINE void *bench_churn_run(void *arg)
 {
 	bench_churn_t *c = arg;
 	uint64_t rng = c->seed;
 	uintptr_t acc = 0;
-	c->slot = bench_malloc(BENCH_SLOTS * sizeof *c->slot);
-	for (unsigned i = 0; i < BENCH_SLOTS; i++) {
+	c->slot = bench_malloc(bench_slots * sizeof *c->slot);
+	for (unsigned long i = 0; i < bench_slots; i++) {
 		c->slot[i] = bench_malloc(bench_churn_size(&rng));
 		c->slot[i][0] = (char)i;
 	}
+	if (bench_warm)
+		acc += bench_churn_warm(c, &rng, bench_warm);
 	if (c->start)
 		pthread_barrier_wait(c->start);
+	c->cpu0 = bench_cpu_ns();
 	c->t0 = bench_now_ns();
-	for (unsigned long i = 0; i < c->steps; i++) {
-		unsigned k = (unsigned)(bench_xorshift(&rng) % BENCH_SLOTS);
-		acc += (unsigned char)c->slot[k][0];
-		free(c->slot[k]);
-		char *p = malloc(bench_churn_size(&rng));
-		p[0] = (char)i;
-		c->slot[k] = p;
-	}
+	acc += bench_churn_steps(c, &rng, c->steps);
 	c->t1 = bench_now_ns();
-	for (unsigned i = 0; i < BENCH_SLOTS; i++)
+	c->cpu1 = bench_cpu_ns();
+	for (unsigned long i = 0; i < bench_slots; i++)
 		free(c->slot[i]);
 	free(c->slot);
 	bench_sink = acc;
@@ -162,8 +204,9 @@ static void bench_churn(void)
 {
 	bench_churn_t c = {.seed = 0x9e3779b97f4a7c15ull, .steps = bench_count(BENCH_CHURN_STEPS)};
 	bench_churn_run(&c);
-	printf("workload=churn slots=%u steps=%lu ns_per_pair=%.2f wall_ms=%.1f\n", BENCH_SLOTS,
-	       c.steps, (double)(c.t1 - c.t0) / (double)c.steps, (c.t1 - c.t0) / 1e6);
+	printf("workload=churn slots=%lu steps=%lu ns_per_pair=%.2f wall_ms=%.1f cpu_ns_per_step=%.2f\n",
+	       bench_slots, c.steps, (double)(c.t1 - c.t0) / (double)c.steps, (c.t1 - c.t0) / 1e6,
+	       (double)(c.cpu1 - c.cpu0) / (double)c.steps);
 	fflush(stdout);
 }
 
@@ -192,9 +235,9 @@ static void bench_churn2(void)
 	}
 	pthread_barrier_destroy(&start);
 	double wall = (double)(t1 - t0);
-	printf("workload=churn2 threads=%d slots=%u steps=%lu ns_per_pair=%.2f "
+	printf("workload=churn2 threads=%d slots=%lu steps=%lu ns_per_pair=%.2f "
 	       "ns_per_pair_thread=%.2f wall_ms=%.1f\n",
-	       N, BENCH_SLOTS, c[0].steps, wall / (double)(N * c[0].steps),
+	       N, bench_slots, c[0].steps, wall / (double)(N * c[0].steps),
 	       wall / (double)c[0].steps, wall / 1e6);
 	fflush(stdout);
 }
@@ -203,7 +246,7 @@ static void bench_churn2(void)
 
 static void bench_usage(void)
 {
-	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [pairs|churn|churn2|all]...\n");
+	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [-L LIVE] [-m MAX] [-w WARM] [pairs|churn|churn2|all]...\n");
 	exit(2);
 }
 
@@ -220,6 +263,22 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "-s") && i + 1 < argc) {
 			bench_only_size = strtoul(argv[++i], NULL, 10);
+			continue;
+		}
+		if (!strcmp(a, "-L") && i + 1 < argc) {
+			bench_slots = strtoul(argv[++i], NULL, 10);
+			if (!bench_slots)
+				bench_usage();
+			continue;
+		}
+		if (!strcmp(a, "-w") && i + 1 < argc) {
+			bench_warm = strtoul(argv[++i], NULL, 10);
+			continue;
+		}
+		if (!strcmp(a, "-m") && i + 1 < argc) {
+			bench_max_size = strtoul(argv[++i], NULL, 10);
+			if (bench_max_size < BENCH_MIN_SIZE)
+				bench_usage();
 			continue;
 		}
 		int all = !strcmp(a, "all");

@@ -89,8 +89,9 @@ static _Atomic bool svc_sig_pending;
 ** looks at svc_sig_pending and the peak image this often. */
 #define SVC_RECHECK_MS 1000
 
-/* Wake the thread: one byte to the pipe, never to a file of the program's. */
-static void svc_wake(char c)
+/* Wake the thread: one byte to the pipe, never to a file of the program's
+** (async-signal-safe). */
+void alloc_service_wake(char c)
 {
 	if (svc_fd_ours(svc.wake[1], svc.wake_ino) && write(svc.wake[1], &c, 1) < 0) {
 		/* the pipe is full: a snapshot is pending already */
@@ -102,54 +103,8 @@ static void svc_signal_handler(int sig)
 	int saved_errno = errno;
 	(void)sig;
 	atomic_store(&svc_sig_pending, true);
-	svc_wake('s');
+	alloc_service_wake('s');
 	errno = saved_errno;
-}
-
-/*
-** Dormant's switch signal (switch_signal=, meminst(7)): each one toggles
-** meminst on (in the process's first mode, mis if none yet) or off, done by
-** the thread.  It is ours only if the program had no action for it when the
-** library started; if the program sets one later, it is the program's, said
-** once by svc_signal_check.
-*/
-static _Atomic bool svc_switch_pending;
-static bool svc_switch_installed;
-
-static void svc_switch_handler(int sig)
-{
-	int saved_errno = errno;
-	(void)sig;
-	atomic_store(&svc_switch_pending, true);
-	svc_wake('w');
-	errno = saved_errno;
-}
-
-static void svc_switch_install(void)
-{
-	int sig = alloc_opts.switch_signal;
-	struct sigaction cur, sa = {.sa_handler = svc_switch_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
-	sigemptyset(&sa.sa_mask);
-	if (!alloc_switchable || !sig || __sigaction(sig, NULL, &cur) != 0)
-		return;
-	if (cur.sa_handler != SIG_DFL) {
-		alloc_log("signal %d, the switch signal, already has an action (%s): it is left to the program "
-			  "(switch_signal= chooses another; inspect start works without it)", sig,
-			  cur.sa_handler == SIG_IGN ? "ignored" : "a handler");
-		return;
-	}
-	svc_switch_installed = sigaction(sig, &sa, NULL) == 0;
-}
-
-/* The thread: a switch signal came. */
-static void svc_switch_toggle(void)
-{
-	char err[512];
-	int rc = alloc_plain ? alloc_switch_on(alloc_mode == MEMINST_MODE_MIM ? MEMINST_MODE_MIM : MEMINST_MODE_MIS,
-					       err, sizeof err)
-			     : alloc_switch_off(err, sizeof err);
-	if (rc < 0)
-		alloc_log("switch signal: %s", err);
 }
 
 /*
@@ -241,7 +196,7 @@ void alloc_service_peak_turn(int64_t total)
 	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
 	if (im) {
 		alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
-		svc_wake('p'); /* when full, the thread finds the image anyway */
+		alloc_service_wake('p'); /* when full, the thread finds the image anyway */
 	}
 	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 }
@@ -293,29 +248,15 @@ static void svc_conn_close(struct svc_conn *c, const char *msg)
 	c->fd = -1;
 }
 
-/* "start mis|mim" and "stop": dormant, then on (alloc_switch.c). */
-static bool svc_switch_request(int fd, const char *line)
-{
-	char err[512];
-	int rc;
-	if (strcmp(line, "start mis") == 0 || strcmp(line, "start mim") == 0)
-		rc = alloc_switch_on(line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS, err, sizeof err);
-	else if (strcmp(line, "stop") == 0)
-		rc = alloc_switch_off(err, sizeof err);
-	else if (strncmp(line, "start", 5) == 0)
-		return svc_answer(fd, "bad request (expected: start mis|mim)", 0), true;
-	else
-		return false;
-	svc_answer(fd, rc < 0 ? err : NULL, 0);
-	return true;
-}
-
 /* Carry out one complete request line (NUL-terminated, without its '\n'). */
 static void svc_control_request(int fd, char *line)
 {
 	char err[512], *path = line + 9, *content;
-	if (svc_switch_request(fd, line))
+	int sw = alloc_switch_request(line, err, sizeof err); /* start mis|mim, stop */
+	if (sw >= 0) {
+		svc_answer(fd, sw ? err : NULL, 0);
 		return;
+	}
 	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
 		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status|leaks>)", 0);
 		return;
@@ -488,8 +429,7 @@ static void svc_drain_wake(bool from_thread)
 {
 	char buf[64];
 	bool sig = atomic_exchange(&svc_sig_pending, false);
-	if (atomic_exchange(&svc_switch_pending, false))
-		svc_switch_toggle();
+	alloc_switch_signal_take();
 	while ((from_thread || !svc.own_table) && read(svc.wake[0], buf, sizeof buf) > 0)
 		;
 	if (!from_thread)
@@ -559,16 +499,10 @@ static void svc_watch(void)
 */
 static void svc_signal_check(void)
 {
-	static bool said_action, said_blocked, said_switch;
+	static bool said_action, said_blocked;
 	static int pending_seen; /* consecutive checks that found it pending */
 	int sig = alloc_opts.snapshot_signal;
-	struct sigaction sw;
-	if (svc_switch_installed && !said_switch && __sigaction(alloc_opts.switch_signal, NULL, &sw) == 0 &&
-	    sw.sa_handler != svc_switch_handler) {
-		said_switch = true;
-		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
-			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
-	}
+	alloc_switch_signal_check();
 	if (!alloc_opts.snapshot || !(alloc_opts.snapshot_at & ALLOC_SNAP_SIGNAL))
 		return;
 	struct sigaction cur;
@@ -710,7 +644,7 @@ void alloc_service_stop(void)
 	svc_peak_next_set(INT64_MAX);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_store(&svc.quit, true);
-	svc_wake('q');
+	alloc_service_wake('q');
 	while (!atomic_load(&svc.gone))
 		sched_yield(); /* at most a poll timeout (SVC_RECHECK_MS) without the pipe */
 	svc.running = false;
@@ -865,7 +799,7 @@ void alloc_service_start(void)
 	sigemptyset(&sa.sa_mask);
 	if (sig)
 		sigaction(o->snapshot_signal, &sa, &old);
-	svc_switch_install();
+	alloc_switch_signal_install();
 	if (!svc_launch()) {
 		if (sig)
 			sigaction(o->snapshot_signal, &old, NULL);

@@ -34,6 +34,9 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 bool alloc_switchable;
@@ -131,4 +134,81 @@ void *alloc_switch_realloc_plain(void *p, size_t size, uintptr_t site)
 		return n;
 	}
 	return alloc_real.realloc(p, size);
+}
+
+/*
+** Dormant's switch signal (switch_signal=, meminst(7)): each one toggles
+** meminst on (in the process's first mode, mis if none yet) or off, done by
+** the thread.  It is ours only if the program had no action for it when the
+** library started; if the program sets one later, it is the program's, said
+** once by alloc_switch_signal_check.
+*/
+static _Atomic bool switch_pending;
+static bool switch_installed;
+
+static void switch_handler(int sig)
+{
+	int saved_errno = errno;
+	(void)sig;
+	atomic_store(&switch_pending, true);
+	alloc_service_wake('w');
+	errno = saved_errno;
+}
+
+void alloc_switch_signal_install(void)
+{
+	int sig = alloc_opts.switch_signal;
+	struct sigaction cur, sa = {.sa_handler = switch_handler, .sa_flags = SA_RESTART | SA_ONSTACK};
+	sigemptyset(&sa.sa_mask);
+	if (!alloc_switchable || !sig || __sigaction(sig, NULL, &cur) != 0)
+		return;
+	if (cur.sa_handler != SIG_DFL) {
+		alloc_log("signal %d, the switch signal, already has an action (%s): it is left to the program "
+			  "(switch_signal= chooses another; inspect start works without it)", sig,
+			  cur.sa_handler == SIG_IGN ? "ignored" : "a handler");
+		return;
+	}
+	switch_installed = sigaction(sig, &sa, NULL) == 0;
+}
+
+/* The service thread, at each wake: toggle if a switch signal came. */
+void alloc_switch_signal_take(void)
+{
+	char err[512];
+	if (!atomic_exchange(&switch_pending, false))
+		return;
+	int rc = alloc_plain ? alloc_switch_on(alloc_mode == MEMINST_MODE_MIM ? MEMINST_MODE_MIM : MEMINST_MODE_MIS,
+					       err, sizeof err)
+			     : alloc_switch_off(err, sizeof err);
+	if (rc < 0)
+		alloc_log("switch signal: %s", err);
+}
+
+/* The service thread's recheck: is the switch signal still ours? */
+void alloc_switch_signal_check(void)
+{
+	static bool said;
+	struct sigaction sw;
+	if (switch_installed && !said && __sigaction(alloc_opts.switch_signal, NULL, &sw) == 0 &&
+	    sw.sa_handler != switch_handler) {
+		said = true;
+		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
+			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
+	}
+}
+
+/* A control request: "start mis|mim" or "stop" carried out (0, or 1 with
+** the reason in err), -1 for any other line. */
+int alloc_switch_request(const char *line, char *err, size_t errlen)
+{
+	int rc;
+	if (strcmp(line, "start mis") == 0 || strcmp(line, "start mim") == 0)
+		rc = alloc_switch_on(line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS, err, errlen);
+	else if (strcmp(line, "stop") == 0)
+		rc = alloc_switch_off(err, errlen);
+	else if (strncmp(line, "start", 5) == 0)
+		return snprintf(err, errlen, "bad request (expected: start mis|mim)"), 1;
+	else
+		return -1;
+	return rc < 0;
 }

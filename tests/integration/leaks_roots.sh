@@ -59,7 +59,13 @@ for run in 1 2 3; do
 		"$why" "$d/l.csv" "inspect leaks" "$d/err" stderr "$d/i.err" "inspect stderr"
 done
 
-if command -v valgrind >/dev/null; then
+# memcheck's own answer can change between runs: a stale word that
+# happens to point inside the 1 MiB block (a register or stack slot, or
+# any value in its range) makes it and what it holds "possibly lost" to
+# memcheck; up to three valgrind runs, the comparison of the last is said.
+vg_try=0
+while command -v valgrind >/dev/null && [ $vg_try -lt 3 ]; do
+	vg_try=$((vg_try + 1))
 	why=
 	$MI_TIMEOUT valgrind --leak-check=full --show-leak-kinds=all "$P" >"$MI_TMP/vg.out" 2>"$MI_TMP/vg.err" ||
 		mi_why_add "valgrind failed"
@@ -88,10 +94,11 @@ if command -v valgrind >/dev/null; then
 	expect "memcheck: still reachable" \
 		"$(sed -n 's/^==[0-9]*== *still reachable: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' "$MI_TMP/vg.err" | tr -d ,)" \
 		"$(awk -F, 'NF == 3 && $1 == "still reachable" { print $2, $3 }' "$MI_TMP/run1/l.csv")"
-	mi_verdict "the same sites as valgrind --leak-check=full" "$why" "$MI_TMP/vg.err" "valgrind"
-else
-	echo "skip  memcheck comparison: valgrind is not installed"
-fi
+	[ -n "$why" ] && [ $vg_try -lt 3 ] && grep -q "possibly lost in loss record" "$MI_TMP/vg.err" && continue
+	mi_verdict "the same sites as valgrind --leak-check=full (valgrind run $vg_try)" "$why" "$MI_TMP/vg.err" "valgrind"
+	break
+done
+command -v valgrind >/dev/null || echo "skip  memcheck comparison: valgrind is not installed"
 
 why=
 MI_MEMINST="mim,snapshot=$MI_TMP/cxx.db" mi_x "$MI_TARGETS/cxx_containers" >"$MI_TMP/cxx.out" 2>"$MI_TMP/cxx.err" ||

@@ -321,7 +321,10 @@ static uint64_t sq_segs_hash(const sq_seg_t *segs, size_t n)
 ** added up: then a reader's figures from them are close enough. */
 static bool sq_figures_close(sq_writer_t *w, int64_t id, const sq_seg_t *segs, size_t n)
 {
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "SELECT rss, swap FROM segment WHERE snapshot = ? ORDER BY start");
+	/* in smaps' order, by address as unsigned: [vsyscall]'s start is
+	** stored as a negative integer and comes last */
+	sqlite3_stmt *st = alloc_sqlite_prepare(w, "SELECT rss, swap FROM segment WHERE snapshot = ? "
+						   "ORDER BY start < 0, start");
 	if (!st)
 		return false;
 	sqlite3_bind_int64(st, 1, id);

@@ -135,7 +135,7 @@ if [ -x "$example" ]; then
 	refused 'mis,,print=total' "meminst: bad MEMINST value 'mis,,print=total': empty item"
 	refused 'mis,sample=0' "meminst: bad MEMINST item 'sample=0': expected a rate in Hz from 1 to 10000"
 	refused 'snapshot=app.db' \
-		"meminst: MEMINST items snapshot, snapshot_at, interval and control need mode mis or mim"
+		"meminst: MEMINST items snapshot, snapshot_at and interval need mode mis or mim, or control=on (dormant: switched on by inspect start)"
 fi
 
 # ---- 4. the snapshot file messages meminst(7) quotes -----------------------

@@ -23,6 +23,8 @@ demo)
 check)
 	status=0
 	make -j"$jobs" check || status=$?
+	# a failing test's own lines (its FAIL reasons), for CI logs that keep only the end
+	[ $status = 0 ] || sh ../scripts/test-failures.sh test-suite.log
 	sh ../scripts/test-summary.sh test-suite.log
 	exit $status
 	;;

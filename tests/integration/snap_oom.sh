@@ -4,7 +4,8 @@
 #
 #   sigkill  MEMINST=mim,snapshot=…,interval=20ms, no launcher and no cgroup:
 #            grow holds 40 blocks (10 MiB), a map snapshot of them is in the
-#            file, then SIGKILL.  inspect status says "no exit record" and
+#            file, then SIGKILL (mid-store, the file may need the roll-back
+#            inspect asks for).  inspect status says "no exit record" and
 #            the last snapshot is an interval one; top shows grow_step with
 #            the 10 MiB.
 #   oom      a memory cgroup (v1, made here under our own, or at the root of
@@ -48,6 +49,18 @@ gpid=$(pgrep -P $pid 2>/dev/null | head -n 1)
 kill -KILL "${gpid:-$pid}" 2>/dev/null
 wait $pid 2>/dev/null
 [ "${n:-0}" -ge 1 ] || mi_why_add "no interval map snapshot of the 40 blocks"
+# killed mid-store (a store every 20 ms, slower than that on a loaded
+# machine), the file has a hot journal: inspect, a reader, does not roll
+# it back but says how, and the snapshots stored before are all there once
+# that is done as it says (without the launcher, which settles the file)
+if ! "$INSPECT" list "$db" >/dev/null 2>"$MI_TMP/k.list"; then
+	if grep -q "interrupted write left a hot journal beside it; open it once read-write (sqlite3 FILE 'PRAGMA quick_check')" \
+		"$MI_TMP/k.list"; then
+		[ "$(sqlite3 "$db" 'PRAGMA quick_check' 2>&1)" = ok ] || mi_why_add "quick_check after the kill is not ok"
+	else
+		mi_why_add "inspect list after the kill: $(head -n 1 "$MI_TMP/k.list")"
+	fi
+fi
 "$INSPECT" status "$db" --total >"$MI_TMP/k.status" 2>&1 || mi_why_add "inspect status failed"
 grep -q "no exit record: the process ended without meminst's exit (killed?)" "$MI_TMP/k.status" ||
 	mi_why_add "status does not say there is no exit record"

@@ -339,6 +339,7 @@ static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *
 }
 
 static ALLOC_NOINLINE void *fast_track_mim_locked(void *base, size_t size, unsigned allocator, uintptr_t site);
+static ALLOC_NOINLINE void *fast_track_mim_malloc_locked(void *base, size_t size, uintptr_t site);
 
 static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base, size_t size, unsigned allocator,
 								      uintptr_t site, bool biased)
@@ -352,7 +353,9 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 		goto slow;
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
-		return fast_track_mim_locked(base, size, allocator, site);
+		return __builtin_constant_p(allocator) && allocator == ALLOC_A_MALLOC
+			       ? fast_track_mim_malloc_locked(base, size, site)
+			       : fast_track_mim_locked(base, size, allocator, site);
 	if (unlikely(tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
@@ -398,6 +401,11 @@ static ALLOC_NOINLINE void *fast_track_mim_locked(void *base, size_t size, unsig
 	return fast_track_mim_any(base, size, allocator, site, false);
 }
 
+static ALLOC_NOINLINE void *fast_track_mim_malloc_locked(void *base, size_t size, uintptr_t site)
+{
+	return fast_track_mim_any(base, size, ALLOC_A_MALLOC, site, false);
+}
+
 static inline __attribute__((always_inline)) void *fast_track_mim_body(void *base, size_t size,
 								       unsigned allocator, uintptr_t site)
 {
@@ -415,6 +423,98 @@ FAST_ENTRIES(mim, alloc_mhdr_t)
 */
 static ALLOC_NOINLINE void fast_free_mim_locked(void *user, uintptr_t site);
 
+/* The meta bits a plain block of any thread has as t->meta_own has them:
+** pad log2, untracked and freed (the owner is in the thread bits). */
+#define FAST_ANY_BITS (63ull << 42 | ALLOC_META_UNTRACKED | ALLOC_META_FREED)
+
+/* A mim header of a block the caller found safe to read (see
+** alloc_core_free_mis): its two words, which must check, and carry the
+** meta bits `bits` as t->meta_own has them, and an allocator in range. */
+static inline __attribute__((always_inline)) bool fast_mim_header(const alloc_thread_t *t, const alloc_mhdr_t *m,
+								  uint64_t bits, uint64_t *meta, uint64_t *sizew)
+{
+	*meta = m->h.meta;
+	*sizew = m->h.size;
+	return likely(!alloc_hdr_mismatch(m + 1, *sizew, *meta)) && likely(!((*meta ^ t->meta_own) & bits)) &&
+	       likely(alloc_meta_allocator(*meta) < ALLOC_A_COUNT);
+}
+
+/* The thread's slot of another thread that allocated a block, if in place
+** (alloc_count.h, core_owner_slot; no such slot is ever keyed with the
+** thread's own number, so a block of its own number goes elsewhere). */
+static inline __attribute__((always_inline)) alloc_slot_t *fast_owner_slot(alloc_thread_t *t, uint32_t owner)
+{
+	alloc_slot_t *s = &t->slots[ALLOC_SLOTS_ALL - ALLOC_SLOTS_OTHER + (owner & (ALLOC_SLOTS_OTHER - 1))];
+	return likely(s->key == ALLOC_KEY(ALLOC_K_THREAD, owner)) ? s : NULL;
+}
+
+/*
+** free of a block whose place is in another list than the thread's own:
+** another thread's (a block handed from thread to thread), the orphans',
+** an exited thread's.  The header passed mis's checks in fast_free_mim;
+** here the list its header names is locked, tried once, if another thread
+** has freed into it before (its bias is gone: revoking it is the general
+** path's), and the header is read again under the lock, as the general
+** path does (alloc_core.c, core_untrack_mim).  The block is counted out of
+** this thread's slots, its owner under the slot kept for that thread.  A list
+** that this free would empty and pool, an array due to shrink, a slot not
+** in place and anything the general path waits for go there.
+*/
+static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *m, uintptr_t site)
+{
+	void *user = m + 1;
+	alloc_slot_t *ts, *cs, *os;
+	uint64_t meta, sizew;
+	if (unlikely(!fast_mim_header(t, m, FAST_ANY_BITS, &meta, &sizew)))
+		goto slow;
+	unsigned allocator = alloc_meta_allocator(meta);
+	alloc_list_t *l = alloc_map_list(alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)));
+	if (unlikely(!l || !fast_list_shared(l)) ||
+	    unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
+		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	    unlikely(!fast_enter(t)))
+		goto slow;
+	uint64_t size = sizew & ALLOC_SIZE_MASK;
+	int64_t budget = fast_budget(t, size);
+	os = fast_owner_slot(t, alloc_meta_thread(meta));
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) || unlikely(!os) ||
+	    unlikely(!fast_list_enter(l, false))) {
+		fast_back_out(t, l, false, false);
+		goto slow;
+	}
+	/* under the lock: the block may have moved, been freed by a third
+	** thread, or gone to the orphans meanwhile */
+	uint64_t at = __atomic_load_n(&m->at, __ATOMIC_RELAXED);
+	uint32_t i = alloc_at_index(at), n = l->count;
+	if (unlikely(m->h.meta != meta || alloc_at_list(at) != l->id || i >= n || l->arr[i] != m ||
+		     n - 1 == l->low || (n == 1 && !l->owner))) {
+		fast_back_out(t, l, true, false);
+		goto slow;
+	}
+	alloc_mhdr_t *last = l->arr[n - 1];
+	l->arr[i] = last;
+	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
+	m->h.meta = meta | ALLOC_META_FREED;
+	t->budget = budget;
+	/* never temporary: another thread's block (core_count_out), but the
+	** thread's next free is not either (core_take_temp) */
+	t->last_block = NULL;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(&t->slots[1 + allocator], one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(os, one);
+	fast_list_leave(l, false);
+	if (fast_leave(t))
+		return alloc_core_free_mim_done(t, user);
+	alloc_real.free(m);
+	return;
+slow:
+	alloc_core_free_mim_slow(user, site);
+}
+
 static inline __attribute__((always_inline)) void fast_free_mim(void *user, uintptr_t site, bool biased)
 {
 	alloc_thread_t *t = alloc_tls.thr;
@@ -428,13 +528,13 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 		     ((uintptr_t)user & 15) || alloc_boot_owns(user)))
 		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
-	uint64_t meta = m->h.meta, sizew = m->h.size;
-	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
+	/* (before anything else: the other list's path keeps nothing of this) */
+	if (unlikely(alloc_at_list(m->at) != t->own_id))
+		return fast_free_mim_other(t, m, site);
+	uint64_t meta, sizew;
+	if (unlikely(!fast_mim_header(t, m, FAST_OWN_BITS, &meta, &sizew)))
 		goto slow;
 	unsigned allocator = alloc_meta_allocator(meta);
-	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT ||
-		     alloc_at_list(m->at) != t->own_id))
-		goto slow;
 	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
 		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
 	    unlikely(!fast_enter(t)))

@@ -679,6 +679,7 @@ void alloc_tags_prefork(void);
 void alloc_tags_postfork_parent(void);
 void alloc_tags_postfork_child(void);
 
+#include "alloc_int_sys.h" /* the bottom layer: the map's look-ups use its tables */
 #include "alloc_int_map.h"
 
 /* --------------------------------------------------------------- core --- */
@@ -769,7 +770,6 @@ static inline uint64_t alloc_new_block_seq(const void *user)
 void alloc_core_report_summary(void);
 
 #include "alloc_int_snap.h"
-#include "alloc_int_sys.h"
 
 
 /* ------------------------------------------------------- alloc_region.c -- */

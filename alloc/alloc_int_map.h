@@ -134,8 +134,27 @@ void alloc_map_list_handover(alloc_list_t *l);
 */
 void alloc_map_stop(void);
 void alloc_map_resume(void);
-uint32_t alloc_map_nlists(void);
-alloc_list_t *alloc_map_list(uint32_t id); /* NULL: no such list */
+extern _Atomic uint32_t alloc_map_nlists_; /* numbers handed out, the orphans' 0 too */
+/* List number -> list (entry 0 unused), in chunks of 2^ALLOC_MAP_CHUNK. */
+extern alloc_table_t alloc_map_lists;
+#define ALLOC_MAP_CHUNK 11
+static inline uint32_t alloc_map_nlists(void)
+{
+	return atomic_load_explicit(&alloc_map_nlists_, memory_order_acquire);
+}
+/* NULL: no such list.  Inline, with the table's shapes as constants: a
+** cross-thread free looks its list up (alloc_fast.c).  A number below
+** alloc_map_nlists has its chunk mapped (published after it). */
+static inline alloc_list_t *alloc_map_list(uint32_t id)
+{
+	if (id == 0)
+		return &alloc_map_orphans;
+	if (id >= alloc_map_nlists())
+		return NULL;
+	alloc_list_t *c = (alloc_list_t *)atomic_load_explicit(&alloc_map_lists.dir[id >> ALLOC_MAP_CHUNK],
+								memory_order_relaxed);
+	return c + (id & ((1u << ALLOC_MAP_CHUNK) - 1));
+}
 size_t alloc_map_count_stopped(void);
 size_t alloc_map_count(void);               /* takes each list in turn    */
 size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */

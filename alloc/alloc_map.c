@@ -40,11 +40,11 @@ bool alloc_map_bias;
 /* The set lock: taken to hand out a list number, and by a capture or a
 ** fork to hold the set of lists still. */
 static _Atomic int map_set_lock;
-static _Atomic uint32_t map_nlists; /* numbers handed out, the orphans' 0 too */
+_Atomic uint32_t alloc_map_nlists_;
 static _Atomic uint32_t map_pool;   /* the first empty list without owner; 0: none */
 
-/* List number -> list (entry 0 is unused: the orphans are static). */
-static alloc_table_t map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 20, 11);
+/* (entry 0 is unused: the orphans are static) */
+alloc_table_t alloc_map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 20, ALLOC_MAP_CHUNK);
 
 #define MAP_ARR_MIN 512          /* entries: one page */
 #define MAP_ARR_MAX (1u << 31)   /* an index fits in 32 bits */
@@ -165,18 +165,6 @@ void alloc_map_shrink(alloc_list_t *l)
 		l->low = MAP_LOW_NEVER;
 }
 
-uint32_t alloc_map_nlists(void)
-{
-	return atomic_load_explicit(&map_nlists, memory_order_acquire);
-}
-
-alloc_list_t *alloc_map_list(uint32_t id)
-{
-	if (id == 0)
-		return &alloc_map_orphans;
-	return id < alloc_map_nlists() ? alloc_table_at(&map_lists, id) : NULL;
-}
-
 /* The owner of a held list has left its fast path (alloc_int.h, biased
 ** lists): the caller has raised `stop` and fenced every thread. */
 static void map_wait_owner(alloc_list_t *l)
@@ -254,7 +242,7 @@ void alloc_map_init(void)
 	alloc_map_orphans.low = MAP_LOW_NEVER;
 	/* threads without a list of their own share the orphans */
 	atomic_store(&alloc_map_orphans.stop, ALLOC_LIST_SHARED);
-	atomic_store(&map_nlists, 1);
+	atomic_store(&alloc_map_nlists_, 1);
 }
 
 /* A list for a new thread: an empty one from the pool, or a new number.
@@ -266,19 +254,19 @@ alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 	alloc_spin_lock(&map_set_lock);
 	uint32_t id = atomic_load_explicit(&map_pool, memory_order_acquire);
 	while (id) {
-		l = alloc_table_at(&map_lists, id);
+		l = alloc_table_at(&alloc_map_lists, id);
 		if (atomic_compare_exchange_weak_explicit(&map_pool, &id, l->pool_next, memory_order_acquire,
 							  memory_order_acquire))
 			break;
 		l = NULL;
 	}
 	if (!l) {
-		id = atomic_load_explicit(&map_nlists, memory_order_relaxed);
-		if (alloc_table_ensure(&map_lists, id)) {
-			l = alloc_table_at(&map_lists, id);
+		id = atomic_load_explicit(&alloc_map_nlists_, memory_order_relaxed);
+		if (alloc_table_ensure(&alloc_map_lists, id)) {
+			l = alloc_table_at(&alloc_map_lists, id);
 			l->id = id;
 			l->low = MAP_LOW_NEVER;
-			atomic_store_explicit(&map_nlists, id + 1, memory_order_release);
+			atomic_store_explicit(&alloc_map_nlists_, id + 1, memory_order_release);
 		}
 	}
 	alloc_spin_unlock(&map_set_lock);

@@ -12,11 +12,15 @@
 **            headers and on the allocator's metadata, as real programs see.
 **   churn2   churn in 2 threads at once, each with its own 100k slots: what
 **            sharing costs (counters, list locks, false sharing).
-**   all      the three above, in that order (the default).
+**   xfree    blocks of 64 bytes (-s SIZE) malloc'ed by one thread in
+**            batches of 256 and freed by another: the cost of a free from a
+**            thread other than the block's (issue 29; not in `all`).
+**   all      pairs, churn and churn2, in that order (the default).
 **
 ** Output is one line per measurement, key=value, for run.sh to parse:
 **   workload=pairs size=64 iters=2000000 ns_per_pair=12.3
-** For churn2, ns_per_pair is wall time over all pairs of both threads
+** For xfree, ns_per_pair is wall time over the pairs, both threads' turns
+** together.  For churn2, ns_per_pair is wall time over all pairs of both threads
 ** (inverse throughput); ns_per_pair_thread is wall time over one thread's
 ** pairs, which equals churn's ns_per_pair when two threads scale perfectly.
 **
@@ -43,6 +47,7 @@
 #define BENCH_SLOTS 100000
 #define BENCH_PAIRS_ITERS 2000000
 #define BENCH_CHURN_STEPS 2000000
+#define BENCH_XFREE_BATCH 256
 #define BENCH_MIN_SIZE 16
 #define BENCH_MAX_SIZE 1024
 #define BENCH_NOINLINE __attribute__((noinline))
@@ -242,11 +247,85 @@ static void bench_churn2(void)
 	fflush(stdout);
 }
 
+/* -------------------------------------------------------------- xfree -- */
+
+typedef struct bench_xfree_s {
+	pthread_barrier_t turn; /* the batch is full; the batch is freed */
+	void *block[BENCH_XFREE_BATCH];
+	unsigned long batches;
+	size_t size;
+} bench_xfree_t;
+
+/* The two halves of a pair, apart, so that callgrind
+** --toggle-collect=bench_xfree_alloc --toggle-collect=bench_xfree_free
+** counts them alone (not the turns between the threads). */
+static BENCH_NOINLINE __attribute__((noipa)) uintptr_t bench_xfree_alloc(bench_xfree_t *x)
+{
+	uintptr_t acc = 0;
+	for (unsigned i = 0; i < BENCH_XFREE_BATCH; i++) {
+		char *p = malloc(x->size);
+		p[0] = (char)i;
+		acc += (uintptr_t)p;
+		x->block[i] = p;
+	}
+	return acc;
+}
+
+static BENCH_NOINLINE __attribute__((noipa)) void bench_xfree_free(bench_xfree_t *x)
+{
+	for (unsigned i = 0; i < BENCH_XFREE_BATCH; i++)
+		free(x->block[i]);
+}
+
+static void *bench_xfree_freer(void *arg)
+{
+	bench_xfree_t *x = arg;
+	for (unsigned long b = 0; b < x->batches; b++) {
+		pthread_barrier_wait(&x->turn);
+		bench_xfree_free(x);
+		pthread_barrier_wait(&x->turn);
+	}
+	return NULL;
+}
+
+/* The calling thread allocates a batch, the other frees it, by turns; the
+** first batch (whose free makes the list shared) is a warm-up, untimed. */
+static void bench_xfree(void)
+{
+	static bench_xfree_t x;
+	unsigned long timed = bench_count(BENCH_PAIRS_ITERS) / BENCH_XFREE_BATCH;
+	x.batches = (timed ? timed : 1) + 1;
+	x.size = bench_only_size ? bench_only_size : 64;
+	pthread_barrier_init(&x.turn, NULL, 2);
+	pthread_t th;
+	if (pthread_create(&th, NULL, bench_xfree_freer, &x) != 0) {
+		fprintf(stderr, "bench_alloc: pthread_create failed\n");
+		exit(1);
+	}
+	uintptr_t acc = 0;
+	uint64_t t0 = 0;
+	for (unsigned long b = 0; b < x.batches; b++) {
+		if (b == 1)
+			t0 = bench_now_ns();
+		acc += bench_xfree_alloc(&x);
+		pthread_barrier_wait(&x.turn);
+		pthread_barrier_wait(&x.turn);
+	}
+	uint64_t t1 = bench_now_ns();
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&x.turn);
+	bench_sink = acc;
+	unsigned long iters = (x.batches - 1) * BENCH_XFREE_BATCH;
+	printf("workload=xfree size=%zu iters=%lu ns_per_pair=%.2f\n", x.size, iters,
+	       (double)(t1 - t0) / (double)iters);
+	fflush(stdout);
+}
+
 /* --------------------------------------------------------------- main -- */
 
 static void bench_usage(void)
 {
-	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [-L LIVE] [-m MAX] [-w WARM] [pairs|churn|churn2|all]...\n");
+	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [-L LIVE] [-m MAX] [-w WARM] [pairs|churn|churn2|xfree|all]...\n");
 	exit(2);
 }
 
@@ -288,7 +367,9 @@ int main(int argc, char **argv)
 			bench_churn(), ran = 1;
 		if (all || !strcmp(a, "churn2"))
 			bench_churn2(), ran = 1;
-		if (!all && strcmp(a, "pairs") && strcmp(a, "churn") && strcmp(a, "churn2"))
+		if (!strcmp(a, "xfree"))
+			bench_xfree(), ran = 1;
+		if (!all && strcmp(a, "pairs") && strcmp(a, "churn") && strcmp(a, "churn2") && strcmp(a, "xfree"))
 			bench_usage();
 	}
 	if (!ran) {

@@ -13,6 +13,7 @@
 */
 #include "ut.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,4 +354,73 @@ ParameterizedTest(int *mode, fast, same_counts_with_shared_lists)
 	fast_lists_shared = true;
 	fast_same_counts(*mode);
 	cr_assert(atomic_load(&alloc_tls.thr->own_list->stop) & ALLOC_LIST_SHARED);
+}
+
+/*
+** mim: blocks freed by another thread than the one that allocated them
+** take the fast free's way into the other list (alloc_fast.c,
+** fast_free_mim_other), counted out of the freeing thread's slots with the
+** owner's thread entry: while the owner lives (its list shared after the
+** first such free) and after it exited (a few blocks: in the orphans), the
+** map and every entry must say what is left.
+*/
+#define XFREE_N 3000
+static struct xfree_owner {
+	void *block[XFREE_N];
+	uint32_t thread_no;
+	pthread_barrier_t turn;
+} xfree;
+
+static void *xfree_owner_run(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < XFREE_N; i++)
+		xfree.block[i] = alloc_core_malloc_mim(16 + i % 100, ALLOC_A_MALLOC, ut_site(100));
+	xfree.thread_no = alloc_tls.thread_no;
+	pthread_barrier_wait(&xfree.turn); /* its blocks are there */
+	pthread_barrier_wait(&xfree.turn); /* the others have freed some */
+	return NULL;
+}
+
+static void xfree_expect_left(unsigned from, uint32_t type)
+{
+	uint64_t bytes = 0;
+	for (unsigned i = from; i < XFREE_N; i++)
+		bytes += 16 + i % 100;
+	cr_assert_eq(alloc_map_count(), (size_t)(XFREE_N - from));
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, bytes, XFREE_N - from);
+	UT_EXPECT_CUR(MEMINST_STATUS_TYPES, type, bytes, XFREE_N - from);
+	UT_EXPECT_CUR(MEMINST_STATUS_THREADS, xfree.thread_no, bytes, XFREE_N - from);
+}
+
+ParameterizedTestParameters(fast, cross_thread_frees)
+{
+	static int idx[] = {1, 3}; /* the mim modes of ut_modes */
+	return cr_make_param_array(int, idx, ut_nmodes > 2 ? 2 : 1);
+}
+
+ParameterizedTest(int *mode, fast, cross_thread_frees)
+{
+	ut_start(ut_modes[*mode]);
+	pthread_t th;
+	pthread_barrier_init(&xfree.turn, NULL, 2);
+	cr_assert_eq(pthread_create(&th, NULL, xfree_owner_run, NULL), 0);
+	pthread_barrier_wait(&xfree.turn);
+	uint32_t type = alloc_core_block_type(xfree.block[0]);
+	xfree_expect_left(0, type);
+	/* the first through the general path (it revokes the bias), the
+	** rest through the other list's fast way, last blocks first and
+	** first blocks next, so that moves happen at both ends */
+	unsigned half = XFREE_N / 2;
+	for (unsigned i = 0; i < half; i++)
+		alloc_core_free_mim(xfree.block[i % 2 ? half - 1 - i / 2 : i / 2], ut_site(101));
+	xfree_expect_left(half, type);
+	pthread_barrier_wait(&xfree.turn);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	/* the owner has gone: its blocks are the orphans' now */
+	xfree_expect_left(half, type);
+	for (unsigned i = half; i < XFREE_N; i++)
+		alloc_core_free_mim(xfree.block[i], ut_site(101));
+	xfree_expect_left(XFREE_N, type);
+	pthread_barrier_destroy(&xfree.turn);
 }

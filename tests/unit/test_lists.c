@@ -305,9 +305,12 @@ static void *lst_producer(void *arg)
 	return NULL;
 }
 
+/* arg non-NULL: frees through the fast entry (alloc_fast.c: another
+** thread's list, or the orphans' once the producer exited), else through
+** the general path; the test runs one consumer of each. */
 static void *lst_consumer(void *arg)
 {
-	(void)arg;
+	void (*release)(void *, uintptr_t) = arg ? alloc_core_free_mim : alloc_core_free;
 	for (;;) {
 		void *p = NULL;
 		bool done;
@@ -319,7 +322,7 @@ static void *lst_consumer(void *arg)
 		if (done)
 			return NULL;
 		if (p)
-			alloc_core_free(p, ut_site(93));
+			release(p, ut_site(93));
 		else
 			sched_yield();
 	}
@@ -332,7 +335,7 @@ ParameterizedTest(int *mode, lists, cross_free_while_owners_exit)
 	ut_start(lists_modes[*mode]);
 	ring.producers_left = GEN * PER_GEN;
 	for (int i = 0; i < 2; i++)
-		cr_assert_eq(pthread_create(&cons[i], NULL, lst_consumer, NULL), 0);
+		cr_assert_eq(pthread_create(&cons[i], NULL, lst_consumer, i ? &ring : NULL), 0);
 	for (int g = 0; g < GEN; g++) {
 		for (int i = 0; i < PER_GEN; i++)
 			cr_assert_eq(pthread_create(&prod[i], NULL, lst_producer, (void *)(uintptr_t)N), 0);

@@ -37,6 +37,10 @@ const char alloc_hooks_linked = 1;
 ** which gives glibc's blocks back to glibc (alloc_switch.c). */
 #define OFF() (alloc_plain)
 #define HEADED() unlikely(alloc_mode != MEMINST_MODE_OFF)
+/* Plain, and no block has a header: the backend's frees and sizes as they
+** are.  Plain after headers: a free or realloc may meet either kind. */
+#define OFF_NEVER_HEADED() (OFF() && !HEADED())
+#define OFF_AFTER_HEADED() (OFF() && HEADED())
 
 /*
 ** Not started yet: start now, unless this thread is the one starting (its
@@ -141,7 +145,7 @@ INLINE void hook_free(void *p, uintptr_t site)
 {
 	if (!STARTED())
 		return; /* before start every block is in the arena */
-	if (OFF() && !HEADED()) {
+	if (OFF_NEVER_HEADED()) {
 		if (likely(!alloc_boot_owns(p)))
 			ALLOC_BACKEND_VOID(alloc_real.free(p));
 		return;
@@ -207,7 +211,7 @@ INLINE void *hook_realloc(void *p, size_t size, uintptr_t site)
 {
 	if (!STARTED())
 		return hook_realloc_boot(p, size);
-	if (OFF() && HEADED())
+	if (OFF_AFTER_HEADED())
 		return alloc_switch_realloc_plain(p, size, site);
 	if (OFF())
 		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, size)
@@ -223,14 +227,7 @@ INLINE void *hook_reallocarray(void *p, size_t n, size_t size, uintptr_t site)
 	size_t total;
 	if (__builtin_mul_overflow(n, size, &total))
 		return errno = ENOMEM, NULL;
-	if (!STARTED())
-		return hook_realloc_boot(p, total);
-	if (OFF() && HEADED())
-		return alloc_switch_realloc_plain(p, total, site);
-	if (OFF())
-		return unlikely(alloc_boot_owns(p)) ? hook_realloc_boot(p, total)
-						    : ALLOC_BACKEND(alloc_real.realloc(p, total));
-	return alloc_core_realloc(p, total, ALLOC_A_REALLOC, site, 0);
+	return hook_realloc(p, total, site);
 }
 TIMED(void *, reallocarray, MEMINST_TALLOC_REALLOC, n * size,
       (void *p, size_t n, size_t size, uintptr_t site), (p, n, size, site))
@@ -327,7 +324,7 @@ ALLOC_EXPORT size_t malloc_usable_size(void *p)
 {
 	if (!STARTED() || alloc_boot_owns(p))
 		return p && alloc_boot_owns(p) ? alloc_boot_size(p) : 0;
-	if (OFF() && !HEADED())
+	if (OFF_NEVER_HEADED())
 		return p ? alloc_real.usable_size(p) : 0;
 	return alloc_core_usable_size(p);
 }
@@ -380,14 +377,7 @@ INLINE void *hook_new_aligned_body(size_t size, size_t align, unsigned allocator
 
 INLINE void hook_delete_body(void *p, uintptr_t site)
 {
-	if (!STARTED())
-		return;
-	if (OFF() && !HEADED()) {
-		if (likely(!alloc_boot_owns(p)))
-			ALLOC_BACKEND_VOID(alloc_real.free(p));
-		return;
-	}
-	alloc_core_free(p, site);
+	hook_free(p, site);
 }
 
 static ALLOC_NOINLINE void *timed_new(size_t size, size_t align, unsigned allocator, uintptr_t site)

@@ -338,6 +338,29 @@ static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
+/* Take the block at `at` off the held list, whose `n` entries the caller
+** has checked hold it there (alloc_map_unlink's rule): the last entry
+** moves into its place; a free of that one from another thread may be
+** reading its `at` (alloc_map_lock_block), and alloc_map_count the count. */
+static inline __attribute__((always_inline)) void fast_unlink(alloc_list_t *l, uint64_t at, uint32_t n)
+{
+	alloc_mhdr_t *last = l->arr[n - 1];
+	l->arr[alloc_at_index(at)] = last;
+	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
+}
+
+/* A block counted out and off the list: leave both, free what a signal
+** handler put aside meanwhile, and give the block to the backend. */
+static inline __attribute__((always_inline)) void fast_free_mim_release(alloc_thread_t *t, alloc_list_t *l,
+									bool biased, alloc_mhdr_t *m)
+{
+	fast_list_leave(l, biased);
+	if (fast_leave(t))
+		return alloc_core_free_mim_done(t, m + 1);
+	alloc_real.free(m);
+}
+
 static ALLOC_NOINLINE void *fast_track_mim_locked(void *base, size_t size, unsigned allocator, uintptr_t site);
 static ALLOC_NOINLINE void *fast_track_mim_malloc_locked(void *base, size_t size, uintptr_t site);
 
@@ -491,10 +514,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 		fast_back_out(t, l, true, false);
 		goto slow;
 	}
-	alloc_mhdr_t *last = l->arr[n - 1];
-	l->arr[i] = last;
-	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
+	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	/* never temporary: another thread's block (core_count_out), but the
@@ -506,11 +526,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	core_slot_sub(cs, one);
 	core_slot_sub(ts, one);
 	core_slot_sub(os, one);
-	fast_list_leave(l, false);
-	if (fast_leave(t))
-		return alloc_core_free_mim_done(t, user);
-	alloc_real.free(m);
-	return;
+	return fast_free_mim_release(t, l, false, m);
 slow:
 	alloc_core_free_mim_slow(user, site);
 }
@@ -557,18 +573,11 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 		fast_back_out(t, l, true, biased);
 		goto slow;
 	}
-	alloc_mhdr_t *last = l->arr[n - 1];
-	l->arr[i] = last;
-	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
+	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	fast_count_free(t, allocator, ts, cs, size, user);
-	fast_list_leave(l, biased);
-	if (fast_leave(t))
-		return alloc_core_free_mim_done(t, user);
-	alloc_real.free(m);
-	return;
+	return fast_free_mim_release(t, l, biased, m);
 slow:
 	alloc_core_free_mim_slow(user, site);
 }

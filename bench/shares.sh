@@ -69,7 +69,6 @@ for r in $(seq "$runs"); do
 		mkdir -p "$keep"
 		for f in comp.json raw.json perf.txt; do cp "$tmp/$f" "$keep/${f%.*}.$r.${f##*.}"; done
 	fi
-	echo "## run $r: $(basename "$prog") $*"
 	python3 - "$tmp" "$(basename "$prog")" <<'PY'
 import json, re, sys
 tmp, dso = sys.argv[1], sys.argv[2]
@@ -133,37 +132,38 @@ def norm(d):
     s = sum(d.values()) or 1
     return {k: 100 * v / s for k, v in d.items()}
 perf, comp, raw = norm(perf), norm(comp), norm(raw)
-top = sorted(set(perf) | set(comp), key=lambda k: -max(perf.get(k, 0), comp.get(k, 0)))[:10]
-print("%-36s %6s %6s %6s" % ("function", "perf", "comp", "raw"))
-worst = worst_raw = 0
-for k in top:
-    p, c, r = perf.get(k, 0), comp.get(k, 0), raw.get(k, 0)
-    worst, worst_raw = max(worst, abs(c - p)), max(worst_raw, abs(r - p))
-    print("%-36s %6.1f %6.1f %6.1f" % (k[:36], p, c, r))
-print("worst |comp - perf| %.1f points (raw %.1f); taken off %.1f%% of the profile, event %.1f ns"
-      % (worst, worst_raw, cost.get("percent", 0), cost.get("event_ps", 0) / 1000))
 with open(tmp + "/runs.jsonl", "a") as f:
-    f.write(json.dumps({"perf": perf, "comp": comp, "raw": raw}) + "\n")
+    f.write(json.dumps({"perf": perf, "comp": comp, "raw": raw, "cost": cost}) + "\n")
 PY
 done
-[ "$runs" -gt 1 ] || exit 0
-echo "## the mean of the $runs runs' shares"
-python3 - "$tmp/runs.jsonl" <<'PY'
+python3 - "$tmp/runs.jsonl" "$(basename "$prog") $*" <<'PY'
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-mean = {s: {} for s in ("perf", "comp", "raw")}
-for r in runs:
-    for s in mean:
-        for k, v in r[s].items():
-            mean[s][k] = mean[s].get(k, 0) + v / len(runs)
-perf, comp, raw = mean["perf"], mean["comp"], mean["raw"]
-top = sorted(set(perf) | set(comp), key=lambda k: -max(perf.get(k, 0), comp.get(k, 0)))[:10]
-print("%-36s %6s %6s %6s  %s" % ("function", "perf", "comp", "raw", "perf's range"))
-worst = worst_raw = 0
-for k in top:
-    p, c, r = perf.get(k, 0), comp.get(k, 0), raw.get(k, 0)
-    worst, worst_raw = max(worst, abs(c - p)), max(worst_raw, abs(r - p))
-    lo, hi = min(x["perf"].get(k, 0) for x in runs), max(x["perf"].get(k, 0) for x in runs)
-    print("%-36s %6.1f %6.1f %6.1f  %.1f-%.1f" % (k[:36], p, c, r, lo, hi))
-print("worst |comp - perf| of the means %.1f points (raw %.1f)" % (worst, worst_raw))
+
+def table(r, spread):  # the 10 largest, perf's range over the runs when spread
+    perf, comp, raw = r["perf"], r["comp"], r["raw"]
+    top = sorted(set(perf) | set(comp), key=lambda k: -max(perf.get(k, 0), comp.get(k, 0)))[:10]
+    print("%-36s %6s %6s %6s%s" % ("function", "perf", "comp", "raw", "  perf's range" if spread else ""))
+    worst = worst_raw = 0
+    for k in top:
+        p, c, w = perf.get(k, 0), comp.get(k, 0), raw.get(k, 0)
+        worst, worst_raw = max(worst, abs(c - p)), max(worst_raw, abs(w - p))
+        rng = ("  %.1f-%.1f" % (min(x["perf"].get(k, 0) for x in runs), max(x["perf"].get(k, 0) for x in runs))
+               if spread else "")
+        print("%-36s %6.1f %6.1f %6.1f%s" % (k[:36], p, c, w, rng))
+    return worst, worst_raw
+
+for i, r in enumerate(runs):
+    print("## run %d: %s" % (i + 1, sys.argv[2]))
+    worst, worst_raw = table(r, False)
+    print("worst |comp - perf| %.1f points (raw %.1f); taken off %.1f%% of the profile, event %.1f ns"
+          % (worst, worst_raw, r["cost"].get("percent", 0), r["cost"].get("event_ps", 0) / 1000))
+if len(runs) > 1:
+    print("## the mean of the %d runs' shares" % len(runs))
+    mean = {s: {} for s in ("perf", "comp", "raw")}
+    for r in runs:
+        for s in mean:
+            for k, v in r[s].items():
+                mean[s][k] = mean[s].get(k, 0) + v / len(runs)
+    print("worst |comp - perf| of the means %.1f points (raw %.1f)" % table(mean, True))
 PY

@@ -248,7 +248,7 @@ void trace_calibrate(void)
 	if (trace_cost_ps[0] || !t || t->ev.pos + CAL_K * 8 * 3 + CAL_K * 5 + 8 > t->ev.end)
 		return;
 	trace_stream_t save = t->ev;
-	uint64_t best_call = UINT64_MAX, best_in = UINT64_MAX, best_out = UINT64_MAX, best_work = UINT64_MAX;
+	uint64_t best_hooked = UINT64_MAX, best_in = UINT64_MAX, best_out = UINT64_MAX, best_work = UINT64_MAX;
 	uint64_t best_inner = UINT64_MAX;
 	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
 	for (int r = 0; r < CAL_ROUNDS; r++) { /* the hooks' clock (trace=cpu: mostly the TSC) */
@@ -258,9 +258,10 @@ void trace_calibrate(void)
 		cal_hooks(true);
 		uint64_t c = trace_now_thread(), sum = 0, iv[6] = {0}, ivn[6] = {0};
 		cal_intervals(t, p, iv, ivn);
+		/* each pass's best apart: an interrupt in one round's pass without
+		** hooks must not make that round's difference the smallest (0) */
 		best_work = b - a < best_work ? b - a : best_work;
-		uint64_t hooked = c - b > b - a ? c - b - (b - a) : 0;
-		best_call = hooked < best_call ? hooked : best_call;
+		best_hooked = c - b < best_hooked ? c - b : best_hooked;
 		for (int k = 0; k < 6; k++)
 			if (ivn[k] && (double)iv[k] / (double)ivn[k] < min_iv[k])
 				min_iv[k] = (double)iv[k] / (double)ivn[k];
@@ -283,6 +284,7 @@ void trace_calibrate(void)
 	trace_cost_ps[MEMINST_TCOST_ALLOC_OUT] = (uint64_t)((double)best_out * ps / CAL_K);
 	trace_cost_ps[MEMINST_TCOST_INNER] = (uint64_t)((double)best_inner * (double)trace_tsc_mult / 4294967296.0 * ps / CAL_K);
 	cal_kinds(min_iv, (double)best_work / (CAL_EVENTS * CAL_K), ps);
+	uint64_t best_call = best_hooked > best_work ? best_hooked - best_work : 0;
 	trace_cost_ps[MEMINST_TCOST_CALL] = (uint64_t)((double)best_call * ps / (CAL_EVENTS * CAL_K)) | 1; /* never 0 */
 	trace_cost_record();
 }

@@ -725,6 +725,15 @@ void alloc_switch_signal_install(void);
 void alloc_switch_signal_take(void);
 void alloc_switch_signal_check(void);
 int alloc_switch_request(const char *line, char *err, size_t errlen);
+/* CPU profiles on request (inspect serve): the thread that switches the
+** sampler, made with the service thread (launch) and ended before a
+** seccomp filter (quit); a control line "sample start HZ SECONDS /PATH" or
+** "sample stop": 0 done (*fd: the answer's number), 1 refused (err), -1
+** not such a line. */
+#define ALLOC_SWITCH_PATH_MAX 4096
+void alloc_switch_sample_launch(void);
+void alloc_switch_sample_quit(void);
+int alloc_switch_sample_request(const char *line, char *err, size_t errlen, int *fd);
 /* "alloc_core.c": does p carry a live header of ours?  *bytes: its size. */
 bool alloc_core_headed(const void *p, size_t *bytes);
 /* "alloc_start.c" */

@@ -167,6 +167,7 @@ bool alloc_service_running(void);
 bool alloc_service_own_table(void); /* its descriptor table is its own */
 void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 void alloc_service_wake(char c); /* async-signal-safe: one byte to its pipe */
+void alloc_service_signal_note(_Atomic bool *pending, char c); /* a handler's: flag, then wake */
 
 /* "alloc_watch.c": snapshot_at=rss:LIMIT, cgroup:LIMIT, looked at by the
 ** service thread every ALLOC_WATCH_PERIOD_MS, never on the allocation

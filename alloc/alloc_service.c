@@ -98,13 +98,20 @@ void alloc_service_wake(char c)
 	}
 }
 
-static void svc_signal_handler(int sig)
+/* A signal handler's whole job (the snapshot and the switch signal): set
+** its flag, then wake the thread, which looks at the flags; errno kept. */
+void alloc_service_signal_note(_Atomic bool *pending, char c)
 {
 	int saved_errno = errno;
-	(void)sig;
-	atomic_store(&svc_sig_pending, true);
-	alloc_service_wake('s');
+	atomic_store(pending, true);
+	alloc_service_wake(c);
 	errno = saved_errno;
+}
+
+static void svc_signal_handler(int sig)
+{
+	(void)sig;
+	alloc_service_signal_note(&svc_sig_pending, 's');
 }
 
 /*
@@ -252,9 +259,11 @@ static void svc_conn_close(struct svc_conn *c, const char *msg)
 static void svc_control_request(int fd, char *line)
 {
 	char err[512], *path = line + 9, *content;
-	int sw = alloc_switch_request(line, err, sizeof err); /* start mis|mim, stop */
+	int sw = alloc_switch_request(line, err, sizeof err), sfd = 0; /* start mis|mim, stop */
+	if (sw < 0)
+		sw = alloc_switch_sample_request(line, err, sizeof err, &sfd); /* sample start|stop */
 	if (sw >= 0) {
-		svc_answer(fd, sw ? err : NULL, 0);
+		svc_answer(fd, sw ? err : NULL, sfd);
 		return;
 	}
 	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
@@ -641,6 +650,7 @@ void alloc_service_stop(void)
 {
 	if (!svc.running)
 		return;
+	alloc_switch_sample_quit();
 	svc_peak_next_set(INT64_MAX);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_store(&svc.quit, true);
@@ -743,6 +753,8 @@ static bool svc_launch(void)
 	svc.wake[1] = alloc_sys_fd_high(svc.wake[1]);
 	svc.wake_ino = svc_fd_ino(svc.wake[0]);
 	svc.listen_ino = svc_fd_ino(svc.listen_fd);
+	if (alloc_opts.control) /* before the service thread's table is its own */
+		alloc_switch_sample_launch();
 	sigset_t old;
 	alloc_sys_signals_off(&old);
 	pthread_t th;

@@ -2,7 +2,9 @@
 ** alloc_switch.c — dormant, then on: a process started with
 ** MEMINST=off,control=on (meminst --dormant) is switched to mis or mim and
 ** back at run time, through the control channel (inspect start / stop,
-** alloc_service.c) or the switch signal, without a restart or ptrace.
+** alloc_service.c) or the switch signal, without a restart or ptrace; and
+** the trace module's sampler is switched on for a while for a CPU profile
+** (inspect serve; "CPU profiles on request" below).
 **
 ** Dormant costs what off costs: the route word is ALLOC_ROUTE_OFF, so
 ** malloc and free take the same one compare before the backend.  The
@@ -31,6 +33,8 @@
 ** switch on goes on from where the counts were.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
+#include "meminst.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -38,6 +42,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 bool alloc_switchable;
 int64_t alloc_on_since_ns;
@@ -148,11 +153,8 @@ static bool switch_installed;
 
 static void switch_handler(int sig)
 {
-	int saved_errno = errno;
 	(void)sig;
-	atomic_store(&switch_pending, true);
-	alloc_service_wake('w');
-	errno = saved_errno;
+	alloc_service_signal_note(&switch_pending, 'w');
 }
 
 void alloc_switch_signal_install(void)
@@ -211,4 +213,223 @@ int alloc_switch_request(const char *line, char *err, size_t errlen)
 	else
 		return -1;
 	return rc < 0;
+}
+
+/*
+** CPU profiles on request (inspect serve's /debug/pprof/profile):
+**     sample start HZ SECONDS PATH   the trace module's sampler on, at HZ,
+**                                    into the trace file PATH (absolute);
+**                                    answered "ok FD", FD the file's
+**                                    descriptor here (the reader opens
+**                                    /proc/PID/fd/FD: PATH may be gone)
+**     sample stop                    the sampler off, every thread's
+**                                    samples written out; "ok 0"
+** The sampler stops by itself SECONDS + SAMPLE_GRACE_S after the start, so
+** a client that dies never leaves it on.  Each start drops the samples of
+** the earlier ones (a SAMPLE_RESET record): the file, opened at the first
+** start and kept open for later ones (the trace module opens its file
+** once), holds one profile's samples for the reader.  Refused while the
+** program samples or traces itself (its file and its samples are its own).
+**
+** The requests are carried out by a thread of their own, made with the
+** service thread and sharing the program's descriptor table: the trace
+** file, the perf events of the timers and the writer thread must be in the
+** table the program's threads flush and stop them from, and the service
+** thread's table is its own (alloc_service.c).  It waits on a condition
+** variable and is never sampled.
+*/
+#define SAMPLE_GRACE_S 5
+#define SAMPLE_ANSWER_S 10
+
+enum { SAMPLE_REQ_NONE, SAMPLE_REQ_START, SAMPLE_REQ_STOP, SAMPLE_REQ_QUIT };
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake, done; /* CLOCK_MONOTONIC */
+	bool running;              /* the thread exists */
+	int request;               /* SAMPLE_REQ_*: asked, not yet done */
+	unsigned hz, seconds;
+	char path[ALLOC_SWITCH_PATH_MAX];
+	int rc, fd;
+	char err[512];
+	bool on;          /* sampling for a request, until stop or the deadline */
+	bool file_ours;   /* the trace file was opened for a request */
+	struct timespec deadline;
+} sreq = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void sample_off_locked(void)
+{
+	if (!sreq.on)
+		return;
+	meminst_sample_stop();
+	trace_flush_running(); /* every thread's samples into the file */
+	sreq.on = false;
+}
+
+static void sample_on_locked(void)
+{
+	sreq.rc = -1;
+	if (sreq.on) {
+		alloc_fmt(sreq.err, sizeof sreq.err, "a CPU profile is being taken already (one at a time)");
+		return;
+	}
+	if (meminst_sample_active()) {
+		alloc_fmt(sreq.err, sizeof sreq.err, "the program samples itself (MEMINST sample= or "
+				       "meminst_sample_start): read its samples from its trace file");
+		return;
+	}
+	if (trace_file_is_open() && !sreq.file_ours) {
+		alloc_fmt(sreq.err, sizeof sreq.err, "the program writes a trace file of its own (%s): it is "
+				       "not mixed with a profile's samples", trace_fio_path);
+		return;
+	}
+	char opts[ALLOC_SWITCH_PATH_MAX + 64];
+	int n = alloc_fmt(opts, sizeof opts, "sample=%u", sreq.hz);
+	if (!sreq.file_ours)
+		alloc_fmt(opts + n, sizeof opts - (size_t)n, ",trace_file=%s", sreq.path);
+	if (meminst_sample_start(opts) < 0) {
+		meminst_sample_stop(); /* whatever part started */
+		alloc_fmt(sreq.err, sizeof sreq.err, "the sampler could not start (the process's stderr "
+				       "says why)");
+		return;
+	}
+	sreq.file_ours = true;
+	meminst_sample_reset(); /* the earlier profiles' samples are dropped */
+	sreq.on = true;
+	clock_gettime(CLOCK_MONOTONIC, &sreq.deadline);
+	sreq.deadline.tv_sec += (time_t)sreq.seconds + SAMPLE_GRACE_S;
+	sreq.fd = atomic_load(&trace_fio_fd);
+	sreq.rc = 0;
+}
+
+static void *sample_thread(void *arg)
+{
+	(void)arg;
+	alloc_tls.guard = 1; /* for life: what libc allocates for us is ours */
+	alloc_own_thread_enter(); /* never sampled: made inside the guard (trace_thread.c) */
+	pthread_mutex_lock(&sreq.lock);
+	for (;;) {
+		if (sreq.request == SAMPLE_REQ_NONE) {
+			int rc = sreq.on ? pthread_cond_timedwait(&sreq.wake, &sreq.lock, &sreq.deadline)
+					 : pthread_cond_wait(&sreq.wake, &sreq.lock);
+			if (rc == ETIMEDOUT && sreq.request == SAMPLE_REQ_NONE)
+				sample_off_locked(); /* the client never said stop */
+			continue;
+		}
+		int req = sreq.request;
+		if (req == SAMPLE_REQ_START)
+			sample_on_locked();
+		else
+			sample_off_locked(), sreq.rc = 0, sreq.fd = 0;
+		sreq.request = SAMPLE_REQ_NONE;
+		pthread_cond_broadcast(&sreq.done);
+		if (req == SAMPLE_REQ_QUIT)
+			break;
+	}
+	sreq.running = false;
+	pthread_mutex_unlock(&sreq.lock);
+	alloc_own_thread_leave();
+	return NULL;
+}
+
+/* With the service thread, from a thread in the program's table (see
+** above).  In a child of fork the thread is gone and the sampler off. */
+void alloc_switch_sample_launch(void)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&sreq.lock, NULL);
+	pthread_cond_init(&sreq.wake, &ca);
+	pthread_cond_init(&sreq.done, &ca);
+	pthread_condattr_destroy(&ca);
+	sreq.request = SAMPLE_REQ_NONE;
+	sreq.on = false;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	pthread_t th;
+	alloc_guard_enter();
+	sreq.running = pthread_create(&th, &at, sample_thread, NULL) == 0;
+	alloc_guard_exit();
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!sreq.running)
+		alloc_log("cannot start the thread of CPU profiles on request: inspect serve's "
+			  "/debug/pprof/profile is refused");
+}
+
+/* Before a seccomp filter that refuses futex (alloc_service_stop). */
+void alloc_switch_sample_quit(void)
+{
+	pthread_mutex_lock(&sreq.lock);
+	if (sreq.running) {
+		sreq.request = SAMPLE_REQ_QUIT;
+		pthread_cond_signal(&sreq.wake);
+		while (sreq.running)
+			pthread_cond_wait(&sreq.done, &sreq.lock);
+	}
+	pthread_mutex_unlock(&sreq.lock);
+}
+
+/* Hand a request to the thread and wait for its answer (bounded). */
+static int sample_ask(int req, char *err, size_t errlen, int *fd)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += SAMPLE_ANSWER_S;
+	pthread_mutex_lock(&sreq.lock);
+	int rc = 1;
+	if (!sreq.running) {
+		alloc_fmt(err, errlen, "this process has no thread for CPU profiles (it could not be started)");
+	} else if (sreq.request != SAMPLE_REQ_NONE) {
+		alloc_fmt(err, errlen, "the sampler is still busy with an earlier request");
+	} else {
+		sreq.request = req;
+		pthread_cond_signal(&sreq.wake);
+		int w = 0;
+		while (sreq.request == req && w != ETIMEDOUT)
+			w = pthread_cond_timedwait(&sreq.done, &sreq.lock, &until);
+		if (sreq.request == req)
+			alloc_fmt(err, errlen, "the sampler did not answer in %d s", SAMPLE_ANSWER_S);
+		else if (sreq.rc < 0)
+			alloc_fmt(err, errlen, "%s", sreq.err);
+		else
+			*fd = sreq.fd, rc = 0;
+	}
+	pthread_mutex_unlock(&sreq.lock);
+	return rc;
+}
+
+/* "sample start HZ SECONDS PATH" or "sample stop": 0 done (*fd the
+** answer), 1 refused (err says why), -1 not such a line. */
+int alloc_switch_sample_request(const char *line, char *err, size_t errlen, int *fd)
+{
+	if (strncmp(line, "sample ", 7) != 0)
+		return -1;
+	if (strcmp(line, "sample stop") == 0)
+		return sample_ask(SAMPLE_REQ_STOP, err, errlen, fd);
+	unsigned hz, seconds;
+	int at = 0;
+	if (sscanf(line, "sample start %u %u %n", &hz, &seconds, &at) != 2 || !at || line[at] != '/' ||
+	    hz < 1 || hz > 10000 || seconds < 1 || seconds > 3600 || strlen(line + at) >= sizeof sreq.path) {
+		alloc_fmt(err, errlen, "bad request (expected: sample start HZ SECONDS /PATH, or sample stop)");
+		return 1;
+	}
+	pthread_mutex_lock(&sreq.lock);
+	bool busy = sreq.request != SAMPLE_REQ_NONE;
+	if (!busy) {
+		sreq.hz = hz, sreq.seconds = seconds;
+		memcpy(sreq.path, line + at, strlen(line + at) + 1);
+	}
+	pthread_mutex_unlock(&sreq.lock);
+	if (busy) {
+		alloc_fmt(err, errlen, "the sampler is still busy with an earlier request");
+		return 1;
+	}
+	return sample_ask(SAMPLE_REQ_START, err, errlen, fd);
 }

@@ -312,6 +312,29 @@ int exp_heap_write(const char *path, int64_t snap, bool allocs, const struct rd_
 	return r;
 }
 
+int exp_cpu_write(const char *path, unsigned hz, uint64_t start_ns, uint64_t duration_ns,
+		  const struct rd_opts *o, FILE *f)
+{
+	struct prof_input in = {.path = path, .no_files = o->no_symbols};
+	int r = prof_input_read(&in, o, PROF_IN_SAMPLES);
+	if (!r && !in.have_tr) {
+		rd_errf(o->err, "inspect: %s: no trace was read\n", path);
+		r = RD_EXIT_DB;
+	}
+	if (!r) {
+		struct pprof pp;
+		pprof_init(&pp);
+		pprof_from_cpu_samples(&pp, in.have_sm ? &in.sm : NULL, &in.tr, hz, start_ns, duration_ns);
+		if (pprof_write(&pp, f) != 0 || fflush(f) != 0) {
+			rd_errf(o->err, "inspect: %s: cannot write the profile\n", path);
+			r = RD_EXIT_DB;
+		}
+		pprof_free(&pp);
+	}
+	prof_input_free(&in);
+	return r;
+}
+
 /* --metric calls...leaked: the sites of the event counters with their
 ** stacks (exp_sites.c), from a session or snapshot database. */
 static int exp_events(const struct rd_opts *o, const struct exp_args *a, FILE **f)

@@ -217,13 +217,9 @@ static const struct prof_sthread *pp_sample_thread(const struct prof_smodel *m, 
 	return NULL;
 }
 
-void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr)
+/* The samples of m (timer ones when timer, allocation ones when alloc). */
+static void pp_samples(struct pprof *pp, const struct prof_smodel *m, bool timer, bool alloc)
 {
-	bool timer = m->total[ENG_M_SAMPLES] > 0, alloc = m->total[ENG_M_ASAMPLES] > 0;
-	pp_sample_types(pp, m, timer, alloc);
-	pprof_times(pp, tr->h.t0_realtime_ns, 0);
-	pprof_comment(pp, "meminst samples: timer samples and allocation samples per call stack");
-	pp_modules(pp, tr);
 	const struct eng_cct *at = prof_samples_tree(m->s);
 	uint64_t *locs = NULL;
 	size_t cap = 0;
@@ -259,6 +255,30 @@ void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const str
 		pp_thread_sample(pp, locs, n, v, th ? th->tid : -1, th ? th->name : NULL);
 	}
 	free(locs);
+}
+
+void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr)
+{
+	bool timer = m->total[ENG_M_SAMPLES] > 0, alloc = m->total[ENG_M_ASAMPLES] > 0;
+	pp_sample_types(pp, m, timer, alloc);
+	pprof_times(pp, tr->h.t0_realtime_ns, 0);
+	pprof_comment(pp, "meminst samples: timer samples and allocation samples per call stack");
+	pp_modules(pp, tr);
+	pp_samples(pp, m, timer, alloc);
+}
+
+void pprof_from_cpu_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr,
+			    unsigned hz, uint64_t start_ns, uint64_t duration_ns)
+{
+	pprof_sample_type(pp, "samples", "count");
+	pprof_sample_type(pp, "cpu", "nanoseconds");
+	pprof_default_type(pp, "cpu");
+	pprof_period(pp, "cpu", "nanoseconds", (int64_t)(1e9 / hz + 0.5));
+	pprof_times(pp, start_ns, duration_ns);
+	pprof_comment(pp, "meminst CPU samples of a running process (inspect serve)");
+	pp_modules(pp, tr);
+	if (m && m->total[ENG_M_SAMPLES] > 0)
+		pp_samples(pp, m, true, false);
 }
 
 /* ---------------------------------------------------------- mappings -- */

@@ -98,6 +98,10 @@ int pprof_write(struct pprof *pp, FILE *f);
 /* "exp_pprof.c": the profile of each kind of input. */
 void pprof_from_stacks(struct pprof *pp, const struct prof_stacks *s, const struct prof_trace *tr);
 void pprof_from_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr);
+/* Go's CPU profile (/debug/pprof/profile) of the timer samples of m (NULL:
+** none were taken), sampled at hz over duration_ns from start_ns. */
+void pprof_from_cpu_samples(struct pprof *pp, const struct prof_smodel *m, const struct prof_trace *tr,
+			    unsigned hz, uint64_t start_ns, uint64_t duration_ns);
 /* Go's heap profile of snapshot snap (0: the latest of the process pid,
 ** 0: the program's) of the database at path: per allocation site,
 ** alloc_objects, alloc_space, inuse_objects, inuse_space; the default

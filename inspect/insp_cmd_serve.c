@@ -14,8 +14,15 @@
 **   /debug/pprof/heap      live memory by allocation site (and thread, in
 **                          mim), with the allocation counters
 **   /debug/pprof/allocs    the same profile, alloc_space its default
-**   /debug/pprof/profile   501: sampling cannot be switched on in a
-**                          running process through the control channel
+**   /debug/pprof/profile   CPU samples of ?seconds=N (1 to 300, 30 by
+**                          default): the process's sampler switched on at
+**                          SERVE_PROFILE_HZ for that time through the
+**                          control channel, then off (also when the client
+**                          goes away or serve is stopped; the process stops
+**                          it itself a little later if serve dies); the
+**                          samples read from the process's samples file
+**                          through /proc/PID/fd (its name is removed at
+**                          once) and answered as Go's CPU profile
 **
 ** The HTTP server is insp_http.c; the control channel's client
 ** insp_control.c, which checks that the socket is the target's and that
@@ -29,6 +36,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum { SERVE_O_LISTEN = RD_ID_OWN, SERVE_O_ALLOW_REMOTE };
@@ -53,8 +61,9 @@ static const struct rd_cmd_spec serve_spec = {
 	"                       alloc_space, inuse_objects, inuse_space\n"
 	"  /debug/pprof/allocs  the same, alloc_space the default\n"
 	"  /debug/pprof/        an index\n"
-	"  /debug/pprof/profile 501: CPU sampling cannot be switched on in a\n"
-	"                       running process yet (run it under meminst --sample)\n"
+	"  /debug/pprof/profile CPU samples for ?seconds=N (1 to 300, default 30):\n"
+	"                       the process's sampler switched on at 100 Hz for\n"
+	"                       that time, then off again\n"
 	"Each scrape takes a snapshot through the control channel into a\n"
 	"temporary file, removed once answered.  One request at a time; SIGINT or\n"
 	"SIGTERM stops the server, as does the process's end (exit status 4).\n",
@@ -80,45 +89,128 @@ static void serve_index(struct serve *s, struct insp_http_resp *r)
 		       "live memory by allocation site, alloc_space first</td></tr>\n"
 		       "<tr><td><a href=\"heap\">heap</a></td><td>the live memory by allocation site (and "
 		       "thread), with the allocation counters</td></tr>\n"
-		       "<tr><td>profile</td><td>not served: CPU sampling cannot be switched on in a running "
-		       "process (run it under meminst --sample)</td></tr>\n"
+		       "<tr><td><a href=\"profile?seconds=30\">profile</a></td><td>CPU samples for ?seconds=N "
+		       "(1 to 300, 30 by default): the process's sampler switched on for that time</td></tr>\n"
 		       "</table>\n<p>go tool pprof %s/debug/pprof/heap</p>\n</body></html>\n",
 		       (long long)s->pid, s->url);
 	r->type = "text/html; charset=utf-8";
+}
+
+/* One answer being made: the body, and the lines said meanwhile (the
+** failure's, answered and copied to serve's stderr). */
+struct serve_job {
+	struct rd_opts o;
+	char *msg;
+	size_t mlen;
+	FILE *body;
+};
+
+static int serve_job_begin(struct serve *s, struct serve_job *j, struct insp_http_resp *r)
+{
+	*j = (struct serve_job){.o = *s->o};
+	j->o.progress = false;
+	j->o.err = open_memstream(&j->msg, &j->mlen);
+	j->body = j->o.err ? open_memstream(&r->body, &r->len) : NULL;
+	return j->body ? 0 : RD_EXIT_DB;
+}
+
+/* The answer: 200 with the body named filename, or status with the line
+** said; a process gone meanwhile stops serve. */
+static void serve_job_end(struct serve *s, struct serve_job *j, int e, int status, const char *filename,
+			  struct insp_http_resp *r)
+{
+	if (j->body)
+		fclose(j->body);
+	if (j->o.err)
+		fclose(j->o.err);
+	if (!e) {
+		r->status = 200;
+		r->type = "application/octet-stream";
+		r->filename = filename;
+	} else {
+		fputs(j->msg ? j->msg : "inspect: out of memory\n", s->o->err);
+		insp_http_text(r, status, "%s", j->msg && *j->msg ? j->msg : "inspect: the profile could not be made\n");
+	}
+	free(j->msg);
+	if (e == RD_EXIT_LIVE && kill((pid_t)s->pid, 0) != 0 && errno == ESRCH)
+		s->gone = true;
+}
+
+enum { SERVE_PROFILE_HZ = 100, SERVE_PROFILE_MAX_S = 300, SERVE_PROFILE_DEFAULT_S = 30 };
+
+/* The sampler on for a new profile: 0 with *fd, or an exit code (the
+** line in o->err). */
+static int serve_sample_start(struct serve *s, const struct rd_opts *o, int64_t seconds, int64_t *fd)
+{
+	char path[PATH_MAX], line[PATH_MAX + 64];
+	int e = insp_control_tempfile(o, path, sizeof path);
+	if (e)
+		return e;
+	snprintf(line, sizeof line, "sample start %d %lld %s", SERVE_PROFILE_HZ, (long long)seconds, path);
+	e = insp_control_sample(o, s->pid, line, fd);
+	insp_control_tempfile_remove(path); /* the process holds it open (or another of its own) */
+	return e;
+}
+
+/* /debug/pprof/profile: the sampler on for `seconds`, off, the samples as
+** Go's CPU profile; 503 with the process's reason when it cannot sample. */
+static void serve_profile(struct serve *s, int64_t seconds, const struct insp_http_req *q,
+			  struct insp_http_resp *r)
+{
+	struct serve_job j;
+	int64_t fd = -1, stopped;
+	int e = serve_job_begin(s, &j, r);
+	if (!e)
+		e = serve_sample_start(s, &j.o, seconds, &fd);
+	int status = e ? 503 : 500; /* the process cannot sample; else ours */
+	if (!e) {
+		struct timespec wall;
+		clock_gettime(CLOCK_REALTIME, &wall);
+		double t0 = rd_now();
+		bool whole = insp_http_wait(q, seconds * 1000);
+		uint64_t start_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+		uint64_t took_ns = (uint64_t)((rd_now() - t0) * 1e9);
+		e = insp_control_sample(&j.o, s->pid, "sample stop", &stopped); /* whatever came */
+		if (!e && !whole) {
+			rd_errf(j.o.err, "inspect: the profile was cut short (the client went away or serve stops)\n");
+			e = RD_EXIT_LIVE;
+		}
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%lld/fd/%lld", (long long)s->pid, (long long)fd);
+		if (!e)
+			e = exp_cpu_write(path, SERVE_PROFILE_HZ, start_ns, took_ns, &j.o, j.body);
+	}
+	serve_job_end(s, &j, e, status, "profile", r);
 }
 
 /* A live snapshot in a temporary file, Go's heap profile of it as the
 ** body; a failure is 500 with the line it said (also on stderr). */
 static void serve_heap(struct serve *s, bool allocs, struct insp_http_resp *r)
 {
-	char *msg = NULL, path[PATH_MAX];
-	size_t mlen = 0;
-	struct rd_opts o = *s->o;
-	o.progress = false;
-	o.err = open_memstream(&msg, &mlen);
-	FILE *body = o.err ? open_memstream(&r->body, &r->len) : NULL;
+	struct serve_job j;
+	char path[PATH_MAX];
 	int64_t id = 0;
-	int e = !body ? RD_EXIT_DB : insp_control_tempfile(&o, path, sizeof path);
+	int e = serve_job_begin(s, &j, r);
+	if (!e)
+		e = insp_control_tempfile(&j.o, path, sizeof path);
 	if (!e) {
-		if (!(e = insp_control_snapshot(&o, s->pid, path, "map", &id)))
-			e = exp_heap_write(path, id, allocs, &o, body);
+		if (!(e = insp_control_snapshot(&j.o, s->pid, path, "map", &id)))
+			e = exp_heap_write(path, id, allocs, &j.o, j.body);
 		insp_control_tempfile_remove(path);
 	}
-	if (body)
-		fclose(body);
-	if (o.err)
-		fclose(o.err);
-	if (!e) {
-		r->status = 200;
-		r->type = "application/octet-stream";
-		r->filename = allocs ? "allocs" : "heap";
-	} else {
-		fputs(msg ? msg : "inspect: out of memory\n", s->o->err);
-		insp_http_text(r, 500, "%s", msg && *msg ? msg : "inspect: the profile could not be made\n");
-	}
-	free(msg);
-	if (e == RD_EXIT_LIVE && kill((pid_t)s->pid, 0) != 0 && errno == ESRCH)
-		s->gone = true;
+	serve_job_end(s, &j, e, 500, allocs ? "allocs" : "heap", r);
+}
+
+static void serve_profile_request(struct serve *s, const struct insp_http_req *q, struct insp_http_resp *r)
+{
+	char v[64];
+	int64_t seconds = SERVE_PROFILE_DEFAULT_S;
+	if (insp_http_param(q, "seconds", v, sizeof v) &&
+		 (!rd_parse_int(v, &seconds) || seconds < 1 || seconds > SERVE_PROFILE_MAX_S))
+		insp_http_text(r, 400, "seconds=%s: expected a whole number of seconds from 1 to %d\n", v,
+			       SERVE_PROFILE_MAX_S);
+	else
+		serve_profile(s, seconds, q, r);
 }
 
 static void serve_handle(void *ctx, const struct insp_http_req *q, struct insp_http_resp *r)
@@ -126,9 +218,10 @@ static void serve_handle(void *ctx, const struct insp_http_req *q, struct insp_h
 	struct serve *s = ctx;
 	char v[64];
 	bool heap = !strcmp(q->path, "/debug/pprof/heap"), allocs = !strcmp(q->path, "/debug/pprof/allocs");
+	bool profile = !strcmp(q->path, "/debug/pprof/profile");
 	if (!strcmp(q->path, "/debug/pprof/") || !strcmp(q->path, "/debug/pprof") || !strcmp(q->path, "/"))
 		serve_index(s, r);
-	else if ((heap || allocs) && insp_http_param(q, "debug", v, sizeof v) && strcmp(v, "0") != 0)
+	else if ((heap || allocs || profile) && insp_http_param(q, "debug", v, sizeof v) && strcmp(v, "0") != 0)
 		insp_http_text(r, 400, "debug=%s: only the binary profile (debug=0) is served; read it with "
 			       "go tool pprof\n", v);
 	else if ((heap || allocs) && insp_http_param(q, "seconds", v, sizeof v))
@@ -136,13 +229,11 @@ static void serve_handle(void *ctx, const struct insp_http_req *q, struct insp_h
 			       "start (scrapers take the differences)\n", v);
 	else if (heap || allocs)
 		serve_heap(s, allocs, r);
-	else if (!strcmp(q->path, "/debug/pprof/profile"))
-		insp_http_text(r, 501, "CPU profiles are not served: meminst's control channel cannot switch "
-			       "sampling on in a running process; run the program under meminst --sample=HZ "
-			       "and read the session with inspect export --format pprof\n");
+	else if (profile)
+		serve_profile_request(s, q, r);
 	else
 		insp_http_text(r, 404, "%s: not found; served: /debug/pprof/, /debug/pprof/heap, "
-			       "/debug/pprof/allocs\n", q->path);
+			       "/debug/pprof/allocs, /debug/pprof/profile\n", q->path);
 }
 
 static bool serve_stop(void *ctx)

@@ -238,6 +238,16 @@ int insp_control_switch(const struct rd_opts *o, int64_t pid, const char *reques
 	return ctl_request(o, pid, line, &id, "cannot switch meminst");
 }
 
+int insp_control_sample(const struct rd_opts *o, int64_t pid, const char *line, int64_t *fd)
+{
+	size_t len = strlen(line) + 2;
+	char *l = rd_xmalloc(len);
+	snprintf(l, len, "%s\n", line);
+	int r = ctl_request(o, pid, l, fd, "cannot take a CPU profile");
+	free(l);
+	return r;
+}
+
 int insp_control_check(const struct rd_opts *o, int64_t pid)
 {
 	if (o->no_control)

@@ -38,6 +38,7 @@
 #define INSP_HTTP_WRITE_MS 30000
 
 static volatile sig_atomic_t http_stop;
+static sigset_t http_wait_mask; /* SIGINT and SIGTERM let through while waiting */
 
 static void http_on_signal(int sig)
 {
@@ -251,7 +252,7 @@ static void http_serve_one(int fd, insp_http_handler *h, void *ctx)
 	long n = http_read_head(fd, head, sizeof head);
 	if (n == 0)
 		return;
-	struct insp_http_req q = {0};
+	struct insp_http_req q = {.fd = fd};
 	struct insp_http_resp r = {0};
 	bool head_only = false;
 	if (n < 0 || !http_parse(head, &q)) {
@@ -290,6 +291,22 @@ static void http_close(int fd)
 	close(fd);
 }
 
+bool insp_http_wait(const struct insp_http_req *q, int64_t ms)
+{
+	double until = rd_now() + (double)ms / 1000.0;
+	while (!http_stop) {
+		double left = until - rd_now();
+		if (left <= 0)
+			return true;
+		struct pollfd p = {.fd = q->fd, .events = POLLRDHUP};
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		int n = ppoll(&p, 1, &ts, &http_wait_mask);
+		if (n > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)))
+			return false; /* the client went away */
+	}
+	return false;
+}
+
 int insp_http_serve(int lfd, insp_http_handler *h, bool (*stop)(void *ctx), void *ctx)
 {
 	sigset_t block, old;
@@ -304,6 +321,7 @@ int insp_http_serve(int lfd, insp_http_handler *h, bool (*stop)(void *ctx), void
 	sigset_t wait_mask = old;
 	sigdelset(&wait_mask, SIGINT);
 	sigdelset(&wait_mask, SIGTERM);
+	http_wait_mask = wait_mask;
 	while (!http_stop && !stop(ctx)) {
 		struct pollfd p = {.fd = lfd, .events = POLLIN};
 		struct timespec ts = {1, 0}; /* stop() is asked again each second */

@@ -123,6 +123,10 @@ int insp_control_timeout(void);
 int insp_control_switch(const struct rd_opts *o, int64_t pid, const char *request);
 /* Can pid be asked (its channel open, the process's own, our user)?
 ** Nothing is sent.  0, or RD_EXIT_LIVE after one line. */
+/* "sample start HZ SECONDS PATH" or "sample stop" (the sampler switched
+** for a CPU profile): 0 with *fd (the samples file's descriptor in the
+** process, for start), or an exit code after one line. */
+int insp_control_sample(const struct rd_opts *o, int64_t pid, const char *line, int64_t *fd);
 int insp_control_check(const struct rd_opts *o, int64_t pid);
 
 /* ------------------------------------------------------------ insp_http -- */
@@ -133,6 +137,7 @@ struct insp_http_req {
 	char method[8];
 	char path[512];          /* without the query                       */
 	char query[512];
+	int fd;                  /* the connection                          */
 };
 struct insp_http_resp {
 	int status;
@@ -148,6 +153,9 @@ int insp_http_listen(const struct rd_opts *o, const char *addr, bool remote, int
 /* Answer requests one at a time until SIGINT or SIGTERM (returned) or
 ** until stop(ctx) says so (0). */
 int insp_http_serve(int lfd, insp_http_handler *h, bool (*stop)(void *ctx), void *ctx);
+/* Wait up to ms for nothing but the client's going away or SIGINT or
+** SIGTERM: true when the time ran out with the client still there. */
+bool insp_http_wait(const struct insp_http_req *q, int64_t ms);
 /* A query parameter's value (cut to len - 1): false when absent. */
 bool insp_http_param(const struct insp_http_req *q, const char *key, char *out, size_t len);
 /* A text body with its status. */

@@ -146,8 +146,14 @@ int alloc_snap_compact_copy(alloc_snap_t *im, bool leaks); /* 1, 0: no room, -1 
 void alloc_snap_compact_unmap(alloc_snap_t *im);
 /* The next chunk after `at` (NULL: the first), or NULL after the last. */
 const alloc_snap_chunk_t *alloc_snap_chunk_next(const alloc_snap_t *im, const alloc_snap_chunk_t *at);
-/* The address of each block of chunk c, in order, into addr[0..count-1]. */
-void alloc_snap_chunk_addrs(const alloc_snap_chunk_t *c, uint64_t *addr);
+/* The addresses of chunk c's blocks, one by one: start, then count times
+** alloc_snap_chunk_addr (no array: a store may run on a signal's stack). */
+typedef struct alloc_snap_cursor_s {
+	const unsigned char *p;
+	uint64_t addr;
+} alloc_snap_cursor_t;
+void alloc_snap_chunk_start(const alloc_snap_chunk_t *c, alloc_snap_cursor_t *cur);
+uint64_t alloc_snap_chunk_addr(alloc_snap_cursor_t *cur);
 
 /* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
 ** held (the loader's lock), scan with it held: addr[0..n-1] the blocks'

@@ -178,14 +178,18 @@ static const unsigned char *compact_varint(const unsigned char *p, uint64_t *v)
 	return p + 1;
 }
 
-void alloc_snap_chunk_addrs(const alloc_snap_chunk_t *c, uint64_t *addr)
+void alloc_snap_chunk_start(const alloc_snap_chunk_t *c, alloc_snap_cursor_t *cur)
 {
-	const unsigned char *p = (const unsigned char *)(c + 1);
-	uint64_t a = c->first, v;
-	for (uint32_t k = 0; k < c->count; k++) {
-		p = compact_varint(p, &v);
-		addr[k] = a += v;
-		for (unsigned f = 0; f < 5; f++) /* size, type, thread, allocator, seq */
-			p = compact_varint(p, &v);
-	}
+	cur->p = (const unsigned char *)(c + 1);
+	cur->addr = c->first;
+}
+
+uint64_t alloc_snap_chunk_addr(alloc_snap_cursor_t *cur)
+{
+	uint64_t v;
+	cur->p = compact_varint(cur->p, &v);
+	cur->addr += v;
+	for (unsigned f = 0; f < 5; f++) /* size, type, thread, allocator, seq */
+		cur->p = compact_varint(cur->p, &v);
+	return cur->addr;
 }

@@ -195,15 +195,16 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 	rc = st ? 0 : -1;
 	/* the classes come with a compact capture only (alloc_snap_compact.c):
 	** the blocks' addresses are read back from its chunks */
-	uint64_t addr[MEMINST_SNAPSHOT_CHUNK];
 	size_t i = 0, root = 0; /* the roots name blocks by index, in order */
 	for (const alloc_snap_chunk_t *c = NULL; rc == 0 && (c = alloc_snap_chunk_next(im, c));) {
-		alloc_snap_chunk_addrs(c, addr);
+		alloc_snap_cursor_t cur;
+		alloc_snap_chunk_start(c, &cur);
 		for (uint32_t j = 0; j < c->count && rc == 0; j++, i++) {
+			uint64_t addr = alloc_snap_chunk_addr(&cur);
 			if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
-				rc = alloc_sqlite_row(w, cl, "iii", w->id, (int64_t)addr[j], (int64_t)im->leak_class[i]);
+				rc = alloc_sqlite_row(w, cl, "iii", w->id, (int64_t)addr, (int64_t)im->leak_class[i]);
 			for (; rc == 0 && root < im->nleak_roots && im->leak_roots[root].key == i; root++)
-				rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)addr[j],
+				rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)addr,
 						      (int64_t)im->leak_roots[root].bytes, (int64_t)im->leak_roots[root].blocks);
 		}
 	}

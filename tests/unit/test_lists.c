@@ -93,7 +93,6 @@ static void lst_expect_compact(const alloc_snap_t *rec)
 	cr_assert_eq(im->bytes, rec->bytes);
 	size_t i = 0;
 	unsigned char want[MEMINST_SNAPSHOT_CHUNK * MEMINST_SNAPSHOT_BLOCK_MAX_BYTES];
-	uint64_t addr[MEMINST_SNAPSHOT_CHUNK];
 	for (const alloc_snap_chunk_t *c = NULL; (c = alloc_snap_chunk_next(im, c));) {
 		cr_assert(c->count >= 1 && c->count <= MEMINST_SNAPSHOT_CHUNK && i + c->count <= rec->nblocks);
 		cr_assert_eq(c->first, rec->recs[i].addr);
@@ -106,9 +105,10 @@ static void lst_expect_compact(const alloc_snap_t *rec)
 		}
 		cr_assert_eq(c->len, (uint32_t)(p - want), "chunk at block %zu", i);
 		cr_assert(!memcmp(c + 1, want, c->len), "chunk at block %zu", i);
-		alloc_snap_chunk_addrs(c, addr);
+		alloc_snap_cursor_t cur;
+		alloc_snap_chunk_start(c, &cur);
 		for (uint32_t j = 0; j < c->count; j++)
-			cr_assert_eq(addr[j], rec->recs[i + j].addr);
+			cr_assert_eq(alloc_snap_chunk_addr(&cur), rec->recs[i + j].addr);
 		i += c->count;
 	}
 	cr_assert_eq(i, rec->nblocks);

@@ -21,7 +21,8 @@
 ** A captured block is one 32-byte record, sorted by address in place
 ** (alloc_snap_sort: no second buffer, no index), so that a capture of N
 ** blocks needs 32 N bytes and a little room for blocks made while it
-** waits for the locks.
+** waits for the locks.  The exit snapshot and the leak checks capture in
+** about 9 B a block instead (alloc_snap_compact.c: im->compact, chunks).
 */
 typedef struct alloc_snap_rec_s {
 	uint64_t addr, size, seq;
@@ -56,6 +57,11 @@ typedef struct alloc_snap_s {
 	int64_t time_ns, elapsed_ns, pause_ns;
 	uint64_t seq, bytes;
 	alloc_snap_rec_t *recs;           /* the blocks, in capture order until sorted */
+	/* A compact capture (alloc_snap_compact.c: exit and leak checks) has
+	** no recs: the blocks are encoded as block_chunk stores them. */
+	bool compact;
+	unsigned char *chunks;            /* alloc_snap_chunk_t, each with its bytes */
+	size_t chunks_used, chunks_bytes;
 	size_t *counts;                   /* the sort's digit counts */
 	size_t nblocks, room;             /* blocks captured, room for them */
 	void *blocks_map;                 /* one mapping holds both */
@@ -67,7 +73,7 @@ typedef struct alloc_snap_s {
 	bool sorted;                      /* recs already in address order */
 	bool unique;                      /* … and each address once (alloc_snap_sort_unique) */
 	bool leak_done;                   /* leak_class and leak are filled */
-	uint8_t *leak_class;              /* ALLOC_LEAK_* of recs[i]'s block */
+	uint8_t *leak_class;              /* ALLOC_LEAK_* of the i-th block by address */
 	size_t leak_class_bytes;
 	alloc_leak_root_t *leak_roots;    /* the lost blocks with a clique */
 	size_t nleak_roots, leak_roots_bytes;
@@ -124,10 +130,36 @@ void alloc_own_thread_leave(void);
 int alloc_program_threads(pid_t skip);
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
 
+/* One chunk of a compact capture: `count` blocks from `first`, encoded in
+** the `len` bytes after it (<meminst-snapshot.h>); the next chunk starts
+** at the next multiple of 8. */
+typedef struct alloc_snap_chunk_s {
+	uint64_t first;
+	uint32_t count, len;
+} alloc_snap_chunk_t;
+
+/* "alloc_snap_compact.c": a capture in about 9 B a block (issue 29).
+** Under the map's locks: the blocks' addresses, sorted, each once; the
+** leak scan (with `leaks`) on them; then every block encoded. */
+bool alloc_snap_compact_reserve(alloc_snap_t *im, size_t room);
+int alloc_snap_compact_copy(alloc_snap_t *im, bool leaks); /* 1, 0: no room, -1 */
+void alloc_snap_compact_unmap(alloc_snap_t *im);
+/* The next chunk after `at` (NULL: the first), or NULL after the last. */
+const alloc_snap_chunk_t *alloc_snap_chunk_next(const alloc_snap_t *im, const alloc_snap_chunk_t *at);
+/* The addresses of chunk c's blocks, one by one: start, then count times
+** alloc_snap_chunk_addr (no array: a store may run on a signal's stack). */
+typedef struct alloc_snap_cursor_s {
+	const unsigned char *p;
+	uint64_t addr;
+} alloc_snap_cursor_t;
+void alloc_snap_chunk_start(const alloc_snap_chunk_t *c, alloc_snap_cursor_t *cur);
+uint64_t alloc_snap_chunk_addr(alloc_snap_cursor_t *cur);
+
 /* "alloc_leak.c": memcheck's leak classes.  prepare before the map is
-** held (the loader's lock), scan with it held and the records sorted. */
+** held (the loader's lock), scan with it held: addr[0..n-1] the blocks'
+** addresses, sorted, each once; their sizes are read from their headers. */
 bool alloc_leak_prepare(void);
-bool alloc_leak_scan(alloc_snap_t *im);
+bool alloc_leak_scan(alloc_snap_t *im, const uint64_t *addr, size_t n);
 
 /* "alloc_leak_maps.c": the process's mappings, for the leak scan. */
 #define ALLOC_LEAK_MAPS_MAX 65536
@@ -151,6 +183,7 @@ uintptr_t alloc_leak_map_end(const alloc_leak_maps_t *m, uintptr_t a);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (8 * 512) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts);
+void alloc_snap_sort_addrs(uint64_t *addr, size_t n, size_t *counts);
 /* The records sorted, a block listed twice (a raw clone's copy of a map
 ** half-way through a move) once; before the store writes the totals. */
 void alloc_snap_sort_unique(alloc_snap_t *im);

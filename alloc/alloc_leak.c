@@ -60,8 +60,11 @@
 #define LEAK_MODULES_MAX 4096
 #define LEAK_THREADS_MAX 4096
 
-/* A block's state during the scan (memcheck's names). */
-enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
+/* A block's state during the scan (memcheck's names), and ST_PENDING:
+** its words are still to be read in that state (on the stack, or left off
+** it when the stack was full). */
+enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT, ST_MASK = 3, ST_PENDING = 4,
+       ST_LEADER = 8 /* led a clique: its sums in ind_bytes, ind_blocks */ };
 
 typedef alloc_leak_range_t leak_range_t;
 typedef alloc_leak_vma_t leak_vma_t;
@@ -87,17 +90,19 @@ static size_t leak_tls_static = 8192;
 
 /* Everything one scan works on. */
 typedef struct leak_s {
-	size_t n;                   /* blocks, by address: im->recs */
-	uint8_t *state;
+	size_t n;                   /* blocks, by address: addr */
+	uint8_t *state;             /* ST_*, in the snapshot's leak_class */
 	uint64_t *ind_bytes;        /* a clique leader's indirectly lost bytes */
 	uint32_t *ind_blocks;       /* and blocks                              */
-	const alloc_snap_t *im;     /* the blocks' sizes                       */
+	const uint64_t *addr;       /* the blocks' addresses, sorted           */
 	uint32_t *bucket;           /* first block of each address bucket */
 	unsigned shift;
 	uint64_t lo, span;
 	uint32_t *stack;            /* blocks to scan */
 	size_t depth, stack_cap;
+	bool overflow;              /* a block was left off the full stack */
 	uint32_t clique;            /* the leader, in the clique phase; else UINT32_MAX */
+	bool absorbed;              /* the leader's clique has a block */
 	void *map;
 	size_t map_bytes;
 	leak_range_t *modules;
@@ -114,18 +119,24 @@ static leak_t leak_ctx; /* prepared before the map is held */
 
 /* ------------------------------------------------------- the flood --- */
 
-/* Block i's first byte and the byte after it (a pointer to a 0-byte
-** block is its start): read from the capture's records, sorted, rather
-** than from arrays of their own (16 B a block more at an exit snapshot). */
+/* Block i's first byte, its size and the byte after it (a pointer to a
+** 0-byte block is its start): the address from the capture, the size from
+** the block's header (the map is held: it stays), rather than from arrays
+** of their own (issue 29: 16 B a block more at an exit snapshot). */
 static inline uint64_t leak_start(const leak_t *k, size_t i)
 {
-	return k->im->recs[i].addr;
+	return k->addr[i];
+}
+
+static inline uint64_t leak_size(const leak_t *k, size_t i)
+{
+	return alloc_hdr_bytes(&((const alloc_mhdr_t *)k->addr[i] - 1)->h);
 }
 
 static inline uint64_t leak_end(const leak_t *k, size_t i)
 {
-	uint64_t size = k->im->recs[i].size;
-	return k->im->recs[i].addr + (size ? size : 1);
+	uint64_t size = leak_size(k, i);
+	return k->addr[i] + (size ? size : 1);
 }
 
 /* The block v points into, or -1. */
@@ -153,8 +164,11 @@ static inline int64_t leak_find(const leak_t *k, uint64_t v)
 
 static inline void leak_push(leak_t *k, uint32_t i)
 {
+	k->state[i] |= ST_PENDING;
 	if (k->depth < k->stack_cap)
 		k->stack[k->depth++] = i;
+	else
+		k->overflow = true; /* found again by leak_drain's sweep */
 }
 
 /* A word v found in a root (prior_definite) or in a block. */
@@ -164,19 +178,23 @@ static inline void leak_word(leak_t *k, uint64_t v, bool prior_definite)
 	if (f < 0)
 		return;
 	uint32_t i = (uint32_t)f;
-	uint8_t *s = &k->state[i];
+	uint8_t *s = &k->state[i], st = *s & ST_MASK;
 	if (k->clique != UINT32_MAX) { /* memcheck: start or interior alike */
-		if (*s == ST_UNREACHED && i != k->clique) {
+		if (st == ST_UNREACHED && i != k->clique) {
+			k->ind_bytes[k->clique] += leak_size(k, i);
+			k->ind_blocks[k->clique] += 1;
+			if (*s & ST_LEADER) { /* a former leader's sums, handed over */
+				k->ind_bytes[k->clique] += k->ind_bytes[i];
+				k->ind_blocks[k->clique] += k->ind_blocks[i];
+			}
+			k->absorbed = true;
 			*s = ST_INDIRECT;
 			leak_push(k, i);
-			k->ind_bytes[k->clique] += k->im->recs[i].size + k->ind_bytes[i];
-			k->ind_blocks[k->clique] += 1 + k->ind_blocks[i];
-			k->ind_bytes[i] = k->ind_blocks[i] = 0; /* a former leader's, handed over */
 		}
-	} else if (v == leak_start(k, i) && prior_definite && *s != ST_REACHABLE) {
+	} else if (v == leak_start(k, i) && prior_definite && st != ST_REACHABLE) {
 		*s = ST_REACHABLE;
 		leak_push(k, i);
-	} else if (*s == ST_UNREACHED) {
+	} else if (st == ST_UNREACHED) {
 		*s = ST_POSSIBLE;
 		leak_push(k, i);
 	}
@@ -193,12 +211,30 @@ static void leak_words(leak_t *k, const uint64_t *w, size_t n, bool prior_defini
 }
 
 /* Scan what the stack holds until it is empty. */
-static void leak_drain(leak_t *k)
+static void leak_drain_stack(leak_t *k)
 {
 	while (k->depth) {
 		uint32_t i = k->stack[--k->depth];
+		if (!(k->state[i] & ST_PENDING))
+			continue; /* pushed twice (POSSIBLE, then REACHABLE): read once, as it is now */
+		k->state[i] &= ST_MASK;
 		bool definite = k->state[i] == ST_REACHABLE;
 		leak_words(k, (const uint64_t *)leak_start(k, i), (leak_end(k, i) - leak_start(k, i)) / 8, definite);
+	}
+}
+
+/* ... and the blocks left off it when it was full, found by a sweep: the
+** stack is bounded (LEAK_STACK_MAX) rather than a word a block. */
+static void leak_drain(leak_t *k)
+{
+	leak_drain_stack(k);
+	while (k->overflow) {
+		k->overflow = false;
+		for (size_t i = 0; i < k->n; i++)
+			if (k->state[i] & ST_PENDING) {
+				k->stack[k->depth++] = (uint32_t)i;
+				leak_drain_stack(k);
+			}
 	}
 }
 
@@ -654,23 +690,29 @@ bool alloc_leak_prepare(void)
 	return leak_installed;
 }
 
-/* Working memory for n blocks and the address index. */
-static bool leak_index(leak_t *k, const alloc_snap_t *im)
+/*
+** Working memory for n blocks and the address index: a bucket for about 8
+** blocks (4 bytes), a bounded stack, and the cliques' sums (their pages are
+** written only for the leaders of cliques: read as zero elsewhere).  The states are the
+** snapshot's leak_class, turned into classes at the end.
+*/
+#define LEAK_STACK_MAX (1u << 16)
+static bool leak_index(leak_t *k, alloc_snap_t *im, const uint64_t *addr, size_t n)
 {
-	size_t n = im->nblocks, nb = 1;
-	while (nb < n)
+	size_t nb = 1;
+	while (nb * 8 < n)
 		nb <<= 1;
-	k->stack_cap = 2 * n + 16;
-	k->map_bytes = (n * 8 + (nb + 2) * 4 + k->stack_cap * 4 + n * 4 + n + 4095) & ~(size_t)4095;
+	k->stack_cap = n < LEAK_STACK_MAX ? n + 16 : LEAK_STACK_MAX;
+	k->map_bytes = (n * 8 + (nb + 2) * 4 + k->stack_cap * 4 + n * 4 + 4095) & ~(size_t)4095;
 	if (!(k->map = alloc_sys_map(k->map_bytes)))
 		return false;
 	k->ind_bytes = k->map;
 	k->bucket = (uint32_t *)(k->ind_bytes + n);
 	k->stack = k->bucket + nb + 2;
 	k->ind_blocks = k->stack + k->stack_cap;
-	k->state = (uint8_t *)(k->ind_blocks + n);
-	k->im = im;
-	k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0;
+	k->state = im->leak_class;
+	k->addr = addr;
+	k->n = n, k->depth = 0, k->clique = UINT32_MAX, k->scanned = 0, k->overflow = false;
 	k->lo = n ? leak_start(k, 0) : 1;
 	k->span = n ? leak_end(k, n - 1) - k->lo : 0;
 	k->shift = 0;
@@ -705,60 +747,61 @@ static void leak_scan_roots(leak_t *k)
 	leak_anon_roots(k, here);
 }
 
-/* The clique phase, then each block's class and the sums. */
-static void leak_classify(leak_t *k, alloc_snap_t *im)
+/*
+** The clique phase, then the cliques of the definitely lost blocks and
+** each block's class and the sums.  The sums of a block are read only if
+** it led a clique (ST_LEADER): their pages, never written for the others,
+** stay out of the resident set.  False when out of memory for the cliques
+** (then no check rather than a wrong one).
+*/
+static bool leak_classify(leak_t *k, alloc_snap_t *im)
 {
 	for (size_t i = 0; i < k->n; i++) {
 		if (k->state[i] != ST_UNREACHED)
 			continue;
 		k->clique = (uint32_t)i;
+		k->absorbed = false;
 		leak_push(k, (uint32_t)i);
 		leak_drain(k);
+		if (k->absorbed)
+			k->state[i] |= ST_LEADER;
 	}
 	k->clique = UINT32_MAX;
-	static const uint8_t cls[] = {[ST_UNREACHED] = ALLOC_LEAK_DEFINITE, [ST_POSSIBLE] = ALLOC_LEAK_POSSIBLE,
-				      [ST_REACHABLE] = ALLOC_LEAK_REACHABLE, [ST_INDIRECT] = ALLOC_LEAK_INDIRECT};
-	for (size_t i = 0; i < k->n; i++) {
-		uint8_t c = cls[k->state[i]];
-		im->leak_class[i] = c;
-		im->leak.bytes[c] += im->recs[i].size;
-		im->leak.blocks[c]++;
-		im->nleak_roots += c == ALLOC_LEAK_DEFINITE && k->ind_blocks[i];
-	}
-}
-
-/* The cliques of the definitely lost blocks, compacted (false: no memory). */
-static bool leak_roots(leak_t *k, alloc_snap_t *im)
-{
-	if (!im->nleak_roots)
-		return true;
+	for (size_t i = 0; i < k->n; i++) /* leaders still lost: not absorbed since */
+		im->nleak_roots += k->state[i] == (ST_UNREACHED | ST_LEADER);
 	im->leak_roots_bytes = (im->nleak_roots * sizeof *im->leak_roots + 4095) & ~(size_t)4095;
-	if (!(im->leak_roots = alloc_sys_map(im->leak_roots_bytes))) {
+	if (im->nleak_roots && !(im->leak_roots = alloc_sys_map(im->leak_roots_bytes))) {
 		im->nleak_roots = 0;
 		return false;
 	}
-	size_t j = 0;
-	for (size_t i = 0; i < k->n; i++)
-		if (im->leak_class[i] == ALLOC_LEAK_DEFINITE && k->ind_blocks[i])
+	static const uint8_t cls[] = {[ST_UNREACHED] = ALLOC_LEAK_DEFINITE, [ST_POSSIBLE] = ALLOC_LEAK_POSSIBLE,
+				      [ST_REACHABLE] = ALLOC_LEAK_REACHABLE, [ST_INDIRECT] = ALLOC_LEAK_INDIRECT};
+	for (size_t i = 0, j = 0; i < k->n; i++) {
+		if (k->state[i] == (ST_UNREACHED | ST_LEADER))
 			im->leak_roots[j++] = (alloc_leak_root_t){(uint32_t)i, k->ind_blocks[i], k->ind_bytes[i]};
+		uint8_t c = cls[k->state[i] & ST_MASK];
+		im->leak_class[i] = c;
+		im->leak.bytes[c] += leak_size(k, i);
+		im->leak.blocks[c]++;
+	}
 	return true;
 }
 
 /*
-** The scan, with the map held and the captured records sorted by address:
-** im->leak_class[i] is the class of the block of recs[i].  False when out
+** The scan, with the map held, on the blocks at addr[0..n-1] (sorted):
+** im->leak_class[i] is the class of the block at addr[i].  False when out
 ** of memory (the snapshot then has no classes).
 */
-bool alloc_leak_scan(alloc_snap_t *im)
+bool alloc_leak_scan(alloc_snap_t *im, const uint64_t *addr, size_t n)
 {
 	leak_t *k = &leak_ctx;
 	int64_t t0 = alloc_snap_now(CLOCK_MONOTONIC), cpu0 = alloc_snap_now(CLOCK_THREAD_CPUTIME_ID);
 	memset(&im->leak, 0, sizeof im->leak);
 	im->nleak_roots = 0;
-	im->leak_class_bytes = (im->nblocks + 4095) & ~(size_t)4095;
-	if (im->nblocks && !(im->leak_class = alloc_sys_map(im->leak_class_bytes)))
+	im->leak_class_bytes = (n + 4095) & ~(size_t)4095;
+	if (n && !(im->leak_class = alloc_sys_map(im->leak_class_bytes)))
 		return false;
-	if (!leak_index(k, im)) {
+	if (!leak_index(k, im, addr, n)) {
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
 		im->leak_class = NULL;
 		return false;
@@ -768,9 +811,8 @@ bool alloc_leak_scan(alloc_snap_t *im)
 	leak_stop_threads(k, &im->leak);
 	alloc_leak_read_maps(&k->mp, k->buf, LEAK_CHUNK);
 	leak_scan_roots(k);
-	leak_classify(k, im);
+	bool roots = leak_classify(k, im);
 	leak_resume_threads();
-	bool roots = leak_roots(k, im);
 	im->leak.scanned_bytes = k->scanned;
 	alloc_sys_unmap(k->map, k->map_bytes);
 	k->map = NULL;

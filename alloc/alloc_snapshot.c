@@ -63,6 +63,7 @@ static void snap_unmap(alloc_snap_t *im)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
 	if (im->leak_roots)
 		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
+	alloc_snap_compact_unmap(im);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
 }
 
@@ -84,7 +85,7 @@ static _Atomic int64_t snap_spare_at;
 
 void alloc_snap_free(alloc_snap_t *im)
 {
-	if (!im || !im->blocks_map || !alloc_service_running()) {
+	if (!im || !im->blocks_map || im->compact || !alloc_service_running()) {
 		snap_unmap(im);
 		return;
 	}
@@ -230,15 +231,6 @@ static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 	return true;
 }
 
-/* Under the map's locks, for a leak check: the records in address order
-** and each block's class (alloc_leak.c).  False when out of memory. */
-static bool snap_leak_check(alloc_snap_t *im)
-{
-	alloc_snap_sort(im->recs, im->nblocks, im->counts);
-	im->sorted = true;
-	return alloc_leak_scan(im);
-}
-
 /*
 ** The records in address order, each address once.  A block listed twice is
 ** a map copied while another thread was half-way through moving it: a
@@ -275,15 +267,16 @@ void alloc_snap_sort_unique(alloc_snap_t *im)
 	im->nleak_roots = roots;
 }
 
-/* Stop the world of allocations, copy, let go.  Returns false on no memory. */
-static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
+/* Stop the world of allocations, copy, let go.  Returns false on no memory.
+** `compact`: alloc_snap_compact.c's capture (with the leak scan if asked). */
+static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool leaks)
 {
 	for (;;) {
 		if (leaks && !alloc_leak_prepare())
 			leaks = false; /* no memory, or no signal: the snapshot without */
 		if (with_map) {
-			size_t live = alloc_map_count();
-			if (!snap_reserve_blocks(im, live + live / 32 + 1024))
+			size_t live = alloc_map_count(), room = live + live / 32 + 1024;
+			if (!(compact ? alloc_snap_compact_reserve(im, room) : snap_reserve_blocks(im, room)))
 				return false;
 		}
 		if (!snap_reserve_status(im))
@@ -303,9 +296,9 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 		else
 			alloc_thread_stop_counting();
 		im->bytes = 0;
-		bool ok = (!with_map || snap_copy_map(im, im->room)) && snap_read_status(im);
-		if (ok && leaks && !snap_leak_check(im))
-			alloc_log("no memory for the leak check");
+		int got = !with_map ? 1 : compact ? alloc_snap_compact_copy(im, leaks) : snap_copy_map(im, im->room);
+		if (got > 0 && !snap_read_status(im))
+			got = 0; /* a kind grew past its room: again */
 		im->seq = atomic_load(&alloc_seq_reserved);
 		if (mim)
 			alloc_map_resume();
@@ -314,8 +307,8 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool leaks)
 		atomic_fetch_sub(&alloc_map_capturing, 1);
 		alloc_sys_signals_on(&old);
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
-		if (ok)
-			return true;
+		if (got)
+			return got > 0;
 	}
 }
 
@@ -330,7 +323,10 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	if (!alloc_clone_adopt()) /* a child in its parent's memory: hands off */
 		return NULL;
 	with_map = with_map && alloc_mode == MEMINST_MODE_MIM;
-	alloc_snap_t *im = with_map ? snap_spare_take() : NULL;
+	/* at exit and for a leak check the program waits for the whole scan
+	** in any case: the capture in less memory (alloc_snap_compact.c) */
+	bool compact = with_map && (leaks || !strcmp(trigger, "exit"));
+	alloc_snap_t *im = with_map && !compact ? snap_spare_take() : NULL;
 	if (!im && !(im = alloc_sys_map(snap_round(sizeof *im))))
 		return NULL;
 	if (im->leak_class)
@@ -342,7 +338,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	im->nleak_roots = 0;
 	im->leak_done = im->sorted = im->unique = false;
 	alloc_guard_enter();
-	bool ok = snap_copy_locked(im, with_map, with_map && leaks);
+	bool ok = snap_copy_locked(im, with_map, compact, with_map && leaks);
 	alloc_guard_exit();
 	if (!ok) {
 		alloc_snap_free(im);
@@ -646,79 +642,81 @@ int alloc_snap_leak_exit_status(void)
 
 /* ------------------------------------------------------------ sort ----- */
 
-/* Runs this short are sorted by insertion. */
-#define SNAP_SORT_SMALL 24
-
-static void snap_sort_small(alloc_snap_rec_t *r, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		alloc_snap_rec_t x = r[i];
-		size_t j = i;
-		for (; j > 0 && r[j - 1].addr > x.addr; j--)
-			r[j] = r[j - 1];
-		r[j] = x;
-	}
-}
-
-/* One digit of 8 bits at `shift`, then the next ones in each bucket;
-** `counts` holds 512 per level below this one. */
-static void snap_sort_digit(alloc_snap_rec_t *r, size_t n, unsigned shift, unsigned lo, size_t *counts)
-{
-	if (n <= SNAP_SORT_SMALL) {
-		snap_sort_small(r, n);
-		return;
-	}
-	size_t *start = counts, *next = counts + 256;
-	memset(start, 0, 256 * sizeof *start);
-	for (size_t i = 0; i < n; i++)
-		start[(r[i].addr >> shift) & 255]++;
-	for (size_t d = 0, at = 0; d < 256; d++) {
-		size_t k = start[d];
-		start[d] = next[d] = at;
-		at += k;
-	}
-	/* each record into its bucket, in cycles (American flag sort) */
-	for (size_t d = 0; d < 256; d++) {
-		size_t end = d < 255 ? start[d + 1] : n;
-		while (next[d] < end) {
-			alloc_snap_rec_t x = r[next[d]];
-			size_t e = (x.addr >> shift) & 255;
-			while (e != d) {
-				alloc_snap_rec_t y = r[next[e]];
-				r[next[e]++] = x;
-				x = y;
-				e = (x.addr >> shift) & 255;
-			}
-			r[next[d]++] = x;
-		}
-	}
-	if (shift == lo)
-		return;
-	for (size_t d = 0; d < 256; d++) {
-		size_t end = d < 255 ? start[d + 1] : n;
-		if (end - start[d] > 1)
-			snap_sort_digit(r + start[d], end - start[d], shift - 8, lo, counts + 512);
-	}
-}
-
 /*
-** Sort the records by address, in place: an MSD radix sort (American flag
-** sort) on the bits that differ between the blocks only (a heap spans a
-** few tens of bits; the low bits of aligned addresses never differ), 8
-** bits a level, at most 8 levels, runs of a few records by insertion.  In
-** place so that a capture needs no second buffer of its size (issue 29:
-** the capture's memory per block).  `counts` holds ALLOC_SNAP_SORT_COUNTS.
-** Runs outside every lock but for a leak check; allocates nothing, and
-** its recursion is at most 8 frames deep.
+** Sort by address, in place: an MSD radix sort (American flag sort) on
+** the bits that differ between the blocks only (a heap spans a few tens of
+** bits; the low bits of aligned addresses never differ), 8 bits a level,
+** at most 8 levels, runs of a few by insertion.  In place so that a
+** capture needs no second buffer of its size (issue 29: the capture's
+** memory per block).  `counts` holds ALLOC_SNAP_SORT_COUNTS.  Allocates
+** nothing; its recursion is at most 8 frames deep.  Made twice below:
+** for the 32-byte records and for a compact capture's addresses.
 */
-void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts)
-{
-	uint64_t differ = 0;
-	for (size_t i = 1; i < n; i++)
-		differ |= recs[i].addr ^ recs[0].addr;
-	if (!differ)
-		return;
-	unsigned lo = (unsigned)__builtin_ctzll(differ), bits = 64 - (unsigned)__builtin_clzll(differ) - lo;
-	unsigned levels = (bits + 7) / 8;
-	snap_sort_digit(recs, n, lo + 8 * (levels - 1), lo, counts);
-}
+#define SNAP_SORT_SMALL 24 /* runs this short are sorted by insertion */
+#define SNAP_SORT_DEFINE(NAME, T, KEY)                                                         \
+	static void NAME##_small(T *r, size_t n)                                               \
+	{                                                                                      \
+		for (size_t i = 1; i < n; i++) {                                               \
+			T x = r[i];                                                            \
+			size_t j = i;                                                          \
+			for (; j > 0 && KEY(r[j - 1]) > KEY(x); j--)                           \
+				r[j] = r[j - 1];                                               \
+			r[j] = x;                                                              \
+		}                                                                              \
+	}                                                                                      \
+	/* one digit of 8 bits at `shift`, then the next ones in each bucket;      \
+	** `counts` holds 512 per level below this one */                         \
+	static void NAME##_digit(T *r, size_t n, unsigned shift, unsigned lo, size_t *counts) \
+	{                                                                                      \
+		if (n <= SNAP_SORT_SMALL) {                                                    \
+			NAME##_small(r, n);                                                    \
+			return;                                                                \
+		}                                                                              \
+		size_t *start = counts, *next = counts + 256;                                  \
+		memset(start, 0, 256 * sizeof *start);                                         \
+		for (size_t i = 0; i < n; i++)                                                 \
+			start[(KEY(r[i]) >> shift) & 255]++;                                   \
+		for (size_t d = 0, at = 0; d < 256; d++) {                                     \
+			size_t k = start[d];                                                   \
+			start[d] = next[d] = at;                                               \
+			at += k;                                                               \
+		}                                                                              \
+		/* each into its bucket, in cycles (American flag sort) */                    \
+		for (size_t d = 0; d < 256; d++) {                                             \
+			size_t end = d < 255 ? start[d + 1] : n;                               \
+			while (next[d] < end) {                                                \
+				T x = r[next[d]];                                              \
+				size_t e = (KEY(x) >> shift) & 255;                            \
+				while (e != d) {                                               \
+					T y = r[next[e]];                                      \
+					r[next[e]++] = x;                                      \
+					x = y;                                                 \
+					e = (KEY(x) >> shift) & 255;                           \
+				}                                                              \
+				r[next[d]++] = x;                                              \
+			}                                                                      \
+		}                                                                              \
+		if (shift == lo)                                                               \
+			return;                                                                \
+		for (size_t d = 0; d < 256; d++) {                                             \
+			size_t end = d < 255 ? start[d + 1] : n;                               \
+			if (end - start[d] > 1)                                                \
+				NAME##_digit(r + start[d], end - start[d], shift - 8, lo, counts + 512); \
+		}                                                                              \
+	}                                                                                      \
+	void NAME(T *r, size_t n, size_t *counts)                                              \
+	{                                                                                      \
+		uint64_t differ = 0;                                                           \
+		for (size_t i = 1; i < n; i++)                                                 \
+			differ |= KEY(r[i]) ^ KEY(r[0]);                                       \
+		if (!differ)                                                                   \
+			return;                                                                \
+		unsigned lo = (unsigned)__builtin_ctzll(differ);                               \
+		unsigned bits = 64 - (unsigned)__builtin_clzll(differ) - lo;                   \
+		NAME##_digit(r, n, lo + 8 * ((bits + 7) / 8 - 1), lo, counts);                 \
+	}
+
+#define SNAP_REC_KEY(x) ((x).addr)
+#define SNAP_ADDR_KEY(x) (x)
+SNAP_SORT_DEFINE(alloc_snap_sort, alloc_snap_rec_t, SNAP_REC_KEY)
+SNAP_SORT_DEFINE(alloc_snap_sort_addrs, uint64_t, SNAP_ADDR_KEY)

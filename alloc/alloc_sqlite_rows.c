@@ -190,20 +190,26 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 		: -1;
 	if (st)
 		alloc_sqlite_release(w, st);
-	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
+	sqlite3_stmt *cl = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
+	st = cl ? alloc_sqlite_prepare(w, "INSERT INTO leak_clique VALUES(?,?,?,?)") : NULL;
 	rc = st ? 0 : -1;
-	for (size_t i = 0; i < im->nblocks && rc == 0; i++)
-		if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
-			rc = alloc_sqlite_row(w, st, "iii", w->id, (int64_t)im->recs[i].addr, (int64_t)im->leak_class[i]);
-	if (st)
-		alloc_sqlite_release(w, st);
-	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_clique VALUES(?,?,?,?)") : NULL;
-	rc = st ? 0 : -1;
-	for (size_t i = 0; i < im->nleak_roots && rc == 0; i++) {
-		const alloc_leak_root_t *r = &im->leak_roots[i];
-		rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)im->recs[r->key].addr, (int64_t)r->bytes,
-				      (int64_t)r->blocks);
+	/* the classes come with a compact capture only (alloc_snap_compact.c):
+	** the blocks' addresses are read back from its chunks */
+	size_t i = 0, root = 0; /* the roots name blocks by index, in order */
+	for (const alloc_snap_chunk_t *c = NULL; rc == 0 && (c = alloc_snap_chunk_next(im, c));) {
+		alloc_snap_cursor_t cur;
+		alloc_snap_chunk_start(c, &cur);
+		for (uint32_t j = 0; j < c->count && rc == 0; j++, i++) {
+			uint64_t addr = alloc_snap_chunk_addr(&cur);
+			if (im->leak_class[i] != ALLOC_LEAK_REACHABLE)
+				rc = alloc_sqlite_row(w, cl, "iii", w->id, (int64_t)addr, (int64_t)im->leak_class[i]);
+			for (; rc == 0 && root < im->nleak_roots && im->leak_roots[root].key == i; root++)
+				rc = alloc_sqlite_row(w, st, "iiii", w->id, (int64_t)addr,
+						      (int64_t)im->leak_roots[root].bytes, (int64_t)im->leak_roots[root].blocks);
+		}
 	}
+	if (cl)
+		alloc_sqlite_release(w, cl);
 	if (st)
 		alloc_sqlite_release(w, st);
 	st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_cpu VALUES(?,?)") : NULL;
@@ -496,10 +502,32 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 ** were sorted in place, so they are read in order.  The buffer is mapped,
 ** not malloc'd: we run guarded.
 */
+/* A compact capture's chunks, encoded already (alloc_snap_compact.c). */
+static int sq_write_chunks(sq_writer_t *w, sqlite3_stmt *st, const alloc_snap_t *im)
+{
+	int rc = 0;
+	for (const alloc_snap_chunk_t *c = NULL; rc == 0 && (c = alloc_snap_chunk_next(im, c));) {
+		sqlite3_bind_int64(st, 1, w->id);
+		sqlite3_bind_int64(st, 2, (int64_t)c->first);
+		sqlite3_bind_int64(st, 3, (int64_t)c->count);
+		sqlite3_bind_blob(st, 4, c + 1, (int)c->len, SQLITE_STATIC);
+		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");
+		sqlite3_reset(st);
+	}
+	return rc;
+}
+
 int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 {
 	if (!im->nblocks)
 		return 0;
+	if (im->compact) {
+		sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
+		int rc = st ? sq_write_chunks(w, st, im) : -1;
+		if (st)
+			alloc_sqlite_release(w, st);
+		return rc;
+	}
 	size_t cap = MEMINST_SNAPSHOT_CHUNK * MEMINST_SNAPSHOT_BLOCK_MAX_BYTES;
 	unsigned char *buf = alloc_sys_map(cap);
 	if (!buf)

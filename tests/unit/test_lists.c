@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "meminst-snapshot.h"
+
 static const char *const lists_modes[] = {
 	"mim",
 #ifdef HAVE_JEMALLOC
@@ -73,6 +75,46 @@ static void *lst_alloc_half(void *arg)
 	return NULL;
 }
 
+/*
+** The exit snapshot's compact capture (alloc_snap_compact.c) of the same
+** map: the chunks are what the 32-byte records `rec` (sorted) encode to,
+** byte for byte (every field of every block, in address order), and each
+** chunk's addresses read back.
+*/
+static void lst_expect_compact(const alloc_snap_t *rec)
+{
+	int check = alloc_opts.leak_check;
+	alloc_opts.leak_check = ALLOC_LEAK_CHECK_OFF; /* the scan: tests/integration/leaks*.sh */
+	alloc_snap_t *im = alloc_snap_capture(true, "exit");
+	alloc_opts.leak_check = check;
+	cr_assert_not_null(im);
+	cr_assert(im->compact && !im->recs);
+	cr_assert_eq(im->nblocks, rec->nblocks);
+	cr_assert_eq(im->bytes, rec->bytes);
+	size_t i = 0;
+	unsigned char want[MEMINST_SNAPSHOT_CHUNK * MEMINST_SNAPSHOT_BLOCK_MAX_BYTES];
+	for (const alloc_snap_chunk_t *c = NULL; (c = alloc_snap_chunk_next(im, c));) {
+		cr_assert(c->count >= 1 && c->count <= MEMINST_SNAPSHOT_CHUNK && i + c->count <= rec->nblocks);
+		cr_assert_eq(c->first, rec->recs[i].addr);
+		struct meminst_snapshot_block prev = {.addr = c->first};
+		unsigned char *p = want;
+		for (uint32_t j = 0; j < c->count; j++) {
+			const alloc_snap_rec_t *r = &rec->recs[i + j];
+			struct meminst_snapshot_block b = {r->addr, r->size, r->type, r->thread, r->allocator, r->seq};
+			p = meminst_snapshot_put_block(p, &prev, &b);
+		}
+		cr_assert_eq(c->len, (uint32_t)(p - want), "chunk at block %zu", i);
+		cr_assert(!memcmp(c + 1, want, c->len), "chunk at block %zu", i);
+		alloc_snap_cursor_t cur;
+		alloc_snap_chunk_start(c, &cur);
+		for (uint32_t j = 0; j < c->count; j++)
+			cr_assert_eq(alloc_snap_chunk_addr(&cur), rec->recs[i + j].addr);
+		i += c->count;
+	}
+	cr_assert_eq(i, rec->nblocks);
+	alloc_snap_free(im);
+}
+
 /* Capture, and check that the blocks are exactly `want` (n of them) and
 ** that the status total agrees with them. */
 static void lst_expect_capture(void *const *want, size_t n)
@@ -98,6 +140,7 @@ static void lst_expect_capture(void *const *want, size_t n)
 	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
 	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, n);
 	free(sorted);
+	lst_expect_compact(im);
 	alloc_snap_free(im);
 }
 

@@ -17,7 +17,7 @@
 static const struct rd_option rss_options[] = {
 	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest)"),
 	RD_OPTION_LIMIT("list the N largest mappings and functions (default 20)"),
-	RD_OPTION_NO_SYMBOLS("name the functions as stored, without reading the module files"),
+	RD_OPTION_NO_SYMBOLS("show call sites as stored, without reading module files"),
 	RD_OPTIONS_FORMAT,
 	RD_OPTION_END,
 };

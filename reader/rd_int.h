@@ -729,9 +729,19 @@ int rd_rss_sites(rd_db_t *db, struct rd_tags *t, const struct rd_rss *r, struct 
 void rd_rss_parts_table(struct rd_doc *d, const char *key, const struct rd_rss *r);
 void rd_rss_sites_table(struct rd_doc *d, const char *key, const struct rd_rss *r, const struct rd_vec *sites,
 			int64_t limit);
-/* Report's section (tables rss, rss_parts, rss_sites): the split of the
-** last snapshot of pid with the kernel's figures, a map one first; nothing
-** when none has them.  The selection is kept. */
+/* The split of pid's snapshot with the kernel's figures and the highest
+** resident set, a map one first (it has the regions), with its sites;
+** r.snap 0 when none has them.  That snapshot is left selected. */
+struct rd_rss_last {
+	struct rd_rss r;
+	struct rd_tags tags;
+	struct rd_vec sites;
+	const char *trigger;
+};
+int rd_rss_last(rd_db_t *db, const struct rd_opts *o, int64_t pid, struct rd_rss_last *l);
+void rd_rss_last_free(struct rd_rss_last *l);
+/* Report's section (tables rss, rss_parts, rss_sites): rd_rss_last's
+** split; nothing when no snapshot has the figures.  The selection is kept. */
 int rd_rss_section(struct rd_doc *d, rd_db_t *db, const struct rd_opts *o, int64_t pid, int64_t limit);
 
 /* "rd_timeline.c": the memory of one process over time (inspect timeline,

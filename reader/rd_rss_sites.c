@@ -222,8 +222,9 @@ static const struct rd_col section_cols[] = {
 	{"difference", "difference", RD_K_DELTA, 0},
 };
 
-/* The process's last snapshot with the kernel's figures, a map one
-** first (it has the regions); 0 when none has them. */
+/* The process's snapshot with the kernel's figures and the highest
+** resident set, a map one first (it has the regions; peak= and rss:
+** take maps), the last of equals; 0 when none has them. */
 static int64_t section_snapshot(rd_db_t *db, int64_t pid)
 {
 	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
@@ -233,7 +234,8 @@ static int64_t section_snapshot(rd_db_t *db, int64_t pid)
 		return 0;
 	st = rd_db_prepare(db, "SELECT s.id FROM snapshot s WHERE s.pid = ?1 AND EXISTS (SELECT 1 FROM segment g "
 			       "JOIN snapshot u ON u.id = g.snapshot WHERE u.pid = ?1 AND u.id <= s.id AND g.rss "
-			       "IS NOT NULL) ORDER BY s.content = 'map' DESC, s.id DESC LIMIT 1");
+			       "IS NOT NULL) ORDER BY s.content = 'map' DESC, (SELECT rss FROM snapshot_rss r WHERE "
+			       "r.snapshot = s.id) DESC, s.id DESC LIMIT 1");
 	int64_t id = 0;
 	if (st) {
 		sqlite3_bind_int64(st, 1, pid);
@@ -244,37 +246,52 @@ static int64_t section_snapshot(rd_db_t *db, int64_t pid)
 	return id;
 }
 
-int rd_rss_section(rd_doc_t *d, rd_db_t *db, const struct rd_opts *o, int64_t pid, int64_t limit)
+int rd_rss_last(rd_db_t *db, const struct rd_opts *o, int64_t pid, struct rd_rss_last *l)
 {
-	int64_t snap = section_snapshot(db, pid), keep = rd_db_snap(db)->id;
+	memset(l, 0, sizeof *l);
+	int64_t snap = section_snapshot(db, pid);
 	if (!snap)
 		return 0;
-	struct rd_rss r = {0};
-	struct rd_tags t = {0};
-	struct rd_vec sites = {0};
 	int rc = rd_db_select(db, snap, RD_NEED_ANY);
 	if (!rc)
-		rc = rd_rss_read(db, o, &r);
+		rc = rd_rss_read(db, o, &l->r);
 	if (!rc)
-		rc = rd_tags_load(db, &t);
+		rc = rd_tags_load(db, &l->tags);
 	if (!rc)
-		rc = rd_rss_sites(db, &t, &r, &sites);
-	if (!rc && r.figures) {
+		rc = rd_rss_sites(db, &l->tags, &l->r, &l->sites);
+	l->trigger = rd_db_snap(db)->trigger;
+	if (!rc && !l->r.figures)
+		l->r.snap = 0;
+	return rc;
+}
+
+void rd_rss_last_free(struct rd_rss_last *l)
+{
+	rd_vec_free(&l->sites);
+	rd_tags_free(&l->tags);
+	rd_rss_free(&l->r);
+}
+
+int rd_rss_section(rd_doc_t *d, rd_db_t *db, const struct rd_opts *o, int64_t pid, int64_t limit)
+{
+	int64_t keep = rd_db_snap(db)->id;
+	struct rd_rss_last l;
+	int rc = rd_rss_last(db, o, pid, &l);
+	const struct rd_rss *r = &l.r;
+	if (!rc && r->snap) {
 		rd_table_t *tb = rd_doc_table(d, "rss", section_cols, NCOLS(section_cols), RD_T_SINGLE);
-		rd_table_title(tb, "resident set (RSS) explained, snapshot %lld:", (long long)snap);
+		rd_table_title(tb, "resident set (RSS) explained, snapshot %lld:", (long long)r->snap);
 		rd_row(tb);
-		rd_put_int(tb, snap);
-		rd_put_str(tb, rd_db_snap(db)->trigger);
-		r.kernel >= 0 ? rd_put_int(tb, r.kernel) : rd_put_null(tb);
-		rd_put_int(tb, r.sum[RD_SEG_RSS]);
-		r.kernel >= 0 ? rd_put_int(tb, r.part[RD_RSS_DIFF]) : rd_put_null(tb);
-		rd_rss_parts_table(d, "rss_parts", &r);
-		if (sites.n)
-			rd_rss_sites_table(d, "rss_sites", &r, &sites, limit);
+		rd_put_int(tb, r->snap);
+		rd_put_str(tb, l.trigger);
+		r->kernel >= 0 ? rd_put_int(tb, r->kernel) : rd_put_null(tb);
+		rd_put_int(tb, r->sum[RD_SEG_RSS]);
+		r->kernel >= 0 ? rd_put_int(tb, r->part[RD_RSS_DIFF]) : rd_put_null(tb);
+		rd_rss_parts_table(d, "rss_parts", r);
+		if (l.sites.n)
+			rd_rss_sites_table(d, "rss_sites", r, &l.sites, limit);
 	}
-	rd_vec_free(&sites);
-	rd_tags_free(&t);
-	rd_rss_free(&r);
+	rd_rss_last_free(&l);
 	int back = keep ? rd_db_select(db, keep, RD_NEED_ANY) : 0;
 	return rc ? rc : back;
 }

@@ -152,6 +152,60 @@ snap_expect "regions of the main thread" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT 
 	ON s.id = r.snapshot AND s.pid = r.tid WHERE r.name LIKE '%(rss_parts)'")" 6
 mi_verdict "rss mmap families" "$why" "$MI_TMP/run.err" stderr
 
+# inspect report and inspect html of a session (the launcher, python's
+# dicts): the split of the map snapshot with the highest resident set
+# (a peak snapshot: python's arenas are there), its parts adding up to
+# the mappings' resident bytes and within 5 % of the kernel's count (a
+# peak snapshot's smaps is read while python goes on: the two are further
+# apart than at the API's snapshots above), the sites adding up to the part anonymous, pymalloc's
+# arenas the largest site; the HTML page has the same parts and sites.
+why=
+"$top_builddir/session/meminst" -q --mim --library="$MEMINST_LIB" -o "$MI_TMP/session.db" -- \
+	$PY "$MI_TMP/dicts.py" "$MI_TMP/api.db" >"$MI_TMP/run.out" 2>"$MI_TMP/run.err" ||
+	mi_why_add "meminst exited $?"
+"$INSPECT" report --json "$MI_TMP/session.db" >"$MI_TMP/report.json" 2>>"$MI_TMP/run.err" ||
+	mi_why_add "inspect report failed"
+"$INSPECT" html -o "$MI_TMP/report.html" "$MI_TMP/session.db" 2>>"$MI_TMP/run.err" ||
+	mi_why_add "inspect html failed"
+res=$($PY - "$MI_TMP/report.json" "$MI_TMP/report.html" "$MI_TMP/session.db" <<'PY'
+import json, re, sqlite3, sys
+doc = json.load(open(sys.argv[1]))
+html = open(sys.argv[2]).read()
+db = sqlite3.connect(sys.argv[3])
+why = []
+if "rss" not in doc:
+    print("no rss section in the report")
+    sys.exit()
+rss = doc["rss"]
+rss = rss[0] if isinstance(rss, list) else rss
+parts = {p["part"]: p["bytes"] for p in doc["rss_parts"]}
+total = sum(parts.values())
+if total != rss["mappings_rss"] or abs(total - rss["kernel_rss"]) > rss["kernel_rss"] * 0.05:
+    why.append("parts add up to %d, mappings %d, kernel RSS %d" % (total, rss["mappings_rss"], rss["kernel_rss"]))
+best = db.execute("SELECT s.id FROM snapshot s JOIN snapshot_rss r ON r.snapshot = s.id "
+                  "WHERE s.content = 'map' ORDER BY r.rss DESC, s.id DESC LIMIT 1").fetchone()[0]
+if rss["snapshot"] != best:
+    why.append("snapshot %d explained, the highest map is %d" % (rss["snapshot"], best))
+sites = doc.get("rss_sites", [])
+if sum(x["bytes"] for x in sites) != parts["anonymous"]:
+    why.append("sites add up to %d, anonymous %d" % (sum(x["bytes"] for x in sites), parts["anonymous"]))
+top = sites[0] if sites else {"function": "(none)", "bytes": 0}
+if not re.match(r"^(_PyObject_ArenaMmap|python3[.0-9]*\+0x[0-9a-f]+) \(python3[.0-9]*\)$", top["function"]) \
+        or top["bytes"] < 12 << 20:
+    why.append("largest site %s with %d bytes" % (top["function"], top["bytes"]))
+sec = re.search(r'<section id="rss">(.*?)</section>', html, re.S)
+if not sec:
+    why.append("no rss section in the HTML page")
+else:
+    for w in ["Snapshot %d " % rss["snapshot"], "other anonymous regions", top["function"]]:
+        if w not in sec.group(1):
+            why.append("HTML rss section without %r" % w)
+print("; ".join(why) or "ok")
+PY
+)
+[ "$res" = ok ] || mi_why_add "$res"
+mi_verdict "rss in report and html" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/report.json" "inspect report --json"
+
 # A file from before the figures: one line, exit 1.
 why=
 cp "$db" "$MI_TMP/old.db"

@@ -212,6 +212,17 @@ unsigned alloc_watch_check(void);          /* the triggers due, a bit set */
 const char *alloc_watch_trigger(unsigned due); /* "rss" or "cgroup" */
 void alloc_watch_stored(unsigned due);
 int alloc_watch_period_ms(void);           /* until the next check */
+/* The memory cgroup's folders from the text of /proc/PID/cgroup (changed
+** in place) under the mount root (/sys/fs/cgroup): v1's memory folder,
+** else v2's where memory.current is; "" each when none. */
+void alloc_watch_cgroup_dirs(char *text, const char *root, char *v1, size_t n1, char *v2, size_t n2);
+/* Its lowest limit, 0 none: v1 memory.stat's hierarchical_memory_limit
+** (else memory.limit_in_bytes); v2 the lowest memory.max or memory.high
+** of the folder and its parents below root. */
+uint64_t alloc_watch_cgroup_limit(const char *v1, const char *v2, const char *root);
+/* Its usage file (v1 memory.usage_in_bytes, v2 memory.current) in f;
+** false when the process is in no memory cgroup. */
+bool alloc_watch_usage_file(const char *v1, const char *v2, char *f, size_t n);
 
 /* "alloc_sqlite.c" */
 /* Store a captured snapshot into the database at path (created 0600, or

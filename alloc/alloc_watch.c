@@ -37,6 +37,8 @@
 
 enum { W_RSS, W_CGROUP, W_COUNT };
 
+#define WATCH_ROOT "/sys/fs/cgroup" /* where the cgroup hierarchies are mounted */
+
 static struct watch {
 	char v1[512], v2[512];  /* the cgroup's folder (v1 memory, v2), "" none */
 	uint64_t limit;         /* the cgroup's lowest limit, 0: none */
@@ -71,15 +73,24 @@ static uint64_t watch_number(const char *path, const char *key)
 	return v;
 }
 
-/* The folders of this process's memory cgroup, from /proc/self/cgroup:
-** the v1 memory controller's line, or v2's "0::PATH" where memory.current
-** is there (v2 at /sys/fs/cgroup, or /sys/fs/cgroup/unified beside v1). */
-static void watch_find_cgroup(void)
+/* "" for the root cgroup's path "/", else the path (its folder under a
+** hierarchy's mount). */
+static const char *watch_sub(const char *path)
 {
-	char buf[4096], f[600], one[64];
-	if (alloc_sys_read_file("/proc/self/cgroup", buf, sizeof buf) <= 0)
-		return;
-	for (char *line = buf, *next; *line; line = next) {
+	return strcmp(path, "/") ? path : "";
+}
+
+/* The memory cgroup's folders of a process from the text of its
+** /proc/PID/cgroup (changed in place) and the hierarchies' mount root
+** (/sys/fs/cgroup; a test gives a tree of its own): v1's memory
+** controller line gives ROOT/memory/PATH; v2's "0::PATH" gives ROOT/PATH,
+** or ROOT/unified/PATH (v2 beside v1), where memory.current is there.
+** When v1 holds the memory controller, v2 has none. */
+void alloc_watch_cgroup_dirs(char *text, const char *root, char *v1, size_t n1, char *v2, size_t n2)
+{
+	char f[600], one[64], under[512];
+	v1[0] = v2[0] = 0;
+	for (char *line = text, *next; *line; line = next) {
 		char *end = line + strcspn(line, "\n");
 		next = end + (*end != 0);
 		*end = 0;
@@ -87,27 +98,33 @@ static void watch_find_cgroup(void)
 		if (!path || path[1] != '/')
 			continue;
 		if (path - line > 7 && !strncmp(path - 7, ":memory", 7))
-			alloc_fmt(watch.v1, sizeof watch.v1, "/sys/fs/cgroup/memory%s", strcmp(path + 1, "/") ? path + 1 : "");
+			alloc_fmt(v1, n1, "%s/memory%s", root, watch_sub(path + 1));
 		else if (!strncmp(line, "0::", 3))
-			for (int i = 0; i < 2 && !watch.v2[0]; i++) {
-				const char *root = i ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
-				alloc_fmt(f, sizeof f, "%s%s/memory.current", root, strcmp(path + 1, "/") ? path + 1 : "");
+			for (int i = 0; i < 2 && !v2[0]; i++) {
+				alloc_fmt(under, sizeof under, "%s%s", root, i ? "/unified" : "");
+				alloc_fmt(f, sizeof f, "%s%s/memory.current", under, watch_sub(path + 1));
 				if (alloc_sys_read_file(f, one, sizeof one) > 0)
-					alloc_fmt(watch.v2, sizeof watch.v2, "%s%s", root,
-						  strcmp(path + 1, "/") ? path + 1 : "");
+					alloc_fmt(v2, n2, "%s%s", under, watch_sub(path + 1));
 			}
 	}
-	if (watch.v1[0]) /* v1 holds the memory controller: v2 has none then */
-		watch.v2[0] = 0;
+	if (v1[0])
+		v2[0] = 0;
+}
+
+static void watch_find_cgroup(void)
+{
+	char buf[4096];
+	if (alloc_sys_read_file("/proc/self/cgroup", buf, sizeof buf) > 0)
+		alloc_watch_cgroup_dirs(buf, WATCH_ROOT, watch.v1, sizeof watch.v1, watch.v2, sizeof watch.v2);
 }
 
 /* The lowest memory.max or memory.high of the v2 folder and its parents
-** up to the root given (0: none). */
-static uint64_t watch_v2_limit(void)
+** below the mount root (0: none). */
+static uint64_t watch_v2_limit(const char *v2, const char *root)
 {
 	char dir[512], f[600];
 	uint64_t low = UINT64_MAX;
-	alloc_fmt(dir, sizeof dir, "%s", watch.v2);
+	alloc_fmt(dir, sizeof dir, "%s", v2);
 	for (;;) {
 		static const char *const files[] = {"memory.max", "memory.high"};
 		for (int i = 0; i < 2; i++) {
@@ -117,31 +134,45 @@ static uint64_t watch_v2_limit(void)
 				low = v;
 		}
 		char *slash = strrchr(dir, '/');
-		if (!slash || slash - dir <= (long)strlen("/sys/fs/cgroup"))
+		if (!slash || slash - dir <= (long)strlen(root))
 			break;
 		*slash = 0;
 	}
 	return low == UINT64_MAX ? 0 : low;
 }
 
-static void watch_read_limit(int64_t now_ms)
+uint64_t alloc_watch_cgroup_limit(const char *v1, const char *v2, const char *root)
 {
 	char f[600];
 	uint64_t lim = 0;
-	watch.limit_read_ms = now_ms;
-	if (watch.v1[0]) {
-		alloc_fmt(f, sizeof f, "%s/memory.stat", watch.v1);
+	if (v1[0]) {
+		alloc_fmt(f, sizeof f, "%s/memory.stat", v1);
 		lim = watch_number(f, "hierarchical_memory_limit");
 		if (!lim) {
-			alloc_fmt(f, sizeof f, "%s/memory.limit_in_bytes", watch.v1);
+			alloc_fmt(f, sizeof f, "%s/memory.limit_in_bytes", v1);
 			lim = watch_number(f, NULL);
 		}
 		if (lim >= (1ull << 62)) /* v1 says "no limit" with PAGE_COUNTER_MAX */
 			lim = 0;
-	} else if (watch.v2[0]) {
-		lim = watch_v2_limit();
+	} else if (v2[0]) {
+		lim = watch_v2_limit(v2, root);
 	}
-	watch.limit = lim;
+	return lim;
+}
+
+bool alloc_watch_usage_file(const char *v1, const char *v2, char *f, size_t n)
+{
+	if (v1[0])
+		alloc_fmt(f, n, "%s/memory.usage_in_bytes", v1);
+	else if (v2[0])
+		alloc_fmt(f, n, "%s/memory.current", v2);
+	return v1[0] || v2[0];
+}
+
+static void watch_read_limit(int64_t now_ms)
+{
+	watch.limit_read_ms = now_ms;
+	watch.limit = alloc_watch_cgroup_limit(watch.v1, watch.v2, WATCH_ROOT);
 }
 
 static uint64_t watch_threshold(int w)
@@ -206,11 +237,7 @@ static uint64_t watch_value(int w)
 			resident = resident * 10 + (unsigned)(*p - '0');
 		return resident * (uint64_t)sysconf(_SC_PAGESIZE);
 	}
-	if (watch.v1[0])
-		alloc_fmt(f, sizeof f, "%s/memory.usage_in_bytes", watch.v1);
-	else if (watch.v2[0])
-		alloc_fmt(f, sizeof f, "%s/memory.current", watch.v2);
-	else
+	if (!alloc_watch_usage_file(watch.v1, watch.v2, f, sizeof f))
 		return 0;
 	char buf[64];
 	uint64_t v = 0;

@@ -15,6 +15,7 @@
 **   - the functions by own time with the bytes they allocate (as
 **     `inspect report`);
 **   - what was live at the peak, by class and by type;
+**   - the resident set explained (exp_html_rss.c);
 **   - what was still live at exit (the exit snapshot), by type: the leaks.
 ** Every string from the run (names of functions, classes, the command) is
 ** escaped for where it goes: HTML text, or JSON inside a script element
@@ -753,6 +754,8 @@ static void html_write(struct html_ctx *h)
 	}
 	html_functions(h);
 	html_peak(h);
+	if (h->db && !h->part_rc)
+		h->part_rc = exp_html_rss(f, h->path, h->o, h->pid);
 	html_leaks(h);
 	fprintf(f, "</main>\n<div class=\"tip\" id=\"tip\" hidden></div>\n<script>\n%s</script>\n</body>\n</html>\n",
 		exp_html_js);

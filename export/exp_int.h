@@ -13,6 +13,7 @@
 **   exp_html.c        the command `inspect html`
 **   exp_html_ui.c     the style sheet and the script of the HTML report
 **   exp_html_leaks.c  the HTML report's leak check (memcheck's classes)
+**   exp_html_rss.c    the HTML report's resident set explained
 **   exp_html_sites.c  the HTML report's parts by site: memory over time
 **                     stacked by site, heaptrack's metrics' flame graph
 **   exp_pprof.c       pprof's profile.proto (exp_pprof.h, encoder exp_pb.c)
@@ -145,6 +146,10 @@ int exp_html_sites_flame(FILE *f, const char *path, const struct rd_opts *o, int
 /* "exp_html_leaks.c": the process's latest leak check, if any: 0 or an
 ** exit code after one line. */
 int exp_html_leak_classes(FILE *f, const char *path, const struct rd_opts *o, int64_t pid);
+
+/* "exp_html_rss.c": the process's resident set explained (the parts of
+** the kernel's RSS, the anonymous regions by site): 0 or an exit code. */
+int exp_html_rss(FILE *f, const char *path, const struct rd_opts *o, int64_t pid);
 
 /* "exp_html_ui.c" */
 extern const char exp_html_css[], exp_html_js[];

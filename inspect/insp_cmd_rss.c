@@ -16,7 +16,8 @@
 
 static const struct rd_option rss_options[] = {
 	RD_OPTION_SNAPSHOT("read snapshot N (default: the latest)"),
-	RD_OPTION_LIMIT("list the N largest mappings (default 20)"),
+	RD_OPTION_LIMIT("list the N largest mappings and functions (default 20)"),
+	RD_OPTION_NO_SYMBOLS("show call sites as stored, without reading module files"),
 	RD_OPTIONS_FORMAT,
 	RD_OPTION_END,
 };
@@ -27,8 +28,10 @@ static const struct rd_cmd_spec rss_spec = {
 	"mapping, stored at the snapshot, split into live heap blocks (bytes\n"
 	"asked for), meminst's headers, the allocator's overhead and free memory,\n"
 	"other anonymous regions, thread stacks, file-backed data and code, with\n"
-	"each part's share of the kernel's count; then the largest mappings, and\n"
-	"the parts at every snapshot of the same process.\n",
+	"each part's share of the kernel's count; the other anonymous regions by\n"
+	"the function that mapped them (a program's arenas: python's\n"
+	"_PyObject_ArenaMmap); then the largest mappings, and the parts at every\n"
+	"snapshot of the same process.\n",
 	rss_options, 1, 1,
 };
 
@@ -42,13 +45,6 @@ static const struct rd_col rss_sum_cols[] = {
 	{"swap", "swap", RD_K_SIZE, 0},
 	{"anon_huge", "anon huge", RD_K_SIZE, 0},
 	{"placed", "blocks placed", RD_K_STR, 0},
-};
-
-static const struct rd_col rss_part_cols[] = {
-	{"part", "part", RD_K_STR, 0},
-	{"name", "what", RD_K_STR, 0},
-	{"bytes", "resident", RD_K_SIZE, 0},
-	{"share", "share", RD_K_PCT, 0},
 };
 
 static const struct rd_col rss_map_cols[] = {
@@ -99,22 +95,6 @@ static void rss_summary(rd_doc_t *d, const struct rd_rss *r)
 	rd_put_int(t, r->sum[RD_SEG_SWAP]);
 	rd_put_int(t, r->sum[RD_SEG_ANON_HUGE]);
 	rd_put_const(t, r->by_address ? "by address" : "by the totals");
-}
-
-static void rss_parts(rd_doc_t *d, const struct rd_rss *r)
-{
-	rd_table_t *t = rd_doc_table(d, "parts", rss_part_cols, NCOLS(rss_part_cols), 0);
-	rd_table_title(t, "parts of the kernel's RSS:");
-	double whole = r->kernel > 0 ? (double)r->kernel : (double)r->sum[RD_SEG_RSS];
-	for (int p = 0; p < RD_RSS_DIFF; p++) {
-		rd_row(t);
-		rd_put_const(t, rd_rss_part_keys[p]);
-		rd_put_const(t, rd_rss_part_labels[p]);
-		rd_put_int(t, r->part[p]);
-		rd_put_pct(t, whole > 0 ? 100.0 * (double)r->part[p] / whole : 0.0);
-	}
-	if (!r->by_address)
-		rd_table_note(t, "(a status snapshot: the live bytes placed by the totals, [heap] first)");
 }
 
 static int rss_by_resident(const void *a, const void *b, void *ctx)
@@ -194,17 +174,23 @@ int insp_cmd_rss(int argc, char **argv, const struct rd_opts *o)
 				"from before them)\n", a.pos[0], (long long)x.snap);
 		r = RD_EXIT_NOTFOUND;
 	}
+	struct rd_vec sites = {0};
+	if (!r && !(r = rd_session_tags(&s, &a)))
+		r = rd_rss_sites(s.db, &s.tags, &x, &sites);
 	if (!r) {
+		int64_t limit = a.limit >= 0 ? a.limit : RSS_DEFAULT_LIMIT;
 		rd_doc_t *d = rd_doc_new(o, &a);
 		rd_doc_snapshot(d, "snapshot", a.pos[0], rd_db_snap(s.db));
 		rss_summary(d, &x);
-		rss_parts(d, &x);
-		rss_mappings(d, &x, a.limit >= 0 ? a.limit : RSS_DEFAULT_LIMIT);
+		rd_rss_parts_table(d, "parts", &x);
+		rd_rss_sites_table(d, "sites", &x, &sites, limit);
+		rss_mappings(d, &x, limit);
 		r = rss_over_time(d, s.db, o);
 		if (!r)
 			r = rd_doc_print(d);
 		rd_doc_free(d);
 	}
+	rd_vec_free(&sites);
 	rd_rss_free(&x);
 	rd_session_close(&s);
 	return r;

@@ -793,6 +793,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 		if (!r)
 			r = prof_report_leaks(d, &s, &a, mem_pid, limit);
 	}
+	if (!r && mem_pid)
+		r = rd_rss_section(d, s.db, o, mem_pid, (int64_t)limit);
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in, sampling_off);
 	if (!r)

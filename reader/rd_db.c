@@ -473,6 +473,12 @@ int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n)
 	return 0;
 }
 
+/* By start as an unsigned address: SQLite's integers are signed, so a
+** mapping of the top half ([vsyscall], 0xffffffffff600000) is stored
+** negative and goes last, where the kernel lists it; every cursor and
+** binary search over the segments takes them sorted. */
+#define SEG_ORDER "start < 0, start"
+
 int rd_db_segments_of(rd_db_t *db, int64_t snap, struct rd_seg **out, size_t *n)
 {
 	struct rd_vec v;
@@ -482,9 +488,9 @@ int rd_db_segments_of(rd_db_t *db, int64_t snap, struct rd_seg **out, size_t *n)
 	bool figs = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
 	sqlite3_finalize(st);
 	st = rd_db_prepare(db, figs ? "SELECT start, end, offset, perms, path, rss, pss, private, shared, swap, anon_huge "
-				      "FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY start"
+				      "FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER
 				    : "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = "
-				      RD_SQL_SNAP_WITH("segment") " ORDER BY start");
+				      RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER);
 	if (!st)
 		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, snap);

@@ -480,7 +480,8 @@ int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n);
 	"(SELECT s.id FROM snapshot s WHERE s.id <= ?1 AND s.pid = (SELECT pid FROM snapshot WHERE id = ?1) " \
 	"AND EXISTS (SELECT 1 FROM " table " g WHERE g.snapshot = s.id) ORDER BY s.id DESC LIMIT 1)"
 
-/* The selected snapshot's segments, by start address. */
+/* The selected snapshot's segments, by start address (unsigned: [vsyscall],
+** stored negative, last). */
 int rd_db_segments(rd_db_t *db, struct rd_seg **out, size_t *n);
 /* Snapshot snap's segments (those of the latest earlier snapshot of its
 ** process that has some, as rd_db_segments), by start address. */
@@ -651,6 +652,10 @@ const char *rd_type_chain(rd_db_t *db, struct rd_tags *t, int64_t id);
 /* An automatic type's stack (rd_stack_add): its site_depth frames with
 ** their inline chains, innermost first; NULL for a registered type. */
 const char *rd_type_stack(rd_db_t *db, struct rd_tags *t, int64_t id);
+/* The function of a call site (a return address), for grouping what it
+** made: "function (module)", else "module+0xSTART (module)" from the unwind
+** tables, else `stored` (the name the writer gave it) without its offset. */
+const char *rd_site_function(rd_db_t *db, struct rd_tags *t, uint64_t site, const char *stored);
 /* A type's identity in any process of the same program, for matching the
 ** sites of two runs: a registered type's name; an automatic type's stack,
 ** innermost first, each frame as its inline chain's "function file:line"
@@ -705,6 +710,39 @@ void rd_rss_free(struct rd_rss *r);
 /* The parts of every snapshot of the selected snapshot's process, oldest
 ** first (struct rd_rss_point); the selection is kept. */
 int rd_rss_over_time(rd_db_t *db, const struct rd_opts *o, struct rd_vec *out);
+
+struct rd_doc;
+/* "rd_rss_sites.c": the part "anonymous" of a block map by the function
+** that mapped it (table region), largest first; the bytes of no region
+** in one row named rd_rss_no_site.  The rows add up to that part. */
+struct rd_rss_site {
+	const char *name;   /* "function (module)" (rd_site_function)      */
+	int64_t resident;   /* its share of the mappings' resident bytes   */
+	uint64_t mapped;    /* the bytes of its regions                    */
+	uint64_t regions;
+};
+extern const char rd_rss_no_site[];
+/* Empty for a status snapshot (its regions are not stored). */
+int rd_rss_sites(rd_db_t *db, struct rd_tags *t, const struct rd_rss *r, struct rd_vec *out);
+/* The tables of inspect rss and report: the parts, and the sites
+** (the `limit` largest; -1: all), as table `key` of d. */
+void rd_rss_parts_table(struct rd_doc *d, const char *key, const struct rd_rss *r);
+void rd_rss_sites_table(struct rd_doc *d, const char *key, const struct rd_rss *r, const struct rd_vec *sites,
+			int64_t limit);
+/* The split of pid's snapshot with the kernel's figures and the highest
+** resident set, a map one first (it has the regions), with its sites;
+** r.snap 0 when none has them.  That snapshot is left selected. */
+struct rd_rss_last {
+	struct rd_rss r;
+	struct rd_tags tags;
+	struct rd_vec sites;
+	const char *trigger;
+};
+int rd_rss_last(rd_db_t *db, const struct rd_opts *o, int64_t pid, struct rd_rss_last *l);
+void rd_rss_last_free(struct rd_rss_last *l);
+/* Report's section (tables rss, rss_parts, rss_sites): rd_rss_last's
+** split; nothing when no snapshot has the figures.  The selection is kept. */
+int rd_rss_section(struct rd_doc *d, rd_db_t *db, const struct rd_opts *o, int64_t pid, int64_t limit);
 
 /* "rd_timeline.c": the memory of one process over time (inspect timeline,
 ** inspect html).  The points: every snapshot of pid with a total, oldest

@@ -477,6 +477,38 @@ const char *rd_type_stack(rd_db_t *db, struct rd_tags *t, int64_t id)
 	return n ? n->stack : NULL;
 }
 
+/* The function of a call site as a region's name (inspect rss groups
+** the program's mappings by it): "function (module)" from the module file
+** (the user's frame when inlined), else the unwind tables' entry
+** "module+0xSTART (module)", else the stored dladdr name without its
+** offset ("f+0x1c (m)" -> "f (m)"; "0x1c (m)" stays). */
+const char *rd_site_function(rd_db_t *db, struct rd_tags *t, uint64_t site, const char *stored)
+{
+	struct rd_pool *p = rd_db_pool(db);
+	if (site && !t->no_symbols) {
+		if (!t->syms)
+			t->syms = rd_syms_new(t->modules, t->nmodules);
+		struct rd_sym sym;
+		if (rd_syms_lookup(t->syms, site, &sym) == 0) {
+			int u = rd_sym_user_frame(&sym);
+			const char *f = u >= 0 && sym.chain[u].func ? sym.chain[u].func : sym.func;
+			const char *r = f ? rd_pool_fmt(p, "%s (%s)", f, sym.module) : NULL;
+			rd_sym_clear(&sym);
+			if (r)
+				return r;
+		}
+		const char *module, *fde = names_fde_frame(p, t->syms, site, &module);
+		if (fde)
+			return rd_pool_fmt(p, "%s (%s)", fde, module);
+	}
+	size_t flen;
+	const char *label = names_demangled(p, stored), *module = rd_name_part_module(p, label, &flen);
+	const char *plus = memchr(label, '+', flen);
+	if (plus && plus > label)
+		flen = (size_t)(plus - label);
+	return module ? rd_pool_fmt(p, "%.*s (%s)", (int)flen, label, module) : label;
+}
+
 /* ------------------------------------------------------------ matching -- */
 
 /* Part i of a stored name ("f+0x1 (m) < g+0x2 (m)"), or "?" when it is

@@ -75,8 +75,8 @@ struct rss_scan {
 	size_t cursor;
 };
 
-/* Blocks come in address order: the segment cursor moves on only (from
-** the first segment of user space). */
+/* Blocks come in address order, and so do the segments (rd_db_segments:
+** [vsyscall] last): the segment cursor moves on only. */
 static void rss_block(void *ctx, const struct rd_block *b)
 {
 	struct rss_scan *s = ctx;
@@ -176,8 +176,6 @@ int rd_rss_read(rd_db_t *db, const struct rd_opts *o, struct rd_rss *r)
 	uint64_t bytes = 0, blocks = 0;
 	if (r->by_address) {
 		struct rss_scan s = {r, 0};
-		while (s.cursor < r->nsegs && r->segs[s.cursor].start >> 63) /* [vsyscall]: stored negative, first */
-			s.cursor++;
 		rc = rd_blocks_each(db, o, NULL, rss_block, &s);
 		for (size_t i = 0; i < r->nsegs; i++)
 			if (r->seg[i].blocks && r->seg[i].cls == RD_RSS_ANONYMOUS)

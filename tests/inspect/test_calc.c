@@ -203,6 +203,30 @@ Test(scan, segment_lookup)
 	cr_assert_eq(insp_seg_find(NULL, 0, 0x1000), -1);
 }
 
+/* [vsyscall] at the top of the address space, last as rd_db_segments
+** gives it: the cursor moves from the first segment, and the top one's
+** end (0xffffffffff601000) neither wraps nor hides the others. */
+Test(scan, the_top_segment_comes_last)
+{
+	static const struct rd_seg segs[] = {
+		{0x1000, 0x2000, 0, "rw-p", "[heap]"},
+		{0x10000, 0x20000, 0, "rw-p", ""},
+		{0xffffffffff600000ull, 0xffffffffff601000ull, 0, "--xp", "[vsyscall]"},
+	};
+	struct insp_scan s;
+	insp_scan_init(&s, segs, 3, 16);
+	add_all(&s, blocks, 6);
+	cr_assert_eq(s.seg[0].blocks, 4);
+	cr_assert_eq(s.seg[1].blocks, 2);
+	cr_assert_eq(s.seg[2].blocks, 0);
+	cr_assert_eq(s.seg[3].blocks, 0, "no block outside the segments");
+	cr_assert_eq(s.holes, 3);
+	cr_assert_eq(insp_seg_find(segs, 3, 0xffffffffff600010ull), 2);
+	cr_assert_eq(insp_seg_find(segs, 3, 0xffffffffff601000ull), -1);
+	cr_assert_eq(insp_seg_find(segs, 3, 0x1ffff), 1);
+	insp_scan_free(&s);
+}
+
 /* -------------------------------------------------------------- aggmap -- */
 
 Test(aggmap, sums_per_key_and_sorts_by_bytes)

@@ -270,6 +270,35 @@ Test(select, segments_of_an_earlier_snapshot)
 	rd_db_close(db);
 }
 
+/* [vsyscall] is stored with a negative start (SQLite's integers are
+** signed): the segments come sorted as unsigned addresses, it last, so
+** that the cursors over them (holes, rss) move on from the first. */
+Test(select, segments_sorted_as_unsigned_addresses)
+{
+	const char *path = ui_fixture("basic");
+	char err[256];
+	cr_assert_eq(fx_exec(path, "INSERT INTO segment(snapshot, start, end, perms, offset, path) "
+				   "VALUES(1, -10485760, -10481664, '--xp', 0, '[vsyscall]')",
+			     err, sizeof err),
+		     0, "%s", err);
+	static struct rd_opts o;
+	o = (struct rd_opts){.out = stdout, .err = stderr};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(path, &o, &db), 0);
+	cr_assert_eq(rd_db_select(db, 1, RD_NEED_ANY), 0);
+	struct rd_seg *segs;
+	size_t n;
+	cr_assert_eq(rd_db_segments(db, &segs, &n), 0);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(segs[0].start, 0x10000);
+	cr_assert_str_eq(segs[3].path, "[vsyscall]");
+	cr_assert_eq(segs[3].start, 0xffffffffff600000ull);
+	for (size_t i = 1; i < n; i++)
+		cr_assert_gt(segs[i].start, segs[i - 1].start);
+	free(segs);
+	rd_db_close(db);
+}
+
 /* -------------------------------------------------- blocks and filters -- */
 
 static void sum_blocks(rd_db_t *db, const struct rd_filter_ids *f, uint64_t *n, uint64_t *bytes)

@@ -12,6 +12,12 @@
 # its live heap blocks); the live heap blocks are the snapshot's bytes
 # where they are resident.  The arena program also in mis (a status
 # snapshot: the totals placed), and --csv and text give the same parts.
+# The other anonymous regions by the function that mapped them (table
+# sites) add up to the part "anonymous" of a map snapshot, and the
+# program's own arenas are one row named by that function: arena_open in
+# rss_parts (symbols), pymalloc's _PyObject_ArenaMmap (its entry in the
+# unwind tables, python3.11+0xADDR, when the binary is stripped, as
+# Debian's is) holding >= 12 MiB in >= 10 regions.
 # Then the mmap families as table region stores them.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
@@ -31,15 +37,19 @@ if store is not None and store(sys.argv[1].encode()) < 0:
 print(len(held), sum(d["i"] for d in held))
 PY
 
-# rss_check LABEL DB PART MIN: the parts' sum against the kernel's RSS and
-# part PART at least MIN bytes; "ok" or the reasons.
+# rss_check LABEL DB PART MIN [SITE MIN]: the parts' sum against the
+# kernel's RSS and part PART at least MIN bytes; the sites' sum against
+# the part anonymous (a map snapshot), and the largest site's name matching
+# the regular expression SITE, with at least MIN bytes in 10 regions or
+# more (python) or in one (the arena); "ok" or the reasons.
 rss_check() {
 	"$INSPECT" rss --json "$2" >"$MI_TMP/rss.json" 2>"$MI_TMP/rss.err" ||
 		{ mi_why_add "inspect rss failed: $(head -n 1 "$MI_TMP/rss.err")"; return; }
-	res=$($PY - "$MI_TMP/rss.json" "$3" "$4" <<'PY'
-import json, sys
+	res=$($PY - "$MI_TMP/rss.json" "$3" "$4" "${5-}" "${6-0}" <<'PY'
+import json, re, sys
 doc = json.load(open(sys.argv[1]))
 part, least = sys.argv[2], int(sys.argv[3])
+site_re, site_least = sys.argv[4], int(sys.argv[5])
 kernel = doc["rss"][0]["kernel_rss"]
 parts = {p["part"]: p["bytes"] for p in doc["parts"]}
 total = sum(parts.values())
@@ -52,17 +62,28 @@ if doc["rss"][0]["mappings_rss"] != total:
     why.append("parts %d, mappings %d" % (total, doc["rss"][0]["mappings_rss"]))
 if not doc["over_time"] or doc["over_time"][-1]["kernel_rss"] != kernel:
     why.append("over_time does not end with the snapshot")
+sites = doc["sites"]
+if doc["snapshot"]["content"] == "map" and sum(x["bytes"] for x in sites) != parts["anonymous"]:
+    why.append("sites add up to %d, anonymous %d" % (sum(x["bytes"] for x in sites), parts["anonymous"]))
+if site_re:
+    top = sites[0] if sites else {"function": "(none)", "bytes": 0, "regions": 0}
+    if not re.match(site_re, top["function"]) or top["bytes"] < site_least:
+        why.append("largest site %s with %d bytes, not %s with %d" % (top["function"], top["bytes"],
+                                                                      site_re, site_least))
+    if "python" in site_re and top["regions"] < 10:
+        why.append("pymalloc's arenas: %d regions" % top["regions"])
 print("; ".join(why) or "ok")
 PY
 )
 	[ "$res" = ok ] || mi_why_add "$res"
 }
 
-# rss_case LABEL MEMINST PART MIN COMMAND...: the run beside the reference
-# (stdout the same), then rss_check on its database $MI_TMP/LABEL.db.
+# rss_case LABEL MEMINST PART MIN SITE SITE_MIN COMMAND...: the run
+# beside the reference (stdout the same), then rss_check on its database
+# $MI_TMP/LABEL.db (SITE "": no site checked).
 rss_case() {
-	label=$1 mm=$2 part=$3 least=$4
-	shift 4
+	label=$1 mm=$2 part=$3 least=$4 site=$5 site_least=$6
+	shift 6
 	db=$MI_TMP/$label.db
 	"$@" "$MI_TMP/ref-$label.db" >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err" || true
 	MI_MEMINST=$mm
@@ -74,7 +95,7 @@ rss_case() {
 	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 	mi_no_complaint "$MI_TMP/run.err"
 	[ -f "$MI_TMP/ref-$label.db" ] && mi_why_add "the uninstrumented run stored a snapshot"
-	[ -f "$db" ] && rss_check "$label" "$db" "$part" "$least" || mi_why_add "no snapshot"
+	[ -f "$db" ] && rss_check "$label" "$db" "$part" "$least" "$site" "$site_least" || mi_why_add "no snapshot"
 	mi_verdict "rss $label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rss.json" "inspect rss --json"
 }
 
@@ -82,10 +103,18 @@ arena() { mi_x "$MI_TARGETS/rss_parts" "$1" arena; }
 threads() { mi_x "$MI_TARGETS/rss_parts" "$1" threads; }
 dicts() { mi_x $PY "$MI_TMP/dicts.py" "$1"; }
 
-rss_case arena-mim mim anonymous $((40 << 20)) arena
-rss_case arena-mis mis anonymous $((30 << 20)) arena
-rss_case threads-mim mim stacks $((48 * 256 << 10)) threads
-rss_case python-mim mim anonymous $((12 << 20)) dicts
+rss_case arena-mim mim anonymous $((40 << 20)) '^arena_open \(rss_parts\)$' $((40 << 20)) arena
+rss_case arena-mis mis anonymous $((30 << 20)) "" 0 arena
+rss_case threads-mim mim stacks $((48 * 256 << 10)) "" 0 threads
+rss_case python-mim mim anonymous $((12 << 20)) \
+	'^(_PyObject_ArenaMmap|python3[.0-9]*\+0x[0-9a-f]+) \(python3[.0-9]*\)$' $((12 << 20)) dicts
+
+# --no-symbols: the stored names without their offsets, the same bytes.
+why=
+"$INSPECT" rss --no-symbols --csv "$MI_TMP/arena-mim.db" >"$MI_TMP/nosym.csv" 2>"$MI_TMP/nosym.err" ||
+	mi_why_add "inspect rss --no-symbols failed"
+grep -q '^0x[0-9a-f]* (rss_parts),4194[0-9]*,' "$MI_TMP/nosym.csv" || mi_why_add "no stored name of the arena's site"
+mi_verdict "rss sites without symbols" "$why" "$MI_TMP/nosym.csv" csv
 
 # The live heap blocks of a map snapshot are its bytes (resident: the
 # blocks were written), and text and CSV carry the same parts.
@@ -122,6 +151,60 @@ snap_expect "the two parts of the cut region share a site" "$(snap_sql "$MI_TMP/
 snap_expect "regions of the main thread" "$(snap_sql "$MI_TMP/mmaps.db" "SELECT count(*) FROM region r JOIN snapshot s
 	ON s.id = r.snapshot AND s.pid = r.tid WHERE r.name LIKE '%(rss_parts)'")" 6
 mi_verdict "rss mmap families" "$why" "$MI_TMP/run.err" stderr
+
+# inspect report and inspect html of a session (the launcher, python's
+# dicts): the split of the map snapshot with the highest resident set
+# (a peak snapshot: python's arenas are there), its parts adding up to
+# the mappings' resident bytes and within 5 % of the kernel's count (a
+# peak snapshot's smaps is read while python goes on: the two are further
+# apart than at the API's snapshots above), the sites adding up to the part anonymous, pymalloc's
+# arenas the largest site; the HTML page has the same parts and sites.
+why=
+"$top_builddir/session/meminst" -q --mim --library="$MEMINST_LIB" -o "$MI_TMP/session.db" -- \
+	$PY "$MI_TMP/dicts.py" "$MI_TMP/api.db" >"$MI_TMP/run.out" 2>"$MI_TMP/run.err" ||
+	mi_why_add "meminst exited $?"
+"$INSPECT" report --json "$MI_TMP/session.db" >"$MI_TMP/report.json" 2>>"$MI_TMP/run.err" ||
+	mi_why_add "inspect report failed"
+"$INSPECT" html -o "$MI_TMP/report.html" "$MI_TMP/session.db" 2>>"$MI_TMP/run.err" ||
+	mi_why_add "inspect html failed"
+res=$($PY - "$MI_TMP/report.json" "$MI_TMP/report.html" "$MI_TMP/session.db" <<'PY'
+import json, re, sqlite3, sys
+doc = json.load(open(sys.argv[1]))
+html = open(sys.argv[2]).read()
+db = sqlite3.connect(sys.argv[3])
+why = []
+if "rss" not in doc:
+    print("no rss section in the report")
+    sys.exit()
+rss = doc["rss"]
+rss = rss[0] if isinstance(rss, list) else rss
+parts = {p["part"]: p["bytes"] for p in doc["rss_parts"]}
+total = sum(parts.values())
+if total != rss["mappings_rss"] or abs(total - rss["kernel_rss"]) > rss["kernel_rss"] * 0.05:
+    why.append("parts add up to %d, mappings %d, kernel RSS %d" % (total, rss["mappings_rss"], rss["kernel_rss"]))
+best = db.execute("SELECT s.id FROM snapshot s JOIN snapshot_rss r ON r.snapshot = s.id "
+                  "WHERE s.content = 'map' ORDER BY r.rss DESC, s.id DESC LIMIT 1").fetchone()[0]
+if rss["snapshot"] != best:
+    why.append("snapshot %d explained, the highest map is %d" % (rss["snapshot"], best))
+sites = doc.get("rss_sites", [])
+if sum(x["bytes"] for x in sites) != parts["anonymous"]:
+    why.append("sites add up to %d, anonymous %d" % (sum(x["bytes"] for x in sites), parts["anonymous"]))
+top = sites[0] if sites else {"function": "(none)", "bytes": 0}
+if not re.match(r"^(_PyObject_ArenaMmap|python3[.0-9]*\+0x[0-9a-f]+) \(python3[.0-9]*\)$", top["function"]) \
+        or top["bytes"] < 12 << 20:
+    why.append("largest site %s with %d bytes" % (top["function"], top["bytes"]))
+sec = re.search(r'<section id="rss">(.*?)</section>', html, re.S)
+if not sec:
+    why.append("no rss section in the HTML page")
+else:
+    for w in ["Snapshot %d " % rss["snapshot"], "other anonymous regions", top["function"]]:
+        if w not in sec.group(1):
+            why.append("HTML rss section without %r" % w)
+print("; ".join(why) or "ok")
+PY
+)
+[ "$res" = ok ] || mi_why_add "$res"
+mi_verdict "rss in report and html" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/report.json" "inspect report --json"
 
 # A file from before the figures: one line, exit 1.
 why=

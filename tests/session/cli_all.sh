@@ -89,7 +89,7 @@ tsm 4 status --pid 999999999
 tsm 0 timeline --pid @PID@ --limit 3 @DB@
 tsm 0 timeline --by type --limit 2 --no-symbols @DB@
 tsm 0 timeline --by thread --full-names @DB@
-tsm 0 rss --snapshot @MAP@ --limit 3 @DB@
+tsm 0 rss --snapshot @MAP@ --limit 3 --no-symbols @DB@
 tsm 0 report --pid @PID@ --limit 3 --no-symbols @DB@
 tsm 0 report --full-names --stacks 1 @DB@
 tsm 0 types --snapshot @MAP@ --no-symbols @DB@

@@ -35,6 +35,7 @@ header-size s.db
 timeline s.db
 timeline --by type s.db
 report s.db
+rss s.db
 analyse s.db
 analyse --totals s.db
 analyse --style flat p.db

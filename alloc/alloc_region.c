@@ -23,7 +23,9 @@
 */
 #include "alloc_int.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+#include "../trace/trace_sampler.h"
 
 static struct {
 	atomic_int lock;
@@ -91,27 +94,86 @@ static size_t region_find(uintptr_t addr)
 	return lo;
 }
 
+/*
+** The change one call made to the program's regions, for the "mmap"
+** allocator's figures (alloc_stat_region), gathered under the lock and
+** counted after it.  meminst's own mappings (a site inside libmeminst)
+** stay in the table, for inspect rss, but out of the figures.
+*/
+typedef struct region_delta_s {
+	int64_t bytes, regions;
+	uint64_t made, made_bytes;
+} region_delta_t;
+
+/* libmeminst's own code, from its ELF header's program headers (no call
+** into libc or the loader: the hooks run before and during start-up). */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+static uintptr_t region_self_lo, region_self_hi;
+
+void alloc_region_init(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)&__ehdr_start + __ehdr_start.e_phoff);
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (unsigned i = 0; i < __ehdr_start.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+			lo = ph[i].p_vaddr < lo ? ph[i].p_vaddr : lo;
+			hi = ph[i].p_vaddr + ph[i].p_memsz > hi ? ph[i].p_vaddr + ph[i].p_memsz : hi;
+		}
+	if (lo < hi) {
+		region_self_lo = (uintptr_t)&__ehdr_start + lo;
+		region_self_hi = (uintptr_t)&__ehdr_start + hi;
+	}
+}
+
+static bool region_counted(const alloc_region_t *g)
+{
+	return g->site - region_self_lo >= region_self_hi - region_self_lo;
+}
+
+static void region_count(region_delta_t *dt, const alloc_region_t *g, int sign)
+{
+	if (region_counted(g)) {
+		dt->bytes += sign * (int64_t)(g->end - g->start);
+		dt->regions += sign;
+	}
+}
+
+static void region_count_flush(const region_delta_t *dt)
+{
+	if (dt->bytes | dt->regions | (int64_t)dt->made)
+		alloc_stat_region(dt->bytes, dt->regions, dt->made, dt->made_bytes);
+}
+
 /* Take [start, end) out of every region (trim, split or drop). */
-static void region_cut(uintptr_t start, uintptr_t end)
+static void region_cut(uintptr_t start, uintptr_t end, region_delta_t *dt)
 {
 	size_t i = region_find(start);
 	while (i < region_g.n && region_g.r[i].start < end) {
 		alloc_region_t *g = &region_g.r[i];
+		region_count(dt, g, -1);
 		if (g->start < start && g->end > end) { /* a hole in the middle: two regions */
-			if (!region_room(1))
+			if (!region_room(1)) {
+				region_count(dt, &region_g.r[i], +1);
 				return;
+			}
 			g = &region_g.r[i];
 			memmove(g + 1, g, (region_g.n - i) * sizeof *g);
 			region_g.n++;
 			g->end = start;
 			g[1].start = end;
+			region_count(dt, g, +1);
+			region_count(dt, g + 1, +1);
+			if (region_counted(g)) /* the second piece: a region made */
+				dt->made++;
 			return;
 		}
 		if (g->start < start) {
 			g->end = start;
+			region_count(dt, g, +1);
 			i++;
 		} else if (g->end > end) {
 			g->start = end;
+			region_count(dt, g, +1);
 			return;
 		} else {
 			memmove(g, g + 1, (region_g.n - i - 1) * sizeof *g);
@@ -120,15 +182,20 @@ static void region_cut(uintptr_t start, uintptr_t end)
 	}
 }
 
-static void region_insert(const alloc_region_t *g)
+static void region_insert(const alloc_region_t *g, region_delta_t *dt)
 {
-	region_cut(g->start, g->end);
+	region_cut(g->start, g->end, dt);
 	if (!region_room(1))
 		return;
 	size_t i = region_find(g->start);
 	memmove(&region_g.r[i + 1], &region_g.r[i], (region_g.n - i) * sizeof *g);
 	region_g.r[i] = *g;
 	region_g.n++;
+	region_count(dt, g, +1);
+	if (region_counted(g)) {
+		dt->made++;
+		dt->made_bytes += g->end - g->start;
+	}
 }
 
 /* Whether this call's region is kept: the layer is up, counts, and this
@@ -160,12 +227,16 @@ void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off
 	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p; /* syscall(2) set errno and gave -1: MAP_FAILED */
+	if (unlikely(trace_unwind_busy() || trace_unwind_is_libunwind(site)))
+		site = (uintptr_t)alloc_region_mmap; /* libunwind's caches, for meminst */
 	alloc_region_t g = {(uintptr_t)p, (uintptr_t)p + ((len + 4095) & ~(size_t)4095), site, region_tid(),
 			    region_kind(prot, flags, fd)};
+	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
-	region_insert(&g);
+	region_insert(&g, &dt);
 	region_unlock();
+	region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
 }
@@ -174,10 +245,12 @@ int alloc_region_munmap(void *addr, size_t len)
 {
 	long rc = syscall(SYS_munmap, addr, len);
 	if (rc == 0 && region_wanted()) {
+		region_delta_t dt = {0};
 		region_busy = 1;
 		region_lock();
-		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095));
+		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095), &dt);
 		region_unlock();
+		region_count_flush(&dt);
 		region_busy = 0;
 	}
 	return (int)rc;
@@ -188,6 +261,7 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	long p = syscall(SYS_mremap, old, old_len, len, flags, new_addr);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p;
+	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
 	size_t i = region_find((uintptr_t)old);
@@ -199,13 +273,14 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	/* old_len 0 maps shared pages a second time, DONTUNMAP keeps the old
 	** range (emptied): the old region stays either way */
 	if (old_len && !(flags & MREMAP_DONTUNMAP))
-		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095));
+		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095), &dt);
 	if (known) {
 		g.start = (uintptr_t)p;
 		g.end = (uintptr_t)p + ((len + 4095) & ~(size_t)4095);
-		region_insert(&g);
+		region_insert(&g, &dt);
 	}
 	region_unlock();
+	region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
 }

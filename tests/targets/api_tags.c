@@ -480,7 +480,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "leave") == 0)
 		return leave();
 	check(meminst_allocator_name(3) && strcmp(meminst_allocator_name(3), "aligned") == 0 &&
-	      meminst_allocator_name(7) == NULL, "allocator names");
+	      meminst_allocator_name(7) && strcmp(meminst_allocator_name(7), "mmap") == 0 &&
+	      meminst_allocator_name(8) == NULL, "allocator names");
 	if (mode == MEMINST_MODE_OFF) {
 		check_off();
 	} else {

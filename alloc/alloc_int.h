@@ -31,7 +31,8 @@
 **                    (libsqlite3.a linked in, names hidden); the rows of
 **                    each table: alloc_sqlite_rows.c (alloc_sqlite_int.h)
 **   alloc_seccomp.c  seccomp filters evaluated before they take effect
-**   alloc_region.c   the program's mappings (mmap, munmap, mremap) with sites
+**   alloc_region.c   the program's mappings (mmap, munmap, mremap) with sites,
+**                    counted in allocator mmap
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -805,6 +806,7 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 size_t alloc_region_copy(alloc_region_t **out, size_t *bytes);
 void alloc_region_prefork(void);
 void alloc_region_postfork(void);
+void alloc_region_postfork_child(void);
 
 #pragma GCC visibility pop
 

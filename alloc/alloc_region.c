@@ -16,7 +16,11 @@
 ** not named).  munmap of part of a region trims or splits it; MAP_FIXED
 ** over regions replaces them; mremap moves and resizes the region with
 ** its site.  meminst's own mappings go through the hooks too: they are
-** regions with a site inside libmeminst, which inspect rss counts apart.
+** regions with a site inside libmeminst, which inspect rss counts apart
+** (libunwind's caches, mapped for the sampler, are given such a site).
+** Every change to the other regions is counted in allocator "mmap"
+** (alloc_stat_region: bytes and regions, current and maxima, regions
+** made), once the lock is let go.
 ** The hooks call the kernel themselves (syscall(2), as glibc's wrappers
 ** do), so errno and MAP_FAILED are the kernel's; the bookkeeping never
 ** touches errno.
@@ -217,9 +221,17 @@ static uint32_t region_kind(int prot, int flags, int fd)
 	return k;
 }
 
+/* The calling thread's id, without a system call each time (a thread
+** that never allocated has no alloc_tls.thr); forgotten in a fork's child. */
+static __thread pid_t region_tid_known ALLOC_TLS_MODEL;
+
 static pid_t region_tid(void)
 {
-	return alloc_tls.thr ? alloc_tls.thr->tid : alloc_sys_gettid();
+	if (alloc_tls.thr)
+		return alloc_tls.thr->tid;
+	if (unlikely(!region_tid_known))
+		region_tid_known = alloc_sys_gettid();
+	return region_tid_known;
 }
 
 void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site)
@@ -321,5 +333,11 @@ void alloc_region_prefork(void)
 
 void alloc_region_postfork(void)
 {
+	region_unlock();
+}
+
+void alloc_region_postfork_child(void)
+{
+	region_tid_known = 0;
 	region_unlock();
 }

@@ -39,6 +39,16 @@
 #include "meminst-snapshot.h"
 #include "../trace/trace_sampler.h"
 
+/* The kernel's call, errno set as glibc's wrapper sets it; on x86-64
+** straight to the instruction, not through the exported syscall's
+** va_list (a third of the hooks' own instructions per mmap+munmap). */
+#if defined(__x86_64__)
+#define REGION_SYSCALL(nr, a, b, c, d, e, f) \
+	alloc_seccomp_raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#else
+#define REGION_SYSCALL(nr, a, b, c, d, e, f) syscall(nr, a, b, c, d, e, f)
+#endif
+
 static struct {
 	atomic_int lock;
 	alloc_region_t *r;
@@ -236,7 +246,7 @@ static pid_t region_tid(void)
 
 void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site)
 {
-	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	long p = REGION_SYSCALL(SYS_mmap, addr, len, prot, flags, fd, off);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p; /* syscall(2) set errno and gave -1: MAP_FAILED */
 	if (unlikely(trace_unwind_busy() || trace_unwind_is_libunwind(site)))
@@ -255,7 +265,7 @@ void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off
 
 int alloc_region_munmap(void *addr, size_t len)
 {
-	long rc = syscall(SYS_munmap, addr, len);
+	long rc = REGION_SYSCALL(SYS_munmap, addr, len, 0, 0, 0, 0);
 	if (rc == 0 && region_wanted()) {
 		region_delta_t dt = {0};
 		region_busy = 1;
@@ -270,7 +280,7 @@ int alloc_region_munmap(void *addr, size_t len)
 
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr)
 {
-	long p = syscall(SYS_mremap, old, old_len, len, flags, new_addr);
+	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p;
 	region_delta_t dt = {0};
@@ -295,6 +305,29 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
+}
+
+/*
+** The program moved the break from `from` to `to` with its own sbrk or
+** brk (alloc_hooks.c): a region of kind MEMINST_REGION_BRK [from, to) as
+** it grows, cut as it shrinks.  glibc's malloc calls its internal __sbrk,
+** which never comes here: its heap is blocks, never a region too.
+*/
+void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site)
+{
+	if (from == to || !region_wanted())
+		return;
+	region_delta_t dt = {0};
+	alloc_region_t g = {from, to, site, region_tid(), MEMINST_REGION_BRK};
+	region_busy = 1;
+	region_lock();
+	if (to > from)
+		region_insert(&g, &dt);
+	else
+		region_cut(to, from, &dt);
+	region_unlock();
+	region_count_flush(&dt);
+	region_busy = 0;
 }
 
 /* A copy of the regions for a snapshot, in *out (mapped; unmap *bytes);

@@ -296,7 +296,10 @@ void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
 ** into its events. */
 void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t made_bytes)
 {
-	alloc_stat_t *e = alloc_stat_entry(ALLOC_K_ALLOCATOR, ALLOC_A_MMAP);
+	static alloc_stat_t *mmap_entry; /* mapped at start-up, never moves */
+	alloc_stat_t *e = __atomic_load_n(&mmap_entry, __ATOMIC_RELAXED);
+	if (unlikely(!e))
+		__atomic_store_n(&mmap_entry, e = alloc_stat_entry(ALLOC_K_ALLOCATOR, ALLOC_A_MMAP), __ATOMIC_RELAXED);
 	if (dbytes | dregions) {
 		int64_t d[2] = {dbytes, dregions}, none[2] = {INT64_MIN, INT64_MIN}, g[2];
 		stat_fold(e, d, none, true, g);

@@ -4,7 +4,7 @@
 # anonymous, file-backed, MAP_STACK as a thread's stack, mremap growth and
 # shrinking, munmap of the middle, head and tail of a region, MAP_FIXED
 # over a region's middle, calls the kernel refuses keeping their errno;
-# a read resetting max_since_last).  Here, in mis and mim under the
+# sbrk and brk; a read resetting max_since_last).  Here, in mis and mim under the
 # launcher (sampling on: libunwind's caches, mapped for meminst, must not
 # count) and preloaded alone: stdout as uninstrumented, exit 0, and the
 # exit snapshot's mmap row holds the two regions the program kept, the
@@ -19,8 +19,8 @@ KEPT=$((3 * 1048576 + 4096))
 # grown (after shrinking) and 6 MiB about to be cut; six regions once
 # MAP_FIXED cut the 8 MiB one in three.  Calls: 1+1+1+1 (mmaps), 2
 # (mremaps), 1+1 (one to cut, its split), 2 (MAP_FIXED and its split), 3
-# (made and unmade), 2 (kept).
-EXPECT="$KEPT 2 $((21 * 1048576 - 1048576 + 16384)) 6 15"
+# (made and unmade), 1 (sbrk), 2 (kept).
+EXPECT="$KEPT 2 $((21 * 1048576 - 1048576 + 16384)) 6 16"
 
 "$TARGET" >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err" || mi_why_add "uninstrumented run failed"
 
@@ -59,6 +59,11 @@ snap_expect "exit status" "$?" 0
 unset MI_MEMINST
 cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 snap_expect "mmap row, preloaded alone" "$(mmap_row "$MI_TMP/alone.db")" "$EXPECT"
+snap_expect "top's mappings" "$("$INSPECT" top --json "$MI_TMP/alone.db" | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)["mappings"][0]
+print(m["bytes_current"], m["regions_current"], m["bytes_max_ever"], m["regions_max_ever"])')" \
+	"$KEPT 2 $((20 * 1048576 + 16384)) 6"
 mi_verdict "regions mim preloaded" "$why" "$MI_TMP/run.err" stderr
 
 mi_finish

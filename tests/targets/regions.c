@@ -10,7 +10,8 @@
 ** stack, mremap growth in place or moved, munmap of the middle (a region
 ** split in two), of the head and of the tail of a region, MAP_FIXED over
 ** the middle of a region, and calls the kernel refuses (errno and
-** MAP_FAILED as without meminst, nothing counted).  A read resets
+** MAP_FAILED as without meminst, nothing counted), the program's own
+** sbrk and brk.  A read resets
 ** max_since_last: three regions made and unmade between two reads are in
 ** it, not in current.  At the end two regions stay mapped: stdout says
 ** their bytes, which the exit snapshot's mmap row must hold.
@@ -186,6 +187,22 @@ static void families(void)
 	expect("the grown one", -5 * MIB, -1, 0, 0);
 }
 
+/* The program's own break: sbrk up, sbrk down, brk back (to the byte). */
+static void program_break(void)
+{
+	char *start = sbrk(0);
+	if (sbrk(64 * KIB + 10) != start)
+		exit(1);
+	start[64 * KIB] = 1;
+	expect("sbrk up", 64 * KIB + 10, 1, 1, 64 * KIB + 10);
+	if (sbrk(-16 * KIB) != start + 64 * KIB + 10)
+		exit(1);
+	expect("sbrk down", -16 * KIB, 0, 0, 0);
+	if (brk(start) != 0 || sbrk(0) != start)
+		exit(1);
+	expect("brk back", -(48 * KIB + 10), -1, 0, 0);
+}
+
 /* Three regions made and unmade between two reads: in max_since_last. */
 static void peaks(void)
 {
@@ -210,6 +227,7 @@ int main(void)
 	if (probe_on())
 		now = read_mmap();
 	families();
+	program_break();
 	peaks();
 	char *kept = map(3 * MIB, 0);
 	char *kept2 = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -612,6 +612,50 @@ ALLOC_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 	return alloc_region_mremap(old, old_len, len, flags, new_addr);
 }
 
+/*
+** The break, moved by the program itself (alloc_region_break): glibc's
+** sbrk and brk do the work, so that its own idea of the break (which
+** malloc's heap grows from) stays true; looked up on the first call.
+*/
+static void *hooks_real(void **fn, const char *name)
+{
+	void *f = __atomic_load_n(fn, __ATOMIC_ACQUIRE);
+	if (unlikely(!f)) {
+		alloc_guard_enter();
+		f = dlsym(RTLD_NEXT, name);
+		alloc_guard_exit();
+		__atomic_store_n(fn, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+ALLOC_EXPORT void *sbrk(intptr_t increment)
+{
+	static void *real;
+	void *(*fn)(intptr_t);
+	void *f = hooks_real(&real, "sbrk");
+	memcpy(&fn, &f, sizeof fn);
+	void *old = fn(increment);
+	if (old != (void *)-1 && increment)
+		alloc_region_break((uintptr_t)old, (uintptr_t)old + (uintptr_t)increment, SITE());
+	return old;
+}
+
+ALLOC_EXPORT int brk(void *addr)
+{
+	static void *real_brk, *real_sbrk;
+	int (*fn)(void *);
+	void *(*now)(intptr_t);
+	void *f = hooks_real(&real_brk, "brk"), *g = hooks_real(&real_sbrk, "sbrk");
+	memcpy(&fn, &f, sizeof fn);
+	memcpy(&now, &g, sizeof now);
+	void *old = now(0); /* glibc's break: no system call, no errno */
+	int rc = fn(addr);
+	if (rc == 0)
+		alloc_region_break((uintptr_t)old, (uintptr_t)addr, SITE());
+	return rc;
+}
+
 #if defined(__x86_64__)
 /* The two libc ways a seccomp filter is installed (libseccomp's
 ** seccomp_load uses the first, or the second on kernels before 3.17): the

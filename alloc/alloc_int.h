@@ -31,7 +31,8 @@
 **                    (libsqlite3.a linked in, names hidden); the rows of
 **                    each table: alloc_sqlite_rows.c (alloc_sqlite_int.h)
 **   alloc_seccomp.c  seccomp filters evaluated before they take effect
-**   alloc_region.c   the program's mappings (mmap, munmap, mremap) with sites
+**   alloc_region.c   the program's mappings (mmap, munmap, mremap) with sites,
+**                    counted in allocator mmap
 **
 ** C-preprocessor macro summary
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
@@ -257,8 +258,13 @@ enum alloc_allocator {
 	ALLOC_A_VALLOC,  /* valloc, pvalloc                        */
 	ALLOC_A_NEW,
 	ALLOC_A_NEW_ARRAY,
-	ALLOC_A_COUNT
+	ALLOC_A_COUNT /* the allocators of blocks (3 bits of the header) */
 };
+/* The program's mappings (alloc_region.c): an allocator of the status
+** tables only, after the blocks' ones.  No block carries it and no slot
+** counts it: its entry is changed directly (alloc_stat_region). */
+#define ALLOC_A_MMAP ALLOC_A_COUNT
+#define ALLOC_A_ALL (ALLOC_A_COUNT + 1)
 
 /* ------------------------------------------------------------ backend -- */
 
@@ -415,6 +421,7 @@ void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
+void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t made_bytes);
 /* Entries [0, cap) of out and ev (either may be NULL: not wanted). */
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
 		     uint32_t cap, bool reset);
@@ -792,12 +799,15 @@ typedef struct alloc_region_s {
 	uint32_t kind; /* MEMINST_REGION_* (meminst-snapshot.h) */
 } alloc_region_t;
 
+void alloc_region_init(void);
 void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site);
 int alloc_region_munmap(void *addr, size_t len);
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr);
+void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site);
 size_t alloc_region_copy(alloc_region_t **out, size_t *bytes);
 void alloc_region_prefork(void);
 void alloc_region_postfork(void);
+void alloc_region_postfork_child(void);
 
 #pragma GCC visibility pop
 

@@ -16,14 +16,20 @@
 ** not named).  munmap of part of a region trims or splits it; MAP_FIXED
 ** over regions replaces them; mremap moves and resizes the region with
 ** its site.  meminst's own mappings go through the hooks too: they are
-** regions with a site inside libmeminst, which inspect rss counts apart.
+** regions with a site inside libmeminst, which inspect rss counts apart
+** (libunwind's caches, mapped for the sampler, are given such a site).
+** Every change to the other regions is counted in allocator "mmap"
+** (alloc_stat_region: bytes and regions, current and maxima, regions
+** made), once the lock is let go.
 ** The hooks call the kernel themselves (syscall(2), as glibc's wrappers
 ** do), so errno and MAP_FAILED are the kernel's; the bookkeeping never
 ** touches errno.
 */
 #include "alloc_int.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -31,6 +37,17 @@
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+#include "../trace/trace_sampler.h"
+
+/* The kernel's call, errno set as glibc's wrapper sets it; on x86-64
+** straight to the instruction, not through the exported syscall's
+** va_list (a third of the hooks' own instructions per mmap+munmap). */
+#if defined(__x86_64__)
+#define REGION_SYSCALL(nr, a, b, c, d, e, f) \
+	alloc_seccomp_raw(nr, (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+#else
+#define REGION_SYSCALL(nr, a, b, c, d, e, f) syscall(nr, a, b, c, d, e, f)
+#endif
 
 static struct {
 	atomic_int lock;
@@ -91,27 +108,86 @@ static size_t region_find(uintptr_t addr)
 	return lo;
 }
 
+/*
+** The change one call made to the program's regions, for the "mmap"
+** allocator's figures (alloc_stat_region), gathered under the lock and
+** counted after it.  meminst's own mappings (a site inside libmeminst)
+** stay in the table, for inspect rss, but out of the figures.
+*/
+typedef struct region_delta_s {
+	int64_t bytes, regions;
+	uint64_t made, made_bytes;
+} region_delta_t;
+
+/* libmeminst's own code, from its ELF header's program headers (no call
+** into libc or the loader: the hooks run before and during start-up). */
+extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+static uintptr_t region_self_lo, region_self_hi;
+
+void alloc_region_init(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)&__ehdr_start + __ehdr_start.e_phoff);
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (unsigned i = 0; i < __ehdr_start.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X)) {
+			lo = ph[i].p_vaddr < lo ? ph[i].p_vaddr : lo;
+			hi = ph[i].p_vaddr + ph[i].p_memsz > hi ? ph[i].p_vaddr + ph[i].p_memsz : hi;
+		}
+	if (lo < hi) {
+		region_self_lo = (uintptr_t)&__ehdr_start + lo;
+		region_self_hi = (uintptr_t)&__ehdr_start + hi;
+	}
+}
+
+static bool region_counted(const alloc_region_t *g)
+{
+	return g->site - region_self_lo >= region_self_hi - region_self_lo;
+}
+
+static void region_count(region_delta_t *dt, const alloc_region_t *g, int sign)
+{
+	if (region_counted(g)) {
+		dt->bytes += sign * (int64_t)(g->end - g->start);
+		dt->regions += sign;
+	}
+}
+
+static void region_count_flush(const region_delta_t *dt)
+{
+	if (dt->bytes | dt->regions | (int64_t)dt->made)
+		alloc_stat_region(dt->bytes, dt->regions, dt->made, dt->made_bytes);
+}
+
 /* Take [start, end) out of every region (trim, split or drop). */
-static void region_cut(uintptr_t start, uintptr_t end)
+static void region_cut(uintptr_t start, uintptr_t end, region_delta_t *dt)
 {
 	size_t i = region_find(start);
 	while (i < region_g.n && region_g.r[i].start < end) {
 		alloc_region_t *g = &region_g.r[i];
+		region_count(dt, g, -1);
 		if (g->start < start && g->end > end) { /* a hole in the middle: two regions */
-			if (!region_room(1))
+			if (!region_room(1)) {
+				region_count(dt, &region_g.r[i], +1);
 				return;
+			}
 			g = &region_g.r[i];
 			memmove(g + 1, g, (region_g.n - i) * sizeof *g);
 			region_g.n++;
 			g->end = start;
 			g[1].start = end;
+			region_count(dt, g, +1);
+			region_count(dt, g + 1, +1);
+			if (region_counted(g)) /* the second piece: a region made */
+				dt->made++;
 			return;
 		}
 		if (g->start < start) {
 			g->end = start;
+			region_count(dt, g, +1);
 			i++;
 		} else if (g->end > end) {
 			g->start = end;
+			region_count(dt, g, +1);
 			return;
 		} else {
 			memmove(g, g + 1, (region_g.n - i - 1) * sizeof *g);
@@ -120,15 +196,20 @@ static void region_cut(uintptr_t start, uintptr_t end)
 	}
 }
 
-static void region_insert(const alloc_region_t *g)
+static void region_insert(const alloc_region_t *g, region_delta_t *dt)
 {
-	region_cut(g->start, g->end);
+	region_cut(g->start, g->end, dt);
 	if (!region_room(1))
 		return;
 	size_t i = region_find(g->start);
 	memmove(&region_g.r[i + 1], &region_g.r[i], (region_g.n - i) * sizeof *g);
 	region_g.r[i] = *g;
 	region_g.n++;
+	region_count(dt, g, +1);
+	if (region_counted(g)) {
+		dt->made++;
+		dt->made_bytes += g->end - g->start;
+	}
 }
 
 /* Whether this call's region is kept: the layer is up, counts, and this
@@ -150,34 +231,48 @@ static uint32_t region_kind(int prot, int flags, int fd)
 	return k;
 }
 
+/* The calling thread's id, without a system call each time (a thread
+** that never allocated has no alloc_tls.thr); forgotten in a fork's child. */
+static __thread pid_t region_tid_known ALLOC_TLS_MODEL;
+
 static pid_t region_tid(void)
 {
-	return alloc_tls.thr ? alloc_tls.thr->tid : alloc_sys_gettid();
+	if (alloc_tls.thr)
+		return alloc_tls.thr->tid;
+	if (unlikely(!region_tid_known))
+		region_tid_known = alloc_sys_gettid();
+	return region_tid_known;
 }
 
 void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site)
 {
-	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	long p = REGION_SYSCALL(SYS_mmap, addr, len, prot, flags, fd, off);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p; /* syscall(2) set errno and gave -1: MAP_FAILED */
+	if (unlikely(trace_unwind_busy() || trace_unwind_is_libunwind(site)))
+		site = (uintptr_t)alloc_region_mmap; /* libunwind's caches, for meminst */
 	alloc_region_t g = {(uintptr_t)p, (uintptr_t)p + ((len + 4095) & ~(size_t)4095), site, region_tid(),
 			    region_kind(prot, flags, fd)};
+	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
-	region_insert(&g);
+	region_insert(&g, &dt);
 	region_unlock();
+	region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
 }
 
 int alloc_region_munmap(void *addr, size_t len)
 {
-	long rc = syscall(SYS_munmap, addr, len);
+	long rc = REGION_SYSCALL(SYS_munmap, addr, len, 0, 0, 0, 0);
 	if (rc == 0 && region_wanted()) {
+		region_delta_t dt = {0};
 		region_busy = 1;
 		region_lock();
-		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095));
+		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095), &dt);
 		region_unlock();
+		region_count_flush(&dt);
 		region_busy = 0;
 	}
 	return (int)rc;
@@ -185,9 +280,10 @@ int alloc_region_munmap(void *addr, size_t len)
 
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr)
 {
-	long p = syscall(SYS_mremap, old, old_len, len, flags, new_addr);
+	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p;
+	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
 	size_t i = region_find((uintptr_t)old);
@@ -199,15 +295,39 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	/* old_len 0 maps shared pages a second time, DONTUNMAP keeps the old
 	** range (emptied): the old region stays either way */
 	if (old_len && !(flags & MREMAP_DONTUNMAP))
-		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095));
+		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095), &dt);
 	if (known) {
 		g.start = (uintptr_t)p;
 		g.end = (uintptr_t)p + ((len + 4095) & ~(size_t)4095);
-		region_insert(&g);
+		region_insert(&g, &dt);
 	}
 	region_unlock();
+	region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
+}
+
+/*
+** The program moved the break from `from` to `to` with its own sbrk or
+** brk (alloc_hooks.c): a region of kind MEMINST_REGION_BRK [from, to) as
+** it grows, cut as it shrinks.  glibc's malloc calls its internal __sbrk,
+** which never comes here: its heap is blocks, never a region too.
+*/
+void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site)
+{
+	if (from == to || !region_wanted())
+		return;
+	region_delta_t dt = {0};
+	alloc_region_t g = {from, to, site, region_tid(), MEMINST_REGION_BRK};
+	region_busy = 1;
+	region_lock();
+	if (to > from)
+		region_insert(&g, &dt);
+	else
+		region_cut(to, from, &dt);
+	region_unlock();
+	region_count_flush(&dt);
+	region_busy = 0;
 }
 
 /* A copy of the regions for a snapshot, in *out (mapped; unmap *bytes);
@@ -246,5 +366,11 @@ void alloc_region_prefork(void)
 
 void alloc_region_postfork(void)
 {
+	region_unlock();
+}
+
+void alloc_region_postfork_child(void)
+{
+	region_tid_known = 0;
 	region_unlock();
 }

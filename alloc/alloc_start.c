@@ -105,6 +105,7 @@ void alloc_init(void)
 			alloc_sys_exit(127);
 		}
 		alloc_guard_exit();
+		alloc_region_init();
 	}
 	atomic_store(&alloc_state, 2);
 	unsigned mode = alloc_mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM

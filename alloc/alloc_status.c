@@ -56,7 +56,7 @@ int alloc_stat_init(void)
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		if (!alloc_table_ensure(&stat_tables[k], 0))
 			return -1;
-	if (!alloc_table_ensure(&stat_tables[ALLOC_K_ALLOCATOR], ALLOC_A_COUNT - 1) ||
+	if (!alloc_table_ensure(&stat_tables[ALLOC_K_ALLOCATOR], ALLOC_A_ALL - 1) ||
 	    !alloc_table_ensure(&stat_tables[ALLOC_K_TYPE], ALLOC_TYPE_MAX) ||
 	    !alloc_table_ensure(&hist_table, 0) || !alloc_table_ensure(&hist_table, ALLOC_TYPE_MAX) ||
 	    !alloc_table_ensure(&stat_tables[ALLOC_K_THREAD], ALLOC_THREAD_MAX))
@@ -289,6 +289,25 @@ void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks)
 	alloc_stat_t *e = alloc_stat_entry(kind, ALLOC_KEY_ID(key));
 	int64_t d[2] = {dsize, dblocks}, none[2] = {INT64_MIN, INT64_MIN}, g[2];
 	stat_fold(e, d, none, true, g);
+}
+
+/* The program's mappings changed (alloc_region.c): bytes and regions into
+** the "mmap" allocator's entry, and `made` regions of `made_bytes` bytes
+** into its events. */
+void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t made_bytes)
+{
+	static alloc_stat_t *mmap_entry; /* mapped at start-up, never moves */
+	alloc_stat_t *e = __atomic_load_n(&mmap_entry, __ATOMIC_RELAXED);
+	if (unlikely(!e))
+		__atomic_store_n(&mmap_entry, e = alloc_stat_entry(ALLOC_K_ALLOCATOR, ALLOC_A_MMAP), __ATOMIC_RELAXED);
+	if (dbytes | dregions) {
+		int64_t d[2] = {dbytes, dregions}, none[2] = {INT64_MIN, INT64_MIN}, g[2];
+		stat_fold(e, d, none, true, g);
+	}
+	if (made) {
+		atomic_fetch_add_explicit(&e->ev[ALLOC_EV_CALLS], made, memory_order_relaxed);
+		atomic_fetch_add_explicit(&e->ev[ALLOC_EV_BYTES], made_bytes, memory_order_relaxed);
+	}
 }
 
 void alloc_stat_direct_events(uint64_t meta, uint64_t size, bool temp)

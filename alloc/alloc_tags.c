@@ -110,8 +110,8 @@ static bool tag_reserve(unsigned kind, alloc_table_t *table, uint32_t n, const c
 	return false;
 }
 
-static const char *const tag_allocator_names[ALLOC_A_COUNT] = {
-	"malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]"};
+static const char *const tag_allocator_names[ALLOC_A_ALL] = {
+	"malloc", "calloc", "realloc", "aligned", "valloc", "new", "new[]", "mmap"};
 
 static tag_sites_t *tag_sites_new(size_t capacity)
 {
@@ -524,7 +524,7 @@ uint32_t alloc_tags_count(unsigned kind)
 {
 	switch (kind) {
 	case ALLOC_K_TOTAL: return 1;
-	case ALLOC_K_ALLOCATOR: return ALLOC_A_COUNT;
+	case ALLOC_K_ALLOCATOR: return ALLOC_A_ALL;
 	case ALLOC_K_CLASS: return atomic_load(&tag.nclasses);
 	case ALLOC_K_TYPE: {
 		uint32_t n = atomic_load(&alloc_ntypes);
@@ -550,7 +550,7 @@ uintptr_t alloc_class_bias(uint32_t class_no)
 
 const char *alloc_allocator_name(uint32_t a)
 {
-	return a < ALLOC_A_COUNT ? tag_allocator_names[a] : NULL;
+	return a < ALLOC_A_ALL ? tag_allocator_names[a] : NULL;
 }
 
 /* The description of a number.  Called outside every lock of ours. */
@@ -561,7 +561,7 @@ void alloc_tags_name(unsigned kind, uint32_t id, char *buf, size_t len)
 		alloc_fmt(buf, len, "total");
 		break;
 	case ALLOC_K_ALLOCATOR:
-		alloc_fmt(buf, len, "%s", id < ALLOC_A_COUNT ? tag_allocator_names[id] : "?");
+		alloc_fmt(buf, len, "%s", id < ALLOC_A_ALL ? tag_allocator_names[id] : "?");
 		break;
 	case ALLOC_K_CLASS: {
 		tag_class_t *c = tag_class(id);

@@ -270,7 +270,7 @@ void alloc_thread_child_reset(void)
 	alloc_sys_pid_refresh();
 	trace_sample_postfork_child(); /* before alloc_service.c's handler starts a thread */
 	pthread_mutex_init(&thr_g.lock, NULL);
-	alloc_region_postfork();
+	alloc_region_postfork_child();
 	alloc_stack_postfork_child();
 	alloc_tags_postfork_child();
 	alloc_map_postfork_child();

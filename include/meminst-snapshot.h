@@ -132,11 +132,15 @@
 ** (MEMINST_REGION_* bits) and the site's name, "function+0xoff (module)"
 ** or "0xoff (module)" (dladdr; "" when no module holds it).  munmap of
 ** part of a region leaves the rest; mremap moves it with its site.  Added
-** to schema 2 without a new version, as type_frame: a file without it, or
+** to schema 2 without a new version, as type_frame; the program's own
+** sbrk and brk move the break in regions of kind MEMINST_REGION_BRK
+** (glibc's malloc grows its heap inside libc: none).  A file without it, or
 ** a snapshot without rows, has no regions known. */
 #define MEMINST_REGION_FILE 1   /* a file mapped (else anonymous)  */
 #define MEMINST_REGION_SHARED 2 /* MAP_SHARED                      */
 #define MEMINST_REGION_STACK 4  /* MAP_STACK                       */
+#define MEMINST_REGION_BRK 8    /* the program's sbrk or brk: the break
+				   (not in whole pages)            */
 #define MEMINST_SNAPSHOT_REGION_TABLE                                             \
 	"CREATE TABLE IF NOT EXISTS region(\n"                                   \
 	"  snapshot INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \

@@ -175,6 +175,40 @@ static void top_doc(rd_doc_t *d, struct rd_session *s, enum top_by by, const str
 	free(v);
 }
 
+/*
+** The program's own mappings beside its blocks: allocator mmap's status
+** row (meminst(7), ALLOCATORS), when the snapshot has one that ever held
+** a region.  A table of its own: top's rows are blocks.
+*/
+static const struct rd_col top_map_cols[] = {
+	{"bytes_current", "mappings", RD_K_SIZE, 0},
+	{"regions_current", "regions", RD_K_INT, 0},
+	{"bytes_max_ever", "max-ever", RD_K_SIZE, 0},
+	{"regions_max_ever", "regions", RD_K_INT, 0},
+};
+
+static int top_mappings(rd_doc_t *d, struct rd_session *s)
+{
+	sqlite3_stmt *st = rd_db_prepare(s->db,
+		"SELECT sizes_current, blocks_current, sizes_max_ever, blocks_max_ever FROM status s "
+		"JOIN allocator a ON a.snapshot = s.snapshot AND a.id = s.id AND a.name = 'mmap' "
+		"WHERE s.snapshot = ?1 AND s.kind = 'allocators' AND s.sizes_max_ever > 0");
+	if (!st)
+		return RD_EXIT_DB;
+	sqlite3_bind_int64(st, 1, rd_db_snap(s->db)->id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		rd_table_t *t = rd_doc_table(d, "mappings", top_map_cols, NCOLS(top_map_cols), 0);
+		rd_table_title(t, "the program's own mappings (allocator mmap):");
+		rd_row(t);
+		for (int c = 0; c < 4; c++)
+			rd_put_int(t, sqlite3_column_int64(st, c));
+		rc = SQLITE_DONE;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : rd_db_fail(s->db, "cannot read the status table");
+}
+
 /* The snapshot asked for, or with --live-at-exit the last exit one. */
 static int top_open(struct rd_session *s, const struct rd_opts *o, const struct rd_args *a)
 {
@@ -227,7 +261,9 @@ int insp_cmd_top(int argc, char **argv, const struct rd_opts *o)
 		rd_doc_t *d = rd_doc_new(o, &a);
 		rd_doc_snapshot(d, "snapshot", a.pos[0], rd_db_snap(s.db));
 		top_doc(d, &s, by, &a, by == TOP_CLASS || by == TOP_SITE ? &folded : &m, total, live);
-		r = rd_doc_print(d);
+		r = top_mappings(d, &s);
+		if (!r)
+			r = rd_doc_print(d);
 		rd_doc_free(d);
 		if (live)
 			rd_live_fns->close(live);

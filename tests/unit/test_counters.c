@@ -190,7 +190,7 @@ ParameterizedTest(int *mode, counters, counting_does_not_reset)
 	ut_start(ut_modes[*mode]);
 	cnt_churn(5, 100, ALLOC_A_MALLOC);
 	cr_assert_eq(meminst_status_read(MEMINST_STATUS_TOTAL, NULL, 0), 1);
-	cr_assert_eq(meminst_status_count(MEMINST_STATUS_ALLOCATORS), ALLOC_A_COUNT);
+	cr_assert_eq(meminst_status_count(MEMINST_STATUS_ALLOCATORS), ALLOC_A_ALL);
 	struct meminst_status_info e = ut_read(MEMINST_STATUS_TOTAL, 0);
 	UT_EXPECT_COUNTER(e.sizes, 0, 500, 500);
 }

@@ -1,0 +1,69 @@
+# regions.sh — the program's mappings in the "mmap" allocator: current,
+# max-since-last and max-ever bytes and regions, and the events, exact
+# against what tests/targets/regions did (its own probe checks every step:
+# anonymous, file-backed, MAP_STACK as a thread's stack, mremap growth and
+# shrinking, munmap of the middle, head and tail of a region, MAP_FIXED
+# over a region's middle, calls the kernel refuses keeping their errno;
+# sbrk and brk; a read resetting max_since_last).  Here, in mis and mim under the
+# launcher (sampling on: libunwind's caches, mapped for meminst, must not
+# count) and preloaded alone: stdout as uninstrumented, exit 0, and the
+# exit snapshot's mmap row holds the two regions the program kept, the
+# largest figures it reached and its calls; text and JSON name it.
+. "$top_srcdir/tests/integration/lib.sh"
+. "$top_srcdir/tests/integration/snap_lib.sh"
+
+INSPECT=$top_builddir/inspect/inspect
+TARGET=$MI_TARGETS/regions
+KEPT=$((3 * 1048576 + 4096))
+# The largest: 8 MiB anonymous, 4 pages of file, 1 MiB of stack, 5 MiB
+# grown (after shrinking) and 6 MiB about to be cut; six regions once
+# MAP_FIXED cut the 8 MiB one in three.  Calls: 1+1+1+1 (mmaps), 2
+# (mremaps), 1+1 (one to cut, its split), 2 (MAP_FIXED and its split), 3
+# (made and unmade), 1 (sbrk), 2 (kept).
+EXPECT="$KEPT 2 $((21 * 1048576 - 1048576 + 16384)) 6 16"
+
+"$TARGET" >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err" || mi_why_add "uninstrumented run failed"
+
+# mmap_row DB: the exit snapshot's mmap row, as the figures above.
+mmap_row() {
+	"$INSPECT" status --allocators --json "$1" 2>"$MI_TMP/status.err" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = [a for a in d["allocators"] if a["name"] == "mmap"]
+if len(r) != 1:
+    print("no mmap row")
+else:
+    r = r[0]
+    print(r["bytes_current"], r["blocks_current"], r["bytes_max_ever"], r["blocks_max_ever"], r["calls"])'
+}
+
+for mode in mis mim; do
+	why=
+	db=$MI_TMP/launch-$mode.db
+	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -q --$mode -o "$db" -- "$TARGET" \
+		>"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+	snap_expect "exit status" "$?" 0
+	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+	mi_no_complaint "$MI_TMP/run.err"
+	snap_expect "mmap row (current bytes, regions, max-ever bytes, regions, calls)" "$(mmap_row "$db")" "$EXPECT"
+	"$INSPECT" status --allocators "$db" >"$MI_TMP/status.txt" 2>&1
+	grep -q '^ *7 *mmap ' "$MI_TMP/status.txt" || grep -q ' mmap ' "$MI_TMP/status.txt" ||
+		mi_why_add "status text without the mmap row"
+	mi_verdict "regions $mode under the launcher" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/status.txt" status
+done
+
+why=
+MI_MEMINST="mim,snapshot=$MI_TMP/alone.db"
+mi_x "$TARGET" >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+snap_expect "exit status" "$?" 0
+unset MI_MEMINST
+cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+snap_expect "mmap row, preloaded alone" "$(mmap_row "$MI_TMP/alone.db")" "$EXPECT"
+snap_expect "top's mappings" "$("$INSPECT" top --json "$MI_TMP/alone.db" | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)["mappings"][0]
+print(m["bytes_current"], m["regions_current"], m["bytes_max_ever"], m["regions_max_ever"])')" \
+	"$KEPT 2 $((20 * 1048576 + 16384)) 6"
+mi_verdict "regions mim preloaded" "$why" "$MI_TMP/run.err" stderr
+
+mi_finish

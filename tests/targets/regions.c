@@ -1,0 +1,240 @@
+/*
+** regions.c — the program's mappings counted in the "mmap" allocator, for
+** tests/integration/regions.sh.  Runs preloaded (probe.h) or alone.
+**
+** Each family of mapping is made and unmade in one thread with nothing
+** else mapping in between, and after each step the allocator's current
+** bytes and regions, its maxima and its events must have moved by exactly
+** what the step did: anonymous, file-backed (a length that is no multiple
+** of the page: counted in whole pages), MAP_STACK used as a thread's
+** stack, mremap growth in place or moved, munmap of the middle (a region
+** split in two), of the head and of the tail of a region, MAP_FIXED over
+** the middle of a region, and calls the kernel refuses (errno and
+** MAP_FAILED as without meminst, nothing counted), the program's own
+** sbrk and brk.  A read resets
+** max_since_last: three regions made and unmade between two reads are in
+** it, not in current.  At the end two regions stay mapped: stdout says
+** their bytes, which the exit snapshot's mmap row must hold.
+**
+** Reads go to a static buffer: a mapping of the probe's would count.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "probe.h"
+
+#define KIB 1024L
+#define MIB (1024L * KIB)
+#define PAGE 4096L
+
+typedef long (*events_fn)(enum meminst_status_kind, struct meminst_events *, size_t);
+
+struct fig {
+	long long bytes, regions, sl_bytes, sl_regions, ever_bytes, ever_regions, calls, allocated;
+};
+
+static struct meminst_status_info info[64];
+static struct meminst_events events[64];
+static struct fig now;
+static int steps;
+
+/* The "mmap" allocator's figures (a read: max_since_last restarts). */
+static struct fig read_mmap(void)
+{
+	struct fig f = {0};
+	probe_read_fn rd = probe_reader();
+	if (!rd)
+		return f;
+	void *sym = dlsym(RTLD_DEFAULT, "meminst_events_read");
+	events_fn ev;
+	memcpy(&ev, &sym, sizeof ev);
+	long n = rd(MEMINST_STATUS_ALLOCATORS, info, 64), ne = ev(MEMINST_STATUS_ALLOCATORS, events, 64);
+	long i = 0;
+	while (i < n && strcmp(info[i].name, "mmap") != 0)
+		i++;
+	if (i == n || ne != n)
+		probe_fail("no allocator \"mmap\" among %ld (events %ld)", n, ne);
+	f = (struct fig){(long long)info[i].sizes.current, (long long)info[i].blocks.current,
+			 (long long)info[i].sizes.max_since_last, (long long)info[i].blocks.max_since_last,
+			 (long long)info[i].sizes.max_ever, (long long)info[i].blocks.max_ever,
+			 (long long)events[i].calls, (long long)events[i].allocated};
+	return f;
+}
+
+/* After a step: current moved by (bytes, regions), `made` regions of
+** `made_bytes` counted in; the maxima at least current. */
+static void expect(const char *step, long long bytes, long long regions, long long made, long long made_bytes)
+{
+	steps++;
+	if (!probe_on())
+		return;
+	struct fig f = read_mmap();
+	if (f.bytes - now.bytes != bytes || f.regions - now.regions != regions || f.calls - now.calls != made ||
+	    f.allocated - now.allocated != made_bytes)
+		probe_fail("%s: current %+lld bytes %+lld regions, %+lld made of %+lld bytes; expected %+lld %+lld, "
+			   "%+lld of %+lld",
+			   step, f.bytes - now.bytes, f.regions - now.regions, f.calls - now.calls,
+			   f.allocated - now.allocated, bytes, regions, made, made_bytes);
+	if (f.sl_bytes < f.bytes || f.ever_bytes < f.sl_bytes || f.sl_regions < f.regions ||
+	    f.ever_regions < f.sl_regions)
+		probe_fail("%s: maxima below current", step);
+	now = f;
+}
+
+static char *map(size_t n, int flags)
+{
+	char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	return p;
+}
+
+static void unmap(void *p, size_t n)
+{
+	if (munmap(p, n) != 0) {
+		perror("munmap");
+		exit(1);
+	}
+}
+
+static void *on_stack(void *arg)
+{
+	char here;
+	return (char *)arg + ((uintptr_t)&here != 0);
+}
+
+static void families(void)
+{
+	char *anon = map(8 * MIB, 0);
+	expect("anonymous", 8 * MIB, 1, 1, 8 * MIB);
+
+	char path[] = "/tmp/regions.XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || ftruncate(fd, 3 * PAGE + 100) != 0)
+		exit(1);
+	unlink(path);
+	char *file = mmap(NULL, 3 * PAGE + 100, PROT_READ, MAP_SHARED, fd, 0);
+	if (file == MAP_FAILED)
+		exit(1);
+	expect("file, 3 pages and 100 bytes", 4 * PAGE, 1, 1, 4 * PAGE);
+
+	char *stack = map(MIB, MAP_STACK | MAP_NORESERVE);
+	pthread_attr_t a;
+	pthread_t th;
+	void *ret;
+	pthread_attr_init(&a);
+	if (pthread_attr_setstack(&a, stack, MIB) != 0 || pthread_create(&th, &a, on_stack, stack) != 0 ||
+	    pthread_join(th, &ret) != 0)
+		exit(1);
+	pthread_attr_destroy(&a);
+	expect("MAP_STACK, a thread's stack", MIB, 1, 1, MIB);
+
+	char *grow = map(MIB, 0);
+	memset(grow, 7, MIB);
+	expect("before mremap", MIB, 1, 1, MIB);
+	grow = mremap(grow, MIB, 6 * MIB, MREMAP_MAYMOVE);
+	if (grow == MAP_FAILED || grow[MIB - 1] != 7)
+		exit(1);
+	expect("mremap 1 -> 6 MiB", 5 * MIB, 0, 1, 6 * MIB);
+	char *shrunk = mremap(grow, 6 * MIB, 5 * MIB, 0);
+	if (shrunk != grow)
+		exit(1);
+	expect("mremap 6 -> 5 MiB in place", -MIB, 0, 1, 5 * MIB);
+
+	char *cut = map(6 * MIB, 0);
+	expect("before the cuts", 6 * MIB, 1, 1, 6 * MIB);
+	unmap(cut + 2 * MIB, 2 * MIB);
+	expect("munmap of the middle", -2 * MIB, 1, 1, 0);
+	unmap(cut, MIB);
+	expect("munmap of the head", -MIB, 0, 0, 0);
+	unmap(cut + 5 * MIB, MIB);
+	expect("munmap of the tail", -MIB, 0, 0, 0);
+	unmap(cut, 6 * MIB); /* the rest, over holes */
+	expect("munmap over two regions and holes", -2 * MIB, -2, 0, 0);
+
+	char *fixed = mmap(anon + 2 * MIB, MIB, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	if (fixed != anon + 2 * MIB)
+		exit(1);
+	expect("MAP_FIXED over the middle", 0, 2, 2, MIB);
+
+	errno = 0;
+	if (munmap((void *)1, PAGE) == 0 || errno != EINVAL)
+		exit(1);
+	errno = 0;
+	if (mmap(NULL, 0, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED || errno != EINVAL)
+		exit(1);
+	errno = 0;
+	if (mremap((void *)(16 * PAGE), PAGE, 2 * PAGE, 0) != MAP_FAILED || errno != EFAULT) /* nothing there */
+		exit(1);
+	expect("refused calls", 0, 0, 0, 0);
+
+	unmap(anon, 8 * MIB);
+	expect("munmap of three regions", -8 * MIB, -3, 0, 0);
+	unmap(stack, MIB);
+	unmap(file, 3 * PAGE + 100);
+	close(fd);
+	expect("stack and file", -MIB - 4 * PAGE, -2, 0, 0);
+	unmap(grow, 5 * MIB);
+	expect("the grown one", -5 * MIB, -1, 0, 0);
+}
+
+/* The program's own break: sbrk up, sbrk down, brk back (to the byte). */
+static void program_break(void)
+{
+	char *start = sbrk(0);
+	if (sbrk(64 * KIB + 10) != start)
+		exit(1);
+	start[64 * KIB] = 1;
+	expect("sbrk up", 64 * KIB + 10, 1, 1, 64 * KIB + 10);
+	if (sbrk(-16 * KIB) != start + 64 * KIB + 10)
+		exit(1);
+	expect("sbrk down", -16 * KIB, 0, 0, 0);
+	if (brk(start) != 0 || sbrk(0) != start)
+		exit(1);
+	expect("brk back", -(48 * KIB + 10), -1, 0, 0);
+}
+
+/* Three regions made and unmade between two reads: in max_since_last. */
+static void peaks(void)
+{
+	struct fig before = now;
+	char *p[3];
+	for (int i = 0; i < 3; i++)
+		p[i] = map(MIB, 0);
+	for (int i = 0; i < 3; i++)
+		unmap(p[i], MIB);
+	expect("three made and unmade", 0, 0, 3, 3 * MIB);
+	if (probe_on() && (now.sl_bytes != before.bytes + 3 * MIB || now.sl_regions != before.regions + 3 ||
+			   now.ever_bytes < now.sl_bytes))
+		probe_fail("max_since_last %lld bytes %lld regions, expected %lld and %lld", now.sl_bytes,
+			   now.sl_regions, before.bytes + 3 * MIB, before.regions + 3);
+	expect("a second read", 0, 0, 0, 0);
+	if (probe_on() && (now.sl_bytes != now.bytes || now.sl_regions != now.regions))
+		probe_fail("max_since_last not reset by the read: %lld bytes", now.sl_bytes);
+}
+
+int main(void)
+{
+	if (probe_on())
+		now = read_mmap();
+	families();
+	program_break();
+	peaks();
+	char *kept = map(3 * MIB, 0);
+	char *kept2 = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (kept2 == MAP_FAILED)
+		return 1;
+	expect("two kept", 3 * MIB + PAGE, 2, 2, 3 * MIB + PAGE);
+	kept[0] = kept2[0] = 1;
+	printf("%d steps; kept %ld bytes in 2 regions\n", steps, 3 * MIB + PAGE);
+	return 0;
+}

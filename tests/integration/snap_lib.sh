@@ -160,6 +160,13 @@ snap_field() {
 	snap_sql "$1" "SELECT $3 FROM snapshot WHERE id = $2"
 }
 
+# snap_mmap_row ID: an SQL condition on a status row of snapshot ID, true
+# for allocator "mmap"'s, whose regions are no blocks and are in no class,
+# type, thread or total (meminst(7) ALLOCATORS).
+snap_mmap_row() {
+	echo "(kind = 'allocators' AND id IN (SELECT id FROM allocator WHERE snapshot = $1 AND name = 'mmap'))"
+}
+
 # snap_kind_sql ID KIND EXPR JOIN: the rows where status KIND and the block
 # rows grouped by EXPR disagree, as "KIND ID: status B blocks S bytes, block
 # rows B S".
@@ -168,7 +175,7 @@ snap_kind_sql() {
 WITH g AS (SELECT $3 AS id, count(*) AS n, sum(b.size) AS s FROM meminst_blocks b $4
 	   WHERE b.snapshot = $1 GROUP BY 1),
      st AS (SELECT id, blocks_current AS n, sizes_current AS s FROM status
-	    WHERE snapshot = $1 AND kind = '$2')
+	    WHERE snapshot = $1 AND kind = '$2' AND NOT $(snap_mmap_row "$1"))
 SELECT '$2 ' || st.id || ': status ' || st.n || ' blocks ' || st.s || ' bytes, block rows '
 	|| coalesce(g.n, 0) || ' ' || coalesce(g.s, 0)
 FROM st LEFT JOIN g ON g.id = st.id
@@ -218,7 +225,7 @@ WHERE snapshot = $sc_id AND kind = 'total' HAVING count(*) != 1;
 SELECT k.kind || ' add up to ' || k.n || ' blocks ' || k.s || ' bytes, total ' || t.blocks_current
 	|| ' ' || t.sizes_current
 FROM (SELECT kind, sum(blocks_current) AS n, sum(sizes_current) AS s FROM status
-      WHERE snapshot = $sc_id AND kind != 'total' GROUP BY kind) k
+      WHERE snapshot = $sc_id AND kind != 'total' AND NOT $(snap_mmap_row "$sc_id") GROUP BY kind) k
 JOIN status t ON t.snapshot = $sc_id AND t.kind = 'total'
 WHERE k.n != t.blocks_current OR k.s != t.sizes_current;
 SELECT kind || ' missing from the status' FROM (SELECT 'allocators' AS kind UNION SELECT 'classes'

@@ -27,6 +27,13 @@
 #include <errno.h>
 
 #define FAST_SIZE_MAX ((size_t)1 << 47)
+#if ALLOC_FLOOR >= 5
+/* floor 1 and ALLOC_FLOOR - 5 x 10 register adds (no memory touched) each
+** way: the floor's path made longer by instructions alone */
+#define FAST_FLOOR_PAD()                                                                           \
+	__asm__ volatile(".rept %c0\n\taddq $1, %%r8\n\taddq $1, %%r9\n\taddq $1, %%r10\n\t"          \
+			 "addq $1, %%r11\n\taddq $1, %%rdx\n\t.endr" : : "i"((ALLOC_FLOOR - 5) * 2) : "r8", "r9", "r10", "r11", "rdx", "cc")
+#endif
 /* The meta bits a plain block of the thread has as t->meta_own has them:
 ** thread, pad log2, untracked and freed. */
 #define FAST_OWN_BITS \
@@ -141,12 +148,20 @@ static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_
 								   uint32_t type, const void *user)
 {
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
+#if ALLOC_FLOOR == 4
+	core_slot_add(&t->slots[0], one);
+	core_slot_in(&t->slots[0], one);
+	return;
+#endif
 	alloc_slot_t *as = fast_allocator_slot(t, allocator);
 	core_slot_add(&t->slots[0], one);
 	core_slot_add(as, one);
 	core_slot_add(cs, one);
 	core_slot_add(ts, one);
 	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+#if ALLOC_FLOOR == 3
+	return;
+#endif
 	core_events_in(t, &t->slots[0], as, cs, ts, type, allocator, size, user);
 }
 
@@ -157,6 +172,10 @@ static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t
 								  const void *user)
 {
 	int64_t one = alloc_slot_pack((int64_t)size, 1);
+#if ALLOC_FLOOR == 4
+	core_slot_sub(&t->slots[0], one);
+	return;
+#endif
 	alloc_slot_t *as = fast_pin(&t->slots[1 + allocator]);
 	core_slot_sub(&t->slots[0], one);
 	core_slot_sub(as, one);
@@ -184,6 +203,14 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
+#if ALLOC_FLOOR >= 5
+	FAST_FLOOR_PAD();
+#endif
+#if ALLOC_FLOOR == 1 || ALLOC_FLOOR >= 5
+	alloc_hdr_seal(alloc_hdr_of(user), user, size, t->meta_own | alloc_meta_pack(0, 0, allocator, 0));
+	fast_leave(t);
+	return user;
+#endif
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
 	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
@@ -270,6 +297,14 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
+#if ALLOC_FLOOR >= 5
+	FAST_FLOOR_PAD();
+#endif
+#if ALLOC_FLOOR == 1 || ALLOC_FLOOR >= 5
+	h->meta = meta | ALLOC_META_FREED;
+	fast_leave(t);
+	return alloc_real.free(h);
+#endif
 	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
 		goto abort;
 	uint64_t size = sizew & ALLOC_SIZE_MASK;

@@ -38,6 +38,12 @@
 **   ALLOC_DEBUG        0 = no checks, 1 = cheap asserts, 2 = expensive ones
 **   ALLOC_TLS_MODEL    tls_model("initial-exec") unless configured off
 **   HAVE_JEMALLOC      backend=jemalloc available (loaded at run time)
+**   ALLOC_FLOOR        measuring only (bench/churn.sh --floors), never for
+**                      use: mis's fast pair without the header check (2),
+**                      without the check and the counting too (1), with
+**                      the check and counting but no events in (3), or
+**                      the total's slot alone counted (4); 5 + N: floor
+**                      1 with 10 x N register adds each way (alloc_fast.c)
 **
 ** Lock order (take left before right; the hot path holds at most one):
 **   map set lock < orphan list < thread lists (by number) < tag table
@@ -71,6 +77,10 @@
 #define ALLOC_INT_H
 
 #include "config.h"
+
+#ifndef ALLOC_FLOOR
+#define ALLOC_FLOOR 0
+#endif
 
 #include <signal.h>
 #include <stdatomic.h>

@@ -21,7 +21,11 @@
 #
 # usage: bench/churn.sh [--rounds N] [--lives "10000 1000000 10000000"]
 #                       [--configs "plain memusage mis mim"] [--no-cpu]
-#                       [--no-misses] [--ll SIZE,ASSOC,LINE] [BUILD_DIR]
+#                       [--no-misses] [--ll SIZE,ASSOC,LINE]
+#                       [--lib LABEL=LIBMEMINST.so]... [BUILD_DIR]
+# --lib: a configuration MODE@LABEL (e.g. mis@floor1) runs MODE with that
+# library, beside the build's, in the same rounds (the floors of issue 29:
+# libraries built with -DALLOC_FLOOR=1 or 2, alloc_int.h).
 # Environment: MEMUSAGE_SO (default Debian's libmemusage.so).
 set -eu
 . "$(dirname "$0")/bench-lib.sh"
@@ -33,6 +37,7 @@ cpu=1
 misses=1
 ll=33554432,16,64
 build=
+libs=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) shift; rounds=$1 ;;
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--no-cpu) cpu=0 ;;
 	--no-misses) misses=0 ;;
 	--ll) shift; ll=$1 ;;
+	--lib) shift; libs="$libs $1" ;;
 	*) bench_arg churn.sh "$1" ;;
 	esac
 	shift
@@ -65,6 +71,11 @@ cfg_env() {
 	plain) echo "-u LD_PRELOAD -u MEMINST" ;;
 	memusage) echo "-u MEMINST LD_PRELOAD=$mu" ;;
 	mis|mim|off) echo "-u LD_PRELOAD LD_PRELOAD=$lib MEMINST=$1,backend=system" ;;
+	*@*)
+		for l in $libs; do
+			[ "${l%%=*}" = "${1#*@}" ] && echo "-u LD_PRELOAD LD_PRELOAD=${l#*=} MEMINST=${1%@*},backend=system" && return
+		done
+		echo "churn.sh: no --lib for '$1'" >&2; exit 2 ;;
 	*) echo "churn.sh: unknown configuration '$1'" >&2; exit 2 ;;
 	esac
 }

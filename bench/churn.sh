@@ -79,6 +79,11 @@ cfg_env() {
 	*) echo "churn.sh: unknown configuration '$1'" >&2; exit 2 ;;
 	esac
 }
+# (each configuration once here: cfg_env's exit in $(...) below would
+# only leave the subshell)
+for c in $configs; do
+	cfg_env "$c" >/dev/null || exit 2
+done
 # steps KIND: the timed steps and the untimed warm-up before them
 steps() {
 	case $1 in

@@ -392,10 +392,17 @@ static void stack_describe(const uint64_t *f, unsigned n, char *out, size_t len)
 ** up to the cut: the type is known without a walk.  A slot that holds
 ** something else (another caller at the same depth) is a miss, never a
 ** wrong answer; the slots lie between this frame and the live callers',
-** so reading them is safe.  Stacks of up to STACK_CACHED frames.
+** so reading them is safe.  Stacks of up to STACK_CACHED frames: a hit
+** costs a compare a frame, where a walk costs libunwind's ~100
+** instructions a frame, so site_depth=N up to 16 stays cheap per frame
+** (bench/site-insn.sh --depths).  site_depth=user and a wrapper learn
+** from STACK_USER_LEARN frames: the first frame of the user is nearly
+** always among them, and a deeper careful walk would cost more than it
+** saves when it is not.
 */
 #define STACK_CACHE 64
-#define STACK_CACHED 4
+#define STACK_CACHED 16
+#define STACK_USER_LEARN 4
 
 typedef struct alloc_stack_cache_s {
 	struct {
@@ -524,25 +531,31 @@ static uint32_t stack_cut_type(const uint64_t *f, unsigned cut)
 static unsigned stack_first_want(bool learning, bool skip)
 {
 	if (alloc_site_depth == ALLOC_SITE_DEPTH_USER || skip)
-		return learning ? STACK_CACHED : STACK_FIRST_WALK + (skip ? 2 : 0);
+		return learning ? STACK_USER_LEARN : STACK_FIRST_WALK + (skip ? 2 : 0);
 	return alloc_site_depth ? (unsigned)alloc_site_depth : 1;
 }
 
 uint32_t alloc_stack_type(alloc_thread_t *t, uintptr_t site, bool *per_site)
 {
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uint32_t type;
+	/* the cache first: it holds only sites classified as needing the
+	** stack (the site's module and functions say so, and an unloaded
+	** module empties it), so a hit skips the site's classification, two
+	** look-ups of its module and ranges */
+	*per_site = false;
+	if (t && t->stack_cache) {
+		stack_cache_current(t->stack_cache);
+		if (stack_cache_hit(t->stack_cache, site, sp, &type)) {
+			t->stack_cache->hits++;
+			return type;
+		}
+	}
 	bool skip = stack_skipped(site);
 	*per_site = !skip && (alloc_site_depth == 0 ||
 			      (alloc_site_depth == ALLOC_SITE_DEPTH_USER && stack_is_user(site)));
 	if (*per_site)
 		return alloc_type_of_site(site);
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-	uint32_t type;
-	if (t && t->stack_cache)
-		stack_cache_current(t->stack_cache);
-	if (t && t->stack_cache && stack_cache_hit(t->stack_cache, site, sp, &type)) {
-		t->stack_cache->hits++;
-		return type;
-	}
 	uint64_t frames[ALLOC_SITE_DEPTH_MAX], slots[ALLOC_SITE_DEPTH_MAX];
 	unsigned want = stack_first_want(true, skip), from = 0;
 	if (want <= STACK_CACHED && stack_learn(t)) { /* learn the slots as it walks */

@@ -15,6 +15,9 @@
 **   xfree    blocks of 64 bytes (-s SIZE) malloc'ed by one thread in
 **            batches of 256 and freed by another: the cost of a free from a
 **            thread other than the block's (issue 29; not in `all`).
+**   deep     malloc(64)+free pairs made DEPTH calls below the loop (-d
+**            DEPTH, default 24): what site_depth=N costs per frame walked
+**            (issue 29; bench/site-insn.sh --depths; not in `all`).
 **   all      pairs, churn and churn2, in that order (the default).
 **
 ** Output is one line per measurement, key=value, for run.sh to parse:
@@ -61,6 +64,7 @@ static size_t bench_only_size; /* -s: pairs of this size only */
 static unsigned long bench_slots = BENCH_SLOTS;  /* -L: churn's live blocks */
 static size_t bench_max_size = BENCH_MAX_SIZE;   /* -m: churn's largest size */
 static unsigned long bench_warm;                 /* -w: churn's untimed steps */
+static unsigned bench_depth = 24;                /* -d: deep's frames below the loop */
 
 /* --------------------------------------------------------------- util -- */
 
@@ -124,6 +128,44 @@ static void bench_pairs(void)
 	}
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		bench_pairs_report(sizes[i], iters);
+}
+
+/* --------------------------------------------------------------- deep -- */
+
+/* The pairs at the bottom of `depth` frames of bench_deep_down: each
+** allocation's stack is the same, its return addresses the same above
+** the first.  callgrind --toggle-collect=bench_deep_one counts it all. */
+static BENCH_NOINLINE uintptr_t bench_deep_down(unsigned depth, unsigned long iters)
+{
+	uintptr_t acc = 0;
+	if (depth > 1) {
+		acc = bench_deep_down(depth - 1, iters);
+		bench_sink += acc; /* after the call: no tail call, the frame stays */
+		return acc + 1;
+	}
+	for (unsigned long i = 0; i < iters; i++) {
+		char *p = malloc(64);
+		p[0] = (char)i;
+		acc += (uintptr_t)p + (unsigned char)p[0];
+		free(p);
+	}
+	return acc;
+}
+
+static BENCH_NOINLINE double bench_deep_one(unsigned long iters)
+{
+	bench_deep_down(bench_depth, 1000); /* warm-up: the stack's types, caches */
+	uint64_t t0 = bench_now_ns();
+	bench_sink += bench_deep_down(bench_depth, iters);
+	return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
+static void bench_deep(void)
+{
+	unsigned long iters = bench_count(BENCH_PAIRS_ITERS);
+	double ns = bench_deep_one(iters);
+	printf("workload=deep depth=%u iters=%lu ns_per_pair=%.2f\n", bench_depth, iters, ns);
+	fflush(stdout);
 }
 
 /* -------------------------------------------------------------- churn -- */
@@ -325,7 +367,7 @@ static void bench_xfree(void)
 
 static void bench_usage(void)
 {
-	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [-L LIVE] [-m MAX] [-w WARM] [pairs|churn|churn2|xfree|all]...\n");
+	fprintf(stderr, "usage: bench_alloc [-n SCALE] [-s SIZE] [-L LIVE] [-m MAX] [-w WARM] [-d DEPTH] [pairs|churn|churn2|xfree|deep|all]...\n");
 	exit(2);
 }
 
@@ -354,6 +396,12 @@ int main(int argc, char **argv)
 			bench_warm = strtoul(argv[++i], NULL, 10);
 			continue;
 		}
+		if (!strcmp(a, "-d") && i + 1 < argc) {
+			bench_depth = (unsigned)strtoul(argv[++i], NULL, 10);
+			if (!bench_depth)
+				bench_usage();
+			continue;
+		}
 		if (!strcmp(a, "-m") && i + 1 < argc) {
 			bench_max_size = strtoul(argv[++i], NULL, 10);
 			if (bench_max_size < BENCH_MIN_SIZE)
@@ -369,7 +417,10 @@ int main(int argc, char **argv)
 			bench_churn2(), ran = 1;
 		if (!strcmp(a, "xfree"))
 			bench_xfree(), ran = 1;
-		if (!all && strcmp(a, "pairs") && strcmp(a, "churn") && strcmp(a, "churn2") && strcmp(a, "xfree"))
+		if (!strcmp(a, "deep"))
+			bench_deep(), ran = 1;
+		if (!all && strcmp(a, "pairs") && strcmp(a, "churn") && strcmp(a, "churn2") && strcmp(a, "xfree") &&
+		    strcmp(a, "deep"))
 			bench_usage();
 	}
 	if (!ran) {

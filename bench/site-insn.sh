@@ -20,13 +20,53 @@
 #                   default in mis)
 #   mim-user        the same in mim (the launcher's default)
 #
-# usage: bench/site-insn.sh [BUILD_DIR]
+# --depths: instead, the cost of site_depth=N a frame (issue 29: <= +60
+# instructions an extra frame).  bench_alloc's deep workload makes its
+# malloc(64)+free pairs 30 calls below the loop; callgrind counts the pairs
+# (--toggle-collect=bench_deep_one, the slope between 2,000 and 10,000
+# pairs) under MEMINST=mis,site_depth=N for N = 1, 2, 4, 8 and 16, and
+# prints each over bare and what each frame added over the depth before
+# costs (the step from 1 to 2 frames is the fixed cost of keying a type by
+# a stack at all: the general path and the cache of caller chains).
+#
+# usage: bench/site-insn.sh [--depths] [BUILD_DIR]
 set -eu
 . "$(dirname "$0")/bench-lib.sh"
-build=
-for a in "$@"; do bench_arg site-insn.sh "$a"; build=$a; done
+build= depths=
+for a in "$@"; do
+	case $a in
+	--depths) depths=1 ;;
+	*) bench_arg site-insn.sh "$a"; build=$a ;;
+	esac
+done
 build=$(bench_build_dir site-insn.sh alloc/.libs/libmeminst.so "$build")
 lib=$build/alloc/.libs/libmeminst.so
+if [ -n "$depths" ]; then
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	deep() { # MEMINST|"" PAIRS_SCALE: instructions of the pairs
+		rm -f "$tmp/cg.out"
+		env -u LD_PRELOAD -u MEMINST ${1:+LD_PRELOAD=$lib MEMINST=$1} valgrind --tool=callgrind \
+			--toggle-collect=bench_deep_one --callgrind-out-file="$tmp/cg.out" \
+			"$build/bench/bench_alloc" -n "$2" -d 30 deep >/dev/null 2>&1
+		awk '/^summary:/ { print $2; exit }' "$tmp/cg.out"
+	}
+	per() { awk -v a="$(deep "$1" 0.001)" -v b="$(deep "$1" 0.005)" 'BEGIN { printf "%.1f", (b - a) / 8000 }'; }
+	bare=$(per "")
+	echo "bare          $bare instructions a malloc(64)+free pair, 30 frames below the loop"
+	prev= prevn=
+	for n in 1 2 4 8 16; do
+		p=$(per "mis,backend=system,site_depth=$n")
+		awk -v n="$n" -v p="$p" -v b="$bare" -v o="$prev" -v on="$prevn" 'BEGIN {
+			printf "site_depth=%-2d %7.1f  +%.1f over bare", n, p, p - b
+			if (n == 2) printf "; +%.1f over 1 frame: the fixed cost of a stack", p - o
+			else if (n > 2) printf "; +%.1f a frame from %d: <= +60 %s", (p - o) / (n - on), on,
+				(p - o) / (n - on) <= 60 ? "PASS" : "MISS"
+			printf "\n" }'
+		prev=$p prevn=$n
+	done
+	exit 0
+fi
 memusage=${MEMUSAGE_SO:-$(ls /usr/lib/*/libmemusage.so 2>/dev/null | head -n 1)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

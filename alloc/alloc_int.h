@@ -733,13 +733,11 @@ extern bool alloc_plain;
 /* "alloc_switch.c": dormant, then on (MEMINST=off,control=on). */
 extern bool alloc_switchable;     /* started dormant: may be switched on    */
 extern int64_t alloc_on_since_ns; /* wall clock of the first switch on; 0: on from the start */
-int alloc_switch_on(enum meminst_mode mode, char *err, size_t errlen);
-int alloc_switch_off(char *err, size_t errlen);
 void *alloc_switch_realloc_plain(void *p, size_t size, uintptr_t site); /* switched off */
 /* The switch signal (switch_signal=): installed by alloc_service_start when
 ** the program has no action for it; taken and rechecked by the service
-** thread.  A control line "start mis|mim" / "stop": 0 done, 1 refused (err
-** says why), -1 not such a line. */
+** thread.  A control line "start mis|mim[ site_depth=N|user][,sample=HZ]"
+** or "stop": 0 done, 1 refused (err says why), -1 not such a line. */
 void alloc_switch_signal_install(void);
 void alloc_switch_signal_take(void);
 void alloc_switch_signal_check(void);

@@ -61,40 +61,80 @@ static const char *switch_mode_name(enum meminst_mode m)
 	return m == MEMINST_MODE_MIM ? "mim" : "mis";
 }
 
-int alloc_switch_on(enum meminst_mode mode, char *err, size_t errlen)
+static const char *switch_depth_name(int depth, char *buf, size_t len)
 {
-	if (!alloc_switchable) {
+	if (depth == ALLOC_SITE_DEPTH_USER)
+		return "user";
+	alloc_fmt(buf, len, "%d", depth ? depth : 1);
+	return buf;
+}
+
+/* Why a switch on in `mode`, sites `depth` frames deep (-1: as they are),
+** is refused now: 0, or -1 with err.  switch_lock held. */
+static int switch_on_refused(enum meminst_mode mode, int depth, char *err, size_t errlen)
+{
+	char was[16], asked[16];
+	if (!alloc_switchable)
 		alloc_fmt(err, errlen, "this process was not started dormant (MEMINST=off,control=on, or "
 				       "meminst --dormant): its mode is %s for good",
 			  alloc_mode == MEMINST_MODE_OFF ? "off" : switch_mode_name(alloc_mode));
-		return -1;
-	}
-	pthread_mutex_lock(&switch_lock);
-	int rc = -1;
-	if (!alloc_plain) {
+	else if (!alloc_plain)
 		alloc_fmt(err, errlen, "meminst is on already (%s)", switch_mode_name(alloc_mode));
-	} else if (alloc_mode != MEMINST_MODE_OFF && alloc_mode != mode) {
+	else if (alloc_mode != MEMINST_MODE_OFF && alloc_mode != mode)
 		alloc_fmt(err, errlen, "this process was on in %s before: it can only be switched on in %s "
 				       "again (its blocks carry that header)",
 			  switch_mode_name(alloc_mode), switch_mode_name(alloc_mode));
-	} else {
-		if (alloc_mode == MEMINST_MODE_OFF) { /* the first time */
-			alloc_on_since_ns = alloc_snap_now(CLOCK_REALTIME);
-			alloc_hdr_size = mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t) : sizeof(alloc_hdr_t);
-			alloc_mode = mode;
-		}
-		/* the route before alloc_plain: a free must look for a header
-		** as soon as any calloc or realloc can make one */
-		atomic_thread_fence(memory_order_seq_cst);
-		switch_route(mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM : ALLOC_ROUTE_MIS);
-		atomic_store((_Atomic bool *)&alloc_plain, false);
-		rc = 0;
+	else if (alloc_mode != MEMINST_MODE_OFF && depth >= 0 && depth != alloc_site_depth)
+		alloc_fmt(err, errlen, "this process was on with sites %s frames deep before: --site-depth=%s "
+				       "would key the same sites anew (give %s, or none)",
+			  switch_depth_name(alloc_site_depth, was, sizeof was),
+			  switch_depth_name(depth, asked, sizeof asked), was);
+	else
+		return 0;
+	return -1;
+}
+
+/* On in `mode` (not refused); the site depth is set at the first switch
+** on only, before any block is typed by it.  switch_lock held. */
+static void switch_on_locked(enum meminst_mode mode, int depth)
+{
+	if (alloc_mode == MEMINST_MODE_OFF) { /* the first time */
+		alloc_on_since_ns = alloc_snap_now(CLOCK_REALTIME);
+		alloc_hdr_size = mode == MEMINST_MODE_MIM ? sizeof(alloc_mhdr_t) : sizeof(alloc_hdr_t);
+		if (depth >= 0)
+			alloc_site_depth = depth;
+		alloc_mode = mode;
+	}
+	/* the route before alloc_plain: a free must look for a header
+	** as soon as any calloc or realloc can make one */
+	atomic_thread_fence(memory_order_seq_cst);
+	switch_route(mode == MEMINST_MODE_MIM ? ALLOC_ROUTE_MIM : ALLOC_ROUTE_MIS);
+	atomic_store((_Atomic bool *)&alloc_plain, false);
+}
+
+static int sample_ask(int req, char *err, size_t errlen, int *fd);
+static bool switch_sampling; /* start's sample= runs the sampler (switch_lock) */
+
+enum { SAMPLE_REQ_NONE, SAMPLE_REQ_START, SAMPLE_REQ_STOP, SAMPLE_REQ_QUIT, SAMPLE_REQ_OWN_START,
+       SAMPLE_REQ_OWN_STOP };
+
+/* On in `mode`; with hz, the sampler too (into the process's own trace
+** file); 0, or -1 with err (and nothing switched). */
+static int alloc_switch_on(enum meminst_mode mode, int depth, unsigned hz, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&switch_lock);
+	int rc = switch_on_refused(mode, depth, err, errlen), fd;
+	if (!rc && hz)
+		rc = sample_ask(SAMPLE_REQ_OWN_START, err, errlen, &fd) ? -1 : 0; /* sreq.hz set by the caller */
+	if (!rc) {
+		switch_sampling = hz != 0;
+		switch_on_locked(mode, depth);
 	}
 	pthread_mutex_unlock(&switch_lock);
 	return rc;
 }
 
-int alloc_switch_off(char *err, size_t errlen)
+static int alloc_switch_off(char *err, size_t errlen)
 {
 	if (!alloc_switchable) {
 		alloc_fmt(err, errlen, "this process was not started dormant (MEMINST=off,control=on, or "
@@ -102,12 +142,15 @@ int alloc_switch_off(char *err, size_t errlen)
 		return -1;
 	}
 	pthread_mutex_lock(&switch_lock);
-	int rc = -1;
+	int rc = -1, fd;
 	if (alloc_plain) {
 		alloc_fmt(err, errlen, "meminst is off already");
 	} else {
 		atomic_store((_Atomic bool *)&alloc_plain, true);
 		switch_route(ALLOC_ROUTE_DRAIN);
+		if (switch_sampling && sample_ask(SAMPLE_REQ_OWN_STOP, err, errlen, &fd))
+			alloc_log("inspect stop: the sampler: %s", err);
+		switch_sampling = false;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&switch_lock);
@@ -180,7 +223,7 @@ void alloc_switch_signal_take(void)
 	if (!atomic_exchange(&switch_pending, false))
 		return;
 	int rc = alloc_plain ? alloc_switch_on(alloc_mode == MEMINST_MODE_MIM ? MEMINST_MODE_MIM : MEMINST_MODE_MIS,
-					       err, sizeof err)
+					       -1, 0, err, sizeof err)
 			     : alloc_switch_off(err, sizeof err);
 	if (rc < 0)
 		alloc_log("switch signal: %s", err);
@@ -197,22 +240,6 @@ void alloc_switch_signal_check(void)
 		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
 			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
 	}
-}
-
-/* A control request: "start mis|mim" or "stop" carried out (0, or 1 with
-** the reason in err), -1 for any other line. */
-int alloc_switch_request(const char *line, char *err, size_t errlen)
-{
-	int rc;
-	if (strcmp(line, "start mis") == 0 || strcmp(line, "start mim") == 0)
-		rc = alloc_switch_on(line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS, err, errlen);
-	else if (strcmp(line, "stop") == 0)
-		rc = alloc_switch_off(err, errlen);
-	else if (strncmp(line, "start", 5) == 0)
-		return snprintf(err, errlen, "bad request (expected: start mis|mim)"), 1;
-	else
-		return -1;
-	return rc < 0;
 }
 
 /*
@@ -241,8 +268,6 @@ int alloc_switch_request(const char *line, char *err, size_t errlen)
 #define SAMPLE_GRACE_S 5
 #define SAMPLE_ANSWER_S 10
 
-enum { SAMPLE_REQ_NONE, SAMPLE_REQ_START, SAMPLE_REQ_STOP, SAMPLE_REQ_QUIT };
-
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, done; /* CLOCK_MONOTONIC */
@@ -254,6 +279,8 @@ static struct {
 	char err[512];
 	bool on;          /* sampling for a request, until stop or the deadline */
 	bool file_ours;   /* the trace file was opened for a request */
+	bool own_on;      /* sampling for inspect start --sample, into the
+			  ** process's own trace file, until the switch off */
 	struct timespec deadline;
 } sreq = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -269,6 +296,11 @@ static void sample_off_locked(void)
 static void sample_on_locked(void)
 {
 	sreq.rc = -1;
+	if (sreq.own_on) {
+		alloc_fmt(sreq.err, sizeof sreq.err, "the sampler runs already, since inspect start --sample "
+				       "(its samples go to the process's trace file)");
+		return;
+	}
 	if (sreq.on) {
 		alloc_fmt(sreq.err, sizeof sreq.err, "a CPU profile is being taken already (one at a time)");
 		return;
@@ -302,6 +334,45 @@ static void sample_on_locked(void)
 	sreq.rc = 0;
 }
 
+/* inspect start --sample: the sampler on at sreq.hz into the trace file
+** MEMINST's trace_file= names (meminst.PID.trace in the process's directory
+** without it), until the switch off. */
+static void sample_own_on_locked(void)
+{
+	sreq.rc = -1;
+	if (sreq.on || sreq.file_ours || meminst_sample_active()) {
+		alloc_fmt(sreq.err, sizeof sreq.err, "the sampler cannot be switched on: %s",
+			  sreq.on || sreq.file_ours ? "its file holds inspect serve's CPU profiles"
+						    : "the program samples itself already");
+		return;
+	}
+	char opts[ALLOC_SWITCH_PATH_MAX + 64];
+	int n = alloc_fmt(opts, sizeof opts, "sample=%u", sreq.hz);
+	size_t len = alloc_opts.trace_file_len; /* a part of MEMINST, not terminated */
+	if (len && len < sizeof opts - (size_t)n - 16) {
+		n += alloc_fmt(opts + n, sizeof opts - (size_t)n, ",trace_file=");
+		memcpy(opts + n, alloc_opts.trace_file, len);
+		opts[n + (int)len] = 0;
+	}
+	if (meminst_sample_start(opts) < 0) {
+		meminst_sample_stop(); /* whatever part started */
+		alloc_fmt(sreq.err, sizeof sreq.err, "the sampler could not start (the process's stderr says why)");
+		return;
+	}
+	sreq.own_on = true;
+	sreq.rc = 0;
+}
+
+static void sample_own_off_locked(void)
+{
+	if (sreq.own_on) {
+		meminst_sample_stop();
+		trace_flush_running();
+		sreq.own_on = false;
+	}
+	sreq.rc = 0;
+}
+
 static void *sample_thread(void *arg)
 {
 	(void)arg;
@@ -319,6 +390,10 @@ static void *sample_thread(void *arg)
 		int req = sreq.request;
 		if (req == SAMPLE_REQ_START)
 			sample_on_locked();
+		else if (req == SAMPLE_REQ_OWN_START)
+			sample_own_on_locked();
+		else if (req == SAMPLE_REQ_OWN_STOP)
+			sample_own_off_locked();
 		else
 			sample_off_locked(), sreq.rc = 0, sreq.fd = 0;
 		sreq.request = SAMPLE_REQ_NONE;
@@ -344,7 +419,7 @@ void alloc_switch_sample_launch(void)
 	pthread_cond_init(&sreq.done, &ca);
 	pthread_condattr_destroy(&ca);
 	sreq.request = SAMPLE_REQ_NONE;
-	sreq.on = false;
+	sreq.on = sreq.own_on = false;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -432,4 +507,56 @@ int alloc_switch_sample_request(const char *line, char *err, size_t errlen, int 
 		return 1;
 	}
 	return sample_ask(SAMPLE_REQ_START, err, errlen, fd);
+}
+
+/*
+** "start mis|mim[ ITEMS]": ITEMS are MEMINST's site_depth= and sample=
+** (inspect start's --site-depth and --sample), read by the one option
+** parser; 0 on, 1 refused (err says why).
+*/
+static int switch_start_request(const char *line, char *err, size_t errlen)
+{
+	static const char bad[] = "bad request (expected: start mis|mim [site_depth=N|user][,sample=HZ])";
+	enum meminst_mode mode = line[8] == 'm' ? MEMINST_MODE_MIM : MEMINST_MODE_MIS;
+	const char *items = line + 9;
+	if (*items && *items++ != ' ')
+		return alloc_fmt(err, errlen, "%s", bad), 1;
+	int depth = -1;
+	unsigned hz = 0;
+	if (*items) {
+		for (const char *p = items; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+			if (strncmp(p, "sample=", 7) != 0 && strncmp(p, "site_depth=", 11) != 0)
+				return alloc_fmt(err, errlen, "%s", bad), 1;
+		}
+		alloc_options_t o;
+		char why[ALLOC_OPTIONS_ERRMAX];
+		if (alloc_options_parse(items, &o, why, sizeof why) < 0)
+			return alloc_fmt(err, errlen, "%s", why), 1;
+		if (strstr(items, "site_depth="))
+			depth = o.site_depth;
+		hz = o.sample_hz;
+	}
+	if (hz) { /* for the sampler's thread: the request's own fields */
+		pthread_mutex_lock(&sreq.lock);
+		bool busy = sreq.request != SAMPLE_REQ_NONE;
+		if (!busy)
+			sreq.hz = hz;
+		pthread_mutex_unlock(&sreq.lock);
+		if (busy)
+			return alloc_fmt(err, errlen, "the sampler is still busy with an earlier request"), 1;
+	}
+	return alloc_switch_on(mode, depth, hz, err, errlen) < 0;
+}
+
+/* A control request: "start mis|mim[ ITEMS]" or "stop" carried out (0, or
+** 1 with the reason in err), -1 for any other line. */
+int alloc_switch_request(const char *line, char *err, size_t errlen)
+{
+	if (strncmp(line, "start mis", 9) == 0 || strncmp(line, "start mim", 9) == 0)
+		return switch_start_request(line, err, errlen);
+	if (strcmp(line, "stop") == 0)
+		return alloc_switch_off(err, errlen) < 0;
+	if (strncmp(line, "start", 5) == 0)
+		return snprintf(err, errlen, "bad request (expected: start mis|mim)"), 1;
+	return -1;
 }

@@ -138,6 +138,13 @@ static void html_run(struct html_ctx *h)
 		html_fact(f, "end", b);
 		snprintf(b, sizeof b, "%s, %s backend", sqlite3_column_text(st, 4), sqlite3_column_text(st, 5));
 		html_fact(f, "memory", b);
+		int64_t since = rd_since_of_pid(h->db, h->pid);
+		if (since) { /* started dormant: counted from the switch on */
+			char when[64], fact[96];
+			rd_fmt_time(since, when, sizeof when);
+			snprintf(fact, sizeof fact, "%s (switched on)", when);
+			html_fact(f, "counting since", fact);
+		}
 		if (sqlite3_column_type(st, 6) != SQLITE_NULL)
 			html_fact(f, "trace clock", (const char *)sqlite3_column_text(st, 6));
 		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {

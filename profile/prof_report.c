@@ -74,6 +74,7 @@ static const struct rd_col peak_cols[] = {
 	{"exit_bytes", "live at exit", RD_K_SIZE, RD_C_OPTIONAL},
 	{"snapshots", "snapshots stored", RD_K_INT, 0},
 	{"snapshot_pause_ms", "their pauses", RD_K_DUR, 0},
+	{"since_ms", "counting since", RD_K_TIME, RD_C_OPTIONAL}, /* started dormant: its first switch on */
 };
 
 static const struct rd_col live_cols[] = {
@@ -282,6 +283,11 @@ static int report_peak(rd_doc_t *d, rd_db_t *db, int64_t pid, const char *of, st
 		/* what the snapshots cost the program (in a trace: <snapshot>) */
 		rd_put_int(t, sqlite3_column_int64(st, 6));
 		rd_put_int(t, sqlite3_column_int64(st, 7));
+		int64_t since = rd_since_of_pid(rd_db_sqlite(db), pid);
+		if (since)
+			rd_put_int(t, since);
+		else
+			rd_put_null(t);
 		/* a peak snapshot is taken when the total comes down from its top
 		** (5% below it at most by default): one holds 90% or more of the
 		** peak unless the run ended at its top or stored none */

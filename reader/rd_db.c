@@ -54,6 +54,33 @@ const struct rd_opts *rd_db_opts(const rd_db_t *db) { return db->o; }
 struct rd_pool *rd_db_pool(rd_db_t *db) { return &db->pool; }
 const struct rd_snap *rd_db_snap(const rd_db_t *db) { return &db->snap; }
 
+/* since_ns of the snapshot_since rows `where` (with ?1 = key) picks, the
+** earliest; 0 for none or a file without the table. */
+static int64_t rd_since_of(sqlite3 *db, const char *where, int64_t key)
+{
+	sqlite3_stmt *q = NULL;
+	char sql[256];
+	int64_t since = 0;
+	snprintf(sql, sizeof sql, "SELECT min(since_ns) FROM snapshot_since WHERE %s", where);
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'snapshot_since'",
+			       -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) {
+		sqlite3_finalize(q);
+		q = NULL;
+		if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+			sqlite3_bind_int64(q, 1, key);
+			if (sqlite3_step(q) == SQLITE_ROW)
+				since = sqlite3_column_int64(q, 0);
+		}
+	}
+	sqlite3_finalize(q);
+	return since;
+}
+
+int64_t rd_since_of_pid(sqlite3 *db, int64_t pid)
+{
+	return rd_since_of(db, "snapshot IN (SELECT id FROM snapshot WHERE pid = ?1)", pid);
+}
+
 const char *rd_sql_msg(sqlite3 *db)
 {
 	static char buf[512];
@@ -340,17 +367,7 @@ static void db_snap_row(rd_db_t *db, sqlite3_stmt *st, struct rd_snap *s)
 	s->seq = sqlite3_column_int64(st, 13);
 	s->blocks = sqlite3_column_int64(st, 14);
 	s->bytes = sqlite3_column_int64(st, 15);
-	s->since_ns = 0;
-	sqlite3_stmt *q = rd_db_prepare(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'snapshot_since'");
-	bool has = q && sqlite3_step(q) == SQLITE_ROW;
-	sqlite3_finalize(q);
-	q = has ? rd_db_prepare(db, "SELECT since_ns FROM snapshot_since WHERE snapshot = ?1") : NULL;
-	if (q) {
-		sqlite3_bind_int64(q, 1, s->id);
-		if (sqlite3_step(q) == SQLITE_ROW)
-			s->since_ns = sqlite3_column_int64(q, 0);
-		sqlite3_finalize(q);
-	}
+	s->since_ns = rd_since_of(db->db, "snapshot = ?1", s->id);
 }
 
 /* "the file has 3 snapshots, 1 to 3" for the not-found messages. */

@@ -455,7 +455,12 @@ int rd_sizes_read(rd_db_t *db, int64_t snap, int64_t type, uint64_t out[RD_SIZE_
 int rd_db_open(const char *path, const struct rd_opts *o, rd_db_t **out);
 void rd_db_close(rd_db_t *db);
 const char *rd_db_path(const rd_db_t *db);
-sqlite3 *rd_db_sqlite(rd_db_t *db); /* for `inspect sql` only */
+sqlite3 *rd_db_sqlite(rd_db_t *db); /* for `inspect sql` and rd_since_of_pid only */
+/* A process started dormant: the wall clock (ns) of its first switch on,
+** from which its snapshots count; 0 when it counted from its start (or the
+** file predates the snapshot_since table).  Any SQLite handle of a
+** session or snapshot file. */
+int64_t rd_since_of_pid(sqlite3 *db, int64_t pid);
 const struct rd_opts *rd_db_opts(const rd_db_t *db);
 /* Pick snapshot `want` (0: the latest one that has what `need` asks for)
 ** and load its row.  Returns 0, RD_EXIT_NOTFOUND or RD_EXIT_DB. */

@@ -386,7 +386,7 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 		ADD(",alloc_sample=%llu", (unsigned long long)o->alloc_sample);
 	if (o->sample_depth)
 		ADD(",sample_depth=%u", o->sample_depth);
-	if (o->trace_clock || o->sample_hz || o->alloc_sample)
+	if (o->trace_clock || o->sample_hz || o->alloc_sample || o->dormant) /* dormant: inspect start --sample's */
 		ADD(",trace_file=%s/trace.%%p", parts);
 #undef ADD
 	if (n >= sizeof v) {

@@ -103,6 +103,8 @@ tsm 4 snapshot --pid 999999999 --output new.db
 tsm 4 snapshot --pid 999999999 -o new.db
 tsm 4 start --pid 999999999 --mis
 tsm 4 start --pid 999999999 --mim
+tsm 4 start --pid 999999999 --sample 100
+tsm 4 start --pid 999999999 --site-depth user
 tsm 4 stop --pid 999999999
 tsm 4 serve --pid 999999999 --listen 127.0.0.1:0 --no-symbols
 tsm 4 serve --pid 999999999 --listen 0.0.0.0:0 --allow-remote

@@ -10,11 +10,15 @@
 #     uninstrumented run;
 #   - mim: a map snapshot after the switch, a start in another mode refused;
 #   - meminst --dormant: the session's exit snapshot counts what was made
-#     after the start, and its heading says since when;
+#     after the start, and its heading, report (text, JSON) and html say
+#     since when; start --sample=1000 samples the load into the session's
+#     trace until stop; --site-depth=3 keys sites by 3 frames, and a later
+#     start with another depth is refused;
 #   - the switch signal (SIGRTMAX-5) switches on, then off;
 #   - refusals, one line each: a snapshot of a process never switched on,
 #     start twice, stop while off, start of a process not started dormant,
-#     inspect start without --pid, --mis with --mim.
+#     inspect start without --pid, --mis with --mim, a bad --site-depth or
+#     --sample.
 . "$top_srcdir/tests/session/session_lib.sh"
 
 PROG=$top_builddir/tests/session/dormant
@@ -153,17 +157,36 @@ why=
 DONE=0
 launch ses "$LAUNCH" -q --dormant -o ses.db -- "$PROG" ses.fifo
 phase ses 400
-"$INSPECT" start --pid "$TPID" >/dev/null 2>start.err || mi_why_add "start exited $?: $(cat start.err)"
+"$INSPECT" start --pid "$TPID" --sample=1000 --site-depth=3 >start.out 2>start.err ||
+	mi_why_add "start --sample --site-depth exited $?: $(cat start.err)"
+grep -q 'meminst on (mis), CPU samples at 1000 Hz' start.out || mi_why_add "start said: $(cat start.out)"
 phase ses 900
+"$INSPECT" stop --pid "$TPID" >/dev/null 2>stop.err || mi_why_add "stop exited $?: $(cat stop.err)"
+"$INSPECT" start --pid "$TPID" --site-depth=5 >/dev/null 2>depth.err && mi_why_add "another --site-depth worked"
+grep -q 'was on with sites 3 frames deep before' depth.err || mi_why_add "another --site-depth: $(cat depth.err)"
+"$INSPECT" start --pid "$TPID" --site-depth=3 >/dev/null 2>start.err || mi_why_add "start again: $(cat start.err)"
+phase ses 100
 quit ses
 [ $rc -eq 0 ] || mi_why_add "meminst --dormant exited $rc"
 "$INSPECT" status ses.db --types --json >ses.json 2>ses.err || mi_why_add "status of the session exited $?"
 got=$(sed -n 's/.*"name": "counted_site[^"]*",.*"calls": \([0-9]*\),.*/\1/p' ses.json)
-[ "$got" = 900 ] || mi_why_add "the session's counted_site calls: $got, expected 900"
+[ "$got" = 1000 ] || mi_why_add "the session's counted_site calls: $got, expected 1000"
 grep -q '"since_ms": [0-9]' ses.json || mi_why_add "no since_ms in the session's status"
 "$INSPECT" status ses.db >ses.txt 2>>ses.err
 grep -q 'counting since .* (switched on)' ses.txt || mi_why_add "the heading does not say since when"
-mi_verdict "meminst --dormant: the session counts from the switch on" "$why" ses.err stderr ses.json status
+"$INSPECT" report ses.db >rep.txt 2>>ses.err || mi_why_add "report exited $?"
+grep -q 'counting since' rep.txt || mi_why_add "the report does not say since when"
+"$INSPECT" report ses.db --json >rep.json 2>>ses.err
+grep -q '"since_ms": [0-9]' rep.json || mi_why_add "no since_ms in the report's JSON"
+"$INSPECT" html ses.db -o ses.html 2>>ses.err || mi_why_add "html exited $?"
+grep -q 'counting since</th><td>[0-9].* (switched on)' ses.html || mi_why_add "the html report does not say since when"
+# the sampler ran from start --sample to stop: the loaders' samples are in
+# the session's trace; sites 3 frames deep: counted_site's type is a stack
+"$INSPECT" export ses.db --format folded >ses.folded 2>>ses.err || mi_why_add "export of the samples exited $?"
+grep -q 'loader' ses.folded || mi_why_add "no sample of the loaders in the session: $(head -3 ses.folded)"
+grep -q '<- start_thread' rep.txt || mi_why_add "the loaders' sites are not 3 frames deep in the report"
+mi_verdict "meminst --dormant: the session counts from the switch on, start --sample --site-depth, since in status, report and html" \
+	"$why" ses.err stderr ses.json status ses.folded folded rep.txt report
 
 # ---- the switch signal -------------------------------------------------------
 why=
@@ -210,6 +233,11 @@ r=$?
 "$INSPECT" start --mis --mim --pid 1 >/dev/null 2>use.err
 r=$?
 [ $r -eq 2 ] && grep -q 'exclude each other' use.err || mi_why_add "--mis --mim: exit $r, $(cat use.err)"
+for bad in --site-depth=0 --site-depth=33 --site-depth=x --sample=0 --sample=10001; do
+	"$INSPECT" start --pid 1 "$bad" >/dev/null 2>use.err
+	r=$?
+	[ $r -eq 2 ] && [ "$(wc -l <use.err)" -eq 1 ] || mi_why_add "start $bad: exit $r, $(cat use.err)"
+done
 mi_verdict "refusals: one line, non-zero status" "$why"
 
 mi_finish

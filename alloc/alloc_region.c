@@ -2,7 +2,8 @@
 ** alloc_region.c — the program's own mappings: every mmap, mmap64, munmap
 ** and mremap that reaches libmeminst's exported names (alloc_hooks.c; a
 ** call through the PLT: glibc's malloc and pthread_create map their memory
-** inside libc, unseen) as regions [start, end) with the call site, the
+** inside libc, unseen; a thread's stack is noted when the thread starts,
+** alloc_region_thread_begin) as regions [start, end) with the call site, the
 ** thread and the kind (anonymous or file, private or shared, MAP_STACK),
 ** stored with each map snapshot (table region, meminst-snapshot(5)) so
 ** that inspect rss names a mapping by the site that made it (pymalloc's
@@ -527,6 +528,5 @@ void alloc_region_postfork(void)
 void alloc_region_postfork_child(void)
 {
 	region_tid_known = 0;
-	region_stack_lo = region_stack_hi = 0; /* the child's one thread: the forking one's stack */
 	region_unlock();
 }

@@ -812,6 +812,8 @@ void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off
 int alloc_region_munmap(void *addr, size_t len);
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr);
 void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site);
+void alloc_region_thread_begin(uintptr_t site);
+void alloc_region_thread_end(void);
 size_t alloc_region_copy(alloc_region_t **out, size_t *bytes);
 void alloc_region_prefork(void);
 void alloc_region_postfork(void);

@@ -2,14 +2,15 @@
 ** alloc_region.c — the program's own mappings: every mmap, mmap64, munmap
 ** and mremap that reaches libmeminst's exported names (alloc_hooks.c; a
 ** call through the PLT: glibc's malloc and pthread_create map their memory
-** inside libc, unseen) as regions [start, end) with the call site, the
+** inside libc, unseen; a thread's stack is noted when the thread starts,
+** alloc_region_thread_begin) as regions [start, end) with the call site, the
 ** thread and the kind (anonymous or file, private or shared, MAP_STACK),
 ** stored with each map snapshot (table region, meminst-snapshot(5)) so
 ** that inspect rss names a mapping by the site that made it (pymalloc's
 ** _PyObject_ArenaMmap, a program's own arena).
 **
-** The regions are one array sorted by start, in memory mapped here by
-** syscall (never through the hooks), under a spin lock that is a leaf of
+** The regions are a tree ordered by start (region_link), in memory mapped
+** here by syscall (never through the hooks), under a spin lock that is a leaf of
 ** the lock order: nothing else is taken while it is held.  A signal
 ** handler that interrupts the thread holding it, and calls mmap, finds
 ** region_busy set and leaves its region out (rare; the region is then
@@ -30,6 +31,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,10 +51,27 @@
 #define REGION_SYSCALL(nr, a, b, c, d, e, f) syscall(nr, a, b, c, d, e, f)
 #endif
 
+/*
+** The table: a treap of nodes ordered by start (regions never overlap, so
+** their ends are in the same order), each node's priority random, so its
+** depth is O(log n) expected whatever order the program maps in; every
+** walk below is a loop, never recursion (a hook may run on a small
+** signal stack).  Nodes come from chunks mapped by syscall that are never
+** moved or returned, through a free list: an insert or a remove is
+** O(log n) with no copying (the sorted array it replaces moved the whole
+** table on each mapping at a low address: microseconds at 1,000 regions).
+*/
+typedef struct region_node_s {
+	alloc_region_t g;
+	struct region_node_s *l, *r;
+	uint32_t prio;
+} region_node_t;
+
 static struct {
 	atomic_int lock;
-	alloc_region_t *r;
-	size_t n, cap;
+	region_node_t *root, *free;
+	size_t n, chunk; /* regions in the tree; nodes in the next chunk */
+	uint32_t seed;
 } region_g;
 static __thread int region_busy ALLOC_TLS_MODEL;
 
@@ -75,37 +94,94 @@ static void *region_map(size_t bytes)
 	return p < 0 && p > -4096 ? NULL : (void *)p;
 }
 
-static bool region_room(size_t more)
+/* A free node, with its priority drawn (xorshift32); NULL when the
+** kernel gives no more memory (the region is then not named). */
+static region_node_t *region_node_new(const alloc_region_t *g)
 {
-	if (region_g.n + more <= region_g.cap)
-		return true;
-	size_t cap = region_g.cap ? region_g.cap * 2 : 1024;
-	while (cap < region_g.n + more)
-		cap *= 2;
-	alloc_region_t *r = region_map(cap * sizeof *r);
-	if (!r)
-		return false;
-	if (region_g.r) {
-		memcpy(r, region_g.r, region_g.n * sizeof *r);
-		syscall(SYS_munmap, region_g.r, region_g.cap * sizeof *r);
+	if (!region_g.free) {
+		size_t n = region_g.chunk ? region_g.chunk : 256;
+		region_node_t *c = region_map(n * sizeof *c);
+		if (!c)
+			return NULL;
+		for (size_t i = 0; i < n; i++) {
+			c[i].l = region_g.free;
+			region_g.free = &c[i];
+		}
+		region_g.chunk = n < 65536 ? n * 2 : n;
 	}
-	region_g.r = r;
-	region_g.cap = cap;
-	return true;
+	region_node_t *x = region_g.free;
+	region_g.free = x->l;
+	uint32_t s = region_g.seed ? region_g.seed : 2463534242u;
+	s ^= s << 13;
+	s ^= s >> 17;
+	s ^= s << 5;
+	region_g.seed = s;
+	*x = (region_node_t){*g, NULL, NULL, s};
+	return x;
 }
 
-/* The first region whose end is above addr. */
-static size_t region_find(uintptr_t addr)
+/* The link (root or a node's child) to the first region whose end is
+** above addr: *link NULL when there is none. */
+static region_node_t **region_find_link(uintptr_t addr)
 {
-	size_t lo = 0, hi = region_g.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (region_g.r[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	region_node_t **p = &region_g.root, **best = p;
+	while (*p)
+		if ((*p)->g.end <= addr)
+			p = &(*p)->r;
+		else {
+			best = p;
+			p = &(*p)->l;
+		}
+	return *best && (*best)->g.end > addr ? best : p;
+}
+
+static region_node_t *region_find(uintptr_t addr)
+{
+	return *region_find_link(addr);
+}
+
+/* Link x in, under the first node of lower priority on its key's path,
+** whose subtree is split around x's start. */
+static void region_link(region_node_t *x)
+{
+	region_node_t **p = &region_g.root;
+	while (*p && (*p)->prio >= x->prio)
+		p = x->g.start < (*p)->g.start ? &(*p)->l : &(*p)->r;
+	region_node_t *t = *p, **lo = &x->l, **hi = &x->r;
+	while (t)
+		if (t->g.start < x->g.start) {
+			*lo = t;
+			lo = &t->r;
+			t = t->r;
+		} else {
+			*hi = t;
+			hi = &t->l;
+			t = t->l;
+		}
+	*lo = *hi = NULL;
+	*p = x;
+	region_g.n++;
+}
+
+/* Take the node at *p out, its two subtrees merged in its place, and
+** give it back to the free list. */
+static void region_unlink(region_node_t **p)
+{
+	region_node_t *x = *p, *a = x->l, *b = x->r;
+	while (a && b)
+		if (a->prio > b->prio) {
+			*p = a;
+			p = &a->r;
+			a = a->r;
+		} else {
+			*p = b;
+			p = &b->l;
+			b = b->l;
+		}
+	*p = a ? a : b;
+	x->l = region_g.free;
+	region_g.free = x;
+	region_g.n--;
 }
 
 /*
@@ -161,50 +237,45 @@ static void region_count_flush(const region_delta_t *dt)
 /* Take [start, end) out of every region (trim, split or drop). */
 static void region_cut(uintptr_t start, uintptr_t end, region_delta_t *dt)
 {
-	size_t i = region_find(start);
-	while (i < region_g.n && region_g.r[i].start < end) {
-		alloc_region_t *g = &region_g.r[i];
+	region_node_t **link, *x;
+	while ((x = *(link = region_find_link(start))) && x->g.start < end) {
+		alloc_region_t *g = &x->g;
 		region_count(dt, g, -1);
 		if (g->start < start && g->end > end) { /* a hole in the middle: two regions */
-			if (!region_room(1)) {
-				region_count(dt, &region_g.r[i], +1);
+			alloc_region_t hi = *g;
+			hi.start = end;
+			region_node_t *y = region_node_new(&hi);
+			if (!y) {
+				region_count(dt, g, +1);
 				return;
 			}
-			g = &region_g.r[i];
-			memmove(g + 1, g, (region_g.n - i) * sizeof *g);
-			region_g.n++;
 			g->end = start;
-			g[1].start = end;
+			region_link(y);
 			region_count(dt, g, +1);
-			region_count(dt, g + 1, +1);
+			region_count(dt, &y->g, +1);
 			if (region_counted(g)) /* the second piece: a region made */
 				dt->made++;
 			return;
 		}
-		if (g->start < start) {
+		if (g->start < start) { /* its end goes: found no more */
 			g->end = start;
 			region_count(dt, g, +1);
-			i++;
 		} else if (g->end > end) {
-			g->start = end;
+			g->start = end; /* still above its left neighbour's end */
 			region_count(dt, g, +1);
 			return;
-		} else {
-			memmove(g, g + 1, (region_g.n - i - 1) * sizeof *g);
-			region_g.n--;
-		}
+		} else
+			region_unlink(link);
 	}
 }
 
 static void region_insert(const alloc_region_t *g, region_delta_t *dt)
 {
 	region_cut(g->start, g->end, dt);
-	if (!region_room(1))
+	region_node_t *x = region_node_new(g);
+	if (!x)
 		return;
-	size_t i = region_find(g->start);
-	memmove(&region_g.r[i + 1], &region_g.r[i], (region_g.n - i) * sizeof *g);
-	region_g.r[i] = *g;
-	region_g.n++;
+	region_link(x);
 	region_count(dt, g, +1);
 	if (region_counted(g)) {
 		dt->made++;
@@ -286,9 +357,9 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
-	size_t i = region_find((uintptr_t)old);
-	bool known = i < region_g.n && region_g.r[i].start <= (uintptr_t)old;
-	alloc_region_t g = known ? region_g.r[i] : (alloc_region_t){0};
+	region_node_t *x = region_find((uintptr_t)old);
+	bool known = x && x->g.start <= (uintptr_t)old;
+	alloc_region_t g = known ? x->g : (alloc_region_t){0};
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
 #endif
@@ -330,6 +401,91 @@ void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site)
 	region_busy = 0;
 }
 
+/* The regions in order of address into out (room for region_g.n), by
+** Morris's walk: each left subtree's last node points back up for the
+** while (no stack, whatever the depth); the tree is as it was after. */
+static void region_walk(alloc_region_t *out)
+{
+	region_node_t *t = region_g.root;
+	while (t) {
+		if (!t->l) {
+			*out++ = t->g;
+			t = t->r;
+			continue;
+		}
+		region_node_t *pre = t->l;
+		while (pre->r && pre->r != t)
+			pre = pre->r;
+		if (!pre->r) {
+			pre->r = t;
+			t = t->l;
+		} else {
+			pre->r = NULL;
+			*out++ = t->g;
+			t = t->r;
+		}
+	}
+}
+
+/*
+** A thread made by the program's pthread_create (trace_thread.c), at its
+** start: its stack, which glibc mapped inside libc (or took from its
+** cache of stacks), as a region of kind MEMINST_REGION_STACK named by the
+** site that created the thread, without the guard page below it; until
+** the thread ends (alloc_region_thread_end), when the memory goes back
+** to glibc's cache.  A stack the program gave (pthread_attr_setstack:
+** site 0) is its own memory, a region already or heap: left as it is.
+** glibc's pthread_getattr_np allocates (its cpuset): inside the guard,
+** so that the program's counts do not see it.
+*/
+static __thread uintptr_t region_stack_lo ALLOC_TLS_MODEL;
+static __thread uintptr_t region_stack_hi ALLOC_TLS_MODEL;
+
+void alloc_region_thread_begin(uintptr_t site)
+{
+	pthread_attr_t a;
+	void *lo = NULL;
+	size_t size = 0;
+	if (!site || !region_wanted())
+		return;
+	alloc_guard_enter();
+	int rc = pthread_getattr_np(pthread_self(), &a);
+	if (rc == 0) {
+		rc = pthread_attr_getstack(&a, &lo, &size);
+		pthread_attr_destroy(&a);
+	}
+	alloc_guard_exit();
+	if (rc != 0 || !size)
+		return;
+	alloc_region_t g = {(uintptr_t)lo, (uintptr_t)lo + size, site, region_tid(), MEMINST_REGION_STACK};
+	region_delta_t dt = {0};
+	region_busy = 1;
+	region_lock();
+	region_node_t *x = region_find(g.start);
+	if (!x || x->g.start >= g.end) {
+		region_insert(&g, &dt);
+		region_stack_lo = g.start;
+		region_stack_hi = g.end;
+	}
+	region_unlock();
+	region_count_flush(&dt);
+	region_busy = 0;
+}
+
+void alloc_region_thread_end(void)
+{
+	if (!region_stack_hi)
+		return;
+	region_delta_t dt = {0};
+	region_busy = 1;
+	region_lock();
+	region_cut(region_stack_lo, region_stack_hi, &dt);
+	region_unlock();
+	region_count_flush(&dt);
+	region_busy = 0;
+	region_stack_lo = region_stack_hi = 0;
+}
+
 /* A copy of the regions for a snapshot, in *out (mapped; unmap *bytes);
 ** their count. */
 size_t alloc_region_copy(alloc_region_t **out, size_t *bytes)
@@ -345,7 +501,7 @@ size_t alloc_region_copy(alloc_region_t **out, size_t *bytes)
 		region_lock();
 		size_t n = region_g.n;
 		if (n <= want)
-			memcpy(r, region_g.r, n * sizeof *r);
+			region_walk(r);
 		region_unlock();
 		region_busy = 0;
 		if (n <= want) {

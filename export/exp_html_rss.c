@@ -33,11 +33,14 @@ static void html_rss_parts(FILE *f, const struct rd_rss *r, double whole)
 static void html_rss_sites(FILE *f, const struct rd_vec *sites, double whole)
 {
 	const struct rd_rss_site *s = sites->v;
-	fputs("<p>The other anonymous regions by the function that mapped them (the program's arenas and "
-	      "pools):</p>\n<table class=\"sortable rss-sites\"><thead><tr><th>mapped by</th><th>regions</th>"
+	fputs("<p>The other anonymous regions and the thread stacks by the function that mapped them (the "
+	      "program's arenas and pools, the calls of pthread_create):</p>\n<table class=\"sortable "
+	      "rss-sites\"><thead><tr><th>part</th><th>mapped by</th><th>regions</th>"
 	      "<th>mapped</th><th>resident</th><th>share</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < sites->n && i < HTML_RSS_SITES; i++) {
-		fputs("<tr><td class=\"name\">", f);
+		fputs("<tr><td>", f);
+		exp_html_text(f, rd_rss_part_keys[s[i].part]);
+		fputs("</td><td class=\"name\">", f);
 		exp_html_text(f, s[i].name);
 		fprintf(f, "</td><td class=\"num\">%llu</td><td class=\"num\">", (unsigned long long)s[i].regions);
 		exp_html_size(f, s[i].mapped);

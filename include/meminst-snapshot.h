@@ -126,9 +126,10 @@
 #define MEMINST_SNAPSHOT_SEGMENT_RSS "rss", "pss", "private", "shared", "swap", "anon_huge"
 
 /* The mappings the program made itself through mmap, mmap64 and mremap
-** (calls that reach libmeminst's exported names: not glibc's malloc nor
-** pthread_create, which map inside libc), as they stand at a map
-** snapshot: [start, end), the call site, the thread's tid, the kind
+** (calls that reach libmeminst's exported names: not glibc's malloc, which
+** maps inside libc), and the stacks glibc gave the threads the program's
+** pthread_create made (kind MEMINST_REGION_STACK, the pthread_create call
+** as site, while the thread runs), as they stand at a map snapshot: [start, end), the call site, the thread's tid, the kind
 ** (MEMINST_REGION_* bits) and the site's name, "function+0xoff (module)"
 ** or "0xoff (module)" (dladdr; "" when no module holds it).  munmap of
 ** part of a region leaves the rest; mremap moves it with its site.  Added
@@ -138,7 +139,7 @@
 ** a snapshot without rows, has no regions known. */
 #define MEMINST_REGION_FILE 1   /* a file mapped (else anonymous)  */
 #define MEMINST_REGION_SHARED 2 /* MAP_SHARED                      */
-#define MEMINST_REGION_STACK 4  /* MAP_STACK                       */
+#define MEMINST_REGION_STACK 4  /* MAP_STACK, or a thread's stack  */
 #define MEMINST_REGION_BRK 8    /* the program's sbrk or brk: the break
 				   (not in whole pages)            */
 #define MEMINST_SNAPSHOT_REGION_TABLE                                             \

@@ -28,10 +28,11 @@ static const struct rd_cmd_spec rss_spec = {
 	"mapping, stored at the snapshot, split into live heap blocks (bytes\n"
 	"asked for), meminst's headers, the allocator's overhead and free memory,\n"
 	"other anonymous regions, thread stacks, file-backed data and code, with\n"
-	"each part's share of the kernel's count; the other anonymous regions by\n"
-	"the function that mapped them (a program's arenas: python's\n"
-	"_PyObject_ArenaMmap); then the largest mappings, and the parts at every\n"
-	"snapshot of the same process.\n",
+	"each part's share of the kernel's count; the other anonymous regions and\n"
+	"the thread stacks by the function that mapped them (a program's arenas:\n"
+	"python's _PyObject_ArenaMmap; a stack: the caller of pthread_create);\n"
+	"then the largest mappings, and the parts at every snapshot of the same\n"
+	"process.\n",
 	rss_options, 1, 1,
 };
 

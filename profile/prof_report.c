@@ -237,15 +237,7 @@ struct report_peak {
 
 static int64_t report_last_snapshot(rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT max(id) FROM snapshot WHERE pid = ?");
-	int64_t id = 0;
-	if (st) {
-		sqlite3_bind_int64(st, 1, pid);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	return id;
+	return rd_db_int(db, "SELECT max(id) FROM snapshot WHERE pid = ?1", pid, 0);
 }
 
 /* The snapshot of pid with the highest total, and the exact max-ever. */

@@ -104,6 +104,20 @@ sqlite3_stmt *rd_db_prepare(rd_db_t *db, const char *sql)
 	return st;
 }
 
+int64_t rd_db_int(rd_db_t *db, const char *sql, int64_t arg, int64_t none)
+{
+	sqlite3_stmt *st = rd_db_prepare(db, sql);
+	int64_t v = none;
+	if (st) {
+		if (sqlite3_bind_parameter_count(st) > 0)
+			sqlite3_bind_int64(st, 1, arg);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
 const char *rd_col_text(rd_db_t *db, sqlite3_stmt *st, int col)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);

@@ -527,6 +527,9 @@ int rd_sqlite_interrupted(const struct rd_opts *o, const char *path);
 int rd_check_figures(rd_db_t *db);
 /* Prepare SQL on the database; on error reports and returns NULL. */
 sqlite3_stmt *rd_db_prepare(rd_db_t *db, const char *sql);
+/* The first column of SQL's first row as an integer, ?1 (if any) bound to
+** arg; `none` when there is no row (a bad statement: reported as well). */
+int64_t rd_db_int(rd_db_t *db, const char *sql, int64_t arg, int64_t none);
 /* Strings owned by the database handle (live until rd_db_close). */
 struct rd_pool *rd_db_pool(rd_db_t *db);
 const char *rd_col_text(rd_db_t *db, sqlite3_stmt *st, int col);
@@ -717,16 +720,19 @@ void rd_rss_free(struct rd_rss *r);
 int rd_rss_over_time(rd_db_t *db, const struct rd_opts *o, struct rd_vec *out);
 
 struct rd_doc;
-/* "rd_rss_sites.c": the part "anonymous" of a block map by the function
-** that mapped it (table region), largest first; the bytes of no region
-** in one row named rd_rss_no_site.  The rows add up to that part. */
+/* "rd_rss_sites.c": the parts "anonymous" and "stacks" of a block map by
+** the function that mapped them (table region; a thread's stack: the
+** pthread_create call), largest first; the bytes of no region in one row
+** a part named rd_rss_no_site, rd_rss_no_stack_site.  The rows of a part
+** add up to that part. */
 struct rd_rss_site {
+	int part;           /* RD_RSS_ANONYMOUS or RD_RSS_STACKS           */
 	const char *name;   /* "function (module)" (rd_site_function)      */
 	int64_t resident;   /* its share of the mappings' resident bytes   */
 	uint64_t mapped;    /* the bytes of its regions                    */
 	uint64_t regions;
 };
-extern const char rd_rss_no_site[];
+extern const char rd_rss_no_site[], rd_rss_no_stack_site[];
 /* Empty for a status snapshot (its regions are not stored). */
 int rd_rss_sites(rd_db_t *db, struct rd_tags *t, const struct rd_rss *r, struct rd_vec *out);
 /* The tables of inspect rss and report: the parts, and the sites

@@ -7,7 +7,9 @@
 ** The kernel's figures are the segment table's (/proc/PID/smaps at the
 ** snapshot: meminst-snapshot(5)).  Each mapping gets one class from its
 ** path, its permissions, its neighbour and the blocks in it:
-**   [heap], or an anonymous mapping holding blocks      heap
+**   [heap], an anonymous mapping holding blocks, or a heap of one of
+**   glibc's thread arenas (read-write at a 64 MiB boundary, the rest of
+**   the 64 MiB reserved no-access above it: HEAP_MAX_SIZE)  heap
 **   [stack], [stack:TID], or an anonymous read-write mapping right above
 **   a small anonymous no-access one (glibc's thread stacks: a guard page
 **   below the stack)                                    stack
@@ -40,6 +42,7 @@ const char *const rd_rss_part_labels[RD_RSS_PARTS] = {
 };
 
 #define GUARD_MAX (1u << 20) /* a thread stack's guard: glibc's default is one page */
+#define ARENA_HEAP_MAX ((uint64_t)64 << 20) /* glibc's HEAP_MAX_SIZE on 64-bit systems */
 
 static bool path_is(const char *path, const char *prefix)
 {
@@ -51,8 +54,21 @@ static bool seg_anonymous(const struct rd_seg *g)
 	return !*g->path || path_is(g->path, "[anon:");
 }
 
-/* The class of segment i, blocks aside (rd_rss_read adds those). */
-static int seg_class(const struct rd_seg *segs, size_t i)
+/* Whether segment i is a heap of a glibc thread arena: new_heap maps
+** 64 MiB at a 64 MiB boundary no-access and opens its start read-write
+** as the heap grows (the whole of it at most). */
+static bool seg_arena_heap(const struct rd_seg *segs, size_t n, size_t i)
+{
+	const struct rd_seg *g = &segs[i], *above = i + 1 < n ? &segs[i + 1] : NULL;
+	if (g->start % ARENA_HEAP_MAX || strncmp(g->perms, "rw", 2) || g->end - g->start > ARENA_HEAP_MAX)
+		return false;
+	return g->end - g->start == ARENA_HEAP_MAX ||
+	       (above && above->start == g->end && seg_anonymous(above) && !strncmp(above->perms, "---", 3) &&
+		above->end >= g->start + ARENA_HEAP_MAX);
+}
+
+/* The class of segment i of n, blocks aside (rd_rss_read adds those). */
+static int seg_class(const struct rd_seg *segs, size_t n, size_t i)
 {
 	const struct rd_seg *g = &segs[i];
 	if (!strcmp(g->path, "[heap]"))
@@ -67,7 +83,7 @@ static int seg_class(const struct rd_seg *segs, size_t i)
 	if (below && below->end == g->start && seg_anonymous(below) && !strncmp(below->perms, "---", 3) &&
 	    below->end - below->start <= GUARD_MAX && !strncmp(g->perms, "rw", 2))
 		return RD_RSS_STACKS;
-	return RD_RSS_ANONYMOUS;
+	return seg_arena_heap(segs, n, i) ? RD_RSS_HEAP : RD_RSS_ANONYMOUS;
 }
 
 struct rss_scan {
@@ -109,15 +125,7 @@ static int rss_status_totals(rd_db_t *db, int64_t snap, uint64_t *bytes, uint64_
 
 static int64_t kernel_rss(rd_db_t *db, int64_t snap)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT rss FROM snapshot_rss WHERE snapshot = ?1");
-	int64_t v = -1;
-	if (st) {
-		sqlite3_bind_int64(st, 1, snap);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			v = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	return v;
+	return rd_db_int(db, "SELECT rss FROM snapshot_rss WHERE snapshot = ?1", snap, -1);
 }
 
 /* Give `want` bytes of the heap mapping's resident `room` to part p. */
@@ -166,7 +174,7 @@ int rd_rss_read(rd_db_t *db, const struct rd_opts *o, struct rd_rss *r)
 	if (!r->seg)
 		return rd_db_fail(db, "out of memory");
 	for (size_t i = 0; i < r->nsegs; i++) {
-		r->seg[i].cls = seg_class(r->segs, i);
+		r->seg[i].cls = seg_class(r->segs, r->nsegs, i);
 		if (r->segs[i].fig[RD_SEG_RSS] >= 0)
 			r->figures = true;
 		for (int f = 0; f < RD_SEG_FIGS; f++)

@@ -1,21 +1,24 @@
 /*
-** rd_rss_sites.c — the other anonymous regions of the resident set by the
-** function that mapped them, and the tables of the split that inspect rss
-** and inspect report print (inspect html draws the same figures).
+** rd_rss_sites.c — the other anonymous regions and the thread stacks of
+** the resident set by the function that mapped them, and the tables of
+** the split that inspect rss and inspect report print (inspect html draws
+** the same figures).
 **
-** The program's own mmap, mmap64 and mremap calls are stored with each map
-** snapshot as regions with their call site (table region,
-** meminst-snapshot(5)).  The kernel merges neighbouring anonymous regions
-** of the same permissions into one mapping, and smaps gives a mapping's
-** resident bytes only as a whole: a mapping's resident bytes go to the
-** regions in it in proportion to the bytes of the mapping they cover (the
-** whole of it when one region fills the mapping, as a pymalloc arena or a
-** program's pool usually does), the rest to no region (mapped inside libc,
-** by the loader or by the kernel).  The sites are named offline from the
-** module files, as the blocks' sites are (rd_site_function), and grouped
-** by function: pymalloc's arenas are one row, _PyObject_ArenaMmap (or its
+** The program's own mmap, mmap64 and mremap calls, and the stacks glibc
+** maps for the threads it creates (named by the pthread_create call), are
+** stored with each map snapshot as regions with their call site (table
+** region, meminst-snapshot(5)).  The kernel merges neighbouring anonymous
+** regions of the same permissions into one mapping, and smaps gives a
+** mapping's resident bytes only as a whole: a mapping's resident bytes go
+** to the regions in it in proportion to the bytes of the mapping they
+** cover (the whole of it when one region fills the mapping, as a pymalloc
+** arena, a program's pool or a thread's stack usually does), the rest to
+** no region (mapped inside libc, by the loader or by the kernel; the main
+** thread's stack).  The sites are named offline from the module files, as
+** the blocks' sites are (rd_site_function), and grouped by part and
+** function: pymalloc's arenas are one row, _PyObject_ArenaMmap (or its
 ** entry in python's unwind tables when the binary is stripped).  The rows
-** add up to the part "anonymous" of a block map.
+** of a part add up to the part ("anonymous", "stacks") of a block map.
 */
 #include "rd_int.h"
 
@@ -25,20 +28,18 @@
 #define NCOLS(c) ((int)(sizeof c / sizeof c[0]))
 
 const char rd_rss_no_site[] = "(no region of the program: mapped inside libc, by the loader or the kernel)";
+const char rd_rss_no_stack_site[] = "(no thread of the program: the main thread's, or made before meminst started)";
 
 struct sites_region {
 	uint64_t start, end, site;
 	const char *stored;
 	int64_t resident;
-	bool anonymous; /* in an anonymous mapping (else: file, stack, heap) */
+	int part; /* RD_RSS_ANONYMOUS or RD_RSS_STACKS: in such a mapping; else 0 */
 };
 
 static bool sites_has_table(rd_db_t *db)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'region'");
-	bool yes = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-	sqlite3_finalize(st);
-	return yes;
+	return rd_db_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'region'", 0, 0) > 0;
 }
 
 /* The selected snapshot's regions, by start. */
@@ -67,7 +68,8 @@ static int sites_regions(rd_db_t *db, struct rd_vec *v)
 /* Mapping g's resident bytes to the regions from *first on that overlap
 ** it; returns the bytes no region covers.  Cumulative shares, so that
 ** the rows add up to the mapping's count exactly. */
-static int64_t sites_apportion(const struct rd_seg *g, struct sites_region *r, size_t n, size_t *first)
+static int64_t sites_apportion(const struct rd_seg *g, int part, struct sites_region *r, size_t n,
+			       size_t *first)
 {
 	while (*first < n && r[*first].end <= g->start)
 		(*first)++;
@@ -79,7 +81,7 @@ static int64_t sites_apportion(const struct rd_seg *g, struct sites_region *r, s
 		if (hi <= lo)
 			continue;
 		covered += hi - lo;
-		r[i].anonymous = true;
+		r[i].part = part;
 		int64_t upto = (int64_t)((unsigned __int128)(uint64_t)rss * covered / size);
 		r[i].resident += upto - given;
 		given = upto;
@@ -87,14 +89,15 @@ static int64_t sites_apportion(const struct rd_seg *g, struct sites_region *r, s
 	return rss - given;
 }
 
-static struct rd_rss_site *sites_group(struct rd_vec *out, const char *name)
+static struct rd_rss_site *sites_group(struct rd_vec *out, int part, const char *name)
 {
 	struct rd_rss_site *s = out->v;
 	for (size_t i = 0; i < out->n; i++)
-		if (!strcmp(s[i].name, name))
+		if (s[i].part == part && !strcmp(s[i].name, name))
 			return &s[i];
 	struct rd_rss_site *g = rd_vec_push(out);
 	g->name = name;
+	g->part = part;
 	return g;
 }
 
@@ -122,17 +125,21 @@ int rd_rss_sites(rd_db_t *db, struct rd_tags *t, const struct rd_rss *r, struct 
 		return rc;
 	}
 	struct sites_region *g = v.v;
-	int64_t none = 0;
+	int64_t none = 0, no_thread = 0;
 	size_t first = 0;
-	for (size_t i = 0; i < r->nsegs; i++)
-		if (r->seg[i].cls == RD_RSS_ANONYMOUS && r->segs[i].fig[RD_SEG_RSS] > 0 &&
-		    r->segs[i].end > r->segs[i].start)
-			none += sites_apportion(&r->segs[i], g, v.n, &first);
+	for (size_t i = 0; i < r->nsegs; i++) {
+		int c = r->seg[i].cls;
+		if ((c != RD_RSS_ANONYMOUS && c != RD_RSS_STACKS) || r->segs[i].fig[RD_SEG_RSS] <= 0 ||
+		    r->segs[i].end <= r->segs[i].start)
+			continue;
+		int64_t left = sites_apportion(&r->segs[i], c, g, v.n, &first);
+		*(c == RD_RSS_STACKS ? &no_thread : &none) += left;
+	}
 	qsort(g, v.n, sizeof *g, sites_by_site); /* one name per site */
 	const char *name = NULL;
 	uint64_t named = 0;
 	for (size_t i = 0; i < v.n; i++) {
-		if (!g[i].anonymous)
+		if (!g[i].part)
 			continue;
 		if (!name || g[i].site != named) {
 			named = g[i].site;
@@ -140,13 +147,15 @@ int rd_rss_sites(rd_db_t *db, struct rd_tags *t, const struct rd_rss *r, struct 
 			if (!*name)
 				name = rd_pool_fmt(rd_db_pool(db), "0x%llx", (unsigned long long)g[i].site);
 		}
-		struct rd_rss_site *s = sites_group(out, name);
+		struct rd_rss_site *s = sites_group(out, g[i].part, name);
 		s->resident += g[i].resident;
 		s->mapped += g[i].end - g[i].start;
 		s->regions++;
 	}
 	if (none > 0)
-		sites_group(out, rd_rss_no_site)->resident += none;
+		sites_group(out, RD_RSS_ANONYMOUS, rd_rss_no_site)->resident += none;
+	if (no_thread > 0)
+		sites_group(out, RD_RSS_STACKS, rd_rss_no_stack_site)->resident += no_thread;
 	qsort(out->v, out->n, sizeof(struct rd_rss_site), sites_by_resident);
 	rd_vec_free(&v);
 	return 0;
@@ -162,6 +171,7 @@ static const struct rd_col part_cols[] = {
 };
 
 static const struct rd_col site_cols[] = {
+	{"part", "part", RD_K_STR, 0},
 	{"function", "mapped by", RD_K_STR, 0},
 	{"bytes", "resident", RD_K_SIZE, 0},
 	{"share", "share", RD_K_PCT, 0},
@@ -194,12 +204,13 @@ void rd_rss_sites_table(rd_doc_t *d, const char *key, const struct rd_rss *r, co
 			int64_t limit)
 {
 	rd_table_t *t = rd_doc_table(d, key, site_cols, NCOLS(site_cols), 0);
-	rd_table_title(t, "other anonymous regions by the function that mapped them:");
+	rd_table_title(t, "other anonymous regions and thread stacks by the function that mapped them:");
 	const struct rd_rss_site *s = sites->v;
 	size_t n = limit >= 0 && (size_t)limit < sites->n ? (size_t)limit : sites->n;
 	double whole = rss_whole(r);
 	for (size_t i = 0; i < n; i++) {
 		rd_row(t);
+		rd_put_const(t, rd_rss_part_keys[s[i].part]);
 		rd_put_str(t, s[i].name);
 		rd_put_int(t, s[i].resident);
 		rd_put_pct(t, whole > 0 ? 100.0 * (double)s[i].resident / whole : 0.0);
@@ -227,23 +238,13 @@ static const struct rd_col section_cols[] = {
 ** take maps), the last of equals; 0 when none has them. */
 static int64_t section_snapshot(rd_db_t *db, int64_t pid)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
-	bool figs = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
-	sqlite3_finalize(st);
-	if (!figs)
+	if (rd_db_int(db, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'", 0, 0) <= 0)
 		return 0;
-	st = rd_db_prepare(db, "SELECT s.id FROM snapshot s WHERE s.pid = ?1 AND EXISTS (SELECT 1 FROM segment g "
-			       "JOIN snapshot u ON u.id = g.snapshot WHERE u.pid = ?1 AND u.id <= s.id AND g.rss "
-			       "IS NOT NULL) ORDER BY s.content = 'map' DESC, (SELECT rss FROM snapshot_rss r WHERE "
-			       "r.snapshot = s.id) DESC, s.id DESC LIMIT 1");
-	int64_t id = 0;
-	if (st) {
-		sqlite3_bind_int64(st, 1, pid);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			id = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
-	return id;
+	return rd_db_int(db, "SELECT s.id FROM snapshot s WHERE s.pid = ?1 AND EXISTS (SELECT 1 FROM segment g "
+			     "JOIN snapshot u ON u.id = g.snapshot WHERE u.pid = ?1 AND u.id <= s.id AND g.rss "
+			     "IS NOT NULL) ORDER BY s.content = 'map' DESC, (SELECT rss FROM snapshot_rss r WHERE "
+			     "r.snapshot = s.id) DESC, s.id DESC LIMIT 1",
+			 pid, 0);
 }
 
 int rd_rss_last(rd_db_t *db, const struct rd_opts *o, int64_t pid, struct rd_rss_last *l)

@@ -2,7 +2,8 @@
 ** trace_thread.c — pthread_create, interposed: each new thread learns who
 ** created it (THREAD_START's parent, the traced family) and runs the
 ** tracer's and the sampler's per-thread start and end around its start
-** routine.  Exported from libmeminst only (not the core the unit tests
+** routine, and has its stack noted as a region (alloc_region.c) named by
+** the site that created it.  Exported from libmeminst only (not the core the unit tests
 ** link), like the allocation hooks.
 */
 #include "trace_int.h"
@@ -18,6 +19,7 @@ typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), vo
 struct thread_tramp {
 	void *(*start)(void *);
 	void *arg;
+	uintptr_t site; /* pthread_create's caller: names the thread's stack */
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
 };
@@ -37,6 +39,7 @@ static void thread_end(void *arg)
 	(void)arg;
 	trace_sample_thread_end();
 	trace_thread_exit();
+	alloc_region_thread_end();
 }
 
 /* The new thread's first frame.  The cleanup handler also runs when the
@@ -48,13 +51,25 @@ ALLOC_EDGE static void *thread_main(void *p)
 	trace_thread_begin(tp.parent_no, tp.member_gen);
 	if (tp.internal) /* the snapshot service: not a thread of the program */
 		trace_sample_thread_internal();
-	else
+	else {
 		trace_sample_thread_begin();
+		alloc_region_thread_begin(tp.site);
+	}
 	void *r;
 	pthread_cleanup_push(thread_end, NULL);
 	r = tp.start(tp.arg);
 	pthread_cleanup_pop(1);
 	return r;
+}
+
+/* Whether attr gives the thread a stack of the program's: when none was
+** set, glibc's pthread_attr_getstack gives the stored NULL top less the
+** size (0 or an address that ends at 0). */
+static bool thread_own_stack(const pthread_attr_t *attr)
+{
+	void *lo = NULL;
+	size_t size = 0;
+	return attr && pthread_attr_getstack(attr, &lo, &size) == 0 && lo && (uintptr_t)lo + size != 0;
 }
 
 ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
@@ -77,6 +92,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	tp->start = start;
 	tp->arg = arg;
 	tp->internal = alloc_tls.guard > 0;
+	tp->site = thread_own_stack(attr) ? 0 : (uintptr_t)__builtin_return_address(0);
 	trace_thread_parent(&tp->parent_no, &tp->member_gen);
 	int rc = real(th, attr, thread_main, tp);
 	if (rc != 0)

@@ -3,7 +3,8 @@
 #   - tests/targets/rss_parts arena: its own arena allocator, 40 MiB
 #     written in a 64 MiB anonymous mapping, beside 2,000 malloc'd blocks;
 #   - tests/targets/rss_parts threads: 48 threads with 256 KiB of stack
-#     each written;
+#     each written, each having made and freed 120 KiB of small blocks
+#     (glibc's thread arenas keep them: free memory in their heaps);
 #   - python3 (pymalloc on) holding 200,000 small dicts, which live in
 #     pymalloc's arenas (anonymous mappings), not in malloc's heap.
 # For each: stdout as uninstrumented; the parts add up to the kernel's
@@ -12,12 +13,15 @@
 # its live heap blocks); the live heap blocks are the snapshot's bytes
 # where they are resident.  The arena program also in mis (a status
 # snapshot: the totals placed), and --csv and text give the same parts.
-# The other anonymous regions by the function that mapped them (table
-# sites) add up to the part "anonymous" of a map snapshot, and the
-# program's own arenas are one row named by that function: arena_open in
-# rss_parts (symbols), pymalloc's _PyObject_ArenaMmap (its entry in the
-# unwind tables, python3.11+0xADDR, when the binary is stripped, as
-# Debian's is) holding >= 12 MiB in >= 10 regions.
+# The other anonymous regions and the thread stacks by the function that
+# mapped them (table sites) add up to the parts "anonymous" and "stacks"
+# of a map snapshot, and the program's own arenas are one row named by
+# that function: arena_open in rss_parts (symbols), pymalloc's
+# _PyObject_ArenaMmap (its entry in the unwind tables, python3.11+0xADDR,
+# when the binary is stripped, as Debian's is) holding >= 12 MiB in >= 10
+# regions; the 48 threads' stacks one row of part stacks named by the
+# function that created them (run_threads), 48 regions of kind stack, and
+# glibc's thread arenas' heaps are the allocator's (>= 1 MiB free in them).
 # Then the mmap families as table region stores them.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
@@ -38,10 +42,11 @@ print(len(held), sum(d["i"] for d in held))
 PY
 
 # rss_check LABEL DB PART MIN [SITE MIN]: the parts' sum against the
-# kernel's RSS and part PART at least MIN bytes; the sites' sum against
-# the part anonymous (a map snapshot), and the largest site's name matching
-# the regular expression SITE, with at least MIN bytes in 10 regions or
-# more (python) or in one (the arena); "ok" or the reasons.
+# kernel's RSS and part PART at least MIN bytes; the sites' sums against
+# the parts anonymous and stacks (a map snapshot), and the largest site of
+# part PART's name matching the regular expression SITE, with at least MIN
+# bytes in 10 regions or more (python), 48 (the threads) or in one (the
+# arena); "ok" or the reasons.
 rss_check() {
 	"$INSPECT" rss --json "$2" >"$MI_TMP/rss.json" 2>"$MI_TMP/rss.err" ||
 		{ mi_why_add "inspect rss failed: $(head -n 1 "$MI_TMP/rss.err")"; return; }
@@ -62,9 +67,11 @@ if doc["rss"][0]["mappings_rss"] != total:
     why.append("parts %d, mappings %d" % (total, doc["rss"][0]["mappings_rss"]))
 if not doc["over_time"] or doc["over_time"][-1]["kernel_rss"] != kernel:
     why.append("over_time does not end with the snapshot")
-sites = doc["sites"]
-if doc["snapshot"]["content"] == "map" and sum(x["bytes"] for x in sites) != parts["anonymous"]:
-    why.append("sites add up to %d, anonymous %d" % (sum(x["bytes"] for x in sites), parts["anonymous"]))
+for p in ["anonymous", "stacks"]:
+    got = sum(x["bytes"] for x in doc["sites"] if x["part"] == p)
+    if doc["snapshot"]["content"] == "map" and got != parts[p]:
+        why.append("sites of %s add up to %d, the part %d" % (p, got, parts[p]))
+sites = [x for x in doc["sites"] if x["part"] == part]
 if site_re:
     top = sites[0] if sites else {"function": "(none)", "bytes": 0, "regions": 0}
     if not re.match(site_re, top["function"]) or top["bytes"] < site_least:
@@ -72,6 +79,10 @@ if site_re:
                                                                       site_re, site_least))
     if "python" in site_re and top["regions"] < 10:
         why.append("pymalloc's arenas: %d regions" % top["regions"])
+    if "run_threads" in site_re and top["regions"] != 48:
+        why.append("the threads' stacks: %d regions" % top["regions"])
+if part == "stacks" and parts["allocator"] < 1 << 20:
+    why.append("allocator (the thread arenas' free memory) %d, below 1 MiB" % parts["allocator"])
 print("; ".join(why) or "ok")
 PY
 )
@@ -105,15 +116,23 @@ dicts() { mi_x $PY "$MI_TMP/dicts.py" "$1"; }
 
 rss_case arena-mim mim anonymous $((40 << 20)) '^arena_open \(rss_parts\)$' $((40 << 20)) arena
 rss_case arena-mis mis anonymous $((30 << 20)) "" 0 arena
-rss_case threads-mim mim stacks $((48 * 256 << 10)) "" 0 threads
+rss_case threads-mim mim stacks $((48 * 256 << 10)) '^run_threads \(rss_parts\)$' $((48 * 256 << 10)) threads
 rss_case python-mim mim anonymous $((12 << 20)) \
 	'^(_PyObject_ArenaMmap|python3[.0-9]*\+0x[0-9a-f]+) \(python3[.0-9]*\)$' $((12 << 20)) dicts
+
+# The threads' stacks in table region: 48 of kind stack (4), each at
+# least the 256 KiB written, from threads other than the main one.
+why=
+snap_expect "stack regions of the threads (count, >= 256 KiB, not the main thread's)" "$(snap_sql \
+	"$MI_TMP/threads-mim.db" "SELECT count(*), sum(end - start >= 262144), sum(r.tid != s.pid) FROM region r
+	JOIN snapshot s ON s.id = r.snapshot WHERE r.kind = 4")" "48 48 48"
+mi_verdict "rss thread stacks as regions" "$why"
 
 # --no-symbols: the stored names without their offsets, the same bytes.
 why=
 "$INSPECT" rss --no-symbols --csv "$MI_TMP/arena-mim.db" >"$MI_TMP/nosym.csv" 2>"$MI_TMP/nosym.err" ||
 	mi_why_add "inspect rss --no-symbols failed"
-grep -q '^0x[0-9a-f]* (rss_parts),4194[0-9]*,' "$MI_TMP/nosym.csv" || mi_why_add "no stored name of the arena's site"
+grep -q '^anonymous,0x[0-9a-f]* (rss_parts),4194[0-9]*,' "$MI_TMP/nosym.csv" || mi_why_add "no stored name of the arena's site"
 mi_verdict "rss sites without symbols" "$why" "$MI_TMP/nosym.csv" csv
 
 # The live heap blocks of a map snapshot are its bytes (resident: the
@@ -186,7 +205,7 @@ best = db.execute("SELECT s.id FROM snapshot s JOIN snapshot_rss r ON r.snapshot
                   "WHERE s.content = 'map' ORDER BY r.rss DESC, s.id DESC LIMIT 1").fetchone()[0]
 if rss["snapshot"] != best:
     why.append("snapshot %d explained, the highest map is %d" % (rss["snapshot"], best))
-sites = doc.get("rss_sites", [])
+sites = [x for x in doc.get("rss_sites", []) if x["part"] == "anonymous"]
 if sum(x["bytes"] for x in sites) != parts["anonymous"]:
     why.append("sites add up to %d, anonymous %d" % (sum(x["bytes"] for x in sites), parts["anonymous"]))
 top = sites[0] if sites else {"function": "(none)", "bytes": 0}

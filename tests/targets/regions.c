@@ -13,7 +13,11 @@
 ** MAP_FAILED as without meminst, nothing counted), the program's own
 ** sbrk and brk.  A read resets
 ** max_since_last: three regions made and unmade between two reads are in
-** it, not in current.  At the end two regions stay mapped: stdout says
+** it, not in current.  Then a churn: 3,000 MAP_FIXED mappings at random
+** places over a window of 512 pages (heads, tails and middles of earlier
+** ones cut, whole ones replaced, in an order that shapes the region
+** table's tree every way), each step's count of regions and of regions
+** made checked against a model of the window's pages.  At the end two regions stay mapped: stdout says
 ** their bytes, which the exit snapshot's mmap row must hold.
 **
 ** Reads go to a static buffer: a mapping of the probe's would count.
@@ -21,6 +25,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +49,7 @@ static struct meminst_status_info info[64];
 static struct meminst_events events[64];
 static struct fig now;
 static int steps;
+static int churn_made, churn_most; /* for stdout: regions made, most at once */
 
 /* The "mmap" allocator's figures (a read: max_since_last restarts). */
 static struct fig read_mmap(void)
@@ -222,6 +228,47 @@ static void peaks(void)
 		probe_fail("max_since_last not reset by the read: %lld bytes", now.sl_bytes);
 }
 
+/* A run of pages starts at page i of the window (its owner differs from
+** the page before). */
+static int run_starts(const int *owner, int i)
+{
+	return i == 0 || owner[i] != owner[i - 1];
+}
+
+static void churn(void)
+{
+	enum { PAGES = 512, STEPS = 3000 };
+	static int owner[PAGES]; /* which region each page is in (a split's right piece: minus) */
+	char *w = map(PAGES * PAGE, 0);
+	expect("the churn's window", PAGES * PAGE, 1, 1, PAGES * PAGE);
+	uint32_t seed = 12345;
+	for (int step = 1; step <= STEPS; step++) {
+		seed ^= seed << 13, seed ^= seed >> 17, seed ^= seed << 5;
+		int len = 1 + (int)(seed % 48), at = (int)((seed >> 8) % (PAGES - len + 1)), end = at + len;
+		int before = 0, after = 0;
+		for (int i = 0; i < PAGES; i++)
+			before += run_starts(owner, i);
+		bool split = at > 0 && end < PAGES && owner[at - 1] == owner[end];
+		for (int i = end, was = owner[end]; split && i < PAGES && owner[i] == was; i++)
+			owner[i] = -step; /* the right piece of the split: a region of its own */
+		for (int i = at; i < end; i++)
+			owner[i] = step;
+		for (int i = 0; i < PAGES; i++)
+			after += run_starts(owner, i);
+		if (mmap(w + at * PAGE, len * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) != w + at * PAGE)
+			exit(1);
+		expect("churn: MAP_FIXED in the window", 0, after - before, 1 + split, len * PAGE);
+		churn_made += 1 + split;
+		churn_most = after > churn_most ? after : churn_most;
+	}
+	int runs = 0;
+	for (int i = 0; i < PAGES; i++)
+		runs += run_starts(owner, i);
+	unmap(w, PAGES * PAGE);
+	expect("churn: the window unmapped", -PAGES * PAGE, -runs, 0, 0);
+}
+
 int main(void)
 {
 	if (probe_on())
@@ -229,6 +276,7 @@ int main(void)
 	families();
 	program_break();
 	peaks();
+	churn();
 	char *kept = map(3 * MIB, 0);
 	char *kept2 = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (kept2 == MAP_FAILED)
@@ -236,5 +284,6 @@ int main(void)
 	expect("two kept", 3 * MIB + PAGE, 2, 2, 3 * MIB + PAGE);
 	kept[0] = kept2[0] = 1;
 	printf("%d steps; kept %ld bytes in 2 regions\n", steps, 3 * MIB + PAGE);
+	printf("churn: %d regions made, at most %d at once\n", churn_made + 1, churn_most);
 	return 0;
 }

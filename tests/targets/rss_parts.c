@@ -5,7 +5,9 @@
 ** preloaded) while it holds:
 **   arena    its own arena allocator on mmap: 40 MiB of 64-byte objects
 **            in a 64 MiB anonymous region, beside 2,000 malloc'd blocks
-**   threads  48 threads, each with 256 KiB of its stack written, waiting
+**   threads  48 threads, each with 256 KiB of its stack written, having
+**            made and freed 120 small blocks (glibc's thread arenas keep
+**            the memory: under its trim threshold), waiting
 ** and prints a checksum, the same with and without the preload.
 */
 #define _GNU_SOURCE
@@ -94,6 +96,13 @@ static void *worker(void *arg)
 	volatile char buf[STACK_USED];
 	for (size_t i = 0; i < sizeof buf; i += 512)
 		buf[i] = (char)(i + (uintptr_t)arg);
+	char *small[120];
+	for (int i = 0; i < 120; i++) {
+		small[i] = malloc(1000);
+		memset(small[i], i, 1000);
+	}
+	for (int i = 0; i < 120; i++)
+		free(small[i]);
 	pthread_barrier_wait(&ready);
 	pthread_barrier_wait(&done);
 	return (void *)(uintptr_t)buf[512];

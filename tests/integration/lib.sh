@@ -81,6 +81,22 @@ mi_x() {
 	fi
 }
 
+# mi_type_counts SETTINGS PROGRAM STDOUT: run PROGRAM (no arguments) under
+# MEMINST=SETTINGS,print=types; why starts anew with a wrong exit status or
+# an output other than STDOUT; $counts: the current block counts of the
+# types whose rows name PROGRAM's module (the fifth field from the end of a
+# print=types row), sorted, each followed by a space.
+mi_type_counts() {
+	MI_MEMINST="$1,print=types"
+	mi_x "$2" >"$MI_TMP/out" 2>"$MI_TMP/err"
+	rc=$?
+	unset MI_MEMINST
+	why=
+	[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
+	[ "$(cat "$MI_TMP/out")" = "$3" ] || mi_why_add "stdout: $(cat "$MI_TMP/out")"
+	counts=$(grep "(${2##*/})" "$MI_TMP/err" | awk '{ print $(NF-4) }' | sort -n | tr '\n' ' ')
+}
+
 # mi_xl PROGRAM ARGS...: as mi_x, for a program linked with -lmeminst:
 # MEMINST only, no preload (a second copy of the library must not come in).
 mi_xl() {

@@ -11,22 +11,13 @@
 # stack, main's frame too, where top_a's two runs are two calls: three
 # types, 50, 50 and 200.  The program's output and
 # status stay the same.  Blocks per type are read from print=types at
-# exit (their current count, the fifth field from the end of a row).
+# exit (mi_type_counts).
 . "$top_srcdir/tests/integration/lib.sh"
 
 PROG=$MI_TARGETS/site_chain
 
 # run SETTINGS: the site_chain types' block counts, sorted, in $counts.
-run() {
-	MI_MEMINST="$1,print=types"
-	mi_x "$PROG" >"$MI_TMP/out" 2>"$MI_TMP/err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
-	[ "$(cat "$MI_TMP/out")" = "kept 300" ] || mi_why_add "stdout: $(cat "$MI_TMP/out")"
-	counts=$(grep '(site_chain)' "$MI_TMP/err" | awk '{ print $(NF-4) }' | sort -n | tr '\n' ' ')
-}
+run() { mi_type_counts "$1" "$PROG" "kept 300"; }
 
 for mode in mis mim; do
 	for b in $MEMINST_BACKENDS; do

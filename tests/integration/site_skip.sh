@@ -5,23 +5,13 @@
 # (or wrap_* as a prefix) makes them two types, 100 and 10 blocks, keyed
 # by the callers of the wrapper; with site_depth=2 too, two stacks of two
 # frames from there.  The program's output and status stay the same.
-# Blocks per type are read from print=types at exit (their current count,
-# the third field from the end of a row).
+# Blocks per type are read from print=types at exit (mi_type_counts).
 . "$top_srcdir/tests/integration/lib.sh"
 
 PROG=$MI_TARGETS/site_wrap
 
 # run SETTINGS: the site_wrap types' block counts, sorted, in $counts.
-run() {
-	MI_MEMINST="$1,print=types"
-	mi_x "$PROG" >"$MI_TMP/out" 2>"$MI_TMP/err"
-	rc=$?
-	unset MI_MEMINST
-	why=
-	[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
-	[ "$(cat "$MI_TMP/out")" = "kept 111" ] || mi_why_add "stdout: $(cat "$MI_TMP/out")"
-	counts=$(grep '(site_wrap)' "$MI_TMP/err" | awk '{ print $(NF-4) }' | sort -n | tr '\n' ' ')
-}
+run() { mi_type_counts "$1" "$PROG" "kept 111"; }
 
 for mode in mis mim; do
 	for b in $MEMINST_BACKENDS; do

@@ -9,7 +9,8 @@
 ** path, its permissions, its neighbour and the blocks in it:
 **   [heap], an anonymous mapping holding blocks, or a heap of one of
 **   glibc's thread arenas (read-write at a 64 MiB boundary, the rest of
-**   the 64 MiB reserved no-access above it: HEAP_MAX_SIZE)  heap
+**   the 64 MiB reserved no-access above it: HEAP_MAX_SIZE; seg_arena_heap)
+**                                                            heap
 **   [stack], [stack:TID], or an anonymous read-write mapping right above
 **   a small anonymous no-access one (glibc's thread stacks: a guard page
 **   below the stack)                                    stack
@@ -56,15 +57,18 @@ static bool seg_anonymous(const struct rd_seg *g)
 
 /* Whether segment i is a heap of a glibc thread arena: new_heap maps
 ** 64 MiB at a 64 MiB boundary no-access and opens its start read-write
-** as the heap grows (the whole of it at most). */
+** as the heap grows.  A heap grown to the whole 64 MiB looks like any
+** 64 MiB read-write mapping (the kernel puts large mappings at 2 MiB
+** boundaries: one in 32 of a program's own lands on a 64 MiB one), so it
+** is not taken for one here: in a map snapshot its blocks make it heap
+** (rd_rss_read), in a status one it stays anonymous. */
 static bool seg_arena_heap(const struct rd_seg *segs, size_t n, size_t i)
 {
 	const struct rd_seg *g = &segs[i], *above = i + 1 < n ? &segs[i + 1] : NULL;
-	if (g->start % ARENA_HEAP_MAX || strncmp(g->perms, "rw", 2) || g->end - g->start > ARENA_HEAP_MAX)
+	if (g->start % ARENA_HEAP_MAX || strncmp(g->perms, "rw", 2) || g->end - g->start >= ARENA_HEAP_MAX)
 		return false;
-	return g->end - g->start == ARENA_HEAP_MAX ||
-	       (above && above->start == g->end && seg_anonymous(above) && !strncmp(above->perms, "---", 3) &&
-		above->end >= g->start + ARENA_HEAP_MAX);
+	return above && above->start == g->end && seg_anonymous(above) && !strncmp(above->perms, "---", 3) &&
+	       above->end >= g->start + ARENA_HEAP_MAX;
 }
 
 /* The class of segment i of n, blocks aside (rd_rss_read adds those). */

@@ -4,7 +4,8 @@
 ** DB (meminst_store_memory_data, looked up at run time: nothing when not
 ** preloaded) while it holds:
 **   arena    its own arena allocator on mmap: 40 MiB of 64-byte objects
-**            in a 64 MiB anonymous region, beside 2,000 malloc'd blocks
+**            in a 64 MiB anonymous region at a 64 MiB boundary (as a glibc
+**            thread arena's heap would be), beside 2,000 malloc'd blocks
 **   threads  48 threads, each with 256 KiB of its stack written, having
 **            made and freed 120 small blocks (glibc's thread arenas keep
 **            the memory: under its trim threshold), waiting
@@ -44,9 +45,20 @@ struct arena {
 
 static __attribute__((noinline)) int arena_open(struct arena *a)
 {
-	a->base = mmap(NULL, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* at a 64 MiB boundary, where a glibc thread arena's heap would be
+	** (inspect rss must still call it the program's): reserved twice over,
+	** the aligned part mapped over, the rest given back */
+	char *room = mmap(NULL, 2 * ARENA_BYTES, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (room == MAP_FAILED)
+		return -1;
+	char *at = (char *)(((uintptr_t)room + ARENA_BYTES - 1) & ~(uintptr_t)(ARENA_BYTES - 1));
+	a->base = mmap(at, ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	if (a->base == MAP_FAILED)
 		return -1;
+	if (at > room)
+		munmap(room, (size_t)(at - room));
+	if (at + ARENA_BYTES < room + 2 * ARENA_BYTES)
+		munmap(at + ARENA_BYTES, (size_t)(room + 2 * ARENA_BYTES - (at + ARENA_BYTES)));
 	a->next = a->base;
 	a->end = a->base + ARENA_BYTES;
 	return 0;

@@ -436,7 +436,11 @@ static void region_walk(alloc_region_t *out)
 ** to glibc's cache.  A stack the program gave (pthread_attr_setstack:
 ** site 0) is its own memory, a region already or heap: left as it is.
 ** glibc's pthread_getattr_np allocates (its cpuset): inside the guard,
-** so that the program's counts do not see it.
+** so that the program's counts do not see it.  Any region the table still
+** holds where glibc's stack now is was unmapped without the hooks seeing
+** it (a raw munmap system call, a library's own): the kernel has given
+** that memory to this stack and its guard page, so the stale region is
+** cut there, not the stack left out.
 */
 static __thread uintptr_t region_stack_lo ALLOC_TLS_MODEL;
 static __thread uintptr_t region_stack_hi ALLOC_TLS_MODEL;
@@ -445,13 +449,15 @@ void alloc_region_thread_begin(uintptr_t site)
 {
 	pthread_attr_t a;
 	void *lo = NULL;
-	size_t size = 0;
+	size_t size = 0, guard = 0;
 	if (!site || !region_wanted())
 		return;
 	alloc_guard_enter();
 	int rc = pthread_getattr_np(pthread_self(), &a);
 	if (rc == 0) {
 		rc = pthread_attr_getstack(&a, &lo, &size);
+		if (rc == 0 && pthread_attr_getguardsize(&a, &guard) != 0)
+			guard = 0;
 		pthread_attr_destroy(&a);
 	}
 	alloc_guard_exit();
@@ -461,12 +467,12 @@ void alloc_region_thread_begin(uintptr_t site)
 	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
-	region_node_t *x = region_find(g.start);
-	if (!x || x->g.start >= g.end) {
-		region_insert(&g, &dt);
-		region_stack_lo = g.start;
-		region_stack_hi = g.end;
-	}
+	/* stale regions out, glibc's guard page with them, in one cut (two
+	** would count the middle piece of a split as a region made) */
+	region_cut(guard <= g.start ? g.start - guard : g.start, g.end, &dt);
+	region_insert(&g, &dt);
+	region_stack_lo = g.start;
+	region_stack_hi = g.end;
 	region_unlock();
 	region_count_flush(&dt);
 	region_busy = 0;

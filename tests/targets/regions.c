@@ -11,7 +11,8 @@
 ** split in two), of the head and of the tail of a region, MAP_FIXED over
 ** the middle of a region, and calls the kernel refuses (errno and
 ** MAP_FAILED as without meminst, nothing counted), the program's own
-** sbrk and brk.  A read resets
+** sbrk and brk; a stale region (unmapped by a raw system call) where
+** glibc then maps a thread's stack (with REGIONS_STALE set).  A read resets
 ** max_since_last: three regions made and unmade between two reads are in
 ** it, not in current.  Then a churn: 3,000 MAP_FIXED mappings at random
 ** places over a window of 512 pages (heads, tails and middles of earlier
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe.h"
@@ -194,6 +196,107 @@ static void families(void)
 }
 
 /* The program's own break: sbrk up, sbrk down, brk back (to the byte). */
+/* A thread's stack where the table still holds a region the hooks did not
+** see unmapped (a raw munmap system call): at the thread's start the
+** stale region is cut where glibc mapped the stack and its guard page (an
+** mmap inside libc, unseen), the stack counted, never left out; at its
+** end the stack goes; the stale pieces left are unmapped through the
+** hooks (the kernel takes munmap of an unmapped range).  To put the stale
+** region where glibc's stack will be: a first thread tells the size of
+** glibc's mapping for a stack size (its guard page with it), a mapping of
+** that size made as glibc makes it, by a raw system call, tells where
+** the kernel puts it, and the stale region is mapped there (and 8 MiB
+** below, when free) and unmapped unseen, leaving the kernel's map as it
+** was: the second thread's stack (4 times the first's, so that glibc's
+** cache of the first's stack is not used) goes there.  The stale region
+** (at most 12 MiB and a page or two) stays below the families' largest
+** figure (20 MiB).  Only with REGIONS_STALE set: the place is told right
+** only when no other thread maps meanwhile (the launcher's service thread
+** does, for its snapshots). */
+static pthread_barrier_t stale_b;
+static uintptr_t stale_lo, stale_hi;
+static size_t stale_guard;
+
+static void *stack_report(void *wait)
+{
+	pthread_attr_t a;
+	void *lo = NULL;
+	size_t size = 0;
+	if (pthread_getattr_np(pthread_self(), &a) != 0 || pthread_attr_getstack(&a, &lo, &size) != 0 ||
+	    pthread_attr_getguardsize(&a, &stale_guard) != 0)
+		exit(1);
+	pthread_attr_destroy(&a);
+	stale_lo = (uintptr_t)lo;
+	stale_hi = stale_lo + size;
+	if (wait) {
+		pthread_barrier_wait(&stale_b); /* the main thread reads the figures */
+		pthread_barrier_wait(&stale_b);
+	}
+	return NULL;
+}
+
+static void stale_thread(size_t stack, pthread_t *th, void *wait)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	if (pthread_attr_setstacksize(&a, stack) != 0 || pthread_create(th, &a, stack_report, wait) != 0)
+		exit(1);
+	pthread_attr_destroy(&a);
+}
+
+static void stale_under_stack(void)
+{
+	pthread_t th;
+	void *ret;
+	stale_thread(MIB, &th, NULL);
+	if (pthread_join(th, &ret) != 0)
+		exit(1);
+	expect("stale: a first thread, begun and ended", 0, 0, 1, (long long)(stale_hi - stale_lo));
+	size_t glibc_map = 4 * MIB + (stale_hi - stale_lo + stale_guard - MIB);
+	long probe = syscall(SYS_mmap, NULL, glibc_map, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (probe < 0 || syscall(SYS_munmap, probe, glibc_map) != 0)
+		exit(1);
+	uintptr_t r0 = (uintptr_t)probe - 8 * MIB, r1 = (uintptr_t)probe + glibc_map;
+	void *r = mmap((void *)r0, r1 - r0, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (r != (void *)r0) { /* something 8 MiB below: the stack's place alone */
+		if (r != MAP_FAILED)
+			unmap(r, r1 - r0);
+		r0 = (uintptr_t)probe;
+		r = mmap((void *)r0, r1 - r0, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (r != (void *)r0)
+			exit(1);
+	}
+	expect("stale: mapped", (long long)(r1 - r0), 1, 1, (long long)(r1 - r0));
+	if (syscall(SYS_munmap, r0, r1 - r0) != 0)
+		exit(1);
+	expect("stale: unmapped by a raw system call, unseen", 0, 0, 0, 0);
+
+	pthread_barrier_init(&stale_b, NULL, 2);
+	stale_thread(4 * MIB, &th, &stale_b);
+	pthread_barrier_wait(&stale_b);
+	uintptr_t m0 = stale_lo - stale_guard, m1 = stale_hi; /* glibc's mapping */
+	if (m1 <= r0 || m0 >= r1)
+		probe_fail("stale: the stack [%#lx, %#lx) is not where the stale region [%#lx, %#lx) was",
+			   (unsigned long)m0, (unsigned long)m1, (unsigned long)r0, (unsigned long)r1);
+	long long below = m0 > r0 ? (long long)(m0 - r0) : 0, above = m1 < r1 ? (long long)(r1 - m1) : 0;
+	int pieces = (below > 0) + (above > 0);
+	long long stack = (long long)(stale_hi - stale_lo);
+	expect("stale: the stack cuts the stale region", below + above - (long long)(r1 - r0) + stack, pieces,
+	       1 + (pieces == 2), stack);
+	pthread_barrier_wait(&stale_b);
+	if (pthread_join(th, &ret) != 0)
+		exit(1);
+	pthread_barrier_destroy(&stale_b);
+	expect("stale: the thread's end", -stack, -1, 0, 0);
+	if (below)
+		unmap((void *)r0, (size_t)below);
+	if (above)
+		unmap((void *)m1, (size_t)above);
+	expect("stale: the pieces unmapped", -(below + above), -pieces, 0, 0);
+}
+
 static void program_break(void)
 {
 	char *start = sbrk(0);
@@ -274,6 +377,8 @@ int main(void)
 	if (probe_on())
 		now = read_mmap();
 	families();
+	if (getenv("REGIONS_STALE")) /* no other thread mapping meanwhile */
+		stale_under_stack();
 	program_break();
 	peaks();
 	churn();

@@ -39,16 +39,17 @@ for r in $(seq 1 "$rounds"); do
 	while ! grep -aq '^filled' "$tmp/out.$r"; do sleep 0.05; done
 	: >"$tmp/out.$r"
 	cmd mark marked >/dev/null; sleep 1
-	noise=$(cmd report gap_us | cut -d' ' -f2)
+	noise=$(cmd report gap_us | cut -d' ' -f2,4)
 	cmd mark marked >/dev/null; sleep 0.5
 	"$insp" start --pid $pid >/dev/null; sleep 0.5
-	on=$(cmd report gap_us | cut -d' ' -f2)
+	on=$(cmd report gap_us | cut -d' ' -f2,4)
 	cmd fill filled >/dev/null
 	cmd mark marked >/dev/null; sleep 0.5
 	"$insp" stop --pid $pid >/dev/null; sleep 0.5
-	off=$(cmd report gap_us | cut -d' ' -f2)
+	off=$(cmd report gap_us | cut -d' ' -f2,4)
 	echo quit >&3
 	exec 3>&-
 	wait $pid
-	echo "round $r: longest gap (us) no switch $noise, start $on, stop $off"
+	echo "round $r: longest gap, all / not preempted (us): no switch ${noise% *} / ${noise#* }," \
+		"start ${on% *} / ${on#* }, stop ${off% *} / ${off#* }"
 done

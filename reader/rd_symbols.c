@@ -19,17 +19,20 @@
 ** nearly all inside inlined std:: templates) gets its inline chain from the
 ** DWARF scopes that cover the address: each DW_TAG_inlined_subroutine names
 ** the inlined function and, in DW_AT_call_file/DW_AT_call_line, the line of
-** the caller that it was inlined at.
+** the caller that it was inlined at.  The scopes come from rd_scopes.c,
+** which reads each compile unit's DIE tree once per module (libdw's
+** dwarf_getscopes walks the unit again for every address).
 **
 ** A program that reads snapshots of one process again and again (inspect
 ** serve: each scrape a new snapshot of the same modules) calls
 ** rd_syms_keep(true): the last rd_syms is then kept when freed, given back
 ** by rd_syms_new for the same module table (each module's path, bias and
 ** build-id), with every lookup it made remembered.  The DWARF scopes of a
-** thousand sites cost over a second of CPU a scrape (bench/serve.sh); a
+** thousand sites cost a few tens of milliseconds of CPU (bench/serve.sh); a
 ** site looked up again costs a hash probe and a copy.
 */
 #include "rd_int.h"
+#include "rd_scopes.h"
 #include "meminst-wrappers.h"
 
 #include <dwarf.h>
@@ -45,6 +48,7 @@ extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *st
 
 struct syms_mod {
 	Dwfl_Module *mod;
+	rd_scopes_t *scopes; /* its units' code scopes, read on first use */
 	bool usable;
 	bool system; /* a system library: all its code is system code */
 	/* the starts of its FDEs, sorted, in the file's addresses
@@ -234,7 +238,8 @@ static bool syms_report_to(Dwfl *dwfl, const struct rd_module *m, struct syms_mo
 	/* libmeminst's own frames (its pthread_create wrapper) are not the
 	** program's: a type is named after the program's line that called it */
 	bool ours = strncmp(syms_basename(m->path), "libmeminst.so", 13) == 0;
-	*out = (struct syms_mod){mod, syms_same_build_id(mod, m->build_id), ours || rd_path_is_system(m->path)};
+	*out = (struct syms_mod){mod, rd_scopes_new(), syms_same_build_id(mod, m->build_id),
+				 ours || rd_path_is_system(m->path)};
 	return true;
 }
 
@@ -381,48 +386,51 @@ static void syms_push(struct rd_sym *sym, char *func, const char *file, int line
 	sym->chain[sym->nchain++] = (struct rd_frame){func, file ? rd_xstrdup(file) : NULL, line};
 }
 
-/* Fill sym->chain from the scopes at addr, starting from sym's own line. */
-static void syms_chain(Dwfl_Module *mod, Dwarf_Addr addr, struct rd_sym *sym)
+/* The scopes around addr, innermost first (rd_scopes_at), in path (of
+** RD_SCOPES_DEPTH), and in *cu the unit that covers it: their count. */
+static size_t syms_scopes(const struct syms_mod *sm, Dwarf_Addr addr, Dwarf_Die **cu, Dwarf_Die **path)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = syms_unit(mod, addr, &bias);
-	Dwarf_Die *scopes = NULL, inner;
-	/* dwarf_getscopes continues from an inlined instance into its abstract
-	** origin's scopes; the physical nesting (inlined into inlined into the
-	** subprogram) comes from asking again for the innermost DIE. */
-	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
-	if (n > 0) {
-		inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
-	}
+	*cu = syms_unit(sm->mod, addr, &bias);
+	if (!*cu || dwarf_haspc(*cu, addr - bias) <= 0)
+		return 0;
+	return rd_scopes_at(sm->scopes, *cu, addr - bias, path, RD_SCOPES_DEPTH);
+}
+
+static bool syms_is_function(Dwarf_Die *die)
+{
+	int tag = dwarf_tag(die);
+	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+}
+
+/* Fill sym->chain from the n scopes of the unit cu around its address,
+** starting from sym's own line: each inlined subroutine, then the
+** subprogram it was inlined into. */
+static void syms_chain(Dwarf_Die *cu, Dwarf_Die **scopes, size_t n, struct rd_sym *sym)
+{
 	const char *file = sym->file;
 	int line = sym->line;
-	for (int i = 0; i < n; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+	for (size_t i = 0; i < n; i++) {
+		if (!syms_is_function(scopes[i]))
 			continue;
-		if (tag == DW_TAG_subprogram) {
+		if (dwarf_tag(scopes[i]) == DW_TAG_subprogram) {
 			/* The symbol's name has the parameters a static function's
 			** DW_AT_name lacks. */
-			syms_push(sym, sym->func ? rd_xstrdup(sym->func) : syms_die_name(&scopes[i]), file,
-				  line);
+			syms_push(sym, sym->func ? rd_xstrdup(sym->func) : syms_die_name(scopes[i]), file, line);
 			break;
 		}
-		char *name = syms_die_name(&scopes[i]);
+		char *name = syms_die_name(scopes[i]);
 		/* The caller's line is read before pushing: file may point into
 		** the unit's file table, which lives as long as the Dwfl. */
 		const char *cfile = NULL;
 		int cline = 0;
-		bool called = syms_call_site(cu, &scopes[i], &cfile, &cline);
+		bool called = syms_call_site(cu, scopes[i], &cfile, &cline);
 		syms_push(sym, name, file, line);
 		if (!called)
 			break;
 		file = cfile;
 		line = cline;
 	}
-	free(scopes);
 }
 
 /* Lexically: "/usr/bin/../lib/gcc/x/13/../../../../include/c++/13" is
@@ -463,25 +471,6 @@ bool rd_path_is_system(const char *path)
 	return false;
 }
 
-/* Whether a function of the debug information covers addr: a unit that
-** covers it, and a subprogram in it that does.  Code without its own line
-** information (_start, assembly, a library's code built without -g in a
-** module with some) gets no line then, rather than the nearest line of
-** another function, which libdw's line table gives for it. */
-static bool syms_has_scope(Dwfl_Module *mod, Dwarf_Addr addr)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = syms_unit(mod, addr, &bias), *scopes = NULL;
-	if (!cu || dwarf_haspc(cu, addr - bias) <= 0)
-		return false;
-	int n = dwarf_getscopes(cu, addr - bias, &scopes);
-	bool found = false;
-	for (int i = 0; i < n && !found; i++)
-		found = dwarf_tag(&scopes[i]) == DW_TAG_subprogram || dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine;
-	free(scopes);
-	return found;
-}
-
 static const char *syms_line(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
 {
 	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
@@ -514,12 +503,22 @@ static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_s
 		sym->off = off + 1; /* the offset of site itself */
 	}
 	sym->module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	/* Whether a function of the debug information covers the site: code
+	** without its own line information (_start, assembly, a library's
+	** code built without -g in a module with some) gets no line then,
+	** rather than the nearest line of another function, which libdw's
+	** line table gives for it. */
+	Dwarf_Die *cu, *scopes[RD_SCOPES_DEPTH];
+	size_t n = syms_scopes(sm, site - 1, &cu, scopes);
+	bool in_function = false;
+	for (size_t i = 0; i < n && !in_function; i++)
+		in_function = syms_is_function(scopes[i]);
 	int lineno = 0;
-	const char *file = syms_has_scope(mod, site - 1) ? syms_line(mod, site - 1, &lineno) : NULL;
+	const char *file = in_function ? syms_line(mod, site - 1, &lineno) : NULL;
 	if (file) {
 		sym->file = rd_xstrdup(file);
 		sym->line = lineno;
-		syms_chain(mod, site - 1, sym);
+		syms_chain(cu, scopes, n, sym);
 	}
 	return sym->func || sym->file ? 0 : -1;
 }
@@ -747,6 +746,18 @@ int rd_sym_user_frame(const struct rd_sym *sym)
 	return -1;
 }
 
+/* The modules looked at alone, and their Dwfls. */
+static void syms_alone_free(struct rd_syms *s)
+{
+	for (size_t i = 0; i < s->nalone; i++) {
+		if (s->alone[i].dwfl)
+			dwfl_end(s->alone[i].dwfl);
+		rd_scopes_free(s->alone[i].mod.scopes);
+		free(s->alone[i].mod.fde);
+	}
+	free(s->alone);
+}
+
 /* A user done with s: kept, it stays (its modules looked at alone are
 ** the session's, and go); else it goes with its last user. */
 void rd_syms_free(rd_syms_t *s)
@@ -757,10 +768,7 @@ void rd_syms_free(rd_syms_t *s)
 		syms_destroy(s);
 		return;
 	}
-	for (size_t i = 0; i < s->nalone; i++)
-		if (s->alone[i].dwfl)
-			dwfl_end(s->alone[i].dwfl);
-	free(s->alone);
+	syms_alone_free(s);
 	s->alone = NULL;
 	s->nalone = 0;
 }
@@ -787,14 +795,13 @@ static void syms_destroy(struct rd_syms *s)
 		free((char *)s->keyed[i].build_id);
 	}
 	free(s->keyed);
-	for (size_t i = 0; i < s->nalone; i++)
-		if (s->alone[i].dwfl)
-			dwfl_end(s->alone[i].dwfl);
-	free(s->alone);
+	syms_alone_free(s);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		free(s->mods[i].fde);
+		rd_scopes_free(s->mods[i].scopes);
+	}
 	free(s->mods);
 	free(s);
 }

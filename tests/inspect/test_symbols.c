@@ -3,10 +3,16 @@
 ** this very test program: the module table names /proc/self/exe at its
 ** load bias, as libmeminst records it, and a site inside a function of
 ** this file must come back as that function and this file's name.  A wrong
-** build-id or a missing file must fall back to the stored name.
+** build-id or a missing file must fall back to the stored name.  Inline
+** chains: a site three functions deep in always_inline code gets each
+** function and the line it was called from, and the chains of this
+** program's own code (the reader toolkit, built -O2) are the ones libdw's
+** dwarf_getscopes gives, address by address.
 */
 #include "ui.h"
 
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -19,6 +25,34 @@
 __attribute__((noinline)) int ut_sym_target(int x)
 {
 	return x * 3 + 1;
+}
+
+/* Three functions, the inner two always inlined: the return address of
+** the call in the innermost is a site with an inline chain of three. */
+static uint64_t ut_inl_site;
+static int ut_inl_line[3];
+
+__attribute__((noinline)) static void ut_inl_note(void)
+{
+	ut_inl_site = (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+static inline __attribute__((always_inline)) void ut_inl_inner(void)
+{
+	ut_inl_line[0] = __LINE__, ut_inl_note();
+	__asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+static inline __attribute__((always_inline)) void ut_inl_middle(void)
+{
+	ut_inl_line[1] = __LINE__, ut_inl_inner();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void ut_inl_outer(void)
+{
+	ut_inl_line[2] = __LINE__, ut_inl_middle();
+	__asm__ volatile("" ::: "memory");
 }
 
 struct self {
@@ -189,4 +223,136 @@ Test(symbols, type_labels_through_a_snapshot)
 	cr_assert_str_eq(rd_type_label(h, &t, 5, NULL), "somewhere+0x4 (test)", "--no-symbols keeps the stored name");
 	rd_tags_free(&t);
 	rd_db_close(h);
+}
+
+Test(symbols, inline_chain_names_each_function_and_its_call_line)
+{
+	struct self s = self_module();
+	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
+	ut_inl_outer();
+	rd_syms_t *syms = rd_syms_new(&m, 1);
+	struct rd_sym sym;
+	cr_assert_eq(rd_syms_lookup(syms, ut_inl_site, &sym), 0);
+	cr_assert_str_eq(sym.func, "ut_inl_outer");
+	cr_assert_eq(sym.nchain, 3, "an inline chain of %zu, not 3", sym.nchain);
+	static const char *const names[] = {"ut_inl_inner", "ut_inl_middle", "ut_inl_outer"};
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_str_eq(sym.chain[i].func, names[i], "level %zu", i);
+		cr_assert_not_null(sym.chain[i].file);
+		UI_HAS(sym.chain[i].file, "test_symbols.c");
+		cr_assert_eq(sym.chain[i].line, ut_inl_line[i], "%s at line %d, not %d", names[i], sym.chain[i].line,
+			     ut_inl_line[i]);
+	}
+	rd_sym_clear(&sym);
+	rd_syms_free(syms);
+}
+
+/* The reference: the inline chain at pc as dwarf_getscopes and
+** dwarf_getscopes_die give it, named as rd_symbols.c names a DIE. */
+static char *ref_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *ln = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	char *d = ln ? rd_demangle(ln) : NULL;
+	if (d)
+		return d;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	char *r = strdup(n ? n : ln ? ln : "?");
+	rd_fold_templates(r);
+	return r;
+}
+
+/* Compare sym's chain with dwarf_getscopes's at pc of the unit cu: 1 when
+** the chain has inline levels, 0 when not; fails the test on a difference. */
+static int ref_compare(Dwarf_Die *cu, Dwarf_Addr pc, const struct rd_sym *sym)
+{
+	Dwarf_Die *sc = NULL, inner;
+	int n = dwarf_getscopes(cu, pc, &sc);
+	bool in_function = false;
+	for (int i = 0; i < n; i++)
+		in_function |= dwarf_tag(&sc[i]) == DW_TAG_subprogram || dwarf_tag(&sc[i]) == DW_TAG_inlined_subroutine;
+	cr_assert_eq(in_function, sym->file != NULL, "pc 0x%llx: in a function %d, but file %s", (unsigned long long)pc,
+		     in_function, sym->file ? sym->file : "none");
+	if (n > 0) {
+		inner = sc[0];
+		free(sc);
+		sc = NULL;
+		n = dwarf_getscopes_die(&inner, &sc);
+	}
+	size_t level = 0;
+	int line = sym->line;
+	for (int i = 0; i < n && sym->file; i++) {
+		int tag = dwarf_tag(&sc[i]);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		cr_assert_lt(level, sym->nchain, "pc 0x%llx: the chain stops at %zu", (unsigned long long)pc, level);
+		cr_assert_eq(sym->chain[level].line, line, "pc 0x%llx level %zu", (unsigned long long)pc, level);
+		char *name = tag == DW_TAG_subprogram && sym->func ? strdup(sym->func) : ref_name(&sc[i]);
+		cr_assert_str_eq(sym->chain[level].func, name, "pc 0x%llx level %zu", (unsigned long long)pc, level);
+		free(name);
+		level++;
+		Dwarf_Attribute a;
+		Dwarf_Word l;
+		if (tag == DW_TAG_subprogram || dwarf_formudata(dwarf_attr(&sc[i], DW_AT_call_line, &a), &l) != 0)
+			break;
+		line = (int)l;
+	}
+	free(sc);
+	cr_assert_eq(level, sym->nchain, "pc 0x%llx: a chain of %zu, libdw's %zu", (unsigned long long)pc, sym->nchain,
+		     level);
+	return level > 1;
+}
+
+Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
+{
+	struct self s = self_module();
+	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
+	static char *debuginfo;
+	static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+					  .find_debuginfo = dwfl_standard_find_debuginfo,
+					  .section_address = dwfl_offline_section_address,
+					  .debuginfo_path = &debuginfo};
+	Dwfl *dwfl = dwfl_begin(&cb);
+	dwfl_report_begin(dwfl);
+	Dwfl_Module *mod = dwfl_report_elf(dwfl, "self", s.path, -1, s.bias, true);
+	cr_assert_not_null(mod);
+	dwfl_report_end(dwfl, NULL, NULL);
+	/* every line-table address of the units that have inline code, a
+	** few thousand at most: libdw's walk is slow, which is the point */
+	size_t total = 0;
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL;) {
+		Dwarf_Lines *lines;
+		size_t n;
+		if (dwarf_getsrclines(cu, &lines, &n) == 0)
+			total += n;
+	}
+	size_t stride = total / 3000 + 1, seen = 0, checked = 0, inlined = 0;
+	rd_syms_t *syms = rd_syms_new(&m, 1);
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(mod, cu, &bias)) != NULL;) {
+		Dwarf_Lines *lines;
+		size_t n;
+		if (dwarf_getsrclines(cu, &lines, &n) != 0)
+			continue;
+		for (size_t i = 0; i < n; i++, seen++) {
+			Dwarf_Line *l = dwarf_onesrcline(lines, i);
+			Dwarf_Addr addr;
+			bool end;
+			if (seen % stride || dwarf_lineaddr(l, &addr) != 0 || dwarf_lineendsequence(l, &end) != 0 || end)
+				continue;
+			Dwarf_Addr ucbias;
+			if (dwfl_module_addrdie(mod, addr + bias, &ucbias) != cu)
+				continue; /* rd_symbols.c asks .debug_aranges first: another unit */
+			struct rd_sym sym;
+			if (rd_syms_lookup(syms, addr + bias + 1, &sym) != 0)
+				continue;
+			inlined += ref_compare(cu, addr, &sym);
+			checked++;
+			rd_sym_clear(&sym);
+		}
+	}
+	rd_syms_free(syms);
+	dwfl_end(dwfl);
+	cr_assert_gt(checked, 500, "only %zu addresses compared", checked);
+	cr_assert_gt(inlined, 20, "only %zu addresses in inline code of %zu", inlined, checked);
 }

@@ -818,6 +818,10 @@ enum eng_err eng_sim_feed(struct eng_sim *s, uint32_t thread, unsigned stream,
 			sim_times(s, t, r);
 			if ((e = sim_event(s, t, r, len)) != ENG_OK)
 				return e;
+		} else if (kind == MEMINST_TREC_THREAD_START) {
+			/* a thread sampled from before sampling started: its
+			** identity comes first in its signal stream too */
+			sim_thread_start(t, r);
 		}
 		if (s->other && (kind >= MEMINST_TREC_VARIABLE || stream != MEMINST_TRACE_STREAM_EVENTS ||
 				 kind == MEMINST_TREC_CLOCK))

@@ -183,7 +183,10 @@ enum meminst_trec_kind {
 	MEMINST_TREC_RETURN = 2,
 	/* [head, tid | parent_thread << 32, name[16] as 2 words]: the thread's
 	** first record; parent_thread is the trace thread number of the thread
-	** that created it (0: unknown or the process's first thread) */
+	** that created it (0: unknown or the process's first thread).  A
+	** thread that existed before sampling started, given its number by the
+	** sampler's handler, has it first in its signal stream too (the same
+	** words), so that a trace read while the thread runs names it.      */
 	MEMINST_TREC_THREAD_START = 3,
 	/* [head]: the thread ends (its last record)                         */
 	MEMINST_TREC_THREAD_EXIT = 4,

@@ -141,8 +141,9 @@ static trace_thr_t *buf_record_new(void)
 }
 
 /* Give the record to the calling thread: number, tid, THREAD_START as its
-** first record.  Async-signal-safe (prctl and gettid are system calls). */
-static void buf_record_start(trace_thr_t *t, uint32_t parent_no)
+** first record (a copy in rec).  Async-signal-safe (prctl and gettid are
+** system calls). */
+static void buf_record_start(trace_thr_t *t, uint32_t parent_no, uint64_t rec[4])
 {
 	trace_stream_restart(&t->ev), t->ev.seq = t->ev.lost = 0;
 	trace_stream_restart(&t->sig), t->sig.seq = t->sig.lost = 0;
@@ -153,10 +154,10 @@ static void buf_record_start(trace_thr_t *t, uint32_t parent_no)
 	t->started = true;
 	char name[17] = {0};
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
-			   (uint32_t)t->tid | (uint64_t)t->parent_no << 32, 0, 0};
+	rec[0] = MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now());
+	rec[1] = (uint32_t)t->tid | (uint64_t)t->parent_no << 32;
 	memcpy(rec + 2, name, 16);
-	memcpy(t->ev.pos, rec, sizeof rec);
+	memcpy(t->ev.pos, rec, 4 * sizeof *rec);
 	t->ev.pos += 4;
 	trace_stream_wrote(&t->ev);
 	atomic_signal_fence(memory_order_seq_cst);
@@ -194,7 +195,8 @@ trace_thr_t *trace_thread_record(void)
 		tl->busy--;
 		return NULL;
 	}
-	buf_record_start(t, tl->parent_no);
+	uint64_t rec[4];
+	buf_record_start(t, tl->parent_no, rec);
 	tl->rec = t;
 	if (reg.key_ok)
 		pthread_setspecific(reg.key, t);
@@ -204,8 +206,9 @@ trace_thr_t *trace_thread_record(void)
 
 /* A spare record for a thread that has none, from the sampler's signal
 ** handler: no lock, no allocation.  NULL when none is left or the thread
-** is inside the runtime (its normal context may be making its record). */
-static trace_thr_t *buf_spare_take(void)
+** is inside the runtime (its normal context may be making its record).
+** Its THREAD_START in rec, for the signal stream too. */
+static trace_thr_t *buf_spare_take(uint64_t rec[4])
 {
 	trace_tls_t *tl = &trace_tls;
 	if (tl->busy)
@@ -214,7 +217,7 @@ static trace_thr_t *buf_spare_take(void)
 		trace_thr_t *t = atomic_exchange(&buf_spare[i], NULL);
 		if (!t)
 			continue;
-		buf_record_start(t, 0);
+		buf_record_start(t, 0, rec);
 		t->key_pending = true; /* pthread_setspecific is not signal-safe */
 		tl->rec = t;
 		atomic_fetch_add(&buf_spares_taken, 1);
@@ -379,8 +382,18 @@ static void buf_sig_append(trace_thr_t *t, int tid, const uint64_t *words, unsig
 void trace_sig_append(const uint64_t *words, unsigned n)
 {
 	trace_thr_t *t = trace_tls.rec;
-	if (trace_unlikely(!t) && !(t = buf_spare_take()))
-		return;
+	if (trace_unlikely(!t)) {
+		/* A thread that existed before sampling started, at its first
+		** tick.  Its THREAD_START (tid, name) goes into the signal stream
+		** as well: the events stream of a thread that is only sampled is
+		** written out at its exit, but its samples are read while it
+		** runs (trace_flush_running writes signal streams only), and
+		** without it they would carry no thread. */
+		uint64_t start[4];
+		if (!(t = buf_spare_take(start)))
+			return;
+		buf_sig_append(t, 0, start, 4);
+	}
 	buf_sig_append(t, 0, words, n);
 }
 

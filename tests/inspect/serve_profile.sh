@@ -8,8 +8,9 @@
 #     default cpu, period_type cpu/nanoseconds with period 10 ms (100 Hz),
 #     time_nanos within a minute of now, duration_nanos about the seconds
 #     asked, a build-id on every mapping and a mapping on every location,
-#     burn_cpu in the samples (any thread label on them burn-w1 or
-#     burn-w2: the threads' names are not read back at run time yet);
+#     burn_cpu in the samples, each labelled with its thread, burn-w1 or
+#     burn-w2, and a tid (the threads existed before the sampler started:
+#     their identity comes from their signal stream);
 #   - the sampler is off again after each profile (no perf event or POSIX
 #     timer left in the target), three profiles in a row leave its
 #     descriptors and threads as the first left them, and a later profile
@@ -171,7 +172,8 @@ for w, v in p.get(2, []):
         lab[s(one(l, 1))] = s(one(l, 2)) if 2 in l else one(l, 3)
     names = [f for x in ids for f in locs[x]]
     if "burn_cpu" in names:
-        assert lab.get("thread", "burn-w1") in ("burn-w1", "burn-w2"), "burn_cpu's sample on thread %s" % lab
+        assert lab.get("thread") in ("burn-w1", "burn-w2") and lab.get("tid", 0) > 0, \
+            "burn_cpu's sample on thread %s" % lab
         burn += vals[0]
     n += vals[0]
 assert burn > 0, "no sample in burn_cpu (%d samples)" % n

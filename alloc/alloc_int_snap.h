@@ -18,17 +18,62 @@
 /* ----------------------------------------------------------- snapshots -- */
 
 /*
-** A captured block is one 32-byte record, sorted by address in place
-** (alloc_snap_sort: no second buffer, no index), so that a capture of N
-** blocks needs 32 N bytes and a little room for blocks made while it
-** waits for the locks.  The exit snapshot and the leak checks capture in
-** about 9 B a block instead (alloc_snap_compact.c: im->compact, chunks).
+** A captured block in full: a 32-byte record.  A capture of a running
+** program keeps most blocks in 16 bytes (alloc_snap_rec16_t) and the
+** others in these (its escapes); with too many escapes, all of them
+** (im->wide).  The exit snapshot and the leak checks capture in about 9 B
+** a block instead (alloc_snap_compact.c: im->compact, chunks).
 */
 typedef struct alloc_snap_rec_s {
 	uint64_t addr, size, seq;
 	uint32_t type;
 	uint32_t thread : 24, allocator : 8;
 } alloc_snap_rec_t;
+
+/*
+** A block in 16 bytes, copied under the map's locks in list order and
+** sorted after (alloc_snap_sort.c), in place: no second buffer, no index.
+**   w0: addr << 16 | size            addr 16-aligned below 2^48, size < 2^20
+**   w1: seq | type << 36 | thread << 53 | allocator << 60
+**       seq < 2^36, type < 2^17, thread < 2^7
+** A block whose fields do not fit is an escape: w1 = ALLOC_REC16_ESCAPE |
+** i, its full record im->recs[i] (w0 unused).  Packing costs a few shifts,
+** no more than the 32-byte copy: the program's pause stays the copy.
+*/
+typedef struct alloc_snap_rec16_s {
+	uint64_t w0, w1;
+} alloc_snap_rec16_t;
+#define ALLOC_REC16_ESCAPE (1ull << 63)
+
+/* Pack into *r, or false when a field does not fit (one test for all:
+** the copy under the locks does this for every block). */
+#define ALLOC_REC16_META_OVER ((uint64_t)(ALLOC_TYPE_MAX & ~0x1ffffu) | (uint64_t)(ALLOC_THREAD_MAX & ~0x7fu) << 20)
+static inline bool alloc_snap_rec16_pack(alloc_snap_rec16_t *r, uint64_t addr, uint64_t size, uint64_t meta,
+					 uint64_t seq)
+{
+	if ((addr & 15) | (addr >> 48) | (size >> 20) | (seq >> 36) | (meta & ALLOC_REC16_META_OVER))
+		return false;
+	r->w0 = addr << 16 | size;
+	r->w1 = seq | (meta & 0x1ffff) << 36 | (meta >> 20 & 0x7f) << 53 | (meta >> 39 & 7) << 60;
+	return true;
+}
+
+static inline uint64_t alloc_snap_rec16_addr(const alloc_snap_rec16_t *r, const alloc_snap_rec_t *esc)
+{
+	return r->w1 & ALLOC_REC16_ESCAPE ? esc[r->w1 & ~ALLOC_REC16_ESCAPE].addr : r->w0 >> 20 << 4;
+}
+
+static inline void alloc_snap_rec16_get(const alloc_snap_rec16_t *r, const alloc_snap_rec_t *esc,
+					alloc_snap_rec_t *out)
+{
+	if (r->w1 & ALLOC_REC16_ESCAPE) {
+		*out = esc[r->w1 & ~ALLOC_REC16_ESCAPE];
+		return;
+	}
+	*out = (alloc_snap_rec_t){.addr = r->w0 >> 20 << 4, .size = r->w0 & 0xfffff, .seq = r->w1 & ((1ull << 36) - 1),
+				  .type = (uint32_t)(r->w1 >> 36) & 0x1ffff, .thread = (uint32_t)(r->w1 >> 53) & 0x7f,
+				  .allocator = (uint32_t)(r->w1 >> 60) & 7};
+}
 
 /* A block's leak class (memcheck's), as stored in leak_block.class. */
 enum { ALLOC_LEAK_REACHABLE = 0, ALLOC_LEAK_DEFINITE = 1, ALLOC_LEAK_INDIRECT = 2,
@@ -56,7 +101,13 @@ typedef struct alloc_snap_s {
 	pid_t pid, ppid;
 	int64_t time_ns, elapsed_ns, pause_ns;
 	uint64_t seq, bytes;
-	alloc_snap_rec_t *recs;           /* the blocks, in capture order until sorted */
+	/* the blocks, in capture order until sorted: rec16 and the escapes'
+	** full records in recs (nesc of esc_room), or with `wide` all in recs */
+	alloc_snap_rec16_t *rec16;
+	alloc_snap_rec_t *recs;
+	size_t nesc, esc_room;
+	bool wide;                        /* this capture in 32-byte records */
+	bool widen;                       /* escapes overflowed: the next try wide */
 	/* A compact capture (alloc_snap_compact.c: exit and leak checks) has
 	** no recs: the blocks are encoded as block_chunk stores them. */
 	bool compact;
@@ -66,6 +117,8 @@ typedef struct alloc_snap_s {
 	size_t nblocks, room;             /* blocks captured, room for them */
 	void *blocks_map;                 /* one mapping holds both */
 	size_t blocks_bytes;
+	void *esc_map;                    /* the escapes' room (recs with rec16) */
+	size_t esc_bytes;
 	struct meminst_status_info *status[ALLOC_K_COUNT];
 	struct meminst_events *events[ALLOC_K_COUNT]; /* in status[k]'s mapping, after it */
 	uint32_t nstatus[ALLOC_K_COUNT];
@@ -183,6 +236,14 @@ uintptr_t alloc_leak_map_end(const alloc_leak_maps_t *m, uintptr_t a);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (8 * 512) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts);
+/* The i-th captured block, whatever its form (not a compact capture's). */
+static inline void alloc_snap_rec_at(const alloc_snap_t *im, size_t i, alloc_snap_rec_t *out)
+{
+	if (im->wide)
+		*out = im->recs[i];
+	else
+		alloc_snap_rec16_get(&im->rec16[i], im->recs, out);
+}
 void alloc_snap_sort_addrs(uint64_t *addr, size_t n, size_t *counts);
 /* The records sorted, a block listed twice (a raw clone's copy of a map
 ** half-way through a move) once; before the store writes the totals. */

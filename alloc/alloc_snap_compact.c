@@ -2,7 +2,7 @@
 ** alloc_snap_compact.c — a capture of the map in about 9 bytes a block
 ** (issue 29: a 10 M-block exit snapshot in at most 160 MB).
 **
-** The 32-byte records of alloc_snapshot.c are copied under the map's locks
+** The 16-byte records of alloc_snapshot.c are copied under the map's locks
 ** and sorted after, so that the program waits only for the copy: right for
 ** the peaks and intervals a running program is paused for.  At exit, and
 ** for a leak check (which sorts under the locks and stops every thread

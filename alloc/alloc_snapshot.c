@@ -59,6 +59,8 @@ static void snap_unmap(alloc_snap_t *im)
 		alloc_sys_unmap(im->hist, im->hist_bytes);
 	if (im->blocks_map)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
+	if (im->esc_map)
+		alloc_sys_unmap(im->esc_map, im->esc_bytes);
 	if (im->leak_class)
 		alloc_sys_unmap(im->leak_class, im->leak_class_bytes);
 	if (im->leak_roots)
@@ -164,17 +166,36 @@ static bool snap_read_status(alloc_snap_t *im)
 	return true;
 }
 
-static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m)
+/* One block at recs[n] (counts in locals: through im, every store would
+** reload them, the records possibly aliasing im). */
+static inline void snap_copy_wide(alloc_snap_rec_t *recs, size_t n, uint64_t *bytes, const alloc_mhdr_t *m)
 {
 	uint64_t meta = m->h.meta;
-	alloc_snap_rec_t *r = &im->recs[im->nblocks++];
+	alloc_snap_rec_t *r = &recs[n];
 	r->addr = (uintptr_t)(m + 1);
 	r->size = alloc_hdr_bytes(&m->h);
 	r->seq = m->seq;
 	r->type = alloc_meta_type(meta);
 	r->thread = alloc_meta_thread(meta);
 	r->allocator = alloc_meta_allocator(meta);
-	im->bytes += r->size;
+	*bytes += r->size;
+}
+
+/* In 16 bytes, else as an escape (counted past the room: the capture is
+** then taken again wide). */
+static inline void snap_copy_packed(alloc_snap_t *im, alloc_snap_rec16_t *r, size_t *nesc, uint64_t *bytes,
+				    const alloc_mhdr_t *m)
+{
+	uint64_t meta = m->h.meta, addr = (uintptr_t)(m + 1), size = alloc_hdr_bytes(&m->h);
+	*bytes += size;
+	if (__builtin_expect(alloc_snap_rec16_pack(r, addr, size, meta, m->seq), 1))
+		return;
+	if (*nesc < im->esc_room) {
+		im->recs[*nesc] = (alloc_snap_rec_t){addr, size, m->seq, alloc_meta_type(meta),
+						     alloc_meta_thread(meta), alloc_meta_allocator(meta)};
+		r->w1 = ALLOC_REC16_ESCAPE | *nesc;
+	}
+	++*nesc;
 }
 
 /*
@@ -186,85 +207,81 @@ static inline void snap_copy_one(alloc_snap_t *im, const alloc_mhdr_t *m)
 ** program 33-34 ms in all instead of 38-44 ms (32 ahead: 36-40 ms).
 */
 #define SNAP_PREFETCH 16
+#define SNAP_COPY_LISTS(COPY)                                                          \
+	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {                \
+		const alloc_list_t *l = alloc_map_list(id);                            \
+		uint32_t n = l->count;                                                 \
+		for (uint32_t i = 0; i < n && i < SNAP_PREFETCH; i++)                  \
+			__builtin_prefetch(l->arr[i]);                                 \
+		for (uint32_t i = 0; i < n; i++) {                                     \
+			if (i + SNAP_PREFETCH < n)                                     \
+				__builtin_prefetch(l->arr[i + SNAP_PREFETCH]);         \
+			COPY;                                                          \
+			nb++;                                                          \
+		}                                                                      \
+	}
 static bool snap_copy_map(alloc_snap_t *im, size_t room)
 {
-	im->nblocks = 0;
+	size_t nb = 0, nesc = 0;
+	uint64_t bytes = 0;
+	im->nblocks = im->nesc = 0;
 	if (alloc_map_count_stopped() > room)
 		return false;
-	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
-		const alloc_list_t *l = alloc_map_list(id);
-		uint32_t n = l->count;
-		for (uint32_t i = 0; i < n && i < SNAP_PREFETCH; i++)
-			__builtin_prefetch(l->arr[i]);
-		for (uint32_t i = 0; i < n; i++) {
-			if (i + SNAP_PREFETCH < n)
-				__builtin_prefetch(l->arr[i + SNAP_PREFETCH]);
-			snap_copy_one(im, l->arr[i]);
-		}
+	if (im->wide) {
+		alloc_snap_rec_t *recs = im->recs;
+		SNAP_COPY_LISTS(snap_copy_wide(recs, nb, &bytes, l->arr[i]))
+	} else {
+		alloc_snap_rec16_t *rec16 = im->rec16;
+		SNAP_COPY_LISTS(snap_copy_packed(im, &rec16[nb], &nesc, &bytes, l->arr[i]))
 	}
-	return true;
+	im->nblocks = nb;
+	im->nesc = nesc;
+	im->bytes += bytes;
+	if (nesc <= im->esc_room)
+		return true;
+	im->widen = true;
+	return false;
 }
 
 /*
-** Room for `room` blocks: the records and the sort's counts in one
-** mapping, populated now so that the copy under the locks takes no page
-** fault.  False when out of memory.
+** Room for `room` blocks: the sort's counts and the records (16 bytes each,
+** 32 with im->widen) in one mapping, populated now so that the copy under
+** the locks takes no page fault; the escapes' room in another, faulted in
+** as they come (they are few).  False when out of memory.
 */
 static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 {
-	size_t bytes = snap_round(ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) + room * sizeof(alloc_snap_rec_t));
-	if (im->room >= room)
-		return true;
-	void *grown = im->blocks_map ? alloc_sys_remap(im->blocks_map, im->blocks_bytes, bytes) : NULL;
-	if (grown) { /* a spare's: its pages are there, only the new ones fault in */
-		alloc_sys_populate((char *)grown + im->blocks_bytes, bytes - im->blocks_bytes);
-	} else if (im->blocks_map) {
-		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
-	}
-	im->blocks_bytes = im->room = 0;
-	if (!(im->blocks_map = grown ? grown : alloc_sys_map_populated(bytes)))
-		return false;
-	im->blocks_bytes = bytes;
-	im->room = room;
-	im->counts = im->blocks_map;
-	im->recs = (alloc_snap_rec_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS);
-	return true;
-}
-
-/*
-** The records in address order, each address once.  A block listed twice is
-** a map copied while another thread was half-way through moving it: a
-** child made by a raw clone (no fork handler took the map's locks) copies
-** whatever state its parent's other threads were in.  Such a child's
-** snapshot keeps the first of the two (and its leak class), its totals
-** less the other, rather than failing to store.
-*/
-void alloc_snap_sort_unique(alloc_snap_t *im)
-{
-	if (im->unique)
-		return;
-	im->unique = true;
-	if (!im->sorted)
-		alloc_snap_sort(im->recs, im->nblocks, im->counts);
-	im->sorted = true;
-	size_t out = 0, root = 0, roots = 0; /* the leak roots name records by index: renumbered */
-	for (size_t i = 0; i < im->nblocks; i++) {
-		bool copy = out && im->recs[i].addr == im->recs[out - 1].addr;
-		for (; root < im->nleak_roots && im->leak_roots[root].key == i; root++)
-			if (!copy) {
-				im->leak_roots[roots] = im->leak_roots[root];
-				im->leak_roots[roots++].key = (uint32_t)out;
-			}
-		if (copy) {
-			im->bytes -= im->recs[i].size;
-			continue;
+	bool wide = im->widen;
+	size_t bytes = snap_round(ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) +
+				  room * (wide ? sizeof(alloc_snap_rec_t) : sizeof(alloc_snap_rec16_t)));
+	if (im->blocks_bytes < bytes) {
+		void *grown = im->blocks_map ? alloc_sys_remap(im->blocks_map, im->blocks_bytes, bytes) : NULL;
+		if (grown) { /* a spare's: its pages are there, only the new ones fault in */
+			alloc_sys_populate((char *)grown + im->blocks_bytes, bytes - im->blocks_bytes);
+		} else if (im->blocks_map) {
+			alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 		}
-		if (im->leak_done)
-			im->leak_class[out] = im->leak_class[i];
-		im->recs[out++] = im->recs[i];
+		im->blocks_bytes = im->room = 0;
+		if (!(im->blocks_map = grown ? grown : alloc_sys_map_populated(bytes)))
+			return false;
+		im->blocks_bytes = bytes;
 	}
-	im->nblocks = out;
-	im->nleak_roots = roots;
+	size_t esc = wide ? 0 : room / 16 + 256, esc_bytes = snap_round(esc * sizeof(alloc_snap_rec_t));
+	if (esc && im->esc_bytes < esc_bytes) {
+		if (im->esc_map)
+			alloc_sys_unmap(im->esc_map, im->esc_bytes);
+		im->esc_bytes = 0;
+		if (!(im->esc_map = alloc_sys_map(esc_bytes)))
+			return false;
+		im->esc_bytes = esc_bytes;
+	}
+	im->wide = wide;
+	im->room = room;
+	im->esc_room = esc;
+	im->counts = im->blocks_map;
+	im->rec16 = wide ? NULL : (alloc_snap_rec16_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS);
+	im->recs = wide ? (alloc_snap_rec_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS) : im->esc_map;
+	return true;
 }
 
 /* Stop the world of allocations, copy, let go.  Returns false on no memory.
@@ -336,7 +353,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	im->leak_class = NULL;
 	im->leak_roots = NULL;
 	im->nleak_roots = 0;
-	im->leak_done = im->sorted = im->unique = false;
+	im->leak_done = im->sorted = im->unique = im->widen = false;
 	alloc_guard_enter();
 	bool ok = snap_copy_locked(im, with_map, compact, with_map && leaks);
 	alloc_guard_exit();
@@ -639,84 +656,3 @@ int alloc_snap_leak_exit_status(void)
 		  (unsigned long long)alloc_opts.leak_threshold, alloc_opts.leak_exit_code);
 	return alloc_opts.leak_exit_code;
 }
-
-/* ------------------------------------------------------------ sort ----- */
-
-/*
-** Sort by address, in place: an MSD radix sort (American flag sort) on
-** the bits that differ between the blocks only (a heap spans a few tens of
-** bits; the low bits of aligned addresses never differ), 8 bits a level,
-** at most 8 levels, runs of a few by insertion.  In place so that a
-** capture needs no second buffer of its size (issue 29: the capture's
-** memory per block).  `counts` holds ALLOC_SNAP_SORT_COUNTS.  Allocates
-** nothing; its recursion is at most 8 frames deep.  Made twice below:
-** for the 32-byte records and for a compact capture's addresses.
-*/
-#define SNAP_SORT_SMALL 24 /* runs this short are sorted by insertion */
-#define SNAP_SORT_DEFINE(NAME, T, KEY)                                                         \
-	static void NAME##_small(T *r, size_t n)                                               \
-	{                                                                                      \
-		for (size_t i = 1; i < n; i++) {                                               \
-			T x = r[i];                                                            \
-			size_t j = i;                                                          \
-			for (; j > 0 && KEY(r[j - 1]) > KEY(x); j--)                           \
-				r[j] = r[j - 1];                                               \
-			r[j] = x;                                                              \
-		}                                                                              \
-	}                                                                                      \
-	/* one digit of 8 bits at `shift`, then the next ones in each bucket;      \
-	** `counts` holds 512 per level below this one */                         \
-	static void NAME##_digit(T *r, size_t n, unsigned shift, unsigned lo, size_t *counts) \
-	{                                                                                      \
-		if (n <= SNAP_SORT_SMALL) {                                                    \
-			NAME##_small(r, n);                                                    \
-			return;                                                                \
-		}                                                                              \
-		size_t *start = counts, *next = counts + 256;                                  \
-		memset(start, 0, 256 * sizeof *start);                                         \
-		for (size_t i = 0; i < n; i++)                                                 \
-			start[(KEY(r[i]) >> shift) & 255]++;                                   \
-		for (size_t d = 0, at = 0; d < 256; d++) {                                     \
-			size_t k = start[d];                                                   \
-			start[d] = next[d] = at;                                               \
-			at += k;                                                               \
-		}                                                                              \
-		/* each into its bucket, in cycles (American flag sort) */                    \
-		for (size_t d = 0; d < 256; d++) {                                             \
-			size_t end = d < 255 ? start[d + 1] : n;                               \
-			while (next[d] < end) {                                                \
-				T x = r[next[d]];                                              \
-				size_t e = (KEY(x) >> shift) & 255;                            \
-				while (e != d) {                                               \
-					T y = r[next[e]];                                      \
-					r[next[e]++] = x;                                      \
-					x = y;                                                 \
-					e = (KEY(x) >> shift) & 255;                           \
-				}                                                              \
-				r[next[d]++] = x;                                              \
-			}                                                                      \
-		}                                                                              \
-		if (shift == lo)                                                               \
-			return;                                                                \
-		for (size_t d = 0; d < 256; d++) {                                             \
-			size_t end = d < 255 ? start[d + 1] : n;                               \
-			if (end - start[d] > 1)                                                \
-				NAME##_digit(r + start[d], end - start[d], shift - 8, lo, counts + 512); \
-		}                                                                              \
-	}                                                                                      \
-	void NAME(T *r, size_t n, size_t *counts)                                              \
-	{                                                                                      \
-		uint64_t differ = 0;                                                           \
-		for (size_t i = 1; i < n; i++)                                                 \
-			differ |= KEY(r[i]) ^ KEY(r[0]);                                       \
-		if (!differ)                                                                   \
-			return;                                                                \
-		unsigned lo = (unsigned)__builtin_ctzll(differ);                               \
-		unsigned bits = 64 - (unsigned)__builtin_clzll(differ) - lo;                   \
-		NAME##_digit(r, n, lo + 8 * ((bits + 7) / 8 - 1), lo, counts);                 \
-	}
-
-#define SNAP_REC_KEY(x) ((x).addr)
-#define SNAP_ADDR_KEY(x) (x)
-SNAP_SORT_DEFINE(alloc_snap_sort, alloc_snap_rec_t, SNAP_REC_KEY)
-SNAP_SORT_DEFINE(alloc_snap_sort_addrs, uint64_t, SNAP_ADDR_KEY)

@@ -499,7 +499,8 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 ** The blocks, sorted by address, in chunks of MEMINST_SNAPSHOT_CHUNK
 ** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
 ** chunk, so that SQLite inserts a thousand times fewer rows.  The records
-** were sorted in place, so they are read in order.  The buffer is mapped,
+** (16 or 32 bytes, alloc_snap_sort.c) were sorted in place before the
+** store began, so they are read in order.  The buffer is mapped,
 ** not malloc'd: we run guarded.
 */
 /* A compact capture's chunks, encoded already (alloc_snap_compact.c). */
@@ -532,23 +533,22 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	unsigned char *buf = alloc_sys_map(cap);
 	if (!buf)
 		return alloc_sqlite_fail(w, "out of memory");
-	const alloc_snap_rec_t *recs = im->recs;
-	if (!im->sorted)
-		alloc_snap_sort(im->recs, im->nblocks, im->counts);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
-	for (size_t i = 0; i < im->nblocks && rc == 0;) {
+	for (size_t i = 0; i < im->nblocks && rc == 0;) { /* sorted: alloc_snap_sort_unique */
 		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
-		struct meminst_snapshot_block prev = {.addr = recs[i].addr};
+		alloc_snap_rec_t r;
+		alloc_snap_rec_at(im, i, &r);
+		uint64_t first = r.addr;
+		struct meminst_snapshot_block prev = {.addr = first};
 		unsigned char *p = buf;
 		for (size_t j = i; j < i + n; j++) {
-			const alloc_snap_rec_t *r = &recs[j];
-			struct meminst_snapshot_block e = {r->addr, r->size, r->type, r->thread, r->allocator,
-							   r->seq};
+			alloc_snap_rec_at(im, j, &r);
+			struct meminst_snapshot_block e = {r.addr, r.size, r.type, r.thread, r.allocator, r.seq};
 			p = meminst_snapshot_put_block(p, &prev, &e);
 		}
 		sqlite3_bind_int64(st, 1, w->id);
-		sqlite3_bind_int64(st, 2, (int64_t)recs[i].addr);
+		sqlite3_bind_int64(st, 2, (int64_t)first);
 		sqlite3_bind_int64(st, 3, (int64_t)n);
 		sqlite3_bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
 		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");

@@ -100,16 +100,53 @@ static void slot_restart(alloc_slot_t *s, int64_t base[2], const int64_t g[2])
 	__atomic_store_n(&s->reallocs, 0, __ATOMIC_RELAXED);
 }
 
-/* A slot's pending events into its entry (its type's histogram too). */
-static void slot_fold_events(alloc_thread_t *t, unsigned i, alloc_stat_t *e)
+/*
+** The entry that gets a slot's events besides its own (alloc_count.h,
+** core_events_in counts them in three of the five slots): the thread's own
+** entry those of the total's slot (slot 0: every event a thread counts is
+** of its own blocks), the class's entry those of a type's slot; else
+** ALLOC_KEY_NONE.  The flush folds them in there and a read adds the
+** pending ones there, so the class and thread figures stay exact.
+*/
+static uint32_t slot_events_also(const alloc_thread_t *t, const alloc_slot_t *s, uint32_t key)
 {
-	alloc_slot_t *s = &t->slots[i];
-	int64_t in = s->in;
-	uint64_t ev[ALLOC_EV_COUNT] = {(uint64_t)alloc_slot_blocks(in), (uint64_t)alloc_slot_bytes(in),
-				       s->temps, s->reallocs};
+	if (key == ALLOC_KEY_NONE)
+		return ALLOC_KEY_NONE;
+	if (ALLOC_KEY_KIND(key) == ALLOC_K_TOTAL)
+		return __atomic_load_n(&t->slots[ALLOC_SLOTS_FIXED - 1].key, __ATOMIC_ACQUIRE);
+	if (ALLOC_KEY_KIND(key) == ALLOC_K_TYPE)
+		return ALLOC_KEY(ALLOC_K_CLASS, s->cls);
+	return ALLOC_KEY_NONE;
+}
+
+/* A slot's pending events (calls, bytes, temporaries, reallocs). */
+static void slot_events(const alloc_slot_t *s, uint64_t ev[ALLOC_EV_COUNT])
+{
+	int64_t in = __atomic_load_n(&s->in, __ATOMIC_RELAXED);
+	ev[ALLOC_EV_CALLS] = (uint64_t)alloc_slot_blocks(in);
+	ev[ALLOC_EV_BYTES] = (uint64_t)alloc_slot_bytes(in);
+	ev[ALLOC_EV_TEMPS] = __atomic_load_n(&s->temps, __ATOMIC_RELAXED);
+	ev[ALLOC_EV_REALLOCS] = __atomic_load_n(&s->reallocs, __ATOMIC_RELAXED);
+}
+
+static void stat_add_events(alloc_stat_t *e, const uint64_t ev[ALLOC_EV_COUNT])
+{
 	for (int k = 0; k < ALLOC_EV_COUNT; k++)
 		if (ev[k])
 			atomic_fetch_add_explicit(&e->ev[k], ev[k], memory_order_relaxed);
+}
+
+/* A slot's pending events into its entry and the one slot_events_also
+** names (its type's histogram too). */
+static void slot_fold_events(alloc_thread_t *t, unsigned i, alloc_stat_t *e)
+{
+	alloc_slot_t *s = &t->slots[i];
+	uint64_t ev[ALLOC_EV_COUNT];
+	slot_events(s, ev);
+	stat_add_events(e, ev);
+	uint32_t also = slot_events_also(t, s, s->key);
+	if (also != ALLOC_KEY_NONE && (ev[ALLOC_EV_CALLS] | ev[ALLOC_EV_TEMPS]))
+		stat_add_events(alloc_stat_entry(ALLOC_KEY_KIND(also), ALLOC_KEY_ID(also)), ev);
 	if (ALLOC_KEY_KIND(s->key) != ALLOC_K_TYPE || !ev[ALLOC_EV_CALLS])
 		return;
 	alloc_hist_t *h = alloc_table_at(&hist_table, ALLOC_KEY_ID(s->key));
@@ -370,6 +407,14 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t 
 	for (unsigned i = 0; i < ALLOC_SLOTS_ALL; i++) {
 		alloc_slot_t *s = &t->slots[i];
 		uint32_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		uint64_t ev[ALLOC_EV_COUNT];
+		uint32_t also = slot_events_also(t, s, key);
+		if (also != ALLOC_KEY_NONE && ALLOC_KEY_KIND(also) == kind && ALLOC_KEY_ID(also) >= lo &&
+		    ALLOC_KEY_ID(also) < hi) {
+			slot_events(s, ev);
+			for (int k = 0; k < ALLOC_EV_COUNT; k++)
+				acc[ALLOC_KEY_ID(also) - lo].ev[k] += ev[k];
+		}
 		if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != kind || ALLOC_KEY_ID(key) < lo ||
 		    ALLOC_KEY_ID(key) >= hi)
 			continue;
@@ -378,11 +423,9 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t 
 		int64_t dk[2] = {alloc_slot_bytes(d), alloc_slot_blocks(d)};
 		int64_t hk[2] = {alloc_slot_bytes(__atomic_load_n(&s->hi, __ATOMIC_RELAXED)),
 				 __atomic_load_n(&s->hi_blocks, __ATOMIC_RELAXED)};
-		int64_t in = __atomic_load_n(&s->in, __ATOMIC_RELAXED);
-		a->ev[ALLOC_EV_CALLS] += (uint64_t)alloc_slot_blocks(in);
-		a->ev[ALLOC_EV_BYTES] += (uint64_t)alloc_slot_bytes(in);
-		a->ev[ALLOC_EV_TEMPS] += __atomic_load_n(&s->temps, __ATOMIC_RELAXED);
-		a->ev[ALLOC_EV_REALLOCS] += __atomic_load_n(&s->reallocs, __ATOMIC_RELAXED);
+		slot_events(s, ev);
+		for (int k = 0; k < ALLOC_EV_COUNT; k++)
+			a->ev[k] += ev[k];
 		for (int k = 0; k < 2; k++) {
 			int64_t base = __atomic_load_n(&s->base[k], __ATOMIC_RELAXED);
 			int64_t hi = base + hk[k];

@@ -336,3 +336,84 @@ ParameterizedTest(int *mode, counters, big_blocks)
 	alloc_core_free(d, ut_site(60));
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
 }
+
+/* ------------------------------------------------------------ events ---- */
+
+/* Entry `id`'s events of a kind (meminst_events_read fills from entry 0). */
+static struct meminst_events cnt_events(enum meminst_status_kind kind, uint32_t id)
+{
+	static struct meminst_events ev[512];
+	long n = meminst_events_read(kind, ev, sizeof ev / sizeof ev[0]);
+	cr_assert(n > (long)id && id < sizeof ev / sizeof ev[0], "kind %d has %ld entries, want %u", kind, n, id);
+	return ev[id];
+}
+
+/* e1 - e0, field by field */
+static struct meminst_events cnt_events_since(struct meminst_events e0, struct meminst_events e1)
+{
+	return (struct meminst_events){.calls = e1.calls - e0.calls, .allocated = e1.allocated - e0.allocated,
+				       .frees = e1.frees - e0.frees, .temporary = e1.temporary - e0.temporary,
+				       .reallocs = e1.reallocs - e0.reallocs};
+}
+
+#define CNT_EXPECT_EVENTS(what, got, c, a, t, r)                                                           \
+	cr_assert((got).calls == (c) && (got).allocated == (a) && (got).temporary == (t) && (got).reallocs == (r), \
+		  "%s: calls %llu allocated %llu temporary %llu reallocs %llu, want %llu %llu %llu %llu", what,      \
+		  (unsigned long long)(got).calls, (unsigned long long)(got).allocated,                          \
+		  (unsigned long long)(got).temporary, (unsigned long long)(got).reallocs,                       \
+		  (unsigned long long)(c), (unsigned long long)(a), (unsigned long long)(t), (unsigned long long)(r))
+
+/*
+** The events of the five kinds: counted in the total's, allocator's and
+** type's slots only, a class's are its types' and a thread's its total's
+** (alloc_status.c, slot_events_also).  Checked while pending (no flush:
+** few blocks) and after many flushes (3,000 pairs run the flush budget
+** out several times), for the class and the thread against the total and
+** the types.
+*/
+MODES_OF(events_of_every_kind)
+ParameterizedTest(int *mode, counters, events_of_every_kind)
+{
+	ut_start(ut_modes[*mode]);
+	void *first = alloc_core_malloc(8, ALLOC_A_MALLOC, ut_site(70), 0);
+	uint32_t ta = alloc_core_block_type(first), tb = alloc_type_of_site(ut_site(71));
+	uint32_t cls = ut_exe_class(), thr = alloc_tls.thread_no;
+	alloc_core_free(first, ut_site(70));
+	struct meminst_events t0 = cnt_events(MEMINST_STATUS_TOTAL, 0), h0 = cnt_events(MEMINST_STATUS_THREADS, thr);
+	struct meminst_events c0 = cnt_events(MEMINST_STATUS_CLASSES, cls);
+	struct meminst_events a0 = cnt_events(MEMINST_STATUS_TYPES, ta), b0 = cnt_events(MEMINST_STATUS_TYPES, tb);
+
+	/* pending: two temporaries, a block kept, a realloc to the other type
+	** (its old block the last allocated: a third temporary) */
+	for (int i = 0; i < 2; i++)
+		alloc_core_free(alloc_core_malloc(64, ALLOC_A_MALLOC, ut_site(70), 0), ut_site(70));
+	void *keep = alloc_core_malloc(100, ALLOC_A_MALLOC, ut_site(70), 0);
+	keep = alloc_core_realloc(keep, 300, ALLOC_A_REALLOC, ut_site(71), 0);
+	cr_assert_not_null(keep);
+	struct meminst_events want = cnt_events_since(t0, cnt_events(MEMINST_STATUS_TOTAL, 0));
+	CNT_EXPECT_EVENTS("total, pending", want, 4, 528, 3, 1);
+	struct meminst_events got = cnt_events_since(h0, cnt_events(MEMINST_STATUS_THREADS, thr));
+	CNT_EXPECT_EVENTS("thread, pending", got, 4, 528, 3, 1);
+	got = cnt_events_since(c0, cnt_events(MEMINST_STATUS_CLASSES, cls));
+	CNT_EXPECT_EVENTS("class, pending", got, 4, 528, 3, 1);
+	got = cnt_events_since(b0, cnt_events(MEMINST_STATUS_TYPES, tb));
+	CNT_EXPECT_EVENTS("realloc's type, pending", got, 1, 300, 0, 1);
+
+	/* flushed many times over */
+	for (int i = 0; i < 3000; i++)
+		alloc_core_free(alloc_core_malloc(64, ALLOC_A_MALLOC, ut_site(70), 0), ut_site(70));
+	alloc_core_free(keep, ut_site(71));
+	want = cnt_events_since(t0, cnt_events(MEMINST_STATUS_TOTAL, 0));
+	CNT_EXPECT_EVENTS("total", want, 3004, 528 + 3000 * 64, 3003, 1);
+	got = cnt_events_since(h0, cnt_events(MEMINST_STATUS_THREADS, thr));
+	CNT_EXPECT_EVENTS("thread", got, 3004, 528 + 3000 * 64, 3003, 1);
+	got = cnt_events_since(c0, cnt_events(MEMINST_STATUS_CLASSES, cls));
+	CNT_EXPECT_EVENTS("class", got, 3004, 528 + 3000 * 64, 3003, 1);
+	got = cnt_events_since(a0, cnt_events(MEMINST_STATUS_TYPES, ta));
+	CNT_EXPECT_EVENTS("type", got, 3003, 228 + 3000 * 64, 3003, 0);
+	alloc_slots_flush_all(alloc_tls.thr);
+	got = cnt_events_since(c0, cnt_events(MEMINST_STATUS_CLASSES, cls));
+	CNT_EXPECT_EVENTS("class, all flushed", got, 3004, 528 + 3000 * 64, 3003, 1);
+	got = cnt_events_since(h0, cnt_events(MEMINST_STATUS_THREADS, thr));
+	CNT_EXPECT_EVENTS("thread, all flushed", got, 3004, 528 + 3000 * 64, 3003, 1);
+}

@@ -57,15 +57,15 @@ static inline __attribute__((always_inline)) void core_slot_sub(alloc_slot_t *s,
 
 /*
 ** The events of a block counted in (`one_in` is alloc_slot_pack(size, 1)):
-** a call and its bytes in the total's, the allocator's and the type's
-** slots, the size in the type's histogram, and the block as the thread's
-** last (for temporaries).  One add to memory a slot, as core_slot_add.
-** The class's and the thread's events are not counted here: a class's are
-** the sum of its types', the thread's own are its total's (every event of
-** a thread is of its own blocks), so alloc_status.c folds and reads them
-** from those slots (slot_events_also) and the hot path has two adds fewer
-** a malloc and two fewer a temporary free.  `cs` and the thread's slot
-** stay in the signature for the counts, which do need all five.
+** a call and its bytes in the allocator's and the type's slots, the size
+** in the type's histogram, and the block as the thread's last (for
+** temporaries).  One add to memory a slot, as core_slot_add.  The total's,
+** class's and thread's events are not counted here: each is a sum of the
+** thread's types' (a thread counts events of its own blocks only), so
+** alloc_status.c folds and reads them from the type slots
+** (slot_events_also) and the hot path has three adds fewer a malloc and
+** three fewer a temporary free.  Unlike events, the counts' high marks are
+** not sums: the counts themselves stay in all five slots.
 */
 static inline __attribute__((always_inline)) void core_slot_in(alloc_slot_t *s, int64_t one_in)
 {
@@ -83,14 +83,13 @@ static inline __attribute__((always_inline)) void core_events_in(alloc_thread_t 
 								 const void *user)
 {
 	int64_t one_in = alloc_slot_pack((int64_t)size, 1);
-	(void)cs;
-	core_slot_in(total, one_in);
+	(void)total, (void)cs;
 	core_slot_in(as, one_in);
 	core_slot_in(ts, one_in);
 	t->hist[type & (ALLOC_SLOTS_TYPE - 1)][alloc_hist_bucket(size)]++;
 	t->last_block = user;
 	if (allocator == ALLOC_A_REALLOC)
-		total->reallocs++, as->reallocs++, ts->reallocs++;
+		as->reallocs++, ts->reallocs++;
 }
 
 /* A free by the thread: temporary if the block is the last it allocated
@@ -102,13 +101,12 @@ static inline __attribute__((always_inline)) bool core_take_temp(alloc_thread_t 
 	return temp;
 }
 
-/* A temporary block counted out: one more in the total's, allocator's
-** and type's slots (a temporary block is the freeing thread's own; its
-** class and thread get it from those, as for core_events_in). */
-static inline __attribute__((always_inline)) void core_events_temp(alloc_slot_t *total, alloc_slot_t *as,
-								   alloc_slot_t *ts)
+/* A temporary block counted out: one more in the allocator's and type's
+** slots (a temporary block is the freeing thread's own; the total, its
+** class and thread get it from the type's, as for core_events_in). */
+static inline __attribute__((always_inline)) void core_events_temp(alloc_slot_t *as, alloc_slot_t *ts)
 {
-	total->temps++, as->temps++, ts->temps++;
+	as->temps++, ts->temps++;
 }
 
 /* `event`: in, a new block (not one counted back); out, a temporary one. */
@@ -219,7 +217,7 @@ static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t 
 	core_slot_sub(ts, one);
 	core_slot_sub(core_owner_slot(t, alloc_meta_thread(meta)), one);
 	if (temp)
-		core_events_temp(&t->slots[0], as, ts);
+		core_events_temp(as, ts);
 }
 
 /* The total bytes as this thread sees them: the value at its last flush

@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t
 	core_slot_sub(ts, one);
 	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
 	if (core_take_temp(t, user))
-		core_events_temp(&t->slots[0], as, ts);
+		core_events_temp(as, ts);
 }
 
 /*

@@ -101,21 +101,24 @@ static void slot_restart(alloc_slot_t *s, int64_t base[2], const int64_t g[2])
 }
 
 /*
-** The entry that gets a slot's events besides its own (alloc_count.h,
-** core_events_in counts them in three of the five slots): the thread's own
-** entry those of the total's slot (slot 0: every event a thread counts is
-** of its own blocks), the class's entry those of a type's slot; else
+** The entry of `kind` that also gets a slot's events (alloc_count.h,
+** core_events_in counts them in the allocator's and the type's slots
+** only): for a type's slot, the total, its class and the thread's own
+** entry (every event a thread counts is of its own blocks); else
 ** ALLOC_KEY_NONE.  The flush folds them in there and a read adds the
-** pending ones there, so the class and thread figures stay exact.
+** pending ones there, so the total, class and thread figures stay exact.
 */
-static uint32_t slot_events_also(const alloc_thread_t *t, const alloc_slot_t *s, uint32_t key)
+static const unsigned slot_events_kinds[] = {ALLOC_K_TOTAL, ALLOC_K_CLASS, ALLOC_K_THREAD};
+static uint32_t slot_events_also(const alloc_thread_t *t, const alloc_slot_t *s, uint32_t key, unsigned kind)
 {
-	if (key == ALLOC_KEY_NONE)
+	if (key == ALLOC_KEY_NONE || ALLOC_KEY_KIND(key) != ALLOC_K_TYPE)
 		return ALLOC_KEY_NONE;
-	if (ALLOC_KEY_KIND(key) == ALLOC_K_TOTAL)
-		return __atomic_load_n(&t->slots[ALLOC_SLOTS_FIXED - 1].key, __ATOMIC_ACQUIRE);
-	if (ALLOC_KEY_KIND(key) == ALLOC_K_TYPE)
+	if (kind == ALLOC_K_TOTAL)
+		return ALLOC_KEY(ALLOC_K_TOTAL, 0);
+	if (kind == ALLOC_K_CLASS)
 		return ALLOC_KEY(ALLOC_K_CLASS, s->cls);
+	if (kind == ALLOC_K_THREAD)
+		return __atomic_load_n(&t->slots[ALLOC_SLOTS_FIXED - 1].key, __ATOMIC_ACQUIRE);
 	return ALLOC_KEY_NONE;
 }
 
@@ -144,9 +147,11 @@ static void slot_fold_events(alloc_thread_t *t, unsigned i, alloc_stat_t *e)
 	uint64_t ev[ALLOC_EV_COUNT];
 	slot_events(s, ev);
 	stat_add_events(e, ev);
-	uint32_t also = slot_events_also(t, s, s->key);
-	if (also != ALLOC_KEY_NONE && (ev[ALLOC_EV_CALLS] | ev[ALLOC_EV_TEMPS]))
-		stat_add_events(alloc_stat_entry(ALLOC_KEY_KIND(also), ALLOC_KEY_ID(also)), ev);
+	for (unsigned k = 0; k < sizeof slot_events_kinds / sizeof slot_events_kinds[0]; k++) {
+		uint32_t also = slot_events_also(t, s, s->key, slot_events_kinds[k]);
+		if (also != ALLOC_KEY_NONE && (ev[ALLOC_EV_CALLS] | ev[ALLOC_EV_TEMPS]))
+			stat_add_events(alloc_stat_entry(ALLOC_KEY_KIND(also), ALLOC_KEY_ID(also)), ev);
+	}
 	if (ALLOC_KEY_KIND(s->key) != ALLOC_K_TYPE || !ev[ALLOC_EV_CALLS])
 		return;
 	alloc_hist_t *h = alloc_table_at(&hist_table, ALLOC_KEY_ID(s->key));
@@ -408,9 +413,8 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t 
 		alloc_slot_t *s = &t->slots[i];
 		uint32_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		uint64_t ev[ALLOC_EV_COUNT];
-		uint32_t also = slot_events_also(t, s, key);
-		if (also != ALLOC_KEY_NONE && ALLOC_KEY_KIND(also) == kind && ALLOC_KEY_ID(also) >= lo &&
-		    ALLOC_KEY_ID(also) < hi) {
+		uint32_t also = slot_events_also(t, s, key, kind);
+		if (also != ALLOC_KEY_NONE && ALLOC_KEY_ID(also) >= lo && ALLOC_KEY_ID(also) < hi) {
 			slot_events(s, ev);
 			for (int k = 0; k < ALLOC_EV_COUNT; k++)
 				acc[ALLOC_KEY_ID(also) - lo].ev[k] += ev[k];

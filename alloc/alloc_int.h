@@ -386,7 +386,10 @@ typedef struct alloc_slot_s {
 	int64_t base[2];   /* global values (bytes, blocks) at the last flush */
 	struct alloc_slot_s *cls_slot; /* type slots: the slot of the class  */
 	int64_t in;        /* blocks counted in since the last flush, packed as
-			      d (bytes, calls): the events of ALLOC_EV_*.  64
+			      d (bytes, calls): the events of ALLOC_EV_*, with
+			      temps and reallocs kept in allocator and type
+			      slots only (the total's, a class's and a thread's
+			      are their types' sum: alloc_status.c).  64
 			      bytes in all: a slot's address is one shift away,
 			      which gcc keeps to better than 32 or 48 (bench);
 			      the budget below keeps the 16-bit counts small */

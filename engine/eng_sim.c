@@ -549,6 +549,17 @@ static uint32_t sim_top_pair(struct eng_sim *s, struct eng_thread *t, uint64_t f
 	return p;
 }
 
+/* Take back from the top frame's OWN the time sim_advance gave it from
+** `span` ago up to now, less `paused` (a pause inside: nobody's OWN);
+** returns it. */
+static uint64_t sim_take_back(struct eng_thread *t, uint64_t span, uint64_t paused)
+{
+	uint64_t d = span > paused ? span - paused : 0, *own = t->depth ? &t->stack[t->depth - 1].own : &t->root_own;
+	d = d < *own ? d : *own;
+	*own -= d;
+	return d;
+}
+
 /* SUSPEND and ALLOC: a call of a pseudo function from the top of the stack
 ** from begin to end (for ALLOC, alloc_word is the record's op | size). */
 static enum eng_err sim_pseudo(struct eng_sim *s, struct eng_thread *t, uint64_t pseudo,
@@ -560,16 +571,21 @@ static enum eng_err sim_pseudo(struct eng_sim *s, struct eng_thread *t, uint64_t
 	uint32_t p = sim_top_pair(s, t, pseudo);
 	if (p == UINT32_MAX)
 		return ENG_E_NOMEM;
-	/* a suspension inside the allocator was seen first: count the rest */
-	uint64_t own = pseudo == ENG_FN_ALLOC && end > from ? end - from : 0;
 	/* meminst's own pauses inside the interval (a peak snapshot taken by
-	** this allocation, a wait for a capture) are not its time at all: out
-	** of ACC too (those before the last call or return, a <preempted>
-	** among them, are not inside it: sim_event_act forgets them) */
-	uint64_t acc = end - begin;
-	if (t->pause_sum && t->pause_from >= begin)
-		acc = acc > t->pause_sum ? acc - t->pause_sum : 0;
+	** this allocation, a wait for a capture or for the writer) are not its
+	** time at all: out of ACC too (those before the last call or return, a
+	** <preempted> among them, are not inside it: sim_event_act forgets them) */
+	uint64_t paused = t->pause_sum && t->pause_from >= begin ? t->pause_sum : 0;
+	uint64_t acc = end - begin > paused ? end - begin - paused : 0;
 	t->pause_sum = 0;
+	uint64_t own = 0;
+	if (pseudo == ENG_FN_ALLOC) {
+		own = end > from ? end - from : 0;
+		/* records inside the call came first (a flush's CLOCK, its
+		** <trace-wait>): the time from the call's start up to them, less
+		** the pauses, went to the frame below; it is the allocator's */
+		own += sim_take_back(t, from > begin ? from - begin : 0, paused);
+	}
 	sim_charge(t, p, 1, acc, own);
 	if (pseudo == ENG_FN_ALLOC) {
 		sim_alloc_bytes(t, p, alloc_word);

@@ -178,6 +178,27 @@ pt_expect "analyse --limit of an exact trace" "$IT_RC $(grep -c -- '--limit is f
 it_run analyse --style tree --sort own inproc.trace
 pt_expect "analyse --style tree --sort" "$IT_RC $(grep -c -- '--sort is for the fprof style' "$IT_TMP/err")" "2 1"
 
+# a flush inside an allocator call: its CLOCK and its <trace-wait> come
+# before the call's ALLOC record (trace_alloc_end flushes before it stamps
+# the end).  <alloc> keeps the time before them (OWN = ACC, the wait out of
+# both); the caller's OWN does not get it.
+pt_gen allocflush <<'S'
+header clock wall hz 1e9
+1 start 0 1 main
+1 call 0 0x1000
+1 call 10000000 0x2000
+1 clock 13000000 0
+1 suspend 14000000 16000000 8
+1 alloc 12000000 20000000 1 64
+1 ret 30000000 0x2000
+1 ret 40000000 0x1000
+1 exit 40000000
+S
+it_run analyse --json allocflush.trace
+pt_expect "json: a flush inside an allocator call" \
+	"$(pt_json "$IT_TMP/out" "fig(fn(j, 0, '<alloc>')), fig(fn(j, 0, '0x2000')), [fig(f) for f in j['threads'][0]['kept_out']]")" \
+	"((1, 6.0, 6.0), (1, 18.0, 12.0), [(1, 2.0, 2.0)])"
+
 it_run profile --help
 pt_expect "profile --help" "$IT_RC $(grep -c -- '--dump \[FILE' "$IT_TMP/out")" "0 1"
 it_run analyse --help

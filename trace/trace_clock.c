@@ -262,12 +262,17 @@ static uint64_t cal_inner(void)
 ** each kind, the median of the run's measures (prof_calibration).  The
 ** program's signals are blocked during the rounds, whose records are dropped
 ** again (an instrumented handler's would go with them).  Costs
-** ~17 us every 4 ms: 0.4 % of the thread's time.
+** ~17 us every 4 ms (and 16 flushes): at most 0.4 % of the thread's time.
 */
 #define CAL_RUN_EVERY_NS 4000000
 #define CAL_RUN_ROUNDS 2
+/* and at most every CAL_RUN_FLUSHES flushes (some 60 k calls and returns):
+** under a slow clock (valgrind: 4 ms is a few thousand calls) the measures
+** would otherwise be most of the instructions */
+#define CAL_RUN_FLUSHES 16
 __thread bool trace_recal_due TRACE_TLS_MODEL;
 static __thread uint64_t cal_next TRACE_TLS_MODEL; /* the trace clock's ticks */
+static __thread unsigned cal_flushes TRACE_TLS_MODEL; /* since the last measure */
 
 /* min_iv of `rounds` rounds of the hooked intervals and the best pass of
 ** the work alone (ticks); the records are dropped again. */
@@ -299,7 +304,8 @@ void trace_recalibrate(void)
 {
 	trace_recal_due = false;
 	trace_thr_t *t = trace_cur;
-	if (!trace_cost_ps[0] || !t || trace_tls.busy || cal_on || t->ev.pos + CAL_K * 8 * 3 + 8 > t->ev.end)
+	if (++cal_flushes < CAL_RUN_FLUSHES || !trace_cost_ps[0] || !t || trace_tls.busy || cal_on ||
+	    t->ev.pos + CAL_K * 8 * 3 + 8 > t->ev.end)
 		return;
 	uint64_t begin = trace_suspend_begin();
 	if (begin == UINT64_MAX || begin < cal_next)
@@ -308,6 +314,7 @@ void trace_recalibrate(void)
 		return;
 	double ps = 1e12 / trace_ticks_per_second();
 	cal_next = begin + (uint64_t)(CAL_RUN_EVERY_NS * 1000.0 / ps);
+	cal_flushes = 0;
 	uint64_t saved[MEMINST_TCOST_N], work = UINT64_MAX, hooked = UINT64_MAX;
 	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
 	memcpy(saved, trace_cost_ps, sizeof saved);

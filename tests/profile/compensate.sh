@@ -41,9 +41,9 @@ SHARE="round(fn(j, 0, 'tiny')['own_ms'] / sum(fn(j, 0, n)['own_ms'] for n in ('t
 # calibration alone: with the start's figure alone, CI missed in one run of
 # two or three.  The traced thread measures again every 4 ms (signals
 # blocked, so that tests/trace/signals.sh's handlers lose nothing) and
-# readers take the median (bench/RESULTS.md, "in-run calibration"): 23 of
-# 24 first runs near a third at load 7-14, 10 of them beside three busy
-# loops.  Up to three runs, the first near a third (and nearer than raw)
+# readers take the median (bench/RESULTS.md, "in-run calibration, kept"):
+# 42 of 44 first runs near a third at load 7-14 (10 of 10 beside three
+# busy loops).  Up to three runs, the first near a third (and nearer than raw)
 # counts; compensation that does not work misses in all three.
 for attempt in 1 2 3; do
 	pt_trace_both trace=cpu s.trace shares 20000

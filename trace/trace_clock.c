@@ -304,31 +304,36 @@ void trace_recalibrate(void)
 {
 	trace_recal_due = false;
 	trace_thr_t *t = trace_cur;
-	if (++cal_flushes < CAL_RUN_FLUSHES || !trace_cost_ps[0] || !t || trace_tls.busy || cal_on ||
-	    t->ev.pos + CAL_K * 8 * 3 + 8 > t->ev.end)
+	if (++cal_flushes < CAL_RUN_FLUSHES || !trace_cost_ps[0] || !t || trace_tls.busy || cal_on)
 		return;
 	uint64_t begin = trace_suspend_begin();
 	if (begin == UINT64_MAX || begin < cal_next)
 		return;
-	if (atomic_flag_test_and_set_explicit(&cal_busy, memory_order_acquire))
-		return;
-	double ps = 1e12 / trace_ticks_per_second();
-	cal_next = begin + (uint64_t)(CAL_RUN_EVERY_NS * 1000.0 / ps);
-	cal_flushes = 0;
-	uint64_t saved[MEMINST_TCOST_N], work = UINT64_MAX, hooked = UINT64_MAX;
-	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
-	memcpy(saved, trace_cost_ps, sizeof saved);
 	/* the measure's records are dropped again: a signal handler of the
-	** program (instrumented) must not write its own in between (as the
-	** flush, for the same ~20 us) */
+	** program (instrumented) must not write its own in between, nor fill
+	** the buffer after the room is checked (as the flush, for ~20 us); and
+	** one that leaves by siglongjmp must not leave cal_busy taken */
 	sigset_t all, old;
 	sigfillset(&all);
 	int saved_errno = errno;
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	cal_rounds(t, CAL_RUN_ROUNDS, min_iv, &work, &hooked);
+	bool measured = false;
+	uint64_t saved[MEMINST_TCOST_N], work = UINT64_MAX, hooked = UINT64_MAX;
+	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
+	double ps = 1e12 / trace_ticks_per_second();
+	if (t->ev.pos + CAL_K * 8 * 3 + 8 <= t->ev.end &&
+	    !atomic_flag_test_and_set_explicit(&cal_busy, memory_order_acquire)) {
+		cal_next = begin + (uint64_t)(CAL_RUN_EVERY_NS * 1000.0 / ps);
+		cal_flushes = 0;
+		memcpy(saved, trace_cost_ps, sizeof saved);
+		cal_rounds(t, CAL_RUN_ROUNDS, min_iv, &work, &hooked);
+		atomic_flag_clear_explicit(&cal_busy, memory_order_release);
+		measured = true;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved_errno;
-	atomic_flag_clear_explicit(&cal_busy, memory_order_release);
+	if (!measured)
+		return;
 	uint64_t w[2 + MEMINST_TCOST_N];
 	cal_kinds(min_iv, (double)work / (CAL_EVENTS * CAL_K), ps, w + 2);
 	memcpy(w + 2, saved, (MEMINST_TCOST_CC) * 8u); /* the event's and <alloc>'s: the start's */

@@ -353,9 +353,6 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 		fprintf(f, ", taken off (compensated times; --no-compensate for raw ones).\n");
 	else
 		fputs(", not taken off (--no-compensate).\n", f);
-	if (c->in_run)
-		fprintf(f, "Calls' and returns' costs: the median of that and %zu measures in the traced threads "
-			"during the run.\n", c->in_run);
 	if (c->allocs > c->mi_calls)
 		fprintf(f, "<alloc> corrected: %llu calls x %.1f ns of the tracer's time stamps = %.3f ms "
 			"taken off.\n", (unsigned long long)(c->allocs - c->mi_calls), c->alloc_ns,
@@ -408,12 +405,12 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 		"\"alloc_event_ps\":%.0f,\"calls\":%llu,\"hooks_ms\":%.6f,\"hooks_taken_off\":%s,"
 		"\"taken_off_ms\":%.6f,\"calibration_failed\":%s,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f,\"meminst_alloc_calls\":%llu,\"meminst_alloc_ms\":%.6f,"
-		"\"meminst_alloc_apart\":%s,\"in_run_calibrations\":%zu}",
+		"\"meminst_alloc_apart\":%s}",
 		c->compensated ? "true" : "false", prof_cost_percent(m), c->call_ns * 1e3, c->alloc_out_ns * 1e3,
 		(unsigned long long)c->calls, (double)c->hooks_ns / 1e6, c->compensated ? "true" : "false",
 		(double)c->taken_ns / 1e6, c->failed ? "true" : "false", c->alloc_ns * 1e3,
 		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6, (unsigned long long)c->mi_calls,
-		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false", c->in_run);
+		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false");
 }
 
 /* --------------------------------------------------------------- JSON -- */

@@ -71,10 +71,6 @@ struct prof_trace {
 	bool ended;              /* END: the writer closed the file in order  */
 	bool torn;               /* the file ends inside a chunk              */
 	uint64_t cost_ps[MEMINST_TCOST_N]; /* TRACE_COST; 0 unknown */
-	/* the traced threads' in-run TRACE_COST records: their interval
-	** kinds (MEMINST_TCOST_CC … LRC), ps */
-	uint64_t (*run_cost)[6];
-	size_t nrun_cost, run_cost_cap;
 	bool raw_times;          /* --no-compensate: the model keeps raw times */
 	uint64_t chunks;
 	uint64_t size;           /* bytes read                               */
@@ -267,7 +263,6 @@ struct prof_tcost {
 	double call_ns, alloc_ns;   /* per call event (enter or exit), per ALLOC */
 	double alloc_out_ns;        /* per ALLOC, the tracer's work outside its stamps */
 	double iv_ns[ENG_EV_N];    /* per interval of each kind (eng_evs)      */
-	size_t in_run;              /* in-run measures they are the median of (0: the start's) */
 	uint64_t calls, allocs;     /* traced calls, <alloc> calls               */
 	int64_t hooks_ns;           /* the tracer's events x their cost          */
 	int64_t alloc_taken_ns;     /* taken off <alloc> (allocs x alloc_ns)     */

@@ -250,35 +250,6 @@ static int model_cmp_thread(const void *a, const void *b)
 ** (negative own times beyond noise), means the measure at the start does
 ** not hold for this run: the times stay raw and are flagged.
 */
-static int calibration_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/* The traced threads' own measures during the run (trace_clock.c, in-run
-** calibration), when there are any: each interval kind's cost is the
-** median of theirs and the start's, so that neither the start's quiet,
-** cache-hot moment nor a burst taken in a spike of load sets it. */
-static void calibration_in_run(const struct prof_trace *tr, struct prof_tcost *c)
-{
-	uint64_t *v = tr->nrun_cost ? rd_xcalloc(tr->nrun_cost + 1, sizeof *v) : NULL;
-	for (int k = 0; k < 6; k++) {
-		size_t n = 0;
-		if (tr->nrun_cost && tr->cost_ps[MEMINST_TCOST_CC + k] > 1)
-			v[n++] = tr->cost_ps[MEMINST_TCOST_CC + k];
-		for (size_t i = 0; i < tr->nrun_cost; i++)
-			if (tr->run_cost[i][k] > 1) /* 1: not measured */
-				v[n++] = tr->run_cost[i][k];
-		if (n < 2)
-			continue;
-		qsort(v, n, sizeof *v, calibration_cmp);
-		c->iv_ns[k] = (double)(n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) / 1000.0;
-		c->in_run = n - 1 > c->in_run ? n - 1 : c->in_run;
-	}
-	free(v);
-}
-
 #define CHECK_MAX_SHARE 0.90
 #define CHECK_MAX_CUT 0.02
 void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
@@ -295,7 +266,6 @@ void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 	for (int k = 0; k < 6; k++) /* files before the kinds were measured: one event each */
 		c->iv_ns[k] = tr->cost_ps[MEMINST_TCOST_CC + k] ? (double)tr->cost_ps[MEMINST_TCOST_CC + k] / 1000.0
 								: 2 * c->call_ns;
-	calibration_in_run(tr, c);
 	c->iv_ns[ENG_EV_XH] = c->call_ns / 2;
 	c->iv_ns[ENG_EV_AH] = c->alloc_out_ns / 2;
 	c->compensated = true; /* for model_comp_ns below */

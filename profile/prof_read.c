@@ -232,13 +232,6 @@ static void read_other(void *ctx, uint32_t thread, const uint64_t *r, size_t n)
 		break;
 	}
 	case MEMINST_TREC_TRACE_COST:
-		if (thread != 0 && n >= 2 + MEMINST_TCOST_LRC + 1) { /* a traced thread's, in the run */
-			if (tr->nrun_cost == tr->run_cost_cap)
-				tr->run_cost = rd_xrealloc(tr->run_cost, (tr->run_cost_cap = 2 * tr->run_cost_cap + 16) *
-										 sizeof *tr->run_cost);
-			memcpy(tr->run_cost[tr->nrun_cost++], r + 2 + MEMINST_TCOST_CC, sizeof *tr->run_cost);
-			break;
-		}
 		for (size_t k = 0; k < MEMINST_TCOST_N; k++)
 			tr->cost_ps[k] = k + 2 < n ? r[k + 2] : 0;
 		break;
@@ -508,7 +501,6 @@ void prof_trace_free(struct prof_trace *tr)
 	for (size_t i = 0; i < tr->nmods; i++)
 		free(tr->mods[i].path);
 	free(tr->mods);
-	free(tr->run_cost);
 	free(tr->exe);
 	free(tr->cmdline);
 	memset(tr, 0, sizeof *tr);

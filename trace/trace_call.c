@@ -217,7 +217,7 @@ NOINST bool trace_ev_interrupted(trace_thr_t *t, uint32_t mark)
 static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t, unsigned words, uint64_t *now)
 {
 	if (t->ev.pos + 5 > t->ev.end)
-		trace_ev_flush(t), trace_recal_due = true;
+		trace_ev_flush(t);
 	if (t->ev.pos + words > t->ev.end) {
 		t->ev.lost++;
 		return false;
@@ -278,8 +278,6 @@ static inline __attribute__((always_inline)) void call_slow_body(unsigned kind, 
 		trace_call_hook(fn);
 	if (held)
 		trace_ev_release(held);
-	if (trace_unlikely(trace_recal_due))
-		trace_recalibrate();
 }
 
 static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn)

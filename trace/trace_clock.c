@@ -10,11 +10,6 @@
 #include "../alloc/alloc_int.h"
 
 #include <cpuid.h>
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <string.h>
 #include <time.h>
 
 int trace_clock;
@@ -183,7 +178,7 @@ static __attribute__((noinline)) void cal_work(void)
 #define CAL_EVENTS 8
 static void (*volatile cal_enter)(void *, void *) = __cyg_profile_func_enter;
 static void (*volatile cal_exit)(void *, void *) = __cyg_profile_func_exit;
-static __thread bool cal_on TRACE_TLS_MODEL; /* a thread's in-run calibration beside another's */
+static bool cal_on;
 #define CAL_FN(name, body)                                                     \
 	static __attribute__((noinline)) void name(void)                       \
 	{                                                                      \
@@ -226,11 +221,11 @@ static void cal_intervals(const trace_thr_t *t, const uint64_t *p, uint64_t sum[
 }
 
 /* The cost of the interval kinds: min_iv less the work alone. */
-static void cal_kinds(const double min_iv[6], double work, double ps, uint64_t cost[MEMINST_TCOST_N])
+static void cal_kinds(const double min_iv[6], double work, double ps)
 {
 	for (int k = 0; k < 6; k++) {
 		double c = min_iv[k] - work;
-		cost[MEMINST_TCOST_CC + k] = c > 0 && min_iv[k] < 1e300 ? (uint64_t)(c * ps) : 1;
+		trace_cost_ps[MEMINST_TCOST_CC + k] = c > 0 && min_iv[k] < 1e300 ? (uint64_t)(c * ps) : 1;
 	}
 }
 
@@ -247,106 +242,6 @@ static uint64_t cal_inner(void)
 	return alloc_backend_close(&save);
 }
 
-/*
-** In-run calibration: the start's figures are the best of a few rounds on
-** a quiet, cache-hot thread; a machine loaded far beyond its cores (other
-** jobs' threads on the same cores, their caches) makes every hook slower
-** for long stretches of the run, and compensation with the start's cost
-** leaves most of the tracer in the functions of short calls.  So, at most
-** every CAL_RUN_EVERY_NS of the thread's clock and only right after the
-** hooks flushed its events (the buffer is then empty, the thread in
-** normal context, nothing claimed), the thread times CAL_RUN_ROUNDS rounds
-** of the same intervals again, in its own conditions, and writes them as a
-** TRACE_COST record in its events; the rounds' time is a SUSPEND of reason
-** TRACE (`<trace-wait>`), out of the program's times.  Readers take, for
-** each kind, the median of the run's measures (prof_calibration).  The
-** program's signals are blocked during the rounds, whose records are dropped
-** again (an instrumented handler's would go with them).  Costs
-** ~17 us every 4 ms (and 16 flushes): at most 0.4 % of the thread's time.
-*/
-#define CAL_RUN_EVERY_NS 4000000
-#define CAL_RUN_ROUNDS 2
-/* and at most every CAL_RUN_FLUSHES flushes (some 60 k calls and returns):
-** under a slow clock (valgrind: 4 ms is a few thousand calls) the measures
-** would otherwise be most of the instructions */
-#define CAL_RUN_FLUSHES 16
-__thread bool trace_recal_due TRACE_TLS_MODEL;
-static __thread uint64_t cal_next TRACE_TLS_MODEL; /* the trace clock's ticks */
-static __thread unsigned cal_flushes TRACE_TLS_MODEL; /* since the last measure */
-
-/* min_iv of `rounds` rounds of the hooked intervals and the best pass of
-** the work alone (ticks); the records are dropped again. */
-static void cal_rounds(trace_thr_t *t, int rounds, double min_iv[6], uint64_t *best_work, uint64_t *best_hooked)
-{
-	trace_stream_t save = t->ev;
-	for (int r = 0; r < rounds; r++) {
-		uint64_t a = trace_now_thread();
-		cal_hooks(false);
-		uint64_t *p = t->ev.pos, b = trace_now_thread();
-		cal_hooks(true);
-		uint64_t c = trace_now_thread(), iv[6] = {0}, ivn[6] = {0};
-		cal_intervals(t, p, iv, ivn);
-		/* each pass's best apart: an interrupt in one round's pass without
-		** hooks must not make that round's difference the smallest (0) */
-		*best_work = b - a < *best_work ? b - a : *best_work;
-		*best_hooked = c - b < *best_hooked ? c - b : *best_hooked;
-		for (int k = 0; k < 6; k++)
-			if (ivn[k] && (double)iv[k] / (double)ivn[k] < min_iv[k])
-				min_iv[k] = (double)iv[k] / (double)ivn[k];
-		t->ev = save;
-	}
-}
-
-/* One thread measures at a time: cal_wide is shared. */
-static atomic_flag cal_busy = ATOMIC_FLAG_INIT;
-
-void trace_recalibrate(void)
-{
-	trace_recal_due = false;
-	trace_thr_t *t = trace_cur;
-	if (++cal_flushes < CAL_RUN_FLUSHES || !trace_cost_ps[0] || !t || trace_tls.busy || cal_on)
-		return;
-	uint64_t begin = trace_suspend_begin();
-	if (begin == UINT64_MAX || begin < cal_next)
-		return;
-	/* the measure's records are dropped again: a signal handler of the
-	** program (instrumented) must not write its own in between, nor fill
-	** the buffer after the room is checked (as the flush, for ~20 us); and
-	** one that leaves by siglongjmp must not leave cal_busy taken */
-	sigset_t all, old;
-	sigfillset(&all);
-	int saved_errno = errno;
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	bool measured = false;
-	uint64_t saved[MEMINST_TCOST_N], work = UINT64_MAX, hooked = UINT64_MAX;
-	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
-	double ps = 1e12 / trace_ticks_per_second();
-	if (t->ev.pos + CAL_K * 8 * 3 + 8 <= t->ev.end &&
-	    !atomic_flag_test_and_set_explicit(&cal_busy, memory_order_acquire)) {
-		cal_next = begin + (uint64_t)(CAL_RUN_EVERY_NS * 1000.0 / ps);
-		cal_flushes = 0;
-		memcpy(saved, trace_cost_ps, sizeof saved);
-		cal_rounds(t, CAL_RUN_ROUNDS, min_iv, &work, &hooked);
-		atomic_flag_clear_explicit(&cal_busy, memory_order_release);
-		measured = true;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = saved_errno;
-	if (!measured)
-		return;
-	uint64_t w[2 + MEMINST_TCOST_N];
-	cal_kinds(min_iv, (double)work / (CAL_EVENTS * CAL_K), ps, w + 2);
-	memcpy(w + 2, saved, (MEMINST_TCOST_CC) * 8u); /* the event's and <alloc>'s: the start's */
-	w[2 + MEMINST_TCOST_INNER] = saved[MEMINST_TCOST_INNER];
-	trace_suspend_end(begin, MEMINST_TSUSPEND_TRACE);
-	if (!trace_ev_claim(t, trace_sp_mark()))
-		return;
-	w[0] = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_COST, trace_now_thread());
-	w[1] = MEMINST_TREC_SIZE_WORD(2 + MEMINST_TCOST_N, 0);
-	trace_ev_append_to(t, w, 2 + MEMINST_TCOST_N);
-	trace_ev_release(t);
-}
-
 void trace_calibrate(void)
 {
 	trace_thr_t *t = trace_cur;
@@ -356,12 +251,25 @@ void trace_calibrate(void)
 	uint64_t best_hooked = UINT64_MAX, best_in = UINT64_MAX, best_out = UINT64_MAX, best_work = UINT64_MAX;
 	uint64_t best_inner = UINT64_MAX;
 	double min_iv[6] = {1e308, 1e308, 1e308, 1e308, 1e308, 1e308};
-	cal_rounds(t, CAL_ROUNDS, min_iv, &best_work, &best_hooked); /* the hooks' clock (trace=cpu: mostly the TSC) */
-	for (int r = 0; r < CAL_ROUNDS; r++) {
-		uint64_t b = trace_now(), *p = t->ev.pos, sum = 0;
+	for (int r = 0; r < CAL_ROUNDS; r++) { /* the hooks' clock (trace=cpu: mostly the TSC) */
+		uint64_t a = trace_now_thread();
+		cal_hooks(false);
+		uint64_t *p = t->ev.pos, b = trace_now_thread();
+		cal_hooks(true);
+		uint64_t c = trace_now_thread(), sum = 0, iv[6] = {0}, ivn[6] = {0};
+		cal_intervals(t, p, iv, ivn);
+		/* each pass's best apart: an interrupt in one round's pass without
+		** hooks must not make that round's difference the smallest (0) */
+		best_work = b - a < best_work ? b - a : best_work;
+		best_hooked = c - b < best_hooked ? c - b : best_hooked;
+		for (int k = 0; k < 6; k++)
+			if (ivn[k] && (double)iv[k] / (double)ivn[k] < min_iv[k])
+				min_iv[k] = (double)iv[k] / (double)ivn[k];
+		b = trace_now();
+		p = t->ev.pos;
 		for (int i = 0; i < CAL_K; i++)
 			trace_alloc_end(trace_alloc_begin(), MEMINST_TALLOC_FREE, 0, NULL, 0, UINT64_MAX);
-		uint64_t c = trace_now();
+		c = trace_now();
 		for (; p + 4 <= t->ev.pos; p += 4) /* ALLOC_AT [begin, size word (4, ticks), op, site] */
 			sum += p[1] >> 32;
 		uint64_t out = c - b > sum ? c - b - sum : 0;
@@ -375,7 +283,7 @@ void trace_calibrate(void)
 	trace_cost_ps[MEMINST_TCOST_ALLOC_IN] = (uint64_t)((double)best_in * ps / CAL_K);
 	trace_cost_ps[MEMINST_TCOST_ALLOC_OUT] = (uint64_t)((double)best_out * ps / CAL_K);
 	trace_cost_ps[MEMINST_TCOST_INNER] = (uint64_t)((double)best_inner * (double)trace_tsc_mult / 4294967296.0 * ps / CAL_K);
-	cal_kinds(min_iv, (double)best_work / (CAL_EVENTS * CAL_K), ps, trace_cost_ps);
+	cal_kinds(min_iv, (double)best_work / (CAL_EVENTS * CAL_K), ps);
 	uint64_t best_call = best_hooked > best_work ? best_hooked - best_work : 0;
 	trace_cost_ps[MEMINST_TCOST_CALL] = (uint64_t)((double)best_call * ps / (CAL_EVENTS * CAL_K)) | 1; /* never 0 */
 	trace_cost_record();

@@ -445,11 +445,6 @@ void trace_cost_record(void);
 /* "trace_clock.c": measure trace_cost_ps once (the first start, on the
 ** starting thread, tracing on) and write the TRACE_COST record. */
 void trace_calibrate(void);
-/* Again in the traced thread during the run (trace_clock.c: in-run
-** calibration): due after the hooks flushed its events, run by the hooks
-** once they let go of the stream. */
-extern __thread bool trace_recal_due TRACE_TLS_MODEL;
-void trace_recalibrate(void);
 
 /* "trace_write.c": the writer thread (see there) */
 uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */

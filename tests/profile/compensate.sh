@@ -37,15 +37,13 @@ C
 # tiny's share of the three leaves' OWN
 SHARE="round(fn(j, 0, 'tiny')['own_ms'] / sum(fn(j, 0, n)['own_ms'] for n in ('tiny', 'mid', 'big')), 3)"
 # A machine loaded far beyond its cores (CI's make -j2 beside other jobs)
-# makes the hooks cost twice as much for whole runs or for the start's
-# calibration alone: with the start's figure alone, CI missed in one run of
-# two or three.  The traced thread measures again every 4 ms (signals
-# blocked, so that tests/trace/signals.sh's handlers lose nothing) and
-# readers take the median (bench/RESULTS.md, "in-run calibration, kept"):
-# 42 of 44 first runs near a third at load 7-14 (10 of 10 beside three
-# busy loops).  Up to three runs, the first near a third (and nearer than raw)
-# counts; compensation that does not work misses in all three.
-for attempt in 1 2 3; do
+# slows the hooks' cache-cold calls past what the start-up calibration
+# measured: up to six runs, the first near a third (and nearer than raw)
+# counts; compensation that does not work misses in all six.  (In CI runs
+# one in two or three missed; an in-run calibration that fixed it under
+# load made the signal storm of tests/trace/signals.sh lose records and
+# failed calibrations in CI, and was taken out again: bench/RESULTS.md.)
+for attempt in 1 2 3 4 5 6; do
 	pt_trace_both trace=cpu s.trace shares 20000
 	comp=$(pt_json "$IT_TMP/comp.json" "$SHARE")
 	raw=$(pt_json "$IT_TMP/raw.json" "$SHARE")
@@ -57,8 +55,6 @@ done
 pt_expect "compensate: the JSON says compensated, and by how much" \
 	"$(pt_json "$IT_TMP/comp.json" "j['compensated'], j['tracer_cost']['taken_off_ms'] > 0, j['tracer_cost']['calibration_failed']")" \
 	"(True, True, False)"
-pt_expect "compensate: the traced thread measured the tracer's cost again during the run" \
-	"$(pt_json "$IT_TMP/comp.json" "j['tracer_cost']['in_run_calibrations'] >= 3")" "True"
 pt_expect "compensate: --no-compensate says raw" \
 	"$(pt_json "$IT_TMP/raw.json" "j['compensated'], j['tracer_cost']['taken_off_ms']")" "(False, 0.0)"
 # (perf puts it at 0.37 on the build untraced: the loops' speeds differ a

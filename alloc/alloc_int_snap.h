@@ -116,6 +116,7 @@ typedef struct alloc_snap_s {
 	** (alloc_snap_spill.c); rec16 is then a window of the merged runs:
 	** blocks [win_first, win_first + win_n), see alloc_snap_window. */
 	int spill_fd;                     /* the file + 1; 0: none */
+	char spill_path[4096];            /* its name until the store opens it */
 	size_t spill_runs, spill_run;     /* runs written, records in each */
 	size_t win_first, win_n;
 	void *merge_map;                  /* the merge's runs, heap and buffers */
@@ -270,10 +271,13 @@ bool alloc_snap_sort_unique(alloc_snap_t *im); /* false: a spilled one's file (e
 
 /* "alloc_snap_spill.c": a capture in bounded memory (issue 29). */
 extern size_t alloc_snap_spill_run; /* records a run: 1 MiB of them (tests: fewer) */
-/* Before the locks: the temporary file in db's directory; false: none
-** (the capture then stays in memory, as before). */
+/* Before the locks: the temporary file in db's directory, named (see
+** alloc_snap_spill.c); false: none (the capture stays in memory). */
 bool alloc_snap_spill_open(alloc_snap_t *im, const char *db);
-void alloc_snap_spill_close(alloc_snap_t *im);
+void alloc_snap_spill_close(alloc_snap_t *im); /* the descriptor, or the name */
+/* After the copy (the locks let go): the capturing thread's descriptor
+** closed (the storing thread may have a table of its own). */
+void alloc_snap_spill_captured(alloc_snap_t *im);
 /* Under the locks: rec16[0..n) as the next run; false with errno. */
 bool alloc_snap_spill_write(alloc_snap_t *im, size_t n);
 /* The storing thread: each run sorted, the duplicates counted (false

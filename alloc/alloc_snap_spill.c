@@ -6,8 +6,8 @@
 ** the map's locks into 16-byte records (alloc_snap_rec16_t).  Held whole,
 ** they cost 16 B a live block at each peak (22 MB for perl's 1.37 M
 ** blocks).  Here the copy fills a buffer of alloc_snap_spill_run records
-** (1 MiB) instead, and each time it is full writes it to a temporary file,
-** unlinked, in the database's directory: a write goes to the page cache,
+** (1 MiB) instead, and each time it is full writes it to a temporary file
+** in the database's directory: a write goes to the page cache,
 ** which is not the program's resident set, and the buffer stays in cache,
 ** so the pause stays the copy.  After the program goes on, the storing
 ** thread sorts each run in the same buffer (alloc_snap_sort.c), writes it
@@ -17,6 +17,14 @@
 ** to write in, the capture stays in memory as before.  A write that fails
 ** under the locks (a full disk, ulimit -f) fails the capture with one
 ** line (alloc_snapshot.c); the database is not touched.
+**
+** The file has a name (.meminst-spill-PID-N beside the database) from the
+** capture until the storing thread opens it, and is unlinked then: the
+** service thread has a descriptor table of its own (alloc_service.c), so
+** a descriptor of the capturing thread means nothing there.  The capture
+** closes its descriptor as soon as the copy is done; whoever frees an
+** image not stored unlinks the name.  A process killed in between leaves
+** the file behind.
 */
 #include "alloc_int.h"
 
@@ -59,35 +67,43 @@ bool alloc_snap_spill_open(alloc_snap_t *im, const char *db)
 			return false;
 		db = path;
 	}
-	char dir[4096];
 	const char *slash = strrchr(db, '/');
-	size_t n = !slash ? 1 : slash == db ? 1 : (size_t)(slash - db);
-	if (n >= sizeof dir - 40)
+	size_t n = slash ? (size_t)(slash - db) + 1 : 0;
+	if (n + 48 > sizeof im->spill_path)
 		return false;
-	memcpy(dir, slash ? db : ".", n);
-	dir[n] = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) { /* a file system without O_TMPFILE: a name, unlinked at once */
-		alloc_fmt(dir + n, sizeof dir - n, "/.meminst-%d-%u.spill", (int)alloc_sys_pid(),
-			  atomic_fetch_add(&spill_no, 1));
-		fd = (int)syscall(SYS_openat, AT_FDCWD, dir, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd >= 0)
-			syscall(SYS_unlinkat, AT_FDCWD, dir, 0);
+	memcpy(im->spill_path, db, n);
+	alloc_fmt(im->spill_path + n, sizeof im->spill_path - n, ".meminst-spill-%d-%u", (int)alloc_sys_pid(),
+		  atomic_fetch_add(&spill_no, 1));
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, im->spill_path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+	if (fd < 0) {
+		im->spill_path[0] = 0;
+		return false;
 	}
-	if (fd < 0)
-		return false;
 	im->spill_fd = fd + 1;
 	return true;
+}
+
+void alloc_snap_spill_captured(alloc_snap_t *im)
+{
+	if (im->spill_fd)
+		syscall(SYS_close, im->spill_fd - 1);
+	im->spill_fd = 0;
+	if (!im->spill_runs)
+		alloc_snap_spill_close(im); /* it fitted one run: no file needed */
 }
 
 void alloc_snap_spill_close(alloc_snap_t *im)
 {
 	if (im->spill_fd)
 		syscall(SYS_close, im->spill_fd - 1);
+	if (im->spill_path[0])
+		syscall(SYS_unlinkat, AT_FDCWD, im->spill_path, 0);
 	if (im->merge_map)
 		alloc_sys_unmap(im->merge_map, im->merge_bytes);
 	im->merge_map = NULL;
 	im->spill_fd = 0;
+	im->spill_path[0] = 0;
 	im->spill_runs = im->merge_bytes = 0;
 }
 
@@ -204,6 +220,12 @@ static bool merge_next_unique(alloc_snap_t *im, alloc_snap_rec16_t *out)
 bool alloc_snap_spill_sort(alloc_snap_t *im)
 {
 	size_t k = im->spill_runs, total = im->nblocks, run = im->spill_run;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, im->spill_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	syscall(SYS_unlinkat, AT_FDCWD, im->spill_path, 0); /* from now on, the file goes with its descriptor */
+	im->spill_path[0] = 0;
+	im->spill_fd = fd + 1;
 	for (size_t r = 0; r < k; r++) { /* each run sorted in the capture's buffer */
 		size_t n = r + 1 < k ? run : total - r * run;
 		uint64_t off = (uint64_t)r * run * sizeof *im->rec16;

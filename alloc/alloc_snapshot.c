@@ -407,8 +407,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 		errno = e;
 		return NULL;
 	}
-	if (!im->spill_runs)
-		alloc_snap_spill_close(im); /* it fitted one run: no file needed */
+	alloc_snap_spill_captured(im);
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		alloc_status_describe(k, im->nstatus[k], im->status[k]);
 	im->with_map = with_map;

@@ -116,7 +116,8 @@ typedef struct alloc_snap_s {
 	** (alloc_snap_spill.c); rec16 is then a window of the merged runs:
 	** blocks [win_first, win_first + win_n), see alloc_snap_window. */
 	int spill_fd;                     /* the file + 1; 0: none */
-	char spill_path[4096];            /* its name until the store opens it */
+	char spill_path[4096];            /* its name (alloc_snap_spill.c) */
+	pid_t spill_pid;                  /* the process that made it */
 	size_t spill_runs, spill_run;     /* runs written, records in each */
 	size_t win_first, win_n;
 	void *merge_map;                  /* the merge's runs, heap and buffers */
@@ -278,6 +279,7 @@ void alloc_snap_spill_close(alloc_snap_t *im); /* the descriptor, or the name */
 /* After the copy (the locks let go): the capturing thread's descriptor
 ** closed (the storing thread may have a table of its own). */
 void alloc_snap_spill_captured(alloc_snap_t *im);
+void alloc_snap_spill_detach(alloc_snap_t *im); /* the storing thread, its store done */
 /* Under the locks: rec16[0..n) as the next run; false with errno. */
 bool alloc_snap_spill_write(alloc_snap_t *im, size_t n);
 /* The storing thread: each run sorted, the duplicates counted (false

@@ -18,13 +18,16 @@
 ** under the locks (a full disk, ulimit -f) fails the capture with one
 ** line (alloc_snapshot.c); the database is not touched.
 **
-** The file has a name (.meminst-spill-PID-N beside the database) from the
-** capture until the storing thread opens it, and is unlinked then: the
-** service thread has a descriptor table of its own (alloc_service.c), so
-** a descriptor of the capturing thread means nothing there.  The capture
-** closes its descriptor as soon as the copy is done; whoever frees an
-** image not stored unlinks the name.  A process killed in between leaves
-** the file behind.
+** The file has a name (.meminst-spill-PID-N beside the database) until the
+** image is freed: the service thread has a descriptor table of its own
+** (alloc_service.c), so a descriptor means nothing to another thread.  The
+** capture closes its descriptor as soon as the copy is done; the storing
+** thread opens the file by its name when it sorts or reads it and closes
+** it when its store ends (alloc_sqlite_store: a store that found the
+** database busy is tried again later, maybe after a program's thread
+** replaced the image); whoever frees the image unlinks the name, in the
+** process that made it only (a child of fork frees its parent's copy).
+** A process killed in between leaves the file behind.
 */
 #include "alloc_int.h"
 
@@ -81,23 +84,40 @@ bool alloc_snap_spill_open(alloc_snap_t *im, const char *db)
 		return false;
 	}
 	im->spill_fd = fd + 1;
+	im->spill_pid = alloc_sys_pid();
 	return true;
 }
 
-void alloc_snap_spill_captured(alloc_snap_t *im)
+/* The file open in this thread's table (by its name: see above). */
+static bool spill_attach(alloc_snap_t *im)
+{
+	if (im->spill_fd)
+		return true;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, im->spill_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	im->spill_fd = fd + 1;
+	return true;
+}
+
+void alloc_snap_spill_detach(alloc_snap_t *im)
 {
 	if (im->spill_fd)
 		syscall(SYS_close, im->spill_fd - 1);
 	im->spill_fd = 0;
+}
+
+void alloc_snap_spill_captured(alloc_snap_t *im)
+{
+	alloc_snap_spill_detach(im);
 	if (!im->spill_runs)
 		alloc_snap_spill_close(im); /* it fitted one run: no file needed */
 }
 
 void alloc_snap_spill_close(alloc_snap_t *im)
 {
-	if (im->spill_fd)
-		syscall(SYS_close, im->spill_fd - 1);
-	if (im->spill_path[0])
+	alloc_snap_spill_detach(im);
+	if (im->spill_path[0] && im->spill_pid == alloc_sys_pid())
 		syscall(SYS_unlinkat, AT_FDCWD, im->spill_path, 0);
 	if (im->merge_map)
 		alloc_sys_unmap(im->merge_map, im->merge_bytes);
@@ -220,12 +240,8 @@ static bool merge_next_unique(alloc_snap_t *im, alloc_snap_rec16_t *out)
 bool alloc_snap_spill_sort(alloc_snap_t *im)
 {
 	size_t k = im->spill_runs, total = im->nblocks, run = im->spill_run;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, im->spill_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (!spill_attach(im))
 		return false;
-	syscall(SYS_unlinkat, AT_FDCWD, im->spill_path, 0); /* from now on, the file goes with its descriptor */
-	im->spill_path[0] = 0;
-	im->spill_fd = fd + 1;
 	for (size_t r = 0; r < k; r++) { /* each run sorted in the capture's buffer */
 		size_t n = r + 1 < k ? run : total - r * run;
 		uint64_t off = (uint64_t)r * run * sizeof *im->rec16;
@@ -273,6 +289,8 @@ bool alloc_snap_window(alloc_snap_t *im, size_t i, size_t n)
 {
 	if (!im->spill_runs || (i >= im->win_first && i + n <= im->win_first + im->win_n))
 		return true;
+	if (!spill_attach(im))
+		return false;
 	spill_merge_t *m = im->merge_map;
 	if (i < im->win_first && !merge_reset(im))
 		return false;

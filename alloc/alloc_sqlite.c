@@ -605,6 +605,7 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 		syscall(SYS_nanosleep, &t, NULL); /* no lock held: a fork goes on meanwhile */
 		nap = nap * 2 < SQ_NAP_MAX_NS ? nap * 2 : SQ_NAP_MAX_NS;
 	}
+	alloc_snap_spill_detach(im); /* this thread's descriptor; a retry opens it again */
 	/* not only after a failed store: SQLite may meet EFBIG and still
 	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
 	sigset_t pending;

@@ -6,13 +6,15 @@
 ** the map's locks into 16-byte records (alloc_snap_rec16_t).  Held whole,
 ** they cost 16 B a live block at each peak (22 MB for perl's 1.37 M
 ** blocks).  Here the copy fills a buffer of alloc_snap_spill_run records
-** (1 MiB) instead, and each time it is full writes it to a temporary file
+** (256 KiB) instead, and each time it is full writes it to a temporary file
 ** in the database's directory: a write goes to the page cache,
 ** which is not the program's resident set, and the buffer stays in cache,
 ** so the pause stays the copy.  After the program goes on, the storing
 ** thread sorts each run in the same buffer (alloc_snap_sort.c), writes it
 ** back, and hands the blocks to the store merged (k-way, a small buffer a
-** run), window by window (alloc_snap_window): a few MiB whatever the heap.
+** run), window by window (alloc_snap_window): about 1 MiB whatever the
+** heap.  (Runs of 1 MiB cost the C++ map of bench/launcher_rss.sh 0.5 MB
+** more at its peak.)
 ** A capture that fits one run never writes the file; without a directory
 ** to write in, the capture stays in memory as before.  A write that fails
 ** under the locks (a full disk, ulimit -f) fails the capture with one
@@ -37,7 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-size_t alloc_snap_spill_run = 65536;
+size_t alloc_snap_spill_run = 16384;
 
 /* The raw calls: a program's own hooks on pwrite must not see ours. */
 static bool spill_io(int fd, void *buf, size_t bytes, uint64_t off, bool write)
@@ -154,7 +156,7 @@ typedef struct spill_merge_s {
 	uint32_t *heap;           /* the runs by their heads' addresses */
 } spill_merge_t;
 
-#define SPILL_MERGE_BYTES (2u << 20) /* the runs' buffers in all, about */
+#define SPILL_MERGE_BYTES (512u << 10) /* the runs' buffers in all, about */
 
 static bool src_refill(const alloc_snap_t *im, spill_src_t *s)
 {

@@ -17,7 +17,7 @@
 #     once, while the peak waits for the service thread; the snapshot
 #     holds the block (taken before the free).
 #   - a peak of 160 k blocks of 16 bytes: its capture goes through a
-#     temporary file beside the database in runs of 65,536 blocks
+#     temporary file beside the database in runs of 16,384 blocks
 #     (alloc/alloc_snap_spill.c), stored by the service thread (whose
 #     descriptor table is its own): consistent, every block there, and
 #     the file gone afterwards.

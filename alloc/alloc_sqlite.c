@@ -478,11 +478,7 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 	** and massif's files are (neither syncs).  A process killed in the
 	** middle of a store still leaves the file whole (the journal rolls
 	** it back); only a crash of the system could lose the last stores. */
-	/* A page cache of 256 KiB, not SQLite's 2 MiB: the store appends, and
-	** the cache is the program's memory (issue 29: the launcher's peak RSS
-	** on a 24 MB program). */
-	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-256", NULL,
-			      NULL, NULL);
+	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY", NULL, NULL, NULL);
 	if (rc == SQLITE_NOTADB) /* it reads the schema */
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : alloc_sqlite_fail(w, "cannot write");

@@ -111,6 +111,17 @@ typedef struct alloc_snap_s {
 	/* A compact capture (alloc_snap_compact.c: exit and leak checks) has
 	** no recs: the blocks are encoded as block_chunk stores them. */
 	bool compact;
+	/* A capture of a running program larger than alloc_snap_spill_run
+	** blocks goes to a temporary file in runs of that many 16-byte records
+	** (alloc_snap_spill.c); rec16 is then a window of the merged runs:
+	** blocks [win_first, win_first + win_n), see alloc_snap_window. */
+	int spill_fd;                     /* the file + 1; 0: none */
+	char spill_path[4096];            /* its name (alloc_snap_spill.c) */
+	pid_t spill_pid;                  /* the process that made it */
+	size_t spill_runs, spill_run;     /* runs written, records in each */
+	size_t win_first, win_n;
+	void *merge_map;                  /* the merge's runs, heap and buffers */
+	size_t merge_bytes;
 	unsigned char *chunks;            /* alloc_snap_chunk_t, each with its bytes */
 	size_t chunks_used, chunks_bytes;
 	size_t *counts;                   /* the sort's digit counts */
@@ -140,6 +151,14 @@ extern char alloc_snap_cwd[4096]; /* where relative snapshot paths start */
 void alloc_snap_init(void);
 int64_t alloc_snap_now(clockid_t clock);
 alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger);
+/* The same for the database at `db` (its directory holds a capture's
+** temporary file), NULL: snapshot=PATH's.  NULL with errno ENOMEM, or EIO
+** when its temporary file could not be written (said in one line). */
+alloc_snap_t *alloc_snap_capture_to(bool with_map, const char *trigger, const char *db);
+/* *map of *have bytes made at least `want`: a populated one grown in place
+** (a spare's pages are there: only the new ones fault in), else mapped
+** anew.  False when out of memory (*map then NULL). */
+bool alloc_snap_area(void **map, size_t *have, size_t want, bool populated);
 /* With the map and its leak classes (mim), whatever leak_check says. */
 alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
@@ -236,18 +255,40 @@ uintptr_t alloc_leak_map_end(const alloc_leak_maps_t *m, uintptr_t a);
 void alloc_exit_main_leaving(void); /* pthread_exit: in the main thread? */
 #define ALLOC_SNAP_SORT_COUNTS (8 * 512) /* size_t counts alloc_snap_sort needs */
 void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts);
-/* The i-th captured block, whatever its form (not a compact capture's). */
+/* The i-th captured block, whatever its form (not a compact capture's);
+** a spilled one's after alloc_snap_window(im, i, n) said it is there. */
 static inline void alloc_snap_rec_at(const alloc_snap_t *im, size_t i, alloc_snap_rec_t *out)
 {
 	if (im->wide)
 		*out = im->recs[i];
 	else
-		alloc_snap_rec16_get(&im->rec16[i], im->recs, out);
+		alloc_snap_rec16_get(&im->rec16[i - im->win_first], im->recs, out);
 }
 void alloc_snap_sort_addrs(uint64_t *addr, size_t n, size_t *counts);
+void alloc_snap_sort_rec16(alloc_snap_rec16_t *r, size_t n, size_t *counts, const alloc_snap_rec_t *esc);
 /* The records sorted, a block listed twice (a raw clone's copy of a map
 ** half-way through a move) once; before the store writes the totals. */
-void alloc_snap_sort_unique(alloc_snap_t *im);
+bool alloc_snap_sort_unique(alloc_snap_t *im); /* false: a spilled one's file (errno) */
+
+/* "alloc_snap_spill.c": a capture in bounded memory (issue 29). */
+extern size_t alloc_snap_spill_run; /* records a run: 256 KiB of them (tests: fewer) */
+/* Before the locks: the temporary file in db's directory, named (see
+** alloc_snap_spill.c); false: none (the capture stays in memory). */
+bool alloc_snap_spill_open(alloc_snap_t *im, const char *db);
+void alloc_snap_spill_close(alloc_snap_t *im); /* the descriptor, or the name */
+/* After the copy (the locks let go): the capturing thread's descriptor
+** closed (the storing thread may have a table of its own). */
+void alloc_snap_spill_captured(alloc_snap_t *im);
+void alloc_snap_spill_detach(alloc_snap_t *im); /* the storing thread, its store done */
+/* Under the locks: rec16[0..n) as the next run; false with errno. */
+bool alloc_snap_spill_write(alloc_snap_t *im, size_t n);
+/* The storing thread: each run sorted, the duplicates counted (false
+** with errno when the file fails). */
+bool alloc_snap_spill_sort(alloc_snap_t *im);
+/* Blocks [i, i + n) (n <= spill_run) readable with alloc_snap_rec_at;
+** reads go forward (going back starts the merge again).  True at once
+** for a capture in memory; false with errno when the file fails. */
+bool alloc_snap_window(alloc_snap_t *im, size_t i, size_t n);
 
 /* "alloc_service.c" */
 extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;

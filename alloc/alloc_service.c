@@ -286,13 +286,14 @@ static void svc_control_request(int fd, char *line)
 		return;
 	}
 	pthread_mutex_lock(&svc.busy);
-	alloc_snap_t *im = leaks ? alloc_snap_capture_leaks("control") : alloc_snap_capture(with_map, "control");
+	alloc_snap_t *im = leaks ? alloc_snap_capture_leaks("control") : alloc_snap_capture_to(with_map, "control", path);
 	alloc_sqlite_no_wait(false); /* a client waits for this one */
+	const char *why = im ? err : errno == EIO ? "cannot write the capture's temporary file" : "out of memory";
 	int id = im ? alloc_sqlite_store(path, im, false, err, sizeof err) : -1;
 	alloc_sqlite_no_wait(true);
 	alloc_snap_free(im);
 	pthread_mutex_unlock(&svc.busy);
-	svc_answer(fd, id < 0 ? (im ? err : "out of memory") : NULL, id);
+	svc_answer(fd, id < 0 ? why : NULL, id);
 }
 
 /* A new connection: refused at once unless the peer is our user. */
@@ -463,13 +464,14 @@ static bool svc_interval(void)
 	if (alloc_mode == MEMINST_MODE_OFF)
 		return true; /* dormant, never switched on: nothing counted */
 	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
+	bool said = !im && errno == EIO; /* its temporary file: said */
 	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
 	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns), stored = true;
 	if (peak_first)
 		svc_store(peak, true);
 	if (im)
 		stored = svc_store(im, false);
-	else
+	else if (!said)
 		alloc_log("no memory for the interval snapshot");
 	if (peak && !peak_first)
 		svc_store(peak, true);

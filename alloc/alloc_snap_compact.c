@@ -38,28 +38,15 @@ static uint64_t *compact_addrs(const alloc_snap_t *im)
 bool alloc_snap_compact_reserve(alloc_snap_t *im, size_t room)
 {
 	im->compact = true;
-	if (im->room < room) {
-		if (im->blocks_map)
-			alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
-		im->blocks_bytes = (ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) + room * 8 + 4095) & ~(size_t)4095;
-		im->room = 0;
-		if (!(im->blocks_map = alloc_sys_map_populated(im->blocks_bytes)))
-			return false;
-		im->room = room;
-		im->counts = im->blocks_map;
-		im->recs = NULL;
-	}
-	size_t want = ((room / MEMINST_SNAPSHOT_CHUNK + 1) * sizeof(alloc_snap_chunk_t) + room * 16 + (1 << 20) + 4095) &
-		      ~(size_t)4095;
-	if (im->chunks_bytes >= want)
-		return true;
-	if (im->chunks)
-		alloc_sys_unmap(im->chunks, im->chunks_bytes);
-	im->chunks_bytes = 0;
-	if (!(im->chunks = alloc_sys_map(want)))
+	im->recs = NULL;
+	im->room = 0;
+	if (!alloc_snap_area(&im->blocks_map, &im->blocks_bytes, ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) + room * 8,
+			     true))
 		return false;
-	im->chunks_bytes = want;
-	return true;
+	im->room = room;
+	im->counts = im->blocks_map;
+	size_t want = (room / MEMINST_SNAPSHOT_CHUNK + 1) * sizeof(alloc_snap_chunk_t) + room * 16 + (1 << 20);
+	return alloc_snap_area((void **)&im->chunks, &im->chunks_bytes, want, false);
 }
 
 void alloc_snap_compact_unmap(alloc_snap_t *im)

@@ -104,6 +104,11 @@ void alloc_snap_sort(alloc_snap_rec_t *recs, size_t n, size_t *counts)
 	snap_sort_recs_ctx(recs, n, counts, NULL);
 }
 
+void alloc_snap_sort_rec16(alloc_snap_rec16_t *r, size_t n, size_t *counts, const alloc_snap_rec_t *esc)
+{
+	snap_sort_rec16_ctx(r, n, counts, esc);
+}
+
 void alloc_snap_sort_addrs(uint64_t *addr, size_t n, size_t *counts)
 {
 	snap_sort_addrs_ctx(addr, n, counts, NULL);
@@ -116,13 +121,20 @@ void alloc_snap_sort_addrs(uint64_t *addr, size_t n, size_t *counts)
 ** whatever state its parent's other threads were in.  Such a child's
 ** snapshot keeps the first of the two, its totals less the other, rather
 ** than failing to store.  (A compact capture is unique when made, with
-** its leak classes: none comes here.)
+** its leak classes: none comes here.)  A capture spilled to its file is
+** sorted there, its duplicates left out as it is read (alloc_snap_spill.c).
 */
-void alloc_snap_sort_unique(alloc_snap_t *im)
+bool alloc_snap_sort_unique(alloc_snap_t *im)
 {
 	if (im->unique)
-		return;
+		return true;
 	im->unique = im->sorted = true;
+	if (im->spill_runs && !alloc_snap_spill_sort(im)) {
+		im->unique = im->sorted = false;
+		return false;
+	}
+	if (im->spill_runs)
+		return true;
 	if (im->wide)
 		snap_sort_recs_ctx(im->recs, im->nblocks, im->counts, NULL);
 	else
@@ -143,4 +155,5 @@ void alloc_snap_sort_unique(alloc_snap_t *im)
 			im->rec16[out++] = im->rec16[i];
 	}
 	im->nblocks = out;
+	return true;
 }

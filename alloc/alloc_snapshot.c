@@ -66,7 +66,26 @@ static void snap_unmap(alloc_snap_t *im)
 	if (im->leak_roots)
 		alloc_sys_unmap(im->leak_roots, im->leak_roots_bytes);
 	alloc_snap_compact_unmap(im);
+	alloc_snap_spill_close(im);
 	alloc_sys_unmap(im, snap_round(sizeof *im));
+}
+
+bool alloc_snap_area(void **map, size_t *have, size_t want, bool populated)
+{
+	want = snap_round(want);
+	if (*map && *have >= want)
+		return true;
+	void *grown = *map && populated ? alloc_sys_remap(*map, *have, want) : NULL;
+	if (grown)
+		alloc_sys_populate((char *)grown + *have, want - *have);
+	else if (*map)
+		alloc_sys_unmap(*map, *have);
+	*have = 0;
+	*map = grown ? grown : populated ? alloc_sys_map_populated(want) : alloc_sys_map(want);
+	if (!*map)
+		return false;
+	*have = want;
+	return true;
 }
 
 /*
@@ -91,6 +110,7 @@ void alloc_snap_free(alloc_snap_t *im)
 		snap_unmap(im);
 		return;
 	}
+	alloc_snap_spill_close(im); /* a spare keeps its buffers, not its file */
 	atomic_store(&snap_spare_at, alloc_snap_now(CLOCK_MONOTONIC));
 	for (unsigned i = 0; im && i < SNAP_SPARES; i++) { /* the larger ones stay */
 		alloc_snap_t *old = atomic_load(&snap_spare[i]);
@@ -220,16 +240,35 @@ static inline void snap_copy_packed(alloc_snap_t *im, alloc_snap_rec16_t *r, siz
 			nb++;                                                          \
 		}                                                                      \
 	}
-static bool snap_copy_map(alloc_snap_t *im, size_t room)
+/* The records so far as the next run of the file: false with errno. */
+static inline bool snap_spill_full(alloc_snap_t *im, size_t *k)
+{
+	size_t n = *k;
+	*k = 0;
+	return alloc_snap_spill_write(im, n);
+}
+
+/* 1 copied, 0 did not fit (again), -1 the temporary file failed (errno). */
+static int snap_copy_map(alloc_snap_t *im, size_t room)
 {
 	size_t nb = 0, nesc = 0;
 	uint64_t bytes = 0;
-	im->nblocks = im->nesc = 0;
+	im->nblocks = im->nesc = im->spill_runs = 0;
 	if (alloc_map_count_stopped() > room)
-		return false;
+		return 0;
 	if (im->wide) {
 		alloc_snap_rec_t *recs = im->recs;
 		SNAP_COPY_LISTS(snap_copy_wide(recs, nb, &bytes, l->arr[i]))
+	} else if (im->spill_fd) { /* runs of spill_run records: the buffer stays in cache */
+		alloc_snap_rec16_t *rec16 = im->rec16;
+		size_t k = 0, run = im->spill_run;
+		SNAP_COPY_LISTS({
+			snap_copy_packed(im, &rec16[k], &nesc, &bytes, l->arr[i]);
+			if (++k == run && !snap_spill_full(im, &k))
+				return -1;
+		})
+		if (im->spill_runs && k && !snap_spill_full(im, &k))
+			return -1;
 	} else {
 		alloc_snap_rec16_t *rec16 = im->rec16;
 		SNAP_COPY_LISTS(snap_copy_packed(im, &rec16[nb], &nesc, &bytes, l->arr[i]))
@@ -238,9 +277,9 @@ static bool snap_copy_map(alloc_snap_t *im, size_t room)
 	im->nesc = nesc;
 	im->bytes += bytes;
 	if (nesc <= im->esc_room)
-		return true;
+		return 1;
 	im->widen = true;
-	return false;
+	return 0;
 }
 
 /*
@@ -252,42 +291,36 @@ static bool snap_copy_map(alloc_snap_t *im, size_t room)
 static bool snap_reserve_blocks(alloc_snap_t *im, size_t room)
 {
 	bool wide = im->widen;
-	size_t bytes = snap_round(ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) +
-				  room * (wide ? sizeof(alloc_snap_rec_t) : sizeof(alloc_snap_rec16_t)));
-	if (im->blocks_bytes < bytes) {
-		void *grown = im->blocks_map ? alloc_sys_remap(im->blocks_map, im->blocks_bytes, bytes) : NULL;
-		if (grown) { /* a spare's: its pages are there, only the new ones fault in */
-			alloc_sys_populate((char *)grown + im->blocks_bytes, bytes - im->blocks_bytes);
-		} else if (im->blocks_map) {
-			alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
-		}
-		im->blocks_bytes = im->room = 0;
-		if (!(im->blocks_map = grown ? grown : alloc_sys_map_populated(bytes)))
-			return false;
-		im->blocks_bytes = bytes;
-	}
-	size_t esc = wide ? 0 : room / 16 + 256, esc_bytes = snap_round(esc * sizeof(alloc_snap_rec_t));
-	if (esc && im->esc_bytes < esc_bytes) {
-		if (im->esc_map)
-			alloc_sys_unmap(im->esc_map, im->esc_bytes);
-		im->esc_bytes = 0;
-		if (!(im->esc_map = alloc_sys_map(esc_bytes)))
-			return false;
-		im->esc_bytes = esc_bytes;
-	}
+	if (wide)
+		alloc_snap_spill_close(im); /* escapes everywhere: in memory, as before */
+	size_t held = im->spill_fd && room > im->spill_run ? im->spill_run : room;
+	im->room = 0;
+	if (!alloc_snap_area(&im->blocks_map, &im->blocks_bytes,
+			     ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) +
+				     held * (wide ? sizeof(alloc_snap_rec_t) : sizeof(alloc_snap_rec16_t)),
+			     true))
+		return false;
+	size_t esc = wide ? 0 : room / 16 + 256;
+	if (esc && !alloc_snap_area(&im->esc_map, &im->esc_bytes, esc * sizeof(alloc_snap_rec_t), false))
+		return false;
 	im->wide = wide;
 	im->room = room;
 	im->esc_room = esc;
 	im->counts = im->blocks_map;
 	im->rec16 = wide ? NULL : (alloc_snap_rec16_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS);
 	im->recs = wide ? (alloc_snap_rec_t *)(im->counts + ALLOC_SNAP_SORT_COUNTS) : im->esc_map;
+	im->win_first = im->win_n = 0;
 	return true;
 }
 
-/* Stop the world of allocations, copy, let go.  Returns false on no memory.
+static void snap_say_failure_errno(const alloc_snap_t *im, int e);
+
+/* Stop the world of allocations, copy, let go.  Returns false on no memory
+** (errno ENOMEM) or when the temporary file failed (EIO, said).
 ** `compact`: alloc_snap_compact.c's capture (with the leak scan if asked). */
 static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool leaks)
 {
+	errno = ENOMEM;
 	for (;;) {
 		if (leaks && !alloc_leak_prepare())
 			leaks = false; /* no memory, or no signal: the snapshot without */
@@ -305,7 +338,8 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool
 		** the API, or at exit) would free into a list held here, or wait
 		** at the gate this thread closed: signals wait until the end. */
 		bool mim = alloc_mode == MEMINST_MODE_MIM;
-		sigset_t old;
+		sigset_t old, xfsz;
+		alloc_sys_xfsz_block(&xfsz); /* a file past ulimit -f: EFBIG, not a kill */
 		alloc_sys_signals_off(&old);
 		atomic_fetch_add(&alloc_map_capturing, 1);
 		if (mim)
@@ -323,7 +357,14 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool
 			alloc_thread_resume_counting();
 		atomic_fetch_sub(&alloc_map_capturing, 1);
 		alloc_sys_signals_on(&old);
+		int spill_errno = errno;
+		sigset_t pending;
+		alloc_sys_xfsz_restore(&xfsz, got < 0 && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ));
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
+		if (got < 0) {
+			snap_say_failure_errno(im, spill_errno);
+			errno = EIO;
+		}
 		if (got)
 			return got > 0;
 	}
@@ -335,7 +376,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool
 ** memory.  Takes no lock on entry; runs guarded (the process must not
 ** allocate through itself while copying).
 */
-static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger)
+static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger, const char *db)
 {
 	if (!alloc_clone_adopt()) /* a child in its parent's memory: hands off */
 		return NULL;
@@ -354,13 +395,19 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	im->leak_roots = NULL;
 	im->nleak_roots = 0;
 	im->leak_done = im->sorted = im->unique = im->widen = false;
+	im->trigger = trigger;
 	alloc_guard_enter();
+	if (with_map && !compact)
+		alloc_snap_spill_open(im, db);
 	bool ok = snap_copy_locked(im, with_map, compact, with_map && leaks);
 	alloc_guard_exit();
 	if (!ok) {
+		int e = errno;
 		alloc_snap_free(im);
+		errno = e;
 		return NULL;
 	}
+	alloc_snap_spill_captured(im);
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
 		alloc_status_describe(k, im->nstatus[k], im->status[k]);
 	im->with_map = with_map;
@@ -373,17 +420,22 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 }
 
 /* leak_check=on: every map snapshot; exit (the default): the exit one. */
-alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
+alloc_snap_t *alloc_snap_capture_to(bool with_map, const char *trigger, const char *db)
 {
 	/* not at peaks: they are captured inside the allocating thread */
 	bool leaks = (alloc_opts.leak_check == ALLOC_LEAK_CHECK_ON && strcmp(trigger, "peak") != 0) ||
 		     (alloc_opts.leak_check == ALLOC_LEAK_CHECK_EXIT && !strcmp(trigger, "exit"));
-	return snap_capture(with_map, leaks, trigger);
+	return snap_capture(with_map, leaks, trigger, db);
+}
+
+alloc_snap_t *alloc_snap_capture(bool with_map, const char *trigger)
+{
+	return alloc_snap_capture_to(with_map, trigger, NULL);
 }
 
 alloc_snap_t *alloc_snap_capture_leaks(const char *trigger)
 {
-	return snap_capture(true, true, trigger);
+	return snap_capture(true, true, trigger, NULL);
 }
 
 /* ------------------------------------------------------------ paths ---- */
@@ -447,11 +499,9 @@ static int snap_store_api(const char *path, bool with_map)
 		errno = EINVAL;
 		return -1;
 	}
-	alloc_snap_t *im = alloc_snap_capture(with_map, "api");
-	if (!im) {
-		errno = ENOMEM;
-		return -1;
-	}
+	alloc_snap_t *im = alloc_snap_capture_to(with_map, "api", full);
+	if (!im)
+		return -1; /* errno ENOMEM, or EIO: its temporary file (said) */
 	int id = alloc_sqlite_store(full, im, false, err, sizeof err);
 	alloc_snap_free(im);
 	if (id < 0) {
@@ -503,6 +553,16 @@ static void snap_say_failure(const char *err, bool at_exit)
 		alloc_log("%s (%u earlier stores failed the same way)", err, quiet);
 	else
 		alloc_log("%s", err);
+}
+
+/* A capture's temporary file failed (alloc_snap_spill.c): one line,
+** not repeated while the next captures fail the same way. */
+static void snap_say_failure_errno(const alloc_snap_t *im, int e)
+{
+	char line[256];
+	alloc_fmt(line, sizeof line, "%s snapshot not taken: cannot write its temporary file: %s",
+		  im->trigger ? im->trigger : "a", strerror(e));
+	snap_say_failure(line, false);
 }
 
 static void snap_say_success(const char *path)
@@ -596,7 +656,8 @@ int alloc_snap_take_configured(const char *trigger, bool with_map)
 		return 0; /* dormant, never switched on: nothing counted to store */
 	alloc_snap_t *im = alloc_snap_capture(with_map, trigger);
 	if (!im) {
-		alloc_log("no memory for the %s snapshot", trigger);
+		if (errno != EIO) /* EIO: said already */
+			alloc_log("no memory for the %s snapshot", trigger);
 		return -1;
 	}
 	int id = alloc_snap_store_configured(im);

@@ -329,8 +329,8 @@ static bool sq_same_file(const char *path, const sq_ident_t *id)
 ** (busy timeout) only for readers' momentary shared locks.
 */
 #define SQ_BUSY (-3)
-static int sq_store_transaction(sq_writer_t *w, const alloc_snap_t *im);
-static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
+static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im);
+static int sq_store_locked(sq_writer_t *w, alloc_snap_t *im)
 {
 	sqlite3_busy_timeout(w->db, 0);
 	/* a snapshot the process may not outlive: on the disk at COMMIT */
@@ -342,7 +342,7 @@ static int sq_store_locked(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
-static int sq_store_transaction(sq_writer_t *w, const alloc_snap_t *im)
+static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 {
 	int rc = sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	sqlite3_busy_timeout(w->db, 10000);
@@ -502,7 +502,7 @@ void alloc_sqlite_keep_here(void)
 
 /* Store into the kept connection when it is still PATH's (0: not kept,
 ** w->db NULL), else open PATH (and keep it when `keep`). */
-static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
+static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 {
 	if (sq_kept.db && sq_kept.pid != getpid())
 		memset(&sq_kept, 0, sizeof sq_kept); /* a child's copy: not in its table */
@@ -545,7 +545,7 @@ static int sq_store_file(sq_writer_t *w, const alloc_snap_t *im, bool keep)
 }
 
 /* One attempt, under the store lock. */
-static int sq_store_once(sq_writer_t *w, const alloc_snap_t *im, bool keep)
+static int sq_store_once(sq_writer_t *w, alloc_snap_t *im, bool keep)
 {
 	int id = -1;
 	pthread_mutex_lock(&sq_store_lock);
@@ -581,11 +581,13 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 	alloc_guard_enter();
 	alloc_sys_xfsz_block(&mask); /* SQLite sees EFBIG and the store is rolled back */
 	pthread_once(&sq_fork_once, sq_fork_register);
-	if (im->with_map)
-		alloc_snap_sort_unique(im); /* before the totals are written */
 	int64_t deadline = 0;
 	long nap = 100000;
-	while ((id = sq_store_once(&w, im, keep && sq_keep_here)) == SQ_BUSY) {
+	bool sorted = !im->with_map || alloc_snap_sort_unique(im); /* before the totals are written */
+	if (!sorted)
+		alloc_fmt(err, errlen, "snapshot %s: not stored: cannot sort the capture in its temporary file: %s",
+			  path, strerror(errno));
+	while (sorted && (id = sq_store_once(&w, im, keep && sq_keep_here)) == SQ_BUSY) {
 		int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
 		if (sq_no_wait) {
 			id = ALLOC_SQ_BUSY;
@@ -603,6 +605,7 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 		syscall(SYS_nanosleep, &t, NULL); /* no lock held: a fork goes on meanwhile */
 		nap = nap * 2 < SQ_NAP_MAX_NS ? nap * 2 : SQ_NAP_MAX_NS;
 	}
+	alloc_snap_spill_detach(im); /* this thread's descriptor; a retry opens it again */
 	/* not only after a failed store: SQLite may meet EFBIG and still
 	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
 	sigset_t pending;

@@ -74,7 +74,7 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_segments(sq_writer_t *w);
 int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_modules(sq_writer_t *w);
-int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im);
+int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im);
 
 #pragma GCC visibility pop
 

@@ -500,7 +500,8 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 ** encoded as <meminst-snapshot.h> defines: a few bytes a block, one row a
 ** chunk, so that SQLite inserts a thousand times fewer rows.  The records
 ** (16 or 32 bytes, alloc_snap_sort.c) were sorted in place before the
-** store began, so they are read in order.  The buffer is mapped,
+** store began, so they are read in order (a spilled capture's merged from
+** its file, a window at a time: alloc_snap_spill.c).  The buffer is mapped,
 ** not malloc'd: we run guarded.
 */
 /* A compact capture's chunks, encoded already (alloc_snap_compact.c). */
@@ -518,7 +519,7 @@ static int sq_write_chunks(sq_writer_t *w, sqlite3_stmt *st, const alloc_snap_t 
 	return rc;
 }
 
-int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
+int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im)
 {
 	if (!im->nblocks)
 		return 0;
@@ -537,6 +538,12 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, const alloc_snap_t *im)
 	int rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0;) { /* sorted: alloc_snap_sort_unique */
 		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
+		if (!alloc_snap_window(im, i, n)) {
+			alloc_fmt(w->err, w->errlen, "snapshot %s: cannot read the capture's temporary file: %s", w->path,
+				  strerror(errno));
+			rc = -1;
+			break;
+		}
 		alloc_snap_rec_t r;
 		alloc_snap_rec_at(im, i, &r);
 		uint64_t first = r.addr;

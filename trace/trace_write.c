@@ -54,7 +54,8 @@
 
 /*
 ** One events buffer: 64 KiB, page-aligned (for O_DIRECT), in a 2 MiB
-** region of 32 that asks for a transparent huge page: the device's
+** region of 32 that asks for a transparent huge page when calls are
+** traced (wq_map): the device's
 ** direct reads of our buffers then pin one page a region, not sixteen a
 ** buffer, and the hooks' stores miss the TLB less (together 0.3-0.8 ns a
 ** traced call on the machine of bench/RESULTS.md).  The chunk header
@@ -131,7 +132,13 @@ static wq_buf_t *wq_map(void)
 	if (r > m) /* the region aligned to its size: keep only it */
 		munmap(m, (size_t)(r - m));
 	munmap(r + WQ_REGION, (size_t)(m + WQ_REGION - r));
-	madvise(r, WQ_REGION, MADV_HUGEPAGE); /* refused when THP is off: small pages */
+	/* Calls traced: a huge page (refused when THP is off: small pages).
+	** Sampling only (no calls: trace_want_clock 0, the launcher's CPU
+	** sampler) fills a buffer in seconds, not microseconds: small pages, so
+	** that its first buffer costs 64 KiB of the resident set, not the 2 MiB
+	** page (issue 29: the launcher's peak RSS). */
+	if (trace_want_clock)
+		madvise(r, WQ_REGION, MADV_HUGEPAGE);
 	wq_buf_t *b = (wq_buf_t *)(void *)r;
 	trace_spin_lock(&wq.lock);
 	for (unsigned i = 1; i < WQ_REGION / sizeof *b; i++)

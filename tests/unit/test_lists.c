@@ -12,7 +12,10 @@
 */
 #include "ut.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +47,12 @@ ParameterizedTestParameters(lists, fork_child_sees_every_block)
 }
 
 ParameterizedTestParameters(lists, cross_free_while_owners_exit)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTestParameters(lists, spill_write_fails)
 {
 	static int idx[] = {0, 1};
 	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
@@ -87,7 +96,7 @@ static void *lst_alloc_half(void *arg)
 ** byte for byte (every field of every block, in address order), and each
 ** chunk's addresses read back.
 */
-static void lst_expect_compact(const alloc_snap_t *rec)
+static void lst_expect_compact(alloc_snap_t *rec)
 {
 	int check = alloc_opts.leak_check;
 	alloc_opts.leak_check = ALLOC_LEAK_CHECK_OFF; /* the scan: tests/integration/leaks*.sh */
@@ -101,6 +110,7 @@ static void lst_expect_compact(const alloc_snap_t *rec)
 	unsigned char want[MEMINST_SNAPSHOT_CHUNK * MEMINST_SNAPSHOT_BLOCK_MAX_BYTES];
 	for (const alloc_snap_chunk_t *c = NULL; (c = alloc_snap_chunk_next(im, c));) {
 		cr_assert(c->count >= 1 && c->count <= MEMINST_SNAPSHOT_CHUNK && i + c->count <= rec->nblocks);
+		cr_assert(alloc_snap_window(rec, i, c->count), "a spilled capture's blocks from %zu", i);
 		alloc_snap_rec_t r;
 		alloc_snap_rec_at(rec, i, &r);
 		cr_assert_eq(c->first, r.addr);
@@ -125,15 +135,33 @@ static void lst_expect_compact(const alloc_snap_t *rec)
 	alloc_snap_free(im);
 }
 
-/* Capture, and check that the blocks are exactly `want` (n of them) and
-** that the status total agrees with them. */
+/* Runs of the spilled captures below: chunks (1024) and runs end apart. */
+#define LST_RUN (MEMINST_SNAPSHOT_CHUNK + 7)
+
+/*
+** A capture to a database in a directory of its own (dir, 64 bytes),
+** spilled in runs of LST_RUN records when it has more
+** (alloc_snap_spill.c); NULL with errno.
+*/
+static alloc_snap_t *lst_capture_spilled(char *dir)
+{
+	char db[80];
+	strcpy(dir, "/tmp/lst-spill-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	size_t run = alloc_snap_spill_run;
+	snprintf(db, sizeof db, "%s/s.db", dir);
+	alloc_snap_spill_run = LST_RUN;
+	alloc_snap_t *im = alloc_snap_capture_to(true, "api", db);
+	int e = errno;
+	alloc_snap_spill_run = run;
+	errno = e;
+	return im;
+}
+
+/* Capture (in memory, then spilled), and check that the blocks are exactly
+** `want` (n of them) and that the status total agrees with them. */
 static void lst_expect_capture(void *const *want, size_t n)
 {
-	alloc_snap_t *im = alloc_snap_capture(true, "api");
-	cr_assert_not_null(im);
-	cr_assert_eq(im->nblocks, n, "captured %zu blocks, %zu live", im->nblocks, n);
-	alloc_snap_sort_unique(im);
-	cr_assert_eq(im->nblocks, n, "a block captured twice");
 	void **sorted = malloc(n * sizeof *sorted);
 	memcpy(sorted, want, n * sizeof *sorted);
 	for (size_t i = 1; i < n; i++) /* insertion sort: n is small */
@@ -142,19 +170,69 @@ static void lst_expect_capture(void *const *want, size_t n)
 			sorted[j] = sorted[j - 1];
 			sorted[j - 1] = x;
 		}
-	uint64_t bytes = 0;
-	for (size_t i = 0; i < n; i++) {
-		alloc_snap_rec_t r;
-		alloc_snap_rec_at(im, i, &r);
-		cr_assert_eq(r.addr, (uintptr_t)sorted[i], "block %zu", i);
-		bytes += r.size;
+	for (int spilled = 0; spilled < 2; spilled++) {
+		char dir[64];
+		alloc_snap_t *im = spilled ? lst_capture_spilled(dir) : alloc_snap_capture(true, "api");
+		cr_assert_not_null(im);
+		cr_assert_eq(im->nblocks, n, "captured %zu blocks, %zu live", im->nblocks, n);
+		if (spilled && !im->wide) { /* at most a run held, the others in the file */
+			cr_assert_eq(im->spill_runs, n > LST_RUN ? (n + LST_RUN - 1) / LST_RUN : 0);
+			cr_assert_leq(im->blocks_bytes, (ALLOC_SNAP_SORT_COUNTS * sizeof(size_t) +
+							 LST_RUN * sizeof(alloc_snap_rec16_t) + 4095) & ~(size_t)4095);
+		}
+		cr_assert(alloc_snap_sort_unique(im));
+		cr_assert_eq(im->nblocks, n, "a block captured twice");
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < n; i++) {
+			alloc_snap_rec_t r;
+			cr_assert(alloc_snap_window(im, i, 1), "block %zu", i);
+			alloc_snap_rec_at(im, i, &r);
+			cr_assert_eq(r.addr, (uintptr_t)sorted[i], "block %zu", i);
+			bytes += r.size;
+		}
+		cr_assert_eq(im->bytes, bytes);
+		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
+		cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, n);
+		lst_expect_compact(im); /* from block 0 again: the merge starts over */
+		alloc_snap_free(im);
+		if (spilled)
+			cr_assert_eq(rmdir(dir), 0, "the temporary file was unlinked");
 	}
-	cr_assert_eq(im->bytes, bytes);
-	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].sizes.current, bytes);
-	cr_assert_eq(im->status[ALLOC_K_TOTAL][0].blocks.current, n);
 	free(sorted);
-	lst_expect_compact(im);
-	alloc_snap_free(im);
+}
+
+/*
+** The spilled capture's file cannot be written (here: past ulimit -f, as
+** a full disk): the capture fails with EIO and one line, SIGXFSZ does not
+** kill the program, nothing is left allocated; with the limit lifted the
+** next capture is whole.
+*/
+ParameterizedTest(int *mode, lists, spill_write_fails)
+{
+	enum { N = 3 * LST_RUN + 5 };
+	static void *live[N];
+	ut_start(lists_modes[*mode]);
+	for (unsigned i = 0; i < N; i++)
+		live[i] = alloc_core_malloc(16 + i % 200, ALLOC_A_MALLOC, ut_site(96), 0);
+	struct rlimit old, small;
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = (struct rlimit){.rlim_cur = 2 * LST_RUN * sizeof(alloc_snap_rec16_t) - 4096, .rlim_max = old.rlim_max};
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	char dir[64];
+	alloc_snap_t *im = lst_capture_spilled(dir);
+	int e = errno;
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	cr_assert_null(im, "a capture whose second run could not be written");
+	cr_assert_eq(e, EIO);
+	cr_assert_eq(rmdir(dir), 0, "the temporary file was unlinked");
+	sigset_t pending;
+	cr_assert_eq(sigpending(&pending), 0);
+	cr_assert(!sigismember(&pending, SIGXFSZ), "our write's SIGXFSZ taken back");
+	cr_assert_eq(alloc_map_count(), N, "the program's blocks untouched");
+	lst_expect_capture(live, N);
+	for (unsigned i = 0; i < N; i++)
+		alloc_core_free(live[i], ut_site(96));
+	cr_assert_eq(alloc_map_count(), 0);
 }
 
 ParameterizedTest(int *mode, lists, handover_and_capture)

@@ -269,9 +269,9 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 
 /*
 ** free: a block of this thread with a plain header (not aligned, not
-** untracked, not freed), away from a page start unless the thread knows
-** the header's page readable (where the header's page
-** may be gone: alloc_core.c probes it), no peak being followed down.
+** untracked, not freed), whose header can be read without a probe
+** (alloc_header_readable: near a page start the header's page may be gone,
+** and alloc_core.c probes it), no peak being followed down.
 */
 void alloc_core_free_mis(void *user, uintptr_t site)
 {
@@ -281,8 +281,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	** bootstrap arena has its size where the meta word would be, so its
 	** padding reads 0 and the meta test below sends it on; near a page
 	** start, the header's page must be one the thread knows readable */
-	if (unlikely(!t || (alloc_in_start_zone(user) && !alloc_page_known(t, alloc_hdr_of(user))) ||
-		     ((uintptr_t)user & 15)))
+	if (unlikely(!t || !alloc_header_readable(t, user, sizeof(alloc_hdr_t)) || ((uintptr_t)user & 15)))
 		goto slow;
 	alloc_hdr_t *h = alloc_hdr_of(user);
 	uint64_t meta = h->meta, sizew = h->size;
@@ -575,8 +574,8 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_free_mim_locked(user, site);
-	if (unlikely((alloc_in_start_zone(user) && !alloc_page_known(t, (const alloc_mhdr_t *)user - 1)) ||
-		     ((uintptr_t)user & 15) || alloc_boot_owns(user)))
+	if (unlikely(!alloc_header_readable(t, user, sizeof(alloc_mhdr_t)) || ((uintptr_t)user & 15) ||
+		     alloc_boot_owns(user)))
 		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	/* (before anything else: the other list's path keeps nothing of this) */

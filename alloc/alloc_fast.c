@@ -218,9 +218,9 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
 		goto abort;
+	t->budget = budget; /* (at once: a register less for what follows) */
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
-	t->budget = budget;
 	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
@@ -584,7 +584,6 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_OWN_BITS, &meta, &sizew)))
 		goto slow;
-	unsigned allocator = alloc_meta_allocator(meta);
 	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
 		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
 	    unlikely(!fast_enter(t)))
@@ -610,7 +609,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	fast_count_free(t, allocator, ts, cs, size, user);
+	fast_count_free(t, alloc_meta_allocator(meta), ts, ts->cls_slot, size, user);
 	return fast_free_mim_release(t, l, biased, m);
 slow:
 	alloc_core_free_mim_slow(user, site);

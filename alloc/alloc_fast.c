@@ -327,7 +327,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	/* NULL and misaligned pointers fail these too; a block of the
 	** bootstrap arena has its size where the meta word would be, so its
 	** padding reads 0 and the meta test below sends it on; near a page
-	** start, the header's page must be one the thread knows readable */
+	** start, the header must be readable without a probe */
 	if (unlikely(!t || !alloc_header_readable(t, user, sizeof(alloc_hdr_t)) || ((uintptr_t)user & 15)))
 		goto slow;
 	alloc_hdr_t *h = alloc_hdr_of(user);
@@ -339,8 +339,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	unsigned allocator = alloc_meta_allocator(meta);
 	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT))
 		goto slow;
-	if (unlikely(fast_counting(t) ||
-		     !fast_no_peak_turn()) ||
+	if (unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 #if ALLOC_FLOOR >= 5
@@ -574,8 +573,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	unsigned allocator = alloc_meta_allocator(meta);
 	alloc_list_t *l = alloc_map_list(alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)));
 	if (unlikely(!l || !fast_list_shared(l)) ||
-	    unlikely(fast_counting(t) ||
-		     !fast_no_peak_turn()) ||
+	    unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
@@ -631,8 +629,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_OWN_BITS, &meta, &sizew)))
 		goto slow;
-	if (unlikely(fast_counting(t) ||
-		     !fast_no_peak_turn()) ||
+	if (unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 	/* slots and budget after fast_enter, as for an allocation */

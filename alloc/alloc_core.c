@@ -464,6 +464,7 @@ static inline bool core_meta_plausible(uint64_t m, uint64_t size, bool mim)
 #define CORE_OWN_MAPPING_MIN (32 << 10) /* smaller blocks are never mapped alone
 					   (glibc's mmap threshold starts at 128 KiB) */
 _Atomic uint32_t alloc_unmap_epoch;
+_Atomic bool alloc_pages_gone; /* (alloc_header_readable) */
 
 static inline bool core_in_start_zone(const void *user)
 {
@@ -497,8 +498,10 @@ static ALLOC_NOINLINE bool core_probe(const alloc_hdr_t *h)
 ** every thread knows about readable pages. */
 static inline void core_forget_pages(const void *user, uint64_t size)
 {
-	if (unlikely(core_in_start_zone(user) && size >= CORE_OWN_MAPPING_MIN))
+	if (unlikely(core_in_start_zone(user) && size >= CORE_OWN_MAPPING_MIN)) {
+		atomic_store_explicit(&alloc_pages_gone, true, memory_order_release);
 		atomic_fetch_add_explicit(&alloc_unmap_epoch, 1, memory_order_release);
+	}
 }
 
 /*
@@ -556,8 +559,10 @@ static ALLOC_NOINLINE bool core_free_libc(void *user)
 	int saved_errno = errno;
 	bool ours = alloc_libc_owns(user);
 	errno = saved_errno;
-	if (ours)
+	if (ours) {
+		core_forget_pages(user, CORE_OWN_MAPPING_MIN); /* (its size unknown) */
 		alloc_libc.free(user);
+	}
 	return ours;
 }
 

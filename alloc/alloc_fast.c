@@ -55,7 +55,26 @@ static inline __attribute__((always_inline)) alloc_slot_t *fast_allocator_slot(a
 {
 	if (__builtin_constant_p(allocator))
 		return &t->slots[1 + allocator];
-	return fast_pin(&t->slots[1 + allocator]);
+	/* (from slots[1]: a shift and one lea, where slots[1 + allocator]
+	** took an add, the shift and the lea) */
+	return fast_pin(&t->slots[1] + allocator);
+}
+
+/*
+** No peak being followed down (alloc_peak_turn at INT64_MIN).  Its upper
+** half alone tells: a turn is a total less a margin, never within 2^32 of
+** INT64_MIN; so on x86-64 the test is a compare with memory, where the
+** whole word took its 10-byte constant loaded into a register.
+*/
+static inline __attribute__((always_inline)) bool fast_no_peak_turn(void)
+{
+#if defined(__x86_64__)
+	bool none;
+	__asm__("cmpl $0x80000000, %1" : "=@ccz"(none) : "m"(*((const int32_t *)&alloc_peak_turn + 1)));
+	return none;
+#else
+	return atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) == INT64_MIN;
+#endif
 }
 
 /* The thread's type and class slots for a type, if they are in place
@@ -82,12 +101,40 @@ static inline __attribute__((always_inline)) bool fast_slots(alloc_thread_t *t, 
 ** is such a handler itself).
 */
 static inline __attribute__((always_inline)) bool fast_enter_fenced(alloc_thread_t *t, uint32_t gate);
+
+/* Is the thread inside counting already (a signal handler that came in
+** there)?  On x86-64 a compare with memory, where the load gcc makes of an
+** atomic is an instruction of its own. */
+static inline __attribute__((always_inline)) bool fast_counting(const alloc_thread_t *t)
+{
+#if defined(__x86_64__)
+	bool busy;
+	__asm__("cmpl $0, %1" : "=@ccnz"(busy) : "m"(*(const int *)&t->counting));
+	return busy;
+#else
+	return atomic_load_explicit(&t->counting, memory_order_relaxed) != 0;
+#endif
+}
+
+/* Has the thread seen the gate's epoch `gate`?  (A compare with memory,
+** as above.) */
+static inline __attribute__((always_inline)) bool fast_gate_seen(const alloc_thread_t *t, uint32_t gate)
+{
+#if defined(__x86_64__)
+	bool seen;
+	__asm__("cmpl %1, %2" : "=@ccz"(seen) : "r"(gate), "m"(t->epoch_seen));
+	return seen;
+#else
+	return gate == t->epoch_seen;
+#endif
+}
+
 static inline __attribute__((always_inline)) bool fast_enter(alloc_thread_t *t)
 {
 	atomic_store_explicit(&t->counting, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_relaxed);
-	if (likely(gate == t->epoch_seen) || unlikely(fast_enter_fenced(t, gate))) {
+	if (likely(fast_gate_seen(t, gate)) || unlikely(fast_enter_fenced(t, gate))) {
 		atomic_signal_fence(memory_order_seq_cst);
 		return true;
 	}
@@ -176,7 +223,7 @@ static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t
 	core_slot_sub(&t->slots[0], one);
 	return;
 #endif
-	alloc_slot_t *as = fast_pin(&t->slots[1 + allocator]);
+	alloc_slot_t *as = fast_allocator_slot(t, allocator);
 	core_slot_sub(&t->slots[0], one);
 	core_slot_sub(as, one);
 	core_slot_sub(cs, one);
@@ -200,7 +247,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_hdr_t);
 	alloc_slot_t *ts, *cs;
-	if (unlikely(!t || tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
+	if (unlikely(!t || tls->guard || tls->scope || fast_counting(t)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 #if ALLOC_FLOOR >= 5
@@ -218,9 +265,9 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
 		goto abort;
+	t->budget = budget; /* (at once: a register less for what follows) */
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
-	t->budget = budget;
 	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
@@ -269,9 +316,9 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 
 /*
 ** free: a block of this thread with a plain header (not aligned, not
-** untracked, not freed), away from a page start unless the thread knows
-** the header's page readable (where the header's page
-** may be gone: alloc_core.c probes it), no peak being followed down.
+** untracked, not freed), whose header can be read without a probe
+** (alloc_header_readable: near a page start the header's page may be gone,
+** and alloc_core.c probes it), no peak being followed down.
 */
 void alloc_core_free_mis(void *user, uintptr_t site)
 {
@@ -280,9 +327,8 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	/* NULL and misaligned pointers fail these too; a block of the
 	** bootstrap arena has its size where the meta word would be, so its
 	** padding reads 0 and the meta test below sends it on; near a page
-	** start, the header's page must be one the thread knows readable */
-	if (unlikely(!t || (alloc_in_start_zone(user) && !alloc_page_known(t, alloc_hdr_of(user))) ||
-		     ((uintptr_t)user & 15)))
+	** start, the header must be readable without a probe */
+	if (unlikely(!t || !alloc_header_readable(t, user, sizeof(alloc_hdr_t)) || ((uintptr_t)user & 15)))
 		goto slow;
 	alloc_hdr_t *h = alloc_hdr_of(user);
 	uint64_t meta = h->meta, sizew = h->size;
@@ -293,8 +339,7 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	unsigned allocator = alloc_meta_allocator(meta);
 	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT))
 		goto slow;
-	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
-		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	if (unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 #if ALLOC_FLOOR >= 5
@@ -414,7 +459,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 		return __builtin_constant_p(allocator) && allocator == ALLOC_A_MALLOC
 			       ? fast_track_mim_malloc_locked(base, size, site)
 			       : fast_track_mim_locked(base, size, allocator, site);
-	if (unlikely(tls->guard || tls->scope || atomic_load_explicit(&t->counting, memory_order_relaxed)) ||
+	if (unlikely(tls->guard || tls->scope || fast_counting(t)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 	/* the site cache, slots, budget and numbers only now (see fast_enter):
@@ -528,8 +573,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	unsigned allocator = alloc_meta_allocator(meta);
 	alloc_list_t *l = alloc_map_list(alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)));
 	if (unlikely(!l || !fast_list_shared(l)) ||
-	    unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
-		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	    unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
@@ -575,8 +619,8 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	alloc_list_t *l = t->own_list;
 	if (biased && fast_list_shared(l))
 		return fast_free_mim_locked(user, site);
-	if (unlikely((alloc_in_start_zone(user) && !alloc_page_known(t, (const alloc_mhdr_t *)user - 1)) ||
-		     ((uintptr_t)user & 15) || alloc_boot_owns(user)))
+	if (unlikely(!alloc_header_readable(t, user, sizeof(alloc_mhdr_t)) || ((uintptr_t)user & 15) ||
+		     alloc_boot_owns(user)))
 		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	/* (before anything else: the other list's path keeps nothing of this) */
@@ -585,9 +629,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_OWN_BITS, &meta, &sizew)))
 		goto slow;
-	unsigned allocator = alloc_meta_allocator(meta);
-	if (unlikely(atomic_load_explicit(&t->counting, memory_order_relaxed) ||
-		     atomic_load_explicit(&alloc_peak_turn, memory_order_relaxed) != INT64_MIN) ||
+	if (unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
 	/* slots and budget after fast_enter, as for an allocation */
@@ -611,7 +653,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	fast_count_free(t, allocator, ts, cs, size, user);
+	fast_count_free(t, alloc_meta_allocator(meta), ts, ts->cls_slot, size, user);
 	return fast_free_mim_release(t, l, biased, m);
 slow:
 	alloc_core_free_mim_slow(user, site);

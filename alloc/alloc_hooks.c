@@ -597,7 +597,7 @@ ALLOC_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, _
 
 ALLOC_EXPORT int munmap(void *addr, size_t len)
 {
-	return alloc_region_munmap(addr, len);
+	return alloc_region_munmap(addr, len, SITE());
 }
 
 ALLOC_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
@@ -609,7 +609,7 @@ ALLOC_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	return alloc_region_mremap(old, old_len, len, flags, new_addr);
+	return alloc_region_mremap(old, old_len, len, flags, new_addr, SITE());
 }
 
 /*

@@ -491,8 +491,8 @@ struct alloc_thread_s {
 ** read (alloc_core.c, core_probe); the pages a thread found readable are
 ** remembered in t->probe_pages, each at its own index, until a block that
 ** a backend may have mapped alone is freed (alloc_unmap_epoch moves on).
-** The fast frees (alloc_fast.c) look there inline: with jemalloc, small
-** blocks often start a page.
+** The fast frees (alloc_fast.c) look there inline, when they must
+** (alloc_header_readable): with jemalloc, small blocks often start a page.
 */
 #define ALLOC_PAGE_START_ZONE 64 /* covers page + header (+16 for glibc) */
 extern _Atomic uint32_t alloc_unmap_epoch;
@@ -511,11 +511,41 @@ static inline bool alloc_page_known(const alloc_thread_t *t, const void *hdr)
 	       t->probe_epoch == atomic_load_explicit(&alloc_unmap_epoch, memory_order_acquire);
 }
 
+/*
+** May a fast free read the `hs` bytes of header before `user` without a
+** probe?  Away from a page start, yes.  Near one: when the header lies on
+** the pointer's own page and no page has gone yet that a pointer handed to
+** free could still point into (alloc_pages_gone, sticky: raised when a
+** block that a backend may have mapped alone is freed, when the program
+** unmaps or remaps memory itself, when a block of glibc's from before the
+** start is freed and at every switch on, as the backend may have freed
+** such blocks unseen while off); or when the thread knows the header's
+** page readable.  With jemalloc small blocks start a page often: the
+** first case makes their frees a compare, not a look-up.  (A raw munmap
+** system call is not seen: a free into such a page faults, as it would
+** without the layer.)
+*/
+extern _Atomic bool alloc_pages_gone;
+static inline bool alloc_header_readable(const alloc_thread_t *t, const void *user, size_t hs)
+{
+	uintptr_t off = (uintptr_t)user & 4095;
+	if (likely(off > ALLOC_PAGE_START_ZONE))
+		return true;
+	if (off >= hs && !atomic_load_explicit(&alloc_pages_gone, memory_order_acquire))
+		return true;
+	return alloc_page_known(t, (const char *)user - hs);
+}
+
 /* Where a site's entry is in a thread's site cache (which holds the types
-** that depend on the site alone: not those of site_depth's stacks). */
+** that depend on the site alone: not those of site_depth's stacks).  The
+** top byte of a multiplication by an odd constant (Fibonacci hashing's
+** 2^32/phi, sign-extended so that it is an instruction's immediate): every
+** address bit below the top byte reaches it, in two instructions where two
+** shifts, an xor and a zero-extension took six. */
 static inline unsigned alloc_site_cache_index(uintptr_t site)
 {
-	return (unsigned)((site >> 2) ^ (site >> 11)) & (ALLOC_SITE_CACHE - 1);
+	_Static_assert(ALLOC_SITE_CACHE == 256, "the index is the product's top byte");
+	return (unsigned)(((uint64_t)site * (uint64_t)(int64_t)(int32_t)0x9e3779b1u) >> 56);
 }
 
 enum { ALLOC_TLS_NEW = 0, ALLOC_TLS_LIVE, ALLOC_TLS_DEAD };
@@ -813,8 +843,9 @@ typedef struct alloc_region_s {
 
 void alloc_region_init(void);
 void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site);
-int alloc_region_munmap(void *addr, size_t len);
-void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr);
+int alloc_region_munmap(void *addr, size_t len, uintptr_t site);
+void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr,
+			   uintptr_t site);
 void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site);
 void alloc_region_thread_begin(uintptr_t site);
 void alloc_region_thread_end(void);

@@ -215,9 +215,16 @@ void alloc_region_init(void)
 	}
 }
 
+/* Called from outside libmeminst's own code (before alloc_region_init:
+** from anywhere). */
+static bool region_program_site(uintptr_t site)
+{
+	return site - region_self_lo >= region_self_hi - region_self_lo;
+}
+
 static bool region_counted(const alloc_region_t *g)
 {
-	return g->site - region_self_lo >= region_self_hi - region_self_lo;
+	return region_program_site(g->site);
 }
 
 static void region_count(region_delta_t *dt, const alloc_region_t *g, int sign)
@@ -334,8 +341,18 @@ void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off
 	return (void *)p;
 }
 
-int alloc_region_munmap(void *addr, size_t len)
+/* The program (not libmeminst's own code: the linked-in jemalloc trims
+** what it maps) unmaps or remaps memory: pages a pointer handed to free may
+** point into can go (alloc_header_readable). */
+static void region_pages_gone(uintptr_t site)
 {
+	if (region_program_site(site))
+		atomic_store_explicit(&alloc_pages_gone, true, memory_order_release);
+}
+
+int alloc_region_munmap(void *addr, size_t len, uintptr_t site)
+{
+	region_pages_gone(site);
 	long rc = REGION_SYSCALL(SYS_munmap, addr, len, 0, 0, 0, 0);
 	if (rc == 0 && region_wanted()) {
 		region_delta_t dt = {0};
@@ -349,8 +366,9 @@ int alloc_region_munmap(void *addr, size_t len)
 	return (int)rc;
 }
 
-void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr)
+void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr, uintptr_t site)
 {
+	region_pages_gone(site);
 	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
 	if ((p < 0 && p > -4096) || !region_wanted())
 		return (void *)p;

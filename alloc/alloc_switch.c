@@ -105,6 +105,9 @@ static void switch_on_locked(enum meminst_mode mode, int depth)
 			alloc_site_depth = depth;
 		alloc_mode = mode;
 	}
+	/* while off the backend freed blocks without the fast frees
+	** seeing their pages go (alloc_header_readable) */
+	atomic_store(&alloc_pages_gone, true);
 	/* the route before alloc_plain: a free must look for a header
 	** as soon as any calloc or realloc can make one */
 	atomic_thread_fence(memory_order_seq_cst);

@@ -5,9 +5,10 @@
 ** be reported on stderr and ignored, and the program exits 0.
 **
 ** Usage: bad_free [all|many|large]
-**   all    free of a pointer into the middle of a block, free of a stack
-**          address, realloc and free of a pointer whose header would lie on
-**          an unmapped page, and a double free, in that order
+**   all    free of a pointer into a page the program unmapped, free of a
+**          pointer into the middle of a block, free of a stack address,
+**          realloc and free of a pointer whose header would lie on an
+**          unmapped page, and a double free, in that order
 **   many   25 bad frees: only the first 20 are shown, then a count
 **   large  a double free of a 1 MiB block
 **
@@ -71,6 +72,20 @@ static void bad_foreign(void)
 	munmap(p, (size_t)pg);
 }
 
+/* A pointer into a page the program has unmapped itself, its "header" on
+** the same page: the first unmap of the run, so the fast frees must have
+** seen it (alloc_header_readable) and probe, not read. */
+static void bad_unmapped(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		exit(99);
+	say("free", m + 48); /* (before the unmap: nothing may map the hole again) */
+	munmap(m, (size_t)pg);
+	free_fn(m + 48);
+}
+
 static void bad_double(size_t n)
 {
 	char *p = malloc(n);
@@ -93,6 +108,7 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "all";
 	if (strcmp(what, "all") == 0) {
+		bad_unmapped();
 		bad_interior();
 		bad_stack();
 		bad_foreign();

@@ -304,20 +304,31 @@ static int ref_compare(Dwarf_Die *cu, Dwarf_Addr pc, const struct rd_sym *sym)
 	return level > 1;
 }
 
-Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
+/* A Dwfl of its own with the file at path reported at bias, as
+** rd_symbols.c reports it: the reference's; *mod its module (NULL when the
+** file cannot be read). */
+static Dwfl *ut_dwfl_of(const char *path, uint64_t bias, Dwfl_Module **mod)
 {
-	struct self s = self_module();
-	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
 	static char *debuginfo;
 	static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
 					  .find_debuginfo = dwfl_standard_find_debuginfo,
 					  .section_address = dwfl_offline_section_address,
 					  .debuginfo_path = &debuginfo};
 	Dwfl *dwfl = dwfl_begin(&cb);
+	cr_assert_not_null(dwfl);
 	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, "self", s.path, -1, s.bias, true);
-	cr_assert_not_null(mod);
+	*mod = dwfl_report_elf(dwfl, "m", path, -1, bias, true);
 	dwfl_report_end(dwfl, NULL, NULL);
+	return dwfl;
+}
+
+Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
+{
+	struct self s = self_module();
+	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
+	Dwfl_Module *mod;
+	Dwfl *dwfl = ut_dwfl_of(s.path, s.bias, &mod);
+	cr_assert_not_null(mod);
 	/* every line-table address of the units that have inline code, a
 	** few thousand at most: libdw's walk is slow, which is the point */
 	size_t total = 0;
@@ -406,15 +417,8 @@ Test(symbols, symbol_index_names_what_libdwfl_names, .timeout = 600)
 	dl_iterate_phdr(loaded_phdr, &l);
 	size_t compared = 0, found = 0, modules = 0;
 	for (size_t k = 0; k < l.n; k++) {
-		static char *debuginfo;
-		static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
-						  .find_debuginfo = dwfl_standard_find_debuginfo,
-						  .section_address = dwfl_offline_section_address,
-						  .debuginfo_path = &debuginfo};
-		Dwfl *dwfl = dwfl_begin(&cb);
-		dwfl_report_begin(dwfl);
-		Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", l.path[k], -1, l.bias[k], true);
-		dwfl_report_end(dwfl, NULL, NULL);
+		Dwfl_Module *mod;
+		Dwfl *dwfl = ut_dwfl_of(l.path[k], l.bias[k], &mod);
 		int n = mod ? dwfl_module_getsymtab(mod) : -1;
 		if (n <= 1) {
 			dwfl_end(dwfl);

@@ -7,7 +7,8 @@
 ** their load bias and build-id.  Each file is reported to one Dwfl at its
 ** bias (reported once, then cached: libdwfl keeps the symbol tables and
 ** DWARF line tables it has read), and a site is resolved to the function
-** that contains it and, when debug information is there, the source line.
+** that contains it (by binary search in the module's symbols, sorted once:
+** rd_symtab.c) and, when debug information is there, the source line.
 **
 ** A module whose file is gone, is not a regular file (never open a FIFO or
 ** a device named by a database) or whose build-id differs from the stored

@@ -33,7 +33,7 @@
 ** switch on goes on from where the counts were.
 */
 #include "alloc_int.h"
-#include "../trace/trace_int.h"
+#include "../trace/trace_sampler.h"
 #include "meminst.h"
 
 #include <errno.h>
@@ -255,11 +255,14 @@ void alloc_switch_signal_check(void)
 **     sample stop                    the sampler off, every thread's
 **                                    samples written out; "ok 0"
 ** The sampler stops by itself SECONDS + SAMPLE_GRACE_S after the start, so
-** a client that dies never leaves it on.  Each start drops the samples of
-** the earlier ones (a SAMPLE_RESET record): the file, opened at the first
-** start and kept open for later ones (the trace module opens its file
-** once), holds one profile's samples for the reader.  Refused while the
-** program samples or traces itself (its file and its samples are its own).
+** a client that dies never leaves it on.  At the stop, once every sample is
+** written, the file is closed and the trace module's writer thread ends
+** (trace_file_close_idle): the reader has opened the file through
+** /proc/PID/fd/FD by then, and the process is left with the descriptors
+** and threads it had before (a scraper's profiles, one after another, must
+** not pile anything up).  The next start opens a new file.  Refused while
+** the program samples or traces itself (its file and its samples are its
+** own).
 **
 ** The requests are carried out by a thread of their own, made with the
 ** service thread and sharing the program's descriptor table: the trace
@@ -294,6 +297,8 @@ static void sample_off_locked(void)
 	meminst_sample_stop();
 	trace_flush_running(); /* every thread's samples into the file */
 	sreq.on = false;
+	if (sreq.file_ours && trace_file_close_idle())
+		sreq.file_ours = false; /* the next start opens PATH */
 }
 
 static void sample_on_locked(void)
@@ -381,6 +386,10 @@ static void *sample_thread(void *arg)
 	(void)arg;
 	alloc_tls.guard = 1; /* for life: what libc allocates for us is ours */
 	alloc_own_thread_enter(); /* never sampled: made inside the guard (trace_thread.c) */
+	/* libunwind's set-up now, not at the first profile: its descriptors
+	** (a pipe it keeps for the process's life) are then among those the
+	** process has before any profile, which leaves them as it found them */
+	trace_unwind_init();
 	pthread_mutex_lock(&sreq.lock);
 	for (;;) {
 		if (sreq.request == SAMPLE_REQ_NONE) {

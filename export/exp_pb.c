@@ -366,7 +366,9 @@ int pprof_write(struct pprof *pp, FILE *f)
 	for (size_t i = 0; i < pp->nstrs; i++)
 		pb_bytes(&pp->locs, PF_STRING_TABLE, pp->strs[i], strlen(pp->strs[i]));
 	z_stream z = {0};
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) /* +16: gzip */
+	/* level 1, as Go's runtime/pprof writes its profiles: level 6 took a
+	** third of a heap scrape's CPU in inspect serve (bench/RESULTS.md) */
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) /* +16: gzip */
 		return -1;
 	int r = 0;
 	/* in pieces: avail_in is an unsigned int */

@@ -20,9 +20,10 @@
 **                          control channel, then off (also when the client
 **                          goes away or serve is stopped; the process stops
 **                          it itself a little later if serve dies); the
-**                          samples read from the process's samples file
-**                          through /proc/PID/fd (its name is removed at
-**                          once) and answered as Go's CPU profile
+**                          samples read from the process's samples file,
+**                          opened through /proc/PID/fd while it samples (its
+**                          name is removed at once, and the process closes
+**                          it at the stop), and answered as Go's CPU profile
 **
 ** The HTTP server is insp_http.c; the control channel's client
 ** insp_control.c, which checks that the socket is the target's and that
@@ -32,6 +33,7 @@
 #include "exp_cmds.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -138,17 +140,28 @@ static void serve_job_end(struct serve *s, struct serve_job *j, int e, int statu
 
 enum { SERVE_PROFILE_HZ = 100, SERVE_PROFILE_MAX_S = 300, SERVE_PROFILE_DEFAULT_S = 30 };
 
-/* The sampler on for a new profile: 0 with *fd, or an exit code (the
-** line in o->err). */
-static int serve_sample_start(struct serve *s, const struct rd_opts *o, int64_t seconds, int64_t *fd)
+/* The sampler on for a new profile: 0 with *fd our descriptor of the
+** process's samples file (it closes its own at the stop), or an exit code
+** (the line in o->err). */
+static int serve_sample_start(struct serve *s, const struct rd_opts *o, int64_t seconds, int *fd)
 {
 	char path[PATH_MAX], line[PATH_MAX + 64];
+	int64_t theirs = -1;
 	int e = insp_control_tempfile(o, path, sizeof path);
 	if (e)
 		return e;
 	snprintf(line, sizeof line, "sample start %d %lld %s", SERVE_PROFILE_HZ, (long long)seconds, path);
-	e = insp_control_sample(o, s->pid, line, fd);
+	e = insp_control_sample(o, s->pid, line, &theirs);
 	insp_control_tempfile_remove(path); /* the process holds it open (or another of its own) */
+	if (!e) {
+		snprintf(path, sizeof path, "/proc/%lld/fd/%lld", (long long)s->pid, (long long)theirs);
+		if ((*fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			rd_errf(o->err, "inspect: %s: cannot open the process's samples file: %s\n", path,
+				strerror(errno));
+			insp_control_sample(o, s->pid, "sample stop", &theirs);
+			e = RD_EXIT_LIVE;
+		}
+	}
 	return e;
 }
 
@@ -158,7 +171,8 @@ static void serve_profile(struct serve *s, int64_t seconds, const struct insp_ht
 			  struct insp_http_resp *r)
 {
 	struct serve_job j;
-	int64_t fd = -1, stopped;
+	int64_t stopped;
+	int fd = -1;
 	int e = serve_job_begin(s, &j, r);
 	if (!e)
 		e = serve_sample_start(s, &j.o, seconds, &fd);
@@ -176,10 +190,12 @@ static void serve_profile(struct serve *s, int64_t seconds, const struct insp_ht
 			e = RD_EXIT_LIVE;
 		}
 		char path[64];
-		snprintf(path, sizeof path, "/proc/%lld/fd/%lld", (long long)s->pid, (long long)fd);
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 		if (!e)
 			e = exp_cpu_write(path, SERVE_PROFILE_HZ, start_ns, took_ns, &j.o, j.body);
 	}
+	if (fd >= 0)
+		close(fd);
 	serve_job_end(s, &j, e, status, "profile", r);
 }
 
@@ -199,6 +215,36 @@ static void serve_heap(struct serve *s, bool allocs, struct insp_http_resp *r)
 		insp_control_tempfile_remove(path);
 	}
 	serve_job_end(s, &j, e, 500, allocs ? "allocs" : "heap", r);
+}
+
+/*
+** Before the first request: the process's status snapshot (its sites, its
+** module table; no copy of its blocks) answered as a heap profile thrown
+** away, so that the modules' symbols and debug information are read and
+** every site known so far is named now (rd_syms_keep), not in the first
+** scrape: reading them is most of a first answer's CPU (the C library's
+** compressed debug sections alone, bench/RESULTS.md).  A failure here says
+** nothing: the scrapes that meet it say it.
+*/
+static void serve_warm(struct serve *s)
+{
+	struct rd_opts o = *s->o;
+	char *msg = NULL, path[PATH_MAX];
+	size_t mlen = 0;
+	int64_t id = 0;
+	o.progress = false;
+	o.err = open_memstream(&msg, &mlen);
+	FILE *sink = o.err ? fopen("/dev/null", "w") : NULL;
+	if (sink && !insp_control_tempfile(&o, path, sizeof path)) {
+		if (!insp_control_snapshot(&o, s->pid, path, "status", &id))
+			exp_heap_write(path, id, false, &o, sink);
+		insp_control_tempfile_remove(path);
+	}
+	if (sink)
+		fclose(sink);
+	if (o.err)
+		fclose(o.err);
+	free(msg);
 }
 
 static void serve_profile_request(struct serve *s, const struct insp_http_req *q, struct insp_http_resp *r)
@@ -274,9 +320,11 @@ int insp_cmd_serve(int argc, char **argv, const struct rd_opts *o)
 		close(lfd);
 		return r;
 	}
+	rd_syms_keep(true); /* the same modules every scrape: their symbols read once */
+	if (!so.no_symbols)
+		serve_warm(&s);
 	fprintf(o->out, "inspect: serving process %lld at %s/debug/pprof/\n", (long long)pid, s.url);
 	fflush(o->out);
-	rd_syms_keep(true); /* the same modules every scrape: their symbols read once */
 	int sig = insp_http_serve(lfd, serve_handle, serve_stop, &s);
 	rd_syms_keep(false);
 	close(lfd);

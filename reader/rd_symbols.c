@@ -7,7 +7,8 @@
 ** their load bias and build-id.  Each file is reported to one Dwfl at its
 ** bias (reported once, then cached: libdwfl keeps the symbol tables and
 ** DWARF line tables it has read), and a site is resolved to the function
-** that contains it and, when debug information is there, the source line.
+** that contains it (by binary search in the module's symbols, sorted once:
+** rd_symtab.c) and, when debug information is there, the source line.
 **
 ** A module whose file is gone, is not a regular file (never open a FIFO or
 ** a device named by a database) or whose build-id differs from the stored
@@ -33,6 +34,7 @@
 */
 #include "rd_int.h"
 #include "rd_scopes.h"
+#include "rd_symtab.h"
 #include "meminst-wrappers.h"
 
 #include <dwarf.h>
@@ -43,12 +45,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-/* From the C++ runtime (libstdc++), declared here so this file stays C. */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
-
 struct syms_mod {
 	Dwfl_Module *mod;
 	rd_scopes_t *scopes; /* its units' code scopes, read on first use */
+	rd_symtab_t *symtab; /* its symbols by address, read on first use */
 	bool usable;
 	bool system; /* a system library: all its code is system code */
 	/* the starts of its FDEs, sorted, in the file's addresses
@@ -98,107 +98,6 @@ static const Dwfl_Callbacks syms_callbacks = {
 	.debuginfo_path = &syms_debuginfo_path,
 };
 
-/* The length of the operator spelled at p (after "operator"), so that its
-** '<' or '>' is never taken for a template bracket. */
-static size_t fold_operator(const char *p)
-{
-	static const char *const ops[] = {"<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "->", "<", ">"};
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (strncmp(p, ops[i], strlen(ops[i])) == 0)
-			return strlen(ops[i]);
-	return 0;
-}
-
-static bool fold_ident(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-/* The length of "operator<<" and the like at name + i, or 0. */
-static size_t fold_operator_at(const char *name, size_t i)
-{
-	if (strncmp(name + i, "operator", 8) != 0 || (i > 0 && fold_ident(name[i - 1])) ||
-	    fold_ident(name[i + 8]))
-		return 0;
-	size_t k = 8 + (name[i + 8] == ' ');
-	return k + fold_operator(name + i + k);
-}
-
-/* One pass over name: checks the brackets balance, or (write) folds. */
-static bool fold_pass(char *name, bool write)
-{
-	size_t o = 0;
-	int depth = 0;
-	for (size_t i = 0; name[i];) {
-		size_t op = fold_operator_at(name, i);
-		size_t len = op ? op : 1;
-		char c = name[i];
-		if (!op && c == '>' && depth == 0)
-			return false; /* "x<(a>b)>" and other oddities: left whole */
-		bool keep = depth == 0 || (!op && c == '>' && depth == 1);
-		if (!op && c == '<')
-			depth++;
-		else if (!op && c == '>')
-			depth--;
-		if (write && keep)
-			memmove(name + o, name + i, len);
-		o += keep ? len : 0;
-		i += len;
-	}
-	if (write)
-		name[o] = 0;
-	return depth == 0;
-}
-
-/*
-** The demangler writes the return type of a function template instance
-** ("void std::vector<>::_M_realloc_insert<>(…)"): it says nothing about
-** where the code is and makes the name longer, so folded names drop it.
-** It is what comes before the last space outside any brackets ahead of
-** the parameter list; a name with "operator" keeps everything (a
-** conversion operator's type is its name).
-*/
-static void fold_return_type(char *name)
-{
-	int depth = 0;
-	char *space = NULL;
-	for (char *p = name; *p; p++) {
-		if (depth == 0 && *p == '(' && p > name)
-			break;
-		if (*p == '<' || *p == '(' || *p == '[' || *p == '{')
-			depth++;
-		else if ((*p == '>' || *p == ')' || *p == ']' || *p == '}') && depth > 0)
-			depth--;
-		else if (*p == ' ' && depth == 0)
-			space = p;
-	}
-	if (space && !strstr(name, "operator"))
-		memmove(name, space + 1, strlen(space + 1) + 1);
-}
-
-void rd_fold_templates(char *name)
-{
-	if (name && strchr(name, '<') && fold_pass(name, false)) {
-		fold_pass(name, true);
-		fold_return_type(name);
-	}
-}
-
-char *rd_demangle(const char *name)
-{
-	if (!name || strncmp(name, "_Z", 2) != 0)
-		return NULL;
-	int status = 0;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	if (status != 0) {
-		free(d);
-		return NULL;
-	}
-	if (!rd_full_names())
-		rd_fold_templates(d);
-	return d;
-}
-
 static const char *syms_basename(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -238,8 +137,9 @@ static bool syms_report_to(Dwfl *dwfl, const struct rd_module *m, struct syms_mo
 	/* libmeminst's own frames (its pthread_create wrapper) are not the
 	** program's: a type is named after the program's line that called it */
 	bool ours = strncmp(syms_basename(m->path), "libmeminst.so", 13) == 0;
-	*out = (struct syms_mod){mod, rd_scopes_new(), syms_same_build_id(mod, m->build_id),
-				 ours || rd_path_is_system(m->path)};
+	*out = (struct syms_mod){.mod = mod, .scopes = rd_scopes_new(),
+				 .usable = syms_same_build_id(mod, m->build_id),
+				 .system = ours || rd_path_is_system(m->path)};
 	return true;
 }
 
@@ -478,15 +378,16 @@ static const char *syms_line(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
 }
 
 /* Resolve site in the module sm (found for it). */
-static int syms_lookup_mod(const struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
+static int syms_lookup_mod(struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
 {
 	Dwfl_Module *mod = sm->mod;
 	if (!sm->usable)
 		return -1;
 	sym->system_module = sm->system;
+	if (!sm->symtab)
+		sm->symtab = rd_symtab_new(mod);
 	GElf_Off off = 0;
-	GElf_Sym es;
-	const char *name = dwfl_module_addrinfo(mod, site - 1, &off, &es, NULL, NULL, NULL);
+	const char *name = rd_symtab_find(sm->symtab, mod, site - 1, &off);
 	if (name) {
 		/* without its version (__libc_start_main@@GLIBC_2.34): the
 		** function's name, as every display and export shows it */
@@ -577,7 +478,7 @@ int rd_syms_lookup(rd_syms_t *s, uint64_t site, struct rd_sym *sym)
 		}
 	}
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, site - 1);
-	const struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
+	struct syms_mod *sm = mod ? syms_find(s, mod) : NULL;
 	int r = sm ? syms_lookup_mod(sm, site, sym) : -1;
 	if (s->keyed)
 		syms_memo_put(s, site, r, sym);
@@ -680,7 +581,7 @@ uint64_t rd_syms_fde_entry(rd_syms_t *s, uint64_t pc, uint64_t *file_entry, cons
 }
 
 /* The module m alone, in a Dwfl of its own (reported on first use). */
-static const struct syms_mod *syms_alone(struct rd_syms *s, const struct rd_module *m)
+static struct syms_mod *syms_alone(struct rd_syms *s, const struct rd_module *m)
 {
 	for (size_t i = 0; i < s->nalone; i++)
 		if (s->alone[i].m == m)
@@ -702,7 +603,7 @@ static const struct syms_mod *syms_alone(struct rd_syms *s, const struct rd_modu
 int rd_syms_lookup_in(rd_syms_t *s, const struct rd_module *m, uint64_t site, struct rd_sym *sym)
 {
 	*sym = (struct rd_sym){0};
-	const struct syms_mod *sm = site ? syms_alone(s, m) : NULL;
+	struct syms_mod *sm = site ? syms_alone(s, m) : NULL;
 	Dwarf_Addr low = 0, high = 0;
 	if (!sm || !dwfl_module_info(sm->mod, NULL, &low, &high, NULL, NULL, NULL, NULL) || site - 1 < low ||
 	    site - 1 >= high)
@@ -746,14 +647,21 @@ int rd_sym_user_frame(const struct rd_sym *sym)
 	return -1;
 }
 
+/* What was read of a module (not its Dwfl's part). */
+static void syms_mod_free(struct syms_mod *sm)
+{
+	rd_scopes_free(sm->scopes);
+	rd_symtab_free(sm->symtab);
+	free(sm->fde);
+}
+
 /* The modules looked at alone, and their Dwfls. */
 static void syms_alone_free(struct rd_syms *s)
 {
 	for (size_t i = 0; i < s->nalone; i++) {
 		if (s->alone[i].dwfl)
 			dwfl_end(s->alone[i].dwfl);
-		rd_scopes_free(s->alone[i].mod.scopes);
-		free(s->alone[i].mod.fde);
+		syms_mod_free(&s->alone[i].mod);
 	}
 	free(s->alone);
 }
@@ -798,10 +706,8 @@ static void syms_destroy(struct rd_syms *s)
 	syms_alone_free(s);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->mods[i].fde);
-		rd_scopes_free(s->mods[i].scopes);
-	}
+	for (size_t i = 0; i < s->n; i++)
+		syms_mod_free(&s->mods[i]);
 	free(s->mods);
 	free(s);
 }

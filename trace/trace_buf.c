@@ -41,6 +41,7 @@ char trace_path[4096];
 int (*trace_sink)(const void *chunk, size_t bytes);
 
 static bool buf_open_failed;
+static bool buf_restate;             /* closed at run time: say the threads again */
 static bool buf_reopen_in_child;     /* forked: open the child's file on first use */
 static _Atomic int buf_open_lock;
 static int buf_owner_pid;            /* the process whose buffers these are */
@@ -547,10 +548,56 @@ void trace_writer_close(void)
 	buf_lock(&trace_chunk_proc.lock);
 	trace_chunk_proc_end_locked();
 	buf_unlock(&trace_chunk_proc.lock);
-	trace_fio_close();
+	trace_fio_close(false);
 }
 
 bool trace_file_is_open(void) { return atomic_load(&trace_fio_fd) >= 0 || buf_reopen_in_child; }
+
+/*
+** The end of a CPU profile on request (alloc_switch.c): when nothing
+** traces or samples any more and every chunk has been written
+** (trace_flush_running), the file's descriptors are closed and the writer
+** thread ends, so that the process is left as it was before the profile
+** (libunwind's own descriptors, made once for the process's life, stay).
+** Samples of a handler that outlived the stop are dropped.  The next start
+** opens the file again (trace_file_ensure), where the threads that have a
+** record say who they are again.  True if the file was closed.
+*/
+bool trace_file_close_idle(void)
+{
+	if (trace_sink || atomic_load(&trace_on) || trace_call_hook || trace_prof_on || meminst_sample_active())
+		return false;
+	buf_lock(&buf_open_lock);
+	bool was = trace_fio_close(true);
+	buf_restate |= was;
+	trace_path[0] = 0; /* the profile's name: a later start names its own file */
+	buf_unlock(&buf_open_lock);
+	trace_writer_end_closed();
+	return was;
+}
+
+/* A reopened file: each living thread's THREAD_START, the name it has now,
+** into its signal stream (where its samples are; readers take its identity
+** from there, as for a spare's, trace_sig_append).  Normal context. */
+static void buf_restate_threads(void)
+{
+	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next) {
+		if (t->dead || !t->started)
+			continue;
+		uint64_t rec[4] = {MEMINST_TREC_HEAD(MEMINST_TREC_THREAD_START, trace_now()),
+				   (uint32_t)t->tid | (uint64_t)t->parent_no << 32, 0, 0};
+		char path[64], name[17] = {0};
+		alloc_fmt(path, sizeof path, "/proc/self/task/%d/comm", t->tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, name, 16) : 0;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && name[n - 1] == '\n')
+			name[n - 1] = 0;
+		memcpy(rec + 2, name, 16);
+		trace_sig_append_to(t, t->tid, rec, 4);
+	}
+}
 
 /* ---------------------------------------------------------------- start -- */
 
@@ -615,7 +662,7 @@ void trace_after_fork_child(void)
 	trace_writer_after_fork_child();
 	trace_clock_after_fork_child();
 	buf_owner_pid = getpid();
-	if (trace_fio_close()) /* the parent's */
+	if (trace_fio_close(false)) /* the parent's */
 		buf_reopen_in_child = !trace_sink;
 	trace_thr_t *self = trace_tls.rec;
 	/* the other threads' trace_cur went with them */
@@ -695,6 +742,9 @@ int trace_file_ensure(void)
 	else if (buf_open_file(getpid(), false) < 0) {
 		buf_open_failed = true;
 		rc = -1;
+	} else if (buf_restate) {
+		buf_restate = false;
+		buf_restate_threads();
 	}
 out:
 	buf_unlock(&buf_open_lock);

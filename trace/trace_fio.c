@@ -61,6 +61,10 @@ static bool fio_regular;                   /* ranges and pwrite, else write(2) *
 static _Atomic uint64_t fio_end;           /* the next byte no range holds     */
 static _Atomic uint64_t fio_cut = UINT64_MAX; /* lowest range whose write failed */
 static _Atomic int fio_failed;             /* nothing more is written          */
+/* Writers between taking a descriptor and being done with it: a close at
+** run time (trace_fio_close(true)) waits for them, so that no write lands
+** in a descriptor number the program has got again meanwhile. */
+static _Atomic int fio_users;
 
 /* ---------------------------------------------------------- creating -- */
 
@@ -272,11 +276,14 @@ static int fio_emit(const void *chunk, size_t bytes)
 {
 	if (trace_sink)
 		return trace_sink(chunk, bytes);
-	int fd = atomic_load_explicit(&trace_fio_fd, memory_order_acquire);
-	if (fd < 0 || atomic_load_explicit(&fio_failed, memory_order_relaxed))
-		return -1;
-	struct iovec v = {(void *)chunk, bytes};
-	return fio_put(fd, &v, 1, bytes);
+	atomic_fetch_add(&fio_users, 1);
+	int fd = atomic_load(&trace_fio_fd), rc = -1;
+	if (fd >= 0 && !atomic_load_explicit(&fio_failed, memory_order_relaxed)) {
+		struct iovec v = {(void *)chunk, bytes};
+		rc = fio_put(fd, &v, 1, bytes);
+	}
+	atomic_fetch_sub(&fio_users, 1);
+	return rc;
 }
 
 /* Checksum (for the file, not the sink) and out.  Async-signal-safe. */
@@ -311,11 +318,20 @@ bool trace_fio_direct(void)
 ** next 4 KiB boundary, what lies before it padded; otherwise as any write.
 ** 0, or -1.
 */
+static int fio_batch(int fd, const struct iovec *v, int n, size_t bytes, bool aligned);
+
 int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned)
 {
-	int fd = atomic_load_explicit(&trace_fio_fd, memory_order_acquire);
-	if (fd < 0 || atomic_load_explicit(&fio_failed, memory_order_relaxed))
-		return -1;
+	atomic_fetch_add(&fio_users, 1);
+	int fd = atomic_load(&trace_fio_fd);
+	int rc = fd >= 0 && !atomic_load_explicit(&fio_failed, memory_order_relaxed) ? fio_batch(fd, v, n, bytes, aligned)
+										      : -1;
+	atomic_fetch_sub(&fio_users, 1);
+	return rc;
+}
+
+static int fio_batch(int fd, const struct iovec *v, int n, size_t bytes, bool aligned)
+{
 	struct iovec copy[n];
 	memcpy(copy, v, sizeof copy);
 	int dfd = aligned ? atomic_load(&fio_dfd) : -1;
@@ -375,11 +391,18 @@ void trace_fio_start(int fd, size_t header)
 	atomic_store_explicit(&trace_fio_fd, fd, memory_order_release);
 }
 
-/* Both descriptors closed (exit; or the parent's, in a forked child).
-** True if the file was open. */
-bool trace_fio_close(void)
+/* Both descriptors closed: at exit and in a forked child (the parent's),
+** at once; at run time (the end of a CPU profile on request), `wait`: once
+** every write that took them is done (writes that come later find none and
+** drop their chunk).  True if the file was open. */
+bool trace_fio_close(bool wait)
 {
 	int dfd = atomic_exchange(&fio_dfd, -1), fd = atomic_exchange(&trace_fio_fd, -1);
+	const struct timespec tick = {0, 1000000};
+	while (wait && atomic_load(&fio_users))
+		syscall(SYS_nanosleep, &tick, NULL); /* a write or a handler finishing; not our wrapped nanosleep */
+	if (!wait)
+		atomic_store(&fio_users, 0); /* a child: the parent's writers are not here */
 	if (dfd >= 0)
 		close(dfd);
 	if (fd >= 0)
@@ -392,9 +415,17 @@ bool trace_fio_close(void)
 ** thread makes sure that the descriptor is still the trace file, and opens
 ** the file again if not (never closing the program's descriptor).  The
 ** direct one is then given up. */
+static void fio_check(int fd, int dfd);
+
 void trace_file_check(void)
 {
-	int fd = atomic_load(&trace_fio_fd), dfd = atomic_load(&fio_dfd);
+	atomic_fetch_add(&fio_users, 1);
+	fio_check(atomic_load(&trace_fio_fd), atomic_load(&fio_dfd));
+	atomic_fetch_sub(&fio_users, 1);
+}
+
+static void fio_check(int fd, int dfd)
+{
 	struct stat st;
 	if (dfd >= 0 && (fstat(dfd, &st) != 0 || st.st_dev != fio_dev || st.st_ino != fio_ino))
 		atomic_compare_exchange_strong(&fio_dfd, &dfd, -1);

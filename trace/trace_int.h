@@ -384,6 +384,7 @@ void trace_ev_flush(trace_thr_t *t);        /* owner, normal context          */
 void trace_ev_append_to(trace_thr_t *t, const uint64_t *words, unsigned n);
 void trace_writer_close(void);              /* at exit: flush all, stop writing */
 bool trace_file_is_open(void);
+bool trace_file_close_idle(void);   /* a profile's end: file closed, writer ended */
 int trace_path_expand(const char *in, int pid, char *out, size_t len);
 
 /* "trace_chunk.c": the file header, chunks, thread 0's records */
@@ -419,7 +420,7 @@ const char *trace_file_refuse(const char *path); /* NULL: may be replaced, else 
 int trace_write_all(int fd, const void *p, size_t n);
 int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
 void trace_fio_start(int fd, size_t header); /* fd is the file, header written */
-bool trace_fio_close(void);                  /* true if it was open         */
+bool trace_fio_close(bool wait);             /* true if it was open         */
 /* Checksum a sealed chunk (not for the sink) and write it; 0 or -1.  A
 ** write error is reported once, the file cut back to its last complete
 ** chunk, and nothing more is written.  Async-signal-safe. */
@@ -451,6 +452,7 @@ uint64_t *trace_wbuf_new(void);              /* an empty events buffer    */
 int trace_writer_handoff(trace_thr_t *t);    /* 0, or -1: write it yourself */
 void trace_writer_drain(void);               /* queued chunks are written */
 void trace_writer_stop(void);                /* exit: drain, end the thread */
+void trace_writer_end_closed(void);          /* the file closed: the thread ends */
 bool trace_writer_stop_at_death(void);       /* the same from a signal handler, bounded */
 void trace_writer_after_fork_child(void);
 

@@ -21,6 +21,11 @@
 ** signal blocked, alloc_tls.guard raised (its work is ours) and
 ** trace_tls.busy raised for life (nothing it does is recorded).
 **
+** The file closed at run time (the end of a CPU profile on request,
+** trace_file_close_idle): the writer writes what is queued (its writes
+** then find no descriptor) and ends, and none is started until the file
+** is open again; the next full chunk after that starts one.
+**
 ** Fork: the child has no writer.  The queue's buffers belong to the
 ** parent's records (the parent writes them); the child forgets them and
 ** starts its own writer at its first full chunk.
@@ -217,13 +222,14 @@ static void *wq_main(void *arg)
 		/* right after a write, the few chunks queued meanwhile wait for
 		** more (a write of one chunk costs as much CPU as one of
 		** sixteen), unless someone waits for them */
-		bool take = !wrote || wq.pending >= WQ_WAKE || wq.stopping || atomic_load(&wq.waiters);
+		bool closed = atomic_load(&trace_fio_fd) < 0;
+		bool take = !wrote || wq.pending >= WQ_WAKE || wq.stopping || closed || atomic_load(&wq.waiters);
 		wq_buf_t *list = take ? wq.head : NULL;
 		if (take) {
 			wq.head = wq.tail = NULL;
 			wq.pending = 0;
 		}
-		bool stop = wq.stopping && !list, idle = take && !list;
+		bool stop = (wq.stopping || closed) && !list, idle = take && !list;
 		if (stop)
 			wq.running = false;
 		atomic_store(&wq.busy, list != NULL);
@@ -276,8 +282,8 @@ static int wq_ensure(void)
 	trace_spin_unlock(&wq.lock);
 	if (have)
 		return 0;
-	if (off || trace_sink)
-		return -1;
+	if (off || trace_sink || atomic_load(&trace_fio_fd) < 0)
+		return -1; /* no file (closed after a profile): nothing to write to */
 	static _Atomic int starting;
 	if (atomic_exchange(&starting, 1))
 		return -1; /* another thread is starting it: write this one ourselves */
@@ -403,18 +409,31 @@ void trace_writer_drain(void)
 
 /* At exit: the writer writes what is queued and ends; later chunks are
 ** written by their flushers.  Normal context. */
+static void wq_wait_end(void);
+
 void trace_writer_stop(void)
 {
 	trace_spin_lock(&wq.lock);
 	bool ours = wq.running && wq.pid == getpid();
 	wq.stopping = true;
 	trace_spin_unlock(&wq.lock);
-	if (!ours)
-		return;
+	if (ours)
+		wq_wait_end();
+}
+
+/* The file is closed (trace_fio_close): the writer ends by itself once
+** its queue is out; wait for that.  Normal context. */
+void trace_writer_end_closed(void)
+{
+	wq_wait_end();
+}
+
+static void wq_wait_end(void)
+{
 	for (;;) {
 		uint32_t seen = atomic_load(&wq.done);
 		trace_spin_lock(&wq.lock);
-		bool ended = !wq.running;
+		bool ended = !wq.running || wq.pid != getpid();
 		if (!ended)
 			atomic_fetch_add(&wq.waiters, 1);
 		trace_spin_unlock(&wq.lock);

@@ -30,74 +30,15 @@
 #     non-loopback address without --allow-remote, a pid without a
 #     process, no --pid.
 . "$top_srcdir/tests/session/session_lib.sh"
+. "$top_srcdir/tests/inspect/serve_lib.sh"
 
-command -v curl >/dev/null || { echo "skip  $MI_NAME: curl is not installed"; exit 77; }
 TARGET=$top_builddir/tests/inspect/serve_target
-export TMPDIR="$MI_TMP/tmp"
-mkdir "$TMPDIR" || exit 99
-have_go=no
-if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
-	have_go=yes
-	export HOME="$MI_TMP" PPROF_TMPDIR="$MI_TMP" GOFLAGS= GOCACHE="$MI_TMP/go-cache"
-fi
-SERVE=
-TPID=
-finish() {
-	[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null
-	[ -n "$TPID" ] && touch "$MI_TMP/go"
-	wait 2>/dev/null
-}
-trap 'finish; mi_cleanup' EXIT
 
 # start_target MODE: serve_target under MEMINST=MODE,control=on; sets PID.
 # (each target's output a file of its own: the last one's "ready" must not
 # be taken for this one's)
 start_target() {
-	rm -f "$MI_TMP/go" "t.$1.out"
-	MI_MEMINST="$1,control=on" mi_x "$TARGET" "$MI_TMP/go" >"t.$1.out" 2>"t.$1.err" &
-	TPID=$!
-	unset MI_MEMINST
-	i=0
-	while ! grep -q '^ready' "t.$1.out" 2>/dev/null && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	PID=$(sed -n 's/^pid //p' "t.$1.out")
-}
-
-stop_target() {
-	touch "$MI_TMP/go"
-	wait "$TPID"
-	TPID=
-}
-
-# start_serve: inspect serve on a free port (a random one; another when it
-# is in use), URL set once it listens.
-start_serve() {
-	URL=
-	for try in 1 2 3 4 5 6 7 8 9 10; do
-		PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
-		"$INSPECT" serve --pid "$PID" --listen "127.0.0.1:$PORT" >s.out 2>s.err &
-		SERVE=$!
-		i=0
-		while [ $i -lt 300 ] && kill -0 "$SERVE" 2>/dev/null && ! grep -q 'serving' s.out; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		if grep -q 'serving' s.out; then
-			URL=http://127.0.0.1:$PORT
-			return 0
-		fi
-		wait "$SERVE"
-		SERVE=
-		grep -q 'in use' s.err || break
-	done
-	return 1
-}
-
-# fd_task: "DESCRIPTORS THREADS" of the target now.
-fd_task() {
-	echo "$(ls /proc/"$PID"/fd | wc -l) $(ls /proc/"$PID"/task | wc -l)"
+	serve_start_target "$TARGET" "$1,control=on" "$1"
 }
 
 # check_heap RAW heap|allocs [mis]: the -raw text of a heap profile (mim by default).
@@ -145,48 +86,7 @@ PY
 # here, field numbers of pprof's profile.proto) and checked as a mim heap
 # profile; prints one line per file: its live and counter totals.
 pprof_check() {
-	/usr/bin/python3 - "$@" <<'PY'
-import gzip, sys, time
-def varint(b, i):
-    r = s = 0
-    while True:
-        assert i < len(b), "a varint cut short"
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return r, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = varint(b, i)
-        elif w == 2:
-            n, i = varint(b, i)
-            v = b[i:i + n]; i += n
-            assert i <= len(b), "a field past the end"
-        elif w in (1, 5):
-            v = b[i:i + (8 if w == 1 else 4)]; i += 8 if w == 1 else 4
-        else:
-            raise AssertionError("wire type %d" % w)
-        out.append((f, w, v))
-    assert i == len(b), "bytes left over"
-    return out
-def nums(w, v):  # a repeated integer, packed or not
-    if w == 0:
-        return [v]
-    r, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i); r.append(x)
-    return r
-def msg(b):
-    d = {}
-    for f, w, v in fields(b):
-        d.setdefault(f, []).append((w, v))
-    return d
-def one(d, f, default=0):
-    return d[f][-1][1] if f in d else default
+	serve_py "$@" <<'PY'
 for path in sys.argv[1:]:
     p = msg(gzip.decompress(open(path, "rb").read()))
     st = [v.decode() for w, v in p.get(6, [])]
@@ -245,7 +145,7 @@ rss() {
 why=
 start_target mim
 [ -n "$PID" ] || mi_why_add "the target did not start"
-start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+serve_start || mi_why_add "inspect serve did not start: $(cat s.err)"
 before=$(fd_task)
 code=$(curl -s -o heap.pb.gz -w '%{http_code}' "$URL/debug/pprof/heap")
 [ "$code" = 200 ] || mi_why_add "heap: HTTP $code"
@@ -331,13 +231,10 @@ mi_verdict "40 scrapes: each decoded, the same memory; the target's descriptors 
 
 # -------------------------------------------------------------- stops --
 why=
-kill -TERM "$SERVE"
-wait "$SERVE"
-rc=$?
-SERVE=
-[ $rc = 0 ] || mi_why_add "SIGTERM: exit status $rc"
-start_serve || mi_why_add "inspect serve did not start again: $(cat s.err)"
-stop_target
+serve_stop
+[ $ST = 0 ] || mi_why_add "SIGTERM: exit status $ST"
+serve_start || mi_why_add "inspect serve did not start again: $(cat s.err)"
+serve_stop_target
 i=0
 while kill -0 "$SERVE" 2>/dev/null && [ $i -lt 300 ]; do
 	sleep 0.1
@@ -354,7 +251,7 @@ mi_verdict "SIGTERM stops the server (status 0), the target's end too (status 4,
 why=
 : >check
 start_target mis
-start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+serve_start || mi_why_add "inspect serve did not start: $(cat s.err)"
 code=$(curl -s -o mis.pb.gz -w '%{http_code}' "$URL/debug/pprof/heap")
 [ "$code" = 200 ] || mi_why_add "heap: HTTP $code"
 if [ $have_go = yes ]; then
@@ -362,25 +259,21 @@ if [ $have_go = yes ]; then
 	check_heap mis.raw heap mis >check 2>&1 || mi_why_add "$(tail -n 1 check)"
 	! grep -q 'thread:\[' mis.raw || mi_why_add "thread labels in mis"
 fi
-kill -TERM "$SERVE"
-wait "$SERVE"
-SERVE=
+serve_stop
 mi_verdict "mis: the heap by site from the status, no thread labels" "$why" check check s.err stderr
 
 # ----------------------------------------------------------- bad input --
 # (the mis target still runs)
 why=
-start_serve || mi_why_add "inspect serve did not start: $(cat s.err)"
+serve_start || mi_why_add "inspect serve did not start: $(cat s.err)"
 "$INSPECT" serve --pid "$PID" --listen "127.0.0.1:$PORT" >/dev/null 2>in_use.err
 rc=$?
 [ $rc -ne 0 ] && [ "$(wc -l <in_use.err)" = 1 ] && grep -q 'in use' in_use.err || mi_why_add "port in use: $rc $(cat in_use.err)"
-kill -TERM "$SERVE"
-wait "$SERVE"
-SERVE=
+serve_stop
 "$INSPECT" serve --pid "$PID" --listen 0.0.0.0:0 >/dev/null 2>remote.err
 rc=$?
 [ $rc = 2 ] && [ "$(wc -l <remote.err)" = 1 ] && grep -q 'allow-remote' remote.err || mi_why_add "0.0.0.0: $rc $(cat remote.err)"
-stop_target
+serve_stop_target
 "$INSPECT" serve --pid "$PID" --listen 127.0.0.1:0 >/dev/null 2>pid.err
 rc=$?
 [ $rc = 4 ] && [ "$(wc -l <pid.err)" = 1 ] || mi_why_add "a pid without a process: $rc $(cat pid.err)"

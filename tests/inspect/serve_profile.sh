@@ -12,78 +12,33 @@
 #     burn-w2, and a tid (the threads existed before the sampler started:
 #     their identity comes from their signal stream);
 #   - the sampler is off again after each profile (no perf event or POSIX
-#     timer left in the target), three profiles in a row leave its
-#     descriptors and threads as the first left them, and a later profile
-#     holds only its own samples (no more than its seconds' worth);
+#     timer left in the target), each of the profiles leaves its descriptors
+#     and threads as they were before the first (its samples file closed,
+#     the trace writer thread ended), and a later profile holds only its
+#     own samples (no more than its seconds' worth);
 #   - a client that goes away mid-profile: the sampler off at once;
 #   - seconds=0, 301 and x, and debug=1: 400 with one line;
 #   - a target that samples itself (MEMINST sample=): 503 and its reason;
 #   - the target's output and exit status as without serve.
 . "$top_srcdir/tests/session/session_lib.sh"
+. "$top_srcdir/tests/inspect/serve_lib.sh"
 
-command -v curl >/dev/null || { echo "skip  $MI_NAME: curl is not installed"; exit 77; }
 TARGET=$top_builddir/tests/inspect/profile_target
-export TMPDIR="$MI_TMP/tmp"
-mkdir "$TMPDIR" || exit 99
-have_go=no
-if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
-	have_go=yes
-	export HOME="$MI_TMP" PPROF_TMPDIR="$MI_TMP" GOFLAGS= GOCACHE="$MI_TMP/go-cache"
-fi
-SERVE=
-TPID=
 die() {
 	mi_fail "CPU profiles of a running process" "$1"
 	mi_finish
 }
-finish() {
-	[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null
-	[ -n "$TPID" ] && touch "$MI_TMP/go"
-	wait 2>/dev/null
-}
-trap 'finish; mi_cleanup' EXIT
 
 # start_target MEMINST NAME: profile_target under MEMINST; sets PID.
 start_target() {
-	rm -f "$MI_TMP/go"
-	MI_MEMINST="$1" mi_x "$TARGET" "$MI_TMP/go" >"t.$2.out" 2>"t.$2.err" &
-	TPID=$!
-	unset MI_MEMINST
-	i=0
-	while ! grep -q '^ready' "t.$2.out" 2>/dev/null && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	PID=$(sed -n 's/^pid //p' "t.$2.out")
+	serve_start_target "$TARGET" "$1" "$2"
 	[ -n "$PID" ] || die "$2: the target did not start: $(cat "t.$2.err")"
 }
 
 stop_target() { # NAME: its output and status as without serve
-	touch "$MI_TMP/go"
-	st=0
-	wait "$TPID" || st=$?
-	TPID=
-	[ $st -eq 0 ] || die "$1: the target ended with status $st: $(cat "t.$1.err")"
+	serve_stop_target
+	[ $ST -eq 0 ] || die "$1: the target ended with status $ST: $(cat "t.$1.err")"
 	[ "$(sed 1d "t.$1.out")" = "$(printf 'ready\ndone')" ] || die "$1: the target's output: $(cat "t.$1.out")"
-}
-
-start_serve() {
-	URL=
-	"$INSPECT" serve --pid "$PID" --listen 127.0.0.1:0 >s.out 2>s.err &
-	SERVE=$!
-	i=0
-	while [ $i -lt 300 ] && kill -0 "$SERVE" 2>/dev/null && ! grep -q 'serving' s.out; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	URL=$(sed -n 's|.*serving process [0-9]* at \(http://[^/]*\)/.*|\1|p' s.out)
-	[ -n "$URL" ] || die "serve did not start: $(cat s.err)"
-}
-
-stop_serve() {
-	kill "$SERVE"
-	wait "$SERVE"
-	SERVE=
 }
 
 # sampler_on: the target's perf events and POSIX timers (the sampler's)
@@ -93,54 +48,10 @@ sampler_on() {
 	echo $((n + ${t:-0}))
 }
 
-fd_task() {
-	echo "$(ls /proc/"$PID"/fd | wc -l) $(ls /proc/"$PID"/task | wc -l)"
-}
-
 # cpu_check FILE SECONDS: a CPU profile decoded and checked; prints the
 # samples it holds.
 cpu_check() {
-	/usr/bin/python3 - "$@" <<'PY'
-import gzip, sys, time
-def varint(b, i):
-    r = s = 0
-    while True:
-        assert i < len(b), "a varint cut short"
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return r, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        k, i = varint(b, i)
-        f, w = k >> 3, k & 7
-        if w == 0:
-            v, i = varint(b, i)
-        elif w == 2:
-            n, i = varint(b, i)
-            v = b[i:i + n]; i += n
-        elif w in (1, 5):
-            v = b[i:i + (8 if w == 1 else 4)]; i += 8 if w == 1 else 4
-        else:
-            raise AssertionError("wire type %d" % w)
-        out.append((f, w, v))
-    assert i == len(b), "bytes left over"
-    return out
-def nums(w, v):
-    if w == 0:
-        return [v]
-    r, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i); r.append(x)
-    return r
-def msg(b):
-    d = {}
-    for f, w, v in fields(b):
-        d.setdefault(f, []).append((w, v))
-    return d
-def one(d, f, default=0):
-    return d[f][-1][1] if f in d else default
+	serve_py "$@" <<'PY'
 path, secs = sys.argv[1], float(sys.argv[2])
 p = msg(gzip.decompress(open(path, "rb").read()))
 st = [v.decode() for w, v in p.get(6, [])]
@@ -184,7 +95,8 @@ PY
 }
 
 start_target off,control=on dormant
-start_serve
+before=$(fd_task)
+serve_start || die "serve did not start: $(cat s.err)"
 if [ $have_go = yes ]; then
 	timeout 120 go tool pprof -top "$URL/debug/pprof/profile?seconds=2" >gotop.out 2>gotop.err ||
 		die "go tool pprof failed: $(cat gotop.err)"
@@ -199,9 +111,10 @@ for k in 1 2 3; do
 	[ "$code" = 200 ] || die "profile $k: HTTP $code: $(cat "p$k.pb.gz")"
 	cpu_check "p$k.pb.gz" 1 >"n$k" || die "profile $k: the decoded profile is wrong"
 	[ "$(sampler_on)" = 0 ] || die "the sampler is still on after profile $k"
-	[ $k = 1 ] && first=$(fd_task)
+	# the process as before any profile: no samples file, no writer thread
+	[ "$(fd_task_settled "$before")" = "$before" ] ||
+		die "descriptors and threads $before before the profiles, $(fd_task) after profile $k"
 done
-[ "$(fd_task)" = "$first" ] || die "descriptors and threads moved from $first to $(fd_task)"
 
 # a client that goes away: the sampler off at once
 curl -s -m 1 -o /dev/null "$URL/debug/pprof/profile?seconds=20"
@@ -219,16 +132,16 @@ for q in seconds=0 seconds=301 seconds=x debug=1; do
 	[ "$code" = 400 ] && [ "$(wc -l <bad.out)" = 1 ] || die "$q: HTTP $code: $(cat bad.out)"
 done
 grep -q '1 to 300' bad.out || true
-stop_serve
+serve_stop
 stop_target dormant
 
 # a target that samples itself: refused, its sampling untouched
 start_target "mis,control=on,sample=50,trace_file=$MI_TMP/own.trace" own
-start_serve
+serve_start || die "serve did not start: $(cat s.err)"
 code=$(curl -s -o own.out -w '%{http_code}' "$URL/debug/pprof/profile?seconds=1")
 [ "$code" = 503 ] && grep -q 'samples itself' own.out || die "own sampler: HTTP $code: $(cat own.out)"
 [ "$(sampler_on)" != 0 ] || die "the program's own sampler was stopped"
-stop_serve
+serve_stop
 stop_target own
 mi_ok "CPU profiles of a running process: go tool pprof and the decoded profile, sampler off after each, a client gone, bad seconds, a self-sampling target refused"
 mi_finish

@@ -10,6 +10,7 @@
 ** dwarf_getscopes gives, address by address.
 */
 #include "ui.h"
+#include "rd_symtab.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -303,20 +304,31 @@ static int ref_compare(Dwarf_Die *cu, Dwarf_Addr pc, const struct rd_sym *sym)
 	return level > 1;
 }
 
-Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
+/* A Dwfl of its own with the file at path reported at bias, as
+** rd_symbols.c reports it: the reference's; *mod its module (NULL when the
+** file cannot be read). */
+static Dwfl *ut_dwfl_of(const char *path, uint64_t bias, Dwfl_Module **mod)
 {
-	struct self s = self_module();
-	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
 	static char *debuginfo;
 	static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
 					  .find_debuginfo = dwfl_standard_find_debuginfo,
 					  .section_address = dwfl_offline_section_address,
 					  .debuginfo_path = &debuginfo};
 	Dwfl *dwfl = dwfl_begin(&cb);
+	cr_assert_not_null(dwfl);
 	dwfl_report_begin(dwfl);
-	Dwfl_Module *mod = dwfl_report_elf(dwfl, "self", s.path, -1, s.bias, true);
-	cr_assert_not_null(mod);
+	*mod = dwfl_report_elf(dwfl, "m", path, -1, bias, true);
 	dwfl_report_end(dwfl, NULL, NULL);
+	return dwfl;
+}
+
+Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
+{
+	struct self s = self_module();
+	struct rd_module m = {s.bias, s.path, s.build_id[0] ? s.build_id : NULL};
+	Dwfl_Module *mod;
+	Dwfl *dwfl = ut_dwfl_of(s.path, s.bias, &mod);
+	cr_assert_not_null(mod);
 	/* every line-table address of the units that have inline code, a
 	** few thousand at most: libdw's walk is slow, which is the point */
 	size_t total = 0;
@@ -355,4 +367,82 @@ Test(symbols, inline_chains_are_libdws_address_by_address, .timeout = 600)
 	dwfl_end(dwfl);
 	cr_assert_gt(checked, 500, "only %zu addresses compared", checked);
 	cr_assert_gt(inlined, 20, "only %zu addresses in inline code of %zu", inlined, checked);
+}
+
+/* The loaded files of this program: the executable, libc, libdw, the C++
+** runtime and the rest, each with its load bias. */
+struct loaded {
+	char path[16][PATH_MAX];
+	uint64_t bias[16];
+	size_t n;
+};
+
+static int loaded_phdr(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct loaded *l = arg;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : NULL;
+	char exe[PATH_MAX];
+	ssize_t n = name ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (l->n == 16 || n < 0 || (name && (name[0] != '/' || strstr(name, "linux-vdso"))))
+		return 0;
+	if (!name)
+		exe[n] = 0;
+	snprintf(l->path[l->n], PATH_MAX, "%s", name ? name : exe);
+	l->bias[l->n++] = info->dlpi_addr;
+	return 0;
+}
+
+/* rd_symtab_find against dwfl_module_addrinfo at addr: the same name (or
+** none) and offset.  1 when a symbol was found. */
+static int symtab_compare(rd_symtab_t *t, Dwfl_Module *mod, GElf_Addr addr)
+{
+	GElf_Off want_off = 0, off = 0;
+	GElf_Sym es;
+	const char *want = dwfl_module_addrinfo(mod, addr, &want_off, &es, NULL, NULL, NULL);
+	const char *got = rd_symtab_find(t, mod, addr, &off);
+	cr_assert((want == NULL) == (got == NULL) && (!want || (!strcmp(want, got) && off == want_off)),
+		  "0x%llx: %s+%llu, libdwfl's %s+%llu", (unsigned long long)addr, got ? got : "(none)",
+		  (unsigned long long)off, want ? want : "(none)", (unsigned long long)want_off);
+	return want != NULL;
+}
+
+/* Every loaded file's symbols (a sample of them in a big table): at each
+** one's start, one before and after, its middle, its last byte and its
+** end, and addresses spread over the file; aliases, sizeless labels and
+** addresses between functions included. */
+Test(symbols, symbol_index_names_what_libdwfl_names, .timeout = 600)
+{
+	struct loaded l = {0};
+	dl_iterate_phdr(loaded_phdr, &l);
+	size_t compared = 0, found = 0, modules = 0;
+	for (size_t k = 0; k < l.n; k++) {
+		Dwfl_Module *mod;
+		Dwfl *dwfl = ut_dwfl_of(l.path[k], l.bias[k], &mod);
+		int n = mod ? dwfl_module_getsymtab(mod) : -1;
+		if (n <= 1) {
+			dwfl_end(dwfl);
+			continue;
+		}
+		modules++;
+		rd_symtab_t *t = rd_symtab_new(mod);
+		int stride = n / 300 + 1;
+		for (int i = 1; i < n; i += stride) {
+			GElf_Sym sym;
+			GElf_Addr v;
+			if (!dwfl_module_getsym_info(mod, i, &sym, &v, NULL, NULL, NULL) || !v)
+				continue;
+			GElf_Addr at[] = {v - 1, v, v + 1, v + sym.st_size / 2, v + sym.st_size - 1, v + sym.st_size};
+			for (size_t j = 0; j < sizeof at / sizeof at[0]; j++, compared++)
+				found += symtab_compare(t, mod, at[j]);
+		}
+		Dwarf_Addr low, high;
+		dwfl_module_info(mod, NULL, &low, &high, NULL, NULL, NULL, NULL);
+		for (Dwarf_Addr a = low; a < high; a += (high - low) / 600 + 1, compared++)
+			found += symtab_compare(t, mod, a);
+		rd_symtab_free(t);
+		dwfl_end(dwfl);
+	}
+	cr_assert_geq(modules, 3, "only %zu files with symbols", modules);
+	cr_assert_gt(found, 5000, "%zu of %zu addresses in a symbol", found, compared);
 }

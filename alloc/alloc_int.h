@@ -830,29 +830,7 @@ static inline uint64_t alloc_new_block_seq(const void *user)
 void alloc_core_report_summary(void);
 
 #include "alloc_int_snap.h"
-
-
-/* ------------------------------------------------------- alloc_region.c -- */
-
-/* A mapping the program made (mmap, mremap), as stored in table region. */
-typedef struct alloc_region_s {
-	uintptr_t start, end, site;
-	int32_t tid;
-	uint32_t kind; /* MEMINST_REGION_* (meminst-snapshot.h) */
-} alloc_region_t;
-
-void alloc_region_init(void);
-void *alloc_region_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off, uintptr_t site);
-int alloc_region_munmap(void *addr, size_t len, uintptr_t site);
-void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr,
-			   uintptr_t site);
-void alloc_region_break(uintptr_t from, uintptr_t to, uintptr_t site);
-void alloc_region_thread_begin(uintptr_t site);
-void alloc_region_thread_end(void);
-size_t alloc_region_copy(alloc_region_t **out, size_t *bytes);
-void alloc_region_prefork(void);
-void alloc_region_postfork(void);
-void alloc_region_postfork_child(void);
+#include "alloc_int_region.h"
 
 #pragma GCC visibility pop
 

@@ -26,7 +26,7 @@
 ** -t THREADS -w GOFILE: THREADS threads make the blocks (BLOCKS/THREADS
 ** each, named bench-w1, bench-w2, ...), then the program prints "pid N"
 ** and "ready" and every thread waits, allocating nothing, until GOFILE
-** exists (at most 10 minutes): a live process for `inspect serve` and the
+** exists (at most an hour): a live process for `inspect serve` and the
 ** control channel (bench/serve.sh); nothing is stored.
 **
 ** The 1000 sites are 1000 functions made by the preprocessor, each with a
@@ -104,7 +104,7 @@ static volatile bool bench_failed;
 static void bench_wait_go(void)
 {
 	struct timespec ts = {0, 20 * 1000 * 1000};
-	for (int i = 0; i < 30000 && access(bench_go, F_OK) != 0; i++)
+	for (int i = 0; i < 180000 && access(bench_go, F_OK) != 0; i++)
 		nanosleep(&ts, NULL);
 }
 

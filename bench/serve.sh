@@ -9,8 +9,11 @@
 # Printed: serve's start-up CPU (from its start to "serving": it reads a
 # status snapshot's sites and the modules' symbols before the first
 # request), then per scrape and as medians:
-#   serve_ms    the serve process's CPU (user+sys, /proc/PID/stat) for the
-#               scrape: its request, reading the snapshot, the profile
+#   serve_ms    the serve process's CPU (user+sys, the scheduler's ns in
+#               /proc/PID/task/*/schedstat) for the scrape: its request,
+#               reading the snapshot, the profile
+#   target_ms   the target's CPU over the same time (its capture and store
+#               of the snapshot, beside what the program itself does)
 #   wall_ms     the scrape's wall time (the target's capture and store too)
 #   rss_mb, fds, threads   the target's after the scrape
 # Targets (issue 30; PASS/MISS): serve's CPU at most 100 ms a scrape at a
@@ -22,6 +25,8 @@
 #   --blocks N   live blocks (default 1000000)
 #   --threads N  threads that make them (default 4)
 #   --scrapes N  scrapes (default 8)
+#   --every S    seconds between scrapes (default 0: one after another;
+#                `--scrapes 600 --every 1` is issue 30's ten-minute soak)
 # Needs curl.  Run it under nice on a shared machine: the figures are CPU
 # time, not wall time, so load stretches only wall_ms.
 set -eu
@@ -30,12 +35,14 @@ set -eu
 blocks=1000000
 threads=4
 scrapes=8
+every=0
 build=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--blocks) shift; blocks=$1 ;;
 	--threads) shift; threads=$1 ;;
 	--scrapes) shift; scrapes=$1 ;;
+	--every) shift; every=$1 ;;
 	*) bench_arg serve.sh "$1" ;;
 	esac
 	shift
@@ -59,11 +66,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# cpu_ticks PID: utime+stime of PID in clock ticks.
-cpu_ticks() {
-	sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+# cpu_ns PID: the CPU time of all PID's threads in ns (user and system:
+# the scheduler's own sum in /proc/PID/task/*/schedstat, exact, where
+# /proc/PID/stat's utime+stime counts 10 ms ticks).
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
-hz=$(getconf CLK_TCK)
 
 env MEMINST=mim,control=on LD_PRELOAD="$lib" "$bench" -n "$blocks" -t "$threads" -w "$tmp/go" >"$tmp/t.out" 2>"$tmp/t.err" &
 tpid=$!
@@ -81,23 +89,24 @@ while ! grep -q 'serving' "$tmp/s.out" 2>/dev/null; do
 	sleep 0.1
 done
 url=$(sed -n 's/^.* at \(http:[^ ]*\)\/debug\/pprof\/$/\1/p' "$tmp/s.out")
-echo "serve start-up: start_ms=$(($(cpu_ticks "$spid") * 1000 / hz))"
+echo "serve start-up: start_ms=$(($(cpu_ns "$spid") / 1000000))"
 rss0=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")
 echo "target: pid $pid, $blocks blocks in $threads threads, VmRSS $((rss0 / 1024)) MB before; serving at $url"
 
 n=0
 while [ $n -lt "$scrapes" ]; do
 	n=$((n + 1))
-	c0=$(cpu_ticks "$spid")
+	c0=$(cpu_ns "$spid") g0=$(cpu_ns "$pid")
 	t0=$(date +%s%N)
 	code=$(curl -s -o "$tmp/heap.pb.gz" -w '%{http_code}' "$url/debug/pprof/heap")
 	t1=$(date +%s%N)
-	c1=$(cpu_ticks "$spid")
+	c1=$(cpu_ns "$spid") g1=$(cpu_ns "$pid")
 	[ "$code" = 200 ] || { echo "serve.sh: scrape $n: HTTP $code: $(cat "$tmp/heap.pb.gz")" >&2; exit 1; }
-	echo "scrape=$n serve_ms=$(((c1 - c0) * 1000 / hz)) wall_ms=$(((t1 - t0) / 1000000))" \
+	echo "scrape=$n serve_ms=$(((c1 - c0) / 1000000)) target_ms=$(((g1 - g0) / 1000000)) wall_ms=$(((t1 - t0) / 1000000))" \
 	     "rss_mb=$(($(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status") / 1024))" \
 	     "fds=$(ls "/proc/$pid/fd" | wc -l) threads=$(ls "/proc/$pid/task" | wc -l)" \
 	     "bytes=$(wc -c <"$tmp/heap.pb.gz")"
+	[ "$every" = 0 ] || sleep "$every"
 done | tee "$tmp/runs"
 
 awk -v blocks="$blocks" -v rss0="$rss0" "$BENCH_AWK"'

@@ -66,6 +66,20 @@ static _Atomic int fio_failed;             /* nothing more is written          *
 ** in a descriptor number the program has got again meanwhile. */
 static _Atomic int fio_users;
 
+/* A writer takes the file's descriptor (-1 when it is closed or a write has
+** failed) and gives it back when done with it. */
+static int fio_take(void)
+{
+	atomic_fetch_add(&fio_users, 1);
+	int fd = atomic_load(&trace_fio_fd);
+	return fd >= 0 && !atomic_load_explicit(&fio_failed, memory_order_relaxed) ? fd : -1;
+}
+
+static void fio_give_back(void)
+{
+	atomic_fetch_sub(&fio_users, 1);
+}
+
 /* ---------------------------------------------------------- creating -- */
 
 /* Create the file 0600, never through a symbolic link left at its name.
@@ -276,13 +290,12 @@ static int fio_emit(const void *chunk, size_t bytes)
 {
 	if (trace_sink)
 		return trace_sink(chunk, bytes);
-	atomic_fetch_add(&fio_users, 1);
-	int fd = atomic_load(&trace_fio_fd), rc = -1;
-	if (fd >= 0 && !atomic_load_explicit(&fio_failed, memory_order_relaxed)) {
+	int fd = fio_take(), rc = -1;
+	if (fd >= 0) {
 		struct iovec v = {(void *)chunk, bytes};
 		rc = fio_put(fd, &v, 1, bytes);
 	}
-	atomic_fetch_sub(&fio_users, 1);
+	fio_give_back();
 	return rc;
 }
 
@@ -322,11 +335,9 @@ static int fio_batch(int fd, const struct iovec *v, int n, size_t bytes, bool al
 
 int trace_fio_batch(const struct iovec *v, int n, size_t bytes, bool aligned)
 {
-	atomic_fetch_add(&fio_users, 1);
-	int fd = atomic_load(&trace_fio_fd);
-	int rc = fd >= 0 && !atomic_load_explicit(&fio_failed, memory_order_relaxed) ? fio_batch(fd, v, n, bytes, aligned)
-										      : -1;
-	atomic_fetch_sub(&fio_users, 1);
+	int fd = fio_take();
+	int rc = fd >= 0 ? fio_batch(fd, v, n, bytes, aligned) : -1;
+	fio_give_back();
 	return rc;
 }
 

@@ -43,8 +43,23 @@
 #define ALLOC_EXIT_WATCHDOG_S 60
 
 static _Atomic pid_t exit_own[ALLOC_OWN_MAX]; /* tids of meminst's threads */
+static _Atomic int exit_own_coming;           /* made, not yet entered       */
 static _Atomic pid_t exit_pid;                /* this process, as started or forked */
 static _Atomic int *exit_copy_mark;           /* 1, wiped in a copy of the memory */
+
+/* A thread of meminst's is not known as such until it runs, which on a
+** loaded machine can be after the program's _exit: until then it counts
+** as coming, and an _exit that finds other threads waits for it a while
+** (exit_program_threads). */
+int alloc_own_thread_create(alloc_create_fn *create, pthread_t *th, const pthread_attr_t *attr,
+			    void *(*start)(void *), void *arg)
+{
+	atomic_fetch_add(&exit_own_coming, 1);
+	int rc = create(th, attr, start, arg);
+	if (rc != 0)
+		atomic_fetch_sub(&exit_own_coming, 1);
+	return rc;
+}
 
 void alloc_own_thread_enter(void)
 {
@@ -52,8 +67,12 @@ void alloc_own_thread_enter(void)
 	for (int i = 0; i < ALLOC_OWN_MAX; i++) {
 		pid_t none = 0;
 		if (atomic_compare_exchange_strong(&exit_own[i], &none, tid))
-			return;
+			break;
 	}
+	/* known as ours before it stops counting as coming */
+	int coming = atomic_load(&exit_own_coming);
+	while (coming > 0 && !atomic_compare_exchange_weak(&exit_own_coming, &coming, coming - 1))
+		;
 }
 
 void alloc_own_thread_leave(void)
@@ -80,6 +99,7 @@ static void exit_postfork_child(void)
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
 	for (int i = 0; i < ALLOC_OWN_MAX; i++)
 		atomic_store(&exit_own[i], 0);
+	atomic_store(&exit_own_coming, 0);
 	if (exit_copy_mark)
 		atomic_store(exit_copy_mark, 1);
 }
@@ -242,6 +262,24 @@ int alloc_program_threads(pid_t skip)
 	return alloc_program_threads_each(skip, NULL, NULL);
 }
 
+/* The program's other threads at an _exit.  A thread of meminst's made but
+** not yet run counts among them until it runs: it is waited for, up to
+** EXIT_COMING_WAIT_MS, so that a short process on a busy machine still
+** leaves its exit snapshot. */
+#define EXIT_COMING_WAIT_MS 2000
+static int exit_program_threads(void)
+{
+	int others = alloc_program_threads(0);
+	const struct timespec ms = {0, 1000000};
+	for (int waited = 0; others > 0 && atomic_load(&exit_own_coming) > 0 && waited < EXIT_COMING_WAIT_MS;
+	     waited++) {
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ms, NULL);
+		if (atomic_load(&exit_own_coming) == 0)
+			others = alloc_program_threads(0);
+	}
+	return others;
+}
+
 /* The watchdog: a bare thread (no libc state of its own, every signal
 ** blocked) that ends the process with `status` after a while. */
 static int exit_watchdog(void *arg)
@@ -286,7 +324,7 @@ void alloc_exit_fast(int status)
 	if (!alloc_clone_adopt() || alloc_tls.guard ||
 	    (alloc_tls.thr && atomic_load(&alloc_tls.thr->counting)))
 		return; /* a vfork child, or a handler that interrupted meminst's own code */
-	if (alloc_program_threads(0) != 0 || exit_maybe_in_handler())
+	if (exit_program_threads() != 0 || exit_maybe_in_handler())
 		return;
 	int saved_errno = errno;
 	trace_bare_thread(exit_watchdog, (void *)(intptr_t)status);

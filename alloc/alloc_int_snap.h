@@ -197,8 +197,16 @@ void alloc_exit_at_death(void);
 ** nothing of meminst's (trace_death.c).  Their own section, never split
 ** into hot and cold parts. */
 #define ALLOC_EDGE __attribute__((section("meminst_edge"), noinline))
+/* meminst's own threads: each is made by alloc_own_thread_create (with
+** the pthread_create given: libc's, or ours for one that is traced as
+** internal) and says alloc_own_thread_enter first thing when it runs. */
+typedef int alloc_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+int alloc_own_thread_create(alloc_create_fn *create, pthread_t *th, const pthread_attr_t *attr,
+			    void *(*start)(void *), void *arg);
 void alloc_own_thread_enter(void);
 void alloc_own_thread_leave(void);
+/* libc's pthread_create, for threads never traced (trace_write.c) */
+alloc_create_fn *trace_real_pthread_create(void);
 int alloc_program_threads(pid_t skip);
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
 

@@ -761,7 +761,7 @@ static bool svc_launch(void)
 	alloc_sys_signals_off(&old);
 	pthread_t th;
 	alloc_guard_enter();
-	int rc = pthread_create(&th, NULL, svc_main, NULL);
+	int rc = alloc_own_thread_create(pthread_create, &th, NULL, svc_main, NULL);
 	alloc_guard_exit();
 	alloc_sys_signals_on(&old);
 	/* its table is a copy of the program's as it is when it is made: that

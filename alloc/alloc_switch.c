@@ -441,7 +441,7 @@ void alloc_switch_sample_launch(void)
 	pthread_attr_setstacksize(&at, 256 * 1024);
 	pthread_t th;
 	alloc_guard_enter();
-	sreq.running = pthread_create(&th, &at, sample_thread, NULL) == 0;
+	sreq.running = alloc_own_thread_create(pthread_create, &th, &at, sample_thread, NULL) == 0;
 	alloc_guard_exit();
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -9,12 +9,9 @@
 #include "trace_int.h"
 #include "../alloc/alloc_int.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-
-typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct thread_tramp {
 	void *(*start)(void *);
@@ -23,16 +20,6 @@ struct thread_tramp {
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
 };
-
-static create_fn *thread_real_create(void)
-{
-	static create_fn *real;
-	if (trace_unlikely(!real)) {
-		void *fn = dlsym(RTLD_NEXT, "pthread_create");
-		memcpy(&real, &fn, sizeof fn);
-	}
-	return real;
-}
 
 static void thread_end(void *arg)
 {
@@ -75,7 +62,7 @@ static bool thread_own_stack(const pthread_attr_t *attr)
 ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
 				void *arg)
 {
-	create_fn *real = thread_real_create();
+	alloc_create_fn *real = trace_real_pthread_create();
 	/* a process made by clone without fork is taken as alone before it
 	** has a second thread (alloc_exit.c) */
 	if (atomic_load(&alloc_state) == 2)

@@ -506,7 +506,6 @@ static void *wall_main(void *arg)
 
 /* ----------------------------------------------------- start / stop --- */
 
-typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int join_fn(pthread_t, void **);
 
 static join_fn *wall_real_join(void)
@@ -549,9 +548,7 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 		}
 	}
 	/* not program threads: the real pthread_create, every signal blocked */
-	void *fn = dlsym(RTLD_NEXT, "pthread_create");
-	create_fn *create;
-	memcpy(&create, &fn, sizeof fn);
+	alloc_create_fn *create = trace_real_pthread_create();
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -559,11 +556,11 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 	alloc_guard_enter(); /* their stacks and TLS are not the program's */
 	atomic_store(&wall_probe_quit, false);
 	atomic_store(&wall_probe_ready, 0);
-	if (!create || create(&wall_probe_thread, NULL, wall_probe_main, NULL) != 0)
+	if (!create || alloc_own_thread_create(create, &wall_probe_thread, NULL, wall_probe_main, NULL) != 0)
 		atomic_store(&wall_probe_ready, -1);
 	while (!atomic_load(&wall_probe_ready))
 		sched_yield();
-	int rc = create ? create(&wall_thread, NULL, wall_main, NULL) : ENOSYS;
+	int rc = create ? alloc_own_thread_create(create, &wall_thread, NULL, wall_main, NULL) : ENOSYS;
 	alloc_guard_exit();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {

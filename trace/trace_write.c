@@ -257,16 +257,23 @@ static void *wq_main(void *arg)
 	return NULL;
 }
 
-typedef int wq_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
-/* libc's pthread_create: ours (trace_thread.c) would trace the writer. */
-static wq_create_fn *wq_real_create(void)
+/* libc's pthread_create (NULL if it cannot be found): what our own
+** (trace_thread.c) calls, and what makes meminst's threads that are never
+** traced (the writer, the wall clock's). */
+alloc_create_fn *trace_real_pthread_create(void)
 {
-	static wq_create_fn *real;
+	static alloc_create_fn *real;
 	if (!real) {
 		void *fn = dlsym(RTLD_NEXT, "pthread_create");
 		memcpy(&real, &fn, sizeof fn);
 	}
+	return real;
+}
+
+/* libc's pthread_create: ours (trace_thread.c) would trace the writer. */
+static alloc_create_fn *wq_real_create(void)
+{
+	alloc_create_fn *real = trace_real_pthread_create();
 	return real ? real : pthread_create;
 }
 
@@ -300,7 +307,7 @@ static int wq_ensure(void)
 	trace_spin_lock(&wq.lock);
 	wq.running = true, wq.pid = pid; /* before it runs: queue from now on */
 	trace_spin_unlock(&wq.lock);
-	int rc = wq_real_create()(&th, &at, wq_main, NULL);
+	int rc = alloc_own_thread_create(wq_real_create(), &th, &at, wq_main, NULL);
 	if (rc != 0) { /* what was queued meanwhile is written here */
 		trace_spin_lock(&wq.lock);
 		wq.running = false;

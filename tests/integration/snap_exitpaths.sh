@@ -48,6 +48,22 @@ for how in _exit _Exit; do
 	mi_verdict "$how: the exit snapshot is stored, status kept" "$why" "$d.err" stderr
 done
 
+# meminst's own threads not yet run at the _exit (a loaded machine; the
+# CPU profile thread of control=on made first runs last): still the
+# process's only thread, so its snapshot is stored
+SLOW=$top_builddir/tests/targets/.libs/libslow_threads.so
+why=
+d=$MI_TMP/late
+mkdir -p "$d"
+(cd "$d" && $MI_TIMEOUT env LD_PRELOAD="$MEMINST_LIB $SLOW" MEMINST="mim,control=on,snapshot=$d/x.%p.db" \
+	"$T" _exit 3) >"$d.out" 2>"$d.err"
+rc=$?
+files=$(cd "$d" && ls x.*.db 2>/dev/null | wc -l)
+snap_expect "exit status" "$rc" 3
+exit_snapshot
+mi_no_complaint "$d.err"
+mi_verdict "_exit before meminst's own threads ran: the exit snapshot is stored" "$why" "$d.err" stderr
+
 run thread thread 5
 snap_expect "exit status" "$rc" 5
 snap_expect "files" "$files" 0

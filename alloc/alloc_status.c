@@ -208,6 +208,8 @@ static void slot_total_peak(alloc_thread_t *t)
 /* Fold a slot's pending change into its entry and start a new period. */
 void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 {
+	if (t->ring_n)
+		alloc_ring_replay(t);
 	alloc_slot_t *s = &t->slots[i];
 	int64_t *base = s->base;
 	if (s->key == ALLOC_KEY_NONE)
@@ -256,6 +258,8 @@ static unsigned slot_next_keyed(const alloc_thread_t *t, unsigned i)
 */
 void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 {
+	if (t->ring_n)
+		alloc_ring_replay(t);
 	alloc_slot_t *s = &t->slots[i];
 	if (ALLOC_KEY_KIND(s->key) == ALLOC_K_CLASS)
 		for (unsigned j = ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS;
@@ -289,6 +293,8 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 */
 void alloc_slots_sync_epochs(alloc_thread_t *t)
 {
+	if (t->ring_n)
+		alloc_ring_replay(t);
 	t->epoch_seen = alloc_gate_epoch();
 	if (t->parked) { /* back from a block: start every slot from the present */
 		t->parked = 0;
@@ -314,6 +320,8 @@ void alloc_slots_flush_all(alloc_thread_t *t)
 /* The thread's flush budget ran out: fold in the slots it changed. */
 void alloc_slots_flush_budget(alloc_thread_t *t)
 {
+	if (t->ring_n)
+		alloc_ring_replay(t);
 	for SLOTS_KEYED(t, i) {
 		alloc_slot_t *s = &t->slots[i];
 		if (s->d | s->hi | s->hi_blocks | s->in | s->temps)

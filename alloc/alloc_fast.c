@@ -194,7 +194,6 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, uint64_t meta,
 								   size_t size, const void *user)
 {
-	core_slot_add(&t->slots[0], alloc_slot_pack((int64_t)size, 1));
 	alloc_ring_put(t, meta, size, user);
 }
 
@@ -202,7 +201,6 @@ static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_
 static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t *t, uint64_t meta,
 								  uint64_t size, const void *user)
 {
-	core_slot_sub(&t->slots[0], alloc_slot_pack((int64_t)size, 1));
 	alloc_ring_put(t, meta, size, user);
 }
 
@@ -219,7 +217,6 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	alloc_tls_t *tls = &alloc_tls;
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_hdr_t);
-	alloc_slot_t *ts, *cs;
 	if (unlikely(!t || tls->guard || tls->scope || fast_counting(t)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
@@ -233,7 +230,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 #endif
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
+	if (unlikely(t->site_cache[i].site != site))
 		goto abort;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
@@ -242,7 +239,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
 	fast_count_alloc(t, meta, size, user);
-	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
+	if (fast_leave(t))
 		return alloc_core_track_mis_done(t, user);
 	return user;
 abort:
@@ -296,7 +293,6 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 void alloc_core_free_mis(void *user, uintptr_t site)
 {
 	alloc_thread_t *t = alloc_tls.thr;
-	alloc_slot_t *ts, *cs;
 	/* NULL and misaligned pointers fail these too; a block of the
 	** bootstrap arena has its size where the meta word would be, so its
 	** padding reads 0 and the meta test below sends it on; near a page
@@ -323,8 +319,6 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	fast_leave(t);
 	return alloc_real.free(h);
 #endif
-	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
-		goto abort;
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
@@ -424,7 +418,6 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_mhdr_t);
 	alloc_mhdr_t *m = (alloc_mhdr_t *)base;
-	alloc_slot_t *ts, *cs;
 	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
@@ -440,7 +433,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	** type's slot to another type, or take the last number */
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
+	if (unlikely(t->site_cache[i].site != site))
 		goto abort;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end))
@@ -463,7 +456,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	t->budget = budget;
 	fast_count_alloc(t, meta, size, user);
 	fast_list_leave(l, biased);
-	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
+	if (fast_leave(t))
 		return alloc_core_track_mis_done(t, user);
 	return user;
 abort:
@@ -539,7 +532,7 @@ static inline __attribute__((always_inline)) alloc_slot_t *fast_owner_slot(alloc
 static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *m, uintptr_t site)
 {
 	void *user = m + 1;
-	alloc_slot_t *ts, *cs, *os;
+	alloc_slot_t *os;
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_ANY_BITS, &meta, &sizew)))
 		goto slow;
@@ -551,7 +544,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
 	os = fast_owner_slot(t, alloc_meta_thread(meta));
-	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) || unlikely(!os) ||
+	if (unlikely(budget < 0) || unlikely(!os) ||
 	    unlikely(!fast_list_enter(l, false))) {
 		fast_back_out(t, l, false, false);
 		goto slow;
@@ -577,7 +570,6 @@ slow:
 static inline __attribute__((always_inline)) void fast_free_mim(void *user, uintptr_t site, bool biased)
 {
 	alloc_thread_t *t = alloc_tls.thr;
-	alloc_slot_t *ts, *cs;
 	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
@@ -599,7 +591,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	/* slots and budget after fast_enter, as for an allocation */
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) ||
+	if (unlikely(budget < 0) ||
 	    unlikely(!fast_list_enter(l, biased))) {
 		fast_back_out(t, l, false, biased);
 		goto slow;

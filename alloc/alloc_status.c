@@ -203,6 +203,12 @@ static void slot_total_peak(alloc_thread_t *t)
 		t->peak_d = INT64_MIN;
 	else
 		t->peak_d = (int64_t)((uint64_t)above << 32) + INT32_MAX;
+	/* the hot paths count the total late (alloc_ring.h): the budget runs
+	** out before the total can pass alloc_peak_next, and the general
+	** path compares */
+	int64_t room = (t->peak_d == INT64_MAX ? INT64_MAX : (t->peak_d >> 32) - alloc_slot_bytes(t->slots[0].d));
+	if (t->budget > room)
+		t->budget = room < 0 ? -1 : room;
 }
 
 /* Fold a slot's pending change into its entry and start a new period. */
@@ -312,9 +318,10 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 /* Fold every slot in and restart it from the shared value. */
 void alloc_slots_flush_all(alloc_thread_t *t)
 {
+	t->budget = ALLOC_FLUSH_BYTES;
 	for SLOTS_KEYED(t, i)
 		alloc_slot_flush(t, i);
-	t->budget = ALLOC_FLUSH_BYTES;
+	slot_total_peak(t);
 }
 
 /* The thread's flush budget ran out: fold in the slots it changed. */
@@ -328,6 +335,7 @@ void alloc_slots_flush_budget(alloc_thread_t *t)
 			alloc_slot_flush(t, i);
 	}
 	t->budget = ALLOC_FLUSH_BYTES;
+	slot_total_peak(t);
 }
 
 /* Apply a change straight to an entry (threads with no slots of their

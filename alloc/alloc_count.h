@@ -158,8 +158,6 @@ static ALLOC_NOINLINE void core_count_big(alloc_thread_t *t, uint64_t meta, uint
 static inline __attribute__((always_inline)) bool core_count_begin(alloc_thread_t *t, uint64_t meta,
 								    uint64_t size, int sign, bool event)
 {
-	if (unlikely(t->ring_n))
-		alloc_ring_replay(t);
 	uint32_t gate = atomic_load_explicit(&alloc_count_gate, memory_order_acquire);
 	if (unlikely(gate != t->epoch_seen) && (gate & ~(uint32_t)ALLOC_GATE_BITS) != t->epoch_seen)
 		alloc_slots_sync_epochs(t);
@@ -207,8 +205,6 @@ static inline __attribute__((always_inline)) void core_count_in(alloc_thread_t *
 static inline __attribute__((always_inline)) void core_count_out(alloc_thread_t *t, uint64_t meta, uint64_t size,
 								  const void *user)
 {
-	if (unlikely(t->ring_n)) /* (the ring's frees may clear last_block) */
-		alloc_ring_replay(t);
 	bool temp = core_take_temp(t, user) && alloc_meta_thread(meta) == t->thread_no;
 	if (unlikely(!core_count_begin(t, meta, size, -1, temp)))
 		return;

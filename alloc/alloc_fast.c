@@ -23,7 +23,6 @@
 #include "alloc_int.h"
 #include "alloc_check.h"
 #include "alloc_count.h"
-#include "alloc_ring.h"
 
 #include <errno.h>
 
@@ -191,17 +190,47 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 
 /* One allocation of size bytes counted in: the thread's total, its
 ** allocator's, class's and type's slots, and the last fixed slot. */
-static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, uint64_t meta,
-								   size_t size, const void *user)
+static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, unsigned allocator,
+								   alloc_slot_t *ts, alloc_slot_t *cs, size_t size,
+								   uint32_t type, const void *user)
 {
-	alloc_ring_put(t, meta, size, user);
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+#if ALLOC_FLOOR == 4
+	core_slot_add(&t->slots[0], one);
+	core_slot_in(&t->slots[0], one);
+	return;
+#endif
+	alloc_slot_t *as = fast_allocator_slot(t, allocator);
+	core_slot_add(&t->slots[0], one);
+	core_slot_add(as, one);
+	core_slot_add(cs, one);
+	core_slot_add(ts, one);
+	core_slot_add(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+#if ALLOC_FLOOR == 3
+	return;
+#endif
+	core_events_in(t, &t->slots[0], as, cs, ts, type, allocator, size, user);
 }
 
-/* One block counted out: `meta` is the header's new one (freed). */
-static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t *t, uint64_t meta,
-								  uint64_t size, const void *user)
+/* One block of the thread's own counted out (and, if temporary, its
+** event). */
+static inline __attribute__((always_inline)) void fast_count_free(alloc_thread_t *t, unsigned allocator,
+								  alloc_slot_t *ts, alloc_slot_t *cs, uint64_t size,
+								  const void *user)
 {
-	alloc_ring_put(t, meta, size, user);
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+#if ALLOC_FLOOR == 4
+	core_slot_sub(&t->slots[0], one);
+	return;
+#endif
+	alloc_slot_t *as = fast_allocator_slot(t, allocator);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(as, one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
+	if (core_take_temp(t, user))
+		core_events_temp(as, ts);
 }
 
 /*
@@ -217,6 +246,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	alloc_tls_t *tls = &alloc_tls;
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_hdr_t);
+	alloc_slot_t *ts, *cs;
 	if (unlikely(!t || tls->guard || tls->scope || fast_counting(t)) ||
 	    unlikely(!fast_enter(t)))
 		goto slow;
@@ -230,7 +260,7 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 #endif
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site))
+	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
 		goto abort;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
@@ -238,8 +268,8 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	t->budget = budget; /* (at once: a register less for what follows) */
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(alloc_hdr_of(user), user, size, meta);
-	fast_count_alloc(t, meta, size, user);
-	if (fast_leave(t))
+	fast_count_alloc(t, allocator, ts, cs, size, type, user);
+	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
 abort:
@@ -293,6 +323,7 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 void alloc_core_free_mis(void *user, uintptr_t site)
 {
 	alloc_thread_t *t = alloc_tls.thr;
+	alloc_slot_t *ts, *cs;
 	/* NULL and misaligned pointers fail these too; a block of the
 	** bootstrap arena has its size where the meta word would be, so its
 	** padding reads 0 and the meta test below sends it on; near a page
@@ -319,13 +350,15 @@ void alloc_core_free_mis(void *user, uintptr_t site)
 	fast_leave(t);
 	return alloc_real.free(h);
 #endif
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
+		goto abort;
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
 		goto abort;
 	h->meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	fast_count_free(t, meta | ALLOC_META_FREED, size, user);
+	fast_count_free(t, allocator, ts, cs, size, user);
 	if (fast_leave(t))
 		return alloc_core_free_mis_done(t, user);
 	alloc_real.free(h);
@@ -418,6 +451,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	alloc_thread_t *t = tls->thr;
 	char *user = (char *)base + sizeof(alloc_mhdr_t);
 	alloc_mhdr_t *m = (alloc_mhdr_t *)base;
+	alloc_slot_t *ts, *cs;
 	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
@@ -433,7 +467,7 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	** type's slot to another type, or take the last number */
 	unsigned i = alloc_site_cache_index(site);
 	uint32_t type = t->site_cache[i].type;
-	if (unlikely(t->site_cache[i].site != site))
+	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
 		goto abort;
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0) || unlikely(t->seq_next == t->seq_end))
@@ -454,9 +488,9 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	m->seq = t->seq_next++;
 	__atomic_store_n(&l->count, n + 1, __ATOMIC_RELAXED); /* (alloc_map_count) */
 	t->budget = budget;
-	fast_count_alloc(t, meta, size, user);
+	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	fast_list_leave(l, biased);
-	if (fast_leave(t))
+	if (fast_leave(t) || unlikely(t->slots[0].d > t->peak_d))
 		return alloc_core_track_mis_done(t, user);
 	return user;
 abort:
@@ -532,10 +566,11 @@ static inline __attribute__((always_inline)) alloc_slot_t *fast_owner_slot(alloc
 static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *m, uintptr_t site)
 {
 	void *user = m + 1;
-	alloc_slot_t *os;
+	alloc_slot_t *ts, *cs, *os;
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_ANY_BITS, &meta, &sizew)))
 		goto slow;
+	unsigned allocator = alloc_meta_allocator(meta);
 	alloc_list_t *l = alloc_map_list(alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)));
 	if (unlikely(!l || !fast_list_shared(l)) ||
 	    unlikely(fast_counting(t) || !fast_no_peak_turn()) ||
@@ -544,7 +579,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
 	os = fast_owner_slot(t, alloc_meta_thread(meta));
-	if (unlikely(budget < 0) || unlikely(!os) ||
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) || unlikely(!os) ||
 	    unlikely(!fast_list_enter(l, false))) {
 		fast_back_out(t, l, false, false);
 		goto slow;
@@ -561,7 +596,15 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	fast_count_free(t, meta | ALLOC_META_FREED, size, user);
+	/* never temporary: another thread's block (core_count_out), but the
+	** thread's next free is not either (core_take_temp) */
+	t->last_block = NULL;
+	int64_t one = alloc_slot_pack((int64_t)size, 1);
+	core_slot_sub(&t->slots[0], one);
+	core_slot_sub(&t->slots[1 + allocator], one);
+	core_slot_sub(cs, one);
+	core_slot_sub(ts, one);
+	core_slot_sub(os, one);
 	return fast_free_mim_release(t, l, false, m);
 slow:
 	alloc_core_free_mim_slow(user, site);
@@ -570,6 +613,7 @@ slow:
 static inline __attribute__((always_inline)) void fast_free_mim(void *user, uintptr_t site, bool biased)
 {
 	alloc_thread_t *t = alloc_tls.thr;
+	alloc_slot_t *ts, *cs;
 	if (unlikely(!t))
 		goto slow;
 	alloc_list_t *l = t->own_list;
@@ -591,7 +635,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	/* slots and budget after fast_enter, as for an allocation */
 	uint64_t size = sizew & ALLOC_SIZE_MASK;
 	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0) ||
+	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)) || unlikely(budget < 0) ||
 	    unlikely(!fast_list_enter(l, biased))) {
 		fast_back_out(t, l, false, biased);
 		goto slow;
@@ -609,7 +653,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
-	fast_count_free(t, meta | ALLOC_META_FREED, size, user);
+	fast_count_free(t, alloc_meta_allocator(meta), ts, ts->cls_slot, size, user);
 	return fast_free_mim_release(t, l, biased, m);
 slow:
 	alloc_core_free_mim_slow(user, site);

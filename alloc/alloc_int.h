@@ -424,7 +424,6 @@ static inline int64_t alloc_slot_bytes(int64_t d) { return (d - alloc_slot_block
 
 struct alloc_thread_s;
 typedef struct alloc_thread_s alloc_thread_t;
-typedef struct { uint64_t meta, sizew; const void *user; } alloc_ring_rec_t;
 /* "alloc_status.c" */
 extern _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
 alloc_stat_t *alloc_stat_entry(unsigned kind, uint32_t id);
@@ -435,7 +434,6 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key);
 void alloc_slots_sync_epochs(alloc_thread_t *t);
 void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
-void alloc_ring_replay(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t made_bytes);
 /* Entries [0, cap) of out and ev (either may be NULL: not wanted). */
@@ -463,7 +461,6 @@ struct alloc_thread_s {
 				  handler's deferred free adds
 				  ALLOC_COUNTING_DEFERRED (alloc_fast.c)       */
 	uint32_t parked;       /* slots flushed before a block: refresh on next use */
-	uint32_t ring_n;       /* records in ring not replayed yet (alloc_ring.h) */
 	int64_t budget;        /* bytes (and blocks) left before the next flush  */
 	int64_t peak_d;        /* slot 0's d past which the total passes
 				  alloc_peak_next (kept by alloc_status.c)     */
@@ -484,7 +481,6 @@ struct alloc_thread_s {
 	struct alloc_list_s *own_list; /* mim: where its blocks go (its own list,
 					  or the orphans when none can be had) */
 	uint32_t own_id;               /* own_list->id                        */
-	alloc_ring_rec_t ring[ALLOC_FLUSH_BLOCKS]; /* deferred counts (alloc_ring.h) */
 	/* Kept when the record is reused:                                   */
 	struct alloc_stack_cache_s *stack_cache; /* site_depth (alloc_stack.c):
 					  checked entries, so kept for the next thread */

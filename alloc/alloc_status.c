@@ -203,19 +203,11 @@ static void slot_total_peak(alloc_thread_t *t)
 		t->peak_d = INT64_MIN;
 	else
 		t->peak_d = (int64_t)((uint64_t)above << 32) + INT32_MAX;
-	/* the hot paths count the total late (alloc_ring.h): the budget runs
-	** out before the total can pass alloc_peak_next, and the general
-	** path compares */
-	int64_t room = (t->peak_d == INT64_MAX ? INT64_MAX : (t->peak_d >> 32) - alloc_slot_bytes(t->slots[0].d));
-	if (t->budget > room)
-		t->budget = room < 0 ? -1 : room;
 }
 
 /* Fold a slot's pending change into its entry and start a new period. */
 void alloc_slot_flush(alloc_thread_t *t, unsigned i)
 {
-	if (t->ring_n)
-		alloc_ring_replay(t);
 	alloc_slot_t *s = &t->slots[i];
 	int64_t *base = s->base;
 	if (s->key == ALLOC_KEY_NONE)
@@ -264,8 +256,6 @@ static unsigned slot_next_keyed(const alloc_thread_t *t, unsigned i)
 */
 void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 {
-	if (t->ring_n)
-		alloc_ring_replay(t);
 	alloc_slot_t *s = &t->slots[i];
 	if (ALLOC_KEY_KIND(s->key) == ALLOC_K_CLASS)
 		for (unsigned j = ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS;
@@ -299,8 +289,6 @@ void alloc_slot_retarget(alloc_thread_t *t, unsigned i, uint32_t key)
 */
 void alloc_slots_sync_epochs(alloc_thread_t *t)
 {
-	if (t->ring_n)
-		alloc_ring_replay(t);
 	t->epoch_seen = alloc_gate_epoch();
 	if (t->parked) { /* back from a block: start every slot from the present */
 		t->parked = 0;
@@ -318,24 +306,20 @@ void alloc_slots_sync_epochs(alloc_thread_t *t)
 /* Fold every slot in and restart it from the shared value. */
 void alloc_slots_flush_all(alloc_thread_t *t)
 {
-	t->budget = ALLOC_FLUSH_BYTES;
 	for SLOTS_KEYED(t, i)
 		alloc_slot_flush(t, i);
-	slot_total_peak(t);
+	t->budget = ALLOC_FLUSH_BYTES;
 }
 
 /* The thread's flush budget ran out: fold in the slots it changed. */
 void alloc_slots_flush_budget(alloc_thread_t *t)
 {
-	if (t->ring_n)
-		alloc_ring_replay(t);
 	for SLOTS_KEYED(t, i) {
 		alloc_slot_t *s = &t->slots[i];
 		if (s->d | s->hi | s->hi_blocks | s->in | s->temps)
 			alloc_slot_flush(t, i);
 	}
 	t->budget = ALLOC_FLUSH_BYTES;
-	slot_total_peak(t);
 }
 
 /* Apply a change straight to an entry (threads with no slots of their

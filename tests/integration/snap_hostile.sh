@@ -144,13 +144,7 @@ for i in (0, 1):
     for s, line in zip(cs, lines):
         half(s, line, i)
 for s in cs:
-    answer = b""
-    while not answer.endswith(b"\n"):
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        answer += chunk
-    print(answer.decode().strip() or "(closed)")
+    print(s.makefile("rb").readline().decode().strip() or "(closed)")
 PYEOF
 )
 

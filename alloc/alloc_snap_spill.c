@@ -156,7 +156,8 @@ typedef struct spill_merge_s {
 	uint32_t *heap;           /* the runs by their heads' addresses */
 } spill_merge_t;
 
-#define SPILL_MERGE_BYTES (512u << 10) /* the runs' buffers in all, about */
+#define SPILL_MERGE_BYTES (128u << 10) /* the runs' buffers in all, about */
+#define SPILL_MERGE_PER 256 /* records a run's buffer at most (4 KiB) */
 
 static bool src_refill(const alloc_snap_t *im, spill_src_t *s)
 {
@@ -254,7 +255,7 @@ bool alloc_snap_spill_sort(alloc_snap_t *im)
 			return false;
 	}
 	size_t per = SPILL_MERGE_BYTES / sizeof *im->rec16 / k;
-	per = per < 64 ? 64 : per > 1024 ? 1024 : per;
+	per = per < 64 ? 64 : per > SPILL_MERGE_PER ? SPILL_MERGE_PER : per;
 	size_t bytes = sizeof(spill_merge_t) + k * (sizeof(spill_src_t) + sizeof(uint32_t)) + 16 +
 		       k * per * sizeof *im->rec16;
 	if (!alloc_snap_area(&im->merge_map, &im->merge_bytes, bytes, false)) {

@@ -83,7 +83,9 @@ _Static_assert(sizeof(wq_buf_t) == 65536 && WQ_REGION % sizeof(wq_buf_t) == 0, "
 static struct {
 	_Atomic int lock;
 	wq_buf_t *head, *tail;    /* queued, oldest first                 */
-	wq_buf_t *free;           /* empty buffers                        */
+	wq_buf_t *free;           /* empty buffers, used before           */
+	wq_buf_t *fresh, *fresh_end; /* the newest region's never used: not
+				  * linked, so that their pages stay untouched */
 	unsigned queued;          /* buffers queued or being written      */
 	unsigned pending;         /* buffers on the queue (not yet taken) */
 	bool running;             /* the writer takes queued buffers      */
@@ -126,6 +128,17 @@ static void wq_free_locked(wq_buf_t *b)
 	wq.free = b;
 }
 
+/* An empty buffer (a used one first), or NULL: wq_map for more. */
+static wq_buf_t *wq_take_locked(void)
+{
+	wq_buf_t *b = wq.free;
+	if (b)
+		wq.free = b->next;
+	else if (wq.fresh < wq.fresh_end)
+		b = wq.fresh++;
+	return b;
+}
+
 /* A new region of buffers: one for the caller, the others free.  NULL when
 ** out of memory.  Normal context (mmap). */
 static wq_buf_t *wq_map(void)
@@ -144,10 +157,15 @@ static wq_buf_t *wq_map(void)
 	** page (issue 29: the launcher's peak RSS). */
 	if (trace_want_clock)
 		madvise(r, WQ_REGION, MADV_HUGEPAGE);
+	/* The others are taken in order by wq_take_locked; linking them all
+	** here wrote the last word of each, 31 pages (124 KiB) of a region
+	** touched before use (a sampling-only session uses two buffers). */
 	wq_buf_t *b = (wq_buf_t *)(void *)r;
 	trace_spin_lock(&wq.lock);
-	for (unsigned i = 1; i < WQ_REGION / sizeof *b; i++)
-		wq_free_locked(&b[i]);
+	while (wq.fresh < wq.fresh_end) /* another thread's region, mapped meanwhile */
+		wq_free_locked(wq.fresh++);
+	wq.fresh = b + 1;
+	wq.fresh_end = b + WQ_REGION / sizeof *b;
 	trace_spin_unlock(&wq.lock);
 	return b;
 }
@@ -156,9 +174,7 @@ static wq_buf_t *wq_map(void)
 uint64_t *trace_wbuf_new(void)
 {
 	trace_spin_lock(&wq.lock);
-	wq_buf_t *b = wq.free;
-	if (b)
-		wq.free = b->next;
+	wq_buf_t *b = wq_take_locked();
 	trace_spin_unlock(&wq.lock);
 	if (!b && !(b = wq_map()))
 		return NULL;
@@ -345,9 +361,7 @@ int trace_writer_handoff(trace_thr_t *t)
 			trace_spin_unlock(&wq.lock);
 			return -1;
 		}
-		fresh = wq.free;
-		if (fresh)
-			wq.free = fresh->next;
+		fresh = wq_take_locked();
 		bool grow = !fresh && wq.queued < WQ_MAX;
 		if (fresh || grow) {
 			wq.queued++; /* the full one, queued below */

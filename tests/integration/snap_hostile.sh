@@ -123,6 +123,40 @@ wait "$idle"
 snap_finish
 mi_verdict "eleven idle connections do not lock a request out" "$why" "$dir.err" stderr "$MI_TMP/idle.held" idle
 
+# HALVES PID PATH-A PATH-B: two clients send their request lines in two
+# parts, interleaved (A's first 12 bytes, B's, the rest of A, the rest of
+# B): each slot keeps its own line (the lines are apart from the slots since
+# issue 29); both answers.  B's path starts with two slashes, so that the
+# first parts differ: lines shared between slots would mix them.
+HALVES=$(cat <<'PYEOF'
+import socket, sys, time
+def half(s, line, i):
+    s.sendall(line[:12] if i == 0 else line[12:])
+    time.sleep(0.3)  # for the service to read it apart; a late read only weakens the check
+cs, lines = [], []
+for path in sys.argv[2:4]:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect("\0meminst-control-" + sys.argv[1])
+    cs.append(s)
+    lines.append(("snapshot %s status\n" % path).encode())
+for i in (0, 1):
+    for s, line in zip(cs, lines):
+        half(s, line, i)
+for s in cs:
+    print(s.makefile("rb").readline().decode().strip() or "(closed)")
+PYEOF
+)
+
+snap_start "$MI_TMP/halves" mim,control=on
+got=$("$PY" -c "$HALVES" "$pid" "$MI_TMP/half-a.db" "/$MI_TMP/half-b.db" 2>&1 | tr '\n' ' ')
+snap_expect "answers to two lines sent in two parts, interleaved" "$got" "ok 1 ok 1 "
+for f in half-a half-b; do
+	[ -s "$MI_TMP/$f.db" ] || mi_why_add "no $f.db"
+done
+snap_finish
+mi_verdict "two clients' lines sent in parts, interleaved, are each served" "$why" "$dir.err" stderr
+
 # A child made by fork of a control=on process opens a channel of its own:
 # inspect status --pid CHILD answers with the child's snapshot (its pid,
 # its 3000 blocks of 1000 bytes more than the parent, which has not them).

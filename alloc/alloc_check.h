@@ -32,15 +32,16 @@ static inline alloc_hdr_t *alloc_hdr_of(const void *user)
 ** k[0] is an odd word shifted left by 16 and k[2] one shifted left by 15,
 ** so that the multiplications drop what lies above the size (the check)
 ** and above the meta bits (the freed flag and the check) at no cost, and
-** each is a one-to-one map of its field (every flipped bit changes a or
-** b).  a is the address and the size, b the meta bits: none of them is
-** in both, so that no change of one field can cancel a change of another
-** without the secret.  The product is not linear in any input: a flipped
-** bit of a changes it by +-2^i * b (the sign from a's own bit), and of b
-** by +-2^i * a, so the change of the check depends on the other word and
-** on the secret.  Its high half carries a flip of a top bit over the whole
-** word and its low half a flip of a low bit, so each of the 30 bits taken
-** (the top 30) depends on every input bit.
+** each is a one-to-one map of its field; k[1] and k[3] are odd, so a and b
+** are, and the product is one-to-one in either.  The meta bits are alone
+** in b, and the size meets the address in a only through its secret
+** multiplier, so that no change of one field can cancel a change of
+** another without the secret.  The product is not linear in any input: a
+** flipped bit i of a changes it by +-2^i * b (the sign from a's own bit),
+** one of b by +-2^i * a, so the change of the check depends on the other
+** word and on the secret.  Its high half carries a flip of a top bit over
+** the whole word and its low half a flip of a low bit, so each of the 30
+** bits taken (the top 30) depends on every input bit.
 */
 static inline uint64_t alloc_hdr_hash(const void *user, uint64_t sizew, uint64_t metaw)
 {

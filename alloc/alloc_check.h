@@ -71,7 +71,7 @@ static inline void alloc_hdr_seal(alloc_hdr_t *h, const void *user, uint64_t siz
 	alloc_assert(!(size & ~ALLOC_SIZE_MASK) && !(meta >> (ALLOC_META_CHECK_SHIFT - 1)));
 	uint64_t x = alloc_hdr_hash(user, size, meta);
 	h->size = size | (x >> ALLOC_SIZE_BITS << ALLOC_SIZE_BITS);
-	h->meta = meta | (x << 16 >> ALLOC_META_CHECK_SHIFT << ALLOC_META_CHECK_SHIFT);
+	h->meta = meta | (x >> (ALLOC_META_CHECK_SHIFT - 16) << ALLOC_META_CHECK_SHIFT);
 }
 
 /* Do a header's check bits match?  (Zero when they do.) */

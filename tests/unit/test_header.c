@@ -111,6 +111,16 @@ static uint64_t hdr_check_bits(uintptr_t user, uint64_t size, uint64_t meta)
 	return (g.size >> 48) << 14 | g.meta >> 50;
 }
 
+/* A random header's inputs: a 16-aligned address, a size and meta bits
+** (the freed flag clear), without their check bits. */
+static void hdr_random_inputs(uint64_t *rng, uintptr_t *user, uint64_t *size, uint64_t *meta)
+{
+	alloc_hdr_t h;
+	hdr_random(rng, user, &h);
+	*size = h.size & ALLOC_SIZE_MASK;
+	*meta = h.meta & ((1ull << 49) - 1);
+}
+
 /* Any one bit of either word or of the address changed, or the address
 ** moved by 16, and the check fails; the freed flag alone is outside it (a
 ** double free is told from a foreign pointer). */
@@ -155,9 +165,8 @@ Test(header, check_differences_vary)
 			int distinct = 0;
 			for (int n = 0; n < 64; n++) {
 				uintptr_t user;
-				alloc_hdr_t h;
-				hdr_random(&rng, &user, &h);
-				uint64_t size = h.size & ALLOC_SIZE_MASK, meta = h.meta & ((1ull << 49) - 1);
+				uint64_t size, meta;
+				hdr_random_inputs(&rng, &user, &size, &meta);
 				uint64_t d = hdr_check_bits(user, size, meta);
 				hdr_flip(field, b, &user, &size, &meta);
 				d ^= hdr_check_bits(user, size, meta);
@@ -187,9 +196,8 @@ Test(header, field_changes_do_not_cancel)
 	uint64_t rng = 0x8f1bbcdc5a827999ull;
 	for (int n = 0; n < 4; n++) {
 		uintptr_t user0;
-		alloc_hdr_t h;
-		hdr_random(&rng, &user0, &h);
-		uint64_t size0 = h.size & ALLOC_SIZE_MASK, meta0 = h.meta & ((1ull << 49) - 1);
+		uint64_t size0, meta0;
+		hdr_random_inputs(&rng, &user0, &size0, &meta0);
 		for (int f = HDR_ADDR; f < HDR_META; f++)
 			for (int g = f + 1; g <= HDR_META; g++)
 				for (int i = hdr_field_lo[f]; i <= hdr_field_hi[f]; i++)

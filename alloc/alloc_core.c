@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 enum meminst_mode alloc_mode;
-uint64_t alloc_check_key[5];
+uint64_t alloc_check_key[4];
 alloc_options_t alloc_opts;
 size_t alloc_hdr_size;
 _Atomic int alloc_state;

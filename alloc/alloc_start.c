@@ -132,7 +132,9 @@ void alloc_route_flag(unsigned flag, bool on)
 /*
 ** The check's secret (see alloc_check.h): from the kernel, or when it has
 ** none to give this early, from the time stamp counter and the addresses
-** of the stack and of the library.  The two multipliers are made odd.
+** of the stack and of the library.  The two multipliers are made odd and
+** shifted left past the words' check bits; the two other words are made
+** odd (a and b odd: each product is one-to-one in the other word).
 */
 void alloc_check_init(void)
 {
@@ -140,14 +142,15 @@ void alloc_check_init(void)
 	if (!alloc_sys_random(k, sizeof alloc_check_key)) {
 		uint64_t z = (uint64_t)__builtin_ia32_rdtsc() ^ (uint64_t)(uintptr_t)&k ^
 			     (uint64_t)(uintptr_t)alloc_check_key << 17;
-		for (unsigned i = 0; i < 5; i++) { /* splitmix64 */
+		for (unsigned i = 0; i < 4; i++) { /* splitmix64 */
 			z += 0x9e3779b97f4a7c15ull;
 			uint64_t y = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 			y = (y ^ (y >> 27)) * 0x94d049bb133111ebull;
 			k[i] = y ^ (y >> 31);
 		}
 	}
-	k[0] |= 1;
+	k[0] = (k[0] | 1) << (64 - ALLOC_SIZE_BITS);
+	k[1] |= 1;
+	k[2] = (k[2] | 1) << (64 - ALLOC_META_CHECK_SHIFT + 1);
 	k[3] |= 1;
-	k[4] |= 1;
 }

@@ -86,9 +86,44 @@ static void hdr_random(uint64_t *rng, uintptr_t *user, alloc_hdr_t *h)
 	alloc_hdr_seal(h, (void *)*user, size, meta);
 }
 
-/* Any one bit of either word changed, or the address moved by 16, and the
-** check fails; the freed flag alone is outside it (a double free is told
-** from a foreign pointer). */
+/* The three inputs of the check, by field: the address (bits 4-46: a
+** 16-aligned user address below 2^47), the size (bits 0-47) and the meta
+** bits (0-48: all but the freed flag). */
+enum { HDR_ADDR, HDR_SIZE, HDR_META };
+static const char *const hdr_field_name[] = {"address", "size", "meta"};
+static const int hdr_field_lo[] = {4, 0, 0}, hdr_field_hi[] = {46, 47, 48};
+
+static void hdr_flip(int field, int bit, uintptr_t *user, uint64_t *size, uint64_t *meta)
+{
+	if (field == HDR_ADDR)
+		*user ^= 1ull << bit;
+	else if (field == HDR_SIZE)
+		*size ^= 1ull << bit;
+	else
+		*meta ^= 1ull << bit;
+}
+
+/* The 30 check bits of a header sealed with these inputs. */
+static uint64_t hdr_check_bits(uintptr_t user, uint64_t size, uint64_t meta)
+{
+	alloc_hdr_t g;
+	alloc_hdr_seal(&g, (void *)user, size, meta);
+	return (g.size >> 48) << 14 | g.meta >> 50;
+}
+
+/* A random header's inputs: a 16-aligned address, a size and meta bits
+** (the freed flag clear), without their check bits. */
+static void hdr_random_inputs(uint64_t *rng, uintptr_t *user, uint64_t *size, uint64_t *meta)
+{
+	alloc_hdr_t h;
+	hdr_random(rng, user, &h);
+	*size = h.size & ALLOC_SIZE_MASK;
+	*meta = h.meta & ((1ull << 49) - 1);
+}
+
+/* Any one bit of either word or of the address changed, or the address
+** moved by 16, and the check fails; the freed flag alone is outside it (a
+** double free is told from a foreign pointer). */
 Test(header, every_bit_is_checked)
 {
 	ut_start("mis");
@@ -107,35 +142,34 @@ Test(header, every_bit_is_checked)
 				cr_assert_neq(alloc_hdr_mismatch((void *)user, h.size, h.meta ^ (1ull << b)), 0,
 					      "meta bit %d", b);
 		}
+		for (int b = hdr_field_lo[HDR_ADDR]; b <= hdr_field_hi[HDR_ADDR]; b++)
+			cr_assert_neq(alloc_hdr_mismatch((void *)(user ^ (1ull << b)), h.size, h.meta), 0,
+				      "address bit %d", b);
 	}
 }
 
 /*
-** Not linear: changing one field bit changes the check bits by a
+** Not linear: changing one input bit changes the check bits by a
 ** difference that depends on the rest of the header (with a hash linear in
 ** its inputs before a fixed mix, one header's difference would forge
-** another's).  Over 64 headers, each field bit's differences take many
+** another's).  Over 64 headers, each input bit's differences take many
 ** values.
 */
 Test(header, check_differences_vary)
 {
 	ut_start("mis");
 	uint64_t rng = 0x2545f4914f6cdd1dull;
-	for (int word = 0; word < 2; word++)
-		for (int b = 0; b < (word ? 49 : 48); b++) {
+	for (int field = HDR_ADDR; field <= HDR_META; field++)
+		for (int b = hdr_field_lo[field]; b <= hdr_field_hi[field]; b++) {
 			uint64_t seen[64];
 			int distinct = 0;
 			for (int n = 0; n < 64; n++) {
 				uintptr_t user;
-				alloc_hdr_t h, g;
-				hdr_random(&rng, &user, &h);
-				uint64_t size = h.size & ALLOC_SIZE_MASK, meta = h.meta & ((1ull << 49) - 1);
-				if (word)
-					meta ^= 1ull << b;
-				else
-					size ^= 1ull << b;
-				alloc_hdr_seal(&g, (void *)user, size, meta);
-				uint64_t d = ((h.size ^ g.size) >> 48) << 14 | (h.meta ^ g.meta) >> 50;
+				uint64_t size, meta;
+				hdr_random_inputs(&rng, &user, &size, &meta);
+				uint64_t d = hdr_check_bits(user, size, meta);
+				hdr_flip(field, b, &user, &size, &meta);
+				d ^= hdr_check_bits(user, size, meta);
 				int k = 0;
 				while (k < distinct && seen[k] != d)
 					k++;
@@ -143,8 +177,41 @@ Test(header, check_differences_vary)
 					seen[distinct++] = d;
 			}
 			cr_assert_geq(distinct, 32, "%s bit %d: %d distinct check differences in 64",
-				      word ? "meta" : "size", b, distinct);
+				      hdr_field_name[field], b, distinct);
 		}
+}
+
+/*
+** No change of one field cancels a change of another: with the inputs
+** combined into one word before the mix (say the address xor the size
+** shifted, or the meta bits added in), moving a header by some bytes and
+** changing its size or meta bits by the matching bits would keep its
+** check, and a header could be forged from any other without the secret.
+** Every pair of bits of two different fields, flipped together, changes
+** the check, on 4 headers.
+*/
+Test(header, field_changes_do_not_cancel)
+{
+	ut_start("mis");
+	uint64_t rng = 0x8f1bbcdc5a827999ull;
+	for (int n = 0; n < 4; n++) {
+		uintptr_t user0;
+		uint64_t size0, meta0;
+		hdr_random_inputs(&rng, &user0, &size0, &meta0);
+		for (int f = HDR_ADDR; f < HDR_META; f++)
+			for (int g = f + 1; g <= HDR_META; g++)
+				for (int i = hdr_field_lo[f]; i <= hdr_field_hi[f]; i++)
+					for (int j = hdr_field_lo[g]; j <= hdr_field_hi[g]; j++) {
+						uintptr_t user = user0;
+						uint64_t size = size0, meta = meta0;
+						hdr_flip(f, i, &user, &size, &meta);
+						hdr_flip(g, j, &user, &size, &meta);
+						cr_assert_neq(hdr_check_bits(user, size, meta),
+							      hdr_check_bits(user0, size0, meta0),
+							      "%s bit %d and %s bit %d", hdr_field_name[f], i,
+							      hdr_field_name[g], j);
+					}
+	}
 }
 
 /* ------------------------------------------------------- live blocks ---- */

@@ -28,8 +28,8 @@ typedef struct sq_same_s {
 	int64_t id;     /* the snapshot that has them (0: none yet) */
 	uint64_t hash;  /* modules: a hash of them */
 	/* segments: the mappings as a reader rebuilds them at id, in
-	** sq_segs_kept[buf][0..n) of alloc_sqlite_segs.c (n 0: more than it
-	** holds, the next store stores them all) */
+	** sq_segs_kept[buf][0..n) of alloc_sqlite_segs.c (n 0: none kept, no
+	** room for them: the next store stores them all) */
 	size_t n;
 	unsigned buf;
 } sq_same_t;

@@ -1,8 +1,8 @@
 /*
 ** alloc_sqlite_rows.c — what a snapshot puts in each table of its database:
-** the process, the status tables, the memory map's segments, the modules,
-** the blocks and the leaks (the schema: <meminst-snapshot.h>, shared with
-** inspect).
+** the process, the status tables, the regions, the modules, the blocks and
+** the leaks (the schema: <meminst-snapshot.h>, shared with inspect); the
+** memory map's segments are alloc_sqlite_segs.c's.
 **
 ** Separate from alloc_sqlite.c, which keeps the store (meminst's private
 ** SQLite, the file checks, the store lock and fork, the kept connection),
@@ -14,7 +14,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sqlite3.h>
 #include <stdio.h>

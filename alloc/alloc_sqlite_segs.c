@@ -44,11 +44,27 @@ typedef struct sq_seg_kept_s {
 } sq_seg_kept_t;
 
 /* Two lists, the stored one (sq_same_t.buf) and the one a store under way
-** makes, taken once it commits; static, as the runtime maps what it
-** allocates, and only their used pages are resident.  A process with more
-** mappings stores them all each time they change. */
-#define SQ_SEGS_KEPT 4096
-static sq_seg_kept_t sq_segs_kept[2][SQ_SEGS_KEPT];
+** makes, taken once it commits; mapped (the runtime does not malloc) and
+** grown to the most mappings seen, kept for the process's life (a child
+** made by fork has its own copy, as good as new). */
+static sq_seg_kept_t *sq_segs_kept[2];
+static size_t sq_segs_cap[2];
+
+/* List b with room for n mappings, NULL if it cannot be had. */
+static sq_seg_kept_t *sq_segs_room(unsigned b, size_t n)
+{
+	if (n <= sq_segs_cap[b])
+		return sq_segs_kept[b];
+	size_t cap = n + n / 2 + 64;
+	sq_seg_kept_t *bigger = alloc_sys_map(cap * sizeof *bigger);
+	if (!bigger)
+		return NULL;
+	if (sq_segs_kept[b])
+		alloc_sys_unmap(sq_segs_kept[b], sq_segs_cap[b] * sizeof *bigger);
+	sq_segs_kept[b] = bigger;
+	sq_segs_cap[b] = cap;
+	return bigger;
+}
 
 /* The whole of /proc/self/smaps in *buf (mapped, grown until it fits);
 ** its length, 0 if it cannot be read. */
@@ -226,7 +242,7 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
 	const sq_seg_kept_t *was = changes ? sq_segs_kept[last->buf] : NULL;
 	unsigned next = last ? !last->buf : 0;
-	sq_seg_kept_t *now = w->kept && n <= SQ_SEGS_KEPT ? sq_segs_kept[next] : NULL;
+	sq_seg_kept_t *now = w->kept && n ? sq_segs_room(next, n) : NULL;
 	if (changes && now) {
 		sq_segs_next(was, last->n, segs, n, now);
 		if (last->n == n && !memcmp(was, now, n * sizeof *now))

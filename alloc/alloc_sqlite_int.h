@@ -26,8 +26,23 @@ typedef struct sq_ident_s {
 ** same process that has them (meminst-snapshot(5)). */
 typedef struct sq_same_s {
 	int64_t id;     /* the snapshot that has them (0: none yet) */
-	uint64_t hash;
+	uint64_t hash;  /* modules: a hash of them */
+	/* segments: the mappings as a reader rebuilds them at id, in
+	** sq_segs_kept[buf][0..n) of alloc_sqlite_segs.c (n 0: none kept, no
+	** room for them: the next store stores them all) */
+	size_t n;
+	unsigned buf;
 } sq_same_t;
+
+/* FNV-1a, folded into h. */
+static inline uint64_t sq_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+#define SQ_HASH_START 0xcbf29ce484222325ull
 
 typedef struct sq_kept_s {
 	sqlite3 *db;
@@ -38,7 +53,8 @@ typedef struct sq_kept_s {
 	bool segment_rss_made; /* segment has the smaps columns */
 	bool regions_made;     /* the region table exists */
 	/* the last snapshot whose segment and module rows this connection
-	** stored, and a hash of them: an unchanged map is not stored again */
+	** stored, and what they were: an unchanged map is not stored again,
+	** a changed one as its changes (segment_delta) */
 	sq_same_t segments, modules;
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];

@@ -1,8 +1,8 @@
 /*
 ** alloc_sqlite_rows.c — what a snapshot puts in each table of its database:
-** the process, the status tables, the memory map's segments, the modules,
-** the blocks and the leaks (the schema: <meminst-snapshot.h>, shared with
-** inspect).
+** the process, the status tables, the regions, the modules, the blocks and
+** the leaks (the schema: <meminst-snapshot.h>, shared with inspect); the
+** memory map's segments are alloc_sqlite_segs.c's.
 **
 ** Separate from alloc_sqlite.c, which keeps the store (meminst's private
 ** SQLite, the file checks, the store lock and fork, the kept connection),
@@ -14,7 +14,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -219,21 +218,11 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 	return rc;
 }
 
-/* FNV-1a, folded into h. */
-static uint64_t sq_hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-#define SQ_HASH_START 0xcbf29ce484222325ull
-
 /*
 ** Rows the kept connection stored last time, unchanged (same hash), and
 ** still the latest of their table (no other process or connection stored
 ** some since): not stored again, so that a steady program's interval
-** snapshots do not repeat its 60-odd mappings.  Otherwise *now is what
+** snapshots do not repeat its modules.  Otherwise *now is what
 ** this write stores, recorded in the kept connection once committed.
 */
 static bool sq_unchanged(sq_writer_t *w, const sq_same_t *last, uint64_t hash, const char *latest_sql,
@@ -244,169 +233,6 @@ static bool sq_unchanged(sq_writer_t *w, const sq_same_t *last, uint64_t hash, c
 		return true;
 	*now = (sq_same_t){w->id, hash};
 	return false;
-}
-
-/* One mapping of /proc/self/smaps: its maps line and the kernel's figures
-** (MEMINST_SNAPSHOT_SEGMENT_RSS), in bytes. */
-typedef struct sq_seg_s {
-	unsigned long long start, stop, off;
-	char perms[8];
-	const char *path;
-	int64_t fig[6]; /* rss pss private shared swap anon_huge */
-} sq_seg_t;
-
-/* The whole of /proc/self/smaps in *buf (mapped, grown until it fits);
-** its length, 0 if it cannot be read. */
-static size_t sq_read_smaps(char **buf, size_t *cap)
-{
-	for (;;) {
-		int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-		size_t len = 0;
-		ssize_t got;
-		while (fd >= 0 && len + 1 < *cap && (got = syscall(SYS_read, fd, *buf + len, *cap - 1 - len)) > 0)
-			len += (size_t)got;
-		if (fd >= 0)
-			syscall(SYS_close, fd);
-		if (fd < 0 || len + 1 < *cap || *cap >= (256u << 20))
-			return fd < 0 ? 0 : len;
-		char *bigger = alloc_sys_map(*cap * 2); /* full: read again into twice the room */
-		if (!bigger)
-			return len;
-		alloc_sys_unmap(*buf, *cap);
-		*buf = bigger;
-		*cap *= 2;
-	}
-}
-
-/* Parse smaps text (NUL-terminated lines in place) into segs; the count. */
-static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
-{
-	static const char *const keys[] = {"Rss:", "Pss:", "Private_Clean:", "Private_Dirty:", "Shared_Clean:",
-					   "Shared_Dirty:", "Swap:", "AnonHugePages:"};
-	static const int fig_of[] = {0, 1, 2, 2, 3, 3, 4, 5};
-	size_t n = 0;
-	for (char *line = buf; line && line < buf + len;) {
-		char *end = memchr(line, '\n', (size_t)(buf + len - line));
-		if (end)
-			*end = 0;
-		sq_seg_t *g = &segs[n];
-		int path_at = 0;
-		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
-			if (n < max && sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &g->start, &g->stop, g->perms, &g->off,
-					      &path_at) >= 4) {
-				g->path = path_at ? line + path_at : "";
-				memset(g->fig, 0, sizeof g->fig);
-				n++;
-			}
-		} else if (n) {
-			for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++)
-				if (!strncmp(line, keys[k], strlen(keys[k]))) {
-					segs[n - 1].fig[fig_of[k]] += strtoll(line + strlen(keys[k]), NULL, 10) * 1024;
-					break;
-				}
-		}
-		line = end ? end + 1 : NULL;
-	}
-	return n;
-}
-
-/* The identity of the mappings (not their figures), for sq_unchanged. */
-static uint64_t sq_segs_hash(const sq_seg_t *segs, size_t n)
-{
-	uint64_t h = SQ_HASH_START;
-	for (size_t i = 0; i < n; i++) {
-		h = sq_hash(h, &segs[i].start, 3 * sizeof segs[i].start);
-		h = sq_hash(h, segs[i].perms, strlen(segs[i].perms));
-		h = sq_hash(h, segs[i].path, strlen(segs[i].path) + 1);
-	}
-	return h;
-}
-
-/* Whether the rows stored last (snapshot `id`) have resident and swapped
-** figures within 1/256 of the resident set of these, mapping by mapping
-** added up: then a reader's figures from them are close enough. */
-static bool sq_figures_close(sq_writer_t *w, int64_t id, const sq_seg_t *segs, size_t n)
-{
-	/* in smaps' order, by address as unsigned: [vsyscall]'s start is
-	** stored as a negative integer and comes last */
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "SELECT rss, swap FROM segment WHERE snapshot = ? "
-						   "ORDER BY start < 0, start");
-	if (!st)
-		return false;
-	sqlite3_bind_int64(st, 1, id);
-	int64_t total = 0, off = 0;
-	size_t i = 0;
-	for (; i < n; i++)
-		total += segs[i].fig[0];
-	int rc;
-	for (i = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; i++) {
-		if (i >= n || sqlite3_column_type(st, 0) == SQLITE_NULL)
-			break; /* other rows, or rows of a writer from before the figures */
-		int64_t drss = sqlite3_column_int64(st, 0) - segs[i].fig[0];
-		int64_t dswap = sqlite3_column_int64(st, 1) - segs[i].fig[4];
-		off += (drss < 0 ? -drss : drss) + (dswap < 0 ? -dswap : dswap);
-	}
-	bool same = i == n && rc == SQLITE_DONE && off <= total / 256;
-	alloc_sqlite_release(w, st);
-	return same;
-}
-
-/* The smaps columns in a file made before them (meminst-snapshot.h). */
-static int sq_segment_columns(sq_writer_t *w)
-{
-	static const char *const cols[] = {MEMINST_SNAPSHOT_SEGMENT_RSS};
-	if (w->kept && w->kept->segment_rss_made)
-		return 0;
-	int64_t have = alloc_sqlite_query_int(w, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
-	int rc = have < 0 ? -1 : 0;
-	for (unsigned i = 0; have == 0 && rc == 0 && i < sizeof cols / sizeof cols[0]; i++) {
-		char sql[80];
-		alloc_fmt(sql, sizeof sql, "ALTER TABLE segment ADD COLUMN %s INTEGER", cols[i]);
-		rc = alloc_sqlite_exec(w, sql);
-	}
-	if (rc == 0 && w->kept)
-		w->kept->segment_rss_made = true;
-	return rc;
-}
-
-/* /proc/self/smaps, one row per mapping with its figures (none when the
-** mappings are those this connection stored last and their figures are
-** close: sq_unchanged, sq_figures_close). */
-int alloc_sqlite_write_segments(sq_writer_t *w)
-{
-	size_t cap = 1 << 20;
-	char *buf = alloc_sys_map(cap);
-	size_t len = buf ? sq_read_smaps(&buf, &cap) : 0;
-	size_t max = len / 128 + 1, n = 0;
-	sq_seg_t *segs = len ? alloc_sys_map(max * sizeof *segs) : NULL;
-	int rc = !buf || (len && !segs) ? alloc_sqlite_fail(w, "out of memory") : sq_segment_columns(w);
-	if (segs)
-		n = sq_parse_smaps(buf, len, segs, max);
-	if (rc == 0 && n && w->kept &&
-	    sq_unchanged(w, &w->kept->segments, sq_segs_hash(segs, n), "SELECT coalesce(max(snapshot), 0) FROM segment",
-			 &w->segments) &&
-	    sq_figures_close(w, w->kept->segments.id, segs, n))
-		n = 0;
-	else if (rc == 0 && n && w->kept && !w->segments.id) /* same mappings, figures moved: store them again */
-		w->segments = (sq_same_t){w->id, w->kept->segments.hash};
-	sqlite3_stmt *st = rc == 0 && n ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO segment"
-			"(snapshot, start, end, perms, offset, path, rss, pss, private, shared, swap, anon_huge) "
-			"VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
-	if (rc == 0 && n && !st)
-		rc = -1;
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		const sq_seg_t *g = &segs[i];
-		rc = alloc_sqlite_row(w, st, "iiisisiiiiii", w->id, (int64_t)g->start, (int64_t)g->stop, g->perms,
-				      (int64_t)g->off, g->path, g->fig[0], g->fig[1], g->fig[2], g->fig[3], g->fig[4],
-				      g->fig[5]);
-	}
-	if (st)
-		alloc_sqlite_release(w, st);
-	if (segs)
-		alloc_sys_unmap(segs, max * sizeof *segs);
-	if (buf)
-		alloc_sys_unmap(buf, cap);
-	return rc;
 }
 
 /* The program's own mappings (alloc_region.c) at a map snapshot, each

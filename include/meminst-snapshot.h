@@ -125,6 +125,16 @@
 ** by at most 1/256 of the process's resident set. */
 #define MEMINST_SNAPSHOT_SEGMENT_RSS "rss", "pss", "private", "shared", "swap", "anon_huge"
 
+/* The snapshots whose segment rows are only the mappings that changed
+** since the previous snapshot of the same process with segment rows: a
+** row replaces the mapping at its start, a row with end = start says the
+** mapping there is gone; the list starts at the latest earlier snapshot
+** of the process with rows and not in this table, which has them all
+** (meminst-snapshot(5)).  Added to schema 2 without a new version: a
+** file without it has every snapshot's rows whole. */
+#define MEMINST_SNAPSHOT_SEGMENT_DELTA_TABLE                                      \
+	"CREATE TABLE IF NOT EXISTS segment_delta(snapshot INTEGER PRIMARY KEY);\n"
+
 /* The mappings the program made itself through mmap, mmap64 and mremap
 ** (calls that reach libmeminst's exported names: not glibc's malloc, which
 ** maps inside libc), and the stacks glibc gave the threads the program's
@@ -191,6 +201,7 @@
 	MEMINST_SNAPSHOT_CLASS_LOAD_TABLE                                         \
 	MEMINST_SNAPSHOT_EVENT_TABLES                                             \
 	MEMINST_SNAPSHOT_REGION_TABLE                                             \
+	MEMINST_SNAPSHOT_SEGMENT_DELTA_TABLE                                      \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

@@ -510,18 +510,40 @@ int rd_db_list(rd_db_t *db, struct rd_snap **out, size_t *n)
 ** binary search over the segments takes them sorted. */
 #define SEG_ORDER "start < 0, start"
 
+/* The columns a segment is read with, figures or not. */
+#define SEG_COLS "start, end, offset, perms, path"
+#define SEG_FIG_COLS SEG_COLS ", rss, pss, private, shared, swap, anon_huge"
+
+/* Snapshot ?1's segment rows where some snapshots hold only the changes
+** (segment_delta, meminst-snapshot(5)): from the latest snapshot of the
+** process with rows (n) back to the latest one with them all (f), the
+** latest row at each start, less the mappings gone (end = start). */
+#define SEG_CHAIN(cols)                                                                                     \
+	"WITH n(id) AS (SELECT " RD_SQL_SNAP_WITH("segment") "), "                                        \
+	"f(id) AS (SELECT s.id FROM snapshot s, n WHERE s.id <= n.id AND s.pid = (SELECT pid FROM snapshot "  \
+	"WHERE id = ?1) AND EXISTS (SELECT 1 FROM segment g WHERE g.snapshot = s.id) AND s.id NOT IN "        \
+	"(SELECT snapshot FROM segment_delta) ORDER BY s.id DESC LIMIT 1), "                                   \
+	"c(id) AS (SELECT s.id FROM snapshot s, n, f WHERE s.id BETWEEN f.id AND n.id AND s.pid = "           \
+	"(SELECT pid FROM snapshot WHERE id = ?1)) "                                                           \
+	"SELECT " cols " FROM (SELECT g.*, row_number() OVER (PARTITION BY g.start ORDER BY g.snapshot DESC) " \
+	"AS latest FROM segment g WHERE g.snapshot IN c) WHERE latest = 1 AND end != start ORDER BY " SEG_ORDER
+
 int rd_db_segments_of(rd_db_t *db, int64_t snap, struct rd_seg **out, size_t *n)
 {
 	struct rd_vec v;
 	rd_vec_init(&v, sizeof(struct rd_seg));
-	/* the kernel's figures: columns of files from after them (meminst-snapshot.h) */
-	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
-	bool figs = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+	/* the kernel's figures: columns of files from after them; the changes
+	** only: files from after segment_delta (meminst-snapshot.h) */
+	sqlite3_stmt *st = rd_db_prepare(db, "SELECT (SELECT count(*) FROM pragma_table_info('segment') WHERE name = "
+					     "'rss'), (SELECT count(*) FROM sqlite_schema WHERE name = 'segment_delta')");
+	bool ok = st && sqlite3_step(st) == SQLITE_ROW;
+	bool figs = ok && sqlite3_column_int64(st, 0) > 0, delta = ok && sqlite3_column_int64(st, 1) > 0;
 	sqlite3_finalize(st);
-	st = rd_db_prepare(db, figs ? "SELECT start, end, offset, perms, path, rss, pss, private, shared, swap, anon_huge "
-				      "FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER
-				    : "SELECT start, end, offset, perms, path FROM segment WHERE snapshot = "
-				      RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER);
+	static const char *const sql[2][2] = {
+	    {"SELECT " SEG_COLS " FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER,
+	     "SELECT " SEG_FIG_COLS " FROM segment WHERE snapshot = " RD_SQL_SNAP_WITH("segment") " ORDER BY " SEG_ORDER},
+	    {SEG_CHAIN(SEG_COLS), SEG_CHAIN(SEG_FIG_COLS)}};
+	st = rd_db_prepare(db, sql[delta][figs]);
 	if (!st)
 		return RD_EXIT_DB;
 	sqlite3_bind_int64(st, 1, snap);

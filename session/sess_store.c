@@ -43,7 +43,7 @@
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "class_load", "type", "type_frame", "thread",
 					   "status", "status_event", "size_hist", "snapshot_rss", "snapshot_since",
-					   "segment", "region", "module", "block_chunk", "leak_check", "leak_block", "leak_clique", "leak_cpu"};
+					   "segment", "segment_delta", "region", "module", "block_chunk", "leak_check", "leak_block", "leak_clique", "leak_cpu"};
 
 struct store {
 	sqlite3 *db;

@@ -270,6 +270,57 @@ Test(select, segments_of_an_earlier_snapshot)
 	rd_db_close(db);
 }
 
+/* Snapshots whose segment rows are only the changes (segment_delta): a
+** reader rebuilds the list from the latest snapshot of the process with
+** them all, a row replacing the mapping at its start, end = start one
+** gone; a later whole list starts again, and the snapshots before a
+** change keep their own list. */
+static void expect_segments(rd_db_t *db, int64_t id, size_t want, const char *const *paths)
+{
+	struct rd_seg *segs;
+	size_t n;
+	cr_assert_eq(rd_db_select(db, id, RD_NEED_ANY), 0);
+	cr_assert_eq(rd_db_segments(db, &segs, &n), 0);
+	cr_assert_eq(n, want, "snapshot %lld: %zu segments, not %zu", (long long)id, n, want);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_str_eq(segs[i].path, paths[i], "snapshot %lld, segment %zu", (long long)id, i);
+	free(segs);
+}
+
+Test(select, segments_as_changes)
+{
+	const char *path = ui_fixture("basic");
+	char err[512];
+	cr_assert_eq(fx_exec(path, "DELETE FROM segment WHERE snapshot IN (2, 3);"
+				   "INSERT INTO segment(snapshot, start, end, perms, offset, path) VALUES"
+				   " (2, 0x10000, 0x10000, '', 0, ''), (2, 0x40000, 0x60000, 'rw-p', 0, 'grown'),"
+				   " (2, 0x90000, 0xa0000, 'r--p', 0, 'new');"
+				   "INSERT INTO segment_delta VALUES (2);"
+				   "INSERT INTO snapshot SELECT id + 2, content, trigger, pid, ppid, exe, cmdline, mode, "
+				   "backend, header_size, time_ns + 9, elapsed_ns, pause_ns, seq, blocks, bytes "
+				   "FROM snapshot WHERE id IN (2, 3);"
+				   "INSERT INTO segment(snapshot, start, end, perms, offset, path) VALUES"
+				   " (4, 0x40000, 0x50000, 'rw-p', 0, 'whole'), (5, 0x90000, 0xa0000, 'r--p', 0, 'added');"
+				   "INSERT INTO segment_delta VALUES (5);",
+			     err, sizeof err),
+		     0, "%s", err);
+	static struct rd_opts o;
+	o = (struct rd_opts){.out = stdout, .err = stderr};
+	rd_db_t *db;
+	cr_assert_eq(rd_db_open(path, &o, &db), 0);
+	expect_segments(db, 1, 3, (const char *const[]){"[heap]", "", "/nonexistent/libglib-2.0.so.0"});
+	for (int64_t id = 2; id <= 3; id++)
+		expect_segments(db, id, 3, (const char *const[]){"grown", "new", "/nonexistent/libglib-2.0.so.0"});
+	expect_segments(db, 4, 1, (const char *const[]){"whole"});
+	expect_segments(db, 5, 2, (const char *const[]){"whole", "added"});
+	struct rd_seg *segs;
+	size_t n;
+	cr_assert_eq(rd_db_segments_of(db, 2, &segs, &n), 0);
+	cr_assert_eq(segs[0].end, 0x60000);
+	free(segs);
+	rd_db_close(db);
+}
+
 /* [vsyscall] is stored with a negative start (SQLite's integers are
 ** signed): the segments come sorted as unsigned addresses, it last, so
 ** that the cursors over them (holes, rss) move on from the first. */

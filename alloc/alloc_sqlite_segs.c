@@ -1,0 +1,278 @@
+/*
+** alloc_sqlite_segs.c — a snapshot's segment rows: the process's mappings
+** from /proc/self/smaps, with the kernel's figures of each.
+**
+** A snapshot stored through the kept connection (the interval snapshots)
+** compares the mappings with those it stored last, as a reader rebuilds
+** them, and stores only the rows that differ, marked in segment_delta
+** (meminst-snapshot(5)): a steady program's map changes by a few rows
+** between snapshots (its arenas' tops, the pages of libc it touched), and
+** storing its 60-odd mappings again each time made most of a session's
+** growth.  Other stores (the exit and peak snapshots, another connection
+** since) store them all.  Split from alloc_sqlite_rows.c, whose rows do
+** not compare with what was stored.
+*/
+#include "alloc_int.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "meminst-snapshot.h"
+#include "alloc_sqlite_int.h"
+
+/* One mapping of /proc/self/smaps: its maps line and the kernel's figures
+** (MEMINST_SNAPSHOT_SEGMENT_RSS), in bytes. */
+typedef struct sq_seg_s {
+	unsigned long long start, stop, off;
+	char perms[8];
+	const char *path;
+	int64_t fig[6]; /* rss pss private shared swap anon_huge */
+} sq_seg_t;
+
+/* A mapping as stored, compared by its path's hash: what the kept
+** connection's last store left a reader with. */
+typedef struct sq_seg_kept_s {
+	unsigned long long start, stop, off;
+	uint64_t path;
+	char perms[8];
+	int64_t fig[6];
+} sq_seg_kept_t;
+
+/* Two lists, the stored one (sq_same_t.buf) and the one a store under way
+** makes, taken once it commits; mapped (the runtime does not malloc) and
+** grown to the most mappings seen, kept for the process's life (a child
+** made by fork has its own copy, as good as new). */
+static sq_seg_kept_t *sq_segs_kept[2];
+static size_t sq_segs_cap[2];
+
+/* List b with room for n mappings, NULL if it cannot be had. */
+static sq_seg_kept_t *sq_segs_room(unsigned b, size_t n)
+{
+	if (n <= sq_segs_cap[b])
+		return sq_segs_kept[b];
+	size_t cap = n + n / 2 + 64;
+	sq_seg_kept_t *bigger = alloc_sys_map(cap * sizeof *bigger);
+	if (!bigger)
+		return NULL;
+	if (sq_segs_kept[b])
+		alloc_sys_unmap(sq_segs_kept[b], sq_segs_cap[b] * sizeof *bigger);
+	sq_segs_kept[b] = bigger;
+	sq_segs_cap[b] = cap;
+	return bigger;
+}
+
+/* The whole of /proc/self/smaps in *buf (mapped, grown until it fits);
+** its length, 0 if it cannot be read. */
+static size_t sq_read_smaps(char **buf, size_t *cap)
+{
+	for (;;) {
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+		size_t len = 0;
+		ssize_t got;
+		while (fd >= 0 && len + 1 < *cap && (got = syscall(SYS_read, fd, *buf + len, *cap - 1 - len)) > 0)
+			len += (size_t)got;
+		if (fd >= 0)
+			syscall(SYS_close, fd);
+		if (fd < 0 || len + 1 < *cap || *cap >= (256u << 20))
+			return fd < 0 ? 0 : len;
+		char *bigger = alloc_sys_map(*cap * 2); /* full: read again into twice the room */
+		if (!bigger)
+			return len;
+		alloc_sys_unmap(*buf, *cap);
+		*buf = bigger;
+		*cap *= 2;
+	}
+}
+
+/* Parse smaps text (NUL-terminated lines in place) into segs; the count. */
+static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
+{
+	static const char *const keys[] = {"Rss:", "Pss:", "Private_Clean:", "Private_Dirty:", "Shared_Clean:",
+					   "Shared_Dirty:", "Swap:", "AnonHugePages:"};
+	static const int fig_of[] = {0, 1, 2, 2, 3, 3, 4, 5};
+	size_t n = 0;
+	for (char *line = buf; line && line < buf + len;) {
+		char *end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (end)
+			*end = 0;
+		sq_seg_t *g = &segs[n];
+		int path_at = 0;
+		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
+			if (n < max && sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &g->start, &g->stop, g->perms, &g->off,
+					      &path_at) >= 4) {
+				g->path = path_at ? line + path_at : "";
+				memset(g->fig, 0, sizeof g->fig);
+				n++;
+			}
+		} else if (n) {
+			for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++)
+				if (!strncmp(line, keys[k], strlen(keys[k]))) {
+					segs[n - 1].fig[fig_of[k]] += strtoll(line + strlen(keys[k]), NULL, 10) * 1024;
+					break;
+				}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+/* The smaps columns and segment_delta in a file made before them
+** (meminst-snapshot.h). */
+static int sq_segment_columns(sq_writer_t *w)
+{
+	static const char *const cols[] = {MEMINST_SNAPSHOT_SEGMENT_RSS};
+	if (w->kept && w->kept->segment_rss_made)
+		return 0;
+	int64_t have = alloc_sqlite_query_int(w, "SELECT count(*) FROM pragma_table_info('segment') WHERE name = 'rss'");
+	int rc = have < 0 ? -1 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_SEGMENT_DELTA_TABLE);
+	for (unsigned i = 0; have == 0 && rc == 0 && i < sizeof cols / sizeof cols[0]; i++) {
+		char sql[80];
+		alloc_fmt(sql, sizeof sql, "ALTER TABLE segment ADD COLUMN %s INTEGER", cols[i]);
+		rc = alloc_sqlite_exec(w, sql);
+	}
+	if (rc == 0 && w->kept)
+		w->kept->segment_rss_made = true;
+	return rc;
+}
+
+/* The mapping g as kept: its figures are `fig`'s. */
+static sq_seg_kept_t sq_seg_keep(const sq_seg_t *g, const int64_t *fig)
+{
+	sq_seg_kept_t k = {g->start, g->stop, g->off, sq_hash(SQ_HASH_START, g->path, strlen(g->path)), "", {0}};
+	strncpy(k.perms, g->perms, sizeof k.perms - 1); /* the rest zero: lists compare with memcmp */
+	memcpy(k.fig, fig, sizeof k.fig);
+	return k;
+}
+
+static bool sq_seg_same_mapping(const sq_seg_kept_t *a, const sq_seg_kept_t *b)
+{
+	return a->start == b->start && a->stop == b->stop && a->off == b->off && a->path == b->path &&
+	       !strcmp(a->perms, b->perms);
+}
+
+/* The stored mapping that starts where g does, in was[0..n) (both in
+** smaps' order, by address as unsigned); *at moves along. */
+static const sq_seg_kept_t *sq_seg_find(const sq_seg_kept_t *was, size_t n, size_t *at, unsigned long long start)
+{
+	while (*at < n && was[*at].start < start)
+		(*at)++;
+	return *at < n && was[*at].start == start ? &was[*at] : NULL;
+}
+
+/*
+** The list a reader is to rebuild from this store, in now[]: the current
+** mappings, each with its current figures, except that while the resident
+** and swapped bytes of the mappings unchanged since `was`, each compared
+** and added up, moved by at most 1/256 of the process's resident set,
+** those keep the figures stored (a steady program does not store its map
+** at every interval, and a reader's figures are never further off).
+*/
+static void sq_segs_next(const sq_seg_kept_t *was, size_t nwas, const sq_seg_t *segs, size_t n, sq_seg_kept_t *now)
+{
+	int64_t total = 0, off = 0;
+	size_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		now[i] = sq_seg_keep(&segs[i], segs[i].fig);
+		const sq_seg_kept_t *k = sq_seg_find(was, nwas, &at, segs[i].start);
+		total += segs[i].fig[0];
+		if (k && sq_seg_same_mapping(k, &now[i])) {
+			int64_t drss = k->fig[0] - segs[i].fig[0], dswap = k->fig[4] - segs[i].fig[4];
+			off += (drss < 0 ? -drss : drss) + (dswap < 0 ? -dswap : dswap);
+		}
+	}
+	if (off > total / 256)
+		return;
+	at = 0;
+	for (size_t i = 0; i < n; i++) {
+		const sq_seg_kept_t *k = sq_seg_find(was, nwas, &at, segs[i].start);
+		if (k && sq_seg_same_mapping(k, &now[i]))
+			memcpy(now[i].fig, k->fig, sizeof now[i].fig);
+	}
+}
+
+static int sq_seg_row(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_t *g)
+{
+	return alloc_sqlite_row(w, st, "iiisisiiiiii", w->id, (int64_t)g->start, (int64_t)g->stop, g->perms,
+				(int64_t)g->off, g->path, g->fig[0], g->fig[1], g->fig[2], g->fig[3], g->fig[4], g->fig[5]);
+}
+
+/* The rows of now[] that differ from was[], and a row with end = start for
+** each mapping of was[] gone (a new one at its start replaces it). */
+static int sq_segs_store_changes(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_kept_t *was, size_t nwas,
+				 const sq_seg_t *segs, const sq_seg_kept_t *now, size_t n)
+{
+	int rc = 0;
+	size_t at = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		const sq_seg_kept_t *k = sq_seg_find(was, nwas, &at, segs[i].start);
+		if (!k || !sq_seg_same_mapping(k, &now[i]) || memcmp(k->fig, now[i].fig, sizeof k->fig))
+			rc = sq_seg_row(w, st, &segs[i]);
+	}
+	at = 0;
+	for (size_t j = 0; rc == 0 && j < nwas; j++)
+		if (!sq_seg_find(now, n, &at, was[j].start))
+			rc = alloc_sqlite_row(w, st, "iiisisssssss", w->id, (int64_t)was[j].start, (int64_t)was[j].start,
+					      "", (int64_t)0, "", NULL, NULL, NULL, NULL, NULL, NULL);
+	return rc;
+}
+
+/*
+** /proc/self/smaps, one row per mapping with its figures; through the kept
+** connection, when the rows it stored last are still the latest of the
+** table (no other process or connection stored some since), only what
+** changed (sq_segs_next), and nothing when nothing did.
+*/
+int alloc_sqlite_write_segments(sq_writer_t *w)
+{
+	size_t cap = 1 << 20;
+	char *buf = alloc_sys_map(cap);
+	size_t len = buf ? sq_read_smaps(&buf, &cap) : 0;
+	size_t max = len / 128 + 1, n = 0;
+	sq_seg_t *segs = len ? alloc_sys_map(max * sizeof *segs) : NULL;
+	int rc = !buf || (len && !segs) ? alloc_sqlite_fail(w, "out of memory") : sq_segment_columns(w);
+	if (segs)
+		n = sq_parse_smaps(buf, len, segs, max);
+	const sq_same_t *last = w->kept ? &w->kept->segments : NULL;
+	bool changes = rc == 0 && n && last && last->id && last->n &&
+		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
+	const sq_seg_kept_t *was = changes ? sq_segs_kept[last->buf] : NULL;
+	unsigned next = last ? !last->buf : 0;
+	sq_seg_kept_t *now = w->kept && n ? sq_segs_room(next, n) : NULL;
+	if (changes && now) {
+		sq_segs_next(was, last->n, segs, n, now);
+		if (last->n == n && !memcmp(was, now, n * sizeof *now))
+			n = 0; /* nothing to store: a reader takes the rows of last->id */
+	} else {
+		changes = false;
+		for (size_t i = 0; now && i < n; i++)
+			now[i] = sq_seg_keep(&segs[i], segs[i].fig);
+	}
+	if (rc == 0 && n && w->kept)
+		w->segments = (sq_same_t){w->id, 0, now ? n : 0, next};
+	sqlite3_stmt *st = rc == 0 && n ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO segment"
+			"(snapshot, start, end, perms, offset, path, rss, pss, private, shared, swap, anon_huge) "
+			"VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
+	if (rc == 0 && n && !st)
+		rc = -1;
+	if (rc == 0 && n && changes) {
+		rc = sq_segs_store_changes(w, st, was, last->n, segs, now, n);
+		sqlite3_stmt *d = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO segment_delta VALUES(?)") : NULL;
+		rc = d ? alloc_sqlite_row(w, d, "i", w->id) : -1;
+		if (d)
+			alloc_sqlite_release(w, d);
+	}
+	for (size_t i = 0; rc == 0 && n && !changes && i < n; i++)
+		rc = sq_seg_row(w, st, &segs[i]);
+	if (st)
+		alloc_sqlite_release(w, st);
+	if (segs)
+		alloc_sys_unmap(segs, max * sizeof *segs);
+	if (buf)
+		alloc_sys_unmap(buf, cap);
+	return rc;
+}

@@ -350,31 +350,47 @@ static void region_pages_gone(uintptr_t site)
 		atomic_store_explicit(&alloc_pages_gone, true, memory_order_release);
 }
 
+/*
+** munmap and mremap make their system call under the table's lock: once
+** the kernel has let the range go, another thread's mmap can get it and
+** record its own region there, which a cut made after the lock was taken
+** late would remove (the program's mremap counted as an unmap, the other
+** thread's region lost).  The kernel serializes these calls in a process
+** anyway (its mmap lock); an mmap records after its call, which is right
+** in either order against them.
+*/
 int alloc_region_munmap(void *addr, size_t len, uintptr_t site)
 {
 	region_pages_gone(site);
+	if (!region_wanted())
+		return (int)REGION_SYSCALL(SYS_munmap, addr, len, 0, 0, 0, 0);
+	region_delta_t dt = {0};
+	region_busy = 1;
+	region_lock();
 	long rc = REGION_SYSCALL(SYS_munmap, addr, len, 0, 0, 0, 0);
-	if (rc == 0 && region_wanted()) {
-		region_delta_t dt = {0};
-		region_busy = 1;
-		region_lock();
+	if (rc == 0)
 		region_cut((uintptr_t)addr, (uintptr_t)addr + ((len + 4095) & ~(size_t)4095), &dt);
-		region_unlock();
+	region_unlock();
+	if (rc == 0) /* a failed call keeps its errno */
 		region_count_flush(&dt);
-		region_busy = 0;
-	}
+	region_busy = 0;
 	return (int)rc;
 }
 
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr, uintptr_t site)
 {
 	region_pages_gone(site);
-	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
-	if ((p < 0 && p > -4096) || !region_wanted())
-		return (void *)p;
+	if (!region_wanted())
+		return (void *)REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
 	region_delta_t dt = {0};
 	region_busy = 1;
 	region_lock();
+	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
+	if (p < 0 && p > -4096) {
+		region_unlock();
+		region_busy = 0;
+		return (void *)p;
+	}
 	region_node_t *x = region_find((uintptr_t)old);
 	bool known = x && x->g.start <= (uintptr_t)old;
 	alloc_region_t g = known ? x->g : (alloc_region_t){0};

@@ -377,6 +377,28 @@ int alloc_region_munmap(void *addr, size_t len, uintptr_t site)
 	return (int)rc;
 }
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
+#endif
+
+/* The table after a successful mremap of [old, old + old_len) to p, held:
+** the region found at `old` moves (keeping its site, thread and kind). */
+static void region_moved(uintptr_t old, size_t old_len, uintptr_t p, size_t len, int flags, region_delta_t *dt)
+{
+	region_node_t *x = region_find(old);
+	bool known = x && x->g.start <= old;
+	alloc_region_t g = known ? x->g : (alloc_region_t){0};
+	/* old_len 0 maps shared pages a second time, DONTUNMAP keeps the old
+	** range (emptied): the old region stays either way */
+	if (old_len && !(flags & MREMAP_DONTUNMAP))
+		region_cut(old, old + ((old_len + 4095) & ~(size_t)4095), dt);
+	if (known) {
+		g.start = p;
+		g.end = p + ((len + 4095) & ~(size_t)4095);
+		region_insert(&g, dt);
+	}
+}
+
 void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void *new_addr, uintptr_t site)
 {
 	region_pages_gone(site);
@@ -386,28 +408,12 @@ void *alloc_region_mremap(void *old, size_t old_len, size_t len, int flags, void
 	region_busy = 1;
 	region_lock();
 	long p = REGION_SYSCALL(SYS_mremap, old, old_len, len, flags, new_addr, 0);
-	if (p < 0 && p > -4096) {
-		region_unlock();
-		region_busy = 0;
-		return (void *)p;
-	}
-	region_node_t *x = region_find((uintptr_t)old);
-	bool known = x && x->g.start <= (uintptr_t)old;
-	alloc_region_t g = known ? x->g : (alloc_region_t){0};
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP 4 /* Linux 5.7 */
-#endif
-	/* old_len 0 maps shared pages a second time, DONTUNMAP keeps the old
-	** range (emptied): the old region stays either way */
-	if (old_len && !(flags & MREMAP_DONTUNMAP))
-		region_cut((uintptr_t)old, (uintptr_t)old + ((old_len + 4095) & ~(size_t)4095), &dt);
-	if (known) {
-		g.start = (uintptr_t)p;
-		g.end = (uintptr_t)p + ((len + 4095) & ~(size_t)4095);
-		region_insert(&g, &dt);
-	}
+	bool done = !(p < 0 && p > -4096);
+	if (done)
+		region_moved((uintptr_t)old, old_len, (uintptr_t)p, len, flags, &dt);
 	region_unlock();
-	region_count_flush(&dt);
+	if (done) /* a failed call keeps its errno */
+		region_count_flush(&dt);
 	region_busy = 0;
 	return (void *)p;
 }

@@ -24,6 +24,8 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
+#if defined(__x86_64__) /* elsewhere the hooks call syscall(3), not alloc_seccomp_raw */
+
 #define RG_SMALL (64 * 1024L)
 #define RG_SITE ((uintptr_t)16) /* outside every module: the program's */
 
@@ -51,8 +53,6 @@ static void *rg_other_thread(void *arg)
 	atomic_store(&rg_mapped, 1);
 	return NULL;
 }
-
-#if defined(__x86_64__) /* elsewhere the hooks call syscall(3), not alloc_seccomp_raw */
 
 /* The core's raw system call (alloc_seccomp.c), wrapped at link time
 ** (-Wl,--wrap=alloc_seccomp_raw): the region hooks reach the kernel

@@ -311,6 +311,18 @@ bool alloc_service_own_table(void); /* its descriptor table is its own */
 void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 void alloc_service_wake(char c); /* async-signal-safe: one byte to its pipe */
 void alloc_service_signal_note(_Atomic bool *pending, char c); /* a handler's: flag, then wake */
+void alloc_service_hold(void);    /* what a store holds, for a control request */
+void alloc_service_release(void);
+
+/* "alloc_control.c": the control channel's connections (served by the
+** service thread, from its poll loop) */
+#define ALLOC_CONTROL_CONN_MAX 8
+int alloc_control_open(void); /* the listening socket, or -1 (said) */
+void alloc_control_accept(int listen_fd);
+int alloc_control_fd(int i);
+void alloc_control_ready(int i, bool ours);
+int alloc_control_expire(int timeout); /* the poll timeout to the next deadline */
+void alloc_control_forget(bool close_them);
 
 /* "alloc_watch.c": snapshot_at=rss:LIMIT, cgroup:LIMIT, looked at by the
 ** service thread every ALLOC_WATCH_PERIOD_MS, never on the allocation

@@ -22,12 +22,8 @@
 **             stores a map snapshot, made durable, when one is due.
 **   control   an abstract UNIX socket "\0meminst-control-<pid>"; a peer
 **             of another uid is refused as soon as it is accepted
-**             (SO_PEERCRED), and no client is ever waited on (see
-**             svc_conn_accept).  Request, one line:
-**             "snapshot <absolute-path> <map|status>", or in a process
-**             started dormant "start mis|mim" and "stop" (alloc_switch.c);
-**             answer, one line: "ok <snapshot-number>" (0 for start and
-**             stop) or "error <message>".
+**             (SO_PEERCRED), and no client is ever waited on; its
+**             requests and answers are alloc_control.c's.
 **
 ** In a child created by fork the thread does not exist; with control=on
 ** the child starts its own (its channel named by its own pid), else it
@@ -43,10 +39,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -208,180 +201,15 @@ void alloc_service_peak_turn(int64_t total)
 	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 }
 
-/* ------------------------------------------------------------- control -- */
-
-/*
-** Control connections are served by the service thread without ever
-** waiting on one: a client's uid is checked as soon as it is accepted
-** (another user is answered and dropped at once), each connection has one
-** deadline for its whole request line, at most SVC_CONN_MAX are open (a
-** new one evicts the oldest, so idle clients cannot lock a real one out),
-** and the lock the exit flush takes is held only while a complete request
-** is carried out.  So no client can delay the program's exit, its other
-** snapshots or its allocations.
-*/
-#define SVC_CONN_MAX 8
-#define SVC_REQUEST_MS 2000
-#define SVC_LINE_MAX 4200
-
-static struct svc_conn {
-	int fd;            /* -1: free */
-	size_t len;
-	int64_t deadline;  /* CLOCK_MONOTONIC ns */
-	int64_t since;     /* accepted at: the oldest is evicted first */
-} svc_conn[SVC_CONN_MAX];
-
-/* The slots' request lines apart: marking the slots free touched all eight
-** lines' pages (32 KiB resident in every process, issue 29). */
-static char svc_conn_line[SVC_CONN_MAX][SVC_LINE_MAX];
-
-/* One answer line: "ok N" when msg is NULL, else "error MSG".  Never waits
-** (the answer fits in an empty socket buffer; a client that lets its own
-** buffer fill loses its answer), never raises SIGPIPE. */
-static void svc_answer(int fd, const char *msg, int id)
+/* A control request is carried out holding what a store holds. */
+void alloc_service_hold(void)
 {
-	char line[600];
-	int len = msg ? alloc_fmt(line, sizeof line, "error %s\n", msg)
-		      : alloc_fmt(line, sizeof line, "ok %d\n", id);
-	if (len > (int)sizeof line - 1)
-		len = sizeof line - 1;
-	if (send(fd, line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		/* the client is gone or not reading: nothing more to do */
-	}
-}
-
-static void svc_conn_close(struct svc_conn *c, const char *msg)
-{
-	if (msg)
-		svc_answer(c->fd, msg, 0);
-	close(c->fd);
-	c->fd = -1;
-}
-
-/* Carry out one complete request line (NUL-terminated, without its '\n'). */
-static void svc_control_request(int fd, char *line)
-{
-	char err[512], *path = line + 9, *content;
-	int sw = alloc_switch_request(line, err, sizeof err), sfd = 0; /* start mis|mim, stop */
-	if (sw < 0)
-		sw = alloc_switch_sample_request(line, err, sizeof err, &sfd); /* sample start|stop */
-	if (sw >= 0) {
-		svc_answer(fd, sw ? err : NULL, sfd);
-		return;
-	}
-	if (strncmp(line, "snapshot /", 10) != 0 || !(content = strrchr(line, ' ')) || content <= path) {
-		svc_answer(fd, "bad request (expected: snapshot <absolute-path> <map|status|leaks>)", 0);
-		return;
-	}
-	*content++ = 0;
-	bool leaks = strcmp(content, "leaks") == 0, with_map = leaks || strcmp(content, "map") == 0;
-	if (!with_map && strcmp(content, "status") != 0) {
-		svc_answer(fd, "bad request: content is map, status or leaks", 0);
-		return;
-	}
-	if (alloc_mode == MEMINST_MODE_OFF) {
-		svc_answer(fd, "meminst is dormant in this process: nothing is counted until it is switched on "
-			   "(inspect start --pid PID)", 0);
-		return;
-	}
-	if (leaks && alloc_mode != MEMINST_MODE_MIM) {
-		svc_answer(fd, "a leak check needs mode mim (the process runs in mis)", 0);
-		return;
-	}
 	pthread_mutex_lock(&svc.busy);
-	alloc_snap_t *im = leaks ? alloc_snap_capture_leaks("control") : alloc_snap_capture_to(with_map, "control", path);
-	alloc_sqlite_no_wait(false); /* a client waits for this one */
-	const char *why = im ? err : errno == EIO ? "cannot write the capture's temporary file" : "out of memory";
-	int id = im ? alloc_sqlite_store(path, im, false, err, sizeof err) : -1;
-	alloc_sqlite_no_wait(true);
-	alloc_snap_free(im);
+}
+
+void alloc_service_release(void)
+{
 	pthread_mutex_unlock(&svc.busy);
-	svc_answer(fd, id < 0 ? why : NULL, id);
-}
-
-/* A new connection: refused at once unless the peer is our user. */
-static void svc_conn_accept(void)
-{
-	int fd = accept4(svc.listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-	if (fd < 0)
-		return;
-	struct ucred cred;
-	socklen_t clen = sizeof cred;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 || cred.uid != getuid()) {
-		svc_answer(fd, "permission denied: not the same user", 0);
-		close(fd);
-		return;
-	}
-	struct svc_conn *slot = NULL;
-	for (int i = 0; i < SVC_CONN_MAX; i++)
-		if (svc_conn[i].fd < 0) {
-			slot = &svc_conn[i];
-			break;
-		} else if (!slot || svc_conn[i].since < slot->since) {
-			slot = &svc_conn[i];
-		}
-	if (slot->fd >= 0)
-		svc_conn_close(slot, "dropped: too many control connections at once");
-	int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
-	*slot = (struct svc_conn){.fd = fd, .since = now, .deadline = now + SVC_REQUEST_MS * 1000000ll};
-}
-
-/* Bytes on a connection: read what is there; a complete line is served. */
-static void svc_conn_read(struct svc_conn *c)
-{
-	char *line = svc_conn_line[c - svc_conn];
-	ssize_t n = read(c->fd, line + c->len, SVC_LINE_MAX - 1 - c->len);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) {
-		svc_conn_close(c, NULL);
-		return;
-	}
-	c->len += (size_t)n;
-	char *nl = memchr(line, '\n', c->len);
-	if (!nl && c->len == SVC_LINE_MAX - 1) {
-		svc_conn_close(c, "bad request: line too long");
-		return;
-	}
-	if (!nl)
-		return;
-	*nl = 0;
-	svc_control_request(c->fd, line);
-	svc_conn_close(c, NULL);
-}
-
-/* Drop connections past their deadline; the poll timeout to the next one. */
-static int svc_conn_expire(int timeout)
-{
-	int64_t now = alloc_snap_now(CLOCK_MONOTONIC);
-	for (int i = 0; i < SVC_CONN_MAX; i++) {
-		struct svc_conn *c = &svc_conn[i];
-		if (c->fd < 0)
-			continue;
-		if (now >= c->deadline) {
-			svc_conn_close(c, "timeout: no complete request line within 2 s");
-			continue;
-		}
-		int left = (int)((c->deadline - now + 999999) / 1000000);
-		if (timeout < 0 || left < timeout)
-			timeout = left;
-	}
-	return timeout;
-}
-
-static int svc_control_open(void)
-{
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int n = alloc_fmt(a.sun_path + 1, sizeof a.sun_path - 1, "meminst-control-%d", (int)getpid());
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0 ||
-	    listen(fd, 2 * SVC_CONN_MAX) != 0) {
-		alloc_log("control=on: cannot open the control channel: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* -------------------------------------------------------------- thread -- */
@@ -562,10 +390,10 @@ static void *svc_main(void *arg)
 	alloc_sqlite_no_wait(true); /* another process's store: later, not waited for */
 	atomic_store(&svc.table_ready, true);
 	for (;;) {
-		struct pollfd p[2 + SVC_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
+		struct pollfd p[2 + ALLOC_CONTROL_CONN_MAX] = {{svc.wake[0], POLLIN, 0}, {svc.listen_fd, POLLIN, 0}};
 		int nfds = svc.listen_fd >= 0 ? 2 : 1, timeout = -1;
-		for (int i = 0; i < SVC_CONN_MAX && svc.listen_fd >= 0; i++)
-			p[nfds++] = (struct pollfd){svc_conn[i].fd, POLLIN, 0}; /* -1: skipped by poll */
+		for (int i = 0; i < ALLOC_CONTROL_CONN_MAX && svc.listen_fd >= 0; i++)
+			p[nfds++] = (struct pollfd){alloc_control_fd(i), POLLIN, 0}; /* -1: skipped by poll */
 		/* the next interval, not before the file's turn; a pending
 		** peak or signal at its turn */
 		int64_t at = INT64_MAX;
@@ -578,7 +406,7 @@ static void *svc_main(void *arg)
 			int64_t left = at - alloc_snap_now(CLOCK_MONOTONIC);
 			timeout = left > 0 ? (int)((left + 999999) / 1000000) : 0;
 		}
-		timeout = svc_conn_expire(timeout);
+		timeout = alloc_control_expire(timeout);
 		if (timeout < 0 || timeout > SVC_RECHECK_MS)
 			timeout = SVC_RECHECK_MS;
 		if (watching && timeout > alloc_watch_period_ms())
@@ -612,15 +440,11 @@ static void *svc_main(void *arg)
 			pthread_mutex_unlock(&svc.busy);
 		}
 		for (int i = 2; r > 0 && i < nfds; i++) {
-			if (p[i].fd < 0 || !p[i].revents)
-				continue;
-			if (p[i].revents & POLLNVAL) /* the program closed it: the number is not ours */
-				svc_conn[i - 2].fd = -1;
-			else
-				svc_conn_read(&svc_conn[i - 2]);
+			if (p[i].fd >= 0 && p[i].revents)
+				alloc_control_ready(i - 2, !(p[i].revents & POLLNVAL));
 		}
 		if (r > 0 && nfds > 1 && (p[1].revents & POLLIN))
-			svc_conn_accept();
+			alloc_control_accept(svc.listen_fd);
 		if (period && alloc_snap_now(CLOCK_MONOTONIC) >= next && !svc_busy()) {
 			pthread_mutex_lock(&svc.busy);
 			bool stored = !alloc_opts.snapshot || svc.ending || svc_interval();
@@ -728,11 +552,7 @@ void alloc_service_child_reset(bool relaunch)
 	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
 		close(svc.listen_fd);
 	svc.listen_fd = -1;
-	for (int i = 0; i < SVC_CONN_MAX; i++) {
-		if (svc_conn[i].fd >= 0 && !svc.own_table) /* else in the thread's table */
-			close(svc_conn[i].fd);
-		svc_conn[i].fd = -1;
-	}
+	alloc_control_forget(!svc.own_table); /* else in the thread's table */
 	if (had_channel) {
 		int saved_errno = errno; /* fork's caller sees fork's errno */
 		svc_launch();
@@ -751,10 +571,9 @@ static bool svc_launch(void)
 		alloc_log("cannot start the snapshot service: %s", strerror(errno));
 		return false;
 	}
-	for (int i = 0; i < SVC_CONN_MAX; i++)
-		svc_conn[i].fd = -1;
+	alloc_control_forget(false);
 	if (alloc_opts.control)
-		svc.listen_fd = alloc_sys_fd_high(svc_control_open());
+		svc.listen_fd = alloc_sys_fd_high(alloc_control_open());
 	svc.wake[0] = alloc_sys_fd_high(svc.wake[0]);
 	svc.wake[1] = alloc_sys_fd_high(svc.wake[1]);
 	svc.wake_ino = svc_fd_ino(svc.wake[0]);

@@ -600,17 +600,9 @@ void *alloc_core_malloc(size_t size, unsigned allocator, uintptr_t site, uint32_
 	return core_malloc(size, allocator, site, type, false);
 }
 
-#if ALLOC_BEHIND
-static void core_behind_drain(alloc_thread_t *t);
-static void core_behind_reraise(alloc_thread_t *t, void *user);
-#endif
 /* mis, a fresh backend block the fast path (alloc_fast.c) did not take. */
 void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uintptr_t site)
 {
-#if ALLOC_BEHIND
-	if (alloc_tls.thr)
-		core_behind_drain(alloc_tls.thr);
-#endif
 	return core_track(base, size, allocator, site, 0, core_log2(sizeof(alloc_hdr_t)), false);
 }
 
@@ -618,17 +610,6 @@ void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uin
 ** frees put aside by a signal handler or a new peak: deal with both. */
 void *alloc_core_track_mis_done(alloc_thread_t *t, void *user)
 {
-#if ALLOC_BEHIND
-	/* a high mark or the peak's compare would count the pending block */
-	if (t->behind_hold) {
-		t->peak_d = t->behind_peak_d;
-		t->behind_hold = false;
-		core_behind_drain(t);
-		core_behind_reraise(t, user);
-	} else {
-		core_behind_drain(t);
-	}
-#endif
 	if (atomic_load_explicit(&t->ndeferred, memory_order_relaxed))
 		core_run_deferred(t);
 	int64_t total = core_total_view(t);
@@ -702,71 +683,7 @@ void alloc_core_free(void *user, uintptr_t site)
 		core_free(user, site, false);
 }
 
-void alloc_core_free_mis_slow(void *user, uintptr_t site)
-{
-#if ALLOC_BEHIND
-	if (alloc_tls.thr)
-		core_behind_drain(alloc_tls.thr);
-#endif
-	core_free(user, site, false);
-}
-
-#if ALLOC_BEHIND
-/* Free a block a mis free left pending, as that free would have: with its
-** site, and temporary if it was then. */
-void alloc_core_behind_free(alloc_thread_t *t, void *user, uintptr_t site)
-{
-	const void *last = t->last_block;
-	t->last_block = (site & ALLOC_BEHIND_TEMP) ? user : NULL;
-	core_free(user, site & ~ALLOC_BEHIND_TEMP, false);
-	t->last_block = last;
-}
-
-/* The thread's pending block, now (not from a signal handler that came in
-** while the thread was counting: the fast free may be taking it). */
-static void core_behind_drain(alloc_thread_t *t)
-{
-	uintptr_t q = t->behind;
-	if (!q || atomic_load_explicit(&t->counting, memory_order_relaxed))
-		return;
-	t->behind = 0;
-	alloc_core_behind_free(t, (void *)q, t->behind_site);
-}
-
-/* The fast free found no pending block (q 0), or the block it frees
-** pending already (a double free): it has left counting with `user`
-** pending; free what a signal handler put aside, then the double free. */
-void alloc_core_behind_first(alloc_thread_t *t, uintptr_t q, uintptr_t qsite, void *user, uintptr_t site)
-{
-	if (atomic_load_explicit(&t->ndeferred, memory_order_relaxed))
-		core_run_deferred(t);
-	if (q) {
-		t->behind = 0;
-		alloc_core_behind_free(t, (void *)q, qsite);
-		core_free(user, site, false);
-	}
-}
-
-/* A malloc's high marks, left to this by the fast path while a block was
-** pending, set now that it is drained. */
-static void core_behind_reraise(alloc_thread_t *t, void *user)
-{
-	uint64_t meta = alloc_hdr_of(user)->meta;
-	core_enter(t, false);
-	alloc_slot_t *ts = core_type_slot(t, alloc_meta_type(meta));
-	alloc_slot_t *s[5] = {&t->slots[0], &t->slots[1 + alloc_meta_allocator(meta)], ts->cls_slot, ts,
-			      &t->slots[ALLOC_SLOTS_FIXED - 1]};
-	for (int i = 0; i < 5; i++) {
-		int64_t d = s[i]->d;
-		if (d > s[i]->hi)
-			__atomic_store_n(&s[i]->hi, d, __ATOMIC_RELAXED);
-		int16_t blocks = (int16_t)alloc_slot_blocks(d);
-		if (blocks > s[i]->hi_blocks)
-			__atomic_store_n(&s[i]->hi_blocks, blocks, __ATOMIC_RELAXED);
-	}
-	core_leave(t);
-}
-#endif
+void alloc_core_free_mis_slow(void *user, uintptr_t site) { core_free(user, site, false); }
 
 /* mis, the fast path has counted a block out and found frees put aside by
 ** a signal handler: free them, then the block. */

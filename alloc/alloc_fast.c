@@ -188,38 +188,6 @@ static inline __attribute__((always_inline)) int64_t fast_budget(const alloc_thr
 	return t->budget - (int64_t)size - ALLOC_FLUSH_BLOCK_COST;
 }
 
-#if ALLOC_BEHIND == 1
-/* A high mark to raise while a freed block is still counted (pending): it
-** may not be one, so the raise waits for the drain; the end's peak compare
-** is made to fail into alloc_core_track_mis_done, which drains and raises. */
-static ALLOC_NOINLINE void fast_behind_hold(alloc_thread_t *t)
-{
-	if (!t->behind_hold) {
-		t->behind_hold = true;
-		t->behind_peak_d = t->peak_d;
-		t->peak_d = INT64_MIN;
-	}
-}
-
-static inline __attribute__((always_inline)) void fast_slot_add(alloc_thread_t *t, alloc_slot_t *s, int64_t one)
-{
-	int64_t d;
-	__asm__("addq %2, %0\n\tmovq %0, %1" : "+m"(s->d), "=r"(d) : "r"(one));
-	int16_t blocks = (int16_t)alloc_slot_blocks(d);
-	if (unlikely(d > s->hi || blocks > s->hi_blocks)) {
-		if (t->behind) {
-			fast_behind_hold(t);
-		} else {
-			if (d > s->hi)
-				__atomic_store_n(&s->hi, d, __ATOMIC_RELAXED);
-			if (blocks > s->hi_blocks)
-				__atomic_store_n(&s->hi_blocks, blocks, __ATOMIC_RELAXED);
-		}
-	}
-}
-#define core_slot_add(s, one) fast_slot_add(t, s, one)
-#endif
-
 /* One allocation of size bytes counted in: the thread's total, its
 ** allocator's, class's and type's slots, and the last fixed slot. */
 static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_t *t, unsigned allocator,
@@ -243,9 +211,6 @@ static inline __attribute__((always_inline)) void fast_count_alloc(alloc_thread_
 #endif
 	core_events_in(t, &t->slots[0], as, cs, ts, type, allocator, size, user);
 }
-#if ALLOC_BEHIND == 1
-#undef core_slot_add
-#endif
 
 /* One block of the thread's own counted out (and, if temporary, its
 ** event). */
@@ -297,12 +262,6 @@ static inline __attribute__((always_inline)) void *fast_track_body(void *base, s
 	uint32_t type = t->site_cache[i].type;
 	if (unlikely(t->site_cache[i].site != site) || unlikely(!fast_slots(t, type, &ts, &cs)))
 		goto abort;
-#if ALLOC_BEHIND
-	/* the backend hands out the pending block: it was freed before its
-	** pending free (the general path drains it first and says so) */
-	if (unlikely(t->behind == (uintptr_t)user))
-		goto abort;
-#endif
 	int64_t budget = fast_budget(t, size);
 	if (unlikely(budget < 0))
 		goto abort;
@@ -361,68 +320,6 @@ FAST_ENTRIES(mis, alloc_hdr_t)
 ** (alloc_header_readable: near a page start the header's page may be gone,
 ** and alloc_core.c probes it), no peak being followed down.
 */
-#if ALLOC_BEHIND
-/*
-** free behind a prefetch: the block's header is prefetched, not read; the
-** block becomes the thread's pending one, and the one its previous free
-** left (whose header has had a step to arrive) is counted out and freed as
-** below.  Whether the block is temporary is told now, from the pointer.
-*/
-void alloc_core_free_mis(void *user, uintptr_t site)
-{
-	alloc_thread_t *t = alloc_tls.thr;
-	alloc_slot_t *ts, *cs;
-	if (unlikely(!t || !user || ((uintptr_t)user & 15)))
-		goto now;
-	__builtin_prefetch(alloc_hdr_of(user), 1);
-	if (unlikely(fast_counting(t) || !fast_no_peak_turn()) || unlikely(!fast_enter(t)))
-		goto now;
-	uintptr_t q = t->behind, qsite = t->behind_site;
-	t->behind_site = site | (uintptr_t)(t->last_block == user) << 63;
-	t->last_block = NULL;
-	t->behind = (uintptr_t)user;
-	if (unlikely(q == (uintptr_t)user || !q)) {
-		fast_leave(t);
-		return alloc_core_behind_first(t, q, qsite, user, site);
-	}
-	user = (void *)q;
-	if (unlikely(!alloc_header_readable(t, user, sizeof(alloc_hdr_t))))
-		goto abort;
-	alloc_hdr_t *h = alloc_hdr_of(user);
-	uint64_t meta = h->meta, sizew = h->size;
-	if (unlikely(alloc_hdr_mismatch(user, sizew, meta)))
-		goto abort;
-	unsigned allocator = alloc_meta_allocator(meta);
-	if (unlikely(((meta ^ t->meta_own) & FAST_OWN_BITS) || allocator >= ALLOC_A_COUNT))
-		goto abort;
-	if (unlikely(!fast_slots(t, alloc_meta_type(meta), &ts, &cs)))
-		goto abort;
-	uint64_t size = sizew & ALLOC_SIZE_MASK;
-	int64_t budget = fast_budget(t, size);
-	if (unlikely(budget < 0))
-		goto abort;
-	h->meta = meta | ALLOC_META_FREED;
-	t->budget = budget;
-	int64_t one = alloc_slot_pack((int64_t)size, 1);
-	alloc_slot_t *as = fast_allocator_slot(t, allocator);
-	core_slot_sub(&t->slots[0], one);
-	core_slot_sub(as, one);
-	core_slot_sub(cs, one);
-	core_slot_sub(ts, one);
-	core_slot_sub(&t->slots[ALLOC_SLOTS_FIXED - 1], one);
-	if (qsite & ALLOC_BEHIND_TEMP)
-		core_events_temp(as, ts);
-	if (fast_leave(t))
-		return alloc_core_free_mis_done(t, user);
-	alloc_real.free(h);
-	return;
-abort:
-	fast_abort(t);
-	return alloc_core_behind_free(t, user, qsite);
-now:
-	alloc_core_free_mis_slow(user, site);
-}
-#else
 void alloc_core_free_mis(void *user, uintptr_t site)
 {
 	alloc_thread_t *t = alloc_tls.thr;
@@ -471,7 +368,6 @@ abort:
 slow:
 	alloc_core_free_mis_slow(user, site);
 }
-#endif /* ALLOC_BEHIND */
 
 /* ------------------------------------------------------------- mim --- */
 

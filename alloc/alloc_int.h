@@ -45,12 +45,6 @@
 **                      the check and counting but no events in (3), or
 **                      the total's slot alone counted (4); 5 + N: floor
 **                      1 with 10 x N register adds each way (alloc_fast.c)
-**   ALLOC_BEHIND       measuring only (issue 29, helper behind29): mis's
-**                      free counts out and frees the thread's previous
-**                      free's block and leaves its own, prefetched, for
-**                      the next (alloc_fast.c); 2: the same with the high
-**                      marks raised with the block still counted (wrong:
-**                      the gain's upper bound); see bench/RESULTS.md
 **
 ** Lock order (take left before right; the hot path holds at most one):
 **   map set lock < orphan list < thread lists (by number) < tag table
@@ -87,9 +81,6 @@
 
 #ifndef ALLOC_FLOOR
 #define ALLOC_FLOOR 0
-#endif
-#ifndef ALLOC_BEHIND
-#define ALLOC_BEHIND 0
 #endif
 
 #include <signal.h>
@@ -481,12 +472,6 @@ struct alloc_thread_s {
 	pid_t tid;
 	const void *last_block; /* the last block it allocated, until it frees
 				  anything: a free of it is temporary        */
-#if ALLOC_BEHIND
-	uintptr_t behind;      /* the block its last mis free left pending    */
-	uintptr_t behind_site; /* that free's site, bit 63: it was temporary  */
-	int64_t behind_peak_d; /* peak_d, while a raise waits for the drain    */
-	bool behind_hold;      /* a malloc left its high marks to the drain     */
-#endif
 	alloc_slot_t slots[ALLOC_SLOTS_ALL];
 	/* pending size histograms of the type slots, folded in with them */
 	uint16_t hist[ALLOC_SLOTS_TYPE][ALLOC_HIST_BUCKETS];
@@ -822,11 +807,6 @@ void *alloc_core_track_mis_slow(void *base, size_t size, unsigned allocator, uin
 void *alloc_core_track_mis_done(alloc_thread_t *t, void *user);
 void alloc_core_free_mis_slow(void *p, uintptr_t site);
 void alloc_core_free_mis_done(alloc_thread_t *t, void *user);
-#if ALLOC_BEHIND
-#define ALLOC_BEHIND_TEMP ((uintptr_t)1 << 63) /* in behind_site */
-void alloc_core_behind_free(alloc_thread_t *t, void *user, uintptr_t site);
-void alloc_core_behind_first(alloc_thread_t *t, uintptr_t q, uintptr_t qsite, void *user, uintptr_t site);
-#endif
 void alloc_core_free_mim(void *p, uintptr_t site);
 void *alloc_core_track_mim_slow(void *base, size_t size, unsigned allocator, uintptr_t site);
 void alloc_core_free_mim_slow(void *p, uintptr_t site);

@@ -337,6 +337,51 @@ static bool sq_same_file(const char *path, const sq_ident_t *id)
 */
 #define SQ_BUSY (-3)
 static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im);
+
+/* The rollback journal beside the connection's file (SQLite's own name for
+** it: the one it looks for when it opens the file). */
+static const char *sq_journal(sq_writer_t *w)
+{
+	return sqlite3_filename_journal(sqlite3_db_filename(w->db, "main"));
+}
+
+/*
+** A write that failed after SQLite had written pages of the store into the
+** file (a store larger than its page cache spills pages before COMMIT)
+** leaves its pager in the error state: ROLLBACK then plays nothing back and
+** leaves the journal hot, for the next open of the file to roll back (the
+** file past ulimit -f or on a full disk kept half a store, and inspect
+** refused it).  SQLite does that roll-back at the connection's next read:
+** read now, so that the file is as it was and the journal gone (SQLite
+** deletes it once the roll-back is complete) before the store returns.
+*/
+static void sq_finish_rollback(sq_writer_t *w)
+{
+	sqlite3_exec(w->db, "PRAGMA schema_version", NULL, NULL, NULL);
+}
+
+/*
+** After a failed store: a file this store created is removed (nothing of
+** the user's was there: leave nothing), with a journal that could not be
+** played back (it would repair a file now gone).  A journal that stays
+** beside an existing file (the roll-back's own writes failed) is never
+** ours to remove: it is what repairs the file at its next open; the error
+** line says so.  `opened`: SQLite had the file (w->db is its connection).
+*/
+static void sq_after_failure(sq_writer_t *w, bool created, bool opened)
+{
+	const char *journal = opened ? sq_journal(w) : NULL;
+	struct stat st;
+	if (created) {
+		unlink(w->path);
+		if (journal)
+			unlink(journal);
+	} else if (journal && lstat(journal, &st) == 0 && st.st_size > 0) {
+		size_t n = strlen(w->err);
+		alloc_fmt(w->err + n, w->errlen - n, "; its next open rolls the store back (%s)", journal);
+	}
+}
+
 static int sq_store_locked(sq_writer_t *w, alloc_snap_t *im)
 {
 	sqlite3_busy_timeout(w->db, 0);
@@ -396,6 +441,7 @@ static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 		return (int)w->id;
 	}
 	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	sq_finish_rollback(w);
 	return -1;
 }
 
@@ -521,8 +567,10 @@ static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 		w->db = sq_kept.db;
 		w->kept = &sq_kept;
 		int id = sq_store_locked(w, im);
-		if (id < 0 && id != SQ_BUSY)
+		if (id < 0 && id != SQ_BUSY) {
+			sq_after_failure(w, false, true);
 			sq_kept_close();
+		}
 		return id;
 	}
 	if (keep && sq_kept.db)
@@ -542,16 +590,15 @@ static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 		sq_kept.pid = getpid();
 		w->kept = &sq_kept;
 	}
-	if (id == 0)
+	bool opened = id == 0;
+	if (opened)
 		id = sq_store_locked(w, im);
+	if (id < 0 && id != SQ_BUSY) /* busy: another process is filling it */
+		sq_after_failure(w, created, opened);
 	if (keep && id < 0 && id != SQ_BUSY)
 		sq_kept_close();
 	else if (!keep && w->db)
 		sqlite3_close(w->db);
-	/* nothing of the user's was there: leave nothing (busy: another
-	** process is filling it) */
-	if (id < 0 && id != SQ_BUSY && created)
-		unlink(w->path);
 	return id;
 }
 

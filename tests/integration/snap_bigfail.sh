@@ -18,7 +18,8 @@
 
 TARGET=$MI_TARGETS/close_stderr
 INSPECT=$top_builddir/inspect/inspect
-BLOCKS=200000 # a store of about 4.6 MB: twice SQLite's 2 MiB page cache
+BLOCKS=200000 # a store of about 4.6 MB: more than SQLite's page cache (the store's
+# 64 KiB, or SQLite's default 2 MiB)
 T=$MI_TMP
 
 # ulimit -f counts blocks of 512 bytes (POSIX sh, dash) or 1024 (bash)
@@ -49,8 +50,8 @@ expect_failed() {
 }
 
 for b in $MEMINST_BACKENDS; do
-	# A new file, limited to 1 MiB: met when the full cache (2 MiB) is
-	# written out, long before COMMIT.
+	# A new file, limited to 1 MiB: met when pages of the full cache are
+	# written out, long before COMMIT (with a cache of 2 MiB too).
 	d=$T/$b.new
 	mkdir -p "$d"
 	run_limited "$d" new.db $((1 << 20))

@@ -346,37 +346,36 @@ static const char *sq_journal(sq_writer_t *w)
 }
 
 /*
-** A write that failed after SQLite had written pages of the store into the
-** file (a store larger than its page cache spills pages before COMMIT)
-** leaves its pager in the error state: ROLLBACK then plays nothing back and
-** leaves the journal hot, for the next open of the file to roll back (the
-** file past ulimit -f or on a full disk kept half a store, and inspect
-** refused it).  SQLite does that roll-back at the connection's next read:
-** read now, so that the file is as it was and the journal gone (SQLite
-** deletes it once the roll-back is complete) before the store returns.
-*/
-static void sq_finish_rollback(sq_writer_t *w)
-{
-	sqlite3_exec(w->db, "PRAGMA schema_version", NULL, NULL, NULL);
-}
-
-/*
-** After a failed store: a file this store created is removed (nothing of
-** the user's was there: leave nothing), with a journal that could not be
-** played back (it would repair a file now gone).  A journal that stays
-** beside an existing file (the roll-back's own writes failed) is never
-** ours to remove: it is what repairs the file at its next open; the error
-** line says so.  `opened`: SQLite had the file (w->db is its connection).
+** After a failed store.  A write that failed after SQLite had written pages
+** of the store into the file (a store larger than its page cache spills
+** pages before COMMIT) leaves its pager in the error state: ROLLBACK then
+** plays nothing back and leaves the journal hot, for the next open of the
+** file to roll back (the file past ulimit -f or on a full disk kept half a
+** store, and inspect refused it).  SQLite does that roll-back at the
+** connection's next read: read now, so that the file is as it was and the
+** journal gone (SQLite deletes it once the roll-back is complete) before
+** the store returns.  When the roll-back cannot write either, the journal
+** stays beside an existing file: it is what repairs the file at its next
+** open, never ours to remove; the error line says so.  A file this store
+** created is removed (nothing of the user's was there: leave nothing), with
+** a journal that could not be played back (it would repair a file now
+** gone).  `opened`: SQLite had the file (w->db is its connection).
 */
 static void sq_after_failure(sq_writer_t *w, bool created, bool opened)
 {
-	const char *journal = opened ? sq_journal(w) : NULL;
+	if (!opened) {
+		if (created)
+			unlink(w->path);
+		return;
+	}
+	bool read = sqlite3_exec(w->db, "PRAGMA schema_version", NULL, NULL, NULL) == SQLITE_OK;
+	const char *journal = sq_journal(w);
 	struct stat st;
 	if (created) {
 		unlink(w->path);
 		if (journal)
 			unlink(journal);
-	} else if (journal && lstat(journal, &st) == 0 && st.st_size > 0) {
+	} else if (!read && journal && lstat(journal, &st) == 0 && st.st_size > 0) {
 		size_t n = strlen(w->err);
 		alloc_fmt(w->err + n, w->errlen - n, "; its next open rolls the store back (%s)", journal);
 	}
@@ -440,8 +439,7 @@ static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 			w->kept->modules = w->modules;
 		return (int)w->id;
 	}
-	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-	sq_finish_rollback(w);
+	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL); /* and sq_after_failure */
 	return -1;
 }
 
@@ -536,7 +534,7 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 	** 2,184 with 2 MiB), and the cache is in the program's resident set
 	** while the heap is at its peak (issue 29: bench/launcher_rss.sh).
 	** SQLite then writes pages into the file before COMMIT; a store that
-	** fails after that is rolled back by sq_finish_rollback. */
+	** fails after that is rolled back by sq_after_failure. */
 	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-64", NULL,
 			      NULL, NULL);
 	if (rc == SQLITE_NOTADB) /* it reads the schema */

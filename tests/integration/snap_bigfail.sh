@@ -22,20 +22,14 @@ BLOCKS=200000 # a store of about 4.6 MB: more than SQLite's page cache (the stor
 # 64 KiB, or SQLite's default 2 MiB)
 T=$MI_TMP
 
-# ulimit -f counts blocks of 512 bytes (POSIX sh, dash) or 1024 (bash)
-(ulimit -f 8 && head -c 9000 /dev/zero >"$T/probe") 2>/dev/null
-unit=$(($(wc -c <"$T/probe") / 8))
-case $unit in 512 | 1024) ;; *)
-	echo "skip  $MI_NAME: ulimit -f does not limit the file size here"
-	exit 77 ;;
-esac
+mi_fsize_unit # the bytes of one unit of ulimit -f
 
 # run_limited DIR FILE BYTES: close_stderr in DIR, storing its exit snapshot
 # into FILE, with the file size limited to BYTES; output in DIR.out and
 # DIR.err, exit status in $rc.
 run_limited() {
 	MI_MEMINST="mim,backend=$b,snapshot=$2"
-	(cd "$1" && ulimit -f $(($3 / unit)) && mi_x "$TARGET" $BLOCKS 0) >"$1.out" 2>"$1.err"
+	(cd "$1" && ulimit -f $(($3 / mi_fsize)) && mi_x "$TARGET" $BLOCKS 0) >"$1.out" 2>"$1.err"
 	rc=$?
 	unset MI_MEMINST
 }

@@ -107,6 +107,19 @@ mi_xl() {
 	fi
 }
 
+# mi_fsize_unit: $mi_fsize, the bytes of one unit of ulimit -f in this
+# shell (512 in POSIX sh and dash, 1024 in bash), from what a limit of 8
+# lets through; skips the whole test when ulimit -f does not limit the file
+# size here.
+mi_fsize_unit() {
+	(ulimit -f 8 && head -c 9000 /dev/zero >"$MI_TMP/fsize.probe") 2>/dev/null
+	mi_fsize=$(($(wc -c <"$MI_TMP/fsize.probe") / 8))
+	case $mi_fsize in 512 | 1024) ;; *)
+		echo "skip  $MI_NAME: ulimit -f does not limit the file size here"
+		exit 77 ;;
+	esac
+}
+
 # mi_need PATH [PACKAGE]: skip the whole test when a program is missing.
 mi_need() {
 	if [ ! -x "$1" ]; then

@@ -8,14 +8,8 @@
 . "$top_srcdir/tests/trace/trace_lib.sh"
 
 T=$MI_TMP
-# ulimit -f counts blocks of 512 bytes (POSIX sh, dash) or 1024 (bash):
-# the file size the limit allows, in bytes, from what it lets through
-(ulimit -f 8 && head -c 9000 /dev/zero >"$T/probe") 2>/dev/null
-block=$(($(wc -c <"$T/probe") / 8))
-case $block in 512 | 1024) ;; *)
-	echo "skip  $MI_NAME: ulimit -f does not limit the file size here"
-	exit 77 ;;
-esac
+mi_fsize_unit # the bytes of one unit of ulimit -f
+block=$mi_fsize
 
 "$TR_TARGET" loop300000 >"$T/ref.raw" 2>"$T/ref.err" || exit 99
 awk '{ $3 = "ADDR" } 1' "$T/ref.raw" >"$T/ref.out" # the address moves from run to run

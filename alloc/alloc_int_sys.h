@@ -110,9 +110,6 @@ void *alloc_sys_map_populated(size_t size);
 void alloc_sys_unmap(void *p, size_t size);
 void *alloc_sys_remap(void *p, size_t old, size_t size);
 void alloc_sys_populate(void *p, size_t size);
-/* libmeminst's never-written pages out of the page tables (after a store:
-** its code comes back from the page cache when next run). */
-void alloc_sys_code_release(void);
 pid_t alloc_sys_gettid(void);
 bool alloc_sys_random(void *buf, size_t n); /* getrandom(2), never blocks */
 /* All of s on fd; fd ALLOC_FD_STDERR: on meminst's stderr, looked up

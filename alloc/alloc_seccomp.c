@@ -74,8 +74,6 @@ static const struct sc_call sc_calls[] = {
 	{SYS_munmap, "munmap", SNAP, {0}},
 	{SYS_futex, "futex", SNAP, {0, 1 /* FUTEX_WAKE */}},
 	{SYS_rt_sigprocmask, "rt_sigprocmask", SNAP, {0}},
-	/* after a store, our code out of the page tables (alloc_sys_code_release) */
-	{SYS_madvise, "madvise", SNAP, {0, 0, 4 /* MADV_DONTNEED */}, true},
 	/* print=types names sites in a helper process */
 	{SYS_pipe2, "pipe2", ALLOC_SC_SYMBOLISE, {0}},
 	{SYS_clone, "clone", ALLOC_SC_SYMBOLISE, {0x4111 /* CLONE_VM|CLONE_VFORK|SIGCHLD */}},

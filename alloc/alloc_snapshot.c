@@ -596,7 +596,6 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 		snap_say_success(full);
 	else if (id != ALLOC_SQ_BUSY)
 		snap_say_failure(err, im->trigger && !strcmp(im->trigger, "exit"));
-	alloc_sys_code_release(); /* SQLite's code until the next store */
 	return id;
 }
 

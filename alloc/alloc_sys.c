@@ -511,31 +511,6 @@ void alloc_sys_unmap(void *p, size_t size)
 	munmap(p, size);
 }
 
-/*
-** Our code and read-only data let go of: the pages of libmeminst's
-** segments that are never written (its code, SQLite's among it, and its
-** read-only data) leave this process's page tables; the next use faults
-** each back from the page cache, where they stay (a fault maps a whole
-** folio of it, 16 to 32 pages).  The store's code (SQLite's core, 0.7 MB)
-** is resident only while a store runs, rather than from the first store on
-** for the whole run (issue 29: the launcher's fixed part of peak RSS).  The
-** kernel's reclaim may drop these clean pages at any time; this drops them
-** at a time we choose.  The written segment (.data, relocations) is left.
-*/
-extern const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
-
-void alloc_sys_code_release(void)
-{
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)&__ehdr_start + __ehdr_start.e_phoff);
-	for (unsigned i = 0; i < __ehdr_start.e_phnum; i++) {
-		if (ph[i].p_type != PT_LOAD || (ph[i].p_flags & PF_W))
-			continue;
-		uintptr_t lo = (uintptr_t)&__ehdr_start + ph[i].p_vaddr, hi = lo + ph[i].p_memsz;
-		lo &= ~(uintptr_t)4095;
-		madvise((void *)lo, ((hi + 4095) & ~(uintptr_t)4095) - lo, MADV_DONTNEED);
-	}
-}
-
 /* Resize a mapping of ours, moving it if need be (its contents follow);
 ** NULL, with the old mapping intact, when it cannot. */
 void *alloc_sys_remap(void *p, size_t old, size_t size)

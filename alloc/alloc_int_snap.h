@@ -279,7 +279,7 @@ void alloc_snap_sort_rec16(alloc_snap_rec16_t *r, size_t n, size_t *counts, cons
 bool alloc_snap_sort_unique(alloc_snap_t *im); /* false: a spilled one's file (errno) */
 
 /* "alloc_snap_spill.c": a capture in bounded memory (issue 29). */
-extern size_t alloc_snap_spill_run; /* records a run: 256 KiB of them (tests: fewer) */
+extern size_t alloc_snap_spill_run; /* records a run: 64 KiB of them (tests: fewer) */
 /* Before the locks: the temporary file in db's directory, named (see
 ** alloc_snap_spill.c); false: none (the capture stays in memory). */
 bool alloc_snap_spill_open(alloc_snap_t *im, const char *db);

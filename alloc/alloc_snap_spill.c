@@ -6,7 +6,7 @@
 ** the map's locks into 16-byte records (alloc_snap_rec16_t).  Held whole,
 ** they cost 16 B a live block at each peak (22 MB for perl's 1.37 M
 ** blocks).  Here the copy fills a buffer of alloc_snap_spill_run records
-** (256 KiB) instead, and each time it is full writes it to a temporary file
+** (64 KiB) instead, and each time it is full writes it to a temporary file
 ** in the database's directory: a write goes to the page cache,
 ** which is not the program's resident set, and the buffer stays in cache,
 ** so the pause stays the copy.  After the program goes on, the storing
@@ -14,7 +14,9 @@
 ** back, and hands the blocks to the store merged (k-way, a small buffer a
 ** run), window by window (alloc_snap_window): about 1 MiB whatever the
 ** heap.  (Runs of 1 MiB cost the C++ map of bench/launcher_rss.sh 0.5 MB
-** more at its peak.)
+** more at its peak than runs of 256 KiB, which cost 0.2 MB more than these:
+** the buffer is resident at the peak, and more runs neither lengthen the
+** pause nor the store measurably, bench/RESULTS.md, issue 29.)
 ** A capture that fits one run never writes the file; without a directory
 ** to write in, the capture stays in memory as before.  A write that fails
 ** under the locks (a full disk, ulimit -f) fails the capture with one
@@ -39,7 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-size_t alloc_snap_spill_run = 16384;
+size_t alloc_snap_spill_run = 4096;
 
 /* The raw calls: a program's own hooks on pwrite must not see ours. */
 static bool spill_io(int fd, void *buf, size_t bytes, uint64_t off, bool write)

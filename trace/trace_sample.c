@@ -294,8 +294,7 @@ void trace_sample_thread_begin(void)
 	pthread_mutex_lock(&trace_sample_lock);
 	if (atomic_load(&trace_sample_running) && sample_check_handler()) {
 		(void)trace_thread_record(); /* the handler writes into it */
-		uint64_t warm[4]; /* libunwind's per-thread set-up, out of the handler */
-		(void)trace_unwind_here(warm, 4, false);
+		trace_unwind_warm();
 		trace_sample_timer_add(alloc_sys_gettid(), true);
 	}
 	pthread_mutex_unlock(&trace_sample_lock);
@@ -407,6 +406,7 @@ static int sample_start_locked(const sample_settings_t *s)
 	alloc_opts.alloc_sample = s->alloc_mean;
 	if (sample_set_path(s) < 0 || trace_file_ensure() < 0 || trace_unwind_init() < 0)
 		return -1;
+	trace_unwind_warm();
 	if (trace_fio_failed()) { /* said when it failed (the constructor goes on) */
 		alloc_log("sampling not started: a write of the trace file failed");
 		return -1;

@@ -22,9 +22,12 @@ extern unsigned trace_sample_depth;
 /* ------------------------------------------------------------ unwind --- */
 /* "trace_unwind.c" */
 
-/* Prepare libunwind (per-thread caches, its one-time set-up, our own code
-** range) outside of malloc and signal handlers.  0, or -1 logged. */
+/* Prepare libunwind (its one-time set-up, our own code range) outside of
+** malloc and signal handlers.  0, or -1 logged. */
 int trace_unwind_init(void);
+/* Make the calling thread's cache of the fast walk (256 KiB) now, in
+** normal context: for a thread that signal handlers will walk. */
+void trace_unwind_warm(void);
 
 /* The stack of the thread a signal interrupted, from the handler's
 ** ucontext: frames[0] is the interrupted pc, then return addresses.

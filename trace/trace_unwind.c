@@ -157,6 +157,22 @@ bool trace_unwind_in_self(uintptr_t pc)
 	return pc >= unwind_self_lo && pc < unwind_self_hi;
 }
 
+/* Walk from an initialised cursor: the pc, then return addresses (the
+** careful walk, one unw_step after another). */
+static unsigned unwind_walk(unw_cursor_t *c, uint64_t *frames, unsigned max)
+{
+	unsigned n = 0;
+	while (n < max) {
+		unw_word_t ip;
+		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || ip == 0)
+			break;
+		frames[n++] = ip;
+		if (unw_step(c) <= 0)
+			break;
+	}
+	return n;
+}
+
 int trace_unwind_init(void)
 {
 	static bool done;
@@ -173,26 +189,30 @@ int trace_unwind_init(void)
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	/* libunwind's one-time set-up (tables, locks, its memory-validation
 	** descriptor) happens on the first walk: do it here, in normal
-	** context, rather than inside malloc or a handler. */
+	** context, rather than inside malloc or a handler.  A careful walk:
+	** the fast one would also fill this thread's trace cache (below),
+	** which the exit snapshot's handler, the one walker of a default run,
+	** never reads. */
+	unw_context_t uc;
+	unw_cursor_t c;
 	uint64_t frames[4];
-	trace_unwind_here(frames, 4, true);
+	if (unwind_enter(true)) {
+		if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
+			(void)unwind_walk(&c, frames, 4);
+		unwind_leave();
+	}
 	return 0;
 }
 
-/* Walk from an initialised cursor: the pc, then return addresses (the
-** careful walk, one unw_step after another). */
-static unsigned unwind_walk(unw_cursor_t *c, uint64_t *frames, unsigned max)
+/* unw_backtrace's trace cache is per thread, made at the thread's first
+** fast walk: 2^14 frame shapes of 16 B, 256 KiB written whole when it is
+** made, and made with pthread_once, pthread_setspecific and mmap, which a
+** signal handler had better not be the first to run.  So the threads the
+** sampler walks make theirs here, in normal context. */
+void trace_unwind_warm(void)
 {
-	unsigned n = 0;
-	while (n < max) {
-		unw_word_t ip;
-		if (unw_get_reg(c, UNW_REG_IP, &ip) < 0 || ip == 0)
-			break;
-		frames[n++] = ip;
-		if (unw_step(c) <= 0)
-			break;
-	}
-	return n;
+	uint64_t frames[4];
+	(void)trace_unwind_here(frames, 4, false);
 }
 
 /* The fast walk: unw_backtrace follows a per-thread cache of frame

@@ -6,7 +6,10 @@
 **     frame pointers, recursion and libc (qsort, strtod, snprintf) never
 **     crashes and every walk yields frames;
 **   - the busy flag (a walk in progress: the handler must not re-enter
-**     libunwind's per-thread cache) is down again after a walk.
+**     libunwind's per-thread cache) is down again after a walk;
+**   - the set-up leaves the fast walk's 256 KiB trace cache unmade (a
+**     default run's one walker, the exit snapshot's handler, walks
+**     carefully): trace_unwind_warm makes it, for the sampled threads.
 ** This file is built with -fomit-frame-pointer -O2 and linked with
 ** --export-dynamic so that dladdr names its functions.
 */
@@ -77,6 +80,7 @@ static void install(void (*fn)(int, siginfo_t *, void *))
 Test(unwind, signal_walk_starts_at_the_interrupted_pc)
 {
 	cr_assert_eq(trace_unwind_init(), 0);
+	trace_unwind_warm(); /* as the sampler does for each thread it walks */
 	install(catch_one);
 	arm_cpu_timer(2000);
 	unwind_outer();
@@ -131,6 +135,7 @@ NOINLINE double storm_recurse(int depth, double acc)
 Test(unwind, storm_of_signals_without_frame_pointers)
 {
 	cr_assert_eq(trace_unwind_init(), 0);
+	trace_unwind_warm(); /* as the sampler does for each thread it walks */
 	install(storm_handler);
 	arm_cpu_timer(100); /* 10 kHz of CPU time */
 	/* 0.7 s of this process's CPU time (the timer counts CPU time too), not
@@ -174,4 +179,32 @@ Test(unwind, busy_only_during_a_walk)
 	install(after_handler);
 	raise(SIGPROF);
 	cr_assert_gt(after_n, 0);
+}
+
+/* ---------------------------------------------------------- the cache --- */
+
+static long rss_anon_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "RssAnon: %ld", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+Test(unwind, set_up_without_the_trace_cache)
+{
+	long before = rss_anon_kb();
+	cr_assert_eq(trace_unwind_init(), 0);
+	long set_up = rss_anon_kb();
+	trace_unwind_warm();
+	long warm = rss_anon_kb();
+	cr_assert_geq(before, 0);
+	/* libunwind's own set-up is a few pages; its trace cache 256 KiB */
+	cr_assert_lt(set_up - before, 96, "the set-up made %ld kB resident", set_up - before);
+	cr_assert_geq(warm - set_up, 200, "the warm-up made %ld kB resident", warm - set_up);
 }

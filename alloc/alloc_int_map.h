@@ -85,10 +85,11 @@ static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lo
 ** grow.  The page's offset does for the bit's number.
 */
 uint64_t *alloc_map_leaf_find(alloc_list_t *l, uintptr_t page, bool make);
+static inline uint32_t alloc_map_hash(uintptr_t page) { return (uint32_t)((page * 0x9e3779b97f4a7c15ull) >> 32); }
 static inline __attribute__((always_inline)) uint64_t *alloc_map_leaf(alloc_list_t *l, const void *m, bool make,
 								     uintptr_t *bit)
 {
-	uintptr_t d = (uintptr_t)m - l->last_base;
+	uintptr_t d = (uintptr_t)m - l->last_base, page = (uintptr_t)m >> ALLOC_LEAF_SHIFT;
 	if (likely(d < ((uintptr_t)1 << ALLOC_LEAF_SHIFT))) {
 		uint64_t *bits = l->last_bits;
 		if (!bits) /* (the last leaf has bits: no test) */
@@ -97,7 +98,15 @@ static inline __attribute__((always_inline)) uint64_t *alloc_map_leaf(alloc_list
 		return bits;
 	}
 	*bit = ((uintptr_t)m >> 4) & (ALLOC_LEAF_BLOCKS - 1);
-	return alloc_map_leaf_find(l, (uintptr_t)m >> ALLOC_LEAF_SHIFT, make);
+	/* the leaf at its hash's own entry, the most common case, inline
+	** (a random free at a million blocks: the call cost ~20 instructions) */
+	alloc_leaf_t *e = &l->dir[alloc_map_hash(page) & l->dir_mask];
+	if (likely(l->dir) && e->page == page) {
+		l->last_base = page << ALLOC_LEAF_SHIFT;
+		l->last_bits = e->bits;
+		return e->bits;
+	}
+	return alloc_map_leaf_find(l, page, make);
 }
 
 /* Set, test, clear bit `bit` of a leaf's bits (below ALLOC_LEAF_BLOCKS).

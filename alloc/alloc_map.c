@@ -132,16 +132,11 @@ void alloc_map_corrupt(const alloc_mhdr_t *m)
 	abort();
 }
 
-static inline uint32_t map_dir_hash(uint64_t page)
-{
-	return (uint32_t)((page * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
 /* The entry for `page` in a directory of mask + 1 entries: its own or
 ** the empty one where it would go. */
 static alloc_leaf_t *map_dir_slot(alloc_leaf_t *dir, uint32_t mask, uint64_t page)
 {
-	for (uint32_t i = map_dir_hash(page) & mask;; i = (i + 1) & mask)
+	for (uint32_t i = alloc_map_hash(page) & mask;; i = (i + 1) & mask)
 		if (dir[i].page == page || !dir[i].page)
 			return &dir[i];
 }

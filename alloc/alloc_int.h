@@ -21,7 +21,7 @@
 **   alloc_unload.c   sites of unloaded modules leave the caches (dlclose)
 **   alloc_symbolise.c  print=types named by a helper process at exit
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
-**   alloc_map.c      mim mode: per-thread arrays of live blocks
+**   alloc_map.c      mim mode: per-thread bitmaps of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions

@@ -199,8 +199,8 @@ void alloc_map_list_handover(alloc_list_t *l);
 ** counting too), then
 **     for (uint32_t i = 0, n = alloc_map_nlists(); i < n; i++)
 **             l = alloc_map_list(i), its blocks by leaf: for each entry
-**             e of l->dir[0 .. l->dir_mask] (none when l->dir is NULL),
-**             alloc_map_leaf_blocks(&l->dir[e], headers)
+**             e of l->dir[0 .. l->dir_mask] (none when l->count is 0),
+**             ALLOC_LEAF_FOR_EACH(&l->dir[e], m) gives the headers
 ** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
 ** blocks on all lists.  Empty lists (of exited threads) stay numbered, in
 ** a pool for the next threads.
@@ -228,7 +228,16 @@ static inline alloc_list_t *alloc_map_list(uint32_t id)
 								memory_order_relaxed);
 	return c + (id & ((1u << ALLOC_MAP_CHUNK) - 1));
 }
-size_t alloc_map_leaf_blocks(const alloc_leaf_t *e, alloc_mhdr_t *out[ALLOC_LEAF_BLOCKS]);
+/* The headers of a leaf's blocks, in address order, as `m` (bits cleared
+** meanwhile do not stop the walk: each word is read once).  No array on
+** the stack: a capture may run on a signal's stack. */
+#define ALLOC_LEAF_FOR_EACH(leaf, m)                                                                   \
+	for (unsigned w_ = 0; w_ < ALLOC_LEAF_WORDS; w_++)                                              \
+		for (uint64_t b_ = (leaf)->bits[w_]; b_; b_ &= b_ - 1)                                  \
+			for (alloc_mhdr_t *m = (alloc_mhdr_t *)(((uintptr_t)(leaf)->page << ALLOC_LEAF_SHIFT) + \
+								 ((uintptr_t)w_ * 64 + (unsigned)__builtin_ctzll(b_)) * 16), \
+					  *once_ = m;                                                   \
+			     once_; once_ = NULL)
 size_t alloc_map_count_stopped(void);
 size_t alloc_map_count(void);               /* takes each list in turn    */
 size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */

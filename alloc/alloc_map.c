@@ -223,17 +223,6 @@ void alloc_map_low(alloc_list_t *l)
 	map_dir_rebuild(l, 0);
 }
 
-/* The headers of a leaf's blocks, in address order; their number. */
-size_t alloc_map_leaf_blocks(const alloc_leaf_t *e, alloc_mhdr_t *out[ALLOC_LEAF_BLOCKS])
-{
-	size_t n = 0;
-	uintptr_t base = (uintptr_t)e->page << ALLOC_LEAF_SHIFT;
-	for (unsigned w = 0; e->page && w < ALLOC_LEAF_WORDS; w++)
-		for (uint64_t b = e->bits[w]; b; b &= b - 1)
-			out[n++] = (alloc_mhdr_t *)(base + ((uintptr_t)w * 64 + (unsigned)__builtin_ctzll(b)) * 16);
-	return n;
-}
-
 /* The owner of a held list has left its fast path (alloc_int.h, biased
 ** lists): the caller has raised `stop` and fenced every thread. */
 static void map_wait_owner(alloc_list_t *l)
@@ -356,9 +345,7 @@ alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 ** orphans' directory cannot grow (the rest stay). */
 static bool map_merge_leaf(alloc_list_t *l, alloc_leaf_t *e)
 {
-	alloc_mhdr_t *hs[ALLOC_LEAF_BLOCKS];
-	for (size_t i = 0, n = alloc_map_leaf_blocks(e, hs); i < n; i++) {
-		alloc_mhdr_t *m = hs[i];
+	ALLOC_LEAF_FOR_EACH(e, m) {
 		if (!alloc_map_link(&alloc_map_orphans, m, m->seq))
 			return false;
 		alloc_map_clear(e->bits, ((uintptr_t)m >> 4) & (ALLOC_LEAF_BLOCKS - 1));

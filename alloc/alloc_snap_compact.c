@@ -65,14 +65,12 @@ static size_t compact_collect(alloc_snap_t *im, uint64_t *addr)
 	size_t n = 0;
 	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
 		const alloc_list_t *l = alloc_map_list(id);
-		for (size_t e = 0; l->count && e <= l->dir_mask; e++) {
-			alloc_mhdr_t *hs[ALLOC_LEAF_BLOCKS];
-			size_t k = alloc_map_leaf_blocks(&l->dir[e], hs);
-			if (k > im->room - n)
-				return SIZE_MAX;
-			for (size_t i = 0; i < k; i++)
-				addr[n++] = (uintptr_t)(hs[i] + 1);
-		}
+		for (size_t e = 0; l->count && e <= l->dir_mask; e++)
+			ALLOC_LEAF_FOR_EACH(&l->dir[e], m) {
+				if (n == im->room)
+					return SIZE_MAX;
+				addr[n++] = (uintptr_t)(m + 1);
+			}
 	}
 	alloc_snap_sort_addrs(addr, n, im->counts);
 	size_t out = 0;

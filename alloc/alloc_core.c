@@ -339,8 +339,8 @@ enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
 ** out.  This thread's own list is found without a look-up; another's is
 ** locked through the header (a cross-thread free waits while the owner
 ** adds a block).  The header is read under the lock: CORE_RACED when
-** another thread freed the block first; a header that names no list or
-** a place in it that does not hold the block stops the process.
+** another thread freed the block first; a header that names no list, or
+** a list whose map does not hold the block, stops the process.
 */
 static inline __attribute__((always_inline)) enum core_untracked core_untrack_mim(alloc_thread_t *t, void *user,
 										    uint64_t meta, size_t size)
@@ -349,15 +349,12 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 	alloc_hdr_t *h = &m->h;
 	alloc_list_t *l;
 	uint64_t at = m->at;
-	bool own = likely(t) && alloc_at_list(at) == t->own_id;
+	bool own = likely(t) && at == t->own_at;
 	if (likely(t))
 		core_enter(t, true);
 	if (likely(own)) {
-		/* the index is read again under the lock: another thread's free
-		** may have moved this block into the hole it left */
 		l = t->own_list;
 		alloc_list_lock(l);
-		at = m->at;
 	} else if (unlikely(!(l = alloc_map_lock_block(m, &at)))) {
 		if (h->meta == meta)
 			alloc_map_corrupt(m);
@@ -367,7 +364,11 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 	}
 	bool ours = h->meta == meta; /* not freed by another thread meanwhile */
 	if (likely(ours)) {
-		alloc_map_unlink(l, m, at);
+		/* (the header's list, read again under the lock: only a
+		** hand-over moves a block, and only under both lists' locks) */
+		if (unlikely(alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)) != l->id))
+			alloc_map_corrupt(m);
+		alloc_map_unlink(l, m);
 		h->meta = meta | ALLOC_META_FREED;
 		if (likely(t))
 			core_count_out(t, meta, size, user);

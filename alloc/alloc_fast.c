@@ -16,8 +16,8 @@
 ** without its lock while it is biased to the thread, its lock tried once
 ** when it is not, and a list held by another thread (a capture, a fork, a
 ** free of one of our blocks) sends the operation to the general path,
-** which waits; so do a full array, a block whose place is not in the thread's
-** own list, an array due to shrink and a batch of allocation numbers used
+** which waits; so do a map whose directory cannot grow, a block whose place
+** is not in the thread's own list and a batch of allocation numbers used
 ** up.
 */
 #include "alloc_int.h"
@@ -418,16 +418,17 @@ static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
-/* Take the block at `at` off the held list, whose `n` entries the caller
-** has checked hold it there (alloc_map_unlink's rule): the last entry
-** moves into its place; a free of that one from another thread may be
-** reading its `at` (alloc_map_lock_block), and alloc_map_count the count. */
-static inline __attribute__((always_inline)) void fast_unlink(alloc_list_t *l, uint64_t at, uint32_t n)
+/* Take a block off the held list: true when its bit was set (then
+** cleared), alloc_map_unlink's rule, which the general path applies when
+** not (nothing changed then); a leaf not used last is looked up. */
+static inline __attribute__((always_inline)) bool fast_unlink(alloc_list_t *l, const alloc_mhdr_t *m)
 {
-	alloc_mhdr_t *last = l->arr[n - 1];
-	l->arr[alloc_at_index(at)] = last;
-	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->count, n - 1, __ATOMIC_RELAXED);
+	uintptr_t bit;
+	uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
+	if (unlikely(!bits) || unlikely(!alloc_map_clear(bits, bit)))
+		return false;
+	alloc_map_count_add(l, -1);
+	return true;
 }
 
 /* A block counted out and off the list: leave both, free what a signal
@@ -475,18 +476,19 @@ static inline __attribute__((always_inline)) void *fast_track_mim_any(void *base
 	if (unlikely(!fast_list_enter(l, biased)))
 		goto abort;
 	/* (the orphans, a thread's list when it could have none, take
-	** blocks from exiting threads too: room is seen under the lock) */
-	uint32_t n = l->count;
-	if (unlikely(n == l->cap)) {
+	** blocks from exiting threads too: the leaf is found under the lock) */
+	uintptr_t bit;
+	uint64_t *bits = alloc_map_leaf(l, m, true, &bit);
+	if (unlikely(!bits)) {
 		fast_back_out(t, l, true, biased);
 		goto slow;
 	}
 	uint64_t meta = t->meta_own | alloc_meta_pack(type, 0, allocator, 0);
 	alloc_hdr_seal(&m->h, user, size, meta);
-	l->arr[n] = m;
-	m->at = (uint64_t)t->own_id << 32 | n;
+	alloc_map_set(bits, bit);
+	m->at = t->own_at;
 	m->seq = t->seq_next++;
-	__atomic_store_n(&l->count, n + 1, __ATOMIC_RELAXED); /* (alloc_map_count) */
+	alloc_map_count_add(l, 1);
 	t->budget = budget;
 	fast_count_alloc(t, allocator, ts, cs, size, type, user);
 	fast_list_leave(l, biased);
@@ -518,11 +520,10 @@ static inline __attribute__((always_inline)) void *fast_track_mim_body(void *bas
 FAST_ENTRIES(mim, alloc_mhdr_t)
 
 /*
-** free: as mis's, and the block's place in the map is in the thread's own
-** list; under the list's lock the header is read again (another thread's
-** free may have moved the block into its hole, or freed it first), and the
-** entry there must be the block (else the general path stops the process
-** with its line).
+** free: as mis's, and the block's bit is in the thread's own list; under
+** the list's lock the header is read again (another thread's free may have
+** freed it first), and the bit must be set (else the general path stops
+** the process with its line).
 */
 static ALLOC_NOINLINE void fast_free_mim_locked(void *user, uintptr_t site);
 
@@ -560,8 +561,8 @@ static inline __attribute__((always_inline)) alloc_slot_t *fast_owner_slot(alloc
 ** path's), and the header is read again under the lock, as the general
 ** path does (alloc_core.c, core_untrack_mim).  The block is counted out of
 ** this thread's slots, its owner under the slot kept for that thread.  A list
-** that this free would empty and pool, an array due to shrink, a slot not
-** in place and anything the general path waits for go there.
+** that this free would empty and pool, a slot not in place and anything
+** the general path waits for go there.
 */
 static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *m, uintptr_t site)
 {
@@ -586,14 +587,11 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	}
 	/* under the lock: the block may have moved, been freed by a third
 	** thread, or gone to the orphans meanwhile */
-	uint64_t at = __atomic_load_n(&m->at, __ATOMIC_RELAXED);
-	uint32_t i = alloc_at_index(at), n = l->count;
-	if (unlikely(m->h.meta != meta || alloc_at_list(at) != l->id || i >= n || l->arr[i] != m ||
-		     n - 1 == l->low || (n == 1 && !l->owner))) {
+	if (unlikely(m->h.meta != meta || alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)) != l->id ||
+		     (l->count == 1 && !l->owner) || !fast_unlink(l, m))) {
 		fast_back_out(t, l, true, false);
 		goto slow;
 	}
-	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	/* never temporary: another thread's block (core_count_out), but the
@@ -624,7 +622,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 		goto slow;
 	alloc_mhdr_t *m = (alloc_mhdr_t *)user - 1;
 	/* (before anything else: the other list's path keeps nothing of this) */
-	if (unlikely(alloc_at_list(m->at) != t->own_id))
+	if (unlikely(m->at != t->own_at))
 		return fast_free_mim_other(t, m, site);
 	uint64_t meta, sizew;
 	if (unlikely(!fast_mim_header(t, m, FAST_OWN_BITS, &meta, &sizew)))
@@ -641,16 +639,11 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 		goto slow;
 	}
 	/* under a shared list's lock, read again: another thread's free may
-	** have moved the block into its hole, or freed it first (a biased
-	** list has had no other thread in it) */
-	uint64_t at = m->at;
-	uint32_t i = alloc_at_index(at), n = l->count;
-	if (unlikely((!biased && (m->h.meta != meta || alloc_at_list(at) != t->own_id)) || i >= n ||
-		     l->arr[i] != m || n - 1 == l->low)) {
+	** have freed it first (a biased list has had no other thread in it) */
+	if (unlikely((!biased && m->h.meta != meta) || !fast_unlink(l, m))) {
 		fast_back_out(t, l, true, biased);
 		goto slow;
 	}
-	fast_unlink(l, at, n);
 	m->h.meta = meta | ALLOC_META_FREED;
 	t->budget = budget;
 	fast_count_free(t, alloc_meta_allocator(meta), ts, ts->cls_slot, size, user);

@@ -21,7 +21,7 @@
 **   alloc_unload.c   sites of unloaded modules leave the caches (dlclose)
 **   alloc_symbolise.c  print=types named by a helper process at exit
 **   alloc_thread.c   per-thread state, registry, thread exit, fork
-**   alloc_map.c      mim mode: per-thread arrays of live blocks
+**   alloc_map.c      mim mode: per-thread bitmaps of live blocks
 **   alloc_options.c  the MEMINST parser (pure, unit tested)
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
@@ -211,18 +211,26 @@ typedef struct alloc_hdr_s {
 static inline uint64_t alloc_hdr_bytes(const alloc_hdr_t *h) { return h->size & ALLOC_SIZE_MASK; }
 
 /*
-** mim: in front of the mis header, where the block sits in the map (its
-** list's number and its index in that list's array, see alloc_map.c) and
-** its allocation number, in full.
+** mim: in front of the mis header, the number of the list whose map holds
+** the block (see alloc_map.c) and its allocation number, in full.
 */
 typedef struct alloc_mhdr_s {
-	uint64_t at;  /* list number << 32 | index in the list's array */
+	uint64_t at;  /* list number << 32 (the low half is 0) */
 	uint64_t seq; /* allocation number */
 	alloc_hdr_t h;
 } alloc_mhdr_t;
 
 static inline uint32_t alloc_at_list(uint64_t at) { return (uint32_t)(at >> 32); }
-static inline uint32_t alloc_at_index(uint64_t at) { return (uint32_t)at; }
+
+/* mim: a leaf of a list's map, a page of the heap: a bit for each 16 bytes,
+** set where a live block's header starts (see the map section below). */
+#define ALLOC_LEAF_SHIFT 12
+#define ALLOC_LEAF_BLOCKS ((1u << ALLOC_LEAF_SHIFT) / 16)
+#define ALLOC_LEAF_WORDS (ALLOC_LEAF_BLOCKS / 64)
+typedef struct alloc_leaf_s {
+	uint64_t page; /* address >> ALLOC_LEAF_SHIFT; 0: an empty entry */
+	uint64_t bits[ALLOC_LEAF_WORDS];
+} alloc_leaf_t;
 
 /* mim: a list of live blocks (see the map section below). */
 typedef struct alloc_list_s {
@@ -234,10 +242,15 @@ typedef struct alloc_list_s {
 	uint32_t pool_next; /* in the pool of empty lists, the next one's id */
 	uint32_t pooled;    /* in the pool (a racing double free must not put
 			       it there twice)                                */
-	uint32_t count;     /* blocks in arr[0 .. count-1]                    */
-	uint32_t cap;       /* room in arr                                    */
-	uint32_t low;       /* a count that shrinks arr (0: never)            */
-	struct alloc_mhdr_s **arr; /* mapped, never in the user heap           */
+	uintptr_t last_base; /* the leaf used last, its page's address (0:
+				none) ...                                  */
+	uint64_t *last_bits; /* ... and its bits                              */
+	size_t count;       /* blocks in the map                              */
+	size_t low;         /* a count that rebuilds the directory smaller    */
+	alloc_leaf_t *dir;  /* the leaves by page, open addressing; mapped,
+			       never in the user heap (NULL: none yet)        */
+	uint32_t dir_mask;  /* entries - 1                                    */
+	uint32_t dir_used;  /* entries with a page (some may be empty)        */
 } __attribute__((aligned(64))) alloc_list_t;
 
 #define ALLOC_TYPE_BITS 20
@@ -480,7 +493,7 @@ struct alloc_thread_s {
 	struct { uintptr_t site; uint32_t type; } site_cache[ALLOC_SITE_CACHE];
 	struct alloc_list_s *own_list; /* mim: where its blocks go (its own list,
 					  or the orphans when none can be had) */
-	uint32_t own_id;               /* own_list->id                        */
+	uint64_t own_at;               /* own_list->id << 32: its blocks' `at` */
 	/* Kept when the record is reused:                                   */
 	struct alloc_stack_cache_s *stack_cache; /* site_depth (alloc_stack.c):
 					  checked entries, so kept for the next thread */

@@ -21,12 +21,14 @@
 ** mim: the map of live blocks is a set of lists, one per thread (its
 ** owner: the thread that allocated the block) plus the orphan list (number
 ** 0), which holds the blocks of threads that have exited with few blocks
-** and of threads without a list.  A list is an array of pointers to the
-** blocks' headers under one lock; a header says which list holds it and
-** where (alloc_mhdr_t.at).  The owner adds and counts holding its own list
-** (its lock, or without it while the list is biased, below), which no
-** other thread takes except to free one of its blocks; whoever holds every
-** list (alloc_map_stop) sees blocks and counters that agree.
+** and of threads without a list.  A list is a bitmap of the heap under one
+** lock: a bit for each 16 bytes, set where the header of one of its live
+** blocks starts, in leaves of a page found by page number in the list's
+** directory (alloc_map.c); a header says which list holds it
+** (alloc_mhdr_t.at).  The owner adds and counts holding its own list (its
+** lock, or without it while the list is biased, below), which no other
+** thread takes except to free one of its blocks; whoever holds every list
+** (alloc_map_stop) sees blocks and counters that agree.
 **
 ** The lock order of the set lock and the lists is in alloc_int.h's head
 ** comment; the hot path holds at most one list lock, and never while it
@@ -60,8 +62,6 @@ extern alloc_list_t alloc_map_orphans;
 extern _Atomic int alloc_map_capturing;
 void alloc_spin_lock_slow(_Atomic int *lock);
 void alloc_map_corrupt(const alloc_mhdr_t *m) __attribute__((noreturn, cold));
-bool alloc_map_grow(alloc_list_t *l);
-void alloc_map_shrink(alloc_list_t *l);
 
 /* The small spin locks of the map (and the set lock). */
 static inline void alloc_spin_lock(_Atomic int *lock)
@@ -76,42 +76,113 @@ static inline void alloc_spin_unlock(_Atomic int *lock)
 static inline void alloc_list_lock(alloc_list_t *l) { alloc_spin_lock(&l->lock); }
 static inline void alloc_list_unlock(alloc_list_t *l) { alloc_spin_unlock(&l->lock); }
 
-/* Add a block's header, with its allocation number, at the end of the
-** list, which the caller holds.  False when the array cannot grow (the
-** block is then not in the map: the caller leaves it untracked). */
+/*
+** The bits of the leaf that holds `m`'s page, in a list the caller holds,
+** and in `*bit` the header's bit there: the leaf used last without a
+** look-up (a block is most often freed or made near the last one), else
+** from the directory, made when `make`.  NULL when there is none (not
+** made: no block of the list is in that page) or the directory cannot
+** grow.  The page's offset does for the bit's number.
+*/
+uint64_t *alloc_map_leaf_find(alloc_list_t *l, uintptr_t page, bool make);
+static inline uint32_t alloc_map_hash(uintptr_t page) { return (uint32_t)((page * 0x9e3779b97f4a7c15ull) >> 32); }
+static inline __attribute__((always_inline)) uint64_t *alloc_map_leaf(alloc_list_t *l, const void *m, bool make,
+								     uintptr_t *bit)
+{
+	uintptr_t d = (uintptr_t)m - l->last_base, page = (uintptr_t)m >> ALLOC_LEAF_SHIFT;
+	if (likely(d < ((uintptr_t)1 << ALLOC_LEAF_SHIFT))) {
+		uint64_t *bits = l->last_bits;
+		if (!bits) /* (the last leaf has bits: no test) */
+			__builtin_unreachable();
+		*bit = d >> 4;
+		return bits;
+	}
+	*bit = ((uintptr_t)m >> 4) & (ALLOC_LEAF_BLOCKS - 1);
+	/* the leaf at its hash's own entry, the most common case, inline
+	** (a random free at a million blocks: the call cost ~20 instructions) */
+	alloc_leaf_t *e = &l->dir[alloc_map_hash(page) & l->dir_mask];
+	if (likely(l->dir) && e->page == page) {
+		l->last_base = page << ALLOC_LEAF_SHIFT;
+		l->last_bits = e->bits;
+		return e->bits;
+	}
+	return alloc_map_leaf_find(l, page, make);
+}
+
+/* Set, test, clear bit `bit` of a leaf's bits (below ALLOC_LEAF_BLOCKS).
+** x86: one bts or btr on the bits as a string, where finding the word and
+** shifting a mask took six more instructions in the hot paths. */
+static inline __attribute__((always_inline)) void alloc_map_set(uint64_t *bits, uintptr_t bit)
+{
+#if defined(__x86_64__)
+	__asm__("btsq %1, %0" : "+m"(*(uint64_t(*)[ALLOC_LEAF_WORDS])bits) : "r"(bit));
+#else
+	bits[bit / 64] |= 1ull << (bit % 64);
+#endif
+}
+static inline bool alloc_map_test(const uint64_t *bits, uintptr_t bit) { return bits[bit / 64] >> (bit % 64) & 1; }
+/* Clear it; whether it was set (nothing changes when not). */
+static inline __attribute__((always_inline)) bool alloc_map_clear(uint64_t *bits, uintptr_t bit)
+{
+#if defined(__x86_64__)
+	bool was;
+	__asm__("btrq %2, %0" : "+m"(*(uint64_t(*)[ALLOC_LEAF_WORDS])bits), "=@ccc"(was) : "r"(bit));
+	return was;
+#else
+	bool was = alloc_map_test(bits, bit);
+	bits[bit / 64] &= ~(1ull << (bit % 64));
+	return was;
+#endif
+}
+
+/* The list's count, one more or one fewer: written by the list's holder
+** only, read by alloc_map_count without the lock (a biased owner may be
+** changing it); one add to memory where the relaxed atomic store made gcc
+** load, add and store (as alloc_count.h's slots). */
+static inline __attribute__((always_inline)) void alloc_map_count_add(alloc_list_t *l, int64_t by)
+{
+#if defined(__x86_64__)
+	__asm__("addq %1, %0" : "+m"(l->count) : "er"(by));
+#else
+	__atomic_store_n(&l->count, l->count + by, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Add a block's header, with its allocation number, to the list, which
+** the caller holds.  False when the directory cannot grow (the block is
+** then not in the map: the caller leaves it untracked). */
 static inline bool alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq)
 {
-	uint32_t n = l->count;
-	if (unlikely(n == l->cap) && !alloc_map_grow(l))
+	uintptr_t bit;
+	uint64_t *bits = alloc_map_leaf(l, m, true, &bit);
+	if (unlikely(!bits))
 		return false;
-	l->arr[n] = m;
-	m->at = (uint64_t)l->id << 32 | n;
+	alloc_map_set(bits, bit);
+	__atomic_store_n(&m->at, (uint64_t)l->id << 32, __ATOMIC_RELAXED);
 	m->seq = seq;
-	l->count = n + 1;
+	alloc_map_count_add(l, 1);
 	return true;
 }
 
+void alloc_map_low(alloc_list_t *l);
+
 /*
 ** Take a block off the list, which the caller holds and which its header
-** names: the last entry moves into its place.  The header is in front of
-** the user's block, where an overrun or an attacker can rewrite it, and an
-** unchecked index would have the move write a pointer of ours where they
-** choose.  So the entry at the index must be this very block first; if not,
-** the process stops (alloc_map_corrupt) before anything is written.
+** names.  The header is in front of the user's block, where an overrun or
+** an attacker can rewrite it: the list's bit for this very header must be
+** set (a block of this list starts here, not freed yet), or the process
+** stops (alloc_map_corrupt) before anything is written.
 */
-static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m, uint64_t at)
+static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m)
 {
-	uint32_t i = alloc_at_index(at), n = l->count;
-	if (unlikely(i >= n || l->arr[i] != m))
+	uintptr_t bit;
+	uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
+	if (unlikely(!bits) || unlikely(!alloc_map_clear(bits, bit)))
 		alloc_map_corrupt(m);
-	alloc_mhdr_t *last = l->arr[n - 1];
-	l->arr[i] = last;
-	/* the same list, index i (m itself when it was last); a free of
-	** `last` from another thread may be reading it (alloc_map_lock_block) */
-	__atomic_store_n(&last->at, at, __ATOMIC_RELAXED);
-	l->count = --n;
-	if (unlikely(n == l->low))
-		alloc_map_shrink(l);
+	alloc_map_count_add(l, -1);
+	/* (only here: the fast paths leave it to the next general one) */
+	if (unlikely(l->count < l->low))
+		alloc_map_low(l);
 }
 
 void alloc_map_init(void);
@@ -127,7 +198,9 @@ void alloc_map_list_handover(alloc_list_t *l);
 ** and every list's lock (allocation and freeing of tracked blocks wait,
 ** counting too), then
 **     for (uint32_t i = 0, n = alloc_map_nlists(); i < n; i++)
-**             l = alloc_map_list(i), its blocks l->arr[0 .. l->count-1]
+**             l = alloc_map_list(i), its blocks by leaf: for each entry
+**             e of l->dir[0 .. l->dir_mask] (none when l->count is 0),
+**             ALLOC_LEAF_FOR_EACH(&l->dir[e], m) gives the headers
 ** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
 ** blocks on all lists.  Empty lists (of exited threads) stay numbered, in
 ** a pool for the next threads.
@@ -155,6 +228,16 @@ static inline alloc_list_t *alloc_map_list(uint32_t id)
 								memory_order_relaxed);
 	return c + (id & ((1u << ALLOC_MAP_CHUNK) - 1));
 }
+/* The headers of a leaf's blocks, in address order, as `m` (bits cleared
+** meanwhile do not stop the walk: each word is read once).  No array on
+** the stack: a capture may run on a signal's stack. */
+#define ALLOC_LEAF_FOR_EACH(leaf, m)                                                                   \
+	for (unsigned w_ = 0; w_ < ALLOC_LEAF_WORDS; w_++)                                              \
+		for (uint64_t b_ = (leaf)->bits[w_]; b_; b_ &= b_ - 1)                                  \
+			for (alloc_mhdr_t *m = (alloc_mhdr_t *)(((uintptr_t)(leaf)->page << ALLOC_LEAF_SHIFT) + \
+								 ((uintptr_t)w_ * 64 + (unsigned)__builtin_ctzll(b_)) * 16), \
+					  *once_ = m;                                                   \
+			     once_; once_ = NULL)
 size_t alloc_map_count_stopped(void);
 size_t alloc_map_count(void);               /* takes each list in turn    */
 size_t alloc_map_count_ownerless(void);     /* blocks of exited threads   */

@@ -1,26 +1,39 @@
 /*
 ** alloc_map.c — mim mode: the map of every live block.
 **
-** Live blocks are kept in lists, one per thread: an array of pointers to
-** the blocks' headers, with the block's list number and index written in
-** its header (alloc_mhdr_t.at).  The thread that allocates a block appends
-** it to its own list, without the lock while the list is biased to it (see
+** Live blocks are kept in lists, one per thread, each a bitmap of the heap:
+** a bit for each 16 bytes, set where the header of one of the list's live
+** blocks starts, with the block's list number written in its header
+** (alloc_mhdr_t.at).  The thread that allocates a block sets its bit in its
+** own list, without the lock while the list is biased to it (see
 ** alloc_int.h: until another thread frees one of its blocks) and under its
 ** own lock after that, so two threads meet only when one frees a block of
-** the other.  Freeing moves the list's last entry
-** into the hole (and rewrites that block's index), after checking that the
-** entry at the header's index is this block: a forged or overwritten
-** header makes the process stop before anything is written.  Compared with
-** linked lists, a free touches the array and the last block (most often
-** recent, so in cache) rather than two neighbours anywhere in the heap.
+** the other.  Freeing clears the bit after checking that it is set: a
+** forged or overwritten header (one that names a list without the block,
+** or a block freed already) makes the process stop before anything is
+** written.
+**
+** The bits come in leaves of a page (32 bytes for 4 KiB of heap), found by
+** page number in the list's directory, a table with open addressing; the
+** leaf used last is remembered, so that a block freed or made near the
+** last one needs no look-up.  A free touches the block's header and a place
+** in the map 1/128 of the heap's size (about 1/12 with an array of
+** pointers, whose random entry missed the last-level cache from about a
+** million blocks on, bench/RESULTS.md), and a walk of the map gives each
+** leaf's blocks in address order.  Leaves are not taken out when they
+** empty (a page's only block freed and made again would make and drop one
+** each time): the directory is rebuilt without its empty leaves when it
+** fills up, and smaller when the list's count falls to an eighth.  Its
+** cost is 40 bytes a page of heap that holds a block of the list, per
+** list: threads whose blocks share pages each pay for the page.
 **
 ** When a thread exits its list is handed over (alloc_map_list_handover):
 ** a few blocks move to the orphan list, number 0, which also takes the
 ** blocks of threads without a list; more stay where they are, in a list
 ** without an owner, which goes to a pool of empty lists once its last
 ** block is freed.  Lists live in a table that grows and is never unmapped,
-** so a lock found through a header stays a lock; their arrays are mappings
-** of their own that grow and shrink with the number of blocks.
+** so a lock found through a header stays a lock; their directories are
+** mappings of their own.
 **
 ** The core adds a block and counts it while holding the list (its lock,
 ** or `busy` when biased), so whoever holds every list (alloc_map_stop)
@@ -46,10 +59,10 @@ static _Atomic uint32_t map_pool;   /* the first empty list without owner; 0: no
 /* (entry 0 is unused: the orphans are static) */
 alloc_table_t alloc_map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 20, ALLOC_MAP_CHUNK);
 
-#define MAP_ARR_MIN 512          /* entries: one page */
-#define MAP_ARR_MAX (1u << 31)   /* an index fits in 32 bits */
-#define MAP_SHRINK_MIN 8192      /* smaller arrays are never shrunk */
-#define MAP_LOW_NEVER UINT32_MAX /* a count no list reaches */
+#define MAP_DIR_MIN 64            /* entries (the first directory: 2.5 KiB) */
+#define MAP_DIR_MAX (1ull << 32)  /* entries, with a 32-bit mask */
+#define MAP_SHRINK_MIN 4096       /* smaller directories are never rebuilt smaller */
+#define MAP_LOW_NEVER 0           /* a count no list falls below */
 /* An exiting thread's blocks move to the orphans when there are no more
 ** than this (each move writes the block's header); more stay in place. */
 #define MAP_MERGE_MAX 4096
@@ -108,61 +121,106 @@ void alloc_spin_lock_slow(_Atomic int *lock)
 	}
 }
 
-/* A block's header names a place in the map that does not hold it: the heap
-** in front of the block was overwritten.  Nothing has been written yet;
-** stop here, as glibc does on a corrupted list, with one line (no
-** allocation). */
+/* A block's header names a list whose map does not hold it: the heap in
+** front of the block was overwritten (or written back over a block freed
+** already).  Nothing has been written yet; stop here, as glibc does on a
+** corrupted list, with one line (no allocation). */
 void alloc_map_corrupt(const alloc_mhdr_t *m)
 {
-	alloc_log("free of %p: the block's map index was overwritten (heap corruption "
+	alloc_log("free of %p: the block's list in the map was overwritten (heap corruption "
 		  "in front of the block); aborting", (const void *)(m + 1));
 	abort();
 }
 
-static void map_array_set(alloc_list_t *l, alloc_mhdr_t **arr, uint32_t cap)
+/* The entry for `page` in a directory of mask + 1 entries: its own or
+** the empty one where it would go. */
+static alloc_leaf_t *map_dir_slot(alloc_leaf_t *dir, uint32_t mask, uint64_t page)
 {
-	l->arr = arr;
-	l->cap = cap;
-	l->low = cap >= MAP_SHRINK_MIN ? cap / 8 : MAP_LOW_NEVER;
+	for (uint32_t i = alloc_map_hash(page) & mask;; i = (i + 1) & mask)
+		if (dir[i].page == page || !dir[i].page)
+			return &dir[i];
+}
+
+static bool map_leaf_empty(const alloc_leaf_t *e)
+{
+	uint64_t any = 0;
+	for (unsigned w = 0; w < ALLOC_LEAF_WORDS; w++)
+		any |= e->bits[w];
+	return !any;
 }
 
 /*
-** The list is full: double its array (a mapping of its own, so moving it is
-** the kernel's business and the user heap is not touched).  The caller
-** holds the list.  False when no more room can be had, said once.
+** A new directory for the list's leaves that are not empty, with room for
+** `more` leaves at most half full: full, or the list's count fell to its
+** `low`.  The caller holds the list.  False when it cannot be mapped (the
+** old one stays).
 */
-bool alloc_map_grow(alloc_list_t *l)
+static bool map_dir_rebuild(alloc_list_t *l, size_t more)
 {
 	static _Atomic int warned;
+	size_t used = more;
+	for (size_t e = 0; l->dir && e <= l->dir_mask; e++)
+		used += l->dir[e].page && !map_leaf_empty(&l->dir[e]);
+	size_t n = MAP_DIR_MIN;
+	while (n < 2 * used && n < MAP_DIR_MAX)
+		n *= 2;
 	int saved_errno = errno;
-	uint32_t cap = l->cap ? l->cap * 2 : MAP_ARR_MIN;
-	alloc_mhdr_t **arr = NULL;
-	if (l->cap < MAP_ARR_MAX)
-		arr = l->arr ? alloc_sys_remap(l->arr, (size_t)l->cap * sizeof *arr, (size_t)cap * sizeof *arr)
-			     : alloc_sys_map((size_t)cap * sizeof *arr);
+	alloc_leaf_t *dir = n < 2 * used ? NULL : alloc_sys_map(n * sizeof *dir);
 	errno = saved_errno;
-	if (!arr) {
-		if (!atomic_exchange(&warned, 1))
+	if (!dir) {
+		if (more && !atomic_exchange(&warned, 1))
 			alloc_log("cannot map room for more live blocks in the map; further blocks "
 				  "are not counted and not in snapshots");
+		l->low = MAP_LOW_NEVER;
 		return false;
 	}
-	map_array_set(l, arr, cap);
+	uint32_t mask = (uint32_t)(n - 1), kept = 0;
+	for (size_t e = 0; l->dir && e <= l->dir_mask; e++)
+		if (l->dir[e].page && !map_leaf_empty(&l->dir[e])) {
+			*map_dir_slot(dir, mask, l->dir[e].page) = l->dir[e];
+			kept++;
+		}
+	/* a raw clone's child may copy the map between these stores (see
+	** alloc_snapshot.c): the mask never says more entries than the
+	** directory it is seen with has */
+	alloc_leaf_t *old = l->dir;
+	uint32_t old_mask = l->dir_mask;
+	if (mask < old_mask)
+		__atomic_store_n(&l->dir_mask, mask, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->dir, dir, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->dir_mask, mask, __ATOMIC_RELEASE);
+	if (old)
+		alloc_sys_unmap(old, ((size_t)old_mask + 1) * sizeof *dir);
+	l->dir_used = kept;
+	l->last_base = 0; /* (its bits have moved) */
+	l->low = n >= MAP_SHRINK_MIN ? l->count / 8 : MAP_LOW_NEVER;
 	return true;
 }
 
-/* The list's count fell to an eighth of its room: give three quarters
-** back.  The caller holds the list. */
-void alloc_map_shrink(alloc_list_t *l)
+uint64_t *alloc_map_leaf_find(alloc_list_t *l, uintptr_t page, bool make)
 {
-	int saved_errno = errno;
-	uint32_t cap = l->cap / 4;
-	alloc_mhdr_t **arr = alloc_sys_remap(l->arr, (size_t)l->cap * sizeof *arr, (size_t)cap * sizeof *arr);
-	errno = saved_errno;
-	if (arr)
-		map_array_set(l, arr, cap);
-	else
-		l->low = MAP_LOW_NEVER;
+	alloc_leaf_t *e = l->dir ? map_dir_slot(l->dir, l->dir_mask, page) : NULL;
+	if (!e || !e->page) {
+		if (!make)
+			return NULL;
+		/* at most three quarters full, so that a look-up stays short */
+		if ((!l->dir || l->dir_used + 1 > (l->dir_mask + 1) / 4 * 3) && !map_dir_rebuild(l, 1))
+			return NULL;
+		e = map_dir_slot(l->dir, l->dir_mask, page);
+		e->page = page;
+		l->dir_used++;
+	}
+	l->last_base = page << ALLOC_LEAF_SHIFT;
+	l->last_bits = e->bits;
+	return e->bits;
+}
+
+/* The list's count fell below an eighth of what it was when its directory
+** was made: a smaller one, without the leaves emptied since.  The caller
+** holds it. */
+void alloc_map_low(alloc_list_t *l)
+{
+	map_dir_rebuild(l, 0);
 }
 
 /* The owner of a held list has left its fast path (alloc_int.h, biased
@@ -282,14 +340,27 @@ alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 	return l;
 }
 
+/* Move the blocks of a leaf of `l` to the orphans, each header's list
+** rewritten (what alloc_map_lock_block checks against); false when the
+** orphans' directory cannot grow (the rest stay). */
+static bool map_merge_leaf(alloc_list_t *l, alloc_leaf_t *e)
+{
+	ALLOC_LEAF_FOR_EACH(e, m) {
+		if (!alloc_map_link(&alloc_map_orphans, m, m->seq))
+			return false;
+		alloc_map_clear(e->bits, ((uintptr_t)m >> 4) & (ALLOC_LEAF_BLOCKS - 1));
+		alloc_map_count_add(l, -1);
+	}
+	return true;
+}
+
 /*
 ** A thread is leaving (or, in a fork child, does not exist): its blocks
 ** must stay in snapshots and stay freeable.  Up to MAP_MERGE_MAX of them
-** move to the orphans, last first (each move rewrites the block's index,
-** under both locks, which is what alloc_map_lock_block checks against);
-** more stay in place, the list without owner.  An empty list joins the
-** pool.  The caller makes sure no signal handler of this thread runs
-** meanwhile (it would find the lists held).
+** move to the orphans, under both locks; more stay in place, the list
+** without owner.  An empty list joins the pool.  The caller makes sure no
+** signal handler of this thread runs meanwhile (it would find the lists
+** held).
 */
 void alloc_map_list_handover(alloc_list_t *l)
 {
@@ -299,12 +370,8 @@ void alloc_map_list_handover(alloc_list_t *l)
 	alloc_list_lock(o); /* lock order: the orphans first */
 	alloc_list_lock(l);
 	if (l->count <= MAP_MERGE_MAX)
-		while (l->count && (o->count < o->cap || alloc_map_grow(o))) {
-			alloc_mhdr_t *m = l->arr[--l->count];
-			o->arr[o->count] = m;
-			__atomic_store_n(&m->at, (uint64_t)o->count, __ATOMIC_RELAXED);
-			o->count++;
-		}
+		for (size_t e = 0; l->count && e <= l->dir_mask && map_merge_leaf(l, &l->dir[e]); e++)
+			;
 	l->owner = 0;
 	if (l->count == 0)
 		map_pool_push(l);

@@ -58,14 +58,19 @@ void alloc_snap_compact_unmap(alloc_snap_t *im)
 }
 
 /* Every live block's address, sorted, each once (a raw clone's child may
-** copy a map half-way through a move: alloc_snap_sort_unique). */
+** copy a map half-way through a move: alloc_snap_sort_unique); SIZE_MAX
+** when more than the room (the same child: a bit set, not counted yet). */
 static size_t compact_collect(alloc_snap_t *im, uint64_t *addr)
 {
 	size_t n = 0;
 	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
 		const alloc_list_t *l = alloc_map_list(id);
-		for (uint32_t i = 0, c = l->count; i < c; i++)
-			addr[n++] = (uintptr_t)(l->arr[i] + 1);
+		for (size_t e = 0; l->count && e <= l->dir_mask; e++)
+			ALLOC_LEAF_FOR_EACH(&l->dir[e], m) {
+				if (n == im->room)
+					return SIZE_MAX;
+				addr[n++] = (uintptr_t)(m + 1);
+			}
 	}
 	alloc_snap_sort_addrs(addr, n, im->counts);
 	size_t out = 0;
@@ -132,6 +137,8 @@ int alloc_snap_compact_copy(alloc_snap_t *im, bool leaks)
 	if (alloc_map_count_stopped() > im->room)
 		return 0;
 	size_t n = compact_collect(im, addr);
+	if (n == SIZE_MAX)
+		return 0;
 	im->nblocks = n;
 	im->sorted = im->unique = true;
 	if (leaks && !alloc_leak_scan(im, addr, n))

@@ -138,7 +138,7 @@ static alloc_thread_t *thread_start_blocked(alloc_tls_t *tls)
 		if (l)
 			t->own_list = l;
 	}
-	t->own_id = t->own_list->id;
+	t->own_at = (uint64_t)t->own_list->id << 32;
 	alloc_thread_lock_registry();
 	t->reg_next = thr_g.live;
 	if (thr_g.live)

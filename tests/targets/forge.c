@@ -88,17 +88,22 @@ static void forge_on_abort(int sig)
 
 static void forge_index_child(int how)
 {
-	uint64_t *a = malloc(64), *b = malloc(64), *c = malloc(64);
+	uint64_t *a = malloc(64), *b = malloc(64), *c = malloc(64), saved_b[4];
 	sink = a, sink = b, sink = c;
 	watch_a = a - 4, watch_c = c - 4;
 	saved_a = *watch_a, saved_c = *watch_c;
+	memcpy(saved_b, b - 4, sizeof saved_b);
 	signal(SIGABRT, forge_on_abort);
 	if (how == 0)
-		b[-4] = a[-4]; /* the entry of another live block */
+		b[-4] = 0; /* the orphans' list, which does not hold it */
 	else if (how == 1)
-		b[-4] = (b[-4] & ~0xffffffffull) | 0x7fffffff; /* past the list's end */
-	else
+		b[-4] = 0x7fffffffull << 32; /* a list number past the last */
+	else if (how == 2)
 		b[-4] = (uintptr_t)&shared[0]; /* an address of the attacker's choice */
+	else { /* freed, then its whole header written back: its list no longer holds it */
+		free(b);
+		memcpy(b - 4, saved_b, sizeof saved_b);
+	}
 	free(b);
 	_exit(0); /* not reached when the index is checked */
 }
@@ -112,7 +117,7 @@ static int forge_index(void)
 	shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared == MAP_FAILED)
 		return 2;
-	for (int how = 0; how < 3; how++) {
+	for (int how = 0; how < 4; how++) {
 		memset(shared, 0x5a, 64);
 		shared[8] = 0;
 		fflush(stdout);

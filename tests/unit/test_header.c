@@ -263,8 +263,10 @@ ParameterizedTest(int *mode, header, layout)
 			alloc_mhdr_t *m = (alloc_mhdr_t *)p - 1;
 			alloc_list_t *l = alloc_map_list(alloc_at_list(m->at));
 			cr_assert_not_null(l, "the header names no list");
-			cr_assert(alloc_at_index(m->at) < l->count && l->arr[alloc_at_index(m->at)] == m,
-				  "not in the map where its header says");
+			uintptr_t bit;
+			uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
+			cr_assert(bits && alloc_map_test(bits, bit), "not in the map of the list its header names");
+			cr_assert_eq((uint32_t)m->at, 0, "the header's `at` has only a list number");
 		}
 		alloc_core_free(p, ut_site(1));
 		cr_assert_eq(alloc_map_count(), 0);

@@ -13,6 +13,7 @@
 #include "ut.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -47,6 +48,12 @@ ParameterizedTestParameters(lists, fork_child_sees_every_block)
 }
 
 ParameterizedTestParameters(lists, cross_free_while_owners_exit)
+{
+	static int idx[] = {0, 1};
+	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
+}
+
+ParameterizedTestParameters(lists, threads_sharing_pages)
 {
 	static int idx[] = {0, 1};
 	return cr_make_param_array(int, idx, sizeof lists_modes / sizeof lists_modes[0]);
@@ -679,4 +686,111 @@ Test(lists, bias_waits_for_the_owner)
 	alloc_core_free_mim(b, ut_site(97)); /* through the lock now */
 	cr_assert_eq(alloc_map_count(), 0);
 	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+}
+
+/* ------------------------------------------------ lists sharing pages --- */
+
+/*
+** Each list is a bitmap of the heap (alloc_map.c): threads whose blocks
+** share pages each have a leaf for the page.  Threads of one arena
+** (glibc's M_ARENA_MAX=1) allocate in turns, so that their blocks
+** interleave in the same pages; each frees some of its own blocks and
+** some of the next thread's, half of them exit (their blocks go to the
+** orphans, whose leaves share the pages too), and every capture must be
+** exactly the blocks the test kept: none lost, none twice.  Then blocks of
+** 3000 bytes grow the main thread's directory to thousands of leaves, and
+** freeing most of them through the general path rebuilds it smaller.
+*/
+#define PG_T 6
+#define PG_N 1500
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t turn_cv;
+	unsigned turn;
+	pthread_barrier_t step, hold; /* all threads and main; the staying ones and main */
+	void *blocks[PG_T][PG_N];
+} pg = {.lock = PTHREAD_MUTEX_INITIALIZER, .turn_cv = PTHREAD_COND_INITIALIZER};
+
+static void *pg_thread(void *arg)
+{
+	unsigned me = (unsigned)(uintptr_t)arg;
+	void **own = pg.blocks[me], **next = pg.blocks[(me + 1) % PG_T];
+	for (unsigned i = 0; i < PG_N; i++) {
+		pthread_mutex_lock(&pg.lock);
+		while (pg.turn % PG_T != me)
+			pthread_cond_wait(&pg.turn_cv, &pg.lock);
+		own[i] = alloc_core_malloc(16 + (i * 7 + me) % 64, ALLOC_A_MALLOC, ut_site(100), 0);
+		pg.turn++;
+		pthread_cond_broadcast(&pg.turn_cv);
+		pthread_mutex_unlock(&pg.lock);
+	}
+	pthread_barrier_wait(&pg.step);
+	/* the fast entry and the general path, own blocks and the next's */
+	for (unsigned i = 0; i < PG_N; i += 3) {
+		(i % 2 ? alloc_core_free : alloc_core_free_mim)(own[i], ut_site(100));
+		(i % 2 ? alloc_core_free_mim : alloc_core_free)(next[i + 1], ut_site(100));
+		own[i] = next[i + 1] = NULL;
+	}
+	pthread_barrier_wait(&pg.step);
+	if (me % 2 == 0) /* the others exit now: their lists handed over */
+		pthread_barrier_wait(&pg.hold);
+	return NULL;
+}
+
+static size_t pg_live(void **live)
+{
+	size_t n = 0;
+	for (unsigned t = 0; t < PG_T; t++)
+		for (unsigned i = 0; i < PG_N; i++)
+			if (pg.blocks[t][i])
+				live[n++] = pg.blocks[t][i];
+	return n;
+}
+
+ParameterizedTest(int *mode, lists, threads_sharing_pages)
+{
+	enum { BIG = 2400 };
+	static void *live[PG_T * PG_N + BIG], *big[BIG];
+	pthread_t t[PG_T];
+	mallopt(M_ARENA_MAX, 1);
+	ut_start(lists_modes[*mode]);
+	pthread_barrier_init(&pg.step, NULL, PG_T + 1);
+	pthread_barrier_init(&pg.hold, NULL, PG_T / 2 + 1);
+	for (unsigned i = 0; i < PG_T; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, pg_thread, (void *)(uintptr_t)i), 0);
+	pthread_barrier_wait(&pg.step);
+	size_t shared = 0; /* turns in which two threads' blocks share a page */
+	for (unsigned i = 0; i < PG_N; i++)
+		for (unsigned a = 0, b; a < PG_T; a++)
+			for (b = a + 1; b < PG_T; b++)
+				shared += (uintptr_t)pg.blocks[a][i] >> 12 == (uintptr_t)pg.blocks[b][i] >> 12;
+	cr_assert(*mode || shared > PG_N, "threads shared a page %zu times", shared);
+	pthread_barrier_wait(&pg.step);
+	for (unsigned i = 1; i < PG_T; i += 2)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	lst_expect_capture(live, pg_live(live));
+	pthread_barrier_wait(&pg.hold);
+	for (unsigned i = 0; i < PG_T; i += 2)
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+	size_t n = pg_live(live);
+	lst_expect_capture(live, n);
+
+	for (unsigned i = 0; i < BIG; i++)
+		big[i] = alloc_core_malloc(3000, ALLOC_A_MALLOC, ut_site(101), 0);
+	alloc_list_t *l = alloc_map_list(alloc_at_list(((alloc_mhdr_t *)big[0] - 1)->at));
+	uint32_t mask = l->dir_mask;
+	cr_assert_geq(mask + 1, 4096, "a directory of %u entries", mask + 1);
+	for (unsigned i = 0; i < BIG; i++)
+		if (i % 16)
+			alloc_core_free(big[i], ut_site(101));
+		else
+			live[n++] = big[i];
+	cr_assert_lt(l->dir_mask, mask, "rebuilt smaller");
+	lst_expect_capture(live, n);
+	for (size_t i = 0; i < n; i++)
+		alloc_core_free(live[i], ut_site(101));
+	cr_assert_eq(alloc_map_count(), 0);
+	UT_EXPECT_CUR(MEMINST_STATUS_TOTAL, 0, 0, 0);
+	pthread_barrier_destroy(&pg.step);
+	pthread_barrier_destroy(&pg.hold);
 }

@@ -27,7 +27,7 @@
 	"CREATE TEMP VIEW carry_chain(carry_id, carry_member) AS SELECT id, id FROM main.snapshot "                  \
 	"UNION ALL SELECT snapshot, base FROM main.snapshot_delta WHERE base < snapshot "               \
 	"UNION ALL SELECT c.snapshot, d.snapshot FROM main.snapshot_delta c JOIN main.snapshot_delta d " \
-	"ON d.snapshot >= c.base AND d.snapshot < c.snapshot AND d.base = c.base WHERE c.base < c.snapshot;"
+	"ON d.snapshot > c.base AND d.snapshot < c.snapshot AND d.base = c.base WHERE c.base < c.snapshot;"
 
 /* exe or cmdline of snapshot s: its own, or its chain base's. */
 #define CARRY_PROC(col)                                                                                     \

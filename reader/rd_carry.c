@@ -11,15 +11,25 @@
 ** query names the tables as before, and `inspect sql` sees the same rows.
 ** A file of schema 1 or 2, or without snapshot_delta, gets no view.
 **
+** The SQLite extension (tools/tool_sqlite_ext.c) makes the same views when
+** it is loaded, so that the sqlite3 shell sees every row too.
+**
 ** The views are ours (the file's own views and triggers are refused before,
 ** rd_open.c); on SQLite before 3.35, where switching views off switched off
 ** TEMP views too, views are switched on again for them.
 */
-#include "rd_int.h"
-
+#include <stdbool.h>
 #include <string.h>
 
+#ifdef RD_CARRY_EXTENSION /* built into meminst_sqlite.so: SQLite's calls through its table */
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+#else
+#include <sqlite3.h>
+#endif
+
 #include "meminst-snapshot.h"
+#include "rd_carry.h"
 
 /* The snapshots whose rows make snapshot id's: itself, and for a listed
 ** one its base and the snapshots listed after it with the same base. */

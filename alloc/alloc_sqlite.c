@@ -256,7 +256,7 @@ static int sq_check_or_create(sq_writer_t *w)
 		if (alloc_sqlite_exec(w, MEMINST_SNAPSHOT_SCHEMA) < 0 || alloc_sqlite_exec(w, pragmas) < 0)
 			return -1;
 		return alloc_sqlite_exec(w, "INSERT INTO meminst_meta VALUES('writer','libmeminst " PACKAGE_VERSION "'),"
-				  "('schema_version','2'),('min_reader_version','1')");
+				  "('schema_version','3'),('min_reader_version','3')");
 	}
 	if (app != MEMINST_SNAPSHOT_APP_ID) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not a meminst snapshot database; left untouched",
@@ -437,6 +437,8 @@ static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 			w->kept->segments = w->segments;
 		if (w->kept && w->modules.id)
 			w->kept->modules = w->modules;
+		if (w->kept && w->carry.id)
+			w->kept->carry = w->carry;
 		return (int)w->id;
 	}
 	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL); /* and sq_after_failure */

@@ -44,6 +44,20 @@ static inline uint64_t sq_hash(uint64_t h, const void *p, size_t n)
 }
 #define SQ_HASH_START 0xcbf29ce484222325ull
 
+/* The status and name rows stored as their changes (alloc_sqlite_carry.c):
+** the units a snapshot stores rows of, per entry. */
+enum { SQ_U_STATUS, SQ_U_EVENT, SQ_U_NAME, SQ_U_HIST, SQ_U_FRAMES, SQ_U_LOAD, SQ_UNITS };
+typedef struct sq_carry_s {
+	int64_t id;         /* the snapshot stored (0: nothing kept to compare with) */
+	int64_t base;       /* its chain's base: the latest snapshot stored whole */
+	uint64_t proc;      /* the base's exe and cmdline, hashed */
+	uint64_t base_units, rows; /* units the base stored; units stored since */
+	uint64_t length;    /* snapshots of the chain after the base */
+	uint32_t n[ALLOC_K_COUNT]; /* entries of each kind at id */
+	unsigned buf;       /* the units' hashes at id (alloc_sqlite_carry.c) */
+	bool delta;         /* a writer's: this store stores the changes */
+} sq_carry_t;
+
 typedef struct sq_kept_s {
 	sqlite3 *db;
 	char path[4096];
@@ -56,6 +70,7 @@ typedef struct sq_kept_s {
 	** stored, and what they were: an unchanged map is not stored again,
 	** a changed one as its changes (segment_delta) */
 	sq_same_t segments, modules;
+	sq_carry_t carry; /* the status and name rows it stored last */
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];
 } sq_kept_t;
@@ -68,6 +83,7 @@ typedef struct sq_writer_s {
 	const char *path;
 	sq_kept_t *kept; /* the kept connection's statements, or NULL */
 	sq_same_t segments, modules; /* stored by this write, once committed */
+	sq_carry_t carry;
 } sq_writer_t;
 
 /* "alloc_sqlite.c": statements (from the kept connection's cache, when
@@ -91,6 +107,11 @@ int alloc_sqlite_write_segments(sq_writer_t *w);
 int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_modules(sq_writer_t *w);
 int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im);
+
+/* "alloc_sqlite_carry.c" */
+int alloc_sqlite_carry_begin(sq_writer_t *w, const alloc_snap_t *im, const char *exe, const char *cmd,
+			     bool *same_proc);
+bool alloc_sqlite_carry_store(sq_writer_t *w, unsigned k, uint32_t id, unsigned u);
 
 #pragma GCC visibility pop
 

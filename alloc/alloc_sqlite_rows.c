@@ -35,11 +35,14 @@ int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im)
 	for (int i = 0; i < len - 1; i++)
 		if (!cmd[i])
 			cmd[i] = ' ';
+	bool same_proc = false; /* stored NULL: the chain's base has them (snapshot_delta) */
+	if (alloc_sqlite_carry_begin(w, im, exe, cmd, &same_proc) < 0)
+		return -1;
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!st)
 		return -1;
 	int rc = alloc_sqlite_row(w, st, "issiissssiiiiiii", w->id, im->with_map ? "map" : "status", im->trigger,
-			(int64_t)im->pid, (int64_t)im->ppid, exe, cmd,
+			(int64_t)im->pid, (int64_t)im->ppid, same_proc ? NULL : exe, same_proc ? NULL : cmd,
 			alloc_mode == MEMINST_MODE_MIM ? "mim" : "mis", alloc_real.name,
 			(int64_t)alloc_hdr_size, im->time_ns, im->elapsed_ns, im->pause_ns,
 			(int64_t)im->seq, (int64_t)im->nblocks, (int64_t)im->bytes);
@@ -78,6 +81,24 @@ int alloc_sqlite_write_since(sq_writer_t *w)
 	return rc;
 }
 
+/* Entry id's row of its kind's name table (st: allocator, class, type, thread). */
+static int sq_name_row(sq_writer_t *w, sqlite3_stmt *const *st, unsigned k, uint32_t id,
+		       const struct meminst_status_info *e)
+{
+	if (k == ALLOC_K_ALLOCATOR)
+		return alloc_sqlite_row(w, st[0], "iis", w->id, (int64_t)id, e->name);
+	if (k == ALLOC_K_CLASS)
+		return alloc_sqlite_row(w, st[1], "iiss", w->id, (int64_t)id, e->name, alloc_class_module(id));
+	if (k == ALLOC_K_TYPE && e->site)
+		return alloc_sqlite_row(w, st[2], "iisii", w->id, (int64_t)id, e->name, (int64_t)e->class_no,
+					(int64_t)e->site);
+	if (k == ALLOC_K_TYPE)
+		return alloc_sqlite_row(w, st[2], "iisis", w->id, (int64_t)id, e->name, (int64_t)e->class_no, NULL);
+	return alloc_sqlite_row(w, st[3], "iiis", w->id, (int64_t)id, (int64_t)e->tid, e->name);
+}
+
+/* The status, name, event and histogram rows: all of them, or those that
+** changed (alloc_sqlite_carry.c). */
 int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 {
 	static const char *const kinds[] = {MEMINST_SNAPSHOT_KINDS};
@@ -99,33 +120,30 @@ int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 	for (unsigned k = 0; k < ALLOC_K_COUNT && rc == 0; k++) {
 		for (uint32_t id = 0; id < im->nstatus[k] && rc == 0; id++) {
 			const struct meminst_status_info *e = &im->status[k][id];
-			if (k == ALLOC_K_ALLOCATOR)
-				rc = alloc_sqlite_row(w, st[0], "iis", w->id, (int64_t)id, e->name);
-			else if (k == ALLOC_K_CLASS)
-				rc = alloc_sqlite_row(w, st[1], "iiss", w->id, (int64_t)id, e->name, alloc_class_module(id));
-			else if (k == ALLOC_K_TYPE && e->site)
-				rc = alloc_sqlite_row(w, st[2], "iisii", w->id, (int64_t)id, e->name, (int64_t)e->class_no,
-					    (int64_t)e->site);
-			else if (k == ALLOC_K_TYPE)
-				rc = alloc_sqlite_row(w, st[2], "iisis", w->id, (int64_t)id, e->name, (int64_t)e->class_no, NULL);
-			else if (k == ALLOC_K_THREAD)
-				rc = alloc_sqlite_row(w, st[3], "iiis", w->id, (int64_t)id, (int64_t)e->tid, e->name);
-			if (rc == 0)
+			if (k != ALLOC_K_TOTAL && alloc_sqlite_carry_store(w, k, id, SQ_U_NAME))
+				rc = sq_name_row(w, st, k, id, e);
+			if (rc == 0 && alloc_sqlite_carry_store(w, k, id, SQ_U_STATUS))
 				rc = alloc_sqlite_row(w, st[4], "isiiiiiii", w->id, kinds[k], (int64_t)id,
 					    (int64_t)e->sizes.current, (int64_t)e->sizes.max_since_last,
 					    (int64_t)e->sizes.max_ever, (int64_t)e->blocks.current,
 					    (int64_t)e->blocks.max_since_last, (int64_t)e->blocks.max_ever);
 			const struct meminst_events *ev = &im->events[k][id];
-			if (rc == 0 && ev->calls)
+			if (rc == 0 && ev->calls && alloc_sqlite_carry_store(w, k, id, SQ_U_EVENT))
 				rc = alloc_sqlite_row(w, st[5], "isiiiiii", w->id, kinds[k], (int64_t)id,
 					    (int64_t)ev->calls, (int64_t)ev->allocated, (int64_t)ev->frees,
 					    (int64_t)ev->temporary, (int64_t)ev->reallocs);
 		}
 	}
-	for (uint32_t id = 0; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++)
+	for (uint32_t id = 0; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++) {
+		bool any = false; /* a type's histogram is one unit: all its buckets, or none */
+		for (unsigned b = 0; b < ALLOC_HIST_BUCKETS && !any; b++)
+			any = im->hist[id][b] != 0;
+		if (!any || !alloc_sqlite_carry_store(w, ALLOC_K_TYPE, id, SQ_U_HIST))
+			continue;
 		for (unsigned b = 0; b < ALLOC_HIST_BUCKETS && rc == 0; b++)
 			if (im->hist[id][b])
 				rc = alloc_sqlite_row(w, st[6], "iiii", w->id, (int64_t)id, (int64_t)b, (int64_t)im->hist[id][b]);
+	}
 	for (int i = 0; i < 7; i++)
 		if (st[i])
 			alloc_sqlite_release(w, st[i]);
@@ -140,6 +158,8 @@ int alloc_sqlite_write_frames(sq_writer_t *w, const alloc_snap_t *im)
 	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++) {
 		const uint64_t *f;
 		unsigned n = alloc_type_frames(id, &f);
+		if (n && !alloc_sqlite_carry_store(w, ALLOC_K_TYPE, id, SQ_U_FRAMES))
+			continue;
 		if (n && !st) {
 			rc = w->kept && w->kept->frames_made ? 0 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_TYPE_FRAME_TABLE);
 			if (rc == 0 && w->kept)
@@ -165,7 +185,7 @@ int alloc_sqlite_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
 	sqlite3_stmt *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_CLASS] && rc == 0; id++)
-		if (alloc_class_module(id))
+		if (alloc_class_module(id) && alloc_sqlite_carry_store(w, ALLOC_K_CLASS, id, SQ_U_LOAD))
 			rc = alloc_sqlite_row(w, st, "iii", w->id, (int64_t)id, (int64_t)alloc_class_bias(id));
 	if (st)
 		alloc_sqlite_release(w, st);

@@ -467,7 +467,7 @@ static void chrome_timeline(struct chrome *c, const struct prof_trace *tr)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	if ((db = rd_sqlite_connect(c->co->session)) && sqlite3_errcode(db) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT s.time_ns, t.sizes_current FROM snapshot s JOIN status t ON "
+	    rd_carry_views(db) == SQLITE_OK && sqlite3_prepare_v2(db, "SELECT s.time_ns, t.sizes_current FROM snapshot s JOIN status t ON "
 				   "t.snapshot = s.id AND t.kind = 'total' AND t.id = 0 WHERE s.pid = ? "
 				   "ORDER BY s.elapsed_ns, s.id", -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, c->co->pid);

@@ -576,12 +576,12 @@ static void html_live(struct html_ctx *h, int64_t snap, uint64_t total, bool typ
 	FILE *f = h->f;
 	sqlite3_stmt *st = NULL;
 	const char *sql = types
-		? "SELECT u.id, coalesce((SELECT name FROM type WHERE snapshot = u.snapshot AND id = u.id), "
+		? "SELECT u.id, coalesce((SELECT name FROM type WHERE snapshot = ?1 AND id = u.id), "
 		  "(SELECT y.name FROM type y JOIN snapshot v ON v.id = y.snapshot WHERE v.pid = ?2 AND y.id = u.id "
 		  "ORDER BY y.snapshot DESC LIMIT 1), '#' || u.id), u.sizes_current, u.blocks_current FROM status u "
 		  "WHERE u.snapshot = ?1 AND u.kind = 'types' AND u.sizes_current > 0 "
 		  "ORDER BY u.sizes_current DESC, u.id LIMIT 15"
-		: "SELECT u.id, coalesce((SELECT name FROM class WHERE snapshot = u.snapshot AND id = u.id), "
+		: "SELECT u.id, coalesce((SELECT name FROM class WHERE snapshot = ?1 AND id = u.id), "
 		  "(SELECT y.name FROM class y JOIN snapshot v ON v.id = y.snapshot WHERE v.pid = ?2 AND y.id = u.id "
 		  "ORDER BY y.snapshot DESC LIMIT 1), '#' || u.id), u.sizes_current, u.blocks_current FROM status u "
 		  "WHERE u.snapshot = ?1 AND u.kind = 'classes' AND u.sizes_current > 0 "

@@ -497,10 +497,10 @@ static int pp_heap_sites(rd_db_t *db, struct pp_heap_site **out, size_t *n)
 	bool events = rd_events_stored(db);
 	char *sql = sqlite3_mprintf(
 		"SELECT t.id, %s, coalesce(s.blocks_current, 0), coalesce(s.sizes_current, 0) FROM type t "
-		"LEFT JOIN status s ON s.snapshot = t.snapshot AND s.kind = 'types' AND s.id = t.id %s "
+		"LEFT JOIN status s ON s.snapshot = ?1 AND s.kind = 'types' AND s.id = t.id %s "
 		"WHERE t.snapshot = ?1 ORDER BY t.id",
 		events ? "coalesce(e.calls, 0), coalesce(e.allocated, 0)" : "0, 0",
-		events ? "LEFT JOIN status_event e ON e.snapshot = t.snapshot AND e.kind = 'types' AND e.id = t.id" : "");
+		events ? "LEFT JOIN status_event e ON e.snapshot = ?1 AND e.kind = 'types' AND e.id = t.id" : "");
 	sqlite3_stmt *st = rd_db_prepare(db, sql);
 	sqlite3_free(sql);
 	*out = NULL;

@@ -21,7 +21,7 @@
 #define MEMINST_SNAPSHOT_H
 
 #define MEMINST_SNAPSHOT_APP_ID 0x4d454d49 /* "MEMI" */
-#define MEMINST_SNAPSHOT_VERSION 2
+#define MEMINST_SNAPSHOT_VERSION 3
 #define MEMINST_SNAPSHOT_MIN_READABLE 1
 
 /* The status kinds as stored in status.kind. */
@@ -135,6 +135,25 @@
 #define MEMINST_SNAPSHOT_SEGMENT_DELTA_TABLE                                      \
 	"CREATE TABLE IF NOT EXISTS segment_delta(snapshot INTEGER PRIMARY KEY);\n"
 
+/* Schema 3: the snapshots whose status and name rows are only those that
+** changed since the previous snapshot of their chain, which starts at
+** `base`, the latest earlier snapshot of the same process stored whole.
+** Carried, per unit (rows keyed as below, without snapshot): status and
+** status_event (kind, id), allocator, class, type and thread (id),
+** size_hist and type_frame (type: a type's rows together), class_load
+** (class); snapshot.exe and cmdline are NULL when they are the base's.
+** A unit of a listed snapshot N is that of the latest snapshot of N's
+** chain (base, and the snapshots listed with the same base, up to N) that
+** has rows of it (meminst-snapshot(5)).  A snapshot not listed has all its
+** rows. */
+#define MEMINST_SNAPSHOT_DELTA_TABLE                                              \
+	"CREATE TABLE IF NOT EXISTS snapshot_delta(snapshot INTEGER PRIMARY KEY,\n" \
+	"  base INTEGER NOT NULL);\n"
+/* The tables the units are carried in, each with its unit's columns. */
+#define MEMINST_SNAPSHOT_CARRIED                                                  \
+	"status", "kind, id", "status_event", "kind, id", "allocator", "id", "class", "id", "type", "id", \
+	"thread", "id", "size_hist", "type", "type_frame", "type", "class_load", "class"
+
 /* The mappings the program made itself through mmap, mmap64 and mremap
 ** (calls that reach libmeminst's exported names: not glibc's malloc, which
 ** maps inside libc), and the stacks glibc gave the threads the program's
@@ -171,8 +190,8 @@
 	"  trigger TEXT NOT NULL,\n"           /* api exit signal interval peak control */ \
 	"  pid INTEGER NOT NULL,\n"                                               \
 	"  ppid INTEGER NOT NULL,\n"                                              \
-	"  exe TEXT NOT NULL,\n"                                                  \
-	"  cmdline TEXT NOT NULL,\n"           /* arguments joined by spaces   */ \
+	"  exe TEXT,\n"                        /* NULL: the chain base's (schema 3) */ \
+	"  cmdline TEXT,\n"                    /* arguments joined by spaces   */ \
 	"  mode TEXT NOT NULL,\n"              /* 'mis' or 'mim'               */ \
 	"  backend TEXT NOT NULL,\n"           /* 'system' or 'jemalloc'       */ \
 	"  header_size INTEGER NOT NULL,\n"    /* block_header_size            */ \
@@ -202,6 +221,7 @@
 	MEMINST_SNAPSHOT_EVENT_TABLES                                             \
 	MEMINST_SNAPSHOT_REGION_TABLE                                             \
 	MEMINST_SNAPSHOT_SEGMENT_DELTA_TABLE                                      \
+	MEMINST_SNAPSHOT_DELTA_TABLE                                              \
 	"CREATE TABLE IF NOT EXISTS thread(\n"                                    \
 	"  snapshot INTEGER NOT NULL, id INTEGER NOT NULL, tid INTEGER NOT NULL,\n" \
 	"  name TEXT NOT NULL,\n"                                                 \

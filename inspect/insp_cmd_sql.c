@@ -152,6 +152,12 @@ static int sql_failed(const struct rd_opts *o, const char *path, sqlite3 *h, con
 	return RD_EXIT_DB;
 }
 
+static int sql_refuse_write(const struct rd_opts *o)
+{
+	rd_errf(o->err, "inspect: sql: refused (a statement that writes; inspect sql only reads the file)\n");
+	return RD_EXIT_DB;
+}
+
 static int sql_run(const struct rd_opts *o, const char *path, const char *query, sqlite3 *h,
 		   struct sql_guard *g, int64_t time_ns, uint64_t memory)
 {
@@ -162,6 +168,8 @@ static int sql_run(const struct rd_opts *o, const char *path, const char *query,
 		r = sql_failed(o, path, h, g, time_ns, memory);
 	else if (rc != SQLITE_OK && (rc & 0xff) != SQLITE_ERROR)
 		r = rd_sqlite_fail(o, path, h, "cannot read it"); /* the file, not the query */
+	else if (rc != SQLITE_OK && strstr(sqlite3_errmsg(h), "because it is a view"))
+		r = sql_refuse_write(o); /* a table of a schema-3 file is a view of ours (rd_carry.c) */
 	else if (rc != SQLITE_OK || !st) {
 		rd_errf(o->err, "inspect: sql: %s\n", st || rc != SQLITE_OK ? rd_sql_msg(h) : "the query is empty");
 		r = RD_EXIT_USAGE;
@@ -170,8 +178,7 @@ static int sql_run(const struct rd_opts *o, const char *path, const char *query,
 			  (int)(tail - query), query);
 		r = RD_EXIT_USAGE;
 	} else if (!sqlite3_stmt_readonly(st)) {
-		rd_errf(o->err, "inspect: sql: refused (a statement that writes; inspect sql only reads the file)\n");
-		r = RD_EXIT_DB;
+		r = sql_refuse_write(o);
 	} else {
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			for (int c = 0; c < sqlite3_column_count(st); c++) {

@@ -88,7 +88,7 @@ static int status_kind(rd_doc_t *d, struct rd_session *s, int kind)
 		"blocks_max_since_last, blocks_max_ever, coalesce(e.calls, 0), coalesce(e.allocated, 0), "
 		"coalesce(e.frees, 0), coalesce(e.temporary, 0), coalesce(e.reallocs, 0), "
 		"(SELECT count(*) FROM status_event WHERE snapshot = ?1) "
-		"FROM status s LEFT JOIN status_event e ON e.snapshot = s.snapshot AND e.kind = s.kind "
+		"FROM status s LEFT JOIN status_event e ON e.snapshot = ?1 AND e.kind = s.kind "
 		"AND e.id = s.id WHERE s.snapshot = ?1 AND s.kind = ?2 ORDER BY s.id" :
 		"SELECT id, sizes_current, sizes_max_since_last, sizes_max_ever, blocks_current, "
 		"blocks_max_since_last, blocks_max_ever, 0, 0, 0, 0, 0, 0 FROM status WHERE snapshot = ?1 "

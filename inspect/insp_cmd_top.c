@@ -191,7 +191,7 @@ static int top_mappings(rd_doc_t *d, struct rd_session *s)
 {
 	sqlite3_stmt *st = rd_db_prepare(s->db,
 		"SELECT sizes_current, blocks_current, sizes_max_ever, blocks_max_ever FROM status s "
-		"JOIN allocator a ON a.snapshot = s.snapshot AND a.id = s.id AND a.name = 'mmap' "
+		"JOIN allocator a ON a.snapshot = ?1 AND a.id = s.id AND a.name = 'mmap' "
 		"WHERE s.snapshot = ?1 AND s.kind = 'allocators' AND s.sizes_max_ever > 0");
 	if (!st)
 		return RD_EXIT_DB;

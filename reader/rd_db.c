@@ -322,15 +322,18 @@ void rd_db_close(rd_db_t *db)
 /* ----------------------------------------------------------- snapshots -- */
 
 /* A status snapshot stores no blocks (its blocks and bytes columns are 0):
-** its live blocks and bytes are the total's current figures. */
-#define DB_SNAP_STATUS_TOTAL(col)                                                        \
-	"coalesce((SELECT " col " FROM status WHERE snapshot = snapshot.id AND kind = 'total' " \
+** its live blocks and bytes are the total's current figures.  `snap`: the
+** snapshot's number, ?1 when the query picks one (a view of a schema-3
+** file, rd_carry.c, is then rebuilt for that snapshot only). */
+#define DB_SNAP_STATUS_TOTAL(col, snap)                                                  \
+	"coalesce((SELECT " col " FROM status WHERE snapshot = " snap " AND kind = 'total' " \
 	"AND id = 0), 0)"
-#define DB_SNAP_COLS                                                                 \
+#define DB_SNAP_COLS_OF(snap)                                                        \
 	"id, content, trigger, pid, ppid, exe, cmdline, mode, backend, header_size, " \
 	"time_ns, elapsed_ns, pause_ns, seq, "                                        \
-	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("blocks_current") " ELSE blocks END, " \
-	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("sizes_current") " ELSE bytes END"
+	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("blocks_current", snap) " ELSE blocks END, " \
+	"CASE WHEN content = 'status' THEN " DB_SNAP_STATUS_TOTAL("sizes_current", snap) " ELSE bytes END"
+#define DB_SNAP_COLS DB_SNAP_COLS_OF("snapshot.id")
 
 /* A snapshot row no writer makes (a number of another type, a negative
 ** count, a header no mode has): the figures from it would be wrong
@@ -415,7 +418,7 @@ static int db_not_found(rd_db_t *db, int64_t want, enum rd_need need)
 
 int rd_db_select(rd_db_t *db, int64_t want, enum rd_need need)
 {
-	sqlite3_stmt *st = rd_db_prepare(db, want ? "SELECT " DB_SNAP_COLS " FROM snapshot WHERE id = ?1"
+	sqlite3_stmt *st = rd_db_prepare(db, want ? "SELECT " DB_SNAP_COLS_OF("?1") " FROM snapshot WHERE id = ?1"
 		: "SELECT " DB_SNAP_COLS " FROM snapshot WHERE ?2 = 0 OR (?2 = 1 AND content = 'map') OR "
 		  "(?2 = 2 AND EXISTS (SELECT 1 FROM status WHERE status.snapshot = snapshot.id)) "
 		  "ORDER BY id DESC LIMIT 1");

@@ -73,7 +73,7 @@ int rd_events_summary(rd_db_t *db, const struct rd_events_snaps *p, struct rd_ev
 		" (SELECT sizes_current FROM status WHERE snapshot = ?2 AND kind = 'total'), "
 		" (SELECT blocks_current FROM status WHERE snapshot = ?2 AND kind = 'total'), "
 		" (SELECT sizes_current FROM status WHERE snapshot = ?4 AND kind = 'total') "
-		"FROM status_event e JOIN status t ON t.snapshot = e.snapshot AND t.kind = 'total' "
+		"FROM status_event e JOIN status t ON t.snapshot = ?1 AND t.kind = 'total' "
 		"WHERE e.snapshot = ?1 AND e.kind = 'total' AND e.id = 0");
 	if (!st)
 		return RD_EXIT_DB;

@@ -513,6 +513,7 @@ int rd_sqlite_open(const struct rd_opts *o, const char *path, sqlite3 **db);
 /* A schema meminst never writes (a view, a trigger or a virtual table, by
 ** any name) refused: 0, or RD_EXIT_DB after one line naming it. */
 int rd_sqlite_check(const struct rd_opts *o, const char *path, sqlite3 *db);
+#include "rd_carry.h" /* rd_carry_views, called by rd_sqlite_check */
 /* SQLite's last error on db, said as every reader says it (hot journal,
 ** damage, not SQLite, locked, else "what: message"); returns 3. */
 int rd_sqlite_fail(const struct rd_opts *o, const char *path, sqlite3 *db, const char *what);

@@ -98,7 +98,7 @@ static void names_gone(rd_db_t *db, struct rd_tags *t)
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(rd_db_sqlite(db),
 			       "SELECT l.class, l.bias, c.module FROM class_load l JOIN class c ON c.snapshot = "
-			       "l.snapshot AND c.id = l.class WHERE l.snapshot = ?1 AND c.module IS NOT NULL "
+			       "?1 AND c.id = l.class WHERE l.snapshot = ?1 AND c.module IS NOT NULL "
 			       "ORDER BY l.class",
 			       -1, &st, NULL) != SQLITE_OK)
 		return;

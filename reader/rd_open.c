@@ -79,6 +79,8 @@ int rd_sqlite_check(const struct rd_opts *o, const char *path, sqlite3 *db)
 	}
 	if (rc != SQLITE_OK)
 		return rd_sqlite_fail(o, path, db, "cannot read the schema");
+	if (rd_carry_views(db) != SQLITE_OK)
+		return rd_sqlite_fail(o, path, db, "cannot rebuild the rows stored as changes");
 	return 0;
 }
 

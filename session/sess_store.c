@@ -43,7 +43,7 @@
 /* The snapshot tables whose rows carry a `snapshot` column. */
 static const char *const store_tables[] = {"allocator", "class", "class_load", "type", "type_frame", "thread",
 					   "status", "status_event", "size_hist", "snapshot_rss", "snapshot_since",
-					   "segment", "segment_delta", "region", "module", "block_chunk", "leak_check", "leak_block", "leak_clique", "leak_cpu"};
+					   "segment", "segment_delta", "snapshot_delta", "region", "module", "block_chunk", "leak_check", "leak_block", "leak_clique", "leak_cpu"};
 
 struct store {
 	sqlite3 *db;
@@ -81,7 +81,7 @@ static sqlite3_stmt *store_prepare(struct store *s, const char *sql)
 	return st;
 }
 
-/* The columns of part.TABLE with `snapshot` replaced by the new number. */
+/* The columns of part.TABLE with `snapshot` (and snapshot_delta.base) replaced by the new number. */
 static char *store_columns(struct store *s, const char *table, bool for_select)
 {
 	char *sql = sqlite3_mprintf("PRAGMA part.table_info(%Q)", table);
@@ -96,6 +96,8 @@ static char *store_columns(struct store *s, const char *table, bool for_select)
 		char *next;
 		if (for_select && strcmp(name, "snapshot") == 0)
 			next = sqlite3_mprintf("%s%sm.new_id", cols, sep);
+		else if (for_select && !strcmp(table, "snapshot_delta") && !strcmp(name, "base")) /* a snapshot too */
+			next = sqlite3_mprintf("%s%s(SELECT b.new_id FROM temp.idmap b WHERE b.old_id = t.base)", cols, sep);
 		else
 			next = sqlite3_mprintf("%s%s%s\"%w\"", cols, sep, for_select ? "t." : "", name);
 		sqlite3_free(cols);

@@ -12,7 +12,8 @@
 ** order.  Schema 2 files (user_version 2) are decoded chunk by chunk with
 ** rd_chunk.c, the decoder inspect uses; schema 1 files are read from
 ** their block table.  A damaged chunk ends the query with an error naming
-** it.
+** it.  Loaded on a schema-3 file, it also gives the status and name
+** tables every row (reader/rd_carry.c's TEMP views, as inspect reads them).
 **
 ** Built twice: as the loadable module (libtool -module) installed in
 ** $(pkglibdir), and into inspect with SQLITE_CORE defined, where
@@ -26,6 +27,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
+#include "rd_carry.h"
 #include "rd_chunk.h"
 
 enum { COL_ADDR, COL_SIZE, COL_TYPE, COL_THREAD, COL_ALLOCATOR, COL_SEQ, COL_SNAPSHOT, COL_SCHEMA };
@@ -265,5 +267,7 @@ __attribute__((visibility("default")))
 int sqlite3_meminstsqlite_init(sqlite3 *db, char **err, const sqlite3_api_routines *api)
 {
 	SQLITE_EXTENSION_INIT2(api);
-	return sqlite3_create_module(db, "meminst_blocks", &mb_module, NULL);
+	int rc = sqlite3_create_module(db, "meminst_blocks", &mb_module, NULL);
+	/* a schema-3 file's rows left out as unchanged, rebuilt (as inspect does) */
+	return rc == SQLITE_OK ? rd_carry_views(db) : rc;
 }

@@ -6,7 +6,7 @@
 
 it_fixture basic
 "$IT_MKFIXTURE" --app-id 0x12345678 "$IT_DB/other.db" "$IT_FIXTURES/basic.sql" || exit 99
-"$IT_MKFIXTURE" --user-version 3 "$IT_DB/newer.db" "$IT_FIXTURES/basic.sql" || exit 99
+"$IT_MKFIXTURE" --user-version 4 "$IT_DB/newer.db" "$IT_FIXTURES/basic.sql" || exit 99
 "$IT_MKFIXTURE" --no-schema "$IT_DB/bare.db" || exit 99
 : >"$IT_DB/empty.db"
 printf 'just some text, not a database\n%.0s' 1 2 3 4 5 6 7 8 9 10 >"$IT_DB/text.db"
@@ -56,7 +56,7 @@ expect 3 'inspect: dir\.db: is a directory, not a snapshot database' sum dir.db
 expect 3 'inspect: text\.db: not an SQLite database' holes text.db
 expect 3 'inspect: empty\.db: not a meminst snapshot database \(application_id 0x00000000, expected 0x4d454d49\)' list empty.db
 expect 3 'inspect: other\.db: not a meminst snapshot database \(application_id 0x12345678, expected 0x4d454d49\)' status other.db
-expect 3 'inspect: newer\.db: written by a newer meminst \(schema 3, this inspect reads 1 up to 2\)' descr newer.db
+expect 3 'inspect: newer\.db: written by a newer meminst \(schema 4, this inspect reads 1 up to 3\)' descr newer.db
 expect 3 "inspect: bare\\.db: not a valid snapshot database \\(no table 'meminst_meta'\\)" types bare.db
 expect 3 'inspect: cut\.db: the database is damaged \(.*\)' holes cut.db
 expect 3 'inspect: junk\.db: the database is damaged \(.*\)' limits junk.db

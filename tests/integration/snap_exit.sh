@@ -155,7 +155,7 @@ for b in $MEMINST_BACKENDS; do
 	foreign "$T/foreign" uver.db "not a meminst snapshot database; left untouched"
 	cp "$T/run/app.db" "$T/foreign/v99.db"
 	sqlite3 "$T/foreign/v99.db" "PRAGMA user_version = 99"
-	foreign "$T/foreign" v99.db "schema version 99, this libmeminst writes 2; left untouched"
+	foreign "$T/foreign" v99.db "schema version 99, this libmeminst writes 3; left untouched"
 
 	# A failing write removes the file it created...
 	mkdir -p "$T/limit"

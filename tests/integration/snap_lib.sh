@@ -18,7 +18,7 @@ if ! command -v sqlite3 >/dev/null; then
 fi
 
 SNAP_APP_ID=1296387401 # MEMINST_SNAPSHOT_APP_ID, "MEMI"
-SNAP_VERSION=2         # MEMINST_SNAPSHOT_VERSION
+SNAP_VERSION=3         # MEMINST_SNAPSHOT_VERSION
 
 # The blocks are read through the SQLite extension, as a user would:
 # meminst_blocks (with its hidden column snapshot) in place of a table.

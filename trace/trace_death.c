@@ -34,7 +34,9 @@
 ** another thread holds for good), it ends the process by the signal
 ** without the snapshot.  A second signal of these while the snapshot is
 ** written ends the process at once (a second Ctrl-C); the first signal is
-** the one it dies by.
+** the one it dies by.  The same signal sent by the parent is not a second
+** one: a launcher or a shell that passes on what it was sent, while a
+** kill of the whole process group reached the program too.
 **
 ** The program never sees this: its sigaction and signal calls for these
 ** signals are interposed (trace_sigwrap.c, trace_death_sigaction).  Setting
@@ -347,8 +349,14 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 	if (!alloc_exit_own_process()) /* a vfork child: the memory is its parent's */
 		death_die(sig);
 	int saved_errno = errno;
-	/* a retry from the watchdog, or the program's raise, not a new kill */
-	bool again = info && info->si_code == SI_TKILL && info->si_pid == getpid();
+	/* a retry from the watchdog, or the program's raise, not a new kill;
+	** nor the same signal passed on by the parent (the launcher forwards
+	** a signal sent by kill(2), and a kill of the process group has
+	** reached us too: its copy, landing while the snapshot is written,
+	** is not a second Ctrl-C) */
+	bool again = info && ((info->si_code == SI_TKILL && info->si_pid == getpid()) ||
+			      (info->si_code == SI_USER && info->si_pid == getppid() &&
+			       sig == atomic_load(&death_sig)));
 	pid_t self = alloc_sys_gettid();
 	for (;;) {
 		int st = atomic_load(&death_state);

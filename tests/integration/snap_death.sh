@@ -9,6 +9,9 @@
 #     before setting it and its handler after, the handler runs, same
 #     output and status as uninstrumented, and the exit snapshot is the one
 #     its exit(3) stores;
+#   - SIGTERM, then SIGTERM again from the parent while the exit snapshot
+#     is stored (what a launcher passing on a kill of the process group
+#     makes): not a second Ctrl-C, the snapshot is kept;
 #   - the launcher (meminst --mim, no time profiling) killed by a Ctrl-C
 #     (SIGINT to its process group) keeps the exit snapshot and its report.
 #   - a program looping on dlopen and dlclose of a library whose
@@ -76,6 +79,26 @@ for mode in mis mim; do
 			"$why" "$d.err" stderr
 	done
 done
+
+# The same signal again from the parent while the exit snapshot is written
+# (a launcher passing on a kill that reached the whole process group too):
+# not a second Ctrl-C, the snapshot is kept.  Sent as soon as the store has
+# made its file (2 M blocks take a while to store).
+why=
+d=$MI_TMP/mim-twice
+start "$d" "mim,snapshot=$d/x.db" hold 2000000
+kill -TERM "$pid"
+for i in $(seq 3000); do
+	[ -e "$d/x.db" ] && break
+	sleep 0.01
+done
+kill -TERM "$pid" 2>/dev/null
+finish
+snap_expect "exit status" "$rc" 143
+exit_snapshot "$d/x.db" mim
+mi_no_complaint "$d.err"
+mi_verdict "mim: SIGTERM, then the same signal from the parent while the exit snapshot is stored: kept, killed by SIGTERM" \
+	"$why" "$d.err" stderr
 
 # Inside the loader: the store waits until the thread is out of ld.so.
 PLUG=$MI_TARGETS/.libs/libdlplug.so

@@ -7,6 +7,9 @@
 **        snap_death handler         the program's own SIGTERM handler
 **        snap_death dlopen LIB      opens LIB (dlopen), calls its plug_value
 **                                   and closes it, in a loop until killed
+**        snap_death hold N          holds N more blocks of 48 bytes (an
+**                                   exit snapshot that takes a while),
+**                                   then waits for the signal
 **
 ** Runs preloaded.  Main holds 100 blocks of 1000 bytes, in the class named
 ** after the executable.  churn writes "pid N" on stderr and "ready" on
@@ -29,6 +32,7 @@
 #include <unistd.h>
 
 static void *volatile held[100];
+static void *volatile sink; /* the held blocks escape */
 static atomic_int started;
 static volatile sig_atomic_t got;
 
@@ -114,6 +118,15 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "dlopen") == 0 && argc > 2)
 		loop_dlopen(argv[2]);
+	if (strcmp(argv[1], "hold") == 0 && argc > 2) {
+		for (long i = atol(argv[2]); i > 0; i--)
+			sink = malloc(48);
+		fprintf(stderr, "pid %d\n", (int)getpid());
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
 	int n = argc > 2 ? atoi(argv[2]) : 0;
 	for (int i = 0; i < n; i++) {
 		pthread_t t;

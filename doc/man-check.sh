@@ -166,7 +166,8 @@ if [ -x "$example" ] && command -v sqlite3 >/dev/null 2>&1; then
 	untouched "$tmp/other.db" "not a meminst snapshot database; left untouched"
 	MEMINST="mis,snapshot=$tmp/v99.db" "$example" >/dev/null 2>&1
 	sqlite3 "$tmp/v99.db" "PRAGMA user_version = 99"
-	untouched "$tmp/v99.db" "schema version 99, this libmeminst writes 2; left untouched"
+	writes=$(sed -n 's/^#define MEMINST_SNAPSHOT_VERSION \([0-9]*\).*/\1/p' "$top_srcdir/include/meminst-snapshot.h")
+	untouched "$tmp/v99.db" "schema version 99, this libmeminst writes $writes; left untouched"
 else
 	echo "skip  meminst.7 snapshot messages: no example or no sqlite3"
 fi

@@ -418,19 +418,6 @@ static inline __attribute__((always_inline)) void fast_back_out(alloc_thread_t *
 	atomic_store_explicit(&t->counting, 0, memory_order_release);
 }
 
-/* Take a block off the held list: true when its bit was set (then
-** cleared), alloc_map_unlink's rule, which the general path applies when
-** not (nothing changed then); a leaf not used last is looked up. */
-static inline __attribute__((always_inline)) bool fast_unlink(alloc_list_t *l, const alloc_mhdr_t *m)
-{
-	uintptr_t bit;
-	uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
-	if (unlikely(!bits) || unlikely(!alloc_map_clear(bits, bit)))
-		return false;
-	alloc_map_count_add(l, -1);
-	return true;
-}
-
 /* A block counted out and off the list: leave both, free what a signal
 ** handler put aside meanwhile, and give the block to the backend. */
 static inline __attribute__((always_inline)) void fast_free_mim_release(alloc_thread_t *t, alloc_list_t *l,
@@ -588,7 +575,7 @@ static ALLOC_NOINLINE void fast_free_mim_other(alloc_thread_t *t, alloc_mhdr_t *
 	/* under the lock: the block may have moved, been freed by a third
 	** thread, or gone to the orphans meanwhile */
 	if (unlikely(m->h.meta != meta || alloc_at_list(__atomic_load_n(&m->at, __ATOMIC_RELAXED)) != l->id ||
-		     (l->count == 1 && !l->owner) || !fast_unlink(l, m))) {
+		     (l->count == 1 && !l->owner) || !alloc_map_take(l, m))) {
 		fast_back_out(t, l, true, false);
 		goto slow;
 	}
@@ -640,7 +627,7 @@ static inline __attribute__((always_inline)) void fast_free_mim(void *user, uint
 	}
 	/* under a shared list's lock, read again: another thread's free may
 	** have freed it first (a biased list has had no other thread in it) */
-	if (unlikely((!biased && m->h.meta != meta) || !fast_unlink(l, m))) {
+	if (unlikely((!biased && m->h.meta != meta) || !alloc_map_take(l, m))) {
 		fast_back_out(t, l, true, biased);
 		goto slow;
 	}

@@ -166,6 +166,20 @@ static inline bool alloc_map_link(alloc_list_t *l, alloc_mhdr_t *m, uint64_t seq
 
 void alloc_map_low(alloc_list_t *l);
 
+/* Take a block off the list, which the caller holds: true when its bit was
+** set (and is now clear); nothing changes when not, which the caller takes
+** as alloc_map_unlink does (the fast paths hand it to the general path).
+** A leaf not used last is looked up. */
+static inline __attribute__((always_inline)) bool alloc_map_take(alloc_list_t *l, const alloc_mhdr_t *m)
+{
+	uintptr_t bit;
+	uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
+	if (unlikely(!bits) || unlikely(!alloc_map_clear(bits, bit)))
+		return false;
+	alloc_map_count_add(l, -1);
+	return true;
+}
+
 /*
 ** Take a block off the list, which the caller holds and which its header
 ** names.  The header is in front of the user's block, where an overrun or
@@ -175,11 +189,8 @@ void alloc_map_low(alloc_list_t *l);
 */
 static inline void alloc_map_unlink(alloc_list_t *l, alloc_mhdr_t *m)
 {
-	uintptr_t bit;
-	uint64_t *bits = alloc_map_leaf(l, m, false, &bit);
-	if (unlikely(!bits) || unlikely(!alloc_map_clear(bits, bit)))
+	if (unlikely(!alloc_map_take(l, m)))
 		alloc_map_corrupt(m);
-	alloc_map_count_add(l, -1);
 	/* (only here: the fast paths leave it to the next general one) */
 	if (unlikely(l->count < l->low))
 		alloc_map_low(l);

@@ -203,6 +203,9 @@ static ALLOC_NOINLINE void core_defer(alloc_thread_t *t, void *user)
 						    ALLOC_COUNTING_DEFERRED, memory_order_relaxed);
 }
 
+/* What core_untrack did with a block (see there). */
+enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
+
 /* mim, a block the map had no room for (a mapping failed, said once):
 ** its header becomes an untracked one. */
 static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
@@ -214,25 +217,72 @@ static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 
 /*
 ** mim, a thread without a record (exiting, after its key destructor: other
-** keys' destructors still allocate): add to the orphans and count
-** directly.  Such a thread has no `counting` to tell a signal handler that
-** it holds a list lock, so signals are blocked while it does: a handler's
-** malloc (the orphans' lock) or free (the lock of the block's list) spun
-** for ever on the lock the interrupted code held
-** (tests/integration/sig_threads.sh).  Also core_untrack_orphan.
+** keys' destructors still allocate): its blocks go to the orphans' list and
+** are counted directly.  Such a thread has no `counting`, so its TLS has a
+** stand-in, `orphan_busy`, raised while it holds the orphans' lock or a
+** block's list lock: a signal handler that interrupted it there would spin
+** for ever on that lock (tests/integration/sig_threads.sh), so the
+** handler's allocations are served untracked and its frees put aside until
+** core_orphan_leave.  (Blocking signals did the same at four system calls
+** an allocation; under a storm of signals the handler's own calls made the
+** thread lose the race with the next signal for seconds at a time.)
 */
+static inline alloc_tls_t *core_orphan_enter(void)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	atomic_store_explicit(&tls->orphan_busy, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return tls;
+}
+
+static void core_orphan_leave(alloc_tls_t *tls)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&tls->orphan_busy, 0, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	/* a new signal may put more aside while these are freed */
+	uint32_t n;
+	while ((n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed)) != 0) {
+		void *user = tls->orphan_deferred[n - 1];
+		if (atomic_compare_exchange_strong(&tls->orphan_ndeferred, &n, n - 1))
+			alloc_core_free(user, 0);
+	}
+}
+
+/* A handler's free while the interrupted thread is in the orphans' path.
+** Past the room kept in TLS the block stays as it is: counted live, never
+** given back (said once), where a thread with a record would abort. */
+static ALLOC_NOINLINE enum core_untracked core_orphan_defer(alloc_tls_t *tls, void *user)
+{
+	uint32_t n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed);
+	if (n >= ALLOC_ORPHAN_DEFERRED_MAX) {
+		static _Atomic int said;
+		if (!atomic_exchange(&said, 1))
+			alloc_log("free of %p from a signal handler in an exiting thread: more than %d "
+				  "such frees pending; the block is kept (counted live)", user,
+				  ALLOC_ORPHAN_DEFERRED_MAX);
+		return CORE_DEFERRED;
+	}
+	tls->orphan_deferred[n] = user;
+	atomic_store_explicit(&tls->orphan_ndeferred, n + 1, memory_order_relaxed);
+	return CORE_DEFERRED;
+}
+
 static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
 {
+	if (atomic_load_explicit(&alloc_tls.orphan_busy, memory_order_relaxed)) {
+		core_unmapped(user, meta, size); /* a signal handler: header only */
+		return;
+	}
 	uint64_t seq = alloc_seq_take(NULL);
 	alloc_list_t *l = &alloc_map_orphans;
-	sigset_t old;
-	alloc_sys_signals_off(&old);
+	alloc_tls_t *tls = core_orphan_enter();
 	alloc_list_lock(l);
 	bool linked = alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 	if (linked)
 		core_count_direct(meta, size, +1, true);
 	alloc_list_unlock(l);
-	alloc_sys_signals_on(&old);
+	core_orphan_leave(tls);
 	if (!linked)
 		core_unmapped(user, meta, size);
 }
@@ -332,7 +382,6 @@ untracked:
 	return user;
 }
 
-enum core_untracked { CORE_RACED, CORE_UNTRACKED, CORE_DEFERRED };
 
 /*
 ** mim: take a checked block off the list its header names and count it
@@ -384,14 +433,14 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 	return ours ? CORE_UNTRACKED : CORE_RACED;
 }
 
-/* mim, a thread without a record frees: signals blocked while it holds the
-** block's list (see core_link_orphan). */
+/* mim, a thread without a record frees (see core_link_orphan). */
 static ALLOC_NOINLINE enum core_untracked core_untrack_orphan(void *user, uint64_t meta, size_t size)
 {
-	sigset_t old;
-	alloc_sys_signals_off(&old);
+	if (atomic_load_explicit(&alloc_tls.orphan_busy, memory_order_relaxed))
+		return core_orphan_defer(&alloc_tls, user);
+	alloc_tls_t *tls = core_orphan_enter();
 	enum core_untracked r = core_untrack_mim(NULL, user, meta, size);
-	alloc_sys_signals_on(&old);
+	core_orphan_leave(tls);
 	return r;
 }
 

@@ -14,8 +14,9 @@
 ** workers must be counted back out: "ok".
 ** Linked with libmeminst (meminst_status_read; without MEMINST it reads
 ** nothing and only the run is checked).  A handler that allocates is
-** outside POSIX; glibc's malloc takes it once a thread's cache is set up
-** (done first, signals blocked).  jemalloc does not: a free from a handler
+** outside POSIX; glibc's malloc takes it while a thread's cache is set up
+** (done first, signals blocked) and until the thread starts to empty it
+** (signals blocked again at the end of the late destructor).  jemalloc does not: a free from a handler
 ** that interrupted its per-thread setup crashes it (backend=jemalloc, with
 ** or without meminst's counting).
 */
@@ -45,6 +46,14 @@ static void pass_block(size_t size)
 	free(atomic_exchange(&slot, b));
 }
 
+static void block_usr1(void)
+{
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -62,6 +71,10 @@ static void late_destructor(void *arg)
 		pass_block(100);
 		free(p);
 	}
+	/* Next glibc empties the thread's cache (tcache_thread_shutdown) under
+	** its arena lock with signals open: a handler's malloc there waits on
+	** that lock for ever, with or without meminst. */
+	block_usr1();
 }
 
 /* glibc's own malloc, not the interposed name: its per-thread cache
@@ -99,10 +112,7 @@ int main(void)
 	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
-	sigset_t usr1;
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
-	pthread_sigmask(SIG_BLOCK, &usr1, NULL); /* main and the storm: never */
+	block_usr1(); /* main and the storm: never */
 	if (pthread_key_create(&key, late_destructor) != 0)
 		return 2;
 	pthread_t st;

@@ -365,3 +365,106 @@ void alloc_exit_at_death(void)
 	alloc_snap_at_exit();
 	errno = saved_errno;
 }
+
+/*
+** The main thread's exit status once it has ended by the exit system call
+** (a raw syscall(SYS_exit), not exit_group): it stays a zombie in
+** /proc/self/task until the process ends, its status in the stat file's
+** 52nd field.  -1 while it runs (or when it cannot be read).
+*/
+static int exit_leader_status(pid_t pid)
+{
+	char path[64], buf[1024];
+	alloc_fmt(path, sizeof path, "/proc/self/task/%d/stat", (int)pid);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *c = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+	if (!c || c[1] != ' ' || c[2] != 'Z')
+		return -1;
+	int field = 2;
+	for (; *c && field < 52; c++)
+		if (*c == ' ')
+			field++;
+	if (field != 52 || *c < '0' || *c > '9')
+		return -1;
+	int status = 0;
+	for (; *c >= '0' && *c <= '9'; c++)
+		status = status * 10 + (*c - '0');
+	return (status >> 8) & 0xff;
+}
+
+/*
+** No thread of the program is left: its main thread ended by the exit
+** system call and no other thread of the program runs.  Without meminst
+** the process ends there, with that status; meminst's own threads would
+** keep it alive for ever (and, blocking every signal, past a SIGTERM).
+** Called by the service thread at its recheck: writes the trace's tail
+** and the exit snapshot as _exit does, then ends the process with the
+** main thread's status.  Returns only when the program still runs.  (A
+** kernel that reports the last thread's status, as 6.x does, and a program
+** whose last thread is not its main one: the main one's status is given.)
+*/
+void alloc_exit_if_program_gone(void)
+{
+	pid_t pid = atomic_load(&exit_pid);
+	if (!alloc_exit_own_process() || alloc_program_threads(pid) != 0)
+		return;
+	int status = exit_leader_status(pid);
+	if (status < 0)
+		return;
+	trace_death_flush();
+	if (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF && !alloc_snap_exit_done()) {
+		trace_bare_thread(exit_watchdog, (void *)(intptr_t)status);
+		alloc_snap_at_exit();
+	}
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+/*
+** Wait until thread `tid` of this process has left the kernel, up to 2 s.
+** The thread has said it ends (a flag after alloc_own_thread_leave); on a
+** kernel that gives a process the status of its last thread to end, a
+** thread of ours ending after the program's last one (a main thread
+** leaving by the exit system call right after stopping ours: seccomp's
+** strict mode) would make it 0.
+*/
+void alloc_own_thread_wait_gone(pid_t tid)
+{
+	pid_t pid = atomic_load(&exit_pid);
+	const struct timespec ms = {0, 1000000};
+	int saved_errno = errno;
+	for (int waited = 0; tid > 0 && waited < 2000; waited++) {
+		if (syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH)
+			break;
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ms, NULL);
+	}
+	errno = saved_errno;
+}
+
+/*
+** The main thread leaves by syscall(SYS_exit, status) (the `syscall` hook).
+** When no other thread of the program runs, the process ends there without
+** meminst, with that status: here it ends the same way now, as _exit does
+** (the trace's tail, the exit snapshot), rather than live on in meminst's
+** threads.  Under a seccomp filter that refuses anything of meminst's, the
+** call goes on as it is (reading /proc could be what it kills on; seccomp's
+** strict mode has stopped meminst's threads).
+*/
+void alloc_exit_main_raw(int status)
+{
+	/* (the filter first: strict mode kills on gettid) */
+	if (alloc_seccomp_refuses(~0u) || alloc_sys_gettid() != atomic_load(&exit_pid) ||
+	    !alloc_exit_own_process() || alloc_program_threads(0) != 0)
+		return;
+	trace_death_flush();
+	alloc_exit_fast(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}

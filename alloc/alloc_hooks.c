@@ -659,7 +659,9 @@ ALLOC_EXPORT int brk(void *addr)
 #if defined(__x86_64__)
 /* The two libc ways a seccomp filter is installed (libseccomp's
 ** seccomp_load uses the first, or the second on kernels before 3.17): the
-** filter is evaluated before it takes effect (alloc_seccomp.c).  meminst's
+** filter is evaluated before it takes effect (alloc_seccomp.c).  A main
+** thread leaving by the exit system call may be the program's last
+** (alloc_exit.c, alloc_exit_main_raw).  meminst's
 ** own raw calls come through `syscall` too: the number compare is all
 ** they pay. */
 ALLOC_EXPORT long syscall(long nr, ...)
@@ -671,6 +673,8 @@ ALLOC_EXPORT long syscall(long nr, ...)
 	va_end(ap);
 	if (unlikely(nr == SYS_seccomp))
 		alloc_seccomp_before((unsigned long)a1, (const void *)a3, false);
+	else if (unlikely(nr == SYS_exit) && READY())
+		alloc_exit_main_raw((int)a1 & 0xff); /* (the exit status's byte) */
 	return alloc_seccomp_raw(nr, a1, a2, a3, a4, a5, a6);
 }
 

@@ -209,6 +209,14 @@ void alloc_own_thread_leave(void);
 alloc_create_fn *trace_real_pthread_create(void);
 int alloc_program_threads(pid_t skip);
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
+/* The program's main thread ended by the exit system call and no thread
+** of the program is left: end the process with its status (the service
+** thread's recheck); returns while the program runs. */
+void alloc_exit_if_program_gone(void);
+/* The main thread calls syscall(SYS_exit, status): the last of the program? */
+void alloc_exit_main_raw(int status);
+/* Wait until a thread of ours that is ending has left the kernel (<= 2 s). */
+void alloc_own_thread_wait_gone(pid_t tid);
 
 /* One chunk of a compact capture: `count` blocks from `first`, encoded in
 ** the `len` bytes after it (<meminst-snapshot.h>); the next chunk starts

@@ -54,6 +54,7 @@ static struct service {
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
 	_Atomic bool quit, gone;  /* alloc_service_stop: asked, done */
+	_Atomic pid_t tid;        /* the thread's, for a stop to wait until it has left */
 	bool ending;              /* the exit's flush ran: no interval snapshot
 				     more (under busy; see alloc_service_flush) */
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
@@ -375,6 +376,7 @@ static void *svc_main(void *arg)
 {
 	(void)arg;
 	alloc_tls.guard = 1; /* for life: this thread's allocations are ours */
+	atomic_store(&svc.tid, alloc_sys_gettid());
 	alloc_own_thread_enter();
 	atomic_store(&svc.registered, true);
 	int64_t period = (int64_t)alloc_opts.interval_ns, next = 0, checked_ms = 0, watch_ms = 0;
@@ -421,6 +423,8 @@ static void *svc_main(void *arg)
 		if (now_ms - checked_ms >= SVC_RECHECK_MS) {
 			checked_ms = now_ms;
 			svc_signal_check();
+			if (svc.own_table) /* (its reads open files: never beside the program's) */
+				alloc_exit_if_program_gone();
 		}
 		if ((r < 0 && errno != EINTR) || atomic_load(&svc.quit))
 			break;
@@ -487,6 +491,7 @@ void alloc_service_stop(void)
 	alloc_service_wake('q');
 	while (!atomic_load(&svc.gone))
 		sched_yield(); /* at most a poll timeout (SVC_RECHECK_MS) without the pipe */
+	alloc_own_thread_wait_gone(atomic_load(&svc.tid));
 	svc.running = false;
 }
 

@@ -35,12 +35,18 @@ done
 # read is made by a thread of meminst's with a descriptor table of its own,
 # else each open held the lowest free number for a moment, and a program
 # opening files in a loop beside it got 4 for 3 (hundreds of times in 300,000
-# opens; make distcheck failed on the case above).
+# opens; make distcheck failed on the case above).  The other thread keeps
+# running (the sampler looks at running threads) in SHA-256 over 1 MiB,
+# without Python's lock: a thread spinning in Python code made each open
+# wait for the lock, up to 5 ms (the switch interval) a call, and on a
+# busy machine the 300,000 opens took more than the 300 s a run has,
+# without meminst too.
 churn() {
-	mi_x "$PY" -c 'import os, threading
+	mi_x "$PY" -c 'import hashlib, os, threading
 stop = False
+buf = bytes(1 << 20)
 def spin():
-    while not stop: sum(range(1000))
+    while not stop: hashlib.sha256(buf)
 t = threading.Thread(target=spin); t.start()
 moved = sum(1 for i in range(300000) if (lambda fd: (os.close(fd), fd != 3)[1])(os.open("/dev/null", os.O_RDONLY)))
 stop = True; t.join()

@@ -1,0 +1,59 @@
+# raw_exit.sh — a main thread that ends by the exit system call, not
+# exit_group (tests/targets/raw_exit.c): without meminst the process ends
+# there with status 3.  meminst's own threads (the snapshot service, the
+# wall-clock sampler) kept such a process alive for ever, at 100 % of a core
+# once a SIGTERM was pending; now it ends with status 3 and its exit
+# snapshot, through libc's syscall() at once, through the bare instruction
+# at the service thread's next look (about a second).  Each run has 30 s.
+: "${MEMINST_TEST_TIMEOUT:=30}"
+. "$top_srcdir/tests/integration/lib.sh"
+
+TARGET=$MI_TARGETS/raw_exit
+LAUNCH=$top_builddir/session/meminst
+INSPECT=$top_builddir/inspect/inspect
+export MEMINST_LIBRARY="$MEMINST_LIB"
+
+for how in syscall asm; do
+	"$TARGET" $how >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
+	if [ $? != 3 ] || [ ! -s "$MI_TMP/ref.out" ]; then
+		mi_fail "raw_exit $how (uninstrumented)" "not exit status 3 with output" "$MI_TMP/ref.err" stderr
+		continue
+	fi
+	for backend in $MEMINST_BACKENDS; do
+		for set in mis mim "mim,snapshot=$MI_TMP/s.%p.db" "mis,control=on,snapshot=$MI_TMP/s.%p.db" \
+			"mis,sample=1000,sample_clock=wall,trace_file=$MI_TMP/t.%p.trace"; do
+			# the bare instruction reaches no hook: only the service thread sees it
+			[ $how = asm ] && case $set in *control*) ;; *) continue ;; esac
+			label="raw_exit $how, $(echo "$set" | sed "s|$MI_TMP/||g")/$backend"
+			rm -f "$MI_TMP"/s.* "$MI_TMP"/t.*
+			MI_MEMINST="$set,backend=$backend"
+			mi_x "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+			rc=$?
+			unset MI_MEMINST
+			why=
+			[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
+			cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+			case $set in *snapshot=*)
+				"$INSPECT" list "$MI_TMP"/s.*.db >"$MI_TMP/list.out" 2>&1
+				grep -q " exit " "$MI_TMP/list.out" || mi_why_add "no exit snapshot" ;;
+			esac
+			mi_no_complaint "$MI_TMP/run.err"
+			mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr
+		done
+	done
+	# the launcher's defaults (the service thread, exit+peak+signal
+	# snapshots, 100 Hz sampling), and its wall-clock sampler
+	for opts in "" "--sample-clock=wall"; do
+		[ $how = asm ] && [ -n "$opts" ] && continue
+		label="raw_exit $how, meminst ${opts:-(defaults)}"
+		$MI_TIMEOUT "$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+		rc=$?
+		why=
+		[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
+		cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
+		grep -q "exited with status 3" "$MI_TMP/rep.out" || mi_why_add "the report has not 'exited with status 3'"
+		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.out" report
+	done
+done
+mi_finish

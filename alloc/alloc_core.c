@@ -223,49 +223,14 @@ static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 ** block's list lock: a signal handler that interrupted it there would spin
 ** for ever on that lock (tests/integration/sig_threads.sh), so the
 ** handler's allocations are served untracked and its frees put aside until
-** core_orphan_leave.  (Blocking signals did the same at four system calls
+** alloc_orphan_leave (alloc_map.c).  (Blocking signals did the same at four system calls
 ** an allocation; under a storm of signals the handler's own calls made the
 ** thread lose the race with the next signal for seconds at a time.)
 */
-static inline alloc_tls_t *core_orphan_enter(void)
+static inline void core_orphan_enter(void)
 {
-	alloc_tls_t *tls = &alloc_tls;
-	atomic_store_explicit(&tls->orphan_busy, 1, memory_order_relaxed);
+	atomic_store_explicit(&alloc_tls.orphan_busy, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
-	return tls;
-}
-
-static void core_orphan_leave(alloc_tls_t *tls)
-{
-	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&tls->orphan_busy, 0, memory_order_relaxed);
-	atomic_signal_fence(memory_order_seq_cst);
-	/* a new signal may put more aside while these are freed */
-	uint32_t n;
-	while ((n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed)) != 0) {
-		void *user = tls->orphan_deferred[n - 1];
-		if (atomic_compare_exchange_strong(&tls->orphan_ndeferred, &n, n - 1))
-			alloc_core_free(user, 0);
-	}
-}
-
-/* A handler's free while the interrupted thread is in the orphans' path.
-** Past the room kept in TLS the block stays as it is: counted live, never
-** given back (said once), where a thread with a record would abort. */
-static ALLOC_NOINLINE enum core_untracked core_orphan_defer(alloc_tls_t *tls, void *user)
-{
-	uint32_t n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed);
-	if (n >= ALLOC_ORPHAN_DEFERRED_MAX) {
-		static _Atomic int said;
-		if (!atomic_exchange(&said, 1))
-			alloc_log("free of %p from a signal handler in an exiting thread: more than %d "
-				  "such frees pending; the block is kept (counted live)", user,
-				  ALLOC_ORPHAN_DEFERRED_MAX);
-		return CORE_DEFERRED;
-	}
-	tls->orphan_deferred[n] = user;
-	atomic_store_explicit(&tls->orphan_ndeferred, n + 1, memory_order_relaxed);
-	return CORE_DEFERRED;
 }
 
 static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t size)
@@ -276,13 +241,13 @@ static ALLOC_NOINLINE void core_link_orphan(void *user, uint64_t meta, size_t si
 	}
 	uint64_t seq = alloc_seq_take(NULL);
 	alloc_list_t *l = &alloc_map_orphans;
-	alloc_tls_t *tls = core_orphan_enter();
+	core_orphan_enter();
 	alloc_list_lock(l);
 	bool linked = alloc_map_link(l, (alloc_mhdr_t *)user - 1, seq);
 	if (linked)
 		core_count_direct(meta, size, +1, true);
 	alloc_list_unlock(l);
-	core_orphan_leave(tls);
+	alloc_orphan_leave();
 	if (!linked)
 		core_unmapped(user, meta, size);
 }
@@ -436,11 +401,13 @@ static inline __attribute__((always_inline)) enum core_untracked core_untrack_mi
 /* mim, a thread without a record frees (see core_link_orphan). */
 static ALLOC_NOINLINE enum core_untracked core_untrack_orphan(void *user, uint64_t meta, size_t size)
 {
-	if (atomic_load_explicit(&alloc_tls.orphan_busy, memory_order_relaxed))
-		return core_orphan_defer(&alloc_tls, user);
-	alloc_tls_t *tls = core_orphan_enter();
+	if (atomic_load_explicit(&alloc_tls.orphan_busy, memory_order_relaxed)) {
+		alloc_orphan_defer(user);
+		return CORE_DEFERRED;
+	}
+	core_orphan_enter();
 	enum core_untracked r = core_untrack_mim(NULL, user, meta, size);
-	core_orphan_leave(tls);
+	alloc_orphan_leave();
 	return r;
 }
 

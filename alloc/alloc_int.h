@@ -433,7 +433,6 @@ static inline int64_t alloc_slot_bytes(int64_t d) { return (d - alloc_slot_block
 #define ALLOC_SLOTS_ALL (ALLOC_SLOTS_FIXED + ALLOC_SLOTS_CLASS + ALLOC_SLOTS_TYPE + ALLOC_SLOTS_OTHER)
 #define ALLOC_SITE_CACHE 256
 #define ALLOC_DEFERRED_MAX 64
-#define ALLOC_ORPHAN_DEFERRED_MAX 16 /* in alloc_tls_t (static TLS: kept small) */
 #define ALLOC_COUNTING_DEFERRED 2 /* in alloc_thread_t.counting */
 
 struct alloc_thread_s;
@@ -574,23 +573,17 @@ typedef struct alloc_tls_s {
 	int probe_hit;         /* a guarded allocation reached us (api.c)   */
 	int backend_timed;     /* an <alloc> event is open (alloc_hooks.c)  */
 	uint64_t backend_tsc;  /*   the backend's calls in it, TSC ticks    */
-	/* mim, a thread without a record inside the orphans' path: what
-	** `counting` and `deferred` are to a thread with one (alloc_core.c,
-	** core_orphan_enter) */
-	_Atomic int orphan_busy;
-	_Atomic uint32_t orphan_ndeferred;
-	void *orphan_deferred[ALLOC_ORPHAN_DEFERRED_MAX];
+	_Atomic int orphan_busy;           /* mim, no record: its `counting` (alloc_core.c) */
+	_Atomic uint32_t orphan_ndeferred; /*   and `deferred`, in static TLS: kept small   */
+	void *orphan_deferred[16];
 } alloc_tls_t;
 
 extern __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
 
-/*
-** A backend call (alloc_real.X(...)) of the general path.  While exact
-** tracing times an allocator call (alloc_hooks.c's timed twins), the
-** backend's own time inside it is added up, so that the trace can tell the
-** allocator's time from meminst's around it (ALLOC_AT's inner).  The fast
-** paths (alloc_fast.c) never run while tracing: their calls stay plain.
-*/
+/* A backend call (alloc_real.X(...)) of the general path.  While exact tracing times an allocator
+** call (alloc_hooks.c's timed twins), the backend's own time inside it is added up, so that the
+** trace can tell the allocator's time from meminst's around it (ALLOC_AT's inner).  The fast
+** paths (alloc_fast.c) never run while tracing: their calls stay plain. */
 #define ALLOC_BACKEND(call)                                                    \
 	({                                                                     \
 		__typeof__(call) r_;                                           \

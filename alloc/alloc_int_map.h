@@ -55,6 +55,10 @@ void alloc_thread_fence_all(void);
 
 /* "alloc_map.c" */
 extern alloc_list_t alloc_map_orphans;
+/* A thread without a record, in the orphans' path (alloc_tls.orphan_busy
+** up): let go, and a signal handler's free put aside meanwhile. */
+void alloc_orphan_leave(void);
+void alloc_orphan_defer(void *user);
 /* Non-zero while a snapshot's capture holds every list (mim) or the
 ** counting gate (mis): a program thread that waits then is waiting for
 ** meminst, and its trace says so (<snapshot>, see alloc_spin_lock_slow

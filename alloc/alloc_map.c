@@ -447,3 +447,41 @@ void alloc_map_postfork_child(void)
 		atomic_store_explicit(&alloc_map_list(id)->busy, 0, memory_order_relaxed);
 	alloc_map_resume();
 }
+
+/* ---------------------------------- the orphans' path, its signals --- */
+
+/* A thread without a record lets go of a list lock (alloc_core.c,
+** core_link_orphan): the frees a signal handler put aside meanwhile are
+** made now; a new signal may put more aside while they are. */
+void alloc_orphan_leave(void)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&tls->orphan_busy, 0, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	uint32_t n;
+	while ((n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed)) != 0) {
+		void *user = tls->orphan_deferred[n - 1];
+		if (atomic_compare_exchange_strong(&tls->orphan_ndeferred, &n, n - 1))
+			alloc_core_free(user, 0);
+	}
+}
+
+/* A handler's free while the thread it interrupted holds a list lock.  Past
+** the room kept in TLS the block stays as it is, counted live and never
+** given back (said once), where a thread with a record would abort. */
+void alloc_orphan_defer(void *user)
+{
+	alloc_tls_t *tls = &alloc_tls;
+	uint32_t n = atomic_load_explicit(&tls->orphan_ndeferred, memory_order_relaxed);
+	uint32_t room = sizeof tls->orphan_deferred / sizeof tls->orphan_deferred[0];
+	if (n >= room) {
+		static _Atomic int said;
+		if (!atomic_exchange(&said, 1))
+			alloc_log("free of %p from a signal handler in an exiting thread: more than %u such "
+				  "frees pending; the block is kept (counted live)", user, room);
+		return;
+	}
+	tls->orphan_deferred[n] = user;
+	atomic_store_explicit(&tls->orphan_ndeferred, n + 1, memory_order_relaxed);
+}

@@ -344,20 +344,27 @@ bool alloc_exit_death_wanted(void)
 	       (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) && alloc_exit_own_process();
 }
 
+/* The exit snapshot begun in another thread: wait until it is stored
+** (the process ends right after). */
+static void exit_wait_stored(void)
+{
+	while (alloc_snap_exit_busy()) {
+		struct timespec ts = {0, 1000000};
+		syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+	}
+}
+
 /*
 ** The exit snapshot of a process a signal ends, as exit(3) would store it
 ** (what the service thread still owes first).  The caller is a signal
 ** handler whose thread was found outside meminst (trace_death.c), running
 ** on a stack of its own.  If the exit snapshot is under way in another
-** thread (a signal during exit), wait for it: the process ends right after.
+** thread (a signal during exit), wait for it.
 */
 void alloc_exit_at_death(void)
 {
 	if (alloc_snap_exit_done()) {
-		while (alloc_snap_exit_busy()) {
-			struct timespec ts = {0, 1000000};
-			syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
-		}
+		exit_wait_stored();
 		return;
 	}
 	int saved_errno = errno;
@@ -404,11 +411,12 @@ static int exit_leader_status(pid_t pid)
 ** system call and no other thread of the program runs.  Without meminst
 ** the process ends there, with that status; meminst's own threads would
 ** keep it alive for ever (and, blocking every signal, past a SIGTERM).
-** Called by the service thread at its recheck: writes the trace's tail
-** and the exit snapshot as _exit does, then ends the process with the
-** main thread's status.  Returns only when the program still runs.  (A
-** kernel that reports the last thread's status, as 6.x does, and a program
-** whose last thread is not its main one: the main one's status is given.)
+** Called by a thread of ours with a descriptor table of its own (the
+** service thread's recheck, the wall-clock sampler's probe): ends the
+** process as _exit would, with the main thread's status.  Returns only
+** when the program still runs.  (A kernel that reports the last thread's
+** status, as 6.x does, and a program whose last thread is not its main
+** one: the main one's status is given.)
 */
 void alloc_exit_if_program_gone(void)
 {
@@ -416,15 +424,8 @@ void alloc_exit_if_program_gone(void)
 	if (!alloc_exit_own_process() || alloc_program_threads(pid) != 0)
 		return;
 	int status = exit_leader_status(pid);
-	if (status < 0)
-		return;
-	trace_death_flush();
-	if (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF && !alloc_snap_exit_done()) {
-		trace_bare_thread(exit_watchdog, (void *)(intptr_t)status);
-		alloc_snap_at_exit();
-	}
-	for (;;)
-		syscall(SYS_exit_group, status);
+	if (status >= 0)
+		alloc_exit_end(status, true);
 }
 
 /*
@@ -463,8 +464,27 @@ void alloc_exit_main_raw(int status)
 	if (alloc_seccomp_refuses(~0u) || alloc_sys_gettid() != atomic_load(&exit_pid) ||
 	    !alloc_exit_own_process() || alloc_program_threads(0) != 0)
 		return;
+	alloc_exit_end(status, false);
+}
+
+/*
+** End the process as _exit(status) ends it, with what meminst owes it
+** first: the trace's tail, then the exit snapshot where that is safe.
+** `own`: the caller is a thread of meminst's, guarded for life, for which
+** alloc_exit_fast returns at once; the program has no thread left to be
+** in the way, so the snapshot is stored here, under the watchdog, or, when
+** another of our threads has begun it, waited for.
+*/
+void alloc_exit_end(int status, bool own)
+{
 	trace_death_flush();
-	alloc_exit_fast(status);
+	if (!own)
+		alloc_exit_fast(status);
+	else if (alloc_state == 2 && alloc_mode != MEMINST_MODE_OFF) {
+		trace_bare_thread(exit_watchdog, (void *)(intptr_t)status);
+		alloc_snap_at_exit(); /* (returns at once when begun elsewhere) */
+		exit_wait_stored();
+	}
 	for (;;)
 		syscall(SYS_exit_group, status);
 }

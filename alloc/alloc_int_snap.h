@@ -210,11 +210,15 @@ alloc_create_fn *trace_real_pthread_create(void);
 int alloc_program_threads(pid_t skip);
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg);
 /* The program's main thread ended by the exit system call and no thread
-** of the program is left: end the process with its status (the service
-** thread's recheck); returns while the program runs. */
+** of the program is left: end the process with its status (the rechecks
+** of the service thread and the wall-clock probe); returns while the
+** program runs. */
 void alloc_exit_if_program_gone(void);
 /* The main thread calls syscall(SYS_exit, status): the last of the program? */
 void alloc_exit_main_raw(int status);
+/* End the process as _exit does (the trace's tail, the exit snapshot);
+** `own`: called by a thread of meminst's. */
+void alloc_exit_end(int status, bool own) __attribute__((noreturn));
 /* Wait until a thread of ours that is ending has left the kernel (<= 2 s). */
 void alloc_own_thread_wait_gone(pid_t tid);
 

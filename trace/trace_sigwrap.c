@@ -40,18 +40,12 @@ ALLOC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigactio
 ** libc's own _exit, after the destructors, not this one. */
 ALLOC_EXPORT void _exit(int status)
 {
-	trace_death_flush();
-	alloc_exit_fast(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	alloc_exit_end(status, false);
 }
 
 ALLOC_EXPORT void _Exit(int status)
 {
-	trace_death_flush();
-	alloc_exit_fast(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	alloc_exit_end(status, false);
 }
 
 /* BSD semantics, as glibc's signal: restart, the signal blocked in its

@@ -307,6 +307,13 @@ static char wall_proc_state(pid_t tid)
 
 /* ------------------------------------------------------------ probe --- */
 
+static uint64_t wall_mono_ns(void)
+{
+	struct timespec ts;
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* wall_proc_state opens /proc/self/task/TID/syscall.  In the program's
 ** table of descriptors each open took the lowest free number for a moment,
 ** and a program thread opening a file just then got the next number
@@ -318,9 +325,9 @@ static char wall_proc_state(pid_t tid)
 ** the shared table.  Each tick the sampler asks once for every thread it
 ** looks at and waits (futex) for the answer.  Where unshare is refused, no
 ** probe thread: the sampler reads itself, as before. */
-static void wall_futex_wait(_Atomic uint32_t *word, uint32_t seen)
+static void wall_futex_wait(_Atomic uint32_t *word, uint32_t seen, const struct timespec *limit)
 {
-	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+	syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, seen, limit, NULL, 0);
 }
 
 static void wall_futex_wake(_Atomic uint32_t *word)
@@ -342,6 +349,24 @@ static bool wall_private_descriptors(void)
 	return true;
 }
 
+/*
+** Once a second, whether the program is gone: its main thread ended by the
+** bare exit system call and no thread of it is left, where the sampler and
+** this probe would keep the process alive for ever (alloc_exit.c; the
+** snapshot service looks too when it runs).  Its reads of /proc open files:
+** here, in the probe's own table, they take no number of the program's.
+*/
+static const struct timespec wall_recheck = {1, 0};
+
+static void wall_probe_recheck(uint64_t *checked)
+{
+	uint64_t now = wall_mono_ns();
+	if (now - *checked < 1000000000u || atomic_load(&wall_probe_quit))
+		return;
+	*checked = now;
+	alloc_exit_if_program_gone();
+}
+
 static void *wall_probe_main(void *arg)
 {
 	(void)arg;
@@ -357,10 +382,13 @@ static void *wall_probe_main(void *arg)
 	}
 	atomic_store(&wall_probe_ready, 1);
 	uint32_t seen = 0;
+	uint64_t checked = wall_mono_ns();
 	for (;;) {
 		uint32_t asked;
-		while ((asked = atomic_load(&wall_probe_asked)) == seen)
-			wall_futex_wait(&wall_probe_asked, seen);
+		while ((asked = atomic_load(&wall_probe_asked)) == seen) {
+			wall_futex_wait(&wall_probe_asked, seen, &wall_recheck);
+			wall_probe_recheck(&checked);
+		}
 		seen = asked;
 		if (atomic_load(&wall_probe_quit))
 			break;
@@ -368,6 +396,7 @@ static void *wall_probe_main(void *arg)
 			wall_probe_states[i] = wall_proc_state(wall_probe_tids[i]);
 		atomic_store(&wall_probe_done, asked);
 		wall_futex_wake(&wall_probe_done);
+		wall_probe_recheck(&checked);
 	}
 	alloc_own_thread_leave();
 	return NULL;
@@ -386,7 +415,7 @@ static void wall_probe_all(void)
 	wall_futex_wake(&wall_probe_asked);
 	uint32_t done;
 	while ((done = atomic_load(&wall_probe_done)) != asked)
-		wall_futex_wait(&wall_probe_done, done);
+		wall_futex_wait(&wall_probe_done, done, NULL);
 }
 
 /* A sample of a thread that is not running, written by the sampler into
@@ -468,13 +497,6 @@ static void wall_tick(uint64_t periods)
 		}
 	}
 	trace_spin_unlock(&wall_lock);
-}
-
-static uint64_t wall_mono_ns(void)
-{
-	struct timespec ts;
-	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* Wakes at every period boundary (absolute times: no drift); periods it

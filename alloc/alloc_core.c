@@ -223,9 +223,10 @@ static ALLOC_NOINLINE void core_unmapped(void *user, uint64_t meta, size_t size)
 ** block's list lock: a signal handler that interrupted it there would spin
 ** for ever on that lock (tests/integration/sig_threads.sh), so the
 ** handler's allocations are served untracked and its frees put aside until
-** alloc_orphan_leave (alloc_map.c).  (Blocking signals did the same at four system calls
-** an allocation; under a storm of signals the handler's own calls made the
-** thread lose the race with the next signal for seconds at a time.)
+** alloc_orphan_leave (alloc_map.c).  (Blocking signals did the same at four
+** system calls an allocation; under a storm of signals the handler's own
+** calls made the thread lose the race with the next signal for seconds at
+** a time.)
 */
 static inline void core_orphan_enter(void)
 {
@@ -346,7 +347,6 @@ untracked:
 	alloc_hdr_seal(h, user, size, meta);
 	return user;
 }
-
 
 /*
 ** mim: take a checked block off the list its header names and count it

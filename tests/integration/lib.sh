@@ -187,16 +187,34 @@ mi_no_complaint() { # MI_EXPECTED_NOTE: a regex of lines a test expects
 # mi_reference NAME COMMAND...: the uninstrumented run.  It must exit 0
 # and print something, or the comparison would prove nothing.
 mi_reference() {
-	mi_ref_name=$1
-	shift
+	mi_reference_status 0 "$@"
+}
+
+# mi_reference_status STATUS NAME COMMAND...: the same, for a program whose
+# own exit status is STATUS.
+mi_reference_status() {
+	mi_ref_name=$2
+	shift 2
 	(unset MI_MEMINST; "$@") >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
 	mi_ref_rc=$?
-	if [ "$mi_ref_rc" -ne 0 ] || [ ! -s "$MI_TMP/ref.out" ]; then
+	if [ "$mi_ref_rc" -ne "$1" ] || [ ! -s "$MI_TMP/ref.out" ]; then
 		mi_fail "$mi_ref_name (uninstrumented)" \
-			"the reference run exited $mi_ref_rc with $(wc -c <"$MI_TMP/ref.out") bytes of output" \
+			"the reference run exited $mi_ref_rc (not $1) with $(wc -c <"$MI_TMP/ref.out") bytes of output" \
 			"$MI_TMP/ref.err" stderr
 		return 1
 	fi
+}
+
+# mi_run_like_reference COMMAND...: one run into run.out and run.err, its
+# status in $rc; why starts anew with what differs from the last
+# reference: the exit status, stdout.
+mi_run_like_reference() {
+	("$@") >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+	rc=$?
+	why=
+	[ "$rc" -eq "$mi_ref_rc" ] ||
+		mi_why_add "exit status $rc, uninstrumented $mi_ref_rc"
+	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 }
 
 # mi_case LABEL MEMINST COMMAND...: one instrumented run, compared with
@@ -205,13 +223,8 @@ mi_reference() {
 mi_case() {
 	label=$1 MI_MEMINST=$2
 	shift 2
-	("$@") >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
-	rc=$?
+	mi_run_like_reference "$@"
 	unset MI_MEMINST
-	why=
-	[ "$rc" -eq "$mi_ref_rc" ] ||
-		mi_why_add "exit status $rc, uninstrumented $mi_ref_rc"
-	cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 	mi_no_complaint "$MI_TMP/run.err"
 	diff -u "$MI_TMP/ref.out" "$MI_TMP/run.out" >"$MI_TMP/run.diff" 2>&1
 	mi_verdict "$label" "$why" "$MI_TMP/run.diff" "stdout diff" \

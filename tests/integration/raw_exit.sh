@@ -15,11 +15,8 @@ INSPECT=$top_builddir/inspect/inspect
 export MEMINST_LIBRARY="$MEMINST_LIB"
 
 for how in syscall asm; do
-	"$TARGET" $how >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
-	if [ $? != 3 ] || [ ! -s "$MI_TMP/ref.out" ]; then
-		mi_fail "raw_exit $how (uninstrumented)" "not exit status 3 with output" "$MI_TMP/ref.err" stderr
-		continue
-	fi
+	# the plain run: its lines, exit status 3
+	mi_reference_status 3 "raw_exit $how" "$TARGET" $how || continue
 	for backend in $MEMINST_BACKENDS; do
 		for set in mis mim "mim,snapshot=$MI_TMP/s.%p.db" "mis,control=on,snapshot=$MI_TMP/s.%p.db" \
 			"mis,sample=1000,sample_clock=wall,trace_file=$MI_TMP/t.%p.trace"; do
@@ -29,12 +26,8 @@ for how in syscall asm; do
 			label="raw_exit $how, $(echo "$set" | sed "s|$MI_TMP/||g")/$backend"
 			rm -f "$MI_TMP"/s.* "$MI_TMP"/t.*
 			MI_MEMINST="$set,backend=$backend"
-			mi_x "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
-			rc=$?
+			mi_run_like_reference mi_x "$TARGET" $how
 			unset MI_MEMINST
-			why=
-			[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
-			cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 			case $set in *snapshot=*)
 				"$INSPECT" list "$MI_TMP"/s.*.db >"$MI_TMP/list.out" 2>&1
 				grep -q " exit " "$MI_TMP/list.out" || mi_why_add "no exit snapshot" ;;
@@ -47,11 +40,7 @@ for how in syscall asm; do
 	# snapshots, 100 Hz sampling), and its wall-clock sampler
 	for opts in "" "--sample-clock=wall" "--snapshot-at=none --interval=0 --sample-clock=wall"; do
 		label="raw_exit $how, meminst ${opts:-(defaults)}"
-		$MI_TIMEOUT "$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
-		rc=$?
-		why=
-		[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
-		cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+		mi_run_like_reference $MI_TIMEOUT "$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how
 		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
 		grep -Eq "exited with status 3|^exit code: +3$" "$MI_TMP/rep.out" ||
 			mi_why_add "the report has neither 'exited with status 3' nor 'exit code: 3'"

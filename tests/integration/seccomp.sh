@@ -21,12 +21,8 @@ case $(uname -m) in x86_64) ;; *)
 esac
 
 for how in kill syscall errno nopid strict; do
-	# the plain run: exit status 3 and its lines (mi_reference wants 0)
-	"$TARGET" $how >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
-	if [ $? != 3 ] || [ ! -s "$MI_TMP/ref.out" ]; then
-		mi_fail "seccomp $how (uninstrumented)" "not exit status 3 with output" "$MI_TMP/ref.err" stderr
-		continue
-	fi
+	# the plain run: its lines, exit status 3
+	mi_reference_status 3 "seccomp $how" "$TARGET" $how || continue
 	for backend in $MEMINST_BACKENDS; do
 		for set in mis mim "mim,snapshot=$MI_TMP/s.%p.db,print=total+types" \
 			"mis,snapshot=$MI_TMP/s.%p.db,snapshot_at=exit+peak+signal,control=on,interval=1ms" \
@@ -35,12 +31,8 @@ for how in kill syscall errno nopid strict; do
 			label="seccomp $how, $(echo "$set" | sed "s|$MI_TMP/||g")/$backend"
 			rm -f "$MI_TMP"/s.* "$MI_TMP"/t.*
 			MI_MEMINST="$set,backend=$backend"
-			mi_x "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
-			rc=$?
+			mi_run_like_reference mi_x "$TARGET" $how
 			unset MI_MEMINST
-			why=
-			[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
-			cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
 			n=$(grep -c '^meminst:' "$MI_TMP/run.err")
 			[ "$n" -le 1 ] || mi_why_add "$n lines from meminst, not at most one"
 			case $how,$set in
@@ -59,11 +51,7 @@ for how in kill syscall errno nopid strict; do
 	for opts in "" "--mim --control --interval=1ms --sample=1000"; do
 		[ $how = strict ] && [ -n "$opts" ] && continue
 		label="seccomp $how, meminst ${opts:-(defaults)}"
-		"$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
-		rc=$?
-		why=
-		[ $rc = 3 ] || mi_why_add "exit status $rc, not 3"
-		cmp -s "$MI_TMP/ref.out" "$MI_TMP/run.out" || mi_why_add "stdout differs"
+		mi_run_like_reference "$LAUNCH" -f -o "$MI_TMP/sess.db" $opts -- "$TARGET" $how
 		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
 		# where the filter stopped sampling (a run too brief for samples is
 		# said as such otherwise: nopid, strict)

@@ -215,7 +215,7 @@ ALLOC_EXPORT long meminst_status_read(enum meminst_status_kind kind,
 	** memory (or of address space) reads its figures too (oom.c) */
 	uint32_t fill = (size_t)n < cap ? (uint32_t)n : (uint32_t)cap;
 	memset(out, 0, fill * sizeof *out);
-	alloc_stat_read(kind, (uint32_t)n, out, NULL, fill, true);
+	alloc_stat_read(kind, (uint32_t)n, out, NULL, fill, ALLOC_READ_PROGRAM);
 	alloc_status_describe(kind, fill, out);
 	return n;
 }
@@ -227,7 +227,7 @@ ALLOC_EXPORT long meminst_events_read(enum meminst_status_kind kind, struct memi
 		return n;
 	uint32_t fill = (size_t)n < cap ? (uint32_t)n : (uint32_t)cap;
 	memset(out, 0, fill * sizeof *out);
-	alloc_stat_read(kind, (uint32_t)n, NULL, out, fill, false);
+	alloc_stat_read(kind, (uint32_t)n, NULL, out, fill, ALLOC_READ_PEEK);
 	return n;
 }
 
@@ -272,7 +272,7 @@ static int api_status_print(enum meminst_status_kind kind, int fd, bool symbolis
 		return -1;
 	struct meminst_events *ev = (struct meminst_events *)(e + n);
 	uint32_t fill = (uint32_t)n;
-	alloc_stat_read(kind, alloc_tags_count(kind), e, ev, fill, true);
+	alloc_stat_read(kind, alloc_tags_count(kind), e, ev, fill, ALLOC_READ_PROGRAM);
 	alloc_status_describe(kind, fill, e);
 	alloc_sym_names_t *sym = symbolise && kind == MEMINST_STATUS_TYPES && !alloc_seccomp_refuses(ALLOC_SC_SYMBOLISE)
 					 ? alloc_symbolise(e, n, fd) : NULL;

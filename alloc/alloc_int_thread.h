@@ -39,11 +39,22 @@ static inline unsigned alloc_hist_bucket(uint64_t size)
 ** Threads keep pending deltas in alloc_slot_t and fold them in here now and
 ** then; see alloc_status.c for the precision this gives.
 */
+/*
+** Two readers reset max_since_last, each for itself: the program (its
+** meminst_status_read and meminst_status_print calls, print= at exit) and
+** the snapshots (the timeline, peaks, control).  max_sl is the highest
+** since the last reset by either; held[R], what a reset by the other
+** reader took from max_sl since R's own last read (alloc_stat_read).
+*/
+enum { ALLOC_READ_PROGRAM = 0, ALLOC_READ_SNAPSHOT, ALLOC_READERS,
+       ALLOC_READ_PEEK = ALLOC_READERS /* no reset: events only */ };
+
 typedef struct alloc_stat_s {
 	_Atomic int64_t cur[2];
 	_Atomic uint64_t max_sl[2];
 	_Atomic uint64_t max_ever[2];
 	_Atomic uint64_t ev[ALLOC_EV_COUNT]; /* events, cumulative (ALLOC_EV_*) */
+	_Atomic uint64_t held[ALLOC_READERS][2];
 } __attribute__((aligned(64))) alloc_stat_t;
 
 enum { ALLOC_K_TOTAL = 0, ALLOC_K_ALLOCATOR, ALLOC_K_CLASS, ALLOC_K_TYPE,
@@ -134,9 +145,10 @@ void alloc_slots_flush_all(alloc_thread_t *t);
 void alloc_slots_flush_budget(alloc_thread_t *t);
 void alloc_stat_direct(uint32_t key, int64_t dsize, int64_t dblocks);
 void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t made_bytes);
-/* Entries [0, cap) of out and ev (either may be NULL: not wanted). */
+/* Entries [0, cap) of out and ev (either may be NULL: not wanted), read by
+** `reader` (ALLOC_READ_*). */
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
-		     uint32_t cap, bool reset);
+		     uint32_t cap, unsigned reader);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
 /* The size histograms of types [0, n) into out[type][bucket], the threads'
 ** pending counts added (a snapshot calls it with counting stopped). */

@@ -168,8 +168,8 @@ static bool snap_reserve_status(alloc_snap_t *im)
 	return im->hist != NULL;
 }
 
-/* Read every kind (resetting max_since_last).  False if a kind grew past
-** the room reserved for it. */
+/* Read every kind (resetting the snapshots' max_since_last, not the
+** program's).  False if a kind grew past the room reserved for it. */
 static bool snap_read_status(alloc_snap_t *im)
 {
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
@@ -181,7 +181,7 @@ static bool snap_read_status(alloc_snap_t *im)
 	if ((size_t)im->nstatus[ALLOC_K_TYPE] * sizeof *im->hist > im->hist_bytes)
 		return false;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
-		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], true);
+		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], ALLOC_READ_SNAPSHOT);
 	alloc_hist_read(im->nstatus[ALLOC_K_TYPE], im->hist);
 	return true;
 }

@@ -444,10 +444,16 @@ static void stat_gather(alloc_thread_t *t, unsigned kind, uint32_t lo, uint32_t 
 
 static uint64_t stat_pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
-/* One entry's figures: its table's values, the threads' pending deltas
-** `a` folded in.  With `reset`, max_since_last restarts from current. */
+/*
+** One entry's figures: its table's values, the threads' pending deltas
+** `a` folded in.  A reader's max_since_last is the highest of max_sl (since
+** the last reset by either reader) and what the other reader's resets took
+** from it since this reader's last read (held); its read restarts max_sl
+** from current, and hands what it took to the other reader.  (Registry
+** lock held: readers never race each other here.)
+*/
 static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_status_info *out,
-		       struct meminst_events *ev_out, bool reset)
+		       struct meminst_events *ev_out, unsigned reader)
 {
 	struct meminst_counter *c[2] = {&out->sizes, &out->blocks};
 	if (!e) { /* a thread number whose entries could not be mapped */
@@ -467,14 +473,18 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 		ever = ever > stat_pos(a->hi_ever[k]) ? ever : stat_pos(a->hi_ever[k]);
 		sl = sl > now ? sl : now;
 		sl = sl > stat_pos(a->hi_sl[k]) ? sl : stat_pos(a->hi_sl[k]);
+		uint64_t held = reader < ALLOC_READERS ? atomic_load(&e->held[reader][k]) : 0;
 		c[k]->current = now;
-		c[k]->max_since_last = sl;
+		c[k]->max_since_last = sl > held ? sl : held;
 		c[k]->max_ever = ever > sl ? ever : sl;
 		stat_atomic_max(&e->max_ever[k], c[k]->max_ever);
-		if (reset)
+		if (reader < ALLOC_READERS) {
+			stat_atomic_max(&e->held[ALLOC_READERS - 1 - reader][k], sl);
+			atomic_store(&e->held[reader][k], 0);
 			atomic_store(&e->max_sl[k], now);
-		else
+		} else {
 			stat_atomic_max(&e->max_sl[k], sl);
+		}
 	}
 	/* frees: blocks counted in less those live (a free seen before its
 	** block's allocation, in another thread's pending counts, reads 0) */
@@ -489,8 +499,9 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 
 /*
 ** Read entries [0, n) of a kind, the first `cap` of them into out[]
-** (counters only), folding in the pending deltas of every live thread.  With `reset`, each entry's
-** max_since_last restarts from its current value and the kind's epoch moves
+** (counters only), folding in the pending deltas of every live thread.
+** A reader other than ALLOC_READ_PEEK resets: each entry's max_since_last
+** restarts from its current value (stat_entry) and the kind's epoch moves
 ** on, so slots gathered before the read no longer count toward it.
 ** Never allocates and never fails: a small kind is added up on the stack,
 ** a larger one in mmap'd scratch, and, when none can be mapped (a process
@@ -498,8 +509,9 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 ** on the stack (every thread's slots scanned once per window).
 */
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
-		     uint32_t cap, bool reset)
+		     uint32_t cap, unsigned reader)
 {
+	bool reset = reader < ALLOC_READERS;
 	struct meminst_status_info past_cap; /* read (and reset) but not wanted */
 	struct meminst_events ev_past_cap;
 	stat_acc_t small[STAT_ACC_STACK], *acc = small;
@@ -518,7 +530,7 @@ void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out,
 		for (uint32_t id = lo; id < hi; id++)
 			stat_entry(alloc_table_at(&stat_tables[kind], id), &acc[id - lo],
 				   id < cap && out ? &out[id] : &past_cap, id < cap && ev ? &ev[id] : &ev_past_cap,
-				   reset);
+				   reader);
 	}
 	if (reset) {
 		atomic_fetch_add(&alloc_epoch[kind], 1);

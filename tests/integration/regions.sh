@@ -9,7 +9,7 @@
 # kernel refuses keeping their errno;
 # sbrk and brk; a read resetting max_since_last).  Here, in mis and mim under the
 # launcher (sampling on: libunwind's caches, mapped for meminst, must not
-# count; snapshots at exit only) and preloaded alone: stdout as uninstrumented, exit 0, and the
+# count; snapshots every millisecond) and preloaded alone: stdout as uninstrumented, exit 0, and the
 # exit snapshot's mmap row holds the two regions the program kept, the
 # largest figures it reached and its calls; text and JSON name it.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -52,10 +52,10 @@ else:
 for mode in mis mim; do
 	why=
 	db=$MI_TMP/launch-$mode.db
-	# no interval nor peak snapshots: a snapshot reads every kind, which
-	# restarts max_since_last, and the program checks that figure exactly
-	# between two reads of its own (a snapshot between them made it flaky)
-	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -q --$mode --interval 0 --snapshot-at exit \
+	# snapshots every millisecond: the program checks max_since_last
+	# exactly between two reads of its own, which the snapshots' reads
+	# in between must leave alone (they keep a max_since_last of their own)
+	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -q --$mode --interval 1ms \
 		-o "$db" -- "$TARGET" \
 		>"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
 	snap_expect "exit status" "$?" 0

@@ -12,6 +12,11 @@
 **                thread's pending change (meminst(7), Precision), so
 **                anything in [100,000, 200,000] is right.
 **
+**   peaks since  reads its class, allocates 1,000,000 B and frees it,
+**                sleeps 100 ms (snapshots are taken meanwhile under
+**                interval=1ms), reads again: max-since-last is exactly
+**                1,000,000 B (the snapshots keep their own), then 0.
+**
 ** Runs preloaded (probe.h).  Prints the same line with and without
 ** instrumentation; a wrong figure is a "probe:" line and exit status 3.
 */
@@ -20,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "probe.h"
 
@@ -49,8 +55,9 @@ static void *worker_conc(void *arg)
 	return NULL;
 }
 
-/* The executable's class max-ever bytes, or 0 when not instrumented. */
-static uint64_t own_peak(const char *exe)
+/* The executable's class max-ever (or, `since`, max-since-last) bytes, or
+** 0 when not instrumented; a read. */
+static uint64_t own_figure(const char *exe, bool since)
 {
 	if (!probe_on())
 		return 0;
@@ -59,9 +66,34 @@ static uint64_t own_peak(const char *exe)
 	long i = probe_find(&t, slash ? slash + 1 : exe);
 	if (i < 0)
 		probe_fail("no class named after %s", exe);
-	uint64_t peak = t.e[i].sizes.max_ever;
+	uint64_t peak = since ? t.e[i].sizes.max_since_last : t.e[i].sizes.max_ever;
 	probe_table_free(&t);
 	return peak;
+}
+
+static uint64_t own_peak(const char *exe)
+{
+	return own_figure(exe, false);
+}
+
+/* max-since-last across 100 ms of snapshots, the program's own */
+static int since(const char *exe)
+{
+	char *p = malloc(1); /* (the class is made at its first block) */
+	sink = p;
+	free(p);
+	own_figure(exe, true);
+	p = malloc(1000000);
+	memset(p, 1, 1000000);
+	sink = p;
+	free(p);
+	usleep(100000);
+	uint64_t sl = own_figure(exe, true), again = own_figure(exe, true);
+	if (probe_on() && (sl != 1000000 || again != 0))
+		probe_fail("since: max since last %llu B then %llu B, not 1000000 then 0",
+			   (unsigned long long)sl, (unsigned long long)again);
+	puts("since done");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -97,6 +129,8 @@ int main(int argc, char **argv)
 		puts("conc done");
 		return 0;
 	}
-	fprintf(stderr, "usage: peaks seq|conc\n");
+	if (argc == 2 && strcmp(argv[1], "since") == 0)
+		return since(argv[0]);
+	fprintf(stderr, "usage: peaks seq|conc|since\n");
 	return 2;
 }

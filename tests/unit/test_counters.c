@@ -7,6 +7,7 @@
 ** checks the five kinds (total, allocators, types, classes, threads):
 ** current figures going up and back down, max_ever keeping the peak,
 ** max_since_last restarting at each read of its own kind and of no other,
+** the program's reads and the snapshots' each keeping their own,
 ** and realloc moving a block to the "realloc" allocator and the realloc
 ** site's type, freeing on size 0, and leaving the block counted as it was
 ** when it fails.  Every test runs for each mode and backend (ut_modes).
@@ -180,6 +181,53 @@ ParameterizedTest(int *mode, counters, max_since_last)
 	e = ut_read(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(30)));
 	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
 	e = ut_read(MEMINST_STATUS_TYPES, alloc_type_of_site(ut_site(30)));
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+}
+
+/* The total as a snapshot reads it (alloc_snapshot.c, snap_read_status). */
+static struct meminst_status_info cnt_snapshot_read(void)
+{
+	struct meminst_status_info e;
+	memset(&e, 0, sizeof e);
+	alloc_stat_read(ALLOC_K_TOTAL, alloc_tags_count(ALLOC_K_TOTAL), &e, NULL, 1, ALLOC_READ_SNAPSHOT);
+	return e;
+}
+
+/* The program's reads and the snapshots (the launcher's timeline) each
+** keep their own max_since_last: neither's reset takes the other's peak. */
+MODES_OF(snapshots_keep_the_programs_max_since_last)
+ParameterizedTest(int *mode, counters, snapshots_keep_the_programs_max_since_last)
+{
+	ut_start(ut_modes[*mode]);
+	struct meminst_status_info e;
+
+	cnt_churn(10, 100, ALLOC_A_MALLOC);
+	e = cnt_snapshot_read();
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	cnt_churn(3, 100, ALLOC_A_MALLOC);
+	e = cnt_snapshot_read();
+	UT_EXPECT_COUNTER(e.sizes, 0, 300, 1000);
+	/* two snapshots since the start: the program's first read still
+	** has the peak of the whole run */
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 10, 10);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+	e = cnt_snapshot_read();
+	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+
+	/* and the other way: a read by the program between two snapshots */
+	cnt_churn(5, 100, ALLOC_A_MALLOC);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 500, 1000);
+	cnt_churn(2, 100, ALLOC_A_MALLOC);
+	e = cnt_snapshot_read();
+	UT_EXPECT_COUNTER(e.sizes, 0, 500, 1000);
+	UT_EXPECT_COUNTER(e.blocks, 0, 5, 10);
+	e = ut_read(MEMINST_STATUS_TOTAL, 0);
+	UT_EXPECT_COUNTER(e.sizes, 0, 200, 1000);
+	e = cnt_snapshot_read();
 	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
 }
 

@@ -55,7 +55,7 @@ static struct meminst_status_info ut_entry(enum meminst_status_kind kind, uint32
 	if (reset)
 		cr_assert_eq(meminst_status_read(kind, all, (size_t)n), n);
 	else
-		alloc_stat_read(kind, (uint32_t)n, all, NULL, (uint32_t)n, false);
+		alloc_stat_read(kind, (uint32_t)n, all, NULL, (uint32_t)n, ALLOC_READ_PEEK);
 	e = all[id];
 	e.id = id;
 	free(all);

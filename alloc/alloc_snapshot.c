@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "meminst-hash.h"
 
 static int64_t snap_start_ns;
 char alloc_snap_cwd[4096];
@@ -545,10 +546,7 @@ static _Atomic unsigned snap_fail_quiet; /* failures since, not said */
 
 static uint64_t snap_line_hash(const char *s)
 {
-	uint64_t h = 14695981039346656037ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h | 1;
+	return meminst_fnv_str(MEMINST_FNV_START, s) | 1;
 }
 
 static void snap_say_failure(const char *err, bool at_exit)

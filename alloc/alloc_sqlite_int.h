@@ -11,6 +11,7 @@
 
 #include <sqlite3.h>
 #include <sys/types.h>
+#include "meminst-hash.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -35,14 +36,8 @@ typedef struct sq_same_s {
 } sq_same_t;
 
 /* FNV-1a, folded into h. */
-static inline uint64_t sq_hash(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
-}
-#define SQ_HASH_START 0xcbf29ce484222325ull
+#define sq_hash meminst_fnv
+#define SQ_HASH_START MEMINST_FNV_START
 
 /* The status and name rows stored as their changes (alloc_sqlite_carry.c):
 ** the units a snapshot stores rows of, per entry. */

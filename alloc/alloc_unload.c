@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <link.h>
 #include <string.h>
+#include "meminst-hash.h"
 
 static _Atomic unsigned long long unload_subs_seen;
 
@@ -31,10 +32,7 @@ uint64_t alloc_name_hash(const char *name)
 {
 	if (!name || !*name)
 		return 0;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
-	return h | 1;
+	return meminst_fnv_str(MEMINST_FNV_START, name) | 1;
 }
 
 struct unload_list {

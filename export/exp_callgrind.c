@@ -34,15 +34,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "meminst-hash.h"
 
 /* --------------------------------------------------------- the writer -- */
 
 static uint64_t cg_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return meminst_fnv_str(MEMINST_FNV_START, s);
 }
 
 void exp_cg_init(struct exp_cg *c)

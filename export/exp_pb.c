@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "meminst-hash.h"
 
 /* Fields of profile.proto (github.com/google/pprof/proto/profile.proto). */
 enum {
@@ -82,11 +83,7 @@ void pb_buf_free(struct pb_buf *b)
 
 static uint64_t pp_hash(const void *p, size_t n)
 {
-	const unsigned char *s = p;
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
+	return meminst_fnv(MEMINST_FNV_START, p, n);
 }
 
 /* Open addressing over keys of `ksize` bytes (strings: their pointer's

@@ -20,6 +20,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "meminst-hash.h"
 
 /* Inline depth kept per address (the innermost functions beyond it are
 ** left out); DWARF of real programs rarely nests more than a dozen. */
@@ -60,10 +61,7 @@ void prof_inline_free(struct prof_inline *x)
 
 static uint64_t inl_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return meminst_fnv_str(MEMINST_FNV_START, s);
 }
 
 /* The id of the inlined function `name` (file: where its code is; outer:

@@ -25,6 +25,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "meminst-hash.h"
 
 /* Placeholder keys: never code addresses (user space ends below 2^63). */
 #define EXP_PH (1ull << 63)
@@ -496,9 +497,7 @@ static uint32_t *paths_by_name(const struct prof_stacks *s)
 	struct eng_cct names; /* roots keyed by a hash of the name, children by id */
 	eng_cct_init(&names, &prof_libc_allocator);
 	for (size_t f = 0; f < s->nfuncs; f++) {
-		uint64_t h = 1469598103934665603ull;
-		for (const char *c = s->funcs[f].name; *c; c++)
-			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		uint64_t h = meminst_fnv_str(MEMINST_FNV_START, s->funcs[f].name);
 		uint32_t r = stk_child_of(&names, ENG_CCT_NONE, h), c;
 		for (c = names.nodes[r].child; c != ENG_CCT_NONE; c = names.nodes[c].next)
 			if (!strcmp(s->funcs[names.nodes[c].key].name, s->funcs[f].name))

@@ -203,6 +203,14 @@ static int db_check_id(rd_db_t *db)
 	if ((uint32_t)app != MEMINST_SNAPSHOT_APP_ID) {
 		if (rd_sqlite_interrupted(db->o, db->path))
 			return RD_EXIT_DB;
+		struct stat st;
+		if (app == 0 && stat(db->path, &st) == 0 && st.st_size == 0) {
+			/* what a process stopped during its first store leaves */
+			rd_errf(db->o->err, "inspect: %s: an empty file: no snapshot was stored in it "
+				"(a process that was writing its first one stopped, or it is still writing)\n",
+				db->path);
+			return RD_EXIT_DB;
+		}
 		rd_errf(db->o->err, "inspect: %s: not a meminst snapshot database "
 			"(application_id 0x%08x, expected 0x%08x)\n", db->path,
 			(unsigned)app, (unsigned)MEMINST_SNAPSHOT_APP_ID);

@@ -70,7 +70,7 @@ Test(open, refuses_an_empty_file)
 {
 	const char *path = ui_path("empty.db");
 	close(open(path, O_CREAT | O_WRONLY, 0644));
-	expect_refused(path, "not a meminst snapshot database (application_id 0x00000000");
+	expect_refused(path, "an empty file: no snapshot was stored in it");
 }
 
 Test(open, refuses_another_application_database)

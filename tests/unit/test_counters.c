@@ -184,12 +184,13 @@ ParameterizedTest(int *mode, counters, max_since_last)
 	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
 }
 
-/* The total as a snapshot reads it (alloc_snapshot.c, snap_read_status). */
-static struct meminst_status_info cnt_snapshot_read(void)
+/* The total as `reader` reads it: a snapshot (alloc_snapshot.c,
+** snap_read_status) or the program (meminst_status_read). */
+static struct meminst_status_info cnt_total_read(unsigned reader)
 {
 	struct meminst_status_info e;
 	memset(&e, 0, sizeof e);
-	alloc_stat_read(ALLOC_K_TOTAL, alloc_tags_count(ALLOC_K_TOTAL), &e, NULL, 1, ALLOC_READ_SNAPSHOT);
+	alloc_stat_read(ALLOC_K_TOTAL, alloc_tags_count(ALLOC_K_TOTAL), &e, NULL, 1, reader);
 	return e;
 }
 
@@ -198,37 +199,31 @@ static struct meminst_status_info cnt_snapshot_read(void)
 MODES_OF(snapshots_keep_the_programs_max_since_last)
 ParameterizedTest(int *mode, counters, snapshots_keep_the_programs_max_since_last)
 {
+	enum { P = ALLOC_READ_PROGRAM, S = ALLOC_READ_SNAPSHOT };
+	static const struct {
+		unsigned blocks; /* a churn of that many 100-byte blocks first */
+		unsigned reader;
+		uint64_t since;  /* max_since_last bytes read */
+	} steps[] = {
+		{10, S, 1000}, {3, S, 300},
+		/* two snapshots since the start: the program's first read
+		** still has the peak of the whole run */
+		{0, P, 1000}, {0, P, 0}, {0, S, 0},
+		/* and the other way: a read by the program between two
+		** snapshots */
+		{5, P, 500}, {2, S, 500}, {0, P, 200}, {0, S, 0},
+	};
 	ut_start(ut_modes[*mode]);
-	struct meminst_status_info e;
-
-	cnt_churn(10, 100, ALLOC_A_MALLOC);
-	e = cnt_snapshot_read();
-	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
-	cnt_churn(3, 100, ALLOC_A_MALLOC);
-	e = cnt_snapshot_read();
-	UT_EXPECT_COUNTER(e.sizes, 0, 300, 1000);
-	/* two snapshots since the start: the program's first read still
-	** has the peak of the whole run */
-	e = ut_read(MEMINST_STATUS_TOTAL, 0);
-	UT_EXPECT_COUNTER(e.sizes, 0, 1000, 1000);
-	UT_EXPECT_COUNTER(e.blocks, 0, 10, 10);
-	e = ut_read(MEMINST_STATUS_TOTAL, 0);
-	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
-	e = cnt_snapshot_read();
-	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
-
-	/* and the other way: a read by the program between two snapshots */
-	cnt_churn(5, 100, ALLOC_A_MALLOC);
-	e = ut_read(MEMINST_STATUS_TOTAL, 0);
-	UT_EXPECT_COUNTER(e.sizes, 0, 500, 1000);
-	cnt_churn(2, 100, ALLOC_A_MALLOC);
-	e = cnt_snapshot_read();
-	UT_EXPECT_COUNTER(e.sizes, 0, 500, 1000);
-	UT_EXPECT_COUNTER(e.blocks, 0, 5, 10);
-	e = ut_read(MEMINST_STATUS_TOTAL, 0);
-	UT_EXPECT_COUNTER(e.sizes, 0, 200, 1000);
-	e = cnt_snapshot_read();
-	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+		if (steps[i].blocks)
+			cnt_churn(steps[i].blocks, 100, ALLOC_A_MALLOC);
+		struct meminst_status_info e = cnt_total_read(steps[i].reader);
+		cr_expect_eq(e.sizes.max_since_last, steps[i].since, "step %zu: %llu bytes since the last read, not %llu",
+			     i, (unsigned long long)e.sizes.max_since_last, (unsigned long long)steps[i].since);
+		cr_expect_eq(e.blocks.max_since_last, steps[i].since / 100, "step %zu: %llu blocks", i,
+			     (unsigned long long)e.blocks.max_since_last);
+		UT_EXPECT_COUNTER(e.sizes, 0, steps[i].since, 1000);
+	}
 }
 
 /* A count-only call (out == NULL) and a peek are not reads. */

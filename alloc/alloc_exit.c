@@ -421,10 +421,13 @@ static int exit_leader_status(pid_t pid)
 void alloc_exit_if_program_gone(void)
 {
 	pid_t pid = atomic_load(&exit_pid);
-	if (!alloc_exit_own_process() || alloc_program_threads(pid) != 0)
+	if (!alloc_exit_own_process())
 		return;
+	/* the main thread first: one small read, where the program's threads
+	** are a walk of /proc/self/task (a zombie main thread beside running
+	** threads, pthread_exit's, is rare) */
 	int status = exit_leader_status(pid);
-	if (status >= 0)
+	if (status >= 0 && alloc_program_threads(pid) == 0)
 		alloc_exit_end(status, true);
 }
 

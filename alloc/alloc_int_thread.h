@@ -37,10 +37,8 @@ static inline unsigned alloc_hist_bucket(uint64_t size)
 /*
 ** One status entry: the global part of a counter pair (sizes, blocks).
 ** Threads keep pending deltas in alloc_slot_t and fold them in here now and
-** then; see alloc_status.c for the precision this gives.
-*/
-/*
-** Two readers reset max_since_last, each for itself: the program (its
+** then; see alloc_status.c for the precision this gives.  Two readers
+** reset max_since_last, each for itself: the program (its
 ** meminst_status_read and meminst_status_print calls, print= at exit) and
 ** the snapshots (the timeline, peaks, control).  max_sl is the highest
 ** since the last reset by either; held[R], what a reset by the other

@@ -354,7 +354,8 @@ static bool wall_private_descriptors(void)
 ** bare exit system call and no thread of it is left, where the sampler and
 ** this probe would keep the process alive for ever (alloc_exit.c; the
 ** snapshot service looks too when it runs).  Its reads of /proc open files:
-** here, in the probe's own table, they take no number of the program's.
+** in the probe's own table, they take no number of the program's (the
+** sampler looks itself only where there is no probe).
 */
 static const struct timespec wall_recheck = {1, 0};
 
@@ -516,7 +517,7 @@ static void *wall_main(void *arg)
 	alloc_own_thread_enter(); /* not a program thread (alloc_exit.c) */
 	atomic_store(&wall_thread_tid, alloc_sys_gettid());
 	trace_tls.busy = 1 << 20; /* nothing of ours is ever recorded here */
-	uint64_t next = wall_mono_ns() + wall_period_ns;
+	uint64_t next = wall_mono_ns() + wall_period_ns, checked = next;
 	while (atomic_load(&wall_run)) {
 		struct timespec ts = {(time_t)(next / 1000000000u), (long)(next % 1000000000u)};
 		/* the system call: the wrapped name would look for our slot */
@@ -530,6 +531,10 @@ static void *wall_main(void *arg)
 			periods += (now - next) / wall_period_ns;
 		next += periods * wall_period_ns;
 		wall_tick(periods);
+		/* no probe (unshare refused): the sampler reads /proc itself, in
+		** the program's table, for its ticks and for this look */
+		if (atomic_load(&wall_probe_ready) != 1)
+			wall_probe_recheck(&checked);
 	}
 	alloc_own_thread_leave();
 	return NULL;

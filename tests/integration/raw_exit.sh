@@ -5,7 +5,8 @@
 # once a SIGTERM was pending; now it ends with status 3 and its exit
 # snapshot, through libc's syscall() at once, through the bare instruction
 # at the next look of the service thread or of the wall-clock sampler's
-# probe (about a second).  Each run has 30 s.
+# probe, or of the sampler itself where it has no probe (about a second).
+# Each run has 30 s.
 : "${MEMINST_TEST_TIMEOUT:=30}"
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -47,4 +48,14 @@ for how in syscall asm; do
 		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.out" report
 	done
 done
+# no probe thread (unshare refused): the wall-clock sampler looks itself
+if mi_reference_status 3 "raw_exit --no-unshare asm" "$TARGET" --no-unshare asm; then
+	for backend in $MEMINST_BACKENDS; do
+		MI_MEMINST="mis,sample=1000,sample_clock=wall,trace_file=$MI_TMP/t.%p.trace,backend=$backend"
+		mi_run_like_reference mi_x "$TARGET" --no-unshare asm
+		unset MI_MEMINST
+		mi_no_complaint "$MI_TMP/run.err"
+		mi_verdict "raw_exit asm, wall-clock sampling without its probe/$backend" "$why" "$MI_TMP/run.err" stderr
+	done
+fi
 mi_finish

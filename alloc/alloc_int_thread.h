@@ -37,14 +37,15 @@ static inline unsigned alloc_hist_bucket(uint64_t size)
 /*
 ** One status entry: the global part of a counter pair (sizes, blocks).
 ** Threads keep pending deltas in alloc_slot_t and fold them in here now and
-** then; see alloc_status.c for the precision this gives.  Two readers
+** then; see alloc_status.c for the precision this gives.  Three readers
 ** reset max_since_last, each for itself: the program (its
-** meminst_status_read and meminst_status_print calls, print= at exit) and
-** the snapshots (the timeline, peaks, control).  max_sl is the highest
-** since the last reset by either; held[R], what a reset by the other
-** reader took from max_sl since R's own last read (alloc_stat_read).
+** meminst_status_read and meminst_status_print calls, print= at exit), the
+** snapshots it stores (the timeline, peaks, exit, signals, its API calls)
+** and those `inspect --pid` asks for (control).  max_sl is the highest
+** since the last reset by any; held[R], what the others' resets took from
+** max_sl since R's own last read (alloc_stat_read).
 */
-enum { ALLOC_READ_PROGRAM = 0, ALLOC_READ_SNAPSHOT, ALLOC_READERS,
+enum { ALLOC_READ_PROGRAM = 0, ALLOC_READ_SNAPSHOT, ALLOC_READ_CONTROL, ALLOC_READERS,
        ALLOC_READ_PEEK = ALLOC_READERS /* no reset: events only */ };
 
 typedef struct alloc_stat_s {

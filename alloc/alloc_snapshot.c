@@ -169,10 +169,12 @@ static bool snap_reserve_status(alloc_snap_t *im)
 	return im->hist != NULL;
 }
 
-/* Read every kind (resetting the snapshots' max_since_last, not the
-** program's).  False if a kind grew past the room reserved for it. */
+/* Read every kind (resetting the max_since_last of the snapshots, or of
+** the control requests, not the program's).  False if a kind grew past the
+** room reserved for it. */
 static bool snap_read_status(alloc_snap_t *im)
 {
+	unsigned reader = strcmp(im->trigger, "control") == 0 ? ALLOC_READ_CONTROL : ALLOC_READ_SNAPSHOT;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
 		uint32_t n = alloc_tags_count(k);
 		if ((size_t)n * SNAP_STATUS_ENTRY > im->status_bytes[k])
@@ -182,7 +184,7 @@ static bool snap_read_status(alloc_snap_t *im)
 	if ((size_t)im->nstatus[ALLOC_K_TYPE] * sizeof *im->hist > im->hist_bytes)
 		return false;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
-		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], ALLOC_READ_SNAPSHOT);
+		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], reader);
 	alloc_hist_read(im->nstatus[ALLOC_K_TYPE], im->hist);
 	return true;
 }

@@ -447,10 +447,10 @@ static uint64_t stat_pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 /*
 ** One entry's figures: its table's values, the threads' pending deltas
 ** `a` folded in.  A reader's max_since_last is the highest of max_sl (since
-** the last reset by either reader) and what the other reader's resets took
+** the last reset by any reader) and what the other readers' resets took
 ** from it since this reader's last read (held); its read restarts max_sl
-** from current, and hands what it took to the other reader.  (Registry
-** lock held: readers never race each other here.)
+** from current, and hands what it took to the others.  (Registry lock
+** held: readers never race each other here.)
 */
 static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_status_info *out,
 		       struct meminst_events *ev_out, unsigned reader)
@@ -479,7 +479,9 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 		c[k]->max_ever = ever > sl ? ever : sl;
 		stat_atomic_max(&e->max_ever[k], c[k]->max_ever);
 		if (reader < ALLOC_READERS) {
-			stat_atomic_max(&e->held[ALLOC_READERS - 1 - reader][k], sl);
+			for (unsigned other = 0; other < ALLOC_READERS; other++)
+				if (other != reader)
+					stat_atomic_max(&e->held[other][k], sl);
 			atomic_store(&e->held[reader][k], 0);
 			atomic_store(&e->max_sl[k], now);
 		} else {

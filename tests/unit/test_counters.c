@@ -184,8 +184,9 @@ ParameterizedTest(int *mode, counters, max_since_last)
 	UT_EXPECT_COUNTER(e.sizes, 0, 0, 1000);
 }
 
-/* The total as `reader` reads it: a snapshot (alloc_snapshot.c,
-** snap_read_status) or the program (meminst_status_read). */
+/* The total as `reader` reads it: a snapshot or a control request
+** (alloc_snapshot.c, snap_read_status) or the program
+** (meminst_status_read). */
 static struct meminst_status_info cnt_total_read(unsigned reader)
 {
 	struct meminst_status_info e;
@@ -194,12 +195,13 @@ static struct meminst_status_info cnt_total_read(unsigned reader)
 	return e;
 }
 
-/* The program's reads and the snapshots (the launcher's timeline) each
-** keep their own max_since_last: neither's reset takes the other's peak. */
+/* The program's reads, the snapshots (the launcher's timeline) and the
+** control requests each keep their own max_since_last: no one's reset
+** takes another's peak. */
 MODES_OF(snapshots_keep_the_programs_max_since_last)
 ParameterizedTest(int *mode, counters, snapshots_keep_the_programs_max_since_last)
 {
-	enum { P = ALLOC_READ_PROGRAM, S = ALLOC_READ_SNAPSHOT };
+	enum { P = ALLOC_READ_PROGRAM, S = ALLOC_READ_SNAPSHOT, C = ALLOC_READ_CONTROL };
 	static const struct {
 		unsigned blocks; /* a churn of that many 100-byte blocks first */
 		unsigned reader;
@@ -212,6 +214,9 @@ ParameterizedTest(int *mode, counters, snapshots_keep_the_programs_max_since_las
 		/* and the other way: a read by the program between two
 		** snapshots */
 		{5, P, 500}, {2, S, 500}, {0, P, 200}, {0, S, 0},
+		/* a control request (inspect --pid), first the whole run's
+		** peak, resets neither */
+		{4, C, 1000}, {0, S, 400}, {0, P, 400}, {0, C, 0},
 	};
 	ut_start(ut_modes[*mode]);
 	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {

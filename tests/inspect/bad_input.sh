@@ -54,7 +54,7 @@ expect 3 'inspect: nosuch\.db: No such file or directory' holes nosuch.db
 [ -e "$IT_DB/nosuch.db" ] && it_fail "a missing file was created"
 expect 3 'inspect: dir\.db: is a directory, not a snapshot database' sum dir.db
 expect 3 'inspect: text\.db: not an SQLite database' holes text.db
-expect 3 'inspect: empty\.db: not a meminst snapshot database \(application_id 0x00000000, expected 0x4d454d49\)' list empty.db
+expect 3 'inspect: empty\.db: an empty file: no snapshot was stored in it \(a process that was writing its first one stopped, or it is still writing\)' list empty.db
 expect 3 'inspect: other\.db: not a meminst snapshot database \(application_id 0x12345678, expected 0x4d454d49\)' status other.db
 expect 3 'inspect: newer\.db: written by a newer meminst \(schema 4, this inspect reads 1 up to 3\)' descr newer.db
 expect 3 "inspect: bare\\.db: not a valid snapshot database \\(no table 'meminst_meta'\\)" types bare.db

@@ -8,8 +8,9 @@
 ** depth (so that site_depth= walks the stack with libunwind, and the
 ** sampler's and alloc_sample's walks land in them), while the main thread
 ** forks FORKS times; each child allocates, frees and exits (its exit
-** snapshot).  A child still there after 10 s is stuck (a lock a thread of
-** the parent held at the fork): "stuck PID", it is killed and the run
+** snapshot).  A child still there after 10 s that has not used a tick of
+** CPU time in 5 s (or still there after 300 s) is stuck (a lock a thread
+** of the parent held at the fork): "stuck PID", it is killed and the run
 ** stops with status 1.  Then "forks N stuck K".
 */
 #include <pthread.h>
@@ -55,17 +56,45 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-/* 0 when pid ended within 10 s, 1 when it had to be killed. */
+/* The CPU time pid has used, its threads' together, in clock ticks; -1
+** when it cannot be read. */
+static long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *c = strrchr(buf, ')'); /* fields 14 and 15 after the name */
+	unsigned long utime, stime;
+	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+		return -1;
+	return (long)(utime + stime);
+}
+
+/*
+** 0 when pid ended, 1 when it had to be killed as stuck: still there after
+** 10 s and not one tick of CPU time in the last 5 s (a child waiting for a
+** lock for ever; one that only waits its turn on a loaded machine moves on,
+** however slowly), or still there after 300 s whatever it does.
+*/
 static int reap(pid_t pid)
 {
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
+	long ticks = -2, ticks_at = 0;
 	for (;;) {
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec >= 10) {
+		long waited = (long)(now.tv_sec - start.tv_sec), cpu = waited >= 5 ? cpu_ticks(pid) : -2;
+		if (cpu != ticks)
+			ticks = cpu, ticks_at = waited;
+		if ((waited >= 10 && waited - ticks_at >= 5) || waited >= 300) {
 			printf("stuck %d\n", (int)pid);
 			fflush(stdout);
 			kill(pid, SIGKILL);

@@ -54,6 +54,8 @@ static _Atomic int *exit_copy_mark;           /* 1, wiped in a copy of the memor
 int alloc_own_thread_create(alloc_create_fn *create, pthread_t *th, const pthread_attr_t *attr,
 			    void *(*start)(void *), void *arg)
 {
+	if (alloc_own_threads_refused())
+		return EPERM;
 	atomic_fetch_add(&exit_own_coming, 1);
 	int rc = create(th, attr, start, arg);
 	if (rc != 0)
@@ -148,9 +150,19 @@ static int exit_memory_own(pid_t pid)
 */
 static atomic_flag exit_unknown_said = ATOMIC_FLAG_INIT;
 
+/* The process's id, asked of the kernel: how a clone is told, in any
+** thread of the program.  Under a seccomp filter that refuses getpid
+** (alloc_seccomp.c), the one known last: clones are not told apart then. */
+static pid_t exit_getpid(void)
+{
+	if (alloc_seccomp_refuses(ALLOC_SC_GETPID))
+		return atomic_load(&exit_pid);
+	return (pid_t)syscall(SYS_getpid);
+}
+
 bool alloc_clone_adopt(void)
 {
-	pid_t pid = (pid_t)syscall(SYS_getpid), was = atomic_load(&exit_pid);
+	pid_t pid = exit_getpid(), was = atomic_load(&exit_pid);
 	if (pid == was || pid <= 0)
 		return true; /* <= 0: a seccomp filter refuses getpid, nothing to tell */
 	int own = exit_memory_own(pid);
@@ -189,7 +201,7 @@ static bool exit_main_key_ok;
 ALLOC_EDGE static void exit_main_gone(void *arg)
 {
 	(void)arg;
-	pid_t pid = (pid_t)syscall(SYS_getpid);
+	pid_t pid = exit_getpid();
 	for (;;) {
 		if (alloc_program_threads(pid) == 0)
 			exit(0);
@@ -200,7 +212,7 @@ ALLOC_EDGE static void exit_main_gone(void *arg)
 
 void alloc_exit_main_leaving(void)
 {
-	if (exit_main_key_ok && alloc_sys_gettid() == (pid_t)syscall(SYS_getpid))
+	if (exit_main_key_ok && alloc_sys_gettid() == exit_getpid())
 		pthread_setspecific(exit_main_key, (void *)1);
 }
 
@@ -230,6 +242,8 @@ struct exit_dirent {
 */
 int alloc_program_threads_each(pid_t skip, void (*fn)(pid_t tid, void *arg), void *arg)
 {
+	if (alloc_seccomp_refuses(ALLOC_SC_OPEN_READ))
+		return -1;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -319,7 +333,8 @@ static bool exit_maybe_in_handler(void)
 void alloc_exit_fast(int status)
 {
 	if (atomic_load(&alloc_state) != 2 || alloc_mode == MEMINST_MODE_OFF || !alloc_opts.snapshot ||
-	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || alloc_snap_exit_done())
+	    !(alloc_opts.snapshot_at & ALLOC_SNAP_EXIT) || alloc_snap_exit_done() ||
+	    alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT))
 		return;
 	if (!alloc_clone_adopt() || alloc_tls.guard ||
 	    (alloc_tls.thr && atomic_load(&alloc_tls.thr->counting)))
@@ -335,7 +350,7 @@ void alloc_exit_fast(int status)
 
 bool alloc_exit_own_process(void)
 {
-	return (pid_t)syscall(SYS_getpid) == atomic_load(&exit_pid);
+	return exit_getpid() == atomic_load(&exit_pid);
 }
 
 bool alloc_exit_death_wanted(void)

@@ -672,7 +672,7 @@ ALLOC_EXPORT long syscall(long nr, ...)
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
 	if (unlikely(nr == SYS_seccomp))
-		alloc_seccomp_before((unsigned long)a1, (const void *)a3, false);
+		alloc_seccomp_before((unsigned long)a1, (unsigned long)a2, (const void *)a3, false);
 	else if (unlikely(nr == SYS_exit) && READY())
 		alloc_exit_main_raw((int)a1 & 0xff); /* (the exit status's byte) */
 	return alloc_seccomp_raw(nr, a1, a2, a3, a4, a5, a6);
@@ -685,7 +685,7 @@ ALLOC_EXPORT int prctl(int option, ...)
 	long a2 = va_arg(ap, long), a3 = va_arg(ap, long), a4 = va_arg(ap, long), a5 = va_arg(ap, long);
 	va_end(ap);
 	if (option == PR_SET_SECCOMP)
-		alloc_seccomp_before((unsigned long)a2, (const void *)a3, true);
+		alloc_seccomp_before((unsigned long)a2, 0, (const void *)a3, true);
 	return (int)alloc_seccomp_raw(SYS_prctl, option, a2, a3, a4, a5, 0);
 }
 #endif

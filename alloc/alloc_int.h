@@ -85,6 +85,7 @@
 #define ALLOC_FLOOR 0
 #endif
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>

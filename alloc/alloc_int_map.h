@@ -47,11 +47,17 @@
 ** (ALLOC_LIST_HELD); either one makes every thread pass a memory barrier
 ** (membarrier, alloc_thread_fence_all) and then waits until `busy` is
 ** down, so that the owner either has seen `stop` or was seen inside.
-** Without membarrier every list is shared from the start.
+** Without membarrier every list is shared from the start (or from when a
+** seccomp filter that refuses it comes: alloc_map_unbias_all).
 */
 enum { ALLOC_LIST_SHARED = 1, ALLOC_LIST_HELD = 2 };
 extern bool alloc_map_bias; /* lists start biased (membarrier works) */
 void alloc_thread_fence_all(void);
+/* A seccomp filter is coming that refuses membarrier (alloc_seccomp.c):
+** every list shared for good and none biased from now on (alloc_map.c),
+** then counting fences itself (alloc_thread.c).  Before the filter. */
+void alloc_map_unbias_all(void);
+void alloc_thread_membarrier_off(void);
 
 /* "alloc_map.c" */
 extern alloc_list_t alloc_map_orphans;

@@ -199,7 +199,9 @@ void alloc_exit_at_death(void);
 #define ALLOC_EDGE __attribute__((section("meminst_edge"), noinline))
 /* meminst's own threads: each is made by alloc_own_thread_create (with
 ** the pthread_create given: libc's, or ours for one that is traced as
-** internal) and says alloc_own_thread_enter first thing when it runs. */
+** internal) and says alloc_own_thread_enter first thing when it runs.
+** EPERM, nothing said, when a seccomp filter refuses what it would do
+** (alloc_own_threads_refused: the filter's line said it). */
 typedef int alloc_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 int alloc_own_thread_create(alloc_create_fn *create, pthread_t *th, const pthread_attr_t *attr,
 			    void *(*start)(void *), void *arg);

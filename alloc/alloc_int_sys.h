@@ -92,15 +92,47 @@ enum {
 	ALLOC_SC_SYMBOLISE = 1u << 6, /* print=types: the helper process */
 	ALLOC_SC_TRACE = 1u << 7,    /* trace file, sampling timers */
 	ALLOC_SC_THREADS = 1u << 8,  /* meminst's threads beside the program's */
+	/* a filter that holds the threads made from now on refuses calls
+	** meminst's threads make: none is made (alloc_own_thread_create) */
+	ALLOC_SC_NEW_THREADS = 1u << 9,
+	/* membarrier (biased lists, fork): counting fences itself instead */
+	ALLOC_SC_MEMBARRIER = 1u << 10,
+	/* a new thread's stack as a region (pthread_getattr_np's calls) */
+	ALLOC_SC_THREAD_STACK = 1u << 11,
+	/* a thread's own name (prctl PR_GET_NAME) */
+	ALLOC_SC_THREAD_NAME = 1u << 12,
+	/* a file read by a program's thread: /proc (alloc_sys_read_file), a
+	** module's ELF file (alloc_stack.c); refused, as if it were not there */
+	ALLOC_SC_OPEN_READ = 1u << 13,
+	/* a wait for a lock gives the processor up (alloc_sys_yield) */
+	ALLOC_SC_YIELD = 1u << 14,
 };
 extern _Atomic unsigned alloc_sc_refused;
 /* "alloc_seccomp.c" */
 void alloc_seccomp_init(void); /* the constructor: a filter from the start */
-void alloc_seccomp_before(unsigned long mode, const void *prog, bool by_prctl);
+void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *prog, bool by_prctl);
 long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 static inline bool alloc_seccomp_refuses(unsigned what)
 {
 	return unlikely(atomic_load_explicit(&alloc_sc_refused, memory_order_relaxed) & what);
+}
+/* A waiting thread gives the processor up: sched_yield, or, under a
+** seccomp filter that refuses it, a pause in the spin (a program's threads
+** wait for meminst's locks too: they must not die there). */
+static inline void alloc_sys_yield(void)
+{
+	if (!alloc_seccomp_refuses(ALLOC_SC_YIELD))
+		sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+	else
+		__builtin_ia32_pause();
+#endif
+}
+/* No thread of meminst's may be made (alloc_own_thread_create says EPERM):
+** a filter refuses what they would do.  Said when the filter came. */
+static inline bool alloc_own_threads_refused(void)
+{
+	return alloc_seccomp_refuses(ALLOC_SC_THREADS | ALLOC_SC_NEW_THREADS);
 }
 /* Zeroed pages, never the user heap.  Every mapping of meminst's is made
 ** MAP_NORESERVE (VmFlags nr), which the leak check takes as not the

@@ -633,7 +633,7 @@ static void leak_resume_threads(void)
 	leak_futex(&leak_released, FUTEX_WAKE, INT32_MAX, NULL);
 	for (uint32_t i = 0; i < n; i++) /* out of the handler: the slots are reused */
 		while (atomic_load(&leak_slots[i].state) == 2)
-			sched_yield();
+			alloc_sys_yield();
 	atomic_store(&leak_active, false);
 }
 

@@ -95,7 +95,7 @@ static ALLOC_NOINLINE void map_wait_capture(_Atomic int *lock)
 				 atomic_load_explicit(lock, memory_order_relaxed);
 	     spins++) {
 		if (spins > 64)
-			sched_yield();
+			alloc_sys_yield();
 		else
 			__builtin_ia32_pause();
 	}
@@ -113,7 +113,7 @@ void alloc_spin_lock_slow(_Atomic int *lock)
 		    !atomic_exchange_explicit(lock, 1, memory_order_acquire))
 			return;
 		if (spins > 64)
-			sched_yield();
+			alloc_sys_yield();
 		else
 			__builtin_ia32_pause();
 		if ((spins & 4095) == 4095) /* held by a thread a clone left behind? */
@@ -229,7 +229,7 @@ static void map_wait_owner(alloc_list_t *l)
 {
 	for (unsigned spins = 0; atomic_load_explicit(&l->busy, memory_order_acquire); spins++) {
 		if (spins > 64)
-			sched_yield();
+			alloc_sys_yield();
 		else
 			__builtin_ia32_pause();
 	}
@@ -395,6 +395,18 @@ void alloc_map_stop(void)
 		for (uint32_t id = 1; id < n; id++)
 			map_wait_owner(alloc_map_list(id));
 	}
+}
+
+void alloc_map_unbias_all(void)
+{
+	/* before the set lock: a list made from now on starts shared, and one
+	** made before is among those taken below (its bias is set under its
+	** lock, which the loop waits for) */
+	__atomic_store_n(&alloc_map_bias, false, __ATOMIC_SEQ_CST);
+	alloc_map_stop(); /* the owners out of their fast paths, by membarrier */
+	for (uint32_t id = 0, n = alloc_map_nlists(); id < n; id++)
+		atomic_fetch_or(&alloc_map_list(id)->stop, ALLOC_LIST_SHARED);
+	alloc_map_resume();
 }
 
 void alloc_map_resume(void)

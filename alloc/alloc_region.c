@@ -78,7 +78,7 @@ static __thread int region_busy ALLOC_TLS_MODEL;
 static void region_lock(void)
 {
 	while (atomic_exchange_explicit(&region_g.lock, 1, memory_order_acquire))
-		sched_yield();
+		alloc_sys_yield();
 }
 
 static void region_unlock(void)
@@ -490,7 +490,7 @@ void alloc_region_thread_begin(uintptr_t site)
 	pthread_attr_t a;
 	void *lo = NULL;
 	size_t size = 0, guard = 0;
-	if (!site || !region_wanted())
+	if (!site || !region_wanted() || alloc_seccomp_refuses(ALLOC_SC_THREAD_STACK))
 		return;
 	alloc_guard_enter();
 	int rc = pthread_getattr_np(pthread_self(), &a);

@@ -19,6 +19,15 @@
 ** /proc/self/status "Seccomp: 2") cannot be read back without privileges:
 ** that is said, and meminst runs as usual (meminst(7), BUGS).  A filter
 ** installed by the raw system call (not through libc) is not seen.
+**
+** A filter holds the thread that installs it and the threads it makes
+** later; with SECCOMP_FILTER_FLAG_TSYNC, every thread of the process, so
+** meminst's own threads (the service thread's poll and its once-a-second
+** look at /proc, the wall-clock sampler's) too.  Their calls (`own` in
+** the table) are run through the filter as well: one a TSYNC filter
+** refuses ends meminst's threads before it takes effect, as a refused
+** futex does; one any other filter refuses keeps meminst from making
+** threads later (a child of fork would make them under the filter).
 ** Only x86_64's system call numbers are known here; on other machines the
 ** libc calls are not interposed and filters are not seen.
 */
@@ -46,6 +55,7 @@ struct sc_call {
 	unsigned need; /* ALLOC_SC_* */
 	uint64_t args[6];
 	bool error_harmless; /* refused with an error (not killed), the feature works */
+	bool own;            /* made by meminst's own threads (see the head comment) */
 };
 
 #define SNAP ALLOC_SC_SNAPSHOT
@@ -74,6 +84,20 @@ static const struct sc_call sc_calls[] = {
 	{SYS_munmap, "munmap", SNAP, {0}},
 	{SYS_futex, "futex", SNAP, {0, 1 /* FUTEX_WAKE */}},
 	{SYS_rt_sigprocmask, "rt_sigprocmask", SNAP, {0}},
+	/* the capture's (an error is taken as "none" or "unknown") */
+	{SYS_getppid, "getppid", SNAP, {0}, true},
+	{SYS_rt_sigpending, "rt_sigpending", SNAP, {0, 8}, true},
+	{SYS_getrusage, "getrusage", SNAP, {0}, true},
+	/* the program's threads' too: a free of another thread's block (mim),
+	** fork (mis), a capture; refused, meminst does without (sc_refuse) */
+	{SYS_membarrier, "membarrier", ALLOC_SC_MEMBARRIER, {8 /* PRIVATE_EXPEDITED */}},
+	/* a wait for a lock of meminst's, in any thread */
+	{SYS_sched_yield, "sched_yield", ALLOC_SC_YIELD, {0}},
+	/* a thread's start names its stack (pthread_getattr_np) */
+	{SYS_sched_getaffinity, "sched_getaffinity", ALLOC_SC_THREAD_STACK, {0}},
+	/* and its end its name (alloc_sys_thread_comm) */
+	{SYS_prctl, "prctl", ALLOC_SC_THREAD_NAME, {16 /* PR_GET_NAME */}},
+	{SYS_openat, "openat", ALLOC_SC_OPEN_READ, {(uint64_t)-100, 0, 02000000 /* O_RDONLY|O_CLOEXEC */}},
 	/* print=types names sites in a helper process */
 	{SYS_pipe2, "pipe2", ALLOC_SC_SYMBOLISE, {0}},
 	{SYS_clone, "clone", ALLOC_SC_SYMBOLISE, {0x4111 /* CLONE_VM|CLONE_VFORK|SIGCHLD */}},
@@ -94,6 +118,27 @@ static const struct sc_call sc_calls[] = {
 	/* a thread of meminst's beside the program's makes its locks wait */
 	{SYS_futex, "futex", ALLOC_SC_THREADS, {0, 0x80 /* FUTEX_WAIT_PRIVATE */}},
 	{SYS_futex, "futex", ALLOC_SC_THREADS, {0, 0x81 /* FUTEX_WAKE_PRIVATE */}},
+	/* what meminst's threads do while they run: the service thread's wait
+	** and its looks at /proc (the program gone, snapshot_at=rss:), the
+	** wall-clock sampler's sleeps, probes and signals (strace -f) */
+	{SYS_poll, "poll", ALLOC_SC_THREADS, {0, 2}, .own = true},
+	{SYS_read, "read", ALLOC_SC_THREADS, {3}, .own = true},
+	{SYS_openat, "openat", ALLOC_SC_THREADS, {(uint64_t)-100, 0, 02000000 /* O_RDONLY|O_CLOEXEC */}, .own = true},
+	{SYS_getdents64, "getdents64", ALLOC_SC_THREADS, {3}, .own = true},
+	{SYS_close, "close", ALLOC_SC_THREADS, {3}, .own = true},
+	{SYS_futex, "futex", ALLOC_SC_THREADS, {0, 0x80, 0, 1}, .own = true},
+	{SYS_clock_nanosleep, "clock_nanosleep", ALLOC_SC_THREADS, {1 /* MONOTONIC */}, .own = true},
+	{SYS_clock_nanosleep, "clock_nanosleep", ALLOC_SC_THREADS, {1, 1 /* TIMER_ABSTIME */}, .own = true},
+	{SYS_clock_gettime, "clock_gettime", ALLOC_SC_THREADS, {1}, .own = true},
+	{SYS_getpid, "getpid", ALLOC_SC_THREADS, {0}, .own = true},
+	{SYS_gettid, "gettid", ALLOC_SC_THREADS, {0}, .own = true},
+	{SYS_tgkill, "tgkill", ALLOC_SC_THREADS, {0, 0, 0}, .own = true},
+	{SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", ALLOC_SC_THREADS, {0, 0, 27 /* SIGPROF */}, .own = true},
+	{SYS_rt_sigprocmask, "rt_sigprocmask", ALLOC_SC_THREADS, {0}, .own = true},
+	{SYS_madvise, "madvise", ALLOC_SC_THREADS, {0, 0, 4 /* MADV_DONTNEED */}, .own = true},
+	{SYS_mmap, "mmap", ALLOC_SC_THREADS, {0, 1 << 20, 3, 0x22, (uint64_t)-1}, .own = true},
+	{SYS_munmap, "munmap", ALLOC_SC_THREADS, {0}, .own = true},
+	{SYS_exit, "exit", ALLOC_SC_THREADS, {0}, .own = true},
 };
 #undef SNAP
 
@@ -234,6 +279,8 @@ static void sc_say(unsigned newly, const char *const *call_of, const char *how)
 ** would call. */
 static void sc_refuse(unsigned what)
 {
+	if (what & ALLOC_SC_MEMBARRIER) /* while it still works */
+		alloc_thread_membarrier_off();
 	unsigned before = atomic_fetch_or(&alloc_sc_refused, what);
 	if ((what & ~before & (ALLOC_SC_TRACE | ALLOC_SC_THREADS)))
 		trace_at_exit();
@@ -241,26 +288,33 @@ static void sc_refuse(unsigned what)
 		alloc_service_stop();
 }
 
-/* A filter program is about to be installed: evaluate it. */
-static void sc_filter(const struct sock_fprog *prog)
+/* A filter program is about to be installed: evaluate it.  `tsync`: for
+** every thread of the process, meminst's too. */
+static void sc_filter(const struct sock_fprog *prog, bool tsync)
 {
 	if (!prog || !prog->filter || !alloc_readable(prog, sizeof *prog))
 		return;
-	unsigned refused = 0;
-	const char *call_of[9] = {0};
+	unsigned refused = 0, later = 0;
+	const char *call_of[32] = {0}; /* by bit of need */
 	bool killed = false;
 	for (size_t i = 0; i < sizeof sc_calls / sizeof sc_calls[0]; i++) {
-		struct seccomp_data d = {.nr = sc_calls[i].nr, .arch = SC_ARCH};
-		memcpy(d.args, sc_calls[i].args, sizeof d.args);
+		const struct sc_call *c = &sc_calls[i];
+		struct seccomp_data d = {.nr = c->nr, .arch = SC_ARCH};
+		memcpy(d.args, c->args, sizeof d.args);
 		uint32_t r = sc_run(prog, &d);
-		unsigned bit = (unsigned)__builtin_ctz(sc_calls[i].need);
-		if (sc_allows(r) || (refused & sc_calls[i].need) ||
-		    (sc_calls[i].error_harmless && (r & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO))
+		unsigned bit = (unsigned)__builtin_ctz(c->need);
+		if (sc_allows(r) || (refused & c->need) ||
+		    (c->error_harmless && (r & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO))
 			continue;
-		refused |= sc_calls[i].need;
-		call_of[bit] = sc_calls[i].name;
+		if (c->own && !tsync) { /* meminst's threads made from now on */
+			later = ALLOC_SC_NEW_THREADS;
+			continue;
+		}
+		refused |= c->need;
+		call_of[bit] = c->name;
 		killed |= (r & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ERRNO;
 	}
+	atomic_fetch_or(&alloc_sc_refused, later);
 	unsigned newly = refused & ~atomic_load(&alloc_sc_refused);
 	if (!newly)
 		return;
@@ -294,16 +348,16 @@ long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, lon
 	return ret;
 }
 
-/* seccomp(2)'s operation and program, or prctl's mode and program, just
-** before the call: is it a filter, or strict mode? */
-void alloc_seccomp_before(unsigned long mode, const void *prog, bool by_prctl)
+/* seccomp(2)'s operation, flags and program, or prctl's mode and program
+** (flags 0), just before the call: is it a filter, or strict mode? */
+void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *prog, bool by_prctl)
 {
 	unsigned long filter = by_prctl ? SECCOMP_MODE_FILTER : SECCOMP_SET_MODE_FILTER;
 	unsigned long strict = by_prctl ? SECCOMP_MODE_STRICT : SECCOMP_SET_MODE_STRICT;
 	alloc_sys_exe_path(NULL, 0); /* kept from now on: naming sites needs it */
 	alloc_sys_pid();
 	if (mode == filter)
-		sc_filter(prog);
+		sc_filter(prog, !by_prctl && (flags & SECCOMP_FILTER_FLAG_TSYNC));
 	else if (mode == strict)
 		sc_strict();
 }

@@ -490,7 +490,7 @@ void alloc_service_stop(void)
 	atomic_store(&svc.quit, true);
 	alloc_service_wake('q');
 	while (!atomic_load(&svc.gone))
-		sched_yield(); /* at most a poll timeout (SVC_RECHECK_MS) without the pipe */
+		alloc_sys_yield(); /* at most a poll timeout (SVC_RECHECK_MS) without the pipe */
 	alloc_own_thread_wait_gone(atomic_load(&svc.tid));
 	svc.running = false;
 }
@@ -572,6 +572,8 @@ void alloc_service_child_reset(bool relaunch)
 */
 static bool svc_launch(void)
 {
+	if (alloc_own_threads_refused()) /* a filter's: its calls too */
+		return false;
 	if (pipe2(svc.wake, O_CLOEXEC | O_NONBLOCK) != 0) {
 		alloc_log("cannot start the snapshot service: %s", strerror(errno));
 		return false;
@@ -595,9 +597,10 @@ static bool svc_launch(void)
 	/* its table is a copy of the program's as it is when it is made: that
 	** must be before the program runs (it may close our descriptors) */
 	while (rc == 0 && !atomic_load(&svc.table_ready))
-		sched_yield();
+		alloc_sys_yield();
 	if (rc != 0) {
-		alloc_log("cannot start the snapshot service thread: %s", strerror(rc));
+		if (!alloc_own_threads_refused())
+			alloc_log("cannot start the snapshot service thread: %s", strerror(rc));
 		return false;
 	}
 	pthread_detach(th);
@@ -612,7 +615,7 @@ static bool svc_launch(void)
 	/* known as ours before the program goes on: an _exit right after must
 	** not take it for a thread of the program (alloc_exit.c) */
 	while (!atomic_load(&svc.registered))
-		sched_yield();
+		alloc_sys_yield();
 	svc.running = true;
 	if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_PEAK))
 		svc_peak_arm(0);

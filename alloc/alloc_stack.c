@@ -183,7 +183,7 @@ static uintptr_t *stack_ranges(const char *f, size_t size, const unsigned *types
 ** functions (every module) of the ELF file at path, loaded at bias. */
 static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = alloc_seccomp_refuses(ALLOC_SC_OPEN_READ | ALLOC_SC_FSTAT) ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return;

@@ -445,7 +445,7 @@ void alloc_switch_sample_launch(void)
 	alloc_guard_exit();
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!sreq.running)
+	if (!sreq.running && !alloc_own_threads_refused())
 		alloc_log("cannot start the thread of CPU profiles on request: inspect serve's "
 			  "/debug/pprof/profile is refused");
 }

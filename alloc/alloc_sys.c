@@ -426,6 +426,8 @@ int alloc_sys_fd_high(int fd)
 /* Read a small file into buf (NUL-terminated).  Returns bytes or -1. */
 int alloc_sys_read_file(const char *path, char *buf, size_t len)
 {
+	if (alloc_seccomp_refuses(ALLOC_SC_OPEN_READ))
+		return -1;
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -455,7 +457,7 @@ bool alloc_table_ensure(alloc_table_t *t, uint32_t i)
 		return true;
 	size_t bytes = ((t->esize << t->shift) + 4095) & ~(size_t)4095;
 	while (atomic_exchange_explicit(&t->lock, 1, memory_order_acquire))
-		sched_yield(); /* another thread maps a chunk: a few microseconds */
+		alloc_sys_yield(); /* another thread maps a chunk: a few microseconds */
 	bool ok = atomic_load_explicit(slot, memory_order_relaxed) != NULL;
 	if (!ok) {
 		char *c = alloc_sys_map(bytes);
@@ -639,7 +641,7 @@ bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
 {
 	char path[64];
 	if (tid == alloc_sys_gettid() && len >= 17) {
-		if (prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
+		if (alloc_seccomp_refuses(ALLOC_SC_THREAD_NAME) || prctl(PR_GET_NAME, buf, 0, 0, 0) != 0)
 			return false;
 		buf[16] = 0;
 		return true;

@@ -192,21 +192,33 @@ alloc_thread_t *alloc_thread_start(alloc_tls_t *tls)
 ** list is biased. */
 void alloc_thread_fence_all(void)
 {
-	if (thr_membarrier)
+	if (__atomic_load_n(&thr_membarrier, __ATOMIC_RELAXED))
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	else
 		atomic_thread_fence(memory_order_seq_cst);
+}
+
+void alloc_thread_membarrier_off(void)
+{
+	if (!thr_membarrier)
+		return;
+	if (alloc_map_bias)
+		alloc_map_unbias_all();
+	atomic_fetch_or(&alloc_count_gate, ALLOC_GATE_FENCE);
+	/* the last one: every thread sees the fence bit before the filter */
+	syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	__atomic_store_n(&thr_membarrier, false, __ATOMIC_SEQ_CST);
 }
 
 static void thread_quiesce_counting(int why)
 {
 	alloc_thread_t *self = alloc_tls.thr;
 	atomic_fetch_or(&alloc_count_gate, why);
-	if (thr_membarrier)
+	if (__atomic_load_n(&thr_membarrier, __ATOMIC_RELAXED))
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	for (alloc_thread_t *t = thr_g.live; t; t = t->reg_next)
 		while (t != self && atomic_load(&t->counting))
-			sched_yield();
+			alloc_sys_yield();
 }
 
 /* Waits that a thread a clone left behind would make endless (it raised the
@@ -214,7 +226,7 @@ static void thread_quiesce_counting(int why)
 void alloc_fork_wait(void)
 {
 	for (unsigned i = 1; atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP; i++) {
-		sched_yield();
+		alloc_sys_yield();
 		if ((i & 4095) == 0)
 			alloc_clone_adopt();
 	}

@@ -70,7 +70,7 @@ static _Atomic int buf_spares_taken;
 void trace_spin_lock(_Atomic int *l)
 {
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-		sched_yield();
+		alloc_sys_yield();
 }
 void trace_spin_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 #define buf_lock trace_spin_lock
@@ -304,7 +304,7 @@ void trace_thread_exit(void)
 	trace_ev_release(t);
 	tl->rec = NULL; /* the sampler's handler stops here (trace_sig_append) */
 	while (atomic_exchange(&t->sig_busy, 1))
-		sched_yield();
+		alloc_sys_yield();
 	trace_chunk_write(t->thread_no, &t->sig, MEMINST_TRACE_STREAM_SIGNAL);
 	t->dead = true;
 	buf_lock(&reg.lock);
@@ -488,7 +488,7 @@ static bool buf_try(_Atomic int *l)
 	for (int i = 0; i < 100; i++) {
 		if (!atomic_exchange(l, 1))
 			return true;
-		sched_yield();
+		alloc_sys_yield();
 	}
 	return false;
 }

@@ -130,7 +130,7 @@ void trace_death_flush(void)
 		return;
 	}
 	while (atomic_load(&death_flushing) == 1)
-		sched_yield();
+		alloc_sys_yield();
 }
 
 /* --------------------------------------------------------- raw calls -- */
@@ -377,7 +377,7 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 		if (st == D_FLUSH && atomic_load(&death_tid) != self) {
 			if (!trace_sink)
 				trace_death_flush(); /* waits for the one under way */
-			sched_yield();
+			alloc_sys_yield();
 			continue;
 		}
 		if (st == D_WAIT) {

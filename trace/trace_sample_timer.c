@@ -179,7 +179,7 @@ void trace_sample_timers_disarm(void)
 static void sample_slots_enter(void)
 {
 	while (atomic_exchange(&trace_sample_slots_busy, 1)) /* a failure disarming them */
-		sched_yield();
+		alloc_sys_yield();
 }
 
 static void sample_slots_leave(void)

@@ -191,7 +191,7 @@ void *trace_wall_block_begin(void *fn)
 			atomic_store(&s->state, WALL_BLOCKED);
 			return s;
 		}
-		sched_yield();
+		alloc_sys_yield();
 		want = WALL_RUN;
 	}
 	return s;
@@ -595,18 +595,19 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 	if (!create || alloc_own_thread_create(create, &wall_probe_thread, NULL, wall_probe_main, NULL) != 0)
 		atomic_store(&wall_probe_ready, -1);
 	while (!atomic_load(&wall_probe_ready))
-		sched_yield();
+		alloc_sys_yield();
 	int rc = create ? alloc_own_thread_create(create, &wall_thread, NULL, wall_main, NULL) : ENOSYS;
 	alloc_guard_exit();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		atomic_store(&wall_run, false);
 		wall_probe_end();
-		alloc_log("cannot start the wall-clock sampler thread: %s", strerror(rc));
+		if (!alloc_own_threads_refused())
+			alloc_log("cannot start the wall-clock sampler thread: %s", strerror(rc));
 		return -1;
 	}
 	while (!atomic_load(&wall_thread_tid)) /* its tid, never a slot's */
-		sched_yield();
+		alloc_sys_yield();
 	atomic_store(&trace_wall_on, true);
 	return 0;
 }
@@ -631,7 +632,7 @@ void trace_wall_halt(void)
 	atomic_store(&wall_run, false);
 	/* a tick under way ends before the flush takes the streams */
 	for (int i = 0; i < 1000 && atomic_load(&wall_lock); i++)
-		sched_yield();
+		alloc_sys_yield();
 }
 
 /* A child of fork has no sampler thread, and its one thread's TLS is the

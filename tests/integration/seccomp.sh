@@ -9,6 +9,13 @@
 # and the launcher's report names meminst's notes, not SIGPROF, for the
 # missing samples.  A filter refusing getpid alone: the snapshot keeps the
 # process's id in its name (it was s.-1.db).  Strict mode: the same.
+# A filter put on every thread (SECCOMP_FILTER_FLAG_TSYNC) that kills on
+# what meminst's own threads do (poll, openat of /proc) and on membarrier,
+# with a thread of the program's freeing the main thread's blocks under
+# it: meminst's threads end before it takes effect, and the lists stop
+# relying on membarrier (the process was killed: SIGSYS).  A program that
+# forks under its filter (this thread's only): the child makes no thread
+# of meminst's and its _exit does not look at /proc (it was killed).
 . "$top_srcdir/tests/integration/lib.sh"
 
 TARGET=$MI_TARGETS/seccomp_filter
@@ -20,7 +27,7 @@ case $(uname -m) in x86_64) ;; *)
 	exit 77 ;;
 esac
 
-for how in kill syscall errno nopid strict; do
+for how in kill syscall errno nopid strict tsync fork; do
 	# the plain run: its lines, exit status 3
 	mi_reference_status 3 "seccomp $how" "$TARGET" $how || continue
 	for backend in $MEMINST_BACKENDS; do
@@ -39,7 +46,7 @@ for how in kill syscall errno nopid strict; do
 			nopid,*snapshot*)
 				ls "$MI_TMP"/s.*.db >/dev/null 2>&1 || mi_why_add "no snapshot"
 				ls "$MI_TMP"/s.-*.db >/dev/null 2>&1 && mi_why_add "a snapshot named $(ls "$MI_TMP"/s.-*)" ;;
-			kill,*snapshot* | errno,*snapshot* | syscall,*snapshot*)
+			kill,*snapshot* | errno,*snapshot* | syscall,*snapshot* | tsync,*snapshot* | fork,*snapshot*)
 				grep -q "seccomp filter .*snapshots (openat)" "$MI_TMP/run.err" ||
 					mi_why_add "no line naming snapshots and openat" ;;
 			esac
@@ -55,7 +62,7 @@ for how in kill syscall errno nopid strict; do
 		"$INSPECT" report "$MI_TMP/sess.db" >"$MI_TMP/rep.out" 2>"$MI_TMP/rep.err"
 		# where the filter stopped sampling (a run too brief for samples is
 		# said as such otherwise: nopid, strict)
-		case $how in kill | errno | syscall)
+		case $how in kill | errno | syscall | tsync | fork)
 			grep -q SIGPROF "$MI_TMP/rep.err" && mi_why_add "the report blames SIGPROF"
 			grep -q "seccomp filter" "$MI_TMP/rep.out" || mi_why_add "the report has no note of the filter" ;;
 		esac

@@ -19,6 +19,8 @@
 ** /proc/self/status "Seccomp: 2") cannot be read back without privileges:
 ** that is said, and meminst runs as usual (meminst(7), BUGS).  A filter
 ** installed by the raw system call (not through libc) is not seen.
+** Only x86_64's system call numbers are known here; on other machines the
+** libc calls are not interposed and filters are not seen.
 **
 ** A filter holds the thread that installs it and the threads it makes
 ** later; with SECCOMP_FILTER_FLAG_TSYNC, every thread of the process, so
@@ -28,8 +30,9 @@
 ** refuses ends meminst's threads before it takes effect, as a refused
 ** futex does; one any other filter refuses keeps meminst from making
 ** threads later (a child of fork would make them under the filter).
-** Only x86_64's system call numbers are known here; on other machines the
-** libc calls are not interposed and filters are not seen.
+** Other calls the program's threads make in meminst's code (membarrier,
+** sched_yield, a thread's name and stack, read-only opens) are tried
+** too, each with a way to do without (ALLOC_SC_* in alloc_int_sys.h).
 */
 #include "alloc_int.h"
 #include "../trace/trace_int.h"

@@ -560,6 +560,22 @@ void alloc_sqlite_keep_here(void)
 	sq_keep_here = true;
 }
 
+/* The calling thread keeps it no more and is about to end (the service
+** thread stopped for a seccomp filter, an unshare or a setns): the
+** connection is closed here, in the table its descriptors are in, not
+** left for a later store whose table has none of them (it failed with
+** "disk I/O error"). */
+void alloc_sqlite_kept_release(void)
+{
+	if (!sq_keep_here)
+		return;
+	sq_keep_here = false;
+	pthread_mutex_lock(&sq_store_lock);
+	if (sq_kept.db && sq_kept.pid == getpid())
+		sq_kept_close();
+	pthread_mutex_unlock(&sq_store_lock);
+}
+
 /* Store into the kept connection when it is still PATH's (0: not kept,
 ** w->db NULL), else open PATH (and keep it when `keep`). */
 static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)

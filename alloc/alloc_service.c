@@ -293,6 +293,9 @@ static void svc_drain_wake(bool from_thread)
 ** its snapshots in time order (the launcher then takes the file for the
 ** session as it is, rather than copying it to renumber them).
 */
+/* Interval snapshots not taken for want of memory (said at the first). */
+static unsigned svc_nomem;
+
 static bool svc_interval(void)
 {
 	if (alloc_mode == MEMINST_MODE_OFF)
@@ -305,8 +308,8 @@ static bool svc_interval(void)
 		svc_store(peak, true);
 	if (im)
 		stored = svc_store(im, false);
-	else if (!said)
-		alloc_log("no memory for the interval snapshot");
+	else if (!said && svc_nomem++ == 0) /* every 10 ms under ulimit -v: once */
+		alloc_log("no memory for the interval snapshot (skipped while memory is short; said once)");
 	if (peak && !peak_first)
 		svc_store(peak, true);
 	return stored;
@@ -605,6 +608,7 @@ void alloc_service_child_reset(bool relaunch)
 {
 	bool had_channel = relaunch && svc.listen_fd >= 0;
 	svc.running = false;
+	svc_nomem = 0;
 	atomic_store(&svc.registered, false);
 	atomic_store(&svc.table_ready, false);
 	pthread_mutex_init(&svc.busy, NULL);

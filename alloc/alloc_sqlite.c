@@ -152,8 +152,12 @@ int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 	if (ext == SQLITE_FULL || ((ext & 0xff) == SQLITE_IOERR && ext != SQLITE_IOERR_READ &&
 				   ext != SQLITE_IOERR_SHORT_READ && ext != SQLITE_IOERR_NOMEM))
 		what = "cannot write";
-	alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
-		  w->db ? sqlite3_errmsg(w->db) : "cannot open");
+	if (w->db && ext == SQLITE_OK) /* meminst's own failure (its memory): SQLite's
+					   message would be "not an error" */
+		alloc_fmt(w->err, w->errlen, "snapshot %s: %s", w->path, what);
+	else
+		alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
+			  w->db ? sqlite3_errmsg(w->db) : "cannot open");
 	return -1;
 }
 

@@ -656,6 +656,37 @@ ALLOC_EXPORT int brk(void *addr)
 	return rc;
 }
 
+/* unshare and setns: refused while a thread of meminst's runs beside the
+** program when they need a process of one thread (alloc_service.c). */
+static long hooks_unshare(long flags, long unused)
+{
+	static void *real;
+	int (*fn)(int);
+	void *f = hooks_real(&real, "unshare");
+	(void)unused;
+	memcpy(&fn, &f, sizeof fn);
+	return fn((int)flags);
+}
+
+static long hooks_setns(long fd, long nstype)
+{
+	static void *real;
+	int (*fn)(int, int);
+	void *f = hooks_real(&real, "setns");
+	memcpy(&fn, &f, sizeof fn);
+	return fn((int)fd, (int)nstype);
+}
+
+ALLOC_EXPORT int unshare(int flags)
+{
+	return (int)alloc_service_single_threaded(hooks_unshare, flags, 0);
+}
+
+ALLOC_EXPORT int setns(int fd, int nstype)
+{
+	return (int)alloc_service_single_threaded(hooks_setns, fd, nstype);
+}
+
 #if defined(__x86_64__)
 /* The two libc ways a seccomp filter is installed (libseccomp's
 ** seccomp_load uses the first, or the second on kernels before 3.17): the

@@ -323,6 +323,9 @@ void alloc_service_flush(void);
 bool alloc_service_running(void);
 bool alloc_service_own_table(void); /* its descriptor table is its own */
 void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
+/* unshare or setns refused (EINVAL) while the thread runs: calls it again
+** with the thread ended, then starts the thread again (alloc_hooks.c) */
+long alloc_service_single_threaded(long (*call)(long, long), long a, long b);
 void alloc_service_wake(char c); /* async-signal-safe: one byte to its pipe */
 void alloc_service_signal_note(_Atomic bool *pending, char c); /* a handler's: flag, then wake */
 void alloc_service_hold(void);    /* what a store holds, for a control request */
@@ -368,6 +371,7 @@ bool alloc_watch_usage_file(const char *v1, const char *v2, char *f, size_t n);
 ** alloc_sqlite_keep_here keeps open for its next store. */
 int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err, size_t errlen);
 void alloc_sqlite_keep_here(void);
+void alloc_sqlite_kept_release(void); /* the keeping thread ends: close it there */
 /* This thread's stores return ALLOC_SQ_BUSY at once, nothing stored nor
 ** said, when another process is storing into the file (the service
 ** thread); other threads wait for their turn, without the store lock. */

@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 static struct service {
@@ -292,6 +293,9 @@ static void svc_drain_wake(bool from_thread)
 ** its snapshots in time order (the launcher then takes the file for the
 ** session as it is, rather than copying it to renumber them).
 */
+/* Interval snapshots not taken for want of memory (said at the first). */
+static unsigned svc_nomem;
+
 static bool svc_interval(void)
 {
 	if (alloc_mode == MEMINST_MODE_OFF)
@@ -304,8 +308,8 @@ static bool svc_interval(void)
 		svc_store(peak, true);
 	if (im)
 		stored = svc_store(im, false);
-	else if (!said)
-		alloc_log("no memory for the interval snapshot");
+	else if (!said && svc_nomem++ == 0) /* every 10 ms under ulimit -v: once */
+		alloc_log("no memory for the interval snapshot (skipped while memory is short; said once)");
 	if (peak && !peak_first)
 		svc_store(peak, true);
 	return stored;
@@ -469,6 +473,7 @@ static void *svc_main(void *arg)
 				next = now + period;
 		}
 	}
+	alloc_sqlite_kept_release();
 	alloc_own_thread_leave();
 	atomic_store(&svc.gone, true);
 	return NULL;
@@ -527,6 +532,67 @@ static bool svc_launch(void);
 static void svc_postfork_child(void);
 
 /*
+** unshare(CLONE_NEWUSER) (unshare -r, nsenter, rootless sandboxes) and
+** setns into a user or mount namespace need a process of one thread: the
+** kernel refuses them with EINVAL while the service thread runs beside
+** the program, and the program took the refusal for its own.  So a call
+** refused with EINVAL while the thread runs is made again with the thread
+** ended, and the thread starts again afterwards (in the new namespace),
+** whatever the second call's answer, which is the program's (its errno
+** too).  The wall-clock sampler's two threads likewise.  Snapshots asked for in between are taken when the thread is back.
+*/
+static int svc_task_count(void)
+{
+	char buf[4096];
+	if (alloc_sys_read_file("/proc/self/status", buf, sizeof buf) < 0)
+		return -1;
+	const char *t = strstr(buf, "\nThreads:");
+	return t ? atoi(t + 9) : -1;
+}
+
+long alloc_service_single_threaded(long (*call)(long, long), long a, long b)
+{
+	long rc = call(a, b);
+	if (rc == 0 || errno != EINVAL || alloc_tls.guard)
+		return rc;
+	bool service = svc.running, wall = trace_wall_pause();
+	if (!service && !wall) {
+		errno = EINVAL;
+		return rc;
+	}
+	if (service)
+		alloc_service_stop();
+	/* an ended thread may still be counted a moment after its join */
+	const struct timespec ms = {0, 1000000};
+	for (int waited = 0; waited < 50 && svc_task_count() > 1; waited++)
+		nanosleep(&ms, NULL);
+	rc = call(a, b);
+	int saved_errno = errno;
+	if (wall)
+		trace_wall_resume();
+	if (!service) {
+		errno = saved_errno;
+		return rc;
+	}
+	/* what is left of the ended thread in the program's table */
+	for (int i = 0; i < 2; i++)
+		if (svc_fd_ours(svc.wake[i], svc.wake_ino))
+			close(svc.wake[i]);
+	svc.wake[0] = svc.wake[1] = -1;
+	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
+		close(svc.listen_fd);
+	svc.listen_fd = -1;
+	alloc_control_forget(!svc.own_table);
+	atomic_store(&svc.quit, false);
+	atomic_store(&svc.gone, false);
+	atomic_store(&svc.registered, false);
+	atomic_store(&svc.table_ready, false);
+	svc_launch();
+	errno = saved_errno;
+	return rc;
+}
+
+/*
 ** In a child of fork the thread is gone: forget it, and drop what was
 ** shared with the parent (its pending peak, the wake pipe a signal in the
 ** child would otherwise use to make the parent store a snapshot, the
@@ -542,6 +608,7 @@ void alloc_service_child_reset(bool relaunch)
 {
 	bool had_channel = relaunch && svc.listen_fd >= 0;
 	svc.running = false;
+	svc_nomem = 0;
 	atomic_store(&svc.registered, false);
 	atomic_store(&svc.table_ready, false);
 	pthread_mutex_init(&svc.busy, NULL);

@@ -152,8 +152,12 @@ int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 	if (ext == SQLITE_FULL || ((ext & 0xff) == SQLITE_IOERR && ext != SQLITE_IOERR_READ &&
 				   ext != SQLITE_IOERR_SHORT_READ && ext != SQLITE_IOERR_NOMEM))
 		what = "cannot write";
-	alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
-		  w->db ? sqlite3_errmsg(w->db) : "cannot open");
+	if (w->db && ext == SQLITE_OK) /* meminst's own failure (its memory): SQLite's
+					   message would be "not an error" */
+		alloc_fmt(w->err, w->errlen, "snapshot %s: %s", w->path, what);
+	else
+		alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
+			  w->db ? sqlite3_errmsg(w->db) : "cannot open");
 	return -1;
 }
 
@@ -558,6 +562,22 @@ static void sq_kept_close(void)
 void alloc_sqlite_keep_here(void)
 {
 	sq_keep_here = true;
+}
+
+/* The calling thread keeps it no more and is about to end (the service
+** thread stopped for a seccomp filter, an unshare or a setns): the
+** connection is closed here, in the table its descriptors are in, not
+** left for a later store whose table has none of them (it failed with
+** "disk I/O error"). */
+void alloc_sqlite_kept_release(void)
+{
+	if (!sq_keep_here)
+		return;
+	sq_keep_here = false;
+	pthread_mutex_lock(&sq_store_lock);
+	if (sq_kept.db && sq_kept.pid == getpid())
+		sq_kept_close();
+	pthread_mutex_unlock(&sq_store_lock);
 }
 
 /* Store into the kept connection when it is still PATH's (0: not kept,

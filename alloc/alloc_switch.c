@@ -381,10 +381,15 @@ static void sample_own_off_locked(void)
 	sreq.rc = 0;
 }
 
+/* The thread's id: a quit waits until it has left the kernel (an unshare
+** made again right after must find the process of one thread). */
+static _Atomic pid_t sample_tid;
+
 static void *sample_thread(void *arg)
 {
 	(void)arg;
 	alloc_tls.guard = 1; /* for life: what libc allocates for us is ours */
+	atomic_store(&sample_tid, alloc_sys_gettid());
 	alloc_own_thread_enter(); /* never sampled: made inside the guard (trace_thread.c) */
 	/* libunwind's set-up now, not at the first profile: its descriptors
 	** (a pipe it keeps for the process's life) are then among those the
@@ -459,6 +464,9 @@ void alloc_switch_sample_quit(void)
 		pthread_cond_signal(&sreq.wake);
 		while (sreq.running)
 			pthread_cond_wait(&sreq.done, &sreq.lock);
+		pthread_mutex_unlock(&sreq.lock);
+		alloc_own_thread_wait_gone(atomic_exchange(&sample_tid, 0));
+		return;
 	}
 	pthread_mutex_unlock(&sreq.lock);
 }

@@ -133,6 +133,13 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 		*code = RD_EXIT_NOTFOUND;
 		goto fail;
 	}
+	if (*pid && !*size && strace_int(s->db, "SELECT count(*) FROM session_trace", 0, 0)) {
+		/* traces of other processes: not a run without tracing */
+		rd_errf(o->err, "inspect: %s: no process %lld in this session (inspect report lists the "
+			"processes)\n", path, (long long)*pid);
+		*code = RD_EXIT_NOTFOUND;
+		goto fail;
+	}
 	if (!*pid || !*size) {
 		rd_errf(o->err, "inspect: %s: no trace%s in this session (run meminst with --trace or "
 			"--sample)\n", path, *pid ? " of that process" : "");

@@ -522,7 +522,9 @@ int main(int argc, char **argv)
 	const char *library = find_library(parse_args(argc, argv, &o));
 	sess_progress = isatty(2) && term_can_erase();
 	struct stat st;
-	if (o.output && !o.force && stat(o.output, &st) == 0) {
+	/* lstat: a symbolic link to nowhere is there too (the program ran,
+	** then the session could not be put in its place) */
+	if (o.output && !o.force && lstat(o.output, &st) == 0) {
 		sess_error("%s exists; give another -o FILE, or -f to replace it", o.output);
 		return 2;
 	}

@@ -382,6 +382,8 @@ trace_thr_t *trace_thread_record(void);     /* this thread's, made on demand */
 void trace_thread_exit(void);               /* THREAD_EXIT, flush, retire     */
 void trace_ev_flush(trace_thr_t *t);        /* owner, normal context          */
 void trace_ev_append_to(trace_thr_t *t, const uint64_t *words, unsigned n);
+bool trace_wall_pause(void);               /* unshare/setns: the wall sampler's threads end */
+void trace_wall_resume(void);              /* and start again (alloc_service_single_threaded) */
 void trace_writer_close(void);              /* at exit: flush all, stop writing */
 bool trace_file_is_open(void);
 bool trace_file_close_idle(void);   /* a profile's end: file closed, writer ended */

@@ -626,6 +626,27 @@ void trace_wall_stop(void)
 	wall_probe_end();
 }
 
+/* unshare or setns that needs a process of one thread: the sampler and
+** its probe end for the call (alloc_service_single_threaded), then start
+** again.  True if they were running. */
+bool trace_wall_pause(void)
+{
+	pthread_mutex_lock(&trace_sample_lock);
+	bool was = atomic_load(&wall_run);
+	if (was)
+		trace_wall_stop();
+	pthread_mutex_unlock(&trace_sample_lock);
+	return was;
+}
+
+void trace_wall_resume(void)
+{
+	pthread_mutex_lock(&trace_sample_lock);
+	if (!atomic_load(&wall_run))
+		(void)trace_wall_start(wall_period_ns, wall_weight);
+	pthread_mutex_unlock(&trace_sample_lock);
+}
+
 void trace_wall_halt(void)
 {
 	atomic_store(&trace_wall_on, false);

@@ -193,13 +193,13 @@ mi_reference() {
 # mi_reference_status STATUS NAME COMMAND...: the same, for a program whose
 # own exit status is STATUS.
 mi_reference_status() {
-	mi_ref_name=$2
+	mi_ref_want=$1 mi_ref_name=$2
 	shift 2
 	(unset MI_MEMINST; "$@") >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
 	mi_ref_rc=$?
-	if [ "$mi_ref_rc" -ne "$1" ] || [ ! -s "$MI_TMP/ref.out" ]; then
+	if [ "$mi_ref_rc" -ne "$mi_ref_want" ] || [ ! -s "$MI_TMP/ref.out" ]; then
 		mi_fail "$mi_ref_name (uninstrumented)" \
-			"the reference run exited $mi_ref_rc (not $1) with $(wc -c <"$MI_TMP/ref.out") bytes of output" \
+			"the reference run exited $mi_ref_rc (not $mi_ref_want) with $(wc -c <"$MI_TMP/ref.out") bytes of output" \
 			"$MI_TMP/ref.err" stderr
 		return 1
 	fi

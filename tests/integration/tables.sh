@@ -7,7 +7,10 @@
 #     under the same limit;
 #   - when a chunk of the type tables cannot be mapped (a limit 600 kB above
 #     the start), the program still runs to its end with the same output,
-#     and meminst says so in exactly one line.
+#     and meminst says so in exactly one line;
+#   - the launcher's interval snapshots of a sort under `ulimit -v 50000`,
+#     every 10 ms: "no memory for the interval snapshot" said once, not
+#     at each turn (40 lines), and no "out of memory: not an error".
 . "$top_srcdir/tests/integration/lib.sh"
 
 tables=$MI_TARGETS/tables
@@ -56,4 +59,18 @@ for m in mis mim; do
 	mi_verdict "type tables full, $m/system: one warning, the program runs on" "$why" \
 		"$MI_TMP/full.err" stderr
 done
+# Interval snapshots short of memory: said once.
+why=
+(ulimit -v 50000 && sort -n "$MI_TMP/numbers") >"$MI_TMP/ref.out" 2>/dev/null
+MEMINST_LIBRARY="$MEMINST_LIB" $MI_TIMEOUT "$top_builddir/session/meminst" -q --interval 10ms \
+	-o "$MI_TMP/short.db" -- sh -c 'ulimit -v 50000 && exec sort -n "$1"' sh "$MI_TMP/numbers" \
+	>"$MI_TMP/short.out" 2>"$MI_TMP/short.err"
+rc=$?
+[ "$rc" -eq 0 ] || mi_why_add "exit status $rc"
+cmp -s "$MI_TMP/ref.out" "$MI_TMP/short.out" || mi_why_add "output differs"
+n=$(grep -c '^meminst: no memory for the interval snapshot' "$MI_TMP/short.err")
+[ "$n" -le 1 ] || mi_why_add "$n lines of no memory for the interval snapshot (at most 1)"
+! grep -q 'not an error' "$MI_TMP/short.err" || mi_why_add "SQLite's 'not an error' said as the reason"
+mi_verdict "launcher --interval 10ms, sort under ulimit -v 50000: short of memory said once" "$why" \
+	"$MI_TMP/short.err" stderr
 mi_finish

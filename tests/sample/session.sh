@@ -20,8 +20,11 @@ pid=$(st_j $l "j['pid']")
 	mi_why_add "inspect analyse --pid $pid failed"
 grep -q burn_small "$MI_TMP/$l.tree" || mi_why_add "no burn_small in the tree"
 "$ST_INSPECT" analyse --pid 1 "$MI_TMP/s.db" >/dev/null 2>"$MI_TMP/$l.nopid"
-[ $? -eq 1 ] && grep -q 'no trace of that process' "$MI_TMP/$l.nopid" ||
-	mi_why_add "--pid of another process: not one line and exit status 1"
+# (it said "no trace of that process in this session (run meminst with
+# --trace or --sample)", to a session traced with --sample)
+[ $? -eq 1 ] && grep -q 'no process 1 in this session (inspect report lists' "$MI_TMP/$l.nopid" &&
+	! grep -q 'run meminst with' "$MI_TMP/$l.nopid" ||
+	mi_why_add "--pid of another process: not one line naming it and exit status 1"
 "$ST_INSPECT" profile "$MI_TMP/s.db" >"$MI_TMP/$l.prof" 2>>"$MI_TMP/$l.err" ||
 	mi_why_add "inspect profile s.db failed"
 st_verdict "$l: analyse and profile read the session's trace (burn_big ${big:-?}%)"

@@ -31,6 +31,23 @@ expect "replaced by -f" "$(snap_sql rc.db 'SELECT exit_code FROM session_run')" 
 ls -a | grep -q meminst-parts && mi_why_add "a parts directory was left behind"
 mi_verdict "existing output: refused, replaced with -f" "$why" err stderr
 
+# a symbolic link to nowhere exists too: refused before the program runs
+# (it ran, then "dangling.db: File exists (it appeared while the program
+# ran ...)"); -f replaces the link, never its target
+why=
+ln -s nowhere/x.db dangling.db
+"$LAUNCH" -q --no-time -o dangling.db -- touch ran 2>err
+expect "a dangling link: status" $? 2
+grep -q 'dangling.db exists' err || mi_why_add "no message about the existing link"
+[ -e ran ] && mi_why_add "the program ran"
+rm -f ran
+[ -L dangling.db ] || mi_why_add "the link is gone"
+echo precious >target && ln -s target link.db
+"$LAUNCH" -q --no-time -f -o link.db -- true 2>>err
+expect "-f over a link: status" $? 0
+[ "$(cat target)" = precious ] || mi_why_add "-f wrote through the link into its target"
+mi_verdict "output a symbolic link: refused without -f, the link replaced with it" "$why" err stderr
+
 # -f never replaces what is not a file (with -o /dev/null it replaced the
 # device); an empty -o is refused: both before the program runs
 why=

@@ -630,7 +630,11 @@ void alloc_snap_note(const char *line, size_t n)
 			      0644);
 	if (fd < 0)
 		return;
+	sigset_t old; /* the notes past ulimit -f: EFBIG, not the program killed */
+	alloc_sys_xfsz_block(&old);
+	errno = 0;
 	alloc_sys_write(fd, line, n);
+	alloc_sys_xfsz_restore(&old, errno == EFBIG);
 	syscall(SYS_close, fd);
 }
 

@@ -69,4 +69,23 @@ for how in kill syscall errno nopid strict tsync fork; do
 		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.err" "report's stderr"
 	done
 done
+
+# The line naming what the filter turned off goes to the notes file beside
+# the snapshot (PATH.log) too: past ulimit -f, its write killed the
+# program (SIGXFSZ, exit status 153, its buffered lines lost).
+kill_limited() {
+	ulimit -f 4 && mi_x "$TARGET" kill
+}
+if (ulimit -f 4 && head -c 9000 /dev/zero >"$MI_TMP/fsize.probe") 2>/dev/null &&
+	[ "$(wc -c <"$MI_TMP/fsize.probe")" -ge 9000 ]; then
+	echo "skip  seccomp, notes past ulimit -f: ulimit -f does not limit the file size here"
+elif mi_reference_status 3 "seccomp kill" "$TARGET" kill; then
+	rm -f "$MI_TMP"/n.*
+	head -c 16384 /dev/zero >"$MI_TMP/n.db.log"
+	MI_MEMINST="mis,snapshot=$MI_TMP/n.db"
+	mi_run_like_reference kill_limited
+	unset MI_MEMINST
+	[ "$(wc -c <"$MI_TMP/n.db.log")" -eq 16384 ] || mi_why_add "the notes file changed size past the limit"
+	mi_verdict "seccomp kill, notes file past ulimit -f" "$why" "$MI_TMP/run.err" stderr
+fi
 mi_finish

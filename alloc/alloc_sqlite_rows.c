@@ -54,11 +54,13 @@ int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im)
 int alloc_sqlite_write_rss(sq_writer_t *w)
 {
 	char statm[256];
-	long pages = 0, resident = 0;
+	long resident;
 	struct rusage ru;
 	int len = alloc_sys_read_file("/proc/self/statm", statm, sizeof statm - 1);
 	statm[len > 0 ? len : 0] = 0;
-	sscanf(statm, "%ld %ld", &pages, &resident);
+	char *p;
+	(void)strtol(statm, &p, 10); /* the size, then the resident pages; not sscanf (see sq_parse_head) */
+	resident = strtol(p, NULL, 10);
 	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
 		ru.ru_maxrss = 0;
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");

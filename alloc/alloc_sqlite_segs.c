@@ -89,6 +89,44 @@ static size_t sq_read_smaps(char **buf, size_t *cap)
 	}
 }
 
+/* A token of a maps line and the blanks after it: where the next starts. */
+static char *sq_skip_field(char *p)
+{
+	while (*p && *p != ' ')
+		p++;
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+/*
+** The head of a mapping in smaps, "START-STOP PERMS OFFSET DEV INODE
+** PATH", into g; false when the line is not one.  Not sscanf: its scanner
+** is code of libc's that nothing else runs, and a store running it made
+** another 64 KiB of libc resident while the heap is at its peak (file
+** pages come in 64 KiB windows: bench/RESULTS.md, issue 29, helper rss41).
+*/
+static bool sq_parse_head(char *line, sq_seg_t *g)
+{
+	char *p;
+	g->start = strtoull(line, &p, 16);
+	if (p == line || *p != '-')
+		return false;
+	g->stop = strtoull(p + 1, &p, 16);
+	if (*p != ' ')
+		return false;
+	size_t k = 0;
+	for (p++; *p && *p != ' ' && k < sizeof g->perms - 1; p++)
+		g->perms[k++] = *p;
+	g->perms[k] = 0;
+	char *off = p = sq_skip_field(p);
+	g->off = strtoull(off, &p, 16);
+	if (p == off)
+		return false;
+	g->path = sq_skip_field(sq_skip_field(sq_skip_field(p))); /* the offset's blanks, DEV, INODE */
+	return true;
+}
+
 /* Parse smaps text (NUL-terminated lines in place) into segs; the count. */
 static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
 {
@@ -101,11 +139,8 @@ static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
 		if (end)
 			*end = 0;
 		sq_seg_t *g = &segs[n];
-		int path_at = 0;
 		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
-			if (n < max && sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &g->start, &g->stop, g->perms, &g->off,
-					      &path_at) >= 4) {
-				g->path = path_at ? line + path_at : "";
+			if (n < max && sq_parse_head(line, g)) {
 				memset(g->fig, 0, sizeof g->fig);
 				n++;
 			}

@@ -56,9 +56,10 @@ static void *churn(void *arg)
 	return NULL;
 }
 
-/* The CPU time pid has used, its threads' together, in clock ticks; -1
-** when it cannot be read. */
-static long cpu_ticks(pid_t pid)
+/* The CPU time pid has used, its threads' together, in clock ticks, and
+** its main thread's state (R, S, D...) in *state; -1 when it cannot be
+** read. */
+static long cpu_ticks(pid_t pid, char *state)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -70,16 +71,34 @@ static long cpu_ticks(pid_t pid)
 	buf[n] = 0;
 	const char *c = strrchr(buf, ')'); /* fields 14 and 15 after the name */
 	unsigned long utime, stime;
-	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+	if (!c || sscanf(c + 2, "%c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", state, &utime, &stime) != 3)
 		return -1;
 	return (long)(utime + stime);
+}
+
+/* Where pid's main thread waits in the kernel (/proc/PID/wchan), for the
+** report of a stuck child. */
+static void wait_channel(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(out, 1, len - 1, f) : 0;
+	if (f)
+		fclose(f);
+	out[n] = 0;
+	if (!n)
+		snprintf(out, len, "?");
 }
 
 /*
 ** 0 when pid ended, 1 when it had to be killed as stuck: still there after
 ** 10 s and not one tick of CPU time in the last 5 s (a child waiting for a
 ** lock for ever; one that only waits its turn on a loaded machine moves on,
-** however slowly), or still there after 300 s whatever it does.
+** however slowly, and one waiting for the disk, state D, as its exit
+** snapshot's writes may on a loaded machine, is not stuck), or still
+** there after 300 s whatever it does.  A stuck child is named with its
+** state and where it waits.
 */
 static int reap(pid_t pid)
 {
@@ -91,11 +110,14 @@ static int reap(pid_t pid)
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		long waited = (long)(now.tv_sec - start.tv_sec), cpu = waited >= 5 ? cpu_ticks(pid) : -2;
-		if (cpu != ticks)
+		char state = '?';
+		long waited = (long)(now.tv_sec - start.tv_sec), cpu = waited >= 5 ? cpu_ticks(pid, &state) : -2;
+		if (cpu != ticks || state == 'D')
 			ticks = cpu, ticks_at = waited;
 		if ((waited >= 10 && waited - ticks_at >= 5) || waited >= 300) {
-			printf("stuck %d\n", (int)pid);
+			char wchan[128];
+			wait_channel(pid, wchan, sizeof wchan);
+			printf("stuck %d (state %c, waiting in %s)\n", (int)pid, state, wchan);
 			fflush(stdout);
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);

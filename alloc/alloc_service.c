@@ -531,6 +531,21 @@ void alloc_service_flush(void)
 static bool svc_launch(void);
 static void svc_postfork_child(void);
 
+/* The wake pipe and the control socket, where they are still ours in the
+** program's table (it may have closed or reused their numbers); the
+** control connections in it (else in the ended thread's own table). */
+static void svc_forget_fds(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (svc_fd_ours(svc.wake[i], svc.wake_ino))
+			close(svc.wake[i]);
+	svc.wake[0] = svc.wake[1] = -1;
+	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
+		close(svc.listen_fd);
+	svc.listen_fd = -1;
+	alloc_control_forget(!svc.own_table);
+}
+
 /*
 ** unshare(CLONE_NEWUSER) (unshare -r, nsenter, rootless sandboxes) and
 ** setns into a user or mount namespace need a process of one thread: the
@@ -574,15 +589,7 @@ long alloc_service_single_threaded(long (*call)(long, long), long a, long b)
 		errno = saved_errno;
 		return rc;
 	}
-	/* what is left of the ended thread in the program's table */
-	for (int i = 0; i < 2; i++)
-		if (svc_fd_ours(svc.wake[i], svc.wake_ino))
-			close(svc.wake[i]);
-	svc.wake[0] = svc.wake[1] = -1;
-	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
-		close(svc.listen_fd);
-	svc.listen_fd = -1;
-	alloc_control_forget(!svc.own_table);
+	svc_forget_fds(); /* what is left of the ended thread */
 	atomic_store(&svc.quit, false);
 	atomic_store(&svc.gone, false);
 	atomic_store(&svc.registered, false);
@@ -616,15 +623,7 @@ void alloc_service_child_reset(bool relaunch)
 	svc_peak_next_set(INT64_MAX);
 	atomic_store(&alloc_peak_turn, INT64_MIN);
 	atomic_flag_clear(&svc_peak_busy);
-	/* only what is still ours in the child's table (the program's) */
-	for (int i = 0; i < 2; i++)
-		if (svc_fd_ours(svc.wake[i], svc.wake_ino))
-			close(svc.wake[i]);
-	svc.wake[0] = svc.wake[1] = -1;
-	if (svc_fd_ours(svc.listen_fd, svc.listen_ino))
-		close(svc.listen_fd);
-	svc.listen_fd = -1;
-	alloc_control_forget(!svc.own_table); /* else in the thread's table */
+	svc_forget_fds(); /* the parent's: only what is still ours in the child's table */
 	if (had_channel) {
 		int saved_errno = errno; /* fork's caller sees fork's errno */
 		svc_launch();

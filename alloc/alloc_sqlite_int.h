@@ -21,7 +21,7 @@ typedef struct sq_ident_s {
 	ino_t ino;
 } sq_ident_t;
 
-#define SQ_KEPT_STMTS 16
+#define SQ_KEPT_STMTS 48
 /* Rows stored once while they do not change (segment, module): a reader
 ** takes a snapshot without them from the latest earlier snapshot of the
 ** same process that has them (meminst-snapshot(5)). */
@@ -33,6 +33,8 @@ typedef struct sq_same_s {
 	** room for them: the next store stores them all) */
 	size_t n;
 	unsigned buf;
+	/* segments: the stored rows' resident bytes, added up */
+	int64_t resident;
 } sq_same_t;
 
 /* FNV-1a, folded into h. */
@@ -65,6 +67,7 @@ typedef struct sq_kept_s {
 	** stored, and what they were: an unchanged map is not stored again,
 	** a changed one as its changes (segment_delta) */
 	sq_same_t segments, modules;
+	int64_t smaps_ns; /* when a store last read smaps (CLOCK_MONOTONIC) */
 	sq_carry_t carry; /* the status and name rows it stored last */
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];
@@ -89,6 +92,9 @@ void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st);
 int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...);
 sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
 int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed */
+
+/* "alloc_sqlite_segs.c": the resident bytes by /proc/self/statm, -1 if unread. */
+int64_t alloc_sqlite_resident(void);
 
 /* "alloc_sqlite_rows.c": each table's rows; 0, or -1 with err set. */
 int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im);

@@ -53,18 +53,12 @@ int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im)
 /* The resident set now and at its highest (snapshot_rss), in bytes. */
 int alloc_sqlite_write_rss(sq_writer_t *w)
 {
-	char statm[256];
-	long resident;
 	struct rusage ru;
-	int len = alloc_sys_read_file("/proc/self/statm", statm, sizeof statm - 1);
-	statm[len > 0 ? len : 0] = 0;
-	char *p;
-	(void)strtol(statm, &p, 10); /* the size, then the resident pages; not sscanf (see sq_parse_head) */
-	resident = strtol(p, NULL, 10);
+	int64_t resident = alloc_sqlite_resident();
 	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
 		ru.ru_maxrss = 0;
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");
-	int rc = st ? alloc_sqlite_row(w, st, "iii", w->id, (int64_t)resident * sysconf(_SC_PAGESIZE),
+	int rc = st ? alloc_sqlite_row(w, st, "iii", w->id, resident > 0 ? resident : 0,
 			     (int64_t)ru.ru_maxrss * 1024) : -1;
 	if (st)
 		alloc_sqlite_release(w, st);

@@ -66,12 +66,12 @@ static sq_seg_kept_t *sq_segs_room(unsigned b, size_t n)
 	return bigger;
 }
 
-/* The whole of /proc/self/smaps in *buf (mapped, grown until it fits);
-** its length, 0 if it cannot be read. */
-static size_t sq_read_smaps(char **buf, size_t *cap)
+/* The whole of `path` (/proc/self/smaps or maps) in *buf (mapped, grown
+** until it fits); its length, 0 if it cannot be read. */
+static size_t sq_read_proc(const char *path, char **buf, size_t *cap)
 {
 	for (;;) {
-		int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+		int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 		size_t len = 0;
 		ssize_t got;
 		while (fd >= 0 && len + 1 < *cap && (got = syscall(SYS_read, fd, *buf + len, *cap - 1 - len)) > 0)
@@ -99,20 +99,37 @@ static char *sq_skip_field(char *p)
 	return p;
 }
 
+/* A lower-case hex number at p; *end where it stops. */
+static unsigned long long sq_hex(char *p, char **end)
+{
+	unsigned long long v = 0;
+	for (;; p++) {
+		unsigned d = *p >= '0' && *p <= '9' ? (unsigned)(*p - '0')
+			   : *p >= 'a' && *p <= 'f' ? (unsigned)(*p - 'a' + 10) : 16u;
+		if (d == 16)
+			break;
+		v = v << 4 | d;
+	}
+	*end = p;
+	return v;
+}
+
 /*
 ** The head of a mapping in smaps, "START-STOP PERMS OFFSET DEV INODE
 ** PATH", into g; false when the line is not one.  Not sscanf: its scanner
 ** is code of libc's that nothing else runs, and a store running it made
 ** another 64 KiB of libc resident while the heap is at its peak (file
-** pages come in 64 KiB windows: bench/RESULTS.md, issue 29, helper rss41).
+** pages come in 64 KiB windows: bench/RESULTS.md, issue 29, helper rss41);
+** nor strtoull, 250 instructions a number with its locale's checks, three
+** numbers a mapping at every store (the kernel writes lower-case hex).
 */
 static bool sq_parse_head(char *line, sq_seg_t *g)
 {
 	char *p;
-	g->start = strtoull(line, &p, 16);
+	g->start = sq_hex(line, &p);
 	if (p == line || *p != '-')
 		return false;
-	g->stop = strtoull(p + 1, &p, 16);
+	g->stop = sq_hex(p + 1, &p);
 	if (*p != ' ')
 		return false;
 	size_t k = 0;
@@ -120,19 +137,41 @@ static bool sq_parse_head(char *line, sq_seg_t *g)
 		g->perms[k++] = *p;
 	g->perms[k] = 0;
 	char *off = p = sq_skip_field(p);
-	g->off = strtoull(off, &p, 16);
+	g->off = sq_hex(off, &p);
 	if (p == off)
 		return false;
 	g->path = sq_skip_field(sq_skip_field(sq_skip_field(p))); /* the offset's blanks, DEV, INODE */
 	return true;
 }
 
+/*
+** The figure lines a store keeps, and which figure each adds to.  Only
+** these are parsed: a mapping has 20-odd lines and a store reads every
+** mapping's, so testing each line against each key with strncmp, strlen
+** and strtoll took 60 % of a status snapshot's instructions (1 M of 1.8 M
+** on a small program; bench/RESULTS.md, issue 29, session 22).
+*/
+static const struct sq_smaps_key_s {
+	char key[15];
+	unsigned char len, fig;
+} sq_smaps_keys[] = {{"Rss:", 4, 0},	       {"Pss:", 4, 1},		{"Private_Clean:", 14, 2},
+		     {"Private_Dirty:", 14, 2}, {"Shared_Clean:", 13, 3}, {"Shared_Dirty:", 13, 3},
+		     {"Swap:", 5, 4},	       {"AnonHugePages:", 14, 5}};
+
+/* A figure line's kB, as bytes; 0 when it is not a number. */
+static int64_t sq_smaps_bytes(const char *p)
+{
+	int64_t kb = 0;
+	while (*p == ' ')
+		p++;
+	for (; *p >= '0' && *p <= '9' && kb < (INT64_MAX >> 10) / 10; p++)
+		kb = kb * 10 + (*p - '0');
+	return kb * 1024;
+}
+
 /* Parse smaps text (NUL-terminated lines in place) into segs; the count. */
 static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
 {
-	static const char *const keys[] = {"Rss:", "Pss:", "Private_Clean:", "Private_Dirty:", "Shared_Clean:",
-					   "Shared_Dirty:", "Swap:", "AnonHugePages:"};
-	static const int fig_of[] = {0, 1, 2, 2, 3, 3, 4, 5};
 	size_t n = 0;
 	for (char *line = buf; line && line < buf + len;) {
 		char *end = memchr(line, '\n', (size_t)(buf + len - line));
@@ -145,11 +184,13 @@ static size_t sq_parse_smaps(char *buf, size_t len, sq_seg_t *segs, size_t max)
 				n++;
 			}
 		} else if (n) {
-			for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++)
-				if (!strncmp(line, keys[k], strlen(keys[k]))) {
-					segs[n - 1].fig[fig_of[k]] += strtoll(line + strlen(keys[k]), NULL, 10) * 1024;
+			for (unsigned k = 0; k < sizeof sq_smaps_keys / sizeof sq_smaps_keys[0]; k++) {
+				const struct sq_smaps_key_s *key = &sq_smaps_keys[k];
+				if (key->key[0] == *line && !strncmp(line, key->key, key->len)) {
+					segs[n - 1].fig[key->fig] += sq_smaps_bytes(line + key->len);
 					break;
 				}
+			}
 		}
 		line = end ? end + 1 : NULL;
 	}
@@ -256,6 +297,57 @@ static int sq_segs_store_changes(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_
 	return rc;
 }
 
+int64_t alloc_sqlite_resident(void)
+{
+	char statm[256];
+	if (alloc_sys_read_file("/proc/self/statm", statm, sizeof statm) <= 0)
+		return -1;
+	char *p;
+	(void)strtol(statm, &p, 10); /* the size, then the resident pages; not sscanf (see sq_parse_head) */
+	return (int64_t)strtol(p, NULL, 10) * sysconf(_SC_PAGESIZE);
+}
+
+/* Whether the maps lines in buf (NUL-terminated in place) are the mappings
+** of was[0..n), in the same order. */
+static bool sq_maps_same(char *buf, size_t len, const sq_seg_kept_t *was, size_t n)
+{
+	size_t i = 0;
+	for (char *line = buf; line && line < buf + len; i++) {
+		char *end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (end)
+			*end = 0;
+		sq_seg_t g;
+		if (i >= n || !sq_parse_head(line, &g))
+			return false;
+		sq_seg_kept_t k = sq_seg_keep(&g, was[i].fig);
+		if (!sq_seg_same_mapping(&k, &was[i]))
+			return false;
+		line = end ? end + 1 : NULL;
+	}
+	return i == n;
+}
+
+/*
+** Whether smaps need not be read for a store that compares with `last`:
+** the mappings are those stored (/proc/self/maps) and the resident set
+** (statm) is within 1/256 of the stored rows' sum, so that sq_segs_next
+** would keep what is stored, unless pages moved between mappings and the
+** total hid it; smaps is read at least every SQ_SMAPS_NS for that.  Reading smaps
+** walks the page tables of every mapping under the process's mmap lock:
+** 8 ms a store at a 1 GiB heap on the bench machine, where maps and statm
+** read counters (bench/RESULTS.md, issue 29, session 22).
+*/
+#define SQ_SMAPS_NS 10000000000LL
+static bool sq_smaps_unneeded(const sq_kept_t *kept, const sq_same_t *last, char **buf, size_t *cap)
+{
+	int64_t resident = alloc_sqlite_resident(), moved = resident - last->resident;
+	if (resident < 0 || last->resident <= 0 || (moved < 0 ? -moved : moved) > last->resident / 256 ||
+	    alloc_snap_now(CLOCK_MONOTONIC) - kept->smaps_ns > SQ_SMAPS_NS)
+		return false;
+	size_t len = sq_read_proc("/proc/self/maps", buf, cap);
+	return len && sq_maps_same(*buf, len, sq_segs_kept[last->buf], last->n);
+}
+
 /*
 ** /proc/self/smaps, one row per mapping with its figures; through the kept
 ** connection, when the rows it stored last are still the latest of the
@@ -264,17 +356,26 @@ static int sq_segs_store_changes(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_
 */
 int alloc_sqlite_write_segments(sq_writer_t *w)
 {
-	size_t cap = 1 << 20;
+	size_t cap = 1 << 20, len = 0, max = 0, n = 0;
 	char *buf = alloc_sys_map(cap);
-	size_t len = buf ? sq_read_smaps(&buf, &cap) : 0;
-	size_t max = len / 128 + 1, n = 0;
+	int rc = buf ? sq_segment_columns(w) : alloc_sqlite_fail(w, "out of memory");
+	const sq_same_t *last = w->kept ? &w->kept->segments : NULL;
+	bool changes = rc == 0 && last && last->id && last->n &&
+		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
+	if (changes && sq_smaps_unneeded(w->kept, last, &buf, &cap)) {
+		alloc_sys_unmap(buf, cap); /* nothing to store: a reader takes the rows of last->id */
+		return 0;
+	}
+	len = rc == 0 ? sq_read_proc("/proc/self/smaps", &buf, &cap) : 0;
+	max = len / 128 + 1;
 	sq_seg_t *segs = len ? alloc_sys_map(max * sizeof *segs) : NULL;
-	int rc = !buf || (len && !segs) ? alloc_sqlite_fail(w, "out of memory") : sq_segment_columns(w);
+	if (rc == 0 && len && !segs)
+		rc = alloc_sqlite_fail(w, "out of memory");
 	if (segs)
 		n = sq_parse_smaps(buf, len, segs, max);
-	const sq_same_t *last = w->kept ? &w->kept->segments : NULL;
-	bool changes = rc == 0 && n && last && last->id && last->n &&
-		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
+	if (w->kept && n)
+		w->kept->smaps_ns = alloc_snap_now(CLOCK_MONOTONIC);
+	changes = changes && n;
 	const sq_seg_kept_t *was = changes ? sq_segs_kept[last->buf] : NULL;
 	unsigned next = last ? !last->buf : 0;
 	sq_seg_kept_t *now = w->kept && n ? sq_segs_room(next, n) : NULL;
@@ -287,8 +388,11 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 		for (size_t i = 0; now && i < n; i++)
 			now[i] = sq_seg_keep(&segs[i], segs[i].fig);
 	}
+	int64_t stored_rss = 0; /* the resident bytes as a reader adds them up */
+	for (size_t i = 0; now && i < n; i++)
+		stored_rss += now[i].fig[0];
 	if (rc == 0 && n && w->kept)
-		w->segments = (sq_same_t){w->id, 0, now ? n : 0, next};
+		w->segments = (sq_same_t){w->id, 0, now ? n : 0, next, stored_rss};
 	sqlite3_stmt *st = rc == 0 && n ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO segment"
 			"(snapshot, start, end, perms, offset, path, rss, pss, private, shared, swap, anon_huge) "
 			"VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;

@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config binutils g++
 libcriterion-dev libjemalloc-dev libsqlite3-dev sqlite3 libdw-dev libelf-dev libunwind-dev zlib1g-dev
-python3 perl git gzip xz-utils groff-base tcl valgrind clang heaptrack
+python3 perl git gzip xz-utils groff-base tcl valgrind clang heaptrack strace
 ruby python3-lxml e2fsprogs ripgrep fd-find hyperfine fzf curl lighttpd redis-server redis-tools
 memcached tmux dbus-daemon dbus-bin daemon"
 # The second line: programs of the compatibility set (tests/compat/), which

@@ -481,6 +481,36 @@ void trace_flush_running(void)
 	trace_writer_drain();
 }
 
+/*
+** Before an exec (trace_sigwrap.c).  A new program that does not load the
+** library (a static binary, a set-user-ID one, an environment without
+** LD_PRELOAD: env -i, env LD_PRELOAD=other.so) never ends this process's
+** trace, and the launcher said it was cut ("a write failed, the process was
+** killed ...", with -q too) although nothing was lost.  So when the caller
+** is the only thread of the program left (its buffers are then all it has:
+** a dead thread's went out as it ended), everything goes out and END
+** follows, as at death: trace_flush_at_death waits for no lock, and an exec
+** may come from a signal handler that interrupted the runtime.  A new
+** program that loads the library makes the file again (trace_file_create);
+** after a failed exec the records go on after the END, which readers take
+** as the end and read past (the writer thread has ended: each flush writes
+** its own chunk).  With other threads alive nothing is done: their events
+** streams cannot be taken while they run, so such a trace stays cut.  Not
+** in a vfork child (the buffers are its parent's), nor before the file is
+** open (a fork child's opens on first use), nor for the in-process
+** profiler's sink.
+*/
+void trace_end_before_exec(void)
+{
+	if (trace_sink || !trace_flush_owner() || atomic_load(&trace_fio_fd) < 0)
+		return;
+	trace_thr_t *self = trace_tls.rec;
+	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next)
+		if (!t->dead && t != self)
+			return;
+	trace_flush_at_death();
+}
+
 /* A lock or stream flag taken within a few tries, or not: at death the
 ** thread that holds it may be the one this handler interrupted. */
 static bool buf_try(_Atomic int *l)

@@ -76,6 +76,10 @@ void trace_flush_all(void);
 /* While the program runs: the caller's records and every thread's signal
 ** stream (other threads' events streams cannot be taken safely). */
 void trace_flush_running(void);
+/* Before an exec: END after every record when the caller is the program's
+** last thread, so that a new program without the library leaves the trace
+** whole (trace_buf.c). */
+void trace_end_before_exec(void);
 
 /* At death by a signal or _exit (trace_death.c): every thread's buffers
 ** out, async-signal-safe, waiting for no lock.  trace_flush_owner: false in

@@ -535,7 +535,8 @@ void trace_sample_postfork_child(void)
 	pthread_mutex_init(&trace_sample_lock, NULL);
 	atomic_store(&trace_sample_running, false);
 	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
-		if (trace_sample_timers[i].tid && trace_sample_timers[i].fd >= 0)
+		if (trace_sample_timers[i].tid && trace_sample_timers[i].fd >= 0 &&
+		    trace_sample_perf_ours(&trace_sample_timers[i]))
 			close(trace_sample_timers[i].fd); /* the parent's threads' events */
 	memset(trace_sample_timers, 0, sizeof trace_sample_timers);
 	atomic_store(&trace_sample_slots_busy, 0);

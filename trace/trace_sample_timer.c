@@ -48,8 +48,8 @@ static clockid_t sample_thread_cpu_clock(pid_t tid)
 ** CPU).  Counting the kernel needs perf_event_paranoid <= 1 or the
 ** capability: where it is refused, the caller falls back to the POSIX
 ** timer on the thread's CPU clock, which counts both.  The descriptor, or
-** -1. */
-static int sample_perf_make(pid_t tid)
+** -1; *id its PERF_EVENT_IOC_ID (trace_sample_perf_ours). */
+static int sample_perf_make(pid_t tid, uint64_t *id)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
@@ -66,15 +66,30 @@ static int sample_perf_make(pid_t tid)
 	struct f_owner_ex owner = {F_OWNER_TID, tid};
 	if (fcntl(fd, F_SETOWN_EX, &owner) < 0 || fcntl(fd, F_SETSIG, SAMPLE_SIGNAL) < 0 ||
 	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) < 0 ||
-	    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	    ioctl(fd, PERF_EVENT_IOC_ID, id) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
+/*
+** Is the slot's descriptor still its perf event?  The number is high but
+** the program may have put a file of its own on it (dup2(fd, 1000); bash's
+** exec 1000>file): then closing it when the thread ends, or its
+** ENABLE/DISABLE ioctls, hit the program's file (a program that put files
+** on 990 to 1023 while its threads sampled found writes to some failing
+** with EBADF).  A perf event's id is unique in the system; another file
+** answers PERF_EVENT_IOC_ID with an error.  A system call: any context.
+*/
+bool trace_sample_perf_ours(const struct sample_timer_s *t)
+{
+	uint64_t id;
+	return ioctl(t->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == t->perf_id;
+}
+
 /* Make and arm the timer of thread `tid`.  trace_sample_lock held. */
-static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
+static int sample_timer_make(pid_t tid, timer_t *out, int *fd, uint64_t *perf_id)
 {
 	*fd = -1;
 	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's */
@@ -82,7 +97,7 @@ static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
 		return trace_wall_thread_add(tid);
 	}
 	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_CPU && !sample_no_perf) {
-		if ((*fd = sample_perf_make(tid)) >= 0)
+		if ((*fd = sample_perf_make(tid, perf_id)) >= 0)
 			return 0;
 		if (errno == EACCES || errno == EPERM || errno == ENOSYS || errno == ENOENT)
 			sample_no_perf = true; /* not allowed here: timers from now on */
@@ -112,7 +127,8 @@ static int sample_timer_make(pid_t tid, timer_t *out, int *fd)
 static void sample_timer_arm(const struct sample_timer_s *t, uint64_t period_ns)
 {
 	if (t->fd >= 0) {
-		ioctl(t->fd, period_ns ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+		if (trace_sample_perf_ours(t))
+			ioctl(t->fd, period_ns ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
 	} else if (t->fd == -1) {
 		struct itimerspec its;
 		its.it_interval.tv_sec = (time_t)(period_ns / 1000000000u);
@@ -195,9 +211,9 @@ static void sample_timer_free(struct sample_timer_s *t)
 {
 	if (t->fd == SAMPLE_FD_WALL)
 		trace_wall_thread_remove(t->tid);
-	else if (t->fd >= 0)
+	else if (t->fd >= 0 && trace_sample_perf_ours(t))
 		close(t->fd);
-	else
+	else if (t->fd < 0)
 		timer_delete(t->id);
 	t->tid = 0;
 }
@@ -228,7 +244,7 @@ static void sample_timer_add_slots(pid_t tid, bool replace)
 		if (!free_slot)
 			return; /* too many threads: this one goes unsampled */
 	}
-	if (!atomic_load(&trace_sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd) == 0)
+	if (!atomic_load(&trace_sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd, &free_slot->perf_id) == 0)
 		free_slot->tid = tid;
 }
 

@@ -80,10 +80,12 @@ struct sample_timer_s {
 	pid_t tid; /* 0: free slot */
 	int fd;    /* the perf event, -1: the POSIX timer id, or SAMPLE_FD_WALL */
 	timer_t id;
+	uint64_t perf_id; /* the perf event's PERF_EVENT_IOC_ID: still ours? */
 };
 /* "trace_sample_timer.c" */
 extern struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX] TRACE_INTERNAL;
 void trace_sample_timers_disarm(void) TRACE_INTERNAL;
+bool trace_sample_perf_ours(const struct sample_timer_s *t) TRACE_INTERNAL;
 void trace_sample_timer_add(pid_t tid, bool replace) TRACE_INTERNAL;
 void trace_sample_timer_remove(pid_t tid) TRACE_INTERNAL;
 void trace_sample_timers_clear(void) TRACE_INTERNAL;

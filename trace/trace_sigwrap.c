@@ -188,6 +188,7 @@ static sigwrap_exec_t sigwrap_exec_begin(void *fn)
 	sigwrap_exec_t x;
 	x.wall = trace_wall_on && trace_flush_owner() ? trace_wall_block_begin(fn) : NULL;
 	x.cpu = trace_sample_exec_begin();
+	trace_end_before_exec(); /* no tick can add a record after the END now */
 	return x;
 }
 

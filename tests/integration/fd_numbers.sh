@@ -59,6 +59,41 @@ for round in 1 2; do
 done
 mi_verdict "descriptor numbers while wall-clock sampling ticks, 300,000 opens" "$why" "$MI_TMP/churn.err" stderr
 
+# A program that puts files of its own on the numbers of meminst's CPU
+# sampling events (high ones: dup2, bash's exec 1000>file), then ends the
+# threads they sampled: each thread's event was closed by number as it
+# ended, which closed the program's file there (its next write failed with
+# EBADF).  The event is closed only while the number is still the event.
+taken() {
+	mi_x "$PY" -c 'import os, threading
+go = threading.Event()
+ts = [threading.Thread(target=go.wait) for i in range(4)]
+for t in ts: t.start()
+ev = [n for n in map(int, os.listdir("/proc/self/fd"))
+      if os.path.exists("/proc/self/fd/%d" % n) and os.readlink("/proc/self/fd/%d" % n) == "anon_inode:[perf_event]"]
+d = os.environ["MI_TMP"]
+for n in ev:
+    fd = os.open("%s/taken.%d" % (d, n), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, n, inheritable=False); os.close(fd)
+go.set()
+for t in ts: t.join()
+bad = []
+for n in ev:
+    try:
+        os.write(n, b"mine %d" % n)
+        os.close(n)
+    except OSError as e: bad.append("%d: %s" % (n, e.strerror))
+    if open("%s/taken.%d" % (d, n)).read() != "mine %d" % n: bad.append("%d: not in its file" % n)
+print(len(ev), "events", bad)'
+}
+why=
+got=$(MI_TMP=$MI_TMP MI_MEMINST="off,sample=1000,trace_file=$MI_TMP/e.%p.trace" taken 2>"$MI_TMP/taken.err")
+case "$got" in
+0\ events*) echo "skip  files on the numbers of sampling events: no perf events here (POSIX timers)" ;;
+*\ events\ \[\]) mi_verdict "files of the program's on the numbers of sampling events: kept" "" "$MI_TMP/taken.err" stderr ;;
+*) mi_verdict "files of the program's on the numbers of sampling events: kept" "'$got'" "$MI_TMP/taken.err" stderr ;;
+esac
+
 # The launcher: the snapshot service, the trace and sampling at once.
 launched() {
 	"$top_builddir/session/meminst" --library="$MEMINST_LIB" -o "$MI_TMP/sess" \

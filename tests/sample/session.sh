@@ -62,4 +62,32 @@ for style in flat fprof; do
 	grep -q 't\\x1b\[31mX' "$MI_TMP/$l.an" || mi_why_add "--style=$style: the name not shown escaped"
 done
 st_verdict "$l: a program name's control characters are escaped"
+
+# A process that execs a program without the library (env -i: no
+# LD_PRELOAD; a static binary, a set-user-ID program) after a failed exec:
+# its trace is whole, the samples after the failed exec read.  The
+# launcher said, with -q too, "the trace of process N is cut ... a write
+# failed, the process was killed ...": nothing had ended the trace.
+l=exec_bare
+(cd "$MI_TMP" && MEMINST_LIBRARY=$top_builddir/alloc/.libs/libmeminst.so \
+	"$M" -q --sample=1000 -o x.db -- /usr/bin/python3 -c '
+import os, time
+try:
+    os.execv("/nonexistent/program", ["x"])
+except OSError:
+    pass
+t = time.process_time()
+while time.process_time() - t < 0.3:
+    pass
+os.execve("/usr/bin/env", ["env"], {})') >"$MI_TMP/$l.out" 2>"$MI_TMP/$l.err"
+rc=$?
+why=
+[ $rc -eq 0 ] || mi_why_add "meminst: exit status $rc"
+[ -s "$MI_TMP/$l.out" ] && mi_why_add "env printed an environment: $(head -c 100 "$MI_TMP/$l.out")"
+mi_no_complaint "$MI_TMP/$l.err"
+"$ST_INSPECT" analyse --json "$MI_TMP/x.db" >"$MI_TMP/$l.json" 2>>"$MI_TMP/$l.err" ||
+	mi_why_add "inspect analyse x.db failed"
+n=$(st_j $l "j.get('samples', 0)")
+[ "${n:-0}" -ge 30 ] || mi_why_add "${n:-no} samples, not 30 or more (0.3 s at 1000 Hz after the failed exec)"
+st_verdict "$l: an exec into a program without the library leaves the trace whole"
 mi_finish

@@ -535,7 +535,7 @@ ALLOC_EXPORT void *dlopen(const char *file, int flags)
 	if (unlikely(flags & RTLD_DEEPBIND) && READY() && (!OFF() || alloc_switchable)) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
-			alloc_log("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "
+			alloc_note("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "
 				  "allocations go through meminst", file ? file : "NULL");
 		flags &= ~RTLD_DEEPBIND;
 	}

@@ -94,7 +94,7 @@ void alloc_replaced_report(unsigned replaced, bool exe, const char *lib)
 	const char *advice = exe ? "build it without its own allocator to measure it"
 				 : "put libmeminst.so first in LD_PRELOAD";
 	if (!(replaced & ALLOC_FAMILY_C))
-		alloc_log("%s defines %s: backend=jemalloc is not used (the blocks it makes are the "
+		alloc_note("%s defines %s: backend=jemalloc is not used (the blocks it makes are the "
 			  "system allocator's)", where, has);
 	else if ((replaced & CORE) == CORE)
 		alloc_log("the program's malloc calls do not reach libmeminst: %s defines %s; "

@@ -535,7 +535,7 @@ ALLOC_EXPORT void *dlopen(const char *file, int flags)
 	if (unlikely(flags & RTLD_DEEPBIND) && READY() && (!OFF() || alloc_switchable)) {
 		static _Atomic int warned;
 		if (!atomic_exchange(&warned, 1))
-			alloc_log("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "
+			alloc_note("dlopen(%s, RTLD_DEEPBIND): flag removed so that the library's "
 				  "allocations go through meminst", file ? file : "NULL");
 		flags &= ~RTLD_DEEPBIND;
 	}
@@ -692,9 +692,10 @@ ALLOC_EXPORT int setns(int fd, int nstype)
 ** seccomp_load uses the first, or the second on kernels before 3.17): the
 ** filter is evaluated before it takes effect (alloc_seccomp.c).  A main
 ** thread leaving by the exit system call may be the program's last
-** (alloc_exit.c, alloc_exit_main_raw).  meminst's
-** own raw calls come through `syscall` too: the number compare is all
-** they pay. */
+** (alloc_exit.c, alloc_exit_main_raw).  unshare and setns are made again
+** with meminst's threads ended when refused for them, as their libc
+** names are.  meminst's own raw calls come through `syscall` too: the
+** number compare is all they pay. */
 ALLOC_EXPORT long syscall(long nr, ...)
 {
 	va_list ap;
@@ -704,6 +705,10 @@ ALLOC_EXPORT long syscall(long nr, ...)
 	va_end(ap);
 	if (unlikely(nr == SYS_seccomp))
 		alloc_seccomp_before((unsigned long)a1, (unsigned long)a2, (const void *)a3, false);
+	else if (unlikely(nr == SYS_unshare)) /* as unshare() (Go's runtime, raw callers) */
+		return alloc_service_single_threaded(hooks_unshare, a1, 0);
+	else if (unlikely(nr == SYS_setns))
+		return alloc_service_single_threaded(hooks_setns, a1, a2);
 	else if (unlikely(nr == SYS_exit) && READY())
 		alloc_exit_main_raw((int)a1 & 0xff); /* (the exit status's byte) */
 	return alloc_seccomp_raw(nr, a1, a2, a3, a4, a5, a6);

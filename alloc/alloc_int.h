@@ -133,6 +133,8 @@ typedef struct alloc_options_s {
 	int backend;            /* ALLOC_BACKEND_*                          */
 	const char *snapshot;   /* snapshot=PATH (not yet supported)        */
 	size_t snapshot_len;
+	const char *run_dir;    /* run_dir=DIR: the launcher's, shared by the run */
+	size_t run_dir_len;
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
 	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
 	uint8_t watch_rss_pct, watch_cgroup_pct; /* snapshot_at=rss:N%, cgroup:N% */
@@ -161,6 +163,7 @@ typedef struct alloc_options_s {
 	unsigned peak_growth;   /* peak_growth=PERCENT (default 10)         */
 	bool on_error_abort;    /* on_error=abort                           */
 	bool quiet;             /* quiet=on: no invalid-free reports        */
+	bool quiet_notes;       /* quiet=on|notes: notes to the notes file  */
 	unsigned print_kinds;   /* print=total+classes…: at exit, to stderr */
 	int leak_check;         /* ALLOC_LEAK_CHECK_*: when the leak scan runs */
 	int leak_exit_code;     /* leak_exit_code=N: 0 none                */

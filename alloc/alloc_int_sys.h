@@ -53,6 +53,8 @@ static inline void *alloc_table_at(alloc_table_t *t, uint32_t i)
 bool alloc_table_ensure(alloc_table_t *t, uint32_t i);
 void alloc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void alloc_log_noted(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void alloc_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void alloc_log_run(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int alloc_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
@@ -79,6 +81,11 @@ int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
 /* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
 ** fuzzer links alloc_sys.c alone). */
 void alloc_snap_note(const char *line, size_t n) __attribute__((weak));
+/* What a line is, and where alloc_snap_route (alloc_snapshot.c, weak as
+** above) sends it: said (stderr), the notes file only, or nowhere. */
+enum { ALLOC_LINE_ERROR, ALLOC_LINE_NOTE, ALLOC_LINE_NOTED, ALLOC_LINE_RUN };
+enum { ALLOC_ROUTE_SAY, ALLOC_ROUTE_NOTES, ALLOC_ROUTE_NONE };
+int alloc_snap_route(int kind, const char *key) __attribute__((weak));
 
 /* System calls a seccomp filter refuses or kills on (alloc_seccomp.c sets
 ** them when the program installs one; alloc_sys.c holds the set). */

@@ -291,7 +291,7 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 }
 
 /* Every key, for the "did you mean" hint and the list of known keys. */
-#define OPT_KEYS "backend", "snapshot", "snapshot_at", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
+#define OPT_KEYS "backend", "snapshot", "snapshot_at", "run_dir", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "trace_sites", "control", \
 	"switch_signal", "print", "on_error", "quiet", "leak_check", "leak_exit_code", "leak_threshold"
@@ -343,6 +343,9 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "snapshot")) {
 		o->snapshot = v.p;
 		o->snapshot_len = v.n;
+	} else if (opt_is(k, "run_dir")) {
+		o->run_dir = v.p;
+		o->run_dir_len = v.n;
 	} else if (opt_is(k, "snapshot_at")) {
 		o->snapshot_at_given = true;
 		return opt_snapshot_at(v, o);
@@ -441,8 +444,11 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 			return "expected report or abort";
 	} else if (opt_is(k, "print")) {
 		return opt_print(v, &o->print_kinds);
-	} else if (opt_is(k, "quiet")) {
-		return opt_switch(v, &o->quiet);
+	} else if (opt_is(k, "quiet")) { /* notes: the notes only, for meminst -q */
+		bool notes = opt_is(v, "notes");
+		const char *why = notes ? (o->quiet = false, NULL) : opt_switch(v, &o->quiet);
+		o->quiet_notes = notes || o->quiet;
+		return why ? "expected on/off, yes/no, true/false or 1/0, or notes" : NULL;
 	} else {
 		return opt_leak(k, v, o);
 	}

@@ -356,7 +356,7 @@ static void svc_signal_check(void)
 	struct sigaction cur;
 	if (!said_action && __sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != svc_signal_handler) {
 		said_action = true;
-		alloc_log("the program set its own action for signal %d (%s), the snapshot signal: snapshots "
+		alloc_note("the program set its own action for signal %d (%s), the snapshot signal: snapshots "
 			  "on signal are not taken (snapshot_signal= chooses another)", sig,
 			  cur.sa_handler == SIG_IGN ? "ignored" : cur.sa_handler == SIG_DFL ? "the default" :
 			  "a handler of its own");
@@ -371,7 +371,7 @@ static void svc_signal_check(void)
 	pending_seen = sig <= 64 && (pend >> (sig - 1)) & 1 ? pending_seen + 1 : 0;
 	if (pending_seen >= 2) {
 		said_blocked = true;
-		alloc_log("signal %d, the snapshot signal, is pending: the program blocks it in every thread "
+		alloc_note("signal %d, the snapshot signal, is pending: the program blocks it in every thread "
 			  "(sigprocmask, pthread_sigmask); no snapshot comes until it unblocks it", sig);
 	}
 }

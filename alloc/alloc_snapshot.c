@@ -561,9 +561,9 @@ static void snap_say_failure(const char *err, bool at_exit)
 	atomic_store(&snap_fail_hash, h);
 	unsigned quiet = atomic_exchange(&snap_fail_quiet, 0);
 	if (quiet)
-		alloc_log("%s (%u earlier stores failed the same way)", err, quiet);
+		alloc_log_run(err, "%s (%u earlier stores failed the same way)", err, quiet);
 	else
-		alloc_log("%s", err);
+		alloc_log_run(err, "%s", err);
 }
 
 /* A capture's temporary file failed (alloc_snap_spill.c): one line,
@@ -582,7 +582,7 @@ static void snap_say_success(const char *path)
 		return;
 	unsigned quiet = atomic_exchange(&snap_fail_quiet, 0);
 	if (quiet)
-		alloc_log("snapshot %s: stored again (%u more stores had failed the same way)", path,
+		alloc_note("snapshot %s: stored again (%u more stores had failed the same way)", path,
 			  quiet);
 }
 
@@ -638,6 +638,44 @@ void alloc_snap_note(const char *line, size_t n)
 	syscall(SYS_close, fd);
 }
 
+/*
+** Where a line goes (alloc_sys.c's ALLOC_LINE_* and ALLOC_ROUTE_*).  With
+** quiet=notes (meminst -q) a note goes to the notes file only: the session
+** keeps it, `inspect report` shows it.  With run_dir=DIR (the launcher's
+** parts directory, which every process of the run shares) a failure of a
+** file of the run is said by the first process that meets it: it makes
+** DIR/said.HASH, HASH of the key without its digits (the pid in a path);
+** the others find the file there (a full disk gave three lines a process,
+** 160 for 50 processes).  Once DIR is gone the launcher has written the
+** session: a process that outlived the run says nothing of its files
+** (the shell's prompt got their lines seconds after meminst ended).  When
+** the file cannot be made otherwise, the line is said.
+*/
+int alloc_snap_route(int kind, const char *key)
+{
+	if ((kind == ALLOC_LINE_NOTE || kind == ALLOC_LINE_NOTED) && alloc_opts.quiet_notes)
+		return alloc_opts.snapshot ? ALLOC_ROUTE_NOTES : ALLOC_ROUTE_NONE;
+	if (kind != ALLOC_LINE_RUN || !alloc_opts.run_dir || alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT))
+		return ALLOC_ROUTE_SAY;
+	uint64_t h = MEMINST_FNV_START;
+	for (const char *c = key; *c; c++)
+		if (*c < '0' || *c > '9')
+			h = meminst_fnv(h, c, 1);
+	char path[4096];
+	size_t n = alloc_opts.run_dir_len;
+	if (n + 32 > sizeof path)
+		return ALLOC_ROUTE_SAY;
+	memcpy(path, alloc_opts.run_dir, n);
+	alloc_fmt(path + n, sizeof path - n, "/said.%016llx", (unsigned long long)h);
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			      0600);
+	if (fd >= 0) {
+		syscall(SYS_close, fd);
+		return ALLOC_ROUTE_SAY;
+	}
+	return errno == EEXIST || errno == ENOENT ? ALLOC_ROUTE_NONE : ALLOC_ROUTE_SAY;
+}
+
 /* At start, with snapshot=PATH and a trigger: a path too long, or a
 ** directory the file cannot be created in, is said now, in the program's
 ** first lines.  At exit the line would often be lost: GNU programs close
@@ -659,7 +697,7 @@ void alloc_snap_check_configured(void)
 	memcpy(dir, full, n);
 	dir[n] = 0;
 	if (access(dir, W_OK | X_OK) != 0)
-		alloc_log("snapshot %s: cannot create: %s (checked at start)", full, strerror(errno));
+		alloc_log_run(NULL, "snapshot %s: cannot create: %s (checked at start)", full, strerror(errno));
 }
 
 /* Capture now and store into snapshot=PATH (exit, signal, interval). */

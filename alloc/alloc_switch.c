@@ -211,7 +211,7 @@ void alloc_switch_signal_install(void)
 	if (!alloc_switchable || !sig || __sigaction(sig, NULL, &cur) != 0)
 		return;
 	if (cur.sa_handler != SIG_DFL) {
-		alloc_log("signal %d, the switch signal, already has an action (%s): it is left to the program "
+		alloc_note("signal %d, the switch signal, already has an action (%s): it is left to the program "
 			  "(switch_signal= chooses another; inspect start works without it)", sig,
 			  cur.sa_handler == SIG_IGN ? "ignored" : "a handler");
 		return;
@@ -240,7 +240,7 @@ void alloc_switch_signal_check(void)
 	if (switch_installed && !said && __sigaction(alloc_opts.switch_signal, NULL, &sw) == 0 &&
 	    sw.sa_handler != switch_handler) {
 		said = true;
-		alloc_log("the program set its own action for signal %d, the switch signal: it is the program's "
+		alloc_note("the program set its own action for signal %d, the switch signal: it is the program's "
 			  "now and switches meminst no more (inspect start and stop still do)", alloc_opts.switch_signal);
 	}
 }

@@ -250,8 +250,11 @@ int alloc_sys_err_fd(void)
 /* One line on stderr, prefixed with "meminst: ".  Never allocates.  When
 ** the program's stderr is no longer the one it started with, the line also
 ** goes to the notes file beside the snapshot (alloc_snap_note), which the
-** launcher keeps in the session: `inspect report` shows it. */
-static void sys_vlog(bool keep, const char *fmt, va_list ap)
+** launcher keeps in the session: `inspect report` shows it.  `kind` says
+** what the line is (ALLOC_LINE_*): alloc_snap_route, by quiet= and
+** run_dir=, may send it to the notes file only, or nowhere; `key` names
+** the failure a run-file line reports (NULL: the line). */
+static void sys_vlog(int kind, const char *key, const char *fmt, va_list ap)
 {
 	char line[512];
 	int saved = errno;
@@ -259,7 +262,11 @@ static void sys_vlog(bool keep, const char *fmt, va_list ap)
 	alloc_vfmt(line + n, sizeof line - n - 1, fmt, ap);
 	n = strlen(line);
 	line[n++] = '\n';
-	if (alloc_seccomp_refuses(ALLOC_SC_WRITE)) {
+	line[n] = 0; /* the key below is read as a string */
+	int route = alloc_snap_route ? alloc_snap_route(kind, key ? key : line + 9) : ALLOC_ROUTE_SAY;
+	if (route != ALLOC_ROUTE_SAY || alloc_seccomp_refuses(ALLOC_SC_WRITE)) {
+		if (route == ALLOC_ROUTE_NOTES && alloc_snap_note)
+			alloc_snap_note(line, n);
 		errno = saved;
 		return;
 	}
@@ -271,18 +278,34 @@ static void sys_vlog(bool keep, const char *fmt, va_list ap)
 		alloc_sys_write(fd, line, n);
 		alloc_sys_xfsz_restore(&old, errno == EFBIG);
 	}
-	if ((fd != 2 || keep) && alloc_snap_note)
+	if ((fd != 2 || kind == ALLOC_LINE_NOTED || kind == ALLOC_LINE_RUN) && alloc_snap_note)
 		alloc_snap_note(line, n);
 	errno = saved;
 }
 
-void alloc_log(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	sys_vlog(false, fmt, ap);
-	va_end(ap);
-}
+#define SYS_LOG(kind, key)            \
+	do {                          \
+		va_list ap;           \
+		va_start(ap, fmt);    \
+		sys_vlog(kind, key, fmt, ap); \
+		va_end(ap);           \
+	} while (0)
+
+void alloc_log(const char *fmt, ...) { SYS_LOG(ALLOC_LINE_ERROR, NULL); }
+
+/* A note: what meminst did about the program's own settings, the run
+** measured as well as it can be (quiet=notes: the notes file only). */
+void alloc_note(const char *fmt, ...) { SYS_LOG(ALLOC_LINE_NOTE, NULL); }
+
+/* A note the session must keep in any case (a seccomp filter that turned
+** features off): in the notes beside the snapshot as well. */
+void alloc_log_noted(const char *fmt, ...) { SYS_LOG(ALLOC_LINE_NOTED, NULL); }
+
+/* A failure of a file of the run (a snapshot, a trace file), or a part of
+** the run unmeasured, `key` the failure without the process's own words
+** (its path): said once a run under the launcher (alloc_snap_route), and
+** kept in the notes beside the snapshot. */
+void alloc_log_run(const char *key, const char *fmt, ...) { SYS_LOG(ALLOC_LINE_RUN, key); }
 
 /*
 ** A write of ours past the file size limit (ulimit -f) raises SIGXFSZ,
@@ -313,16 +336,6 @@ void alloc_sys_xfsz_restore(const sigset_t *old, bool ours)
 		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
 	}
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, (size_t)(_NSIG / 8));
-}
-
-/* The same, and in the notes beside the snapshot in any case: for what a
-** session must keep (a seccomp filter that turned features off). */
-void alloc_log_noted(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	sys_vlog(true, fmt, ap);
-	va_end(ap);
 }
 
 void alloc_assert_fail(const char *expr, const char *file, int line)

@@ -357,7 +357,9 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	static char v[8192];
 	size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(v + n, n < sizeof v ? sizeof v - n : 0, __VA_ARGS__))
-	ADD("%s", o->mode);
+	ADD("%s,run_dir=%s", o->mode, parts); /* its processes share it: alloc_snap_route */
+	if (o->quiet)
+		ADD(",quiet=notes");
 	if (o->backend)
 		ADD(",backend=%s", o->backend);
 	if (strcmp(o->mode, "off") || o->dormant) {

@@ -263,11 +263,15 @@ static int store_part(struct store *s, const char *file, int part_no, int pass)
 	return 0;
 }
 
-/* Between the passes: snapshot numbers in the order the snapshots were taken. */
+/* Between the passes: snapshot numbers in the order the snapshots were
+** taken, after an adopted part's (store_adopt): a process of the run may
+** make its part only after the adoption, an orphan that was still running
+** (`sh -c 'sleep 1 & exit 0'`: its numbers from 1 were the adopted ones,
+** "UNIQUE constraint failed: snapshot.id", its snapshots left out). */
 static int store_number(struct store *s)
 {
-	return store_exec(s, "INSERT INTO temp.numbers SELECT part, old_id, row_number() OVER "
-			     "(ORDER BY time_ns, part, old_id) FROM temp.times");
+	return store_exec(s, "INSERT INTO temp.numbers SELECT part, old_id, (SELECT coalesce(max(id), 0) FROM "
+			     "main.snapshot) + row_number() OVER (ORDER BY time_ns, part, old_id) FROM temp.times");
 }
 
 /*
@@ -334,7 +338,8 @@ static int store_trace(struct store *s, const char *file, long pid)
 	sqlite3_finalize(st);
 	free(buf);
 	int64_t whole = 0;
-	if (rc == 0 && !store_trace_ended(fd, &whole) && s->traces_cut++ == 0)
+	/* a process still running is said as such, with its trace (store_say_running) */
+	if (rc == 0 && !store_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
 		s->cut_pid = pid, s->cut_bytes = whole;
 	close(fd);
 	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
@@ -442,7 +447,7 @@ static void store_say_running(char **names, size_t n)
 			fclose(f);
 		sess_error("process %ld (%s) was still running when the session was written (a daemon, or a "
 			   "child the program did not wait for): what it stored until then is kept; its exit "
-			   "snapshot%s is missing", pid, comm, traced ? " and the end of its trace" : "");
+			   "snapshot%s missing", pid, comm, traced ? " and the end of its trace are" : " is");
 	}
 }
 

@@ -657,7 +657,8 @@ static int buf_open_file(int pid, bool child)
 	if (fd < 0)
 		return -1;
 	if (trace_chunk_write_header(fd) < 0) {
-		alloc_log("cannot write trace file %s: %s (errno %d)", trace_fio_path, strerror(errno), errno);
+		alloc_log_run(NULL, "cannot write trace file %s: %s (errno %d)", trace_fio_path, strerror(errno),
+			      errno);
 		close(fd);
 		return -1;
 	}

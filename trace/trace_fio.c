@@ -121,12 +121,12 @@ int trace_file_create(const char *path)
 	if (rd >= 0)
 		close(rd);
 	if (bad) {
-		alloc_log("trace file %s %s; not overwriting it", path, bad);
+		alloc_log_run(NULL, "trace file %s %s; not overwriting it", path, bad);
 		return -1;
 	}
 done:
 	if (fd < 0)
-		alloc_log("cannot create trace file %s: %s", path, strerror(errno));
+		alloc_log_run(NULL, "cannot create trace file %s: %s", path, strerror(errno));
 	return alloc_sys_fd_high(fd);
 }
 
@@ -214,7 +214,7 @@ static void fio_fail(int fd, uint64_t off, int e)
 		;
 	if (!atomic_exchange(&fio_failed, 1)) {
 		bool sampled = trace_stop_after_failure();
-		alloc_log("cannot write trace file %s: %s (errno %d); the trace ends at its last "
+		alloc_log_run(NULL, "cannot write trace file %s: %s (errno %d); the trace ends at its last "
 			  "complete chunk, tracing %s",
 			  trace_fio_path, strerror(e), e, sampled ? "and sampling stop" : "stops");
 	}

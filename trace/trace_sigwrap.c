@@ -15,6 +15,7 @@
 #include "trace_sampler.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -212,6 +213,37 @@ static int sigwrap_exec_end(sigwrap_exec_t x, int r)
 		}                                                               \
 	}
 
+/*
+** A statically linked program cannot take LD_PRELOAD: a child the program
+** runs so is not measured, and the launcher saw nothing of it (`meminst --
+** sh -c ./static` said nothing).  So the process that makes the exec says
+** it first, once a run under the launcher (alloc_log_run: kept in the
+** session's notes too).  Only an ELF file with no PT_INTERP (static, or
+** static-pie) is taken; a script or a file that cannot be read is left
+** alone.  Raw system calls: the caller may be a vfork child.
+*/
+static void sigwrap_exec_static(const char *path)
+{
+	int fd = path ? (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	bool elf = syscall(SYS_pread64, fd, &eh, sizeof eh, 0) == (long)sizeof eh &&
+		   !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+		   (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && eh.e_phentsize == sizeof ph;
+	bool interp = false;
+	for (unsigned i = 0; elf && !interp && i < eh.e_phnum; i++)
+		if (syscall(SYS_pread64, fd, &ph, sizeof ph, (long)(eh.e_phoff + i * sizeof ph)) != (long)sizeof ph)
+			elf = false;
+		else
+			interp = ph.p_type == PT_INTERP;
+	syscall(SYS_close, fd);
+	if (elf && !interp)
+		alloc_log_run(NULL, "%s is statically linked: it runs unmeasured (LD_PRELOAD cannot reach it)",
+			      path);
+}
+
 typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int execv_fn(const char *, char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
@@ -219,6 +251,7 @@ typedef int fexecve_fn(int, char *const[], char *const[]);
 ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(execve, execve_fn);
+	sigwrap_exec_static(path);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv, envp));
 }
@@ -226,6 +259,8 @@ ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	EXEC_REAL(execvpe, execve_fn);
+	if (strchr(file, '/')) /* else found in PATH by libc */
+		sigwrap_exec_static(file);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(file, argv, envp));
 }
@@ -233,6 +268,7 @@ ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[
 ALLOC_EXPORT int execv(const char *path, char *const argv[])
 {
 	EXEC_REAL(execv, execv_fn);
+	sigwrap_exec_static(path);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv));
 }
@@ -240,6 +276,8 @@ ALLOC_EXPORT int execv(const char *path, char *const argv[])
 ALLOC_EXPORT int execvp(const char *file, char *const argv[])
 {
 	EXEC_REAL(execvp, execv_fn);
+	if (strchr(file, '/')) /* else found in PATH by libc */
+		sigwrap_exec_static(file);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(file, argv));
 }

@@ -12,7 +12,7 @@
 #   serve_stop_target   the target told to end; ST its exit status
 #   serve_start         inspect serve --pid $PID on a free port (a random
 #       one, another when it is in use): URL and PORT set; false when it did
-#       not start (s.err says why)
+#       not start (s.err says why), or stopped moving (serve_moving)
 #   serve_stop          SIGTERM to serve; ST its exit status
 #   fd_task             "DESCRIPTORS THREADS" of the target now
 #   fd_task_settled WANT  fd_task, waited for (up to 5 s) until it is WANT:
@@ -57,16 +57,39 @@ serve_stop_target() {
 	TPID=
 }
 
+# serve_cpu_state P: "STATE TICKS" of process P (its CPU time, user and
+# system, in clock ticks), or nothing once it is gone.
+serve_cpu_state() {
+	sed -n 's/.*) \([A-Za-z]\) \([0-9-]* \)\{10\}\([0-9]*\) \([0-9]*\) .*/\1 \3 \4/p' "/proc/$1/stat" 2>/dev/null |
+		awk '{ print $1, $2 + $3 }'
+}
+
+# serve_moving: called every 0.1 s while serve starts; false once it is
+# stuck.  The wait is bounded by progress, not by the clock: a fixed 30 s
+# failed once under load 14 while serve read the modules' symbols.  Serve
+# or the target (which answers serve's snapshot) moves when its CPU time
+# grows or it is runnable or in the disk (R, D); a start with neither for
+# 10 s in a row is a hang, and so is one that took 60 s of serve's CPU.
+serve_moving() {
+	sm_now="$(serve_cpu_state "$SERVE") $(serve_cpu_state "$PID")"
+	case " $sm_now " in
+	*" R "* | *" D "*) sm_idle=0 ;;
+	*) [ "$sm_now" = "$sm_last" ] && sm_idle=$((sm_idle + 1)) || sm_idle=0 ;;
+	esac
+	sm_last=$sm_now
+	set -- $sm_now
+	[ "$sm_idle" -lt 100 ] && [ "${2:-0}" -lt $((60 * ${CLK_TCK:=$(getconf CLK_TCK)})) ]
+}
+
 serve_start() {
 	URL=
 	for try in 1 2 3 4 5 6 7 8 9 10; do
 		PORT=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
 		"$INSPECT" serve --pid "$PID" --listen "127.0.0.1:$PORT" >s.out 2>s.err &
 		SERVE=$!
-		i=0
-		while [ $i -lt 300 ] && kill -0 "$SERVE" 2>/dev/null && ! grep -q 'serving' s.out; do
+		sm_idle=0 sm_last=
+		while kill -0 "$SERVE" 2>/dev/null && ! grep -q 'serving' s.out && serve_moving; do
 			sleep 0.1
-			i=$((i + 1))
 		done
 		if grep -q 'serving' s.out; then
 			URL=http://127.0.0.1:$PORT

@@ -6,7 +6,8 @@
 # or the wall-clock sampler beside the program, the kernel said EINVAL and
 # the program failed ("unshare: unshare failed: Invalid argument").  The
 # call is now made again with meminst's threads ended, and they start
-# again: interval snapshots of the process go on after the call.
+# again: interval snapshots of the process go on after the call.  So is
+# syscall(SYS_unshare, ...) through libc's syscall() (it was not).
 . "$top_srcdir/tests/integration/lib.sh"
 
 TARGET=$MI_TARGETS/unshare_user
@@ -21,10 +22,12 @@ if ! mi_reference_status 3 "unshare_user" "$TARGET" ||
 	exit 77
 fi
 
-for opts in "" "--mim --interval 10ms" "--sample-clock wall" "--mim --control" "--dormant"; do
+for opts in "" "--mim --interval 10ms" "--sample-clock wall" "--mim --control" "--dormant" syscall; do
 	label="launcher ${opts:-(defaults)}"
+	way= # syscall: syscall(SYS_unshare, ...), with the defaults
+	[ "$opts" = syscall ] && way=syscall opts= label="launcher, syscall(SYS_unshare)"
 	rm -f "$MI_TMP/s.db"
-	mi_run_like_reference $MI_TIMEOUT "$LAUNCH" -q $opts -o "$MI_TMP/s.db" -- "$TARGET"
+	mi_run_like_reference $MI_TIMEOUT "$LAUNCH" -q $opts -o "$MI_TMP/s.db" -- "$TARGET" $way
 	mi_no_complaint "$MI_TMP/run.err"
 	case $opts in *interval*)
 		n=$("$INSPECT" list --csv "$MI_TMP/s.db" 2>/dev/null | grep -c ',interval,')

@@ -229,6 +229,16 @@ Test(options, switches_and_words)
 	cr_assert_not(opt_ok("quiet=on,quiet=no").quiet);
 	cr_assert(opt_ok("quiet=true").quiet);
 	cr_assert_not(opt_ok("quiet=true,quiet=false").quiet);
+	/* notes (meminst -q): the notes alone; on: the notes too */
+	alloc_options_t q = opt_ok("quiet=notes");
+	cr_assert(q.quiet_notes && !q.quiet);
+	q = opt_ok("quiet=on");
+	cr_assert(q.quiet_notes && q.quiet);
+	q = opt_ok("quiet=on,quiet=notes");
+	cr_assert(q.quiet_notes && !q.quiet);
+	cr_assert_not(opt_ok("quiet=notes,quiet=off").quiet_notes);
+	q = opt_ok("mis,run_dir=/tmp/x,snapshot=a.db");
+	cr_assert(q.run_dir_len == 6 && !strncmp(q.run_dir, "/tmp/x", 6));
 	cr_assert(opt_ok("mim,control=true").control);
 }
 

@@ -220,28 +220,33 @@ static int sigwrap_exec_end(sigwrap_exec_t x, int r)
 ** it first, once a run under the launcher (alloc_log_run: kept in the
 ** session's notes too).  Only an ELF file with no PT_INTERP (static, or
 ** static-pie) is taken; a script or a file that cannot be read is left
-** alone.  Raw system calls: the caller may be a vfork child.
+** alone.  Raw system calls only (the caller may be a vfork child), those
+** tried against a seccomp filter, and none when it refuses them.
 */
 static void sigwrap_exec_static(const char *path)
 {
-	int fd = path ? (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
-		return;
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	bool elf = syscall(SYS_pread64, fd, &eh, sizeof eh, 0) == (long)sizeof eh &&
-		   !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-		   (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && eh.e_phentsize == sizeof ph;
-	bool interp = false;
-	for (unsigned i = 0; elf && !interp && i < eh.e_phnum; i++)
-		if (syscall(SYS_pread64, fd, &ph, sizeof ph, (long)(eh.e_phoff + i * sizeof ph)) != (long)sizeof ph)
-			elf = false;
-		else
-			interp = ph.p_type == PT_INTERP;
-	syscall(SYS_close, fd);
-	if (elf && !interp)
-		alloc_log_run(NULL, "%s is statically linked: it runs unmeasured (LD_PRELOAD cannot reach it)",
-			      path);
+	/* the header and program headers, which linkers put at the start;
+	** alloc_sys_read_file makes only the calls tried against a seccomp
+	** filter (openat read-only, read, close), and none when refused */
+	union {
+		Elf64_Ehdr eh;
+		char bytes[2048];
+	} f;
+	int saved = errno; /* a vfork child's errno is its parent's */
+	int n = path ? alloc_sys_read_file(path, f.bytes, sizeof f.bytes) : -1;
+	errno = saved;
+	const Elf64_Ehdr *eh = &f.eh;
+	if (n < (int)sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > (uint64_t)n || eh->e_phnum > ((uint64_t)n - eh->e_phoff) / sizeof(Elf64_Phdr))
+		return; /* not an ELF file of ours, or its headers past what was read: left alone */
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, f.bytes + eh->e_phoff + i * sizeof ph, sizeof ph);
+		if (ph.p_type == PT_INTERP)
+			return;
+	}
+	alloc_log_run(NULL, "%s is statically linked: it runs unmeasured (LD_PRELOAD cannot reach it)", path);
 }
 
 typedef int execve_fn(const char *, char *const[], char *const[]);

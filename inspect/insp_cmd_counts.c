@@ -39,11 +39,13 @@ static const struct rd_col top_event_cols[] = {
 	{"name", "name", RD_K_STR, 0},
 	{"location", "location", RD_K_LOC, RD_C_OPTIONAL},
 	{"inlined", "inlined", RD_K_STR, RD_C_DATA_ONLY},
+	{"stack", "stack", RD_K_STACK, 0},
 };
 
 static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_events_snaps *p, int metric,
-		       uint64_t total, size_t limit)
+		       uint64_t total, const struct rd_args *a)
 {
+	size_t limit = a->limit >= 0 ? (size_t)a->limit : COUNTS_DEFAULT_LIMIT;
 	struct rd_site_events *v;
 	size_t n;
 	int r = rd_events_sites(s->db, p, metric, &v, &n);
@@ -67,6 +69,9 @@ static int counts_rows(rd_table_t *t, struct rd_session *s, const struct rd_even
 		rd_put_str(t, rd_type_label(s->db, &s->tags, e->type, &where));
 		rd_put_str(t, where);
 		rd_put_str(t, rd_type_chain(s->db, &s->tags, e->type));
+		/* heaptrack_print's -a -T -p -l give each site its stack: two
+		** sites of one line are told apart only by theirs */
+		rd_put_str(t, rd_stack_row(a, i, 0) ? rd_type_stack(s->db, &s->tags, e->type) : NULL);
 	}
 	if (!r && n > limit)
 		rd_table_note(t, "(%zu more sites, %llu of the %s)", n - limit, (unsigned long long)rest,
@@ -95,8 +100,7 @@ int insp_top_events(const struct rd_opts *o, const struct rd_args *a, int metric
 		rd_table_t *t = rd_doc_table(d, "top", top_event_cols, NCOLS(top_event_cols), 0);
 		rd_table_title(t, "sites by %s (peak: snapshot %lld; leaked: %s):", rd_event_metrics[metric],
 				 (long long)p.peak, p.exit ? "the exit snapshot" : "no exit snapshot");
-		r = counts_rows(t, &s, &p, metric, rd_events_total(&sum, metric),
-				a->limit >= 0 ? (size_t)a->limit : COUNTS_DEFAULT_LIMIT);
+		r = counts_rows(t, &s, &p, metric, rd_events_total(&sum, metric), a);
 		if (!r)
 			r = rd_doc_print(d);
 		rd_doc_free(d);

@@ -251,7 +251,9 @@ static void runs_summary(rd_doc_t *d, const struct runs_side *sd, const struct r
 	runs_put3(t, a->calls, b->calls, true, true);
 	runs_put3(t, a->allocated, b->allocated, true, true);
 	runs_put3(t, a->temporary, b->temporary, true, true);
-	runs_put3(t, a->peak_held, b->peak_held, true, true);
+	/* the exact peak, heaptrack's: a run whose peak fell between two
+	** snapshots holds less in its highest one (bc: 65,329 of 66,353) */
+	runs_put3(t, a->peak, b->peak, true, true);
 	runs_put3(t, a->leaked, b->leaked, a->has_exit, b->has_exit);
 	rd_put_uint(t, fresh);
 	rd_put_uint(t, gone);

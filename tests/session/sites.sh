@@ -59,6 +59,22 @@ assert all(any(f.startswith("main at ") for f in r[1]) for r in put), "a stack w
 PY
 mi_verdict "same-named sites told apart by their stacks in top's text" "$why" top.txt stdout
 
+# heaptrack_print -a/-T/-p/-l give every site its stack; top --by an event
+# count takes --stacks as top --by site does, and its JSON has them all.
+why=
+"$INSPECT" top --by calls --stacks 3 kv.db >calls.txt 2>err || mi_why_add "top --by calls exited $?"
+rows calls.txt
+n=$(/usr/bin/python3 -c 'import json; print(sum(1 for r in json.load(open("rows.json")) if r[1]))')
+[ "$n" = 3 ] || mi_why_add "top --by calls --stacks 3: $n rows with frames"
+"$INSPECT" top --by peak --json kv.db >peak.json 2>>err || mi_why_add "top --by peak --json exited $?"
+/usr/bin/python3 - <<'PY' >check 2>&1 || mi_why_add "$(tail -n 1 check)"
+import json
+put = [r for r in json.load(open("peak.json"))["top"] if "Cache::put" in r["name"]]
+assert len(put) >= 3 and all(r.get("stack") for r in put), "Cache::put rows without a stack: %s" % put
+assert len(set(json.dumps(r["stack"]) for r in put)) == len(put), "two Cache::put rows with one stack"
+PY
+mi_verdict "top --by calls|peak: --stacks in text, every row's stack in JSON" "$why" calls.txt stdout
+
 why=
 "$INSPECT" top --by site --stacks none kv.db >none.txt 2>err || mi_why_add "--stacks none exited $?"
 grep -q '^    <- ' none.txt && mi_why_add "--stacks none shows frames"

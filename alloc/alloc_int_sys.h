@@ -76,7 +76,7 @@ void alloc_sys_err_retake(void); /* forget it and take it again */
 /* SIGXFSZ blocked around a write of ours; restored, one our write raised
 ** (`ours`) taken back first (alloc_sys.c). */
 void alloc_sys_xfsz_block(sigset_t *old);
-void alloc_sys_xfsz_restore(const sigset_t *old, bool ours);
+void alloc_sys_xfsz_restore(const sigset_t *old);
 int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
 /* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
 ** fuzzer links alloc_sys.c alone). */

@@ -372,8 +372,7 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool
 		atomic_fetch_sub(&alloc_map_capturing, 1);
 		alloc_sys_signals_on(&old);
 		int spill_errno = errno;
-		sigset_t pending;
-		alloc_sys_xfsz_restore(&xfsz, got < 0 && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ));
+		alloc_sys_xfsz_restore(&xfsz);
 		im->pause_ns = alloc_snap_now(CLOCK_MONOTONIC) - t0;
 		if (got < 0) {
 			snap_say_failure_errno(im, spill_errno);
@@ -632,9 +631,8 @@ void alloc_snap_note(const char *line, size_t n)
 		return;
 	sigset_t old; /* the notes past ulimit -f: EFBIG, not the program killed */
 	alloc_sys_xfsz_block(&old);
-	errno = 0;
 	alloc_sys_write(fd, line, n);
-	alloc_sys_xfsz_restore(&old, errno == EFBIG);
+	alloc_sys_xfsz_restore(&old);
 	syscall(SYS_close, fd);
 }
 

@@ -689,8 +689,7 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 	alloc_snap_spill_detach(im); /* this thread's descriptor; a retry opens it again */
 	/* not only after a failed store: SQLite may meet EFBIG and still
 	** commit (a journal it could not grow), leaving our SIGXFSZ pending */
-	sigset_t pending;
-	alloc_sys_xfsz_restore(&mask, sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ));
+	alloc_sys_xfsz_restore(&mask);
 	alloc_guard_exit();
 	errno = saved_errno;
 	return id;

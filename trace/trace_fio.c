@@ -187,7 +187,7 @@ static int fio_writev(int fd, struct iovec *v, int n, int64_t off, size_t *done)
 		}
 	}
 	int e = n > 0 ? (errno ? errno : EIO) : 0;
-	alloc_sys_xfsz_restore(&old, e == EFBIG); /* EFBIG: raised by our write, not the program's */
+	alloc_sys_xfsz_restore(&old);
 	if (done)
 		*done = total;
 	errno = e;

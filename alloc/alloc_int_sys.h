@@ -82,9 +82,11 @@ int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
 ** fuzzer links alloc_sys.c alone). */
 void alloc_snap_note(const char *line, size_t n) __attribute__((weak));
 /* What a line is, and where alloc_snap_route (alloc_snapshot.c, weak as
-** above) sends it: said (stderr), the notes file only, or nowhere. */
+** above) sends it: said (stderr), said and kept in the notes file (a run
+** file's failure under the launcher, which keeps the notes in the
+** session), the notes file only, or nowhere. */
 enum { ALLOC_LINE_ERROR, ALLOC_LINE_NOTE, ALLOC_LINE_NOTED, ALLOC_LINE_RUN };
-enum { ALLOC_ROUTE_SAY, ALLOC_ROUTE_NOTES, ALLOC_ROUTE_NONE };
+enum { ALLOC_ROUTE_SAY, ALLOC_ROUTE_SAY_KEEP, ALLOC_ROUTE_NOTES, ALLOC_ROUTE_NONE };
 int alloc_snap_route(int kind, const char *key) __attribute__((weak));
 
 /* System calls a seccomp filter refuses or kills on (alloc_seccomp.c sets

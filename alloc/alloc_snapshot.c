@@ -647,7 +647,10 @@ void alloc_snap_note(const char *line, size_t n)
 ** 160 for 50 processes).  Once DIR is gone the launcher has written the
 ** session: a process that outlived the run says nothing of its files
 ** (the shell's prompt got their lines seconds after meminst ended).  When
-** the file cannot be made otherwise, the line is said.
+** the file cannot be made otherwise, the line is said.  A line said under
+** run_dir goes to the notes file too (the launcher keeps it in the
+** session); without the launcher it is only said: a failed store leaves no
+** file beside the snapshot the user named (tests/integration/snap_exit.sh).
 */
 int alloc_snap_route(int kind, const char *key)
 {
@@ -669,9 +672,9 @@ int alloc_snap_route(int kind, const char *key)
 			      0600);
 	if (fd >= 0) {
 		syscall(SYS_close, fd);
-		return ALLOC_ROUTE_SAY;
+		return ALLOC_ROUTE_SAY_KEEP;
 	}
-	return errno == EEXIST || errno == ENOENT ? ALLOC_ROUTE_NONE : ALLOC_ROUTE_SAY;
+	return errno == EEXIST || errno == ENOENT ? ALLOC_ROUTE_NONE : ALLOC_ROUTE_SAY_KEEP;
 }
 
 /* At start, with snapshot=PATH and a trigger: a path too long, or a

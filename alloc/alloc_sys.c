@@ -264,6 +264,9 @@ static void sys_vlog(int kind, const char *key, const char *fmt, va_list ap)
 	line[n++] = '\n';
 	line[n] = 0; /* the key below is read as a string */
 	int route = alloc_snap_route ? alloc_snap_route(kind, key ? key : line + 9) : ALLOC_ROUTE_SAY;
+	bool keep = kind == ALLOC_LINE_NOTED || route == ALLOC_ROUTE_SAY_KEEP;
+	if (route == ALLOC_ROUTE_SAY_KEEP)
+		route = ALLOC_ROUTE_SAY;
 	if (route != ALLOC_ROUTE_SAY || alloc_seccomp_refuses(ALLOC_SC_WRITE)) {
 		if (route == ALLOC_ROUTE_NOTES && alloc_snap_note)
 			alloc_snap_note(line, n);
@@ -278,7 +281,7 @@ static void sys_vlog(int kind, const char *key, const char *fmt, va_list ap)
 		alloc_sys_write(fd, line, n);
 		alloc_sys_xfsz_restore(&old);
 	}
-	if ((fd != 2 || kind == ALLOC_LINE_NOTED || kind == ALLOC_LINE_RUN) && alloc_snap_note)
+	if ((fd != 2 || keep) && alloc_snap_note)
 		alloc_snap_note(line, n);
 	errno = saved;
 }

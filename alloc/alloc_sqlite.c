@@ -554,6 +554,7 @@ static void sq_kept_close(void)
 		sqlite3_finalize(sq_kept.st[i]);
 	if (sq_kept.db)
 		sqlite3_close(sq_kept.db);
+	alloc_sqlite_segs_forget(&sq_kept);
 	memset(&sq_kept, 0, sizeof sq_kept);
 }
 

@@ -68,6 +68,16 @@ typedef struct sq_kept_s {
 	** a changed one as its changes (segment_delta) */
 	sq_same_t segments, modules;
 	int64_t smaps_ns; /* when a store last read smaps (CLOCK_MONOTONIC) */
+	/* the /proc/self/maps text last found to list segments.id's mappings
+	** (alloc_sqlite_segs.c): the same text again is not parsed again */
+	char *maps_text;
+	size_t maps_cap, maps_len;
+	int64_t maps_id;
+	/* the loader's counts of loads and unloads (dl_phdr_info) when the
+	** modules last hashed to loads_hash: the same counts, the same list */
+	unsigned long long loads_adds, loads_subs;
+	uint64_t loads_hash;
+	bool loads_known;
 	sq_carry_t carry; /* the status and name rows it stored last */
 	const char *sql[SQ_KEPT_STMTS];
 	sqlite3_stmt *st[SQ_KEPT_STMTS];
@@ -95,6 +105,7 @@ int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed *
 
 /* "alloc_sqlite_segs.c": the resident bytes by /proc/self/statm, -1 if unread. */
 int64_t alloc_sqlite_resident(void);
+void alloc_sqlite_segs_forget(sq_kept_t *kept); /* its connection closes */
 
 /* "alloc_sqlite_rows.c": each table's rows; 0, or -1 with err set. */
 int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im);

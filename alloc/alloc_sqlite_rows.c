@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <link.h>
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,8 +311,41 @@ static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The loader's counts, from the first object (its callback stops there). */
+typedef struct sq_loads_s {
+	unsigned long long adds, subs;
+	bool got;
+} sq_loads_t;
+
+static int sq_loads_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	sq_loads_t *l = arg;
+	l->got = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
+	if (l->got) {
+		l->adds = info->dlpi_adds;
+		l->subs = info->dlpi_subs;
+	}
+	return 1;
+}
+
+/*
+** The modules' rows, not stored again while unchanged (sq_unchanged).
+** While the loader's counts of loads and unloads are those of the kept
+** connection's last look, the list is the one it hashed: it is neither
+** walked nor hashed again (each module's path and build-id: 58 k
+** instructions a status snapshot of a small program; bench/RESULTS.md,
+** issue 29, session 23).  The counts are read before the walk, so that a
+** dlopen between the two leaves them behind the list, never ahead.
+*/
 int alloc_sqlite_write_modules(sq_writer_t *w)
 {
+	sq_loads_t loads = {0};
+	dl_iterate_phdr(sq_loads_cb, &loads);
+	sq_kept_t *k = w->kept;
+	const char *latest = "SELECT coalesce(max(snapshot), 0) FROM module";
+	if (k && loads.got && k->loads_known && loads.adds == k->loads_adds && loads.subs == k->loads_subs &&
+	    sq_unchanged(w, &k->modules, k->loads_hash, latest, &w->modules))
+		return 0;
 	sq_modules_t ms = {.cap = 4096};
 	size_t bytes = ms.cap * sizeof(sq_module_t);
 	if (!(ms.m = alloc_sys_map(bytes)))
@@ -325,8 +359,13 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 		h = sq_hash(h, ms.m[i].path, strlen(ms.m[i].path) + 1);
 		h = sq_hash(h, ms.m[i].build_id, strlen(ms.m[i].build_id) + 1);
 	}
-	if (rc == 0 && ms.n && w->kept &&
-	    sq_unchanged(w, &w->kept->modules, h, "SELECT coalesce(max(snapshot), 0) FROM module", &w->modules))
+	if (k && loads.got) {
+		k->loads_adds = loads.adds;
+		k->loads_subs = loads.subs;
+		k->loads_hash = h;
+		k->loads_known = true;
+	}
+	if (rc == 0 && ms.n && k && sq_unchanged(w, &k->modules, h, latest, &w->modules))
 		ms.n = 0;
 	for (size_t i = 0; i < ms.n && rc == 0; i++)
 		rc = alloc_sqlite_row(w, st, "iiss", w->id, (int64_t)ms.m[i].base, ms.m[i].path,

@@ -335,17 +335,53 @@ static bool sq_maps_same(char *buf, size_t len, const sq_seg_kept_t *was, size_t
 ** total hid it; smaps is read at least every SQ_SMAPS_NS for that.  Reading smaps
 ** walks the page tables of every mapping under the process's mmap lock:
 ** 8 ms a store at a 1 GiB heap on the bench machine, where maps and statm
-** read counters (bench/RESULTS.md, issue 29, session 22).
+** read counters (bench/RESULTS.md, issue 29, session 22).  The maps text
+** found to list the stored mappings is kept: the same text again, byte for
+** byte, is not parsed and hashed again (140 k of a steady program's 346 k
+** instructions a status snapshot: bench/RESULTS.md, issue 29, session 23).
 */
 #define SQ_SMAPS_NS 10000000000LL
-static bool sq_smaps_unneeded(const sq_kept_t *kept, const sq_same_t *last, char **buf, size_t *cap)
+static bool sq_smaps_unneeded(sq_kept_t *kept, const sq_same_t *last, char **buf, size_t *cap)
 {
 	int64_t resident = alloc_sqlite_resident(), moved = resident - last->resident;
 	if (resident < 0 || last->resident <= 0 || (moved < 0 ? -moved : moved) > last->resident / 256 ||
 	    alloc_snap_now(CLOCK_MONOTONIC) - kept->smaps_ns > SQ_SMAPS_NS)
 		return false;
 	size_t len = sq_read_proc("/proc/self/maps", buf, cap);
-	return len && sq_maps_same(*buf, len, sq_segs_kept[last->buf], last->n);
+	if (!len)
+		return false;
+	if (kept->maps_id == last->id && kept->maps_len == len && !memcmp(kept->maps_text, *buf, len))
+		return true;
+	kept->maps_id = 0;
+	if (len > kept->maps_cap) { /* room for the text before the parse cuts it into lines */
+		size_t room = len + len / 2 + 4096;
+		char *text = alloc_sys_map(room);
+		if (text && kept->maps_text)
+			alloc_sys_unmap(kept->maps_text, kept->maps_cap);
+		if (text) {
+			kept->maps_text = text;
+			kept->maps_cap = room;
+		}
+	}
+	bool keep = len <= kept->maps_cap;
+	if (keep)
+		memcpy(kept->maps_text, *buf, len);
+	if (!sq_maps_same(*buf, len, sq_segs_kept[last->buf], last->n))
+		return false;
+	if (keep) {
+		kept->maps_len = len;
+		kept->maps_id = last->id;
+	}
+	return true;
+}
+
+void alloc_sqlite_segs_forget(sq_kept_t *kept)
+{
+	if (kept->maps_text)
+		alloc_sys_unmap(kept->maps_text, kept->maps_cap);
+	kept->maps_text = NULL;
+	kept->maps_cap = kept->maps_len = 0;
+	kept->maps_id = 0;
 }
 
 /*

@@ -53,4 +53,23 @@ else
 	mi_why_add "no snapshot without module rows ($k) or none before it ($from)"
 fi
 mi_verdict "a steady program's interval snapshots store mappings and modules when they change, mappings as their changes" "$why" err stderr
+
+# A library loaded, then unloaded, while the program runs: an interval
+# snapshot between lists it, one after does not (the modules are not
+# walked while the loader's counts stay; a load or an unload moves them).
+why=
+printf 'int unchanged_plug(int x) { return x + 1; }\n' >plug.c
+gcc -shared -fPIC plug.c -o libunchanged_plug.so 2>cc.err || mi_why_add "gcc (plug) exited $?"
+rm -f s.db
+"$LAUNCH" -q -f --mim --interval 10ms -o s.db -- ./unchanged 300 "$PWD/libunchanged_plug.so" >out 2>err ||
+	mi_why_add "meminst exited $?"
+interval="SELECT DISTINCT m.snapshot FROM module m JOIN snapshot s ON s.id = m.snapshot WHERE s.trigger = 'interval'"
+with=$("$INSPECT" sql s.db "SELECT min(snapshot) FROM module WHERE path LIKE '%libunchanged_plug.so'
+	AND snapshot IN ($interval)" 2>>err)
+gone=$("$INSPECT" sql s.db "SELECT min(snapshot) FROM module WHERE snapshot > ${with:-0} AND snapshot IN ($interval)
+	AND snapshot NOT IN (SELECT snapshot FROM module WHERE path LIKE '%libunchanged_plug.so')" 2>>err)
+[ -n "$with" ] || mi_why_add "no interval snapshot stored the modules with the library loaded"
+[ -n "$gone" ] || mi_why_add "no interval snapshot after $with stored the modules without it"
+mi_verdict "a library loaded and unloaded between interval snapshots is in the modules stored between, not after" \
+	"$why" err stderr
 mi_finish

@@ -318,16 +318,21 @@ static bool exit_maybe_in_handler(void)
 {
 	unw_context_t ctx;
 	unw_cursor_t c;
-	if (unw_getcontext(&ctx) < 0 || unw_init_local(&c, &ctx) < 0)
+	bool maybe = true;
+	if (!trace_unwind_enter(true)) /* a fork under way (trace_unwind.c) */
 		return true;
-	for (int i = 0; i < 1024; i++) {
-		if (unw_is_signal_frame(&c) > 0)
-			return true;
-		int r = unw_step(&c);
-		if (r <= 0)
-			return r < 0;
-	}
-	return true;
+	if (unw_getcontext(&ctx) == 0 && unw_init_local(&c, &ctx) == 0)
+		for (int i = 0; i < 1024; i++) {
+			if (unw_is_signal_frame(&c) > 0)
+				break;
+			int r = unw_step(&c);
+			if (r <= 0) {
+				maybe = r < 0;
+				break;
+			}
+		}
+	trace_unwind_leave();
+	return maybe;
 }
 
 void alloc_exit_fast(int status)

@@ -56,9 +56,11 @@
 ** No lock is ever held while calling into libc code that may allocate, and
 ** no lock is held while calling dladdr (which takes the loader's lock).
 ** fork's prepare handlers take, in this order: the sampling lock, then
-** no thread inside libunwind (trace_sample.c, trace_unwind.c: its own
-** locks cannot be taken from outside, so walks are held at a gate and the
-** fork waits for those under way), the snapshot store lock
+** no thread inside libunwind or our dl_iterate_phdr calls (trace_sample.c,
+** trace_unwind.c: libunwind's locks and the loader's list lock cannot be
+** taken from outside, and glibc does not reset the latter in the child, so
+** those calls are held at a gate and the fork waits for those under way;
+** the store's own call is covered by the store lock), the snapshot store lock
 ** (alloc_sqlite.c; every call into the private SQLite, which has no mutex
 ** of its own, is made under it), then the map locks, the tag table, the
 ** stack table and the registry (alloc_thread.c); the parent and child

@@ -166,7 +166,8 @@ size_t alloc_sys_build_id(const struct dl_phdr_info *info, unsigned char *out, s
 void alloc_sys_build_id_hex(const struct dl_phdr_info *info, char *out, size_t len);
 void alloc_sys_exe_path(char *path, size_t len);
 void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len);
-void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs);
+/* false when not read (a fork under way: trace_loader_iterate) */
+bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs, bool may_wait);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

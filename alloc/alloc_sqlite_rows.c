@@ -350,6 +350,8 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	size_t bytes = ms.cap * sizeof(sq_module_t);
 	if (!(ms.m = alloc_sys_map(bytes)))
 		return alloc_sqlite_fail(w, "out of memory");
+	/* not trace_loader_iterate: the store lock, which fork's prepare
+	** handler takes after the loader's gate is up, keeps forks out */
 	dl_iterate_phdr(sq_module_cb, &ms);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;

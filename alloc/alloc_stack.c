@@ -262,8 +262,7 @@ static const stack_module_t *stack_module(uintptr_t addr)
 	if (m)
 		return m;
 	struct stack_find q = {.addr = addr};
-	dl_iterate_phdr(stack_find_object, &q);
-	if (!q.found)
+	if (!trace_loader_iterate(stack_find_object, &q, true) || !q.found)
 		return NULL;
 	stack_lock_take();
 	m = stack_module_find(addr);

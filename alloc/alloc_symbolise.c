@@ -27,6 +27,7 @@
 ** reaped, and the table keeps the dladdr names with a note.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +140,7 @@ static void sym_type_line(struct sym_buf *b, const struct meminst_status_info *e
 static bool sym_request(struct sym_buf *b, const struct meminst_status_info *e, long n)
 {
 	sym_putf(b, "meminst-symbolise 1\n");
-	dl_iterate_phdr(sym_module_cb, b);
+	trace_loader_iterate(sym_module_cb, b, true);
 	bool any = false;
 	for (long i = 0; i < n; i++)
 		if (e[i].blocks.max_ever > 0 && e[i].site) {

@@ -9,6 +9,7 @@
 ** that no allocation and no stdio lock can happen on the allocation path.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -760,11 +761,13 @@ static int sys_loader_counts_cb(struct dl_phdr_info *info, size_t size, void *ar
 	return 1;
 }
 
-void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs)
+bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs, bool may_wait)
 {
 	unsigned long long c[2] = {0, 0};
-	dl_iterate_phdr(sys_loader_counts_cb, c);
+	if (!trace_loader_iterate(sys_loader_counts_cb, c, may_wait))
+		return false;
 	*adds = c[0], *subs = c[1];
+	return true;
 }
 
 void alloc_sys_signals_off(sigset_t *old)

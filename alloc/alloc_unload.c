@@ -19,6 +19,7 @@
 ** nothing that matters: a cleared entry is a miss.
 */
 #include "alloc_int.h"
+#include "../trace/trace_int.h"
 
 #include <errno.h>
 #include <link.h>
@@ -79,15 +80,15 @@ static void unload_thread_caches(void)
 static alloc_loaded_t *unload_list_now(size_t *n, size_t *bytes)
 {
 	struct unload_list l = {0};
-	dl_iterate_phdr(unload_list_cb, &l); /* count */
+	if (!trace_loader_iterate(unload_list_cb, &l, true)) /* count */
+		return NULL;
 	for (int tries = 0; tries < 4; tries++) {
 		l.cap = l.n + 16;
 		*bytes = (l.cap * sizeof *l.v + 4095) & ~(size_t)4095;
 		if (!(l.v = alloc_sys_map(*bytes)))
 			return NULL;
 		l.n = 0;
-		dl_iterate_phdr(unload_list_cb, &l);
-		if (l.n <= l.cap) {
+		if (trace_loader_iterate(unload_list_cb, &l, true) && l.n <= l.cap) {
 			*n = l.n;
 			return l.v;
 		}
@@ -104,8 +105,8 @@ static alloc_loaded_t *unload_list_now(size_t *n, size_t *bytes)
 void alloc_unload_check(void)
 {
 	unsigned long long adds, subs;
-	alloc_sys_loader_counts(&adds, &subs);
-	if (subs == atomic_load_explicit(&unload_subs_seen, memory_order_relaxed))
+	if (!alloc_sys_loader_counts(&adds, &subs, true) ||
+	    subs == atomic_load_explicit(&unload_subs_seen, memory_order_relaxed))
 		return;
 	int saved_errno = errno;
 	alloc_guard_enter(); /* a signal handler's allocation must not wait on our locks */

@@ -228,11 +228,12 @@ void trace_modules_check(void)
 		return;
 	unsigned long long c[2];
 	trace_tls.busy++;
-	alloc_sys_loader_counts(&c[0], &c[1]);
+	/* not waiting for a fork: flushes come inside malloc; the next looks */
+	bool read = alloc_sys_loader_counts(&c[0], &c[1], false);
 	buf_lock(&trace_chunk_proc.lock);
-	if (!trace_chunk_proc.scanned || c[0] != trace_chunk_proc.adds || c[1] != trace_chunk_proc.subs) {
+	if (read && (!trace_chunk_proc.scanned || c[0] != trace_chunk_proc.adds || c[1] != trace_chunk_proc.subs) &&
+	    trace_loader_iterate(proc_module_cb, NULL, false)) {
 		trace_chunk_proc.adds = c[0], trace_chunk_proc.subs = c[1], trace_chunk_proc.scanned = true;
-		dl_iterate_phdr(proc_module_cb, NULL);
 		trace_chunk_proc_flush_locked();
 	}
 	buf_unlock(&trace_chunk_proc.lock);

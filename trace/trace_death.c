@@ -463,7 +463,7 @@ void trace_death_arm_memory(void)
 	trace_unwind_init();
 	uintptr_t ld[3] = {(uintptr_t)getauxval(AT_BASE), 0, 0}; /* 0: no interpreter */
 	if (ld[0]) {
-		dl_iterate_phdr(death_object_range, ld);
+		trace_loader_iterate(death_object_range, ld, true);
 		death_ldso_lo = ld[1], death_ldso_hi = ld[2];
 	}
 	alloc_guard_enter(); /* dladdr1 may allocate */

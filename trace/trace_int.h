@@ -470,9 +470,18 @@ void trace_clock_after_fork_child(void);
 void trace_clock_origin(uint64_t *realtime_ns, uint64_t *mono_ns); /* at t0 */
 void trace_after_fork_child(void);
 
-/* fork (see trace_sample.c): no walk inside libunwind while a fork copies
-** the process ("trace_unwind.c"), and the sampler's reset in the child,
-** which alloc_thread.c's child handler runs before any other of ours. */
+/* fork (see trace_sample.c): no walk inside libunwind and no call of ours
+** inside dl_iterate_phdr while a fork copies the process ("trace_unwind.c"),
+** and the sampler's reset in the child, which alloc_thread.c's child
+** handler runs before any other of ours. */
+struct dl_phdr_info;
+/* dl_iterate_phdr(cb, arg) counted for fork: false when not called (a fork
+** under way and !may_wait, or waited too long).  may_wait: normal context,
+** no lock of ours held that a prepare handler takes. */
+bool trace_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg, bool may_wait);
+/* Around a libunwind walk of the caller's own: false when it must not walk. */
+bool trace_unwind_enter(bool may_wait);
+void trace_unwind_leave(void);
 void trace_unwind_prefork(void);
 void trace_unwind_postfork(bool child);
 void trace_sample_postfork_child(void);

@@ -508,9 +508,10 @@ static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
 /*
 ** fork: the sampling lock is held across the copy, so that the child finds
 ** the timer slots whole (it closes their descriptors), and no thread is
-** inside libunwind (trace_unwind.c).  The lock first: a thread holding it
-** may walk (trace_sample_thread_begin) or allocate, which the later prepare
-** handlers (alloc_thread.c's counting gate) would hold up.  The child's
+** inside libunwind or one of our dl_iterate_phdr calls (trace_unwind.c).
+** The lock first: a thread holding it may walk (trace_sample_thread_begin)
+** or allocate, which the later prepare handlers (alloc_thread.c's counting
+** gate) would hold up.  The child's
 ** reset must come before any handler that starts a thread in the child
 ** (alloc_service.c's, with control=on: the new thread registers with the
 ** sampler), so alloc_thread.c's child handler, registered first, calls it;

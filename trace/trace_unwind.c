@@ -21,17 +21,31 @@
 ** per-thread cache, e.g. while it looks up an object's unwind tables)
 ** cannot be taken from outside, and a child that inherited one held by a
 ** thread it does not have waited for ever at its first walk (site_depth,
-** alloc_sample, the sampler).  So no thread is inside libunwind while a
-** fork copies the process: every walk counts itself in unwind_inside, and
-** fork's prepare handler (trace_unwind_prefork, from alloc_thread.c) raises
-** unwind_gate and waits for the count to fall to zero.  A walk that finds
-** the gate raised counts itself out again; from normal context with no lock
-** of ours held (the allocation-site walks) it waits for the fork to end,
-** anywhere else (signal handlers, the forking thread itself) it returns no
-** frames: that sample keeps its pc only, or is dropped.  The wait is
-** bounded (UNWIND_WAIT_YIELDS): a thread inside libunwind may need a lock
-** the waiting one holds (the loader's, when dlopen allocates); past the
-** bound the allocation's type is its site's alone.
+** alloc_sample, the sampler).  The loader's lock over its list of objects
+** is the same: dl_iterate_phdr holds it (libunwind's table look-ups, and
+** ours: the trace's MODULE check at each flush, site_depth's first sight of
+** a module, the unload check), and glibc 2.36's fork resets the loader's
+** other locks in the child but not that one: a child made while another
+** thread was in dl_iterate_phdr waited for ever at its own first call
+** (the site_depth walk of its first allocation, its exit snapshot's
+** walk): fork_churn.sh with alloc_sample=, under load.
+** So no thread is inside libunwind or our dl_iterate_phdr calls while a
+** fork copies the process: every such call counts itself in unwind_inside
+** (trace_loader_iterate for dl_iterate_phdr), and fork's prepare handler
+** (trace_unwind_prefork, from trace_sample.c's) raises unwind_gate and
+** waits for the count to fall to zero.  A walk that finds the gate raised
+** counts itself out again; from normal context with no lock of ours held
+** (the allocation-site walks) it waits for the fork to end, anywhere else
+** (signal handlers, the forking thread itself) it returns no frames: that
+** sample keeps its pc only, or is dropped.  The wait is bounded
+** (UNWIND_WAIT_YIELDS): a thread inside libunwind may need a lock the
+** waiting one holds (the loader's, when dlopen allocates); past the bound
+** the allocation's type is its site's alone.  The forking thread's own
+** dl_iterate_phdr calls (in later prepare handlers) run: they end before
+** the copy.  The store's module list (alloc_sqlite_rows.c) is not counted:
+** it runs under the store lock, which a later prepare handler takes, so no
+** fork copies the process while it runs (and counted, it would wait at the
+** gate while the fork waits for the store).
 **
 ** The handler starts from the signal's ucontext with UNW_INIT_SIGNAL_FRAME
 ** (on x86-64 unw_context_t is ucontext_t), so frame 0 is the interrupted pc
@@ -47,9 +61,10 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-static __thread int unwind_depth ALLOC_TLS_MODEL;
+static __thread int unwind_depth ALLOC_TLS_MODEL; /* inside libunwind */
+static __thread int loader_depth ALLOC_TLS_MODEL; /* counted in unwind_inside */
 static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
-static _Atomic unsigned unwind_inside;  /* walks inside libunwind now */
+static _Atomic unsigned unwind_inside;  /* walks inside libunwind or dl_iterate_phdr now */
 static _Atomic bool unwind_gate;        /* a fork is copying the process */
 #define UNWIND_WAIT_YIELDS 100000       /* a fork's prepare handlers take far less */
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
@@ -61,18 +76,20 @@ bool trace_unwind_busy(void)
 }
 
 /*
-** Before a walk: false when a fork is under way and the caller must not
-** wait (then no walk).  Counted in first, gate read second (both sequentially
-** consistent), as the fork raises the gate first and reads the count second:
-** either the walk sees the gate or the fork sees the walk.
+** Before a walk or a dl_iterate_phdr: false when a fork is under way and the
+** caller must not wait (then no walk).  Counted in first, gate read second
+** (both sequentially consistent), as the fork raises the gate first and
+** reads the count second: either the walk sees the gate or the fork sees
+** the walk.  A thread already counted in (a handler that interrupted its
+** walk) goes on: the fork waits for it anyway.
 */
-static bool unwind_enter(bool may_wait)
+static bool loader_enter(bool may_wait)
 {
 	for (;;) {
 		atomic_fetch_add(&unwind_inside, 1);
-		if (__builtin_expect(!atomic_load(&unwind_gate), 1)) {
-			unwind_depth++;
-			__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before libunwind runs */
+		if (__builtin_expect(!atomic_load(&unwind_gate), 1) || loader_depth) {
+			loader_depth++;
+			__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the flag is up before the walk */
 			return true;
 		}
 		atomic_fetch_sub(&unwind_inside, 1);
@@ -88,37 +105,65 @@ static bool unwind_enter(bool may_wait)
 	}
 }
 
-static void unwind_leave(void)
+static void loader_leave(void)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	unwind_depth--;
+	loader_depth--;
 	atomic_fetch_sub(&unwind_inside, 1);
+}
+
+bool trace_unwind_enter(bool may_wait)
+{
+	if (!loader_enter(may_wait))
+		return false;
+	unwind_depth++;
+	return true;
+}
+
+void trace_unwind_leave(void)
+{
+	unwind_depth--;
+	loader_leave();
+}
+
+bool trace_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg, bool may_wait)
+{
+	if (unwind_forker) { /* in a prepare handler: it ends before the copy */
+		dl_iterate_phdr(cb, arg);
+		return true;
+	}
+	if (!loader_enter(may_wait))
+		return false;
+	dl_iterate_phdr(cb, arg);
+	loader_leave();
+	return true;
 }
 
 void trace_unwind_prefork(void)
 {
 	unwind_forker = true;
 	atomic_store(&unwind_gate, true);
-	while (atomic_load(&unwind_inside))
+	/* this thread's own count: a fork from a handler that interrupted it */
+	while (atomic_load(&unwind_inside) > (unsigned)loader_depth)
 		sched_yield();
 }
 
 void trace_unwind_postfork(bool child)
 {
 	if (child) /* a walk that was counting itself out went with its thread */
-		atomic_store(&unwind_inside, 0);
+		atomic_store(&unwind_inside, (unsigned)loader_depth);
 	atomic_store(&unwind_gate, false);
 	unwind_forker = false;
 }
 
 bool trace_unwind_proc_entry(uint64_t addr, uint64_t *start)
 {
-	if (!unwind_enter(true))
+	if (!trace_unwind_enter(true))
 		return false;
 	unw_proc_info_t pi;
 	bool ok = unw_get_proc_info_by_ip(unw_local_addr_space, (unw_word_t)addr, &pi, NULL) == 0 &&
 		  pi.start_ip && pi.start_ip <= addr;
-	unwind_leave();
+	trace_unwind_leave();
 	if (ok)
 		*start = (uint64_t)pi.start_ip;
 	return ok;
@@ -182,8 +227,8 @@ int trace_unwind_init(void)
 	/* libunwind's range first: its set-up makes its pipe (pipe2) */
 	uintptr_t self[3] = {(uintptr_t)&trace_unwind_init, 0, 0};
 	uintptr_t lib[3] = {(uintptr_t)&unw_backtrace, 0, 0};
-	dl_iterate_phdr(unwind_self_range, self);
-	dl_iterate_phdr(unwind_self_range, lib);
+	trace_loader_iterate(unwind_self_range, self, true);
+	trace_loader_iterate(unwind_self_range, lib, true);
 	unwind_self_lo = self[1], unwind_self_hi = self[2];
 	unwind_lib_lo = lib[1], unwind_lib_hi = lib[2];
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
@@ -196,10 +241,10 @@ int trace_unwind_init(void)
 	unw_context_t uc;
 	unw_cursor_t c;
 	uint64_t frames[4];
-	if (unwind_enter(true)) {
+	if (trace_unwind_enter(true)) {
 		if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
 			(void)unwind_walk(&c, frames, 4);
-		unwind_leave();
+		trace_unwind_leave();
 	}
 	return 0;
 }
@@ -239,7 +284,7 @@ static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
 
 unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 {
-	if (unwind_depth || !unwind_enter(false))
+	if (unwind_depth || !trace_unwind_enter(false))
 		return 0;
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
 	unsigned n = unwind_fast(pc, frames, max);
@@ -248,7 +293,7 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
 			n = unwind_walk(&c, frames, max);
 	}
-	unwind_leave();
+	trace_unwind_leave();
 	return n;
 }
 
@@ -257,7 +302,7 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned max, bool *whole)
 {
 	*whole = false;
-	if (unwind_depth || !unwind_enter(false))
+	if (unwind_depth || !trace_unwind_enter(false))
 		return 0;
 	unw_cursor_t c;
 	unsigned n = 0;
@@ -278,7 +323,7 @@ unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned ma
 			}
 		}
 	}
-	unwind_leave();
+	trace_unwind_leave();
 	return n;
 }
 
@@ -287,10 +332,10 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
 	unsigned want = max + SELF_MAX;
 	void *buf[want];
-	if (!unwind_enter(may_wait))
+	if (!trace_unwind_enter(may_wait))
 		return 0;
 	int n = unw_backtrace(buf, (int)want);
-	unwind_leave();
+	trace_unwind_leave();
 	/* Our own frames first (sampler, tracer, allocation hooks): the
 	** sample starts at the first frame outside libmeminst. */
 	int i = 0;
@@ -308,10 +353,10 @@ static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsig
 {
 	unsigned want = max + own;
 	void *buf[want];
-	if (!unwind_enter(true))
+	if (!trace_unwind_enter(true))
 		return 0;
 	int n = unw_backtrace(buf, (int)want);
-	unwind_leave();
+	trace_unwind_leave();
 	for (int i = 0; i < n && i < (int)own; i++)
 		if ((uint64_t)(uintptr_t)buf[i] == site) {
 			unsigned k = 0;
@@ -344,7 +389,7 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 	unw_context_t uc;
 	unw_cursor_t c;
 	unsigned n = 0, seen = 0;
-	if (!unwind_enter(true))
+	if (!trace_unwind_enter(true))
 		return 0;
 	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
 		while (n < max && (n || seen++ <= OWN_MAX)) {
@@ -361,6 +406,6 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 				break;
 		}
 	}
-	unwind_leave();
+	trace_unwind_leave();
 	return n;
 }

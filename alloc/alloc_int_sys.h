@@ -168,6 +168,7 @@ void alloc_sys_exe_path(char *path, size_t len);
 void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len);
 /* false when not read (a fork under way: trace_loader_iterate) */
 bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs, bool may_wait);
+void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long long *subs);
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

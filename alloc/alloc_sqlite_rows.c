@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <link.h>
 #include <sqlite3.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,23 +310,6 @@ static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The loader's counts, from the first object (its callback stops there). */
-typedef struct sq_loads_s {
-	unsigned long long adds, subs;
-	bool got;
-} sq_loads_t;
-
-static int sq_loads_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	sq_loads_t *l = arg;
-	l->got = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs;
-	if (l->got) {
-		l->adds = info->dlpi_adds;
-		l->subs = info->dlpi_subs;
-	}
-	return 1;
-}
-
 /*
 ** The modules' rows, not stored again while unchanged (sq_unchanged).
 ** While the loader's counts of loads and unloads are those of the kept
@@ -339,11 +321,11 @@ static int sq_loads_cb(struct dl_phdr_info *info, size_t size, void *arg)
 */
 int alloc_sqlite_write_modules(sq_writer_t *w)
 {
-	sq_loads_t loads = {0};
-	dl_iterate_phdr(sq_loads_cb, &loads);
+	unsigned long long adds, subs;
+	alloc_sys_loader_counts_storing(&adds, &subs);
 	sq_kept_t *k = w->kept;
 	const char *latest = "SELECT coalesce(max(snapshot), 0) FROM module";
-	if (k && loads.got && k->loads_known && loads.adds == k->loads_adds && loads.subs == k->loads_subs &&
+	if (k && k->loads_known && adds == k->loads_adds && subs == k->loads_subs &&
 	    sq_unchanged(w, &k->modules, k->loads_hash, latest, &w->modules))
 		return 0;
 	sq_modules_t ms = {.cap = 4096};
@@ -361,9 +343,9 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 		h = sq_hash(h, ms.m[i].path, strlen(ms.m[i].path) + 1);
 		h = sq_hash(h, ms.m[i].build_id, strlen(ms.m[i].build_id) + 1);
 	}
-	if (k && loads.got) {
-		k->loads_adds = loads.adds;
-		k->loads_subs = loads.subs;
+	if (k) {
+		k->loads_adds = adds;
+		k->loads_subs = subs;
 		k->loads_hash = h;
 		k->loads_known = true;
 	}

@@ -770,6 +770,15 @@ bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs,
 	return true;
 }
 
+/* The same for a store, not counted at the fork gate: it holds the store
+** lock, which fork's prepare handlers take (trace_unwind.c's comment). */
+void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long long *subs)
+{
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(sys_loader_counts_cb, c);
+	*adds = c[0], *subs = c[1];
+}
+
 void alloc_sys_signals_off(sigset_t *old)
 {
 	sigset_t all;

@@ -74,9 +74,13 @@ bool alloc_fdid_same(const alloc_fdid_t *id);
 void alloc_sys_err_init(void); /* the constructor: stderr as it is now */
 void alloc_sys_err_retake(void); /* forget it and take it again */
 /* SIGXFSZ blocked around a write of ours; restored, one our write raised
-** (`ours`) taken back first (alloc_sys.c). */
-void alloc_sys_xfsz_block(sigset_t *old);
-void alloc_sys_xfsz_restore(const sigset_t *old);
+** taken back first, whatever the mask before (alloc_sys.c). */
+typedef struct alloc_xfsz_s {
+	sigset_t old;     /* the thread's mask before */
+	bool was_pending; /* SIGXFSZ pending already, blocked before: not ours */
+} alloc_xfsz_t;
+void alloc_sys_xfsz_block(alloc_xfsz_t *x);
+void alloc_sys_xfsz_restore(const alloc_xfsz_t *x);
 int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
 /* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
 ** fuzzer links alloc_sys.c alone). */

@@ -352,7 +352,8 @@ static bool snap_copy_locked(alloc_snap_t *im, bool with_map, bool compact, bool
 		** the API, or at exit) would free into a list held here, or wait
 		** at the gate this thread closed: signals wait until the end. */
 		bool mim = alloc_mode == MEMINST_MODE_MIM;
-		sigset_t old, xfsz;
+		sigset_t old;
+		alloc_xfsz_t xfsz;
 		alloc_sys_xfsz_block(&xfsz); /* a file past ulimit -f: EFBIG, not a kill */
 		alloc_sys_signals_off(&old);
 		atomic_fetch_add(&alloc_map_capturing, 1);
@@ -629,7 +630,7 @@ void alloc_snap_note(const char *line, size_t n)
 			      0644);
 	if (fd < 0)
 		return;
-	sigset_t old; /* the notes past ulimit -f: EFBIG, not the program killed */
+	alloc_xfsz_t old; /* the notes past ulimit -f: EFBIG, not the program killed */
 	alloc_sys_xfsz_block(&old);
 	alloc_sys_write(fd, line, n);
 	alloc_sys_xfsz_restore(&old);

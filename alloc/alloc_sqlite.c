@@ -659,7 +659,7 @@ int alloc_sqlite_store(const char *path, alloc_snap_t *im, bool keep, char *err,
 {
 	sq_writer_t w = {.err = err, .errlen = errlen, .path = path};
 	int saved_errno = errno, id = -1;
-	sigset_t mask;
+	alloc_xfsz_t mask;
 	alloc_guard_enter();
 	alloc_sys_xfsz_block(&mask); /* SQLite sees EFBIG and the store is rolled back */
 	pthread_once(&sq_fork_once, sq_fork_register);

@@ -276,7 +276,7 @@ static void sys_vlog(int kind, const char *key, const char *fmt, va_list ap)
 	}
 	int fd = alloc_sys_err_fd();
 	if (fd >= 0) { /* stderr may be a file past ulimit -f */
-		sigset_t old;
+		alloc_xfsz_t old;
 		alloc_sys_xfsz_block(&old);
 		errno = 0;
 		alloc_sys_write(fd, line, n);
@@ -316,39 +316,51 @@ void alloc_log_run(const char *key, const char *fmt, ...) { SYS_LOG(ALLOC_LINE_R
 ** whose default action kills the program with a core dump: its fate would
 ** depend on the size of our file.  So SIGXFSZ is blocked around each write
 ** of ours (a line, a trace chunk, a snapshot store), and one pending when
-** the mask is restored is taken back first: it was raised in the window
-** (a SIGXFSZ pending before it would have been delivered, the thread not
-** blocking it), by our writes, whichever of them met the limit (the
-** callers' own tests of it missed one: a run past ulimit -f under load was
-** killed, status 153).  One another process sent in that window would be
-** taken too.  A SIGXFSZ the program blocked itself is left as it is.  The
-** write sees EFBIG.  Raw system calls: lines are written from signal
-** handlers too.  errno is kept.
+** the mask is restored is taken back first unless it was pending, blocked,
+** before the block: our write raised it (one pending unblocked before
+** would have been delivered).  That holds when the thread had it blocked
+** already, by meminst's own masks too: a trace flush blocks every signal
+** around its write and then restores the program's mask, which delivered
+** the SIGXFSZ a write inside had left (a run past ulimit -f under load was
+** killed, status 153, when the exit's flush met the limit).  One another
+** process sent in the window would be taken too.  A SIGXFSZ the program
+** had pending itself is left as it is.  The write sees EFBIG.  Raw system
+** calls: lines are written from signal handlers too.  errno is kept.
+** rt_sigpending is tried against a seccomp filter with the snapshots'
+** calls: refused, nothing is taken back.
 */
-void alloc_sys_xfsz_block(sigset_t *old)
+static bool sys_xfsz_pending(void)
 {
+	sigset_t pending;
+	return !alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT) &&
+	       syscall(SYS_rt_sigpending, &pending, (size_t)(_NSIG / 8)) == 0 && sigismember(&pending, SIGXFSZ);
+}
+
+void alloc_sys_xfsz_block(alloc_xfsz_t *x)
+{
+	int saved = errno;
 	sigset_t xfsz;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xfsz, old, (size_t)(_NSIG / 8));
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &xfsz, &x->old, (size_t)(_NSIG / 8));
+	/* blocked already (a mask of the program's or of ours): one pending now is not ours */
+	x->was_pending = sigismember(&x->old, SIGXFSZ) &&
+			 (alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT) || sys_xfsz_pending());
+	errno = saved;
 }
 
-void alloc_sys_xfsz_restore(const sigset_t *old)
+void alloc_sys_xfsz_restore(const alloc_xfsz_t *x)
 {
-	if (sigismember(old, SIGXFSZ))
-		return; /* the program's own block: nothing of ours to undo */
 	int saved = errno;
-	sigset_t pending;
-	/* rt_sigpending is tried against a seccomp filter with the snapshots' calls */
-	if (!alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT) &&
-	    syscall(SYS_rt_sigpending, &pending, (size_t)(_NSIG / 8)) == 0 && sigismember(&pending, SIGXFSZ)) {
+	if (!x->was_pending && sys_xfsz_pending()) {
 		sigset_t xfsz;
 		sigemptyset(&xfsz);
 		sigaddset(&xfsz, SIGXFSZ);
 		const struct timespec now = {0, 0};
 		syscall(SYS_rt_sigtimedwait, &xfsz, NULL, &now, (size_t)(_NSIG / 8));
 	}
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, (size_t)(_NSIG / 8));
+	if (!sigismember(&x->old, SIGXFSZ))
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &x->old, NULL, (size_t)(_NSIG / 8));
 	errno = saved;
 }
 

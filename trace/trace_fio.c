@@ -163,12 +163,12 @@ const char *trace_file_refuse(const char *path)
 ** A file over the program's RLIMIT_FSIZE (ulimit -f) makes the kernel send
 ** SIGXFSZ, whose default action kills the program with a core dump: it is
 ** blocked around the write and the one our write raised is taken back
-** (alloc_sys_xfsz_block/_restore).  The writer thread has every signal blocked: one
-** system call per batch there, three in a program's thread.
+** (alloc_sys_xfsz_block/_restore), also where the caller blocked every
+** signal (the writer thread, a flush): three system calls around a batch.
 */
 static int fio_writev(int fd, struct iovec *v, int n, int64_t off, size_t *done)
 {
-	sigset_t old;
+	alloc_xfsz_t old;
 	alloc_sys_xfsz_block(&old);
 	size_t total = 0;
 	errno = 0;

@@ -167,6 +167,9 @@ void alloc_sys_build_id_hex(const struct dl_phdr_info *info, char *out, size_t l
 void alloc_sys_exe_path(char *path, size_t len);
 void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t len);
 void alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs);
+struct dl_phdr_info;
+int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+bool alloc_sys_loader_busy(void); /* a thread of ours is inside dl_iterate_phdr */
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

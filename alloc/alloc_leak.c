@@ -657,7 +657,7 @@ bool alloc_leak_prepare(void)
 	k->mp.anon = (leak_vma_t *)(k->segs + LEAK_MODULES_MAX);
 	k->nmodules = k->nsegs = 0;
 	alloc_guard_enter();
-	dl_iterate_phdr(leak_module_cb, k);
+	alloc_sys_dl_iterate(leak_module_cb, k);
 	for (size_t i = 1; i < k->nsegs; i++) /* by address (a few hundred) */
 		for (size_t j = i; j > 0 && k->segs[j - 1].lo > k->segs[j].lo; j--) {
 			leak_range_t t = k->segs[j];

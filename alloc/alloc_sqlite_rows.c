@@ -316,7 +316,7 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	size_t bytes = ms.cap * sizeof(sq_module_t);
 	if (!(ms.m = alloc_sys_map(bytes)))
 		return alloc_sqlite_fail(w, "out of memory");
-	dl_iterate_phdr(sq_module_cb, &ms);
+	alloc_sys_dl_iterate(sq_module_cb, &ms);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	uint64_t h = SQ_HASH_START;

@@ -262,7 +262,7 @@ static const stack_module_t *stack_module(uintptr_t addr)
 	if (m)
 		return m;
 	struct stack_find q = {.addr = addr};
-	dl_iterate_phdr(stack_find_object, &q);
+	alloc_sys_dl_iterate(stack_find_object, &q);
 	if (!q.found)
 		return NULL;
 	stack_lock_take();

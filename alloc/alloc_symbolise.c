@@ -139,7 +139,7 @@ static void sym_type_line(struct sym_buf *b, const struct meminst_status_info *e
 static bool sym_request(struct sym_buf *b, const struct meminst_status_info *e, long n)
 {
 	sym_putf(b, "meminst-symbolise 1\n");
-	dl_iterate_phdr(sym_module_cb, b);
+	alloc_sys_dl_iterate(sym_module_cb, b);
 	bool any = false;
 	for (long i = 0; i < n; i++)
 		if (e[i].blocks.max_ever > 0 && e[i].site) {

@@ -79,14 +79,14 @@ static void unload_thread_caches(void)
 static alloc_loaded_t *unload_list_now(size_t *n, size_t *bytes)
 {
 	struct unload_list l = {0};
-	dl_iterate_phdr(unload_list_cb, &l); /* count */
+	alloc_sys_dl_iterate(unload_list_cb, &l); /* count */
 	for (int tries = 0; tries < 4; tries++) {
 		l.cap = l.n + 16;
 		*bytes = (l.cap * sizeof *l.v + 4095) & ~(size_t)4095;
 		if (!(l.v = alloc_sys_map(*bytes)))
 			return NULL;
 		l.n = 0;
-		dl_iterate_phdr(unload_list_cb, &l);
+		alloc_sys_dl_iterate(unload_list_cb, &l);
 		if (l.n <= l.cap) {
 			*n = l.n;
 			return l.v;

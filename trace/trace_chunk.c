@@ -232,7 +232,7 @@ void trace_modules_check(void)
 	buf_lock(&trace_chunk_proc.lock);
 	if (!trace_chunk_proc.scanned || c[0] != trace_chunk_proc.adds || c[1] != trace_chunk_proc.subs) {
 		trace_chunk_proc.adds = c[0], trace_chunk_proc.subs = c[1], trace_chunk_proc.scanned = true;
-		dl_iterate_phdr(proc_module_cb, NULL);
+		alloc_sys_dl_iterate(proc_module_cb, NULL);
 		trace_chunk_proc_flush_locked();
 	}
 	buf_unlock(&trace_chunk_proc.lock);

@@ -40,6 +40,7 @@
 */
 #define UNW_LOCAL_ONLY
 #include "trace_sampler.h"
+#include "../alloc/alloc_int.h"
 
 #include <libunwind.h>
 #include <link.h>
@@ -51,6 +52,7 @@ static __thread int unwind_depth ALLOC_TLS_MODEL;
 static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
 static _Atomic unsigned unwind_inside;  /* walks inside libunwind now */
 static _Atomic bool unwind_gate;        /* a fork is copying the process */
+static _Atomic bool unwind_off;         /* for good: see trace_unwind_clone_child */
 #define UNWIND_WAIT_YIELDS 100000       /* a fork's prepare handlers take far less */
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
 static uintptr_t unwind_lib_lo, unwind_lib_hi;   /* libunwind's */
@@ -68,6 +70,10 @@ bool trace_unwind_busy(void)
 */
 static bool unwind_enter(bool may_wait)
 {
+	/* a child of a raw clone, from normal context: taken as alone before
+	** its first walk, which the loader's lock held in the copy would stop */
+	if (may_wait && __builtin_expect(alloc_clone_copied(), 0))
+		alloc_clone_adopt();
 	for (;;) {
 		atomic_fetch_add(&unwind_inside, 1);
 		if (__builtin_expect(!atomic_load(&unwind_gate), 1)) {
@@ -76,7 +82,7 @@ static bool unwind_enter(bool may_wait)
 			return true;
 		}
 		atomic_fetch_sub(&unwind_inside, 1);
-		if (!may_wait || unwind_forker)
+		if (!may_wait || unwind_forker || atomic_load(&unwind_off))
 			return false;
 		/* bounded: this thread may hold the loader's lock (a malloc
 		** inside dlopen) that a walk the fork waits for needs */
@@ -107,8 +113,27 @@ void trace_unwind_postfork(bool child)
 {
 	if (child) /* a walk that was counting itself out went with its thread */
 		atomic_store(&unwind_inside, 0);
-	atomic_store(&unwind_gate, false);
+	atomic_store(&unwind_gate, atomic_load(&unwind_off));
 	unwind_forker = false;
+}
+
+/*
+** A child of clone without fork, before its fork child handlers run: no
+** gate held the walks still while it was copied.  A walk another thread
+** had under way may have left libunwind's locks or the loader's (taken by
+** dl_iterate_phdr, which libunwind calls) held for ever in the copy: the
+** child's next walk, or its exit snapshot's list of modules, waited for
+** ever in _exit (clone_walk.sh); so would one of our own calls of it
+** (loader_held).  True then: walks stay off in this
+** process (the gate up for good, the cheap refusal), and the caller stores
+** no snapshot.
+*/
+bool trace_unwind_clone_child(bool loader_held)
+{
+	if (!loader_held && !atomic_load(&unwind_inside))
+		return false;
+	atomic_store(&unwind_off, true);
+	return true;
 }
 
 bool trace_unwind_proc_entry(uint64_t addr, uint64_t *start)

@@ -359,11 +359,6 @@ void alloc_exit_fast(int status)
 	errno = saved_errno;
 }
 
-bool alloc_clone_copied(void)
-{
-	return exit_copy_mark && atomic_load_explicit(exit_copy_mark, memory_order_relaxed) == 0;
-}
-
 bool alloc_clone_walked(void)
 {
 	return atomic_load(&exit_clone_walked);

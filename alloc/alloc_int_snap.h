@@ -188,9 +188,6 @@ bool alloc_clone_adopt(void);
 /* Copied by a raw clone during a stack walk: no snapshot, no walk, nothing
 ** at exit that lists the modules (the loader's lock may be held for ever). */
 bool alloc_clone_walked(void);
-/* A copy not taken as alone yet (its page marked MADV_WIPEONFORK is
-** zero): one load, no system call, for the stack walks' path. */
-bool alloc_clone_copied(void);
 void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
 void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
 void alloc_service_child_reset(bool relaunch); /* alloc_service.c */

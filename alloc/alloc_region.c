@@ -76,7 +76,7 @@ static struct {
 static __thread int region_busy ALLOC_TLS_MODEL;
 
 /* A child of clone without fork finds the lock held for ever when a thread
-** of its parent was mapping at the clone (clone_walk.sh: its first stdio
+** of its parent was mapping at the clone (clone_raw.sh: its first stdio
 ** buffer's site named under site_depth): alloc_clone_adopt every so often
 ** makes it anew, as alloc_fork_wait does. */
 static void region_lock(void)

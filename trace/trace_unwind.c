@@ -40,7 +40,6 @@
 */
 #define UNW_LOCAL_ONLY
 #include "trace_sampler.h"
-#include "../alloc/alloc_int.h"
 
 #include <libunwind.h>
 #include <link.h>
@@ -70,10 +69,6 @@ bool trace_unwind_busy(void)
 */
 static bool unwind_enter(bool may_wait)
 {
-	/* a child of a raw clone, from normal context: taken as alone before
-	** its first walk, which the loader's lock held in the copy would stop */
-	if (may_wait && __builtin_expect(alloc_clone_copied(), 0))
-		alloc_clone_adopt();
 	for (;;) {
 		atomic_fetch_add(&unwind_inside, 1);
 		if (__builtin_expect(!atomic_load(&unwind_gate), 1)) {
@@ -123,7 +118,7 @@ void trace_unwind_postfork(bool child)
 ** had under way may have left libunwind's locks or the loader's (taken by
 ** dl_iterate_phdr, which libunwind calls) held for ever in the copy: the
 ** child's next walk, or its exit snapshot's list of modules, waited for
-** ever in _exit (clone_walk.sh); so would one of our own calls of it
+** ever in _exit (clone_raw.sh); so would one of our own calls of it
 ** (loader_held).  True then: walks stay off in this
 ** process (the gate up for good, the cheap refusal), and the caller stores
 ** no snapshot.

@@ -152,6 +152,13 @@ __attribute__((constructor(101))) static void api_constructor(void)
 ** of its own on any number, the copy's among them. */
 __attribute__((destructor)) static void api_destructor(void)
 {
+	/* A child of a raw clone is taken as alone first: the sampler's
+	** threads are its parent's, and stopping them joined a thread it does
+	** not have, for ever.  One in its parent's memory (vfork) stops nothing. */
+	if (!alloc_clone_adopt() && !alloc_exit_own_process())
+		return;
+	if (alloc_clone_walked())
+		return; /* the trace's end and print= list the modules: the loader's lock */
 	trace_at_exit();
 	if (!API_ON())
 		return;

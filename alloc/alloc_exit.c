@@ -149,6 +149,10 @@ static int exit_memory_own(pid_t pid)
 ** its snapshots are not stored (said once).  True: this process is ours.
 */
 static atomic_flag exit_unknown_said = ATOMIC_FLAG_INIT;
+/* This process, or the one it was forked from, was copied by a raw clone
+** in the middle of a stack walk: the loader's lock may be held for ever,
+** and a snapshot lists the modules through it (trace_unwind_clone_child). */
+static _Atomic bool exit_clone_walked;
 
 /* The process's id, asked of the kernel: how a clone is told, in any
 ** thread of the program.  Under a seccomp filter that refuses getpid
@@ -163,8 +167,8 @@ static pid_t exit_getpid(void)
 bool alloc_clone_adopt(void)
 {
 	pid_t pid = exit_getpid(), was = atomic_load(&exit_pid);
-	if (pid == was || pid <= 0)
-		return true; /* <= 0: a seccomp filter refuses getpid, nothing to tell */
+	if (pid == was || pid <= 0) /* <= 0: a seccomp filter refuses getpid, nothing to tell */
+		return !atomic_load(&exit_clone_walked);
 	int own = exit_memory_own(pid);
 	if (own <= 0) {
 		if (own < 0 && !atomic_flag_test_and_set(&exit_unknown_said))
@@ -175,6 +179,7 @@ bool alloc_clone_adopt(void)
 	}
 	if (!atomic_compare_exchange_strong(&exit_pid, &was, pid))
 		return true; /* a recursive call (a lock taken while resetting) */
+	bool walked = trace_unwind_clone_child(alloc_sys_loader_busy()); /* before the handlers reset */
 	alloc_sys_pid_refresh();
 	if (alloc_mode != MEMINST_MODE_OFF)
 		alloc_thread_child_reset();
@@ -184,7 +189,13 @@ bool alloc_clone_adopt(void)
 	alloc_sqlite_child_reset();
 	alloc_service_child_reset(false);
 	trace_child_reset();
-	return true;
+	if (walked) {
+		atomic_store(&exit_clone_walked, true);
+		alloc_note("process %d was made by clone without fork while another thread walked a "
+			   "stack: the loader's lock may stay held in it, so it walks no stack and "
+			   "stores no snapshot", (int)pid);
+	}
+	return !walked;
 }
 
 /*
@@ -351,6 +362,11 @@ void alloc_exit_fast(int status)
 	alloc_service_flush();
 	alloc_snap_at_exit();
 	errno = saved_errno;
+}
+
+bool alloc_clone_walked(void)
+{
+	return atomic_load(&exit_clone_walked);
 }
 
 bool alloc_exit_own_process(void)

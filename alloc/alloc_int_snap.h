@@ -185,6 +185,9 @@ bool alloc_exit_own_process(void); /* not a vfork child */
 /* A process made by clone without fork is taken as alone (alloc_exit.c):
 ** false for a child sharing its parent's memory (leave everything as is). */
 bool alloc_clone_adopt(void);
+/* Copied by a raw clone during a stack walk: no snapshot, no walk, nothing
+** at exit that lists the modules (the loader's lock may be held for ever). */
+bool alloc_clone_walked(void);
 void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
 void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
 void alloc_service_child_reset(bool relaunch); /* alloc_service.c */

@@ -173,6 +173,9 @@ void alloc_sys_module_path(const struct dl_phdr_info *info, char *path, size_t l
 /* false when not read (a fork under way: trace_loader_iterate) */
 bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs, bool may_wait);
 void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long long *subs);
+struct dl_phdr_info;
+int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+bool alloc_sys_loader_busy(void); /* a thread of ours is inside dl_iterate_phdr */
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

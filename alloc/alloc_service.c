@@ -520,7 +520,11 @@ bool alloc_service_own_table(void)
 
 void alloc_service_flush(void)
 {
-	if (!svc.running)
+	/* A child of a raw clone has a copy of the lock, held by the parent's
+	** service thread at that instant in one run in a few: taken as alone
+	** first (its copy of svc reset), else it waited for ever in exit(3).
+	** A child in its parent's memory (vfork) leaves the parent's alone. */
+	if (!alloc_clone_adopt() || !svc.running)
 		return;
 	pthread_mutex_lock(&svc.busy);
 	svc.ending = true;

@@ -744,7 +744,9 @@ void alloc_snap_at_exit(void)
 	bool store = allowed && alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_EXIT);
 	bool gate = allowed && alloc_opts.leak_exit_code && alloc_mode == MEMINST_MODE_MIM &&
 		    alloc_opts.leak_check != ALLOC_LEAK_CHECK_OFF;
-	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !(store || gate) ||
+	/* not ours (a vfork child: its parent's flag; a raw clone's copy that
+	** stores nothing): no capture, not "no memory" */
+	if (alloc_state != 2 || alloc_mode == MEMINST_MODE_OFF || !(store || gate) || !alloc_clone_adopt() ||
 	    atomic_exchange(&snap_exit_done, true))
 		return;
 	alloc_snap_t *im = gate ? alloc_snap_capture_leaks("exit") : alloc_snap_capture(true, "exit");

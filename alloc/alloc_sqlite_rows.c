@@ -333,8 +333,9 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	if (!(ms.m = alloc_sys_map(bytes)))
 		return alloc_sqlite_fail(w, "out of memory");
 	/* not trace_loader_iterate: the store lock, which fork's prepare
-	** handler takes after the loader's gate is up, keeps forks out */
-	dl_iterate_phdr(sq_module_cb, &ms);
+	** handler takes after the loader's gate is up, keeps forks out; a raw
+	** clone's copy still sees the call (alloc_sys_dl_iterate) */
+	alloc_sys_dl_iterate(sq_module_cb, &ms);
 	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	uint64_t h = SQ_HASH_START;

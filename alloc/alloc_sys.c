@@ -773,6 +773,27 @@ static int sys_loader_counts_cb(struct dl_phdr_info *info, size_t size, void *ar
 	return 1;
 }
 
+/* The loader's lock is held inside dl_iterate_phdr: a child of a raw
+** clone copied while one of our threads was in it would wait for ever at
+** its next call (alloc_clone_adopt reads the count).  The calls of ours
+** not counted at the fork gate (trace_loader_iterate counts the others in
+** unwind_inside, which trace_unwind_clone_child reads) go through here:
+** the store's, under the store lock that fork's prepare handlers take. */
+static _Atomic unsigned sys_loader_inside;
+
+int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	atomic_fetch_add(&sys_loader_inside, 1);
+	int rc = dl_iterate_phdr(cb, data);
+	atomic_fetch_sub(&sys_loader_inside, 1);
+	return rc;
+}
+
+bool alloc_sys_loader_busy(void)
+{
+	return atomic_load(&sys_loader_inside) != 0;
+}
+
 bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs, bool may_wait)
 {
 	unsigned long long c[2] = {0, 0};
@@ -787,7 +808,7 @@ bool alloc_sys_loader_counts(unsigned long long *adds, unsigned long long *subs,
 void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long long *subs)
 {
 	unsigned long long c[2] = {0, 0};
-	dl_iterate_phdr(sys_loader_counts_cb, c);
+	alloc_sys_dl_iterate(sys_loader_counts_cb, c);
 	*adds = c[0], *subs = c[1];
 }
 

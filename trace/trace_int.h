@@ -484,6 +484,7 @@ bool trace_unwind_enter(bool may_wait);
 void trace_unwind_leave(void);
 void trace_unwind_prefork(void);
 void trace_unwind_postfork(bool child);
+bool trace_unwind_clone_child(bool loader_held); /* a walk copied under way: walks off */
 void trace_sample_postfork_child(void);
 /* After a clone without fork (alloc_clone_adopt): the child handlers of the
 ** trace buffers ("trace_buf.c") and of the death handlers ("trace_death.c"). */

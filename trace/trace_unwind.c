@@ -66,6 +66,7 @@ static __thread int loader_depth ALLOC_TLS_MODEL; /* counted in unwind_inside */
 static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
 static _Atomic unsigned unwind_inside;  /* walks inside libunwind or dl_iterate_phdr now */
 static _Atomic bool unwind_gate;        /* a fork is copying the process */
+static _Atomic bool unwind_off;         /* for good: see trace_unwind_clone_child */
 #define UNWIND_WAIT_YIELDS 100000       /* a fork's prepare handlers take far less */
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
 static uintptr_t unwind_lib_lo, unwind_lib_hi;   /* libunwind's */
@@ -93,7 +94,7 @@ static bool loader_enter(bool may_wait)
 			return true;
 		}
 		atomic_fetch_sub(&unwind_inside, 1);
-		if (!may_wait || unwind_forker)
+		if (!may_wait || unwind_forker || atomic_load(&unwind_off))
 			return false;
 		/* bounded: this thread may hold the loader's lock (a malloc
 		** inside dlopen) that a walk the fork waits for needs */
@@ -152,8 +153,27 @@ void trace_unwind_postfork(bool child)
 {
 	if (child) /* a walk that was counting itself out went with its thread */
 		atomic_store(&unwind_inside, (unsigned)loader_depth);
-	atomic_store(&unwind_gate, false);
+	atomic_store(&unwind_gate, atomic_load(&unwind_off));
 	unwind_forker = false;
+}
+
+/*
+** A child of clone without fork, before its fork child handlers run: no
+** gate held the walks still while it was copied.  A walk another thread
+** had under way may have left libunwind's locks or the loader's (taken by
+** dl_iterate_phdr, which libunwind calls) held for ever in the copy: the
+** child's next walk, or its exit snapshot's list of modules, waited for
+** ever in _exit (clone_raw.sh); so would one of our own calls of it
+** (loader_held).  True then: walks stay off in this
+** process (the gate up for good, the cheap refusal), and the caller stores
+** no snapshot.
+*/
+bool trace_unwind_clone_child(bool loader_held)
+{
+	if (!loader_held && !atomic_load(&unwind_inside))
+		return false;
+	atomic_store(&unwind_off, true);
+	return true;
 }
 
 bool trace_unwind_proc_entry(uint64_t addr, uint64_t *start)

@@ -7,26 +7,57 @@
 # alone, as a fork child is.  Per mode, 40 rounds of one child of each
 # kind: every child ends with its status (3), the output is the plain
 # run's, and every process leaves its exit snapshot.
-: "${MEMINST_TEST_TIMEOUT:=600}"
+#
+# Then beside meminst's own threads and stack walks, where each of these
+# hung a child in exit(3) within 20 rounds (the target says "stuck PID"
+# after 10 s):
+#   - the wall-clock sampler: the child's exit stopped its copy of the
+#     sampler and joined the parent's thread, which it does not have;
+#   - control=on: the exit flushed the service thread's work under a lock
+#     the parent's service thread held at the clone;
+#   - site_depth=8: a walk under way in another thread at the clone left
+#     the region table's lock (libunwind maps through the hooks), or the
+#     loader's, held for ever in the child.
+# (alloc_sample=1024 still leaves one child in a few hundred spinning on the
+# region table's lock: not fixed, not run here.)
+# Such a child is now taken as alone at exit and before a walk; one copied
+# in the middle of a walk or of dl_iterate_phdr walks no stack and stores
+# no snapshot (one note), so only the ends are checked there.
+: "${MEMINST_TEST_TIMEOUT:=900}"
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
 ROUNDS=40
 "$MI_TARGETS/clone_raw" $ROUNDS >"$MI_TMP/ref" 2>&1
-for mode in mis mim; do
-	d=$MI_TMP/$mode
-	mkdir -p "$d"
+children=$(sed -n 's/^rounds [0-9]* children \([0-9]*\) .*/\1/p' "$MI_TMP/ref")
+MI_EXPECTED_NOTE='was made by clone without fork while another thread walked a stack'
+
+# clone_run SETTINGS WHAT: the target under SETTINGS with its snapshots in
+# $d, checked for its status, its output and a line of meminst's
+clone_run() {
 	why=
-	MI_MEMINST="$mode,snapshot=$d/c.%p.db"
+	MI_MEMINST="$1,snapshot=$d/c.%p.db,trace_file=$d/t.%p.trace"
 	mi_x "$MI_TARGETS/clone_raw" $ROUNDS >"$MI_TMP/out" 2>"$MI_TMP/err"
 	rc=$?
 	unset MI_MEMINST
 	snap_expect "exit status" "$rc" 0
 	cmp -s "$MI_TMP/ref" "$MI_TMP/out" || mi_why_add "output differs from the plain run's"
 	mi_no_complaint "$MI_TMP/err"
-	children=$(sed -n 's/^rounds [0-9]* children \([0-9]*\) .*/\1/p' "$MI_TMP/ref")
-	snap_expect "exit snapshots" "$(ls "$d"/c.*.db 2>/dev/null | wc -l)" $((1 + ${children:-0}))
-	mi_verdict "$mode: ${children:-?} children of clone and clone3 beside 2 threads: all ended, all stored" \
+}
+
+n=0
+for set in mis mim "mis,control=on,sample=1000,sample_clock=wall,interval=1ms" \
+	"mim,control=on,site_depth=8,sample=100"; do
+	n=$((n + 1))
+	d=$MI_TMP/$n
+	mkdir -p "$d"
+	clone_run "$set"
+	case $set in mis | mim)
+		snap_expect "exit snapshots" "$(ls "$d"/c.*.db 2>/dev/null | wc -l)" $((1 + ${children:-0}))
+		what="all ended, all stored" ;;
+	*) what="all ended" ;;
+	esac
+	mi_verdict "$set: ${children:-?} children of clone and clone3 beside 2 threads: $what" \
 		"$why" "$MI_TMP/out" stdout "$MI_TMP/ref" "plain run" "$MI_TMP/err" stderr
 done
 mi_finish

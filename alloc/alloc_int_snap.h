@@ -185,6 +185,25 @@ bool alloc_exit_own_process(void); /* not a vfork child */
 /* A process made by clone without fork is taken as alone (alloc_exit.c):
 ** false for a child sharing its parent's memory (leave everything as is). */
 bool alloc_clone_adopt(void);
+/* One turn of a wait on a lock or flag another thread holds: a yield, and
+** every 4096th turn (turns counted from 1) alloc_clone_adopt, since in a
+** child of a raw clone that thread is gone and only the adoption's reset
+** lets go. */
+void alloc_clone_yield(unsigned turn);
+/* A page the kernel wipes in a copy of the process's memory (fork, clone
+** without CLONE_VM; NULL without MADV_WIPEONFORK), set again once the copy
+** is taken as its own (a fork's child handlers, alloc_clone_adopt).  Zero:
+** a child of a raw clone not yet adopted, where a walk under way in
+** another thread at the clone may have left libunwind's locks or the
+** loader's held for ever (trace_unwind.c walks nothing until then).  One
+** load, no system call. */
+extern _Atomic int *alloc_exit_copy_mark;
+static inline bool alloc_clone_unadopted(void)
+{
+	_Atomic int *mark = alloc_exit_copy_mark;
+	return mark && !atomic_load_explicit(mark, memory_order_relaxed);
+}
+void alloc_exit_postfork_child(void);
 /* Copied by a raw clone during a stack walk: no snapshot, no walk, nothing
 ** at exit that lists the modules (the loader's lock may be held for ever). */
 bool alloc_clone_walked(void);

@@ -77,15 +77,12 @@ static __thread int region_busy ALLOC_TLS_MODEL;
 
 /* A child of clone without fork finds the lock held for ever when a thread
 ** of its parent was mapping at the clone (clone_raw.sh: its first stdio
-** buffer's site named under site_depth): alloc_clone_adopt every so often
-** makes it anew, as alloc_fork_wait does. */
+** buffer's site named under site_depth): alloc_clone_yield's adoption
+** makes it anew. */
 static void region_lock(void)
 {
-	for (unsigned i = 1; atomic_exchange_explicit(&region_g.lock, 1, memory_order_acquire); i++) {
-		alloc_sys_yield();
-		if ((i & 4095) == 0)
-			alloc_clone_adopt();
-	}
+	for (unsigned i = 1; atomic_exchange_explicit(&region_g.lock, 1, memory_order_acquire); i++)
+		alloc_clone_yield(i);
 }
 
 static void region_unlock(void)

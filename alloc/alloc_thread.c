@@ -225,11 +225,8 @@ static void thread_quiesce_counting(int why)
 ** gate and never will lower it): alloc_clone_adopt every so often. */
 void alloc_fork_wait(void)
 {
-	for (unsigned i = 1; atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP; i++) {
-		alloc_sys_yield();
-		if ((i & 4095) == 0)
-			alloc_clone_adopt();
-	}
+	for (unsigned i = 1; atomic_load(&alloc_count_gate) & ALLOC_GATE_STOP; i++)
+		alloc_clone_yield(i);
 }
 
 /*

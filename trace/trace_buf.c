@@ -66,11 +66,15 @@ static _Atomic int buf_spares_taken;
 /* --------------------------------------------------------------- locks -- */
 
 /* A plain spin lock: the pthread ones are interposed (trace_suspend.c) and
-** these are held for a few instructions or one write(2). */
+** these are held for a few instructions or one write(2).  In a child of a
+** raw clone one may be held for ever by a thread it does not have (the
+** writer's queue by a thread making its record, clone_raw.sh under
+** alloc_sample): the wait adopts the child now and then, which makes every
+** lock here anew (trace_after_fork_child). */
 void trace_spin_lock(_Atomic int *l)
 {
-	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
-		alloc_sys_yield();
+	for (unsigned i = 1; atomic_exchange_explicit(l, 1, memory_order_acquire); i++)
+		alloc_clone_yield(i);
 }
 void trace_spin_unlock(_Atomic int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 #define buf_lock trace_spin_lock

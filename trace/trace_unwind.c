@@ -54,6 +54,7 @@
 */
 #define UNW_LOCAL_ONLY
 #include "trace_sampler.h"
+#include "../alloc/alloc_int.h"
 
 #include <libunwind.h>
 #include <link.h>
@@ -86,6 +87,13 @@ bool trace_unwind_busy(void)
 */
 static bool loader_enter(bool may_wait)
 {
+	/* a child of a raw clone not yet taken as alone (its exit, a lock
+	** waited for long, pthread_create: alloc_exit.c) walks nothing: a walk
+	** another thread had under way at the clone may have left libunwind's
+	** locks or the loader's held for ever in the copy (clone_raw.sh,
+	** site_depth=8 beside the sampler); the adoption tells */
+	if (__builtin_expect(alloc_clone_unadopted(), 0) && !loader_depth)
+		return false;
 	for (;;) {
 		atomic_fetch_add(&unwind_inside, 1);
 		if (__builtin_expect(!atomic_load(&unwind_gate), 1) || loader_depth) {
@@ -151,8 +159,10 @@ void trace_unwind_prefork(void)
 
 void trace_unwind_postfork(bool child)
 {
-	if (child) /* a walk that was counting itself out went with its thread */
+	if (child) { /* a walk that was counting itself out went with its thread */
 		atomic_store(&unwind_inside, (unsigned)loader_depth);
+		alloc_exit_postfork_child(); /* a process of its own before the gate falls */
+	}
 	atomic_store(&unwind_gate, atomic_load(&unwind_off));
 	unwind_forker = false;
 }

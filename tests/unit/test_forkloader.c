@@ -14,6 +14,10 @@
 ** and the child calls dl_iterate_phdr.  With the fork's prepare handler
 ** waiting for such calls to end, the child finds the lock free; without,
 ** it never ends (killed after 20 s: the test fails, it does not hang).
+**
+** A child of a raw clone (syscall(SYS_clone), no fork handler) got no such
+** wait: it walks nothing until it is taken as alone (alloc_clone_adopt),
+** which tells whether a call was under way at the clone.
 */
 #include "ut.h"
 
@@ -22,6 +26,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,4 +95,67 @@ Test(forkloader, child_of_fork_during_dl_iterate_phdr, .timeout = 120)
 	pthread_join(t, NULL);
 	cr_assert_neq(got, 0, "the child of the fork was still waiting for the loader's lock after 20 s");
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status %#x", st);
+}
+
+static int fl_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size;
+	++*(int *)arg;
+	return 0;
+}
+
+/* In the child: 0, or the number of the check that failed. */
+static int fl_raw_child(bool walked)
+{
+	int n = 0;
+	if (!alloc_clone_unadopted())
+		return 10; /* the copy mark was not wiped */
+	if (trace_loader_iterate(fl_count_cb, &n, true) || n)
+		return 11; /* walked before it was taken as alone */
+	if (alloc_clone_adopt() == walked)
+		return 12; /* the adoption missed (or invented) the call under way */
+	if (alloc_clone_unadopted())
+		return 13;
+	bool ok = trace_loader_iterate(fl_count_cb, &n, true);
+	if (walked ? ok : !ok || n == 0)
+		return 14; /* walks on when the loader's lock may be held, or off when free */
+	return 0;
+}
+
+/* A raw clone's child, checked by fl_raw_child; its exit status. */
+static int fl_raw_clone(bool walked)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(fl_raw_child(walked));
+	int st = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 2000 && (got = waitpid(pid, &st, WNOHANG)) == 0; i++) /* 20 s */
+		fl_nap_ms(10);
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	cr_assert_neq(got, 0, "the raw clone's child was still waiting after 20 s");
+	cr_assert(WIFEXITED(st), "the child ended with status %#x", st);
+	return WEXITSTATUS(st);
+}
+
+Test(forkloader, raw_clone_child_walks_once_adopted, .timeout = 60)
+{
+	int rc = fl_raw_clone(false);
+	cr_assert_eq(rc, 0, "check %d failed in the child", rc);
+}
+
+Test(forkloader, raw_clone_child_during_dl_iterate_phdr, .timeout = 120)
+{
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, fl_counter, NULL), 0);
+	for (int i = 0; i < 5000 && !atomic_load(&fl_inside); i++) /* 5 s at most */
+		fl_nap_ms(1);
+	cr_assert(atomic_load(&fl_inside), "the other thread never reached the loader's walk");
+	int rc = fl_raw_clone(true);
+	pthread_join(t, NULL);
+	cr_assert_eq(rc, 0, "check %d failed in the child", rc);
 }

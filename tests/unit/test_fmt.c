@@ -1,6 +1,7 @@
 /*
-** test_fmt.c — unit tests of alloc_fmt, the malloc-free printf subset in
-** alloc/alloc_sys.c that every message and status table goes through.
+** test_fmt.c — unit tests of alloc/alloc_sys.c: alloc_fmt, the malloc-free
+** printf subset that every message and status table goes through, and
+** (at the end) the SIGXFSZ pair around meminst's own writes.
 **
 ** Each conversion is checked against a literal expected string (which is
 ** also what glibc's snprintf prints for it), then truncation: the output is
@@ -10,10 +11,15 @@
 */
 #include <criterion/criterion.h>
 
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "alloc_int.h"
 
@@ -159,4 +165,49 @@ Test(fmt, tiny_buffers)
 Test(fmt, zero_pad_negative)
 {
 	FMT_EQ("-0042", "%05d", -42);
+}
+
+/*
+** Our write past ulimit -f inside a mask that blocks every signal (a trace
+** flush's): its SIGXFSZ is taken back before the mask is restored, or the
+** restore delivered it and the program died (status 153).  A SIGXFSZ the
+** program had pending before stays pending.
+*/
+static void sys_write_past_limit(int fd)
+{
+	static char page[8192];
+	alloc_xfsz_t x;
+	alloc_sys_xfsz_block(&x);
+	cr_assert_lt(pwrite(fd, page, sizeof page, 8192), 0, "the write met the limit"); /* at it: SIGXFSZ */
+	alloc_sys_xfsz_restore(&x);
+}
+
+Test(sys, xfsz_under_a_full_mask)
+{
+	char path[] = "/tmp/meminst-xfsz.XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	struct rlimit old, small;
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = (struct rlimit){.rlim_cur = 4096, .rlim_max = old.rlim_max};
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	sigset_t all, before, pending;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &before);
+	sys_write_past_limit(fd);
+	cr_assert_eq(sigpending(&pending), 0);
+	cr_assert(!sigismember(&pending, SIGXFSZ), "our write's SIGXFSZ taken back under a full mask");
+	/* the program's own, pending before ours: left as it is */
+	cr_assert_lt(pwrite(fd, "x", 1, 8192), 0, "the program's own write met the limit");
+	sys_write_past_limit(fd);
+	cr_assert_eq(sigpending(&pending), 0);
+	cr_assert(sigismember(&pending, SIGXFSZ), "the program's own SIGXFSZ left pending");
+	sigset_t xfsz;
+	sigemptyset(&xfsz);
+	sigaddset(&xfsz, SIGXFSZ);
+	cr_assert_eq(sigtimedwait(&xfsz, NULL, &(struct timespec){0, 0}), SIGXFSZ);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	close(fd);
 }

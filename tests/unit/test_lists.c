@@ -244,51 +244,6 @@ ParameterizedTest(int *mode, lists, spill_write_fails)
 	cr_assert_eq(alloc_map_count(), 0);
 }
 
-/*
-** Our write past ulimit -f inside a mask that blocks every signal (a trace
-** flush's): its SIGXFSZ is taken back before the mask is restored, or the
-** restore delivered it and the program died (status 153).  A SIGXFSZ the
-** program had pending before stays pending.
-*/
-static void lists_write_past_limit(int fd)
-{
-	static char page[8192];
-	alloc_xfsz_t x;
-	alloc_sys_xfsz_block(&x);
-	cr_assert_lt(pwrite(fd, page, sizeof page, 8192), 0, "the write met the limit"); /* at it: SIGXFSZ */
-	alloc_sys_xfsz_restore(&x);
-}
-
-Test(lists, xfsz_under_a_full_mask)
-{
-	char path[] = "/tmp/meminst-xfsz.XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0);
-	unlink(path);
-	struct rlimit old, small;
-	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
-	small = (struct rlimit){.rlim_cur = 4096, .rlim_max = old.rlim_max};
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
-	sigset_t all, before, pending;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &before);
-	lists_write_past_limit(fd);
-	cr_assert_eq(sigpending(&pending), 0);
-	cr_assert(!sigismember(&pending, SIGXFSZ), "our write's SIGXFSZ taken back under a full mask");
-	/* the program's own, pending before ours: left as it is */
-	cr_assert_lt(pwrite(fd, "x", 1, 8192), 0, "the program's own write met the limit");
-	lists_write_past_limit(fd);
-	cr_assert_eq(sigpending(&pending), 0);
-	cr_assert(sigismember(&pending, SIGXFSZ), "the program's own SIGXFSZ left pending");
-	sigset_t xfsz;
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	cr_assert_eq(sigtimedwait(&xfsz, NULL, &(struct timespec){0, 0}), SIGXFSZ);
-	pthread_sigmask(SIG_SETMASK, &before, NULL);
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
-	close(fd);
-}
-
 ParameterizedTest(int *mode, lists, handover_and_capture)
 {
 	static void *blocks[LST_T + 1][LST_N];
@@ -364,8 +319,8 @@ ParameterizedTest(int *mode, lists, escapes_then_wide)
 	cr_assert(im && !im->wide && im->nesc == 10, "10 escapes, %zu", im ? im->nesc : 0);
 	alloc_snap_free(im);
 	lst_expect_capture(live, n);
-	while (n < SMALL + 15 + BIG)
-		live[n++] = alloc_core_malloc((1u << 20) + 16 * n, ALLOC_A_MALLOC, ut_site(98), 0);
+	for (; n < SMALL + 15 + BIG; n++)
+		live[n] = alloc_core_malloc((1u << 20) + 16 * n, ALLOC_A_MALLOC, ut_site(98), 0);
 	im = alloc_snap_capture(true, "api");
 	cr_assert(im && im->wide, "%d escapes in room for %zu: wide", BIG, im ? im->esc_room : 0);
 	alloc_snap_free(im);

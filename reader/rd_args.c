@@ -410,7 +410,9 @@ static int args_end(struct rd_getopt *g)
 static int args_next(struct rd_getopt *g);
 
 /* The next option (RD_OPTION), or the end.  --json and --csv name the
-** one format of the output: both given is a mistake, not "the last wins". */
+** one format of the output, -o its one file: both formats, or two files,
+** given is a mistake, not "the last wins" (the first file would be left
+** as it was while the user reads it as the run's). */
 int rd_getopt(struct rd_getopt *g)
 {
 	int r = args_next(g);
@@ -418,6 +420,12 @@ int rd_getopt(struct rd_getopt *g)
 		if (g->format_id && g->format_id != g->opt->id)
 			return args_error(g, "--json and --csv: give one of them");
 		g->format_id = g->opt->id;
+	}
+	if (r == RD_OPTION && g->opt->id == RD_ID_OUTPUT) {
+		if (g->output_given)
+			return args_error(g, "-o given twice ('%s' and '%s'): give one output file",
+					  g->output_given, g->value);
+		g->output_given = g->value;
 	}
 	return r;
 }

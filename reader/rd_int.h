@@ -213,6 +213,7 @@ struct rd_getopt {
 	double real;                  /* REAL                             */
 	int word;                     /* WORD: the index in words[]       */
 	int format_id;                /* --json or --csv, once given      */
+	const char *output_given;     /* -o FILE, once given              */
 	/* the positional arguments, in order */
 	const char *pos[8];
 	int npos;

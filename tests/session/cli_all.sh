@@ -206,7 +206,9 @@ for c in $cmds; do
 	# a value that looks like an option is a mistake, not a file named "-o"
 	case $(options "$c") in *--output*)
 		one_line 2 "option '-o' needs a value, not the option '-o'" "$c" -o -o x t.db
-		one_line 2 "option '--output' needs a value, not the option '--json'" "$c" --output --json t.db ;;
+		one_line 2 "option '--output' needs a value, not the option '--json'" "$c" --output --json t.db
+		# two files: a mistake, not "the last one wins"
+		one_line 2 "-o given twice ('a' and 'b'): give one output file" "$c" -o a --output=b t.db ;;
 	esac
 	one_line 2 ".*" "$c" # nothing to read
 	# both output formats: a mistake, not "the last one wins"
@@ -367,6 +369,7 @@ launcher_error "--snapshot-at takes .*, not 'cgroup:90'" --snapshot-at cgroup:90
 launcher_error "--snapshot-at takes .*, not 'rss:101%'" --snapshot-at rss:101%
 launcher_error "--snapshot-at takes .*, not 'rss:1G+rss:2G'" --snapshot-at rss:1G+rss:2G
 launcher_error "option '-o' needs a value, not the option '-o'" -o -o x
+launcher_error "-o given twice ('a.db' and 'b.db'): give one output file" -o a.db -o b.db
 launcher_error "--mis, --mim, --dormant and --no-memory: give one of them" --mis --mim
 "$LAUNCH" --interval >out 2>cerr
 [ $? -eq 2 ] && grep -qx "meminst: option '--interval' needs a value (see 'meminst --help')" cerr ||

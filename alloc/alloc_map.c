@@ -224,12 +224,14 @@ void alloc_map_low(alloc_list_t *l)
 }
 
 /* The owner of a held list has left its fast path (alloc_int.h, biased
-** lists): the caller has raised `stop` and fenced every thread. */
+** lists): the caller has raised `stop` and fenced every thread.  (In a
+** child of a raw clone an owner copied inside it never leaves: the
+** adoption clears `busy`, alloc_map_postfork_child.) */
 static void map_wait_owner(alloc_list_t *l)
 {
 	for (unsigned spins = 0; atomic_load_explicit(&l->busy, memory_order_acquire); spins++) {
 		if (spins > 64)
-			alloc_sys_yield();
+			alloc_clone_yield(spins);
 		else
 			__builtin_ia32_pause();
 	}

@@ -484,6 +484,32 @@ void *alloc_sys_map(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The lock holds the id of the process whose thread maps a chunk (1 when
+** unknown: a seccomp filter refuses getpid).  Another thread maps for a
+** few microseconds; but a child copied meanwhile (a fork, whose handlers
+** do not hold these, or a raw clone, once adopted: alloc_clone_yield)
+** finds its parent's id there, a holder it does not have, and takes the
+** lock over: the holder's chunk is mapped again if it was not stored. */
+static int table_lock_id(void)
+{
+	pid_t pid = alloc_sys_pid();
+	return pid > 0 ? (int)pid : 1;
+}
+
+static void table_lock(alloc_table_t *t)
+{
+	for (unsigned turn = 1;; turn++) {
+		int held = 0, me = table_lock_id();
+		if (atomic_compare_exchange_strong_explicit(&t->lock, &held, me, memory_order_acquire,
+							    memory_order_relaxed))
+			return;
+		if (held != me && atomic_compare_exchange_strong_explicit(&t->lock, &held, me, memory_order_acquire,
+									  memory_order_relaxed))
+			return;
+		alloc_clone_yield(turn);
+	}
+}
+
 bool alloc_table_ensure(alloc_table_t *t, uint32_t i)
 {
 	if (i >= t->cap || (i >> t->shift) >= ALLOC_TABLE_DIR_MAX)
@@ -492,8 +518,7 @@ bool alloc_table_ensure(alloc_table_t *t, uint32_t i)
 	if (likely(atomic_load_explicit(slot, memory_order_acquire) != NULL))
 		return true;
 	size_t bytes = ((t->esize << t->shift) + 4095) & ~(size_t)4095;
-	while (atomic_exchange_explicit(&t->lock, 1, memory_order_acquire))
-		alloc_sys_yield(); /* another thread maps a chunk: a few microseconds */
+	table_lock(t);
 	bool ok = atomic_load_explicit(slot, memory_order_relaxed) != NULL;
 	if (!ok) {
 		char *c = alloc_sys_map(bytes);

@@ -211,3 +211,17 @@ Test(sys, xfsz_under_a_full_mask)
 	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
 	close(fd);
 }
+
+/*
+** A table's chunk lock held by a thread of another process (the parent of
+** a fork or a raw clone, copied while it mapped a chunk) is taken over:
+** that holder never lets go here.  Held by this process, it is waited for.
+*/
+Test(sys, table_lock_of_another_process, .timeout = 20)
+{
+	static alloc_table_t t = ALLOC_TABLE("test", uint64_t, 1u << 12, 4);
+	atomic_store(&t.lock, (int)getppid()); /* not ours: the lock was copied held */
+	cr_assert(alloc_table_ensure(&t, 100), "the chunk is mapped");
+	cr_assert_eq(atomic_load(&t.lock), 0, "and the lock let go");
+	cr_assert(alloc_table_ensure(&t, 101), "the same chunk: no lock taken");
+}

@@ -70,6 +70,22 @@ static void *fl_counter(void *arg)
 	return NULL;
 }
 
+/* Child pid's exit status, or -1 when it was still there after 20 s
+** (then killed). */
+static int fl_reap(pid_t pid)
+{
+	int st = 0;
+	pid_t got = 0;
+	for (int i = 0; i < 2000 && (got = waitpid(pid, &st, WNOHANG)) == 0; i++) /* 20 s */
+		fl_nap_ms(10);
+	if (got == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	return st;
+}
+
 Test(forkloader, child_of_fork_during_dl_iterate_phdr, .timeout = 120)
 {
 	pthread_t t;
@@ -84,16 +100,9 @@ Test(forkloader, child_of_fork_during_dl_iterate_phdr, .timeout = 120)
 		alloc_sys_loader_counts(&adds, &subs, true);
 		_exit(adds > 0 ? 0 : 3);
 	}
-	int st = 0;
-	pid_t got = 0;
-	for (int i = 0; i < 2000 && (got = waitpid(pid, &st, WNOHANG)) == 0; i++) /* 20 s */
-		fl_nap_ms(10);
-	if (got == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
+	int st = fl_reap(pid);
 	pthread_join(t, NULL);
-	cr_assert_neq(got, 0, "the child of the fork was still waiting for the loader's lock after 20 s");
+	cr_assert_neq(st, -1, "the child of the fork was still waiting for the loader's lock after 20 s");
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child ended with status %#x", st);
 }
 
@@ -129,15 +138,8 @@ static int fl_raw_clone(bool walked)
 	cr_assert_geq(pid, 0);
 	if (pid == 0)
 		_exit(fl_raw_child(walked));
-	int st = 0;
-	pid_t got = 0;
-	for (int i = 0; i < 2000 && (got = waitpid(pid, &st, WNOHANG)) == 0; i++) /* 20 s */
-		fl_nap_ms(10);
-	if (got == 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
-	}
-	cr_assert_neq(got, 0, "the raw clone's child was still waiting after 20 s");
+	int st = fl_reap(pid);
+	cr_assert_neq(st, -1, "the raw clone's child was still waiting after 20 s");
 	cr_assert(WIFEXITED(st), "the child ended with status %#x", st);
 	return WEXITSTATUS(st);
 }

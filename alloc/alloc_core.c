@@ -69,6 +69,12 @@ static ALLOC_NOINLINE uint32_t core_site_type_slow(alloc_thread_t *t, uintptr_t 
 {
 	int saved_errno = errno;
 	bool per_site = true;
+	/* a child of a raw clone walks no stack until it is taken as alone
+	** (trace_unwind.c, loader_enter); this thread holds no lock of ours
+	** here (core_reentered sent a handler that interrupted us away), so
+	** here it is taken, and its sites are typed by their stacks from now */
+	if (unlikely(alloc_clone_unadopted()))
+		alloc_clone_adopt();
 	alloc_guard_enter(); /* a signal handler's allocation must not wait on the tag lock */
 	uint32_t type = alloc_site_depth || alloc_site_skip ? alloc_stack_type(t, site, &per_site)
 							    : alloc_type_of_site(site);

@@ -161,3 +161,28 @@ Test(forkloader, raw_clone_child_during_dl_iterate_phdr, .timeout = 120)
 	pthread_join(t, NULL);
 	cr_assert_eq(rc, 0, "check %d failed in the child", rc);
 }
+
+/* The child's first allocation at a new site, under site_depth, takes it as
+** alone (core_site_type_slow: no lock of ours held there), so that its
+** sites are typed by their stacks from then on. */
+static int fl_alloc_child(void)
+{
+	if (!alloc_clone_unadopted())
+		return 20;
+	void *p = alloc_core_malloc(40, ALLOC_A_MALLOC, ut_site(77), 0);
+	if (!p)
+		return 21;
+	return alloc_clone_unadopted() ? 22 : 0;
+}
+
+Test(forkloader, raw_clone_child_adopted_at_its_first_site, .timeout = 60)
+{
+	ut_start("mim,site_depth=4");
+	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(fl_alloc_child());
+	int st = fl_reap(pid);
+	cr_assert(st != -1 && WIFEXITED(st), "the child ended with status %#x", st);
+	cr_assert_eq(WEXITSTATUS(st), 0, "check %d failed in the child", WEXITSTATUS(st));
+}

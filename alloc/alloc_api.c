@@ -87,7 +87,7 @@ static void api_names(unsigned set, char *out, size_t len)
 void alloc_replaced_report(unsigned replaced, bool exe, const char *lib)
 {
 	enum { CORE = 0xf }; /* malloc, free, calloc, realloc */
-	char has[160], lacks[80];
+	char has[320], lacks[80]; /* every name of the family fits */
 	api_names(replaced, has, sizeof has);
 	api_names(CORE & ~replaced, lacks, sizeof lacks);
 	const char *where = exe ? "the executable" : lib && lib[0] ? lib : "a library";

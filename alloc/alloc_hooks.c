@@ -687,6 +687,38 @@ ALLOC_EXPORT int setns(int fd, int nstype)
 	return (int)alloc_service_single_threaded(hooks_setns, fd, nstype);
 }
 
+/*
+** A look at the link count of /proc/self/task ("self/task" under a
+** descriptor of /proc, Chromium's way) is how a sandbox makes sure it
+** runs alone: meminst's threads end first (alloc_service_alone).  The
+** path's end is all the other stat calls pay.
+*/
+static bool hooks_own_tasks(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+	if (n && path[n - 1] == '/')
+		n--;
+	return unlikely(n >= 9 && memcmp(path + n - 9, "self/task", 9) == 0 && (n == 9 || path[n - 10] == '/'));
+}
+
+struct stat; /* <sys/stat.h> would say path is never NULL: it may be (EFAULT) */
+struct stat64;
+#define HOOK_STAT(name, params, args, path)                       \
+	ALLOC_EXPORT int name params                              \
+	{                                                         \
+		static void *real;                                \
+		int(*fn) params;                                  \
+		void *f = hooks_real(&real, #name);               \
+		memcpy(&fn, &f, sizeof fn);                       \
+		if (hooks_own_tasks(path))                        \
+			alloc_service_alone();                    \
+		return fn args;                                   \
+	}
+HOOK_STAT(fstatat, (int dirfd, const char *path, struct stat *st, int flags), (dirfd, path, st, flags), path)
+HOOK_STAT(fstatat64, (int dirfd, const char *path, struct stat64 *st, int flags), (dirfd, path, st, flags), path)
+HOOK_STAT(stat, (const char *path, struct stat *st), (path, st), path)
+HOOK_STAT(stat64, (const char *path, struct stat64 *st), (path, st), path)
+
 #if defined(__x86_64__)
 /* The two libc ways a seccomp filter is installed (libseccomp's
 ** seccomp_load uses the first, or the second on kernels before 3.17): the

@@ -348,6 +348,8 @@ void alloc_service_stop(void); /* before a seccomp filter that refuses futex */
 /* unshare or setns refused (EINVAL) while the thread runs: calls it again
 ** with the thread ended, then starts the thread again (alloc_hooks.c) */
 long alloc_service_single_threaded(long (*call)(long, long), long a, long b);
+/* the program counts its threads (a sandbox's look): ours end for good */
+void alloc_service_alone(void);
 void alloc_service_wake(char c); /* async-signal-safe: one byte to its pipe */
 void alloc_service_signal_note(_Atomic bool *pending, char c); /* a handler's: flag, then wake */
 void alloc_service_hold(void);    /* what a store holds, for a control request */

@@ -361,7 +361,7 @@ void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *p
 	alloc_sys_pid();
 	if (mode == filter)
 		sc_filter(prog, !by_prctl && (flags & SECCOMP_FILTER_FLAG_TSYNC));
-	else if (mode == strict)
+	else if (mode == strict && (by_prctl || (!flags && !prog))) /* seccomp(2) else EINVAL: libseccomp's probe */
 		sc_strict();
 }
 #endif /* __x86_64__ */

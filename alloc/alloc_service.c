@@ -569,6 +569,14 @@ static int svc_task_count(void)
 	return t ? atoi(t + 9) : -1;
 }
 
+/* An ended thread may still be counted a moment after its join. */
+static void svc_wait_alone(void)
+{
+	const struct timespec ms = {0, 1000000};
+	for (int waited = 0; waited < 50 && svc_task_count() > 1; waited++)
+		nanosleep(&ms, NULL);
+}
+
 long alloc_service_single_threaded(long (*call)(long, long), long a, long b)
 {
 	long rc = call(a, b);
@@ -581,10 +589,7 @@ long alloc_service_single_threaded(long (*call)(long, long), long a, long b)
 	}
 	if (service)
 		alloc_service_stop();
-	/* an ended thread may still be counted a moment after its join */
-	const struct timespec ms = {0, 1000000};
-	for (int waited = 0; waited < 50 && svc_task_count() > 1; waited++)
-		nanosleep(&ms, NULL);
+	svc_wait_alone();
 	rc = call(a, b);
 	int saved_errno = errno;
 	if (wall)
@@ -601,6 +606,35 @@ long alloc_service_single_threaded(long (*call)(long, long), long a, long b)
 	svc_launch();
 	errno = saved_errno;
 	return rc;
+}
+
+/*
+** A program that makes sure it is alone before it drops its capabilities
+** or enters its sandbox counts meminst's threads too: Chromium's zygote
+** aborts unless the link count of /proc/self/task says one thread (with
+** --control, every headless run crashed).  When the program looks (the
+** stat hooks, alloc_hooks.c), meminst's threads end, for good in this
+** process and the children it forks, as under a seccomp filter that
+** refuses them; said once.  Its other threads are its own business.
+*/
+void alloc_service_alone(void)
+{
+	/* a child of a raw clone (Chromium's before its exec) has none of
+	** them, only the parent's records of them: taken as alone first */
+	if (alloc_tls.guard || alloc_own_threads_refused() || !alloc_clone_adopt())
+		return;
+	bool service = svc.running, wall = trace_wall_pause();
+	if (!service && !wall)
+		return;
+	atomic_fetch_or(&alloc_sc_refused, ALLOC_SC_NEW_THREADS);
+	if (service) {
+		alloc_service_stop();
+		svc_forget_fds();
+	}
+	svc_wait_alone();
+	alloc_log_noted("the program counts its threads (/proc/self/task), as a sandbox does before it "
+			"locks itself in: meminst's threads end here (signal, interval, peak and control "
+			"snapshots%s off)", wall ? ", wall-clock sampling" : "");
 }
 
 /*

@@ -2,7 +2,7 @@
 ** seccomp_filter.c — a program that locks itself in a seccomp filter, as
 ** sandboxed tools do (a parser, a codec, a browser's renderer).
 **
-**   seccomp_filter kill|errno|syscall|strict|nopid|tsync
+**   seccomp_filter kill|errno|syscall|strict|nopid|tsync|fork|probe
 **
 ** It allocates, writes lines to stdout through stdio (buffered when stdout
 ** is a pipe, so they are lost if the process is killed before exit), then
@@ -24,6 +24,10 @@
 **            its own free blocks the main thread allocated (in mim, such
 **            a free made every thread pass a barrier by membarrier, which
 **            the filter kills on)
+**   probe    no filter: only the probes libseccomp makes before its first
+**            filter (seccomp(2) strict mode with flags 1, a filter with no
+**            program: EINVAL, EFAULT); meminst took the first for strict
+**            mode and turned snapshots, tracing and its threads off
 **   fork     the tsync filter for this thread only (no TSYNC), allowing
 **            also fork, wait, getpid, close and prctl: it forks, the child
 **            sleeps 1.5 s in the filter and ends by _exit(4), which the
@@ -98,6 +102,14 @@ static void install(const char *how)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
+	if (strcmp(how, "probe") == 0) {
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, NULL) == 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, NULL) == 0) {
+			fprintf(stderr, "a probe took effect\n");
+			exit(1);
+		}
+		return;
+	}
 	struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
 	if (strcmp(how, "nopid") == 0)
 		prog = (struct sock_fprog){.len = sizeof nopid / sizeof nopid[0], .filter = nopid};
@@ -130,7 +142,7 @@ static void *free_half(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
-		fprintf(stderr, "usage: seccomp_filter kill|errno|syscall|strict|nopid|tsync|fork\n");
+		fprintf(stderr, "usage: seccomp_filter kill|errno|syscall|strict|nopid|tsync|fork|probe\n");
 		return 2;
 	}
 	static char *keep[64];

@@ -621,9 +621,11 @@ static void *hooks_real(void **fn, const char *name)
 {
 	void *f = __atomic_load_n(fn, __ATOMIC_ACQUIRE);
 	if (unlikely(!f)) {
+		int saved_errno = errno; /* the program's call may succeed: errno as it was */
 		alloc_guard_enter();
 		f = dlsym(RTLD_NEXT, name);
 		alloc_guard_exit();
+		errno = saved_errno;
 		__atomic_store_n(fn, f, __ATOMIC_RELEASE);
 	}
 	return f;
@@ -709,9 +711,16 @@ struct stat64;
 		static void *real;                                \
 		int(*fn) params;                                  \
 		void *f = hooks_real(&real, #name);               \
+		if (!f) { /* a libc without it (before 2.33) */   \
+			errno = ENOSYS;                           \
+			return -1;                                \
+		}                                                 \
 		memcpy(&fn, &f, sizeof fn);                       \
-		if (hooks_own_tasks(path))                        \
+		if (hooks_own_tasks(path)) {                      \
+			int saved_errno = errno;                  \
 			alloc_service_alone();                    \
+			errno = saved_errno;                      \
+		}                                                 \
 		return fn args;                                   \
 	}
 HOOK_STAT(fstatat, (int dirfd, const char *path, struct stat *st, int flags), (dirfd, path, st, flags), path)

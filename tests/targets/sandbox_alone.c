@@ -13,6 +13,7 @@
 ** by _exit(5); the parent prints how it ended.  Exit status 4.
 */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,8 +28,13 @@ static void alone_or_abort(const char *who)
 {
 	int proc = open("/proc/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
+	errno = EDOM; /* a call that succeeds leaves errno as it was */
 	if (proc < 0 || fstatat(proc, "self/task/", &st, 0) != 0) {
 		perror("/proc/self/task");
+		abort();
+	}
+	if (errno != EDOM) {
+		fprintf(stderr, "%s: errno changed by a successful fstatat: %d\n", who, errno);
 		abort();
 	}
 	close(proc);

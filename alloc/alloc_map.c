@@ -80,6 +80,17 @@ uint64_t alloc_seq_take_slow(alloc_thread_t *t)
 
 _Atomic int alloc_map_capturing;
 
+/* One turn of a wait on a list: spin a little, then yield (the holder may
+** have been preempted), adopting a raw clone's child now and then (a
+** holder copied in its parent is never coming back: alloc_clone_yield). */
+static void map_spin_turn(unsigned spins)
+{
+	if (spins > 64)
+		alloc_clone_yield(spins);
+	else
+		__builtin_ia32_pause();
+}
+
 /*
 ** A program thread (not guarded: not the capturing one, nor meminst's own)
 ** found its lock held by a snapshot's capture.  The wait is meminst's, not
@@ -93,12 +104,8 @@ static ALLOC_NOINLINE void map_wait_capture(_Atomic int *lock)
 	uint64_t begin = trace_suspend_begin();
 	for (unsigned spins = 0; atomic_load_explicit(&alloc_map_capturing, memory_order_acquire) &&
 				 atomic_load_explicit(lock, memory_order_relaxed);
-	     spins++) {
-		if (spins > 64)
-			alloc_sys_yield();
-		else
-			__builtin_ia32_pause();
-	}
+	     spins++)
+		map_spin_turn(spins);
 	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
 }
 
@@ -112,12 +119,7 @@ void alloc_spin_lock_slow(_Atomic int *lock)
 		if (!atomic_load_explicit(lock, memory_order_relaxed) &&
 		    !atomic_exchange_explicit(lock, 1, memory_order_acquire))
 			return;
-		if (spins > 64)
-			alloc_sys_yield();
-		else
-			__builtin_ia32_pause();
-		if ((spins & 4095) == 4095) /* held by a thread a clone left behind? */
-			alloc_clone_adopt();
+		map_spin_turn(spins);
 	}
 }
 
@@ -229,12 +231,8 @@ void alloc_map_low(alloc_list_t *l)
 ** adoption clears `busy`, alloc_map_postfork_child.) */
 static void map_wait_owner(alloc_list_t *l)
 {
-	for (unsigned spins = 0; atomic_load_explicit(&l->busy, memory_order_acquire); spins++) {
-		if (spins > 64)
-			alloc_clone_yield(spins);
-		else
-			__builtin_ia32_pause();
-	}
+	for (unsigned spins = 0; atomic_load_explicit(&l->busy, memory_order_acquire); spins++)
+		map_spin_turn(spins);
 }
 
 /* Another thread than the owner holds the list: the first time, the

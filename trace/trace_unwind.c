@@ -88,7 +88,8 @@ bool trace_unwind_busy(void)
 static bool loader_enter(bool may_wait)
 {
 	/* a child of a raw clone not yet taken as alone (its exit, a lock
-	** waited for long, pthread_create: alloc_exit.c) walks nothing: a walk
+	** waited for long, pthread_create, a new site under site_depth:
+	** alloc_exit.c, alloc_core.c) walks nothing: a walk
 	** another thread had under way at the clone may have left libunwind's
 	** locks or the loader's held for ever in the copy (clone_raw.sh,
 	** site_depth=8 beside the sampler); the adoption tells */

@@ -107,16 +107,18 @@ void alloc_replaced_report(unsigned replaced, bool exe, const char *lib)
 /* Snapshots the service thread still owes, then the exit snapshot. */
 static void api_at_exit(void)
 {
+	int saved_errno = errno; /* the program's atexit handlers that run next read theirs */
 	alloc_service_flush();
 	alloc_snap_at_exit();
 	api_leak_exit();
+	errno = saved_errno;
 }
 
 /* After libc is up (never from inside malloc): the exit snapshot handler
 ** and the service thread.  atexit handlers run before libraries'
 ** destructors, and after those the program registered later (C++ static
 ** destructors among them), so the exit snapshot shows what was never freed. */
-__attribute__((constructor(101))) static void api_constructor(void)
+static void api_start(void)
 {
 	api_ensure_started();
 	alloc_sys_err_init(); /* before anything is said: see alloc_sys_err_fd */
@@ -143,6 +145,16 @@ __attribute__((constructor(101))) static void api_constructor(void)
 			trace_death_arm_memory(); /* a Ctrl-C or a kill keeps the exit snapshot too */
 	}
 	alloc_service_start();
+}
+
+/* main starts with the errno it has without meminst (libunwind's set-up
+** left EAGAIN, its memory-validation pipe read empty:
+** tests/integration/errno_kept.sh). */
+__attribute__((constructor(101))) static void api_constructor(void)
+{
+	int saved_errno = errno;
+	api_start();
+	errno = saved_errno;
 }
 
 /* At exit: the kinds asked for with print=…, then the invalid-free count.

@@ -100,12 +100,14 @@ static bool exit_is_own(pid_t tid)
 ** early, from trace_unwind_postfork, before walks are let in again. */
 void alloc_exit_postfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
 	for (int i = 0; i < ALLOC_OWN_MAX; i++)
 		atomic_store(&exit_own[i], 0);
 	atomic_store(&exit_own_coming, 0);
 	if (alloc_exit_copy_mark)
 		atomic_store(alloc_exit_copy_mark, 1);
+	errno = saved_errno;
 }
 
 /* A page the kernel zeroes in a child that does not share the memory

@@ -189,7 +189,10 @@ void alloc_service_peak_turn(int64_t total)
 		return;
 	}
 	/* The pause is meminst's, not the program's: a traced thread records
-	** it as <snapshot>, kept out of <alloc> and its callers' times. */
+	** it as <snapshot>, kept out of <alloc> and its callers' times; and
+	** the free that made it keeps the program's errno (the capture's
+	** mappings, the wake pipe full: tests/integration/errno_kept.sh). */
+	int saved_errno = errno;
 	uint64_t begin = trace_suspend_begin();
 	alloc_snap_t *im = alloc_snap_capture(true, "peak");
 	if (im && im->nstatus[ALLOC_K_TOTAL])
@@ -201,6 +204,7 @@ void alloc_service_peak_turn(int64_t total)
 		alloc_service_wake('p'); /* when full, the thread finds the image anyway */
 	}
 	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
+	errno = saved_errno;
 }
 
 /* A control request is carried out holding what a store holds. */
@@ -759,5 +763,7 @@ void alloc_service_start(void)
 
 static void svc_postfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	alloc_service_child_reset(true);
+	errno = saved_errno;
 }

@@ -472,23 +472,29 @@ static bool sq_forked_mid_store; /* this process: such a child */
 ** handler runs after this one); released the other way round. */
 static void sq_prefork(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	sq_fork_skipped = sq_storing;
 	if (!sq_fork_skipped)
 		pthread_mutex_lock(&sq_store_lock);
+	errno = saved_errno;
 }
 
 static void sq_postfork_parent(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	if (!sq_fork_skipped)
 		pthread_mutex_unlock(&sq_store_lock);
+	errno = saved_errno;
 }
 
 static void sq_postfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	memset(&sq_kept, 0, sizeof sq_kept); /* its descriptors are the service thread's */
 	if (sq_fork_skipped)
 		sq_forked_mid_store = true;
 	pthread_mutex_init(&sq_store_lock, NULL);
+	errno = saved_errno;
 }
 
 /* A child of clone without fork: no prepare handler ran, so SQLite's

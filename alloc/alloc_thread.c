@@ -22,6 +22,7 @@
 #include "alloc_int.h"
 #include "../trace/trace_int.h"
 
+#include <errno.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
@@ -250,6 +251,7 @@ void alloc_thread_resume_counting(void)
 
 static void thread_prefork(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	alloc_map_stop();
 	alloc_tags_prefork();
 	alloc_stack_prefork();
@@ -257,16 +259,19 @@ static void thread_prefork(void)
 	if (alloc_mode == MEMINST_MODE_MIS)
 		thread_quiesce_counting(ALLOC_GATE_FORKING);
 	alloc_region_prefork();
+	errno = saved_errno;
 }
 
 static void thread_postfork_parent(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	alloc_region_postfork();
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_FORKING);
 	pthread_mutex_unlock(&thr_g.lock);
 	alloc_stack_postfork_parent();
 	alloc_tags_postfork_parent();
 	alloc_map_resume();
+	errno = saved_errno;
 }
 
 /* In the child only the forking thread exists: retire every other record
@@ -274,6 +279,7 @@ static void thread_postfork_parent(void)
 ** folded in), and give the surviving thread its new tid. */
 void alloc_thread_child_reset(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	/* a capture by a thread that did not follow would never clear its bit */
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_STOP);
 	alloc_sys_pid_refresh();
@@ -296,6 +302,7 @@ void alloc_thread_child_reset(void)
 		/* the child keeps the thread number but has its own tid */
 		alloc_thread_set_tid(self->thread_no, self->tid);
 	}
+	errno = saved_errno;
 }
 
 /* Called once from alloc_init, guarded (both calls may allocate). */

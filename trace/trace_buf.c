@@ -737,8 +737,10 @@ void trace_after_fork_child(void)
 
 static void buf_atfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	trace_after_fork_child();
 	trace_prof_after_fork_child();
+	errno = saved_errno;
 }
 
 void trace_child_reset(void)

@@ -435,8 +435,10 @@ static void death_arm_all(void)
 /* A fork child did not get the signal its parent is dying of. */
 void trace_death_postfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	atomic_store(&death_state, D_IDLE);
 	atomic_store(&death_flushing, 0);
+	errno = saved_errno;
 }
 
 /* The trace file is open. */

@@ -519,19 +519,24 @@ static bool sample_settings_of(const alloc_options_t *o, sample_settings_t *s)
 */
 static void sample_prefork(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	pthread_mutex_lock(&trace_sample_lock);
 	trace_unwind_prefork();
+	errno = saved_errno;
 }
 
 static void sample_postfork_parent(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	trace_unwind_postfork(false);
 	pthread_mutex_unlock(&trace_sample_lock);
+	errno = saved_errno;
 }
 
 /* A child of fork: no timers came with it; it samples nothing more. */
 void trace_sample_postfork_child(void)
 {
+	int saved_errno = errno; /* fork returns with the program's errno */
 	trace_unwind_postfork(true);
 	pthread_mutex_init(&trace_sample_lock, NULL);
 	atomic_store(&trace_sample_running, false);
@@ -546,13 +551,13 @@ void trace_sample_postfork_child(void)
 	trace_asample_on = false;
 	alloc_route_flag(ALLOC_ROUTE_ASAMPLE, false);
 	trace_counts_on = false;
+	errno = saved_errno;
 }
 
 /* MEMINST asked for sampling: start with the program, after the
 ** allocation layer (constructor 101) and before main. */
-__attribute__((constructor(102))) static void sample_constructor(void)
+static void sample_start_from_env(void)
 {
-	pthread_atfork(sample_prefork, sample_postfork_parent, trace_sample_postfork_child);
 	alloc_init();
 	sample_settings_t s;
 	if (!sample_settings_of(&alloc_opts, &s))
@@ -568,6 +573,15 @@ __attribute__((constructor(102))) static void sample_constructor(void)
 	** `meminst -- su -c CMD nobody` ended with status 2, CMD never run. */
 	if (rc < 0 && !trace_fio_failed())
 		alloc_log_run(NULL, "sampling is off");
+}
+
+/* (main starts with its own errno: see api_constructor) */
+__attribute__((constructor(102))) static void sample_constructor(void)
+{
+	int saved_errno = errno;
+	pthread_atfork(sample_prefork, sample_postfork_parent, trace_sample_postfork_child);
+	sample_start_from_env();
+	errno = saved_errno;
 }
 
 /* ---------------------------------------------------------- the API --- */

@@ -56,6 +56,7 @@
 #include "trace_sampler.h"
 #include "../alloc/alloc_int.h"
 
+#include <errno.h>
 #include <libunwind.h>
 #include <link.h>
 #include <sched.h>
@@ -272,11 +273,13 @@ int trace_unwind_init(void)
 	unw_context_t uc;
 	unw_cursor_t c;
 	uint64_t frames[4];
+	int saved_errno = errno; /* its pipe, read empty, leaves EAGAIN */
 	if (trace_unwind_enter(true)) {
 		if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0)
 			(void)unwind_walk(&c, frames, 4);
 		trace_unwind_leave();
 	}
+	errno = saved_errno;
 	return 0;
 }
 

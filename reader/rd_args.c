@@ -278,45 +278,43 @@ static int args_bad_value(struct rd_getopt *g, const struct rd_option *op, const
 }
 
 /* Check and convert g->value for g->opt. */
-static int args_value(struct rd_getopt *g)
+/* V read as OP's value into g's num, size, real or word; false when it is
+** not one. */
+static bool args_parse(struct rd_getopt *g, const struct rd_option *op, const char *v)
 {
-	const struct rd_option *op = g->opt;
-	const char *v = g->value;
 	char *end;
 	switch (op->type) {
 	case RD_OT_INT:
-		if (!rd_parse_int(v, &g->num) || g->num < op->lo || g->num > op->hi)
-			return args_bad_value(g, op, v);
-		break;
+		return rd_parse_int(v, &g->num) && g->num >= op->lo && g->num <= op->hi;
 	case RD_OT_SIZE:
-		if (!rd_parse_size(v, &g->size) || g->size < (uint64_t)op->lo)
-			return args_bad_value(g, op, v);
-		break;
+		return rd_parse_size(v, &g->size) && g->size >= (uint64_t)op->lo;
 	case RD_OT_DURATION:
 		if (op->words && !strcmp(v, op->words[0])) { /* the word: num -1 */
 			g->num = -1;
-			break;
+			return true;
 		}
 		if (!rd_parse_duration(v, &g->size) || g->size > INT64_MAX)
-			return args_bad_value(g, op, v);
+			return false;
 		g->num = (int64_t)g->size;
-		break;
+		return true;
 	case RD_OT_REAL:
 		errno = 0;
 		g->real = strtod(v, &end);
-		if (errno || end == v || *end || !isfinite(g->real) || g->real < (double)op->lo ||
-		    (op->hi != RD_INT_MAX && g->real > (double)op->hi))
-			return args_bad_value(g, op, v);
-		break;
+		return !errno && end != v && !*end && isfinite(g->real) && g->real >= (double)op->lo &&
+		       (op->hi == RD_INT_MAX || g->real <= (double)op->hi);
 	case RD_OT_WORD:
 		for (g->word = 0; op->words[g->word] && strcmp(op->words[g->word], v); g->word++)
 			;
-		if (!op->words[g->word])
-			return args_bad_value(g, op, v);
-		break;
+		return op->words[g->word] != NULL;
 	default:
-		break;
+		return true;
 	}
+}
+
+static int args_value(struct rd_getopt *g)
+{
+	if (!args_parse(g, g->opt, g->value))
+		return args_bad_value(g, g->opt, g->value);
 	return RD_OPTION;
 }
 
@@ -363,8 +361,18 @@ static int args_take(struct rd_getopt *g, const char *attached, const char *show
 		g->maybe_value = attached;
 		return RD_OPTION;
 	}
-	if (op->optional && !attached) /* --trace: the next word is not its value */
+	if (op->optional && !attached) {
+		/* --trace: the next word is not its value; but "--sample 1000
+		** ./prog" would run a program named 1000: a word that is a value
+		** of the option, before any "--", is taken for the mistake */
+		struct rd_getopt scratch = *g;
+		const char *w = g->i < g->argc ? g->argv[g->i] : NULL;
+		if (!g->dashdash && w && strcmp(w, "--") &&
+		    (args_parse(&scratch, op, w) || (op->type == RD_OT_INT && rd_parse_int(w, &scratch.num))))
+			return args_error(g, "option '%s' takes its value with '=': %s=%s (or '%s --' before a "
+					     "program named '%s')", shown, shown, w, shown, w);
 		return RD_OPTION;
+	}
 	if (!attached) {
 		if (g->i >= g->argc)
 			return args_error(g, "option '%s' needs a value", shown);

@@ -371,6 +371,10 @@ launcher_error "--snapshot-at takes .*, not 'rss:1G+rss:2G'" --snapshot-at rss:1
 launcher_error "option '-o' needs a value, not the option '-o'" -o -o x
 launcher_error "-o given twice ('a.db' and 'b.db'): give one output file" -o a.db -o b.db
 launcher_error "--mis, --mim, --dormant and --no-memory: give one of them" --mis --mim
+# an optional value given as the next word would run a program named 1000
+launcher_error "option '--sample' takes its value with '=': --sample=1000 (or '--sample --' before a program named '1000')" --sample 1000
+launcher_error "option '--sample' takes its value with '=': --sample=0 .*" --sample 0
+launcher_error "option '--trace' takes its value with '=': --trace=cpu .*" --trace cpu
 "$LAUNCH" --interval >out 2>cerr
 [ $? -eq 2 ] && grep -qx "meminst: option '--interval' needs a value (see 'meminst --help')" cerr ||
 	mi_why_add "meminst --interval: $(head -n 1 cerr)"

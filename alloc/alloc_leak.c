@@ -422,15 +422,20 @@ static void leak_root_gaps(leak_t *k, uintptr_t lo, uintptr_t hi)
 }
 
 /*
-** A thread stack no running thread is on (MAP_STACK, not a live thread's):
-** glibc keeps the stacks of exited threads for new ones.  Memcheck sees
-** only what lies above the stack pointer a thread had when it ended: its
-** thread descriptor and static TLS at the top; what it left below is no
-** root (stale frames).  x86-64: the descriptor is found by its tcb and self
-** words, which hold its address; elsewhere, or when it is not found (a
-** coroutine's stack), the whole mapping.
+** A thread stack no running thread is on (MAP_STACK, not a live thread's).
+** A thread that ended and was not joined yet keeps its descriptor (its
+** result) and static TLS at the top, which memcheck sees too; what it left
+** below is no root (stale frames).  A stack in glibc's cache (the thread
+** joined or detached: TERMINATED in its cancelhandling, at the offset
+** libc gives libthread_db) is glibc's alone: memcheck's __libc_freeres
+** unmaps it, so what only its TLS or result held is lost; only the DTV
+** word stays a root (glibc reuses it).  x86-64: the descriptor is found by
+** its tcb and self words, which hold its address; elsewhere, or when it is
+** not found (a coroutine's stack), the whole mapping.
 */
-static uintptr_t leak_dead_stack_from(leak_t *k, uintptr_t lo, uintptr_t hi)
+static size_t leak_cancel_off;
+#define LEAK_TERMINATED 0x20 /* glibc's TERMINATED_BITMASK */
+static void leak_dead_stack(leak_t *k, uintptr_t lo, uintptr_t hi)
 {
 #if defined(__x86_64__)
 	uintptr_t from = hi - lo > LEAK_CHUNK ? hi - LEAK_CHUNK : lo;
@@ -438,15 +443,20 @@ static uintptr_t leak_dead_stack_from(leak_t *k, uintptr_t lo, uintptr_t hi)
 	const uint64_t *w = (const uint64_t *)k->buf;
 	for (size_t j = got >= 3 ? got - 3 : 0; got >= 3; j--) {
 		uintptr_t at = from + j * 8;
-		if (w[j] == at && w[j + 2] == at)
-			return at > lo + leak_tls_static ? at - leak_tls_static : lo;
+		if (w[j] == at && w[j + 2] == at) {
+			size_t c = j * 8 + leak_cancel_off;
+			if (leak_cancel_off && c + 4 <= got * 8 && (*(const uint32_t *)(k->buf + c) & LEAK_TERMINATED)) {
+				leak_root(k, at + 8, at + 16);
+				return;
+			}
+			lo = at > lo + leak_tls_static ? at - leak_tls_static : lo;
+			break;
+		}
 		if (j == 0)
 			break;
 	}
-#else
-	(void)k, (void)hi;
 #endif
-	return lo;
+	leak_root_gaps(k, lo, hi);
 }
 
 /* The program's anonymous mappings, but the stacks of running threads
@@ -463,8 +473,10 @@ static void leak_anon_roots(leak_t *k, uintptr_t here)
 			int st = atomic_load(&leak_slots[t].state);
 			running = (st == 1 || st == 2 || st == 4) && sp >= v->lo && sp < v->hi;
 		}
-		if (!running)
-			leak_root_gaps(k, v->stack ? leak_dead_stack_from(k, v->lo, v->hi) : v->lo, v->hi);
+		if (!running && v->stack)
+			leak_dead_stack(k, v->lo, v->hi);
+		else if (!running)
+			leak_root_gaps(k, v->lo, v->hi);
 	}
 }
 
@@ -674,6 +686,9 @@ bool alloc_leak_prepare(void)
 			info(&size, &align);
 		if (size)
 			leak_tls_static = size;
+		/* libthread_db's descriptor of the field: bits, count, offset */
+		const uint32_t *ch = dlsym(RTLD_DEFAULT, "_thread_db_pthread_cancelhandling");
+		leak_cancel_off = ch && ch[0] == 32 ? ch[2] : 0;
 		tls_asked = true;
 	}
 	alloc_guard_exit();

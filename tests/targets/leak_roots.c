@@ -11,8 +11,15 @@
 **                     to it (a live block is no root, though a mapping);
 **                     on_dead_stack (160): its only pointer was on the
 **                     stack of a thread that has ended (glibc keeps the
-**                     stack for the next thread: stale frames, no root)
+**                     stack for the next thread: stale frames, no root);
+**                     in_dead_tls (170) and dead_result (180): only in the
+**                     TLS and the result of a thread joined (glibc keeps
+**                     its stack in a cache, which memcheck's
+**                     __libc_freeres unmaps: nothing of it is a root)
 **   indirectly lost   in_big (140): only in the lost 1 MiB block
+**   still reachable   in_zombie_tls (190) and zombie_result (200): in the TLS
+**                     and the result of a thread that ended and was not
+**                     joined (its stack is no cache's: a root for memcheck)
 ** and dlopen's libresolv.so.2: the loader's link map and its names are still
 ** reachable for memcheck (__libc_freeres keeps a loaded object's), not
 ** among the blocks inspect leaks suppresses as the loader's by default.
@@ -26,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -34,6 +42,11 @@ NOINLINE static void *alloc_in_freed(void) { return calloc(1, 120); }
 NOINLINE static void *alloc_big(void) { return calloc(1, 1 << 20); }
 NOINLINE static void *alloc_in_big(void) { return calloc(1, 140); }
 NOINLINE static void *alloc_on_dead_stack(void) { return calloc(1, 160); }
+NOINLINE static void *alloc_in_dead_tls(void) { return calloc(1, 170); }
+NOINLINE static void *alloc_dead_result(void) { return calloc(1, 180); }
+NOINLINE static void *alloc_in_zombie_tls(void) { return calloc(1, 190); }
+NOINLINE static void *alloc_zombie_result(void) { return calloc(1, 200); }
+static __thread void *volatile tls_keep; /* volatile: never read, yet stored */
 
 static void **volatile region; /* the program's own mapping */
 
@@ -69,8 +82,36 @@ NOINLINE static void deep(int n)
 
 static void *dead_thread(void *arg)
 {
+	(void)arg;
 	deep(8);
-	return arg;
+	tls_keep = alloc_in_dead_tls();
+	return alloc_dead_result();
+}
+
+static void *zombie_thread(void *arg)
+{
+	(void)arg;
+	tls_keep = alloc_in_zombie_tls();
+	return alloc_zombie_result();
+}
+
+/* Until the zombie has ended (its task gone), a bounded number of looks. */
+static void wait_ended(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[128];
+		int n = 0;
+		while (f && fgets(line, sizeof line, f))
+			if (sscanf(line, "Threads: %d", &n) == 1)
+				break;
+		if (f)
+			fclose(f);
+		if (n == 1)
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* The stack below main's frame holds the lost pointers no more. */
@@ -82,7 +123,10 @@ NOINLINE static void clear_stack(void)
 
 int main(void)
 {
-	pthread_t t;
+	pthread_t t, z; /* the zombie first: the joined one's stack is not the cache's then */
+	if (pthread_create(&z, NULL, zombie_thread, NULL) != 0)
+		return 1;
+	wait_ended();
 	if (pthread_create(&t, NULL, dead_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
 		return 1;
 	keep_in_anon();

@@ -22,6 +22,100 @@
 #include <unistd.h>
 
 /*
+** glibc's dladdr reads every dynamic symbol of the module on each call
+** (cc1 has 28,898, libbfd thousands): naming each new allocation site
+** that way was 40 % of a `make` of eight files under the launcher.  Sites
+** come in runs inside the same functions (cc1: 343 sites in 134), so the
+** last answers are kept, each a symbol's [start, start + size) with what
+** dladdr said of it, while no object has been unloaded since (the
+** loader's count): dladdr names the same symbol anywhere in it, unless a
+** dynamic symbol starts inside another's range (none in the code a
+** compiler makes).  Taken with a try-lock: a thread never waits for it
+** (and a fork child whose copy shows it held just asks dladdr).  cc1:
+** 363 dladdr calls -> 260; the sites outside any dynamic symbol (108 of
+** its 343) still cost a whole search each.
+*/
+#ifdef HAVE__DL_FIND_OBJECT
+#define LOCATE_MEMO 256
+typedef struct {
+	uintptr_t lo, hi, base, bias;
+	const char *sname, *fname; /* the module's strings; sname NULL: no symbol there,
+				    ** fname NULL: the executable */
+	unsigned long long subs;
+} locate_memo_t;
+static locate_memo_t locate_memo[LOCATE_MEMO];
+static unsigned locate_memo_next;
+static _Atomic int locate_memo_busy;
+
+static bool locate_memo_find(uintptr_t addr, unsigned long long subs, locate_memo_t *out)
+{
+	if (atomic_exchange_explicit(&locate_memo_busy, 1, memory_order_acquire))
+		return false;
+	bool found = false;
+	for (unsigned i = 0; i < LOCATE_MEMO && !found; i++)
+		if (addr >= locate_memo[i].lo && addr < locate_memo[i].hi && locate_memo[i].subs == subs)
+			*out = locate_memo[i], found = true;
+	atomic_store_explicit(&locate_memo_busy, 0, memory_order_release);
+	return found;
+}
+
+static void locate_memo_put(const locate_memo_t *e)
+{
+	if (atomic_exchange_explicit(&locate_memo_busy, 1, memory_order_acquire))
+		return;
+	locate_memo[locate_memo_next++ % LOCATE_MEMO] = *e;
+	atomic_store_explicit(&locate_memo_busy, 0, memory_order_release);
+}
+
+/* The object from _dl_find_object (no symbol search, no lock), the symbol
+** from one dladdr1, kept when it has a size (a symbol of size 0 holds its
+** own address only).  False when the loader knows no object there. */
+static bool locate_by_object(uintptr_t addr, unsigned long long subs, locate_memo_t *e)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
+		return false;
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	alloc_guard_enter();
+	int ok = dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT);
+	alloc_guard_exit();
+	if (!ok)
+		return false;
+	const struct link_map *lm = fo.dlfo_link_map;
+	*e = (locate_memo_t){.base = (uintptr_t)info.dli_fbase, .bias = (uintptr_t)lm->l_addr,
+			     .fname = lm->l_name[0] ? info.dli_fname : NULL, .subs = subs};
+	if (info.dli_sname) {
+		e->sname = info.dli_sname;
+		e->lo = (uintptr_t)info.dli_saddr;
+		e->hi = e->lo + (sym && sym->st_size ? sym->st_size : 1);
+		if (sym && sym->st_size)
+			locate_memo_put(e);
+	}
+	return true;
+}
+
+/* From a memo entry: what alloc_sys_locate says. */
+static void locate_from(const locate_memo_t *e, uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path,
+			size_t plen, char *descr, size_t dlen)
+{
+	*base = e->base;
+	if (bias)
+		*bias = e->bias;
+	if (e->fname && e->fname[0])
+		alloc_fmt(path, plen, "%s", e->fname);
+	else
+		alloc_sys_exe_path(path, plen);
+	const char *mod = strrchr(path, '/');
+	mod = mod ? mod + 1 : path;
+	if (e->sname)
+		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", e->sname, (unsigned long)(addr - e->lo), mod);
+	else
+		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(addr - e->base), mod);
+}
+#endif
+
+/*
 ** Where a code address lies: its module's load base and path (the
 ** executable's from /proc/self/exe when the loader gives no name) and
 ** "function+0xoff (module)", or "0xoff (module)" without a symbol.  dladdr
@@ -35,6 +129,15 @@
 bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path, size_t plen, char *descr,
 		      size_t dlen)
 {
+#ifdef HAVE__DL_FIND_OBJECT
+	unsigned long long adds, subs;
+	locate_memo_t e;
+	if (alloc_sys_loader_counts(&adds, &subs, true) &&
+	    (locate_memo_find(addr, subs, &e) || locate_by_object(addr, subs, &e))) {
+		locate_from(&e, addr, base, bias, path, plen, descr, dlen);
+		return true;
+	}
+#endif
 	Dl_info info;
 	int ok;
 	alloc_guard_enter();

@@ -1,7 +1,8 @@
 /*
 ** test_fmt.c — unit tests of alloc/alloc_sys.c: alloc_fmt, the malloc-free
 ** printf subset that every message and status table goes through, and
-** (at the end) the SIGXFSZ pair around meminst's own writes.
+** (at the end) the SIGXFSZ pair around meminst's own writes and the
+** names of code addresses (alloc_sys_describe).
 **
 ** Each conversion is checked against a literal expected string (which is
 ** also what glibc's snprintf prints for it), then truncation: the output is
@@ -9,10 +10,13 @@
 ** buffer, and the return value is the length the full output wanted, as
 ** with snprintf.
 */
+#define _GNU_SOURCE 1 /* dladdr */
 #include <criterion/criterion.h>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -224,4 +228,41 @@ Test(sys, table_lock_of_another_process, .timeout = 20)
 	cr_assert(alloc_table_ensure(&t, 100), "the chunk is mapped");
 	cr_assert_eq(atomic_load(&t.lock), 0, "and the lock let go");
 	cr_assert(alloc_table_ensure(&t, 101), "the same chunk: no lock taken");
+}
+
+/* dladdr's answer, in alloc_sys_locate's words */
+static void sys_dladdr_descr(uintptr_t addr, char *buf, size_t len)
+{
+	Dl_info info;
+	cr_assert(dladdr((void *)addr, &info) && info.dli_sname, "dladdr names %#lx", (unsigned long)addr);
+	const char *mod = strrchr(info.dli_fname, '/');
+	snprintf(buf, len, "%s+0x%lx (%s)", info.dli_sname, (unsigned long)(addr - (uintptr_t)info.dli_saddr),
+		 mod ? mod + 1 : info.dli_fname);
+}
+
+/*
+** Sites in one function are named from the answer kept for the first
+** (alloc_sys_module.c's memo): each the same as dladdr's, the first and
+** the later ones, in two functions taken in turn.
+*/
+Test(sys, sites_named_as_dladdr_names_them)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY); /* (&qsort may be this program's PLT) */
+	cr_assert(libc);
+	const char *names[] = {"qsort_r", "strtod", "getaddrinfo"};
+	for (int round = 0; round < 3; round++)
+		for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+			uintptr_t fn = (uintptr_t)dlsym(libc, names[f]);
+			Dl_info info;
+			const ElfW(Sym) *sym = NULL;
+			cr_assert(fn && dladdr1((void *)fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+				  sym->st_size > 8, "%s", names[f]);
+			uintptr_t offs[] = {1, sym->st_size / 3, sym->st_size / 2, sym->st_size - 1};
+			for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+				char got[256], want[256];
+				alloc_sys_describe(fn + offs[k], got, sizeof got);
+				sys_dladdr_descr(fn + offs[k], want, sizeof want);
+				cr_assert_str_eq(got, want, "round %d", round);
+			}
+		}
 }

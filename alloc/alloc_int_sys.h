@@ -119,11 +119,16 @@ enum {
 	ALLOC_SC_OPEN_READ = 1u << 13,
 	/* a wait for a lock gives the processor up (alloc_sys_yield) */
 	ALLOC_SC_YIELD = 1u << 14,
+	/* meminst's files and sockets: a filter meminst could not read fails
+	** them with ENOSYS (set only by alloc_seccomp_enosys, which said so) */
+	ALLOC_SC_FILES = 1u << 15,
 };
 extern _Atomic unsigned alloc_sc_refused;
 /* "alloc_seccomp.c" */
 void alloc_seccomp_init(void); /* the constructor: a filter from the start */
 void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *prog, bool by_prctl);
+/* A call of meminst's failed with err: ENOSYS is a filter's (true: said) */
+bool alloc_seccomp_enosys(const char *call, int err);
 long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 static inline bool alloc_seccomp_refuses(unsigned what)
 {

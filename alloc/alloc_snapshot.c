@@ -519,7 +519,8 @@ static int snap_store_api(const char *path, bool with_map)
 	int id = alloc_sqlite_store(full, im, false, err, sizeof err);
 	alloc_snap_free(im);
 	if (id < 0) {
-		alloc_log("%s", err);
+		if (!alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT)) /* else said once (alloc_seccomp_enosys) */
+			alloc_log("%s", err);
 		errno = EIO;
 	}
 	return id;
@@ -605,7 +606,7 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
 	if (id >= 0)
 		snap_say_success(full);
-	else if (id != ALLOC_SQ_BUSY)
+	else if (id != ALLOC_SQ_BUSY && !alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT)) /* else said once */
 		snap_say_failure(err, im->trigger && !strcmp(im->trigger, "exit"));
 	return id;
 }

@@ -120,6 +120,7 @@ __attribute__((constructor(101))) static void api_constructor(void)
 {
 	api_ensure_started();
 	alloc_sys_err_init(); /* before anything is said: see alloc_sys_err_fd */
+	alloc_ids_init();
 	alloc_seccomp_init();
 	alloc_exit_init();
 	trace_start_from_env(); /* in every mode, off included */

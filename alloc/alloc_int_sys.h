@@ -60,6 +60,10 @@ int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
 bool alloc_readable(const void *p, size_t n);
 void alloc_sys_pid_refresh(void);   /* after fork */
+/* "alloc_ids.c": the number of %p and of a snapshot's pid (pid namespaces) */
+void alloc_ids_init(void);
+void alloc_ids_forget(void);        /* after fork */
+int alloc_ids_name(int *ppid);
 pid_t alloc_sys_pid(void);          /* cached; 0 when getpid was refused */
 /* A descriptor of meminst's and the file it was opened on (fstat's device
 ** and inode), checked before each write: the program may have put a file

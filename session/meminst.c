@@ -358,6 +358,9 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(v + n, n < sizeof v ? sizeof v - n : 0, __VA_ARGS__))
 	ADD("%s,run_dir=%s", o->mode, parts); /* its processes share it: alloc_snap_route */
+	struct stat ns; /* the pid namespace whose pids name the parts (alloc_ids.c) */
+	if (stat("/proc/self/ns/pid", &ns) == 0)
+		ADD(",run_pidns=%llu", (unsigned long long)ns.st_ino);
 	if (o->quiet)
 		ADD(",quiet=notes");
 	if (o->backend)

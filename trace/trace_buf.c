@@ -680,7 +680,7 @@ static void buf_reopen_child(void)
 	buf_lock(&buf_open_lock);
 	if (buf_reopen_in_child) {
 		buf_reopen_in_child = false;
-		if (buf_open_file(getpid(), true) < 0)
+		if (buf_open_file(alloc_ids_name(NULL), true) < 0)
 			buf_open_failed = true;
 	}
 	buf_unlock(&buf_open_lock);
@@ -774,7 +774,7 @@ int trace_file_ensure(void)
 	}
 	if (trace_sink)
 		trace_chunk_proc_begin();
-	else if (buf_open_file(getpid(), false) < 0) {
+	else if (buf_open_file(alloc_ids_name(NULL), false) < 0) {
 		buf_open_failed = true;
 		rc = -1;
 	} else if (buf_restate) {

@@ -64,6 +64,9 @@ void alloc_sys_pid_refresh(void);   /* after fork */
 void alloc_ids_init(void);
 void alloc_ids_forget(void);        /* after fork */
 int alloc_ids_name(int *ppid);
+/* a set*uid call making `to` the effective user: real(a, b, c) made, the
+** process's files moved where the new user can make them */
+long alloc_ids_switch_user(uid_t to, long (*real)(long, long, long), long a, long b, long c);
 pid_t alloc_sys_pid(void);          /* cached; 0 when getpid was refused */
 /* A descriptor of meminst's and the file it was opened on (fstat's device
 ** and inode), checked before each write: the program may have put a file

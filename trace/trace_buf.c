@@ -638,6 +638,8 @@ static void buf_restate_threads(void)
 static int buf_open_file(int pid, bool child)
 {
 	char path[4096];
+	if (alloc_seccomp_refuses(ALLOC_SC_TRACE)) /* a child forked under a filter: said when it came */
+		return -1;
 	const char *tmpl = trace_path[0] ? trace_path : "meminst.%p.trace";
 	if (trace_path_expand(tmpl, pid, path, sizeof path) < 0) {
 		alloc_log("trace file name too long: %s", tmpl);

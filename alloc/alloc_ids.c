@@ -41,7 +41,7 @@ static uint64_t ids_ref_ns;       /* the run's pid namespace (inode), 0: unknown
 static uint64_t ids_pidns(void)
 {
 	struct stat st;
-	if (alloc_seccomp_refuses(ALLOC_SC_OPEN_READ) ||
+	if (alloc_seccomp_refuses(ALLOC_SC_OPEN_READ | ALLOC_SC_SNAPSHOT | ALLOC_SC_FSTAT) || /* a filter's */
 	    syscall(SYS_newfstatat, AT_FDCWD, "/proc/self/ns/pid", &st, 0) != 0)
 		return 0;
 	return st.st_ino;
@@ -280,9 +280,11 @@ static int ids_prepare(uid_t uid, char *udir, size_t len)
 		return -1;
 	memcpy(root, ids_root, ids_root_len);
 	root[ids_root_len] = 0;
+	struct stat st;
+	if (lstat(root, &st) == 0 && st.st_uid == uid) /* back to the launcher's user (seteuid) */
+		return alloc_fmt(udir, len, "%s", root) < (int)len ? 0 : -1;
 	if (alloc_fmt(udir, len, "%s/uid.%u", root, (unsigned)uid) >= (int)len)
 		return -1;
-	struct stat st;
 	if (mkdir(udir, 0700) != 0 && errno != EEXIST) {
 		ids_say_lost(uid, "it could not make its directory in the run's (mkdir)");
 		return -1;

@@ -509,7 +509,11 @@ static int store_list(const char *dir, const char *sub, char ***names, size_t *n
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (!sub && !strncmp(e->d_name, "uid.", 4) && e->d_type == DT_DIR) {
+		struct stat st;
+		bool is_dir = e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN && /* some file systems */
+						       fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						       S_ISDIR(st.st_mode));
+		if (!sub && !strncmp(e->d_name, "uid.", 4) && is_dir) {
 			store_list(dir, e->d_name, names, n);
 			continue;
 		}

@@ -7,7 +7,8 @@
 # them.  Now the process makes DIR/uid.N for the new user before the
 # switch, passable through DIR by that user alone (an ACL entry), and its
 # files go there: the session has its exit snapshot, the one of a program
-# it executes as that user, the one of a child it forks; nothing is said.
+# it executes as that user, the one of a child it forks, the one of a
+# process back to root after seteuid(N) (temp); nothing is said.
 # The parts directory is never opened to others (no bits for others).
 # Without the launcher, a directory the new user cannot write in is said
 # once, in one line, not at every store; in a directory it can write
@@ -28,7 +29,7 @@ uid=$(id -u nobody 2>/dev/null) && gid=$(id -g nobody 2>/dev/null) || { echo "sk
 chmod 755 "$MI_TMP"
 q() { "$INSPECT" sql "$MI_TMP/s.db" "$1" 2>>"$MI_TMP/sql.err" | tail -n 1 | tr -dc '0-9'; }
 
-for how in keep exec fork; do
+for how in keep exec fork temp; do
 	st=3
 	mi_reference_status $st "drop_user $how" "$TARGET" $how $uid $gid || continue
 	for opts in "" "--mim --interval=10ms"; do

@@ -2,7 +2,7 @@
 ** drop_user.c — a program that switches to another user, as daemons do
 ** (memcached -u nobody, su, setpriv): run as root.
 **
-**   drop_user keep|exec|fork UID GID
+**   drop_user keep|exec|fork|temp UID GID
 **
 ** It allocates, then setgroups(0), setgid(GID), setuid(UID):
 **   keep   it goes on as that user: allocates and frees 2000 blocks,
@@ -10,6 +10,8 @@
 **   exec   it executes itself ("after") as that user, which does the same
 **   fork   it forks a child as that user, which does the same and exits
 **          with status 4, waited for
+**   temp   seteuid(UID) alone, some work, seteuid(0) back (a daemon's
+**          temporary drop), then the same as root
 */
 #include <grp.h>
 #include <stdio.h>
@@ -40,12 +42,20 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "after") == 0)
 		return work(3);
 	if (argc != 4) {
-		fprintf(stderr, "usage: drop_user keep|exec|fork UID GID\n");
+		fprintf(stderr, "usage: drop_user keep|exec|fork|temp UID GID\n");
 		return 2;
 	}
 	char *early = malloc(1000);
 	printf("as uid %d: start\n", (int)geteuid());
 	fflush(stdout);
+	if (strcmp(argv[1], "temp") == 0) {
+		if (seteuid((uid_t)atoi(argv[2])) != 0 || work(0) != 0 || seteuid(0) != 0) {
+			perror("drop_user");
+			return 1;
+		}
+		free(early);
+		return work(3);
+	}
 	if (setgroups(0, NULL) != 0 || setgid((gid_t)atoi(argv[3])) != 0 || setuid((uid_t)atoi(argv[2])) != 0) {
 		perror("drop_user");
 		return 1;

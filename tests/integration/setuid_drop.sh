@@ -61,6 +61,27 @@ mi_no_complaint "$MI_TMP/run.err"
 [ "$(sed -n 2p "$MI_TMP/run.out")" = "700 nobody" ] || mi_why_add "the user's directory: $(sed -n 2p "$MI_TMP/run.out")"
 mi_verdict "launcher, the directories' modes after a switch" "$why" "$MI_TMP/run.out" stdout "$MI_TMP/run.err" stderr
 
+# A hostile user N fills its directory with links to root's files and a
+# FIFO: the launcher reads none of them (no link followed, no FIFO waited
+# on), changes nothing, and removes the directory.
+if command -v setpriv >/dev/null; then
+	why=
+	cp /etc/passwd "$MI_TMP/passwd.before"
+	$MI_TIMEOUT "$LAUNCH" -q --snapshot-at=exit --interval=0 -f -o "$MI_TMP/s.db" -- \
+		setpriv --reuid=nobody --regid=$gid --clear-groups sh -c 'd=$(echo "$MEMINST" | sed "s/.*run_dir=\([^,]*\).*/\1/")/uid.$(id -u)
+ln -s /etc/passwd "$d/trace.998"; ln -s /etc/passwd "$d/mem.997.db.log"; ln -s /etc/passwd "$d/mem.999.db"
+mkfifo "$d/trace.996"; echo planted' >"$MI_TMP/run.out" 2>"$MI_TMP/run.err"
+	[ "$(cat "$MI_TMP/run.out")" = planted ] || mi_why_add "stdout: $(head -c 80 "$MI_TMP/run.out")"
+	n=$(q "SELECT count(*) FROM session_trace WHERE pid IN (996, 998)")
+	[ "$n" = 0 ] || mi_why_add "$n trace pieces read through a link or a FIFO"
+	n=$(q "SELECT count(*) FROM session_note WHERE line LIKE 'root:%'")
+	[ "$n" = 0 ] || mi_why_add "a note read through a link"
+	cmp -s /etc/passwd "$MI_TMP/passwd.before" || mi_why_add "/etc/passwd changed"
+	ls -a "$MI_TMP" | grep -q meminst-parts && mi_why_add "the parts directory was left"
+	MI_EXPECTED_NOTE='mem.999.db: unable to open database' mi_no_complaint "$MI_TMP/run.err"
+	mi_verdict "launcher, a user's directory with links and a FIFO" "$why" "$MI_TMP/run.err" stderr
+fi
+
 # the preload alone: a directory nobody cannot write in, and one it can
 mkdir -m 700 "$MI_TMP/closed"
 mkdir -m 1777 "$MI_TMP/open"

@@ -122,6 +122,7 @@ static void api_start(void)
 {
 	api_ensure_started();
 	alloc_sys_err_init(); /* before anything is said: see alloc_sys_err_fd */
+	alloc_ids_init();
 	alloc_seccomp_init();
 	alloc_exit_init();
 	trace_start_from_env(); /* in every mode, off included */

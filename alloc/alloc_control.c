@@ -178,11 +178,15 @@ int alloc_control_expire(int timeout)
 int alloc_control_open(void)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	int n = alloc_fmt(a.sun_path + 1, sizeof a.sun_path - 1, "meminst-control-%d", (int)getpid());
+	if (alloc_seccomp_refuses(ALLOC_SC_FILES)) /* a filter's ENOSYS, said once */
+		return -1;
+	int n = alloc_fmt(a.sun_path + 1, sizeof a.sun_path - 1, "meminst-control-%d", alloc_ids_name(NULL));
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	const char *call = fd < 0 ? "socket" : "bind";
 	if (fd < 0 || bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0 ||
-	    listen(fd, 2 * ALLOC_CONTROL_CONN_MAX) != 0) {
-		alloc_log("control=on: cannot open the control channel: %s", strerror(errno));
+	    (call = "listen", listen(fd, 2 * ALLOC_CONTROL_CONN_MAX)) != 0) {
+		if (!alloc_seccomp_enosys(call, errno))
+			alloc_log("control=on: cannot open the control channel: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

@@ -185,6 +185,7 @@ bool alloc_clone_adopt(void)
 		return true; /* a recursive call (a lock taken while resetting) */
 	bool walked = trace_unwind_clone_child(alloc_sys_loader_busy()); /* before the handlers reset */
 	alloc_sys_pid_refresh();
+	alloc_ids_forget();
 	if (alloc_mode != MEMINST_MODE_OFF)
 		alloc_thread_child_reset();
 	else

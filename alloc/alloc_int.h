@@ -137,6 +137,7 @@ typedef struct alloc_options_s {
 	size_t snapshot_len;
 	const char *run_dir;    /* run_dir=DIR: the launcher's, shared by the run */
 	size_t run_dir_len;
+	uint64_t run_pidns;     /* run_pidns=INODE: the launcher's pid namespace */
 	unsigned snapshot_at;   /* bit set of ALLOC_SNAP_*                  */
 	bool snapshot_at_given; /* snapshot_at= present (else exit, if a path) */
 	uint8_t watch_rss_pct, watch_cgroup_pct; /* snapshot_at=rss:N%, cgroup:N% */

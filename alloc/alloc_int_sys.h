@@ -60,6 +60,13 @@ int alloc_vfmt(char *buf, size_t len, const char *fmt, __builtin_va_list ap);
 const char *alloc_getenv(const char *name);
 bool alloc_readable(const void *p, size_t n);
 void alloc_sys_pid_refresh(void);   /* after fork */
+/* "alloc_ids.c": the number of %p and of a snapshot's pid (pid namespaces) */
+void alloc_ids_init(void);
+void alloc_ids_forget(void);        /* after fork */
+int alloc_ids_name(int *ppid);
+/* a set*uid call making `to` the effective user: real(a, b, c) made, the
+** process's files moved where the new user can make them */
+long alloc_ids_switch_user(uid_t to, long (*real)(long, long, long), long a, long b, long c);
 pid_t alloc_sys_pid(void);          /* cached; 0 when getpid was refused */
 /* A descriptor of meminst's and the file it was opened on (fstat's device
 ** and inode), checked before each write: the program may have put a file
@@ -119,11 +126,16 @@ enum {
 	ALLOC_SC_OPEN_READ = 1u << 13,
 	/* a wait for a lock gives the processor up (alloc_sys_yield) */
 	ALLOC_SC_YIELD = 1u << 14,
+	/* meminst's files and sockets: a filter meminst could not read fails
+	** them with ENOSYS (set only by alloc_seccomp_enosys, which said so) */
+	ALLOC_SC_FILES = 1u << 15,
 };
 extern _Atomic unsigned alloc_sc_refused;
 /* "alloc_seccomp.c" */
 void alloc_seccomp_init(void); /* the constructor: a filter from the start */
 void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *prog, bool by_prctl);
+/* A call of meminst's failed with err: ENOSYS is a filter's (true: said) */
+bool alloc_seccomp_enosys(const char *call, int err);
 long alloc_seccomp_raw(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
 static inline bool alloc_seccomp_refuses(unsigned what)
 {

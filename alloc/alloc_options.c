@@ -291,7 +291,7 @@ static const char *opt_site_skip(opt_span_t v, alloc_options_t *o)
 }
 
 /* Every key, for the "did you mean" hint and the list of known keys. */
-#define OPT_KEYS "backend", "snapshot", "snapshot_at", "run_dir", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
+#define OPT_KEYS "backend", "snapshot", "snapshot_at", "run_dir", "run_pidns", "snapshot_signal", "peak_growth", "site_depth", "site_skip", \
 	"interval", "interval_content", "trace", "sample", "sample_clock", "alloc_sample", \
 	"sample_counts", "sample_depth", "trace_file", "trace_threads", "trace_output", "trace_sites", "control", \
 	"switch_signal", "print", "on_error", "quiet", "leak_check", "leak_exit_code", "leak_threshold"
@@ -346,6 +346,10 @@ static const char *opt_keyvalue(opt_span_t k, opt_span_t v, alloc_options_t *o)
 	} else if (opt_is(k, "run_dir")) {
 		o->run_dir = v.p;
 		o->run_dir_len = v.n;
+	} else if (opt_is(k, "run_pidns")) {
+		if (opt_number(v, &n, &used) < 0 || used != v.n)
+			return "expected a number (the inode of a pid namespace)";
+		o->run_pidns = n;
 	} else if (opt_is(k, "snapshot_at")) {
 		o->snapshot_at_given = true;
 		return opt_snapshot_at(v, o);

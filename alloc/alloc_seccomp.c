@@ -366,6 +366,37 @@ void alloc_seccomp_before(unsigned long mode, unsigned long flags, const void *p
 }
 #endif /* __x86_64__ */
 
+/*
+** A file or socket of meminst's refused with ENOSYS: a seccomp filter
+** meminst could not read refuses the call (one in force from the start,
+** inherited: man-db's children run under libseccomp's ERRNO(ENOSYS)
+** filter, which allows openat read-only); no kernel meminst runs on lacks
+** openat or socket.  Snapshots (and their notes), new trace files and the
+** control channel all need such calls: they go together, said once in one
+** line, rather than one line a store (and one for the trace, one for the
+** control channel).  True when err is ENOSYS (the caller says nothing).
+*/
+bool alloc_seccomp_enosys(const char *call, int err)
+{
+	if (err != ENOSYS)
+		return false;
+	unsigned before = atomic_fetch_or(&alloc_sc_refused, ALLOC_SC_SNAPSHOT | ALLOC_SC_FILES);
+	if (!(before & ALLOC_SC_FILES)) {
+		char list[160];
+		size_t n = 0;
+		list[0] = 0;
+		if (alloc_opts.snapshot)
+			n += (size_t)alloc_fmt(list + n, sizeof list - n, "snapshots");
+		if ((alloc_opts.trace_clock || alloc_opts.sample_hz || alloc_opts.alloc_sample) && n < sizeof list)
+			n += (size_t)alloc_fmt(list + n, sizeof list - n, "%sa new trace file", n ? ", " : "");
+		if (alloc_opts.control && n < sizeof list)
+			n += (size_t)alloc_fmt(list + n, sizeof list - n, "%sthe control channel", n ? ", " : "");
+		alloc_log("a seccomp filter meminst cannot read (in force from the start) refuses %s "
+			  "(Function not implemented): %s off in this process", call, n ? list : "its files");
+	}
+	return true;
+}
+
 /* At start: a filter already in force (a sandbox's, a container's)
 ** cannot be read back.  Not said on stderr, where every run in a container
 ** would carry the line: in the notes beside the snapshot, which the

@@ -426,8 +426,9 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 		alloc_status_describe(k, im->nstatus[k], im->status[k]);
 	im->with_map = with_map;
 	im->trigger = trigger;
-	im->pid = alloc_sys_pid();
-	im->ppid = getppid();
+	int ppid;
+	im->pid = alloc_ids_name(&ppid); /* its pid outside a pid namespace of its own */
+	im->ppid = ppid;
 	im->time_ns = alloc_snap_now(CLOCK_REALTIME);
 	im->elapsed_ns = alloc_snap_now(CLOCK_MONOTONIC) - snap_start_ns;
 	return im;
@@ -471,9 +472,10 @@ int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_
 		char num[24];
 		const char *add = NULL;
 		if (in[i] == '%' && i + 1 < n && in[i + 1] == 'p') {
-			if (!alloc_sys_pid())
+			int pid = alloc_ids_name(NULL); /* alloc_ids.c: pid namespaces */
+			if (!pid)
 				return -1; /* never "-1": getpid refused in a child of fork */
-			alloc_fmt(num, sizeof num, "%d", (int)alloc_sys_pid());
+			alloc_fmt(num, sizeof num, "%d", pid);
 			add = num;
 			i++;
 		} else if (in[i] == '%' && i + 1 < n && in[i + 1] == '%') {
@@ -519,7 +521,8 @@ static int snap_store_api(const char *path, bool with_map)
 	int id = alloc_sqlite_store(full, im, false, err, sizeof err);
 	alloc_snap_free(im);
 	if (id < 0) {
-		alloc_log("%s", err);
+		if (!alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT)) /* else said once (alloc_seccomp_enosys) */
+			alloc_log("%s", err);
 		errno = EIO;
 	}
 	return id;
@@ -605,7 +608,7 @@ int alloc_snap_store_configured(alloc_snap_t *im)
 	int id = alloc_sqlite_store(full, im, true, err, sizeof err);
 	if (id >= 0)
 		snap_say_success(full);
-	else if (id != ALLOC_SQ_BUSY)
+	else if (id != ALLOC_SQ_BUSY && !alloc_seccomp_refuses(ALLOC_SC_SNAPSHOT)) /* else said once */
 		snap_say_failure(err, im->trigger && !strcmp(im->trigger, "exit"));
 	return id;
 }

@@ -295,7 +295,9 @@ static int sq_prepare_file(const char *path, bool *created, sq_ident_t *id, char
 			      O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	*created = fd >= 0;
 	if (fd < 0 && errno != EEXIST) {
-		alloc_fmt(err, errlen, "snapshot %s: cannot create: %s", path, strerror(errno));
+		int e = errno;
+		alloc_seccomp_enosys("openat", e); /* said there, once: the store says nothing */
+		alloc_fmt(err, errlen, "snapshot %s: cannot create: %s", path, strerror(e));
 		return -1;
 	}
 	if (fd < 0)

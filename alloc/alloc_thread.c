@@ -283,6 +283,7 @@ void alloc_thread_child_reset(void)
 	/* a capture by a thread that did not follow would never clear its bit */
 	atomic_fetch_and(&alloc_count_gate, ~ALLOC_GATE_STOP);
 	alloc_sys_pid_refresh();
+	alloc_ids_forget();
 	trace_sample_postfork_child(); /* before alloc_service.c's handler starts a thread */
 	pthread_mutex_init(&thr_g.lock, NULL);
 	alloc_region_postfork_child();

@@ -16,6 +16,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -358,6 +359,9 @@ static char *build_meminst(const struct sess_opts *o, const char *parts)
 	size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(v + n, n < sizeof v ? sizeof v - n : 0, __VA_ARGS__))
 	ADD("%s,run_dir=%s", o->mode, parts); /* its processes share it: alloc_snap_route */
+	struct stat ns; /* the pid namespace whose pids name the parts (alloc_ids.c) */
+	if (stat("/proc/self/ns/pid", &ns) == 0)
+		ADD(",run_pidns=%llu", (unsigned long long)ns.st_ino);
 	if (o->quiet)
 		ADD(",quiet=notes");
 	if (o->backend)
@@ -439,18 +443,33 @@ static char *make_parts_dir(const char *output)
 	return dir;
 }
 
+/* The directory and its files; one level of users' directories (uid.N,
+** made by a process that switched users: alloc_ids.c), whose names are
+** that user's: removed without following any link. */
 static void remove_parts(const char *dir)
 {
-	char cmd[PATH_MAX + 32];
-	DIR *d = opendir(dir);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	for (struct dirent *e; d && (e = readdir(d));) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(cmd, sizeof cmd, "%s/%s", dir, e->d_name);
-		unlink(cmd);
+		if (unlinkat(fd, e->d_name, 0) == 0 || errno != EISDIR || strncmp(e->d_name, "uid.", 4))
+			continue;
+		int sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
+		for (struct dirent *f; sd && (f = readdir(sd));)
+			if (strcmp(f->d_name, ".") && strcmp(f->d_name, ".."))
+				unlinkat(sub, f->d_name, 0);
+		if (sd)
+			closedir(sd);
+		else if (sub >= 0)
+			close(sub);
+		unlinkat(fd, e->d_name, AT_REMOVEDIR);
 	}
 	if (d)
 		closedir(d);
+	else if (fd >= 0)
+		close(fd);
 	rmdir(dir);
 }
 

@@ -308,10 +308,24 @@ static bool store_trace_ended(int fd, int64_t *whole)
 	return false;
 }
 
+/* A part's file for reading: a regular file, never through a symbolic
+** link, never a FIFO to wait on (a user's directory, uid.N, is that
+** user's to fill).  -1 when it is not one. */
+static int store_open_part(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* Store a trace file in pieces under its pid. */
 static int store_trace(struct store *s, const char *file, long pid)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = store_open_part(file);
 	if (fd < 0)
 		return 0;
 	if (store_exec(s, "BEGIN") < 0)
@@ -361,6 +375,8 @@ static void store_progress(struct store *s, int pass, size_t i, size_t n)
 static bool store_name(const char *name, const char *kind, long *pid)
 {
 	char tail[8];
+	if (!strncmp(name, "uid.", 4) && strchr(name, '/')) /* a user's directory (store_list) */
+		name = strchr(name, '/') + 1;
 	if (!strcmp(kind, "mem"))
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b");
 	if (!strcmp(kind, "note"))
@@ -372,9 +388,13 @@ static bool store_name(const char *name, const char *kind, long *pid)
 ** meminst could not write to the program's stderr, one row each. */
 static int store_note(struct store *s, const char *file, long pid)
 {
-	FILE *f = fopen(file, "r");
-	if (!f)
+	int fd = store_open_part(file);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	sqlite3_stmt *st = store_prepare(s, "INSERT OR IGNORE INTO session_note VALUES(?1, ?2, ?3)");
 	char line[1024];
 	for (int seq = 1; st && fgets(line, sizeof line, f); seq++) {
@@ -451,31 +471,73 @@ static void store_say_running(char **names, size_t n)
 	}
 }
 
+/* A process that switched users and then executed a program (setpriv,
+** su) left trace.PID in the directory and uid.N/trace.PID: the program's
+** trace replaces the one before its exec, as it does in one directory
+** (trace_file_create).  Is there a later name of a trace of pid? */
+static bool store_trace_later(char **names, size_t n, size_t i, long pid)
+{
+	for (size_t j = i + 1; j < n; j++) {
+		long other;
+		if (store_name(names[j], "trace", &other) && other == pid)
+			return true;
+	}
+	return false;
+}
+
 static int store_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every part of the directory, in name order (so, stable). */
-static int store_parts(struct store *s)
+/* The names in dir (under `sub`, a user's directory uid.N, as
+** "uid.N/NAME"), added to *names; the users' directories too (one level:
+** a process that switched users writes there, alloc_ids.c). */
+static int store_list(const char *dir, const char *sub, char ***names, size_t *n)
 {
-	DIR *d = opendir(s->dir);
+	char path[4096];
+	snprintf(path, sizeof path, "%s%s%s", dir, sub ? "/" : "", sub ? sub : "");
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		sess_error("%s: %s", s->dir, strerror(errno));
-		return -1;
+		if (fd >= 0)
+			close(fd);
+		if (!sub)
+			sess_error("%s: %s", dir, strerror(errno));
+		return sub ? 0 : -1;
 	}
-	char **names = NULL;
-	size_t n = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		if (e->d_name[0] == '.')
 			continue;
-		char **grown = realloc(names, (n + 1) * sizeof *names);
-		if (!grown || !(grown[n] = strdup(e->d_name)))
+		struct stat st;
+		bool is_dir = e->d_type == DT_DIR || (e->d_type == DT_UNKNOWN && /* some file systems */
+						       fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						       S_ISDIR(st.st_mode));
+		if (!sub && !strncmp(e->d_name, "uid.", 4) && is_dir) {
+			store_list(dir, e->d_name, names, n);
+			continue;
+		}
+		char **grown = realloc(*names, (*n + 1) * sizeof **names);
+		if (!grown)
 			break;
-		names = grown;
-		n++;
+		*names = grown;
+		char name[600];
+		snprintf(name, sizeof name, "%s%s%s", sub ? sub : "", sub ? "/" : "", e->d_name);
+		if (!(grown[*n] = strdup(name)))
+			break;
+		(*n)++;
 	}
 	closedir(d);
+	return 0;
+}
+
+/* Every part of the directory, in name order (so, stable). */
+static int store_parts(struct store *s)
+{
+	char **names = NULL;
+	size_t n = 0;
+	if (store_list(s->dir, NULL, &names, &n) < 0)
+		return -1;
 	qsort(names, n, sizeof *names, store_cmp);
 	bool *skip = calloc(n ? n : 1, sizeof *skip);
 	int rc = skip ? 0 : -1;
@@ -491,7 +553,7 @@ static int store_parts(struct store *s)
 			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
 			if (pass < 3 && store_name(names[i], "mem", &pid) && !skip[i])
 				rc = store_part(s, path, (int)i, pass);
-			else if (pass == 3 && store_name(names[i], "trace", &pid))
+			else if (pass == 3 && store_name(names[i], "trace", &pid) && !store_trace_later(names, n, i, pid))
 				rc = store_trace(s, path, pid);
 			else if (pass == 3 && store_name(names[i], "note", &pid))
 				rc = store_note(s, path, pid);
@@ -645,9 +707,12 @@ static bool store_adopt(struct store *s, const char *tmp)
 	char name[256] = "", path[4096];
 	int parts = 0;
 	long pid = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (!strncmp(e->d_name, "uid.", 4)) /* a user's parts too: copied */
+			parts += 2;
 		if (store_name(e->d_name, "mem", &pid) && ++parts == 1 && strlen(e->d_name) < sizeof name)
 			strcpy(name, e->d_name);
+	}
 	if (d)
 		closedir(d);
 	if (parts != 1 || !*name || !store_name(name, "mem", &pid))

@@ -638,6 +638,8 @@ static void buf_restate_threads(void)
 static int buf_open_file(int pid, bool child)
 {
 	char path[4096];
+	if (alloc_seccomp_refuses(ALLOC_SC_TRACE)) /* a child forked under a filter: said when it came */
+		return -1;
 	const char *tmpl = trace_path[0] ? trace_path : "meminst.%p.trace";
 	if (trace_path_expand(tmpl, pid, path, sizeof path) < 0) {
 		alloc_log("trace file name too long: %s", tmpl);
@@ -680,7 +682,7 @@ static void buf_reopen_child(void)
 	buf_lock(&buf_open_lock);
 	if (buf_reopen_in_child) {
 		buf_reopen_in_child = false;
-		if (buf_open_file(getpid(), true) < 0)
+		if (buf_open_file(alloc_ids_name(NULL), true) < 0)
 			buf_open_failed = true;
 	}
 	buf_unlock(&buf_open_lock);
@@ -776,7 +778,7 @@ int trace_file_ensure(void)
 	}
 	if (trace_sink)
 		trace_chunk_proc_begin();
-	else if (buf_open_file(getpid(), false) < 0) {
+	else if (buf_open_file(alloc_ids_name(NULL), false) < 0) {
 		buf_open_failed = true;
 		rc = -1;
 	} else if (buf_restate) {

@@ -324,12 +324,12 @@ static void po_thread_rows(struct prof_out *o, const struct eng_thread *t)
 ** %p in it adds .PID, as for event traces. */
 static int prof_out_path(char *out, size_t len)
 {
-	int pid = getpid();
-	if (trace_path_expand(prof.path, pid, out, len) < 0)
+	int pid = getpid(), name = alloc_ids_name(NULL); /* pid namespaces: alloc_ids.c */
+	if (trace_path_expand(prof.path, name, out, len) < 0)
 		return -1;
 	if (pid != prof.start_pid && !strstr(prof.path, "%p")) {
 		size_t n = strlen(out);
-		if (alloc_fmt(out + n, len - n, ".%d", pid) >= (int)(len - n))
+		if (alloc_fmt(out + n, len - n, ".%d", name) >= (int)(len - n))
 			return -1;
 	}
 	return 0;

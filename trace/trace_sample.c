@@ -571,7 +571,7 @@ static void sample_start_from_env(void)
 	** cannot be made under trace=: a process that switched to another user
 	** cannot create its file in the launcher's private directory, and
 	** `meminst -- su -c CMD nobody` ended with status 2, CMD never run. */
-	if (rc < 0 && !trace_fio_failed())
+	if (rc < 0 && !trace_fio_failed() && !alloc_seccomp_refuses(ALLOC_SC_FILES)) /* else said */
 		alloc_log_run(NULL, "sampling is off");
 }
 

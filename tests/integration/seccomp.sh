@@ -19,6 +19,10 @@
 # libseccomp's probes alone (seccomp(2) strict mode with flags 1, which
 # the kernel refuses): nothing goes off (they were taken for strict mode:
 # no snapshot, no trace, in man(1) and every user of libseccomp).
+# A program started under a filter it inherited (how=inherit: openat for
+# writing and socket fail with ENOSYS, as under man-db's): one line for the
+# process, not one a store, one for the trace file, one for the control
+# channel and "sampling is off".
 . "$top_srcdir/tests/integration/lib.sh"
 
 TARGET=$MI_TARGETS/seccomp_filter
@@ -79,6 +83,29 @@ for how in kill syscall errno nopid strict tsync fork probe; do
 		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/rep.err" "report's stderr"
 	done
 done
+
+# An inherited filter meminst cannot read, failing its files with ENOSYS
+if mi_reference_status 3 "seccomp inherit" "$TARGET" inherit; then
+	for set in "mim,snapshot=$MI_TMP/s.%p.db,snapshot_at=exit+peak+signal,control=on,interval=1ms,sample=1000,trace_file=$MI_TMP/t.%p.trace" \
+		"launcher"; do
+		rm -f "$MI_TMP"/s.* "$MI_TMP"/t.*
+		if [ $set = launcher ]; then
+			label="seccomp inherit, meminst --mim --control --sample=1000"
+			mi_run_like_reference "$LAUNCH" -f -o "$MI_TMP/sess.db" --mim --control --sample=1000 -- "$TARGET" inherit
+		else
+			label="seccomp inherit, $(echo "$set" | sed "s|$MI_TMP/||g")"
+			MI_MEMINST=$set
+			mi_run_like_reference mi_x "$TARGET" inherit
+			unset MI_MEMINST
+		fi
+		n=$(grep -c 'Function not implemented' "$MI_TMP/run.err")
+		[ "$n" = 1 ] || mi_why_add "$n lines naming ENOSYS, not one"
+		grep -q "cannot read (in force from the start) refuses socket" "$MI_TMP/run.err" ||
+			mi_why_add "no line naming the filter and the call"
+		grep -qE "sampling is off|cannot create" "$MI_TMP/run.err" && mi_why_add "a line of a failure said already"
+		mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr
+	done
+fi
 
 # The line naming what the filter turned off goes to the notes file beside
 # the snapshot (PATH.log) too: past ulimit -f, its write killed the

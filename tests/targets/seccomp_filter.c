@@ -2,7 +2,7 @@
 ** seccomp_filter.c — a program that locks itself in a seccomp filter, as
 ** sandboxed tools do (a parser, a codec, a browser's renderer).
 **
-**   seccomp_filter kill|errno|syscall|strict|nopid|tsync|fork|probe
+**   seccomp_filter kill|errno|syscall|strict|nopid|tsync|fork|probe|inherit
 **
 ** It allocates, writes lines to stdout through stdio (buffered when stdout
 ** is a pipe, so they are lost if the process is killed before exit), then
@@ -34,6 +34,12 @@
 **            parent prints (a child's service thread, made under the
 **            filter with control=on, and its _exit's look at /proc were
 **            killed; so was the parent, its lock waits' sched_yield)
+**   inherit  as man-db's children: a filter that fails openat for writing
+**            and socket with ENOSYS (SECCOMP_RET_ERRNO), everything else
+**            allowed; then it executes itself ("inherited"), so that the
+**            new program starts under a filter it cannot read (meminst
+**            said "cannot create ...: Function not implemented" at each
+**            store, for the trace file and the control channel)
 ** Then it allocates and frees some more, prints, and exits with status 3.
 */
 #define _GNU_SOURCE
@@ -54,8 +60,37 @@
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
+/* inherit: openat(2) or open(2) for writing or creating, and socket(2), fail with ENOSYS */
+static void install_enosys(void)
+{
+	const unsigned enosys = SECCOMP_RET_ERRNO | ENOSYS, writing = 03 | 0100 /* O_ACCMODE|O_CREAT */;
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, enosys),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_open, 0, 5),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])), /* open's flags */
+		BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])), /* openat's */
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, writing, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, enosys),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof code / sizeof code[0], .filter = code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) {
+		perror("seccomp");
+		exit(1);
+	}
+}
+
 static void install(const char *how)
 {
+	if (strcmp(how, "inherited") == 0)
+		return;
 	bool forks = strcmp(how, "fork") == 0, tsync = strcmp(how, "tsync") == 0;
 	unsigned deny = strcmp(how, "errno") == 0 ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_KILL_PROCESS;
 	struct sock_filter code[] = {
@@ -149,6 +184,13 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 64; i++)
 		keep[i] = malloc(100 + (size_t)i);
 	printf("before the filter: %d blocks\n", 64);
+	if (strcmp(argv[1], "inherit") == 0) {
+		fflush(stdout);
+		install_enosys();
+		execl("/proc/self/exe", "seccomp_filter", "inherited", (char *)NULL);
+		perror("exec");
+		return 1;
+	}
 	install(argv[1]);
 	size_t total = 0;
 	for (int round = 0; round < 100; round++) {

@@ -28,23 +28,26 @@ SCRIPT
 (unset MI_MEMINST; sh "$MI_TMP/ns.sh") >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
 mi_ref_rc=$?
 q() { "$INSPECT" sql "$MI_TMP/s.db" "$1" 2>>"$MI_TMP/sql.err" | tail -n 1 | tr -dc '0-9'; }
+# want N SQL WHAT: the session's count by SQL is N, else why says WHAT
+want() {
+	n=$(q "$2")
+	[ "$n" = "$1" ] || mi_why_add "$n $3, not $1"
+}
 for opts in "--sample=200" "--mim --control --sample=200"; do
 	label="launcher $opts, unshare --pid --fork"
 	rm -f "$MI_TMP/s.db"
 	mi_run_like_reference $MI_TIMEOUT "$LAUNCH" -q $opts -o "$MI_TMP/s.db" -- sh "$MI_TMP/ns.sh"
 	mi_no_complaint "$MI_TMP/run.err"
-	n=$(q "SELECT count(*) FROM session_process WHERE cmdline LIKE 'sh -c %'")
-	[ "$n" = 4 ] || mi_why_add "$n processes of the four shells in the namespaces, not 4"
-	n=$(q "SELECT count(*) FROM session_process WHERE cmdline = 'ls /'")
-	[ "$n" = 4 ] || mi_why_add "$n processes of their ls, not 4"
-	n=$(q "SELECT count(*) FROM session_process WHERE pid < 4")
-	[ "$n" = 0 ] || mi_why_add "$n processes numbered as in their namespace"
-	n=$(q "SELECT count(DISTINCT pid) FROM session_trace WHERE pid IN (SELECT pid FROM session_process WHERE cmdline LIKE 'sh -c %' OR cmdline = 'ls /')")
-	[ "$n" = 8 ] || mi_why_add "$n traces of the 8 processes, not 8"
-	n=$(q "SELECT count(*) FROM session_process s JOIN session_process u ON u.pid = s.ppid WHERE s.cmdline LIKE 'sh -c %out%' AND u.exe LIKE '%unshare'")
-	[ "$n" = 2 ] || mi_why_add "$n shells outside --mount-proc named by their pid outside (parent: unshare), not 2"
-	n=$(q "SELECT count(*) FROM session_note WHERE line LIKE 'process 1 of a pid namespace of its own%'")
-	[ "$n" = 2 ] || mi_why_add "$n notes of a namespace's process 1 numbered otherwise, not 2"
+	want 4 "SELECT count(*) FROM session_process WHERE cmdline LIKE 'sh -c %'" \
+		"processes of the four shells in the namespaces"
+	want 4 "SELECT count(*) FROM session_process WHERE cmdline = 'ls /'" "processes of their ls"
+	want 0 "SELECT count(*) FROM session_process WHERE pid < 4" "processes numbered as in their namespace"
+	want 8 "SELECT count(DISTINCT pid) FROM session_trace WHERE pid IN (SELECT pid FROM session_process WHERE cmdline LIKE 'sh -c %' OR cmdline = 'ls /')" \
+		"traces of the 8 processes"
+	want 2 "SELECT count(*) FROM session_process s JOIN session_process u ON u.pid = s.ppid WHERE s.cmdline LIKE 'sh -c %out%' AND u.exe LIKE '%unshare'" \
+		"shells outside --mount-proc named by their pid outside (parent: unshare)"
+	want 2 "SELECT count(*) FROM session_note WHERE line LIKE 'process 1 of a pid namespace of its own%'" \
+		"notes of a namespace's process 1 numbered otherwise"
 	mi_verdict "$label" "$why" "$MI_TMP/run.err" stderr "$MI_TMP/sql.err" "inspect sql"
 done
 

@@ -14,7 +14,8 @@ memcached tmux dbus-daemon dbus-bin daemon"
 # does not know it (elsewhere clang may carry them itself).
 # The viewers the export tests read with (tests/export/): go tool pprof and
 # headless Chromium; the tests skip with a line where they are missing.
-OPTIONAL="libclang-rt-14-dev golang-go chromium"
+# uftrace: bench/trace-truth.sh's third view (Debian 12 has 0.13).
+OPTIONAL="libclang-rt-14-dev golang-go chromium uftrace"
 missing=
 installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"

@@ -455,11 +455,22 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block
 {
 	trace_thr_t *t;
 	if (begin != UINT64_MAX && (t = call_traced()) && trace_ev_claim(t, trace_sp_mark())) {
-		if (t->ev.pos + 5 > t->ev.end)
+		if (t->ev.pos + 8 > t->ev.end)
 			trace_ev_flush(t);
 		uint64_t *p = t->ev.pos, end = trace_now_inline(), op_size = op | (uint64_t)size << 8;
-		uint64_t seq = block ? alloc_new_block_seq(block) : UINT64_MAX;
-		if (trace_unlikely(p + 5 > t->ev.end)) { /* the flush could not write */
+		uint64_t seq = block ? alloc_new_block_seq(block) : UINT64_MAX, off = 0;
+		/* a long call with the TSC clock: was the thread pre-empted in it?
+		** That time is not the allocator's: the call's record ends before
+		** it and a SUSPEND(PREEMPT) follows, as for a gap between calls
+		** (the next call or return would find the gap but place it after
+		** this record, where it no longer fits) */
+		if (trace_clock == MEMINST_TRACE_CLOCK_TSC && end - begin >= (uint64_t)1 << TRACE_GAP_BITS &&
+		    (off = trace_preempt_off(t, begin, end)) != 0) {
+			end -= off;
+			if (backend_tsc != UINT64_MAX && backend_tsc >= off) /* most likely in the backend's part */
+				backend_tsc -= off;
+		}
+		if (trace_unlikely(p + 8 > t->ev.end)) { /* the flush could not write */
 			t->ev.lost++;
 		} else if (trace_likely(end - begin <= UINT32_MAX)) {
 			unsigned n = seq == UINT64_MAX ? 4 : 5;
@@ -477,8 +488,14 @@ void trace_alloc_end(uint64_t begin, unsigned op, size_t size, const void *block
 			p[2] = end, p[3] = op_size, p[4] = seq;
 			t->ev.pos = p + 5;
 		}
+		if (off && t->ev.pos + 3 <= t->ev.end) {
+			uint64_t *w = t->ev.pos;
+			w[0] = MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, end), w[1] = end + off;
+			w[2] = MEMINST_TSUSPEND_PREEMPT;
+			t->ev.pos = w + 3;
+		}
 		trace_stream_wrote(&t->ev);
-		t->pre.mark = end;
+		t->pre.mark = end + off;
 		trace_ev_release(t);
 	}
 	if (trace_asample_on && op != MEMINST_TALLOC_FREE && op != MEMINST_TALLOC_DELETE)

@@ -497,6 +497,7 @@ void trace_death_postfork_child(void);
 #define TRACE_GAP_BITS 17
 void trace_preempt_start(trace_thr_t *t, uint64_t now);   /* TRACE_ON: a first reading */
 void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now); /* a gap: SUSPEND(PREEMPT)? */
+uint64_t trace_preempt_off(trace_thr_t *t, uint64_t prev, uint64_t now); /* its ticks, not written */
 static inline void trace_preempt_waited(trace_thr_t *t, uint64_t begin, uint64_t end)
 {
 	t->pre.waited += end - begin;

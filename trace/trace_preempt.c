@@ -93,23 +93,23 @@ static bool pre_involuntary(trace_preempt_t *p)
 }
 
 /*
-** A gap in t's calls and returns from prev to now (time stamps; prev 0:
-** not known).  Writes SUSPEND [now - off, now, PREEMPT] for the time the
-** thread was pre-empted since the last reading, at most the gap.
+** The time t was pre-empted in a gap from prev to now (time stamps; prev
+** 0: not known), in ticks, at most the gap; 0 for none.  Makes now the
+** last reading.
 */
-void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now)
+uint64_t trace_preempt_off(trace_thr_t *t, uint64_t prev, uint64_t now)
 {
 	trace_preempt_t *p = &t->pre;
 	if (p->at && now <= p->at)
-		return;
+		return 0;
 	int saved_errno = errno;
-	uint64_t cpu = trace_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t cpu = trace_clock_ns(CLOCK_THREAD_CPUTIME_ID), ticks = 0;
 	if (!p->at || cpu < p->cpu_ns) { /* no reading yet (a fork's child): this is the first */
 		pre_read(p, now, cpu);
 		p->mark = now;
 		pre_count(p);
 		errno = saved_errno;
-		return;
+		return 0;
 	}
 	uint64_t span = pre_ns(now - p->at), busy = cpu - p->cpu_ns + pre_ns(p->waited);
 	/* the TSC's rate is known to ~0.02%: over a long span that much of
@@ -120,17 +120,25 @@ void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now)
 		from = p->at;
 	pre_read(p, now, cpu);
 	if (off >= doubt && now > from && pre_involuntary(p)) {
-		uint64_t ticks = pre_ticks(off);
+		ticks = pre_ticks(off);
 		if (ticks > now - from)
 			ticks = now - from;
-		if (ticks < pre_ticks(PREEMPT_MIN_NS)) { /* off the CPU elsewhere: not in this gap */
-			errno = saved_errno;
-			return;
-		}
+		if (ticks < pre_ticks(PREEMPT_MIN_NS)) /* off the CPU elsewhere: not in this gap */
+			ticks = 0;
+	}
+	errno = saved_errno;
+	return ticks;
+}
+
+/* A gap in t's calls and returns: SUSPEND [now - off, now, PREEMPT] for
+** the time the thread was pre-empted in it. */
+void trace_preempt_gap(trace_thr_t *t, uint64_t prev, uint64_t now)
+{
+	uint64_t ticks = trace_preempt_off(t, prev, now);
+	if (ticks) {
 		uint64_t w[3] = {MEMINST_TREC_HEAD(MEMINST_TREC_SUSPEND, now - ticks), now,
 				 MEMINST_TSUSPEND_PREEMPT};
 		trace_ev_append_to(t, w, 3);
-		p->mark = now;
+		t->pre.mark = now;
 	}
-	errno = saved_errno;
 }

@@ -315,5 +315,7 @@ grep -q '^main;step;leaf ' k.folded || mi_why_add "no main;step;leaf stack"
 "$INSPECT" export --format chrome -o k.json k.db 2>>k.err || mi_why_add "chrome: exited $?"
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert any(e.get("name") == "main" for e in d["traceEvents"])' \
 	k.json 2>>k.err || mi_why_add "chrome: not valid JSON with main in it"
-mi_verdict "a program killed by SIGKILL: its session exports" "$why" k.err stderr
+# (its first stacks shown on a failure: once, under a distcheck's load, no
+# main;step;leaf was found in a trace cut at 1.9 MB, not understood)
+mi_verdict "a program killed by SIGKILL: its session exports" "$why" k.err stderr k.folded "folded stacks"
 mi_finish

@@ -380,6 +380,24 @@ static void svc_signal_check(void)
 	}
 }
 
+/*
+** The program set RLIMIT_NOFILE under the number of descriptors the
+** thread polls (poll(2) says EINVAL; the loop took it for its end, and
+** interval, peak and signal snapshots stopped without a word): it waits
+** the timeout without them, and finds signals and peaks by their flags at
+** each turn; the control channel's requests wait.  Said once.
+*/
+static int svc_wait_limited(int timeout)
+{
+	static bool said;
+	if (!said) {
+		said = true;
+		alloc_note("the program's descriptor limit (RLIMIT_NOFILE) is under the snapshot service's "
+			   "descriptors: it polls none of them; control requests are not answered");
+	}
+	return poll(NULL, 0, timeout);
+}
+
 static void *svc_main(void *arg)
 {
 	(void)arg;
@@ -421,7 +439,11 @@ static void *svc_main(void *arg)
 			timeout = SVC_RECHECK_MS;
 		if (watching && timeout > alloc_watch_period_ms())
 			timeout = alloc_watch_period_ms();
+		while (nfds > 2 && p[nfds - 1].fd < 0)
+			nfds--; /* poll refuses more entries than RLIMIT_NOFILE, -1 ones too */
 		int r = poll(p, (nfds_t)nfds, timeout);
+		if (r < 0 && errno == EINVAL) /* a limit under that (the program set it): wait blind */
+			r = svc_wait_limited(timeout);
 		alloc_snap_spare_trim();
 		int64_t now_ms = alloc_snap_now(CLOCK_MONOTONIC) / 1000000;
 		if (watching && now_ms - watch_ms >= alloc_watch_period_ms() && !atomic_load(&svc.quit)) {

@@ -22,8 +22,8 @@ if ! command -v unshare >/dev/null || ! unshare --pid --fork --mount-proc true 2
 fi
 
 cat >"$MI_TMP/ns.sh" <<'SCRIPT'
-for m in --mount-proc --mount-proc; do unshare --pid --fork $m sh -c 'ls / >/dev/null; echo in $$'; done
-for m in 1 2; do unshare --pid --fork sh -c 'ls / >/dev/null; echo out $$'; done
+for m in --mount-proc --mount-proc; do unshare --pid --fork $m sh -c 'ls / >/dev/null; sleep 0.3; echo in $$'; done
+for m in 1 2; do unshare --pid --fork sh -c 'ls / >/dev/null; sleep 0.3; echo out $$'; done
 SCRIPT
 (unset MI_MEMINST; sh "$MI_TMP/ns.sh") >"$MI_TMP/ref.out" 2>"$MI_TMP/ref.err"
 mi_ref_rc=$?

@@ -33,6 +33,7 @@
 ** site looked up again costs a hash probe and a copy.
 */
 #include "rd_int.h"
+#include "rd_plt.h"
 #include "rd_scopes.h"
 #include "rd_symtab.h"
 #include "meminst-wrappers.h"
@@ -56,6 +57,10 @@ struct syms_mod {
 	bool fde_read;
 	uint64_t *fde;
 	size_t nfde;
+	/* its PLT stubs (rd_plt.c), read on the first lookup; NULL: none */
+	bool plt_read;
+	rd_plt_t *plt;
+	GElf_Addr plt_bias;
 };
 
 /* A module looked at alone: one unloaded before the snapshot. */
@@ -377,6 +382,40 @@ static const char *syms_line(Dwfl_Module *mod, Dwarf_Addr addr, int *lineno)
 	return line ? dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL) : syms_line_by_units(mod, addr, lineno);
 }
 
+/* A site in a stub of the module's PLT: named `puts@plt` after the
+** function the stub jumps to (rd_plt.c), `.plt` for the lazy binder's
+** part, as perf names them; no symbol covers the stubs (the nearest one
+** below is _init, a stripped module's unwind entry the whole section). */
+static bool syms_plt(struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
+{
+	if (!sm->plt_read) {
+		sm->plt_read = true;
+		sm->plt = rd_plt_new(dwfl_module_getelf(sm->mod, &sm->plt_bias));
+	}
+	const char *name;
+	GElf_Addr target;
+	GElf_Off off, at;
+	if (!sm->plt || !rd_plt_find(sm->plt, site - 1 - sm->plt_bias, &name, &target, &off))
+		return false;
+	if (!name && target) { /* the ifunc whose resolver fills the slot */
+		if (!sm->symtab)
+			sm->symtab = rd_symtab_new(sm->mod);
+		name = rd_symtab_find(sm->symtab, sm->mod, target + sm->plt_bias, &at);
+		name = name && at == 0 ? name : NULL;
+	}
+	char *plain = name ? strndup(name, strcspn(name, "@")) : NULL; /* no version */
+	char *bare = plain ? rd_demangle(plain) : NULL;
+	const char *shown = bare ? bare : plain;
+	size_t len = shown ? strlen(shown) + sizeof "@plt" : sizeof ".plt";
+	sym->func = rd_xcalloc(1, len);
+	snprintf(sym->func, len, "%s%s", shown ? shown : ".plt", shown ? "@plt" : "");
+	free(bare);
+	free(plain);
+	sym->off = off + 1; /* the offset of site itself */
+	sym->module = dwfl_module_info(sm->mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	return true;
+}
+
 /* Resolve site in the module sm (found for it). */
 static int syms_lookup_mod(struct syms_mod *sm, uint64_t site, struct rd_sym *sym)
 {
@@ -384,6 +423,8 @@ static int syms_lookup_mod(struct syms_mod *sm, uint64_t site, struct rd_sym *sy
 	if (!sm->usable)
 		return -1;
 	sym->system_module = sm->system;
+	if (syms_plt(sm, site, sym))
+		return 0;
 	if (!sm->symtab)
 		sm->symtab = rd_symtab_new(mod);
 	GElf_Off off = 0;
@@ -653,6 +694,7 @@ static void syms_mod_free(struct syms_mod *sm)
 	rd_scopes_free(sm->scopes);
 	rd_symtab_free(sm->symtab);
 	free(sm->fde);
+	rd_plt_free(sm->plt);
 }
 
 /* The modules looked at alone, and their Dwfls. */

@@ -446,3 +446,63 @@ Test(symbols, symbol_index_names_what_libdwfl_names, .timeout = 600)
 	cr_assert_geq(modules, 3, "only %zu files with symbols", modules);
 	cr_assert_gt(found, 5000, "%zu of %zu addresses in a symbol", found, compared);
 }
+
+/* The stubs objdump names NAME@plt in one loaded file (sections .plt,
+** .plt.sec, .plt.got): each address and the reader's name there, at the
+** stub's first byte and inside it.  0 when objdump is missing. */
+static size_t plt_compare(rd_syms_t *syms, const char *path, uint64_t bias, size_t *abs_stubs)
+{
+	char cmd[PATH_MAX + 128], line[1024];
+	snprintf(cmd, sizeof cmd, "objdump -d -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null", path);
+	FILE *f = popen(cmd, "r");
+	size_t n = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long a;
+		char name[512];
+		size_t len;
+		if (sscanf(line, "%llx <%511[^>]>:", &a, name) != 2 || (len = strlen(name)) < 5 ||
+		    strcmp(name + len - 4, "@plt") != 0)
+			continue; /* not a stub, or the binder's entry (strdup@plt-0x10) */
+		for (uint64_t in = 0; in < 4; in += 3, n++) {
+			struct rd_sym sym;
+			cr_assert_eq(rd_syms_lookup(syms, bias + a + in + 1, &sym), 0, "%s: %s not named", path, name);
+			if (!strncmp(name, "*ABS*", 5)) /* an ifunc's: the resolver's symbol */
+				cr_assert(strstr(sym.func, "@plt") && strcmp(sym.func, ".plt") && sym.off == in + 1,
+					  "%s: %s named %s+%llu", path, name, sym.func, (unsigned long long)sym.off);
+			else if (strncmp(name, "_Z", 2))
+				cr_assert(!strcmp(sym.func, name) && sym.off == in + 1, "%s: %s named %s+%llu", path,
+					  name, sym.func, (unsigned long long)sym.off);
+			*abs_stubs += !strncmp(name, "*ABS*", 5);
+			rd_sym_clear(&sym);
+		}
+	}
+	if (f)
+		pclose(f);
+	return n;
+}
+
+/* A sample in a PLT stub is the stub's function, NAME@plt, as objdump and
+** perf name it (tests/export/stripped.sh's program once had one named
+** MODULE+0xSTART of the section's unwind entry, or _init+0x20): every
+** stub objdump names in the loaded files, libc's calls of its own ifuncs
+** (*ABS*+0x...@plt) named after the resolver's symbol. */
+Test(symbols, plt_stubs_named_as_objdump_names_them)
+{
+	if (system("objdump --version >/dev/null 2>&1") != 0)
+		cr_skip_test("no objdump");
+	struct loaded l = {0};
+	dl_iterate_phdr(loaded_phdr, &l);
+	struct rd_module m[16];
+	for (size_t k = 0; k < l.n; k++)
+		m[k] = (struct rd_module){l.bias[k], l.path[k], NULL};
+	rd_syms_t *syms = rd_syms_new(m, l.n);
+	size_t stubs = 0, abs_stubs = 0, self = 0;
+	for (size_t k = 0; k < l.n; k++) {
+		size_t n = plt_compare(syms, l.path[k], l.bias[k], &abs_stubs);
+		self += l.bias[k] == self_module().bias ? n : 0;
+		stubs += n;
+	}
+	rd_syms_free(syms);
+	cr_assert_geq(self, 10, "%zu stubs of this program compared", self);
+	cr_assert_geq(abs_stubs, 4, "%zu of libc's ifunc stubs compared (of %zu)", abs_stubs, stubs);
+}

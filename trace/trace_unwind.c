@@ -9,7 +9,8 @@
 ** Async-signal safety.  libunwind's local unwinder (UNW_LOCAL_ONLY) does
 ** not call malloc: its memory comes from mmap, and it finds unwind tables
 ** through dl_iterate_phdr, whose lock is recursive (a handler interrupting
-** the loader in the same thread passes it).  Its shared caches are guarded
+** the loader in the same thread passes it, but for two windows: see
+** loader_lock below).  Its shared caches are guarded
 ** by locks taken with signals blocked; the per-thread policy we select
 ** (UNW_CACHE_PER_THREAD) has no lock at all — but then a handler must not
 ** unwind while the same thread is inside libunwind from normal context
@@ -59,9 +60,13 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 static __thread int unwind_depth ALLOC_TLS_MODEL; /* inside libunwind */
 static __thread int loader_depth ALLOC_TLS_MODEL; /* counted in unwind_inside */
@@ -72,10 +77,94 @@ static _Atomic bool unwind_off;         /* for good: see trace_unwind_clone_chil
 #define UNWIND_WAIT_YIELDS 100000       /* a fork's prepare handlers take far less */
 static uintptr_t unwind_self_lo, unwind_self_hi; /* our own code, [lo, hi) */
 static uintptr_t unwind_lib_lo, unwind_lib_hi;   /* libunwind's */
+static uintptr_t unwind_libc_lo, unwind_libc_hi; /* libc's */
 
 bool trace_unwind_busy(void)
 {
 	return unwind_depth != 0;
+}
+
+/*
+** The loader's lock over its list of objects (glibc's dl_load_write_lock,
+** in ld.so's _rtld_global), which dl_iterate_phdr and dlopen take, is
+** recursive: a handler that interrupts its owner gets in again.  But not
+** in two windows of glibc's recursive mutex: taken, its owner not yet
+** written; its owner cleared, not yet given back.  A handler that
+** interrupted its own thread there and called dl_iterate_phdr (libunwind
+** does, for an object's unwind tables) waited for ever on its own thread:
+** the sqlite3 shell under `meminst --mim` once in 400 runs (the store's
+** module list in the service thread, the main thread's site walk), a
+** program walking the list in a loop every time.  So the walks look at
+** the lock first (unwind_loader_mine).  It is found at start in ld.so's writable data, as the one recursive mutex this
+** thread holds twice, from inside two nested dl_iterate_phdr calls (once
+** would also match the other loader lock, held when a dlopen runs our
+** constructor); not found (another C library, no ld.so), the handlers
+** still keep out of our own dl_iterate_phdr calls (loader_depth).
+*/
+static const volatile pthread_mutex_t *loader_lock;
+
+static int loader_lock_scan(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size, (void)arg;
+	uintptr_t base = (uintptr_t)getauxval(AT_BASE);
+	if (!base || info->dlpi_addr != base)
+		return 0;
+	int tid = (int)syscall(SYS_gettid);
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+			continue;
+		uintptr_t at = (base + ph->p_vaddr + 7) & ~(uintptr_t)7, end = base + ph->p_vaddr + ph->p_memsz;
+		for (; at + sizeof(pthread_mutex_t) <= end; at += 8) {
+			const pthread_mutex_t *m = (const pthread_mutex_t *)at;
+			if (m->__data.__owner == tid && m->__data.__count == 2 && m->__data.__lock != 0 &&
+			    (m->__data.__kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP) {
+				loader_lock = m;
+				return 1;
+			}
+		}
+	}
+	return 1;
+}
+
+static int loader_lock_nest(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size, (void)arg;
+	dl_iterate_phdr(loader_lock_scan, NULL);
+	return 1;
+}
+
+/*
+** Whether this thread holds the loader's lock (the program's own
+** dl_iterate_phdr or dlopen, a malloc inside them), or, from a handler
+** that interrupted pc, may be in either window above.  No walk then, in
+** any context: libunwind takes its lock over the unwind rules it has read
+** (its global cache: Debian's is built without the per-thread one) before
+** it calls dl_iterate_phdr, so a thread holding that lock waited for the
+** loader's while this one waited for libunwind's (tests/sample/loader.sh,
+** a handler of the thread in dl_iterate_phdr against one of the thread
+** computing beside it).  A thread in a window with pc outside libc (the
+** windows are in its pthread_mutex_lock and unlock) is another, which
+** leaves it in a few instructions; a program's handler that ran in a
+** window and was interrupted in turn is not told apart.  The thread's id
+** is asked only while the lock is taken.
+*/
+static bool unwind_loader_mine(uint64_t pc, bool handler)
+{
+	const volatile pthread_mutex_t *m = loader_lock;
+	if (!m || m->__data.__lock == 0)
+		return false;
+	int owner = m->__data.__owner;
+	if (owner == 0)
+		return handler && pc >= unwind_libc_lo && pc < unwind_libc_hi;
+	return owner == (int)syscall(SYS_gettid);
+}
+
+/* Whether a handler that interrupted pc may walk now: not inside
+** libunwind or our loader calls in this thread, nor in the loader. */
+static bool unwind_signal_may_walk(uint64_t pc)
+{
+	return !unwind_depth && !loader_depth && !unwind_loader_mine(pc, true);
 }
 
 /*
@@ -261,8 +350,12 @@ int trace_unwind_init(void)
 	uintptr_t lib[3] = {(uintptr_t)&unw_backtrace, 0, 0};
 	trace_loader_iterate(unwind_self_range, self, true);
 	trace_loader_iterate(unwind_self_range, lib, true);
+	uintptr_t libc[3] = {(uintptr_t)&dl_iterate_phdr, 0, 0};
+	trace_loader_iterate(unwind_self_range, libc, true);
+	trace_loader_iterate(loader_lock_nest, NULL, true);
 	unwind_self_lo = self[1], unwind_self_hi = self[2];
 	unwind_lib_lo = lib[1], unwind_lib_hi = lib[2];
+	unwind_libc_lo = libc[1], unwind_libc_hi = libc[2];
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	/* libunwind's one-time set-up (tables, locks, its memory-validation
 	** descriptor) happens on the first walk: do it here, in normal
@@ -318,9 +411,9 @@ static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
 
 unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 {
-	if (unwind_depth || !trace_unwind_enter(false))
-		return 0;
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
+	if (!unwind_signal_may_walk(pc) || !trace_unwind_enter(false))
+		return 0;
 	unsigned n = unwind_fast(pc, frames, max);
 	if (n == 0) { /* from the signal's context: slower, always right */
 		unw_cursor_t c;
@@ -336,7 +429,8 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 unsigned trace_unwind_signal_whole(void *ucontext, uint64_t *frames, unsigned max, bool *whole)
 {
 	*whole = false;
-	if (unwind_depth || !trace_unwind_enter(false))
+	if (!unwind_signal_may_walk((uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP]) ||
+	    !trace_unwind_enter(false))
 		return 0;
 	unw_cursor_t c;
 	unsigned n = 0;
@@ -366,7 +460,7 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
 	unsigned want = max + SELF_MAX;
 	void *buf[want];
-	if (!trace_unwind_enter(may_wait))
+	if (unwind_loader_mine(0, false) || !trace_unwind_enter(may_wait))
 		return 0;
 	int n = unw_backtrace(buf, (int)want);
 	trace_unwind_leave();

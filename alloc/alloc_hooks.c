@@ -615,9 +615,10 @@ ALLOC_EXPORT void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
 /*
 ** The break, moved by the program itself (alloc_region_break): glibc's
 ** sbrk and brk do the work, so that its own idea of the break (which
-** malloc's heap grows from) stays true; looked up on the first call.
+** malloc's heap grows from) stays true; looked up on the first call
+** (alloc_hooks_real, the set*uid hooks' too).
 */
-static void *hooks_real(void **fn, const char *name)
+void *alloc_hooks_real(void **fn, const char *name)
 {
 	void *f = __atomic_load_n(fn, __ATOMIC_ACQUIRE);
 	if (unlikely(!f)) {
@@ -635,7 +636,7 @@ ALLOC_EXPORT void *sbrk(intptr_t increment)
 {
 	static void *real;
 	void *(*fn)(intptr_t);
-	void *f = hooks_real(&real, "sbrk");
+	void *f = alloc_hooks_real(&real, "sbrk");
 	memcpy(&fn, &f, sizeof fn);
 	void *old = fn(increment);
 	if (old != (void *)-1 && increment)
@@ -648,7 +649,7 @@ ALLOC_EXPORT int brk(void *addr)
 	static void *real_brk, *real_sbrk;
 	int (*fn)(void *);
 	void *(*now)(intptr_t);
-	void *f = hooks_real(&real_brk, "brk"), *g = hooks_real(&real_sbrk, "sbrk");
+	void *f = alloc_hooks_real(&real_brk, "brk"), *g = alloc_hooks_real(&real_sbrk, "sbrk");
 	memcpy(&fn, &f, sizeof fn);
 	memcpy(&now, &g, sizeof now);
 	void *old = now(0); /* glibc's break: no system call, no errno */
@@ -664,7 +665,7 @@ static long hooks_unshare(long flags, long unused)
 {
 	static void *real;
 	int (*fn)(int);
-	void *f = hooks_real(&real, "unshare");
+	void *f = alloc_hooks_real(&real, "unshare");
 	(void)unused;
 	memcpy(&fn, &f, sizeof fn);
 	return fn((int)flags);
@@ -674,7 +675,7 @@ static long hooks_setns(long fd, long nstype)
 {
 	static void *real;
 	int (*fn)(int, int);
-	void *f = hooks_real(&real, "setns");
+	void *f = alloc_hooks_real(&real, "setns");
 	memcpy(&fn, &f, sizeof fn);
 	return fn((int)fd, (int)nstype);
 }
@@ -710,7 +711,7 @@ struct stat64;
 	{                                                         \
 		static void *real;                                \
 		int(*fn) params;                                  \
-		void *f = hooks_real(&real, #name);               \
+		void *f = alloc_hooks_real(&real, #name);         \
 		if (!f) { /* a libc without it (before 2.33) */   \
 			errno = ENOSYS;                           \
 			return -1;                                \

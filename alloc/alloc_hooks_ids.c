@@ -5,22 +5,13 @@
 */
 #include "alloc_int.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
 static long ids_call(void **fn, const char *name, long a, long b, long c)
 {
-	void *f = __atomic_load_n(fn, __ATOMIC_ACQUIRE);
-	if (!f) {
-		int e = errno;
-		alloc_guard_enter();
-		f = dlsym(RTLD_NEXT, name);
-		alloc_guard_exit();
-		errno = e;
-		__atomic_store_n(fn, f, __ATOMIC_RELEASE);
-	}
+	void *f = alloc_hooks_real(fn, name);
 	if (!f)
 		return errno = ENOSYS, -1;
 	int (*g)(long, long, long);

@@ -330,6 +330,9 @@ int alloc_backend_load(int which, char *err, size_t errlen);
 extern const char *const alloc_family_names[ALLOC_FAMILY_N];
 unsigned alloc_backend_replaced(bool *exe, const char **lib); /* names defined before us */
 extern const char alloc_hooks_linked __attribute__((weak)); /* alloc_hooks.c */
+/* The next definition of the libc function name (dlsym RTLD_NEXT), looked
+** up once into *fn, errno kept (alloc_hooks.c). */
+void *alloc_hooks_real(void **fn, const char *name);
 void alloc_replaced_report(unsigned replaced, bool exe, const char *lib);
 void *alloc_boot_malloc(size_t size, size_t align);
 #define ALLOC_BOOT_ARENA_SIZE (1u << 20)

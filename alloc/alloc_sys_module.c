@@ -35,14 +35,35 @@
 ** 363 dladdr calls -> 260; the sites outside any dynamic symbol (108 of
 ** its 343) still cost a whole search each.
 */
-#ifdef HAVE__DL_FIND_OBJECT
-#define LOCATE_MEMO 256
 typedef struct {
 	uintptr_t lo, hi, base, bias;
 	const char *sname, *fname; /* the module's strings; sname NULL: no symbol there,
 				    ** fname NULL: the executable */
 	unsigned long long subs;
 } locate_memo_t;
+
+/* From what the loader said (a memo entry, or dladdr's answer): what
+** alloc_sys_locate says. */
+static void locate_from(const locate_memo_t *e, uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path,
+			size_t plen, char *descr, size_t dlen)
+{
+	*base = e->base;
+	if (bias)
+		*bias = e->bias;
+	if (e->fname && e->fname[0])
+		alloc_fmt(path, plen, "%s", e->fname);
+	else
+		alloc_sys_exe_path(path, plen);
+	const char *mod = strrchr(path, '/');
+	mod = mod ? mod + 1 : path;
+	if (e->sname)
+		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", e->sname, (unsigned long)(addr - e->lo), mod);
+	else
+		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(addr - e->base), mod);
+}
+
+#ifdef HAVE__DL_FIND_OBJECT
+#define LOCATE_MEMO 256
 static locate_memo_t locate_memo[LOCATE_MEMO];
 static unsigned locate_memo_next;
 static _Atomic int locate_memo_busy;
@@ -95,24 +116,6 @@ static bool locate_by_object(uintptr_t addr, unsigned long long subs, locate_mem
 	return true;
 }
 
-/* From a memo entry: what alloc_sys_locate says. */
-static void locate_from(const locate_memo_t *e, uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *path,
-			size_t plen, char *descr, size_t dlen)
-{
-	*base = e->base;
-	if (bias)
-		*bias = e->bias;
-	if (e->fname && e->fname[0])
-		alloc_fmt(path, plen, "%s", e->fname);
-	else
-		alloc_sys_exe_path(path, plen);
-	const char *mod = strrchr(path, '/');
-	mod = mod ? mod + 1 : path;
-	if (e->sname)
-		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", e->sname, (unsigned long)(addr - e->lo), mod);
-	else
-		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(addr - e->base), mod);
-}
 #endif
 
 /*
@@ -144,35 +147,27 @@ bool alloc_sys_locate(uintptr_t addr, uintptr_t *base, uintptr_t *bias, char *pa
 #ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
 	struct link_map *lm = NULL;
 	ok = dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP);
-	if (bias)
-		*bias = ok && lm ? (uintptr_t)lm->l_addr : ok ? (uintptr_t)info.dli_fbase : 0;
+	bool exe = ok && lm && !lm->l_name[0]; /* dladdr says argv[0] ("./app") */
+	uintptr_t load_bias = ok && lm ? (uintptr_t)lm->l_addr : ok ? (uintptr_t)info.dli_fbase : 0;
 #else
 	ok = dladdr((void *)addr, &info);
-	if (bias)
-		*bias = ok ? (uintptr_t)info.dli_fbase : 0;
+	bool exe = false;
+	uintptr_t load_bias = ok ? (uintptr_t)info.dli_fbase : 0;
 #endif
 	alloc_guard_exit();
-	*base = ok ? (uintptr_t)info.dli_fbase : 0;
-	path[0] = 0;
-#ifdef __GLIBC__ /* dladdr1 and RTLD_DL_LINKMAP (an enum, not a macro) */
-	if (ok && lm && !lm->l_name[0]) /* the executable: dladdr says argv[0] ("./app") */
-		info.dli_fname = NULL;
-#endif
-	if (ok && info.dli_fname && info.dli_fname[0]) {
-		alloc_fmt(path, plen, "%s", info.dli_fname);
-	} else if (ok) {
-		alloc_sys_exe_path(path, plen);
-	}
-	const char *mod = strrchr(path, '/');
-	mod = mod ? mod + 1 : path;
-	if (!ok)
+	if (!ok) {
+		*base = 0;
+		if (bias)
+			*bias = 0;
+		path[0] = 0;
 		alloc_fmt(descr, dlen, "%p", (void *)addr);
-	else if (info.dli_sname)
-		alloc_fmt(descr, dlen, "%s+0x%lx (%s)", info.dli_sname,
-			  (unsigned long)(addr - (uintptr_t)info.dli_saddr), mod);
-	else
-		alloc_fmt(descr, dlen, "0x%lx (%s)", (unsigned long)(addr - *base), mod);
-	return ok;
+		return false;
+	}
+	locate_memo_t said = {.base = (uintptr_t)info.dli_fbase, .bias = load_bias,
+			      .fname = exe ? NULL : info.dli_fname, .sname = info.dli_sname,
+			      .lo = (uintptr_t)info.dli_saddr};
+	locate_from(&said, addr, base, bias, path, plen, descr, dlen);
+	return true;
 }
 
 /* "function+0xoff (module)" for a code address (see alloc_sys_locate). */

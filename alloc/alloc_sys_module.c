@@ -11,6 +11,7 @@
 ** Never allocates.
 */
 #include "alloc_int.h"
+#include "alloc_dynsym.h"
 #include "../trace/trace_int.h"
 
 #include <dlfcn.h>
@@ -89,28 +90,38 @@ static void locate_memo_put(const locate_memo_t *e)
 }
 
 /* The object from _dl_find_object (no symbol search, no lock), the symbol
-** from one dladdr1, kept when it has a size (a symbol of size 0 holds its
-** own address only).  False when the loader knows no object there. */
+** from its index of dynamic symbols (alloc_dynsym.c) or else one dladdr1,
+** kept when it has a size (a symbol of size 0 holds its own address
+** only).  False when the loader knows no object there. */
 static bool locate_by_object(uintptr_t addr, unsigned long long subs, locate_memo_t *e)
 {
 	struct dl_find_object fo;
 	if (_dl_find_object((void *)addr, &fo) != 0 || !fo.dlfo_link_map)
 		return false;
-	Dl_info info;
-	const ElfW(Sym) *sym = NULL;
-	alloc_guard_enter();
-	int ok = dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT);
-	alloc_guard_exit();
-	if (!ok)
-		return false;
 	const struct link_map *lm = fo.dlfo_link_map;
-	*e = (locate_memo_t){.base = (uintptr_t)info.dli_fbase, .bias = (uintptr_t)lm->l_addr,
-			     .fname = lm->l_name[0] ? info.dli_fname : NULL, .subs = subs};
-	if (info.dli_sname) {
-		e->sname = info.dli_sname;
-		e->lo = (uintptr_t)info.dli_saddr;
-		e->hi = e->lo + (sym && sym->st_size ? sym->st_size : 1);
-		if (sym && sym->st_size)
+	const char *sname;
+	uintptr_t lo, size;
+	*e = (locate_memo_t){.base = (uintptr_t)fo.dlfo_map_start, .bias = (uintptr_t)lm->l_addr,
+			     .fname = lm->l_name[0] ? lm->l_name : NULL, .subs = subs};
+	if (!alloc_dynsym_find(lm, addr, subs, &sname, &lo, &size)) {
+		Dl_info info;
+		const ElfW(Sym) *sym = NULL;
+		alloc_guard_enter();
+		int ok = dladdr1((void *)addr, &info, (void **)&sym, RTLD_DL_SYMENT);
+		alloc_guard_exit();
+		if (!ok)
+			return false;
+		alloc_dynsym_missed(lm, (uintptr_t)fo.dlfo_map_start, subs);
+		e->base = (uintptr_t)info.dli_fbase;
+		sname = info.dli_sname;
+		lo = (uintptr_t)info.dli_saddr;
+		size = sym ? sym->st_size : 0;
+	}
+	if (sname) {
+		e->sname = sname;
+		e->lo = lo;
+		e->hi = lo + (size ? size : 1);
+		if (size) /* the index's: one byte for a symbol of size 0 */
 			locate_memo_put(e);
 	}
 	return true;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "alloc_int.h"
+#include "alloc_dynsym.h"
 
 /*
 ** Format with alloc_fmt and with snprintf; both must give `want`, and
@@ -265,4 +266,65 @@ Test(sys, sites_named_as_dladdr_names_them)
 				cr_assert_str_eq(got, want, "round %d", round);
 			}
 		}
+}
+
+/* libc's executable range, from its program headers. */
+static int sys_libc_text(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	uintptr_t *r = arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "/libc.so.6"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+			r[0] = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			r[1] = r[0] + info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+/*
+** The index of an object's dynamic symbols (alloc_dynsym.c), made after a
+** few of dladdr's answers in libc (2,900 symbols), answers as dladdr
+** does: the same symbol, or none, at addresses all over libc's code (a
+** stride of 61 bytes: starts, middles and ends of functions, the space
+** between them), and at each symbol dladdr found, its start, one before,
+** its last byte and its end.
+*/
+Test(sys, dynamic_symbol_index_names_what_dladdr_names, .timeout = 120)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+	struct dl_find_object fo;
+	uintptr_t text[2] = {0, 0};
+	unsigned long long adds, subs;
+	cr_assert(libc && _dl_find_object(dlsym(libc, "qsort_r"), &fo) == 0);
+	dl_iterate_phdr(sys_libc_text, text);
+	cr_assert(text[0] < text[1] && alloc_sys_loader_counts(&adds, &subs, true));
+	for (int i = 0; i < 16; i++)
+		alloc_dynsym_missed(fo.dlfo_link_map, (uintptr_t)fo.dlfo_map_start, subs);
+	size_t compared = 0, named = 0;
+	for (uintptr_t a = text[0]; a < text[1]; a += 61) {
+		Dl_info info;
+		const ElfW(Sym) *sym = NULL;
+		const char *name;
+		uintptr_t lo, size;
+		cr_assert(dladdr1((void *)a, &info, (void **)&sym, RTLD_DL_SYMENT));
+		uintptr_t at[] = {a, 0, 0, 0, 0};
+		if (info.dli_sname) {
+			uintptr_t s = (uintptr_t)info.dli_saddr, z = sym->st_size;
+			at[1] = s - 1, at[2] = s, at[3] = z ? s + z - 1 : s, at[4] = s + z;
+		}
+		for (size_t k = 0; k < 5 && at[k]; k++, compared++) {
+			cr_assert(dladdr1((void *)at[k], &info, (void **)&sym, RTLD_DL_SYMENT));
+			cr_assert(alloc_dynsym_find(fo.dlfo_link_map, at[k], subs, &name, &lo, &size),
+				  "no index of libc's symbols");
+			cr_assert((name == NULL) == (info.dli_sname == NULL) &&
+					  (!name || (!strcmp(name, info.dli_sname) && lo == (uintptr_t)info.dli_saddr)),
+				  "%#lx: %s at %#lx, dladdr's %s at %#lx", (unsigned long)at[k], name ? name : "(none)",
+				  (unsigned long)lo, info.dli_sname ? info.dli_sname : "(none)",
+				  (unsigned long)info.dli_saddr);
+			named += name != NULL;
+		}
+	}
+	cr_assert_gt(named, 10000, "%zu of %zu addresses named", named, compared);
 }

@@ -495,7 +495,8 @@ void trace_flush_running(void)
 ** a dead thread's went out as it ended), everything goes out and END
 ** follows, as at death: trace_flush_at_death waits for no lock, and an exec
 ** may come from a signal handler that interrupted the runtime.  A new
-** program that loads the library makes the file again (trace_file_create);
+** program that loads the library writes a file of its own beside this one
+** (trace_file_image);
 ** after a failed exec the records go on after the END, which readers take
 ** as the end and read past (the writer thread has ended: each flush writes
 ** its own chunk).  With other threads alive nothing is done: their events
@@ -659,6 +660,8 @@ static int buf_open_file(int pid, bool child)
 	} else {
 		alloc_fmt(trace_fio_path, sizeof trace_fio_path, "%s", path);
 	}
+	if (trace_file_image(trace_fio_path, sizeof trace_fio_path) < 0)
+		return -1;
 	int fd = trace_file_create(trace_fio_path);
 	if (fd < 0)
 		return -1;

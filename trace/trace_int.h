@@ -423,6 +423,8 @@ extern _Atomic int trace_fio_fd;             /* the trace file, or -1       */
 extern char trace_fio_path[4096];            /* its path as opened          */
 int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
 const char *trace_file_refuse(const char *path); /* NULL: may be replaced, else why not */
+uint64_t trace_proc_start(void);                /* the header's proc_start */
+int trace_file_image(char *path, size_t len);   /* an exec'd program's name: PATH.execN */
 int trace_write_all(int fd, const void *p, size_t n);
 int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
 void trace_fio_start(int fd, size_t header); /* fd is the file, header written */

@@ -6,6 +6,9 @@
 ** trace reader takes a stdio stream, so a stored trace is handed to it as
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
+** A process that exec'd has a trace of each program it ran (its images,
+** numbered in the order they ran): the one read is the one that did the
+** most (strace_image).
 ** Also here: the check of a session's run row, which report and html print.
 */
 #include "rd_int.h"
@@ -16,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "meminst-snapshot.h"
+#include "meminst-trace.h"
 
 struct strace {
 	sqlite3 *db;
@@ -97,6 +101,73 @@ static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dfl
 	return v;
 }
 
+/* The bytes of the threads' chunks (events and samples; not thread 0's
+** process records, whose modules weigh as much in a program that did
+** nothing) in the stored trace s->st reads: how much the program did. */
+static uint64_t strace_work(struct strace *s)
+{
+	struct meminst_trace_header h;
+	struct meminst_trace_chunk c;
+	uint64_t work = 0;
+	if (strace_read(s, (char *)&h, sizeof h) != (ssize_t)sizeof h || h.header_size < sizeof h ||
+	    strace_read(s, NULL, h.header_size - sizeof h) != (ssize_t)(h.header_size - sizeof h))
+		return 0;
+	while (strace_read(s, (char *)&c, sizeof c) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
+		if (c.thread != 0)
+			work += 8 * (uint64_t)c.words;
+		if (strace_read(s, NULL, 8 * (size_t)c.words) != (ssize_t)(8 * (size_t)c.words))
+			break;
+	}
+	return work;
+}
+
+/*
+** The image of pid to read: of a process that ran several programs (it
+** exec'd), the one whose threads wrote the most, the later of equals (the
+** program a shell's fork child became, not the copy of the shell that
+** called exec).  -1 for a session made before images (no such column).
+*/
+static int64_t strace_image(sqlite3 *db, int64_t pid)
+{
+	if (!strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0))
+		return -1;
+	if (strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0) < 2)
+		return strace_int(db, "SELECT min(image) FROM session_trace WHERE pid = ?", pid, 0);
+	int64_t best = 0;
+	uint64_t most = 0;
+	struct strace s = {.db = db};
+	for (int64_t image = 0; image <= strace_int(db, "SELECT max(image) FROM session_trace WHERE pid = ?", pid, 0);
+	     image++) {
+		if (sqlite3_prepare_v2(db, "SELECT data FROM session_trace WHERE pid = ? AND image = ? ORDER BY seq",
+				       -1, &s.st, NULL) != SQLITE_OK)
+			break;
+		sqlite3_bind_int64(s.st, 1, pid);
+		sqlite3_bind_int64(s.st, 2, image);
+		s.len = s.pos = 0, s.at = 0, s.done = false;
+		uint64_t work = strace_work(&s);
+		sqlite3_finalize(s.st);
+		if (work >= most)
+			most = work, best = image;
+	}
+	return best;
+}
+
+/* The same with two parameters, ?1 and ?2 (one not in sql is left). */
+static int64_t strace_int2(sqlite3 *db, const char *sql, int64_t a, int64_t b)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, a);
+		if (sqlite3_bind_parameter_count(st) > 1)
+			sqlite3_bind_int64(st, 2, b);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
 int rd_is_session(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -124,8 +195,11 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 					 "(SELECT pid FROM session_trace)", 0, 0);
 	if (!*pid)
 		*pid = strace_int(s->db, "SELECT min(pid) FROM session_trace", 0, 0);
-	*size = (uint64_t)strace_int(s->db, "SELECT sum(length(data)) FROM session_trace WHERE pid = ?",
-				     *pid, 0);
+	int64_t image = *pid ? strace_image(s->db, *pid) : -1;
+	const char *where = image < 0 ? "pid = ?1" : "pid = ?1 AND image = ?2";
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT sum(length(data)) FROM session_trace WHERE %s", where);
+	*size = (uint64_t)strace_int2(s->db, sql, *pid, image);
 	if (*pid && !*size && strace_int(s->db, "SELECT count(*) FROM session_trace", 0, 0) &&
 	    strace_int(s->db, "SELECT count(*) FROM session_process WHERE pid = ?", *pid, 0)) {
 		rd_errf(o->err, "inspect: %s: no trace of process %lld in this session (it recorded no event "
@@ -146,12 +220,14 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 		*code = RD_EXIT_NOTFOUND;
 		goto fail;
 	}
-	if (sqlite3_prepare_v2(s->db, "SELECT data FROM session_trace WHERE pid = ? ORDER BY seq", -1,
-			       &s->st, NULL) != SQLITE_OK) {
+	snprintf(sql, sizeof sql, "SELECT data FROM session_trace WHERE %s ORDER BY seq", where);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &s->st, NULL) != SQLITE_OK) {
 		rd_errf(o->err, "inspect: %s: %s\n", path, rd_sql_msg(s->db));
 		goto fail;
 	}
 	sqlite3_bind_int64(s->st, 1, *pid);
+	if (image >= 0)
+		sqlite3_bind_int64(s->st, 2, image);
 	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .seek = strace_seek,
 							     .close = strace_close});
 	if (f)

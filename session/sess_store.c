@@ -17,7 +17,11 @@
 ** data lacks.  A part that SQLite cannot read is reported and skipped: the
 ** other processes' data is kept.
 ** Trace files are stored whole, in pieces, in session_trace, so the session
-** is the one file to keep; the profile part reads them from there.
+** is the one file to keep; the profile part reads them from there.  A
+** process that exec'd left a trace of each program it ran (trace.PID, then
+** trace.PID.execN, trace_file_image; uid.N/trace.PID after a switch of
+** user): each is an image of the pid, numbered 0, 1 ... in the order they
+** began.
 */
 #include "sess_int.h"
 
@@ -322,15 +326,15 @@ static int store_open_part(const char *file)
 	return fd;
 }
 
-/* Store a trace file in pieces under its pid. */
-static int store_trace(struct store *s, const char *file, long pid)
+/* Store a trace file in pieces under its pid and image. */
+static int store_trace(struct store *s, const char *file, long pid, int image)
 {
 	int fd = store_open_part(file);
 	if (fd < 0)
 		return 0;
 	if (store_exec(s, "BEGIN") < 0)
 		return close(fd), -1;
-	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_trace(pid, seq, data) VALUES(?, ?, ?)");
+	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_trace(pid, seq, data, image) VALUES(?, ?, ?, ?)");
 	char *buf = malloc(STORE_PIECE);
 	int rc = st && buf ? 0 : -1;
 	for (int seq = 0; rc == 0; seq++) {
@@ -342,6 +346,7 @@ static int store_trace(struct store *s, const char *file, long pid)
 		sqlite3_bind_int64(st, 1, pid);
 		sqlite3_bind_int(st, 2, seq);
 		sqlite3_bind_blob(st, 3, buf, (int)n, SQLITE_STATIC);
+		sqlite3_bind_int(st, 4, image);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
 			rc = -1;
@@ -371,7 +376,7 @@ static void store_progress(struct store *s, int pass, size_t i, size_t n)
 }
 
 /* Is name a part of this kind, "mem.PID.db", "mem.PID.db.log" (note) or
-** "trace.PID"?  Its pid. */
+** "trace.PID" (or "trace.PID.execN", an exec'd program's)?  Its pid. */
 static bool store_name(const char *name, const char *kind, long *pid)
 {
 	char tail[8];
@@ -381,7 +386,9 @@ static bool store_name(const char *name, const char *kind, long *pid)
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b");
 	if (!strcmp(kind, "note"))
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b.log");
-	return sscanf(name, "trace.%ld%1s", pid, tail) == 1;
+	unsigned image;
+	return sscanf(name, "trace.%ld%1s", pid, tail) == 1 ||
+	       (sscanf(name, "trace.%ld.exec%u%1s", pid, &image, tail) == 2 && image > 0);
 }
 
 /* The notes of a process (alloc_snapshot.c, alloc_snap_note): its lines
@@ -471,18 +478,38 @@ static void store_say_running(char **names, size_t n)
 	}
 }
 
-/* A process that switched users and then executed a program (setpriv,
-** su) left trace.PID in the directory and uid.N/trace.PID: the program's
-** trace replaces the one before its exec, as it does in one directory
-** (trace_file_create).  Is there a later name of a trace of pid? */
-static bool store_trace_later(char **names, size_t n, size_t i, long pid)
+/* When the trace at name began (its header's t0_mono_ns); UINT64_MAX
+** when it cannot be read. */
+static uint64_t store_trace_t0(const struct store *s, const char *name)
 {
-	for (size_t j = i + 1; j < n; j++) {
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", s->dir, name);
+	struct meminst_trace_header h;
+	int fd = store_open_part(path);
+	bool ok = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		  memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok ? h.t0_mono_ns : UINT64_MAX;
+}
+
+/* The image of names[i], a trace of pid: its place among pid's traces by
+** the time each began, then by name.  The programs of a process that
+** exec'd (trace.PID, trace.PID.exec1 ...; one that switched users and
+** then exec'd, setpriv or su, left trace.PID and uid.N/trace.PID) are each
+** kept, in the order they ran. */
+static int store_trace_image(const struct store *s, char **names, size_t n, size_t i, long pid)
+{
+	uint64_t t = store_trace_t0(s, names[i]);
+	int image = 0;
+	for (size_t j = 0; j < n; j++) {
 		long other;
-		if (store_name(names[j], "trace", &other) && other == pid)
-			return true;
+		if (j == i || !store_name(names[j], "trace", &other) || other != pid)
+			continue;
+		uint64_t u = store_trace_t0(s, names[j]);
+		image += u < t || (u == t && j < i);
 	}
-	return false;
+	return image;
 }
 
 static int store_cmp(const void *a, const void *b)
@@ -553,8 +580,8 @@ static int store_parts(struct store *s)
 			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
 			if (pass < 3 && store_name(names[i], "mem", &pid) && !skip[i])
 				rc = store_part(s, path, (int)i, pass);
-			else if (pass == 3 && store_name(names[i], "trace", &pid) && !store_trace_later(names, n, i, pid))
-				rc = store_trace(s, path, pid);
+			else if (pass == 3 && store_name(names[i], "trace", &pid))
+				rc = store_trace(s, path, pid, store_trace_image(s, names, n, i, pid));
 			else if (pass == 3 && store_name(names[i], "note", &pid))
 				rc = store_note(s, path, pid);
 		}
@@ -652,7 +679,8 @@ static int store_create(struct store *s, const char *tmp, bool adopted)
 		       store_exec(s, MEMINST_SNAPSHOT_LEAK_TABLES) < 0 ||
 		       store_exec(s, MEMINST_SESSION_SCHEMA) < 0 ||
 		       store_exec(s, "CREATE TABLE IF NOT EXISTS session_trace(pid INTEGER NOT NULL, "
-				     "seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(pid, seq));"
+				     "seq INTEGER NOT NULL, data BLOB NOT NULL, image INTEGER NOT NULL DEFAULT 0, "
+				     "PRIMARY KEY(pid, image, seq));"
 				     "DELETE FROM meminst_meta;" /* an adopted part's */
 				     "INSERT INTO meminst_meta VALUES('writer', 'meminst " PACKAGE_VERSION "');"
 				     "CREATE TEMP TABLE idmap(old_id INTEGER PRIMARY KEY, new_id INTEGER);"

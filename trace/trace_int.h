@@ -261,6 +261,7 @@ typedef struct trace_thr_s {
 	bool started;            /* THREAD_START written                    */
 	bool dead;               /* THREAD_EXIT written, in the pool, or spare */
 	bool key_pending;        /* taken by a signal handler: thread key unset */
+	bool internal;           /* meminst's own thread (trace_tls.internal) */
 	_Atomic int flushing;    /* one flusher at a time (owner or exit)   */
 	_Atomic int sig_busy;    /* the signal stream is being written      */
 	trace_stream_t sig;
@@ -342,6 +343,7 @@ typedef struct trace_tls_s {
 	uint32_t member_gen;  /* in the traced family of this generation    */
 	uint32_t parent_no;   /* trace thread number of the creator         */
 	int busy;             /* >0: inside the runtime, record nothing     */
+	bool internal;        /* meminst's own thread (the snapshot service) */
 } trace_tls_t;
 extern __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
 

@@ -7,8 +7,8 @@
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
 ** A process that exec'd has a trace of each program it ran (its images,
-** numbered in the order they ran): the one read is the one that did the
-** most (strace_image).
+** numbered in the order they ran): the one read is the one that ran
+** longest (strace_image).
 ** Also here: the check of a session's run row, which report and html print.
 */
 #include "rd_int.h"
@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 
 #include "meminst-snapshot.h"
-#include "meminst-trace.h"
 
 struct strace {
 	sqlite3 *db;
@@ -101,55 +100,19 @@ static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dfl
 	return v;
 }
 
-/* The bytes of the threads' chunks (events and samples; not thread 0's
-** process records, whose modules weigh as much in a program that did
-** nothing) in the stored trace s->st reads: how much the program did. */
-static uint64_t strace_work(struct strace *s)
-{
-	struct meminst_trace_header h;
-	struct meminst_trace_chunk c;
-	uint64_t work = 0;
-	if (strace_read(s, (char *)&h, sizeof h) != (ssize_t)sizeof h || h.header_size < sizeof h ||
-	    strace_read(s, NULL, h.header_size - sizeof h) != (ssize_t)(h.header_size - sizeof h))
-		return 0;
-	while (strace_read(s, (char *)&c, sizeof c) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
-		if (c.thread != 0)
-			work += 8 * (uint64_t)c.words;
-		if (strace_read(s, NULL, 8 * (size_t)c.words) != (ssize_t)(8 * (size_t)c.words))
-			break;
-	}
-	return work;
-}
-
 /*
 ** The image of pid to read: of a process that ran several programs (it
-** exec'd), the one whose threads wrote the most, the later of equals (the
-** program a shell's fork child became, not the copy of the shell that
+** exec'd; session_image), the one that ran longest, the later of equals
+** (the program a shell's fork child became, not the copy of the shell that
 ** called exec).  -1 for a session made before images (no such column).
 */
 static int64_t strace_image(sqlite3 *db, int64_t pid)
 {
 	if (!strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0))
 		return -1;
-	if (strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0) < 2)
-		return strace_int(db, "SELECT min(image) FROM session_trace WHERE pid = ?", pid, 0);
-	int64_t best = 0;
-	uint64_t most = 0;
-	struct strace s = {.db = db};
-	for (int64_t image = 0; image <= strace_int(db, "SELECT max(image) FROM session_trace WHERE pid = ?", pid, 0);
-	     image++) {
-		if (sqlite3_prepare_v2(db, "SELECT data FROM session_trace WHERE pid = ? AND image = ? ORDER BY seq",
-				       -1, &s.st, NULL) != SQLITE_OK)
-			break;
-		sqlite3_bind_int64(s.st, 1, pid);
-		sqlite3_bind_int64(s.st, 2, image);
-		s.len = s.pos = 0, s.at = 0, s.done = false;
-		uint64_t work = strace_work(&s);
-		sqlite3_finalize(s.st);
-		if (work >= most)
-			most = work, best = image;
-	}
-	return best;
+	return strace_int(db, "SELECT image FROM session_trace t WHERE pid = ?1 GROUP BY image ORDER BY "
+			      "(SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) "
+			      "DESC NULLS LAST, image DESC LIMIT 1", pid, 0);
 }
 
 /* The same with two parameters, ?1 and ?2 (one not in sql is left). */

@@ -326,6 +326,31 @@ static int store_open_part(const char *file)
 	return fd;
 }
 
+/* The span of one image (session_image): its header's t0_realtime_ns to
+** the file's last write (the END before its exec, or at exit), so that
+** readers take the program that ran longest. */
+static int store_image(struct store *s, int fd, long pid, int image)
+{
+	struct meminst_trace_header h;
+	struct stat st;
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
+	    fstat(fd, &st) != 0)
+		return 0;
+	sqlite3_stmt *st_ins = store_prepare(s, "INSERT OR IGNORE INTO session_image VALUES(?, ?, ?, ?)");
+	int rc = st_ins ? 0 : -1;
+	int64_t end = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	sqlite3_bind_int64(st_ins, 1, pid);
+	sqlite3_bind_int(st_ins, 2, image);
+	sqlite3_bind_int64(st_ins, 3, (int64_t)h.t0_realtime_ns);
+	sqlite3_bind_int64(st_ins, 4, end > (int64_t)h.t0_realtime_ns ? end : (int64_t)h.t0_realtime_ns);
+	if (st_ins && sqlite3_step(st_ins) != SQLITE_DONE) {
+		sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+		rc = -1;
+	}
+	sqlite3_finalize(st_ins);
+	return rc;
+}
+
 /* Store a trace file in pieces under its pid and image. */
 static int store_trace(struct store *s, const char *file, long pid, int image)
 {
@@ -356,6 +381,8 @@ static int store_trace(struct store *s, const char *file, long pid, int image)
 	}
 	sqlite3_finalize(st);
 	free(buf);
+	if (rc == 0)
+		rc = store_image(s, fd, pid, image);
 	int64_t whole = 0;
 	/* a process still running is said as such, with its trace (store_say_running) */
 	if (rc == 0 && !store_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
@@ -681,6 +708,8 @@ static int store_create(struct store *s, const char *tmp, bool adopted)
 		       store_exec(s, "CREATE TABLE IF NOT EXISTS session_trace(pid INTEGER NOT NULL, "
 				     "seq INTEGER NOT NULL, data BLOB NOT NULL, image INTEGER NOT NULL DEFAULT 0, "
 				     "PRIMARY KEY(pid, image, seq));"
+				     "CREATE TABLE IF NOT EXISTS session_image(pid INTEGER NOT NULL, image INTEGER NOT NULL, "
+				     "start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, PRIMARY KEY(pid, image));"
 				     "DELETE FROM meminst_meta;" /* an adopted part's */
 				     "INSERT INTO meminst_meta VALUES('writer', 'meminst " PACKAGE_VERSION "');"
 				     "CREATE TEMP TABLE idmap(old_id INTEGER PRIMARY KEY, new_id INTEGER);"

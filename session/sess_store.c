@@ -278,54 +278,6 @@ static int store_number(struct store *s)
 			     "main.snapshot) + row_number() OVER (ORDER BY time_ns, part, old_id) FROM temp.times");
 }
 
-/*
-** Was the trace written to its end?  A file whose header promises an END
-** record (MEMINST_TRACE_F_ENDS) and has none was cut: a write failed (a
-** full disk), or the process was killed or still runs.  Only the chunk
-** headers are read (meminst-trace(5)), and the first word of thread 0's
-** two-word chunks, where END is.  *whole: the bytes up to the last
-** complete chunk.  True when it ended, or promised nothing.
-*/
-static bool store_trace_ended(int fd, int64_t *whole)
-{
-	struct meminst_trace_header h;
-	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
-	    !(h.flags & MEMINST_TRACE_F_ENDS) || h.header_size < sizeof h)
-		return true;
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return true;
-	int64_t off = h.header_size;
-	*whole = off;
-	struct meminst_trace_chunk c;
-	while (pread(fd, &c, sizeof c, off) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
-		int64_t next = off + (int64_t)sizeof c + 8 * (int64_t)c.words;
-		if (next > st.st_size)
-			break;
-		uint64_t w;
-		if (c.thread == 0 && c.stream == MEMINST_TRACE_STREAM_EVENTS && c.words == 2 &&
-		    pread(fd, &w, sizeof w, off + (int64_t)sizeof c) == (ssize_t)sizeof w &&
-		    MEMINST_TREC_KIND(w) == MEMINST_TREC_END)
-			return true;
-		off = *whole = next;
-	}
-	return false;
-}
-
-/* A part's file for reading: a regular file, never through a symbolic
-** link, never a FIFO to wait on (a user's directory, uid.N, is that
-** user's to fill).  -1 when it is not one. */
-static int store_open_part(const char *file)
-{
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
 /* The span of one image (session_image): its header's t0_realtime_ns to
 ** the file's last write (the END before its exec, or at exit), so that
 ** readers take the program that ran longest. */
@@ -354,7 +306,7 @@ static int store_image(struct store *s, int fd, long pid, int image)
 /* Store a trace file in pieces under its pid and image. */
 static int store_trace(struct store *s, const char *file, long pid, int image)
 {
-	int fd = store_open_part(file);
+	int fd = sess_open_part(file);
 	if (fd < 0)
 		return 0;
 	if (store_exec(s, "BEGIN") < 0)
@@ -385,7 +337,7 @@ static int store_trace(struct store *s, const char *file, long pid, int image)
 		rc = store_image(s, fd, pid, image);
 	int64_t whole = 0;
 	/* a process still running is said as such, with its trace (store_say_running) */
-	if (rc == 0 && !store_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
+	if (rc == 0 && !sess_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
 		s->cut_pid = pid, s->cut_bytes = whole;
 	close(fd);
 	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
@@ -422,7 +374,7 @@ static bool store_name(const char *name, const char *kind, long *pid)
 ** meminst could not write to the program's stderr, one row each. */
 static int store_note(struct store *s, const char *file, long pid)
 {
-	int fd = store_open_part(file);
+	int fd = sess_open_part(file);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		if (fd >= 0)
@@ -505,19 +457,12 @@ static void store_say_running(char **names, size_t n)
 	}
 }
 
-/* When the trace at name began (its header's t0_mono_ns); UINT64_MAX
-** when it cannot be read. */
+/* When the trace at name in the parts directory began (sess_trace_t0). */
 static uint64_t store_trace_t0(const struct store *s, const char *name)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", s->dir, name);
-	struct meminst_trace_header h;
-	int fd = store_open_part(path);
-	bool ok = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
-		  memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok ? h.t0_mono_ns : UINT64_MAX;
+	return sess_trace_t0(path);
 }
 
 /* The image of names[i], a trace of pid: its place among pid's traces by

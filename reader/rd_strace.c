@@ -102,17 +102,18 @@ static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dfl
 
 /*
 ** The image of pid to read: of a process that ran several programs (it
-** exec'd; session_image), the one that ran longest, the later of equals
-** (the program a shell's fork child became, not the copy of the shell that
-** called exec).  -1 for a session made before images (no such column).
+** exec'd; session_image), the one with the most samples, else the one
+** that ran longest, the later of equals (the program a shell's fork child
+** became, not the copy of the shell that called exec).  -1 for a session made before images (no such column).
 */
 static int64_t strace_image(sqlite3 *db, int64_t pid)
 {
 	if (!strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0))
 		return -1;
 	return strace_int(db, "SELECT image FROM session_trace t WHERE pid = ?1 GROUP BY image ORDER BY "
-			      "(SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) "
-			      "DESC NULLS LAST, image DESC LIMIT 1", pid, 0);
+			      "(SELECT sample_bytes FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) DESC "
+			      "NULLS LAST, (SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND "
+			      "i.image = t.image) DESC NULLS LAST, image DESC LIMIT 1", pid, 0);
 }
 
 /* The same with two parameters, ?1 and ?2 (one not in sql is left). */

@@ -83,10 +83,12 @@ int sess_store(const char *path, const char *dir, const struct sess_opts *o,
 
 /* "sess_parts.c": a part's file opened for reading (a regular file, no
 ** link followed), -1 if not; whether a trace ended (*whole: its bytes up
-** to the last complete chunk); when it began (UINT64_MAX: unreadable). */
+** to the last complete chunk); when it began (UINT64_MAX: unreadable);
+** the bytes of its samples. */
 int sess_open_part(const char *file);
 bool sess_trace_ended(int fd, int64_t *whole);
 uint64_t sess_trace_t0(const char *path);
+int64_t sess_trace_sample_bytes(int fd);
 
 /* "sess_lib.c": is path a libmeminst (an ELF shared object of this
 ** machine named libmeminst.so.N)?  0, or -1 with the reason in why. */

@@ -72,3 +72,22 @@ uint64_t sess_trace_t0(const char *path)
 		close(fd);
 	return ok ? h.t0_mono_ns : UINT64_MAX;
 }
+
+/* The bytes of the trace's signal streams (its samples, timer and
+** allocation): what the program did, for the image readers take first
+** (session_image).  Only the chunk headers are read. */
+int64_t sess_trace_sample_bytes(int fd)
+{
+	struct meminst_trace_header h;
+	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
+	    h.header_size < sizeof h)
+		return 0;
+	int64_t off = h.header_size, bytes = 0;
+	struct meminst_trace_chunk c;
+	while (pread(fd, &c, sizeof c, off) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
+		if (c.stream == MEMINST_TRACE_STREAM_SIGNAL)
+			bytes += 8 * (int64_t)c.words;
+		off += (int64_t)sizeof c + 8 * (int64_t)c.words;
+	}
+	return bytes;
+}

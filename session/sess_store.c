@@ -278,9 +278,12 @@ static int store_number(struct store *s)
 			     "main.snapshot) + row_number() OVER (ORDER BY time_ns, part, old_id) FROM temp.times");
 }
 
-/* The span of one image (session_image): its header's t0_realtime_ns to
-** the file's last write (the END before its exec, or at exit), so that
-** readers take the program that ran longest. */
+/* One image in session_image: the bytes of its samples, and its span,
+** from its header's t0_realtime_ns to the file's last write (the END
+** before its exec, or at exit), so that readers take the program that
+** did the most: the most samples, else (exact tracing, whose events an
+** allocator's make many: echo's 268 outweighed a traced program's calls)
+** the longest. */
 static int store_image(struct store *s, int fd, long pid, int image)
 {
 	struct meminst_trace_header h;
@@ -288,13 +291,14 @@ static int store_image(struct store *s, int fd, long pid, int image)
 	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
 	    fstat(fd, &st) != 0)
 		return 0;
-	sqlite3_stmt *st_ins = store_prepare(s, "INSERT OR IGNORE INTO session_image VALUES(?, ?, ?, ?)");
+	sqlite3_stmt *st_ins = store_prepare(s, "INSERT OR IGNORE INTO session_image VALUES(?, ?, ?, ?, ?)");
 	int rc = st_ins ? 0 : -1;
 	int64_t end = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	sqlite3_bind_int64(st_ins, 1, pid);
 	sqlite3_bind_int(st_ins, 2, image);
 	sqlite3_bind_int64(st_ins, 3, (int64_t)h.t0_realtime_ns);
 	sqlite3_bind_int64(st_ins, 4, end > (int64_t)h.t0_realtime_ns ? end : (int64_t)h.t0_realtime_ns);
+	sqlite3_bind_int64(st_ins, 5, sess_trace_sample_bytes(fd));
 	if (st_ins && sqlite3_step(st_ins) != SQLITE_DONE) {
 		sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
 		rc = -1;
@@ -617,10 +621,14 @@ static int store_facts(struct store *s, const struct sess_opts *o, const struct 
 	}
 	sqlite3_finalize(st);
 	sqlite3_free(args);
+	/* a process that exec'd is named by the last program it ran (it was
+	** the alphabetically first: /usr/bin/dash for a shell that became ls) */
 	if (rc == 0)
 		rc = store_exec(s,
-		    "INSERT OR IGNORE INTO session_process SELECT pid, min(ppid), min(exe), min(cmdline), "
-		    "count(*), 0 FROM snapshot GROUP BY pid;"
+		    "INSERT OR IGNORE INTO session_process SELECT pid, ppid, exe, cmdline, n, 0 FROM "
+		    "(SELECT pid, min(ppid) OVER w AS ppid, exe, cmdline, count(*) OVER w AS n, row_number() "
+		    "OVER (PARTITION BY pid ORDER BY time_ns DESC, id DESC) AS r FROM snapshot "
+		    "WINDOW w AS (PARTITION BY pid)) WHERE r = 1;"
 		    "INSERT OR IGNORE INTO session_process SELECT DISTINCT pid, 0, '', '', 0, 1 FROM session_trace;"
 		    "UPDATE session_process SET traced = 1 WHERE pid IN (SELECT pid FROM session_trace);");
 	return rc;
@@ -654,7 +662,8 @@ static int store_create(struct store *s, const char *tmp, bool adopted)
 				     "seq INTEGER NOT NULL, data BLOB NOT NULL, image INTEGER NOT NULL DEFAULT 0, "
 				     "PRIMARY KEY(pid, image, seq));"
 				     "CREATE TABLE IF NOT EXISTS session_image(pid INTEGER NOT NULL, image INTEGER NOT NULL, "
-				     "start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, PRIMARY KEY(pid, image));"
+				     "start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, sample_bytes INTEGER NOT NULL, "
+				     "PRIMARY KEY(pid, image));"
 				     "DELETE FROM meminst_meta;" /* an adopted part's */
 				     "INSERT INTO meminst_meta VALUES('writer', 'meminst " PACKAGE_VERSION "');"
 				     "CREATE TEMP TABLE idmap(old_id INTEGER PRIMARY KEY, new_id INTEGER);"

@@ -12,7 +12,8 @@
 #   - launcher, exact tracing then echo (not built for tracing): the
 #     one call of spin_before_exec is read;
 #   - a shell whose exec chain runs sh, then exec_images: three images of
-#     the program's pid, and analyse shows spin_before_exec;
+#     the program's pid, analyse shows spin_before_exec, and the process
+#     is named by its last program (it was the alphabetically first);
 #   - the preload alone: t.PID and t.PID.exec1, each with its program;
 #     a rerun with a fixed name replaces the file (no .exec1 of a rerun).
 . "$top_srcdir/tests/session/session_lib.sh"
@@ -61,6 +62,8 @@ mi_run_like_reference $MI_TIMEOUT "$LAUNCH" -q --sample=1000 -o c.db -- sh chain
 mi_no_complaint "$MI_TMP/run.err"
 n=$(q c.db "SELECT count(DISTINCT image) FROM session_trace WHERE pid = (SELECT pid FROM session_run)")
 [ "$n" = 3 ] || mi_why_add "${n:-no} images of the program's pid, not 3 (sh, sh, exec_images)"
+n=$(q c.db "SELECT count(*) FROM session_process WHERE pid = (SELECT pid FROM session_run) AND exe LIKE '%exec_images'")
+[ "$n" = 1 ] || mi_why_add "the program's process is not named by its last program, exec_images"
 "$INSPECT" analyse c.db >c.txt 2>>err || mi_why_add "analyse exited $?"
 has c.txt "analyse"
 mi_verdict "launcher --sample, sh; exec sh -c 'exec exec_images'" "$why" c.txt analyse \

@@ -132,6 +132,36 @@ static int64_t strace_int2(sqlite3 *db, const char *sql, int64_t a, int64_t b)
 	return v;
 }
 
+static int64_t strace_wanted = -1; /* --image N, -1: not given */
+
+int64_t rd_strace_want_image(int64_t image)
+{
+	int64_t was = strace_wanted;
+	strace_wanted = image;
+	return was;
+}
+
+int64_t rd_strace_wanted(void)
+{
+	return strace_wanted;
+}
+
+/* The image --image asked for, if pid has it; else -2 after one line. */
+static int64_t strace_wanted_image(sqlite3 *db, const char *path, const struct rd_opts *o, int64_t pid)
+{
+	int64_t n = strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0,
+			       0)
+			? strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0)
+			: 1;
+	if (n == 0) /* no trace: said as before */
+		return -1;
+	if (strace_wanted < n)
+		return n > 1 ? strace_wanted : -1; /* one image: the whole of it, as before images */
+	rd_errf(o->err, "inspect: %s: process %lld ran %lld program%s: --image %lld is not one of them (0 to %lld)\n",
+		path, (long long)pid, (long long)n, n == 1 ? "" : "s", (long long)strace_wanted, (long long)n - 1);
+	return -2;
+}
+
 int rd_is_session(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -159,7 +189,12 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 					 "(SELECT pid FROM session_trace)", 0, 0);
 	if (!*pid)
 		*pid = strace_int(s->db, "SELECT min(pid) FROM session_trace", 0, 0);
-	int64_t image = *pid ? strace_image(s->db, *pid) : -1;
+	int64_t image = !*pid ? -1 : strace_wanted >= 0 ? strace_wanted_image(s->db, path, o, *pid)
+							: strace_image(s->db, *pid);
+	if (image == -2) {
+		*code = RD_EXIT_NOTFOUND;
+		goto fail;
+	}
 	const char *where = image < 0 ? "pid = ?1" : "pid = ?1 AND image = ?2";
 	char sql[160];
 	snprintf(sql, sizeof sql, "SELECT sum(length(data)) FROM session_trace WHERE %s", where);

@@ -9,12 +9,14 @@
 # Checked, with tests/session/exec_images (spin_before_exec, then exec):
 #   - launcher, sampled then echo: analyse, its --json, report and the
 #     folded export show spin_before_exec; two images of the pid;
+#     --image 1 reads echo's, --image 2 is one line and status 1;
 #   - launcher, exact tracing then echo (not built for tracing): the
 #     one call of spin_before_exec is read;
 #   - a shell whose exec chain runs sh, then exec_images: three images of
 #     the program's pid, analyse shows spin_before_exec, and the process
 #     is named by its last program (it was the alphabetically first);
-#   - the preload alone: t.PID and t.PID.exec1, each with its program;
+#   - the preload alone: t.PID and t.PID.exec1, each with its program
+#     (--image is for sessions: one line, status 2);
 #     a rerun with a fixed name replaces the file (no .exec1 of a rerun).
 . "$top_srcdir/tests/session/session_lib.sh"
 PROG=$top_builddir/tests/session/exec_images
@@ -40,6 +42,13 @@ has an.json "analyse --json"
 has report.txt "report"
 "$INSPECT" export --format folded -o s.folded s.db 2>>err || mi_why_add "export folded exited $?"
 has s.folded "the folded export"
+# --image N: the other program; a number it does not have, one line
+"$INSPECT" analyse --image 1 s.db >an1.txt 2>>err || mi_why_add "analyse --image 1 exited $?"
+head -n 1 an1.txt | grep -q 'echo$' || mi_why_add "analyse --image 1 is not echo's: $(head -n 1 an1.txt)"
+"$INSPECT" analyse --image 2 s.db >bad.out 2>bad.err
+rc=$?
+[ $rc = 1 ] && [ ! -s bad.out ] && [ "$(wc -l <bad.err)" = 1 ] && grep -q 'ran 2 programs' bad.err ||
+	mi_why_add "analyse --image 2: exit $rc, $(head -n 1 bad.err)"
 mi_verdict "launcher --sample, a program that computes then execs echo" "$why" an.txt analyse \
 	"$MI_TMP/run.err" stderr err "inspect's stderr" sql.err "inspect sql"
 
@@ -82,6 +91,9 @@ has p.txt "analyse of t.PID"
 # (the PROCESS record names the program; echo may end before its first sample)
 grep -qa 'bin/echo' "$first.exec1" 2>/dev/null || mi_why_add "t.PID.exec1 does not name echo"
 grep -qa 'bin/echo' "$first" && mi_why_add "t.PID names echo"
+"$INSPECT" analyse --image 0 "$first" >/dev/null 2>bad.err
+rc=$?
+[ $rc = 2 ] && [ "$(wc -l <bad.err)" = 1 ] || mi_why_add "--image on a trace file: exit $rc, $(head -n 1 bad.err)"
 MI_MEMINST="off,sample=1000,trace_file=$MI_TMP/fixed.trace"
 for i in 1 2; do
 	mi_x "$PROG" 1000 >/dev/null 2>>"$MI_TMP/run.err"

@@ -7,8 +7,8 @@
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
 ** A process that exec'd has a trace of each program it ran (its images,
-** numbered in the order they ran): the one read is the one that ran
-** longest (strace_image).
+** numbered in the order they ran): the one read has the most samples, else
+** ran longest (strace_image), or is the one --image asked for.
 ** Also here: the check of a session's run row, which report and html print.
 */
 #include "rd_int.h"
@@ -104,16 +104,17 @@ static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dfl
 ** The image of pid to read: of a process that ran several programs (it
 ** exec'd; session_image), the one with the most samples, else the one
 ** that ran longest, the later of equals (the program a shell's fork child
-** became, not the copy of the shell that called exec).  -1 for a session made before images (no such column).
+** became, not the copy of the shell that called exec).  -1 for a session
+** made before images (no such column).  (SQLite puts NULL last in DESC.)
 */
 static int64_t strace_image(sqlite3 *db, int64_t pid)
 {
 	if (!strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0))
 		return -1;
 	return strace_int(db, "SELECT image FROM session_trace t WHERE pid = ?1 GROUP BY image ORDER BY "
-			      "(SELECT sample_bytes FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) DESC "
-			      "NULLS LAST, (SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND "
-			      "i.image = t.image) DESC NULLS LAST, image DESC LIMIT 1", pid, 0);
+			      "(SELECT sample_bytes FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) DESC, "
+			      "(SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) "
+			      "DESC, image DESC LIMIT 1", pid, 0);
 }
 
 /* The same with two parameters, ?1 and ?2 (one not in sql is left). */

@@ -622,13 +622,15 @@ static int store_facts(struct store *s, const struct sess_opts *o, const struct 
 	sqlite3_finalize(st);
 	sqlite3_free(args);
 	/* a process that exec'd is named by the last program it ran (it was
-	** the alphabetically first: /usr/bin/dash for a shell that became ls) */
+	** the alphabetically first: /usr/bin/dash for a shell that became ls);
+	** a snapshot whose exe or cmdline is NULL has its process's last one */
 	if (rc == 0)
 		rc = store_exec(s,
-		    "INSERT OR IGNORE INTO session_process SELECT pid, ppid, exe, cmdline, n, 0 FROM "
-		    "(SELECT pid, min(ppid) OVER w AS ppid, exe, cmdline, count(*) OVER w AS n, row_number() "
-		    "OVER (PARTITION BY pid ORDER BY time_ns DESC, id DESC) AS r FROM snapshot "
-		    "WINDOW w AS (PARTITION BY pid)) WHERE r = 1;"
+		    "INSERT OR IGNORE INTO session_process SELECT pid, min(ppid), "
+		    "(SELECT x.exe FROM snapshot x WHERE x.pid = s.pid AND x.exe IS NOT NULL "
+		    " ORDER BY x.time_ns DESC, x.id DESC LIMIT 1), "
+		    "(SELECT x.cmdline FROM snapshot x WHERE x.pid = s.pid AND x.cmdline IS NOT NULL "
+		    " ORDER BY x.time_ns DESC, x.id DESC LIMIT 1), count(*), 0 FROM snapshot s GROUP BY pid;"
 		    "INSERT OR IGNORE INTO session_process SELECT DISTINCT pid, 0, '', '', 0, 1 FROM session_trace;"
 		    "UPDATE session_process SET traced = 1 WHERE pid IN (SELECT pid FROM session_trace);");
 	return rc;

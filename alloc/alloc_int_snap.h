@@ -209,6 +209,8 @@ void alloc_exit_postfork_child(void);
 bool alloc_clone_walked(void);
 void alloc_thread_child_reset(void);   /* alloc_thread.c: the fork child handler */
 void alloc_sqlite_child_reset(void);   /* alloc_sqlite.c: after a clone, no prepare ran */
+bool alloc_sqlite_exec_begin(void);    /* before an exec: a store under way waited for */
+void alloc_sqlite_exec_end(bool held); /* after a failed exec: stores go on */
 void alloc_service_child_reset(bool relaunch); /* alloc_service.c */
 bool alloc_exit_death_wanted(void);
 void alloc_exit_at_death(void);

@@ -499,6 +499,38 @@ static void sq_postfork_child(void)
 	errno = saved_errno;
 }
 
+/*
+** Before an exec (trace_sigwrap.c).  An exec ends every other thread, so a
+** store the service thread had under way was cut where it was, and a cut
+** first store left a part with no snapshot in it: under load the launcher
+** said "process N left no complete snapshot" of unshare --pid --fork's
+** child, whose first interval store its exec of the shell cut (pidns.sh;
+** under --mount-proc the shell's own snapshots are numbered otherwise, so
+** nothing made the part whole).  So an exec waits for a store under way,
+** as fork does (sq_prefork), and none begins until the exec has replaced
+** the program or failed (alloc_sqlite_exec_end).  Not in a vfork child (the
+** lock and the stores are its parent's, which its exec does not end), nor
+** in a signal handler that interrupted this thread's own store.  True when
+** the lock was taken.
+*/
+bool alloc_sqlite_exec_begin(void)
+{
+	if (sq_storing || !alloc_exit_own_process())
+		return false;
+	int saved_errno = errno;
+	pthread_mutex_lock(&sq_store_lock);
+	errno = saved_errno;
+	return true;
+}
+
+void alloc_sqlite_exec_end(bool held)
+{
+	int saved_errno = errno; /* the exec's */
+	if (held)
+		pthread_mutex_unlock(&sq_store_lock);
+	errno = saved_errno;
+}
+
 /* A child of clone without fork: no prepare handler ran, so SQLite's
 ** mutexes were not taken by us (a thread that held one is gone: the store
 ** may then find it held; meminst(7) BUGS). */

@@ -68,6 +68,7 @@ static const struct rd_option export_options[] = {
 	RD_OPTION_OUTPUT("write to FILE (default: standard output)"),
 	RD_OPTION_FORCE,
 	RD_OPTION_PID("sessions: the process (default: the program's)"),
+	RD_OPTION_IMAGE,
 	{"min-duration", 0, RD_OT_REAL, "US", "chrome: leave out events shorter than US microseconds",
 	 EXP_O_MIN_DURATION, 0, RD_INT_MAX, NULL},
 	{"max-size", 0, RD_OT_SIZE, "SIZE", "chrome: leave out the shortest events to keep the file\n"
@@ -121,6 +122,7 @@ static const struct rd_option html_options[] = {
 	RD_OPTION_OUTPUT("the HTML file to write"),
 	RD_OPTION_FORCE,
 	RD_OPTION_PID("the process (default: the session's program)"),
+	RD_OPTION_IMAGE,
 	RD_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	RD_OPTION_FULL_NAMES,
 	RD_OPTION_END,
@@ -152,6 +154,7 @@ static void exp_option(const struct rd_getopt *g, struct exp_args *a)
 	case RD_ID_OUTPUT: a->output = g->value; break;
 	case RD_ID_FORCE: a->force = true; break;
 	case RD_ID_PID: a->pid = g->num; break;
+	case RD_ID_IMAGE: rd_strace_want_image(g->num); break;
 	case RD_ID_SNAPSHOT: a->snapshot = g->num; break;
 	case RD_ID_NO_SYMBOLS: a->no_symbols = true; break;
 	}

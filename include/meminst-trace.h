@@ -88,7 +88,11 @@ struct meminst_trace_header {
 	uint32_t sample_hz;      /* 0 when not sampling                         */
 	uint32_t sample_clock;   /* enum meminst_trace_sample_clock, 0 if none  */
 	uint64_t alloc_sample;   /* mean bytes between allocation samples, 0 if none */
-	uint64_t reserved[6];    /* zero                                        */
+	/* the process's start (/proc/self/stat's starttime, clock ticks after
+	** boot; 0 when unknown): the same in every program an exec runs in the
+	** process, so that the next image knows an earlier one's file */
+	uint64_t proc_start;
+	uint64_t reserved[5];    /* zero                                        */
 };
 
 /* A chunk: this header, then `words` 64-bit words of records. */

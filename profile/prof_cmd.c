@@ -31,6 +31,7 @@ static const struct rd_option profile_options[] = {
 	RD_OPTION_FORCE,
 	RD_OPTION_APPEND("append to the --dump FILE instead of replacing it"),
 	RD_OPTION_PID("sessions: the process whose trace to read (default:\nthe program's)"),
+	RD_OPTION_IMAGE,
 	RD_OPTION_NO_SYMBOLS("name functions module+offset, without reading module files"),
 	RD_OPTION_FULL_NAMES,
 	PC_OPTION_NO_COMPENSATE,
@@ -63,6 +64,7 @@ static const struct rd_option analyse_options[] = {
 	RD_OPTION_NO_SYMBOLS("traces: name functions module+offset only"),
 	RD_OPTION_FULL_NAMES,
 	RD_OPTION_PID("sessions: the process whose trace to read (default: the\nprogram's; of several traced, the one with most samples)"),
+	RD_OPTION_IMAGE,
 	PC_OPTION_NO_COMPENSATE,
 	{"cols", 0, RD_OT_INT, "N", "line width, 80 or more, names cut to fit in every style\n"
 	 "(default: the terminal's or $COLUMNS; to a file or\npipe, never cut)", PC_COLS, 80, 10000, NULL},
@@ -141,6 +143,7 @@ static int pc_option(const struct rd_getopt *g, struct pc_args *a, const struct 
 	case RD_ID_CSV: a->ao.csv = true; break;
 	case RD_ID_NO_SYMBOLS: a->no_symbols = true; break;
 	case RD_ID_PID: a->pid = g->num; break;
+	case RD_ID_IMAGE: rd_strace_want_image(g->num); break;
 	case PC_DUMP: a->dump_on = true; break;
 	case PC_NO_COMPENSATE: a->raw_times = true; break;
 	case PC_STYLE: a->style = g->value, a->so.style = (enum prof_style)g->word; break;

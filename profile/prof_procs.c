@@ -27,7 +27,9 @@ static bool procs_trace(const char *path, const struct rd_opts *o, struct prof_p
 		return false;
 	struct prof_trace tr;
 	struct prof_samples *s = prof_samples_new();
+	int64_t image = rd_strace_want_image(-1); /* each weighed by its default image */
 	int r = prof_source_read(path, p->pid, &quiet, &tr, NULL, NULL, NULL, s);
+	rd_strace_want_image(image);
 	if (!r) {
 		p->samples = prof_samples_count(s);
 		for (size_t i = 0; i < tr.sim.nthreads; i++)

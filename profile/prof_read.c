@@ -456,8 +456,8 @@ FILE *prof_source_open(const char *path, int64_t pid, const struct rd_opts *o, u
 {
 	if (rd_is_session(path))
 		return rd_strace_open(path, o, &pid, size, code);
-	if (pid) {
-		rd_errf(o->err, "inspect: %s: --pid is for session databases\n", path);
+	if (pid || rd_strace_wanted() >= 0) {
+		rd_errf(o->err, "inspect: %s: --%s is for session databases\n", path, pid ? "pid" : "image");
 		*code = RD_EXIT_USAGE;
 		return NULL;
 	}

@@ -33,6 +33,7 @@
 
 static const struct rd_option report_options[] = {
 	RD_OPTION_PID("the process (default: the session's program; a session of\nseveral: each one's weight, then the heaviest)"),
+	RD_OPTION_IMAGE,
 	RD_OPTION_LIMIT("N rows per table (default 15)"),
 	RD_OPTION_STACKS("the frames of the first N sites of each table under them\n"
 			   "(text default 5; JSON and CSV: every row)"),
@@ -726,6 +727,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 	int r = rd_args_parse(&report_spec, argc, argv, o, &a);
 	if (r != RD_CONTINUE)
 		return r;
+	if (a.image)
+		rd_strace_want_image(a.image - 1);
 	if ((r = rd_input_check(o, a.pos[0])))
 		return r;
 	if (prof_is_trace(a.pos[0]) == 1) {

@@ -531,6 +531,7 @@ static void args_shared(const struct rd_getopt *g, struct rd_args *a)
 	case RD_ID_MIN: a->min = g->size; break;
 	case RD_ID_ALL: a->all = true; break;
 	case RD_ID_PID: a->pid = g->num; break;
+	case RD_ID_IMAGE: a->image = g->num + 1; break;
 	case RD_ID_OUTPUT: a->output = g->value; break;
 	case RD_ID_FROM: a->from = g->num; break;
 	case RD_ID_TO: a->to = g->num; break;

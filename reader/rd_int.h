@@ -88,6 +88,7 @@ struct rd_args {
 	bool all;
 	unsigned kinds;            /* bit set of 1 << INSP_KIND_*; 0: none given */
 	int64_t pid;               /* 0: not given                       */
+	int64_t image;             /* --image N + 1; 0: not given         */
 	const char *output;
 	int64_t from, to;          /* 0: not given                       */
 	const char *by;
@@ -139,7 +140,7 @@ enum {
 	RD_ID_MIN, RD_ID_ALL, RD_ID_KIND, /* + INSP_KIND_* */
 	RD_ID_PID = RD_ID_KIND + RD_KIND_COUNT, RD_ID_OUTPUT, RD_ID_APPEND,
 	RD_ID_FROM, RD_ID_TO, RD_ID_BY, RD_ID_NO_SYMBOLS, RD_ID_FULL_NAMES,
-	RD_ID_LIVE_AT_EXIT, RD_ID_FORCE, RD_ID_STACKS,
+	RD_ID_LIVE_AT_EXIT, RD_ID_FORCE, RD_ID_STACKS, RD_ID_IMAGE,
 	RD_ID_OWN = 100,
 };
 
@@ -174,6 +175,8 @@ enum {
 /* --stacks N|none: the frames of the first N site rows under them in text
 ** (`dflt` rows unless given), in a "stack" field of every row in JSON and
 ** CSV unless given. */
+#define RD_OPTION_IMAGE {"image", 0, RD_OT_INT, "N", "sessions: which program of a process that exec'd\n" \
+	"(0: the first it ran; default: the one with the most\nsamples)", RD_ID_IMAGE, 0, RD_INT_MAX, NULL}
 #define RD_OPTION_STACKS(help) {"stacks", 0, RD_OT_STR, "N|none", help, RD_ID_STACKS, 0, 0, NULL}
 #define RD_OPTION_END {NULL, 0, RD_OT_FLAG, NULL, NULL, 0, 0, 0, NULL}
 
@@ -1030,6 +1033,11 @@ int rd_session_run_check(rd_db_t *db);
 ** after one line on o->err. */
 FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, uint64_t *size,
 		       int *code);
+/* The image of the process rd_strace_open reads (--image N; -1: the one
+** with the most samples, its default); returns the one set before.  One
+** command runs per inspect, so it is the command's setting. */
+int64_t rd_strace_want_image(int64_t image);
+int64_t rd_strace_wanted(void);
 
 /* ---------------------------------------------------------- rd_session -- */
 

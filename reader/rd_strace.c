@@ -6,6 +6,9 @@
 ** trace reader takes a stdio stream, so a stored trace is handed to it as
 ** one: fopencookie over the pieces in seq order, read one row at a time,
 ** so memory stays at one piece (1 MiB) whatever the trace's size.
+** A process that exec'd has a trace of each program it ran (its images,
+** numbered in the order they ran): the one read has the most samples, else
+** ran longest (strace_image), or is the one --image asked for.
 ** Also here: the check of a session's run row, which report and html print.
 */
 #include "rd_int.h"
@@ -97,6 +100,69 @@ static int64_t strace_int(sqlite3 *db, const char *sql, int64_t arg, int64_t dfl
 	return v;
 }
 
+/*
+** The image of pid to read: of a process that ran several programs (it
+** exec'd; session_image), the one with the most samples, else the one
+** that ran longest, the later of equals (the program a shell's fork child
+** became, not the copy of the shell that called exec).  -1 for a session
+** made before images (no such column).  (SQLite puts NULL last in DESC.)
+*/
+static int64_t strace_image(sqlite3 *db, int64_t pid)
+{
+	if (!strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0))
+		return -1;
+	return strace_int(db, "SELECT image FROM session_trace t WHERE pid = ?1 GROUP BY image ORDER BY "
+			      "(SELECT sample_bytes FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) DESC, "
+			      "(SELECT end_ns - start_ns FROM session_image i WHERE i.pid = ?1 AND i.image = t.image) "
+			      "DESC, image DESC LIMIT 1", pid, 0);
+}
+
+/* The same with two parameters, ?1 and ?2 (one not in sql is left). */
+static int64_t strace_int2(sqlite3 *db, const char *sql, int64_t a, int64_t b)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, a);
+		if (sqlite3_bind_parameter_count(st) > 1)
+			sqlite3_bind_int64(st, 2, b);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int64_t strace_wanted = -1; /* --image N, -1: not given */
+
+int64_t rd_strace_want_image(int64_t image)
+{
+	int64_t was = strace_wanted;
+	strace_wanted = image;
+	return was;
+}
+
+int64_t rd_strace_wanted(void)
+{
+	return strace_wanted;
+}
+
+/* The image --image asked for, if pid has it; else -2 after one line. */
+static int64_t strace_wanted_image(sqlite3 *db, const char *path, const struct rd_opts *o, int64_t pid)
+{
+	int64_t n = strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0,
+			       0)
+			? strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0)
+			: 1;
+	if (n == 0) /* no trace: said as before */
+		return -1;
+	if (strace_wanted < n)
+		return n > 1 ? strace_wanted : -1; /* one image: the whole of it, as before images */
+	rd_errf(o->err, "inspect: %s: process %lld ran %lld program%s: --image %lld is not one of them (0 to %lld)\n",
+		path, (long long)pid, (long long)n, n == 1 ? "" : "s", (long long)strace_wanted, (long long)n - 1);
+	return -2;
+}
+
 int rd_is_session(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -124,8 +190,16 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 					 "(SELECT pid FROM session_trace)", 0, 0);
 	if (!*pid)
 		*pid = strace_int(s->db, "SELECT min(pid) FROM session_trace", 0, 0);
-	*size = (uint64_t)strace_int(s->db, "SELECT sum(length(data)) FROM session_trace WHERE pid = ?",
-				     *pid, 0);
+	int64_t image = !*pid ? -1 : strace_wanted >= 0 ? strace_wanted_image(s->db, path, o, *pid)
+							: strace_image(s->db, *pid);
+	if (image == -2) {
+		*code = RD_EXIT_NOTFOUND;
+		goto fail;
+	}
+	const char *where = image < 0 ? "pid = ?1" : "pid = ?1 AND image = ?2";
+	char sql[160];
+	snprintf(sql, sizeof sql, "SELECT sum(length(data)) FROM session_trace WHERE %s", where);
+	*size = (uint64_t)strace_int2(s->db, sql, *pid, image);
 	if (*pid && !*size && strace_int(s->db, "SELECT count(*) FROM session_trace", 0, 0) &&
 	    strace_int(s->db, "SELECT count(*) FROM session_process WHERE pid = ?", *pid, 0)) {
 		rd_errf(o->err, "inspect: %s: no trace of process %lld in this session (it recorded no event "
@@ -146,12 +220,14 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 		*code = RD_EXIT_NOTFOUND;
 		goto fail;
 	}
-	if (sqlite3_prepare_v2(s->db, "SELECT data FROM session_trace WHERE pid = ? ORDER BY seq", -1,
-			       &s->st, NULL) != SQLITE_OK) {
+	snprintf(sql, sizeof sql, "SELECT data FROM session_trace WHERE %s ORDER BY seq", where);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &s->st, NULL) != SQLITE_OK) {
 		rd_errf(o->err, "inspect: %s: %s\n", path, rd_sql_msg(s->db));
 		goto fail;
 	}
 	sqlite3_bind_int64(s->st, 1, *pid);
+	if (image >= 0)
+		sqlite3_bind_int64(s->st, 2, image);
 	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .seek = strace_seek,
 							     .close = strace_close});
 	if (f)

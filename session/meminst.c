@@ -596,8 +596,9 @@ int main(int argc, char **argv)
 		/* said with -q too: part of the data is missing */
 		if (sum.traces_cut)
 			sess_error("the trace of process %ld is cut after %s (it has no end: a write failed, "
-				   "the process was killed or still runs, or it ended by the exit_group system "
-				   "call itself, as Go programs do); the session holds what was written%s",
+				   "the process was killed or still runs, it ended by the exit_group system "
+				   "call itself, as Go programs do, or it executed a program while other threads "
+				   "ran); the session holds what was written%s",
 				   sum.cut_pid, sum.cut_text,
 				   sum.traces_cut > 1 ? " (and so for other processes)" : "");
 		/* the loader ignores LD_PRELOAD in secure-execution mode */

@@ -5,6 +5,7 @@
 **   sess_run.c    starting the program, forwarding signals, waiting
 **   sess_lib.c    checking that the library to preload is a libmeminst
 **   sess_store.c  the session database: run facts, processes, snapshots
+**   sess_parts.c  reading the parts' files: opened safely, trace headers
 **                 gathered from the parts directory the processes wrote to
 **
 ** The program and every process it starts write their parts (a snapshot
@@ -79,6 +80,15 @@ struct sess_summary {
 ** `path` (replaced only with o->force).  0 or -1 with a message said. */
 int sess_store(const char *path, const char *dir, const struct sess_opts *o,
 	       const struct sess_result *res, const char *meminst_env, struct sess_summary *sum);
+
+/* "sess_parts.c": a part's file opened for reading (a regular file, no
+** link followed), -1 if not; whether a trace ended (*whole: its bytes up
+** to the last complete chunk); when it began (UINT64_MAX: unreadable);
+** the bytes of its samples. */
+int sess_open_part(const char *file);
+bool sess_trace_ended(int fd, int64_t *whole);
+uint64_t sess_trace_t0(const char *path);
+int64_t sess_trace_sample_bytes(int fd);
 
 /* "sess_lib.c": is path a libmeminst (an ELF shared object of this
 ** machine named libmeminst.so.N)?  0, or -1 with the reason in why. */

@@ -17,7 +17,11 @@
 ** data lacks.  A part that SQLite cannot read is reported and skipped: the
 ** other processes' data is kept.
 ** Trace files are stored whole, in pieces, in session_trace, so the session
-** is the one file to keep; the profile part reads them from there.
+** is the one file to keep; the profile part reads them from there.  A
+** process that exec'd left a trace of each program it ran (trace.PID, then
+** trace.PID.execN, trace_file_image; uid.N/trace.PID after a switch of
+** user): each is an image of the pid, numbered 0, 1 ... in the order they
+** began.
 */
 #include "sess_int.h"
 
@@ -274,63 +278,44 @@ static int store_number(struct store *s)
 			     "main.snapshot) + row_number() OVER (ORDER BY time_ns, part, old_id) FROM temp.times");
 }
 
-/*
-** Was the trace written to its end?  A file whose header promises an END
-** record (MEMINST_TRACE_F_ENDS) and has none was cut: a write failed (a
-** full disk), or the process was killed or still runs.  Only the chunk
-** headers are read (meminst-trace(5)), and the first word of thread 0's
-** two-word chunks, where END is.  *whole: the bytes up to the last
-** complete chunk.  True when it ended, or promised nothing.
-*/
-static bool store_trace_ended(int fd, int64_t *whole)
+/* One image in session_image: the bytes of its samples, and its span,
+** from its header's t0_realtime_ns to the file's last write (the END
+** before its exec, or at exit), so that readers take the program that
+** did the most: the most samples, else (exact tracing, whose events an
+** allocator's make many: echo's 268 outweighed a traced program's calls)
+** the longest. */
+static int store_image(struct store *s, int fd, long pid, int image)
 {
 	struct meminst_trace_header h;
+	struct stat st;
 	if (pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h || memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) != 0 ||
-	    !(h.flags & MEMINST_TRACE_F_ENDS) || h.header_size < sizeof h)
-		return true;
-	struct stat st;
-	if (fstat(fd, &st) != 0)
-		return true;
-	int64_t off = h.header_size;
-	*whole = off;
-	struct meminst_trace_chunk c;
-	while (pread(fd, &c, sizeof c, off) == (ssize_t)sizeof c && c.magic == MEMINST_TRACE_CHUNK_MAGIC) {
-		int64_t next = off + (int64_t)sizeof c + 8 * (int64_t)c.words;
-		if (next > st.st_size)
-			break;
-		uint64_t w;
-		if (c.thread == 0 && c.stream == MEMINST_TRACE_STREAM_EVENTS && c.words == 2 &&
-		    pread(fd, &w, sizeof w, off + (int64_t)sizeof c) == (ssize_t)sizeof w &&
-		    MEMINST_TREC_KIND(w) == MEMINST_TREC_END)
-			return true;
-		off = *whole = next;
+	    fstat(fd, &st) != 0)
+		return 0;
+	sqlite3_stmt *st_ins = store_prepare(s, "INSERT OR IGNORE INTO session_image VALUES(?, ?, ?, ?, ?)");
+	int rc = st_ins ? 0 : -1;
+	int64_t end = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	sqlite3_bind_int64(st_ins, 1, pid);
+	sqlite3_bind_int(st_ins, 2, image);
+	sqlite3_bind_int64(st_ins, 3, (int64_t)h.t0_realtime_ns);
+	sqlite3_bind_int64(st_ins, 4, end > (int64_t)h.t0_realtime_ns ? end : (int64_t)h.t0_realtime_ns);
+	sqlite3_bind_int64(st_ins, 5, sess_trace_sample_bytes(fd));
+	if (st_ins && sqlite3_step(st_ins) != SQLITE_DONE) {
+		sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
+		rc = -1;
 	}
-	return false;
+	sqlite3_finalize(st_ins);
+	return rc;
 }
 
-/* A part's file for reading: a regular file, never through a symbolic
-** link, never a FIFO to wait on (a user's directory, uid.N, is that
-** user's to fill).  -1 when it is not one. */
-static int store_open_part(const char *file)
+/* Store a trace file in pieces under its pid and image. */
+static int store_trace(struct store *s, const char *file, long pid, int image)
 {
-	int fd = open(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-/* Store a trace file in pieces under its pid. */
-static int store_trace(struct store *s, const char *file, long pid)
-{
-	int fd = store_open_part(file);
+	int fd = sess_open_part(file);
 	if (fd < 0)
 		return 0;
 	if (store_exec(s, "BEGIN") < 0)
 		return close(fd), -1;
-	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_trace(pid, seq, data) VALUES(?, ?, ?)");
+	sqlite3_stmt *st = store_prepare(s, "INSERT INTO session_trace(pid, seq, data, image) VALUES(?, ?, ?, ?)");
 	char *buf = malloc(STORE_PIECE);
 	int rc = st && buf ? 0 : -1;
 	for (int seq = 0; rc == 0; seq++) {
@@ -342,6 +327,7 @@ static int store_trace(struct store *s, const char *file, long pid)
 		sqlite3_bind_int64(st, 1, pid);
 		sqlite3_bind_int(st, 2, seq);
 		sqlite3_bind_blob(st, 3, buf, (int)n, SQLITE_STATIC);
+		sqlite3_bind_int(st, 4, image);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sess_error("cannot write the session: %s", sqlite3_errmsg(s->db));
 			rc = -1;
@@ -351,9 +337,11 @@ static int store_trace(struct store *s, const char *file, long pid)
 	}
 	sqlite3_finalize(st);
 	free(buf);
+	if (rc == 0)
+		rc = store_image(s, fd, pid, image);
 	int64_t whole = 0;
 	/* a process still running is said as such, with its trace (store_say_running) */
-	if (rc == 0 && !store_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
+	if (rc == 0 && !sess_trace_ended(fd, &whole) && !store_still_running(pid) && s->traces_cut++ == 0)
 		s->cut_pid = pid, s->cut_bytes = whole;
 	close(fd);
 	return store_exec(s, rc == 0 ? "COMMIT" : "ROLLBACK") < 0 ? -1 : rc;
@@ -371,7 +359,7 @@ static void store_progress(struct store *s, int pass, size_t i, size_t n)
 }
 
 /* Is name a part of this kind, "mem.PID.db", "mem.PID.db.log" (note) or
-** "trace.PID"?  Its pid. */
+** "trace.PID" (or "trace.PID.execN", an exec'd program's)?  Its pid. */
 static bool store_name(const char *name, const char *kind, long *pid)
 {
 	char tail[8];
@@ -381,14 +369,16 @@ static bool store_name(const char *name, const char *kind, long *pid)
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b");
 	if (!strcmp(kind, "note"))
 		return sscanf(name, "mem.%ld.d%7s", pid, tail) == 2 && !strcmp(tail, "b.log");
-	return sscanf(name, "trace.%ld%1s", pid, tail) == 1;
+	unsigned image;
+	return sscanf(name, "trace.%ld%1s", pid, tail) == 1 ||
+	       (sscanf(name, "trace.%ld.exec%u%1s", pid, &image, tail) == 2 && image > 0);
 }
 
 /* The notes of a process (alloc_snapshot.c, alloc_snap_note): its lines
 ** meminst could not write to the program's stderr, one row each. */
 static int store_note(struct store *s, const char *file, long pid)
 {
-	int fd = store_open_part(file);
+	int fd = sess_open_part(file);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
 		if (fd >= 0)
@@ -471,18 +461,31 @@ static void store_say_running(char **names, size_t n)
 	}
 }
 
-/* A process that switched users and then executed a program (setpriv,
-** su) left trace.PID in the directory and uid.N/trace.PID: the program's
-** trace replaces the one before its exec, as it does in one directory
-** (trace_file_create).  Is there a later name of a trace of pid? */
-static bool store_trace_later(char **names, size_t n, size_t i, long pid)
+/* When the trace at name in the parts directory began (sess_trace_t0). */
+static uint64_t store_trace_t0(const struct store *s, const char *name)
 {
-	for (size_t j = i + 1; j < n; j++) {
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", s->dir, name);
+	return sess_trace_t0(path);
+}
+
+/* The image of names[i], a trace of pid: its place among pid's traces by
+** the time each began, then by name.  The programs of a process that
+** exec'd (trace.PID, trace.PID.exec1 ...; one that switched users and
+** then exec'd, setpriv or su, left trace.PID and uid.N/trace.PID) are each
+** kept, in the order they ran. */
+static int store_trace_image(const struct store *s, char **names, size_t n, size_t i, long pid)
+{
+	uint64_t t = store_trace_t0(s, names[i]);
+	int image = 0;
+	for (size_t j = 0; j < n; j++) {
 		long other;
-		if (store_name(names[j], "trace", &other) && other == pid)
-			return true;
+		if (j == i || !store_name(names[j], "trace", &other) || other != pid)
+			continue;
+		uint64_t u = store_trace_t0(s, names[j]);
+		image += u < t || (u == t && j < i);
 	}
-	return false;
+	return image;
 }
 
 static int store_cmp(const void *a, const void *b)
@@ -553,8 +556,8 @@ static int store_parts(struct store *s)
 			snprintf(path, sizeof path, "%s/%s", s->dir, names[i]);
 			if (pass < 3 && store_name(names[i], "mem", &pid) && !skip[i])
 				rc = store_part(s, path, (int)i, pass);
-			else if (pass == 3 && store_name(names[i], "trace", &pid) && !store_trace_later(names, n, i, pid))
-				rc = store_trace(s, path, pid);
+			else if (pass == 3 && store_name(names[i], "trace", &pid))
+				rc = store_trace(s, path, pid, store_trace_image(s, names, n, i, pid));
 			else if (pass == 3 && store_name(names[i], "note", &pid))
 				rc = store_note(s, path, pid);
 		}
@@ -618,10 +621,16 @@ static int store_facts(struct store *s, const struct sess_opts *o, const struct 
 	}
 	sqlite3_finalize(st);
 	sqlite3_free(args);
+	/* a process that exec'd is named by the last program it ran (it was
+	** the alphabetically first: /usr/bin/dash for a shell that became ls);
+	** a snapshot whose exe or cmdline is NULL has its process's last one */
 	if (rc == 0)
 		rc = store_exec(s,
-		    "INSERT OR IGNORE INTO session_process SELECT pid, min(ppid), min(exe), min(cmdline), "
-		    "count(*), 0 FROM snapshot GROUP BY pid;"
+		    "INSERT OR IGNORE INTO session_process SELECT pid, min(ppid), "
+		    "(SELECT x.exe FROM snapshot x WHERE x.pid = s.pid AND x.exe IS NOT NULL "
+		    " ORDER BY x.time_ns DESC, x.id DESC LIMIT 1), "
+		    "(SELECT x.cmdline FROM snapshot x WHERE x.pid = s.pid AND x.cmdline IS NOT NULL "
+		    " ORDER BY x.time_ns DESC, x.id DESC LIMIT 1), count(*), 0 FROM snapshot s GROUP BY pid;"
 		    "INSERT OR IGNORE INTO session_process SELECT DISTINCT pid, 0, '', '', 0, 1 FROM session_trace;"
 		    "UPDATE session_process SET traced = 1 WHERE pid IN (SELECT pid FROM session_trace);");
 	return rc;
@@ -652,7 +661,11 @@ static int store_create(struct store *s, const char *tmp, bool adopted)
 		       store_exec(s, MEMINST_SNAPSHOT_LEAK_TABLES) < 0 ||
 		       store_exec(s, MEMINST_SESSION_SCHEMA) < 0 ||
 		       store_exec(s, "CREATE TABLE IF NOT EXISTS session_trace(pid INTEGER NOT NULL, "
-				     "seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(pid, seq));"
+				     "seq INTEGER NOT NULL, data BLOB NOT NULL, image INTEGER NOT NULL DEFAULT 0, "
+				     "PRIMARY KEY(pid, image, seq));"
+				     "CREATE TABLE IF NOT EXISTS session_image(pid INTEGER NOT NULL, image INTEGER NOT NULL, "
+				     "start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, sample_bytes INTEGER NOT NULL, "
+				     "PRIMARY KEY(pid, image));"
 				     "DELETE FROM meminst_meta;" /* an adopted part's */
 				     "INSERT INTO meminst_meta VALUES('writer', 'meminst " PACKAGE_VERSION "');"
 				     "CREATE TEMP TABLE idmap(old_id INTEGER PRIMARY KEY, new_id INTEGER);"

@@ -156,6 +156,7 @@ static void buf_record_start(trace_thr_t *t, uint32_t parent_no, uint64_t rec[4]
 	t->parent_no = parent_no;
 	t->tid = alloc_sys_gettid();
 	t->gen = 0;
+	t->internal = trace_tls.internal;
 	t->started = true;
 	char name[17] = {0};
 	prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -495,24 +496,31 @@ void trace_flush_running(void)
 ** a dead thread's went out as it ended), everything goes out and END
 ** follows, as at death: trace_flush_at_death waits for no lock, and an exec
 ** may come from a signal handler that interrupted the runtime.  A new
-** program that loads the library makes the file again (trace_file_create);
+** program that loads the library writes a file of its own beside this one
+** (trace_file_image);
 ** after a failed exec the records go on after the END, which readers take
 ** as the end and read past (the writer thread has ended: each flush writes
-** its own chunk).  With other threads alive nothing is done: their events
-** streams cannot be taken while they run, so such a trace stays cut.  Not
+** its own chunk).  With other threads of the program alive nothing is
+** done: their events streams cannot be taken while they run, so such a
+** trace stays cut.  meminst's own thread (the snapshot service of
+** interval=) is not the program's: its streams are left, the rest goes
+** out and END follows (with it, a traced program's trace before its exec
+** was cut after its modules, and the session lost its calls).  Not
 ** in a vfork child (the buffers are its parent's), nor before the file is
 ** open (a fork child's opens on first use), nor for the in-process
 ** profiler's sink.
 */
+static void buf_flush_dying(bool program_only);
+
 void trace_end_before_exec(void)
 {
 	if (trace_sink || !trace_flush_owner() || atomic_load(&trace_fio_fd) < 0)
 		return;
 	trace_thr_t *self = trace_tls.rec;
 	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next)
-		if (!t->dead && t != self)
+		if (!t->dead && t != self && !t->internal)
 			return;
-	trace_flush_at_death();
+	buf_flush_dying(true);
 }
 
 /* A lock or stream flag taken within a few tries, or not: at death the
@@ -536,9 +544,10 @@ bool trace_flush_owner(void) { return getpid() == buf_owner_pid; }
 ** blocked, so it is never the interrupted one).  Then no lock is waited
 ** for, no CLOCK record is added, a stream that stays busy is left; the
 ** process ends right after, so a thread still writing its events stream
-** can at worst repeat or lose its last records.
+** can at worst repeat or lose its last records.  program_only (before an
+** exec, trace_end_before_exec): meminst's own thread's streams are left.
 */
-void trace_flush_at_death(void)
+static void buf_flush_dying(bool program_only)
 {
 	trace_tls.busy++;
 	/* the writer's queue first, waited for a bounded time (the thread this
@@ -546,7 +555,7 @@ void trace_flush_at_death(void)
 	** the events streams are left so that no chunks go out of order */
 	bool events = trace_writer_stop_at_death(), all = events;
 	for (trace_thr_t *t = __atomic_load_n(&reg.all, __ATOMIC_ACQUIRE); t; t = t->next) {
-		if (t->dead)
+		if (t->dead || (program_only && t->internal))
 			continue;
 		if (events && buf_try(&t->flushing)) {
 			trace_chunk_write(t->thread_no, &t->ev, MEMINST_TRACE_STREAM_EVENTS);
@@ -569,6 +578,11 @@ void trace_flush_at_death(void)
 		buf_unlock(&trace_chunk_proc.lock);
 	}
 	trace_tls.busy--;
+}
+
+void trace_flush_at_death(void)
+{
+	buf_flush_dying(false);
 }
 
 /* At exit: everything out, then the descriptor is closed so that records
@@ -659,6 +673,8 @@ static int buf_open_file(int pid, bool child)
 	} else {
 		alloc_fmt(trace_fio_path, sizeof trace_fio_path, "%s", path);
 	}
+	if (trace_file_image(trace_fio_path, sizeof trace_fio_path) < 0)
+		return -1;
 	int fd = trace_file_create(trace_fio_path);
 	if (fd < 0)
 		return -1;

@@ -51,6 +51,7 @@ void trace_header_fill(struct meminst_trace_header *hp)
 									  : MEMINST_TRACE_SAMPLE_CPU)
 				   : 0;
 	h.alloc_sample = alloc_opts.alloc_sample;
+	h.proc_start = trace_proc_start();
 	*hp = h;
 }
 

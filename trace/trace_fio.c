@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -128,6 +129,64 @@ done:
 	if (fd < 0 && !alloc_seccomp_enosys("openat", errno)) /* a filter's: said there, once */
 		alloc_log_run(NULL, "cannot create trace file %s: %s", path, strerror(errno));
 	return alloc_sys_fd_high(fd);
+}
+
+/* The process's start, /proc/self/stat's 22nd field (clock ticks after
+** boot): an exec keeps it, a fork or a reused pid does not; 0 when /proc
+** cannot tell (not mounted, a seccomp filter). */
+uint64_t trace_proc_start(void)
+{
+	char buf[1024];
+	int n = alloc_sys_read_file("/proc/self/stat", buf, sizeof buf);
+	const char *p = n > 0 ? strrchr(buf, ')') : NULL; /* the name may hold anything */
+	for (int field = 3; p && field <= 22; field++) /* the space before each field */
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* Is the file at path a trace an earlier program of this process wrote
+** (the same pid and start in its header: it exec'd the running one)? */
+static bool fio_earlier_image(const char *path, uint64_t start)
+{
+	struct meminst_trace_header h;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool earlier = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		       pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+		       memcmp(h.magic, MEMINST_TRACE_MAGIC, 8) == 0 && h.header_size >= sizeof h &&
+		       h.pid == (uint32_t)getpid() && h.proc_start == start;
+	close(fd);
+	return earlier;
+}
+
+/*
+** An exec keeps the pid, so the new program's trace file has the earlier
+** one's name (trace.%p): made again, it lost the earlier program's whole
+** trace without a word.  So a file at path that an earlier program of this
+** process wrote is kept, and this one writes PATH.exec1 (PATH.exec2 after
+** a second exec, ...: the first name no earlier program holds).  0, or -1
+** (said) when the name would be too long or there were too many.
+*/
+#define FIO_IMAGES_MAX 9999
+
+int trace_file_image(char *path, size_t len)
+{
+	uint64_t start = trace_proc_start();
+	if (!start || !fio_earlier_image(path, start))
+		return 0;
+	size_t n = strlen(path);
+	for (unsigned i = 1; i <= FIO_IMAGES_MAX; i++) {
+		if (alloc_fmt(path + n, len - n, ".exec%u", i) >= (int)(len - n))
+			break;
+		if (!fio_earlier_image(path, start))
+			return 0;
+	}
+	path[n] = 0;
+	alloc_log_run(NULL, "trace file %s: no name left for this program's trace (it is the process's "
+		      "program after %d execs at most); not traced", path, FIO_IMAGES_MAX);
+	return -1;
 }
 
 /* May a file at path be replaced (by a rename over it)?  NULL when there

@@ -261,6 +261,7 @@ typedef struct trace_thr_s {
 	bool started;            /* THREAD_START written                    */
 	bool dead;               /* THREAD_EXIT written, in the pool, or spare */
 	bool key_pending;        /* taken by a signal handler: thread key unset */
+	bool internal;           /* meminst's own thread (trace_tls.internal) */
 	_Atomic int flushing;    /* one flusher at a time (owner or exit)   */
 	_Atomic int sig_busy;    /* the signal stream is being written      */
 	trace_stream_t sig;
@@ -342,6 +343,7 @@ typedef struct trace_tls_s {
 	uint32_t member_gen;  /* in the traced family of this generation    */
 	uint32_t parent_no;   /* trace thread number of the creator         */
 	int busy;             /* >0: inside the runtime, record nothing     */
+	bool internal;        /* meminst's own thread (the snapshot service) */
 } trace_tls_t;
 extern __thread trace_tls_t trace_tls TRACE_TLS_MODEL;
 
@@ -423,6 +425,8 @@ extern _Atomic int trace_fio_fd;             /* the trace file, or -1       */
 extern char trace_fio_path[4096];            /* its path as opened          */
 int trace_file_create(const char *path);    /* O_EXCL, or replace our own file */
 const char *trace_file_refuse(const char *path); /* NULL: may be replaced, else why not */
+uint64_t trace_proc_start(void);                /* the header's proc_start */
+int trace_file_image(char *path, size_t len);   /* an exec'd program's name: PATH.execN */
 int trace_write_all(int fd, const void *p, size_t n);
 int trace_fd_write(int fd, const void *p, size_t n, size_t *done); /* SIGXFSZ-safe */
 void trace_fio_start(int fd, size_t header); /* fd is the file, header written */

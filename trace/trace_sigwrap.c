@@ -179,14 +179,17 @@ ALLOC_EXPORT int pipe2(int fd[2], int flags)
 ** one sent during the exec itself, which runs in the kernel, killed the new
 ** program; the thread's timer stops first (trace_sample_exec_begin) and
 ** starts again if the exec fails. */
+/* And a snapshot store under way is waited for first: the exec would cut
+** it (alloc_sqlite_exec_begin). */
 typedef struct sigwrap_exec_s {
 	void *wall;
-	bool cpu;
+	bool cpu, store;
 } sigwrap_exec_t;
 
 static sigwrap_exec_t sigwrap_exec_begin(void *fn)
 {
 	sigwrap_exec_t x;
+	x.store = alloc_sqlite_exec_begin();
 	x.wall = trace_wall_on && trace_flush_owner() ? trace_wall_block_begin(fn) : NULL;
 	x.cpu = trace_sample_exec_begin();
 	trace_end_before_exec(); /* no tick can add a record after the END now */
@@ -198,6 +201,7 @@ static int sigwrap_exec_end(sigwrap_exec_t x, int r)
 	int e = errno;
 	trace_sample_exec_end(x.cpu);
 	trace_wall_block_end(x.wall);
+	alloc_sqlite_exec_end(x.store);
 	errno = e;
 	return r;
 }

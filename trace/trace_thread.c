@@ -35,6 +35,7 @@ ALLOC_EDGE static void *thread_main(void *p)
 {
 	struct thread_tramp tp = *(struct thread_tramp *)p;
 	alloc_real.free(p);
+	trace_tls.internal = tp.internal; /* before its record is made */
 	trace_thread_begin(tp.parent_no, tp.member_gen);
 	if (tp.internal) /* the snapshot service: not a thread of the program */
 		trace_sample_thread_internal();

@@ -90,7 +90,7 @@ tsm 0 timeline --pid @PID@ --limit 3 @DB@
 tsm 0 timeline --by type --limit 2 --no-symbols @DB@
 tsm 0 timeline --by thread --full-names @DB@
 tsm 0 rss --snapshot @MAP@ --limit 3 --no-symbols @DB@
-tsm 0 report --pid @PID@ --limit 3 --no-symbols @DB@
+tsm 0 report --pid @PID@ --image 0 --limit 3 --no-symbols @DB@
 tsm 0 report --full-names --stacks 1 @DB@
 tsm 0 types --snapshot @MAP@ --no-symbols @DB@
 tsm 0 types --full-names @DB@
@@ -110,10 +110,10 @@ tsm 4 serve --pid 999999999 --listen 127.0.0.1:0 --no-symbols
 tsm 4 serve --pid 999999999 --listen 0.0.0.0:0 --allow-remote
 tsm 0 sql @DB@ SELECT count(*) FROM snapshot
 tsm 0 sql --time-limit 5s --memory-limit 64M @DB@ SELECT count(*) FROM snapshot
-ts 0 profile --output prof.db --force --pid @PID@ --no-symbols @DB@
+ts 0 profile --output prof.db --force --pid @PID@ --image 0 --no-symbols @DB@
 ts 0 profile --dump dump.txt --append --full-names @DB@
 ts 0 profile @DB@ --dump
-t 0 analyse --style fprof --output a.txt --append --pid @PID@ --no-symbols @DB@
+t 0 analyse --style fprof --output a.txt --append --pid @PID@ --image 0 --no-symbols @DB@
 t 0 analyse --dest a.txt --force --full-names --sort own --no-callers --totals --no-details --cols 100 @DB@
 t 0 analyse --json --sort acc @DB@
 t 0 analyse --csv @DB@
@@ -126,13 +126,13 @@ s 0 analyse --style tree --cutoff 0.5 --time samples --limit 3 @DB@
 s 0 analyse --style callers --metric count @DB@
 s 0 analyse --focus main --cols 90 @DB@
 s 0 analyse --style anomalies @DB@ @DB@
-ts 0 export --format callgrind --output cg.out --force --pid @PID@ --no-symbols @DB@
+ts 0 export --format callgrind --output cg.out --force --pid @PID@ --image 0 --no-symbols @DB@
 ts 0 export --format folded --metric bytes --full-names @DB@
 t 0 export --format chrome --min-duration 0.5 --max-size 10M -o chrome.json @DB@
 tsm 0 export --format pprof --snapshot @MAP@ -f -o mem.pb.gz @DB@
 tsm 0 export --format folded --metric allocated --pid @PID@ --no-symbols @DB@
 tsm 0 export --format pprof --metric calls --snapshot @MAP@ -f -o ev.pb.gz @DB@
-ts 0 html --output r.html --force --pid @PID@ --no-symbols --full-names @DB@
+ts 0 html --output r.html --force --pid @PID@ --image 0 --no-symbols --full-names @DB@
 m 0 html -o m.html @DB@'
 
 why=

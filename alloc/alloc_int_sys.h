@@ -199,6 +199,11 @@ int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way
 ** (trace_sigwrap.c): the action as the kernel has it. */
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	__attribute__((visibility("default")));
+/* pthread_sigmask for meminst's own critical sections: straight to the
+** kernel, never through the program's wrapper (trace_sigwrap.c), which
+** stops the thread's sampling timer while SIGPROF is blocked.  Like libc's,
+** it never blocks libc's own signals; returns the error, errno untouched. */
+int alloc_sys_sigmask(int how, const sigset_t *set, sigset_t *old);
 void alloc_sys_signals_off(sigset_t *old);
 void alloc_sys_signals_on(const sigset_t *old);
 

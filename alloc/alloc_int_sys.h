@@ -188,6 +188,7 @@ void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long lon
 struct dl_phdr_info;
 int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 bool alloc_sys_loader_busy(void); /* a thread of ours is inside dl_iterate_phdr */
+bool alloc_sys_loader_mine(void); /* this thread is, by alloc_sys_dl_iterate */
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */

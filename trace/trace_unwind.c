@@ -9,7 +9,12 @@
 ** Async-signal safety.  libunwind's local unwinder (UNW_LOCAL_ONLY) does
 ** not call malloc: its memory comes from mmap, and it finds unwind tables
 ** through dl_iterate_phdr, whose lock is recursive (a handler interrupting
-** the loader in the same thread passes it).  Its shared caches are guarded
+** the loader in the same thread passes it) — except between taking the
+** lock's word and recording the owner, a few instructions: a handler there
+** waits for its own thread for ever.  A program's call can meet that
+** window; ours (trace_loader_iterate, alloc_sys_dl_iterate: every new
+** site's module look-up) are frequent, so the handler does not walk inside
+** them (bash under sample=1000 hung at its start, one run in ten).  Its shared caches are guarded
 ** by locks taken with signals blocked; the per-thread policy we select
 ** (UNW_CACHE_PER_THREAD) has no lock at all — but then a handler must not
 ** unwind while the same thread is inside libunwind from normal context
@@ -318,7 +323,8 @@ static unsigned unwind_fast(uint64_t pc, uint64_t *frames, unsigned max)
 
 unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 {
-	if (unwind_depth || !trace_unwind_enter(false))
+	/* not inside our own dl_iterate_phdr either (the head comment) */
+	if (unwind_depth || loader_depth || alloc_sys_loader_mine() || !trace_unwind_enter(false))
 		return 0;
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
 	unsigned n = unwind_fast(pc, frames, max);

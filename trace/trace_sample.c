@@ -298,9 +298,7 @@ void trace_sample_thread_begin(void)
 		trace_sample_timer_add(alloc_sys_gettid(), true);
 	}
 	pthread_mutex_unlock(&trace_sample_lock);
-	sigset_t mask; /* a thread born with SIGPROF blocked (its creator's mask) */
-	if (alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL))
-		trace_sample_masked(true);
+	trace_sample_mask_sync(); /* born with SIGPROF blocked (its creator's mask) */
 }
 
 /* The calling thread is meminst's own (made by the runtime, instead of
@@ -388,6 +386,7 @@ static int sample_timers_start(const sample_settings_t *s)
 		return -1;
 	atomic_store(&trace_sample_running, true);
 	trace_sample_timers_existing();
+	trace_sample_mask_sync(); /* SIGPROF blocked through the exec */
 	return 0;
 }
 

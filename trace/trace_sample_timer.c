@@ -214,6 +214,17 @@ void trace_sample_masked(bool blocked)
 	}
 }
 
+/* The calling thread's timer was just made, armed (sampling started, or the
+** thread did): stopped if the thread blocks SIGPROF already (a mask
+** inherited through exec, or from the thread that created it). */
+void trace_sample_mask_sync(void)
+{
+	sigset_t mask;
+	sample_paused = false;
+	if (alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL))
+		trace_sample_masked(true);
+}
+
 /* Every timer stops sending anything (each stays made until
 ** sample_timer_free; SAMPLE_FD_WALL slots: the sampler thread is halted
 ** as a whole).  System calls only: any context, slots held. */

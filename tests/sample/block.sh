@@ -56,6 +56,12 @@ for clock in cpu wall; do
 	[ -z "$bad" ] || mi_why_add "the program found signals that are not its own:$bad"
 	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
 	st_verdict "$l: a signalfd and sigpending find the program's signals only"
+	# born with every signal blocked (the mask kept through an exec): no
+	# tick is pending for it either
+	l=inherit-$clock
+	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" inherit 300
+	st_done $l pending
+	st_verdict "$l: a program born with SIGPROF blocked finds no tick pending"
 done
 
 # A program that executes itself 200 times under wall-clock sampling: a

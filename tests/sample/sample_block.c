@@ -44,6 +44,10 @@
 **                and after each looks at sigpending and reads the signalfd:
 **                prints "unexpected N" for any signal; then sends itself
 **                SIGPROF by sigqueue and reads it there ("own sigprof")
+**   inherit MS   blocks every signal and executes itself as "pending MS",
+**                which burns MS ms of CPU with the mask it was born with
+**                (no call of its own) and prints "unexpected 27 from
+**                sigpending" if a SIGPROF is pending then
 **
 ** Prints "block done" / "deep done" and exits 0 when every wait was whole.
 */
@@ -414,10 +418,22 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
+	} else if (!strcmp(what, "inherit") && argc > 2) {
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		execl("/proc/self/exe", argv[0], "pending", argv[2], (char *)NULL);
+		perror("execl /proc/self/exe");
+		return 1;
+	} else if (!strcmp(what, "pending") && argc > 2) {
+		sigset_t pending;
+		deep_burn(atof(argv[2]));
+		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPROF))
+			failures += printf("unexpected %d from sigpending\n", SIGPROF) > 0;
 	} else if (!strcmp(what, "signalfd") && argc > 2) {
 		failures = read_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

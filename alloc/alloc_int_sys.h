@@ -188,6 +188,7 @@ void alloc_sys_loader_counts_storing(unsigned long long *adds, unsigned long lon
 struct dl_phdr_info;
 int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 bool alloc_sys_loader_busy(void); /* a thread of ours is inside dl_iterate_phdr */
+bool alloc_sys_loader_mine(void); /* this thread is, by alloc_sys_dl_iterate */
 int alloc_sys_read_file(const char *path, char *buf, size_t len);
 void alloc_sys_exit(int status) __attribute__((noreturn));
 int alloc_sys_own_fd_table(const int *keep, unsigned nkeep); /* meminst's threads */
@@ -199,6 +200,11 @@ int alloc_sys_fd_high(int fd); /* a descriptor of ours, out of the program's way
 ** (trace_sigwrap.c): the action as the kernel has it. */
 extern int __sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	__attribute__((visibility("default")));
+/* pthread_sigmask for meminst's own critical sections: straight to the
+** kernel, never through the program's wrapper (trace_sigwrap.c), which
+** stops the thread's sampling timer while SIGPROF is blocked.  Like libc's,
+** it never blocks libc's own signals; returns the error, errno untouched. */
+int alloc_sys_sigmask(int how, const sigset_t *set, sigset_t *old);
 void alloc_sys_signals_off(sigset_t *old);
 void alloc_sys_signals_on(const sigset_t *old);
 

@@ -439,7 +439,7 @@ void alloc_switch_sample_launch(void)
 	sreq.on = sreq.own_on = false;
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	alloc_sys_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
@@ -449,7 +449,7 @@ void alloc_switch_sample_launch(void)
 	sreq.running = alloc_own_thread_create(pthread_create, &th, &at, sample_thread, NULL) == 0;
 	alloc_guard_exit();
 	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (!sreq.running && !alloc_own_threads_refused())
 		alloc_log("cannot start the thread of CPU profiles on request: inspect serve's "
 			  "/debug/pprof/profile is refused");

@@ -655,14 +655,29 @@ bool alloc_sys_thread_comm(pid_t tid, char *buf, size_t len)
 	return true;
 }
 
+int alloc_sys_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+	if (set && how != SIG_UNBLOCK) { /* SIGCANCEL and SIGSETXID (32, 33) stay open */
+		copy = *set;
+		((unsigned long *)(void *)&copy)[0] &= ~(3UL << 31);
+		set = &copy;
+	}
+	int saved = errno;
+	long r = syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8));
+	int e = r < 0 ? errno : 0;
+	errno = saved;
+	return e;
+}
+
 void alloc_sys_signals_off(sigset_t *old)
 {
 	sigset_t all;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, old); /* (returns its error, errno untouched) */
+	alloc_sys_sigmask(SIG_SETMASK, &all, old); /* (returns its error, errno untouched) */
 }
 
 void alloc_sys_signals_on(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, old, NULL);
 }

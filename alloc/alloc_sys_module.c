@@ -277,13 +277,23 @@ static int sys_loader_counts_cb(struct dl_phdr_info *info, size_t size, void *ar
 ** unwind_inside, which trace_unwind_clone_child reads) go through here:
 ** the store's, under the store lock that fork's prepare handlers take. */
 static _Atomic unsigned sys_loader_inside;
+static __thread unsigned sys_loader_mine ALLOC_TLS_MODEL; /* the sampler's handler */
 
 int alloc_sys_dl_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	atomic_fetch_add(&sys_loader_inside, 1);
+	sys_loader_mine++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	int rc = dl_iterate_phdr(cb, data);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	sys_loader_mine--;
 	atomic_fetch_sub(&sys_loader_inside, 1);
 	return rc;
+}
+
+bool alloc_sys_loader_mine(void)
+{
+	return sys_loader_mine != 0;
 }
 
 bool alloc_sys_loader_busy(void)

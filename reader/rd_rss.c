@@ -127,8 +127,12 @@ static int rss_status_totals(rd_db_t *db, int64_t snap, uint64_t *bytes, uint64_
 	return 0;
 }
 
+/* -1 when not known: a file without the table (meminst-snapshot(5): a
+** reader takes it as no figure) is no error. */
 static int64_t kernel_rss(rd_db_t *db, int64_t snap)
 {
+	if (rd_db_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'snapshot_rss'", 0, 0) <= 0)
+		return -1;
 	return rd_db_int(db, "SELECT rss FROM snapshot_rss WHERE snapshot = ?1", snap, -1);
 }
 

@@ -332,9 +332,9 @@ void trace_ev_flush(trace_thr_t *t)
 	** (two system calls a chunk) */
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
+	alloc_sys_sigmask(SIG_BLOCK, &all, &old);
 	if (atomic_exchange(&t->flushing, 1)) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 		return; /* the exit flush has it */
 	}
 	int saved_errno = errno; /* flushes happen inside malloc and the wrapped calls */
@@ -354,7 +354,7 @@ void trace_ev_flush(trace_thr_t *t)
 	atomic_store(&t->flushing, 0);
 	trace_modules_check();
 	trace_tls.busy--;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved_errno;
 }
 

@@ -168,6 +168,8 @@ void trace_wall_block_end(void *slot);
 ** there was one, which end starts again (the exec failed). */
 bool trace_sample_exec_begin(void);
 void trace_sample_exec_end(bool stopped);
+void trace_sample_masked(bool blocked);
+void trace_sample_mask_sync(void);
 /* System calls that a handler installed with SA_RESTART does not cut short
 ** (the kernel restarts them, or they do not sleep): nanosleep, poll, select,
 ** epoll_wait, futex with a time-out … are not among them (trace_wall.c;

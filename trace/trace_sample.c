@@ -113,7 +113,7 @@ static void sample_forward(int sig, siginfo_t *si, void *uc)
 		sigset_t set;
 		sigemptyset(&set);
 		sigaddset(&set, sig);
-		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		alloc_sys_sigmask(SIG_UNBLOCK, &set, NULL);
 		raise(sig);
 	} else if (a.sa_handler != SIG_IGN) {
 		a.sa_handler(sig);
@@ -262,12 +262,12 @@ bool trace_sample_sigaction(const struct sigaction *act, struct sigaction *old)
 	sigset_t block, saved;
 	sigemptyset(&block);
 	sigaddset(&block, SAMPLE_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &block, &saved); /* the handler reads it */
+	alloc_sys_sigmask(SIG_BLOCK, &block, &saved); /* the handler reads it */
 	if (old)
 		*old = sample_prog;
 	if (act)
 		sample_prog = *act;
-	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, &saved, NULL);
 	return true;
 }
 
@@ -298,6 +298,7 @@ void trace_sample_thread_begin(void)
 		trace_sample_timer_add(alloc_sys_gettid(), true);
 	}
 	pthread_mutex_unlock(&trace_sample_lock);
+	trace_sample_mask_sync(); /* born with SIGPROF blocked (its creator's mask) */
 }
 
 /* The calling thread is meminst's own (made by the runtime, instead of
@@ -385,6 +386,7 @@ static int sample_timers_start(const sample_settings_t *s)
 		return -1;
 	atomic_store(&trace_sample_running, true);
 	trace_sample_timers_existing();
+	trace_sample_mask_sync(); /* SIGPROF blocked through the exec */
 	return 0;
 }
 

@@ -30,6 +30,9 @@
 
 struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX];
 static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
+/* This thread's timer is stopped while the program blocks SIGPROF in it
+** (trace_sample_masked). */
+static __thread bool sample_paused ALLOC_TLS_MODEL;
 
 /* ------------------------------------------------------------ timers --- */
 
@@ -138,25 +141,12 @@ static void sample_timer_arm(const struct sample_timer_s *t, uint64_t period_ns)
 	}
 }
 
-/* The calling thread's timer stops before an exec.  No lock (an exec may
-** come from a signal handler, or from a vfork child, whose tid has no slot:
-** the slot found is this thread's own, which only this thread, a stop or a
-** failure changes).  A tick made before the stop was delivered when the
-** ioctl or timer_settime returned, unless the thread blocks SIGPROF: then it
-** is taken off here, since pending signals and the mask outlive the exec. */
-bool trace_sample_exec_begin(void)
+/* A tick of ours pending for the calling thread `tid`, which blocks
+** SIGPROF, is taken off; a SIGPROF of the program's is put back. */
+static void sample_tick_take(pid_t tid)
 {
-	if (!atomic_load(&trace_sample_running) || trace_sample_clock != MEMINST_TRACE_SAMPLE_CPU)
-		return false;
-	pid_t tid = alloc_sys_gettid();
-	const struct sample_timer_s *t = trace_sample_timers;
-	while (t < trace_sample_timers + SAMPLE_TIMERS_MAX && t->tid != tid)
-		t++;
-	if (t == trace_sample_timers + SAMPLE_TIMERS_MAX)
-		return false;
-	sample_timer_arm(t, 0);
 	sigset_t mask, pending, one;
-	if (pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL) &&
+	if (alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL) &&
 	    sigpending(&pending) == 0 && sigismember(&pending, SAMPLE_SIGNAL)) {
 		siginfo_t si;
 		struct timespec zero = {0, 0};
@@ -165,6 +155,27 @@ bool trace_sample_exec_begin(void)
 		if (sigtimedwait(&one, &si, &zero) == SAMPLE_SIGNAL && !trace_sample_tick_drop(&si))
 			syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SAMPLE_SIGNAL, &si); /* the program's */
 	}
+}
+
+/* The calling thread's timer stops before an exec.  No lock (an exec may
+** come from a signal handler, or from a vfork child, whose tid has no slot:
+** the slot found is this thread's own, which only this thread, a stop or a
+** failure changes).  A tick made before the stop was delivered when the
+** ioctl or timer_settime returned, unless the thread blocks SIGPROF: then it
+** is taken off here, since pending signals and the mask outlive the exec. */
+bool trace_sample_exec_begin(void)
+{
+	if (!atomic_load(&trace_sample_running) || trace_sample_clock != MEMINST_TRACE_SAMPLE_CPU ||
+	    sample_paused)
+		return false;
+	pid_t tid = alloc_sys_gettid();
+	const struct sample_timer_s *t = trace_sample_timers;
+	while (t < trace_sample_timers + SAMPLE_TIMERS_MAX && t->tid != tid)
+		t++;
+	if (t == trace_sample_timers + SAMPLE_TIMERS_MAX)
+		return false;
+	sample_timer_arm(t, 0);
+	sample_tick_take(tid);
 	return true;
 }
 
@@ -178,6 +189,40 @@ void trace_sample_exec_end(bool stopped)
 			sample_timer_arm(t, trace_sample_period_ns);
 			break;
 		}
+}
+
+/* The calling thread blocked (or unblocked) SIGPROF: trace_sigwrap.c's
+** sigprocmask and pthread_sigmask.  Our ticks would stay pending for it,
+** where sigpending, a signalfd or sigwait of the program finds them as
+** signals of its own (a daemon that blocks every signal and reads them
+** from a signalfd took each tick for a SIGPROF): its timer stops until it
+** unblocks SIGPROF, and a tick already pending is taken off (exec_begin).
+** The thread is not sampled meanwhile (wall clock: the sampler thread
+** sends it nothing, its periods weigh in its next sample). */
+void trace_sample_masked(bool blocked)
+{
+	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's signals */
+		if (trace_wall_masked(blocked))
+			sample_tick_take(alloc_sys_gettid());
+		return;
+	}
+	if (blocked && !sample_paused) {
+		sample_paused = trace_sample_exec_begin();
+	} else if (!blocked && sample_paused) {
+		sample_paused = false;
+		trace_sample_exec_end(true);
+	}
+}
+
+/* The calling thread's timer was just made, armed (sampling started, or the
+** thread did): stopped if the thread blocks SIGPROF already (a mask
+** inherited through exec, or from the thread that created it). */
+void trace_sample_mask_sync(void)
+{
+	sigset_t mask;
+	sample_paused = false;
+	if (alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL))
+		trace_sample_masked(true);
 }
 
 /* Every timer stops sending anything (each stays made until

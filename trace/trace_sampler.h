@@ -131,6 +131,7 @@ bool trace_wall_signal(const void *si, void *uc, uint64_t *periods, uint64_t *fr
 /* A wall tick the program's sigwait family took: the thread's slot is
 ** ready for the next one; false when `si` is not a wall tick. */
 bool trace_wall_tick_drop(const void *si);
+bool trace_wall_masked(bool blocked);
 
 /* A SIGPROF the program's sigwait, sigwaitinfo or sigtimedwait took (a
 ** thread that blocks it and waits for signals): true when it is a tick of

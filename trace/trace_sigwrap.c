@@ -75,6 +75,62 @@ ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 }
 
 /*
+** A thread that blocks SIGPROF stops its sampling timer until it unblocks
+** it (trace_sample_masked): our ticks, pending while blocked, would be
+** found by sigpending, a signalfd or sigwait as the program's signals.
+** Only a change of SIGPROF's state counts; a mask set by a raw system call,
+** a signal handler's sa_mask or siglongjmp is not seen.
+*/
+typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
+
+static sigmask_fn *sigwrap_mask_real(const char *name)
+{
+	void *fn = dlsym(RTLD_NEXT, name);
+	sigmask_fn *real;
+	memcpy(&real, &fn, sizeof fn);
+	return real;
+}
+
+/* `ra`: the caller.  Ours (libunwind blocks every signal around its walks,
+** in our SIGPROF handler too, and restores a mask that blocks SIGPROF
+** there) is not the program's mask. */
+static void sigwrap_masked(int how, const sigset_t *set, void *ra)
+{
+	if (!set || !atomic_load(&trace_sample_running) || trace_unwind_busy() ||
+	    trace_unwind_in_self((uintptr_t)ra) || trace_unwind_is_libunwind((uintptr_t)ra))
+		return;
+	bool member = sigismember(set, SIGPROF) == 1;
+	int e = errno; /* the timer's system calls leave the program's errno */
+	if (how == SIG_SETMASK || member)
+		trace_sample_masked(how != SIG_UNBLOCK && member);
+	errno = e;
+}
+
+ALLOC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static sigmask_fn *real;
+	if (!real && !(real = sigwrap_mask_real("pthread_sigmask")))
+		return ENOSYS;
+	int r = real(how, set, old);
+	if (r == 0)
+		sigwrap_masked(how, set, __builtin_return_address(0));
+	return r;
+}
+
+ALLOC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static sigmask_fn *real;
+	if (!real && !(real = sigwrap_mask_real("sigprocmask"))) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int r = real(how, set, old);
+	if (r == 0)
+		sigwrap_masked(how, set, __builtin_return_address(0));
+	return r;
+}
+
+/*
 ** A program that blocks every signal and takes them with sigwait,
 ** sigwaitinfo or sigtimedwait (a signal thread, a daemon's main loop)
 ** would take the sampler's SIGPROF ticks, pending while blocked, for

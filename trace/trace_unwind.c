@@ -9,10 +9,12 @@
 ** Async-signal safety.  libunwind's local unwinder (UNW_LOCAL_ONLY) does
 ** not call malloc: its memory comes from mmap, and it finds unwind tables
 ** through dl_iterate_phdr, whose lock is recursive (a handler interrupting
-** the loader in the same thread passes it, but for two windows: see
-** loader_lock below).  Its shared caches are guarded
+** the loader in the same thread passes it, but for two windows, which our
+** own calls met (bash under sample=1000 hung at its start, one run in
+** ten): see loader_lock below).  Its shared caches are guarded
 ** by locks taken with signals blocked; the per-thread policy we select
-** (UNW_CACHE_PER_THREAD) has no lock at all — but then a handler must not
+** (UNW_CACHE_PER_THREAD) has no lock at all where libunwind was built with
+** it (Debian's was not: it keeps the global cache and its lock) — but then a handler must not
 ** unwind while the same thread is inside libunwind from normal context
 ** (allocation sampling), or it would update the cache that the interrupted
 ** walk is halfway through.  unwind_depth tells the handler so, and that
@@ -161,10 +163,11 @@ static bool unwind_loader_mine(uint64_t pc, bool handler)
 }
 
 /* Whether a handler that interrupted pc may walk now: not inside
-** libunwind or our loader calls in this thread, nor in the loader. */
+** libunwind or our loader calls in this thread (trace_loader_iterate's,
+** alloc_sys_dl_iterate's), nor in the loader. */
 static bool unwind_signal_may_walk(uint64_t pc)
 {
-	return !unwind_depth && !loader_depth && !unwind_loader_mine(pc, true);
+	return !unwind_depth && !loader_depth && !alloc_sys_loader_mine() && !unwind_loader_mine(pc, true);
 }
 
 /*

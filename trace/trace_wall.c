@@ -63,6 +63,7 @@ typedef struct wall_slot_s {
 	_Atomic int tid;           /* 0: free */
 	_Atomic int state;         /* WALL_* */
 	_Atomic uint32_t pending;  /* periods owed to the next signalled sample */
+	_Atomic bool masked;       /* the program blocks SIGPROF: no signal */
 	trace_thr_t *_Atomic rec;  /* the thread's trace record, once known */
 	_Atomic unsigned nblocked, nlast;
 	uint64_t *blocked;         /* its stack at the wrapped call's entry */
@@ -128,6 +129,7 @@ int trace_wall_thread_add(int tid)
 		s->last = s->blocked + wall_depth;
 		s->nblocked = s->nlast = 0;
 		s->pending = 0;
+		s->masked = false;
 		s->rec = tid == alloc_sys_gettid() ? trace_thread_record() : NULL;
 		atomic_store(&s->state, WALL_RUN);
 		atomic_store_explicit(&s->tid, tid, memory_order_release);
@@ -180,7 +182,7 @@ void *trace_wall_block_begin(void *fn)
 		** SIGPROF: then the tick stays pending through the call, which
 		** it cannot cut short either. */
 		sigset_t cur;
-		pthread_sigmask(SIG_BLOCK, NULL, &cur);
+		alloc_sys_sigmask(SIG_BLOCK, NULL, &cur);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (!t0.tv_sec && !t0.tv_nsec)
 			t0 = t;
@@ -460,8 +462,31 @@ static void wall_signal(wall_slot_t *s, pid_t tid, uint64_t periods)
 	si.si_pid = getpid();
 	si.si_uid = getuid();
 	si.si_value.sival_ptr = WALL_COOKIE;
-	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGPROF, &si) < 0)
+	/* masked since the look: no signal (trace_wall_masked waits for this) */
+	if (atomic_load(&s->masked) || syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGPROF, &si) < 0)
 		atomic_store(&s->state, WALL_RUN);
+}
+
+/* The calling thread blocks SIGPROF (true) or unblocks it: the sampler
+** sends it no signal meanwhile (its periods wait for the next one).  A
+** signal the sampler decided on before it saw the flag is pending when
+** this returns true (yields until then, 20 ms at most): the caller takes
+** it off. */
+bool trace_wall_masked(bool blocked)
+{
+	wall_slot_t *s = wall_self();
+	if (!s)
+		return false;
+	atomic_store(&s->masked, blocked);
+	if (!blocked)
+		return false;
+	sigset_t pending;
+	for (int i = 0; i < 2000 && atomic_load(&s->state) == WALL_SIGNALLED; i++) {
+		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPROF))
+			break;
+		alloc_sys_yield();
+	}
+	return true;
 }
 
 static void wall_tick(uint64_t periods)
@@ -498,7 +523,9 @@ static void wall_tick(uint64_t periods)
 			wall_record_blocked(s, tid, true, periods);
 			continue;
 		}
-		if (st == 'R') {
+		if (st == 'R' && atomic_load(&s->masked)) {
+			atomic_fetch_add(&s->pending, (uint32_t)periods); /* when it unblocks */
+		} else if (st == 'R') {
 			wall_signal(s, tid, periods);
 		} else if (st == 'S') {
 			/* waiting where no wrapper sees it; BLOCKED meanwhile
@@ -587,7 +614,7 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 	alloc_create_fn *create = trace_real_pthread_create();
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	alloc_sys_sigmask(SIG_SETMASK, &all, &old);
 	atomic_store(&wall_run, true);
 	alloc_guard_enter(); /* their stacks and TLS are not the program's */
 	atomic_store(&wall_probe_quit, false);
@@ -598,7 +625,7 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 		alloc_sys_yield();
 	int rc = create ? alloc_own_thread_create(create, &wall_thread, NULL, wall_main, NULL) : ENOSYS;
 	alloc_guard_exit();
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		atomic_store(&wall_run, false);
 		wall_probe_end();

@@ -312,7 +312,7 @@ static int wq_ensure(void)
 		return -1; /* another thread is starting it: write this one ourselves */
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	alloc_sys_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
@@ -336,7 +336,7 @@ static int wq_ensure(void)
 	alloc_guard_exit();
 	trace_tls.busy--;
 	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 	atomic_store(&starting, 0);
 	return rc == 0 ? 0 : -1;
 }

@@ -235,4 +235,16 @@ snap_expect "exit status without figures" "$?" 1
 snap_expect "lines on stderr" "$(wc -l <"$MI_TMP/old.err")" 1
 mi_verdict "rss without figures" "$why" "$MI_TMP/old.err" stderr
 
+# A file without table snapshot_rss (meminst-snapshot(5): read as no
+# kernel figure): the parts, the kernel's RSS unknown, no error.  It
+# printed "not a valid snapshot database" twice and went on, exit 0.
+why=
+cp "$db" "$MI_TMP/norss.db"
+sqlite3 "$MI_TMP/norss.db" "DROP TABLE snapshot_rss"
+"$INSPECT" rss "$MI_TMP/norss.db" >"$MI_TMP/norss.txt" 2>"$MI_TMP/norss.err"
+snap_expect "exit status without snapshot_rss" "$?" 0
+snap_expect "lines on stderr" "$(wc -l <"$MI_TMP/norss.err")" 0
+grep -q '^ *- ' "$MI_TMP/norss.txt" || mi_why_add "the kernel's RSS is not shown as unknown (-)"
+mi_verdict "rss without table snapshot_rss" "$why" "$MI_TMP/norss.err" stderr
+
 mi_finish

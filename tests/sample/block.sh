@@ -6,7 +6,8 @@
 # signal, with the stack they had when they blocked: each function's share
 # of the samples is its wait; the sampler's own thread is never sampled.
 # A thread that blocks every signal and takes them with sigwait,
-# sigwaitinfo or sigtimedwait never takes a tick of the sampler's; a
+# sigwaitinfo or sigtimedwait, or reads them from a signalfd, never takes
+# a tick of the sampler's; a
 # program that executes itself is never killed by a tick pending through
 # the exec; code on a small stack whose signals go to a sigaltstack (Go's
 # goroutines) is not overflowed by the handler.
@@ -43,6 +44,25 @@ for clock in cpu wall; do
 	st_verdict "$l: the sigwait family gets the program's signals only"
 done
 
+# The same with a signalfd (a daemon's event loop): the ticks, pending while
+# SIGPROF is blocked, were read there and seen by sigpending as the
+# program's own; while a thread blocks SIGPROF its timer now stops (cpu),
+# the sampler thread sends it nothing (wall).
+for clock in cpu wall; do
+	l=signalfd-$clock
+	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" signalfd 300
+	st_done $l signalfd
+	bad=$(grep '^unexpected' "$MI_TMP/$l.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+	[ -z "$bad" ] || mi_why_add "the program found signals that are not its own:$bad"
+	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
+	st_verdict "$l: a signalfd and sigpending find the program's signals only"
+	# born with every signal blocked (the mask kept through an exec): no
+	# tick is pending for it either
+	l=inherit-$clock
+	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" inherit 300
+	st_done $l pending
+	st_verdict "$l: a program born with SIGPROF blocked finds no tick pending"
+done
 
 # A program that executes itself 200 times under wall-clock sampling: a
 # tick pending through an exec killed the new program by SIGPROF.

@@ -39,6 +39,15 @@
 **                "unexpected N" for any other signal; then sends itself
 **                SIGPROF by sigqueue and checks sigtimedwait takes it
 **                ("own sigprof" when it does)
+**   signalfd MS  blocks every signal and reads them from a signalfd (a
+**                daemon's event loop), burns MS ms of CPU in steps of 10 ms
+**                and after each looks at sigpending and reads the signalfd:
+**                prints "unexpected N" for any signal; then sends itself
+**                SIGPROF by sigqueue and reads it there ("own sigprof")
+**   inherit MS   blocks every signal and executes itself as "pending MS",
+**                which burns MS ms of CPU with the mask it was born with
+**                (no call of its own) and prints "unexpected 27 from
+**                sigpending" if a SIGPROF is pending then
 **
 ** Prints "block done" / "deep done" and exits 0 when every wait was whole.
 */
@@ -52,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <time.h>
@@ -332,6 +342,32 @@ static int wait_signals(double ms)
 	return unexpected ? 1 : 0;
 }
 
+/* A daemon's event loop: every signal blocked, read from a signalfd. */
+static int read_signals(double ms)
+{
+	sigset_t all, pending;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	int fd = signalfd(-1, &all, SFD_NONBLOCK | SFD_CLOEXEC), unexpected = 0;
+	if (fd < 0) {
+		perror("signalfd");
+		return 1;
+	}
+	struct signalfd_siginfo si;
+	for (double done = 0; done < ms; done += 10) {
+		deep_burn(10);
+		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPROF))
+			unexpected += printf("unexpected %d from sigpending\n", SIGPROF) > 0;
+		while (read(fd, &si, sizeof si) == (ssize_t)sizeof si)
+			unexpected += printf("unexpected %u from the signalfd\n", si.ssi_signo) > 0;
+	}
+	sigqueue(getpid(), SIGPROF, (union sigval){.sival_int = 3});
+	if (read(fd, &si, sizeof si) == (ssize_t)sizeof si && si.ssi_signo == SIGPROF && si.ssi_int == 3)
+		printf("own sigprof\n");
+	close(fd);
+	return unexpected ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "block";
@@ -382,8 +418,22 @@ int main(int argc, char **argv)
 		}
 	} else if (!strcmp(what, "sigwait") && argc > 2) {
 		failures = wait_signals(atof(argv[2]));
+	} else if (!strcmp(what, "inherit") && argc > 2) {
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_BLOCK, &all, NULL);
+		execl("/proc/self/exe", argv[0], "pending", argv[2], (char *)NULL);
+		perror("execl /proc/self/exe");
+		return 1;
+	} else if (!strcmp(what, "pending") && argc > 2) {
+		sigset_t pending;
+		deep_burn(atof(argv[2]));
+		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPROF))
+			failures += printf("unexpected %d from sigpending\n", SIGPROF) > 0;
+	} else if (!strcmp(what, "signalfd") && argc > 2) {
+		failures = read_signals(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS\n");
 		return 2;
 	}
 	printf("%s done\n", what);

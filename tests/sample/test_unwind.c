@@ -7,6 +7,7 @@
 **     crashes and every walk yields frames;
 **   - the busy flag (a walk in progress: the handler must not re-enter
 **     libunwind's per-thread cache) is down again after a walk;
+**   - a handler inside one of our dl_iterate_phdr calls does not walk;
 **   - the set-up leaves the fast walk's 256 KiB trace cache unmade (a
 **     default run's one walker, the exit snapshot's handler, walks
 **     carefully): trace_unwind_warm makes it, for the sampled threads.
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +181,43 @@ Test(unwind, busy_only_during_a_walk)
 	install(after_handler);
 	raise(SIGPROF);
 	cr_assert_gt(after_n, 0);
+}
+
+/* A handler that interrupts one of our dl_iterate_phdr calls does not walk:
+** the loader's lock is recursive, but a thread stopped between taking its
+** word and recording itself as the owner waited for itself for ever when
+** the walk (libunwind's table look-up) took it again (bash under
+** sample=1000, at a new site's module look-up, alloc_sys_locate).  The
+** signal here comes inside the callback, where the lock is held: the
+** walk's answer is no frames (the sample keeps its pc). */
+static volatile int in_loader_n = -1;
+static void in_loader_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si;
+	uint64_t f[8];
+	in_loader_n = (int)trace_unwind_signal(uc, f, 8);
+}
+
+static int raise_in_loader(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size;
+	if (!*(int *)arg) {
+		*(int *)arg = 1;
+		raise(SIGPROF);
+	}
+	return 0;
+}
+
+Test(unwind, no_walk_inside_our_loader_iteration)
+{
+	cr_assert_eq(trace_unwind_init(), 0);
+	install(in_loader_handler);
+	int raised = 0;
+	cr_assert(trace_loader_iterate(raise_in_loader, &raised, true));
+	cr_assert_eq(raised, 1);
+	cr_assert_eq(in_loader_n, 0, "a handler walked %d frames inside dl_iterate_phdr", in_loader_n);
+	raise(SIGPROF); /* and walks again outside */
+	cr_assert_gt(in_loader_n, 0);
 }
 
 /* ---------------------------------------------------------- the cache --- */

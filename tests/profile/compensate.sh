@@ -51,6 +51,9 @@ for attempt in 1 2 3 4 5 6; do
 	# (a run whose hooks happened to be cheap leaves raw close too: another)
 	[ "$(python3 -c "print(abs($comp - 1/3) < 0.2 and abs($raw - 1/3) > abs($comp - 1/3) + 0.04)")" = True ] &&
 		break
+	# a neighbour's burst outlasted six runs in a row once (raw 0.70 in
+	# all six, 0.52 before and after): the next run a little later
+	sleep "$attempt"
 done
 pt_expect "compensate: the JSON says compensated, and by how much" \
 	"$(pt_json "$IT_TMP/comp.json" "j['compensated'], j['tracer_cost']['taken_off_ms'] > 0, j['tracer_cost']['calibration_failed']")" \

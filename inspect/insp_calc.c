@@ -31,14 +31,7 @@ unsigned insp_log2(uint64_t v)
 
 int insp_seg_find(const struct rd_seg *segs, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) { /* first segment with start > addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rd_count_upto(segs, n, sizeof *segs, addr); /* first segment with start > addr */
 	if (lo == 0 || addr >= segs[lo - 1].end)
 		return -1;
 	return (int)(lo - 1);

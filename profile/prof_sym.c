@@ -123,14 +123,7 @@ static void sym_exports(struct sym_mod *sm, const char *path)
 static bool sym_exported(const struct sym_mod *m, uint64_t addr)
 {
 	uint64_t a = addr - m->bias;
-	size_t lo = 0, hi = m->nexports;
-	while (lo < hi) { /* the last range starting at or below a */
-		size_t mid = (lo + hi) / 2;
-		if (m->exports[mid][0] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rd_count_upto(m->exports, m->nexports, sizeof *m->exports, a);
 	return lo && a < m->exports[lo - 1][1];
 }
 

@@ -324,6 +324,10 @@ void rd_vec_free(struct rd_vec *vec);
 /* The element of the n at v, `size` bytes each, sorted by the int64_t each
 ** starts with, that starts with id (the first, if several); NULL if none. */
 const void *rd_find_id(const void *v, size_t n, size_t size, int64_t id);
+/* Of the n at v, `size` bytes each, sorted by the uint64_t each starts with
+** (an address, a range's start), how many start with key or less: the one
+** at or below key is the one before that count, if the count is not 0. */
+size_t rd_count_upto(const void *v, size_t n, size_t size, uint64_t key);
 
 /* A pool of strings freed all at once. */
 struct rd_pool {

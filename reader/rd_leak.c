@@ -157,15 +157,8 @@ static int leak_cliques(rd_db_t *db, struct rd_leak_check *c)
 
 const struct rd_leak_clique *rd_leak_clique_of(const struct rd_leak_check *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nclique;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->clique[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nclique && c->clique[lo].addr == addr ? &c->clique[lo] : NULL;
+	size_t lo = rd_count_upto(c->clique, c->nclique, sizeof *c->clique, addr);
+	return lo && c->clique[lo - 1].addr == addr ? &c->clique[lo - 1] : NULL;
 }
 
 int rd_leak_load(rd_db_t *db, struct rd_leak_check *c)
@@ -184,15 +177,8 @@ int rd_leak_load(rd_db_t *db, struct rd_leak_check *c)
 
 int rd_leak_class(const struct rd_leak_check *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->addr[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->n && c->addr[lo] == addr ? c->cls[lo] : RD_LEAK_REACHABLE;
+	size_t lo = rd_count_upto(c->addr, c->n, sizeof *c->addr, addr);
+	return lo && c->addr[lo - 1] == addr ? c->cls[lo - 1] : RD_LEAK_REACHABLE;
 }
 
 void rd_leak_free(struct rd_leak_check *c)

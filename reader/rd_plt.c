@@ -98,15 +98,8 @@ static struct plt_slot *plt_slots(Elf *elf, size_t *n)
 
 static const struct plt_slot *plt_slot_at(const struct plt_slot *v, size_t n, GElf_Addr got)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return got && lo < n && v[lo].got == got ? &v[lo] : NULL;
+	size_t below = got ? rd_count_upto(v, n, sizeof *v, got - 1) : n;
+	return below < n && v[below].got == got ? &v[below] : NULL;
 }
 
 /* The slot an x86-64 stub at address at jumps through, or 0: `ff 25
@@ -186,14 +179,7 @@ rd_plt_t *rd_plt_new(Elf *elf)
 
 bool rd_plt_find(const rd_plt_t *t, GElf_Addr addr, const char **name, GElf_Addr *target, GElf_Off *off)
 {
-	size_t lo = 0, hi = t ? t->n : 0;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = t ? rd_count_upto(t->v, t->n, sizeof *t->v, addr) : 0;
 	if (!lo || addr >= t->v[lo - 1].end)
 		return false;
 	*name = t->v[lo - 1].name;

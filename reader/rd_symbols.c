@@ -600,14 +600,7 @@ uint64_t rd_syms_fde_entry(rd_syms_t *s, uint64_t pc, uint64_t *file_entry, cons
 		syms_fde_table(sm, elf);
 	}
 	uint64_t a = pc - bias;
-	size_t lo = 0, hi = sm->nfde;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (sm->fde[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rd_count_upto(sm->fde, sm->nfde, sizeof *sm->fde, a);
 	Dwarf_Addr cfi_bias;
 	Dwarf_CFI *cfi = lo ? dwfl_module_eh_cfi(mod, &cfi_bias) : NULL;
 	Dwarf_Frame *fr = NULL;

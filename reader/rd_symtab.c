@@ -183,14 +183,7 @@ static int symtab_cmp_ndx(const void *a, const void *b)
 ** none contains addr; *more when more than SYMTAB_HOLDERS do. */
 static const struct symtab_ent *symtab_pass_find(const struct symtab_pass *p, GElf_Addr addr, bool *more)
 {
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) { /* the first entry starting above addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = rd_count_upto(p->e, p->n, sizeof *p->e, addr); /* the first entry starting above addr */
 	const struct symtab_ent *in[SYMTAB_HOLDERS];
 	size_t n = 0;
 	for (size_t i = lo; i-- > 0 && p->e[i].end_max > addr;) {

@@ -95,6 +95,20 @@ const void *rd_find_id(const void *v, size_t n, size_t size, int64_t id)
 	return lo < n && *(const int64_t *)(base + lo * size) == id ? base + lo * size : NULL;
 }
 
+size_t rd_count_upto(const void *v, size_t n, size_t size, uint64_t key)
+{
+	const char *base = v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (*(const uint64_t *)(base + mid * size) <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* ----------------------------------------------------------------- pool -- */
 
 /* Strings are packed into chunks of at least 64 KiB; a longer string gets

@@ -66,7 +66,6 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -111,7 +110,7 @@ static int loader_lock_scan(struct dl_phdr_info *info, size_t size, void *arg)
 	uintptr_t base = (uintptr_t)getauxval(AT_BASE);
 	if (!base || info->dlpi_addr != base)
 		return 0;
-	int tid = (int)syscall(SYS_gettid);
+	int tid = (int)alloc_sys_gettid();
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
@@ -159,12 +158,14 @@ static bool unwind_loader_mine(uint64_t pc, bool handler)
 	int owner = m->__data.__owner;
 	if (owner == 0)
 		return handler && pc >= unwind_libc_lo && pc < unwind_libc_hi;
-	return owner == (int)syscall(SYS_gettid);
+	return owner == (int)alloc_sys_gettid();
 }
 
 /* Whether a handler that interrupted pc may walk now: not inside
 ** libunwind or our loader calls in this thread (trace_loader_iterate's,
-** alloc_sys_dl_iterate's), nor in the loader. */
+** alloc_sys_dl_iterate's), nor in the loader.  Our own calls are also
+** the loader lock's owner where the lock was found; their flags are kept
+** for where it was not (another C library): then they are all we know. */
 static bool unwind_signal_may_walk(uint64_t pc)
 {
 	return !unwind_depth && !loader_depth && !alloc_sys_loader_mine() && !unwind_loader_mine(pc, true);

@@ -129,13 +129,21 @@ C
 PER_CALL="round(fn(j, 0, '<alloc>')['own_ms'] * 1e6 / fn(j, 0, '<alloc>')['calls'], 2)"
 for mode in mis mim; do
 	# a loaded machine (CI's make -j2 beside other jobs) slows a run now
-	# and then: up to three runs, the first within the bounds counts
-	for attempt in 1 2 3; do
-		bare=$("$IT_DB/words" | awk '{ print $2 }')
+	# and then, and a burst of the neighbours' load can outlast a run or
+	# two: up to five runs a second more apart each time, the first within
+	# the bounds counts.  The allocator's own time is taken before and
+	# after the traced run, the larger of the two: the traced run met the
+	# load of both (one CI's fast bare run beside a slowed traced one
+	# failed all three runs of the earlier rule)
+	for attempt in 1 2 3 4 5; do
+		[ "$attempt" = 1 ] || sleep $((attempt - 1))
+		before=$("$IT_DB/words" | awk '{ print $2 }')
 		pt_trace_both "$mode,trace=cpu" w.trace words
+		after=$("$IT_DB/words" | awk '{ print $2 }')
+		bare=$(python3 -c "print(max($before, $after))")
 		comp=$(pt_json "$IT_TMP/comp.json" "$PER_CALL")
 		raw=$(pt_json "$IT_TMP/raw.json" "$PER_CALL")
-		echo "  | $mode run $attempt: allocator ns a call: bare $bare, <alloc> compensated $comp, raw $raw"
+		echo "  | $mode run $attempt: allocator ns a call: bare $before/$after, <alloc> compensated $comp, raw $raw"
 		ok=$(python3 -c "print($comp <= 2.5 * max($bare, 3) and $raw >= 2 * $comp)")
 		[ "$ok" = True ] && break
 	done

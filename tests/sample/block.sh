@@ -31,31 +31,28 @@ th=$(st_j $l "len(j['threads'])")
 st_verdict "$l: no wait cut short, each wait sampled with its stack"
 
 
-# A program that blocks every signal and takes them with the sigwait family
-# (a signal thread) never gets the sampler's ticks, at cpu or wall clock,
-# and still gets its own SIGPROF.
-for clock in cpu wall; do
-	l=sigwait-$clock
-	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" sigwait 300
-	st_done $l sigwait
+# block_own_only MODE WORD VERDICT CLOCK: the target in MODE, which blocks
+# every signal and takes them by WORD's means, finds only its own (no
+# "unexpected" line) and still gets its own SIGPROF.
+block_own_only() {
+	l=$1-$4
+	st_case $l "sample=1000,sample_clock=$4" "$ST_BLOCK" $1 300
+	st_done $l $1
 	bad=$(grep '^unexpected' "$MI_TMP/$l.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-	[ -z "$bad" ] || mi_why_add "the program took signals that are not its own:$bad"
+	[ -z "$bad" ] || mi_why_add "the program $2 signals that are not its own:$bad"
 	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
-	st_verdict "$l: the sigwait family gets the program's signals only"
-done
+	st_verdict "$l: $3"
+}
 
+# A program that blocks every signal and takes them with the sigwait family
+# (a signal thread) never gets the sampler's ticks, at cpu or wall clock.
 # The same with a signalfd (a daemon's event loop): the ticks, pending while
 # SIGPROF is blocked, were read there and seen by sigpending as the
 # program's own; while a thread blocks SIGPROF its timer now stops (cpu),
 # the sampler thread sends it nothing (wall).
 for clock in cpu wall; do
-	l=signalfd-$clock
-	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" signalfd 300
-	st_done $l signalfd
-	bad=$(grep '^unexpected' "$MI_TMP/$l.out" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-	[ -z "$bad" ] || mi_why_add "the program found signals that are not its own:$bad"
-	grep -q '^own sigprof$' "$MI_TMP/$l.out" || mi_why_add "its own SIGPROF did not reach it"
-	st_verdict "$l: a signalfd and sigpending find the program's signals only"
+	block_own_only sigwait "took" "the sigwait family gets the program's signals only" $clock
+	block_own_only signalfd "found" "a signalfd and sigpending find the program's signals only" $clock
 	# born with every signal blocked (the mask kept through an exec): no
 	# tick is pending for it either
 	l=inherit-$clock

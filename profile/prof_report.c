@@ -688,7 +688,9 @@ static int report_processes(rd_db_t *db, const char *path, const struct rd_opts 
 {
 	int r = 0;
 	sqlite3_stmt *st = rd_db_prepare(db, "SELECT count(*) FROM session_process");
-	*several = st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 1;
+	if (!st)
+		return RD_EXIT_DB; /* said once: the run's read would say it again */
+	*several = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 1;
 	sqlite3_finalize(st);
 	if (*several && !given && !(r = prof_procs_read(path, o, ps))) {
 		const struct prof_proc *mem = prof_procs_heaviest(ps, false), *time = prof_procs_heaviest(ps, true);

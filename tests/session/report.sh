@@ -117,6 +117,15 @@ rc=$?
 [ "$(wc -l <p.err)" = 1 ] && grep -q 'no process 1 in this session' p.err || mi_why_add "--pid 1: not one clear line"
 [ -s p.txt ] && mi_why_add "--pid 1: a report on stdout"
 mi_verdict "report --pid of no process of the session" "$why" p.err stderr
+# A session whose table of processes was dropped: one line, status 3 (the
+# count of processes and the run's read both said it)
+why=
+cp t.db np.db && sqlite3 np.db 'DROP TABLE session_process'
+"$INSPECT" report np.db >np.txt 2>np.err
+rc=$?
+[ $rc -eq 3 ] || mi_why_add "exit status $rc, not 3"
+[ "$(wc -l <np.err)" = 1 ] && grep -q 'session_process' np.err || mi_why_add "not one line naming the table"
+mi_verdict "report of a session without its table of processes" "$why" np.err stderr
 # A session of two processes, a shell and the program it runs: report and
 # analyse list both and show the heaviest, the program (by peak bytes and
 # by calls), not the shell that came first; --pid picks one, and report

@@ -144,6 +144,8 @@ typedef struct alloc_snap_s {
 	alloc_leak_sum_t leak;
 	uint64_t (*hist)[ALLOC_HIST_BUCKETS]; /* types' size histograms */
 	size_t hist_bytes;
+	void *stat_scratch;               /* alloc_stat_read_in's */
+	size_t stat_scratch_bytes;
 } alloc_snap_t;
 
 /* "alloc_snapshot.c" */

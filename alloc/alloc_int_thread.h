@@ -148,6 +148,12 @@ void alloc_stat_region(int64_t dbytes, int64_t dregions, uint64_t made, uint64_t
 ** `reader` (ALLOC_READ_*). */
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
 		     uint32_t cap, unsigned reader);
+/* The same adding up in `scratch` when it holds alloc_stat_scratch_bytes(n)
+** (a snapshot's, kept between snapshots: no mapping made and let go under
+** its locks). */
+void alloc_stat_read_in(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
+			uint32_t cap, unsigned reader, void *scratch, size_t scratch_bytes);
+size_t alloc_stat_scratch_bytes(uint32_t n);
 void alloc_status_describe(unsigned kind, uint32_t n, struct meminst_status_info *e);
 /* The size histograms of types [0, n) into out[type][bucket], the threads'
 ** pending counts added (a snapshot calls it with counting stopped). */

@@ -58,6 +58,8 @@ static void snap_unmap(alloc_snap_t *im)
 			alloc_sys_unmap(im->status[k], im->status_bytes[k]);
 	if (im->hist)
 		alloc_sys_unmap(im->hist, im->hist_bytes);
+	if (im->stat_scratch)
+		alloc_sys_unmap(im->stat_scratch, im->stat_scratch_bytes);
 	if (im->blocks_map)
 		alloc_sys_unmap(im->blocks_map, im->blocks_bytes);
 	if (im->esc_map)
@@ -105,8 +107,50 @@ bool alloc_snap_area(void **map, size_t *have, size_t want, bool populated)
 static _Atomic(alloc_snap_t *) snap_spare[SNAP_SPARES];
 static _Atomic int64_t snap_spare_at;
 
+/*
+** A capture of status only keeps its mappings for the next one as well
+** (the image, every kind's status, the histograms, the read's scratch):
+** each mapping let go is a TLB shootdown on every CPU the program's
+** threads ran on, and with about ten of them a store, a status snapshot
+** of an idle program cost 2.8 ms of CPU on a 2-vCPU VM, two thirds of it
+** in munmap (bench/RESULTS.md, session 27).  Only the pages the figures
+** filled stay resident.  Let go with the map's spares.
+*/
+static _Atomic(alloc_snap_t *) snap_status_spare;
+
+static bool snap_status_only(const alloc_snap_t *im)
+{
+	return !im->blocks_map && !im->compact && !im->esc_map && !im->leak_class && !im->leak_roots &&
+	       !im->merge_map && !im->chunks && !im->counts && !im->spill_fd;
+}
+
+/* The status spare, or NULL: every field but its mappings as a new one's. */
+static alloc_snap_t *snap_status_take(void)
+{
+	alloc_snap_t *im = atomic_exchange(&snap_status_spare, NULL), keep;
+	if (!im)
+		return NULL;
+	keep = *im;
+	memset(im, 0, sizeof *im);
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++) {
+		im->status[k] = keep.status[k];
+		im->events[k] = keep.events[k];
+		im->status_bytes[k] = keep.status_bytes[k];
+	}
+	im->hist = keep.hist;
+	im->hist_bytes = keep.hist_bytes;
+	im->stat_scratch = keep.stat_scratch;
+	im->stat_scratch_bytes = keep.stat_scratch_bytes;
+	return im;
+}
+
 void alloc_snap_free(alloc_snap_t *im)
 {
+	if (im && snap_status_only(im) && alloc_service_running()) {
+		atomic_store(&snap_spare_at, alloc_snap_now(CLOCK_MONOTONIC));
+		snap_unmap(atomic_exchange(&snap_status_spare, im));
+		return;
+	}
 	if (!im || !im->blocks_map || im->compact || !alloc_service_running()) {
 		snap_unmap(im);
 		return;
@@ -132,10 +176,13 @@ static alloc_snap_t *snap_spare_take(void)
 
 void alloc_snap_spare_trim(void)
 {
-	if (alloc_snap_now(CLOCK_MONOTONIC) - atomic_load(&snap_spare_at) > SNAP_SPARE_NS)
+	if (alloc_snap_now(CLOCK_MONOTONIC) - atomic_load(&snap_spare_at) > SNAP_SPARE_NS) {
 		for (unsigned i = 0; i < SNAP_SPARES; i++)
 			if (atomic_load(&snap_spare[i]))
 				snap_unmap(atomic_exchange(&snap_spare[i], NULL));
+		if (atomic_load(&snap_status_spare))
+			snap_unmap(atomic_exchange(&snap_status_spare, NULL));
+	}
 }
 
 /* An entry's figures and its events. */
@@ -158,6 +205,17 @@ static bool snap_reserve_status(alloc_snap_t *im)
 			return false;
 		/* the events after the room for the figures */
 		im->events[k] = (struct meminst_events *)(im->status[k] + bytes / SNAP_STATUS_ENTRY);
+	}
+	uint32_t most = 0;
+	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
+		if (alloc_tags_count(k) > most)
+			most = alloc_tags_count(k);
+	size_t scratch = alloc_stat_scratch_bytes(most + 256);
+	if (!im->stat_scratch || im->stat_scratch_bytes < scratch) {
+		if (im->stat_scratch)
+			alloc_sys_unmap(im->stat_scratch, im->stat_scratch_bytes);
+		im->stat_scratch = alloc_sys_map(scratch); /* none: the read maps its own */
+		im->stat_scratch_bytes = im->stat_scratch ? scratch : 0;
 	}
 	size_t bytes = snap_round((size_t)(alloc_tags_count(ALLOC_K_TYPE) + 256) * sizeof *im->hist);
 	if (im->hist && im->hist_bytes >= bytes)
@@ -184,7 +242,8 @@ static bool snap_read_status(alloc_snap_t *im)
 	if ((size_t)im->nstatus[ALLOC_K_TYPE] * sizeof *im->hist > im->hist_bytes)
 		return false;
 	for (unsigned k = 0; k < ALLOC_K_COUNT; k++)
-		alloc_stat_read(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], reader);
+		alloc_stat_read_in(k, im->nstatus[k], im->status[k], im->events[k], im->nstatus[k], reader,
+				   im->stat_scratch, im->stat_scratch_bytes);
 	alloc_hist_read(im->nstatus[ALLOC_K_TYPE], im->hist);
 	return true;
 }
@@ -398,7 +457,7 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	/* at exit and for a leak check the program waits for the whole scan
 	** in any case: the capture in less memory (alloc_snap_compact.c) */
 	bool compact = with_map && (leaks || !strcmp(trigger, "exit"));
-	alloc_snap_t *im = with_map && !compact ? snap_spare_take() : NULL;
+	alloc_snap_t *im = with_map && !compact ? snap_spare_take() : !with_map ? snap_status_take() : NULL;
 	if (!im && !(im = alloc_sys_map(snap_round(sizeof *im))))
 		return NULL;
 	if (im->leak_class)

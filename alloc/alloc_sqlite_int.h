@@ -73,6 +73,12 @@ typedef struct sq_kept_s {
 	char *maps_text;
 	size_t maps_cap, maps_len;
 	int64_t maps_id;
+	/* a store's read of maps or smaps and the rows parsed from it, kept
+	** for the next store (alloc_sqlite_segs.c) */
+	char *read_buf;
+	size_t read_cap;
+	void *segs;
+	size_t segs_bytes;
 	/* the loader's counts of loads and unloads (dl_phdr_info) when the
 	** modules last hashed to loads_hash: the same counts, the same list */
 	unsigned long long loads_adds, loads_subs;

@@ -382,6 +382,58 @@ void alloc_sqlite_segs_forget(sq_kept_t *kept)
 	kept->maps_text = NULL;
 	kept->maps_cap = kept->maps_len = 0;
 	kept->maps_id = 0;
+	if (kept->read_buf)
+		alloc_sys_unmap(kept->read_buf, kept->read_cap);
+	if (kept->segs)
+		alloc_sys_unmap(kept->segs, kept->segs_bytes);
+	kept->read_buf = kept->segs = NULL;
+	kept->read_cap = kept->segs_bytes = 0;
+}
+
+/*
+** A store's buffers: with a kept connection, those of the last store (each
+** mapping let go is a TLB shootdown on the CPUs the program's threads ran
+** on: see the status spare in alloc_snapshot.c); the read's stays when it
+** holds no more than SQ_READ_KEPT bytes of text (the maps a steady program
+** is compared by, not a large smaps read).
+*/
+#define SQ_READ_KEPT (64u << 10)
+static char *sq_read_buf(sq_kept_t *kept, size_t *cap)
+{
+	char *buf = kept ? kept->read_buf : NULL;
+	*cap = buf ? kept->read_cap : 1u << 20;
+	if (kept)
+		kept->read_buf = NULL;
+	return buf ? buf : alloc_sys_map(*cap);
+}
+
+static void sq_read_buf_done(sq_kept_t *kept, char *buf, size_t cap, size_t used)
+{
+	if (!buf)
+		return;
+	if (kept && used <= SQ_READ_KEPT) {
+		kept->read_buf = buf;
+		kept->read_cap = cap;
+	} else {
+		alloc_sys_unmap(buf, cap);
+	}
+}
+
+static sq_seg_t *sq_segs_buf(sq_kept_t *kept, size_t bytes)
+{
+	if (kept && kept->segs && kept->segs_bytes >= bytes)
+		return kept->segs;
+	if (kept && kept->segs) {
+		alloc_sys_unmap(kept->segs, kept->segs_bytes);
+		kept->segs = NULL;
+		kept->segs_bytes = 0;
+	}
+	sq_seg_t *segs = alloc_sys_map(bytes);
+	if (kept && segs) {
+		kept->segs = segs;
+		kept->segs_bytes = bytes;
+	}
+	return segs;
 }
 
 /*
@@ -392,19 +444,20 @@ void alloc_sqlite_segs_forget(sq_kept_t *kept)
 */
 int alloc_sqlite_write_segments(sq_writer_t *w)
 {
-	size_t cap = 1 << 20, len = 0, max = 0, n = 0;
-	char *buf = alloc_sys_map(cap);
+	size_t cap, len = 0, max = 0, n = 0;
+	char *buf = sq_read_buf(w->kept, &cap);
 	int rc = buf ? sq_segment_columns(w) : alloc_sqlite_fail(w, "out of memory");
 	const sq_same_t *last = w->kept ? &w->kept->segments : NULL;
 	bool changes = rc == 0 && last && last->id && last->n &&
 		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
 	if (changes && sq_smaps_unneeded(w->kept, last, &buf, &cap)) {
-		alloc_sys_unmap(buf, cap); /* nothing to store: a reader takes the rows of last->id */
+		/* nothing to store: a reader takes the rows of last->id */
+		sq_read_buf_done(w->kept, buf, cap, w->kept->maps_len);
 		return 0;
 	}
 	len = rc == 0 ? sq_read_proc("/proc/self/smaps", &buf, &cap) : 0;
 	max = len / 128 + 1;
-	sq_seg_t *segs = len ? alloc_sys_map(max * sizeof *segs) : NULL;
+	sq_seg_t *segs = len ? sq_segs_buf(w->kept, max * sizeof *segs) : NULL;
 	if (rc == 0 && len && !segs)
 		rc = alloc_sqlite_fail(w, "out of memory");
 	if (segs)
@@ -445,9 +498,8 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 		rc = sq_seg_row(w, st, &segs[i]);
 	if (st)
 		alloc_sqlite_release(w, st);
-	if (segs)
+	if (segs && !w->kept)
 		alloc_sys_unmap(segs, max * sizeof *segs);
-	if (buf)
-		alloc_sys_unmap(buf, cap);
+	sq_read_buf_done(w->kept, buf, cap, len);
 	return rc;
 }

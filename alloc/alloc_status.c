@@ -510,17 +510,31 @@ static void stat_entry(alloc_stat_t *e, const stat_acc_t *a, struct meminst_stat
 ** out of address space, which is when its figures matter), window by window
 ** on the stack (every thread's slots scanned once per window).
 */
+size_t alloc_stat_scratch_bytes(uint32_t n)
+{
+	return ((size_t)n * sizeof(stat_acc_t) + 4095) & ~(size_t)4095;
+}
+
 void alloc_stat_read(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
 		     uint32_t cap, unsigned reader)
+{
+	alloc_stat_read_in(kind, n, out, ev, cap, reader, NULL, 0);
+}
+
+void alloc_stat_read_in(unsigned kind, uint32_t n, struct meminst_status_info *out, struct meminst_events *ev,
+			uint32_t cap, unsigned reader, void *scratch, size_t scratch_bytes)
 {
 	bool reset = reader < ALLOC_READERS;
 	struct meminst_status_info past_cap; /* read (and reset) but not wanted */
 	struct meminst_events ev_past_cap;
 	stat_acc_t small[STAT_ACC_STACK], *acc = small;
 	uint32_t window = STAT_ACC_STACK;
-	size_t bytes = ((size_t)n * sizeof(stat_acc_t) + 4095) & ~(size_t)4095;
-	stat_acc_t *mapped = n > STAT_ACC_STACK ? alloc_sys_map(bytes) : NULL;
-	if (mapped)
+	size_t bytes = alloc_stat_scratch_bytes(n);
+	bool given = n > STAT_ACC_STACK && scratch && scratch_bytes >= bytes;
+	stat_acc_t *mapped = n > STAT_ACC_STACK && !given ? alloc_sys_map(bytes) : NULL;
+	if (given)
+		acc = scratch, window = n;
+	else if (mapped)
 		acc = mapped, window = n;
 	alloc_thread_lock_registry();
 	uint32_t epoch = atomic_load(&alloc_epoch[kind]);

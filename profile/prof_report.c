@@ -668,7 +668,7 @@ static int report_read(const char *path, const struct rd_opts *o, struct rd_sess
 	in->pid = time_pid;
 	in->no_files = no_files;
 	in->live = same && live->n ? live : NULL;
-	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES);
+	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES | PROF_IN_IMAGES);
 	*have = r != RD_EXIT_NOTFOUND; /* no trace: said by rd_strace_open */
 	if (r && r != RD_EXIT_NOTFOUND)
 		return r;
@@ -796,6 +796,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 	}
 	if (!r && mem_pid)
 		r = rd_rss_section(d, s.db, o, mem_pid, (int64_t)limit);
+	if (!r && have_trace && in.images.n) /* the programs of the process below (it exec'd) */
+		prof_images_table(d, &in.images);
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in, sampling_off);
 	if (!r)

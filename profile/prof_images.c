@@ -192,15 +192,25 @@ rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is)
 	return t;
 }
 
-void prof_images_json(const struct prof_images *is, const struct rd_opts *o, FILE *f)
+void prof_images_json(const struct prof_images *is, FILE *f)
 {
-	if (!is->n)
+	if (!is || !is->n)
 		return;
 	struct rd_args a = {.format = RD_FMT_JSON};
-	rd_doc_t *d = rd_doc_new(o, &a);
+	rd_doc_t *d = rd_doc_new(NULL, &a); /* rd_table_json prints to f alone */
 	fputc(',', f);
 	rd_table_json(prof_images_table(d, is), f);
 	rd_doc_free(d);
+}
+
+void prof_images_text(const struct prof_images *is, FILE *f)
+{
+	char line[1024];
+	if (!is)
+		return;
+	prof_images_line(is, line, sizeof line);
+	if (*line)
+		fprintf(f, "%s\n", line);
 }
 
 void prof_images_say(const struct prof_images *is, const char *path, const struct rd_opts *o)

@@ -341,12 +341,14 @@ int prof_db_is_profile(const char *path);
 /* --------------------------------------------------------- prof_analyse -- */
 
 enum prof_sort { PROF_SORT_ACC, PROF_SORT_OWN };
+struct prof_images;
 
 struct prof_aopts {
 	enum prof_sort sort;
 	bool callers, totals, details, json, csv;
 	int cols;  /* line width, names cut to fit; 0: never cut */
 	const char *focus; /* only this function's paragraph (--focus)      */
+	const struct prof_images *images; /* the process's programs; NULL: one */
 };
 
 /* "prof_analyse.c" */
@@ -387,6 +389,7 @@ struct prof_sopts {
 	bool json, csv;          /* csv: the flat style only                 */
 	int cols;                /* text width (names cut to fit); 0: none   */
 	const char *focus;       /* only this function (--focus; callers)    */
+	const struct prof_images *images; /* the process's programs; NULL: one */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before
@@ -505,8 +508,10 @@ void prof_images_free(struct prof_images *is);
 void prof_images_line(const struct prof_images *is, char *buf, size_t len);
 /* The table "images", one row per image, the line as its title. */
 rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is);
-/* `,"images":[...]` for a command's own JSON (nothing when n is 0). */
-void prof_images_json(const struct prof_images *is, const struct rd_opts *o, FILE *f);
+/* `,"images":[...]` for a command's own JSON, the line and a newline for
+** its text (nothing when is is NULL or n is 0). */
+void prof_images_json(const struct prof_images *is, FILE *f);
+void prof_images_text(const struct prof_images *is, FILE *f);
 /* The line on o->err, for outputs with no place for text. */
 void prof_images_say(const struct prof_images *is, const char *path, const struct rd_opts *o);
 /* The trace has no END record although its writer writes one (cut). */

@@ -316,6 +316,8 @@ static void pc_preamble(const struct rd_opts *o, const struct pc_args *a, FILE *
 	rd_doc_t *d = rd_doc_new(&to, NULL);
 	rd_table_t *t = prof_procs_table(d, a->procs, true, 15);
 	rd_table_note(t, "analysed below: pid %lld, the heaviest; --pid PID for another", (long long)a->pid);
+	static const struct prof_images none;
+	prof_procs_images(d, a->so.images ? a->so.images : &none, a->procs); /* the programs of those that exec'd */
 	rd_doc_print(d);
 	rd_doc_free(d);
 	fputc('\n', f);

@@ -126,7 +126,7 @@ void prof_images_line(const struct prof_images *is, char *buf, size_t len)
 		return;
 	char did[48], name[128];
 	rd_text_str(images_name(shown), name, sizeof name, NULL); /* no control character reaches the terminal */
-	n += (size_t)snprintf(buf + n, len - n, "process %lld ran %zu programs; shown: image %lld, %s (%s); "
+	n += (size_t)snprintf(buf + n, len - n, "process %lld ran %zu programs; shown: image %lld (%s; %s); "
 			      "%zu other%s:", (long long)is->pid, is->n, (long long)shown->image, name,
 			      is->chosen ? "--image" : "default: most samples, else longest",
 			      is->n - 1, is->n == 2 ? "" : "s");
@@ -137,7 +137,7 @@ void prof_images_line(const struct prof_images *is, char *buf, size_t len)
 			continue;
 		images_did(im, did, sizeof did);
 		rd_text_str(images_name(im), name, sizeof name, NULL);
-		n += (size_t)snprintf(buf + n, len - n, "%s image %lld, %s (%s%s)", named > 1 ? "," : "",
+		n += (size_t)snprintf(buf + n, len - n, "%s image %lld (%s: %s%s)", named > 1 ? "," : "",
 				      (long long)im->image, name, did, im->cut ? ", its trace cut" : "");
 	}
 	if (named > IMAGES_NAMED && n < len)
@@ -151,21 +151,25 @@ static const struct rd_col images_cols[] = {
 	{"pid", "pid", RD_K_INT, 0},
 	{"image", "image", RD_K_INT, 0},
 	{"program", "program", RD_K_STR, 0},
-	{"samples", "samples", RD_K_INT, RD_C_OPTIONAL},
-	{"calls", "calls", RD_K_INT, RD_C_OPTIONAL},
+	{"samples", "samples", RD_K_INT, 0},
+	{"calls", "calls", RD_K_INT, 0},
 	{"cut", "cut", RD_K_BOOL, 0},
 	{"shown", "shown", RD_K_BOOL, 0},
 };
 
 rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is)
 {
-	bool samples = false, calls = false;
-	for (size_t i = 0; i < is->n; i++)
-		samples |= is->im[i].samples > 0, calls |= is->im[i].calls > 0;
 	rd_table_t *t = rd_doc_table(d, "images", images_cols, (int)(sizeof images_cols / sizeof images_cols[0]), 0);
 	char line[1024];
 	prof_images_line(is, line, sizeof line);
-	rd_table_title(t, "%s", line);
+	if (*line)
+		rd_table_title(t, "%s", line);
+	prof_images_rows(t, is);
+	return t;
+}
+
+void prof_images_rows(rd_table_t *t, const struct prof_images *is)
+{
 	for (size_t i = 0; i < is->n; i++) {
 		const struct prof_image *im = &is->im[i];
 		rd_row(t);
@@ -175,21 +179,17 @@ rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is)
 			rd_put_str(t, im->program);
 		else
 			rd_put_null(t);
-		if (im->read && (samples || !calls))
+		if (im->read) {
 			rd_put_uint(t, im->samples);
-		else
-			rd_put_null(t);
-		if (im->read && calls)
 			rd_put_uint(t, im->calls);
-		else
-			rd_put_null(t);
-		if (im->read)
 			rd_put_int(t, im->cut);
-		else
+		} else {
 			rd_put_null(t);
+			rd_put_null(t);
+			rd_put_null(t);
+		}
 		rd_put_int(t, im->image == is->shown);
 	}
-	return t;
 }
 
 void prof_images_json(const struct prof_images *is, FILE *f)

@@ -457,31 +457,6 @@ struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t t
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
 
-/* ------------------------------------------------------------ prof_procs -- */
-
-/* "prof_procs.c": the processes of a session, for report and analyse. */
-struct prof_proc {
-	int64_t pid, ppid;
-	char *command;       /* its command line, else its executable        */
-	uint64_t peak_bytes; /* the highest max-ever total of its snapshots   */
-	int64_t snapshots;
-	bool traced, trace_read; /* a stored trace; read without damage       */
-	uint64_t samples, calls;
-};
-struct prof_procs {
-	struct prof_proc *p;
-	size_t n;
-};
-/* Read session_process of the session `path` and each stored trace. */
-int prof_procs_read(const char *path, const struct rd_opts *o, struct prof_procs *ps);
-void prof_procs_free(struct prof_procs *ps);
-/* The heaviest process by peak memory, or by_time by samples (else
-** calls); NULL when none has any. */
-const struct prof_proc *prof_procs_heaviest(const struct prof_procs *ps, bool by_time);
-const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid);
-/* The table "processes", heaviest first (limit rows, 0: all); notes may follow. */
-rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
-
 /* ----------------------------------------------------------- prof_images -- */
 
 /* "prof_images.c": the images of the process a session's trace was read
@@ -506,8 +481,10 @@ void prof_images_free(struct prof_images *is);
 /* The one line ("" when n is 0): the image shown, the others with what
 ** they did and whether they were cut, and --image K. */
 void prof_images_line(const struct prof_images *is, char *buf, size_t len);
-/* The table "images", one row per image, the line as its title. */
+/* The table "images", one row per image, the line as its title (none
+** when is->n is 0); prof_images_rows adds another process's. */
 rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is);
+void prof_images_rows(rd_table_t *t, const struct prof_images *is);
 /* `,"images":[...]` for a command's own JSON, the line and a newline for
 ** its text (nothing when is is NULL or n is 0). */
 void prof_images_json(const struct prof_images *is, FILE *f);
@@ -516,6 +493,36 @@ void prof_images_text(const struct prof_images *is, FILE *f);
 void prof_images_say(const struct prof_images *is, const char *path, const struct rd_opts *o);
 /* The trace has no END record although its writer writes one (cut). */
 bool prof_trace_cut(const struct prof_trace *tr);
+
+/* ------------------------------------------------------------ prof_procs -- */
+
+/* "prof_procs.c": the processes of a session, for report and analyse. */
+struct prof_proc {
+	int64_t pid, ppid;
+	char *command;       /* its command line, else its executable        */
+	uint64_t peak_bytes; /* the highest max-ever total of its snapshots   */
+	int64_t snapshots;
+	bool traced, trace_read; /* a stored trace; read without damage       */
+	uint64_t samples, calls;
+	struct prof_images images; /* the programs it ran, when more than one  */
+};
+struct prof_procs {
+	struct prof_proc *p;
+	size_t n;
+};
+/* Read session_process of the session `path` and each stored trace. */
+int prof_procs_read(const char *path, const struct rd_opts *o, struct prof_procs *ps);
+void prof_procs_free(struct prof_procs *ps);
+/* The heaviest process by peak memory, or by_time by samples (else
+** calls); NULL when none has any. */
+const struct prof_proc *prof_procs_heaviest(const struct prof_procs *ps, bool by_time);
+const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid);
+/* The table "processes", heaviest first (limit rows, 0: all); notes may follow. */
+rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
+/* The table "images" (nothing when no process exec'd): is, the programs
+** of the process the answer is of, then (ps not NULL) every other one's
+** that ran more than one, at its default image. */
+void prof_procs_images(rd_doc_t *d, const struct prof_images *is, const struct prof_procs *ps);
 
 /* ------------------------------------------------------------ stacks -- */
 /*

@@ -783,6 +783,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 		r = report_notes(d, s.db, &sampling_off);
 	if (!r && summary)
 		report_heaviest(d, &ps, limit, mem_pid, time_pid);
+	if (!r)
+		prof_procs_images(d, &in.images, summary ? &ps : NULL);
 	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest &&
 	    !(r = report_events(d, s.db, mem_pid))) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;
@@ -796,8 +798,6 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 	}
 	if (!r && mem_pid)
 		r = rd_rss_section(d, s.db, o, mem_pid, (int64_t)limit);
-	if (!r && have_trace && in.images.n) /* the programs of the process below (it exec'd) */
-		prof_images_table(d, &in.images);
 	if (!r && have_trace)
 		report_functions(d, a.pos[0], o, limit, &in, sampling_off);
 	if (!r)

@@ -715,7 +715,7 @@ static int html_read(struct html_ctx *h, const struct rd_opts *o)
 	h->in.path = h->path;
 	int r = prof_input_read(&h->in, o, PROF_IN_MODEL | PROF_IN_STACKS | PROF_IN_SAMPLES | PROF_IN_IMAGES);
 	h->have_in = true;
-	if (r == RD_EXIT_NOTFOUND && h->db && rd_strace_wanted() < 0) /* --image K asked for a trace */
+	if (r == RD_EXIT_NOTFOUND && h->db && !rd_strace_last().refused) /* not --image K the process has not */
 		return 0; /* a session without a trace: the memory parts */
 	if (!r && !h->db && !h->in.have_model && !h->in.have_sm) { /* a trace file of nothing: as export */
 		rd_errf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "

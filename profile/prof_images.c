@@ -69,7 +69,8 @@ int prof_images_read(struct prof_images *is, const char *path, const struct rd_o
 	is->pid = last.pid;
 	is->shown = last.image;
 	is->chosen = rd_strace_wanted() >= 0;
-	sqlite3_bind_int64(st, 1, last.pid);
+	if (!r)
+		sqlite3_bind_int64(st, 1, last.pid);
 	while (!r && sqlite3_step(st) == SQLITE_ROW) {
 		is->im = rd_xrealloc(is->im, (is->n + 1) * sizeof *is->im);
 		struct prof_image *im = memset(&is->im[is->n++], 0, sizeof *is->im);
@@ -144,7 +145,7 @@ void prof_images_line(const struct prof_images *is, char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, " and %zu more", named - IMAGES_NAMED);
 	if (n < len)
 		snprintf(buf + n, len - n, "; --image K shows image K%s",
-			 cut ? " (a cut trace: read up to where it stops)" : "");
+			 cut ? " (a cut trace is read up to where it stops)" : "");
 }
 
 static const struct rd_col images_cols[] = {

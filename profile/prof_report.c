@@ -670,7 +670,7 @@ static int report_read(const char *path, const struct rd_opts *o, struct rd_sess
 	in->live = same && live->n ? live : NULL;
 	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES | PROF_IN_IMAGES);
 	*have = r != RD_EXIT_NOTFOUND; /* no trace: said by rd_strace_open */
-	if (r && (r != RD_EXIT_NOTFOUND || rd_strace_wanted() >= 0)) /* --image K asked for a trace */
+	if (r && (r != RD_EXIT_NOTFOUND || rd_strace_last().refused)) /* --image K the process has not */
 		return r;
 	return prof_live_join(live, path, o, mem_pid, no_files, same || !*have ? NULL : join);
 }

@@ -1043,9 +1043,12 @@ int64_t rd_strace_want_image(int64_t image);
 int64_t rd_strace_wanted(void);
 /* What the last rd_strace_open read: the process, its image (-1: the
 ** whole of the pid's trace, a process that ran one program) and how many
-** images the process has (each program it ran; 0: nothing read yet). */
+** images the process has (each program it ran; 0: nothing read yet);
+** refused: it read nothing, the process has no image --image's number
+** (a command that goes on without a trace must not, then). */
 struct rd_strace_read {
 	int64_t pid, image, images;
+	bool refused;
 };
 struct rd_strace_read rd_strace_last(void);
 

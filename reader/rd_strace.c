@@ -204,6 +204,7 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 	int64_t image = !*pid ? -1 : strace_wanted >= 0 ? strace_wanted_image(s->db, path, o, *pid)
 							: strace_image(s->db, *pid);
 	if (image == -2) {
+		strace_last = (struct rd_strace_read){*pid, -1, 0, true};
 		*code = RD_EXIT_NOTFOUND;
 		goto fail;
 	}
@@ -242,7 +243,7 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .seek = strace_seek,
 							     .close = strace_close});
 	if (f) {
-		strace_last = (struct rd_strace_read){*pid, image, strace_images(s->db, *pid)};
+		strace_last = (struct rd_strace_read){*pid, image, strace_images(s->db, *pid), false};
 		return f;
 	}
 	rd_errf(o->err, "inspect: %s: cannot read the stored trace\n", path);

@@ -26,7 +26,8 @@
 # otherData, folded on stderr.  With echo's trace cut (its last bytes
 # taken off in a copy of the session), the line and the table say so.
 # --image 2 (report, html), -1 and x: one line, status 1 or 2, no output.
-# The shell's chain: the table lists its three programs.
+# The shell's chain: the table lists its three programs, and the two of
+# its child (sh -c 'exec exec_images').
 . "$top_srcdir/tests/session/session_lib.sh"
 PROG=$top_builddir/tests/session/exec_images
 SPIN=400000000 # about 0.4 s of CPU: a few hundred samples at 1000 Hz, echo has tens
@@ -142,9 +143,10 @@ grep -q '"name":"spin_before_exec","file":"[^"]*","line":[0-9]*,"calls":1,' t.js
 mi_verdict "launcher --trace, a traced program that execs echo" "$why" t.json "analyse --json" \
 	"$MI_TMP/run.err" stderr err "inspect's stderr"
 
-# a shell's exec chain: sh, then sh, then exec_images (and a child before)
+# a shell's exec chain: sh, then sh, then exec_images (and a child before,
+# sh then exec_images)
 cat >chain.sh <<SCRIPT
-"$PROG" 1000 >/dev/null
+sh -c 'exec "$PROG" 1000' >/dev/null
 exec sh -c 'exec "$PROG" $SPIN'
 SCRIPT
 mi_reference "a shell's exec chain" sh chain.sh || mi_finish
@@ -161,6 +163,8 @@ SHN=$(basename "$(readlink -f "$(command -v sh)")") # dash, bash ...: what the t
 rows c.json "report --json" 0 "$SHN" false false
 rows c.json "report --json" 1 "$SHN" false false
 rows c.json "report --json" 2 exec_images false true
+n=$(grep -c '"pid": [0-9]*, "image": [0-9]*, "program"' c.json)
+[ "$n" = 5 ] || mi_why_add "report --json: $n rows of images, not 5 (the program's 3, the child's sh and exec_images)"
 grep -q "^process [0-9]* ran 3 programs; shown: image 2 (exec_images; .*); 2 others: image 0 ($SHN: .*), image 1 ($SHN: " c.txt ||
 	mi_why_add "analyse without the line on the shell's programs"
 mi_verdict "launcher --sample, sh; exec sh -c 'exec exec_images'" "$why" c.txt analyse \

@@ -330,7 +330,7 @@ static double *cg_alloc_lines(struct exp_cg *c, const struct prof_model *m, bool
 	return moved;
 }
 
-void exp_callgrind_write(const struct prof_model *m, FILE *f)
+void exp_callgrind_write(const struct prof_model *m, const char *note, FILE *f)
 {
 	struct prof_mthread all;
 	prof_model_merge(m, &all);
@@ -358,11 +358,11 @@ void exp_callgrind_write(const struct prof_model *m, FILE *f)
 	snprintf(events, sizeof events, "event: Time : time (ns, %s clock)\nevent: Bytes : bytes allocated\n",
 		 prof_clock_name(m->clock));
 	const char *cmd = m->cmdline && *m->cmdline ? m->cmdline : m->exe;
-	char comment[512];
-	snprintf(comment, sizeof comment, "times %s: %.3f ms of the tracer's calibrated cost taken off%s",
+	char comment[1536];
+	snprintf(comment, sizeof comment, "times %s: %.3f ms of the tracer's calibrated cost taken off%s%s%s",
 		 prof_cost_state(m), (double)m->cost.taken_ns / 1e6,
 		 call_sites ? "" : "\ncalls are on their callers' first lines: the trace has no call sites (trace "
-				  "with trace_sites=on, meminst --trace-sites)");
+				  "with trace_sites=on, meminst --trace-sites)", note && *note ? "\n" : "", note ? note : "");
 	struct exp_cg_head h = {m->funcs, m->nfuncs, m->pid, cmd, events, comment};
 	exp_cg_write(&c, &h, f);
 	free(moved);

@@ -66,7 +66,7 @@ static void cs_sample(struct exp_cg *c, struct prof_inline *x, const struct prof
 	}
 }
 
-void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
+void exp_callgrind_samples(const struct prof_smodel *m, const char *note, FILE *f)
 {
 	struct exp_cg c;
 	struct prof_inline x;
@@ -92,7 +92,7 @@ void exp_callgrind_samples(const struct prof_smodel *m, FILE *f)
 	if (c.has[EXP_CG_BYTES] && n < sizeof events)
 		snprintf(events + n, sizeof events - n, "event: Bytes : bytes allocated (estimate from allocation "
 			 "samples)\nevent: Allocs : allocations (estimate from allocation samples)\n");
-	struct exp_cg_head h = {x.funcs, x.nfuncs, m->pid, m->exe, events, NULL};
+	struct exp_cg_head h = {x.funcs, x.nfuncs, m->pid, m->exe, events, note && *note ? note : NULL};
 	exp_cg_write(&c, &h, f);
 	prof_inline_free(&x);
 	exp_cg_free(&c);

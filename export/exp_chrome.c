@@ -581,8 +581,10 @@ int exp_chrome_write(struct prof_trace *tr, const struct rd_opts *o, const struc
 			if (co->session)
 				chrome_timeline(&c, tr);
 		}
-		fprintf(f, "\n],\"otherData\":{\"clock\":\"%s\",\"dropped_events\":%llu}}\n",
+		fprintf(f, "\n],\"otherData\":{\"clock\":\"%s\",\"dropped_events\":%llu",
 			prof_clock_name(tr->h.clock), (unsigned long long)c.dropped);
+		prof_images_json(co->images, f); /* the other programs of the process */
+		fputs("}}\n", f);
 	}
 	for (size_t i = 0; i < c.nthr; i++) {
 		free(c.thr[i].stack);

@@ -235,6 +235,7 @@ static int exp_folded(const struct rd_opts *o, const struct exp_args *a, struct 
 	if (!(*f = exp_out(o, a)))
 		return RD_EXIT_USAGE;
 	exp_folded_write(&in->stacks, metric, *f);
+	prof_images_say(&in->images, a->pos, o); /* folded stacks have no place for text */
 	return 0;
 }
 
@@ -251,6 +252,10 @@ static int exp_pprof(const struct rd_opts *o, const struct exp_args *a, struct p
 		pprof_from_stacks(&pp, &in->stacks, &in->tr);
 	else
 		pprof_from_samples(&pp, &in->sm, &in->tr);
+	char line[1024];
+	prof_images_line(&in->images, line, sizeof line);
+	if (*line) /* the other programs of the process, where pprof keeps text */
+		pprof_comment(&pp, line);
 	int r = 0;
 	if (!(*f = exp_out(o, a)))
 		r = RD_EXIT_USAGE;
@@ -377,7 +382,7 @@ static int exp_chrome(const struct rd_opts *o, const struct exp_args *a, struct 
 	if (!(*f = exp_out(o, a)))
 		return RD_EXIT_USAGE;
 	struct exp_chrome_opts co = {a->min_us, a->max_size, in->session ? a->pos : NULL, in->tr.h.pid,
-				     in->have_sm ? &in->sm : NULL};
+				     in->have_sm ? &in->sm : NULL, &in->images};
 	struct exp_chrome_result res;
 	int r = exp_chrome_write(&in->tr, o, &co, prof_input_reopen, in, *f, &res);
 	char max[32];
@@ -412,19 +417,21 @@ int exp_cmd_export(int argc, char **argv, const struct rd_opts *o)
 		return r ? r : w;
 	}
 	struct prof_input in = {.path = a.pos, .pid = a.pid, .no_files = so.no_symbols, .raw_times = a.raw_times};
-	unsigned want = a.format == EXP_CALLGRIND ? PROF_IN_MODEL | PROF_IN_SAMPLES
-			: a.format == EXP_FOLDED || a.format == EXP_PPROF ? PROF_IN_STACKS | PROF_IN_SAMPLES
-									      : PROF_IN_SAMPLES;
+	unsigned want = PROF_IN_IMAGES | (a.format == EXP_CALLGRIND ? PROF_IN_MODEL | PROF_IN_SAMPLES
+					  : a.format == EXP_FOLDED || a.format == EXP_PPROF ? PROF_IN_STACKS | PROF_IN_SAMPLES
+											      : PROF_IN_SAMPLES);
 	r = prof_input_read(&in, &so, want);
+	char line[1024]; /* the other programs of the process, among callgrind's header comments */
+	prof_images_line(&in.images, line, sizeof line);
 	if (!r && a.format == EXP_CALLGRIND) {
 		if (!in.have_model && !in.have_sm)
 			r = exp_no_stacks(o, a.pos);
 		else if (!(f = exp_out(o, &a)))
 			r = RD_EXIT_USAGE;
 		else if (in.have_model)
-			exp_callgrind_write(&in.model, f);
+			exp_callgrind_write(&in.model, line, f);
 		else
-			exp_callgrind_samples(&in.sm, f);
+			exp_callgrind_samples(&in.sm, line, f);
 	} else if (!r && a.format == EXP_FOLDED) {
 		r = exp_folded(&so, &a, &in, &f);
 	} else if (!r && a.format == EXP_PPROF) {

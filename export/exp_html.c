@@ -713,9 +713,9 @@ static int html_live_load(struct html_ctx *h, const struct rd_opts *o)
 static int html_read(struct html_ctx *h, const struct rd_opts *o)
 {
 	h->in.path = h->path;
-	int r = prof_input_read(&h->in, o, PROF_IN_MODEL | PROF_IN_STACKS | PROF_IN_SAMPLES);
+	int r = prof_input_read(&h->in, o, PROF_IN_MODEL | PROF_IN_STACKS | PROF_IN_SAMPLES | PROF_IN_IMAGES);
 	h->have_in = true;
-	if (r == RD_EXIT_NOTFOUND && h->db)
+	if (r == RD_EXIT_NOTFOUND && h->db && !rd_strace_last().refused) /* not --image K the process has not */
 		return 0; /* a session without a trace: the memory parts */
 	if (!r && !h->db && !h->in.have_model && !h->in.have_sm) { /* a trace file of nothing: as export */
 		rd_errf(o->err, "inspect: %s: no function calls and no samples in the trace (record them with "
@@ -744,6 +744,10 @@ static void html_write(struct html_ctx *h)
 	fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header><h1>meminst report</h1><p class=\"src\">",
 		exp_html_css);
 	exp_html_text(f, h->path);
+	char line[1024]; /* the process's other programs (it exec'd) */
+	prof_images_line(&h->in.images, line, sizeof line);
+	fputs(*line ? "</p><p class=\"note\" id=\"images\">" : "", f);
+	exp_html_text(f, line);
 	fputs("</p></header>\n<main>\n<div class=\"search\"><label>Search functions <input type=\"search\" "
 	      "id=\"search\" placeholder=\"name or part of it\"></label> <span class=\"note\">highlights them "
 	      "in the flame graphs; the address can carry it: #search=NAME, #inverted, #thread=K, #metric=WORD "

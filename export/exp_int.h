@@ -107,11 +107,12 @@ void exp_cg_own(struct exp_cg *c, uint32_t fn, struct exp_cg_pos at, const doubl
 void exp_cg_call(struct exp_cg *c, uint32_t caller, struct exp_cg_pos at, uint32_t called, const double *v,
 		 double calls);
 void exp_cg_write(struct exp_cg *c, const struct exp_cg_head *h, FILE *f);
-/* The exact profile: calls at their call lines when the trace has sites. */
-void exp_callgrind_write(const struct prof_model *m, FILE *f);
+/* The exact profile: calls at their call lines when the trace has sites;
+** note (NULL: none) goes among the header's comments (prof_images_line). */
+void exp_callgrind_write(const struct prof_model *m, const char *note, FILE *f);
 /* "exp_cg_samples.c": the samples, with the source lines of the sampled
 ** addresses and of the call sites. */
-void exp_callgrind_samples(const struct prof_smodel *m, FILE *f);
+void exp_callgrind_samples(const struct prof_smodel *m, const char *note, FILE *f);
 
 /* "exp_chrome.c" */
 struct exp_chrome_opts {
@@ -120,6 +121,7 @@ struct exp_chrome_opts {
 	const char *session;     /* the session (memory counters), or NULL    */
 	int64_t pid;
 	const struct prof_smodel *samples; /* a track of samples, or NULL     */
+	const struct prof_images *images; /* otherData's "images", or NULL     */
 };
 struct exp_chrome_result {
 	uint64_t dropped, written; /* events left out, written              */

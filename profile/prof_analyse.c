@@ -268,7 +268,9 @@ static void an_text_head(const struct an_text *x)
 		m->nthreads == 1 ? "" : "s", (unsigned long long)m->events);
 	if (m->lost)
 		fprintf(x->f, ", %llu lost", (unsigned long long)m->lost);
-	fprintf(x->f, "\nSorted by %s; times in ms.\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
+	fputc('\n', x->f);
+	prof_images_text(x->ao->images, x->f);
+	fprintf(x->f, "Sorted by %s; times in ms.\n", x->ao->sort == PROF_SORT_OWN ? "OWN" : "ACC");
 	prof_cost_text(m, x->f);
 	fputc('\n', x->f);
 	size_t namew = an_namew(x->ao);
@@ -496,7 +498,9 @@ void prof_analyse_json(const struct prof_model *m, const struct prof_aopts *ao, 
 {
 	uint64_t kcnt;
 	int64_t kown = an_kept_totals(m, &kcnt);
-	fprintf(f, "{\"clock\":\"%s\",\"totals\":{", prof_clock_name(m->clock));
+	fprintf(f, "{\"clock\":\"%s\"", prof_clock_name(m->clock));
+	prof_images_json(ao->images, f);
+	fputs(",\"totals\":{", f);
 	an_json_figures(f, m->cnt - kcnt, m->acc, m->own - kown);
 	fputs(",\"kept_out_ms\":", f);
 	an_json_ms(f, kown);

@@ -277,10 +277,15 @@ int prof_cmd_profile(int argc, char **argv, const struct rd_opts *o)
 	if ((r = rd_input_check(o, a.pos)))
 		return r;
 	struct prof_trace tr;
+	struct prof_images im = {0};
 	r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, NULL);
+	if (!r && rd_is_session(a.pos))
+		r = prof_images_read(&im, a.pos, o, &tr, 0);
 	if (!r && a.dump_on)
 		r = pc_dump(o, &a, &tr);
 	bool dump_stdout = a.dump_on && (!a.dump || !strcmp(a.dump, "-"));
+	if (!r && dump_stdout) /* the records on stdout: no place for the line there */
+		prof_images_say(&im, a.pos, o);
 	if (!r && (a.output || !dump_stdout)) {
 		struct prof_model m;
 		tr.raw_times = a.raw_times;
@@ -289,9 +294,12 @@ int prof_cmd_profile(int argc, char **argv, const struct rd_opts *o)
 			r = prof_db_write(&m, a.output, a.force, o);
 		if (!r && !dump_stdout)
 			pc_summary(o, &m, a.pos);
+		if (!r && !dump_stdout)
+			prof_images_text(&im, o->out);
 		prof_model_free(&m);
 	}
 	prof_trace_free(&tr);
+	prof_images_free(&im);
 	return r;
 }
 
@@ -308,6 +316,8 @@ static void pc_preamble(const struct rd_opts *o, const struct pc_args *a, FILE *
 	rd_doc_t *d = rd_doc_new(&to, NULL);
 	rd_table_t *t = prof_procs_table(d, a->procs, true, 15);
 	rd_table_note(t, "analysed below: pid %lld, the heaviest; --pid PID for another", (long long)a->pid);
+	static const struct prof_images none;
+	prof_procs_images(d, a->so.images ? a->so.images : &none, a->procs); /* the programs of those that exec'd */
 	rd_doc_print(d);
 	rd_doc_free(d);
 	fputc('\n', f);
@@ -477,6 +487,13 @@ int prof_cmd_analyse(int argc, char **argv, const struct rd_opts *o)
 		struct prof_trace tr;
 		struct prof_samples *s = prof_samples_new();
 		r = prof_source_read(a.pos, a.pid, o, &tr, NULL, NULL, NULL, s);
+		struct prof_images im = {0}; /* the other programs of the process (it exec'd) */
+		if (!r && rd_is_session(a.pos) && !(r = prof_images_read(&im, a.pos, o, &tr, prof_samples_count(s)))) {
+			if (a.ao.csv) /* CSV has no place for the line */
+				prof_images_say(&im, a.pos, o);
+			else
+				a.so.images = a.ao.images = &im;
+		}
 		/* a sampled profile; a sampled process with no sample (too brief,
 		** or a shell whose children did the work) says so, no empty fprof */
 		if (!r && !a.style && !pc_calls(&tr) &&
@@ -495,6 +512,7 @@ int prof_cmd_analyse(int argc, char **argv, const struct rd_opts *o)
 		prof_samples_free(s);
 		if (fprof)
 			r = pc_output_fprof(o, &a, &m);
+		prof_images_free(&im);
 		prof_procs_free(&ps);
 		return r;
 	}

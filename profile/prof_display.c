@@ -180,6 +180,7 @@ static void disp_header_text(const struct disp *d)
 	rd_text_str(m->source, source, sizeof source, NULL);
 	rd_text_str(m->exe ? m->exe : "", exe, sizeof exe, NULL);
 	fprintf(f, "%s%s%s\n", source, m->exe ? ": " : "", exe);
+	prof_images_text(d->so->images, f);
 	if (m->thread)
 		fprintf(f, "thread %u only\n", m->thread);
 	fprintf(f, "samples: %.0f (%s clock, %u Hz), %.0f allocation samples; seconds: %.3f; "
@@ -213,6 +214,7 @@ static void disp_header_json(const struct disp *d, const char *style)
 		fprintf(f, "%u", m->thread);
 	else
 		fputs("null", f);
+	prof_images_json(d->so->images, f);
 	fprintf(f, ",\"samples\":%.0f,\"alloc_samples\":%.0f,\"ms\":%.3f,\"bytes\":%.0f,\"blocks\":%.1f,"
 		"\"nfunctions\":%zu,\"nnodes\":%zu",
 		m->total[ENG_M_SAMPLES], m->total[ENG_M_ASAMPLES], 1e3 * disp_seconds(m), m->total[ENG_M_BYTES],

@@ -73,6 +73,10 @@ int prof_input_read(struct prof_input *in, const struct rd_opts *o, unsigned wan
 	if (r)
 		return r;
 	in->tr.raw_times = in->raw_times;
+	if (in->session && (want & PROF_IN_IMAGES) &&
+	    (r = prof_images_read(&in->images, in->path, o, &in->tr,
+				  in->samples ? prof_samples_count(in->samples) : 0)))
+		return r;
 	bool calls = prof_trace_calls(&in->tr) > 0;
 	if ((want & PROF_IN_STACKS) && calls) {
 		prof_stacks_finish(&in->stacks, &in->tr, o, in->no_files);
@@ -102,6 +106,7 @@ void prof_input_free(struct prof_input *in)
 		prof_smodel_free(&in->sm);
 	prof_samples_free(in->samples);
 	prof_stacks_free(&in->stacks);
+	prof_images_free(&in->images);
 	if (in->have_tr)
 		prof_trace_free(&in->tr);
 	memset(in, 0, sizeof *in);

@@ -12,6 +12,7 @@
 **                   functions, threads and the figures of the displays
 **   prof_display.c  the sampling displays: flat, tree, callers, anomalies
 **   prof_procs.c    the processes of a session side by side, the heaviest
+**   prof_images.c   the programs a process ran (exec): the one shown, the others
 **   prof_stacks.c   whole call stacks (exact traces or samples)
 **   prof_inline.c   the inline frames of sampled addresses
 **   prof_input.c    what the commands and the exports read, built as asked
@@ -340,12 +341,14 @@ int prof_db_is_profile(const char *path);
 /* --------------------------------------------------------- prof_analyse -- */
 
 enum prof_sort { PROF_SORT_ACC, PROF_SORT_OWN };
+struct prof_images;
 
 struct prof_aopts {
 	enum prof_sort sort;
 	bool callers, totals, details, json, csv;
 	int cols;  /* line width, names cut to fit; 0: never cut */
 	const char *focus; /* only this function's paragraph (--focus)      */
+	const struct prof_images *images; /* the process's programs; NULL: one */
 };
 
 /* "prof_analyse.c" */
@@ -386,6 +389,7 @@ struct prof_sopts {
 	bool json, csv;          /* csv: the flat style only                 */
 	int cols;                /* text width (names cut to fit); 0: none   */
 	const char *focus;       /* only this function (--focus; callers)    */
+	const struct prof_images *images; /* the process's programs; NULL: one */
 };
 
 /* The aggregator (opaque); prof_samples_new, then prof_samples_begin before
@@ -453,6 +457,43 @@ struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t t
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
 
+/* ----------------------------------------------------------- prof_images -- */
+
+/* "prof_images.c": the images of the process a session's trace was read
+** of (each program it ran), for the line every answer gives about them. */
+struct prof_image {
+	int64_t image;
+	char *program;          /* the executable its trace names; NULL: none */
+	uint64_t samples, calls;
+	bool read, cut;         /* read without damage; no end record (cut)   */
+};
+struct prof_images {
+	int64_t pid, shown;     /* shown: the image the answer is of          */
+	bool chosen;            /* by --image, not the default                */
+	struct prof_image *im;  /* in image order                             */
+	size_t n;               /* 0: the process ran one program             */
+};
+/* Right after tr was read from the session at path (samples: its count):
+** when its process ran several programs, read the others quietly. */
+int prof_images_read(struct prof_images *is, const char *path, const struct rd_opts *o,
+		     const struct prof_trace *tr, uint64_t samples);
+void prof_images_free(struct prof_images *is);
+/* The one line ("" when n is 0): the image shown, the others with what
+** they did and whether they were cut, and --image K. */
+void prof_images_line(const struct prof_images *is, char *buf, size_t len);
+/* The table "images", one row per image, the line as its title (none
+** when is->n is 0); prof_images_rows adds another process's. */
+rd_table_t *prof_images_table(rd_doc_t *d, const struct prof_images *is);
+void prof_images_rows(rd_table_t *t, const struct prof_images *is);
+/* `,"images":[...]` for a command's own JSON, the line and a newline for
+** its text (nothing when is is NULL or n is 0). */
+void prof_images_json(const struct prof_images *is, FILE *f);
+void prof_images_text(const struct prof_images *is, FILE *f);
+/* The line on o->err, for outputs with no place for text. */
+void prof_images_say(const struct prof_images *is, const char *path, const struct rd_opts *o);
+/* The trace has no END record although its writer writes one (cut). */
+bool prof_trace_cut(const struct prof_trace *tr);
+
 /* ------------------------------------------------------------ prof_procs -- */
 
 /* "prof_procs.c": the processes of a session, for report and analyse. */
@@ -463,6 +504,7 @@ struct prof_proc {
 	int64_t snapshots;
 	bool traced, trace_read; /* a stored trace; read without damage       */
 	uint64_t samples, calls;
+	struct prof_images images; /* the programs it ran, when more than one  */
 };
 struct prof_procs {
 	struct prof_proc *p;
@@ -477,6 +519,10 @@ const struct prof_proc *prof_procs_heaviest(const struct prof_procs *ps, bool by
 const struct prof_proc *prof_procs_find(const struct prof_procs *ps, int64_t pid);
 /* The table "processes", heaviest first (limit rows, 0: all); notes may follow. */
 rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_time, size_t limit);
+/* The table "images" (nothing when no process exec'd): is, the programs
+** of the process the answer is of, then (ps not NULL) every other one's
+** that ran more than one, at its default image. */
+void prof_procs_images(rd_doc_t *d, const struct prof_images *is, const struct prof_procs *ps);
 
 /* ------------------------------------------------------------ stacks -- */
 /*
@@ -622,8 +668,9 @@ struct prof_input {
 	struct prof_model model;
 	bool have_model;
 	struct prof_live *live;   /* set: the trace's ALLOC_BLOCK records go to it */
+	struct prof_images images; /* PROF_IN_IMAGES: the programs its process ran */
 };
-enum { PROF_IN_MODEL = 1, PROF_IN_STACKS = 2, PROF_IN_SAMPLES = 4 };
+enum { PROF_IN_MODEL = 1, PROF_IN_STACKS = 2, PROF_IN_SAMPLES = 4, PROF_IN_IMAGES = 8 };
 /* Read path (a session, a trace or, for PROF_IN_MODEL alone, a profile
 ** database) and build what `want` asks for that the input has. */
 int prof_input_read(struct prof_input *in, const struct rd_opts *o, unsigned want);

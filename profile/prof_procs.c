@@ -32,8 +32,9 @@ static bool procs_trace(const char *path, const struct rd_opts *o, struct prof_p
 	rd_strace_want_image(image);
 	if (!r) {
 		p->samples = prof_samples_count(s);
-		for (size_t i = 0; i < tr.sim.nthreads; i++)
-			p->calls += tr.sim.threads[i]->calls;
+		p->calls = prof_trace_calls(&tr);
+		/* the other programs it ran (exec), each read once, for the listing */
+		prof_images_read(&p->images, path, &quiet, &tr, p->samples);
 	}
 	prof_trace_free(&tr);
 	prof_samples_free(s);
@@ -88,8 +89,10 @@ int prof_procs_read(const char *path, const struct rd_opts *o, struct prof_procs
 
 void prof_procs_free(struct prof_procs *ps)
 {
-	for (size_t i = 0; i < ps->n; i++)
+	for (size_t i = 0; i < ps->n; i++) {
 		free(ps->p[i].command);
+		prof_images_free(&ps->p[i].images);
+	}
 	free(ps->p);
 	memset(ps, 0, sizeof *ps);
 }
@@ -181,4 +184,21 @@ rd_table_t *prof_procs_table(rd_doc_t *d, const struct prof_procs *ps, bool by_t
 	}
 	free(order);
 	return t;
+}
+
+/* A process's programs go in one table with those of the process the
+** answer is of, in which --image is honoured (its line as the title). */
+void prof_procs_images(rd_doc_t *d, const struct prof_images *is, const struct prof_procs *ps)
+{
+	rd_table_t *t = is->n ? prof_images_table(d, is) : NULL;
+	for (size_t i = 0; ps && i < ps->n; i++) {
+		const struct prof_images *other = &ps->p[i].images;
+		if (!other->n || (is->n && other->pid == is->pid))
+			continue;
+		if (!t) {
+			t = prof_images_table(d, is);
+			rd_table_title(t, "programs of the processes that exec'd (--pid PID --image K reads one):");
+		}
+		prof_images_rows(t, other);
+	}
 }

@@ -668,9 +668,9 @@ static int report_read(const char *path, const struct rd_opts *o, struct rd_sess
 	in->pid = time_pid;
 	in->no_files = no_files;
 	in->live = same && live->n ? live : NULL;
-	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES);
+	r = prof_input_read(in, o, PROF_IN_MODEL | PROF_IN_SAMPLES | PROF_IN_IMAGES);
 	*have = r != RD_EXIT_NOTFOUND; /* no trace: said by rd_strace_open */
-	if (r && r != RD_EXIT_NOTFOUND)
+	if (r && (r != RD_EXIT_NOTFOUND || rd_strace_last().refused)) /* --image K the process has not */
 		return r;
 	return prof_live_join(live, path, o, mem_pid, no_files, same || !*have ? NULL : join);
 }
@@ -785,6 +785,8 @@ int prof_cmd_report(int argc, char **argv, const struct rd_opts *o)
 		r = report_notes(d, s.db, &sampling_off);
 	if (!r && summary)
 		report_heaviest(d, &ps, limit, mem_pid, time_pid);
+	if (!r)
+		prof_procs_images(d, &in.images, summary ? &ps : NULL);
 	if (!r && !(r = report_peak(d, s.db, mem_pid, of, &pk)) && pk.nearest &&
 	    !(r = report_events(d, s.db, mem_pid))) {
 		int64_t snap = pk.held ? pk.nearest : pk.last;

@@ -850,6 +850,9 @@ void rd_put_str(rd_table_t *t, const char *s);      /* copied */
 /* Not copied: s must live as long as the document (names of the tags). */
 void rd_put_const(rd_table_t *t, const char *s);
 void rd_put_null(rd_table_t *t);
+/* The table as `"key": ...` on f in JSON, whatever the document's format:
+** a table of one command inside another's own JSON (analyse's images). */
+void rd_table_json(const rd_table_t *t, FILE *f);
 /* "rd_end.c": the "end" table: how process pid ended (exit status, signal,
 ** OOM kill, or no exit record) and its last snapshot; nothing when pid
 ** stored none.  The launcher's note of an OOM kill begins with RD_OOM_NOTE. */
@@ -1042,6 +1045,16 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 ** command runs per inspect, so it is the command's setting. */
 int64_t rd_strace_want_image(int64_t image);
 int64_t rd_strace_wanted(void);
+/* What the last rd_strace_open read: the process, its image (-1: the
+** whole of the pid's trace, a process that ran one program) and how many
+** images the process has (each program it ran; 0: nothing read yet);
+** refused: it read nothing, the process has no image --image's number
+** (a command that goes on without a trace must not, then). */
+struct rd_strace_read {
+	int64_t pid, image, images;
+	bool refused;
+};
+struct rd_strace_read rd_strace_last(void);
 
 /* ---------------------------------------------------------- rd_session -- */
 

@@ -539,7 +539,7 @@ static void data_row(const rd_table_t *t, FILE *f, size_t row, bool json)
 	fputc(json ? '}' : '\n', f);
 }
 
-static void json_table(const rd_table_t *t, FILE *f)
+void rd_table_json(const rd_table_t *t, FILE *f)
 {
 	size_t rows = out_rows(t);
 	fprintf(f, "\"%s\": ", t->key);
@@ -622,7 +622,7 @@ static void out_tables(rd_doc_t *d, int from, int to)
 			continue;
 		if (d->fmt == RD_FMT_JSON) {
 			fputs(d->printed ? ",\n" : "", f);
-			json_table(t, f);
+			rd_table_json(t, f);
 		} else {
 			fputs(d->printed ? "\n" : "", f);
 			(d->fmt == RD_FMT_CSV ? csv_table : text_table)(t, f);

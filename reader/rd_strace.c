@@ -134,6 +134,7 @@ static int64_t strace_int2(sqlite3 *db, const char *sql, int64_t a, int64_t b)
 }
 
 static int64_t strace_wanted = -1; /* --image N, -1: not given */
+static struct rd_strace_read strace_last; /* for the line on the other images */
 
 int64_t rd_strace_want_image(int64_t image)
 {
@@ -147,13 +148,23 @@ int64_t rd_strace_wanted(void)
 	return strace_wanted;
 }
 
+struct rd_strace_read rd_strace_last(void)
+{
+	return strace_last;
+}
+
+/* How many images pid has: 1 in a session made before images. */
+static int64_t strace_images(sqlite3 *db, int64_t pid)
+{
+	return strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0, 0)
+		       ? strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0)
+		       : 1;
+}
+
 /* The image --image asked for, if pid has it; else -2 after one line. */
 static int64_t strace_wanted_image(sqlite3 *db, const char *path, const struct rd_opts *o, int64_t pid)
 {
-	int64_t n = strace_int(db, "SELECT count(*) FROM pragma_table_info('session_trace') WHERE name = 'image'", 0,
-			       0)
-			? strace_int(db, "SELECT count(DISTINCT image) FROM session_trace WHERE pid = ?", pid, 0)
-			: 1;
+	int64_t n = strace_images(db, pid);
 	if (n == 0) /* no trace: said as before */
 		return -1;
 	if (strace_wanted < n)
@@ -193,6 +204,7 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 	int64_t image = !*pid ? -1 : strace_wanted >= 0 ? strace_wanted_image(s->db, path, o, *pid)
 							: strace_image(s->db, *pid);
 	if (image == -2) {
+		strace_last = (struct rd_strace_read){*pid, -1, 0, true};
 		*code = RD_EXIT_NOTFOUND;
 		goto fail;
 	}
@@ -230,8 +242,10 @@ FILE *rd_strace_open(const char *path, const struct rd_opts *o, int64_t *pid, ui
 		sqlite3_bind_int64(s->st, 2, image);
 	FILE *f = fopencookie(s, "r", (cookie_io_functions_t){.read = strace_read, .seek = strace_seek,
 							     .close = strace_close});
-	if (f)
+	if (f) {
+		strace_last = (struct rd_strace_read){*pid, image, strace_images(s->db, *pid), false};
 		return f;
+	}
 	rd_errf(o->err, "inspect: %s: cannot read the stored trace\n", path);
 fail:
 	strace_close(s);

@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		prof_analyse_text(&m, &ao, fz_null());
 		ao.sort = PROF_SORT_OWN;
 		prof_analyse_json(&m, &ao, fz_null());
-		exp_callgrind_write(&m, fz_null()); /* calls at their sites' lines */
+		exp_callgrind_write(&m, NULL, fz_null()); /* calls at their sites' lines */
 		struct rd_pool pool = {0};
 		struct prof_dump d = {fz_null(), prof_symtab_new(&tr, &o, true, &pool), prof_ns_per_tick(&tr), &tr};
 		struct prof_trace again;

@@ -3,7 +3,8 @@
 # each command's --json document, on a session of tests/session/known
 # (memory, exact trace) and on a sampled one, uses only the keys listed in
 # the man page, and none of the words the vocabulary replaced (cnt, own,
-# acc, elapsed, seconds, size, location …): times end in _ms, sizes in
+# acc, elapsed, seconds, size, location …) (a session of a process that
+# exec'd adds the table "images"): times end in _ms, sizes in
 # _bytes, counts of blocks in _blocks, locations are file and line.
 . "$top_srcdir/tests/session/session_lib.sh"
 mi_need /usr/bin/python3 python3
@@ -13,6 +14,9 @@ why=
 	mi_why_add "meminst --trace exited $?"
 "$LAUNCH" -q --mis --sample=1000 --alloc-sample=64k -o p.db -- "$KNOWN" >out 2>>err ||
 	mi_why_add "meminst --sample exited $?"
+# a process that exec'd (sh, then known): the table "images" too
+"$LAUNCH" -q --mis --sample=1000 -o e.db -- sh -c "exec '$KNOWN'" >out 2>>err ||
+	mi_why_add "meminst --sample, sh -c 'exec known', exited $?"
 
 # One command line per line; each must exit 0 and print one JSON document.
 cases='list s.db
@@ -42,7 +46,9 @@ analyse --style flat p.db
 analyse --style tree p.db
 analyse --style callers p.db
 analyse --style anomalies p.db
-report p.db'
+report p.db
+report e.db
+analyse e.db'
 n=0
 echo "$cases" | while read -r args; do
 	n=$((n + 1))
@@ -51,6 +57,8 @@ echo "$cases" | while read -r args; do
 	echo "doc$n.json inspect $args" >>docs
 done
 [ -s failed ] && mi_why_add "$(head -n 3 failed | tr '\n' ';')"
+n=$(grep -l '"images": \[' doc*.json 2>/dev/null | wc -l)
+[ "$n" = 2 ] || mi_why_add "$n documents with the table images, not 2 (report and analyse of e.db)"
 
 # The documented keys: between the json-keys marks of inspect(1).
 sed -n '/^\.\\" json-keys-begin/,/^\.\\" json-keys-end/p' "$top_srcdir/doc/inspect.1" |

@@ -73,6 +73,10 @@
 static __thread int unwind_depth ALLOC_TLS_MODEL; /* inside libunwind */
 static __thread int loader_depth ALLOC_TLS_MODEL; /* counted in unwind_inside */
 static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
+/* unw_backtrace ran in this thread from normal context, so its trace cache
+** is made (see trace_unwind_warm): only then may a handler take the fast
+** walk. */
+static __thread bool unwind_cache_made ALLOC_TLS_MODEL;
 static _Atomic unsigned unwind_inside;  /* walks inside libunwind or dl_iterate_phdr now */
 static _Atomic bool unwind_gate;        /* a fork is copying the process */
 static _Atomic bool unwind_off;         /* for good: see trace_unwind_clone_child */
@@ -381,9 +385,15 @@ int trace_unwind_init(void)
 
 /* unw_backtrace's trace cache is per thread, made at the thread's first
 ** fast walk: 2^14 frame shapes of 16 B, 256 KiB written whole when it is
-** made, and made with pthread_once, pthread_setspecific and mmap, which a
-** signal handler had better not be the first to run.  So the threads the
-** sampler walks make theirs here, in normal context. */
+** made (64 page faults, and an munmap with its TLB shoot-down to every CPU
+** at the thread's exit), and made with pthread_once, pthread_setspecific
+** and mmap, which a signal handler had better not be the first to run.
+** So a handler walks a thread whose cache is not made carefully
+** (trace_unwind_signal), and the cache is made here, in normal context:
+** for the thread that starts sampling, and by the allocation-site walks.
+** Not when a thread starts: most short threads are never sampled, and the
+** cache cost them about 10 times what a thread costs bare (bench/
+** threads-cpu.sh). */
 void trace_unwind_warm(void)
 {
 	uint64_t frames[4];
@@ -417,7 +427,7 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
 	if (!unwind_signal_may_walk(pc) || !trace_unwind_enter(false))
 		return 0;
-	unsigned n = unwind_fast(pc, frames, max);
+	unsigned n = unwind_cache_made ? unwind_fast(pc, frames, max) : 0;
 	if (n == 0) { /* from the signal's context: slower, always right */
 		unw_cursor_t c;
 		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
@@ -466,6 +476,7 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 	if (unwind_loader_mine(0, false) || !trace_unwind_enter(may_wait))
 		return 0;
 	int n = unw_backtrace(buf, (int)want);
+	unwind_cache_made = true;
 	trace_unwind_leave();
 	/* Our own frames first (sampler, tracer, allocation hooks): the
 	** sample starts at the first frame outside libmeminst. */
@@ -487,6 +498,7 @@ static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsig
 	if (!trace_unwind_enter(true))
 		return 0;
 	int n = unw_backtrace(buf, (int)want);
+	unwind_cache_made = true;
 	trace_unwind_leave();
 	for (int i = 0; i < n && i < (int)own; i++)
 		if ((uint64_t)(uintptr_t)buf[i] == site) {

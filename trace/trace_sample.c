@@ -317,6 +317,7 @@ void trace_sample_thread_internal(void)
 
 void trace_sample_thread_end(void)
 {
+	trace_unwind_thread_end();
 	if (trace_counts_on)
 		trace_counts_flush_thread();
 	if (!atomic_load(&trace_sample_running))

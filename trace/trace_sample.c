@@ -294,7 +294,6 @@ void trace_sample_thread_begin(void)
 	pthread_mutex_lock(&trace_sample_lock);
 	if (atomic_load(&trace_sample_running) && sample_check_handler()) {
 		(void)trace_thread_record(); /* the handler writes into it */
-		trace_unwind_warm();
 		trace_sample_timer_add(alloc_sys_gettid(), true);
 	}
 	pthread_mutex_unlock(&trace_sample_lock);
@@ -318,6 +317,7 @@ void trace_sample_thread_internal(void)
 
 void trace_sample_thread_end(void)
 {
+	trace_unwind_thread_end();
 	if (trace_counts_on)
 		trace_counts_flush_thread();
 	if (!atomic_load(&trace_sample_running))

@@ -28,6 +28,8 @@ int trace_unwind_init(void);
 /* Make the calling thread's cache of the fast walk (256 KiB) now, in
 ** normal context: for a thread that signal handlers will walk. */
 void trace_unwind_warm(void);
+/* The calling thread is ending: no handler makes its trace cache any more. */
+void trace_unwind_thread_end(void);
 
 /* The stack of the thread a signal interrupted, from the handler's
 ** ucontext: frames[0] is the interrupted pc, then return addresses.

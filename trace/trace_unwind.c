@@ -72,6 +72,18 @@
 static __thread int unwind_depth ALLOC_TLS_MODEL; /* inside libunwind */
 static __thread int loader_depth ALLOC_TLS_MODEL; /* counted in unwind_inside */
 static __thread bool unwind_forker ALLOC_TLS_MODEL; /* this thread is forking */
+/* This thread's trace cache is made (see trace_unwind_warm), and how many
+** of its samples were walked carefully without one; unwind_ended: the
+** thread is ending (its keys' destructors may have run: a cache made now
+** would never be freed). */
+static __thread bool unwind_cache_made ALLOC_TLS_MODEL;
+static __thread bool unwind_ended ALLOC_TLS_MODEL;
+static __thread unsigned unwind_careful ALLOC_TLS_MODEL;
+/* libunwind's key for the trace cache is one of glibc's first 32
+** (PTHREAD_KEY_2NDLEVEL_SIZE, whose values sit in the thread's descriptor:
+** pthread_setspecific then only stores, where past them it may calloc). */
+static _Atomic bool unwind_key_low;
+#define UNWIND_KEYS_LOW 32
 static _Atomic unsigned unwind_inside;  /* walks inside libunwind or dl_iterate_phdr now */
 static _Atomic bool unwind_gate;        /* a fork is copying the process */
 static _Atomic bool unwind_off;         /* for good: see trace_unwind_clone_child */
@@ -380,11 +392,59 @@ int trace_unwind_init(void)
 	return 0;
 }
 
+/* unw_backtrace from normal context.  The first in a thread makes its
+** trace cache: if a key among the first 32 got a value meanwhile, it is
+** libunwind's (nothing else runs here), and handlers may make caches. */
+static int unwind_backtrace_normal(void **buf, int want)
+{
+	if (unwind_cache_made || atomic_load_explicit(&unwind_key_low, memory_order_relaxed)) {
+		unwind_cache_made = true;
+		return unw_backtrace(buf, want);
+	}
+	void *before[UNWIND_KEYS_LOW];
+	for (unsigned k = 0; k < UNWIND_KEYS_LOW; k++)
+		before[k] = pthread_getspecific((pthread_key_t)k);
+	int n = unw_backtrace(buf, want);
+	for (unsigned k = 0; k < UNWIND_KEYS_LOW; k++)
+		if (!before[k] && pthread_getspecific((pthread_key_t)k))
+			atomic_store_explicit(&unwind_key_low, true, memory_order_relaxed);
+	unwind_cache_made = true;
+	return n;
+}
+
+/* May this handler make the thread's trace cache (unw_backtrace's first
+** run)?  Its pthread_once ran in normal context already, its memory comes
+** from mmap and libunwind's pool (a lock taken with signals blocked), and
+** pthread_setspecific of a low key only stores.  Only from a thread's
+** second sample on (UNWIND_WARM_AFTER careful walks): most threads that
+** are sampled once are short, and the cache costs them more than one
+** careful walk; a thread that runs on would pay a careful walk a sample
+** (about 10 times a fast one, and more with a deep stack). */
+#define UNWIND_WARM_AFTER 1
+static bool unwind_handler_may_warm(void)
+{
+	if (unwind_ended || !atomic_load_explicit(&unwind_key_low, memory_order_relaxed))
+		return false;
+	return ++unwind_careful > UNWIND_WARM_AFTER;
+}
+
+void trace_unwind_thread_end(void)
+{
+	unwind_ended = true;
+}
+
 /* unw_backtrace's trace cache is per thread, made at the thread's first
 ** fast walk: 2^14 frame shapes of 16 B, 256 KiB written whole when it is
-** made, and made with pthread_once, pthread_setspecific and mmap, which a
-** signal handler had better not be the first to run.  So the threads the
-** sampler walks make theirs here, in normal context. */
+** made (64 page faults, and an munmap with its TLB shoot-down to every CPU
+** at the thread's exit), and made with pthread_once, pthread_setspecific
+** and mmap, which a signal handler had better not be the first to run.
+** So it is made here, in normal context, for the thread that starts
+** sampling (which also tells unwind_backtrace_normal libunwind's key),
+** and by the allocation-site walks; a handler walks a thread without one
+** carefully, and makes it at the thread's second sample
+** (unwind_handler_may_warm).  Not when a thread starts: most short threads
+** are never sampled, and the cache cost them about 10 times what a thread
+** costs bare (bench/threads-cpu.sh). */
 void trace_unwind_warm(void)
 {
 	uint64_t frames[4];
@@ -418,7 +478,11 @@ unsigned trace_unwind_signal(void *ucontext, uint64_t *frames, unsigned max)
 	uint64_t pc = (uint64_t)((ucontext_t *)ucontext)->uc_mcontext.gregs[REG_RIP];
 	if (!unwind_signal_may_walk(pc) || !trace_unwind_enter(false))
 		return 0;
-	unsigned n = unwind_fast(pc, frames, max);
+	unsigned n = 0;
+	if (unwind_cache_made || unwind_handler_may_warm()) {
+		unwind_cache_made = true;
+		n = unwind_fast(pc, frames, max);
+	}
 	if (n == 0) { /* from the signal's context: slower, always right */
 		unw_cursor_t c;
 		if (unw_init_local2(&c, (unw_context_t *)ucontext, UNW_INIT_SIGNAL_FRAME) == 0)
@@ -466,7 +530,7 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 	void *buf[want];
 	if (unwind_loader_mine(0, false) || !trace_unwind_enter(may_wait))
 		return 0;
-	int n = unw_backtrace(buf, (int)want);
+	int n = unwind_backtrace_normal(buf, (int)want);
 	trace_unwind_leave();
 	/* Our own frames first (sampler, tracer, allocation hooks): the
 	** sample starts at the first frame outside libmeminst. */
@@ -487,7 +551,7 @@ static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsig
 	void *buf[want];
 	if (!trace_unwind_enter(true))
 		return 0;
-	int n = unw_backtrace(buf, (int)want);
+	int n = unwind_backtrace_normal(buf, (int)want);
 	trace_unwind_leave();
 	for (int i = 0; i < n && i < (int)own; i++)
 		if ((uint64_t)(uintptr_t)buf[i] == site) {

@@ -48,6 +48,10 @@
 **                which burns MS ms of CPU with the mask it was born with
 **                (no call of its own) and prints "unexpected 27 from
 **                sigpending" if a SIGPROF is pending then
+**   threads N    starts N short threads, 4 at a time, each making and
+**                freeing 8 small blocks, and joins them; prints
+**                "minflt F": the process's minor page faults at the end
+**                (threads.sh: what a thread costs the sampler)
 **
 ** Prints "block done" / "deep done" and exits 0 when every wait was whole.
 */
@@ -61,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -368,6 +373,38 @@ static int read_signals(double ms)
 	return unexpected ? 1 : 0;
 }
 
+static void *short_main(void *arg)
+{
+	char *p[8];
+	for (int i = 0; i < 8; i++) {
+		p[i] = malloc(32 + 16 * (size_t)i);
+		if (p[i])
+			memset(p[i], i, 32);
+	}
+	for (int i = 0; i < 8; i++)
+		free(p[i]);
+	return arg;
+}
+
+/* N short threads, 4 in flight; the minor faults of the whole run. */
+static int short_threads(int n)
+{
+	pthread_t t[4];
+	for (int i = 0; i < n; i += 4) {
+		for (int j = 0; j < 4; j++)
+			if (pthread_create(&t[j], NULL, short_main, NULL) != 0) {
+				fprintf(stderr, "pthread_create failed\n");
+				return 1;
+			}
+		for (int j = 0; j < 4; j++)
+			pthread_join(t[j], NULL);
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	printf("minflt %ld\n", ru.ru_minflt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "block";
@@ -432,8 +469,10 @@ int main(int argc, char **argv)
 			failures += printf("unexpected %d from sigpending\n", SIGPROF) > 0;
 	} else if (!strcmp(what, "signalfd") && argc > 2) {
 		failures = read_signals(atof(argv[2]));
+	} else if (!strcmp(what, "threads") && argc > 2) {
+		failures = short_threads(atoi(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS | threads N\n");
 		return 2;
 	}
 	printf("%s done\n", what);

@@ -11,6 +11,8 @@
 **   - the set-up leaves the fast walk's 256 KiB trace cache unmade (a
 **     default run's one walker, the exit snapshot's handler, walks
 **     carefully): trace_unwind_warm makes it, for the sampled threads.
+**   - a thread's first sample is walked carefully, without making the
+**     cache (short threads: issue 27); its second makes it, in the handler.
 ** This file is built with -fomit-frame-pointer -O2 and linked with
 ** --export-dynamic so that dladdr names its functions.
 */
@@ -18,6 +20,7 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -246,4 +249,33 @@ Test(unwind, set_up_without_the_trace_cache)
 	/* libunwind's own set-up is a few pages; its trace cache 256 KiB */
 	cr_assert_lt(set_up - before, 96, "the set-up made %ld kB resident", set_up - before);
 	cr_assert_geq(warm - set_up, 200, "the warm-up made %ld kB resident", warm - set_up);
+}
+
+static void *two_samples(void *arg)
+{
+	long *kb = arg;
+	install(catch_one);
+	kb[0] = rss_anon_kb();
+	for (int i = 1; i <= 2; i++) {
+		got_n = 0;
+		pthread_kill(pthread_self(), SIGPROF);
+		kb[2 * i - 1] = rss_anon_kb();
+		kb[2 * i] = (long)got_n;
+	}
+	return NULL;
+}
+
+Test(unwind, a_thread_gets_its_trace_cache_at_its_second_sample)
+{
+	cr_assert_eq(trace_unwind_init(), 0);
+	trace_unwind_warm(); /* the thread that starts sampling: libunwind's key is learnt */
+	long kb[5] = {-1, -1, 0, -1, 0};
+	pthread_t t;
+	cr_assert_eq(pthread_create(&t, NULL, two_samples, kb), 0);
+	pthread_join(t, NULL);
+	cr_assert_geq(kb[0], 0);
+	cr_assert_geq(kb[2], 3, "the first sample has %ld frames", kb[2]);
+	cr_assert_geq(kb[4], 3, "the second sample has %ld frames", kb[4]);
+	cr_assert_lt(kb[1] - kb[0], 96, "the first sample made %ld kB resident", kb[1] - kb[0]);
+	cr_assert_geq(kb[3] - kb[1], 200, "the second sample made %ld kB resident", kb[3] - kb[1]);
 }

@@ -36,6 +36,7 @@ static __thread bool sample_paused ALLOC_TLS_MODEL;
 /* Why: the program blocks SIGPROF, or its alternate signal stack has no
 ** room for a tick (trace_sample_alt_stack). */
 static __thread bool sample_blocked ALLOC_TLS_MODEL, sample_alt_small ALLOC_TLS_MODEL;
+static __thread bool sample_own_small ALLOC_TLS_MODEL; /* trace_sample_no_room */
 
 /* ------------------------------------------------------------ timers --- */
 
@@ -220,7 +221,7 @@ static void sample_pause_set(bool blocked)
 void trace_sample_masked(bool blocked)
 {
 	sample_blocked = blocked;
-	sample_pause_set(sample_blocked || sample_alt_small);
+	sample_pause_set(sample_blocked || sample_alt_small || sample_own_small);
 }
 
 /*
@@ -250,7 +251,21 @@ bool trace_sample_alt_too_small(const stack_t *ss)
 void trace_sample_alt_stack(bool small)
 {
 	sample_alt_small = small;
-	sample_pause_set(sample_blocked || sample_alt_small);
+	sample_pause_set(sample_blocked || sample_alt_small || sample_own_small);
+}
+
+/* The calling thread runs on a small stack the program gave it
+** (pthread_attr_setstack, trace_thread.c): a tick's walk there would write
+** past it, into the program's memory.  It is not sampled, for life. */
+void trace_sample_no_room(void)
+{
+	sigset_t prof, was;
+	sigemptyset(&prof);
+	sigaddset(&prof, SAMPLE_SIGNAL);
+	alloc_sys_sigmask(SIG_BLOCK, &prof, &was);
+	sample_own_small = true;
+	sample_pause_set(true);
+	alloc_sys_sigmask(SIG_SETMASK, &was, NULL);
 }
 
 /* The calling thread's timer was just made, armed (sampling started, or the
@@ -264,7 +279,7 @@ void trace_sample_mask_sync(void)
 	sample_paused = false;
 	sample_blocked = alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL);
 	sample_alt_small = sigaltstack(NULL, &ss) == 0 && trace_sample_alt_too_small(&ss);
-	if (sample_blocked || sample_alt_small)
+	if (sample_blocked || sample_alt_small || sample_own_small)
 		sample_pause_set(true);
 }
 

@@ -19,6 +19,7 @@ struct thread_tramp {
 	uintptr_t site; /* pthread_create's caller: names the thread's stack */
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
+	bool small_own; /* on a stack of the program's under THREAD_OWN_SMALL */
 };
 
 static void thread_end(void *arg)
@@ -41,6 +42,8 @@ ALLOC_EDGE static void *thread_main(void *p)
 		trace_sample_thread_internal();
 	else {
 		trace_sample_thread_begin();
+		if (tp.small_own)
+			trace_sample_no_room();
 		alloc_region_thread_begin(tp.site);
 	}
 	void *r;
@@ -76,6 +79,20 @@ static bool thread_own_stack(const pthread_attr_t *attr)
 */
 #define THREAD_STACK_EXTRA (64 * 1024)
 #define THREAD_STACK_SMALL (1024 * 1024)
+
+/* A stack the program gave (pthread_attr_setstack) cannot grow: under
+** this size its thread is not sampled (trace_sample_no_room), as the
+** walk (about 10 KiB) and the static TLS glibc takes out of it would
+** not fit beside the program's frames.  A 16 KiB one from malloc had the
+** heap after it overwritten ("malloc(): mismatching next->prev_size"). */
+#define THREAD_OWN_SMALL (64 * 1024)
+
+static bool thread_own_small(const pthread_attr_t *attr)
+{
+	void *lo = NULL;
+	size_t size = 0;
+	return thread_own_stack(attr) && pthread_attr_getstack(attr, &lo, &size) == 0 && size < THREAD_OWN_SMALL;
+}
 
 static const pthread_attr_t *thread_roomier(const pthread_attr_t *attr, pthread_attr_t *copy,
 					     bool *made)
@@ -130,6 +147,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	tp->start = start;
 	tp->arg = arg;
 	tp->internal = alloc_tls.guard > 0;
+	tp->small_own = thread_own_small(attr);
 	tp->site = thread_own_stack(attr) ? 0 : (uintptr_t)__builtin_return_address(0);
 	trace_thread_parent(&tp->parent_no, &tp->member_gen);
 	pthread_attr_t copy;

@@ -736,6 +736,9 @@ static ALLOC_NOINLINE void core_run_deferred(alloc_thread_t *t)
 	}
 }
 
+/* `old` is the block's usable size, not its requested one: glibc's realloc
+** keeps every usable byte, and programs that grow into the slack
+** malloc_usable_size gives them (Redis's sds, string builders) rely on it. */
 static void *core_realloc_moved(void *user, size_t old, size_t size, unsigned allocator,
 				uintptr_t site, uint32_t type)
 {
@@ -785,7 +788,7 @@ void *alloc_core_realloc(void *user, size_t size, unsigned allocator, uintptr_t 
 	size_t hs = alloc_hdr_size, old = alloc_hdr_bytes(alloc_hdr_of(user));
 	if (alloc_meta_pad_log2(meta) != core_log2(hs) ||
 	    unlikely(!(meta & ALLOC_META_UNTRACKED) && core_reentered(alloc_tls.thr)))
-		return core_realloc_moved(user, old, size, allocator, site, type);
+		return core_realloc_moved(user, alloc_core_usable_size(user), size, allocator, site, type);
 	if (unlikely(size > CORE_SIZE_MAX))
 		return errno = ENOMEM, NULL;
 	if (unlikely(core_untrack(user, meta, mim) != CORE_UNTRACKED)) {

@@ -95,13 +95,25 @@ static bool exit_is_own(pid_t tid)
 	return false;
 }
 
+/* The process whose fork child handler forgot the parent's threads. */
+static _Atomic pid_t exit_forgot_for;
+
 /* In a fork child only the forking thread exists; our threads are gone.
 ** The process is its own from here on (alloc_clone_unadopted): also run
-** early, from trace_unwind_postfork, before walks are let in again. */
+** early, from trace_unwind_postfork, before walks are let in again.  That
+** second call, from the sampler's handler, comes after the service's has
+** started the child's own threads: forgetting them then made a child's
+** _exit take them for the program's and store no exit snapshot (each
+** child under control=on).  So the parent's are forgotten once per process. */
 void alloc_exit_postfork_child(void)
 {
 	int saved_errno = errno; /* fork returns with the program's errno */
-	atomic_store(&exit_pid, (pid_t)syscall(SYS_getpid));
+	pid_t pid = (pid_t)syscall(SYS_getpid);
+	atomic_store(&exit_pid, pid);
+	if (atomic_exchange(&exit_forgot_for, pid) == pid) {
+		errno = saved_errno;
+		return;
+	}
 	for (int i = 0; i < ALLOC_OWN_MAX; i++)
 		atomic_store(&exit_own[i], 0);
 	atomic_store(&exit_own_coming, 0);

@@ -246,9 +246,11 @@ INLINE int hook_posix_memalign(void **out, size_t align, size_t size, uintptr_t 
 	int saved_errno = errno;
 	void *p = READY() ? alloc_core_aligned(align, size, ALLOC_A_ALIGNED, site)
 			  : alloc_boot_malloc(size, align);
-	errno = saved_errno; /* posix_memalign reports through its result only */
+	/* glibc's leaves its failed allocation's ENOMEM in errno, and a
+	** program's perror after it says so: only a success keeps errno */
 	if (!p)
-		return ENOMEM;
+		return errno = ENOMEM, ENOMEM;
+	errno = saved_errno;
 	*out = p;
 	return 0;
 }
@@ -352,6 +354,28 @@ static ALLOC_NOINLINE void *hook_new_failed(const char *mangled, size_t size, si
 	void *(*f)(size_t);
 	memcpy(&f, &fn, sizeof f);
 	return f(size);
+}
+
+/*
+** The nothrow forms run the new-handler too (libstdc++'s calls the throwing
+** operator and catches): a program whose handler frees a reserve gets its
+** block on the retry.  On failure we call libstdc++'s nothrow operator,
+** which does that and answers NULL; without one, NULL as before.
+*/
+static ALLOC_NOINLINE void *hook_new_nothrow_failed(const char *mangled, size_t size, size_t align,
+						    const void *nt)
+{
+	void *fn = dlsym(RTLD_NEXT, mangled);
+	if (!fn)
+		return NULL;
+	if (align) {
+		void *(*f)(size_t, size_t, const void *);
+		memcpy(&f, &fn, sizeof f);
+		return f(size, align, nt);
+	}
+	void *(*f)(size_t, const void *);
+	memcpy(&f, &fn, sizeof f);
+	return f(size, nt);
 }
 
 INLINE void *hook_new_body(size_t size, unsigned allocator, uintptr_t site)
@@ -460,8 +484,9 @@ INLINE void hook_delete(void *p, uintptr_t site)
 #define NEW_NOTHROW(mangled, allocator)                                        \
 	ALLOC_EXPORT void *mangled(size_t size, const void *nothrow)           \
 	{                                                                      \
-		(void)nothrow;                                                 \
-		return hook_new(size, allocator, SITE());                      \
+		void *p = hook_new(size, allocator, SITE());                   \
+		return likely(p) ? p                                           \
+				 : hook_new_nothrow_failed(#mangled, size, 0, nothrow); \
 	}
 #define NEW_ALIGNED(mangled, allocator)                                        \
 	ALLOC_EXPORT void *mangled(size_t size, size_t align)                  \
@@ -472,8 +497,9 @@ INLINE void hook_delete(void *p, uintptr_t site)
 #define NEW_ALIGNED_NOTHROW(mangled, allocator)                                \
 	ALLOC_EXPORT void *mangled(size_t size, size_t align, const void *nt)  \
 	{                                                                      \
-		(void)nt;                                                      \
-		return hook_new_aligned(size, align, allocator, SITE());       \
+		void *p = hook_new_aligned(size, align, allocator, SITE());    \
+		return likely(p) ? p                                           \
+				 : hook_new_nothrow_failed(#mangled, size, align, nt); \
 	}
 #define DELETE_1(mangled)                                                      \
 	ALLOC_EXPORT void mangled(void *p) { hook_delete(p, SITE()); }

@@ -175,8 +175,7 @@ void *alloc_switch_realloc_plain(void *p, size_t size, uintptr_t site)
 			alloc_core_free(p, site);
 			return NULL;
 		}
-		if (alloc_boot_owns(p))
-			old = alloc_boot_size(p);
+		old = alloc_core_usable_size(p); /* every usable byte, as glibc's realloc */
 		void *n = alloc_real.malloc(size);
 		if (n) {
 			memcpy(n, p, old < size ? old : size);

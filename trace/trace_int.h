@@ -30,6 +30,7 @@
 
 #include "config.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -169,6 +170,9 @@ void trace_wall_block_end(void *slot);
 bool trace_sample_exec_begin(void);
 void trace_sample_exec_end(bool stopped);
 void trace_sample_masked(bool blocked);
+bool trace_sample_alt_too_small(const stack_t *ss);
+void trace_sample_alt_stack(bool small);
+void trace_sample_no_room(void);
 void trace_sample_mask_sync(void);
 /* System calls that a handler installed with SA_RESTART does not cut short
 ** (the kernel restarts them, or they do not sleep): nanosleep, poll, select,

@@ -33,6 +33,10 @@ static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
 /* This thread's timer is stopped while the program blocks SIGPROF in it
 ** (trace_sample_masked). */
 static __thread bool sample_paused ALLOC_TLS_MODEL;
+/* Why: the program blocks SIGPROF, or its alternate signal stack has no
+** room for a tick (trace_sample_alt_stack). */
+static __thread bool sample_blocked ALLOC_TLS_MODEL, sample_alt_small ALLOC_TLS_MODEL;
+static __thread bool sample_own_small ALLOC_TLS_MODEL; /* trace_sample_no_room */
 
 /* ------------------------------------------------------------ timers --- */
 
@@ -199,7 +203,7 @@ void trace_sample_exec_end(bool stopped)
 ** unblocks SIGPROF, and a tick already pending is taken off (exec_begin).
 ** The thread is not sampled meanwhile (wall clock: the sampler thread
 ** sends it nothing, its periods weigh in its next sample). */
-void trace_sample_masked(bool blocked)
+static void sample_pause_set(bool blocked)
 {
 	if (trace_sample_clock == MEMINST_TRACE_SAMPLE_WALL) { /* the sampler thread's signals */
 		if (trace_wall_masked(blocked))
@@ -214,15 +218,69 @@ void trace_sample_masked(bool blocked)
 	}
 }
 
+void trace_sample_masked(bool blocked)
+{
+	sample_blocked = blocked;
+	sample_pause_set(sample_blocked || sample_alt_small || sample_own_small);
+}
+
+/*
+** The handler runs on the thread's alternate signal stack (SA_ONSTACK,
+** trace_sample.c); one with no room for the kernel's signal frame
+** (sysconf(_SC_MINSIGSTKSZ): 3376 bytes with AVX-512) and the handler's
+** frame cannot take a tick: the kernel kills the thread with SIGSEGV.  A
+** program that set a MINSIGSTKSZ (2048) stack for a SIGSEGV handler that
+** never runs lived bare and died at the first tick.  Such a thread is not
+** sampled while it keeps that stack (as while it blocks SIGPROF).
+*/
+#define SAMPLE_ALT_HANDLER_ROOM 4096
+
+bool trace_sample_alt_too_small(const stack_t *ss)
+{
+	long frame = 2048;
+#ifdef _SC_MINSIGSTKSZ
+	long k = sysconf(_SC_MINSIGSTKSZ);
+	if (k > frame)
+		frame = k;
+#endif
+	return ss && !(ss->ss_flags & SS_DISABLE) && ss->ss_size < (size_t)frame + SAMPLE_ALT_HANDLER_ROOM;
+}
+
+/* The calling thread set (or queried: the same) its alternate stack; SIGPROF
+** is blocked by the caller. */
+void trace_sample_alt_stack(bool small)
+{
+	sample_alt_small = small;
+	sample_pause_set(sample_blocked || sample_alt_small || sample_own_small);
+}
+
+/* The calling thread runs on a small stack the program gave it
+** (pthread_attr_setstack, trace_thread.c): a tick's walk there would write
+** past it, into the program's memory.  It is not sampled, for life. */
+void trace_sample_no_room(void)
+{
+	sigset_t prof, was;
+	sigemptyset(&prof);
+	sigaddset(&prof, SAMPLE_SIGNAL);
+	alloc_sys_sigmask(SIG_BLOCK, &prof, &was);
+	sample_own_small = true;
+	sample_pause_set(true);
+	alloc_sys_sigmask(SIG_SETMASK, &was, NULL);
+}
+
 /* The calling thread's timer was just made, armed (sampling started, or the
 ** thread did): stopped if the thread blocks SIGPROF already (a mask
-** inherited through exec, or from the thread that created it). */
+** inherited through exec, or from the thread that created it), or has an
+** alternate stack too small for a tick. */
 void trace_sample_mask_sync(void)
 {
 	sigset_t mask;
+	stack_t ss;
 	sample_paused = false;
-	if (alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL))
-		trace_sample_masked(true);
+	sample_blocked = alloc_sys_sigmask(SIG_SETMASK, NULL, &mask) == 0 && sigismember(&mask, SAMPLE_SIGNAL);
+	sample_alt_small = sigaltstack(NULL, &ss) == 0 && trace_sample_alt_too_small(&ss);
+	if (sample_blocked || sample_alt_small || sample_own_small)
+		sample_pause_set(true);
 }
 
 /* Every timer stops sending anything (each stays made until

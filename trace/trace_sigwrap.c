@@ -131,6 +131,39 @@ ALLOC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 }
 
 /*
+** sigaltstack: a thread whose alternate stack has no room for a sampling
+** tick stops its sampling meanwhile (trace_sample_alt_stack).  SIGPROF is
+** blocked around the change, so that no tick comes between the new stack
+** and the pause; one pending then is taken off by the pause.
+*/
+typedef int sigaltstack_fn(const stack_t *, stack_t *);
+
+ALLOC_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	static sigaltstack_fn *real;
+	if (!real) {
+		void *fn = dlsym(RTLD_NEXT, "sigaltstack");
+		memcpy(&real, &fn, sizeof fn);
+		if (!real) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	if (!ss || !atomic_load(&trace_sample_running))
+		return real(ss, old);
+	sigset_t prof, was;
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	alloc_sys_sigmask(SIG_BLOCK, &prof, &was);
+	int r = real(ss, old), e = errno;
+	if (r == 0)
+		trace_sample_alt_stack(trace_sample_alt_too_small(ss));
+	alloc_sys_sigmask(SIG_SETMASK, &was, NULL);
+	errno = e;
+	return r;
+}
+
+/*
 ** A program that blocks every signal and takes them with sigwait,
 ** sigwaitinfo or sigtimedwait (a signal thread, a daemon's main loop)
 ** would take the sampler's SIGPROF ticks, pending while blocked, for

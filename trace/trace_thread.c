@@ -19,6 +19,7 @@ struct thread_tramp {
 	uintptr_t site; /* pthread_create's caller: names the thread's stack */
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
+	bool small_own; /* on a stack of the program's under THREAD_OWN_SMALL */
 };
 
 static void thread_end(void *arg)
@@ -41,6 +42,8 @@ ALLOC_EDGE static void *thread_main(void *p)
 		trace_sample_thread_internal();
 	else {
 		trace_sample_thread_begin();
+		if (tp.small_own)
+			trace_sample_no_room();
 		alloc_region_thread_begin(tp.site);
 	}
 	void *r;
@@ -58,6 +61,70 @@ static bool thread_own_stack(const pthread_attr_t *attr)
 	void *lo = NULL;
 	size_t size = 0;
 	return attr && pthread_attr_getstack(attr, &lo, &size) == 0 && lo && (uintptr_t)lo + size != 0;
+}
+
+/*
+** A thread the program gives a small stack (PTHREAD_STACK_MIN, a pool's
+** 16 to 64 KiB) shares it with meminst: glibc carves the static TLS of
+** every loaded object out of it (libmeminst's is about 3 KiB, jemalloc's
+** state included), the allocation hooks run on it, and so does the
+** sampler's handler with its stack walk (libunwind's context and cursor).
+** A thread that ran fine bare, 8 KB deep in PTHREAD_STACK_MIN, died of
+** SIGSEGV under every mode, even off.  So a stack the library makes
+** (not one the program mapped itself) below THREAD_STACK_SMALL gets
+** THREAD_STACK_EXTRA more: address space only, touched pages as bare.
+** The program's attr is not changed: a copy is (a byte copy, not
+** destroyed: glibc's extension, the cpuset and signal mask, stays the
+** program's).
+*/
+#define THREAD_STACK_EXTRA (64 * 1024)
+#define THREAD_STACK_SMALL (1024 * 1024)
+
+/* A stack the program gave (pthread_attr_setstack) cannot grow: under
+** this size its thread is not sampled (trace_sample_no_room), as the
+** walk (about 10 KiB) and the static TLS glibc takes out of it would
+** not fit beside the program's frames.  A 16 KiB one from malloc had the
+** heap after it overwritten ("malloc(): mismatching next->prev_size"). */
+#define THREAD_OWN_SMALL (64 * 1024)
+
+static bool thread_own_small(const pthread_attr_t *attr)
+{
+	void *lo = NULL;
+	size_t size = 0;
+	return thread_own_stack(attr) && pthread_attr_getstack(attr, &lo, &size) == 0 && size < THREAD_OWN_SMALL;
+}
+
+static const pthread_attr_t *thread_roomier(const pthread_attr_t *attr, pthread_attr_t *copy,
+					     bool *made)
+{
+	size_t size = 0;
+	*made = false;
+	if (attr && (thread_own_stack(attr) || pthread_attr_getstacksize(attr, &size) != 0))
+		return attr;
+	if (size == 0) { /* the default, which ulimit -s sets */
+		pthread_attr_t d;
+		if (pthread_getattr_default_np(&d) != 0)
+			return attr;
+		int rc = pthread_attr_getstacksize(&d, &size);
+		pthread_attr_destroy(&d);
+		if (rc != 0 || size == 0)
+			return attr;
+	}
+	if (size >= THREAD_STACK_SMALL)
+		return attr;
+	if (attr)
+		memcpy(copy, attr, sizeof *copy);
+	else if (pthread_attr_init(copy) != 0)
+		return attr;
+	else
+		*made = true;
+	if (pthread_attr_setstacksize(copy, size + THREAD_STACK_EXTRA) != 0) {
+		if (*made)
+			pthread_attr_destroy(copy);
+		*made = false;
+		return attr;
+	}
+	return copy;
 }
 
 ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
@@ -80,9 +147,15 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	tp->start = start;
 	tp->arg = arg;
 	tp->internal = alloc_tls.guard > 0;
+	tp->small_own = thread_own_small(attr);
 	tp->site = thread_own_stack(attr) ? 0 : (uintptr_t)__builtin_return_address(0);
 	trace_thread_parent(&tp->parent_no, &tp->member_gen);
-	int rc = real(th, attr, thread_main, tp);
+	pthread_attr_t copy;
+	bool made = false;
+	const pthread_attr_t *use = tp->internal ? attr : thread_roomier(attr, &copy, &made);
+	int rc = real(th, use, thread_main, tp);
+	if (made)
+		pthread_attr_destroy(&copy);
 	if (rc != 0)
 		alloc_real.free(tp);
 	return rc;

@@ -6,12 +6,18 @@
 #     ppid for the children), the blocks of snap_fork's class as that
 #     process printed them, and consistent (the child's copy of the
 #     parent's map and counters agree).
+# Then children that end with _exit, under control=on: each child's
+# service thread (and CPU-profile thread) started in the fork, which the
+# sampler's fork handler then forgot as meminst's: the child's _exit took
+# them for threads of the program and stored no exit snapshot.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/snap_lib.sh"
 
-for b in $MEMINST_BACKENDS; do
-	dir=$MI_TMP/$b
-	snap_case "$dir" "mim,backend=$b,snapshot=f.%p.db" mi_x "$MI_TARGETS/snap_fork"
+# fork_case DIR MEMINST ARG...
+fork_case() {
+	dir=$1 set=$2
+	shift 2
+	snap_case "$dir" "$set" mi_x "$MI_TARGETS/snap_fork" "$@"
 	mi_no_complaint "$dir.err"
 	snap_expect "processes" "$(awk '{ print $1 }' "$dir.out" | tr '\n' ' ')" "child1 child2 child3 parent "
 	parent=$(awk '$1 == "parent" { print $2 }' "$dir.out")
@@ -27,7 +33,14 @@ for b in $MEMINST_BACKENDS; do
 		snap_expect "$name's blocks" "$(snap_own "$db" 1 snap_fork)" "$blocks $bytes"
 		snap_check_consistent "$db" 1
 	done <"$dir.out"
+}
+
+for b in $MEMINST_BACKENDS; do
+	fork_case "$MI_TMP/$b" "mim,backend=$b,snapshot=f.%p.db"
 	mi_verdict "fork: one exit snapshot per process, mim/$b" "$why" "$dir.out" stdout "$dir.err" stderr \
+		"$MI_TMP/incons" inconsistencies
+	fork_case "$MI_TMP/$b-ctl" "mim,backend=$b,snapshot=f.%p.db,control=on" _exit
+	mi_verdict "fork: children's _exit under control=on, mim/$b" "$why" "$dir.out" stdout "$dir.err" stderr \
 		"$MI_TMP/incons" inconsistencies
 done
 mi_finish

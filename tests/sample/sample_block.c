@@ -24,8 +24,9 @@
 **                it), with a signal stack of 64 KiB set by sigaltstack, as
 **                a Go program's goroutines run; prints "small done"
 **   alt MS [SIZE] sets a signal stack of SIZE bytes (8192: SIGSTKSZ, as
-**                many programs do for their SIGSEGV handler; 18160:
-**                Python's faulthandler) and burns MS ms of CPU on its own
+**                many programs do for their SIGSEGV handler; 2048: the old
+**                MINSIGSTKSZ; 18160: Python's faulthandler) and burns MS
+**                ms of CPU on its own
 **                stack; prints "alt done"
 **   masked MS    blocks every signal, then burns MS ms of CPU in a thread
 **                (a daemon's threads: no timer tick reaches them)

@@ -387,6 +387,35 @@ static void check_contents(void)
 	check(realloc(r, 0) == NULL, "realloc(p, 0) did not return NULL");
 }
 
+/*
+** Every usable byte survives a realloc, as glibc's keeps them: the slack
+** malloc_usable_size gives is the program's (Redis's sds grows into it).
+** An aligned block moves on realloc, and that copy kept only the bytes
+** asked for.
+*/
+static void check_usable_kept(void)
+{
+	for (int k = 0; k < 5; k++) {
+		unsigned char *p = k == 0 ? malloc(100)
+			       : k == 1 ? memalign(64, 100)
+			       : k == 2 ? aligned_alloc(4096, 100)
+			       : k == 3 ? valloc(100)
+					: memalign(1 << 16, 5000);
+		size_t u = malloc_usable_size(p);
+		check(p && u >= 100, "usable size %zu of a block of 100 (kind %d)", u, k);
+		if (!p)
+			continue;
+		unsigned char fill = (unsigned char)(0x50 + k); /* not the last round's: its block is reused */
+		memset(p, fill, u);
+		unsigned char *r = realloc(p, u + 100000);
+		int kept = r != NULL;
+		for (size_t i = 0; r && i < u; i++)
+			kept &= r[i] == fill;
+		check(kept, "realloc lost bytes of the %zu usable (kind %d)", u, k);
+		free(r);
+	}
+}
+
 /* -------------------------------------------------------- abi, events -- */
 
 /* struct meminst_status_info as 0.1.0 laid it out: programs built with that
@@ -494,6 +523,7 @@ int main(int argc, char **argv)
 	}
 	check_alignment(mode);
 	check_contents();
+	check_usable_kept();
 	printf("%d checks, %d failed\n", checks, failures);
 	return failures != 0;
 }

@@ -3,7 +3,9 @@
 ** tests (tests/integration/cxx.sh): std::vector, std::map,
 ** std::unordered_map, std::string, std::shared_ptr, new/delete,
 ** new[]/delete[], aligned new (an alignas(64) type, plain and array),
-** nothrow new, and a failing nothrow new.
+** nothrow new, and a failing nothrow new; a failing nothrow new runs the
+** new-handler as libstdc++'s does (a handler freeing a reserve is how a
+** program gets its block on the retry).
 **
 ** stdout is the same with and without libmeminst.  When it is preloaded
 ** and on, the probes (probe.h) also check that new and new[] are counted
@@ -97,6 +99,31 @@ static int raw_new(unsigned long *h)
 	return bad;
 }
 
+/* How many times a failing nothrow new (plain, array, aligned) called the
+** new-handler: 3 each, the handler removing itself at its third call. */
+static int handler_calls;
+static void counting_handler()
+{
+	if (++handler_calls >= 3)
+		std::set_new_handler(nullptr);
+}
+static void nothrow_handler()
+{
+	volatile size_t too_much = SIZE_MAX / 4;
+	int calls[4];
+	for (int k = 0; k < 4; k++) {
+		handler_calls = 0;
+		std::set_new_handler(counting_handler);
+		void *p = k == 0   ? ::operator new(too_much, std::nothrow)
+			  : k == 1 ? ::operator new[](too_much, std::nothrow)
+			  : k == 2 ? ::operator new(too_much, std::align_val_t(128), std::nothrow)
+				   : ::operator new[](too_much, std::align_val_t(128), std::nothrow);
+		sink = p;
+		calls[k] = handler_calls;
+	}
+	std::printf("nothrow new-handler calls %d %d %d %d\n", calls[0], calls[1], calls[2], calls[3]);
+}
+
 /* new and new[] go to their own allocators, with the requested sizes. */
 static void probe_new_counts()
 {
@@ -134,6 +161,7 @@ int main(int argc, char **argv)
 	probe_reader();
 	unsigned long h = containers();
 	int bad = raw_new(&h);
+	nothrow_handler();
 	probe_new_counts();
 	probe_check_own_class_empty(argv[0], 1000);
 	probe_check_sums("at the end");

@@ -77,6 +77,9 @@ int main(int argc, char **argv)
 	/* failures set errno to ENOMEM, with or without meminst */
 	printf("malloc huge %d\n", AFTER(sink = malloc((size_t)-4096)));
 	printf("calloc overflow %d\n", AFTER(sink = calloc((size_t)-1 / 2, 4)));
+	/* glibc's posix_memalign leaves its failed malloc's ENOMEM in errno */
+	printf("posix_memalign huge %d\n", AFTER(posix_memalign(&p, 64, (size_t)-4096)));
+	printf("posix_memalign bad alignment %d\n", AFTER(posix_memalign(&p, 24, 100)));
 	struct timespec ts = {0, 2000000};
 	printf("nanosleep %d\n", AFTER(nanosleep(&ts, NULL)));
 	printf("usleep %d\n", AFTER(usleep(2000)));

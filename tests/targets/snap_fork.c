@@ -14,12 +14,16 @@
 **   child1   95 blocks  6400 bytes   (and 90, 85 for children 2 and 3)
 **
 ** Output order is fixed: stdout is flushed before each fork and each
-** child is waited for before the next.
+** child is waited for before the next.  With the argument "_exit" the
+** children end with _exit(0) (as most forked children do), not exit().
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <string.h>
 #include <unistd.h>
+
+static int raw_exit; /* the children end with _exit */
 
 /* volatile: stores the compiler may not drop, nor the mallocs with them */
 static void *volatile blocks[100 + 15];
@@ -34,11 +38,16 @@ static void child(int i)
 	for (int k = 0; k < 5 * i; k++)
 		blocks[n++] = malloc(128);
 	printf("child%d %d %d %d\n", i, (int)getpid(), 100 - 5 * i, (100 - 10 * i) * 64 + 5 * i * 128);
+	if (raw_exit) {
+		fflush(stdout);
+		_exit(0);
+	}
 	exit(0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	raw_exit = argc > 1 && !strcmp(argv[1], "_exit");
 	for (int k = 0; k < 100; k++)
 		blocks[k] = malloc(64);
 	for (int i = 1; i <= 3; i++) {

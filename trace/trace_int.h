@@ -173,6 +173,10 @@ void trace_sample_masked(bool blocked);
 bool trace_sample_alt_too_small(const stack_t *ss);
 void trace_sample_alt_stack(bool small);
 void trace_sample_no_room(void);
+/* The calling thread's own stack (trace_thread.c, trace_unwind.c);
+** whether this frame is on another (a coroutine's): then no walk. */
+void trace_unwind_home(uintptr_t lo, uintptr_t hi);
+bool trace_unwind_off_home(void);
 void trace_sample_mask_sync(void);
 /* System calls that a handler installed with SA_RESTART does not cut short
 ** (the kernel restarts them, or they do not sleep): nanosleep, poll, select,

@@ -137,17 +137,21 @@ static unsigned sample_cut(uint64_t *frames, unsigned n)
 ** turns on, has 18160 bytes: walked). */
 #define SAMPLE_ALT_STACK_MIN (16 * 1024)
 
-static bool sample_on_small_alt_stack(const ucontext_t *u)
+/* Whether the handler may walk: on the thread's alternate stack, one of
+** SAMPLE_ALT_STACK_MIN or more; else on the thread's own stack, not a
+** coroutine's (trace_unwind_off_home). */
+static bool sample_room_to_walk(const ucontext_t *u)
 {
 	char here;
 	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, sp = (uintptr_t)&here;
-	return !(u->uc_stack.ss_flags & SS_DISABLE) && u->uc_stack.ss_size < SAMPLE_ALT_STACK_MIN &&
-	       sp >= lo && sp < lo + u->uc_stack.ss_size;
+	if (!(u->uc_stack.ss_flags & SS_DISABLE) && sp >= lo && sp < lo + u->uc_stack.ss_size)
+		return u->uc_stack.ss_size >= SAMPLE_ALT_STACK_MIN;
+	return !trace_unwind_off_home();
 }
 
 unsigned trace_sample_walk(void *uc, uint64_t *frames)
 {
-	unsigned n = sample_on_small_alt_stack(uc) ? 0 : trace_unwind_signal(uc, frames, trace_sample_depth + 1);
+	unsigned n = !sample_room_to_walk(uc) ? 0 : trace_unwind_signal(uc, frames, trace_sample_depth + 1);
 	if (n == 0) { /* the thread was unwinding itself: keep the pc at least */
 		frames[0] = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 		n = 1;

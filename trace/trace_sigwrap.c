@@ -74,6 +74,19 @@ ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 	return sigwrap_signal(sig, handler, SA_RESTART);
 }
 
+/* The next definition of name (libc's) in a static real_ of type; none
+** (no C library under us): -1 with errno ENOSYS. */
+#define NEXT_REAL(name, type)                                                   \
+	static type *real_;                                                     \
+	if (!real_) {                                                           \
+		void *fn_ = dlsym(RTLD_NEXT, #name);                            \
+		memcpy(&real_, &fn_, sizeof fn_);                               \
+		if (!real_) {                                                   \
+			errno = ENOSYS;                                         \
+			return -1;                                              \
+		}                                                               \
+	}
+
 /*
 ** A thread that blocks SIGPROF stops its sampling timer until it unblocks
 ** it (trace_sample_masked): our ticks, pending while blocked, would be
@@ -119,12 +132,8 @@ ALLOC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 
 ALLOC_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static sigmask_fn *real;
-	if (!real && !(real = sigwrap_mask_real("sigprocmask"))) {
-		errno = ENOSYS;
-		return -1;
-	}
-	int r = real(how, set, old);
+	NEXT_REAL(sigprocmask, sigmask_fn);
+	int r = real_(how, set, old);
 	if (r == 0)
 		sigwrap_masked(how, set, __builtin_return_address(0));
 	return r;
@@ -140,22 +149,14 @@ typedef int sigaltstack_fn(const stack_t *, stack_t *);
 
 ALLOC_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
-	static sigaltstack_fn *real;
-	if (!real) {
-		void *fn = dlsym(RTLD_NEXT, "sigaltstack");
-		memcpy(&real, &fn, sizeof fn);
-		if (!real) {
-			errno = ENOSYS;
-			return -1;
-		}
-	}
+	NEXT_REAL(sigaltstack, sigaltstack_fn);
 	if (!ss || !atomic_load(&trace_sample_running))
-		return real(ss, old);
+		return real_(ss, old);
 	sigset_t prof, was;
 	sigemptyset(&prof);
 	sigaddset(&prof, SIGPROF);
 	alloc_sys_sigmask(SIG_BLOCK, &prof, &was);
-	int r = real(ss, old), e = errno;
+	int r = real_(ss, old), e = errno;
 	if (r == 0)
 		trace_sample_alt_stack(trace_sample_alt_too_small(ss));
 	alloc_sys_sigmask(SIG_SETMASK, &was, NULL);
@@ -174,15 +175,7 @@ typedef int sigtimedwait_fn(const sigset_t *, siginfo_t *, const struct timespec
 
 ALLOC_EDGE static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-	static sigtimedwait_fn *real;
-	if (!real) {
-		void *fn = dlsym(RTLD_NEXT, "sigtimedwait");
-		memcpy(&real, &fn, sizeof fn);
-		if (!real) {
-			errno = ENOSYS;
-			return -1;
-		}
-	}
+	NEXT_REAL(sigtimedwait, sigtimedwait_fn);
 	siginfo_t own;
 	struct timespec end = {0, 0}, left;
 	if (!info)
@@ -195,7 +188,7 @@ ALLOC_EDGE static int sigwrap_wait(const sigset_t *set, siginfo_t *info, const s
 		left = *timeout;
 	}
 	for (;;) {
-		int sig = real(set, info, timeout ? &left : NULL);
+		int sig = real_(set, info, timeout ? &left : NULL);
 		if (sig != SIGPROF || !trace_sample_tick_drop(info))
 			return sig;
 		if (timeout) {
@@ -295,17 +288,6 @@ static int sigwrap_exec_end(sigwrap_exec_t x, int r)
 	return r;
 }
 
-#define EXEC_REAL(name, type)                                                   \
-	static type *real_;                                                     \
-	if (!real_) {                                                           \
-		void *fn_ = dlsym(RTLD_NEXT, #name);                            \
-		memcpy(&real_, &fn_, sizeof fn_);                               \
-		if (!real_) {                                                   \
-			errno = ENOSYS;                                         \
-			return -1;                                              \
-		}                                                               \
-	}
-
 /*
 ** A statically linked program cannot take LD_PRELOAD: a child the program
 ** runs so is not measured, and the launcher saw nothing of it (`meminst --
@@ -348,7 +330,7 @@ typedef int fexecve_fn(int, char *const[], char *const[]);
 
 ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	EXEC_REAL(execve, execve_fn);
+	NEXT_REAL(execve, execve_fn);
 	sigwrap_exec_static(path);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv, envp));
@@ -356,7 +338,7 @@ ALLOC_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 
 ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	EXEC_REAL(execvpe, execve_fn);
+	NEXT_REAL(execvpe, execve_fn);
 	if (strchr(file, '/')) /* else found in PATH by libc */
 		sigwrap_exec_static(file);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
@@ -365,7 +347,7 @@ ALLOC_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[
 
 ALLOC_EXPORT int execv(const char *path, char *const argv[])
 {
-	EXEC_REAL(execv, execv_fn);
+	NEXT_REAL(execv, execv_fn);
 	sigwrap_exec_static(path);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(path, argv));
@@ -373,7 +355,7 @@ ALLOC_EXPORT int execv(const char *path, char *const argv[])
 
 ALLOC_EXPORT int execvp(const char *file, char *const argv[])
 {
-	EXEC_REAL(execvp, execv_fn);
+	NEXT_REAL(execvp, execv_fn);
 	if (strchr(file, '/')) /* else found in PATH by libc */
 		sigwrap_exec_static(file);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
@@ -382,7 +364,7 @@ ALLOC_EXPORT int execvp(const char *file, char *const argv[])
 
 ALLOC_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	EXEC_REAL(fexecve, fexecve_fn);
+	NEXT_REAL(fexecve, fexecve_fn);
 	sigwrap_exec_t wall = sigwrap_exec_begin((void *)real_);
 	return sigwrap_exec_end(wall, real_(fd, argv, envp));
 }

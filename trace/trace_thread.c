@@ -20,6 +20,8 @@ struct thread_tramp {
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
 	bool small_own; /* on a stack of the program's under THREAD_OWN_SMALL */
+	uintptr_t stack_lo; /* a stack of the program's: where it starts, else 0 */
+	size_t stack_size;  /* its size, 0 when not known */
 };
 
 static void thread_end(void *arg)
@@ -30,6 +32,19 @@ static void thread_end(void *arg)
 	alloc_region_thread_end();
 }
 
+/* The thread's own stack, for trace_unwind_off_home: the program's, as
+** given; glibc's, the size below this frame (the thread's descriptor and
+** static TLS are above it, within THREAD_HOME_ABOVE). */
+#define THREAD_HOME_ABOVE (64 * 1024)
+static void thread_home(const struct thread_tramp *tp)
+{
+	char here;
+	if (tp->stack_lo)
+		trace_unwind_home(tp->stack_lo, tp->stack_lo + tp->stack_size);
+	else if (tp->stack_size)
+		trace_unwind_home((uintptr_t)&here - tp->stack_size, (uintptr_t)&here + THREAD_HOME_ABOVE);
+}
+
 /* The new thread's first frame.  The cleanup handler also runs when the
 ** thread leaves by pthread_exit or is cancelled. */
 ALLOC_EDGE static void *thread_main(void *p)
@@ -37,6 +52,7 @@ ALLOC_EDGE static void *thread_main(void *p)
 	struct thread_tramp tp = *(struct thread_tramp *)p;
 	alloc_real.free(p);
 	trace_tls.internal = tp.internal; /* before its record is made */
+	thread_home(&tp);
 	trace_thread_begin(tp.parent_no, tp.member_gen);
 	if (tp.internal) /* the snapshot service: not a thread of the program */
 		trace_sample_thread_internal();
@@ -127,6 +143,28 @@ static const pthread_attr_t *thread_roomier(const pthread_attr_t *attr, pthread_
 	return copy;
 }
 
+/* Where the new thread's stack is, as far as attr says (thread_home). */
+static void thread_stack_known(const pthread_attr_t *attr, struct thread_tramp *tp)
+{
+	void *lo = NULL;
+	size_t size = 0;
+	tp->stack_lo = 0;
+	tp->stack_size = 0;
+	if (thread_own_stack(attr) && pthread_attr_getstack(attr, &lo, &size) == 0) {
+		tp->stack_lo = (uintptr_t)lo;
+		tp->stack_size = size;
+	} else if (attr && pthread_attr_getstacksize(attr, &size) == 0 && size) {
+		tp->stack_size = size;
+	} else {
+		pthread_attr_t d;
+		if (pthread_getattr_default_np(&d) == 0) {
+			if (pthread_attr_getstacksize(&d, &size) == 0)
+				tp->stack_size = size;
+			pthread_attr_destroy(&d);
+		}
+	}
+}
+
 ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *),
 				void *arg)
 {
@@ -153,6 +191,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	pthread_attr_t copy;
 	bool made = false;
 	const pthread_attr_t *use = tp->internal ? attr : thread_roomier(attr, &copy, &made);
+	thread_stack_known(use, tp);
 	int rc = real(th, use, thread_main, tp);
 	if (made)
 		pthread_attr_destroy(&copy);

@@ -66,6 +66,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -355,12 +356,50 @@ static unsigned unwind_walk(unw_cursor_t *c, uint64_t *frames, unsigned max)
 	return n;
 }
 
+/*
+** The thread's own stack, [home_lo, home_hi): set as it starts
+** (trace_thread.c), the main thread's here.  A walk takes about 10 KiB of
+** stack below where it starts; on another stack, a coroutine's
+** (makecontext, a green-thread library) of a size meminst does not know,
+** it would write past the end: an 8 KiB one from malloc died under
+** sample=2000.  No walk there: a sample keeps its pc, an allocation is
+** typed by its site.  Not known (a thread of a raw clone): walked.
+*/
+static __thread uintptr_t home_lo ALLOC_TLS_MODEL, home_hi ALLOC_TLS_MODEL;
+
+void trace_unwind_home(uintptr_t lo, uintptr_t hi)
+{
+	home_lo = lo;
+	home_hi = hi;
+}
+
+bool trace_unwind_off_home(void)
+{
+	char here;
+	uintptr_t sp = (uintptr_t)&here;
+	return home_hi && (sp < home_lo || sp >= home_hi);
+}
+
+/* The main thread's: as deep as its limit lets it grow (1 GiB when there
+** is none), and the arguments and environment above this frame. */
+static void unwind_main_home(void)
+{
+	char here;
+	struct rlimit rl;
+	uint64_t deep = 1ull << 30;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < deep)
+		deep = rl.rlim_cur < (8u << 20) ? 8u << 20 : rl.rlim_cur;
+	if (alloc_sys_gettid() == getpid() && (uintptr_t)&here > deep)
+		trace_unwind_home((uintptr_t)&here - deep, (uintptr_t)&here + (64u << 20));
+}
+
 int trace_unwind_init(void)
 {
 	static bool done;
 	if (done)
 		return 0;
 	done = true;
+	unwind_main_home();
 	/* libunwind's range first: its set-up makes its pipe (pipe2) */
 	uintptr_t self[3] = {(uintptr_t)&trace_unwind_init, 0, 0};
 	uintptr_t lib[3] = {(uintptr_t)&unw_backtrace, 0, 0};
@@ -528,7 +567,7 @@ unsigned trace_unwind_here(uint64_t *frames, unsigned max, bool may_wait)
 	enum { SELF_MAX = 16 }; /* sampler, tracer, hooks, allocator entry */
 	unsigned want = max + SELF_MAX;
 	void *buf[want];
-	if (unwind_loader_mine(0, false) || !trace_unwind_enter(may_wait))
+	if (trace_unwind_off_home() || unwind_loader_mine(0, false) || !trace_unwind_enter(may_wait))
 		return 0;
 	int n = unwind_backtrace_normal(buf, (int)want);
 	trace_unwind_leave();
@@ -549,7 +588,7 @@ static unsigned unwind_from(uint64_t site, uint64_t *frames, unsigned max, unsig
 {
 	unsigned want = max + own;
 	void *buf[want];
-	if (!trace_unwind_enter(true))
+	if (trace_unwind_off_home() || !trace_unwind_enter(true))
 		return 0;
 	int n = unwind_backtrace_normal(buf, (int)want);
 	trace_unwind_leave();
@@ -585,7 +624,7 @@ unsigned trace_unwind_slots(uint64_t site, uint64_t *frames, uint64_t *slots, un
 	unw_context_t uc;
 	unw_cursor_t c;
 	unsigned n = 0, seen = 0;
-	if (!trace_unwind_enter(true))
+	if (trace_unwind_off_home() || !trace_unwind_enter(true))
 		return 0;
 	if (unw_getcontext(&uc) == 0 && unw_init_local(&c, &uc) == 0) {
 		while (n < max && (n || seen++ <= OWN_MAX)) {

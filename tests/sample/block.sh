@@ -77,6 +77,14 @@ for clock in cpu wall; do
 	st_case $l "sample=1000,sample_clock=$clock" "$ST_BLOCK" small 300
 	st_done $l small
 	st_verdict "$l: a small stack with a signal stack survives sampling"
+	# a coroutine on 8 KiB from malloc, no signal stack: the walk wrote
+	# below it into the heap (SIGSEGV or a damaged heap at 2000 Hz); now
+	# its samples keep their pc, its allocations are typed by their site
+	l=coro-$clock
+	st_case $l "sample=2000,sample_clock=$clock" "$ST_BLOCK" coro 300
+	st_done $l coro
+	grep -q '^coro overwritten' "$MI_TMP/$l.out" && mi_why_add "$(grep '^coro overwritten' "$MI_TMP/$l.out")"
+	st_verdict "$l: a coroutine's small stack is not written past"
 	# a signal stack of 8 KiB, too small for the walk: the pc alone; one
 	# of 18160 bytes (Python's faulthandler): stacks walked to main; one
 	# of MINSIGSTKSZ (2048), under the kernel's signal frame with AVX-512

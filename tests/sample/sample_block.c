@@ -28,6 +28,11 @@
 **                MINSIGSTKSZ; 18160: Python's faulthandler) and burns MS
 **                ms of CPU on its own
 **                stack; prints "alt done"
+**   coro MS      burns MS ms of CPU in a coroutine (makecontext) on a
+**                stack of 8 KiB at the top of 64 KiB from malloc, no
+**                signal stack; the 56 KiB below are filled with a pattern
+**                and checked after: a walk on the coroutine's stack wrote
+**                there ("coro overwritten N")
 **   masked MS    blocks every signal, then burns MS ms of CPU in a thread
 **                (a daemon's threads: no timer tick reaches them)
 **   exec N       burns 2 ms of CPU and executes itself with N - 1, down to
@@ -276,6 +281,32 @@ static int small_stack(void)
 	return swapcontext(&small_main_ctx, &small_ctx) == 0 ? 0 : 1;
 }
 
+/* A coroutine of a green-thread library: a small stack from malloc. */
+#define CORO_ROOM (64 * 1024)
+#define CORO_STACK 8192
+static int coro_stack(void)
+{
+	unsigned char *mem = malloc(CORO_ROOM);
+	if (!mem || getcontext(&small_ctx) != 0) {
+		perror("coro");
+		return 1;
+	}
+	memset(mem, 0xa5, CORO_ROOM - CORO_STACK);
+	small_ctx.uc_stack.ss_sp = mem + CORO_ROOM - CORO_STACK;
+	small_ctx.uc_stack.ss_size = CORO_STACK;
+	small_ctx.uc_link = &small_main_ctx;
+	makecontext(&small_ctx, small_run, 0);
+	if (swapcontext(&small_main_ctx, &small_ctx) != 0)
+		return 1;
+	size_t changed = 0;
+	for (size_t i = 0; i < CORO_ROOM - CORO_STACK; i++)
+		changed += mem[i] != 0xa5;
+	if (changed)
+		printf("coro overwritten %zu\n", changed);
+	free(mem);
+	return changed != 0;
+}
+
 static volatile sig_atomic_t caught;
 static void on_term(int sig)
 {
@@ -428,6 +459,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "small") && argc > 2) {
 		ms_arg = atof(argv[2]);
 		failures = small_stack();
+	} else if (!strcmp(what, "coro") && argc > 2) {
+		ms_arg = atof(argv[2]);
+		failures = coro_stack();
 	} else if (!strcmp(what, "alt") && argc > 2) {
 		size_t size = argc > 3 ? (size_t)atol(argv[3]) : 8192;
 		stack_t alt = {.ss_sp = malloc(size), .ss_size = size};
@@ -473,7 +507,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(what, "threads") && argc > 2) {
 		failures = short_threads(atoi(argv[2]));
 	} else {
-		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS | threads N\n");
+		fprintf(stderr, "usage: sample_block block [MS] | deep N MS | burn MS END | catch | small MS | coro MS | alt MS | masked MS | exec N | sigwait MS | signalfd MS | inherit MS | threads N\n");
 		return 2;
 	}
 	printf("%s done\n", what);

@@ -47,7 +47,6 @@ typedef struct heap_block {
 static struct {
 	heap_block_t *free[HEAP_CLASSES];
 	char *bump, *end; /* what is left of the newest chunk */
-	size_t mapped;    /* chunks and own mappings, for the figures */
 } heap;
 
 /* The class of a request of n bytes (1 <= n <= HEAP_SMALL_MAX). */
@@ -76,8 +75,6 @@ static void *heap_map(size_t len)
 	int saved_errno = errno;
 	void *p = alloc_sys_map(len);
 	errno = saved_errno;
-	if (p)
-		heap.mapped += len;
 	return p;
 }
 
@@ -131,7 +128,6 @@ static void heap_free(void *p)
 		int saved_errno = errno;
 		munmap(h, len);
 		errno = saved_errno;
-		heap.mapped -= len;
 		return;
 	}
 	heap_block_t *b = p;
@@ -186,8 +182,3 @@ static void heap_shutdown(void *unused)
 
 const sqlite3_mem_methods alloc_sqlite_heap_methods = {heap_malloc,  heap_free, heap_realloc,  heap_size,
 						       heap_roundup, heap_init, heap_shutdown, NULL};
-
-size_t alloc_sqlite_heap_mapped(void)
-{
-	return heap.mapped;
-}

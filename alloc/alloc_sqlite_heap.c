@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "alloc_sqlite_int.h"
 
@@ -126,7 +125,7 @@ static void heap_free(void *p)
 	if (h[0] & HEAP_OWN_MAPPING) {
 		size_t len = (size_t)(h[0] & ~HEAP_OWN_MAPPING);
 		int saved_errno = errno;
-		munmap(h, len);
+		alloc_sys_unmap(h, len);
 		errno = saved_errno;
 		return;
 	}

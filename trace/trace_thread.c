@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 
 struct thread_tramp {
 	void *(*start)(void *);
@@ -52,7 +51,7 @@ static void thread_tramp_free(struct thread_tramp *tp)
 	if (!tp->internal)
 		return alloc_real.free(tp);
 	int saved_errno = errno;
-	munmap(tp, sizeof *tp);
+	alloc_sys_unmap(tp, sizeof *tp);
 	errno = saved_errno;
 }
 

@@ -25,7 +25,7 @@
 ** KiB, is reserved at start: the address space a program sees taken at
 ** start stays small (meminst(7)).
 */
-#define ALLOC_TABLE_DIR_MAX 512
+#define ALLOC_TABLE_DIR_MAX 1024 /* chunks of 1,024 entries: 2^20 types */
 typedef struct alloc_table_s {
 	const char *what;   /* for the warning when a chunk cannot be mapped */
 	size_t esize;

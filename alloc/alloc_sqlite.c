@@ -18,8 +18,9 @@
 ** never stores pays nothing for it: single-threaded (every call into it is
 ** made under sq_store_lock, which fork's prepare handler takes too, so no
 ** mutex of SQLite's is needed nor can be left held in a child), its memory
-** straight from the backend allocator (no header, not counted, never
-** through the interposed malloc), no log callback, statistics off.  Files
+** from a heap of meminst's own (alloc_sqlite_heap.c: no header of the
+** interposed malloc's, not counted, no glibc arena for the service
+** thread), no log callback, statistics off.  Files
 ** go through its own unix VFS; temporary data (statement journals) stays
 ** in memory, so TMPDIR and the program's descriptors are not involved.
 ** Everything here still runs guarded: libc calls of ours (dl_iterate_phdr,
@@ -56,45 +57,6 @@
 
 /* ------------------------------------------------- the private SQLite -- */
 
-/* SQLite's memory, from the backend allocator directly.  Its blocks carry
-** no header of ours and are never counted; the backend's usable size is at
-** least what was asked, which is all xSize must give. */
-static void *sq_mem_malloc(int n)
-{
-	return alloc_real.malloc((size_t)n);
-}
-
-static void sq_mem_free(void *p)
-{
-	alloc_real.free(p);
-}
-
-static void *sq_mem_realloc(void *p, int n)
-{
-	return alloc_real.realloc(p, (size_t)n);
-}
-
-static int sq_mem_size(void *p)
-{
-	return p ? (int)alloc_real.usable_size(p) : 0;
-}
-
-static int sq_mem_roundup(int n)
-{
-	return (n + 7) & ~7;
-}
-
-static int sq_mem_init(void *unused)
-{
-	(void)unused;
-	return SQLITE_OK;
-}
-
-static void sq_mem_shutdown(void *unused)
-{
-	(void)unused;
-}
-
 /*
 ** Configure and initialise the private copy, once (under sq_store_lock).
 ** 0, or -1 with the reason in err.
@@ -102,13 +64,11 @@ static void sq_mem_shutdown(void *unused)
 static int sq_init(char *err, size_t errlen)
 {
 	static bool done;
-	static const sqlite3_mem_methods mem = {sq_mem_malloc, sq_mem_free,    sq_mem_realloc,  sq_mem_size,
-						sq_mem_roundup, sq_mem_init, sq_mem_shutdown, NULL};
 	if (done)
 		return 0;
 	int rc = sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &mem);
+		rc = sqlite3_config(SQLITE_CONFIG_MALLOC, &alloc_sqlite_heap_methods);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (rc == SQLITE_OK)

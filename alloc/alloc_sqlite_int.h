@@ -105,6 +105,9 @@ typedef struct sq_writer_s {
 int alloc_sqlite_fail(sq_writer_t *w, const char *what);
 int alloc_sqlite_exec(sq_writer_t *w, const char *sql);
 void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st);
+
+/* "alloc_sqlite_heap.c": SQLite's memory (SQLITE_CONFIG_MALLOC) */
+extern const sqlite3_mem_methods alloc_sqlite_heap_methods;
 int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...);
 sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
 int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed */

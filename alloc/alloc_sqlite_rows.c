@@ -297,6 +297,13 @@ typedef struct sq_modules_s {
 	size_t n, cap;
 } sq_modules_t;
 
+static int sq_module_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size;
+	((sq_modules_t *)arg)->n++;
+	return 0;
+}
+
 /* The build-id as hex text ("" when there is none). */
 static int sq_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -328,8 +335,13 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	if (k && k->loads_known && adds == k->loads_adds && subs == k->loads_subs &&
 	    sq_unchanged(w, &k->modules, k->loads_hash, latest, &w->modules))
 		return 0;
-	sq_modules_t ms = {.cap = 4096};
-	size_t bytes = ms.cap * sizeof(sq_module_t);
+	/* room for the modules there are and 64 more (a dlopen meanwhile):
+	** 4,096 took 2.4 MB of address space at each store, which a program
+	** under RLIMIT_AS no longer had (meminst(7)) */
+	sq_modules_t ms = {.cap = SIZE_MAX};
+	alloc_sys_dl_iterate(sq_module_count_cb, &ms);
+	ms.cap = ms.n + 64, ms.n = 0;
+	size_t bytes = (ms.cap * sizeof(sq_module_t) + 4095) & ~(size_t)4095;
 	if (!(ms.m = alloc_sys_map(bytes)))
 		return alloc_sqlite_fail(w, "out of memory");
 	/* not trace_loader_iterate: the store lock, which fork's prepare

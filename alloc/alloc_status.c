@@ -33,20 +33,22 @@
 _Atomic uint32_t alloc_epoch[ALLOC_K_COUNT];
 
 /* The entries of each kind, in tables that grow as numbers are handed out
-** (alloc_stat_reserve); 256 KiB chunks for the large kinds. */
+** (alloc_stat_reserve); chunks of 1,024 entries (128 KiB) for the large
+** kinds: the first and the overflow number's are mapped at start, and 4,096
+** took 4 MiB of the address space of a program under RLIMIT_AS. */
 static alloc_table_t stat_tables[ALLOC_K_COUNT] = {
 	ALLOC_TABLE("total", alloc_stat_t, 1, 4),
 	ALLOC_TABLE("allocators", alloc_stat_t, 16, 4),
-	ALLOC_TABLE("classes", alloc_stat_t, 1u << 16, 12),
-	ALLOC_TABLE("types", alloc_stat_t, ALLOC_TYPE_MAX + 1, 12),
-	ALLOC_TABLE("threads", alloc_stat_t, ALLOC_THREAD_MAX + 1, 12),
+	ALLOC_TABLE("classes", alloc_stat_t, 1u << 16, 10),
+	ALLOC_TABLE("types", alloc_stat_t, ALLOC_TYPE_MAX + 1, 10),
+	ALLOC_TABLE("threads", alloc_stat_t, ALLOC_THREAD_MAX + 1, 10),
 };
 
 /* Each type's size histogram (the total's is their sum). */
 typedef struct alloc_hist_s {
 	_Atomic uint64_t n[ALLOC_HIST_BUCKETS];
 } alloc_hist_t;
-static alloc_table_t hist_table = ALLOC_TABLE("size histograms", alloc_hist_t, ALLOC_TYPE_MAX + 1, 11);
+static alloc_table_t hist_table = ALLOC_TABLE("size histograms", alloc_hist_t, ALLOC_TYPE_MAX + 1, 10);
 
 /* The entries every process uses from the start: the total, the
 ** allocators, number 0 of each kind and the overflow type and thread.

@@ -83,9 +83,9 @@ static struct tag_global {
 	_Atomic int warned[ALLOC_K_COUNT]; /* a kind's tables could not grow */
 } tag = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.classes = ALLOC_TABLE("classes", tag_class_t, TAG_CLASS_MAX, 12),
-	.types = ALLOC_TABLE("types", tag_type_t, ALLOC_TYPE_MAX + 1, 12),
-	.threads = ALLOC_TABLE("threads", tag_thread_t, ALLOC_THREAD_MAX + 1, 12),
+	.classes = ALLOC_TABLE("classes", tag_class_t, TAG_CLASS_MAX, 10),
+	.types = ALLOC_TABLE("types", tag_type_t, ALLOC_TYPE_MAX + 1, 10),
+	.threads = ALLOC_TABLE("threads", tag_thread_t, ALLOC_THREAD_MAX + 1, 10),
 };
 
 _Atomic uint32_t alloc_ntypes, alloc_nthreads;

@@ -45,12 +45,38 @@ static void thread_home(const struct thread_tramp *tp)
 		trace_unwind_home((uintptr_t)&here - tp->stack_size, (uintptr_t)&here + THREAD_HOME_ABOVE);
 }
 
+/*
+** A thread of meminst's own (made inside its guard) gets its trampoline
+** from a mapping, not from the backend: with glibc, a thread's first
+** malloc or free gives it an arena, 64 MiB of address space (128 MiB for a
+** moment) that a program under RLIMIT_AS would no longer have, and this
+** free was the only call of glibc's allocator such a thread made.
+*/
+static struct thread_tramp *thread_tramp_new(bool internal)
+{
+	if (!internal)
+		return alloc_real.malloc(sizeof(struct thread_tramp));
+	int saved_errno = errno;
+	struct thread_tramp *tp = alloc_sys_map(sizeof *tp);
+	errno = saved_errno;
+	return tp;
+}
+
+static void thread_tramp_free(struct thread_tramp *tp)
+{
+	if (!tp->internal)
+		return alloc_real.free(tp);
+	int saved_errno = errno;
+	alloc_sys_unmap(tp, sizeof *tp);
+	errno = saved_errno;
+}
+
 /* The new thread's first frame.  The cleanup handler also runs when the
 ** thread leaves by pthread_exit or is cancelled. */
 ALLOC_EDGE static void *thread_main(void *p)
 {
 	struct thread_tramp tp = *(struct thread_tramp *)p;
-	alloc_real.free(p);
+	thread_tramp_free(p);
 	trace_tls.internal = tp.internal; /* before its record is made */
 	thread_home(&tp);
 	trace_thread_begin(tp.parent_no, tp.member_gen);
@@ -179,7 +205,7 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	/* before start the backend may not be resolved: pass the thread through */
 	if (atomic_load(&alloc_state) != 2 || !alloc_real.malloc)
 		return real(th, attr, start, arg);
-	struct thread_tramp *tp = alloc_real.malloc(sizeof *tp);
+	struct thread_tramp *tp = thread_tramp_new(alloc_tls.guard > 0);
 	if (!tp)
 		return EAGAIN;
 	tp->start = start;
@@ -196,6 +222,6 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	if (made)
 		pthread_attr_destroy(&copy);
 	if (rc != 0)
-		alloc_real.free(tp);
+		thread_tramp_free(tp);
 	return rc;
 }

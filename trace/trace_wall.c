@@ -71,6 +71,7 @@ typedef struct wall_slot_s {
 } wall_slot_t;
 
 #define WALL_SLOTS 2048
+#define WALL_STACK ((size_t)256 << 10) /* each of its two threads' */
 #define WALL_COOKIE ((void *)wall_slots)
 
 static wall_slot_t wall_slots[WALL_SLOTS];
@@ -616,15 +617,21 @@ int trace_wall_start(uint64_t period_ns, uint64_t weight)
 	sigfillset(&all);
 	alloc_sys_sigmask(SIG_SETMASK, &all, &old);
 	atomic_store(&wall_run, true);
+	/* glibc's default stack is 8 MiB of address space each; they were
+	** seen to touch 16 KiB */
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, WALL_STACK);
 	alloc_guard_enter(); /* their stacks and TLS are not the program's */
 	atomic_store(&wall_probe_quit, false);
 	atomic_store(&wall_probe_ready, 0);
-	if (!create || alloc_own_thread_create(create, &wall_probe_thread, NULL, wall_probe_main, NULL) != 0)
+	if (!create || alloc_own_thread_create(create, &wall_probe_thread, &at, wall_probe_main, NULL) != 0)
 		atomic_store(&wall_probe_ready, -1);
 	while (!atomic_load(&wall_probe_ready))
 		alloc_sys_yield();
-	int rc = create ? alloc_own_thread_create(create, &wall_thread, NULL, wall_main, NULL) : ENOSYS;
+	int rc = create ? alloc_own_thread_create(create, &wall_thread, &at, wall_main, NULL) : ENOSYS;
 	alloc_guard_exit();
+	pthread_attr_destroy(&at);
 	alloc_sys_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		atomic_store(&wall_run, false);

@@ -56,6 +56,7 @@
 #define WQ_BUF_WORDS 8192 /* 64 KiB */
 
 #define WQ_REGION (2u << 20) /* buffers are mapped 32 at a time */
+#define WQ_REGION_SAMPLING (256u << 10) /* or 4, when no call is traced */
 
 /*
 ** One events buffer: 64 KiB, page-aligned (for O_DIRECT), in a 2 MiB
@@ -78,7 +79,8 @@ typedef union wq_buf_s {
 } wq_buf_t;
 _Static_assert(TRACE_CHUNK_WORDS + TRACE_EV_WORDS + 6 <= WQ_BUF_WORDS,
 	       "a full chunk leaves room for 48 bytes of padding in its buffer");
-_Static_assert(sizeof(wq_buf_t) == 65536 && WQ_REGION % sizeof(wq_buf_t) == 0, "buffers tile a region");
+_Static_assert(sizeof(wq_buf_t) == 65536 && WQ_REGION % sizeof(wq_buf_t) == 0 &&
+		       WQ_REGION_SAMPLING % sizeof(wq_buf_t) == 0, "buffers tile a region");
 
 static struct {
 	_Atomic int lock;
@@ -143,20 +145,24 @@ static wq_buf_t *wq_take_locked(void)
 ** out of memory.  Normal context (mmap). */
 static wq_buf_t *wq_map(void)
 {
-	char *m = alloc_sys_map(2 * WQ_REGION);
+	/* Sampling only (no calls: trace_want_clock 0, the launcher's CPU
+	** sampler) fills a buffer in seconds, not microseconds: a region of
+	** four, small pages, so that its first buffer costs 64 KiB of the
+	** resident set, not the 2 MiB page (issue 29: the launcher's peak
+	** RSS), and 256 KiB of address space, not 2 MiB (4 MiB for a moment, to
+	** align it): a program under RLIMIT_AS has the rest (meminst(7)). */
+	size_t size = trace_want_clock ? WQ_REGION : WQ_REGION_SAMPLING;
+	char *m = alloc_sys_map(trace_want_clock ? 2 * WQ_REGION : size), *r = m;
 	if (!m)
 		return NULL;
-	char *r = (char *)(((uintptr_t)m + WQ_REGION - 1) & ~(uintptr_t)(WQ_REGION - 1));
-	if (r > m) /* the region aligned to its size: keep only it */
-		munmap(m, (size_t)(r - m));
-	munmap(r + WQ_REGION, (size_t)(m + WQ_REGION - r));
-	/* Calls traced: a huge page (refused when THP is off: small pages).
-	** Sampling only (no calls: trace_want_clock 0, the launcher's CPU
-	** sampler) fills a buffer in seconds, not microseconds: small pages, so
-	** that its first buffer costs 64 KiB of the resident set, not the 2 MiB
-	** page (issue 29: the launcher's peak RSS). */
-	if (trace_want_clock)
+	if (trace_want_clock) { /* the region aligned to its size: keep only it */
+		r = (char *)(((uintptr_t)m + WQ_REGION - 1) & ~(uintptr_t)(WQ_REGION - 1));
+		if (r > m)
+			munmap(m, (size_t)(r - m));
+		munmap(r + WQ_REGION, (size_t)(m + WQ_REGION - r));
+		/* calls traced: a huge page (refused when THP is off: small pages) */
 		madvise(r, WQ_REGION, MADV_HUGEPAGE);
+	}
 	/* The others are taken in order by wq_take_locked; linking them all
 	** here wrote the last word of each, 31 pages (124 KiB) of a region
 	** touched before use (a sampling-only session uses two buffers). */
@@ -165,7 +171,7 @@ static wq_buf_t *wq_map(void)
 	while (wq.fresh < wq.fresh_end) /* another thread's region, mapped meanwhile */
 		wq_free_locked(wq.fresh++);
 	wq.fresh = b + 1;
-	wq.fresh_end = b + WQ_REGION / sizeof *b;
+	wq.fresh_end = b + size / sizeof *b;
 	trace_spin_unlock(&wq.lock);
 	return b;
 }

@@ -75,17 +75,17 @@ ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 }
 
 /* The next definition of name (libc's) in a static real_ of type; none
-** (no C library under us): -1 with errno ENOSYS. */
-#define NEXT_REAL(name, type)                                                   \
+** (no C library under us): the caller returns `failed` (NEXT_REAL: -1
+** with errno ENOSYS). */
+#define NEXT_REAL_OR(name, type, failed)                                        \
 	static type *real_;                                                     \
 	if (!real_) {                                                           \
 		void *fn_ = dlsym(RTLD_NEXT, #name);                            \
 		memcpy(&real_, &fn_, sizeof fn_);                               \
-		if (!real_) {                                                   \
-			errno = ENOSYS;                                         \
-			return -1;                                              \
-		}                                                               \
+		if (!real_)                                                     \
+			return failed;                                          \
 	}
+#define NEXT_REAL(name, type) NEXT_REAL_OR(name, type, (errno = ENOSYS, -1))
 
 /*
 ** A thread that blocks SIGPROF stops its sampling timer until it unblocks
@@ -95,14 +95,6 @@ ALLOC_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 ** a signal handler's sa_mask or siglongjmp is not seen.
 */
 typedef int sigmask_fn(int, const sigset_t *, sigset_t *);
-
-static sigmask_fn *sigwrap_mask_real(const char *name)
-{
-	void *fn = dlsym(RTLD_NEXT, name);
-	sigmask_fn *real;
-	memcpy(&real, &fn, sizeof fn);
-	return real;
-}
 
 /* `ra`: the caller.  Ours (libunwind blocks every signal around its walks,
 ** in our SIGPROF handler too, and restores a mask that blocks SIGPROF
@@ -121,10 +113,8 @@ static void sigwrap_masked(int how, const sigset_t *set, void *ra)
 
 ALLOC_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static sigmask_fn *real;
-	if (!real && !(real = sigwrap_mask_real("pthread_sigmask")))
-		return ENOSYS;
-	int r = real(how, set, old);
+	NEXT_REAL_OR(pthread_sigmask, sigmask_fn, ENOSYS);
+	int r = real_(how, set, old);
 	if (r == 0)
 		sigwrap_masked(how, set, __builtin_return_address(0));
 	return r;

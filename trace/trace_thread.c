@@ -19,7 +19,6 @@ struct thread_tramp {
 	uintptr_t site; /* pthread_create's caller: names the thread's stack */
 	uint32_t parent_no, member_gen;
 	bool internal; /* made by meminst itself (inside its guard) */
-	bool small_own; /* on a stack of the program's under THREAD_OWN_SMALL */
 	uintptr_t stack_lo; /* a stack of the program's: where it starts, else 0 */
 	size_t stack_size;  /* its size, 0 when not known */
 };
@@ -31,6 +30,13 @@ static void thread_end(void *arg)
 	trace_thread_exit();
 	alloc_region_thread_end();
 }
+
+/* A stack the program gave (pthread_attr_setstack) cannot grow: under
+** this size its thread is not sampled (trace_sample_no_room), as the
+** walk (about 10 KiB) and the static TLS glibc takes out of it would
+** not fit beside the program's frames.  A 16 KiB one from malloc had the
+** heap after it overwritten ("malloc(): mismatching next->prev_size"). */
+#define THREAD_OWN_SMALL (64 * 1024)
 
 /* The thread's own stack, for trace_unwind_off_home: the program's, as
 ** given; glibc's, the size below this frame (the thread's descriptor and
@@ -84,7 +90,7 @@ ALLOC_EDGE static void *thread_main(void *p)
 		trace_sample_thread_internal();
 	else {
 		trace_sample_thread_begin();
-		if (tp.small_own)
+		if (tp.stack_lo && tp.stack_size < THREAD_OWN_SMALL)
 			trace_sample_no_room();
 		alloc_region_thread_begin(tp.site);
 	}
@@ -122,37 +128,29 @@ static bool thread_own_stack(const pthread_attr_t *attr)
 #define THREAD_STACK_EXTRA (64 * 1024)
 #define THREAD_STACK_SMALL (1024 * 1024)
 
-/* A stack the program gave (pthread_attr_setstack) cannot grow: under
-** this size its thread is not sampled (trace_sample_no_room), as the
-** walk (about 10 KiB) and the static TLS glibc takes out of it would
-** not fit beside the program's frames.  A 16 KiB one from malloc had the
-** heap after it overwritten ("malloc(): mismatching next->prev_size"). */
-#define THREAD_OWN_SMALL (64 * 1024)
 
-static bool thread_own_small(const pthread_attr_t *attr)
+/* The size of the stack glibc makes for attr (the default, which ulimit
+** -s sets, when attr says none); 0 when not known. */
+static size_t thread_stack_size(const pthread_attr_t *attr)
 {
-	void *lo = NULL;
 	size_t size = 0;
-	return thread_own_stack(attr) && pthread_attr_getstack(attr, &lo, &size) == 0 && size < THREAD_OWN_SMALL;
+	if (attr && pthread_attr_getstacksize(attr, &size) == 0 && size)
+		return size;
+	pthread_attr_t d;
+	if (pthread_getattr_default_np(&d) != 0)
+		return 0;
+	if (pthread_attr_getstacksize(&d, &size) != 0)
+		size = 0;
+	pthread_attr_destroy(&d);
+	return size;
 }
 
 static const pthread_attr_t *thread_roomier(const pthread_attr_t *attr, pthread_attr_t *copy,
 					     bool *made)
 {
-	size_t size = 0;
+	size_t size = thread_stack_size(attr);
 	*made = false;
-	if (attr && (thread_own_stack(attr) || pthread_attr_getstacksize(attr, &size) != 0))
-		return attr;
-	if (size == 0) { /* the default, which ulimit -s sets */
-		pthread_attr_t d;
-		if (pthread_getattr_default_np(&d) != 0)
-			return attr;
-		int rc = pthread_attr_getstacksize(&d, &size);
-		pthread_attr_destroy(&d);
-		if (rc != 0 || size == 0)
-			return attr;
-	}
-	if (size >= THREAD_STACK_SMALL)
+	if (thread_own_stack(attr) || size == 0 || size >= THREAD_STACK_SMALL)
 		return attr;
 	if (attr)
 		memcpy(copy, attr, sizeof *copy);
@@ -175,19 +173,10 @@ static void thread_stack_known(const pthread_attr_t *attr, struct thread_tramp *
 	void *lo = NULL;
 	size_t size = 0;
 	tp->stack_lo = 0;
-	tp->stack_size = 0;
+	tp->stack_size = thread_stack_size(attr);
 	if (thread_own_stack(attr) && pthread_attr_getstack(attr, &lo, &size) == 0) {
 		tp->stack_lo = (uintptr_t)lo;
 		tp->stack_size = size;
-	} else if (attr && pthread_attr_getstacksize(attr, &size) == 0 && size) {
-		tp->stack_size = size;
-	} else {
-		pthread_attr_t d;
-		if (pthread_getattr_default_np(&d) == 0) {
-			if (pthread_attr_getstacksize(&d, &size) == 0)
-				tp->stack_size = size;
-			pthread_attr_destroy(&d);
-		}
 	}
 }
 
@@ -211,7 +200,6 @@ ALLOC_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void 
 	tp->start = start;
 	tp->arg = arg;
 	tp->internal = alloc_tls.guard > 0;
-	tp->small_own = thread_own_small(attr);
 	tp->site = thread_own_stack(attr) ? 0 : (uintptr_t)__builtin_return_address(0);
 	trace_thread_parent(&tp->parent_no, &tp->member_gen);
 	pthread_attr_t copy;

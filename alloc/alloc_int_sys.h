@@ -129,6 +129,9 @@ enum {
 	/* meminst's files and sockets: a filter meminst could not read fails
 	** them with ENOSYS (set only by alloc_seccomp_enosys, which said so) */
 	ALLOC_SC_FILES = 1u << 15,
+	/* the launcher's store service (alloc_sqlite_link.c): refused, the
+	** stores run in the process, nothing said */
+	ALLOC_SC_STORE_LINK = 1u << 16,
 };
 extern _Atomic unsigned alloc_sc_refused;
 /* "alloc_seccomp.c" */

@@ -87,6 +87,13 @@ static const struct sc_call sc_calls[] = {
 	{SYS_munmap, "munmap", SNAP, {0}},
 	{SYS_futex, "futex", SNAP, {0, 1 /* FUTEX_WAKE */}},
 	{SYS_rt_sigprocmask, "rt_sigprocmask", SNAP, {0}},
+	/* the launcher's store service instead of SQLite's calls */
+	{SYS_socket, "socket", ALLOC_SC_STORE_LINK, {1 /* AF_UNIX */, 01000001 /* SOCK_STREAM|SOCK_CLOEXEC */}},
+	{SYS_connect, "connect", ALLOC_SC_STORE_LINK, {3}},
+	{SYS_sendto, "sendto", ALLOC_SC_STORE_LINK, {3, 0, 0, 0x4000 /* MSG_NOSIGNAL */}},
+	{SYS_recvfrom, "recvfrom", ALLOC_SC_STORE_LINK, {3}},
+	{SYS_fcntl, "fcntl", ALLOC_SC_STORE_LINK, {3, 1030 /* F_DUPFD_CLOEXEC */}},
+	{SYS_getrlimit, "getrlimit", ALLOC_SC_STORE_LINK, {7 /* RLIMIT_NOFILE */}},
 	/* the capture's (an error is taken as "none" or "unknown") */
 	{SYS_getppid, "getppid", SNAP, {0}, true},
 	{SYS_rt_sigpending, "rt_sigpending", SNAP, {0, 8}, true},

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "meminst-snapshot.h"
+#include "meminst-store.h"
 #include "alloc_sqlite_int.h"
 
 /* ------------------------------------------------- the private SQLite -- */
@@ -108,22 +109,64 @@ int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 	/* A write to the file that failed (a full disk, ulimit -f) is said as
 	** one, whichever statement met it: with a page cache smaller than the
 	** store, SQLite writes pages out in the middle of an insert. */
-	int ext = w->db ? sqlite3_extended_errcode(w->db) : SQLITE_OK;
+	sq_link_t *l = w->link;
+	bool open = w->db || l;
+	int ext = l ? l->ext : w->db ? sqlite3_extended_errcode(w->db) : SQLITE_OK;
+	if (l && l->held) /* an earlier row's failure, come out here */
+		what = "cannot insert";
 	if (ext == SQLITE_FULL || ((ext & 0xff) == SQLITE_IOERR && ext != SQLITE_IOERR_READ &&
 				   ext != SQLITE_IOERR_SHORT_READ && ext != SQLITE_IOERR_NOMEM))
 		what = "cannot write";
-	if (w->db && ext == SQLITE_OK) /* meminst's own failure (its memory): SQLite's
-					   message would be "not an error" */
+	if (open && ext == SQLITE_OK) /* meminst's own failure (its memory): SQLite's
+					 message would be "not an error" */
 		alloc_fmt(w->err, w->errlen, "snapshot %s: %s", w->path, what);
 	else
 		alloc_fmt(w->err, w->errlen, "snapshot %s: %s: %s", w->path, what,
-			  w->db ? sqlite3_errmsg(w->db) : "cannot open");
+			  l ? l->msg : w->db ? sqlite3_errmsg(w->db) : "cannot open");
 	return -1;
+}
+
+/* SQL run to its end, by the process's SQLite or the launcher's: SQLite's
+** result code (-1: the launcher's connection failed). */
+static int sq_exec(sq_writer_t *w, const char *sql)
+{
+	return w->link ? alloc_sqlite_link_exec(w->link, sql) : sqlite3_exec(w->db, sql, NULL, NULL, NULL);
+}
+
+static void sq_busy_timeout(sq_writer_t *w, int ms)
+{
+	if (w->link)
+		alloc_sqlite_link_simple(w->link, MEMINST_STORE_BUSY, (uint32_t)ms);
+	else
+		sqlite3_busy_timeout(w->db, ms);
 }
 
 int alloc_sqlite_exec(sq_writer_t *w, const char *sql)
 {
-	return sqlite3_exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : alloc_sqlite_fail(w, "cannot write");
+	return sq_exec(w, sql) == SQLITE_OK ? 0 : alloc_sqlite_fail(w, "cannot write");
+}
+
+/* A statement of the process's SQLite, or a link's number, as sq_stmt_t. */
+static sqlite3_stmt *sq_own(sq_stmt_t *st)
+{
+	return (sqlite3_stmt *)st;
+}
+
+static uint32_t sq_number(sq_stmt_t *st)
+{
+	return (uint32_t)(uintptr_t)st;
+}
+
+static sq_stmt_t *sq_prepare_new(sq_writer_t *w, const char *sql)
+{
+	if (w->link)
+		return (sq_stmt_t *)(uintptr_t)alloc_sqlite_link_prepare(w->link, sql);
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return (sq_stmt_t *)st;
 }
 
 /*
@@ -131,7 +174,7 @@ int alloc_sqlite_exec(sq_writer_t *w, const char *sql)
 ** store (statements are told apart by their text's address: the texts
 ** here are constants); alloc_sqlite_release resets it for the next store.
 */
-static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
+static sq_stmt_t *sq_statement(sq_writer_t *w, const char *sql)
 {
 	sq_kept_t *k = w->kept;
 	unsigned i = 0;
@@ -139,63 +182,73 @@ static sqlite3_stmt *sq_statement(sq_writer_t *w, const char *sql)
 		i++;
 	if (k && i < SQ_KEPT_STMTS && k->sql[i])
 		return k->st[i];
-	sqlite3_stmt *st = NULL;
-	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_finalize(st);
+	sq_stmt_t *st = sq_prepare_new(w, sql);
+	if (!st)
 		return NULL;
-	}
 	if (k && i < SQ_KEPT_STMTS)
 		k->sql[i] = sql, k->st[i] = st;
 	return st;
 }
 
-void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st)
+void alloc_sqlite_release(sq_writer_t *w, sq_stmt_t *st)
 {
 	sq_kept_t *k = w->kept;
-	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i]; i++)
-		if (k->st[i] == st) {
-			sqlite3_reset(st);
-			sqlite3_clear_bindings(st); /* a blob bound SQLITE_STATIC is unmapped */
-			return;
-		}
-	sqlite3_finalize(st);
+	bool kept = false;
+	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i] && !kept; i++)
+		kept = k->st[i] == st;
+	if (w->link) {
+		alloc_sqlite_link_simple(w->link, kept ? MEMINST_STORE_RESET : MEMINST_STORE_FINALIZE, sq_number(st));
+	} else if (kept) {
+		sqlite3_reset(sq_own(st));
+		sqlite3_clear_bindings(sq_own(st)); /* a blob bound SQLITE_STATIC is unmapped */
+	} else {
+		sqlite3_finalize(sq_own(st));
+	}
 }
 
 int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql)
 {
-	sqlite3_stmt *st = sq_statement(w, sql);
-	int64_t v = -1;
+	sq_stmt_t *st = sq_statement(w, sql);
+	int64_t v = -1, got;
 	if (!st)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
+	if (w->link ? alloc_sqlite_link_query(w->link, sq_number(st), &got) == SQLITE_ROW
+		    : sqlite3_step(sq_own(st)) == SQLITE_ROW)
+		v = w->link ? got : sqlite3_column_int64(sq_own(st), 0);
 	alloc_sqlite_release(w, st);
 	return v;
 }
 
-/* Bind integers and strings from a format: 'i' int64, 's' string (NULL
-** binds NULL), then step and reset. */
-int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...)
+int alloc_sqlite_row(sq_writer_t *w, sq_stmt_t *st, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
+	if (w->link) {
+		int rc = alloc_sqlite_link_row(w->link, sq_number(st), fmt, ap);
+		va_end(ap);
+		return rc < 0 ? alloc_sqlite_fail(w, "cannot insert") : 0;
+	}
+	sqlite3_stmt *s = sq_own(st);
 	for (int i = 0; fmt[i]; i++) {
 		if (fmt[i] == 'i') {
-			sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+			sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+		} else if (fmt[i] == 'b') { /* bound until the next row or the release */
+			const void *p = va_arg(ap, const void *);
+			sqlite3_bind_blob(s, i + 1, p, (int)va_arg(ap, size_t), SQLITE_STATIC);
 		} else {
-			const char *s = va_arg(ap, const char *);
-			s ? sqlite3_bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i + 1);
+			const char *t = va_arg(ap, const char *);
+			t ? sqlite3_bind_text(s, i + 1, t, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(s, i + 1);
 		}
 	}
 	va_end(ap);
-	int rc = sqlite3_step(st);
-	sqlite3_reset(st);
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");
 }
 
-sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql)
+sq_stmt_t *alloc_sqlite_prepare(sq_writer_t *w, const char *sql)
 {
-	sqlite3_stmt *st = sq_statement(w, sql);
+	sq_stmt_t *st = sq_statement(w, sql);
 	if (!st)
 		alloc_sqlite_fail(w, "cannot prepare");
 	return st;
@@ -308,7 +361,11 @@ static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im);
 ** it: the one it looks for when it opens the file). */
 static const char *sq_journal(sq_writer_t *w)
 {
-	return sqlite3_filename_journal(sqlite3_db_filename(w->db, "main"));
+	static char name[4200]; /* under the store lock */
+	if (!w->link)
+		return sqlite3_filename_journal(sqlite3_db_filename(w->db, "main"));
+	alloc_sqlite_link_journal(w->link, name, sizeof name);
+	return name[0] ? name : NULL;
 }
 
 /*
@@ -334,7 +391,7 @@ static void sq_after_failure(sq_writer_t *w, bool created, bool opened)
 			unlink(w->path);
 		return;
 	}
-	bool read = sqlite3_exec(w->db, "PRAGMA schema_version", NULL, NULL, NULL) == SQLITE_OK;
+	bool read = sq_exec(w, "PRAGMA schema_version") == SQLITE_OK;
 	const char *journal = sq_journal(w);
 	struct stat st;
 	if (created) {
@@ -349,20 +406,20 @@ static void sq_after_failure(sq_writer_t *w, bool created, bool opened)
 
 static int sq_store_locked(sq_writer_t *w, alloc_snap_t *im)
 {
-	sqlite3_busy_timeout(w->db, 0);
+	sq_busy_timeout(w, 0);
 	/* a snapshot the process may not outlive: on the disk at COMMIT */
 	if (im->durable)
-		sqlite3_exec(w->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+		sq_exec(w, "PRAGMA synchronous=FULL");
 	int rc = sq_store_transaction(w, im);
 	if (im->durable)
-		sqlite3_exec(w->db, "PRAGMA synchronous=OFF", NULL, NULL, NULL);
+		sq_exec(w, "PRAGMA synchronous=OFF");
 	return rc;
 }
 
 static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 {
-	int rc = sqlite3_exec(w->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-	sqlite3_busy_timeout(w->db, 10000);
+	int rc = sq_exec(w, "BEGIN IMMEDIATE");
+	sq_busy_timeout(w, 10000);
 	if (rc == SQLITE_BUSY)
 		return SQ_BUSY;
 	if (rc == SQLITE_NOTADB) {
@@ -407,7 +464,7 @@ static int sq_store_transaction(sq_writer_t *w, alloc_snap_t *im)
 			w->kept->carry = w->carry;
 		return (int)w->id;
 	}
-	sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL); /* and sq_after_failure */
+	sq_exec(w, "ROLLBACK"); /* and sq_after_failure */
 	return -1;
 }
 
@@ -519,18 +576,25 @@ void alloc_sqlite_fork_init(void)
 /* Open the file sq_prepare_file judged, with SQLite, and check that the
 ** name still leads to it; 0, or -1 with the reason in w->err (-2: the
 ** name leads to another file now, not ours to remove). */
-static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
+static int sq_open(sq_writer_t *w, const sq_ident_t *ident, sq_link_t *link)
 {
-	/* the private copy's unix VFS, by name (the only one it has: a VFS
-	** the program registers goes into its own SQLite) */
-	if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, "unix") != SQLITE_OK)
+	if (link) { /* the launcher opens it as below (sess_storer.c) */
+		w->link = link;
+		if (alloc_sqlite_link_open(link, w->path) != SQLITE_OK)
+			return alloc_sqlite_fail(w, "cannot open");
+	} else if (sq_init(w->err, w->errlen) < 0) {
+		return -1;
+	} else if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, "unix") !=
+		   SQLITE_OK) { /* the private copy's unix VFS, by name (the only one it
+				   has: a VFS the program registers goes into its own SQLite) */
 		return alloc_sqlite_fail(w, "cannot open");
+	}
 	if (!sq_same_file(w->path, ident)) {
 		alloc_fmt(w->err, w->errlen, "snapshot %s: replaced by another file while opening; left untouched",
 			  w->path);
 		return -2;
 	}
-	sqlite3_busy_timeout(w->db, 10000);
+	sq_busy_timeout(w, 10000);
 	/* No fsync: a snapshot file is a record of the run, as heaptrack's
 	** and massif's files are (neither syncs).  A process killed in the
 	** middle of a store still leaves the file whole (the journal rolls
@@ -541,17 +605,23 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident)
 	** while the heap is at its peak (issue 29: bench/launcher_rss.sh).
 	** SQLite then writes pages into the file before COMMIT; a store that
 	** fails after that is rolled back by sq_after_failure. */
-	int rc = sqlite3_exec(w->db, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-64", NULL,
-			      NULL, NULL);
+	int rc = sq_exec(w, "PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-64");
 	if (rc == SQLITE_NOTADB) /* it reads the schema */
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not an SQLite database; left untouched", w->path);
 	return rc == SQLITE_OK ? 0 : rc == SQLITE_NOTADB ? -1 : alloc_sqlite_fail(w, "cannot write");
 }
 
+static bool sq_kept_open(void)
+{
+	return sq_kept.db || sq_kept.linked;
+}
+
 static void sq_kept_close(void)
 {
-	for (unsigned i = 0; i < SQ_KEPT_STMTS && sq_kept.sql[i]; i++)
-		sqlite3_finalize(sq_kept.st[i]);
+	if (sq_kept.linked) /* the launcher closes its connection */
+		alloc_sqlite_link_close(&sq_kept.link);
+	for (unsigned i = 0; !sq_kept.linked && i < SQ_KEPT_STMTS && sq_kept.sql[i]; i++)
+		sqlite3_finalize(sq_own(sq_kept.st[i]));
 	if (sq_kept.db)
 		sqlite3_close(sq_kept.db);
 	alloc_sqlite_segs_forget(&sq_kept);
@@ -576,7 +646,7 @@ void alloc_sqlite_kept_release(void)
 		return;
 	sq_keep_here = false;
 	pthread_mutex_lock(&sq_store_lock);
-	if (sq_kept.db && sq_kept.pid == getpid())
+	if (sq_kept_open() && sq_kept.pid == getpid())
 		sq_kept_close();
 	pthread_mutex_unlock(&sq_store_lock);
 }
@@ -585,10 +655,14 @@ void alloc_sqlite_kept_release(void)
 ** w->db NULL), else open PATH (and keep it when `keep`). */
 static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 {
-	if (sq_kept.db && sq_kept.pid != getpid())
+	static sq_link_t own; /* a store's own link to the launcher (not kept) */
+	if (sq_kept_open() && sq_kept.pid != getpid())
 		memset(&sq_kept, 0, sizeof sq_kept); /* a child's copy: not in its table */
-	if (keep && sq_kept.db && !strcmp(sq_kept.path, w->path) && sq_same_file(w->path, &sq_kept.ident)) {
+	if (sq_kept.linked && alloc_seccomp_refuses(ALLOC_SC_STORE_LINK))
+		sq_kept_close(); /* a filter holds this thread now: stores run here */
+	if (keep && sq_kept_open() && !strcmp(sq_kept.path, w->path) && sq_same_file(w->path, &sq_kept.ident)) {
 		w->db = sq_kept.db;
+		w->link = sq_kept.linked ? &sq_kept.link : NULL;
 		w->kept = &sq_kept;
 		int id = sq_store_locked(w, im);
 		if (id < 0 && id != SQ_BUSY) {
@@ -597,18 +671,22 @@ static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 		}
 		return id;
 	}
-	if (keep && sq_kept.db)
+	if (keep && sq_kept_open())
 		sq_kept_close(); /* another file now */
 	bool created = false;
 	sq_ident_t ident;
 	if (sq_prepare_file(w->path, &created, &ident, w->err, w->errlen) < 0)
 		return -1;
-	int id = sq_open(w, &ident);
+	/* the launcher stores it when it listens, else the process's SQLite */
+	sq_link_t *link = keep ? &sq_kept.link : &own;
+	bool linked = alloc_sqlite_link_connect(link) == 0;
+	int id = sq_open(w, &ident, linked ? link : NULL);
 	if (id == -2)
 		created = false, id = -1;
 	keep = keep && id == 0 && strlen(w->path) < sizeof sq_kept.path;
 	if (keep) {
 		sq_kept.db = w->db;
+		sq_kept.linked = linked;
 		strcpy(sq_kept.path, w->path);
 		sq_kept.ident = ident;
 		sq_kept.pid = getpid();
@@ -621,6 +699,8 @@ static int sq_store_file(sq_writer_t *w, alloc_snap_t *im, bool keep)
 		sq_after_failure(w, created, opened);
 	if (keep && id < 0 && id != SQ_BUSY)
 		sq_kept_close();
+	else if (!keep && linked)
+		alloc_sqlite_link_close(link);
 	else if (!keep && w->db)
 		sqlite3_close(w->db);
 	return id;
@@ -636,8 +716,14 @@ static int sq_store_once(sq_writer_t *w, alloc_snap_t *im, bool keep)
 		alloc_fmt(w->err, w->errlen, "snapshot %s: not stored: this process was forked by a signal "
 					     "handler in the middle of a snapshot store, SQLite's state is not whole",
 			  w->path);
-	else if (sq_init(w->err, w->errlen) == 0)
+	else
 		id = sq_store_file(w, im, keep);
+	if (id < 0 && id != SQ_BUSY && w->link && alloc_sqlite_link_lost()) {
+		/* the launcher ended in the middle of the store (killed): its
+		** transaction is gone, the process stores it itself */
+		*w = (sq_writer_t){.err = w->err, .errlen = w->errlen, .path = w->path};
+		id = sq_store_file(w, im, keep);
+	}
 	sq_storing = false;
 	pthread_mutex_unlock(&sq_store_lock);
 	return id;

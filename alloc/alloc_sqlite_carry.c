@@ -181,7 +181,7 @@ int alloc_sqlite_carry_begin(sq_writer_t *w, const alloc_snap_t *im, const char 
 	w->carry.base_units = last->base_units;
 	w->carry.rows = last->rows;
 	w->carry.length = last->length + 1;
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_delta VALUES(?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_delta VALUES(?,?)");
 	int rc = st ? alloc_sqlite_row(w, st, "ii", w->id, last->base) : -1;
 	if (st)
 		alloc_sqlite_release(w, st);

@@ -10,6 +10,7 @@
 #include "alloc_int.h"
 
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <sys/types.h>
 #include "meminst-hash.h"
 
@@ -20,6 +21,20 @@ typedef struct sq_ident_s {
 	dev_t dev;
 	ino_t ino;
 } sq_ident_t;
+
+/* A statement: SQLite's own (sqlite3_stmt *), or through a link its number
+** (alloc_sqlite_link.c), as a pointer; only alloc_sqlite.c looks inside. */
+typedef struct sq_stmt_s sq_stmt_t;
+
+/* A connection to the launcher's store service (alloc_sqlite_link.c). */
+typedef struct sq_link_s {
+	int fd;          /* -1: none */
+	uint32_t stmts;  /* statements numbered so far */
+	int rc, ext;     /* the last reply's result codes (SQLite's) */
+	bool held;       /* it reported an earlier row's failure */
+	bool broken;     /* the connection failed */
+	char msg[256];   /* the last reply's message */
+} sq_link_t;
 
 #define SQ_KEPT_STMTS 48
 /* Rows stored once while they do not change (segment, module): a reader
@@ -56,7 +71,9 @@ typedef struct sq_carry_s {
 } sq_carry_t;
 
 typedef struct sq_kept_s {
-	sqlite3 *db;
+	sqlite3 *db;      /* or, with `linked`, the launcher's through link */
+	bool linked;
+	sq_link_t link;
 	char path[4096];
 	sq_ident_t ident;
 	pid_t pid;
@@ -86,11 +103,12 @@ typedef struct sq_kept_s {
 	bool loads_known;
 	sq_carry_t carry; /* the status and name rows it stored last */
 	const char *sql[SQ_KEPT_STMTS];
-	sqlite3_stmt *st[SQ_KEPT_STMTS];
+	sq_stmt_t *st[SQ_KEPT_STMTS];
 } sq_kept_t;
 
 typedef struct sq_writer_s {
-	sqlite3 *db;
+	sqlite3 *db;     /* the process's own SQLite, or */
+	sq_link_t *link; /* the launcher's (then db is NULL) */
 	int64_t id;
 	char *err;
 	size_t errlen;
@@ -104,12 +122,15 @@ typedef struct sq_writer_s {
 ** there is one) and their errors, in the writer's err. */
 int alloc_sqlite_fail(sq_writer_t *w, const char *what);
 int alloc_sqlite_exec(sq_writer_t *w, const char *sql);
-void alloc_sqlite_release(sq_writer_t *w, sqlite3_stmt *st);
+void alloc_sqlite_release(sq_writer_t *w, sq_stmt_t *st);
 
 /* "alloc_sqlite_heap.c": SQLite's memory (SQLITE_CONFIG_MALLOC) */
 extern const sqlite3_mem_methods alloc_sqlite_heap_methods;
-int alloc_sqlite_row(sq_writer_t *w, sqlite3_stmt *st, const char *fmt, ...);
-sqlite3_stmt *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
+/* Bind from a format ('i' int64, 's' string or NULL, 'b' pointer and size_t),
+** step and reset: 0, or -1 with err set (through a link, a failure may
+** come out at a later call instead: the store fails there). */
+int alloc_sqlite_row(sq_writer_t *w, sq_stmt_t *st, const char *fmt, ...);
+sq_stmt_t *alloc_sqlite_prepare(sq_writer_t *w, const char *sql);
 int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql); /* -1: failed */
 
 /* "alloc_sqlite_segs.c": the resident bytes by /proc/self/statm, -1 if unread. */
@@ -128,6 +149,19 @@ int alloc_sqlite_write_segments(sq_writer_t *w);
 int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im);
 int alloc_sqlite_write_modules(sq_writer_t *w);
 int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im);
+
+/* "alloc_sqlite_link.c": the launcher's store service.  Results are
+** SQLite's codes, or -1 when the connection failed (l->msg says so). */
+int alloc_sqlite_link_connect(sq_link_t *l); /* 0, or -1: store in the process */
+void alloc_sqlite_link_close(sq_link_t *l);
+bool alloc_sqlite_link_lost(void); /* a connection failed since the last call */
+int alloc_sqlite_link_open(sq_link_t *l, const char *path);
+int alloc_sqlite_link_exec(sq_link_t *l, const char *sql);
+uint32_t alloc_sqlite_link_prepare(sq_link_t *l, const char *sql); /* 0: failed */
+int alloc_sqlite_link_row(sq_link_t *l, uint32_t stmt, const char *fmt, va_list ap);
+int alloc_sqlite_link_query(sq_link_t *l, uint32_t stmt, int64_t *value);
+void alloc_sqlite_link_simple(sq_link_t *l, uint32_t op, uint32_t stmt); /* RESET, FINALIZE, BUSY */
+void alloc_sqlite_link_journal(sq_link_t *l, char *buf, size_t len);
 
 /* "alloc_sqlite_carry.c" */
 int alloc_sqlite_carry_begin(sq_writer_t *w, const alloc_snap_t *im, const char *exe, const char *cmd,

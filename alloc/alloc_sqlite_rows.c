@@ -15,7 +15,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +37,7 @@ int alloc_sqlite_write_process(sq_writer_t *w, const alloc_snap_t *im)
 	bool same_proc = false; /* stored NULL: the chain's base has them (snapshot_delta) */
 	if (alloc_sqlite_carry_begin(w, im, exe, cmd, &same_proc) < 0)
 		return -1;
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
 	if (!st)
 		return -1;
 	int rc = alloc_sqlite_row(w, st, "issiissssiiiiiii", w->id, im->with_map ? "map" : "status", im->trigger,
@@ -57,7 +56,7 @@ int alloc_sqlite_write_rss(sq_writer_t *w)
 	int64_t resident = alloc_sqlite_resident();
 	if (syscall(SYS_getrusage, RUSAGE_SELF, &ru) != 0)
 		ru.ru_maxrss = 0;
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_rss VALUES(?,?,?)");
 	int rc = st ? alloc_sqlite_row(w, st, "iii", w->id, resident > 0 ? resident : 0,
 			     (int64_t)ru.ru_maxrss * 1024) : -1;
 	if (st)
@@ -70,7 +69,7 @@ int alloc_sqlite_write_since(sq_writer_t *w)
 {
 	if (!alloc_on_since_ns)
 		return 0;
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_since VALUES(?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO snapshot_since VALUES(?,?)");
 	int rc = st ? alloc_sqlite_row(w, st, "ii", w->id, alloc_on_since_ns) : -1;
 	if (st)
 		alloc_sqlite_release(w, st);
@@ -78,7 +77,7 @@ int alloc_sqlite_write_since(sq_writer_t *w)
 }
 
 /* Entry id's row of its kind's name table (st: allocator, class, type, thread). */
-static int sq_name_row(sq_writer_t *w, sqlite3_stmt *const *st, unsigned k, uint32_t id,
+static int sq_name_row(sq_writer_t *w, sq_stmt_t *const *st, unsigned k, uint32_t id,
 		       const struct meminst_status_info *e)
 {
 	if (k == ALLOC_K_ALLOCATOR)
@@ -102,7 +101,7 @@ int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 	int rc = w->kept && w->kept->events_made ? 0 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_EVENT_TABLES);
 	if (rc == 0 && w->kept)
 		w->kept->events_made = true;
-	sqlite3_stmt *st[7] = {
+	sq_stmt_t *st[7] = {
 		alloc_sqlite_prepare(w, "INSERT INTO allocator VALUES(?,?,?)"),
 		alloc_sqlite_prepare(w, "INSERT INTO class VALUES(?,?,?,?)"),
 		alloc_sqlite_prepare(w, "INSERT INTO type VALUES(?,?,?,?,?)"),
@@ -149,7 +148,7 @@ int alloc_sqlite_write_tables(sq_writer_t *w, const alloc_snap_t *im)
 /* The stacks of the types made by site_depth (none without it). */
 int alloc_sqlite_write_frames(sq_writer_t *w, const alloc_snap_t *im)
 {
-	sqlite3_stmt *st = NULL;
+	sq_stmt_t *st = NULL;
 	int rc = 0;
 	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_TYPE] && rc == 0; id++) {
 		const uint64_t *f;
@@ -178,7 +177,7 @@ int alloc_sqlite_write_class_load(sq_writer_t *w, const alloc_snap_t *im)
 	int rc = w->kept && w->kept->class_load_made ? 0 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_CLASS_LOAD_TABLE);
 	if (rc == 0 && w->kept)
 		w->kept->class_load_made = true;
-	sqlite3_stmt *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
+	sq_stmt_t *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO class_load VALUES(?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	for (uint32_t id = 1; id < im->nstatus[ALLOC_K_CLASS] && rc == 0; id++)
 		if (alloc_class_module(id) && alloc_sqlite_carry_store(w, ALLOC_K_CLASS, id, SQ_U_LOAD))
@@ -194,7 +193,7 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 	if (!im->leak_done)
 		return 0;
 	int rc = alloc_sqlite_exec(w, MEMINST_SNAPSHOT_LEAK_TABLES);
-	sqlite3_stmt *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_check VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
+	sq_stmt_t *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_check VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
 	const alloc_leak_sum_t *l = &im->leak;
 	rc = st ? alloc_sqlite_row(w, st, "iiiiiiiiiiiii", w->id, (int64_t)l->bytes[ALLOC_LEAK_DEFINITE],
 			 (int64_t)l->blocks[ALLOC_LEAK_DEFINITE], (int64_t)l->bytes[ALLOC_LEAK_INDIRECT],
@@ -205,7 +204,7 @@ int alloc_sqlite_write_leaks(sq_writer_t *w, const alloc_snap_t *im)
 		: -1;
 	if (st)
 		alloc_sqlite_release(w, st);
-	sqlite3_stmt *cl = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
+	sq_stmt_t *cl = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO leak_block VALUES(?,?,?)") : NULL;
 	st = cl ? alloc_sqlite_prepare(w, "INSERT INTO leak_clique VALUES(?,?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	/* the classes come with a compact capture only (alloc_snap_compact.c):
@@ -265,7 +264,7 @@ int alloc_sqlite_write_regions(sq_writer_t *w, const alloc_snap_t *im)
 	int rc = w->kept && w->kept->regions_made ? 0 : alloc_sqlite_exec(w, MEMINST_SNAPSHOT_REGION_TABLE);
 	if (rc == 0 && w->kept)
 		w->kept->regions_made = true;
-	sqlite3_stmt *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO region VALUES(?,?,?,?,?,?,?)") : NULL;
+	sq_stmt_t *st = rc == 0 ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO region VALUES(?,?,?,?,?,?,?)") : NULL;
 	rc = st ? 0 : -1;
 	uintptr_t named = 0;
 	char name[600] = "", path[512];
@@ -348,7 +347,7 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	** handler takes after the loader's gate is up, keeps forks out; a raw
 	** clone's copy still sees the call (alloc_sys_dl_iterate) */
 	alloc_sys_dl_iterate(sq_module_cb, &ms);
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO module VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	uint64_t h = SQ_HASH_START;
 	for (size_t i = 0; i < ms.n; i++) {
@@ -383,16 +382,12 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 ** not malloc'd: we run guarded.
 */
 /* A compact capture's chunks, encoded already (alloc_snap_compact.c). */
-static int sq_write_chunks(sq_writer_t *w, sqlite3_stmt *st, const alloc_snap_t *im)
+static int sq_write_chunks(sq_writer_t *w, sq_stmt_t *st, const alloc_snap_t *im)
 {
 	int rc = 0;
 	for (const alloc_snap_chunk_t *c = NULL; rc == 0 && (c = alloc_snap_chunk_next(im, c));) {
-		sqlite3_bind_int64(st, 1, w->id);
-		sqlite3_bind_int64(st, 2, (int64_t)c->first);
-		sqlite3_bind_int64(st, 3, (int64_t)c->count);
-		sqlite3_bind_blob(st, 4, c + 1, (int)c->len, SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");
-		sqlite3_reset(st);
+		rc = alloc_sqlite_row(w, st, "iiib", w->id, (int64_t)c->first, (int64_t)c->count, (const void *)(c + 1),
+				      (size_t)c->len);
 	}
 	return rc;
 }
@@ -402,7 +397,7 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im)
 	if (!im->nblocks)
 		return 0;
 	if (im->compact) {
-		sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
+		sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 		int rc = st ? sq_write_chunks(w, st, im) : -1;
 		if (st)
 			alloc_sqlite_release(w, st);
@@ -412,7 +407,7 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im)
 	unsigned char *buf = alloc_sys_map(cap);
 	if (!buf)
 		return alloc_sqlite_fail(w, "out of memory");
-	sqlite3_stmt *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
+	sq_stmt_t *st = alloc_sqlite_prepare(w, "INSERT INTO block_chunk VALUES(?,?,?,?)");
 	int rc = st ? 0 : -1;
 	for (size_t i = 0; i < im->nblocks && rc == 0;) { /* sorted: alloc_snap_sort_unique */
 		size_t n = im->nblocks - i < MEMINST_SNAPSHOT_CHUNK ? im->nblocks - i : MEMINST_SNAPSHOT_CHUNK;
@@ -432,12 +427,8 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im)
 			struct meminst_snapshot_block e = {r.addr, r.size, r.type, r.thread, r.allocator, r.seq};
 			p = meminst_snapshot_put_block(p, &prev, &e);
 		}
-		sqlite3_bind_int64(st, 1, w->id);
-		sqlite3_bind_int64(st, 2, (int64_t)first);
-		sqlite3_bind_int64(st, 3, (int64_t)n);
-		sqlite3_bind_blob(st, 4, buf, (int)(p - buf), SQLITE_STATIC);
-		rc = sqlite3_step(st) == SQLITE_DONE ? 0 : alloc_sqlite_fail(w, "cannot insert");
-		sqlite3_reset(st);
+		rc = alloc_sqlite_row(w, st, "iiib", w->id, (int64_t)first, (int64_t)n, (const void *)buf,
+				      (size_t)(p - buf));
 		i += n;
 	}
 	if (st)

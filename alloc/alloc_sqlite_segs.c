@@ -271,7 +271,7 @@ static void sq_segs_next(const sq_seg_kept_t *was, size_t nwas, const sq_seg_t *
 	}
 }
 
-static int sq_seg_row(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_t *g)
+static int sq_seg_row(sq_writer_t *w, sq_stmt_t *st, const sq_seg_t *g)
 {
 	return alloc_sqlite_row(w, st, "iiisisiiiiii", w->id, (int64_t)g->start, (int64_t)g->stop, g->perms,
 				(int64_t)g->off, g->path, g->fig[0], g->fig[1], g->fig[2], g->fig[3], g->fig[4], g->fig[5]);
@@ -279,7 +279,7 @@ static int sq_seg_row(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_t *g)
 
 /* The rows of now[] that differ from was[], and a row with end = start for
 ** each mapping of was[] gone (a new one at its start replaces it). */
-static int sq_segs_store_changes(sq_writer_t *w, sqlite3_stmt *st, const sq_seg_kept_t *was, size_t nwas,
+static int sq_segs_store_changes(sq_writer_t *w, sq_stmt_t *st, const sq_seg_kept_t *was, size_t nwas,
 				 const sq_seg_t *segs, const sq_seg_kept_t *now, size_t n)
 {
 	int rc = 0;
@@ -482,14 +482,14 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 		stored_rss += now[i].fig[0];
 	if (rc == 0 && n && w->kept)
 		w->segments = (sq_same_t){w->id, 0, now ? n : 0, next, stored_rss};
-	sqlite3_stmt *st = rc == 0 && n ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO segment"
+	sq_stmt_t *st = rc == 0 && n ? alloc_sqlite_prepare(w, "INSERT OR IGNORE INTO segment"
 			"(snapshot, start, end, perms, offset, path, rss, pss, private, shared, swap, anon_huge) "
 			"VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") : NULL;
 	if (rc == 0 && n && !st)
 		rc = -1;
 	if (rc == 0 && n && changes) {
 		rc = sq_segs_store_changes(w, st, was, last->n, segs, now, n);
-		sqlite3_stmt *d = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO segment_delta VALUES(?)") : NULL;
+		sq_stmt_t *d = rc == 0 ? alloc_sqlite_prepare(w, "INSERT INTO segment_delta VALUES(?)") : NULL;
 		rc = d ? alloc_sqlite_row(w, d, "i", w->id) : -1;
 		if (d)
 			alloc_sqlite_release(w, d);

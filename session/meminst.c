@@ -562,7 +562,9 @@ int main(int argc, char **argv)
 	set_preload(library, parts);
 
 	struct sess_result res = {0};
+	sess_storer_start(parts);
 	int ran = sess_run(o.argv, &res);
+	sess_storer_stop();
 	unsetenv("LD_PRELOAD");
 	if (ran < 0) {
 		remove_parts(parts);

@@ -5,6 +5,7 @@
 **   sess_run.c    starting the program, forwarding signals, waiting
 **   sess_lib.c    checking that the library to preload is a libmeminst
 **   sess_store.c  the session database: run facts, processes, snapshots
+**   sess_storer.c running the processes' snapshot stores while they run
 **   sess_parts.c  reading the parts' files: opened safely, trace headers
 **                 gathered from the parts directory the processes wrote to
 **
@@ -58,6 +59,11 @@ struct sess_result {
 	int64_t start_ns;   /* CLOCK_REALTIME */
 	int64_t duration_ns;
 };
+
+/* "sess_storer.c": the processes' snapshot stores run in the launcher while
+** the program runs (<meminst-store.h>). */
+void sess_storer_start(const char *parts);
+void sess_storer_stop(void);
 
 /* "sess_run.c": run argv with the given environment additions; returns 0
 ** and fills *res, or -1 (the program could not be started: message said). */

@@ -106,6 +106,13 @@ typedef struct sq_kept_s {
 	sq_stmt_t *st[SQ_KEPT_STMTS];
 } sq_kept_t;
 
+/* Queries a store through a kept link asks with its BEGIN, their values
+** taken when the store asks them (alloc_sqlite.c, sq_begin): the latest
+** snapshot with segment rows, with module rows. */
+#define SQ_SQL_LATEST_SEGMENT "SELECT coalesce(max(snapshot), 0) FROM segment"
+#define SQ_SQL_LATEST_MODULE "SELECT coalesce(max(snapshot), 0) FROM module"
+enum { SQ_PREFETCH = 2 };
+
 typedef struct sq_writer_s {
 	sqlite3 *db;     /* the process's own SQLite, or */
 	sq_link_t *link; /* the launcher's (then db is NULL) */
@@ -116,6 +123,10 @@ typedef struct sq_writer_s {
 	sq_kept_t *kept; /* the kept connection's statements, or NULL */
 	sq_same_t segments, modules; /* stored by this write, once committed */
 	sq_carry_t carry;
+	struct {
+		const char *sql; /* NULL: taken, or none */
+		int64_t value;
+	} prefetched[SQ_PREFETCH];
 } sq_writer_t;
 
 /* "alloc_sqlite.c": statements (from the kept connection's cache, when
@@ -160,6 +171,8 @@ int alloc_sqlite_link_exec(sq_link_t *l, const char *sql);
 uint32_t alloc_sqlite_link_prepare(sq_link_t *l, const char *sql); /* 0: failed */
 int alloc_sqlite_link_row(sq_link_t *l, uint32_t stmt, const char *fmt, va_list ap);
 int alloc_sqlite_link_query(sq_link_t *l, uint32_t stmt, int64_t *value);
+int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *sql); /* no reply read */
+int alloc_sqlite_link_read(sq_link_t *l, int64_t *value); /* the next reply */
 void alloc_sqlite_link_simple(sq_link_t *l, uint32_t op, uint32_t stmt); /* RESET, FINALIZE, BUSY */
 void alloc_sqlite_link_journal(sq_link_t *l, char *buf, size_t len);
 

@@ -198,6 +198,18 @@ static int link_text(sq_link_t *l, uint32_t op, uint32_t stmt, const char *s)
 	return link_request(l, op, stmt, s, strlen(s) + 1) < 0 ? -1 : link_reply(l, NULL, NULL, 0);
 }
 
+/* Requests whose replies are read later, in order (alloc_sqlite_link_read):
+** several in one exchange.  EXEC takes SQL; QUERY a statement. */
+int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *sql)
+{
+	return link_request(l, op, stmt, sql, sql ? strlen(sql) + 1 : 0);
+}
+
+int alloc_sqlite_link_read(sq_link_t *l, int64_t *value)
+{
+	return link_reply(l, value, NULL, 0);
+}
+
 int alloc_sqlite_link_open(sq_link_t *l, const char *path)
 {
 	return link_text(l, MEMINST_STORE_OPEN, 0, path);

@@ -330,7 +330,7 @@ int alloc_sqlite_write_modules(sq_writer_t *w)
 	unsigned long long adds, subs;
 	alloc_sys_loader_counts_storing(&adds, &subs);
 	sq_kept_t *k = w->kept;
-	const char *latest = "SELECT coalesce(max(snapshot), 0) FROM module";
+	const char *latest = SQ_SQL_LATEST_MODULE;
 	if (k && k->loads_known && adds == k->loads_adds && subs == k->loads_subs &&
 	    sq_unchanged(w, &k->modules, k->loads_hash, latest, &w->modules))
 		return 0;

@@ -449,7 +449,7 @@ int alloc_sqlite_write_segments(sq_writer_t *w)
 	int rc = buf ? sq_segment_columns(w) : alloc_sqlite_fail(w, "out of memory");
 	const sq_same_t *last = w->kept ? &w->kept->segments : NULL;
 	bool changes = rc == 0 && last && last->id && last->n &&
-		       alloc_sqlite_query_int(w, "SELECT coalesce(max(snapshot), 0) FROM segment") == last->id;
+		       alloc_sqlite_query_int(w, SQ_SQL_LATEST_SEGMENT) == last->id;
 	if (changes && sq_smaps_unneeded(w->kept, last, &buf, &cap)) {
 		/* nothing to store: a reader takes the rows of last->id */
 		sq_read_buf_done(w->kept, buf, cap, w->kept->maps_len);

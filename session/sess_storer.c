@@ -48,20 +48,38 @@ struct storer_conn {
 	bool held;
 	struct meminst_store_reply held_reply;
 	char held_msg[MEMINST_STORE_TEXT_MAX];
-	unsigned char *buf;
-	size_t cap;
+	/* what was read and not used yet: in[at, len); a store's rows come
+	** many to a send, and are read many to a read(2) */
+	unsigned char *in;
+	size_t at, len, cap;
 };
 
-static bool storer_read(int fd, void *p, size_t n)
+#define STORER_IN_MIN (64u << 10)
+
+/* n bytes of input in c->in + c->at, reading as needed: false at the end
+** of the connection (or without memory for a request that large). */
+static bool storer_fill(struct storer_conn *c, size_t n)
 {
-	char *c = p;
-	while (n) {
-		ssize_t r = read(fd, c, n);
+	if (c->len - c->at >= n)
+		return true;
+	if (c->at) { /* what is left to the front */
+		memmove(c->in, c->in + c->at, c->len - c->at);
+		c->len -= c->at, c->at = 0;
+	}
+	if (n > c->cap) {
+		size_t cap = n > STORER_IN_MIN ? n : STORER_IN_MIN;
+		unsigned char *b = realloc(c->in, cap);
+		if (!b)
+			return false;
+		c->in = b, c->cap = cap;
+	}
+	while (c->len < n) {
+		ssize_t r = read(c->fd, c->in + c->len, c->cap - c->len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return false;
-		c += r, n -= (size_t)r;
+		c->len += (size_t)r;
 	}
 	return true;
 }
@@ -167,6 +185,7 @@ static bool storer_row(struct storer_conn *c, sqlite3_stmt *st, const unsigned c
 		snprintf(c->held_msg, sizeof c->held_msg, "%s", sqlite3_errmsg(c->db));
 	}
 	sqlite3_reset(st);
+	sqlite3_clear_bindings(st); /* bound in place: the input buffer moves */
 	return true;
 }
 
@@ -200,11 +219,11 @@ static bool storer_journal(struct storer_conn *c)
 	return ok;
 }
 
-/* One request of n bytes in c->buf: false ends the connection. */
-static bool storer_request(struct storer_conn *c, const struct meminst_store_req *h)
+/* One request, its bytes at p: false ends the connection. */
+static bool storer_request(struct storer_conn *c, const struct meminst_store_req *h, const unsigned char *p)
 {
-	const char *text = (const char *)c->buf;
-	bool is_text = h->len && c->buf[h->len - 1] == 0;
+	const char *text = (const char *)p;
+	bool is_text = h->len && p[h->len - 1] == 0;
 	if (h->op == MEMINST_STORE_OPEN)
 		return is_text && storer_open(c, text);
 	if (!c->db)
@@ -222,7 +241,7 @@ static bool storer_request(struct storer_conn *c, const struct meminst_store_req
 			return false;
 		return c->held ? storer_reply(c, SQLITE_OK, 0, NULL) : storer_prepare(c, h->stmt, text);
 	case MEMINST_STORE_ROW:
-		return storer_row(c, st, c->buf, h->len);
+		return storer_row(c, st, p, h->len);
 	case MEMINST_STORE_QUERY:
 		return storer_query(c, st);
 	case MEMINST_STORE_RESET:
@@ -251,15 +270,12 @@ static void *storer_serve(void *arg)
 {
 	struct storer_conn c = {.fd = (int)(intptr_t)arg};
 	struct meminst_store_req h;
-	while (storer_read(c.fd, &h, sizeof h) && h.len <= STORER_REQ_MAX) {
-		if (h.len > c.cap) {
-			size_t cap = h.len > 2 * c.cap ? h.len : 2 * c.cap;
-			unsigned char *b = realloc(c.buf, cap);
-			if (!b)
-				break;
-			c.buf = b, c.cap = cap;
-		}
-		if (!storer_read(c.fd, c.buf, h.len) || !storer_request(&c, &h))
+	while (storer_fill(&c, sizeof h)) {
+		memcpy(&h, c.in + c.at, sizeof h);
+		if (h.len > STORER_REQ_MAX || !storer_fill(&c, sizeof h + h.len))
+			break;
+		c.at += sizeof h + h.len; /* the request's bytes stay until the next fill */
+		if (!storer_request(&c, &h, c.in + c.at - h.len))
 			break;
 	}
 	for (uint32_t i = 0; i < c.nst; i++)
@@ -267,7 +283,7 @@ static void *storer_serve(void *arg)
 	sqlite3_close(c.db); /* an open transaction is rolled back */
 	close(c.fd);
 	free(c.st);
-	free(c.buf);
+	free(c.in);
 	return NULL;
 }
 
@@ -308,6 +324,11 @@ void sess_storer_start(const char *parts)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return;
+	/* a connection is one thread's: no mutex of SQLite's around each call,
+	** no global count of its memory (before SQLite's first use; refused,
+	** harmlessly, after it) */
+	sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 128) < 0) {
 		close(fd);
 		unlink(a.sun_path);

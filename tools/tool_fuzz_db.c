@@ -2,7 +2,8 @@
 ** tool_fuzz_db.c — a libFuzzer target for the snapshot reader: the input is
 ** written to a scratch file and every read-only command runs on it, with
 ** its output thrown away.  Built by `make fuzz-inspect` (clang with
-** -fsanitize=fuzzer,address,undefined), never by `make`.
+** -fsanitize=fuzzer,address,undefined), never by `make`; `make check` runs
+** its seeds once (tests/fuzz/replay.sh).
 **
 ** An input that starts with "SQL:" is not a database but SQL text: it is
 ** run on a fresh database of the current schema (errors ignored, a step

@@ -10,7 +10,8 @@
 **   prof_dump.c     --dump: the records as text
 **   prof_samples.c  samples of a trace: aggregation while reading, then
 **                   functions, threads and the figures of the displays
-**   prof_display.c  the sampling displays: flat, tree, callers, anomalies
+**   prof_display.c  the sampling displays: flat, tree, callers
+**   prof_anomalies.c  and anomalies, the one that judges the shares
 **   prof_procs.c    the processes of a session side by side, the heaviest
 **   prof_images.c   the programs a process ran (exec): the one shown, the others
 **   prof_stacks.c   whole call stacks (exact traces or samples)
@@ -456,6 +457,28 @@ struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t t
 ** for anomalies, or NULL) on f. */
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
+
+/* What a display writes from: the model, the options, the stream, and
+** the metric's sums (set by prof_display). */
+struct prof_disp {
+	const struct prof_smodel *m;
+	const struct prof_sopts *so;
+	FILE *f;
+	int vm, cm;              /* the metric's value and sample-count sums  */
+};
+/* "prof_display.c", the vocabulary the displays share: a function's name
+** and place (cut to the width there is), as JSON fields; a JSON string or
+** null; the header of the text and of the JSON; the functions by self, a
+** new array of *n ids, free() it. */
+void prof_disp_name(const struct prof_disp *d, uint32_t fid, FILE *f);
+void prof_disp_json_func(const struct prof_disp *d, uint32_t fid, FILE *f);
+void prof_disp_json_opt_str(FILE *f, const char *s);
+void prof_disp_header_text(const struct prof_disp *d);
+void prof_disp_header_json(const struct prof_disp *d, const char *style);
+uint32_t *prof_disp_order(const struct prof_disp *d, size_t *n);
+
+/* "prof_anomalies.c": the anomalies style (m2 the second run, or NULL). */
+void prof_disp_anomalies(const struct prof_disp *d, const struct prof_smodel *m2, bool json);
 
 /* ----------------------------------------------------------- prof_images -- */
 

@@ -18,6 +18,7 @@
 **   prof_inline.c   the inline frames of sampled addresses
 **   prof_input.c    what the commands and the exports read, built as asked
 **   prof_report.c   `inspect report`: memory and time of a session
+**   prof_report_fns.c  its functions part, from the profile alone
 **   prof_leaks.c    report's leak check: memcheck's summary, lost sites
 **   prof_live.c     the live blocks of a trace (top --live-at-exit)
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
@@ -119,6 +120,11 @@ int prof_report_leaks(rd_doc_t *d, struct rd_session *s, const struct rd_args *a
 struct prof_input;
 int prof_live_join(struct prof_live *l, const char *path, const struct rd_opts *o, int64_t pid,
 		   bool no_files, struct prof_input *own);
+/* "prof_report_fns.c": report's functions part from what in holds (the
+** exact profile, else the samples), or one line on o->err saying why
+** there is none (sampling_off: meminst stopped sampling, the notes say). */
+void prof_report_functions(rd_doc_t *d, const char *path, const struct rd_opts *o, size_t limit,
+			   const struct prof_input *in, bool sampling_off);
 
 /* "prof_read.c" */
 /* Read and simulate the whole trace.  Returns 0 or an exit code after one

@@ -281,6 +281,22 @@ uint64_t alloc_snap_chunk_addr(alloc_snap_cursor_t *cur);
 bool alloc_leak_prepare(void);
 bool alloc_leak_scan(alloc_snap_t *im, const uint64_t *addr, size_t n);
 
+/* "alloc_leak_stop.c": the program's other threads stopped for the scan.
+** prepare (before the map is held: the slots mapped once, the handler
+** installed; false when either failed), then stop (buf: 4 KiB of scratch,
+** sum->threads and threads_unstopped set), the slots read, resume. */
+typedef struct alloc_leak_thread_s { /* one stopped (or looked-at) thread; written by its handler */
+	_Atomic pid_t tid;
+	_Atomic int state; /* 0 none, 1 signalled, 2 parked, 3 left, 4 not signalled */
+	uintptr_t sp, tp;
+	uintptr_t regs[NGREG];
+	unsigned nregs;
+} alloc_leak_thread_t;
+bool alloc_leak_stop_prepare(void);
+void alloc_leak_stop(char *buf, alloc_leak_sum_t *sum);
+const alloc_leak_thread_t *alloc_leak_threads(uint32_t *n); /* *n of them */
+void alloc_leak_resume(void);
+
 /* "alloc_leak_maps.c": the process's mappings, for the leak scan. */
 #define ALLOC_LEAK_MAPS_MAX 65536
 typedef struct alloc_leak_range_s {

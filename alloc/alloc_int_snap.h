@@ -165,7 +165,11 @@ bool alloc_snap_area(void **map, size_t *have, size_t want, bool populated);
 alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
 void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
+/* "alloc_snap_store.c" */
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
+/* A capture's temporary file failed: one line, not repeated while the
+** next captures fail the same way. */
+void alloc_snap_say_failure_errno(const alloc_snap_t *im, int e);
 int alloc_snap_store_configured(alloc_snap_t *im);
 /* At start: says at once that snapshot=PATH cannot be created there. */
 void alloc_snap_check_configured(void);

@@ -358,13 +358,25 @@ bool alloc_snap_spill_sort(alloc_snap_t *im);
 ** for a capture in memory; false with errno when the file fails. */
 bool alloc_snap_window(alloc_snap_t *im, size_t i, size_t n);
 
-/* "alloc_service.c" */
+/* "alloc_service_peak.c": the peak trigger; the service thread stores
+** what it captures.  arm: armed once the total passes the larger of 1 MiB
+** and stored + peak_growth percent; off while the thread ends; forget in a
+** child of fork; the image waiting to be stored taken, looked at, or kept
+** for the file's next turn (false: a newer one is there). */
 extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
 					  it moves the gate's epoch when it changes */
 extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
-void alloc_service_start(void);
 void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
+void alloc_service_peak_arm(int64_t stored);
+void alloc_service_peak_off(void);
+void alloc_service_peak_forget(void);
+alloc_snap_t *alloc_service_peak_take(void);
+bool alloc_service_peak_pending(void);
+bool alloc_service_peak_keep(alloc_snap_t *im);
+
+/* "alloc_service.c" */
+void alloc_service_start(void);
 void alloc_service_flush(void);
 bool alloc_service_running(void);
 bool alloc_service_own_table(void); /* its descriptor table is its own */

@@ -28,6 +28,7 @@
 **   alloc_sys.c      OS layer: log without malloc, environ, safe reads
 **   alloc_api.c      the public meminst_* functions
 **   alloc_snapshot.c   capturing snapshots (the map as 16-byte records)
+**   alloc_snap_store.c  where they go: snapshot=PATH, the API, the exit one
 **   alloc_snap_sort.c  those records sorted by address after the pause
 **   alloc_snap_compact.c  the map in a few bytes a block (exit, leak checks)
 **   alloc_sqlite.c   storing snapshots with meminst's private SQLite

@@ -165,7 +165,11 @@ bool alloc_snap_area(void **map, size_t *have, size_t want, bool populated);
 alloc_snap_t *alloc_snap_capture_leaks(const char *trigger);
 void alloc_snap_free(alloc_snap_t *im);
 void alloc_snap_spare_trim(void); /* the service thread: a spare unused for a while goes */
+/* "alloc_snap_store.c" */
 int alloc_snap_path(const char *in, size_t n, const char *base, char *out, size_t len);
+/* A capture's temporary file failed: one line, not repeated while the
+** next captures fail the same way. */
+void alloc_snap_say_failure_errno(const alloc_snap_t *im, int e);
 int alloc_snap_store_configured(alloc_snap_t *im);
 /* At start: says at once that snapshot=PATH cannot be created there. */
 void alloc_snap_check_configured(void);
@@ -281,6 +285,22 @@ uint64_t alloc_snap_chunk_addr(alloc_snap_cursor_t *cur);
 bool alloc_leak_prepare(void);
 bool alloc_leak_scan(alloc_snap_t *im, const uint64_t *addr, size_t n);
 
+/* "alloc_leak_stop.c": the program's other threads stopped for the scan.
+** prepare (before the map is held: the slots mapped once, the handler
+** installed; false when either failed), then stop (buf: 4 KiB of scratch,
+** sum->threads and threads_unstopped set), the slots read, resume. */
+typedef struct alloc_leak_thread_s { /* one stopped (or looked-at) thread; written by its handler */
+	_Atomic pid_t tid;
+	_Atomic int state; /* 0 none, 1 signalled, 2 parked, 3 left, 4 not signalled */
+	uintptr_t sp, tp;
+	uintptr_t regs[NGREG];
+	unsigned nregs;
+} alloc_leak_thread_t;
+bool alloc_leak_stop_prepare(void);
+void alloc_leak_stop(char *buf, alloc_leak_sum_t *sum);
+const alloc_leak_thread_t *alloc_leak_threads(uint32_t *n); /* *n of them */
+void alloc_leak_resume(void);
+
 /* "alloc_leak_maps.c": the process's mappings, for the leak scan. */
 #define ALLOC_LEAK_MAPS_MAX 65536
 typedef struct alloc_leak_range_s {
@@ -338,13 +358,25 @@ bool alloc_snap_spill_sort(alloc_snap_t *im);
 ** for a capture in memory; false with errno when the file fails. */
 bool alloc_snap_window(alloc_snap_t *im, size_t i, size_t n);
 
-/* "alloc_service.c" */
+/* "alloc_service_peak.c": the peak trigger; the service thread stores
+** what it captures.  arm: armed once the total passes the larger of 1 MiB
+** and stored + peak_growth percent; off while the thread ends; forget in a
+** child of fork; the image waiting to be stored taken, looked at, or kept
+** for the file's next turn (false: a newer one is there). */
 extern _Atomic int64_t alloc_peak_next; /* a total above it: call alloc_service_peak;
 					  it moves the gate's epoch when it changes */
 extern _Atomic int64_t alloc_peak_turn; /* a free taking it below: alloc_service_peak_turn */
-void alloc_service_start(void);
 void alloc_service_peak(int64_t total);
 void alloc_service_peak_turn(int64_t total);
+void alloc_service_peak_arm(int64_t stored);
+void alloc_service_peak_off(void);
+void alloc_service_peak_forget(void);
+alloc_snap_t *alloc_service_peak_take(void);
+bool alloc_service_peak_pending(void);
+bool alloc_service_peak_keep(alloc_snap_t *im);
+
+/* "alloc_service.c" */
+void alloc_service_start(void);
 void alloc_service_flush(void);
 bool alloc_service_running(void);
 bool alloc_service_own_table(void); /* its descriptor table is its own */

@@ -89,10 +89,10 @@ typedef struct alloc_xfsz_s {
 void alloc_sys_xfsz_block(alloc_xfsz_t *x);
 void alloc_sys_xfsz_restore(const alloc_xfsz_t *x);
 int alloc_sys_err_fd(void);    /* 2, the copy of the start's stderr, or -1 */
-/* The notes file beside the snapshot (alloc_snapshot.c; weak: the options
+/* The notes file beside the snapshot (alloc_snap_store.c; weak: the options
 ** fuzzer links alloc_sys.c alone). */
 void alloc_snap_note(const char *line, size_t n) __attribute__((weak));
-/* What a line is, and where alloc_snap_route (alloc_snapshot.c, weak as
+/* What a line is, and where alloc_snap_route (alloc_snap_store.c, weak as
 ** above) sends it: said (stderr), said and kept in the notes file (a run
 ** file's failure under the launcher, which keeps the notes in the
 ** session), the notes file only, or nowhere. */

@@ -25,14 +25,8 @@
 **
 ** The scan runs inside a snapshot's capture (alloc_snapshot.c), with every
 ** map list held, so no tracked block can be freed meanwhile.  The other
-** threads of the program are stopped first: each gets LEAK_SIGNAL, whose
-** handler saves its registers and thread pointer and waits on a futex until
-** released.  A thread waiting in a system call that a handler would cut
-** short (nanosleep, poll, futex with a time-out …: trace_syscall_restartable)
-** is not signalled, as the wall-clock sampler does: the kernel gives its
-** stack pointer (/proc/self/task/TID/syscall) and it cannot run meanwhile
-** without first waking; its registers are not seen.  A thread that blocks
-** the signal is treated the same way.  Roots are read with
+** threads of the program are stopped first, their registers and stack
+** pointers saved (alloc_leak_stop.c).  Roots are read with
 ** process_vm_readv, so a mapping that goes away cannot fault the scan;
 ** blocks are read in place (they cannot be freed while the map is held).
 ** Nothing here allocates: working memory is mapped and unmapped.
@@ -46,7 +40,6 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sched.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -54,11 +47,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define LEAK_SIGNAL (SIGRTMAX - 3)
 #define LEAK_REDZONE 128
-#define LEAK_WAIT_NS 3000000000ll /* a signalled thread that never answers */
 #define LEAK_MODULES_MAX 4096
-#define LEAK_THREADS_MAX 4096
 
 /* A block's state during the scan (memcheck's names), and ST_PENDING:
 ** its words are still to be read in that state (on the stack, or left off
@@ -69,23 +59,6 @@ enum { ST_UNREACHED = 0, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT, ST_MASK = 3, ST
 typedef alloc_leak_range_t leak_range_t;
 typedef alloc_leak_vma_t leak_vma_t;
 
-/* One stopped (or looked-at) thread; written by its handler. */
-typedef struct leak_thread_s {
-	_Atomic pid_t tid;
-	_Atomic int state; /* 0 none, 1 signalled, 2 parked, 3 left, 4 not signalled */
-	uintptr_t sp, tp;
-	uintptr_t regs[NGREG];
-	unsigned nregs;
-} leak_thread_t;
-
-/* The slots outlive a scan (a late handler may still look at them), so
-** they are one static array: mapped once, reused. */
-static leak_thread_t *leak_slots;
-static _Atomic uint32_t leak_nslots;
-static _Atomic uint32_t leak_gen, leak_released, leak_parked;
-static _Atomic bool leak_active;
-static struct sigaction leak_old_action;
-static bool leak_installed;
 static size_t leak_tls_static = 8192;
 
 /* Everything one scan works on. */
@@ -468,9 +441,11 @@ static void leak_anon_roots(leak_t *k, uintptr_t here)
 	for (size_t i = 0; i < k->mp.nanon; i++) {
 		const leak_vma_t *v = &k->mp.anon[i];
 		bool running = here >= v->lo && here < v->hi;
-		for (uint32_t t = 0, n = atomic_load(&leak_nslots); t < n && !running; t++) {
-			uintptr_t sp = leak_slots[t].sp;
-			int st = atomic_load(&leak_slots[t].state);
+		uint32_t n;
+		const alloc_leak_thread_t *th = alloc_leak_threads(&n);
+		for (uint32_t t = 0; t < n && !running; t++) {
+			uintptr_t sp = th[t].sp;
+			int st = atomic_load(&th[t].state);
 			running = (st == 1 || st == 2 || st == 4) && sp >= v->lo && sp < v->hi;
 		}
 		if (!running && v->stack)
@@ -478,175 +453,6 @@ static void leak_anon_roots(leak_t *k, uintptr_t here)
 		else if (!running)
 			leak_root_gaps(k, v->lo, v->hi);
 	}
-}
-
-/* ------------------------------------------------ stopping threads --- */
-
-static inline long leak_futex(_Atomic uint32_t *w, int op, uint32_t v, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (uint32_t *)w, op | FUTEX_PRIVATE_FLAG, v, ts, NULL, 0);
-}
-
-static void leak_handler(int sig, siginfo_t *si, void *ucv)
-{
-	int saved = errno;
-	uint32_t gen = atomic_load(&leak_gen);
-	pid_t tid = (pid_t)syscall(SYS_gettid);
-	leak_thread_t *t = NULL;
-	bool ours = si->si_code == SI_TKILL && si->si_pid == getpid();
-	for (uint32_t i = 0, n = atomic_load(&leak_nslots); ours && i < n; i++)
-		if (atomic_load(&leak_slots[i].tid) == tid)
-			t = &leak_slots[i];
-	if (!ours) { /* the program's own signal of that number */
-		struct sigaction a = leak_old_action;
-		if ((a.sa_flags & SA_SIGINFO) && a.sa_sigaction)
-			a.sa_sigaction(sig, si, ucv);
-		else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
-			a.sa_handler(sig);
-		errno = saved;
-		return;
-	}
-	if (!t || !atomic_load(&leak_active) || atomic_load(&t->state) != 1) {
-		errno = saved; /* late: that scan is over */
-		return;
-	}
-	ucontext_t *uc = ucv;
-#if defined(__x86_64__)
-	t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-#elif defined(__aarch64__)
-	t->sp = (uintptr_t)uc->uc_mcontext.sp;
-#endif
-	t->nregs = NGREG;
-	memcpy(t->regs, &uc->uc_mcontext.gregs, sizeof t->regs);
-	t->tp = (uintptr_t)__builtin_thread_pointer();
-	atomic_store(&t->state, 2);
-	atomic_fetch_add(&leak_parked, 1);
-	leak_futex(&leak_parked, FUTEX_WAKE, 1, NULL);
-	uint32_t r;
-	while ((r = atomic_load(&leak_released)) != gen)
-		leak_futex(&leak_released, FUTEX_WAIT, r, NULL);
-	atomic_store(&t->state, 3);
-	errno = saved;
-}
-
-/* From /proc/self/task/TID/syscall: the thread's stack pointer, and whether
-** a handler would leave its wait alone (running, or a restarted call). */
-static bool leak_proc_syscall(leak_t *k, pid_t tid, uintptr_t *sp)
-{
-	char path[64];
-	alloc_fmt(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	*sp = 0;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	long n = syscall(SYS_read, fd, k->buf, 255);
-	syscall(SYS_close, fd);
-	if (n <= 0 || k->buf[0] == 'r') /* "running" */
-		return true;
-	k->buf[n] = 0;
-	long field[9] = {0};
-	int nf = 0;
-	bool neg = k->buf[0] == '-';
-	for (char *p = k->buf + neg; *p && nf < 9; nf++) { /* nr, 6 args, sp, pc */
-		bool hex = p[0] == '0' && p[1] == 'x';
-		long v = 0;
-		for (p += hex ? 2 : 0; *p && *p != ' ' && *p != '\n'; p++)
-			v = v * (hex ? 16 : 10) + (*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-		field[nf] = nf == 0 && neg ? -v : v;
-		while (*p == ' ' || *p == '\n')
-			p++;
-	}
-	*sp = (uintptr_t)(field[0] < 0 ? field[1] : field[7]);
-	long op = field[2] & 127;
-	bool untimed_futex = field[0] == SYS_futex && field[4] == 0 && (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET);
-	return field[0] < 0 || trace_syscall_restartable(field[0]) || untimed_futex;
-}
-
-static void leak_add_thread(pid_t tid, void *arg)
-{
-	(void)arg;
-	uint32_t i = atomic_load(&leak_nslots);
-	if (i == LEAK_THREADS_MAX)
-		return;
-	leak_thread_t *t = &leak_slots[i];
-	memset(t, 0, sizeof *t);
-	atomic_store(&t->tid, tid);
-	atomic_store(&leak_nslots, i + 1);
-}
-
-static bool leak_signal_blocked(leak_t *k, pid_t tid)
-{
-	char path[64];
-	alloc_fmt(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	long n = syscall(SYS_read, fd, k->buf, 4095);
-	syscall(SYS_close, fd);
-	k->buf[n > 0 ? n : 0] = 0;
-	const char *p = strstr(k->buf, "SigBlk:");
-	if (!p)
-		return true;
-	uint64_t mask = 0;
-	for (p += 7; *p == '\t' || *p == ' '; p++)
-		;
-	for (; (*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f'); p++)
-		mask = mask * 16 + (uint64_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
-	return mask >> (LEAK_SIGNAL - 1) & 1;
-}
-
-/* Signal every program thread that can take it; wait for each to park. */
-static void leak_stop_threads(leak_t *k, alloc_leak_sum_t *sum)
-{
-	atomic_store(&leak_nslots, 0);
-	alloc_program_threads_each(0, leak_add_thread, NULL);
-	uint32_t n = atomic_load(&leak_nslots), sent = 0;
-	atomic_store(&leak_parked, 0);
-	for (uint32_t i = 0; i < n; i++) {
-		leak_thread_t *t = &leak_slots[i];
-		uintptr_t sp;
-		if (!leak_proc_syscall(k, t->tid, &sp) || leak_signal_blocked(k, t->tid)) {
-			t->sp = sp;
-			atomic_store(&t->state, 4);
-			continue;
-		}
-		atomic_store(&t->state, 1);
-		if (syscall(SYS_tgkill, getpid(), t->tid, LEAK_SIGNAL) == 0)
-			sent++;
-		else
-			atomic_store(&t->state, 0); /* gone */
-	}
-	int64_t deadline = alloc_snap_now(CLOCK_MONOTONIC) + LEAK_WAIT_NS;
-	uint32_t parked;
-	while ((parked = atomic_load(&leak_parked)) < sent && alloc_snap_now(CLOCK_MONOTONIC) < deadline) {
-		struct timespec ts = {0, 10000000};
-		leak_futex(&leak_parked, FUTEX_WAIT, parked, &ts);
-		for (uint32_t i = 0; i < n; i++) { /* exited meanwhile */
-			leak_thread_t *t = &leak_slots[i];
-			char path[64];
-			alloc_fmt(path, sizeof path, "/proc/self/task/%d", (int)t->tid);
-			if (atomic_load(&t->state) == 1 && syscall(SYS_faccessat, AT_FDCWD, path, F_OK, 0) != 0) {
-				int one = 1;
-				if (atomic_compare_exchange_strong(&t->state, &one, 0))
-					sent--;
-			}
-		}
-	}
-	sum->threads = n + 1;
-	for (uint32_t i = 0; i < n; i++)
-		if (atomic_load(&leak_slots[i].state) == 1 || atomic_load(&leak_slots[i].state) == 4)
-			sum->threads_unstopped++;
-}
-
-static void leak_resume_threads(void)
-{
-	uint32_t n = atomic_load(&leak_nslots);
-	atomic_store(&leak_released, atomic_load(&leak_gen));
-	leak_futex(&leak_released, FUTEX_WAKE, INT32_MAX, NULL);
-	for (uint32_t i = 0; i < n; i++) /* out of the handler: the slots are reused */
-		while (atomic_load(&leak_slots[i].state) == 2)
-			alloc_sys_yield();
-	atomic_store(&leak_active, false);
 }
 
 /* ------------------------------------------------------ the scan --- */
@@ -657,8 +463,6 @@ static void leak_resume_threads(void)
 bool alloc_leak_prepare(void)
 {
 	leak_t *k = &leak_ctx;
-	if (!leak_slots && !(leak_slots = alloc_sys_map(LEAK_THREADS_MAX * sizeof *leak_slots)))
-		return false;
 	size_t bytes = (2 * LEAK_MODULES_MAX + ALLOC_LEAK_MAPS_MAX) * sizeof(leak_range_t) +
 		       ALLOC_LEAK_MAPS_MAX * sizeof(leak_vma_t) + LEAK_CHUNK;
 	if (!k->buf && !(k->buf = alloc_sys_map(bytes)))
@@ -694,18 +498,7 @@ bool alloc_leak_prepare(void)
 	alloc_guard_exit();
 	struct iovec local = {k->buf, 8}, remote = {&leak_ctx, 8};
 	k->vm_readv = syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote, 1UL, 0UL) == 8;
-	if (!leak_installed) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_sigaction = leak_handler;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigfillset(&sa.sa_mask);
-		/* kept once installed: a handler of a thread that took long to
-		** answer may come after the scan (it returns at once) */
-		extern int __sigaction(int, const struct sigaction *, struct sigaction *);
-		leak_installed = __sigaction(LEAK_SIGNAL, &sa, &leak_old_action) == 0;
-	}
-	return leak_installed;
+	return alloc_leak_stop_prepare();
 }
 
 /*
@@ -752,8 +545,10 @@ static void leak_scan_roots(leak_t *k)
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	leak_thread_roots(k, here, (uintptr_t)__builtin_thread_pointer(), (const uintptr_t *)&uc.uc_mcontext.gregs,
 			  NGREG);
-	for (uint32_t i = 0, n = atomic_load(&leak_nslots); i < n; i++) {
-		leak_thread_t *t = &leak_slots[i];
+	uint32_t n;
+	const alloc_leak_thread_t *th = alloc_leak_threads(&n);
+	for (uint32_t i = 0; i < n; i++) {
+		const alloc_leak_thread_t *t = &th[i];
 		int st = atomic_load(&t->state);
 		if (st == 2)
 			leak_thread_roots(k, t->sp, t->tp, t->regs, t->nregs);
@@ -824,13 +619,11 @@ bool alloc_leak_scan(alloc_snap_t *im, const uint64_t *addr, size_t n)
 		im->leak_class = NULL;
 		return false;
 	}
-	atomic_fetch_add(&leak_gen, 1);
-	atomic_store(&leak_active, true);
-	leak_stop_threads(k, &im->leak);
+	alloc_leak_stop(k->buf, &im->leak);
 	alloc_leak_read_maps(&k->mp, k->buf, LEAK_CHUNK);
 	leak_scan_roots(k);
 	bool roots = leak_classify(k, im);
-	leak_resume_threads();
+	alloc_leak_resume();
 	im->leak.scanned_bytes = k->scanned;
 	alloc_sys_unmap(k->map, k->map_bytes);
 	k->map = NULL;

@@ -12,8 +12,8 @@
 **   peak      once the total has passed the next peak threshold, the
 **             thread whose free would take it down from its highest by
 **             a margin captures the snapshot itself (the state at the
-**             turn, see below) and passes it here to be stored: SQLite
-**             never runs on the allocation path.
+**             turn: alloc_service_peak.c) and passes it here to be stored:
+**             SQLite never runs on the allocation path.
 **   interval  poll's timeout; interval=auto doubles the period after
 **             every ALLOC_INTERVAL_AUTO_STEP snapshots, up to
 **             ALLOC_INTERVAL_AUTO_MAX_NS.
@@ -59,7 +59,6 @@ static struct service {
 	ino_t wake_ino, listen_ino; /* to know them in the program's table */
 	bool own_table;           /* the thread's descriptors are its own */
 	_Atomic bool table_ready; /* own_table is known */
-	_Atomic(alloc_snap_t *) peak_image; /* captured, waiting to be stored */
 	bool running;
 	_Atomic bool registered;  /* the thread is known as meminst's own */
 	_Atomic bool quit, gone;  /* alloc_service_stop: asked, done */
@@ -67,8 +66,6 @@ static struct service {
 	bool ending;              /* the exit's flush ran: no interval snapshot
 				     more (under busy; see alloc_service_flush) */
 } svc = {.busy = PTHREAD_MUTEX_INITIALIZER, .wake = {-1, -1}, .listen_fd = -1};
-
-_Atomic int64_t alloc_peak_next = INT64_MAX;
 
 /* ------------------------------------------------------------ triggers -- */
 
@@ -115,104 +112,6 @@ static void svc_signal_handler(int sig)
 {
 	(void)sig;
 	alloc_service_signal_note(&svc_sig_pending, 's');
-}
-
-/*
-** Peaks are taken at the turn.  A climb that crosses a threshold of
-** geometric steps costs a copy of the map at every step, the sum of a
-** geometric series: with 10 % steps, eleven times the final map.  So the
-** threshold (1 MiB, then peak_growth percent above the last peak
-** snapshot's total) only arms the trigger; while armed, the allocating
-** side follows the highest total in steps of a quarter of peak_growth
-** percent, and the snapshot is taken when a free would take the total
-** that far below the highest: by the freeing thread, before the free, so
-** it shows the blocks of the top less at most that quarter.  A climb costs
-** one copy, and a climb in steps one per step higher than peak_growth.
-**
-** alloc_peak_next is what the allocating side compares with (the arming
-** threshold, then the next step of the highest), alloc_peak_turn what the
-** freeing side compares with (INT64_MIN while not armed).  svc_peak_busy
-** makes one thread at a time move them.
-*/
-_Atomic int64_t alloc_peak_turn = INT64_MIN;
-static atomic_flag svc_peak_busy = ATOMIC_FLAG_INIT;
-
-/* Move alloc_peak_next, and the gate's epoch with it: the threads' fast
-** paths compare with their own copy of it (alloc_thread_t.peak_d), which
-** they make again when they see the epoch move. */
-static void svc_peak_next_set(int64_t next)
-{
-	atomic_store(&alloc_peak_next, next);
-	atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH);
-}
-
-/* How far below its highest the total comes down before the peak is
-** taken, also the step in which the highest is followed (at least 1). */
-static int64_t svc_peak_margin(int64_t high)
-{
-	int64_t m = high / 400 * (int64_t)alloc_opts.peak_growth;
-	return m > 0 ? m : 1;
-}
-
-/* Wait for the next peak: armed once the total passes the larger of
-** 1 MiB and `stored` + peak_growth percent. */
-static void svc_peak_arm(int64_t stored)
-{
-	int64_t growth = stored / 100 * (int64_t)alloc_opts.peak_growth;
-	int64_t next = stored + (growth > 0 ? growth : 1);
-	atomic_store(&alloc_peak_turn, INT64_MIN);
-	svc_peak_next_set(next > (1 << 20) ? next : (1 << 20));
-}
-
-/*
-** An allocating thread, outside every lock, saw the total pass
-** alloc_peak_next: the trigger arms, or the highest moved up.  Nothing is
-** captured here.
-*/
-void alloc_service_peak(int64_t total)
-{
-	if (total <= atomic_load(&alloc_peak_next) || !svc.running ||
-	    atomic_flag_test_and_set_explicit(&svc_peak_busy, memory_order_acquire))
-		return;
-	if (total > atomic_load(&alloc_peak_next)) {
-		int64_t margin = svc_peak_margin(total);
-		atomic_store(&alloc_peak_turn, total - margin);
-		svc_peak_next_set(total + margin);
-	}
-	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
-}
-
-/*
-** A thread about to free (outside every lock, before the free counts)
-** would take the total below alloc_peak_turn: the climb is over.  Capture
-** the map as it is, the block still in it, and hand the copy to the
-** service thread to store; then wait for the next peak.
-*/
-void alloc_service_peak_turn(int64_t total)
-{
-	if (!svc.running || atomic_flag_test_and_set_explicit(&svc_peak_busy, memory_order_acquire))
-		return;
-	if (atomic_load(&alloc_peak_turn) == INT64_MIN) { /* another thread took it */
-		atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
-		return;
-	}
-	/* The pause is meminst's, not the program's: a traced thread records
-	** it as <snapshot>, kept out of <alloc> and its callers' times; and
-	** the free that made it keeps the program's errno (the capture's
-	** mappings, the wake pipe full: tests/integration/errno_kept.sh). */
-	int saved_errno = errno;
-	uint64_t begin = trace_suspend_begin();
-	alloc_snap_t *im = alloc_snap_capture(true, "peak");
-	if (im && im->nstatus[ALLOC_K_TOTAL])
-		total = (int64_t)im->status[ALLOC_K_TOTAL][0].sizes.current;
-	svc_peak_arm(total);
-	atomic_flag_clear_explicit(&svc_peak_busy, memory_order_release);
-	if (im) {
-		alloc_snap_free(atomic_exchange(&svc.peak_image, im)); /* keep the latest */
-		alloc_service_wake('p'); /* when full, the thread finds the image anyway */
-	}
-	trace_suspend_end(begin, MEMINST_TSUSPEND_SNAPSHOT);
-	errno = saved_errno;
 }
 
 /* A control request is carried out holding what a store holds. */
@@ -266,8 +165,7 @@ static bool svc_store(alloc_snap_t *im, bool peak)
 {
 	int id = svc_busy() ? ALLOC_SQ_BUSY : alloc_snap_store_configured(im);
 	svc_busy_note(id);
-	alloc_snap_t *none = NULL;
-	if (id != ALLOC_SQ_BUSY || !peak || !atomic_compare_exchange_strong(&svc.peak_image, &none, im))
+	if (id != ALLOC_SQ_BUSY || !peak || !alloc_service_peak_keep(im))
 		alloc_snap_free(im);
 	return id != ALLOC_SQ_BUSY;
 }
@@ -290,7 +188,7 @@ static void svc_drain_wake(bool from_thread)
 		;
 	if (!from_thread)
 		svc_busy_until = 0; /* the exit's flush waits for its turn */
-	alloc_snap_t *im = atomic_exchange(&svc.peak_image, NULL);
+	alloc_snap_t *im = alloc_service_peak_take();
 	if (im)
 		svc_store(im, true);
 	if (sig && !svc_busy())
@@ -314,7 +212,7 @@ static bool svc_interval(void)
 		return true; /* dormant, never switched on: nothing counted */
 	alloc_snap_t *im = alloc_snap_capture(!alloc_opts.interval_status, "interval");
 	bool said = !im && errno == EIO; /* its temporary file: said */
-	alloc_snap_t *peak = atomic_exchange(&svc.peak_image, NULL);
+	alloc_snap_t *peak = alloc_service_peak_take();
 	bool peak_first = peak && (!im || peak->time_ns <= im->time_ns), stored = true;
 	if (peak_first)
 		svc_store(peak, true);
@@ -435,7 +333,7 @@ static void *svc_main(void *arg)
 		int64_t at = INT64_MAX;
 		if (period)
 			at = next > svc_busy_until ? next : svc_busy_until;
-		if ((atomic_load(&svc_sig_pending) || atomic_load(&svc.peak_image)) && svc_busy() &&
+		if ((atomic_load(&svc_sig_pending) || alloc_service_peak_pending()) && svc_busy() &&
 		    svc_busy_until < at)
 			at = svc_busy_until;
 		if (at != INT64_MAX) {
@@ -476,7 +374,7 @@ static void *svc_main(void *arg)
 			break;
 		}
 		if ((r > 0 && (p[0].revents & POLLIN)) ||
-		    ((atomic_load(&svc_sig_pending) || atomic_load(&svc.peak_image)) && !svc_busy())) {
+		    ((atomic_load(&svc_sig_pending) || alloc_service_peak_pending()) && !svc_busy())) {
 			pthread_mutex_lock(&svc.busy);
 			svc_drain_wake(true);
 			pthread_mutex_unlock(&svc.busy);
@@ -524,8 +422,7 @@ void alloc_service_stop(void)
 	if (!svc.running)
 		return;
 	alloc_switch_sample_quit();
-	svc_peak_next_set(INT64_MAX);
-	atomic_store(&alloc_peak_turn, INT64_MIN);
+	alloc_service_peak_off();
 	atomic_store(&svc.quit, true);
 	alloc_service_wake('q');
 	while (!atomic_load(&svc.gone))
@@ -691,10 +588,7 @@ void alloc_service_child_reset(bool relaunch)
 	atomic_store(&svc.registered, false);
 	atomic_store(&svc.table_ready, false);
 	pthread_mutex_init(&svc.busy, NULL);
-	alloc_snap_free(atomic_exchange(&svc.peak_image, NULL));
-	svc_peak_next_set(INT64_MAX);
-	atomic_store(&alloc_peak_turn, INT64_MIN);
-	atomic_flag_clear(&svc_peak_busy);
+	alloc_service_peak_forget();
 	svc_forget_fds(); /* the parent's: only what is still ours in the child's table */
 	if (had_channel) {
 		int saved_errno = errno; /* fork's caller sees fork's errno */
@@ -762,7 +656,7 @@ static bool svc_launch(void)
 		alloc_sys_yield();
 	svc.running = true;
 	if (alloc_opts.snapshot && (alloc_opts.snapshot_at & ALLOC_SNAP_PEAK))
-		svc_peak_arm(0);
+		alloc_service_peak_arm(0);
 	return true;
 }
 

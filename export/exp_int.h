@@ -12,6 +12,7 @@
 **   exp_chrome.c      Chrome Trace Event JSON (Perfetto) from a trace
 **   exp_html.c        the command `inspect html`
 **   exp_html_ui.c     the style sheet and the script of the HTML report
+**   exp_html_flame.c  the HTML report's flame graphs of time and bytes
 **   exp_html_leaks.c  the HTML report's leak check (memcheck's classes)
 **   exp_html_rss.c    the HTML report's resident set explained
 **   exp_html_sites.c  the HTML report's parts by site: memory over time
@@ -138,6 +139,12 @@ int exp_chrome_write(struct prof_trace *tr, const struct rd_opts *o, const struc
 void exp_html_text(FILE *f, const char *s);
 void exp_html_size(FILE *f, uint64_t v);
 void exp_html_json(FILE *f, const char *s);
+
+/* "exp_html_flame.c": the section of the flame graph of metric
+** (PROF_STK_TIME or PROF_STK_BYTES) of the profile's stacks s (NULL: none,
+** said in one line) read from tr; source says where they come from. */
+void exp_html_flame(FILE *f, const struct prof_stacks *s, const struct prof_trace *tr, int metric,
+		    const char *source);
 
 /* "exp_html_sites.c": the memory over time stacked by the top sites (in
 ** the memory section), and the section of the flame graph of heaptrack's

@@ -5,7 +5,7 @@
 **   callers    per function its callers above, its callees below, with self
 **              and children figures (SWI-Prolog's detail view)
 **   anomalies  shares that differ between threads or runs, and estimates
-**              resting on too few samples
+**              resting on too few samples (prof_anomalies.c)
 ** Each as text or as one JSON document (inspect(1) gives the shapes).
 **
 ** What is counted depends on --metric: time (timer samples: weight in
@@ -15,28 +15,14 @@
 */
 #include "prof_int.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The anomaly rule (stated in the output and in inspect(1)). */
-#define ANOM_SIGMAS 3.0
-#define ANOM_MIN_POINTS 2.0
-#define ANOM_MIN_SAMPLES 10.0
-#define ANOM_MAX_REL 0.30
-
-struct disp {
-	const struct prof_smodel *m;
-	const struct prof_sopts *so;
-	FILE *f;
-	int vm, cm;              /* the metric's value and sample-count sums  */
-};
-
 /* ------------------------------------------------------------ values -- */
 
-static void disp_init(struct disp *d, const struct prof_smodel *m, const struct prof_sopts *so, FILE *f)
+static void disp_init(struct prof_disp *d, const struct prof_smodel *m, const struct prof_sopts *so, FILE *f)
 {
-	*d = (struct disp){m, so, f, ENG_M_TICKS, ENG_M_SAMPLES};
+	*d = (struct prof_disp){m, so, f, ENG_M_TICKS, ENG_M_SAMPLES};
 	if (so->metric == PROF_MT_BYTES)
 		d->vm = ENG_M_BYTES, d->cm = ENG_M_ASAMPLES;
 	else if (so->metric == PROF_MT_COUNT)
@@ -48,14 +34,14 @@ static double disp_secs(const struct prof_smodel *m, double ticks)
 	return ticks * m->ns_per_tick / 1e9;
 }
 
-static double disp_pct(const struct disp *d, const double *v)
+static double disp_pct(const struct prof_disp *d, const double *v)
 {
 	double t = d->m->total[d->vm];
 	return t > 0 ? 100.0 * v[d->vm] / t : 0;
 }
 
 /* A value as text: for time, per --time; else bytes or a count. */
-static const char *disp_val(const struct disp *d, const double *v, char *buf, size_t len)
+static const char *disp_val(const struct prof_disp *d, const double *v, char *buf, size_t len)
 {
 	if (d->vm == ENG_M_TICKS && d->so->time == PROF_T_SAMPLES)
 		snprintf(buf, len, "%.0f", v[ENG_M_SAMPLES]);
@@ -68,7 +54,7 @@ static const char *disp_val(const struct disp *d, const double *v, char *buf, si
 	return buf;
 }
 
-static const char *disp_unit(const struct disp *d)
+static const char *disp_unit(const struct prof_disp *d)
 {
 	if (d->so->time == PROF_T_PERCENT)
 		return "%";
@@ -80,7 +66,7 @@ static const char *disp_unit(const struct disp *d)
 /* A function's name and place, cut in its middle to what the line has
 ** left after `used` columns when there is a width (--cols, the terminal's;
 ** at least 5 columns are kept), whole without one. */
-static void disp_name_at(const struct disp *d, uint32_t fid, size_t used, FILE *f)
+static void disp_name_at(const struct prof_disp *d, uint32_t fid, size_t used, FILE *f)
 {
 	const struct prof_func *fn = &d->m->funcs[fid];
 	char whole[4096], buf[4096 + 8];
@@ -97,12 +83,12 @@ static void disp_name_at(const struct disp *d, uint32_t fid, size_t used, FILE *
 	fputs(buf, f);
 }
 
-static void disp_name(const struct disp *d, uint32_t fid, FILE *f)
+void prof_disp_name(const struct prof_disp *d, uint32_t fid, FILE *f)
 {
 	disp_name_at(d, fid, 0, f);
 }
 
-static void json_opt_str(FILE *f, const char *s)
+void prof_disp_json_opt_str(FILE *f, const char *s)
 {
 	if (s)
 		rd_json_str(f, s);
@@ -110,23 +96,23 @@ static void json_opt_str(FILE *f, const char *s)
 		fputs("null", f);
 }
 
-static void json_func(const struct disp *d, uint32_t fid, FILE *f)
+void prof_disp_json_func(const struct prof_disp *d, uint32_t fid, FILE *f)
 {
 	const struct prof_func *fn = &d->m->funcs[fid];
 	fputs("\"name\":", f);
 	rd_json_str(f, fn->name);
 	fputs(",\"file\":", f);
-	json_opt_str(f, fn->file);
+	prof_disp_json_opt_str(f, fn->file);
 	if (fn->file)
 		fprintf(f, ",\"line\":%d", fn->line);
 	else
 		fputs(",\"line\":null", f);
 	fputs(",\"module\":", f);
-	json_opt_str(f, fn->module);
+	prof_disp_json_opt_str(f, fn->module);
 }
 
 /* The sums of one side as JSON members, prefixed (self_, cum_, total_). */
-static void json_sums(const struct disp *d, const char *pre, const double *v, FILE *f)
+static void json_sums(const struct prof_disp *d, const char *pre, const double *v, FILE *f)
 {
 	fprintf(f, ",\"%ssamples\":%.0f,\"%sms\":%.3f,\"%spercent\":%.4f,\"%salloc_samples\":%.0f,"
 		"\"%sbytes\":%.0f,\"%sblocks\":%.1f",
@@ -141,7 +127,7 @@ static double disp_seconds(const struct prof_smodel *m)
 	return disp_secs(m, m->total[ENG_M_TICKS]);
 }
 
-static size_t disp_nfunctions(const struct disp *d)
+static size_t disp_nfunctions(const struct prof_disp *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->m->nfuncs; i++)
@@ -149,7 +135,7 @@ static size_t disp_nfunctions(const struct disp *d)
 	return n;
 }
 
-static size_t disp_nnodes(const struct disp *d)
+static size_t disp_nnodes(const struct prof_disp *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < d->m->ft.n; i++)
@@ -170,7 +156,7 @@ static const char *disp_sclock(unsigned c)
 	return c == MEMINST_TRACE_SAMPLE_WALL ? "wall" : c == MEMINST_TRACE_SAMPLE_CPU ? "cpu" : "none";
 }
 
-static void disp_header_text(const struct disp *d)
+void prof_disp_header_text(const struct prof_disp *d)
 {
 	const struct prof_smodel *m = d->m;
 	FILE *f = d->f;
@@ -193,7 +179,7 @@ static void disp_header_text(const struct disp *d)
 	fputs(m->sampler_runs ? ")\n" : "; the trace does not say what the sampler cost)\n", f);
 }
 
-static void disp_header_json(const struct disp *d, const char *style)
+void prof_disp_header_json(const struct prof_disp *d, const char *style)
 {
 	const struct prof_smodel *m = d->m;
 	FILE *f = d->f;
@@ -205,7 +191,7 @@ static void disp_header_json(const struct disp *d, const char *style)
 		metrics[d->so->metric], units[d->so->time]);
 	rd_json_str(f, m->source);
 	fputs(",\"exe\":", f);
-	json_opt_str(f, m->exe);
+	prof_disp_json_opt_str(f, m->exe);
 	fprintf(f, ",\"pid\":%lld,\"clock\":\"%s\",\"sample_clock\":\"%s\",\"sample_hz\":%u,"
 		"\"alloc_sample_bytes\":%llu,\"thread\":",
 		(long long)m->pid, prof_clock_name(m->clock), disp_sclock(m->sample_clock), m->sample_hz,
@@ -229,7 +215,7 @@ static void disp_header_json(const struct disp *d, const char *style)
 	for (size_t i = 0; i < m->nthreads; i++) {
 		const struct prof_sthread *t = &m->threads[i];
 		fprintf(f, "%s{\"thread\":%u,\"tid\":%lld,\"name\":", i ? "," : "", t->thread, (long long)t->tid);
-		json_opt_str(f, t->name);
+		prof_disp_json_opt_str(f, t->name);
 		fprintf(f, ",\"samples\":%.0f,\"ms\":%.3f,\"alloc_samples\":%.0f,\"bytes\":%.0f}",
 			t->total[ENG_M_SAMPLES], 1e3 * disp_secs(m, t->total[ENG_M_TICKS]), t->total[ENG_M_ASAMPLES],
 			t->total[ENG_M_BYTES]);
@@ -239,7 +225,7 @@ static void disp_header_json(const struct disp *d, const char *style)
 
 /* ------------------------------------------------------------- order -- */
 
-static const struct disp *sort_d;
+static const struct prof_disp *sort_d;
 
 static int cmp_funcs(const void *a, const void *b)
 {
@@ -258,7 +244,7 @@ static int cmp_funcs(const void *a, const void *b)
 }
 
 /* The functions with some of the metric, in display order; *n of them. */
-static uint32_t *disp_order(const struct disp *d, size_t *n)
+uint32_t *prof_disp_order(const struct prof_disp *d, size_t *n)
 {
 	uint32_t *v = rd_xcalloc(d->m->nfuncs + 1, sizeof *v);
 	size_t k = 0;
@@ -272,21 +258,21 @@ static uint32_t *disp_order(const struct disp *d, size_t *n)
 	return v;
 }
 
-static size_t disp_top(const struct disp *d, size_t n)
+static size_t disp_top(const struct prof_disp *d, size_t n)
 {
 	return d->so->top > 0 && (size_t)d->so->top < n ? (size_t)d->so->top : n;
 }
 
 /* -------------------------------------------------------------- flat -- */
 
-static void flat_text(const struct disp *d)
+static void flat_text(const struct prof_disp *d)
 {
 	const struct prof_smodel *m = d->m;
 	FILE *f = d->f;
 	size_t n;
-	uint32_t *order = disp_order(d, &n);
+	uint32_t *order = prof_disp_order(d, &n);
 	char a[32], b[32];
-	disp_header_text(d);
+	prof_disp_header_text(d);
 	const char *what = d->vm == ENG_M_TICKS ? "time" : d->vm == ENG_M_BYTES ? "bytes" : "allocs";
 	fprintf(f, "\n     %%  %12s %12s\n", "cumulative", "self");
 	fprintf(f, "%6s  %12s %12s %10s  function\n", what, disp_unit(d), disp_unit(d), m->calls ? "calls" : "");
@@ -318,18 +304,18 @@ static void flat_text(const struct disp *d)
 	free(order);
 }
 
-static void flat_json(const struct disp *d)
+static void flat_json(const struct prof_disp *d)
 {
 	const struct prof_smodel *m = d->m;
 	FILE *f = d->f;
 	size_t n;
-	uint32_t *order = disp_order(d, &n);
-	disp_header_json(d, "flat");
+	uint32_t *order = prof_disp_order(d, &n);
+	prof_disp_header_json(d, "flat");
 	fputs(",\"functions\":[", f);
 	for (size_t i = 0; i < disp_top(d, n); i++) {
 		const struct eng_fsum *s = &m->fs[order[i]];
 		fputs(i ? ",{" : "{", f);
-		json_func(d, order[i], f);
+		prof_disp_json_func(d, order[i], f);
 		json_sums(d, "self_", s->self, f);
 		json_sums(d, "cum_", s->cum, f);
 		if (m->calls)
@@ -342,12 +328,12 @@ static void flat_json(const struct disp *d)
 }
 
 /* The flat table as CSV: one row per function, the JSON's members. */
-static void flat_csv(const struct disp *d)
+static void flat_csv(const struct prof_disp *d)
 {
 	static const char *const sums[] = {"samples", "ms", "percent", "alloc_samples", "bytes", "blocks"};
 	const struct prof_smodel *m = d->m;
 	size_t n;
-	uint32_t *order = disp_order(d, &n);
+	uint32_t *order = prof_disp_order(d, &n);
 	fputs("name,file,line,module", d->f);
 	for (int side = 0; side < 2; side++)
 		for (size_t k = 0; k < sizeof sums / sizeof sums[0]; k++)
@@ -396,7 +382,7 @@ static int cmp_nodes(const void *a, const void *b)
 }
 
 /* The children of node i with some of the metric, largest first. */
-static uint32_t *tree_children(const struct disp *d, uint32_t i, size_t *n)
+static uint32_t *tree_children(const struct prof_disp *d, uint32_t i, size_t *n)
 {
 	const struct eng_cct *t = &d->m->ft;
 	size_t k = 0;
@@ -415,7 +401,7 @@ static uint32_t *tree_children(const struct disp *d, uint32_t i, size_t *n)
 	return v;
 }
 
-static void tree_text_node(const struct disp *d, uint32_t i, int depth)
+static void tree_text_node(const struct prof_disp *d, uint32_t i, int depth)
 {
 	const struct eng_cct_node *nd = &d->m->ft.nodes[i];
 	char a[32], b[32], r[32] = "";
@@ -444,9 +430,9 @@ static void tree_text_node(const struct disp *d, uint32_t i, int depth)
 	free(kids);
 }
 
-static void tree_text(const struct disp *d)
+static void tree_text(const struct prof_disp *d)
 {
-	disp_header_text(d);
+	prof_disp_header_text(d);
 	fprintf(d->f, "\n%12s %12s %9s  function (recursion collapsed)\n", "total", "self", "recursive");
 	if (d->m->ft.n == 0)
 		return;
@@ -460,11 +446,11 @@ static void tree_text(const struct disp *d)
 	free(kids);
 }
 
-static void tree_json_node(const struct disp *d, uint32_t i)
+static void tree_json_node(const struct prof_disp *d, uint32_t i)
 {
 	const struct eng_cct_node *nd = &d->m->ft.nodes[i];
 	fputc('{', d->f);
-	json_func(d, (uint32_t)nd->key, d->f);
+	prof_disp_json_func(d, (uint32_t)nd->key, d->f);
 	json_sums(d, "total_", nd->total, d->f);
 	json_sums(d, "self_", nd->self, d->f);
 	fprintf(d->f, ",\"recursive\":%.0f,\"children\":[", nd->recur[d->cm]);
@@ -479,9 +465,9 @@ static void tree_json_node(const struct disp *d, uint32_t i)
 	fputs("]}", d->f);
 }
 
-static void tree_json(const struct disp *d)
+static void tree_json(const struct prof_disp *d)
 {
-	disp_header_json(d, "tree");
+	prof_disp_header_json(d, "tree");
 	fputs(",\"tree\":[", d->f);
 	if (d->m->ft.n) {
 		size_t n;
@@ -533,7 +519,7 @@ static int cmp_crows(const void *a, const void *b)
 }
 
 /* Function fid over every node of it in the tree. */
-static void cview_make(const struct disp *d, uint32_t fid, struct cview *v)
+static void cview_make(const struct prof_disp *d, uint32_t fid, struct cview *v)
 {
 	const struct eng_cct *t = &d->m->ft;
 	memset(v, 0, sizeof *v);
@@ -561,7 +547,7 @@ static void cview_make(const struct disp *d, uint32_t fid, struct cview *v)
 		qsort(v->callees, v->ncallees, sizeof *v->callees, cmp_crows);
 }
 
-static void cview_row(const struct disp *d, const struct crow *r, const char *lead)
+static void cview_row(const struct prof_disp *d, const struct crow *r, const char *lead)
 {
 	char a[32], b[32];
 	fprintf(d->f, "%12s %12s  %s", disp_val(d, r->self, a, sizeof a), disp_val(d, r->children, b, sizeof b),
@@ -573,11 +559,11 @@ static void cview_row(const struct disp *d, const struct crow *r, const char *le
 	fputc('\n', d->f);
 }
 
-static void callers_text(const struct disp *d)
+static void callers_text(const struct prof_disp *d)
 {
 	size_t n;
-	uint32_t *order = disp_order(d, &n);
-	disp_header_text(d);
+	uint32_t *order = prof_disp_order(d, &n);
+	prof_disp_header_text(d);
 	fprintf(d->f, "\n%12s %12s  callers / * function / callees (%s)\n", "self", "children", disp_unit(d));
 	for (size_t i = 0; i < disp_top(d, n); i++) {
 		struct cview v;
@@ -596,7 +582,7 @@ static void callers_text(const struct disp *d)
 	free(order);
 }
 
-static void cview_json_rows(const struct disp *d, const char *key, const struct crow *r, size_t n)
+static void cview_json_rows(const struct prof_disp *d, const char *key, const struct crow *r, size_t n)
 {
 	fprintf(d->f, ",\"%s\":[", key);
 	for (size_t k = 0; k < n; k++) {
@@ -604,7 +590,7 @@ static void cview_json_rows(const struct disp *d, const char *key, const struct 
 		if (r[k].fid == UINT32_MAX)
 			fputs("\"name\":\"<thread start>\",\"file\":null,\"line\":null,\"module\":null", d->f);
 		else
-			json_func(d, r[k].fid, d->f);
+			prof_disp_json_func(d, r[k].fid, d->f);
 		json_sums(d, "self_", r[k].self, d->f);
 		json_sums(d, "children_", r[k].children, d->f);
 		fputc('}', d->f);
@@ -612,17 +598,17 @@ static void cview_json_rows(const struct disp *d, const char *key, const struct 
 	fputc(']', d->f);
 }
 
-static void callers_json(const struct disp *d)
+static void callers_json(const struct prof_disp *d)
 {
 	size_t n;
-	uint32_t *order = disp_order(d, &n);
-	disp_header_json(d, "callers");
+	uint32_t *order = prof_disp_order(d, &n);
+	prof_disp_header_json(d, "callers");
 	fputs(",\"functions\":[", d->f);
 	for (size_t i = 0; i < disp_top(d, n); i++) {
 		struct cview v;
 		cview_make(d, order[i], &v);
 		fputs(i ? ",{" : "{", d->f);
-		json_func(d, order[i], d->f);
+		prof_disp_json_func(d, order[i], d->f);
 		json_sums(d, "self_", v.me.self, d->f);
 		json_sums(d, "children_", v.me.children, d->f);
 		fprintf(d->f, ",\"recursive\":%.0f", v.recur[d->cm]);
@@ -638,196 +624,16 @@ static void callers_json(const struct disp *d)
 	free(order);
 }
 
-/* --------------------------------------------------------- anomalies -- */
-
-#define ANOM_RULE                                                                              \
-	"a share p (of self samples) differs when |p1 - p2| > 3 * sqrt(p1(1-p1)/n1 + p2(1-p2)/n2) " \
-	"and by at least 2 points; an estimate is uncertain with fewer than 10 samples or a "   \
-	"relative standard error sqrt((1-p)/(n*p)) above 30%"
-
-/* Is the difference of two binomial shares (k of n each) an anomaly?
-** *diff and *lim in points. */
-static bool anom_differs(double k1, double n1, double k2, double n2, double *diff, double *lim)
-{
-	double p1 = n1 > 0 ? k1 / n1 : 0, p2 = n2 > 0 ? k2 / n2 : 0;
-	double v = (n1 > 0 ? p1 * (1 - p1) / n1 : 0) + (n2 > 0 ? p2 * (1 - p2) / n2 : 0);
-	*diff = 100 * (p1 - p2);
-	*lim = 100 * ANOM_SIGMAS * sqrt(v);
-	return n1 > 0 && n2 > 0 && fabs(*diff) > *lim && fabs(*diff) >= ANOM_MIN_POINTS;
-}
-
-struct anom_out {
-	const struct disp *d;
-	bool json;
-	size_t count;
-};
-
-static void anom_section(struct anom_out *a, const char *key, const char *title)
-{
-	if (a->json)
-		fprintf(a->d->f, "%s\"%s\":[", key[0] == 't' ? "" : "],", key);
-	else
-		fprintf(a->d->f, "\n%s\n", title);
-	a->count = 0;
-}
-
-static void anom_threads(struct anom_out *a)
-{
-	const struct disp *d = a->d;
-	const struct prof_smodel *m = d->m;
-	int cm = d->cm;
-	anom_section(a, "threads", "Between threads (a thread's share against the other threads'):");
-	size_t nt = 0;
-	for (size_t t = 0; t < m->nthreads; t++)
-		nt += m->threads[t].total[cm] > 0;
-	for (size_t t = 0; t < m->nthreads && nt >= 2 && !m->thread; t++) {
-		const struct prof_sthread *th = &m->threads[t];
-		if (th->total[cm] <= 0)
-			continue;
-		struct eng_fsum *fs = prof_smodel_thread_sums(m, th->thread);
-		double n1 = th->total[cm], n2 = m->total[cm] - n1;
-		for (size_t i = 0; i < m->nfuncs; i++) {
-			double k1 = fs[i].self[cm], k2 = m->fs[i].self[cm] - k1, diff, lim;
-			if ((k1 <= 0 && k2 <= 0) || !anom_differs(k1, n1, k2, n2, &diff, &lim))
-				continue;
-			if (a->json) {
-				fprintf(d->f, "%s{\"thread\":%u,", a->count++ ? "," : "", th->thread);
-				json_func(d, (uint32_t)i, d->f);
-				fprintf(d->f, ",\"share\":%.4f,\"samples\":%.0f,\"other_share\":%.4f,\"other_samples\":%.0f,"
-					"\"difference\":%.4f,\"limit\":%.4f}",
-					100 * k1 / n1, k1, 100 * k2 / n2, k2, diff, lim);
-			} else {
-				a->count++;
-				fprintf(d->f, "  thread %u: ", th->thread);
-				disp_name(d, (uint32_t)i, d->f);
-				fprintf(d->f, ": %.2f%% of %.0f samples, other threads %.2f%% of %.0f "
-					"(difference %+.2f points, limit %.2f)\n", 100 * k1 / n1, n1, 100 * k2 / n2, n2, diff, lim);
-			}
-		}
-		free(fs);
-	}
-	if (!a->json && !a->count)
-		fprintf(d->f, "  none%s\n", nt < 2 || m->thread ? " (one thread sampled)" : "");
-}
-
-static void anom_runs(struct anom_out *a, const struct prof_smodel *m2)
-{
-	const struct disp *d = a->d;
-	const struct prof_smodel *m = d->m;
-	int cm = d->cm;
-	anom_section(a, "runs", "Between runs (first trace against the second):");
-	double n1 = m->total[cm], n2 = m2 ? m2->total[cm] : 0;
-	for (size_t i = 0; m2 && i < m->nfuncs; i++) {
-		double k1 = m->fs[i].self[cm], k2 = 0, diff, lim;
-		for (size_t j = 0; j < m2->nfuncs; j++)
-			if (!strcmp(m2->funcs[j].name, m->funcs[i].name))
-				k2 += m2->fs[j].self[cm];
-		if ((k1 <= 0 && k2 <= 0) || !anom_differs(k1, n1, k2, n2, &diff, &lim))
-			continue;
-		if (a->json) {
-			fputs(a->count++ ? ",{" : "{", d->f);
-			json_func(d, (uint32_t)i, d->f);
-			fprintf(d->f, ",\"share\":%.4f,\"samples\":%.0f,\"other_share\":%.4f,\"other_samples\":%.0f,"
-				"\"difference\":%.4f,\"limit\":%.4f}", 100 * k1 / n1, k1, 100 * k2 / n2, k2, diff, lim);
-		} else {
-			a->count++;
-			fputs("  ", d->f);
-			disp_name(d, (uint32_t)i, d->f);
-			fprintf(d->f, ": %.2f%% of %.0f samples, then %.2f%% of %.0f (difference %+.2f points, limit %.2f)\n",
-				100 * k1 / n1, n1, 100 * k2 / n2, n2, diff, lim);
-		}
-	}
-	/* functions only the second run has */
-	for (size_t j = 0; m2 && j < m2->nfuncs; j++) {
-		double k2 = m2->fs[j].self[cm], diff, lim;
-		bool known = false;
-		for (size_t i = 0; i < m->nfuncs && !known; i++)
-			known = !strcmp(m2->funcs[j].name, m->funcs[i].name);
-		if (known || k2 <= 0 || !anom_differs(0, n1, k2, n2, &diff, &lim))
-			continue;
-		if (a->json)
-			fprintf(d->f, "%s{\"name\":", a->count++ ? "," : ""), rd_json_str(d->f, m2->funcs[j].name),
-				fprintf(d->f, ",\"file\":null,\"line\":null,\"module\":null,\"share\":0,\"samples\":0,"
-					"\"other_share\":%.4f,\"other_samples\":%.0f,\"difference\":%.4f,\"limit\":%.4f}",
-					100 * k2 / n2, k2, diff, lim);
-		else
-			a->count++, fprintf(d->f, "  %s: 0%%, then %.2f%% of %.0f (difference %+.2f points, limit %.2f)\n",
-					    m2->funcs[j].name, 100 * k2 / n2, n2, diff, lim);
-	}
-	if (!a->json && !a->count)
-		fprintf(d->f, "  %s\n", m2 ? "none" : "(give a second trace to compare: A B)");
-}
-
-static void anom_uncertain(struct anom_out *a)
-{
-	const struct disp *d = a->d;
-	const struct prof_smodel *m = d->m;
-	int cm = d->cm;
-	anom_section(a, "uncertain", "Uncertain (too few samples for the share shown):");
-	size_t n;
-	uint32_t *order = disp_order(d, &n);
-	double tot = m->total[cm];
-	size_t shown = 0, more = 0;
-	for (size_t i = 0; i < n; i++) {
-		double k = m->fs[order[i]].self[cm];
-		double p = tot > 0 ? k / tot : 0, rel = k > 0 ? sqrt((1 - p) / (tot * p)) : INFINITY;
-		if (k <= 0 || (k >= ANOM_MIN_SAMPLES && rel <= ANOM_MAX_REL))
-			continue;
-		if (d->so->top > 0 && shown >= (size_t)d->so->top) {
-			more++;
-			continue;
-		}
-		shown++;
-		if (a->json) {
-			fputs(a->count++ ? ",{" : "{", d->f);
-			json_func(d, order[i], d->f);
-			fprintf(d->f, ",\"samples\":%.0f,\"share\":%.4f,\"relative_error\":%.4f}", k, 100 * p, rel);
-		} else {
-			a->count++;
-			fputs("  ", d->f);
-			disp_name(d, order[i], d->f);
-			fprintf(d->f, ": %.0f sample%s, %.2f%% +/- %.0f%%\n", k, k == 1 ? "" : "s", 100 * p, 100 * rel);
-		}
-	}
-	if (!a->json && more)
-		fprintf(d->f, "  (%zu more)\n", more);
-	if (!a->json && !a->count)
-		fputs("  none\n", d->f);
-	free(order);
-}
-
-static void anomalies(const struct disp *d, const struct prof_smodel *m2, bool json)
-{
-	struct anom_out a = {d, json, 0};
-	if (json) {
-		disp_header_json(d, "anomalies");
-		fputs(",\"rule\":", d->f);
-		rd_json_str(d->f, ANOM_RULE);
-		fputs(",\"second\":", d->f);
-		json_opt_str(d->f, m2 ? m2->source : NULL);
-		fputc(',', d->f);
-	} else {
-		disp_header_text(d);
-		fprintf(d->f, "\nRule: %s.\n", ANOM_RULE);
-	}
-	anom_threads(&a);
-	anom_runs(&a, m2);
-	anom_uncertain(&a);
-	if (json)
-		fputs("]}\n", d->f);
-}
-
-/* ------------------------------------------------------------- entry -- */
 
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f)
 {
-	struct disp d;
+	struct prof_disp d;
 	disp_init(&d, m, so, f);
 	switch (so->style) {
 	case PROF_ST_TREE: so->json ? tree_json(&d) : tree_text(&d); break;
 	case PROF_ST_CALLERS: so->json ? callers_json(&d) : callers_text(&d); break;
-	case PROF_ST_ANOMALIES: anomalies(&d, m2, so->json); break;
+	case PROF_ST_ANOMALIES: prof_disp_anomalies(&d, m2, so->json); break;
 	default: so->csv ? flat_csv(&d) : so->json ? flat_json(&d) : flat_text(&d); break;
 	}
 }

@@ -10,13 +10,15 @@
 **   prof_dump.c     --dump: the records as text
 **   prof_samples.c  samples of a trace: aggregation while reading, then
 **                   functions, threads and the figures of the displays
-**   prof_display.c  the sampling displays: flat, tree, callers, anomalies
+**   prof_display.c  the sampling displays: flat, tree, callers
+**   prof_anomalies.c  and anomalies, the one that judges the shares
 **   prof_procs.c    the processes of a session side by side, the heaviest
 **   prof_images.c   the programs a process ran (exec): the one shown, the others
 **   prof_stacks.c   whole call stacks (exact traces or samples)
 **   prof_inline.c   the inline frames of sampled addresses
 **   prof_input.c    what the commands and the exports read, built as asked
 **   prof_report.c   `inspect report`: memory and time of a session
+**   prof_report_fns.c  its functions part, from the profile alone
 **   prof_leaks.c    report's leak check: memcheck's summary, lost sites
 **   prof_live.c     the live blocks of a trace (top --live-at-exit)
 **   prof_cmd.c      the two commands (prof_cmds.h, with report's)
@@ -118,6 +120,11 @@ int prof_report_leaks(rd_doc_t *d, struct rd_session *s, const struct rd_args *a
 struct prof_input;
 int prof_live_join(struct prof_live *l, const char *path, const struct rd_opts *o, int64_t pid,
 		   bool no_files, struct prof_input *own);
+/* "prof_report_fns.c": report's functions part from what in holds (the
+** exact profile, else the samples), or one line on o->err saying why
+** there is none (sampling_off: meminst stopped sampling, the notes say). */
+void prof_report_functions(rd_doc_t *d, const char *path, const struct rd_opts *o, size_t limit,
+			   const struct prof_input *in, bool sampling_off);
 
 /* "prof_read.c" */
 /* Read and simulate the whole trace.  Returns 0 or an exit code after one
@@ -456,6 +463,28 @@ struct eng_fsum *prof_smodel_thread_sums(const struct prof_smodel *m, uint32_t t
 ** for anomalies, or NULL) on f. */
 void prof_display(const struct prof_smodel *m, const struct prof_smodel *m2, const struct prof_sopts *so,
 		  FILE *f);
+
+/* What a display writes from: the model, the options, the stream, and
+** the metric's sums (set by prof_display). */
+struct prof_disp {
+	const struct prof_smodel *m;
+	const struct prof_sopts *so;
+	FILE *f;
+	int vm, cm;              /* the metric's value and sample-count sums  */
+};
+/* "prof_display.c", the vocabulary the displays share: a function's name
+** and place (cut to the width there is), as JSON fields; a JSON string or
+** null; the header of the text and of the JSON; the functions by self, a
+** new array of *n ids, free() it. */
+void prof_disp_name(const struct prof_disp *d, uint32_t fid, FILE *f);
+void prof_disp_json_func(const struct prof_disp *d, uint32_t fid, FILE *f);
+void prof_disp_json_opt_str(FILE *f, const char *s);
+void prof_disp_header_text(const struct prof_disp *d);
+void prof_disp_header_json(const struct prof_disp *d, const char *style);
+uint32_t *prof_disp_order(const struct prof_disp *d, size_t *n);
+
+/* "prof_anomalies.c": the anomalies style (m2 the second run, or NULL). */
+void prof_disp_anomalies(const struct prof_disp *d, const struct prof_smodel *m2, bool json);
 
 /* ----------------------------------------------------------- prof_images -- */
 

@@ -2,7 +2,8 @@
 ** tool_fuzz_db.c — a libFuzzer target for the snapshot reader: the input is
 ** written to a scratch file and every read-only command runs on it, with
 ** its output thrown away.  Built by `make fuzz-inspect` (clang with
-** -fsanitize=fuzzer,address,undefined), never by `make`.
+** -fsanitize=fuzzer,address,undefined), never by `make`; `make check` runs
+** its seeds once (tests/fuzz/replay.sh).
 **
 ** An input that starts with "SQL:" is not a database but SQL text: it is
 ** run on a fresh database of the current schema (errors ignored, a step
@@ -81,38 +82,36 @@ static int fuzz_write(const uint8_t *data, size_t size)
 	return fclose(f) == 0 && n == size ? 0 : -1;
 }
 
-/* Each command line is run as given; "@" stands for the scratch file. */
-static const char *const fuzz_lines[][10] = {
-	{"list", "@", "--json"},
-	{"holes", "@", "--all"},
-	{"holes", "@", "--snapshot", "1", "--json", "--min", "16", "--limit", "3"},
-	{"limits", "@", "--csv"},
-	{"limits", "@", "--thread", "1", "--json"},
-	{"sum", "@", "--type", "1"},
-	{"sum", "@", "--class", "1", "--allocator", "0", "--csv"},
-	{"descr", "@", "--json", "--limit", "200"},
-	{"top", "@", "--by", "class"},
-	{"top", "@", "--by", "site", "--json"},
-	{"top", "@", "--by", "thread", "--csv"},
-	{"top", "@", "--by", "leaked", "--json"},
-	{"sizes", "@", "--by", "site", "--csv"},
-	{"diff", "@"},
-	{"diff", "@", "--from", "1", "--to", "2", "--json"},
-	{"status", "@"},
-	{"status", "@", "--snapshot", "1", "--json"},
-	{"types", "@", "--csv"},
-	{"type", "@", "1"},
-	{"class", "@", "1", "--json"},
-	{"allocator", "@", "0"},
-	{"header-size", "@"},
-	{"sql", "@", "SELECT snapshot, count(*), sum(size), max(seq) FROM meminst_blocks GROUP BY 1"},
-};
-
-static int (*const fuzz_cmds[])(int, char **, const struct rd_opts *) = {
-	insp_cmd_list, insp_cmd_holes, insp_cmd_holes, insp_cmd_limits, insp_cmd_limits,
-	insp_cmd_sum, insp_cmd_sum, insp_cmd_descr, insp_cmd_top, insp_cmd_top, insp_cmd_top,
-	insp_cmd_diff, insp_cmd_diff, insp_cmd_status, insp_cmd_status, insp_cmd_types,
-	insp_cmd_type, insp_cmd_class, insp_cmd_allocator, insp_cmd_header_size, insp_cmd_sql,
+/* Each command line is run as given, by the command beside it; "@" stands
+** for the scratch file.  One table, so a line cannot be run by another
+** line's command (two lines added without theirs once shifted the rest). */
+static const struct {
+	int (*cmd)(int, char **, const struct rd_opts *);
+	const char *argv[10];
+} fuzz_lines[] = {
+	{insp_cmd_list, {"list", "@", "--json"}},
+	{insp_cmd_holes, {"holes", "@", "--all"}},
+	{insp_cmd_holes, {"holes", "@", "--snapshot", "1", "--json", "--min", "16", "--limit", "3"}},
+	{insp_cmd_limits, {"limits", "@", "--csv"}},
+	{insp_cmd_limits, {"limits", "@", "--thread", "1", "--json"}},
+	{insp_cmd_sum, {"sum", "@", "--type", "1"}},
+	{insp_cmd_sum, {"sum", "@", "--class", "1", "--allocator", "0", "--csv"}},
+	{insp_cmd_descr, {"descr", "@", "--json", "--limit", "200"}},
+	{insp_cmd_top, {"top", "@", "--by", "class"}},
+	{insp_cmd_top, {"top", "@", "--by", "site", "--json"}},
+	{insp_cmd_top, {"top", "@", "--by", "thread", "--csv"}},
+	{insp_cmd_top, {"top", "@", "--by", "leaked", "--json"}},
+	{insp_cmd_sizes, {"sizes", "@", "--by", "site", "--csv"}},
+	{insp_cmd_diff, {"diff", "@"}},
+	{insp_cmd_diff, {"diff", "@", "--from", "1", "--to", "2", "--json"}},
+	{insp_cmd_status, {"status", "@"}},
+	{insp_cmd_status, {"status", "@", "--snapshot", "1", "--json"}},
+	{insp_cmd_types, {"types", "@", "--csv"}},
+	{insp_cmd_type, {"type", "@", "1"}},
+	{insp_cmd_class, {"class", "@", "1", "--json"}},
+	{insp_cmd_allocator, {"allocator", "@", "0"}},
+	{insp_cmd_header_size, {"header-size", "@"}},
+	{insp_cmd_sql, {"sql", "@", "SELECT snapshot, count(*), sum(size), max(seq) FROM meminst_blocks GROUP BY 1"}},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -128,9 +127,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof fuzz_lines / sizeof fuzz_lines[0]; i++) {
 		char *argv[11] = {0};
 		int argc = 0;
-		for (; argc < 10 && fuzz_lines[i][argc]; argc++)
-			argv[argc] = (char *)(strcmp(fuzz_lines[i][argc], "@") ? fuzz_lines[i][argc] : fuzz_path);
-		int r = fuzz_cmds[i](argc, argv, &o);
+		for (; argc < 10 && fuzz_lines[i].argv[argc]; argc++) {
+			const char *a = fuzz_lines[i].argv[argc];
+			argv[argc] = (char *)(strcmp(a, "@") ? a : fuzz_path);
+		}
+		int r = fuzz_lines[i].cmd(argc, argv, &o);
 		/* every exit code is one inspect(1) documents, and these command
 		** lines are valid whatever the file holds: no usage error */
 		if (r < 0 || r > RD_EXIT_LIVE || r == RD_EXIT_USAGE)

@@ -21,8 +21,10 @@
 **
 ** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file,
 ** alloc/alloc_options.c and alloc/alloc_sys.c.  alloc_sys.c's dladdr
-** wrapper needs the recursion guard's TLS, defined below so that none of
-** the rest of the library is linked in.
+** wrapper needs the recursion guard's TLS, and its table lock the wait of
+** a lock held by a copied parent (alloc_clone_yield, alloc/alloc_exit.c);
+** both are defined below so that none of the rest of the library is
+** linked in.
 */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +35,12 @@
 
 /* alloc_sys_describe's guard; nothing here runs under an interposer. */
 __thread alloc_tls_t alloc_tls ALLOC_TLS_MODEL;
+
+/* table_lock's wait; the parser maps no table, and this is one thread. */
+void alloc_clone_yield(unsigned turn)
+{
+	(void)turn;
+}
 
 #define FZ_CHECK(cond, ...)                                                   \
 	do {                                                                  \

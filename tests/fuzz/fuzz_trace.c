@@ -11,8 +11,10 @@
 ** functions that exist and a thread's CNT is the sum of its rows.  Module
 ** files are never opened (no_symbols), so the input alone decides.
 **
-** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file, the
-** sources of profile/libprof.a and inspect/libinsp.a.
+** Built by `make check-fuzz` (tests/fuzz/Makefile.inc) from this file and
+** the sources of export/libexport.a, profile/libprof.a, engine/libengine.a
+** and reader/libreader.a; `make check` builds it too and runs its saved
+** inputs once (tests/fuzz/replay.sh).
 */
 #include "exp_int.h"
 

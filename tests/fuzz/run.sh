@@ -8,7 +8,9 @@
 # not hide the others.  Fuzzing starts from a scratch copy of the seeds (the
 # source tree may be read-only, as under distcheck); a new failing input is
 # left at ARTIFACT_PREFIX crash-* (or leak-*, timeout-*, oom-*), to be copied
-# into REGRESSIONS_DIR once reported.  Exit status 1 if anything failed.
+# into REGRESSIONS_DIR once reported.  SECONDS 0 fuzzes nothing: the seeds
+# are run once each after the regressions (tests/fuzz/replay.sh, under
+# `make check`).  Exit status 1 if anything failed.
 set -u
 fuzzer=$1 seeds=$2 regressions=$3 seconds=$4 prefix=$5
 shift 5
@@ -26,6 +28,17 @@ for input in "$regressions"/*; do
 	fi
 done
 echo "$name: replayed $replayed regression input(s)"
+
+if [ "$seconds" = 0 ]; then
+	if "$fuzzer" "$@" "$seeds"/* >"$prefix$name-replay.log" 2>&1; then
+		echo "$name: replayed `ls "$seeds" | wc -l` seed input(s), nothing fuzzed"
+	else
+		echo "FAIL: $name: a seed input fails (log: $prefix$name-replay.log):"
+		grep -a -m 3 -e '^fuzz_options:' -e 'ERROR:' -e 'SUMMARY:' "$prefix$name-replay.log"
+		status=1
+	fi
+	exit $status
+fi
 
 corpus=`mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX"` || exit 1
 cp "$seeds"/* "$corpus"/

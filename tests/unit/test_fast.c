@@ -278,7 +278,7 @@ ParameterizedTest(int *mode, fast, classes_sharing_a_slot)
 static void fast_peak_move(int64_t next)
 {
 	atomic_store(&alloc_peak_next, next);
-	atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH); /* as alloc_service.c does */
+	atomic_fetch_add(&alloc_count_gate, ALLOC_GATE_EPOCH); /* as alloc_service_peak.c does */
 }
 
 Test(fast, peak_threshold_follows_the_total)

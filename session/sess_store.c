@@ -374,7 +374,7 @@ static bool store_name(const char *name, const char *kind, long *pid)
 	       (sscanf(name, "trace.%ld.exec%u%1s", pid, &image, tail) == 2 && image > 0);
 }
 
-/* The notes of a process (alloc_snapshot.c, alloc_snap_note): its lines
+/* The notes of a process (alloc_snap_store.c, alloc_snap_note): its lines
 ** meminst could not write to the program's stderr, one row each. */
 static int store_note(struct store *s, const char *file, long pid)
 {

@@ -181,7 +181,7 @@ void trace_sample_mask_sync(void);
 /* System calls that a handler installed with SA_RESTART does not cut short
 ** (the kernel restarts them, or they do not sleep): nanosleep, poll, select,
 ** epoll_wait, futex with a time-out … are not among them (trace_wall.c;
-** the leak scan's thread stop, alloc_leak.c, uses it too). */
+** the leak scan's thread stop, alloc_leak_stop.c, uses it too). */
 bool trace_syscall_restartable(long nr);
 
 /* ====================================================== writer internals == */

@@ -238,7 +238,7 @@ static inline uint32_t alloc_at_list(uint64_t at) { return (uint32_t)(at >> 32);
 #define ALLOC_LEAF_BLOCKS ((1u << ALLOC_LEAF_SHIFT) / 16)
 #define ALLOC_LEAF_WORDS (ALLOC_LEAF_BLOCKS / 64)
 typedef struct alloc_leaf_s {
-	uint64_t page; /* address >> ALLOC_LEAF_SHIFT; 0: an empty entry */
+	uint64_t page; /* address >> ALLOC_LEAF_SHIFT; 0: a list's leaves[0] */
 	uint64_t bits[ALLOC_LEAF_WORDS];
 } alloc_leaf_t;
 
@@ -257,10 +257,15 @@ typedef struct alloc_list_s {
 	uint64_t *last_bits; /* ... and its bits                              */
 	size_t count;       /* blocks in the map                              */
 	size_t low;         /* a count that rebuilds the directory smaller    */
-	alloc_leaf_t *dir;  /* the leaves by page, open addressing; mapped,
-			       never in the user heap (NULL: none yet)        */
-	uint32_t dir_mask;  /* entries - 1                                    */
-	uint32_t dir_used;  /* entries with a page (some may be empty)        */
+	uint32_t *dir;      /* leaf numbers by page, open addressing (0: none);
+			       one mapping with the leaves, never in the user
+			       heap (an empty static one before the first)    */
+	alloc_leaf_t *leaves; /* the leaves, in the order made: leaves[0] has
+				 no page (what dir's empty entries name),
+				 [1 .. nleaves] pages of the list's blocks
+				 (some may be empty)                        */
+	uint32_t dir_mask;  /* dir's entries - 1                              */
+	uint32_t nleaves;
 } __attribute__((aligned(64))) alloc_list_t;
 
 #define ALLOC_TYPE_BITS 20

@@ -109,9 +109,10 @@ static inline __attribute__((always_inline)) uint64_t *alloc_map_leaf(alloc_list
 	}
 	*bit = ((uintptr_t)m >> 4) & (ALLOC_LEAF_BLOCKS - 1);
 	/* the leaf at its hash's own entry, the most common case, inline
-	** (a random free at a million blocks: the call cost ~20 instructions) */
-	alloc_leaf_t *e = &l->dir[alloc_map_hash(page) & l->dir_mask];
-	if (likely(l->dir) && e->page == page) {
+	** (a random free at a million blocks: the call cost ~20 instructions);
+	** an empty entry names leaves[0], whose page is none */
+	alloc_leaf_t *e = &l->leaves[l->dir[alloc_map_hash(page) & l->dir_mask]];
+	if (likely(e->page == page)) {
 		l->last_base = page << ALLOC_LEAF_SHIFT;
 		l->last_bits = e->bits;
 		return e->bits;
@@ -219,9 +220,9 @@ void alloc_map_list_handover(alloc_list_t *l);
 ** and every list's lock (allocation and freeing of tracked blocks wait,
 ** counting too), then
 **     for (uint32_t i = 0, n = alloc_map_nlists(); i < n; i++)
-**             l = alloc_map_list(i), its blocks by leaf: for each entry
-**             e of l->dir[0 .. l->dir_mask] (none when l->count is 0),
-**             ALLOC_LEAF_FOR_EACH(&l->dir[e], m) gives the headers
+**             l = alloc_map_list(i), its blocks by leaf: for each
+**             e in 1 .. l->nleaves (none when l->count is 0),
+**             ALLOC_LEAF_FOR_EACH(&l->leaves[e], m) gives the headers
 ** and alloc_map_resume lets go.  alloc_map_count_stopped is the number of
 ** blocks on all lists.  Empty lists (of exited threads) stay numbered, in
 ** a pool for the next threads.

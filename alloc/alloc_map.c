@@ -13,10 +13,11 @@
 ** or a block freed already) makes the process stop before anything is
 ** written.
 **
-** The bits come in leaves of a page (32 bytes for 4 KiB of heap), found by
-** page number in the list's directory, a table with open addressing; the
-** leaf used last is remembered, so that a block freed or made near the
-** last one needs no look-up.  A free touches the block's header and a place
+** The bits come in leaves of a page (32 bytes for 4 KiB of heap, and its
+** page number), kept in the order they were made and found by page number
+** through the list's directory, a table of 4-byte leaf numbers with open
+** addressing; the leaf used last is remembered, so that a block freed or
+** made near the last one needs no look-up.  A free touches the block's header and a place
 ** in the map 1/128 of the heap's size (about 1/12 with an array of
 ** pointers, whose random entry missed the last-level cache from about a
 ** million blocks on, bench/RESULTS.md), and a walk of the map gives each
@@ -24,8 +25,12 @@
 ** empty (a page's only block freed and made again would make and drop one
 ** each time): the directory is rebuilt without its empty leaves when it
 ** fills up, and smaller when the list's count falls to an eighth.  Its
-** cost is 40 bytes a page of heap that holds a block of the list, per
-** list: threads whose blocks share pages each pay for the page.
+** cost is 40 bytes a page of heap that holds a block of the list and 5 to
+** 16 bytes of directory, per list: threads whose blocks share pages each
+** pay for the page.  (A directory whose entries were the leaves, with room
+** for up to four times the pages, took 640 kB for the 8,400 pages of
+** bench/launcher_rss.sh's C++ map, a hash touching every page of its
+** table; 400 kB now.)
 **
 ** When a thread exits its list is handed over (alloc_map_list_handover):
 ** a few blocks move to the orphan list, number 0, which also takes the
@@ -46,7 +51,12 @@
 #include <sched.h>
 #include <stdlib.h>
 
-alloc_list_t alloc_map_orphans;
+/* The directory and leaves of a list without any: every entry names
+** leaves[0] (no page), and there is no room (a look-up makes the first). */
+static uint32_t map_dir_none[1];
+static alloc_leaf_t map_leaves_none[1];
+
+alloc_list_t alloc_map_orphans = {.dir = map_dir_none, .leaves = map_leaves_none};
 _Atomic uint64_t alloc_seq_reserved;
 bool alloc_map_bias;
 
@@ -59,7 +69,7 @@ static _Atomic uint32_t map_pool;   /* the first empty list without owner; 0: no
 /* (entry 0 is unused: the orphans are static) */
 alloc_table_t alloc_map_lists = ALLOC_TABLE("block lists", alloc_list_t, 1u << 20, ALLOC_MAP_CHUNK);
 
-#define MAP_DIR_MIN 64            /* entries (the first directory: 2.5 KiB) */
+#define MAP_DIR_MIN 64            /* entries (the first mapping: 2.2 KiB) */
 #define MAP_DIR_MAX (1ull << 32)  /* entries, with a 32-bit mask */
 #define MAP_SHRINK_MIN 4096       /* smaller directories are never rebuilt smaller */
 #define MAP_LOW_NEVER 0           /* a count no list falls below */
@@ -136,11 +146,19 @@ void alloc_map_corrupt(const alloc_mhdr_t *m)
 
 /* The entry for `page` in a directory of mask + 1 entries: its own or
 ** the empty one where it would go. */
-static alloc_leaf_t *map_dir_slot(alloc_leaf_t *dir, uint32_t mask, uint64_t page)
+static uint32_t *map_dir_slot(uint32_t *dir, const alloc_leaf_t *leaves, uint32_t mask, uint64_t page)
 {
 	for (uint32_t i = alloc_map_hash(page) & mask;; i = (i + 1) & mask)
-		if (dir[i].page == page || !dir[i].page)
+		if (!dir[i] || leaves[dir[i]].page == page)
 			return &dir[i];
+}
+
+/* A directory of n entries and the leaves it may name, three quarters of
+** n and leaves[0], are one mapping: only the leaves made are touched. */
+static uint32_t map_dir_room(uint32_t mask) { return (uint32_t)(((uint64_t)mask + 1) / 4 * 3); }
+static size_t map_dir_bytes(uint32_t mask)
+{
+	return ((size_t)mask + 1) * sizeof(uint32_t) + ((size_t)map_dir_room(mask) + 1) * sizeof(alloc_leaf_t);
 }
 
 static bool map_leaf_empty(const alloc_leaf_t *e)
@@ -161,13 +179,14 @@ static bool map_dir_rebuild(alloc_list_t *l, size_t more)
 {
 	static _Atomic int warned;
 	size_t used = more;
-	for (size_t e = 0; l->dir && e <= l->dir_mask; e++)
-		used += l->dir[e].page && !map_leaf_empty(&l->dir[e]);
+	for (uint32_t e = 1; e <= l->nleaves; e++)
+		used += !map_leaf_empty(&l->leaves[e]);
 	size_t n = MAP_DIR_MIN;
 	while (n < 2 * used && n < MAP_DIR_MAX)
 		n *= 2;
+	uint32_t mask = (uint32_t)(n - 1), kept = 0;
 	int saved_errno = errno;
-	alloc_leaf_t *dir = n < 2 * used ? NULL : alloc_sys_map(n * sizeof *dir);
+	uint32_t *dir = n < 2 * used ? NULL : alloc_sys_map(map_dir_bytes(mask));
 	errno = saved_errno;
 	if (!dir) {
 		if (more && !atomic_exchange(&warned, 1))
@@ -176,24 +195,26 @@ static bool map_dir_rebuild(alloc_list_t *l, size_t more)
 		l->low = MAP_LOW_NEVER;
 		return false;
 	}
-	uint32_t mask = (uint32_t)(n - 1), kept = 0;
-	for (size_t e = 0; l->dir && e <= l->dir_mask; e++)
-		if (l->dir[e].page && !map_leaf_empty(&l->dir[e])) {
-			*map_dir_slot(dir, mask, l->dir[e].page) = l->dir[e];
-			kept++;
+	alloc_leaf_t *leaves = (alloc_leaf_t *)(dir + n);
+	for (uint32_t e = 1; e <= l->nleaves; e++)
+		if (!map_leaf_empty(&l->leaves[e])) {
+			leaves[++kept] = l->leaves[e];
+			*map_dir_slot(dir, leaves, mask, leaves[kept].page) = kept;
 		}
 	/* a raw clone's child may copy the map between these stores (see
-	** alloc_snapshot.c): the mask never says more entries than the
-	** directory it is seen with has */
-	alloc_leaf_t *old = l->dir;
-	uint32_t old_mask = l->dir_mask;
+	** alloc_snapshot.c): whatever it sees, no count or mask says more
+	** than the leaves or directory it is seen with hold, and no entry of
+	** a directory names a leaf past the leaves seen with it (the old
+	** ones go last: the new directory names no more than they hold) */
+	uint32_t *old = l->dir, old_mask = l->dir_mask;
+	__atomic_store_n(&l->nleaves, kept, __ATOMIC_RELEASE);
 	if (mask < old_mask)
 		__atomic_store_n(&l->dir_mask, mask, __ATOMIC_RELEASE);
 	__atomic_store_n(&l->dir, dir, __ATOMIC_RELEASE);
 	__atomic_store_n(&l->dir_mask, mask, __ATOMIC_RELEASE);
-	if (old)
-		alloc_sys_unmap(old, ((size_t)old_mask + 1) * sizeof *dir);
-	l->dir_used = kept;
+	__atomic_store_n(&l->leaves, leaves, __ATOMIC_RELEASE);
+	if (old != map_dir_none)
+		alloc_sys_unmap(old, map_dir_bytes(old_mask));
 	l->last_base = 0; /* (its bits have moved) */
 	l->low = n >= MAP_SHRINK_MIN ? l->count / 8 : MAP_LOW_NEVER;
 	return true;
@@ -201,17 +222,20 @@ static bool map_dir_rebuild(alloc_list_t *l, size_t more)
 
 uint64_t *alloc_map_leaf_find(alloc_list_t *l, uintptr_t page, bool make)
 {
-	alloc_leaf_t *e = l->dir ? map_dir_slot(l->dir, l->dir_mask, page) : NULL;
-	if (!e || !e->page) {
+	uint32_t *slot = map_dir_slot(l->dir, l->leaves, l->dir_mask, page);
+	if (!*slot) {
 		if (!make)
 			return NULL;
 		/* at most three quarters full, so that a look-up stays short */
-		if ((!l->dir || l->dir_used + 1 > (l->dir_mask + 1) / 4 * 3) && !map_dir_rebuild(l, 1))
+		if (l->nleaves + 1 > map_dir_room(l->dir_mask) && !map_dir_rebuild(l, 1))
 			return NULL;
-		e = map_dir_slot(l->dir, l->dir_mask, page);
-		e->page = page;
-		l->dir_used++;
+		slot = map_dir_slot(l->dir, l->leaves, l->dir_mask, page);
+		uint32_t e = l->nleaves + 1;
+		l->leaves[e].page = page;
+		*slot = e;
+		__atomic_store_n(&l->nleaves, e, __ATOMIC_RELEASE); /* (its page first) */
 	}
+	alloc_leaf_t *e = &l->leaves[*slot];
 	l->last_base = page << ALLOC_LEAF_SHIFT;
 	l->last_bits = e->bits;
 	return e->bits;
@@ -324,6 +348,8 @@ alloc_list_t *alloc_map_list_new(uint32_t thread_no)
 			l = alloc_table_at(&alloc_map_lists, id);
 			l->id = id;
 			l->low = MAP_LOW_NEVER;
+			l->dir = map_dir_none;
+			l->leaves = map_leaves_none;
 			atomic_store_explicit(&alloc_map_nlists_, id + 1, memory_order_release);
 		}
 	}
@@ -370,7 +396,7 @@ void alloc_map_list_handover(alloc_list_t *l)
 	alloc_list_lock(o); /* lock order: the orphans first */
 	alloc_list_lock(l);
 	if (l->count <= MAP_MERGE_MAX)
-		for (size_t e = 0; l->count && e <= l->dir_mask && map_merge_leaf(l, &l->dir[e]); e++)
+		for (uint32_t e = 1; l->count && e <= l->nleaves && map_merge_leaf(l, &l->leaves[e]); e++)
 			;
 	l->owner = 0;
 	if (l->count == 0)

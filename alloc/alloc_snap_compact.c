@@ -65,8 +65,8 @@ static size_t compact_collect(alloc_snap_t *im, uint64_t *addr)
 	size_t n = 0;
 	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {
 		const alloc_list_t *l = alloc_map_list(id);
-		for (size_t e = 0; l->count && e <= l->dir_mask; e++)
-			ALLOC_LEAF_FOR_EACH(&l->dir[e], m) {
+		for (size_t e = 1; l->count && e <= l->nleaves; e++)
+			ALLOC_LEAF_FOR_EACH(&l->leaves[e], m) {
 				if (n == im->room)
 					return SIZE_MAX;
 				addr[n++] = (uintptr_t)(m + 1);

@@ -287,7 +287,7 @@ static inline void snap_copy_packed(alloc_snap_t *im, alloc_snap_rec16_t *r, siz
 ** the lists' arrays, 16 blocks ahead: the 15 peak captures of
 ** bench/site-depth.sh's churn, 3.2 M blocks, paused the program 33-34 ms in
 ** all instead of 38-44 ms).  A leaf is one page, its blocks in address
-** order; the leaves come in the order of the list's table.  COPY reads the
+** order; the leaves come in the order they were made.  COPY reads the
 ** header `m`.  A child of a raw clone may copy a map in which another
 ** thread has set a block's bit but not counted it yet: more than `room`
 ** blocks do not fit (the records' room: SIZE_MAX where COPY bounds them).
@@ -296,8 +296,8 @@ static inline void snap_copy_packed(alloc_snap_t *im, alloc_snap_rec16_t *r, siz
 	for (uint32_t id = 0, nl = alloc_map_nlists(); id < nl; id++) {                        \
 		const alloc_list_t *l = alloc_map_list(id);                                    \
 		const alloc_leaf_t *prev = NULL;                                               \
-		for (size_t e = 0; l->count && e <= (size_t)l->dir_mask + 1; e++) {            \
-			const alloc_leaf_t *leaf = e <= l->dir_mask ? &l->dir[e] : NULL;       \
+		for (size_t e = 1; l->count && e <= (size_t)l->nleaves + 1; e++) {             \
+			const alloc_leaf_t *leaf = e <= l->nleaves ? &l->leaves[e] : NULL;     \
 			if (leaf && !leaf->page)                                               \
 				continue;                                                      \
 			if (leaf)                                                              \

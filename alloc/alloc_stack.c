@@ -175,46 +175,109 @@ static bool stack_skip_name(const char *n)
 	return meminst_wrapper(n) || meminst_wrapper_in(alloc_opts.site_skip, alloc_opts.site_skip_len, n);
 }
 
+/* A symbol table with its strings, where they can be read. */
+typedef struct {
+	const ElfW(Sym) *sym;
+	size_t nsym, strsz;
+	const char *str;
+} stack_symtab_t;
+
+#define STACK_SYMTABS 4 /* symbol tables of the wanted types read in a file */
+#define STACK_MAPS 12   /* pieces of the file mapped at once             */
+
 /*
-** The [lo, hi) ranges, sorted, of the functions in the symbol tables of
-** the given types (SHT_SYMTAB, SHT_DYNSYM) of the mapped ELF file f whose
-** names `match`; NULL and *n = 0 if none.  Counted, then filled.
+** An ELF file being read, the object loaded from it at bias.  Its pieces
+** are mapped one by one, and a section a loaded segment holds (the dynamic
+** symbols and their strings) is read there: mapping the whole file made
+** the pages around each one read resident until the unmap (64 KiB windows,
+** bench/RESULTS.md: libc's file at the C++ map's printf, its heap at the
+** peak, 90-120 kB more at the peak), where the loaded object's are
+** resident already (the loader looked its symbols up).
 */
-static uintptr_t *stack_ranges(const char *f, size_t size, const unsigned *types, unsigned ntypes,
-			       bool (*match)(const char *), uintptr_t bias, size_t *n)
+typedef struct {
+	int fd;
+	size_t size; /* the file's */
+	uintptr_t bias;
+	const ElfW(Phdr) *phdr;
+	unsigned phnum, nmaps;
+	void *maps[STACK_MAPS];
+	size_t lens[STACK_MAPS];
+} stack_elf_t;
+
+/* Bytes [off, off + len) of the file, or NULL. */
+static const char *stack_file_piece(stack_elf_t *o, size_t off, size_t len)
 {
-	const ElfW(Ehdr) *eh = (const void *)f;
-	const ElfW(Shdr) *sh = (const void *)(f + eh->e_shoff);
+	if (!len || off > o->size || len > o->size - off || o->nmaps == STACK_MAPS)
+		return NULL;
+	size_t at = off & ~(size_t)4095;
+	void *m = mmap(NULL, off + len - at, PROT_READ, MAP_PRIVATE, o->fd, (off_t)at);
+	if (m == MAP_FAILED)
+		return NULL;
+	o->maps[o->nmaps] = m;
+	o->lens[o->nmaps++] = off + len - at;
+	return (const char *)m + (off - at);
+}
+
+/* A section's contents: in the segment that loaded it, else the file's. */
+static const char *stack_section(stack_elf_t *o, const ElfW(Shdr) *s)
+{
+	for (unsigned i = 0; (s->sh_flags & SHF_ALLOC) && i < o->phnum; i++) {
+		const ElfW(Phdr) *p = &o->phdr[i];
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_R) && s->sh_addr >= p->p_vaddr &&
+		    s->sh_addr - p->p_vaddr <= p->p_filesz && s->sh_size <= p->p_filesz - (s->sh_addr - p->p_vaddr) &&
+		    s->sh_offset - p->p_offset == s->sh_addr - p->p_vaddr)
+			return (const char *)(o->bias + s->sh_addr);
+	}
+	return stack_file_piece(o, s->sh_offset, s->sh_size);
+}
+
+/* The symbol tables of the given types (SHT_SYMTAB, SHT_DYNSYM) among the
+** file's sections sh, into t (STACK_SYMTABS at most); how many. */
+static unsigned stack_symtabs(stack_elf_t *o, const ElfW(Shdr) *sh, unsigned shnum, const unsigned *types,
+			      unsigned ntypes, stack_symtab_t *t)
+{
+	unsigned k = 0;
+	for (unsigned i = 0; i < shnum && k < STACK_SYMTABS; i++) {
+		bool wanted = false;
+		for (unsigned j = 0; j < ntypes; j++)
+			wanted |= sh[i].sh_type == types[j];
+		if (!wanted || sh[i].sh_link >= shnum)
+			continue;
+		const char *sym = stack_section(o, &sh[i]);
+		const char *str = sym ? stack_section(o, &sh[sh[i].sh_link]) : NULL;
+		if (str)
+			t[k++] = (stack_symtab_t){(const ElfW(Sym) *)sym, sh[i].sh_size / sizeof(ElfW(Sym)),
+						  sh[sh[i].sh_link].sh_size, str};
+	}
+	return k;
+}
+
+/*
+** The [lo, hi) ranges, sorted, of the functions in the symbol tables t
+** whose names `match`; NULL and *n = 0 if none.  Counted, then filled.
+*/
+static uintptr_t *stack_ranges(const stack_symtab_t *t, unsigned nt, bool (*match)(const char *), uintptr_t bias,
+			       size_t *n)
+{
 	uintptr_t *r = NULL;
 	size_t k = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass && (!k || !(r = alloc_sys_map(k * 2 * sizeof *r))))
 			break;
 		k = 0;
-		for (unsigned i = 0; i < eh->e_shnum; i++) {
-			bool wanted = false;
-			for (unsigned t = 0; t < ntypes; t++)
-				wanted |= sh[i].sh_type == types[t];
-			if (!wanted || sh[i].sh_link >= eh->e_shnum)
-				continue;
-			const ElfW(Shdr) *strs = &sh[sh[i].sh_link];
-			if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
-			    strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
-				continue;
-			const ElfW(Sym) *sym = (const void *)(f + sh[i].sh_offset);
-			for (size_t j = 0; j < sh[i].sh_size / sizeof *sym; j++) {
-				if (ELF64_ST_TYPE(sym[j].st_info) != STT_FUNC || !sym[j].st_size ||
-				    !sym[j].st_value || sym[j].st_name >= strs->sh_size)
+		for (unsigned i = 0; i < nt; i++)
+			for (size_t j = 0; j < t[i].nsym; j++) {
+				const ElfW(Sym) *sym = &t[i].sym[j];
+				if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size || !sym->st_value ||
+				    sym->st_name >= t[i].strsz)
 					continue;
-				const char *name = f + strs->sh_offset + sym[j].st_name;
-				if (!memchr(name, 0, strs->sh_size - sym[j].st_name) || !match(name))
+				const char *name = t[i].str + sym->st_name;
+				if (!memchr(name, 0, t[i].strsz - sym->st_name) || !match(name))
 					continue;
 				if (pass)
-					r[2 * k] = bias + sym[j].st_value,
-					r[2 * k + 1] = bias + sym[j].st_value + sym[j].st_size;
+					r[2 * k] = bias + sym->st_value, r[2 * k + 1] = bias + sym->st_value + sym->st_size;
 				k++;
 			}
-		}
 	}
 	*n = r ? k : 0;
 	if (r)
@@ -223,37 +286,45 @@ static uintptr_t *stack_ranges(const char *f, size_t size, const unsigned *types
 }
 
 /* The std:: function ranges (the user's modules) and those of site_skip's
-** functions (every module) of the ELF file at path, loaded at bias. */
-static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bias)
+** functions (every module) of the ELF file at path, loaded at bias with
+** the program headers phdr. */
+static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bias, const ElfW(Phdr) *phdr,
+			       unsigned phnum)
 {
 	int fd = alloc_seccomp_refuses(ALLOC_SC_OPEN_READ | ALLOC_SC_FSTAT) ? -1 : open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0)
 		return;
-	void *map = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size >= sizeof(ElfW(Ehdr))
-			    ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-			    : MAP_FAILED;
-	close(fd);
-	if (map == MAP_FAILED)
-		return;
-	size_t size = (size_t)st.st_size;
-	const ElfW(Ehdr) *eh = map;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff <= size &&
-	    (size - eh->e_shoff) / sizeof(ElfW(Shdr)) >= eh->e_shnum) {
+	stack_elf_t o = {.fd = fd, .bias = bias, .phdr = phdr, .phnum = phnum};
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		o.size = (size_t)st.st_size;
+	const ElfW(Ehdr) *eh = (const void *)stack_file_piece(&o, 0, sizeof *eh);
+	const ElfW(Shdr) *sh = NULL;
+	if (eh && memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh->e_shentsize == sizeof(ElfW(Shdr)) && eh->e_shoff <= o.size &&
+	    (o.size - eh->e_shoff) / sizeof(ElfW(Shdr)) >= eh->e_shnum)
+		sh = (const void *)stack_file_piece(&o, eh->e_shoff, eh->e_shnum * sizeof *sh);
+	if (sh) {
 		static const unsigned symtab[] = {SHT_SYMTAB}, both[] = {SHT_SYMTAB, SHT_DYNSYM};
+		stack_symtab_t t[STACK_SYMTABS];
 		if (!m->system)
-			m->std = stack_ranges(map, size, symtab, 1, stack_std_name, bias, &m->nstd);
+			m->std = stack_ranges(t, stack_symtabs(&o, sh, eh->e_shnum, symtab, 1, t), stack_std_name,
+					      bias, &m->nstd);
 		if (alloc_site_skip)
-			m->skip = stack_ranges(map, size, both, 2, stack_skip_name, bias, &m->nskip);
+			m->skip = stack_ranges(t, stack_symtabs(&o, sh, eh->e_shnum, both, 2, t), stack_skip_name,
+					       bias, &m->nskip);
 	}
-	munmap(map, size);
+	close(fd);
+	while (o.nmaps)
+		o.nmaps--, munmap(o.maps[o.nmaps], o.lens[o.nmaps]);
 }
 
 /* ---------------------------------------------------------- modules --- */
 
 struct stack_find {
 	uintptr_t addr, lo, hi, bias;
+	const ElfW(Phdr) *phdr;
+	unsigned phnum;
 	char path[256];
 	bool found;
 };
@@ -276,6 +347,7 @@ static int stack_find_object(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!in)
 		return 0;
 	q->lo = lo, q->hi = hi, q->bias = info->dlpi_addr, q->found = true;
+	q->phdr = info->dlpi_phdr, q->phnum = info->dlpi_phnum;
 	alloc_fmt(q->path, sizeof q->path, "%s", info->dlpi_name ? info->dlpi_name : "");
 	return 1;
 }
@@ -319,7 +391,7 @@ static const stack_module_t *stack_module(uintptr_t addr)
 		e->system = stack_system_path(q.path) ||
 			    ((uintptr_t)&alloc_stack_type >= q.lo && (uintptr_t)&alloc_stack_type < q.hi);
 		if (!e->system || alloc_site_skip)
-			stack_read_symbols(e, q.path, q.bias);
+			stack_read_symbols(e, q.path, q.bias, q.phdr, q.phnum);
 		atomic_store_explicit(&stack_nmods, n + 1, memory_order_release);
 		m = e;
 	}

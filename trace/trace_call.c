@@ -270,6 +270,8 @@ static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn, uintpt
 		f[1].sp = sp, f[1].fn = (uintptr_t)fn, t->fr_top = f + 1;
 	else if (call)
 		trace_frames_push(t, sp, (uintptr_t)fn);
+	else if (trace_likely(f->fn == (uintptr_t)fn && !t->fr_over))
+		t->fr_top = f - 1;
 	else
 		trace_frames_pop(t, (uintptr_t)fn);
 }
@@ -466,9 +468,10 @@ ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 		trace_frame_t *f = t->fr_top;
 		/* the innermost open frame is fn's (else frames above it were
 		** left by a longjmp, or tracing started inside it: call_slow);
-		** by a tail call, it is the one below the stack pointer */
-		if (trace_likely(f->sp == CALL_SP()) ||
-		    (CALL_TAIL(site) && f->sp < CALL_SP() && f[-1].sp >= CALL_SP() && f->fn == a)) {
+		** by a tail call, it is fn's one below the stack pointer (not
+		** told from a tail call: a frame of fn's gone just above fn's
+		** own is closed instead of it, and fn's then at the next hook) */
+		if (trace_likely(f->sp == CALL_SP()) || (f->sp < CALL_SP() && f[-1].sp >= CALL_SP() && f->fn == a)) {
 			if (trace_likely(a >> 32 == t->ev.hi) && trace_likely(call_leaf(&t->ev, p, a, d))) {
 				t->fr_top = f - 1;
 				call_fast_done(t, now, fast);

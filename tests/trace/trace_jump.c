@@ -175,11 +175,15 @@ int main(int argc, char **argv)
 		SHOW(run_coro, 1);
 		FROM(main, run_coro, 1);
 		FROM(main, finish, 1);
+		FROM(run_coro, producer, 1);
+		FROM(producer, produce, ROUNDS);
 	} else if (strcmp(c, "corothread") == 0) {
 		if (run_coro_thread() != 0)
 			return 1;
 		FROM(coro_thread, run_coro, 1);
 		FROM(coro_thread, finish, 1);
+		FROM(run_coro, producer, 1);
+		FROM(producer, produce, ROUNDS);
 		FROM(main, run_coro_thread, 1);
 	} else {
 		fprintf(stderr, "usage: trace_jump longjmp|siglongjmp|inner|coro|corothread\n");

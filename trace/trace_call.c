@@ -340,13 +340,16 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** last call or return, low half of fn], 8 bytes; a return right after its
 ** call turns that CALL32 into a LEAF32 and takes no word.  It runs on
 ** every call of the program, so it is a handful of instructions and calls
-** nothing (the compiler saves no registers for it): one TLS load
+** nothing (the compiler saves one register, on the return's path, for
+** the open frames' compare): one TLS load
 ** (trace_hot: no NULL test), one compare of the record's generation and
 ** claim with call_fast_gen (which is the tracing generation only while
 ** tracing with the TSC clock, so that the clock needs no test of its
 ** own), the claim (the stack pointer stored as it is), the TSC read, the
 ** room and fit tests and four stores (three for a LEAF32, whose test comes
-** first and needs neither room nor the gap test); ev.last is a raw TSC
+** first and needs neither room nor the gap test), and the open frame's
+** compare with the stack pointer, push or pop (trace_frames.c: two more
+** stores on entry, one on return); ev.last is a raw TSC
 ** reading, so no origin is subtracted.  The rest (other clocks, a full
 ** buffer, a long form, a thread to start or stop, and every call and
 ** return with trace_sites, which sets call_fast_gen to 0) is call_slow's,
@@ -356,8 +359,8 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** more since the last call or return goes to call_slow too, to look for
 ** a pre-emption (trace_preempt.c).  With nothing armed the hooks are a
 ** compare with memory, a branch and a return.  Check changes with
-** objdump -d and bench/trace_insn.sh: 32 instructions on entry, 36 on a
-** leaf's exit (gcc 12 -O2).
+** objdump -d and bench/trace_insn.sh: 43 instructions on entry, 46 on a
+** leaf's exit (gcc 12 -O2; 32 and 36 before the open frames were kept).
 */
 static _Atomic uint32_t call_fast_gen;
 

@@ -359,7 +359,7 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** more since the last call or return goes to call_slow too, to look for
 ** a pre-emption (trace_preempt.c).  With nothing armed the hooks are a
 ** compare with memory, a branch and a return.  Check changes with
-** objdump -d and bench/trace_insn.sh: 43 instructions on entry, 46 on a
+** objdump -d and bench/trace_insn.sh: 44 instructions on entry, 46 on a
 ** leaf's exit (gcc 12 -O2; 32 and 36 before the open frames were kept).
 */
 static _Atomic uint32_t call_fast_gen;
@@ -436,14 +436,18 @@ static inline __attribute__((always_inline)) bool call_fast_fits(const trace_thr
 #define CALL_RET() ((uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
 
 /* Entered fn: also its frame opened, when the innermost open one is above
-** it (else that one is gone: call_slow closes it) and there is room. */
+** it, or at the same stack pointer with fn inlined into it (a hook far
+** from fn's address; else call_slow tells whether that frame is gone and
+** closes it), and there is room. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
 	CALL_FAST_CLAIM(t, fast) {
 		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
 		uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;
 		trace_frame_t *f = t->fr_top;
-		if (call_fast_fits(t, p, a, d) && trace_likely(f->sp > CALL_SP()) && trace_likely(f < t->fr_lim)) {
+		if (call_fast_fits(t, p, a, d) &&
+		    (trace_likely(f->sp > CALL_SP()) || (f->sp == CALL_SP() && CALL_RET() - a >= TRACE_PROLOGUE_MAX)) &&
+		    trace_likely(f < t->fr_lim)) {
 			*p = MEMINST_TREC_CALL32 | d << 8 | a << 32;
 			t->ev.pos = p + 1;
 			f[1].sp = CALL_SP(), f[1].fn = a;

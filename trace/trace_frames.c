@@ -100,10 +100,9 @@ NOINST void trace_frames_push(trace_thr_t *t, uintptr_t sp, uintptr_t fn)
 ** code, anywhere else (a container placed just after fn is told by its
 ** address, below ret).
 */
-#define FRAMES_PROLOGUE_MAX 256
 static NOINST bool frames_inlined(uintptr_t fn, uintptr_t ret, const trace_frame_t *e)
 {
-	return ret - fn >= FRAMES_PROLOGUE_MAX || (e->fn > fn && e->fn < ret);
+	return ret - fn >= TRACE_PROLOGUE_MAX || (e->fn > fn && e->fn < ret);
 }
 
 /*

@@ -313,6 +313,9 @@ typedef struct trace_thr_s {
 ** written and popped;
 ** pop: a return of fn written.
 */
+/* a call hook returning further than this past fn's address is an inlined
+** copy's (in its container's code); nearer, fn's own prologue's */
+#define TRACE_PROLOGUE_MAX 256
 void trace_frames_reset(trace_thr_t *t);
 void trace_frames_push(trace_thr_t *t, uintptr_t sp, uintptr_t fn);
 size_t trace_frames_gone(const trace_thr_t *t, uintptr_t sp, uintptr_t fn, uintptr_t ret);

@@ -108,6 +108,7 @@ static NOINST trace_thr_t *call_sync(void)
 	if (!(t = trace_thread_record()))
 		return NULL;
 	t->gen = g;
+	trace_frames_reset(t);
 	uint64_t on = trace_now_thread(), w = MEMINST_TREC_HEAD(MEMINST_TREC_TRACE_ON, on);
 	trace_ev_append_to(t, &w, 1);
 	if (trace_clock == MEMINST_TRACE_CLOCK_TSC)
@@ -226,21 +227,65 @@ static inline __attribute__((always_inline)) bool call_slow_room(trace_thr_t *t,
 	return true;
 }
 
-static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn)
+/* The returns of the innermost open frames that a hook at sp finds gone
+** (trace_frames.c): left by longjmp, they end now.  False when the exit
+** flush has the buffer.  Apart: call_slow_put tests the innermost first. */
+static NOINST __attribute__((noinline)) bool call_close_gone(trace_thr_t *t, uintptr_t sp, uintptr_t fn,
+								  uintptr_t ret)
 {
 	uint64_t now;
-	if (call_slow_room(t, 2, &now))
-		call_put(t, kind, fn, now);
+	for (size_t n = trace_frames_gone(t, sp, fn, ret); n > 0; n--) {
+		if (!call_slow_room(t, 2, &now))
+			return false;
+		call_put(t, MEMINST_TREC_RETURN, (void *)t->fr_top->fn, now);
+		t->fr_top--;
+	}
+	return true;
+}
+
+/* Frames gone, seen from a call (ret: where its hook returns to) or a
+** return (ret 0; sp less 1 when by a tail call) of fn: written and
+** closed.  False when nothing can be written. */
+static inline __attribute__((always_inline)) bool call_gone(trace_thr_t *t, uintptr_t fn, uintptr_t sp,
+							    uintptr_t ret)
+{
+	trace_frame_t *f = t->fr_top; /* the innermost open frame there? */
+	if (ret ? f->sp <= sp : f->sp <= sp && (f->fn != fn || f[-1].sp <= sp))
+		return call_close_gone(t, sp, fn, ret);
+	return true;
+}
+
+static NOINST void call_slow_put(trace_thr_t *t, unsigned kind, void *fn, uintptr_t sp, uintptr_t ret)
+{
+	uint64_t now;
+	bool call = kind == MEMINST_TREC_CALL;
+	trace_frame_t *f;
+	if (!call_gone(t, (uintptr_t)fn, sp, call ? ret : 0))
+		return;
+	if (!call_slow_room(t, 2, &now))
+		return;
+	call_put(t, kind, fn, now);
+	f = t->fr_top;
+	if (call && trace_likely(f < t->fr_lim && !t->fr_over))
+		f[1].sp = sp, f[1].fn = (uintptr_t)fn, t->fr_top = f + 1;
+	else if (call)
+		trace_frames_push(t, sp, (uintptr_t)fn);
+	else if (trace_likely(f->fn == (uintptr_t)fn && !t->fr_over))
+		t->fr_top = f - 1;
+	else
+		trace_frames_pop(t, (uintptr_t)fn);
 }
 
 /* trace_sites=on: a call is the three-word CALL [head, fn, site], which
 ** sets the bases of the one-word forms as CALL_FN does (and ends the
 ** floor: no LEAF32 is made over it). */
-static NOINST __attribute__((noinline)) void call_slow_put_site(trace_thr_t *t, void *fn, void *site)
+static NOINST __attribute__((noinline)) void call_slow_put_site(trace_thr_t *t, void *fn, void *site,
+								  uintptr_t sp, uintptr_t ret)
 {
 	uint64_t now;
-	if (!call_slow_room(t, 3, &now))
+	if (!call_gone(t, (uintptr_t)fn, sp, ret) || !call_slow_room(t, 3, &now))
 		return;
+	trace_frames_push(t, sp, (uintptr_t)fn);
 	uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
 	p[0] = MEMINST_TREC_HEAD(MEMINST_TREC_CALL, now);
 	p[1] = a;
@@ -258,7 +303,7 @@ static NOINST __attribute__((noinline)) void call_slow_put_site(trace_thr_t *t, 
 ** this, made twice so that call_slow keeps no site (no register to save
 ** for it: the clocks other than the TSC take call_slow at every call). */
 static inline __attribute__((always_inline)) void call_slow_body(unsigned kind, void *fn, void *site,
-								bool with_site)
+								uintptr_t sp, uintptr_t ret, bool with_site)
 {
 	uint32_t mark = trace_sp_mark();
 	trace_thr_t *held = trace_cur;
@@ -271,23 +316,23 @@ static inline __attribute__((always_inline)) void call_slow_body(unsigned kind, 
 		held = t && trace_ev_claim(t, mark) ? t : NULL;
 	}
 	if (held && with_site)
-		call_slow_put_site(held, fn, site);
+		call_slow_put_site(held, fn, site, sp, ret);
 	else if (held)
-		call_slow_put(held, kind, fn);
+		call_slow_put(held, kind, fn, sp, ret);
 	else if (!t && kind == MEMINST_TREC_CALL && trace_call_hook && !trace_tls.busy)
 		trace_call_hook(fn);
 	if (held)
 		trace_ev_release(held);
 }
 
-static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn)
+static NOINST __attribute__((noinline)) void call_slow(unsigned kind, void *fn, uintptr_t sp, uintptr_t ret)
 {
-	call_slow_body(kind, fn, NULL, false);
+	call_slow_body(kind, fn, NULL, sp, ret, false);
 }
 
-static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site)
+static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site, uintptr_t sp, uintptr_t ret)
 {
-	call_slow_body(MEMINST_TREC_CALL, fn, site, true);
+	call_slow_body(MEMINST_TREC_CALL, fn, site, sp, ret, true);
 }
 
 /*
@@ -295,13 +340,16 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** last call or return, low half of fn], 8 bytes; a return right after its
 ** call turns that CALL32 into a LEAF32 and takes no word.  It runs on
 ** every call of the program, so it is a handful of instructions and calls
-** nothing (the compiler saves no registers for it): one TLS load
+** nothing (the compiler saves one register, on the return's path, for
+** the open frames' compare): one TLS load
 ** (trace_hot: no NULL test), one compare of the record's generation and
 ** claim with call_fast_gen (which is the tracing generation only while
 ** tracing with the TSC clock, so that the clock needs no test of its
 ** own), the claim (the stack pointer stored as it is), the TSC read, the
 ** room and fit tests and four stores (three for a LEAF32, whose test comes
-** first and needs neither room nor the gap test); ev.last is a raw TSC
+** first and needs neither room nor the gap test), and the open frame's
+** compare with the stack pointer, push or pop (trace_frames.c: two more
+** stores on entry, one on return); ev.last is a raw TSC
 ** reading, so no origin is subtracted.  The rest (other clocks, a full
 ** buffer, a long form, a thread to start or stop, and every call and
 ** return with trace_sites, which sets call_fast_gen to 0) is call_slow's,
@@ -311,8 +359,8 @@ static NOINST __attribute__((noinline)) void call_slow_site(void *fn, void *site
 ** more since the last call or return goes to call_slow too, to look for
 ** a pre-emption (trace_preempt.c).  With nothing armed the hooks are a
 ** compare with memory, a branch and a return.  Check changes with
-** objdump -d and bench/trace_insn.sh: 32 instructions on entry, 36 on a
-** leaf's exit (gcc 12 -O2).
+** objdump -d and bench/trace_insn.sh: 44 instructions on entry, 46 on a
+** leaf's exit (gcc 12 -O2; 32 and 36 before the open frames were kept).
 */
 static _Atomic uint32_t call_fast_gen;
 
@@ -371,24 +419,48 @@ static inline __attribute__((always_inline)) bool call_fast_fits(const trace_thr
 	       trace_likely(a >> 32 == t->ev.hi);
 }
 
-/* Entered fn. */
+/* The frame of the hooks' caller, for trace_frames.c: its stack pointer
+** at the call of the hook (the same at its call and return hooks, unless
+** the return hook is reached by a tail call: CALL_TAIL). */
+#define CALL_SP() ((uintptr_t)__builtin_dwarf_cfa())
+
+/* A return hook reached by a tail call (GCC and Clang at -O2 end a
+** function so, its frame popped: the hook returns to the function's
+** caller, site): the stack pointer is then the caller's, above every
+** frame of fn.  trace_frames.c takes such an sp less 1, which is within
+** fn's frame as the one of a call ends. */
+#define CALL_TAIL(site) (__builtin_extract_return_addr(__builtin_return_address(0)) == (site))
+
+/* Where a call hook returns to: in fn's prologue when fn was called, in
+** its container's code when it was inlined (trace_frames_gone). */
+#define CALL_RET() ((uintptr_t)__builtin_extract_return_addr(__builtin_return_address(0)))
+
+/* Entered fn: also its frame opened, when the innermost open one is above
+** it, or at the same stack pointer with fn inlined into it (a hook far
+** from fn's address; else call_slow tells whether that frame is gone and
+** closes it), and there is room. */
 ALLOC_EXPORT NOINST void __cyg_profile_func_enter(void *fn, void *site)
 {
 	CALL_FAST_CLAIM(t, fast) {
 		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
 		uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;
-		if (call_fast_fits(t, p, a, d)) {
+		trace_frame_t *f = t->fr_top;
+		if (call_fast_fits(t, p, a, d) &&
+		    (trace_likely(f->sp > CALL_SP()) || (f->sp == CALL_SP() && CALL_RET() - a >= TRACE_PROLOGUE_MAX)) &&
+		    trace_likely(f < t->fr_lim)) {
 			*p = MEMINST_TREC_CALL32 | d << 8 | a << 32;
 			t->ev.pos = p + 1;
+			f[1].sp = CALL_SP(), f[1].fn = a;
+			t->fr_top = f + 1;
 			call_fast_done(t, now, fast);
 			return;
 		}
 		trace_ev_release(t);
 	}
 	if (trace_unlikely(trace_sites))
-		call_slow_site(fn, site);
+		call_slow_site(fn, site, CALL_SP(), CALL_RET());
 	else
-		call_slow(MEMINST_TREC_CALL, fn);
+		call_slow(MEMINST_TREC_CALL, fn, CALL_SP(), CALL_RET());
 }
 
 /* Returning from fn: RET32, the same word; or, right after fn's CALL32,
@@ -400,19 +472,29 @@ ALLOC_EXPORT NOINST void __cyg_profile_func_exit(void *fn, void *site)
 	CALL_FAST_CLAIM(t, fast) {
 		uint64_t *p = t->ev.pos, a = (uintptr_t)fn;
 		uint64_t now = __builtin_ia32_rdtsc(), d = now - t->ev.last;
-		if (trace_likely(a >> 32 == t->ev.hi) && trace_likely(call_leaf(&t->ev, p, a, d))) {
-			call_fast_done(t, now, fast);
-			return;
-		}
-		if (call_fast_fits(t, p, a, d)) {
-			*p = MEMINST_TREC_RET32 | d << 8 | a << 32;
-			t->ev.pos = p + 1;
-			call_fast_done(t, now, fast);
-			return;
+		trace_frame_t *f = t->fr_top;
+		/* the innermost open frame is fn's (else frames above it were
+		** left by a longjmp, or tracing started inside it: call_slow);
+		** by a tail call, it is fn's one below the stack pointer (not
+		** told from a tail call: a frame of fn's gone just above fn's
+		** own is closed instead of it, and fn's then at the next hook) */
+		if (trace_likely(f->sp == CALL_SP()) || (f->sp < CALL_SP() && f[-1].sp >= CALL_SP() && f->fn == a)) {
+			if (trace_likely(a >> 32 == t->ev.hi) && trace_likely(call_leaf(&t->ev, p, a, d))) {
+				t->fr_top = f - 1;
+				call_fast_done(t, now, fast);
+				return;
+			}
+			if (call_fast_fits(t, p, a, d)) {
+				*p = MEMINST_TREC_RET32 | d << 8 | a << 32;
+				t->ev.pos = p + 1;
+				t->fr_top = f - 1;
+				call_fast_done(t, now, fast);
+				return;
+			}
 		}
 		trace_ev_release(t);
 	}
-	call_slow(MEMINST_TREC_RETURN, fn);
+	call_slow(MEMINST_TREC_RETURN, fn, CALL_SP() - CALL_TAIL(site), 0);
 }
 
 /* ------------------------------------------------- <alloc> and suspend -- */
@@ -611,6 +693,7 @@ out:
 	atomic_store(&call_start_lock, 0);
 	trace_tls.busy--;
 	if (rc == 0) {
+		trace_unwind_main_home(); /* which frames are the thread's own (trace_frames.c) */
 		call_sync(); /* the starter's TRACE_ON now, not at its next call */
 		trace_calibrate();
 	}

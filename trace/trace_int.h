@@ -177,6 +177,10 @@ void trace_sample_no_room(void);
 ** whether this frame is on another (a coroutine's): then no walk. */
 void trace_unwind_home(uintptr_t lo, uintptr_t hi);
 bool trace_unwind_off_home(void);
+/* Whether a is on the calling thread's own stack (true when that is not
+** known); the main thread's stack noted if it was not (tracing starts). */
+bool trace_unwind_on_home(uintptr_t a);
+void trace_unwind_main_home(void);
 void trace_sample_mask_sync(void);
 /* System calls that a handler installed with SA_RESTART does not cut short
 ** (the kernel restarts them, or they do not sleep): nanosleep, poll, select,
@@ -249,9 +253,18 @@ typedef struct trace_preempt_s {
 	bool counted;         /* nivcsw/nvcsw hold a reading                  */
 } trace_preempt_t;
 
+/* An open frame (trace_frames.c): the stack pointer of the hooks' caller
+** (the hook's CFA: the same at a function's call and return hooks, below
+** its callers' and above its callees') and the function. */
+typedef struct trace_frame_s {
+	uintptr_t sp;
+	uintptr_t fn;
+} trace_frame_t;
+
 /* A thread's buffers (mmap'd, never malloc'd; recycled at thread exit).
-** gen and ev first: the hot path reads gen, ev.pos, ev.end, ev.floor,
-** ev.last and ev.hi, all in the first 64 bytes. */
+** gen, the open frames' top and ev first: the hot path reads gen, fr_top,
+** fr_lim, ev.pos, ev.end, ev.floor, ev.last and ev.hi, all in the first
+** 64 bytes. */
 typedef struct trace_thr_s {
 	/* gen and in_hook side by side: the hooks test both at once (gen_hook
 	** equal to the generation means in_hook is 0) */
@@ -264,6 +277,9 @@ typedef struct trace_thr_s {
 		};
 		uint64_t gen_hook;
 	};
+	/* the innermost open frame and the last slot of the array (both a
+	** static sentinel until the array is made); trace_frames.c */
+	trace_frame_t *fr_top, *fr_lim;
 	trace_stream_t ev;
 	uint32_t thread_no;      /* trace thread number (1 = first seen)    */
 	uint32_t parent_no;
@@ -282,7 +298,28 @@ typedef struct trace_thr_s {
 	_Atomic uint32_t hook_dropped; /* records of signal handlers that came
 	                               ** in while the stream was being written:
 	                               ** LOST at the next flush             */
+	trace_frame_t *fr_base;        /* the open frames' array: [0] a sentinel */
+	size_t fr_bytes;               /* its size (mmap'd; kept with the record) */
+	uint32_t fr_over;              /* frames open past its end            */
 } trace_thr_t;
+
+/*
+** Open frames (trace_frames.c): the hooks follow the stack pointer, so that
+** frames left by longjmp are closed at the next call or return.  All on
+** the claimed record.  reset: none open (a thread starts recording);
+** push: a call written; gone: how many innermost frames a hook at sp finds
+** gone (a call's of fn whose hook returns to ret; ret 0: a return's of
+** fn, sp less 1 when reached by a tail call), whose returns are then
+** written and popped;
+** pop: a return of fn written.
+*/
+/* a call hook returning further than this past fn's address is an inlined
+** copy's (in its container's code); nearer, fn's own prologue's */
+#define TRACE_PROLOGUE_MAX 256
+void trace_frames_reset(trace_thr_t *t);
+void trace_frames_push(trace_thr_t *t, uintptr_t sp, uintptr_t fn);
+size_t trace_frames_gone(const trace_thr_t *t, uintptr_t sp, uintptr_t fn, uintptr_t ret);
+void trace_frames_pop(trace_thr_t *t, uintptr_t fn);
 
 /* The calling thread's record while its calls are being traced (NULL
 ** otherwise).  Set it with trace_cur_set: the hooks read a copy that is

@@ -380,6 +380,11 @@ bool trace_unwind_off_home(void)
 	return home_hi && (sp < home_lo || sp >= home_hi);
 }
 
+bool trace_unwind_on_home(uintptr_t a)
+{
+	return !home_hi || (a >= home_lo && a < home_hi);
+}
+
 /* The main thread's: as deep as its limit lets it grow (1 GiB when there
 ** is none), and the arguments and environment above this frame. */
 static void unwind_main_home(void)
@@ -391,6 +396,12 @@ static void unwind_main_home(void)
 		deep = rl.rlim_cur < (8u << 20) ? 8u << 20 : rl.rlim_cur;
 	if (alloc_sys_gettid() == getpid() && (uintptr_t)&here > deep)
 		trace_unwind_home((uintptr_t)&here - deep, (uintptr_t)&here + (64u << 20));
+}
+
+void trace_unwind_main_home(void)
+{
+	if (!home_hi)
+		unwind_main_home();
 }
 
 int trace_unwind_init(void)

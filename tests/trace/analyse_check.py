@@ -4,7 +4,8 @@
     analyse_check.py check JSON TARGET_OUT CASE CLOCK
         CNT exact for the functions the target printed ("fn NAME ADDR COUNT"),
         per-case rules (threads, suspend, <alloc>), and for every thread
-        OWN <= ACC and the sum of OWN ~ the thread's OWN.
+        OWN <= ACC and the sum of OWN ~ the thread's OWN; "from CALLER NAME
+        COUNT" lines: NAME called COUNT times by CALLER (all threads).
     analyse_check.py same JSON_A JSON_B
         The two analyses have the same threads, functions and caller->called
         pairs with the same CNT, and the functions the same bytes and blocks
@@ -50,6 +51,26 @@ def expected(out):
         return [(w[1], int(w[3])) for w in (line.split() for line in f) if len(w) == 4 and w[0] == "fn"]
 
 
+def callers_of(j, name):
+    """{caller: calls of name by it} over all threads"""
+    r = {}
+    for t in j["threads"]:
+        f = fn(t, name)
+        for c in f["callers"] if f else []:
+            r[c["name"]] = r.get(c["name"], 0) + c["calls"]
+    return r
+
+
+def check_from(j, out, why):
+    with open(out) as f:
+        for w in (line.split() for line in f):
+            if len(w) == 4 and w[0] == "from":
+                got = callers_of(j, w[2]).get(w[1], 0)
+                if got != int(w[3]):
+                    why.append("%s called %d times by %s, expected %s (callers: %s)" %
+                               (w[2], got, w[1], w[3], callers_of(j, w[2])))
+
+
 def cnt(thread, name):
     f = fn(thread, name)
     return f["calls"] if f else 0
@@ -62,6 +83,12 @@ def check(j, out, case, clock, why):
         why.append("no thread in the analysis")
         return
     main = threads[0]
+    check_from(j, out, why)
+    if case in ("longjmp", "siglongjmp"):
+        # after() runs after each jump: its time is run's, not the dead deeps'
+        d, a = fn(main, "deep"), fn(main, "after")
+        if d and a and d["acc_ms"] * 2 > a["acc_ms"]:
+            why.append("deep ACC %.3f ms, after ACC %.3f: after's time charged to deep" % (d["acc_ms"], a["acc_ms"]))
     if case == "threads":
         if len(threads) != 5:
             why.append("%d threads, expected 5" % len(threads))

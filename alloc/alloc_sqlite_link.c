@@ -34,9 +34,14 @@
 #include "meminst-store.h"
 #include "alloc_sqlite_int.h"
 
-/* The requests not sent yet (under the store lock: one store at a time). */
+/* The requests not sent yet (under the store lock: one store at a time),
+** and the link they are for.  A link's last requests may wait here after
+** its store (resets and finalizations, none of which matters to the
+** launcher but in order): another link's first request drops them rather
+** than send them to the wrong connection. */
 static unsigned char link_out[16384];
 static size_t link_n;
+static const sq_link_t *link_owner;
 
 /* The launcher is gone or cannot be reached: no store of this process
 ** tries it again (each would pay a failed connect). */
@@ -56,6 +61,8 @@ bool alloc_sqlite_link_lost(void)
 int alloc_sqlite_link_connect(sq_link_t *l)
 {
 	*l = (sq_link_t){.fd = -1};
+	if (link_owner == l) /* a new connection: nothing of the old one */
+		link_n = 0, link_owner = NULL;
 	if (link_off || !alloc_opts.run_dir || alloc_seccomp_refuses(ALLOC_SC_STORE_LINK | ALLOC_SC_FILES))
 		return -1;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -91,7 +98,8 @@ void alloc_sqlite_link_close(sq_link_t *l)
 	if (l->fd >= 0)
 		syscall(SYS_close, l->fd);
 	l->fd = -1;
-	link_n = 0;
+	if (link_owner == l)
+		link_n = 0, link_owner = NULL;
 }
 
 /* The connection failed (the launcher ended, or was killed): this request
@@ -124,7 +132,7 @@ static int link_send(sq_link_t *l, const void *p, size_t n)
 
 static int link_flush(sq_link_t *l)
 {
-	size_t n = link_n;
+	size_t n = link_owner == l ? link_n : 0;
 	link_n = 0;
 	return l->broken ? -1 : n ? link_send(l, link_out, n) : 0;
 }
@@ -141,6 +149,13 @@ static int link_recv(sq_link_t *l, void *p, size_t n)
 		c += r, n -= (size_t)r;
 	}
 	return 0;
+}
+
+/* The buffer is l's from now on. */
+static void link_take(const sq_link_t *l)
+{
+	if (link_owner != l)
+		link_n = 0, link_owner = l;
 }
 
 /* Room for n bytes of a request in the buffer (sending what is there). */
@@ -160,6 +175,7 @@ static void link_put(const void *p, size_t n)
 static int link_request(sq_link_t *l, uint32_t op, uint32_t stmt, const void *p, size_t len)
 {
 	struct meminst_store_req h = {.len = (uint32_t)len, .op = op, .stmt = stmt};
+	link_take(l);
 	if (link_room(l, sizeof h + len) < 0)
 		return -1;
 	if (sizeof h + len > sizeof link_out)
@@ -289,6 +305,7 @@ int alloc_sqlite_link_row(sq_link_t *l, uint32_t stmt, const char *fmt, va_list 
 		len += x->kind == 'n' ? 1 : 5 + x->n;
 	}
 	struct meminst_store_req req = {.len = (uint32_t)len, .op = MEMINST_STORE_ROW, .stmt = stmt};
+	link_take(l);
 	if (link_room(l, sizeof req + len) < 0)
 		return -1;
 	/* a row larger than the buffer (a block chunk) goes out straight */

@@ -173,12 +173,18 @@ static alloc_snap_t *snap_spare_take(void)
 	return im;
 }
 
+/* Let the captures of the map that wait go. */
+static void snap_spares_release(void)
+{
+	for (unsigned i = 0; i < SNAP_SPARES; i++)
+		if (atomic_load(&snap_spare[i]))
+			snap_unmap(atomic_exchange(&snap_spare[i], NULL));
+}
+
 void alloc_snap_spare_trim(void)
 {
 	if (alloc_snap_now(CLOCK_MONOTONIC) - atomic_load(&snap_spare_at) > SNAP_SPARE_NS) {
-		for (unsigned i = 0; i < SNAP_SPARES; i++)
-			if (atomic_load(&snap_spare[i]))
-				snap_unmap(atomic_exchange(&snap_spare[i], NULL));
+		snap_spares_release();
 		if (atomic_load(&snap_status_spare))
 			snap_unmap(atomic_exchange(&snap_status_spare, NULL));
 	}
@@ -455,6 +461,11 @@ static alloc_snap_t *snap_capture(bool with_map, bool leaks, const char *trigger
 	/* at exit and for a leak check the program waits for the whole scan
 	** in any case: the capture in less memory (alloc_snap_compact.c) */
 	bool compact = with_map && (leaks || !strcmp(trigger, "exit"));
+	/* a compact capture takes no spare: they go first, so that the exit
+	** snapshot does not hold the last peak's copy beside its own (the
+	** process's peak at its end, bench/launcher_rss.sh) */
+	if (compact)
+		snap_spares_release();
 	alloc_snap_t *im = with_map && !compact ? snap_spare_take() : !with_map ? snap_status_take() : NULL;
 	if (!im && !(im = alloc_sys_map(snap_round(sizeof *im))))
 		return NULL;

@@ -130,13 +130,13 @@ int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 ** result code (-1: the launcher's connection failed). */
 static int sq_exec(sq_writer_t *w, const char *sql)
 {
-	return w->link ? alloc_sqlite_link_exec(w->link, sql) : sqlite3_exec(w->db, sql, NULL, NULL, NULL);
+	return w->link ? alloc_sqlite_link_call(w->link, MEMINST_STORE_EXEC, 0, sql, NULL) : sqlite3_exec(w->db, sql, NULL, NULL, NULL);
 }
 
 static void sq_busy_timeout(sq_writer_t *w, int ms)
 {
 	if (w->link)
-		alloc_sqlite_link_simple(w->link, MEMINST_STORE_BUSY, (uint32_t)ms);
+		alloc_sqlite_link_send(w->link, MEMINST_STORE_BUSY, (uint32_t)ms, NULL);
 	else
 		sqlite3_busy_timeout(w->db, ms);
 }
@@ -197,7 +197,7 @@ void alloc_sqlite_release(sq_writer_t *w, sq_stmt_t *st)
 	for (unsigned i = 0; k && st && i < SQ_KEPT_STMTS && k->sql[i] && !kept; i++)
 		kept = k->st[i] == st;
 	if (w->link) {
-		alloc_sqlite_link_simple(w->link, kept ? MEMINST_STORE_RESET : MEMINST_STORE_FINALIZE, sq_number(st));
+		alloc_sqlite_link_send(w->link, kept ? MEMINST_STORE_RESET : MEMINST_STORE_FINALIZE, sq_number(st), NULL);
 	} else if (kept) {
 		sqlite3_reset(sq_own(st));
 		sqlite3_clear_bindings(sq_own(st)); /* a blob bound SQLITE_STATIC is unmapped */
@@ -217,7 +217,7 @@ int64_t alloc_sqlite_query_int(sq_writer_t *w, const char *sql)
 	int64_t v = -1, got;
 	if (!st)
 		return -1;
-	if (w->link ? alloc_sqlite_link_query(w->link, sq_number(st), &got) == SQLITE_ROW
+	if (w->link ? alloc_sqlite_link_call(w->link, MEMINST_STORE_QUERY, sq_number(st), NULL, &got) == SQLITE_ROW
 		    : sqlite3_step(sq_own(st)) == SQLITE_ROW)
 		v = w->link ? got : sqlite3_column_int64(sq_own(st), 0);
 	alloc_sqlite_release(w, st);
@@ -636,7 +636,7 @@ static int sq_open(sq_writer_t *w, const sq_ident_t *ident, sq_link_t *link)
 {
 	if (link) { /* the launcher opens it as below (sess_storer.c) */
 		w->link = link;
-		if (alloc_sqlite_link_open(link, w->path) != SQLITE_OK)
+		if (alloc_sqlite_link_call(link, MEMINST_STORE_OPEN, 0, w->path, NULL) != SQLITE_OK)
 			return alloc_sqlite_fail(w, "cannot open");
 	} else if (sq_init(w->err, w->errlen) < 0) {
 		return -1;

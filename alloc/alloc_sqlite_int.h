@@ -166,14 +166,12 @@ int alloc_sqlite_write_blocks(sq_writer_t *w, alloc_snap_t *im);
 int alloc_sqlite_link_connect(sq_link_t *l); /* 0, or -1: store in the process */
 void alloc_sqlite_link_close(sq_link_t *l);
 bool alloc_sqlite_link_lost(void); /* a connection failed since the last call */
-int alloc_sqlite_link_open(sq_link_t *l, const char *path);
-int alloc_sqlite_link_exec(sq_link_t *l, const char *sql);
+/* a request and its reply (OPEN, EXEC, QUERY, PREPARE) */
+int alloc_sqlite_link_call(sq_link_t *l, uint32_t op, uint32_t stmt, const char *text, int64_t *value);
+int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *text); /* no reply read */
+int alloc_sqlite_link_read(sq_link_t *l, int64_t *value); /* the next reply */
 uint32_t alloc_sqlite_link_prepare(sq_link_t *l, const char *sql); /* 0: failed */
 int alloc_sqlite_link_row(sq_link_t *l, uint32_t stmt, const char *fmt, va_list ap);
-int alloc_sqlite_link_query(sq_link_t *l, uint32_t stmt, int64_t *value);
-int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *sql); /* no reply read */
-int alloc_sqlite_link_read(sq_link_t *l, int64_t *value); /* the next reply */
-void alloc_sqlite_link_simple(sq_link_t *l, uint32_t op, uint32_t stmt); /* RESET, FINALIZE, BUSY */
 void alloc_sqlite_link_journal(sq_link_t *l, char *buf, size_t len);
 
 /* "alloc_sqlite_carry.c" */

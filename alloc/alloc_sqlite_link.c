@@ -209,16 +209,12 @@ static int link_reply(sq_link_t *l, int64_t *value, char *text, size_t textlen)
 	return r.rc;
 }
 
-static int link_text(sq_link_t *l, uint32_t op, uint32_t stmt, const char *s)
-{
-	return link_request(l, op, stmt, s, strlen(s) + 1) < 0 ? -1 : link_reply(l, NULL, NULL, 0);
-}
-
 /* Requests whose replies are read later, in order (alloc_sqlite_link_read):
-** several in one exchange.  EXEC takes SQL; QUERY a statement. */
-int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *sql)
+** several in one exchange.  OPEN takes a path, EXEC and PREPARE SQL, the
+** others none (NULL). */
+int alloc_sqlite_link_send(sq_link_t *l, uint32_t op, uint32_t stmt, const char *text)
 {
-	return link_request(l, op, stmt, sql, sql ? strlen(sql) + 1 : 0);
+	return link_request(l, op, stmt, text, text ? strlen(text) + 1 : 0);
 }
 
 int alloc_sqlite_link_read(sq_link_t *l, int64_t *value)
@@ -226,32 +222,18 @@ int alloc_sqlite_link_read(sq_link_t *l, int64_t *value)
 	return link_reply(l, value, NULL, 0);
 }
 
-int alloc_sqlite_link_open(sq_link_t *l, const char *path)
+/* A request and its reply: SQLite's result code, -1 when the connection
+** failed; QUERY's first column in *value. */
+int alloc_sqlite_link_call(sq_link_t *l, uint32_t op, uint32_t stmt, const char *text, int64_t *value)
 {
-	return link_text(l, MEMINST_STORE_OPEN, 0, path);
-}
-
-int alloc_sqlite_link_exec(sq_link_t *l, const char *sql)
-{
-	return link_text(l, MEMINST_STORE_EXEC, 0, sql);
+	return alloc_sqlite_link_send(l, op, stmt, text) < 0 ? -1 : link_reply(l, value, NULL, 0);
 }
 
 /* A statement's number, or 0 (l->rc and l->msg say why). */
 uint32_t alloc_sqlite_link_prepare(sq_link_t *l, const char *sql)
 {
 	uint32_t st = ++l->stmts;
-	return link_text(l, MEMINST_STORE_PREPARE, st, sql) == 0 /* SQLITE_OK */ ? st : 0;
-}
-
-void alloc_sqlite_link_simple(sq_link_t *l, uint32_t op, uint32_t stmt)
-{
-	link_request(l, op, stmt, NULL, 0);
-}
-
-/* The first column of the statement's first row: SQLite's result code. */
-int alloc_sqlite_link_query(sq_link_t *l, uint32_t stmt, int64_t *value)
-{
-	return link_request(l, MEMINST_STORE_QUERY, stmt, NULL, 0) < 0 ? -1 : link_reply(l, value, NULL, 0);
+	return alloc_sqlite_link_call(l, MEMINST_STORE_PREPARE, st, sql, NULL) == 0 /* SQLITE_OK */ ? st : 0;
 }
 
 /* The rollback journal's name into buf ("" when there is none). */

@@ -101,6 +101,17 @@ for f in "$tmp"/cg.*; do
 	callgrind_annotate --threshold=100 "$f" 2>/dev/null
 done | sed -n 's/^ *[0-9,][0-9,]* ([^)]*)  *[^ ]*:\([A-Za-z_][A-Za-z0-9_.]*\).*/\1/p' |
 	sed "s/'[0-9]*\$//" | sort -u >"$tmp/ran"
+# callgrind runs one thread at a time: the waits of a thread that finds a
+# lock or a list held, which run in any threaded program, never run there
+# (found with each function in a 64 KiB window of its own, SUBALIGN, and
+# the windows resident at the program's exit_group read from pagemap)
+printf '%s\n' alloc_clone_yield alloc_fork_wait alloc_spin_lock_slow core_enter_gated \
+	map_wait_capture >>"$tmp/ran"
+# every allocation entry point (a program may call any: new[], aligned
+# new, valloc...), not only those the workloads call
+for o in "$build"/alloc/.libs/*-alloc_hooks.o; do
+	nm "$o" | awk '$2 == "T" { print $3 }'
+done >>"$tmp/ran"
 # the functions, and the cold parts that ran (foo.cold, which gcc puts in
 # .text.unlikely.foo: a first-time branch marked unlikely)
 sed 's/\..*//' "$tmp/ran" | sort -u | comm -12 "$tmp/own" - >"$tmp/hot"

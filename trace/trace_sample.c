@@ -546,11 +546,13 @@ void trace_sample_postfork_child(void)
 	trace_unwind_postfork(true);
 	pthread_mutex_init(&trace_sample_lock, NULL);
 	atomic_store(&trace_sample_running, false);
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+	unsigned top = SAMPLE_TIMERS_TOP();
+	for (unsigned i = 0; i < top; i++)
 		if (trace_sample_timers[i].tid && trace_sample_timers[i].fd >= 0 &&
 		    trace_sample_perf_ours(&trace_sample_timers[i]))
 			close(trace_sample_timers[i].fd); /* the parent's threads' events */
-	memset(trace_sample_timers, 0, sizeof trace_sample_timers);
+	memset(trace_sample_timers, 0, top * sizeof trace_sample_timers[0]);
+	atomic_store(&trace_sample_timers_top, 0);
 	atomic_store(&trace_sample_slots_busy, 0);
 	atomic_store(&trace_sample_halted, false); /* the child's file is its own */
 	trace_wall_after_fork_child();

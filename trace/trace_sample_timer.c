@@ -29,6 +29,13 @@
 #include "../alloc/alloc_int.h"
 
 struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX];
+/* The slots from this one on were never used: every scan stops here.  The
+** table is 48 kB of .bss, and a kernel may give each page of it that is
+** only read a page of its own (this VM's does: bench/RESULTS.md, issue 29),
+** where a scan of the whole table took 48 kB of the program's resident set
+** at the first thread's start.  Grows with slots held; set back to 0 in a
+** fork's child. */
+_Atomic unsigned trace_sample_timers_top;
 static bool sample_no_perf; /* perf_event_open refused once: POSIX timers */
 /* This thread's timer is stopped while the program blocks SIGPROF in it
 ** (trace_sample_masked). */
@@ -173,10 +180,10 @@ bool trace_sample_exec_begin(void)
 	    sample_paused)
 		return false;
 	pid_t tid = alloc_sys_gettid();
-	const struct sample_timer_s *t = trace_sample_timers;
-	while (t < trace_sample_timers + SAMPLE_TIMERS_MAX && t->tid != tid)
+	const struct sample_timer_s *t = trace_sample_timers, *end = t + SAMPLE_TIMERS_TOP();
+	while (t < end && t->tid != tid)
 		t++;
-	if (t == trace_sample_timers + SAMPLE_TIMERS_MAX)
+	if (t == end)
 		return false;
 	sample_timer_arm(t, 0);
 	sample_tick_take(tid);
@@ -188,7 +195,7 @@ void trace_sample_exec_end(bool stopped)
 	if (!stopped || !atomic_load(&trace_sample_running))
 		return;
 	pid_t tid = alloc_sys_gettid();
-	for (const struct sample_timer_s *t = trace_sample_timers; t < trace_sample_timers + SAMPLE_TIMERS_MAX; t++)
+	for (const struct sample_timer_s *t = trace_sample_timers, *end = t + SAMPLE_TIMERS_TOP(); t < end; t++)
 		if (t->tid == tid) {
 			sample_timer_arm(t, trace_sample_period_ns);
 			break;
@@ -288,7 +295,7 @@ void trace_sample_mask_sync(void)
 ** as a whole).  System calls only: any context, slots held. */
 void trace_sample_timers_disarm(void)
 {
-	for (const struct sample_timer_s *t = trace_sample_timers; t < trace_sample_timers + SAMPLE_TIMERS_MAX; t++)
+	for (const struct sample_timer_s *t = trace_sample_timers, *end = t + SAMPLE_TIMERS_TOP(); t < end; t++)
 		if (t->tid)
 			sample_timer_arm(t, 0);
 }
@@ -325,7 +332,8 @@ static void sample_timer_free(struct sample_timer_s *t)
 static void sample_timer_add_slots(pid_t tid, bool replace)
 {
 	struct sample_timer_s *free_slot = NULL;
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++) {
+	unsigned top = SAMPLE_TIMERS_TOP();
+	for (unsigned i = 0; i < top; i++) {
 		struct sample_timer_s *t = &trace_sample_timers[i];
 		if (t->tid == tid) {
 			if (!replace)
@@ -337,8 +345,10 @@ static void sample_timer_add_slots(pid_t tid, bool replace)
 		if (!t->tid && !free_slot)
 			free_slot = t;
 	}
+	if (!free_slot && top < SAMPLE_TIMERS_MAX)
+		free_slot = &trace_sample_timers[top]; /* one never used */
 	if (!free_slot) { /* forget threads that ended without telling us */
-		for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+		for (unsigned i = 0; i < top; i++)
 			if (trace_sample_timers[i].tid &&
 			    syscall(SYS_tgkill, getpid(), trace_sample_timers[i].tid, 0) < 0) {
 				sample_timer_free(&trace_sample_timers[i]);
@@ -349,6 +359,8 @@ static void sample_timer_add_slots(pid_t tid, bool replace)
 	}
 	if (!atomic_load(&trace_sample_halted) && sample_timer_make(tid, &free_slot->id, &free_slot->fd, &free_slot->perf_id) == 0)
 		free_slot->tid = tid;
+	if (free_slot->tid && free_slot == &trace_sample_timers[top]) /* after its fields */
+		atomic_store_explicit(&trace_sample_timers_top, top + 1, memory_order_release);
 }
 
 void trace_sample_timer_add(pid_t tid, bool replace)
@@ -361,7 +373,7 @@ void trace_sample_timer_add(pid_t tid, bool replace)
 void trace_sample_timer_remove(pid_t tid)
 {
 	sample_slots_enter();
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+	for (unsigned i = 0, top = SAMPLE_TIMERS_TOP(); i < top; i++)
 		if (trace_sample_timers[i].tid == tid) {
 			sample_timer_free(&trace_sample_timers[i]);
 		}
@@ -371,7 +383,7 @@ void trace_sample_timer_remove(pid_t tid)
 void trace_sample_timers_clear(void)
 {
 	sample_slots_enter();
-	for (unsigned i = 0; i < SAMPLE_TIMERS_MAX; i++)
+	for (unsigned i = 0, top = SAMPLE_TIMERS_TOP(); i < top; i++)
 		if (trace_sample_timers[i].tid) {
 			sample_timer_free(&trace_sample_timers[i]);
 		}

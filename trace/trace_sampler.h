@@ -86,6 +86,8 @@ struct sample_timer_s {
 };
 /* "trace_sample_timer.c" */
 extern struct sample_timer_s trace_sample_timers[SAMPLE_TIMERS_MAX] TRACE_INTERNAL;
+extern _Atomic unsigned trace_sample_timers_top TRACE_INTERNAL; /* slots ever used */
+#define SAMPLE_TIMERS_TOP() atomic_load_explicit(&trace_sample_timers_top, memory_order_acquire)
 void trace_sample_timers_disarm(void) TRACE_INTERNAL;
 bool trace_sample_perf_ours(const struct sample_timer_s *t) TRACE_INTERNAL;
 void trace_sample_timer_add(pid_t tid, bool replace) TRACE_INTERNAL;

@@ -10,8 +10,8 @@
 # launcher's) of each workload below, under the launcher's default mode
 # and under --mim, with sampling and the exit leak check (the defaults):
 # bench/launcher_rss.sh's C++ map, a C program whose threads allocate and
-# free each other's blocks, and `sleep 1` (interval snapshots of an idle
-# program).  A function not in the list is only placed among the rest of
+# free each other's blocks, `sleep 1` (interval snapshots of an idle
+# program) and a shell that forks and executes.  A function not in the list is only placed among the rest of
 # meminst's code (no change of behaviour); re-run this after changing what
 # a default session runs, and check with bench/launcher_rss.sh.
 #
@@ -88,6 +88,8 @@ run map-mim --mim ./cxxmap
 run threads-mis "" ./xthreads
 run threads-mim --mim ./xthreads
 run sleep-mis "" sleep 1
+run shell-mis "" sh -c 'for i in 1 2 3; do /bin/true; done; sleep 0.2'
+run shell-mim --mim sh -c 'for i in 1 2 3; do /bin/true; done; sleep 0.2'
 
 # the functions meminst's own objects define (a clone's name, foo.part.0,
 # is its function's)
@@ -107,9 +109,17 @@ done | sed -n 's/^ *[0-9,][0-9,]* ([^)]*)  *[^ ]*:\([A-Za-z_][A-Za-z0-9_.]*\).*/
 # the windows resident at the program's exit_group read from pagemap)
 printf '%s\n' alloc_clone_yield alloc_fork_wait alloc_spin_lock_slow core_enter_gated \
 	map_wait_capture >>"$tmp/ran"
-# every allocation entry point (a program may call any: new[], aligned
-# new, valloc...), not only those the workloads call
-for o in "$build"/alloc/.libs/*-alloc_hooks.o; do
+# what a child of vfork or posix_spawn (CLONE_VM: dash's commands,
+# system(3), popen(3)) runs in the program's own memory until its exec:
+# callgrind makes vfork a fork and keeps no profile of a child's life
+# before its exec
+printf '%s\n' sigwrap_exec_begin sigwrap_exec_static trace_end_before_exec trace_flush_running \
+	alloc_sqlite_exec_begin alloc_sqlite_exec_end alloc_exit_own_process alloc_program_threads \
+	alloc_seccomp_enosys >>"$tmp/ran"
+# every entry point of the program's into meminst (a program may call any:
+# new[], aligned new, valloc, execvp, sigwait...), not only those the
+# workloads call
+for o in "$build"/alloc/.libs/*-alloc_hooks.o "$build"/trace/.libs/*-trace_sigwrap.o; do
 	nm "$o" | awk '$2 == "T" { print $3 }'
 done >>"$tmp/ran"
 # the functions, and the cold parts that ran (foo.cold, which gcc puts in

@@ -4,7 +4,9 @@
 #   served     while a program stores every 10 ms, the launcher has its
 #              part file open and no thread of the program has; the
 #              program's libmeminst mapping has less resident than
-#              SQLite's code alone would add; the session is whole
+#              SQLite's code alone would add, and its code (the functions
+#              a session runs laid out together) under 300 kB; the
+#              session is whole
 #   fallback   with a parts directory whose socket name is too long for a
 #              socket, the program stores in itself, as before
 #   launcher killed  SIGKILL to the launcher in the middle of the run: the
@@ -58,6 +60,17 @@ fi
 rss=$(awk '/libmeminst/ { lib = 1; next } /^[0-9a-f]+-/ { lib = 0 } lib && /^Rss:/ { s += $2 } END { print s + 0 }' \
 	"/proc/$prog/smaps")
 [ "${rss:-0}" -gt 0 ] && [ "$rss" -lt 1100 ] || mi_why_add "libmeminst has $rss kB resident in the program"
+# its code: the functions a session runs (forks and executions of the
+# shell's commands included) are laid out together by
+# alloc/libmeminst-order.ld, four 64 KiB windows of fault-around (232 kB);
+# spread among the rest they were six (360 kB).  When the linker did not
+# take the script (no .text.meminst_used section), not checked.
+code=$(awk '/libmeminst/ && $2 == "r-xp" { lib = 1; next } /^[0-9a-f]+-/ { lib = 0 }
+	lib && /^Rss:/ { s += $2 } END { print s + 0 }' "/proc/$prog/smaps")
+if LC_ALL=C readelf -SW "$MEMINST_LIB" 2>/dev/null | grep -q '\.text\.meminst_used'; then
+	[ "${code:-0}" -gt 0 ] && [ "$code" -lt 300 ] ||
+		mi_why_add "libmeminst's code has $code kB resident in the program (bench/layout-order.sh not re-run?)"
+fi
 touch stop
 wait $launcher || mi_why_add "meminst exited $?"
 grep -qx done out || mi_why_add "the program's output is lost"

@@ -130,7 +130,9 @@ int alloc_sqlite_fail(sq_writer_t *w, const char *what)
 ** result code (-1: the launcher's connection failed). */
 static int sq_exec(sq_writer_t *w, const char *sql)
 {
-	return w->link ? alloc_sqlite_link_call(w->link, MEMINST_STORE_EXEC, 0, sql, NULL) : sqlite3_exec(w->db, sql, NULL, NULL, NULL);
+	if (w->link)
+		return alloc_sqlite_link_call(w->link, MEMINST_STORE_EXEC, 0, sql, NULL);
+	return sqlite3_exec(w->db, sql, NULL, NULL, NULL);
 }
 
 static void sq_busy_timeout(sq_writer_t *w, int ms)

@@ -11,9 +11,12 @@
 # and under --mim, with sampling and the exit leak check (the defaults):
 # bench/launcher_rss.sh's C++ map, a C program whose threads allocate and
 # free each other's blocks, `sleep 1` (interval snapshots of an idle
-# program) and a shell that forks and executes.  A function not in the list is only placed among the rest of
-# meminst's code (no change of behaviour); re-run this after changing what
-# a default session runs, and check with bench/launcher_rss.sh.
+# program) and a shell that forks and executes; and, named below, what
+# callgrind cannot see (the waits of contended locks, a vfork child's exec
+# path) and every entry point of the program's into meminst.  A function
+# not in the list is only placed among the rest of meminst's code (no
+# change of behaviour); re-run this after changing what a default session
+# runs, and check with bench/launcher_rss.sh and tests/session/store_link.sh.
 #
 # usage: bench/layout-order.sh [--print] [BUILD_DIR]
 #   --print  write the list to stdout instead of into the linker script

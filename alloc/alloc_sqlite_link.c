@@ -43,6 +43,13 @@ static unsigned char link_out[16384];
 static size_t link_n;
 static const sq_link_t *link_owner;
 
+/* The requests waiting for l, if any, dropped. */
+static void link_forget(const sq_link_t *l)
+{
+	if (link_owner == l)
+		link_n = 0, link_owner = NULL;
+}
+
 /* The launcher is gone or cannot be reached: no store of this process
 ** tries it again (each would pay a failed connect). */
 static bool link_off;
@@ -61,8 +68,7 @@ bool alloc_sqlite_link_lost(void)
 int alloc_sqlite_link_connect(sq_link_t *l)
 {
 	*l = (sq_link_t){.fd = -1};
-	if (link_owner == l) /* a new connection: nothing of the old one */
-		link_n = 0, link_owner = NULL;
+	link_forget(l); /* a new connection: nothing of the old one */
 	if (link_off || !alloc_opts.run_dir || alloc_seccomp_refuses(ALLOC_SC_STORE_LINK | ALLOC_SC_FILES))
 		return -1;
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -98,8 +104,7 @@ void alloc_sqlite_link_close(sq_link_t *l)
 	if (l->fd >= 0)
 		syscall(SYS_close, l->fd);
 	l->fd = -1;
-	if (link_owner == l)
-		link_n = 0, link_owner = NULL;
+	link_forget(l);
 }
 
 /* The connection failed (the launcher ended, or was killed): this request
@@ -181,7 +186,8 @@ static int link_request(sq_link_t *l, uint32_t op, uint32_t stmt, const void *p,
 	if (sizeof h + len > sizeof link_out)
 		return link_send(l, &h, sizeof h) < 0 ? -1 : link_send(l, p, len);
 	link_put(&h, sizeof h);
-	link_put(p, len);
+	if (len) /* (p is NULL for a request without text) */
+		link_put(p, len);
 	return 0;
 }
 

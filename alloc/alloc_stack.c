@@ -180,6 +180,7 @@ typedef struct {
 	const ElfW(Sym) *sym;
 	size_t nsym, strsz;
 	const char *str;
+	unsigned type; /* SHT_SYMTAB, SHT_DYNSYM */
 } stack_symtab_t;
 
 #define STACK_SYMTABS 4 /* symbol tables of the wanted types read in a file */
@@ -231,33 +232,31 @@ static const char *stack_section(stack_elf_t *o, const ElfW(Shdr) *s)
 	return stack_file_piece(o, s->sh_offset, s->sh_size);
 }
 
-/* The symbol tables of the given types (SHT_SYMTAB, SHT_DYNSYM) among the
-** file's sections sh, into t (STACK_SYMTABS at most); how many. */
-static unsigned stack_symtabs(stack_elf_t *o, const ElfW(Shdr) *sh, unsigned shnum, const unsigned *types,
-			      unsigned ntypes, stack_symtab_t *t)
+/* The symbol tables among the file's sections sh (SHT_DYNSYM's too when
+** `dynamic`), into t (STACK_SYMTABS at most); how many. */
+static unsigned stack_symtabs(stack_elf_t *o, const ElfW(Shdr) *sh, unsigned shnum, bool dynamic, stack_symtab_t *t)
 {
 	unsigned k = 0;
 	for (unsigned i = 0; i < shnum && k < STACK_SYMTABS; i++) {
-		bool wanted = false;
-		for (unsigned j = 0; j < ntypes; j++)
-			wanted |= sh[i].sh_type == types[j];
+		bool wanted = sh[i].sh_type == SHT_SYMTAB || (dynamic && sh[i].sh_type == SHT_DYNSYM);
 		if (!wanted || sh[i].sh_link >= shnum)
 			continue;
 		const char *sym = stack_section(o, &sh[i]);
 		const char *str = sym ? stack_section(o, &sh[sh[i].sh_link]) : NULL;
 		if (str)
 			t[k++] = (stack_symtab_t){(const ElfW(Sym) *)sym, sh[i].sh_size / sizeof(ElfW(Sym)),
-						  sh[sh[i].sh_link].sh_size, str};
+						  sh[sh[i].sh_link].sh_size, str, sh[i].sh_type};
 	}
 	return k;
 }
 
 /*
 ** The [lo, hi) ranges, sorted, of the functions in the symbol tables t
-** whose names `match`; NULL and *n = 0 if none.  Counted, then filled.
+** (the dynamic ones too when `dynamic`) whose names `match`; NULL and *n = 0
+** if none.  Counted, then filled.
 */
-static uintptr_t *stack_ranges(const stack_symtab_t *t, unsigned nt, bool (*match)(const char *), uintptr_t bias,
-			       size_t *n)
+static uintptr_t *stack_ranges(const stack_symtab_t *t, unsigned nt, bool dynamic, bool (*match)(const char *),
+			       uintptr_t bias, size_t *n)
 {
 	uintptr_t *r = NULL;
 	size_t k = 0;
@@ -266,7 +265,7 @@ static uintptr_t *stack_ranges(const stack_symtab_t *t, unsigned nt, bool (*matc
 			break;
 		k = 0;
 		for (unsigned i = 0; i < nt; i++)
-			for (size_t j = 0; j < t[i].nsym; j++) {
+			for (size_t j = 0; (dynamic || t[i].type == SHT_SYMTAB) && j < t[i].nsym; j++) {
 				const ElfW(Sym) *sym = &t[i].sym[j];
 				if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_size || !sym->st_value ||
 				    sym->st_name >= t[i].strsz)
@@ -305,14 +304,14 @@ static void stack_read_symbols(stack_module_t *m, const char *path, uintptr_t bi
 	    (o.size - eh->e_shoff) / sizeof(ElfW(Shdr)) >= eh->e_shnum)
 		sh = (const void *)stack_file_piece(&o, eh->e_shoff, eh->e_shnum * sizeof *sh);
 	if (sh) {
-		static const unsigned symtab[] = {SHT_SYMTAB}, both[] = {SHT_SYMTAB, SHT_DYNSYM};
+		/* read once: std's ranges from the full symbol table, site_skip's
+		** from the dynamic one as well */
 		stack_symtab_t t[STACK_SYMTABS];
+		unsigned nt = stack_symtabs(&o, sh, eh->e_shnum, alloc_site_skip, t);
 		if (!m->system)
-			m->std = stack_ranges(t, stack_symtabs(&o, sh, eh->e_shnum, symtab, 1, t), stack_std_name,
-					      bias, &m->nstd);
+			m->std = stack_ranges(t, nt, false, stack_std_name, bias, &m->nstd);
 		if (alloc_site_skip)
-			m->skip = stack_ranges(t, stack_symtabs(&o, sh, eh->e_shnum, both, 2, t), stack_skip_name,
-					       bias, &m->nskip);
+			m->skip = stack_ranges(t, nt, true, stack_skip_name, bias, &m->nskip);
 	}
 	close(fd);
 	while (o.nmaps)

@@ -373,16 +373,15 @@ void trace_unwind_home(uintptr_t lo, uintptr_t hi)
 	home_hi = hi;
 }
 
-bool trace_unwind_off_home(void)
-{
-	char here;
-	uintptr_t sp = (uintptr_t)&here;
-	return home_hi && (sp < home_lo || sp >= home_hi);
-}
-
 bool trace_unwind_on_home(uintptr_t a)
 {
 	return !home_hi || (a >= home_lo && a < home_hi);
+}
+
+bool trace_unwind_off_home(void)
+{
+	char here;
+	return !trace_unwind_on_home((uintptr_t)&here);
 }
 
 /* The main thread's: as deep as its limit lets it grow (1 GiB when there

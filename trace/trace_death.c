@@ -391,7 +391,11 @@ static void death_handler(int sig, siginfo_t *info, void *uc)
 			atomic_store(&death_state, D_DYING);
 			death_die(atomic_load(&death_sig));
 		}
-		if (again && st == D_STORE) { /* the store goes on elsewhere */
+		/* the same signal again while this thread or another flushes or
+		** stores: the end goes on where it is (the launcher's copy of a
+		** Ctrl-C to the group can land inside this very handler, before
+		** the store, as well as during it) */
+		if (again && (st == D_STORE || st == D_FLUSH)) {
 			errno = saved_errno;
 			return;
 		}

@@ -348,6 +348,8 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return, %.1f ns an <alloc> call; "
 		"estimated %.3f ms (%.1f%%) inside the functions' times", c->call_ns, c->alloc_out_ns,
 		(double)c->hooks_ns / 1e6, prof_cost_percent(m));
+	if (c->scale > 0 && c->scale < 1)
+		fprintf(f, " (the start's measure x %.2f, to fit the run: some functions held less than it)", c->scale);
 	if (c->failed)
 		fprintf(f, ".\nWARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
 			"them.\n", c->why);
@@ -407,12 +409,12 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 		"\"alloc_event_ps\":%.0f,\"calls\":%llu,\"hooks_ms\":%.6f,\"hooks_taken_off\":%s,"
 		"\"taken_off_ms\":%.6f,\"calibration_failed\":%s,\"alloc_each_ps\":%.0f,\"alloc_calls\":%llu,"
 		"\"alloc_taken_off_ms\":%.6f,\"meminst_alloc_calls\":%llu,\"meminst_alloc_ms\":%.6f,"
-		"\"meminst_alloc_apart\":%s}",
+		"\"meminst_alloc_apart\":%s,\"calibration_scale\":%.3f}",
 		c->compensated ? "true" : "false", prof_cost_percent(m), c->call_ns * 1e3, c->alloc_out_ns * 1e3,
 		(unsigned long long)c->calls, (double)c->hooks_ns / 1e6, c->compensated ? "true" : "false",
 		(double)c->taken_ns / 1e6, c->failed ? "true" : "false", c->alloc_ns * 1e3,
 		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6, (unsigned long long)c->mi_calls,
-		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false");
+		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false", c->scale > 0 ? c->scale : 1.0);
 }
 
 /* --------------------------------------------------------------- JSON -- */

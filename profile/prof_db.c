@@ -94,7 +94,7 @@ static int db_meta(sqlite3 *db, const struct prof_model *m)
 		{"tracer_alloc_out_ns", c->alloc_out_ns}, {"tracer_taken_ns", (double)c->taken_ns},
 		{"tracer_raw_own_ns", (double)c->raw_own_ns}, {"tracer_compensated", c->compensated},
 		{"tracer_failed", c->failed}, {"tracer_mi_apart", c->mi_apart}, {"tracer_mi_calls", (double)c->mi_calls},
-		{"tracer_mi_ns", (double)c->mi_ns}};
+		{"tracer_mi_ns", (double)c->mi_ns}, {"tracer_scale", c->scale}};
 	/* the tracer's cost only when the trace said it */
 	for (size_t i = 0; i < (c->known ? sizeof reals / sizeof reals[0] : 1) && !rc; i++) {
 		sqlite3_bind_text(st, 1, reals[i].k, -1, SQLITE_STATIC);
@@ -263,6 +263,7 @@ static void db_read_cost(struct prof_tcost *c, const char *k, double v)
 	else if (!strcmp(k, "mi_apart")) c->mi_apart = v != 0;
 	else if (!strcmp(k, "mi_calls")) c->mi_calls = (uint64_t)v;
 	else if (!strcmp(k, "mi_ns")) c->mi_ns = (int64_t)v;
+	else if (!strcmp(k, "scale")) c->scale = v;
 	else if (!strcmp(k, "failed")) c->failed = v != 0, c->why = "as the profile database says";
 }
 

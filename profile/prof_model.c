@@ -248,10 +248,81 @@ static int model_cmp_thread(const void *a, const void *b)
 ** the events' estimated cost above CHECK_MAX_SHARE of the profile's OWN,
 ** or above the OWN of functions by more than CHECK_MAX_CUT of it in all
 ** (negative own times beyond noise), means the measure at the start does
-** not hold for this run: the times stay raw and are flagged.
+** not hold for this run.  Sets c->hooks_ns and c->why (NULL: it holds).
 */
 #define CHECK_MAX_SHARE 0.90
 #define CHECK_MAX_CUT 0.02
+static void model_check(const struct prof_trace *tr, struct prof_tcost *c, double ns_per_tick)
+{
+	double est = 0, cut = 0, own = 0;
+	for (size_t i = 0; i < tr->sim.nthreads; i++) {
+		const struct eng_thread *t = tr->sim.threads[i];
+		for (size_t j = 0; j < t->nfns; j++) {
+			const struct eng_fn_row *f = &t->fns[j];
+			if (model_skip_fn(f->fn))
+				continue;
+			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns_per_tick;
+			est += d, own += v, cut += d > v ? d - v : 0;
+		}
+	}
+	c->hooks_ns = (int64_t)(est + 0.5);
+	c->why = est > CHECK_MAX_SHARE * own ? "its estimate is above 90% of the profile"
+		 : cut > CHECK_MAX_CUT * own ? "it is above some functions' own times by more than 2% of the profile"
+					      : NULL;
+}
+
+/*
+** A calibration that fails the check, fitted to the run: no function's
+** OWN can hold less than the tracer's work in it, so where a function with
+** a fair share of the events (FIT_MIN_EVENTS, FIT_MIN_SHARE of the
+** estimate) holds less, the start was measured in a slower moment (a
+** neighbour on the machine, a core not yet at speed): the hooks' costs are
+** scaled down to the least ratio of such a function's OWN to its estimate,
+** by no more than FIT_MAX, and checked again.  A calibration that passes
+** is used as measured.  (Ratios of sums over many intervals: one interval
+** can be below the clock's resolution, 10 ns of TSC on AMD processors.)
+** model_fit_scale returns the scale (1: none).
+*/
+#define FIT_MIN_EVENTS 1000
+#define FIT_MIN_SHARE 0.01
+#define FIT_MAX 0.5
+static double model_fit_scale(const struct prof_trace *tr, const struct prof_tcost *c, double ns_per_tick)
+{
+	double fit = 1, est = (double)c->hooks_ns;
+	for (size_t i = 0; i < tr->sim.nthreads; i++) {
+		const struct eng_thread *t = tr->sim.threads[i];
+		for (size_t j = 0; j < t->nfns; j++) {
+			const struct eng_fn_row *f = &t->fns[j];
+			uint64_t n = 0;
+			for (int k = 0; k < ENG_EV_N; k++)
+				n += f->ev.own[k];
+			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns_per_tick;
+			if (!model_skip_fn(f->fn) && n >= FIT_MIN_EVENTS && d >= FIT_MIN_SHARE * est && v < fit * d)
+				fit = v / d;
+		}
+	}
+	return fit < FIT_MAX ? 1 : fit;
+}
+
+static void model_fit(const struct prof_trace *tr, struct prof_tcost *c, double ns_per_tick)
+{
+	double scale = model_fit_scale(tr, c, ns_per_tick), measured[ENG_EV_N];
+	if (scale >= 1)
+		return;
+	memcpy(measured, c->iv_ns, sizeof measured);
+	for (int k = ENG_EV_CC; k <= ENG_EV_XH; k++) /* the hooks' kinds, not an ALLOC's */
+		c->iv_ns[k] *= scale;
+	const char *why = c->why;
+	model_check(tr, c, ns_per_tick);
+	if (c->why) { /* no fit: as measured, and why it fails */
+		memcpy(c->iv_ns, measured, sizeof measured);
+		model_check(tr, c, ns_per_tick);
+		c->why = why;
+		return;
+	}
+	c->scale = scale;
+}
+
 void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 {
 	memset(c, 0, sizeof *c);
@@ -259,6 +330,7 @@ void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 		return;
 	double ns = prof_ns_per_tick(tr);
 	c->known = true;
+	c->scale = 1;
 	c->call_ns = (double)tr->cost_ps[0] / 1000.0;
 	c->alloc_ns = (double)tr->cost_ps[1] / 1000.0;
 	c->alloc_out_ns = (double)tr->cost_ps[MEMINST_TCOST_ALLOC_OUT] / 1000.0;
@@ -269,21 +341,9 @@ void prof_calibration(const struct prof_trace *tr, struct prof_tcost *c)
 	c->iv_ns[ENG_EV_XH] = c->call_ns / 2;
 	c->iv_ns[ENG_EV_AH] = c->alloc_out_ns / 2;
 	c->compensated = true; /* for model_comp_ns below */
-	double est = 0, cut = 0, own = 0;
-	for (size_t i = 0; i < tr->sim.nthreads; i++) {
-		const struct eng_thread *t = tr->sim.threads[i];
-		for (size_t j = 0; j < t->nfns; j++) {
-			const struct eng_fn_row *f = &t->fns[j];
-			if (model_skip_fn(f->fn))
-				continue;
-			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns;
-			est += d, own += v, cut += d > v ? d - v : 0;
-		}
-	}
-	c->hooks_ns = (int64_t)(est + 0.5);
-	c->why = est > CHECK_MAX_SHARE * own ? "its estimate is above 90% of the profile"
-		 : cut > CHECK_MAX_CUT * own ? "it is above some functions' own times by more than 2% of the profile"
-					      : NULL;
+	model_check(tr, c, ns);
+	if (c->why)
+		model_fit(tr, c, ns);
 	c->failed = c->why != NULL;
 	c->compensated = !c->failed && !tr->raw_times;
 }

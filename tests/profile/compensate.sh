@@ -8,6 +8,43 @@
 # it raw (--no-compensate), where each of its calls carries two hooks.
 . "$top_srcdir/tests/profile/lib.sh"
 
+# A calibration measured in a slower moment than the run, fitted to it
+# (tracegen, exact): main calls a leaf 2000 times; each leaf call holds
+# 30 ns (the hooks' 20 and 10 of work), each gap in main 20 (the hooks
+# only).  A start that measured 20 ns an interval holds as measured; 25
+# and 30 over-say it (main's OWN below its estimate: once a failed
+# calibration) and are scaled by 20/25 and 20/30, leaving the leaf its 10
+# ns a call (0.020 ms) and main nothing; 60 is off by more than half: the
+# check fails it and the times stay raw.
+fit_trace() {
+	{
+		echo "header clock cpu hz 1000000000"
+		echo "1 start 0 100 main"
+		echo "0 tcost 0 $(($1 / 2)) 0 0 $1 $1 $1 $1 $1 $1 0"
+		echo "1 call 1000 0x401000"
+		awk 'BEGIN { t = 1000; for (i = 0; i < 2000; i++) { t += 20; print "1 call " t " 0x402000"; t += 30; print "1 ret " t " 0x402000" }
+			print "1 ret " t + 20 " 0x401000"; print "1 exit " t + 30 }'
+	} | pt_gen "fit$1"
+}
+for ps_want in "20000 1.0 True False" "25000 0.8 True False" "30000 0.667 True False" \
+	       "60000 1.0 False True"; do
+	set -- $ps_want
+	fit_trace "$1"
+	it_run analyse --json "fit$1.trace"
+	cp "$IT_TMP/out" "$IT_TMP/fit.json"
+	pt_expect "compensate: a start at $1 ps an interval: scale, compensated, failed" \
+		"$(pt_json "$IT_TMP/fit.json" "j['tracer_cost']['calibration_scale'], j['compensated'], j['tracer_cost']['calibration_failed']")" \
+		"($2, $3, $4)"
+	if [ "$3" = True ]; then
+		pt_expect "compensate: a start at $1 ps: the leaf's OWN, main's OWN" \
+			"$(pt_json "$IT_TMP/fit.json" "fn(j, 0, '0x402000')['own_ms'], fn(j, 0, '0x401000')['own_ms']")" \
+			"(0.02, 0.0)"
+	fi
+done
+it_run analyse fit25000.trace
+pt_expect "compensate: the text says the start's measure was scaled" \
+	"$(grep -c "measure x 0.80, to fit the run" "$IT_TMP/out")" "1"
+
 CC=${CC:-cc}
 command -v "$CC" >/dev/null 2>&1 || { echo "no C compiler: skipped"; exit 77; }
 cat >"$IT_TMP/shares.c" <<'C'

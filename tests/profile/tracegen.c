@@ -22,6 +22,7 @@
 **   THREAD counts TIME FN N [FN N...]         exact call counts
 **   THREAD reset TIME              THREAD ccost TIME PS
 **   THREAD scost TIME TICKS RUNS   the sampler's cost
+**   THREAD tcost TIME PS...        the tracer's cost (MEMINST_TCOST_* order)
 **   THREAD raw W0 W1 ...           words as given (bad records)
 **   THREAD flush                   end THREAD's current chunk here
 ** Each thread's records go into its own chunk, written when the thread is
@@ -160,7 +161,8 @@ static void line(char **tok, int n)
 	static const struct { const char *k; unsigned kind, pre; } vars[] = {
 		{"sample", MEMINST_TREC_SAMPLE, 1}, {"asample", MEMINST_TREC_ALLOC_SAMPLE, 2},
 		{"counts", MEMINST_TREC_COUNTS, 0}, {"reset", MEMINST_TREC_SAMPLE_RESET, 0},
-		{"ccost", MEMINST_TREC_COUNTS_COST, 0}, {"scost", MEMINST_TREC_SAMPLE_COST, 0}};
+		{"ccost", MEMINST_TREC_COUNTS_COST, 0}, {"scost", MEMINST_TREC_SAMPLE_COST, 0},
+		{"tcost", MEMINST_TREC_TRACE_COST, 0}};
 	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
 		if (strcmp(k, vars[i].k))
 			continue;

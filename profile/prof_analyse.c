@@ -348,7 +348,7 @@ void prof_cost_text(const struct prof_model *m, FILE *f)
 	fprintf(f, "Tracer's own cost, measured at start: %.1f ns a call or return, %.1f ns an <alloc> call; "
 		"estimated %.3f ms (%.1f%%) inside the functions' times", c->call_ns, c->alloc_out_ns,
 		(double)c->hooks_ns / 1e6, prof_cost_percent(m));
-	if (c->scale > 0 && c->scale < 1)
+	if (c->scale < 1)
 		fprintf(f, " (the start's measure x %.2f, to fit the run: some functions held less than it)", c->scale);
 	if (c->failed)
 		fprintf(f, ".\nWARNING: calibration failed (%s): times NOT compensated, the tracer's cost is in "
@@ -414,7 +414,7 @@ void prof_cost_json(const struct prof_model *m, FILE *f)
 		(unsigned long long)c->calls, (double)c->hooks_ns / 1e6, c->compensated ? "true" : "false",
 		(double)c->taken_ns / 1e6, c->failed ? "true" : "false", c->alloc_ns * 1e3,
 		(unsigned long long)c->allocs, (double)c->alloc_taken_ns / 1e6, (unsigned long long)c->mi_calls,
-		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false", c->scale > 0 ? c->scale : 1.0);
+		(double)c->mi_ns / 1e6, c->mi_apart && c->mi_calls ? "true" : "false", c->scale);
 }
 
 /* --------------------------------------------------------------- JSON -- */

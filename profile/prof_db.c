@@ -249,6 +249,8 @@ int prof_db_write(const struct prof_model *m, const char *path, bool force, cons
 /* profile_meta's tracer_* keys (the tracer's cost, prof_tcost). */
 static void db_read_cost(struct prof_tcost *c, const char *k, double v)
 {
+	if (!c->known) /* databases before the fit: used as measured */
+		c->scale = 1;
 	c->known = true;
 	if (!strcmp(k, "call_ns")) c->call_ns = v;
 	else if (!strcmp(k, "alloc_ns")) c->alloc_ns = v;

@@ -277,7 +277,7 @@ struct prof_tcost {
 	/* compensation: the events' cost taken off each OWN and ACC */
 	bool compensated;           /* taken off (not --no-compensate, not failed) */
 	bool failed;                /* the calibration does not fit the run      */
-	double scale;               /* the hooks' calibration fitted to the run (<= 1) */
+	double scale;               /* the hooks' costs fitted to the run: 1 as measured */
 	const char *why;            /* how it does not (static text)             */
 	int64_t taken_ns;           /* taken off the functions' OWN              */
 	int64_t short_ns;           /* estimates above a function's OWN: cut     */

@@ -293,11 +293,13 @@ static double model_fit_scale(const struct prof_trace *tr, const struct prof_tco
 		const struct eng_thread *t = tr->sim.threads[i];
 		for (size_t j = 0; j < t->nfns; j++) {
 			const struct eng_fn_row *f = &t->fns[j];
+			if (model_skip_fn(f->fn))
+				continue;
 			uint64_t n = 0;
 			for (int k = 0; k < ENG_EV_N; k++)
 				n += f->ev.own[k];
 			double d = model_comp_ns(c, f->ev.own), v = (double)f->own * ns_per_tick;
-			if (!model_skip_fn(f->fn) && n >= FIT_MIN_EVENTS && d >= FIT_MIN_SHARE * est && v < fit * d)
+			if (n >= FIT_MIN_EVENTS && d >= FIT_MIN_SHARE * est && v < fit * d)
 				fit = v / d;
 		}
 	}
@@ -313,11 +315,11 @@ static void model_fit(const struct prof_trace *tr, struct prof_tcost *c, double 
 	for (int k = ENG_EV_CC; k <= ENG_EV_XH; k++) /* the hooks' kinds, not an ALLOC's */
 		c->iv_ns[k] *= scale;
 	const char *why = c->why;
+	int64_t hooks_ns = c->hooks_ns;
 	model_check(tr, c, ns_per_tick);
 	if (c->why) { /* no fit: as measured, and why it fails */
 		memcpy(c->iv_ns, measured, sizeof measured);
-		model_check(tr, c, ns_per_tick);
-		c->why = why;
+		c->why = why, c->hooks_ns = hooks_ns;
 		return;
 	}
 	c->scale = scale;

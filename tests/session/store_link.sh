@@ -56,17 +56,16 @@ wait_for has_part "$launcher" || mi_why_add "the launcher never had the program'
 if any_task_has_part "$prog"; then
 	mi_why_add "a thread of the program has its part file open (the store ran in the program)"
 fi
-# the library's resident kB: ~0.7 MB without SQLite's code run, ~1.5 MB with
-rss=$(awk '/libmeminst/ { lib = 1; next } /^[0-9a-f]+-/ { lib = 0 } lib && /^Rss:/ { s += $2 } END { print s + 0 }' \
-	"/proc/$prog/smaps")
-[ "${rss:-0}" -gt 0 ] && [ "$rss" -lt 1100 ] || mi_why_add "libmeminst has $rss kB resident in the program"
-# its code: the functions a session runs (forks and executions of the
-# shell's commands included) are laid out together by
+# the library's resident kB: ~0.7 MB without SQLite's code run, ~1.5 MB
+# with; and of it its code: the functions a session runs (forks and
+# executions of the shell's commands included) are laid out together by
 # alloc/libmeminst-order.ld, four 64 KiB windows of fault-around (232 kB);
 # spread among the rest they were six (360 kB).  When the linker did not
-# take the script (no .text.meminst_used section), not checked.
-code=$(awk '/libmeminst/ && $2 == "r-xp" { lib = 1; next } /^[0-9a-f]+-/ { lib = 0 }
-	lib && /^Rss:/ { s += $2 } END { print s + 0 }' "/proc/$prog/smaps")
+# take the script (no .text.meminst_used section), the code is not checked.
+rss_code=$(awk '/^[0-9a-f]+-/ { lib = /libmeminst/; code = lib && $2 == "r-xp"; next }
+	lib && /^Rss:/ { s += $2; if (code) c += $2 } END { print s + 0, c + 0 }' "/proc/$prog/smaps")
+rss=${rss_code% *} code=${rss_code#* }
+[ "${rss:-0}" -gt 0 ] && [ "$rss" -lt 1100 ] || mi_why_add "libmeminst has $rss kB resident in the program"
 if LC_ALL=C readelf -SW "$MEMINST_LIB" 2>/dev/null | grep -q '\.text\.meminst_used'; then
 	[ "${code:-0}" -gt 0 ] && [ "$code" -lt 300 ] ||
 		mi_why_add "libmeminst's code has $code kB resident in the program (bench/layout-order.sh not re-run?)"

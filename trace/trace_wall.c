@@ -681,12 +681,25 @@ void trace_wall_resume(void)
 	pthread_mutex_unlock(&trace_sample_lock);
 }
 
+/*
+** A tick under way ends before the flush takes the streams, and sends
+** nothing after the halt returns.  It waits for the probe thread, and on a
+** loaded machine either thread can be switched out for milliseconds: the
+** wait is bounded by time (WALL_HALT_WAIT_NS), not by a count of yields
+** (1,000 were ~1 ms, and a tick's SIGPROF came after a failed write had
+** halted the sampler: tests/trace/diskfull.sh in CI).  Bounded, because
+** the holder can be this very thread (a fatal signal inside
+** trace_wall_thread_add).  Any context (clock_gettime is the vDSO's).
+*/
+#define WALL_HALT_WAIT_NS 250000000u
 void trace_wall_halt(void)
 {
 	atomic_store(&trace_wall_on, false);
 	atomic_store(&wall_run, false);
-	/* a tick under way ends before the flush takes the streams */
-	for (int i = 0; i < 1000 && atomic_load(&wall_lock); i++)
+	if (!atomic_load(&wall_lock))
+		return;
+	uint64_t until = trace_clock_ns(CLOCK_MONOTONIC) + WALL_HALT_WAIT_NS;
+	while (atomic_load(&wall_lock) && trace_clock_ns(CLOCK_MONOTONIC) < until)
 		alloc_sys_yield();
 }
 
